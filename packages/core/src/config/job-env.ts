@@ -1,0 +1,39 @@
+/**
+ * The process's place in the job, as the launcher put it in the environment.
+ * Absent TSMPI_PMI_URL means singleton init: a job of size 1 with no launcher.
+ */
+export const JOB_ENV = {
+  rank: 'TSMPI_RANK',
+  size: 'TSMPI_SIZE',
+  localRank: 'TSMPI_LOCAL_RANK',
+  pmiUrl: 'TSMPI_PMI_URL',
+  jobKey: 'TSMPI_JOB_KEY',
+  host: 'TSMPI_HOST',
+  listenHost: 'TSMPI_LISTEN_HOST',
+} as const;
+
+export interface JobEnv {
+  readonly rank: number;
+  readonly size: number;
+  readonly localRank: number;
+  /** ws://host:port of the launcher's wire-up service. */
+  readonly pmiUrl: string;
+  /** Per-job secret, hex. Proves membership to the wire-up service and to peers. */
+  readonly jobKey: string;
+  /** Address the transport listens on (loopback for single-host jobs). */
+  readonly listenHost: string;
+}
+
+/** The job environment, or null for a singleton (run without mpiexec). */
+export function readJobEnv(env: NodeJS.ProcessEnv = process.env): JobEnv | null {
+  const url = env[JOB_ENV.pmiUrl];
+  if (url === undefined || url === '') return null;
+  return {
+    rank: Number(env[JOB_ENV.rank] ?? 0),
+    size: Number(env[JOB_ENV.size] ?? 1),
+    localRank: Number(env[JOB_ENV.localRank] ?? 0),
+    pmiUrl: url,
+    jobKey: env[JOB_ENV.jobKey] ?? '',
+    listenHost: env[JOB_ENV.listenHost] ?? '127.0.0.1',
+  };
+}

@@ -1,0 +1,138 @@
+/**
+ * The settings table: every tunable of tsmpi in one place.
+ *
+ * Each row names the setting, its environment variable, its mpiexec flag (if
+ * any), its type, default and documentation. resolveConfig() runs once at init
+ * (explicit > environment > default) and its frozen result is passed down; no
+ * other module reads process.env. The launcher builds its --help and its
+ * validation from the same rows, and docs/SETTINGS.md lists them (a test keeps
+ * docs and table in step).
+ */
+import os from 'node:os';
+
+type Kind = { type: 'int'; min: number; max: number } | { type: 'enum'; values: readonly string[] } | { type: 'string' };
+
+export interface SettingRow {
+  readonly name: string;
+  readonly env: string;
+  readonly flag: string | null;
+  readonly kind: Kind;
+  /** The default, or a function of the machine for defaults that depend on it. */
+  readonly defaultValue: () => number | string;
+  readonly level: 'user' | 'tuning';
+  readonly doc: string;
+}
+
+function int(min: number, max: number): Kind {
+  return { type: 'int', min, max };
+}
+function oneOf(...values: string[]): Kind {
+  return { type: 'enum', values };
+}
+
+export const SETTINGS: readonly SettingRow[] = [
+  {
+    name: 'channels', env: 'TSMPI_CHANNELS', flag: '--channels', kind: int(1, 64),
+    // One channel per core keeps every core's engine busy; more than 4 only adds sockets.
+    defaultValue: () => Math.min(4, os.availableParallelism()),
+    level: 'user', doc: 'TCP channels per process pair; a message from endpoint s to d uses channel (s + d) mod C',
+  },
+  {
+    name: 'matching', env: 'TSMPI_MATCHING', flag: '--matching', kind: oneOf('parallel', 'global'),
+    defaultValue: () => 'parallel', level: 'user',
+    doc: 'parallel: per-source posted/unexpected queues plus a wildcard queue; global: one queue pair under one lock (baseline)',
+  },
+  {
+    name: 'refcount', env: 'TSMPI_REFCOUNT', flag: '--refcount', kind: oneOf('naive', 'predefined', 'gc'),
+    defaultValue: () => 'predefined', level: 'user',
+    doc: 'object reference counting strategy (papers/refcount-gc.txt)',
+  },
+  {
+    name: 'progress', env: 'TSMPI_PROGRESS', flag: '--progress', kind: oneOf('auto', 'inline', 'threads'),
+    defaultValue: () => 'auto', level: 'user',
+    doc: "inline: channel engines run on the calling thread; threads: one engine worker per channel; auto: threads when threadLevel is 'multiple'",
+  },
+  {
+    name: 'eagerLimit', env: 'TSMPI_EAGER_LIMIT', flag: '--eager-limit', kind: int(0, 1 << 30),
+    // 64 KiB: below it one copy into the socket beats the extra round trip of rendezvous.
+    defaultValue: () => 65536, level: 'tuning',
+    doc: 'largest message (bytes) sent eagerly; larger messages use rendezvous (RTS/CTS/DATA)',
+  },
+  {
+    name: 'endpoints', env: 'TSMPI_ENDPOINTS', flag: '--endpoints', kind: int(1, 1024),
+    defaultValue: () => 1, level: 'user', doc: 'MPI endpoints per process (COMM_ENDPOINTS has P*J ranks)',
+  },
+  {
+    name: 'logLevel', env: 'TSMPI_LOG_LEVEL', flag: '--log-level', kind: oneOf('silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'),
+    defaultValue: () => 'warn', level: 'user', doc: 'structured per-rank logs (pino NDJSON on stderr)',
+  },
+  {
+    name: 'ctxidAlgo', env: 'TSMPI_CTXID_ALGO', flag: null, kind: oneOf('new', 'original'),
+    defaultValue: () => 'new', level: 'tuning',
+    doc: 'context-id allocation: new (initial synchronization, deadlock-free) or original (papers/context-id-allocation.txt Listing 1.1 without the barrier)',
+  },
+  {
+    name: 'ctxidEager', env: 'TSMPI_CTXID_EAGER', flag: null, kind: int(0, 1),
+    defaultValue: () => 1, level: 'tuning', doc: 'eager context-id allocation (Listing 1.2): 1 on, 0 off',
+  },
+  {
+    name: 'requestSlots', env: 'TSMPI_REQUEST_SLOTS', flag: null, kind: int(64, 1 << 22),
+    // Enough for 10,000 unexpected messages plus a deep pipeline of posted requests.
+    defaultValue: () => 1 << 16, level: 'tuning', doc: 'request and unexpected-message slots per process (shared memory)',
+  },
+  {
+    name: 'transport', env: 'TSMPI_TRANSPORT', flag: null, kind: { type: 'string' },
+    defaultValue: () => '@tsmpi/transport-tcp', level: 'tuning', doc: 'module that implements @tsmpi/core/transport',
+  },
+];
+
+export type Settings = {
+  readonly channels: number;
+  readonly matching: 'parallel' | 'global';
+  readonly refcount: 'naive' | 'predefined' | 'gc';
+  readonly progress: 'auto' | 'inline' | 'threads';
+  readonly eagerLimit: number;
+  readonly endpoints: number;
+  readonly logLevel: 'silent' | 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+  readonly ctxidAlgo: 'new' | 'original';
+  readonly ctxidEager: number;
+  readonly requestSlots: number;
+  readonly transport: string;
+};
+
+/** Parses one value against its row; returns an error text (naming the source) or the value. */
+export function parseSetting(row: SettingRow, raw: string | number, source: string): number | string | Error {
+  const k = row.kind;
+  if (k.type === 'int') {
+    const n = typeof raw === 'number' ? raw : Number(raw);
+    if (!Number.isInteger(n) || n < k.min || n > k.max) {
+      return new Error(`${source} ${row.name}=${raw} is invalid: expected an integer from ${k.min} to ${k.max}`);
+    }
+    return n;
+  }
+  if (k.type === 'enum') {
+    const s = String(raw);
+    if (!k.values.includes(s)) return new Error(`${source} ${row.name}=${raw} is invalid: expected one of ${k.values.join(', ')}`);
+    return s;
+  }
+  return String(raw);
+}
+
+/**
+ * explicit > environment > default, validated against the table. Throws a plain
+ * Error naming the variable and the allowed values (init turns it into MPIError(ERR_ARG)).
+ */
+export function resolveSettings(explicit: Partial<Record<keyof Settings, string | number>> = {}, env: NodeJS.ProcessEnv = process.env): Settings {
+  const out: Record<string, number | string> = {};
+  for (const row of SETTINGS) {
+    const given = explicit[row.name as keyof Settings];
+    const fromEnv = env[row.env];
+    let value: number | string | Error;
+    if (given !== undefined) value = parseSetting(row, given, 'option');
+    else if (fromEnv !== undefined && fromEnv !== '') value = parseSetting(row, fromEnv, `environment ${row.env}:`);
+    else value = row.defaultValue();
+    if (value instanceof Error) throw value;
+    out[row.name] = value;
+  }
+  return Object.freeze(out) as unknown as Settings;
+}

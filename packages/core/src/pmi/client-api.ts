@@ -1,0 +1,46 @@
+/**
+ * What an MPI process needs from the launcher's wire-up service (a PMI, in
+ * MPICH words). The implementation (client.ts) speaks the protocol of
+ * protocol.ts over WebSocket to packages/launcher.
+ *
+ * Threads: created and used only by the process's main thread.
+ */
+
+/** Where a rank is blocked, for the launcher's --timeout roll-call. null: not in MPI. */
+export interface BlockedIn {
+  readonly call: string;
+  readonly comm: string;
+  readonly peer: number | null;
+  readonly tag: number | null;
+}
+
+/** Per-rank counts reported at finalize, for --report-json. */
+export interface FinalizeReport {
+  readonly messagesSent: number;
+  readonly messagesReceived: number;
+  readonly bytesSent: number;
+  readonly bytesReceived: number;
+}
+
+export interface PmiClient {
+  readonly rank: number;
+  readonly size: number;
+  /** Publishes a value (visible to others after the next fence). */
+  put(key: string, value: string): void;
+  /** Collective over the job: resolves once every rank has called fence. */
+  fence(): Promise<void>;
+  /** A value some rank put before the last fence. Rejects if absent. */
+  get(key: string): Promise<string>;
+  /** Tells the launcher that MPI.init completed on this rank. */
+  reportInitialized(): void;
+  /** Tells the launcher that MPI.finalize completed (exiting afterwards is normal). */
+  reportFinalized(report: FinalizeReport): Promise<void>;
+  /** Asks the launcher to end the whole job with `code`; the launcher prints `message`. Resolves once sent. */
+  abort(code: number, message: string): Promise<void>;
+  /** The launcher's roll-call asks this on --timeout. */
+  setRollCallHandler(handler: () => BlockedIn | null): void;
+  /** Called when the connection to the launcher is lost (the launcher is gone: the process should exit). */
+  setLostHandler(handler: (err: Error) => void): void;
+  /** Closes the connection; does not keep the event loop alive afterwards. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,149 @@
+/**
+ * The transport contract (a netmod, in MPICH words): the whole interface
+ * between the device layer of @tsmpi/core and a byte transport such as
+ * @tsmpi/transport-tcp. Core owns it; a transport sees nothing else of core.
+ *
+ * Roles and threads
+ * - One Transport instance is created, driven and closed by one thread (the
+ *   thread that runs its channel engine(s)); every method is called, and every
+ *   handler is called back, on that thread only. A Transport owns `channels`
+ *   (a subset of 0..channelCount-1) towards every peer process.
+ * - The device calls listen() once, publishes the returned address through the
+ *   wire-up service, and after the fence calls start() with every process's
+ *   address. Connections are made lazily on the first send to a peer.
+ *
+ * Channels and order
+ * - A frame from endpoint s to endpoint d travels on channel
+ *   (s + d) mod channelCount, so frames of one (s, d) pair are delivered in the
+ *   order send() was called (MPI's non-overtaking rule rests on this).
+ *
+ * Buffers
+ * - send() copies `header` before it returns (the device reuses one header
+ *   object). If `sentToken < 0` it also copies `payload` before returning; if
+ *   `sentToken >= 0` it may keep a reference to `payload` and calls
+ *   handlers.onSent(sentToken) once it no longer needs it (rendezvous data
+ *   goes out without a copy; the caller must not touch it until then).
+ * - Everything sent during one turn of the event loop leaves in one write per
+ *   channel (batching).
+ * - handlers.onDeliver(header, payload): both are valid only during the call;
+ *   copy or consume them. `header` is a reused object.
+ * - handlers.payloadTarget(header), when given, is asked for large payloads
+ *   before their bytes arrive; returning a Uint8Array of exactly
+ *   header.payloadLength bytes lets the transport receive straight into it
+ *   (then onDeliver gets that same array).
+ *
+ * Errors
+ * - Methods never throw for network events. A peer whose connection fails or
+ *   closes unexpectedly is reported once through handlers.onPeerLost; a
+ *   connection that fails the job-key handshake is closed and logged, and the
+ *   job goes on. Errors carry a string code (TSMPI_ERR_PEER_CLOSED, ...);
+ *   the device turns them into MPIError(ERR_PROC_FAILED) at its boundary.
+ */
+
+/** Kinds of frames. The device gives them meaning; a transport only carries them. */
+export const FRAME_KIND = {
+  /** payload is the whole message */
+  EAGER: 1,
+  /** eager, and the receiver answers SYNC_ACK once matched (ssend) */
+  EAGER_SYNC: 2,
+  /** receiver -> sender: the synchronous send was matched; aux = sender's request id */
+  SYNC_ACK: 3,
+  /** request to send; aux = sender's request id, aux2 = message length; no payload */
+  RNDV_RTS: 4,
+  /** clear to send; aux = sender's request id, aux2 = receiver's request id */
+  RNDV_CTS: 5,
+  /** rendezvous data; aux = receiver's request id */
+  RNDV_DATA: 6,
+  /** device-internal control message (msgpack payload) */
+  CONTROL: 7,
+} as const;
+export type FrameKind = (typeof FRAME_KIND)[keyof typeof FRAME_KIND];
+
+/** Bit flags in FrameHeader.flags. */
+export const FRAME_FLAG = {
+  /** payload is msgpack of a JavaScript value (object form: send/recv) */
+  OBJECT: 1,
+  /** message was sent in synchronous mode (ssend) */
+  SYNC: 2,
+} as const;
+
+/**
+ * A frame header. Wire sizes: kind u8, flags u8, contextId u16, srcEndpoint
+ * u32, dstEndpoint u32, tag i32, seq u32, aux u32, aux2 u32, payloadLength u32.
+ */
+export interface FrameHeader {
+  kind: number;
+  flags: number;
+  contextId: number;
+  srcEndpoint: number;
+  dstEndpoint: number;
+  tag: number;
+  seq: number;
+  aux: number;
+  aux2: number;
+  payloadLength: number;
+}
+
+export function newFrameHeader(): FrameHeader {
+  return { kind: 0, flags: 0, contextId: 0, srcEndpoint: 0, dstEndpoint: 0, tag: 0, seq: 0, aux: 0, aux2: 0, payloadLength: 0 };
+}
+
+/** Minimal structured logger (pino-compatible subset). */
+export interface TransportLog {
+  debug(obj: object, msg: string): void;
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface TransportError {
+  /** TSMPI_ERR_PEER_CLOSED | TSMPI_ERR_CONNECT | TSMPI_ERR_HANDSHAKE | TSMPI_ERR_SOCKET */
+  readonly code: string;
+  readonly message: string;
+  readonly cause?: unknown;
+}
+
+export interface TransportHandlers {
+  onDeliver(srcProcess: number, header: FrameHeader, payload: Uint8Array): void;
+  onSent(sentToken: number): void;
+  onPeerLost(process: number, err: TransportError): void;
+  payloadTarget?(srcProcess: number, header: FrameHeader): Uint8Array | null;
+}
+
+export interface TransportOptions {
+  /** This process's index in the job, 0..processCount-1. */
+  readonly process: number;
+  readonly processCount: number;
+  /** Channels per process pair in the whole job (C). */
+  readonly channelCount: number;
+  /** The channels this instance owns (default: all of 0..C-1). */
+  readonly channels?: readonly number[];
+  /** Per-job secret (hex); every connection must prove it knows it. */
+  readonly jobKey: string;
+  /** Interface address to listen on ('127.0.0.1' for single-host jobs). */
+  readonly listenHost: string;
+  readonly log: TransportLog;
+  readonly handlers: TransportHandlers;
+}
+
+export interface Transport {
+  /** Starts listening; resolves to this instance's address, to be published to peers. */
+  listen(): Promise<string>;
+  /** Gives the address every process published (index = process). Connections are lazy. */
+  start(peerAddresses: readonly string[]): void;
+  /**
+   * Queues a frame for `dstProcess` on channel (srcEndpoint + dstEndpoint) mod C.
+   * Returns false when the channel's queue is past its high-water mark (the
+   * caller should back off); the frame is queued all the same.
+   */
+  send(dstProcess: number, header: FrameHeader, payload: Uint8Array | null, sentToken: number): boolean;
+  /** Per owned channel: frames sent and received so far. Index = channel number. */
+  channelStats(): { sent: number; received: number }[];
+  /** Flushes what is queued, ends every connection gracefully and stops listening. */
+  close(): Promise<void>;
+  /** Drops everything at once. */
+  destroy(err?: TransportError): void;
+}
+
+/** What a transport module exports (core loads it by name, see the `transport` setting). */
+export type TransportFactory = (options: TransportOptions) => Transport;

@@ -1,0 +1,113 @@
+/**
+ * The MPI error catalog and the one error type users see.
+ *
+ * Every MPI error is an MPIError whose `errorClass` is one row of ERROR_CLASSES
+ * and whose message reads "MPI_ERR_RANK: send: dest 7 is out of range for
+ * COMM_WORLD (size 4)": the class name, the call, then what was wrong and what
+ * is allowed. The catalog lives in util/ (not api/) because the datatype,
+ * communicator and device layers raise some classes themselves (ERR_TYPE,
+ * ERR_OTHER for exhausted context ids, ERR_TRUNCATE, ERR_PROC_FAILED).
+ * docs/ERRORS.md lists every row; a test keeps the two in step.
+ */
+
+/** One row per error class: [constant value, name, default text]. Values follow MPICH where it has them. */
+export const ERROR_CLASSES = [
+  [0, 'SUCCESS', 'no error'],
+  [1, 'ERR_BUFFER', 'invalid buffer pointer'],
+  [2, 'ERR_COUNT', 'invalid count argument'],
+  [3, 'ERR_TYPE', 'invalid datatype'],
+  [4, 'ERR_TAG', 'invalid tag'],
+  [5, 'ERR_COMM', 'invalid communicator'],
+  [6, 'ERR_RANK', 'invalid rank'],
+  [7, 'ERR_ROOT', 'invalid root'],
+  [8, 'ERR_GROUP', 'invalid group'],
+  [9, 'ERR_OP', 'invalid reduce operation'],
+  [12, 'ERR_ARG', 'invalid argument of some other kind'],
+  [15, 'ERR_TRUNCATE', 'message truncated'],
+  [16, 'ERR_OTHER', 'known error not in this list'],
+  [17, 'ERR_INTERN', 'internal error'],
+  [18, 'ERR_IN_STATUS', 'error code is in status'],
+  [19, 'ERR_PENDING', 'pending request'],
+  [34, 'ERR_NO_MEM', 'out of memory'],
+  [54, 'ERR_PROC_FAILED', 'process failed'],
+  [60, 'ERR_ENDPOINTS', 'invalid endpoint'],
+] as const;
+
+type Row = (typeof ERROR_CLASSES)[number];
+export type ErrorClassName = Row[1];
+
+function classValue<N extends ErrorClassName>(name: N): Extract<Row, readonly [number, N, string]>[0] {
+  const row = ERROR_CLASSES.find((r) => r[1] === name);
+  return row![0] as Extract<Row, readonly [number, N, string]>[0];
+}
+
+export const SUCCESS = classValue('SUCCESS');
+export const ERR_BUFFER = classValue('ERR_BUFFER');
+export const ERR_COUNT = classValue('ERR_COUNT');
+export const ERR_TYPE = classValue('ERR_TYPE');
+export const ERR_TAG = classValue('ERR_TAG');
+export const ERR_COMM = classValue('ERR_COMM');
+export const ERR_RANK = classValue('ERR_RANK');
+export const ERR_ROOT = classValue('ERR_ROOT');
+export const ERR_GROUP = classValue('ERR_GROUP');
+export const ERR_OP = classValue('ERR_OP');
+export const ERR_ARG = classValue('ERR_ARG');
+export const ERR_TRUNCATE = classValue('ERR_TRUNCATE');
+export const ERR_OTHER = classValue('ERR_OTHER');
+export const ERR_INTERN = classValue('ERR_INTERN');
+export const ERR_IN_STATUS = classValue('ERR_IN_STATUS');
+export const ERR_PENDING = classValue('ERR_PENDING');
+export const ERR_NO_MEM = classValue('ERR_NO_MEM');
+export const ERR_PROC_FAILED = classValue('ERR_PROC_FAILED');
+export const ERR_ENDPOINTS = classValue('ERR_ENDPOINTS');
+
+const NAME_BY_CLASS = new Map<number, string>(ERROR_CLASSES.map((r) => [r[0], r[1]]));
+const TEXT_BY_CLASS = new Map<number, string>(ERROR_CLASSES.map((r) => [r[0], r[2]]));
+
+/** "MPI_ERR_RANK: invalid rank" for a known class; "MPI_ERR_UNKNOWN: error class N" otherwise. */
+export function errorString(errorClass: number): string {
+  const name = NAME_BY_CLASS.get(errorClass);
+  if (name === undefined) return `MPI_ERR_UNKNOWN: error class ${errorClass}`;
+  return `MPI_${name}: ${TEXT_BY_CLASS.get(errorClass)}`;
+}
+
+/** `MPI_ERR_RANK` for ERR_RANK. */
+export function errorClassName(errorClass: number): string {
+  const name = NAME_BY_CLASS.get(errorClass);
+  return name === undefined ? 'MPI_ERR_UNKNOWN' : `MPI_${name}`;
+}
+
+const BRAND = Symbol.for('tsmpi.MPIError');
+
+/** The only error type users see. `instanceof` works across duplicate module copies (brand symbol). */
+export class MPIError extends Error {
+  readonly errorClass: number;
+  readonly call: string;
+  constructor(errorClass: number, call: string, detail: string, options?: { cause?: unknown }) {
+    super(`${errorClassName(errorClass)}: ${call}: ${detail}`, options);
+    this.name = 'MPIError';
+    this.errorClass = errorClass;
+    this.call = call;
+  }
+  get [BRAND](): true {
+    return true;
+  }
+  static [Symbol.hasInstance](value: unknown): boolean {
+    return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
+  }
+  /** Plain data for crossing a thread (structured clone drops the class). */
+  toWire(): { errorClass: number; call: string; message: string } {
+    return { errorClass: this.errorClass, call: this.call, message: this.message };
+  }
+  /** Rebuilds an error sent with toWire(). */
+  static fromWire(w: { errorClass: number; call: string; message: string }): MPIError {
+    const err = new MPIError(w.errorClass, w.call, '');
+    err.message = w.message;
+    return err;
+  }
+}
+
+/** mpiError(ERR_RANK, 'send', `dest ${dest} is out of range ...`). */
+export function mpiError(errorClass: number, call: string, detail: string, cause?: unknown): MPIError {
+  return cause === undefined ? new MPIError(errorClass, call, detail) : new MPIError(errorClass, call, detail, { cause });
+}
