@@ -92,7 +92,7 @@ export class MPIError extends Error {
   get [BRAND](): true {
     return true;
   }
-  static [Symbol.hasInstance](value: unknown): boolean {
+  static override [Symbol.hasInstance](value: unknown): boolean {
     return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[BRAND] === true;
   }
   /** Plain data for crossing a thread (structured clone drops the class). */

@@ -1,0 +1,19 @@
+/** MPI constants of API.md. */
+export const ANY_SOURCE = -1;
+export const ANY_TAG = -1;
+export const PROC_NULL = -2;
+export const UNDEFINED = -32766;
+/** Largest tag a user may use; tags above it are reserved for the library (group collectives). */
+export const TAG_UB = 2 ** 30 - 1;
+export const IDENT = 0;
+export const CONGRUENT = 1;
+export const SIMILAR = 2;
+export const UNEQUAL = 3;
+export const COMM_TYPE_SHARED = 1;
+
+/** The in-place marker: a unique constant accepted wherever MPI allows in-place operation. */
+export const IN_PLACE: unique symbol = Symbol.for('tsmpi.IN_PLACE') as never;
+export type InPlace = typeof IN_PLACE;
+
+export type ThreadLevel = 'single' | 'funneled' | 'serialized' | 'multiple';
+export const THREAD_LEVELS: readonly ThreadLevel[] = ['single', 'funneled', 'serialized', 'multiple'];

@@ -1,0 +1,417 @@
+/**
+ * The point-to-point half of Comm (API.md "Comm"), in both forms:
+ * lower-case methods move any JavaScript value (msgpack), Capitalized methods
+ * move buffers with MPI's exact semantics. Arguments are checked here, once,
+ * before anything changes; the device below trusts them.
+ *
+ * A communicator is a context id (point-to-point traffic on ctx, collective
+ * traffic on ctx + 1, group-collective on ctx + 2) plus the endpoints of its
+ * group in rank order.
+ */
+import { DevRequest, REQ_KIND, packr } from '../device/index.ts';
+import { ERR_ARG, ERR_COMM, ERR_RANK, ERR_TAG, MPIError, mpiError } from '../util/index.ts';
+import { ANY_SOURCE, ANY_TAG, CONGRUENT, IDENT, PROC_NULL, SIMILAR, TAG_UB, UNDEFINED, UNEQUAL } from './constants.ts';
+import { resolveBuf, type BufSpec, describe } from './buffer.ts';
+import { Request } from './request.ts';
+import { Status } from './status.ts';
+import { Message } from './message.ts';
+import { enterBlocking, leaveBlocking } from './blocked.ts';
+import { runtime, checkActive } from './runtime.ts';
+
+/** Context-id suffixes: the traffic classes of one communicator. */
+export const CTX_PT2PT = 0;
+export const CTX_COLL = 1;
+export const CTX_GROUP_COLL = 2;
+
+export class Pt2ptComm {
+  #name: string;
+  /** base context id (suffix bits 0) */
+  _ctx: number;
+  /** endpoints of the group, index = rank */
+  _endpoints: Int32Array;
+  /** endpoint -> rank, for endpoints of this group */
+  #rankOf: Map<number, number> | null = null;
+  readonly _predefined: boolean;
+  _freed = false;
+  /** sequence of collective calls: each gets its own tag on the collective context */
+  _collSeq = 0;
+
+  /** @internal */
+  constructor(name: string, ctx: number, endpoints: Int32Array, predefined: boolean) {
+    this.#name = name;
+    this._ctx = ctx;
+    this._endpoints = endpoints;
+    this._endpoints = endpoints;
+    this._predefined = predefined;
+    this._setEndpoints(endpoints);
+  }
+
+  /** @internal (Re)sets the group: predefined communicators get theirs at init. */
+  _setEndpoints(endpoints: Int32Array): void {
+    this._endpoints = endpoints;
+    let identity = true;
+    for (let i = 0; i < endpoints.length; i++) if (endpoints[i] !== i) identity = false;
+    this.#rankOf = identity ? null : new Map(Array.from(endpoints, (e, i) => [e, i] as [number, number]));
+  }
+
+  get name(): string {
+    return this.#name;
+  }
+  set name(v: string) {
+    this.#name = String(v);
+  }
+  /** Diagnostics: the communicator's base context id. */
+  get contextId(): number {
+    return this._ctx;
+  }
+  get size(): number {
+    return this._endpoints.length;
+  }
+  /** The caller's rank, or UNDEFINED when the calling thread's endpoint is not a member. */
+  get rank(): number {
+    return this._rankOfEndpoint(runtime('Comm.rank').endpoint);
+  }
+
+  /** @internal */
+  _rankOfEndpoint(endpoint: number): number {
+    if (this.#rankOf === null) return endpoint < this._endpoints.length ? endpoint : UNDEFINED;
+    return this.#rankOf.get(endpoint) ?? UNDEFINED;
+  }
+
+  /** @internal My endpoint, checked: the communicator is usable and the caller is a member. */
+  _me(call: string): number {
+    const rt = runtime(call);
+    if (this._freed) throw mpiError(ERR_COMM, call, `communicator ${this.#name} has been freed`);
+    const ep = rt.endpoint;
+    if (this._rankOfEndpoint(ep) === UNDEFINED) {
+      throw mpiError(ERR_COMM, call, `the calling thread's endpoint ${ep} is not a member of ${this.#name}`);
+    }
+    return ep;
+  }
+
+  /** @internal Checks a destination rank; returns its endpoint, or PROC_NULL. */
+  _dest(dest: number, call: string, arg = 'dest'): number {
+    if (dest === PROC_NULL) return PROC_NULL;
+    if (!Number.isInteger(dest) || dest < 0 || dest >= this._endpoints.length) {
+      throw mpiError(ERR_RANK, call, `${arg} ${String(dest)} is out of range for ${this.#name} (size ${this._endpoints.length}): expected 0..${this._endpoints.length - 1} or PROC_NULL`);
+    }
+    return this._endpoints[dest]!;
+  }
+
+  /** @internal Checks a source rank; returns its endpoint, ANY_SOURCE or PROC_NULL. */
+  _source(source: number, call: string): number {
+    if (source === ANY_SOURCE || source === PROC_NULL) return source;
+    if (!Number.isInteger(source) || source < 0 || source >= this._endpoints.length) {
+      throw mpiError(ERR_RANK, call, `source ${String(source)} is out of range for ${this.#name} (size ${this._endpoints.length}): expected 0..${this._endpoints.length - 1}, ANY_SOURCE or PROC_NULL`);
+    }
+    return this._endpoints[source]!;
+  }
+
+  /** @internal */
+  _sendTag(tag: number, call: string, arg = 'tag'): void {
+    if (!Number.isInteger(tag) || tag < 0 || tag > TAG_UB) {
+      throw mpiError(ERR_TAG, call, `${arg} ${String(tag)} is invalid: expected 0..${TAG_UB} (TAG_UB)`);
+    }
+  }
+
+  /** @internal */
+  _recvTag(tag: number, call: string, arg = 'tag'): void {
+    if (tag !== ANY_TAG && (!Number.isInteger(tag) || tag < 0 || tag > TAG_UB)) {
+      throw mpiError(ERR_TAG, call, `${arg} ${String(tag)} is invalid: expected 0..${TAG_UB} (TAG_UB) or ANY_TAG`);
+    }
+  }
+
+  // --- object form ---------------------------------------------------------
+
+  #startSend(value: unknown, dest: number, tag: number, sync: boolean, call: string): Request<void> {
+    const me = this._me(call);
+    const dst = this._dest(dest, call);
+    this._sendTag(tag, call);
+    const r = new DevRequest(REQ_KIND.SEND);
+    if (dst === PROC_NULL) return Request._completed(r, this, call);
+    const req = new Request<void>(r, this, call);
+    let data: Uint8Array;
+    try {
+      data = packr.pack(value);
+    } catch (e) {
+      throw mpiError(ERR_ARG, call, `value cannot be serialized with msgpack: ${(e as Error).message}`, e);
+    }
+    const rt = runtime(call);
+    // The encoder's buffer is reused by the next pack: copy what the transport may keep (rendezvous).
+    if (data.length > rt.settings.eagerLimit) data = data.slice();
+    rt.device.send(r, me, dst, this._ctx, tag, data, true, sync);
+    return req;
+  }
+
+  #startRecv(source: number, tag: number, objectForm: boolean, buf: BufSpec | null, call: string): Request<any> {
+    const me = this._me(call);
+    const src = this._source(source, call);
+    this._recvTag(tag, call);
+    const r = new DevRequest(REQ_KIND.RECV);
+    if (objectForm) r.objectMode = true;
+    else r.buf = resolveBuf(buf, call, 'buf').bytes;
+    if (src === PROC_NULL) {
+      r.sourceEndpoint = PROC_NULL;
+      r.tag = ANY_TAG;
+      const done = Request._completed<unknown>(r, this, call);
+      if (objectForm) done._valueOf = valueOf;
+      return done;
+    }
+    const req = new Request<unknown>(r, this, call);
+    if (objectForm) req._valueOf = valueOf;
+    runtime(call).device.postRecv(r, me, this._ctx, src, tag);
+    return req;
+  }
+
+  /** Sends any msgpack-encodable value; resolves when the value may be reused (eager: at once). */
+  send(value: unknown, dest: number, tag = 0): Promise<void> {
+    return blocking(this.#startSend(value, dest, tag, false, 'send'), 'send', this, dest, tag);
+  }
+  /** Synchronous send: resolves only once the receiver has matched it. */
+  ssend(value: unknown, dest: number, tag = 0): Promise<void> {
+    return blocking(this.#startSend(value, dest, tag, true, 'ssend'), 'ssend', this, dest, tag);
+  }
+  isend(value: unknown, dest: number, tag = 0): Request<void> {
+    return this.#startSend(value, dest, tag, false, 'isend');
+  }
+  /** Receives a value. @example const x = await MPI.COMM_WORLD.recv<number[]>(0, 7); */
+  recv<T>(source: number = ANY_SOURCE, tag: number = ANY_TAG, status?: Status): Promise<T> {
+    const req = this.#startRecv(source, tag, true, null, 'recv') as Request<T>;
+    return blocking(req, 'recv', this, source, tag, status);
+  }
+  irecv<T>(source: number = ANY_SOURCE, tag: number = ANY_TAG): Request<T> {
+    return this.#startRecv(source, tag, true, null, 'irecv') as Request<T>;
+  }
+  /** Sends `value` to dest and receives from source, without deadlock between the two. */
+  async sendrecv<T>(value: unknown, dest: number, sendtag: number, source: number, recvtag: number, status?: Status): Promise<T> {
+    const rreq = this.#startRecv(source, recvtag, true, null, 'sendrecv') as Request<T>;
+    const sreq = this.#startSend(value, dest, sendtag, false, 'sendrecv');
+    await blocking(sreq, 'sendrecv', this, dest, sendtag);
+    return blocking(rreq, 'sendrecv', this, source, recvtag, status);
+  }
+
+  // --- buffer form ---------------------------------------------------------
+
+  #startSendBuf(buf: BufSpec, dest: number, tag: number, sync: boolean, call: string): Request<void> {
+    const me = this._me(call);
+    const dst = this._dest(dest, call);
+    this._sendTag(tag, call);
+    const { bytes } = resolveBuf(buf, call, 'buf');
+    const r = new DevRequest(REQ_KIND.SEND);
+    if (dst === PROC_NULL) return Request._completed(r, this, call);
+    const req = new Request<void>(r, this, call);
+    runtime(call).device.send(r, me, dst, this._ctx, tag, bytes, false, sync);
+    return req;
+  }
+
+  Send(buf: BufSpec, dest: number, tag = 0): Promise<void> {
+    return blocking(this.#startSendBuf(buf, dest, tag, false, 'Send'), 'Send', this, dest, tag);
+  }
+  Ssend(buf: BufSpec, dest: number, tag = 0): Promise<void> {
+    return blocking(this.#startSendBuf(buf, dest, tag, true, 'Ssend'), 'Ssend', this, dest, tag);
+  }
+  Isend(buf: BufSpec, dest: number, tag = 0): Request<void> {
+    return this.#startSendBuf(buf, dest, tag, false, 'Isend');
+  }
+  Issend(buf: BufSpec, dest: number, tag = 0): Request<void> {
+    return this.#startSendBuf(buf, dest, tag, true, 'Issend');
+  }
+  /** Receives into buf. @throws MPIError(ERR_TRUNCATE) if the message is longer than buf. */
+  async Recv(buf: BufSpec, source: number = ANY_SOURCE, tag: number = ANY_TAG): Promise<Status> {
+    const req = this.#startRecv(source, tag, false, buf, 'Recv');
+    await blocking(req, 'Recv', this, source, tag);
+    return req.status!;
+  }
+  Irecv(buf: BufSpec, source: number = ANY_SOURCE, tag: number = ANY_TAG): Request<void> {
+    return this.#startRecv(source, tag, false, buf, 'Irecv');
+  }
+  async Sendrecv(sendbuf: BufSpec, dest: number, sendtag: number, recvbuf: BufSpec, source: number, recvtag: number): Promise<Status> {
+    const rreq = this.#startRecv(source, recvtag, false, recvbuf, 'Sendrecv');
+    const sreq = this.#startSendBuf(sendbuf, dest, sendtag, false, 'Sendrecv');
+    await blocking(sreq, 'Sendrecv', this, dest, sendtag);
+    await blocking(rreq, 'Sendrecv', this, source, recvtag);
+    return rreq.status!;
+  }
+
+  /** A persistent send: start() sends buf to dest again each time. */
+  SendInit(buf: BufSpec, dest: number, tag = 0): Request<void> {
+    const call = 'SendInit';
+    this._me(call);
+    const dst = this._dest(dest, call);
+    this._sendTag(tag, call);
+    const { bytes } = resolveBuf(buf, call, 'buf');
+    const req = new Request<void>(null, this, call);
+    req._starter = (r) => {
+      r.kind = REQ_KIND.SEND;
+      if (dst === PROC_NULL) return runtime(call).device.completeNow(r);
+      runtime(call).device.send(r, this._me(call), dst, this._ctx, tag, bytes, false, false);
+    };
+    return req;
+  }
+
+  /** A persistent receive: start() posts it again each time. */
+  RecvInit(buf: BufSpec, source: number = ANY_SOURCE, tag: number = ANY_TAG): Request<void> {
+    const call = 'RecvInit';
+    this._me(call);
+    const src = this._source(source, call);
+    this._recvTag(tag, call);
+    const { bytes } = resolveBuf(buf, call, 'buf');
+    const req = new Request<void>(null, this, call);
+    req._starter = (r) => {
+      r.kind = REQ_KIND.RECV;
+      r.buf = bytes;
+      if (src === PROC_NULL) {
+        r.sourceEndpoint = PROC_NULL;
+        r.tag = ANY_TAG;
+        return runtime(call).device.completeNow(r);
+      }
+      runtime(call).device.postRecv(r, this._me(call), this._ctx, src, tag);
+    };
+    return req;
+  }
+
+  // --- probe -----------------------------------------------------------------
+
+  #probeArgs(source: number, tag: number, call: string): [number, number] {
+    const me = this._me(call);
+    const src = this._source(source, call);
+    this._recvTag(tag, call);
+    return [me, src];
+  }
+
+  #statusOf(info: { sourceEndpoint: number; tag: number; count: number }): Status {
+    return new Status()._set(this._rankOfEndpoint(info.sourceEndpoint), info.tag, info.count, 0, false);
+  }
+
+  /** Non-blocking probe: the status of a matching pending message, or null. */
+  iprobe(source: number = ANY_SOURCE, tag: number = ANY_TAG): Status | null {
+    const [me, src] = this.#probeArgs(source, tag, 'iprobe');
+    if (src === PROC_NULL) return procNullStatus();
+    const info = runtime('iprobe').device.probe(me, this._ctx, src, tag);
+    return info === null ? null : this.#statusOf(info);
+  }
+
+  /** Waits until a matching message is pending; the message stays for a later receive. */
+  probe(source: number = ANY_SOURCE, tag: number = ANY_TAG): Promise<Status> {
+    const [me, src] = this.#probeArgs(source, tag, 'probe');
+    if (src === PROC_NULL) return Promise.resolve(procNullStatus());
+    const dev = runtime('probe').device;
+    const info = dev.probe(me, this._ctx, src, tag);
+    if (info !== null) return Promise.resolve(this.#statusOf(info));
+    return new Promise((resolve, reject) => {
+      enterBlocking('probe', this.#name, source, tag);
+      dev.onArrival(() => {
+        const failure = dev.failure();
+        if (failure !== null) {
+          leaveBlocking();
+          reject(failure);
+          return true;
+        }
+        const found = dev.probe(me, this._ctx, src, tag);
+        if (found === null) return false;
+        leaveBlocking();
+        resolve(this.#statusOf(found));
+        return true;
+      });
+    });
+  }
+
+  /** Matched probe without waiting: the message is removed from matching, or null. */
+  improbe(source: number = ANY_SOURCE, tag: number = ANY_TAG): Message | null {
+    const [me, src] = this.#probeArgs(source, tag, 'improbe');
+    if (src === PROC_NULL) return Message._procNull(this);
+    const got = runtime('improbe').device.mprobe(me, this._ctx, src, tag);
+    return got === null ? null : new Message(this, got.slot, this.#statusOf(got.info));
+  }
+
+  /** Matched probe: waits for a message and removes it from matching, so no other receive can take it. */
+  mprobe(source: number = ANY_SOURCE, tag: number = ANY_TAG): Promise<Message> {
+    const [me, src] = this.#probeArgs(source, tag, 'mprobe');
+    if (src === PROC_NULL) return Promise.resolve(Message._procNull(this));
+    const dev = runtime('mprobe').device;
+    const got = dev.mprobe(me, this._ctx, src, tag);
+    if (got !== null) return Promise.resolve(new Message(this, got.slot, this.#statusOf(got.info)));
+    return new Promise((resolve, reject) => {
+      enterBlocking('mprobe', this.#name, source, tag);
+      dev.onArrival(() => {
+        const failure = dev.failure();
+        if (failure !== null) {
+          leaveBlocking();
+          reject(failure);
+          return true;
+        }
+        const found = dev.mprobe(me, this._ctx, src, tag);
+        if (found === null) return false;
+        leaveBlocking();
+        resolve(new Message(this, found.slot, this.#statusOf(found.info)));
+        return true;
+      });
+    });
+  }
+
+  // --- management ------------------------------------------------------------
+
+  /** User release. Pending operations still complete. @throws MPIError(ERR_COMM) for predefined communicators. */
+  free(): void {
+    checkActive('Comm.free');
+    if (this._predefined) throw mpiError(ERR_COMM, 'Comm.free', `${this.#name} is predefined and cannot be freed`);
+    if (this._freed) throw mpiError(ERR_COMM, 'Comm.free', `communicator ${this.#name} has already been freed`);
+    this._freed = true;
+  }
+
+  /** IDENT (same communicator), CONGRUENT (same ranks, other context), SIMILAR (same members), or UNEQUAL. */
+  compare(other: Pt2ptComm): number {
+    if (!(other instanceof Pt2ptComm)) throw mpiError(ERR_COMM, 'Comm.compare', `other is ${describe(other)}: expected a Comm`);
+    if (other === this || other._ctx === this._ctx) return IDENT;
+    const a = this._endpoints;
+    const b = other._endpoints;
+    if (a.length !== b.length) return UNEQUAL;
+    let same = true;
+    for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) same = false;
+    if (same) return CONGRUENT;
+    const sa = Array.from(a).sort((x, y) => x - y);
+    const sb = Array.from(b).sort((x, y) => x - y);
+    return sa.every((x, i) => x === sb[i]) ? SIMILAR : UNEQUAL;
+  }
+
+  toString(): string {
+    return `Comm(${this.#name})`;
+  }
+}
+
+function valueOf(r: DevRequest): unknown {
+  return r.value;
+}
+
+function procNullStatus(): Status {
+  return new Status()._set(PROC_NULL, ANY_TAG, 0, 0, false);
+}
+
+/** Awaits a request as a blocking call: records it for the roll-call, fills `status`. */
+export function blocking<T>(req: Request<T>, call: string, comm: Pt2ptComm, peer: number, tag: number, status?: Status): Promise<T> {
+  if (req._isDone) {
+    if (status !== undefined) copyStatus(req, status);
+    try {
+      return Promise.resolve(req._result());
+    } catch (e) {
+      return Promise.reject(e as MPIError);
+    }
+  }
+  return new Promise<T>((resolve, reject) => {
+    enterBlocking(call, comm.name, peer, tag);
+    req._listen(() => {
+      leaveBlocking();
+      if (status !== undefined) copyStatus(req, status);
+      try {
+        resolve(req._result());
+      } catch (e) {
+        reject(e);
+      }
+    });
+  });
+}
+
+function copyStatus(req: Request<any>, out: Status): void {
+  const st = req.status!;
+  out._set(st.source, st.tag, st._count, st.error, st.cancelled);
+}

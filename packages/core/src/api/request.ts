@@ -1,0 +1,331 @@
+/**
+ * Request: the handle of a nonblocking operation (API.md "Request and Status").
+ *
+ * A request is active from its start until its completion has been reported
+ * (wait resolved, test returned true, or it was part of a completed
+ * waitall/waitany/...), or until it is freed; an inactive request behaves like
+ * MPI_REQUEST_NULL in waitany/testany/waitsome and as complete in
+ * waitall/testall. wait() on a completed request resolves the same value again.
+ */
+import { DevRequest, REQ_KIND } from '../device/index.ts';
+import { ERR_ARG, ERR_IN_STATUS, ERR_OTHER, MPIError, mpiError, SUCCESS } from '../util/index.ts';
+import { UNDEFINED } from './constants.ts';
+import { Status } from './status.ts';
+import { enterBlocking, leaveBlocking } from './blocked.ts';
+import { runtime } from './runtime.ts';
+
+type Waiter = (req: Request<unknown>) => void;
+
+/** What a request needs from its communicator: the rank of a source endpoint, and a name for the roll-call. */
+export interface RequestComm {
+  readonly name: string;
+  _rankOfEndpoint(endpoint: number): number;
+}
+
+function onDevComplete(r: DevRequest): void {
+  (r.owner as Request<unknown>)._onDone();
+}
+
+export class Request<T = void> {
+  /** the current operation (a persistent request gets a new one per start) */
+  _r: DevRequest | null;
+  _comm: RequestComm | null;
+  /** completion reported to the user: the request is inactive */
+  _reported = false;
+  _freed = false;
+  /** persistent: starts one operation */
+  _starter: ((r: DevRequest) => void) | null = null;
+  /** turns the completed DevRequest into the value wait() resolves to */
+  _valueOf: ((r: DevRequest) => T) | null = null;
+  _call: string;
+  #status: Status | null = null;
+  #waiters: Waiter[] | null = null;
+
+  /** @internal */
+  constructor(r: DevRequest | null, comm: RequestComm | null, call: string) {
+    this._r = r;
+    this._comm = comm;
+    this._call = call;
+    if (r !== null) this.#attach(r);
+  }
+
+  #attach(r: DevRequest): void {
+    r.owner = this;
+    r.onComplete = onDevComplete;
+  }
+
+  /** @internal A request already complete (PROC_NULL, or a start of nothing). */
+  static _completed<T>(r: DevRequest, comm: RequestComm | null, call: string): Request<T> {
+    r.done = true;
+    return new Request<T>(r, comm, call);
+  }
+
+  /** @internal A generalized request completed by a promise (nonblocking collectives, idup). */
+  static _fromPromise<T>(promise: Promise<T>, comm: RequestComm | null, call: string): Request<T> {
+    const r = new DevRequest(REQ_KIND.GENERALIZED);
+    const req = new Request<T>(r, comm, call);
+    req._valueOf = (d) => d.value as T;
+    promise.then(
+      (v) => {
+        r.value = v;
+        runtime().device.completeNow(r);
+      },
+      (e: unknown) => {
+        r.error = e instanceof MPIError ? e : mpiError(ERR_OTHER, call, String(e), e);
+        runtime().device.completeNow(r);
+      },
+    );
+    return req;
+  }
+
+  /** @internal */
+  _onDone(): void {
+    this.#status = null;
+    const ws = this.#waiters;
+    if (ws !== null) {
+      this.#waiters = null;
+      for (let i = 0; i < ws.length; i++) ws[i]!(this as Request<unknown>);
+    }
+  }
+
+  /** @internal Registers a one-shot completion callback (the request must be pending). */
+  _listen(fn: Waiter): void {
+    (this.#waiters ??= []).push(fn);
+  }
+
+  /** @internal */
+  _unlisten(fn: Waiter): void {
+    const ws = this.#waiters;
+    if (ws === null) return;
+    const i = ws.indexOf(fn);
+    if (i >= 0) ws.splice(i, 1);
+  }
+
+  /** @internal true when there is nothing left to wait for. */
+  get _isDone(): boolean {
+    return this._r === null || this._r.done;
+  }
+
+  /** @internal Inactive: reported, freed, or a persistent request not started. */
+  get _isInactive(): boolean {
+    return this._reported || this._freed || this._r === null;
+  }
+
+  /** @internal The value of a completed request; throws its error. */
+  _result(): T {
+    const r = this._r;
+    this._reported = true;
+    if (r === null) return undefined as T;
+    if (r.error !== null) throw r.error;
+    return this._valueOf === null ? (undefined as T) : this._valueOf(r);
+  }
+
+  /**
+   * Resolves once the operation completes: the received value for irecv, the new
+   * Comm for idup, otherwise undefined. Rejects with the operation's MPIError.
+   * @example const v = await comm.irecv(0, 5).wait();
+   */
+  wait(): Promise<T> {
+    if (this._isDone) {
+      try {
+        return Promise.resolve(this._result());
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    }
+    runtime().checkActive('Request.wait');
+    return new Promise<T>((resolve, reject) => {
+      enterBlocking(this._call, this._comm?.name ?? '', null, null);
+      this._listen(() => {
+        leaveBlocking();
+        try {
+          resolve(this._result());
+        } catch (e) {
+          reject(e);
+        }
+      });
+    });
+  }
+
+  /**
+   * True once complete (then the request becomes inactive). Progress comes from
+   * the event loop: a loop that polls test() must yield (await) between calls.
+   * @throws MPIError the operation's error, once complete.
+   */
+  test(): boolean {
+    if (!this._isDone) return false;
+    this._result();
+    return true;
+  }
+
+  /** The status after completion, else null. */
+  get status(): Status | null {
+    const r = this._r;
+    if (r === null || !r.done) return null;
+    if (this.#status === null) {
+      const st = new Status();
+      const src = r.sourceEndpoint;
+      const source = src < 0 ? src : this._comm === null ? src : this._comm._rankOfEndpoint(src);
+      st._set(source, r.tag, r.count, r.error === null ? SUCCESS : r.error.errorClass, r.cancelled);
+      this.#status = st;
+    }
+    return this.#status;
+  }
+
+  /** Cancels a pending receive (status.cancelled tells whether it took effect). Sends cannot be cancelled once queued. */
+  cancel(): void {
+    const r = this._r;
+    if (r === null || r.done) return;
+    runtime().device.cancel(r);
+  }
+
+  /** Releases the request; a pending operation still completes in the background. */
+  free(): void {
+    this._freed = true;
+    if (this._r !== null && !this._r.done) this._r.freed = true;
+  }
+
+  /** (Re)activates a persistent request. */
+  start(): void {
+    const call = `${this._call}.start`;
+    if (this._starter === null) throw mpiError(ERR_ARG, call, 'start() is only for persistent requests (SendInit/RecvInit)');
+    if (this._freed) throw mpiError(ERR_ARG, call, 'the request has been freed');
+    if (this._r !== null && !this._r.done) throw mpiError(ERR_ARG, call, 'the request is still active: wait for it before start()');
+    runtime().checkActive(call);
+    const r = new DevRequest(REQ_KIND.RECV);
+    this._r = r;
+    this._reported = false;
+    this.#status = null;
+    this.#attach(r);
+    this._starter(r);
+  }
+
+  /** Waits for every request; resolves their values in order. Inactive requests count as complete (value undefined). */
+  static waitall(reqs: Request<any>[]): Promise<any[]> {
+    runtime().checkActive('Request.waitall');
+    let pending = 0;
+    for (let i = 0; i < reqs.length; i++) if (!reqs[i]!._isDone) pending++;
+    if (pending === 0) return settleAll(reqs);
+    return new Promise((resolve, reject) => {
+      enterBlocking('Request.waitall', reqs[0]?._comm?.name ?? '', null, null);
+      const onOne = (): void => {
+        if (--pending === 0) {
+          leaveBlocking();
+          settleAll(reqs).then(resolve, reject);
+        }
+      };
+      for (let i = 0; i < reqs.length; i++) if (!reqs[i]!._isDone) reqs[i]!._listen(onOne);
+    });
+  }
+
+  /** Waits for one active request; resolves [index, value], or [UNDEFINED, undefined] if none is active. */
+  static waitany(reqs: Request<any>[]): Promise<[number, any]> {
+    runtime().checkActive('Request.waitany');
+    const i = firstDone(reqs);
+    if (i !== NONE) return settleOne(reqs, i);
+    if (!reqs.some((r) => !r._isInactive)) return Promise.resolve([UNDEFINED, undefined]);
+    return new Promise((resolve, reject) => {
+      enterBlocking('Request.waitany', '', null, null);
+      const listeners: Waiter[] = [];
+      for (let k = 0; k < reqs.length; k++) {
+        const req = reqs[k]!;
+        if (req._isInactive || req._isDone) continue;
+        const fn: Waiter = () => {
+          leaveBlocking();
+          for (let j = 0; j < reqs.length; j++) if (listeners[j] !== undefined && j !== k) reqs[j]!._unlisten(listeners[j]!);
+          settleOne(reqs, k).then(resolve, reject);
+        };
+        listeners[k] = fn;
+        req._listen(fn);
+      }
+    });
+  }
+
+  /** Waits until at least one active request completes; resolves the indices of all completed ones ([] if none is active). */
+  static async waitsome(reqs: Request<any>[]): Promise<number[]> {
+    const done = collectDone(reqs);
+    if (done.length > 0 || !reqs.some((r) => !r._isInactive)) return done;
+    await Request.waitany(reqs.map((r) => r)).then(([i]) => {
+      if (i !== UNDEFINED) reqs[i]!._reported = false;
+    });
+    return collectDone(reqs);
+  }
+
+  /** True when every request is complete (inactive ones count as complete); they then become inactive. */
+  static testall(reqs: Request<any>[]): boolean {
+    for (const r of reqs) if (!r._isInactive && !r._isDone) return false;
+    let failed = false;
+    for (const r of reqs) {
+      if (r._isInactive) continue;
+      r._reported = true;
+      if (r._r!.error !== null) failed = true;
+    }
+    if (failed) throw inStatus('Request.testall', reqs);
+    return true;
+  }
+
+  /** Index of a completed active request (which becomes inactive), or UNDEFINED. */
+  static testany(reqs: Request<any>[]): number {
+    const i = firstDone(reqs);
+    if (i === NONE) return UNDEFINED;
+    reqs[i]!._result();
+    return i;
+  }
+}
+
+const NONE = -1;
+
+function firstDone(reqs: Request<any>[]): number {
+  for (let i = 0; i < reqs.length; i++) {
+    const r = reqs[i]!;
+    if (!r._isInactive && r._isDone) return i;
+  }
+  return NONE;
+}
+
+function collectDone(reqs: Request<any>[]): number[] {
+  const out: number[] = [];
+  for (let i = 0; i < reqs.length; i++) {
+    const r = reqs[i]!;
+    if (!r._isInactive && r._isDone) {
+      r._reported = true;
+      out.push(i);
+    }
+  }
+  const failed = out.some((i) => reqs[i]!._r!.error !== null);
+  if (failed) throw inStatus('Request.waitsome', reqs);
+  return out;
+}
+
+function settleOne(reqs: Request<any>[], i: number): Promise<[number, any]> {
+  try {
+    return Promise.resolve([i, reqs[i]!._result()]);
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
+
+function settleAll(reqs: Request<any>[]): Promise<any[]> {
+  const values = new Array<unknown>(reqs.length);
+  let failed = false;
+  for (let i = 0; i < reqs.length; i++) {
+    const r = reqs[i]!;
+    if (r._isInactive) continue;
+    r._reported = true;
+    const d = r._r!;
+    if (d.error !== null) failed = true;
+    else if (r._valueOf !== null) values[i] = r._valueOf(d);
+  }
+  if (failed) return Promise.reject(inStatus('Request.waitall', reqs));
+  return Promise.resolve(values);
+}
+
+function inStatus(call: string, reqs: Request<any>[]): MPIError {
+  const failures: string[] = [];
+  for (let i = 0; i < reqs.length; i++) {
+    const d = reqs[i]!._r;
+    if (d !== null && d.error !== null) failures.push(`request ${i}: ${d.error.message}`);
+  }
+  return mpiError(ERR_IN_STATUS, call, `${failures.length} of ${reqs.length} requests failed (see each request's status.error): ${failures.join('; ')}`);
+}
+

@@ -1,0 +1,170 @@
+/**
+ * Request slots in shared memory.
+ *
+ * Every pending operation (a posted receive, a send, an unexpected message
+ * waiting for its receive) occupies one slot of a SharedArrayBuffer, so that in
+ * the multithreaded design every thread and channel engine of the process sees
+ * the same state: the matching queues link slots through their NEXT word, and
+ * a waiting thread watches the STATE word (Atomics.waitAsync). The JavaScript
+ * side of a request (user buffer, resolved value) stays in the owning thread,
+ * indexed by the slot number.
+ *
+ * Free slots form a stack in shared memory; a thread takes slots through its
+ * own SlotPool, which refills in batches (papers/refcount-gc.txt: thread-local
+ * request pools keep allocation off the shared path).
+ */
+
+/** Word offsets inside one slot. */
+export const SLOT = {
+  /** STATE_* below; the word a waiter watches */
+  STATE: 0,
+  /** KIND_* below */
+  KIND: 1,
+  /** FLAG_* below */
+  FLAGS: 2,
+  /** context id the slot matches on */
+  CTX: 3,
+  /** matching source endpoint (ANY = -1); for messages and sends: the source endpoint */
+  SRC: 4,
+  /** matching tag (ANY = -1) */
+  TAG: 5,
+  /** next slot in the queue this slot sits in, or NIL */
+  NEXT: 6,
+  /** the endpoint this slot belongs to (receiver's for receives/messages, sender's for sends) */
+  ENDPOINT: 7,
+  /** completed status: source endpoint, tag, byte count, error class */
+  ST_SOURCE: 8,
+  ST_TAG: 9,
+  ST_COUNT: 10,
+  ST_ERROR: 11,
+  /** 1 once cancelled */
+  ST_CANCELLED: 12,
+  /** receive capacity in bytes; message length for messages and sends */
+  LENGTH: 13,
+  /** the peer's slot number (sender's request for RTS / sync; receiver's for CTS) */
+  PEER_SLOT: 14,
+  /** arrival order of an unexpected message (wildcard receives take the oldest) */
+  ARRIVAL: 15,
+  /** payload-pool block of an unexpected message's bytes, or NIL */
+  PAYLOAD: 16,
+  /** destination endpoint of a send */
+  DST: 17,
+  /** process of the peer (sender of a message; receiver of a send) */
+  PEER_PROCESS: 18,
+  /** generation, bumped on free: detects a stale handle to a reused slot */
+  GENERATION: 19,
+} as const;
+export const SLOT_WORDS = 20;
+
+export const STATE = { FREE: 0, PENDING: 1, COMPLETE: 2 } as const;
+
+export const KIND = {
+  RECV: 1,
+  SEND: 2,
+  /** an arrived message not yet matched (eager data in the payload pool, or an RTS) */
+  MESSAGE: 3,
+  /** a message taken out of matching by mprobe/improbe */
+  MATCHED_MESSAGE: 4,
+} as const;
+
+export const FLAG = {
+  /** payload is msgpack (object form) */
+  OBJECT: 1,
+  /** synchronous send: the sender waits for the match */
+  SYNC: 2,
+  /** rendezvous: only the RTS has arrived; data follows a CTS */
+  RNDV: 4,
+  /** persistent request (start() reactivates it) */
+  PERSISTENT: 8,
+  /** the message came from this process (no TCP): PEER_SLOT is a local send slot */
+  LOCAL: 16,
+} as const;
+
+export const NIL = -1;
+
+export class RequestTable {
+  readonly words: Int32Array;
+  readonly capacity: number;
+  /** [0] = stack top, [1..capacity] = free slot numbers */
+  readonly #freeStack: Int32Array;
+
+  constructor(buffers: { slots: SharedArrayBuffer; free: SharedArrayBuffer }, initialize: boolean) {
+    this.words = new Int32Array(buffers.slots);
+    this.capacity = this.words.length / SLOT_WORDS;
+    this.#freeStack = new Int32Array(buffers.free);
+    if (initialize) {
+      for (let i = 0; i < this.capacity; i++) this.#freeStack[1 + i] = this.capacity - 1 - i;
+      this.#freeStack[0] = this.capacity;
+    }
+  }
+
+  static allocateBuffers(capacity: number): { slots: SharedArrayBuffer; free: SharedArrayBuffer } {
+    return {
+      slots: new SharedArrayBuffer(capacity * SLOT_WORDS * 4),
+      free: new SharedArrayBuffer((capacity + 1) * 4),
+    };
+  }
+
+  /** Takes up to `n` free slots into `out`; returns how many. */
+  takeBatch(out: number[], n: number): number {
+    const fs = this.#freeStack;
+    let top = fs[0]!;
+    const k = Math.min(n, top);
+    for (let i = 0; i < k; i++) out.push(fs[top--]!);
+    fs[0] = top;
+    return k;
+  }
+
+  /** Returns slots to the shared stack. */
+  giveBatch(slots: number[], from: number): void {
+    const fs = this.#freeStack;
+    let top = fs[0]!;
+    for (let i = from; i < slots.length; i++) fs[++top] = slots[i]!;
+    fs[0] = top;
+    slots.length = from;
+  }
+
+  inUse(): number {
+    return this.capacity - this.#freeStack[0]!;
+  }
+}
+
+/** A thread's private cache of free slots over the shared RequestTable. */
+export class SlotPool {
+  readonly #table: RequestTable;
+  readonly #free: number[] = [];
+  static readonly BATCH = 64;
+
+  constructor(table: RequestTable) {
+    this.#table = table;
+  }
+
+  /** A cleared slot in state PENDING, or NIL when the table is exhausted. */
+  alloc(kind: number): number {
+    let slot = this.#free.pop();
+    if (slot === undefined) {
+      if (this.#table.takeBatch(this.#free, SlotPool.BATCH) === 0) return NIL;
+      slot = this.#free.pop()!;
+    }
+    const w = this.#table.words;
+    const b = slot * SLOT_WORDS;
+    const gen = w[b + SLOT.GENERATION]!;
+    w.fill(0, b, b + SLOT_WORDS);
+    w[b + SLOT.GENERATION] = gen;
+    w[b + SLOT.KIND] = kind;
+    w[b + SLOT.NEXT] = NIL;
+    w[b + SLOT.PAYLOAD] = NIL;
+    w[b + SLOT.PEER_SLOT] = NIL;
+    w[b + SLOT.STATE] = STATE.PENDING;
+    return slot;
+  }
+
+  free(slot: number): void {
+    const w = this.#table.words;
+    const b = slot * SLOT_WORDS;
+    w[b + SLOT.STATE] = STATE.FREE;
+    w[b + SLOT.GENERATION] = (w[b + SLOT.GENERATION]! + 1) | 0;
+    this.#free.push(slot);
+    if (this.#free.length > 4 * SlotPool.BATCH) this.#table.giveBatch(this.#free, 2 * SlotPool.BATCH);
+  }
+}

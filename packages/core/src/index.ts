@@ -1,0 +1,32 @@
+/**
+ * @tsmpi/core: MPI for Node.js. The public surface is exactly API.md.
+ * @example
+ *   import * as MPI from '@tsmpi/core';
+ *   await MPI.init();
+ *   console.log(MPI.COMM_WORLD.rank, MPI.COMM_WORLD.size);
+ *   await MPI.finalize();
+ */
+export { init, finalize, abort, queryThread, wtime, wtick, getProcessorName } from './api/lifecycle.ts';
+export { isInitialized, isFinalized } from './api/runtime.ts';
+export { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE } from './api/predefined-comms.ts';
+export {
+  ANY_SOURCE, ANY_TAG, PROC_NULL, UNDEFINED, TAG_UB, IN_PLACE, IDENT, CONGRUENT, SIMILAR, UNEQUAL, COMM_TYPE_SHARED,
+} from './api/constants.ts';
+export type { ThreadLevel } from './api/constants.ts';
+export { Comm } from './api/comm.ts';
+export { Request } from './api/request.ts';
+export { Status } from './api/status.ts';
+export { Message } from './api/message.ts';
+export {
+  Datatype, INT8, UINT8, INT16, UINT16, INT32, UINT32, INT64, UINT64, FLOAT32, FLOAT64, BYTE,
+  INT8 as CHAR, INT16 as SHORT, INT32 as INT, INT64 as LONG, FLOAT32 as FLOAT, FLOAT64 as DOUBLE,
+} from './api/datatype.ts';
+export type { BufSpec } from './api/buffer.ts';
+export { Op, SUM, PROD, MIN, MAX, LAND, LOR, LXOR, BAND, BOR, BXOR, MINLOC, MAXLOC } from './api/op.ts';
+export { config, stats } from './api/introspection.ts';
+export type { Config, Stats } from './api/introspection.ts';
+export {
+  MPIError, errorString,
+  SUCCESS, ERR_BUFFER, ERR_COUNT, ERR_TYPE, ERR_TAG, ERR_COMM, ERR_RANK, ERR_ROOT, ERR_GROUP, ERR_OP, ERR_ARG,
+  ERR_TRUNCATE, ERR_OTHER, ERR_INTERN, ERR_IN_STATUS, ERR_PENDING, ERR_NO_MEM, ERR_PROC_FAILED, ERR_ENDPOINTS,
+} from './util/index.ts';
