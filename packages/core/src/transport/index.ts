@@ -2,3 +2,7 @@ export { FRAME_KIND, FRAME_FLAG, newFrameHeader } from './interface.ts';
 export type {
   FrameKind, FrameHeader, Transport, TransportFactory, TransportHandlers, TransportOptions, TransportLog, TransportError,
 } from './interface.ts';
+export { createLoopbackNetwork, createLoopbackFactory, LOOPBACK_TARGET_MIN_BYTES, LOOPBACK_HIGH_WATER_MARK_BYTES } from './loopback.ts';
+export type { LoopbackNetworkOptions } from './loopback.ts';
+export { transportConformance } from './conformance.ts';
+export type { MakeTransports, ConformanceTestApi, ConformanceAssertion } from './conformance.ts';

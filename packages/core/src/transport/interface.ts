@@ -32,6 +32,12 @@
  *   header.payloadLength bytes lets the transport receive straight into it
  *   (then onDeliver gets that same array).
  *
+ * Event loop
+ * - A transport holds no reference on its thread's event loop (servers and
+ *   sockets are unref'd), so a program that returns without MPI.finalize()
+ *   exits. The device keeps the loop alive while operations are pending and
+ *   while close() runs.
+ *
  * Errors
  * - Methods never throw for network events. A peer whose connection fails or
  *   closes unexpectedly is reported once through handlers.onPeerLost; a

@@ -1,0 +1,354 @@
+/**
+ * One outbound channel: the socket this process opened to (peer, channel),
+ * the client side of the handshake, and write batching. A process sends only
+ * on connections it initiated and receives only on connections it accepted
+ * (inbound-connection.ts), so two processes never race to connect.
+ *
+ * States
+ *   CONNECTING  socket connecting or handshaking; frames accumulate in the batch
+ *   OPEN        handshake done; frames go out at the next flush
+ *   CLOSED      socket closed (gracefully or not); frames are dropped
+ *
+ * Batching: queue() encodes the header (and copies a small payload) into one
+ * reusable growable Buffer and asks the owner for a flush; the owner runs one
+ * flush per turn of the event loop, which hands everything queued to the
+ * socket in ONE write (or one corked writev when large payloads are sent by
+ * reference). The batch buffer is reused when the kernel took the bytes
+ * synchronously (socket.writableLength is 0 after the write); otherwise it is
+ * left to the socket and a fresh one is used.
+ *
+ * Write completions: every write that needs one gets the same per-connection
+ * callback (bound once); callbacks fire in write order, so a FIFO of entries
+ * says what each one means: a sentToken (call onSent) or NO_TOKEN.
+ *
+ * The return direction of the socket carries only the server's ACCEPT and,
+ * when the peer closes, a GOODBYE frame; anything else is a protocol error.
+ */
+import net from 'node:net';
+import { newFrameHeader, type FrameHeader, type TransportError } from '@tsmpi/core/transport';
+import type { HostPort } from './address.ts';
+import type { ConnectionOwner } from './connection-owner.ts';
+import { HEADER_BYTES, KIND_GOODBYE, encodeHeader } from './frame-codec.ts';
+import { FrameParser, PARSE_STATUS, type FrameSink } from './frame-parser.ts';
+import { ClientHandshake, HANDSHAKE_STATUS } from './handshake.ts';
+
+const STATE_CONNECTING = 0;
+const STATE_OPEN = 1;
+const STATE_CLOSED = 2;
+
+/** Completion entry of a write that carries no sentToken. */
+const NO_TOKEN = -1;
+const EMPTY = new Uint8Array(0);
+
+const kConn = Symbol('tsmpi.channelConnection');
+type ConnSocket = net.Socket & { [kConn]: ChannelConnection };
+
+const goodbyeHeader: FrameHeader = { ...newFrameHeader(), kind: KIND_GOODBYE };
+
+export class ChannelConnection implements FrameSink {
+  readonly peer: number;
+  readonly channel: number;
+  readonly #owner: ConnectionOwner;
+  #state = STATE_CONNECTING;
+  #socket: net.Socket | null = null;
+  #handshake: ClientHandshake | null;
+  #helloSent = false;
+  #parser: FrameParser | null = null;
+  #isFlushScheduled = false;
+  #isEndRequested = false;
+  #hasGoodbye = false;
+  #isEnded = false;
+  #error: TransportError | null = null;
+
+  #batch: Buffer;
+  #batchLen = 0;
+  /** Payloads written by reference: batch offset they follow, array, token; #refCount used. */
+  readonly #refAt: number[] = [];
+  readonly #refPayload: Uint8Array[] = [];
+  readonly #refToken: number[] = [];
+  #refCount = 0;
+  #refBytes = 0;
+  /** Tokens whose payload was copied into the batch: onSent after the next flush. */
+  readonly #copiedTokens: number[] = [];
+  /** Write-completion FIFO (see header). */
+  readonly #done: number[] = [];
+  #doneHead = 0;
+  readonly #afterWrite: (err?: Error | null) => void;
+
+  constructor(owner: ConnectionOwner, peer: number, channel: number) {
+    this.#owner = owner;
+    this.peer = peer;
+    this.channel = channel;
+    this.#batch = Buffer.allocUnsafe(owner._tuning.batchInitialBytes);
+    this.#handshake = new ClientHandshake(owner._jobKey, owner._process, channel);
+    this.#afterWrite = (err) => this.#writeDone(err);
+  }
+
+  /** Starts connecting to the peer's listener. */
+  connect(address: HostPort): void {
+    const socket = net.connect({ host: address.host, port: address.port, noDelay: true }) as ConnSocket;
+    socket[kConn] = this;
+    this.#socket = socket;
+    socket.unref();
+    socket.setNoDelay(true);
+    socket.setTimeout(this.#owner._tuning.handshakeTimeoutMs);
+    socket.on('data', socketOnData);
+    socket.on('end', socketOnEnd);
+    socket.on('error', socketOnError);
+    socket.on('close', socketOnClose);
+    socket.on('timeout', socketOnTimeout);
+  }
+
+  /** Bytes queued on this channel and not yet taken by the kernel. */
+  get queuedBytes(): number {
+    const s = this.#socket;
+    return this.#batchLen + this.#refBytes + (s === null ? 0 : s.writableLength);
+  }
+
+  get isClosed(): boolean {
+    return this.#state === STATE_CLOSED;
+  }
+
+  /**
+   * Queues one frame (hot path: no allocation unless the batch must grow).
+   * @returns false when the channel is past its high-water mark
+   */
+  queue(header: FrameHeader, payload: Uint8Array | null, sentToken: number): boolean {
+    const plen = payload === null ? 0 : payload.length;
+    const tuning = this.#owner._tuning;
+    const isRef = sentToken >= 0 && plen >= tuning.referenceMinBytes;
+    this.#reserve(isRef ? HEADER_BYTES : HEADER_BYTES + plen);
+    const batch = this.#batch;
+    encodeHeader(batch, this.#batchLen, header, plen);
+    this.#batchLen += HEADER_BYTES;
+    if (isRef) {
+      const i = this.#refCount++;
+      this.#refAt[i] = this.#batchLen;
+      this.#refPayload[i] = payload!;
+      this.#refToken[i] = sentToken;
+      this.#refBytes += plen;
+    } else {
+      if (plen > 0) {
+        batch.set(payload!, this.#batchLen);
+        this.#batchLen += plen;
+      }
+      if (sentToken >= 0) this.#copiedTokens.push(sentToken);
+    }
+    if (!this.#isFlushScheduled && this.#state === STATE_OPEN) {
+      this.#isFlushScheduled = true;
+      this.#owner._scheduleFlush(this);
+    }
+    return this.queuedBytes <= tuning.highWaterMarkBytes;
+  }
+
+  /** Hands everything queued to the socket in one write (called once per turn by the owner). */
+  flush(): void {
+    this.#isFlushScheduled = false;
+    if (this.#state !== STATE_OPEN || this.#isEnded) return;
+    const socket = this.#socket!;
+    const len = this.#batchLen;
+    const refs = this.#refCount;
+    if (len > 0 || refs > 0) {
+      const batch = this.#batch;
+      if (refs === 0) {
+        this.#done.push(NO_TOKEN);
+        socket.write(batch.subarray(0, len), this.#afterWrite);
+      } else {
+        socket.cork();
+        let from = 0;
+        for (let i = 0; i < refs; i++) {
+          const at = this.#refAt[i]!;
+          if (at > from) socket.write(batch.subarray(from, at));
+          from = at;
+          this.#done.push(this.#refToken[i]!);
+          socket.write(this.#refPayload[i]!, this.#afterWrite);
+          this.#refPayload[i] = EMPTY;
+        }
+        if (len > from) {
+          this.#done.push(NO_TOKEN);
+          socket.write(batch.subarray(from, len), this.#afterWrite);
+        }
+        socket.uncork();
+        this.#refCount = 0;
+        this.#refBytes = 0;
+      }
+      this.#batchLen = 0;
+      // The kernel did not take everything: the socket still points into this buffer.
+      if (socket.writableLength > 0) this.#batch = Buffer.allocUnsafe(Math.max(this.#owner._tuning.batchInitialBytes, len >>> 1));
+    }
+    const copied = this.#copiedTokens;
+    if (copied.length > 0) {
+      const onSent = this.#owner._handlers;
+      for (let i = 0; i < copied.length; i++) onSent.onSent(copied[i]!);
+      copied.length = 0;
+    }
+  }
+
+  /** close(): once open, flush, say GOODBYE and end the socket; the peer then ends its side. */
+  beginClose(): void {
+    this.#isEndRequested = true;
+    if (this.#state === STATE_OPEN) this.#end();
+  }
+
+  /** destroy(): drop the socket and everything queued. */
+  destroy(): void {
+    this.#state = STATE_CLOSED;
+    this.#parser?.stop();
+    this.#socket?.destroy();
+    this.#dropQueued();
+  }
+
+  // FrameSink: the return direction carries only GOODBYE.
+  frameArrived(header: FrameHeader): void {
+    if (header.kind === KIND_GOODBYE) {
+      this.#hasGoodbye = true;
+      this.#owner._peerDeparted(this.peer);
+      return;
+    }
+    this.#fail('TSMPI_ERR_SOCKET', 'unexpected frame on the return direction of a channel');
+  }
+
+  frameTarget(): Uint8Array | null {
+    return null;
+  }
+
+  /** @internal socket 'data' */
+  _onData(chunk: Buffer): void {
+    if (this.#state === STATE_OPEN) {
+      if (this.#parser!.feed(chunk) !== PARSE_STATUS.OK) this.#fail('TSMPI_ERR_SOCKET', 'corrupt frame on the return direction');
+      return;
+    }
+    const hs = this.#handshake;
+    if (this.#state !== STATE_CONNECTING || hs === null) return;
+    const status = hs.feed(chunk);
+    if (hs.hello !== null && !this.#helloSent) {
+      this.#helloSent = true;
+      this.#socket!.write(hs.hello);
+    }
+    if (status === HANDSHAKE_STATUS.FAILED) {
+      this.#fail('TSMPI_ERR_HANDSHAKE', hs.failure);
+    } else if (status === HANDSHAKE_STATUS.DONE) {
+      const rest = hs.rest;
+      this.#handshake = null;
+      this.#state = STATE_OPEN;
+      this.#socket!.setTimeout(0);
+      this.#parser = new FrameParser(this, Number.MAX_SAFE_INTEGER, 0); // only GOODBYE (no payload) may come back
+      if (rest.length > 0) this._onData(Buffer.from(rest.buffer, rest.byteOffset, rest.length));
+      if (this.#state !== STATE_OPEN) return;
+      if (this.#isEndRequested) this.#end();
+      else if (this.#batchLen > 0 || this.#refCount > 0 || this.#copiedTokens.length > 0) this.flush();
+    }
+  }
+
+  /** @internal socket 'end': the peer ended its side. */
+  _onEnd(): void {
+    this.#isEnded = true;
+    if (!this.#hasGoodbye && !this.#owner._isClosing && this.#state !== STATE_CLOSED) {
+      this.#fail(this.#lossCode(), this.#state === STATE_OPEN
+        ? 'peer ended the connection without saying goodbye'
+        : 'peer closed the connection during the handshake (wrong job key?)');
+    }
+  }
+
+  /** @internal socket 'error' */
+  _onError(err: Error): void {
+    if (this.#error !== null) return;
+    this.#error = { code: this.#lossCode(), message: `channel ${this.channel} to process ${this.peer}: ${err.message}`, cause: err };
+  }
+
+  /** @internal socket 'timeout' (armed only while handshaking) */
+  _onTimeout(): void {
+    if (this.#state === STATE_CONNECTING) this.#fail('TSMPI_ERR_CONNECT', 'connect or handshake timed out');
+  }
+
+  /** @internal socket 'close' */
+  _onClose(): void {
+    const wasOpen = this.#state !== STATE_CLOSED;
+    this.#state = STATE_CLOSED;
+    this.#parser?.stop();
+    if (wasOpen && !this.#hasGoodbye && !this.#owner._isClosing) {
+      this.#owner._peerLost(this.peer, this.#error ?? {
+        code: this.#lossCode(),
+        message: `channel ${this.channel} to process ${this.peer} closed unexpectedly`,
+      });
+    }
+    this.#dropQueued();
+    this.#owner._socketClosed();
+  }
+
+  /** CONNECT before our HELLO, HANDSHAKE after it (a wrong key is answered by a close), PEER_CLOSED once open. */
+  #lossCode(): string {
+    if (this.#state !== STATE_CONNECTING) return 'TSMPI_ERR_PEER_CLOSED';
+    return this.#helloSent ? 'TSMPI_ERR_HANDSHAKE' : 'TSMPI_ERR_CONNECT';
+  }
+
+  #end(): void {
+    if (this.#isEnded) {
+      this.#socket!.end();
+      return;
+    }
+    this.#reserve(HEADER_BYTES);
+    encodeHeader(this.#batch, this.#batchLen, goodbyeHeader, 0);
+    this.#batchLen += HEADER_BYTES;
+    this.flush();
+    this.#isEnded = true;
+    this.#socket!.end();
+  }
+
+  #fail(code: string, message: string): void {
+    if (this.#state === STATE_CLOSED) return;
+    const err: TransportError = { code, message: `channel ${this.channel} to process ${this.peer}: ${message}` };
+    this.#error ??= err;
+    this.#state = STATE_CLOSED;
+    this.#parser?.stop();
+    this.#socket?.destroy();
+    if (!this.#owner._isClosing) this.#owner._peerLost(this.peer, this.#error);
+    this.#dropQueued();
+  }
+
+  #dropQueued(): void {
+    this.#batchLen = 0;
+    for (let i = 0; i < this.#refCount; i++) this.#refPayload[i] = EMPTY;
+    this.#refCount = 0;
+    this.#refBytes = 0;
+    this.#copiedTokens.length = 0;
+  }
+
+  #reserve(extra: number): void {
+    const need = this.#batchLen + extra;
+    if (need <= this.#batch.length) return;
+    let size = this.#batch.length * 2;
+    while (size < need) size *= 2;
+    const grown = Buffer.allocUnsafe(size);
+    grown.set(this.#batch.subarray(0, this.#batchLen), 0);
+    this.#batch = grown;
+  }
+
+  #writeDone(err?: Error | null): void {
+    const done = this.#done;
+    const token = done[this.#doneHead++]!;
+    if (this.#doneHead === done.length) {
+      done.length = 0;
+      this.#doneHead = 0;
+    }
+    if (token !== NO_TOKEN && (err === undefined || err === null) && this.#state !== STATE_CLOSED) {
+      this.#owner._handlers.onSent(token);
+    }
+  }
+}
+
+function socketOnData(this: ConnSocket, chunk: Buffer): void {
+  this[kConn]._onData(chunk);
+}
+function socketOnEnd(this: ConnSocket): void {
+  this[kConn]._onEnd();
+}
+function socketOnError(this: ConnSocket, err: Error): void {
+  this[kConn]._onError(err);
+}
+function socketOnClose(this: ConnSocket): void {
+  this[kConn]._onClose();
+}
+function socketOnTimeout(this: ConnSocket): void {
+  this[kConn]._onTimeout();
+}

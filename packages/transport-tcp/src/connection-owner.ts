@@ -1,0 +1,31 @@
+/**
+ * What a connection (outbound ChannelConnection, accepted InboundConnection)
+ * needs from the TcpTransport that owns it. Fields prefixed with `_` are hot
+ * and read directly by the connections in this folder (STYLE rule 11).
+ */
+import type { TransportError, TransportHandlers, TransportLog } from '@tsmpi/core/transport';
+import type { TcpTuning } from './tuning.ts';
+
+export interface ConnectionOwner {
+  readonly _handlers: TransportHandlers;
+  readonly _log: TransportLog;
+  readonly _tuning: TcpTuning;
+  readonly _jobKey: string;
+  /** This process's index. */
+  readonly _process: number;
+  readonly _processCount: number;
+  /** Frames received per channel (index = channel). */
+  readonly _received: number[];
+  /** True once close() or destroy() was called: connections ending now are expected. */
+  readonly _isClosing: boolean;
+  /** True when this instance owns `channel` (accepts connections for it). */
+  _isChannelOwned(channel: number): boolean;
+  /** Adds `flushable` to this turn's flush list (one flush per turn for all channels). */
+  _scheduleFlush(flushable: { flush(): void }): void;
+  /** The peer sent GOODBYE: it is closing gracefully. */
+  _peerDeparted(process: number): void;
+  /** A connection to or from `process` failed or ended unexpectedly (reported once per peer). */
+  _peerLost(process: number, err: TransportError): void;
+  /** A socket this transport made or accepted has closed (close() waits for all of them). */
+  _socketClosed(): void;
+}

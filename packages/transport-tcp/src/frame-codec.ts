@@ -1,0 +1,82 @@
+/**
+ * The frame header on the wire: 32 bytes, little-endian, written and read by
+ * hand (byte shifts, no DataView object per call) into buffers the caller
+ * reuses.
+ *
+ *   offset  size  field
+ *        0    u8  kind            FRAME_KIND value, or KIND_GOODBYE (transport-internal)
+ *        1    u8  flags           FRAME_FLAG bits
+ *        2   u16  contextId
+ *        4   u32  srcEndpoint
+ *        8   u32  dstEndpoint
+ *       12   i32  tag
+ *       16   u32  seq
+ *       20   u32  aux
+ *       24   u32  aux2
+ *       28   u32  payloadLength   bytes of payload that follow the header
+ *
+ * Invariants: encodeHeader writes exactly HEADER_BYTES bytes at `offset`;
+ * decodeHeader reads exactly that many and fills every field of `out`, so a
+ * reused header object never keeps a stale value. Values are truncated to
+ * their wire width (the device keeps them in range).
+ */
+import type { FrameHeader } from '@tsmpi/core/transport';
+
+/** Size of one encoded frame header. */
+export const HEADER_BYTES = 32;
+
+/**
+ * Frame kind used by the transport itself, never given to the device: the
+ * sender of a GOODBYE is closing gracefully (its close() was called), so the
+ * end of the stream that follows is not a lost peer. 255 is outside FRAME_KIND.
+ */
+export const KIND_GOODBYE = 255;
+
+/**
+ * Writes `h` as HEADER_BYTES little-endian bytes at `offset` of `buf`.
+ * @param payloadLength written instead of h.payloadLength: the length of the payload actually sent
+ */
+export function encodeHeader(buf: Uint8Array, offset: number, h: FrameHeader, payloadLength: number): void {
+  buf[offset] = h.kind;
+  buf[offset + 1] = h.flags;
+  const cid = h.contextId;
+  buf[offset + 2] = cid;
+  buf[offset + 3] = cid >>> 8;
+  writeU32(buf, offset + 4, h.srcEndpoint);
+  writeU32(buf, offset + 8, h.dstEndpoint);
+  writeU32(buf, offset + 12, h.tag); // i32: same bytes as its two's-complement u32
+  writeU32(buf, offset + 16, h.seq);
+  writeU32(buf, offset + 20, h.aux);
+  writeU32(buf, offset + 24, h.aux2);
+  writeU32(buf, offset + 28, payloadLength);
+}
+
+/** Reads the header at `offset` of `buf` into `out` (every field is overwritten). */
+export function decodeHeader(buf: Uint8Array, offset: number, out: FrameHeader): void {
+  out.kind = buf[offset]!;
+  out.flags = buf[offset + 1]!;
+  out.contextId = buf[offset + 2]! | (buf[offset + 3]! << 8);
+  out.srcEndpoint = readU32(buf, offset + 4);
+  out.dstEndpoint = readU32(buf, offset + 8);
+  out.tag = readU32(buf, offset + 12) | 0;
+  out.seq = readU32(buf, offset + 16);
+  out.aux = readU32(buf, offset + 20);
+  out.aux2 = readU32(buf, offset + 24);
+  out.payloadLength = readU32(buf, offset + 28);
+}
+
+/** Reads only the payload length of the header at `offset`. */
+export function readPayloadLength(buf: Uint8Array, offset: number): number {
+  return readU32(buf, offset + 28);
+}
+
+function writeU32(buf: Uint8Array, o: number, v: number): void {
+  buf[o] = v;
+  buf[o + 1] = v >>> 8;
+  buf[o + 2] = v >>> 16;
+  buf[o + 3] = v >>> 24;
+}
+
+function readU32(buf: Uint8Array, o: number): number {
+  return (buf[o]! | (buf[o + 1]! << 8) | (buf[o + 2]! << 16) | (buf[o + 3]! << 24)) >>> 0;
+}

@@ -1,0 +1,158 @@
+import { describe, expect, it } from 'vitest';
+import { newFrameHeader, type FrameHeader } from '@tsmpi/core/transport';
+import { HEADER_BYTES, encodeHeader } from './frame-codec.ts';
+import { FrameParser, PARSE_STATUS, type FrameSink } from './frame-parser.ts';
+
+interface Got {
+  header: FrameHeader;
+  payload: number[];
+  isView: boolean;
+  isTarget: boolean;
+}
+
+class Sink implements FrameSink {
+  got: Got[] = [];
+  targets = new Map<number, Uint8Array>(); // seq -> target
+  asked: number[] = [];
+  frameArrived(header: FrameHeader, payload: Uint8Array): void {
+    this.got.push({
+      header: { ...header },
+      payload: Array.from(payload),
+      isView: payload.byteOffset > 0 || payload.buffer.byteLength !== payload.length,
+      isTarget: this.targets.get(header.seq) === payload,
+    });
+  }
+  frameTarget(header: FrameHeader): Uint8Array | null {
+    this.asked.push(header.seq);
+    return this.targets.get(header.seq) ?? null;
+  }
+}
+
+function frame(seq: number, payload: number[], tag = 0): Uint8Array {
+  const h = { ...newFrameHeader(), kind: 1, seq, tag };
+  const out = new Uint8Array(HEADER_BYTES + payload.length);
+  encodeHeader(out, 0, h, payload.length);
+  out.set(payload, HEADER_BYTES);
+  return out;
+}
+
+function concat(parts: Uint8Array[]): Uint8Array {
+  const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+  let at = 0;
+  for (const p of parts) {
+    out.set(p, at);
+    at += p.length;
+  }
+  return out;
+}
+
+const range = (n: number, seed: number): number[] => Array.from({ length: n }, (_, i) => (i * 7 + seed) & 255);
+
+describe('frame parser', () => {
+  const stream = concat([frame(0, range(5, 1)), frame(1, []), frame(2, range(40, 2), -9), frame(3, []), frame(4, range(1, 3))]);
+  const expected = [
+    { seq: 0, payload: range(5, 1) },
+    { seq: 1, payload: [] },
+    { seq: 2, payload: range(40, 2) },
+    { seq: 3, payload: [] },
+    { seq: 4, payload: range(1, 3) },
+  ];
+
+  it('parses many frames from one chunk, payloads as views of the chunk', () => {
+    const sink = new Sink();
+    const p = new FrameParser(sink, 1 << 20, 1 << 30);
+    expect(p.feed(stream)).toBe(PARSE_STATUS.OK);
+    expect(sink.got.map((g) => ({ seq: g.header.seq, payload: g.payload }))).toEqual(expected);
+    expect(sink.got[2]!.header.tag).toBe(-9);
+    expect(sink.got[2]!.isView).toBe(true);
+    expect(p.bufferedBytes).toBe(0);
+  });
+
+  it('gives the same frames for every split point into two chunks', () => {
+    for (let cut = 0; cut <= stream.length; cut++) {
+      const sink = new Sink();
+      const p = new FrameParser(sink, 1 << 20, 1 << 30);
+      p.feed(stream.subarray(0, cut));
+      p.feed(stream.subarray(cut));
+      expect(sink.got.map((g) => ({ seq: g.header.seq, payload: g.payload })), `cut at ${cut}`).toEqual(expected);
+    }
+  });
+
+  it('gives the same frames for every pair of split points into three chunks', () => {
+    for (let a = 0; a <= stream.length; a++) {
+      for (let b = a; b <= stream.length; b++) {
+        const sink = new Sink();
+        const p = new FrameParser(sink, 1 << 20, 1 << 30);
+        p.feed(stream.subarray(0, a));
+        p.feed(stream.subarray(a, b));
+        p.feed(stream.subarray(b));
+        const seqs = sink.got.map((g) => g.header.seq).join(',');
+        if (seqs !== '0,1,2,3,4') expect(seqs, `cuts ${a},${b}`).toBe('0,1,2,3,4');
+        expect(sink.got[2]!.payload).toEqual(range(40, 2));
+      }
+    }
+  });
+
+  it('parses a stream fed one byte at a time', () => {
+    const sink = new Sink();
+    const p = new FrameParser(sink, 1 << 20, 1 << 30);
+    for (let i = 0; i < stream.length; i++) p.feed(stream.subarray(i, i + 1));
+    expect(sink.got.map((g) => ({ seq: g.header.seq, payload: g.payload }))).toEqual(expected);
+  });
+
+  it('receives a split payload into the sink target when it has the right size', () => {
+    const sink = new Sink();
+    const target = new Uint8Array(40);
+    sink.targets.set(2, target);
+    sink.targets.set(0, new Uint8Array(3)); // wrong size: ignored
+    const p = new FrameParser(sink, 1 << 20, 1 << 30);
+    const cut = HEADER_BYTES * 3 + 5 + 10; // inside frame 2's payload
+    p.feed(stream.subarray(0, cut));
+    expect(p.bufferedBytes).toBe(HEADER_BYTES + 10);
+    p.feed(stream.subarray(cut));
+    expect(sink.got[2]!.isTarget).toBe(true);
+    expect(Array.from(target)).toEqual(range(40, 2));
+    expect(sink.asked).toEqual([2]); // only the payload that spanned chunks
+  });
+
+  it('offers payloads of at least targetMinBytes to the target even inside one chunk', () => {
+    const sink = new Sink();
+    const target = new Uint8Array(40);
+    sink.targets.set(2, target);
+    const p = new FrameParser(sink, 32, 1 << 30);
+    p.feed(stream);
+    expect(sink.asked).toEqual([2]);
+    expect(sink.got[2]!.isTarget).toBe(true);
+    expect(Array.from(target)).toEqual(range(40, 2));
+  });
+
+  it('assembles a large payload spread over many chunks', () => {
+    const big = range(100_000, 4);
+    const s = concat([frame(7, big), frame(8, [1])]);
+    const sink = new Sink();
+    const p = new FrameParser(sink, 1 << 20, 1 << 30);
+    for (let at = 0; at < s.length; at += 4093) p.feed(s.subarray(at, at + 4093));
+    expect(sink.got.map((g) => g.header.seq)).toEqual([7, 8]);
+    expect(sink.got[0]!.payload).toEqual(big);
+  });
+
+  it('reports TOO_LARGE for an impossible payload length and stops', () => {
+    const sink = new Sink();
+    const p = new FrameParser(sink, 1 << 20, 16);
+    expect(p.feed(concat([frame(0, [1]), frame(1, range(17, 0)), frame(2, [])]))).toBe(PARSE_STATUS.TOO_LARGE);
+    expect(sink.got.map((g) => g.header.seq)).toEqual([0]);
+    expect(p.feed(frame(3, []))).toBe(PARSE_STATUS.OK);
+    expect(sink.got.length).toBe(1);
+  });
+
+  it('stops in the middle of a chunk when the sink calls stop()', () => {
+    const sink = new Sink();
+    const p = new FrameParser(sink, 1 << 20, 1 << 30);
+    sink.frameArrived = function (h) {
+      this.got.push({ header: { ...h }, payload: [], isView: false, isTarget: false });
+      p.stop();
+    };
+    p.feed(stream);
+    expect(sink.got.length).toBe(1);
+  });
+});

@@ -1,0 +1,157 @@
+/**
+ * Frame parser: an explicit state machine fed raw chunks of one byte stream
+ * (ws Receiver style). It never throws and returns a status from feed().
+ *
+ * States
+ *   HEADER   collecting the 32 header bytes (possibly across chunks, in #head)
+ *   PAYLOAD  collecting payloadLength bytes into #payload (a fresh buffer, or
+ *            the array the sink's frameTarget returned)
+ *   STOPPED  stop() was called (the connection is gone); feed() ignores input
+ *
+ *   chunk ──► HEADER ──(32 bytes, len 0 or whole payload in chunk)──► frameArrived ─┐
+ *               ▲   └──(payload continues in a later chunk)──► PAYLOAD ──(full)──►──┤
+ *               └────────────────────────────────────────────────────────────────────┘
+ *
+ * Allocation: a frame that lies wholly inside one chunk costs no allocation
+ * beyond the payload's subarray view (zero-length payloads share EMPTY). Only
+ * a payload that spans chunks is assembled into a buffer: the sink's
+ * frameTarget is asked first (so rendezvous data lands straight in the
+ * receive buffer), else a fresh Uint8Array of payloadLength bytes.
+ *
+ * frameTarget is also asked for a payload of at least targetMinBytes that lies
+ * wholly in one chunk, so a large payload always ends up in the sink's target
+ * when it supplies one (one copy either way). The header handed to the sink is
+ * this parser's reused object: valid only during the call.
+ */
+import { newFrameHeader, type FrameHeader } from '@tsmpi/core/transport';
+import { HEADER_BYTES, decodeHeader } from './frame-codec.ts';
+
+/** Receives what the parser finds; the owner (a connection) implements it. */
+export interface FrameSink {
+  /** A complete frame; `header` and `payload` are valid only during the call. */
+  frameArrived(header: FrameHeader, payload: Uint8Array): void;
+  /** Optionally supplies the array a large payload is received into (exactly payloadLength bytes), or null. */
+  frameTarget(header: FrameHeader): Uint8Array | null;
+}
+
+/** Status returned by FrameParser.feed. */
+export const PARSE_STATUS = {
+  OK: 0,
+  /** A header announced a payload larger than maxPayloadBytes: the stream is corrupt. */
+  TOO_LARGE: 1,
+} as const;
+export type ParseStatus = (typeof PARSE_STATUS)[keyof typeof PARSE_STATUS];
+
+const STATE_HEADER = 0;
+const STATE_PAYLOAD = 1;
+const STATE_STOPPED = 2;
+
+const EMPTY = new Uint8Array(0);
+
+export class FrameParser {
+  readonly #sink: FrameSink;
+  readonly #targetMinBytes: number;
+  readonly #maxPayloadBytes: number;
+  readonly #header: FrameHeader = newFrameHeader();
+  readonly #head = new Uint8Array(HEADER_BYTES);
+  #headFill = 0;
+  #state = STATE_HEADER;
+  #payload: Uint8Array = EMPTY;
+  #payloadFill = 0;
+
+  /**
+   * @param sink receives frames
+   * @param targetMinBytes payloads of at least this size in one chunk are offered to frameTarget too
+   * @param maxPayloadBytes larger announced payloads make feed() return TOO_LARGE
+   */
+  constructor(sink: FrameSink, targetMinBytes: number, maxPayloadBytes: number) {
+    this.#sink = sink;
+    this.#targetMinBytes = targetMinBytes;
+    this.#maxPayloadBytes = maxPayloadBytes;
+  }
+
+  /** Bytes of a partial frame held right now (0 at a frame boundary). */
+  get bufferedBytes(): number {
+    return this.#state === STATE_PAYLOAD ? HEADER_BYTES + this.#payloadFill : this.#headFill;
+  }
+
+  /** Makes every later feed() a no-op (also stops the loop of a feed() in progress). */
+  stop(): void {
+    this.#state = STATE_STOPPED;
+    this.#payload = EMPTY;
+  }
+
+  /** Parses every complete frame of `chunk`, keeping a partial one for the next call. */
+  feed(chunk: Uint8Array): ParseStatus {
+    const len = chunk.length;
+    let pos = 0;
+    while (pos < len) {
+      const state = this.#state;
+      if (state === STATE_HEADER) {
+        let base: Uint8Array;
+        let at: number;
+        if (this.#headFill === 0 && len - pos >= HEADER_BYTES) {
+          base = chunk; // fast path: the header lies wholly in this chunk
+          at = pos;
+          pos += HEADER_BYTES;
+        } else {
+          const need = HEADER_BYTES - this.#headFill;
+          const take = need < len - pos ? need : len - pos;
+          this.#head.set(chunk.subarray(pos, pos + take), this.#headFill);
+          this.#headFill += take;
+          pos += take;
+          if (this.#headFill < HEADER_BYTES) return PARSE_STATUS.OK;
+          this.#headFill = 0;
+          base = this.#head;
+          at = 0;
+        }
+        const h = this.#header;
+        decodeHeader(base, at, h);
+        const plen = h.payloadLength;
+        if (plen > this.#maxPayloadBytes) {
+          this.stop();
+          return PARSE_STATUS.TOO_LARGE;
+        }
+        if (plen === 0) {
+          this.#sink.frameArrived(h, EMPTY);
+          continue;
+        }
+        const avail = len - pos;
+        if (avail >= plen && plen < this.#targetMinBytes) {
+          const end = pos + plen;
+          const view = chunk.subarray(pos, end);
+          pos = end;
+          this.#sink.frameArrived(h, view);
+          continue;
+        }
+        let target = this.#sink.frameTarget(h);
+        if (target === null || target.length !== plen) target = new Uint8Array(plen);
+        const take = avail < plen ? avail : plen;
+        target.set(chunk.subarray(pos, pos + take), 0);
+        pos += take;
+        if (take === plen) {
+          this.#sink.frameArrived(h, target);
+          continue;
+        }
+        this.#payload = target;
+        this.#payloadFill = take;
+        this.#state = STATE_PAYLOAD;
+      } else if (state === STATE_PAYLOAD) {
+        const target = this.#payload;
+        const need = target.length - this.#payloadFill;
+        const take = need < len - pos ? need : len - pos;
+        target.set(chunk.subarray(pos, pos + take), this.#payloadFill);
+        this.#payloadFill += take;
+        pos += take;
+        if (this.#payloadFill < target.length) return PARSE_STATUS.OK;
+        this.#payload = EMPTY;
+        this.#payloadFill = 0;
+        this.#state = STATE_HEADER;
+        this.#sink.frameArrived(this.#header, target);
+      } else {
+        return PARSE_STATUS.OK; // STOPPED
+      }
+    }
+    return PARSE_STATUS.OK;
+  }
+}

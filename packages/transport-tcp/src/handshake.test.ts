@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { ACCEPT_BYTES, CHALLENGE_BYTES, ClientHandshake, HANDSHAKE_STATUS, HELLO_BYTES, ServerHandshake } from './handshake.ts';
+
+function run(serverKey: string, clientKey: string, split = 0) {
+  const server = new ServerHandshake(serverKey);
+  const client = new ClientHandshake(clientKey, 3, 2);
+  const challenge = server.challenge();
+  expect(challenge.length).toBe(CHALLENGE_BYTES);
+  let cs: number = HANDSHAKE_STATUS.PENDING;
+  if (split > 0) cs = client.feed(challenge.subarray(0, split));
+  cs = client.feed(challenge.subarray(split));
+  expect(cs).toBe(HANDSHAKE_STATUS.PENDING);
+  const hello = client.hello!;
+  expect(hello.length).toBe(HELLO_BYTES);
+  const trailing = Uint8Array.of(9, 9, 9);
+  const withFrames = new Uint8Array(hello.length + 3);
+  withFrames.set(hello);
+  withFrames.set(trailing, hello.length);
+  const ss = server.feed(withFrames);
+  return { server, client, ss };
+}
+
+describe('job-key handshake', () => {
+  it('succeeds with the same key, names process and channel, keeps trailing bytes', () => {
+    for (const split of [0, 1, 8, 39]) {
+      const { server, client, ss } = run('k3y', 'k3y', split);
+      expect(ss).toBe(HANDSHAKE_STATUS.DONE);
+      expect([server.process, server.channel]).toEqual([3, 2]);
+      expect(Array.from(server.rest)).toEqual([9, 9, 9]);
+      expect(server.accept.length).toBe(ACCEPT_BYTES);
+      expect(client.feed(server.accept)).toBe(HANDSHAKE_STATUS.DONE);
+    }
+  });
+
+  it('never puts the key on the wire', () => {
+    const key = 'a'.repeat(64);
+    const { server, client } = run(key, key);
+    const wire = Buffer.concat([server.challenge(), client.hello!, server.accept]).toString('latin1');
+    expect(wire.includes(key)).toBe(false);
+  });
+
+  it('refuses a wrong key on the server side', () => {
+    const { server, ss } = run('right', 'wrong');
+    expect(ss).toBe(HANDSHAKE_STATUS.FAILED);
+    expect(server.failure).toBe('job key proof does not match');
+  });
+
+  it('refuses garbage at its first bad byte', () => {
+    const server = new ServerHandshake('k');
+    expect(server.feed(Buffer.from('GET / HTTP/1.1\r\n'))).toBe(HANDSHAKE_STATUS.FAILED);
+    const s2 = new ServerHandshake('k');
+    expect(s2.feed(Uint8Array.of(0x54))).toBe(HANDSHAKE_STATUS.PENDING);
+    expect(s2.feed(Uint8Array.of(0x00))).toBe(HANDSHAKE_STATUS.FAILED);
+  });
+
+  it('lets the client refuse a server that cannot prove the key', () => {
+    const { client } = run('k', 'k');
+    const impostor = new ServerHandshake('other');
+    const fake = new ClientHandshake('k', 3, 2);
+    fake.feed(impostor.challenge());
+    expect(impostor.feed(fake.hello!)).toBe(HANDSHAKE_STATUS.FAILED);
+    const forged = new Uint8Array(ACCEPT_BYTES);
+    forged.set(impostor.challenge().subarray(0, 8));
+    expect(client.feed(forged)).toBe(HANDSHAKE_STATUS.FAILED);
+    expect(client.failure).toBe('server job key proof does not match');
+  });
+});

@@ -1,0 +1,204 @@
+/**
+ * The job-key handshake every channel connection starts with: a mutual
+ * HMAC-SHA256 challenge-response, so the key never crosses the wire and
+ * neither side sends a frame to someone who cannot prove the key.
+ *
+ *   connecting side (client)                     listening side (server)
+ *                        <── CHALLENGE  magic(8) nonceS(32)              40 B
+ *   HELLO      magic(8) process u32 channel u32
+ *              nonceC(32) macC(32)           ──>                          80 B
+ *                        <── ACCEPT     magic(8) macS(32)                40 B
+ *
+ *   macC = HMAC(jobKey, "C" nonceS nonceC process channel)
+ *   macS = HMAC(jobKey, "S" nonceS nonceC process channel)
+ *
+ * The client sends frames only after it has checked ACCEPT; the server
+ * treats every byte after HELLO as frames. Both sides are explicit state
+ * machines fed raw chunks (no sockets here), returning a status; they never
+ * throw. A failed handshake reports a constant reason string for the log.
+ */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+
+/** 'TSMPI' + 0 + protocol version 1 + 0. */
+const MAGIC = Uint8Array.of(0x54, 0x53, 0x4d, 0x50, 0x49, 0x00, 0x01, 0x00);
+const NONCE_BYTES = 32;
+const MAC_BYTES = 32;
+/** Size of the server's CHALLENGE message. */
+export const CHALLENGE_BYTES = MAGIC.length + NONCE_BYTES;
+/** Size of the client's HELLO message. */
+export const HELLO_BYTES = MAGIC.length + 8 + NONCE_BYTES + MAC_BYTES;
+/** Size of the server's ACCEPT message. */
+export const ACCEPT_BYTES = MAGIC.length + MAC_BYTES;
+
+/** Result of feeding a handshake. */
+export const HANDSHAKE_STATUS = {
+  /** needs more bytes */
+  PENDING: 0,
+  /** done: read `rest` for bytes that followed the handshake */
+  DONE: 1,
+  /** failed: read `failure` */
+  FAILED: 2,
+} as const;
+export type HandshakeStatus = (typeof HANDSHAKE_STATUS)[keyof typeof HANDSHAKE_STATUS];
+
+function mac(jobKey: string, side: string, nonceS: Uint8Array, nonceC: Uint8Array, process: number, channel: number): Buffer {
+  const ids = Buffer.allocUnsafe(8);
+  ids.writeUInt32LE(process >>> 0, 0);
+  ids.writeUInt32LE(channel >>> 0, 4);
+  return createHmac('sha256', jobKey).update(side).update(nonceS).update(nonceC).update(ids).digest();
+}
+
+function hasMagic(buf: Uint8Array): boolean {
+  for (let i = 0; i < MAGIC.length; i++) if (buf[i] !== MAGIC[i]) return false;
+  return true;
+}
+
+/** Collects exactly `size` bytes from successive chunks; keeps what follows. */
+class Collector {
+  readonly buf: Uint8Array;
+  fill = 0;
+  rest: Uint8Array = new Uint8Array(0);
+  constructor(size: number) {
+    this.buf = new Uint8Array(size);
+  }
+  /** True once the message is complete (then `rest` holds the bytes after it). */
+  add(chunk: Uint8Array): boolean {
+    const take = Math.min(this.buf.length - this.fill, chunk.length);
+    this.buf.set(chunk.subarray(0, take), this.fill);
+    this.fill += take;
+    if (this.fill < this.buf.length) return false;
+    this.rest = chunk.subarray(take);
+    return true;
+  }
+}
+
+/** Listening side: sends CHALLENGE, checks HELLO, answers ACCEPT. */
+export class ServerHandshake {
+  readonly #jobKey: string;
+  readonly #nonceS = randomBytes(NONCE_BYTES);
+  readonly #hello = new Collector(HELLO_BYTES);
+  #done = false;
+  /** Peer's process index and channel (valid after DONE). */
+  process = -1;
+  channel = -1;
+  /** After DONE: the ACCEPT message to send. */
+  accept: Uint8Array = new Uint8Array(0);
+  /** After DONE: bytes that followed HELLO (already frames). */
+  rest: Uint8Array = new Uint8Array(0);
+  /** After FAILED: why (constant text for the log). */
+  failure = '';
+
+  constructor(jobKey: string) {
+    this.#jobKey = jobKey;
+  }
+
+  /** The CHALLENGE to send as soon as the connection is accepted. */
+  challenge(): Uint8Array {
+    const out = new Uint8Array(CHALLENGE_BYTES);
+    out.set(MAGIC, 0);
+    out.set(this.#nonceS, MAGIC.length);
+    return out;
+  }
+
+  feed(chunk: Uint8Array): HandshakeStatus {
+    if (this.#done) return HANDSHAKE_STATUS.FAILED;
+    const c = this.#hello;
+    const before = c.fill;
+    const complete = c.add(chunk);
+    // Reject garbage as soon as its first bytes show it, not only when 80 bytes arrived.
+    if (before < MAGIC.length) {
+      const upto = Math.min(c.fill, MAGIC.length);
+      for (let i = before; i < upto; i++) {
+        if (c.buf[i] !== MAGIC[i]) return this.#fail('bad magic in hello');
+      }
+    }
+    if (!complete) return HANDSHAKE_STATUS.PENDING;
+    this.#done = true;
+    const b = c.buf;
+    if (!hasMagic(b)) return this.#fail('bad magic in hello');
+    const dv = Buffer.from(b.buffer, b.byteOffset, b.byteLength);
+    const process = dv.readUInt32LE(MAGIC.length);
+    const channel = dv.readUInt32LE(MAGIC.length + 4);
+    const nonceC = b.subarray(MAGIC.length + 8, MAGIC.length + 8 + NONCE_BYTES);
+    const got = b.subarray(MAGIC.length + 8 + NONCE_BYTES);
+    const want = mac(this.#jobKey, 'C', this.#nonceS, nonceC, process, channel);
+    if (!timingSafeEqual(got, want)) return this.#fail('job key proof does not match');
+    this.process = process;
+    this.channel = channel;
+    const accept = new Uint8Array(ACCEPT_BYTES);
+    accept.set(MAGIC, 0);
+    accept.set(mac(this.#jobKey, 'S', this.#nonceS, nonceC, process, channel), MAGIC.length);
+    this.accept = accept;
+    this.rest = c.rest;
+    return HANDSHAKE_STATUS.DONE;
+  }
+
+  #fail(reason: string): HandshakeStatus {
+    this.#done = true;
+    this.failure = reason;
+    return HANDSHAKE_STATUS.FAILED;
+  }
+}
+
+/** Connecting side: answers CHALLENGE with HELLO, then checks ACCEPT. */
+export class ClientHandshake {
+  readonly #jobKey: string;
+  readonly #process: number;
+  readonly #channel: number;
+  readonly #nonceC = randomBytes(NONCE_BYTES);
+  readonly #challenge = new Collector(CHALLENGE_BYTES);
+  readonly #accept = new Collector(ACCEPT_BYTES);
+  #nonceS: Uint8Array | null = null;
+  #finished = false;
+  /** After the challenge arrived: the HELLO to send (then feed() returns PENDING until ACCEPT). */
+  hello: Uint8Array | null = null;
+  /** After DONE: bytes that followed ACCEPT. */
+  rest: Uint8Array = new Uint8Array(0);
+  /** After FAILED: why (constant text). */
+  failure = '';
+
+  constructor(jobKey: string, process: number, channel: number) {
+    this.#jobKey = jobKey;
+    this.#process = process;
+    this.#channel = channel;
+  }
+
+  /**
+   * Feeds bytes from the server. When the CHALLENGE completes, `hello` is set
+   * (send it, once) and feed continues with any bytes that followed.
+   */
+  feed(chunk: Uint8Array): HandshakeStatus {
+    if (this.#finished) return HANDSHAKE_STATUS.FAILED;
+    let data = chunk;
+    if (this.#nonceS === null) {
+      if (!this.#challenge.add(data)) return HANDSHAKE_STATUS.PENDING;
+      const b = this.#challenge.buf;
+      if (!hasMagic(b)) return this.#fail('bad magic in challenge');
+      this.#nonceS = b.subarray(MAGIC.length);
+      const hello = new Uint8Array(HELLO_BYTES);
+      hello.set(MAGIC, 0);
+      const ids = Buffer.from(hello.buffer, hello.byteOffset, hello.byteLength);
+      ids.writeUInt32LE(this.#process >>> 0, MAGIC.length);
+      ids.writeUInt32LE(this.#channel >>> 0, MAGIC.length + 4);
+      hello.set(this.#nonceC, MAGIC.length + 8);
+      hello.set(mac(this.#jobKey, 'C', this.#nonceS, this.#nonceC, this.#process, this.#channel), MAGIC.length + 8 + NONCE_BYTES);
+      this.hello = hello;
+      data = this.#challenge.rest;
+      if (data.length === 0) return HANDSHAKE_STATUS.PENDING;
+    }
+    if (!this.#accept.add(data)) return HANDSHAKE_STATUS.PENDING;
+    this.#finished = true;
+    const b = this.#accept.buf;
+    if (!hasMagic(b)) return this.#fail('bad magic in accept');
+    const want = mac(this.#jobKey, 'S', this.#nonceS, this.#nonceC, this.#process, this.#channel);
+    if (!timingSafeEqual(b.subarray(MAGIC.length), want)) return this.#fail('server job key proof does not match');
+    this.rest = this.#accept.rest;
+    return HANDSHAKE_STATUS.DONE;
+  }
+
+  #fail(reason: string): HandshakeStatus {
+    this.#finished = true;
+    this.failure = reason;
+    return HANDSHAKE_STATUS.FAILED;
+  }
+}

@@ -1,0 +1,201 @@
+/**
+ * One accepted connection: the server side of the handshake, then the frame
+ * parser that delivers every frame of a chunk in one loop.
+ *
+ * States
+ *   HANDSHAKE  CHALLENGE sent, waiting for HELLO (timer armed). A bad HELLO,
+ *              garbage, a timeout, a process index out of range or a channel
+ *              this instance does not own: logged with log.warn and destroyed;
+ *              the transport carries on.
+ *   OPEN       frames flow in; a GOODBYE frame marks the peer as departing,
+ *              so its end of stream is graceful. An end of stream without
+ *              GOODBYE while we are not closing is a lost peer.
+ *   CLOSED     socket closed.
+ *
+ * The return direction carries the ACCEPT and, when this transport closes, a
+ * GOODBYE frame before our end of stream.
+ */
+import type net from 'node:net';
+import type { FrameHeader } from '@tsmpi/core/transport';
+import type { ConnectionOwner } from './connection-owner.ts';
+import { HEADER_BYTES, KIND_GOODBYE, encodeHeader } from './frame-codec.ts';
+import { FrameParser, PARSE_STATUS, type FrameSink } from './frame-parser.ts';
+import { HANDSHAKE_STATUS, ServerHandshake } from './handshake.ts';
+import { MAX_PAYLOAD_BYTES } from './tuning.ts';
+
+const STATE_HANDSHAKE = 0;
+const STATE_OPEN = 1;
+const STATE_CLOSED = 2;
+
+const kConn = Symbol('tsmpi.inboundConnection');
+type ConnSocket = net.Socket & { [kConn]: InboundConnection };
+
+/** Shared, never modified: the socket may keep a reference until it is written. */
+const GOODBYE = new Uint8Array(HEADER_BYTES);
+encodeHeader(GOODBYE, 0, { kind: KIND_GOODBYE, flags: 0, contextId: 0, srcEndpoint: 0, dstEndpoint: 0, tag: 0, seq: 0, aux: 0, aux2: 0, payloadLength: 0 }, 0);
+
+export class InboundConnection implements FrameSink {
+  readonly #owner: ConnectionOwner;
+  readonly #socket: net.Socket;
+  #state = STATE_HANDSHAKE;
+  #handshake: ServerHandshake | null;
+  #parser: FrameParser | null = null;
+  #hasGoodbye = false;
+  #isEnding = false;
+  /** Peer process and channel, known once the handshake is done (-1 before). */
+  process = -1;
+  channel = -1;
+
+  constructor(owner: ConnectionOwner, socket: net.Socket) {
+    this.#owner = owner;
+    this.#socket = socket;
+    this.#handshake = new ServerHandshake(owner._jobKey);
+    const s = socket as ConnSocket;
+    s[kConn] = this;
+    socket.unref();
+    socket.setNoDelay(true);
+    socket.setTimeout(owner._tuning.handshakeTimeoutMs);
+    socket.on('data', socketOnData);
+    socket.on('end', socketOnEnd);
+    socket.on('error', socketOnError);
+    socket.on('close', socketOnClose);
+    socket.on('timeout', socketOnTimeout);
+    socket.write(this.#handshake.challenge());
+  }
+
+  /** close(): say GOODBYE and end our side; keep reading until the peer ends its side. */
+  beginClose(): void {
+    if (this.#state === STATE_OPEN) {
+      if (this.#isEnding) return;
+      this.#isEnding = true;
+      this.#socket.write(GOODBYE);
+      this.#socket.end();
+    } else if (this.#state === STATE_HANDSHAKE) {
+      this.#socket.destroy();
+    }
+  }
+
+  destroy(): void {
+    this.#parser?.stop();
+    this.#socket.destroy();
+  }
+
+  // FrameSink
+  frameArrived(header: FrameHeader, payload: Uint8Array): void {
+    if (header.kind === KIND_GOODBYE) {
+      this.#hasGoodbye = true;
+      this.#owner._peerDeparted(this.process);
+      return;
+    }
+    const owner = this.#owner;
+    owner._received[this.channel]!++;
+    owner._handlers.onDeliver(this.process, header, payload);
+  }
+
+  frameTarget(header: FrameHeader): Uint8Array | null {
+    const handlers = this.#owner._handlers;
+    return handlers.payloadTarget === undefined ? null : handlers.payloadTarget(this.process, header);
+  }
+
+  /** @internal socket 'data' (hot path) */
+  _onData(chunk: Buffer): void {
+    if (this.#state === STATE_OPEN) {
+      if (this.#parser!.feed(chunk) !== PARSE_STATUS.OK) {
+        this.#lose('TSMPI_ERR_SOCKET', 'frame header announces an impossible payload length');
+      }
+      return;
+    }
+    const hs = this.#handshake;
+    if (this.#state !== STATE_HANDSHAKE || hs === null) return;
+    const status = hs.feed(chunk);
+    if (status === HANDSHAKE_STATUS.PENDING) return;
+    if (status === HANDSHAKE_STATUS.FAILED) {
+      this.#refuse(hs.failure);
+      return;
+    }
+    const owner = this.#owner;
+    if (!owner._isChannelOwned(hs.channel)) {
+      this.#refuse('channel not owned by this transport');
+      return;
+    }
+    if (hs.process >= owner._processCount) {
+      this.#refuse('process index out of range');
+      return;
+    }
+    this.#handshake = null;
+    this.process = hs.process;
+    this.channel = hs.channel;
+    this.#state = STATE_OPEN;
+    this.#socket.setTimeout(0);
+    this.#socket.write(hs.accept);
+    this.#parser = new FrameParser(this, owner._tuning.targetMinBytes, MAX_PAYLOAD_BYTES);
+    if (owner._isClosing) {
+      this.beginClose();
+      return;
+    }
+    if (hs.rest.length > 0) this._onData(Buffer.from(hs.rest.buffer, hs.rest.byteOffset, hs.rest.length));
+  }
+
+  /** @internal socket 'end' */
+  _onEnd(): void {
+    if (this.#state === STATE_OPEN && !this.#hasGoodbye && !this.#owner._isClosing) {
+      this.#lose('TSMPI_ERR_PEER_CLOSED', 'peer ended the connection without saying goodbye');
+    }
+  }
+
+  /** @internal socket 'error': 'close' follows and decides. */
+  _onError(err: Error): void {
+    if (this.#state === STATE_OPEN && !this.#hasGoodbye && !this.#owner._isClosing) {
+      this.#lose('TSMPI_ERR_PEER_CLOSED', err.message, err);
+    }
+  }
+
+  /** @internal socket 'timeout' (armed only while handshaking) */
+  _onTimeout(): void {
+    if (this.#state === STATE_HANDSHAKE) this.#refuse('handshake timed out');
+  }
+
+  /** @internal socket 'close' */
+  _onClose(): void {
+    if (this.#state === STATE_OPEN && !this.#hasGoodbye && !this.#owner._isClosing) {
+      this.#lose('TSMPI_ERR_PEER_CLOSED', 'connection closed unexpectedly');
+    }
+    this.#state = STATE_CLOSED;
+    this.#parser?.stop();
+    this.#owner._socketClosed();
+  }
+
+  #refuse(reason: string): void {
+    const s = this.#socket;
+    this.#owner._log.warn({ remoteAddress: s.remoteAddress, remotePort: s.remotePort, reason }, 'refused a connection that failed the handshake');
+    this.#state = STATE_CLOSED;
+    this.#handshake = null;
+    s.destroy();
+  }
+
+  #lose(code: string, message: string, cause?: unknown): void {
+    const process = this.process;
+    this.#state = STATE_CLOSED;
+    this.#parser?.stop();
+    this.#socket.destroy();
+    this.#owner._peerLost(process, cause === undefined
+      ? { code, message: `channel ${this.channel} from process ${process}: ${message}` }
+      : { code, message: `channel ${this.channel} from process ${process}: ${message}`, cause });
+  }
+}
+
+function socketOnData(this: ConnSocket, chunk: Buffer): void {
+  this[kConn]._onData(chunk);
+}
+function socketOnEnd(this: ConnSocket): void {
+  this[kConn]._onEnd();
+}
+function socketOnError(this: ConnSocket, err: Error): void {
+  this[kConn]._onError(err);
+}
+function socketOnClose(this: ConnSocket): void {
+  this[kConn]._onClose();
+}
+function socketOnTimeout(this: ConnSocket): void {
+  this[kConn]._onTimeout();
+}

@@ -1,0 +1,15 @@
+/**
+ * @tsmpi/transport-tcp: the multichannel TCP transport. Core loads it by name
+ * (`await import('@tsmpi/transport-tcp')`) and calls createTransport(options);
+ * the contract is @tsmpi/core/transport (interface.ts).
+ */
+import type { TransportFactory } from '@tsmpi/core/transport';
+import { TcpTransport } from './tcp-transport.ts';
+import { DEFAULT_TUNING } from './tuning.ts';
+
+/** Creates a TCP transport instance with the default tuning (tuning.ts). */
+export const createTransport: TransportFactory = (options) => new TcpTransport(options, DEFAULT_TUNING);
+
+export { TcpTransport } from './tcp-transport.ts';
+export { DEFAULT_TUNING } from './tuning.ts';
+export type { TcpTuning } from './tuning.ts';

@@ -1,0 +1,297 @@
+/**
+ * TcpTransport: the multichannel TCP implementation of the core transport
+ * contract (@tsmpi/core/transport, interface.ts; papers/multichannel-parallel-
+ * queues.txt 3.1-3.2: channel = (src + dst) mod C keeps per-pair order and
+ * spreads one process's traffic over C connections).
+ *
+ * Roles: one instance per thread that runs channel engines; it owns
+ * `options.channels` towards every peer. It listens once (one server for all
+ * its channels: the handshake names the channel, and a connection for a
+ * channel this instance does not own is refused), publishes "host:port", and
+ * after start() opens outbound connections lazily, one per (peer, channel),
+ * on the first send. It sends only on connections it opened and receives
+ * only on connections it accepted, so there are no connection races.
+ *
+ * In threads mode each channel's instance has its own listener, so the device
+ * must give the instance that owns channel c, for every peer, the address
+ * published by that peer's instance owning c (the contract's one string per
+ * process is read that way).
+ *
+ * Flushing: connections with queued frames register once per turn; one
+ * process.nextTick (tuning.flushWith) flushes them all: one socket write per
+ * channel per turn. See tuning.ts for why nextTick is the default.
+ *
+ * Peers: state per peer is ALIVE, DEPARTED (it sent GOODBYE: its close() is
+ * graceful) or LOST (reported once through onPeerLost). Sending to a departed
+ * or lost peer drops the frame; a departed peer is then reported lost once
+ * (its frames cannot be delivered). Nothing is reported after our own close()
+ * or destroy() started.
+ */
+import net from 'node:net';
+import type {
+  FrameHeader, Transport, TransportError, TransportHandlers, TransportLog, TransportOptions,
+} from '@tsmpi/core/transport';
+import { formatAddress, parseAddress, type HostPort } from './address.ts';
+import { ChannelConnection } from './channel-connection.ts';
+import type { ConnectionOwner } from './connection-owner.ts';
+import { InboundConnection } from './inbound-connection.ts';
+import { DEFAULT_TUNING, type TcpTuning } from './tuning.ts';
+
+const PEER_ALIVE = 0;
+const PEER_DEPARTED = 1;
+const PEER_LOST = 2;
+
+const kTransport = Symbol('tsmpi.tcpTransport');
+type OwnedServer = net.Server & { [kTransport]: TcpTransport };
+
+interface Flushable {
+  flush(): void;
+}
+
+export class TcpTransport implements Transport, ConnectionOwner {
+  readonly _handlers: TransportHandlers;
+  readonly _log: TransportLog;
+  readonly _tuning: TcpTuning;
+  readonly _jobKey: string;
+  readonly _process: number;
+  readonly _processCount: number;
+  readonly _received: number[];
+  _isClosing = false;
+
+  readonly #channelCount: number;
+  readonly #isOwned: boolean[];
+  readonly #listenHost: string;
+  readonly #sent: number[];
+  /** Outbound connections, index peer * C + channel. */
+  readonly #out: (ChannelConnection | undefined)[];
+  readonly #inbound = new Set<InboundConnection>();
+  readonly #peerState: Uint8Array;
+  #addresses: (HostPort | null)[] = [];
+  #server: net.Server | null = null;
+  #isServerClosed = true;
+  #liveSockets = 0;
+  readonly #dirty: Flushable[] = [];
+  #isFlushScheduled = false;
+  readonly #flushWithMicrotask: boolean;
+  readonly #flushBound = (): void => this._flushAll();
+  #closePromise: Promise<void> | null = null;
+  #resolveClose: (() => void) | null = null;
+  #closeTimer: NodeJS.Timeout | null = null;
+
+  constructor(options: TransportOptions, tuning: TcpTuning = DEFAULT_TUNING) {
+    const C = options.channelCount;
+    this._handlers = options.handlers;
+    this._log = options.log;
+    this._tuning = tuning;
+    this._jobKey = options.jobKey;
+    this._process = options.process;
+    this._processCount = options.processCount;
+    this.#channelCount = C;
+    this.#listenHost = options.listenHost;
+    this.#isOwned = new Array<boolean>(C).fill(options.channels === undefined);
+    if (options.channels !== undefined) for (const c of options.channels) this.#isOwned[c] = true;
+    this.#sent = new Array<number>(C).fill(0);
+    this._received = new Array<number>(C).fill(0);
+    this.#out = new Array<ChannelConnection | undefined>(options.processCount * C);
+    this.#peerState = new Uint8Array(options.processCount);
+    this.#flushWithMicrotask = tuning.flushWith === 'microtask';
+  }
+
+  listen(): Promise<string> {
+    return new Promise((resolve, reject) => {
+      const server = net.createServer({ noDelay: true }) as OwnedServer;
+      server[kTransport] = this;
+      this.#server = server;
+      const onListenError = (err: Error): void => reject(err);
+      server.once('error', onListenError);
+      server.listen(0, this.#listenHost, () => {
+        server.off('error', onListenError);
+        server.on('error', serverOnError);
+        server.on('connection', serverOnConnection);
+        this.#isServerClosed = false;
+        // The transport never holds the event loop (interface.ts): the device does while operations are pending.
+        server.unref();
+        const port = (server.address() as net.AddressInfo).port;
+        resolve(formatAddress(this.#listenHost, port));
+      });
+    });
+  }
+
+  start(peerAddresses: readonly string[]): void {
+    this.#addresses = peerAddresses.map(parseAddress);
+  }
+
+  /**
+   * Queues a frame on channel (srcEndpoint + dstEndpoint) mod C (contract in interface.ts).
+   * Frames to a lost or departed peer, or sent after close()/destroy(), are dropped.
+   * @throws RangeError when dstProcess is out of range or the channel is not owned
+   *   by this instance (a device bug, never a network event)
+   */
+  send(dstProcess: number, header: FrameHeader, payload: Uint8Array | null, sentToken: number): boolean {
+    if (this._isClosing) return true; // dropped: the transport is closing
+    const C = this.#channelCount;
+    const channel = (header.srcEndpoint + header.dstEndpoint) % C;
+    if (this.#isOwned[channel] !== true) {
+      throw new RangeError(`channel ${channel} (endpoints ${header.srcEndpoint} -> ${header.dstEndpoint}) is not owned by this transport`);
+    }
+    const state = this.#peerState[dstProcess];
+    if (state !== PEER_ALIVE) {
+      if (state === PEER_DEPARTED) {
+        process.nextTick(reportLost, this, dstProcess, { code: 'TSMPI_ERR_PEER_CLOSED', message: `process ${dstProcess} has closed its transport` });
+      } else if (state === undefined) {
+        throw new RangeError(`process ${dstProcess} is out of range`);
+      }
+      return true;
+    }
+    const slot = dstProcess * C + channel;
+    const conn = this.#out[slot] ?? this.#openChannel(dstProcess, channel);
+    if (conn === null) return true;
+    this.#sent[channel]!++;
+    return conn.queue(header, payload, sentToken);
+  }
+
+  channelStats(): { sent: number; received: number }[] {
+    const stats: { sent: number; received: number }[] = [];
+    for (let c = 0; c < this.#channelCount; c++) stats.push({ sent: this.#sent[c]!, received: this._received[c]! });
+    return stats;
+  }
+
+  close(): Promise<void> {
+    if (this.#closePromise !== null) return this.#closePromise;
+    this._isClosing = true;
+    this.#closePromise = new Promise<void>((resolve) => {
+      this.#resolveClose = resolve;
+    });
+    this.#closeServer();
+    for (const conn of this.#out) conn?.beginClose();
+    for (const conn of this.#inbound) conn.beginClose();
+    this.#closeTimer = setTimeout(closeTimedOut, this._tuning.closeTimeoutMs, this);
+    this.#closeTimer.unref();
+    this.#checkClosed();
+    return this.#closePromise;
+  }
+
+  destroy(err?: TransportError): void {
+    if (err !== undefined) this._log.debug({ code: err.code }, 'transport destroyed');
+    this._isClosing = true;
+    this.#closeServer();
+    for (const conn of this.#out) conn?.destroy();
+    for (const conn of this.#inbound) conn.destroy();
+    this.#dirty.length = 0;
+    this.#finishClose();
+  }
+
+  // ConnectionOwner
+
+  _isChannelOwned(channel: number): boolean {
+    return this.#isOwned[channel] === true;
+  }
+
+  _scheduleFlush(flushable: Flushable): void {
+    this.#dirty.push(flushable);
+    if (this.#isFlushScheduled) return;
+    this.#isFlushScheduled = true;
+    if (this.#flushWithMicrotask) queueMicrotask(this.#flushBound);
+    else process.nextTick(flushAll, this);
+  }
+
+  _flushAll(): void {
+    this.#isFlushScheduled = false;
+    const dirty = this.#dirty;
+    for (let i = 0; i < dirty.length; i++) dirty[i]!.flush();
+    dirty.length = 0;
+  }
+
+  _peerDeparted(process: number): void {
+    if (this.#peerState[process] === PEER_ALIVE) this.#peerState[process] = PEER_DEPARTED;
+  }
+
+  _peerLost(process: number, err: TransportError): void {
+    if (this.#peerState[process] === PEER_LOST) return;
+    this.#peerState[process] = PEER_LOST;
+    const C = this.#channelCount;
+    for (let c = 0; c < C; c++) this.#out[process * C + c]?.destroy();
+    if (this._isClosing) return;
+    this._log.warn({ peer: process, code: err.code, reason: err.message }, 'peer lost');
+    this._handlers.onPeerLost(process, err);
+  }
+
+  _socketClosed(): void {
+    this.#liveSockets--;
+    this.#checkClosed();
+  }
+
+  _accept(socket: net.Socket): void {
+    if (this._isClosing) {
+      socket.destroy();
+      return;
+    }
+    this.#liveSockets++;
+    const conn = new InboundConnection(this, socket);
+    this.#inbound.add(conn);
+    socket.once('close', () => this.#inbound.delete(conn));
+  }
+
+  #openChannel(peer: number, channel: number): ChannelConnection | null {
+    const address = this.#addresses[peer];
+    if (address === undefined || address === null) {
+      process.nextTick(reportLost, this, peer, { code: 'TSMPI_ERR_CONNECT', message: `no valid address for process ${peer} (was start() called?)` });
+      return null;
+    }
+    const conn = new ChannelConnection(this, peer, channel);
+    this.#out[peer * this.#channelCount + channel] = conn;
+    this.#liveSockets++;
+    conn.connect(address);
+    return conn;
+  }
+
+  #closeServer(): void {
+    const server = this.#server;
+    if (server === null) return;
+    this.#server = null;
+    server.close(() => {
+      this.#isServerClosed = true;
+      this.#checkClosed();
+    });
+  }
+
+  #checkClosed(): void {
+    if (this.#resolveClose !== null && this.#liveSockets === 0 && this.#isServerClosed) this.#finishClose();
+  }
+
+  #finishClose(): void {
+    if (this.#closeTimer !== null) clearTimeout(this.#closeTimer);
+    this.#closeTimer = null;
+    const resolve = this.#resolveClose;
+    this.#resolveClose = null;
+    if (this.#closePromise === null) this.#closePromise = Promise.resolve();
+    resolve?.();
+  }
+
+  /** @internal close timeout: drop what is still open. */
+  _closeTimedOut(): void {
+    if (this.#resolveClose === null) return;
+    this._log.warn({ liveSockets: this.#liveSockets }, 'close timed out; destroying remaining connections');
+    this.destroy();
+  }
+}
+
+function flushAll(t: TcpTransport): void {
+  t._flushAll();
+}
+
+function reportLost(t: TcpTransport, peer: number, err: TransportError): void {
+  t._peerLost(peer, err);
+}
+
+function closeTimedOut(t: TcpTransport): void {
+  t._closeTimedOut();
+}
+
+function serverOnConnection(this: OwnedServer, socket: net.Socket): void {
+  this[kTransport]._accept(socket);
+}
+
+function serverOnError(this: OwnedServer, err: Error): void {
+  this[kTransport]._log.error({ err: err.message }, 'listening server error');
+}

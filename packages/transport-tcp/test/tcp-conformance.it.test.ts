@@ -1,0 +1,258 @@
+// testlist: { file: 'tcp-conformance.it.test.ts', np: [1] } — N transports in one process, real sockets on 127.0.0.1.
+import net from 'node:net';
+import { describe, expect, it } from 'vitest';
+import { newFrameHeader, transportConformance, type FrameHeader, type TransportHandlers } from '@tsmpi/core/transport';
+import { HEADER_BYTES, encodeHeader } from '../src/frame-codec.ts';
+import { CHALLENGE_BYTES, ClientHandshake, HANDSHAKE_STATUS } from '../src/handshake.ts';
+import { createTransport, TcpTransport } from '../src/index.ts';
+import { makeTcpJob, makeTcpTransports, recordingLog } from './tcp-harness.ts';
+
+transportConformance('tcp', (spec) => makeTcpTransports(spec), { describe, it, expect });
+
+class Rec implements TransportHandlers {
+  seqs: number[] = [];
+  lost: { process: number; code: string }[] = [];
+  onDeliver(_src: number, h: FrameHeader): void {
+    this.seqs.push(h.seq);
+  }
+  onSent(): void {}
+  onPeerLost(process: number, err: { code: string }): void {
+    this.lost.push({ process, code: err.code });
+  }
+}
+
+async function waitUntil(cond: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+function hostPort(address: string): { host: string; port: number } {
+  const i = address.lastIndexOf(':');
+  return { host: address.slice(0, i), port: Number(address.slice(i + 1)) };
+}
+
+/** Connects raw, sends `bytes`, resolves when the server closes the connection. */
+function rawConnect(address: string, bytes: Uint8Array | null): Promise<{ received: number }> {
+  return new Promise((resolve) => {
+    const s = net.connect(hostPort(address));
+    let received = 0;
+    s.on('data', (d) => {
+      received += d.length;
+    });
+    s.on('connect', () => {
+      if (bytes !== null) s.write(bytes);
+    });
+    s.on('error', () => {});
+    s.on('close', () => resolve({ received }));
+  });
+}
+
+function hdr(seq: number): FrameHeader {
+  return { ...newFrameHeader(), kind: 1, seq, srcEndpoint: 0, dstEndpoint: 1 };
+}
+
+describe('tcp transport', () => {
+  it('is created through the createTransport factory', async () => {
+    const t = createTransport({
+      process: 0, processCount: 1, channelCount: 2, jobKey: 'k', listenHost: '127.0.0.1', log: recordingLog(), handlers: new Rec(),
+    });
+    const address = await t.listen();
+    expect(address).toMatch(/^127\.0\.0\.1:\d+$/);
+    await t.close();
+  });
+
+  it('sends everything queued on a channel in one turn with ONE socket write', async () => {
+    const rs = [new Rec(), new Rec()];
+    const ts = await makeTcpTransports({ processCount: 2, channelCount: 1, handlers: rs });
+    try {
+      ts[0]!.send(1, hdr(0), null, -1);
+      await waitUntil(() => rs[1]!.seqs.length === 1, 'connection');
+      const write = net.Socket.prototype.write;
+      let writes = 0;
+      net.Socket.prototype.write = function (this: net.Socket, ...args: unknown[]) {
+        writes++;
+        return (write as (...a: unknown[]) => boolean).apply(this, args);
+      } as typeof write;
+      try {
+        for (let i = 1; i <= 12; i++) ts[0]!.send(1, hdr(i), Uint8Array.of(i), -1);
+        await new Promise((r) => setImmediate(r));
+      } finally {
+        net.Socket.prototype.write = write;
+      }
+      expect(writes).toBe(1);
+      await waitUntil(() => rs[1]!.seqs.length === 13, '13 frames');
+    } finally {
+      for (const t of ts) t.destroy();
+    }
+  });
+
+  it('keeps random-size payloads intact under backpressure (copied and by reference)', async () => {
+    let bad = 0;
+    let got = 0;
+    let sent = 0;
+    const rs: TransportHandlers[] = [
+      { onDeliver() {}, onSent: () => void sent++, onPeerLost() {} },
+      {
+        onDeliver(_src, h, p) {
+          got++;
+          if (p.length !== h.aux) bad++;
+          for (let i = 0; i < p.length; i++) if (p[i] !== ((i + h.seq) & 255)) { bad++; break; }
+        },
+        onSent() {},
+        onPeerLost() {},
+      },
+    ];
+    const ts = await makeTcpTransports({ processCount: 2, channelCount: 1, handlers: rs });
+    try {
+      let seed = 12345;
+      const random = (): number => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+      let seq = 0;
+      let refs = 0;
+      for (let burst = 0; burst < 150; burst++) {
+        for (let k = 0; k < 20; k++) {
+          const len = Math.floor(random() ** 3 * 300_000);
+          const p = new Uint8Array(len);
+          for (let i = 0; i < len; i++) p[i] = (i + seq) & 255;
+          const h = { ...newFrameHeader(), kind: 1, seq, aux: len, srcEndpoint: 0, dstEndpoint: 1 };
+          ts[0]!.send(1, h, p, random() < 0.5 ? refs++ : -1);
+          seq++;
+        }
+        if (burst % 3 === 0) await new Promise((r) => setImmediate(r));
+      }
+      await waitUntil(() => got === seq && sent === refs, 'all frames and onSent');
+      expect(bad).toBe(0);
+    } finally {
+      for (const t of ts) t.destroy();
+    }
+  });
+
+  it('refuses and logs a wrong key, garbage and a silent connection while real traffic continues', async () => {
+    const log = recordingLog();
+    const rs = [new Rec(), new Rec()];
+    const { transports: ts, addresses } = await makeTcpJob({
+      processCount: 2, channelCount: 2, handlers: rs, log, jobKey: 'right-key', tuning: { handshakeTimeoutMs: 300 },
+    });
+    try {
+      let n = 0;
+      const pump = setInterval(() => {
+        for (let i = 0; i < 50; i++) ts[0]!.send(1, hdr(n++), Uint8Array.of(1, 2, 3), -1);
+      }, 5);
+      // a process with the wrong key: the server closes it right after HELLO
+      const wrong = new ClientHandshake('wrong-key', 0, 1);
+      const wrongDone = new Promise<number>((resolve) => {
+        const s = net.connect(hostPort(addresses[1]!));
+        s.on('data', (d) => {
+          wrong.feed(d);
+          if (wrong.hello !== null && !s.destroyed) s.write(wrong.hello);
+        });
+        s.on('error', () => {});
+        s.on('close', () => resolve(0));
+      });
+      const [, garbage, silent] = await Promise.all([
+        wrongDone,
+        rawConnect(addresses[1]!, Buffer.from('GET / HTTP/1.1\r\nHost: x\r\n\r\n')),
+        rawConnect(addresses[1]!, null),
+      ]);
+      expect(garbage.received).toBe(CHALLENGE_BYTES); // the challenge, then nothing
+      expect(silent.received).toBe(CHALLENGE_BYTES);
+      // an impostor transport with the wrong key is refused and reports it
+      const impostorRec = new Rec();
+      const [impostor] = await makeTcpTransports({ processCount: 2, channelCount: 2, handlers: [impostorRec], jobKey: 'wrong-key' });
+      impostor!.start(addresses);
+      impostor!.send(1, hdr(999_999), null, -1);
+      await waitUntil(() => impostorRec.lost.length === 1, 'impostor refused');
+      expect(impostorRec.lost[0]).toEqual({ process: 1, code: 'TSMPI_ERR_HANDSHAKE' });
+      impostor!.destroy();
+      clearInterval(pump);
+      await waitUntil(() => rs[1]!.seqs.length === n, 'all real frames');
+      expect(rs[1]!.seqs.every((s, i) => s === i)).toBe(true);
+      expect(rs[0]!.lost.length + rs[1]!.lost.length).toBe(0);
+      const reasons = log.records.filter((r) => r.level === 'warn').map((r) => (r.obj as { reason: string }).reason).sort();
+      expect(reasons).toEqual(['bad magic in hello', 'handshake timed out', 'job key proof does not match', 'job key proof does not match']);
+    } finally {
+      for (const t of ts) t.destroy();
+    }
+  });
+
+  it('refuses a connection for a channel the instance does not own', async () => {
+    const log = recordingLog();
+    const { transports: ts, addresses } = await makeTcpJob({ processCount: 1, channelCount: 2, handlers: [new Rec()], log, jobKey: 'k' });
+    try {
+      const owner = ts[0]!;
+      const other = new TcpTransport({
+        process: 0, processCount: 1, channelCount: 2, channels: [0], jobKey: 'k', listenHost: '127.0.0.1', log, handlers: new Rec(),
+      });
+      const a = await other.listen();
+      // a client for channel 1 knocks at the instance that owns only channel 0
+      const hs = new ClientHandshake('k', 0, 1);
+      await new Promise<void>((resolve) => {
+        const s = net.connect(hostPort(a));
+        s.on('data', (d) => {
+          hs.feed(d);
+          if (hs.hello !== null && !s.destroyed) s.write(hs.hello);
+        });
+        s.on('error', () => {});
+        s.on('close', () => resolve());
+      });
+      expect(log.records.map((r) => (r.obj as { reason?: string }).reason)).toContain('channel not owned by this transport');
+      expect(addresses.length).toBe(1);
+      other.destroy();
+      await owner.close();
+    } finally {
+      for (const t of ts) t.destroy();
+    }
+  });
+
+  it('reports a peer that ends its connection without GOODBYE while we are not closing', async () => {
+    const rs = [new Rec(), new Rec()];
+    const { transports: ts, addresses } = await makeTcpJob({ processCount: 2, channelCount: 1, handlers: rs, jobKey: 'k' });
+    try {
+      // pretend to be process 0 on channel 0: handshake, one frame, then end without GOODBYE
+      const hs = new ClientHandshake('k', 0, 0);
+      const s = net.connect(hostPort(addresses[1]!));
+      s.on('error', () => {});
+      s.on('data', (d) => {
+        const st = hs.feed(d);
+        if (hs.hello !== null && st === HANDSHAKE_STATUS.PENDING && !s.writableEnded) s.write(hs.hello);
+        if (st === HANDSHAKE_STATUS.DONE) {
+          const f = new Uint8Array(HEADER_BYTES);
+          encodeHeader(f, 0, hdr(42), 0);
+          s.end(f);
+        }
+      });
+      await waitUntil(() => rs[1]!.lost.length === 1, 'onPeerLost');
+      expect(rs[1]!.seqs).toEqual([42]);
+      expect(rs[1]!.lost).toEqual([{ process: 0, code: 'TSMPI_ERR_PEER_CLOSED' }]);
+    } finally {
+      for (const t of ts) t.destroy();
+    }
+  });
+
+  it('works with one instance per channel (threads mode): each instance accepts only its channel', async () => {
+    const C = 2;
+    const recs = [[new Rec(), new Rec()], [new Rec(), new Rec()]]; // [process][channel]
+    const log = recordingLog();
+    const inst = recs.map((row, process) => row.map((handlers, channel) => new TcpTransport({
+      process, processCount: 2, channelCount: C, channels: [channel], jobKey: 'k', listenHost: '127.0.0.1', log, handlers,
+    })));
+    try {
+      const addr = await Promise.all(inst.map((row) => Promise.all(row.map((t) => t.listen()))));
+      for (let c = 0; c < C; c++) for (let p = 0; p < 2; p++) inst[p]![c]!.start([addr[0]![c]!, addr[1]![c]!]);
+      for (let i = 0; i < 100; i++) {
+        const h = hdr(i);
+        h.dstEndpoint = 1 + (i % 2); // channel (0 + d) mod 2
+        inst[0]![h.dstEndpoint % C]!.send(1, h, null, -1);
+      }
+      await waitUntil(() => recs[1]![0]!.seqs.length + recs[1]![1]!.seqs.length === 100, 'frames');
+      expect(recs[1]![1]!.seqs.every((s) => s % 2 === 0)).toBe(true); // d = 1 -> channel 1
+      expect(recs[1]![0]!.seqs.every((s) => s % 2 === 1)).toBe(true);
+      expect(log.records.length).toBe(0);
+      await Promise.all(inst.flat().map((t) => t.close()));
+    } finally {
+      for (const t of inst.flat()) t.destroy();
+    }
+  });
+});

@@ -1,0 +1,63 @@
+/**
+ * Builds N TCP transports in this process on 127.0.0.1 (listen, exchange
+ * addresses, start): what the device and the wire-up service do in a job.
+ */
+import type { TransportHandlers, TransportLog } from '@tsmpi/core/transport';
+import { TcpTransport } from '../src/tcp-transport.ts';
+import { DEFAULT_TUNING, type TcpTuning } from '../src/tuning.ts';
+
+export interface LogRecord {
+  level: string;
+  obj: object;
+  msg: string;
+}
+
+/** A logger that records warn/error (and drops debug/info). */
+export function recordingLog(records: LogRecord[] = []): TransportLog & { records: LogRecord[] } {
+  return {
+    records,
+    debug() {},
+    info() {},
+    warn(obj, msg) {
+      records.push({ level: 'warn', obj, msg });
+    },
+    error(obj, msg) {
+      records.push({ level: 'error', obj, msg });
+    },
+  };
+}
+
+export async function makeTcpTransports(spec: {
+  processCount: number;
+  channelCount: number;
+  handlers: readonly TransportHandlers[];
+  jobKey?: string;
+  log?: TransportLog;
+  tuning?: Partial<TcpTuning>;
+}): Promise<TcpTransport[]> {
+  return (await makeTcpJob(spec)).transports;
+}
+
+/** Like makeTcpTransports, also returning the published addresses. */
+export async function makeTcpJob(spec: {
+  processCount: number;
+  channelCount: number;
+  handlers: readonly TransportHandlers[];
+  jobKey?: string;
+  log?: TransportLog;
+  tuning?: Partial<TcpTuning>;
+}): Promise<{ transports: TcpTransport[]; addresses: string[] }> {
+  const tuning = { ...DEFAULT_TUNING, ...spec.tuning };
+  const ts = spec.handlers.map((handlers, process) => new TcpTransport({
+    process,
+    processCount: spec.processCount,
+    channelCount: spec.channelCount,
+    jobKey: spec.jobKey ?? 'c0ffee',
+    listenHost: '127.0.0.1',
+    log: spec.log ?? recordingLog(),
+    handlers,
+  }, tuning));
+  const addresses = await Promise.all(ts.map((t) => t.listen()));
+  for (const t of ts) t.start(addresses);
+  return { transports: ts, addresses };
+}
