@@ -1,0 +1,304 @@
+/**
+ * The process side of the wire-up service: implements PmiClient (client-api.ts)
+ * over one WebSocket speaking protocol.ts.
+ *
+ * Callers: core's init/finalize/abort and the --timeout roll-call, all on the
+ * process's main thread. Errors: every promise settles; when the connection to
+ * the launcher drops, pending requests reject with MPIError(ERR_OTHER) and the
+ * lost handler runs (core then exits the process).
+ *
+ * Event loop: the socket is referenced only while a request is outstanding
+ * (connect, fence, get, finalized, abort, close), so an idle client never keeps
+ * a finished program alive, while a rank waiting in fence stays alive until the
+ * fence completes. After close() nothing of the client remains.
+ *
+ * put() buffers locally; the buffered pairs travel with the next fence (PMI-2
+ * style), and fenceDone brings back every pair put before that fence, so get()
+ * after a fence is normally answered locally.
+ */
+import type { Socket } from 'node:net';
+import { WebSocket, type RawData } from 'ws';
+import type { JobEnv } from '../config/index.ts';
+import { ERR_OTHER, mpiError } from '../util/index.ts';
+import type { BlockedIn, FinalizeReport, PmiClient } from './client-api.ts';
+import {
+  CLOSE_CODES,
+  PMI_PROTOCOL_VERSION,
+  decodeServerMessage,
+  encodeClientMessage,
+  type ClientMessage,
+  type ServerMessage,
+} from './protocol.ts';
+
+/** Largest message accepted from the launcher; fenceDone carries the whole key/value store of a fence. */
+const MAX_PAYLOAD_BYTES = 64 * 1024 * 1024;
+/** How long connecting (TCP + WebSocket upgrade) may take before connectPmi rejects. */
+const HANDSHAKE_TIMEOUT_MS = 10_000;
+/** How long close() waits for the closing handshake before dropping the socket. */
+const CLOSE_TIMEOUT_MS = 1_000;
+
+interface Pending {
+  readonly call: string;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (err: Error) => void;
+}
+
+class WsPmiClient implements PmiClient {
+  readonly rank: number;
+  readonly size: number;
+  readonly #ws: WebSocket;
+  #socket: Socket | null = null;
+  #outstanding = 1; // the connect itself
+  #nextId = 1;
+  readonly #pending = new Map<number, Pending>();
+  #fence: Pending | null = null;
+  #puts: [string, string][] = [];
+  readonly #kv = new Map<string, string>();
+  #rollCall: (() => BlockedIn | null) | null = null;
+  #lost: ((err: Error) => void) | null = null;
+  #isWelcomed = false;
+  #isClosing = false;
+  #isClosed = false;
+  #lastError: Error | null = null;
+  #connect: { resolve: () => void; reject: (err: Error) => void } | null = null;
+  #closeWaiters: (() => void)[] = [];
+
+  constructor(env: JobEnv) {
+    this.rank = env.rank;
+    this.size = env.size;
+    this.#ws = new WebSocket(env.pmiUrl, {
+      perMessageDeflate: false,
+      maxPayload: MAX_PAYLOAD_BYTES,
+      handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
+    });
+    const ws = this.#ws;
+    ws.on('upgrade', (res) => {
+      this.#socket = res.socket as Socket;
+    });
+    ws.on('open', () => {
+      this.#send({ t: 'hello', v: PMI_PROTOCOL_VERSION, rank: env.rank, key: env.jobKey, pid: process.pid });
+    });
+    ws.on('message', (data: RawData) => this.#onMessage(data as Buffer));
+    ws.on('error', (err: Error) => {
+      this.#lastError = err;
+    });
+    ws.on('close', (code: number, reason: Buffer) => this.#onClose(code, reason.toString()));
+  }
+
+  /** Resolves once the service welcomed this process. */
+  ready(): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.#connect = { resolve, reject };
+    });
+  }
+
+  put(key: string, value: string): void {
+    this.#puts.push([key, value]);
+  }
+
+  fence(): Promise<void> {
+    if (this.#fence !== null) return Promise.reject(mpiError(ERR_OTHER, 'pmi.fence', 'a fence is already in progress'));
+    const err = this.#checkOpen('pmi.fence');
+    if (err !== null) return Promise.reject(err);
+    return new Promise<void>((resolve, reject) => {
+      this.#fence = { call: 'pmi.fence', resolve: resolve as (v: unknown) => void, reject };
+      this.#retain();
+      const puts = this.#puts;
+      this.#puts = [];
+      this.#send({ t: 'fence', puts });
+    });
+  }
+
+  get(key: string): Promise<string> {
+    const local = this.#kv.get(key);
+    if (local !== undefined) return Promise.resolve(local);
+    return this.#request<string | null>('pmi.get', (id) => ({ t: 'get', id, key })).then((value) => {
+      if (value === null) throw mpiError(ERR_OTHER, 'pmi.get', `no value was put for key "${key}" before the last fence`);
+      this.#kv.set(key, value);
+      return value;
+    });
+  }
+
+  reportInitialized(): void {
+    if (this.#checkOpen('pmi.reportInitialized') === null) this.#send({ t: 'initialized' });
+  }
+
+  reportFinalized(report: FinalizeReport): Promise<void> {
+    const plain: FinalizeReport = {
+      messagesSent: report.messagesSent,
+      messagesReceived: report.messagesReceived,
+      bytesSent: report.bytesSent,
+      bytesReceived: report.bytesReceived,
+    };
+    return this.#request<void>('pmi.reportFinalized', (id) => ({ t: 'finalized', id, report: plain }));
+  }
+
+  abort(code: number, message: string): Promise<void> {
+    return this.#request<void>('pmi.abort', (id) => ({ t: 'abort', id, code: Math.trunc(code), message }));
+  }
+
+  setRollCallHandler(handler: () => BlockedIn | null): void {
+    this.#rollCall = handler;
+  }
+
+  setLostHandler(handler: (err: Error) => void): void {
+    this.#lost = handler;
+  }
+
+  close(): Promise<void> {
+    if (this.#isClosed) return Promise.resolve();
+    const done = new Promise<void>((resolve) => this.#closeWaiters.push(resolve));
+    if (!this.#isClosing) {
+      this.#isClosing = true;
+      this.#failPending(mpiError(ERR_OTHER, 'pmi.close', 'the wire-up connection was closed'));
+      this.#retain(); // finish the closing handshake even if nothing else keeps the process alive
+      const timer = setTimeout(() => this.#ws.terminate(), CLOSE_TIMEOUT_MS);
+      this.#closeWaiters.push(() => clearTimeout(timer));
+      if (this.#ws.readyState === WebSocket.CONNECTING) this.#ws.terminate();
+      else this.#ws.close(CLOSE_CODES.normal);
+    }
+    return done;
+  }
+
+  #request<T>(call: string, build: (id: number) => ClientMessage): Promise<T> {
+    const err = this.#checkOpen(call);
+    if (err !== null) return Promise.reject(err);
+    const id = this.#nextId++;
+    return new Promise<T>((resolve, reject) => {
+      this.#pending.set(id, { call, resolve: resolve as (v: unknown) => void, reject });
+      this.#retain();
+      this.#send(build(id));
+    });
+  }
+
+  #checkOpen(call: string): Error | null {
+    if (this.#isClosing || this.#isClosed) return mpiError(ERR_OTHER, call, 'the wire-up connection is closed');
+    if (!this.#isWelcomed) return mpiError(ERR_OTHER, call, 'not connected to the wire-up service');
+    return null;
+  }
+
+  #send(message: ClientMessage): void {
+    if (this.#ws.readyState === WebSocket.OPEN) this.#ws.send(encodeClientMessage(message));
+  }
+
+  #retain(): void {
+    this.#outstanding++;
+    this.#socket?.ref();
+  }
+
+  #release(): void {
+    this.#outstanding--;
+    if (this.#outstanding === 0) this.#socket?.unref();
+  }
+
+  #onMessage(data: Buffer): void {
+    const m: ServerMessage | null = decodeServerMessage(data);
+    if (m === null) {
+      this.#lastError = new Error('malformed message from the wire-up service');
+      this.#ws.close(CLOSE_CODES.protocol, 'malformed message');
+      return;
+    }
+    switch (m.t) {
+      case 'welcome': {
+        if (m.size !== this.size) {
+          this.#lastError = new Error(`the wire-up service reports a job of size ${m.size}, expected ${this.size}`);
+          this.#ws.close(CLOSE_CODES.protocol, 'size mismatch');
+          return;
+        }
+        this.#isWelcomed = true;
+        this.#release();
+        const c = this.#connect;
+        this.#connect = null;
+        c?.resolve();
+        return;
+      }
+      case 'fenceDone': {
+        for (const [k, v] of m.kvs) this.#kv.set(k, v);
+        const f = this.#fence;
+        this.#fence = null;
+        if (f !== null) {
+          this.#release();
+          f.resolve(undefined);
+        }
+        return;
+      }
+      case 'getReply':
+        this.#settle(m.id, m.value);
+        return;
+      case 'ack':
+        this.#settle(m.id, undefined);
+        return;
+      case 'rollCall': {
+        let blockedIn: BlockedIn | null = null;
+        try {
+          blockedIn = this.#rollCall === null ? null : this.#rollCall();
+        } catch {
+          blockedIn = null;
+        }
+        const plain =
+          blockedIn === null
+            ? null
+            : { call: String(blockedIn.call), comm: String(blockedIn.comm), peer: blockedIn.peer, tag: blockedIn.tag };
+        this.#send({ t: 'rollCallReply', id: m.id, blockedIn: plain });
+        return;
+      }
+    }
+  }
+
+  #settle(id: number, value: unknown): void {
+    const p = this.#pending.get(id);
+    if (p === undefined) return;
+    this.#pending.delete(id);
+    this.#release();
+    p.resolve(value);
+  }
+
+  #failPending(err: Error): void {
+    const pending = [...this.#pending.values()];
+    this.#pending.clear();
+    const f = this.#fence;
+    this.#fence = null;
+    if (f !== null) pending.push(f);
+    for (const p of pending) {
+      this.#release();
+      p.reject(mpiError(ERR_OTHER, p.call, err.message, err));
+    }
+  }
+
+  #onClose(code: number, reason: string): void {
+    this.#isClosed = true;
+    this.#socket = null;
+    const wasClosing = this.#isClosing;
+    const detail =
+      code === CLOSE_CODES.badKey
+        ? 'the wire-up service refused the job key'
+        : `connection to the launcher's wire-up service lost (close code ${code}${reason === '' ? '' : `: ${reason}`}${
+            this.#lastError === null ? '' : `; ${this.#lastError.message}`
+          })`;
+    const err = mpiError(ERR_OTHER, 'pmi', detail, this.#lastError ?? undefined);
+    const c = this.#connect;
+    this.#connect = null;
+    if (c !== null) {
+      c.reject(mpiError(ERR_OTHER, 'pmi.connect', detail, this.#lastError ?? undefined));
+      this.#isClosing = true;
+    }
+    this.#failPending(err);
+    const waiters = this.#closeWaiters;
+    this.#closeWaiters = [];
+    for (const w of waiters) w();
+    if (!wasClosing && c === null && this.#lost !== null) this.#lost(err);
+  }
+}
+
+/**
+ * Joins the job's wire-up service: connects to env.pmiUrl, proves the job key
+ * and resolves once the service accepted this rank.
+ *
+ * @param env - the job environment (config/readJobEnv)
+ * @throws MPIError(ERR_OTHER) when the service cannot be reached or refuses the key or rank
+ */
+export async function connectPmi(env: JobEnv): Promise<PmiClient> {
+  const client = new WsPmiClient(env);
+  await client.ready();
+  return client;
+}

@@ -1,0 +1,179 @@
+/**
+ * The wire-up protocol between an MPI process (client.ts) and the launcher's
+ * wire-up service (packages/launcher/src/wireup-server.ts), a small PMI.
+ *
+ * Transport: one WebSocket per process, binary frames, each frame one message
+ * encoded with msgpackr as a plain object whose `t` field names its type.
+ *
+ * Conversation (client -> server unless marked <-):
+ *
+ *     hello {rank, key, pid}          must be first; a wrong key closes with CLOSE_CODES.badKey
+ *     <- welcome {size}               the connection is now a member of the job
+ *     fence {puts}                    the puts made since the last fence travel with it
+ *     <- fenceDone {kvs}              every rank called fence; kvs = everything those fences put
+ *     get {id, key}                   <- getReply {id, value|null}
+ *     initialized                     MPI.init completed (no reply)
+ *     finalized {id, report}          <- ack {id}; exiting afterwards is normal
+ *     abort {id, code, message}       <- ack {id}; the launcher then ends the job
+ *     <- rollCall {id}                rollCallReply {id, blockedIn|null}  (--timeout)
+ *
+ * The decoders never throw: they return the message, or null for anything
+ * malformed (the receiver then closes with CLOSE_CODES.protocol). Encoders copy
+ * out of msgpackr's shared buffer, because ws masks client frames in place.
+ */
+import { Packr } from 'msgpackr';
+import type { BlockedIn, FinalizeReport } from './client-api.ts';
+
+/** Bumped on any incompatible change; hello carries it. */
+export const PMI_PROTOCOL_VERSION = 1;
+
+/** WebSocket close codes of the protocol (4000-4999 is the application range). */
+export const CLOSE_CODES = {
+  /** Normal end (client close() or job end). */
+  normal: 1000,
+  /** hello carried a wrong job key. */
+  badKey: 4001,
+  /** A malformed or out-of-order message. */
+  protocol: 4002,
+  /** hello named a rank that is out of range or already connected. */
+  badRank: 4003,
+  /** No hello in time. */
+  helloTimeout: 4004,
+  /** The job is ending. */
+  jobEnding: 4005,
+} as const;
+
+export type HelloMessage = { readonly t: 'hello'; readonly v: number; readonly rank: number; readonly key: string; readonly pid: number };
+export type FenceMessage = { readonly t: 'fence'; readonly puts: readonly (readonly [string, string])[] };
+export type GetMessage = { readonly t: 'get'; readonly id: number; readonly key: string };
+export type InitializedMessage = { readonly t: 'initialized' };
+export type FinalizedMessage = { readonly t: 'finalized'; readonly id: number; readonly report: FinalizeReport };
+export type AbortMessage = { readonly t: 'abort'; readonly id: number; readonly code: number; readonly message: string };
+export type RollCallReplyMessage = { readonly t: 'rollCallReply'; readonly id: number; readonly blockedIn: BlockedIn | null };
+
+/** Everything a process sends to the wire-up service. */
+export type ClientMessage =
+  | HelloMessage
+  | FenceMessage
+  | GetMessage
+  | InitializedMessage
+  | FinalizedMessage
+  | AbortMessage
+  | RollCallReplyMessage;
+
+export type WelcomeMessage = { readonly t: 'welcome'; readonly size: number };
+export type FenceDoneMessage = { readonly t: 'fenceDone'; readonly kvs: readonly (readonly [string, string])[] };
+export type GetReplyMessage = { readonly t: 'getReply'; readonly id: number; readonly value: string | null };
+export type AckMessage = { readonly t: 'ack'; readonly id: number };
+export type RollCallMessage = { readonly t: 'rollCall'; readonly id: number };
+
+/** Everything the wire-up service sends to a process. */
+export type ServerMessage = WelcomeMessage | FenceDoneMessage | GetReplyMessage | AckMessage | RollCallMessage;
+
+const packr = new Packr({ useRecords: false });
+
+function encode(message: ClientMessage | ServerMessage): Buffer {
+  // Copy: pack() returns a view of msgpackr's reused buffer, and ws masks client frames in place.
+  return Buffer.from(packr.pack(message));
+}
+
+/** Encodes a client message into a fresh buffer. */
+export function encodeClientMessage(message: ClientMessage): Buffer {
+  return encode(message);
+}
+
+/** Encodes a server message into a fresh buffer. */
+export function encodeServerMessage(message: ServerMessage): Buffer {
+  return encode(message);
+}
+
+function unpackObject(data: Uint8Array): Record<string, unknown> | null {
+  let value: unknown;
+  try {
+    value = packr.unpack(data);
+  } catch {
+    return null;
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return null;
+  return value as Record<string, unknown>;
+}
+
+function isInt(v: unknown): v is number {
+  return typeof v === 'number' && Number.isInteger(v);
+}
+function isCount(v: unknown): v is number {
+  return typeof v === 'number' && Number.isFinite(v) && v >= 0;
+}
+function isPairs(v: unknown): v is (readonly [string, string])[] {
+  if (!Array.isArray(v)) return false;
+  for (const p of v) {
+    if (!Array.isArray(p) || p.length !== 2 || typeof p[0] !== 'string' || typeof p[1] !== 'string') return false;
+  }
+  return true;
+}
+function isReport(v: unknown): v is FinalizeReport {
+  if (typeof v !== 'object' || v === null) return false;
+  const r = v as Record<string, unknown>;
+  return isCount(r['messagesSent']) && isCount(r['messagesReceived']) && isCount(r['bytesSent']) && isCount(r['bytesReceived']);
+}
+function isBlockedIn(v: unknown): v is BlockedIn | null {
+  if (v === null) return true;
+  if (typeof v !== 'object') return false;
+  const b = v as Record<string, unknown>;
+  return (
+    typeof b['call'] === 'string' &&
+    typeof b['comm'] === 'string' &&
+    (b['peer'] === null || isInt(b['peer'])) &&
+    (b['tag'] === null || isInt(b['tag']))
+  );
+}
+
+/** Decodes and validates a client message; null when malformed. */
+export function decodeClientMessage(data: Uint8Array): ClientMessage | null {
+  const m = unpackObject(data);
+  if (m === null) return null;
+  switch (m['t']) {
+    case 'hello':
+      return isInt(m['v']) && isInt(m['rank']) && typeof m['key'] === 'string' && isInt(m['pid'])
+        ? { t: 'hello', v: m['v'], rank: m['rank'], key: m['key'], pid: m['pid'] }
+        : null;
+    case 'fence':
+      return isPairs(m['puts']) ? { t: 'fence', puts: m['puts'] } : null;
+    case 'get':
+      return isInt(m['id']) && typeof m['key'] === 'string' ? { t: 'get', id: m['id'], key: m['key'] } : null;
+    case 'initialized':
+      return { t: 'initialized' };
+    case 'finalized':
+      return isInt(m['id']) && isReport(m['report']) ? { t: 'finalized', id: m['id'], report: m['report'] } : null;
+    case 'abort':
+      return isInt(m['id']) && isInt(m['code']) && typeof m['message'] === 'string'
+        ? { t: 'abort', id: m['id'], code: m['code'], message: m['message'] }
+        : null;
+    case 'rollCallReply':
+      return isInt(m['id']) && isBlockedIn(m['blockedIn']) ? { t: 'rollCallReply', id: m['id'], blockedIn: m['blockedIn'] } : null;
+    default:
+      return null;
+  }
+}
+
+/** Decodes and validates a server message; null when malformed. */
+export function decodeServerMessage(data: Uint8Array): ServerMessage | null {
+  const m = unpackObject(data);
+  if (m === null) return null;
+  switch (m['t']) {
+    case 'welcome':
+      return isInt(m['size']) && m['size'] > 0 ? { t: 'welcome', size: m['size'] } : null;
+    case 'fenceDone':
+      return isPairs(m['kvs']) ? { t: 'fenceDone', kvs: m['kvs'] } : null;
+    case 'getReply':
+      return isInt(m['id']) && (m['value'] === null || typeof m['value'] === 'string')
+        ? { t: 'getReply', id: m['id'], value: m['value'] }
+        : null;
+    case 'ack':
+      return isInt(m['id']) ? { t: 'ack', id: m['id'] } : null;
+    case 'rollCall':
+      return isInt(m['id']) ? { t: 'rollCall', id: m['id'] } : null;
+    default:
+      return null;
+  }
+}

@@ -1,0 +1,90 @@
+/**
+ * mpiexec from argv to exit status: parse, check, dry-run or run the job.
+ * cli.ts calls it and exits; tests may call it in-process.
+ */
+import os from 'node:os';
+import { pino } from 'pino';
+import { helpText } from './help.ts';
+import { Job } from './job.ts';
+import { parseArgs, type LaunchOptions } from './options.ts';
+import { isLocalHost, placeRanks, type Placement } from './process-map.ts';
+import { rankCommand, resolveProgram, tsxLoaderUrl } from './rank-command.ts';
+import { effectiveSetting, findSetting } from './settings-flags.ts';
+
+/** Exit status for a bad command line. */
+export const USAGE_STATUS = 2;
+/** Exit status when the program does not exist (as shells report "command not found"). */
+const NOT_FOUND_STATUS = 127;
+
+function settingValue(o: LaunchOptions, name: string, env: NodeJS.ProcessEnv): string {
+  const row = findSetting(name);
+  return row === undefined ? '?' : String(effectiveSetting(row, o.settings, env));
+}
+
+/** The --dry-run table. */
+export function processMapText(o: LaunchOptions, placements: readonly Placement[], command: string, env: NodeJS.ProcessEnv): string {
+  const endpoints = settingValue(o, 'endpoints', env);
+  const channels = settingValue(o, 'channels', env);
+  const rows = [['rank', 'host', 'local-rank', 'endpoints', 'channels']];
+  for (const p of placements) rows.push([String(p.rank), p.host, String(p.localRank), endpoints, channels]);
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
+  const table = rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd());
+  return `mpiexec: dry run: ${o.np} process${o.np === 1 ? '' : 'es'}\n${table.join('\n')}\ncommand: ${command}\n`;
+}
+
+/**
+ * Runs mpiexec.
+ * @param argv - arguments after the script name
+ * @returns the exit status
+ */
+export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
+  const parsed = parseArgs(argv);
+  if (parsed.kind === 'help') {
+    process.stdout.write(helpText());
+    return 0;
+  }
+  if (parsed.kind === 'version') {
+    process.stdout.write('mpiexec (tsmpi) 0.1.0\n');
+    return 0;
+  }
+  if (parsed.kind === 'error') {
+    process.stderr.write(`mpiexec: ${parsed.message}\n`);
+    return USAGE_STATUS;
+  }
+  let o = parsed.options;
+  const placements = placeRanks(o.np, o.hosts, o.ppn, os.hostname());
+  const tsxUrl = tsxLoaderUrl();
+  if (o.dryRun) {
+    const cmd = rankCommand(resolveProgram(o.program, o.wdir) ?? o.program, o.args, tsxUrl);
+    process.stdout.write(processMapText(o, placements, [cmd.file, ...cmd.args].join(' '), env));
+    return 0;
+  }
+  const remote = placements.find((p) => !isLocalHost(p.host));
+  if (remote !== undefined) {
+    process.stderr.write(
+      `mpiexec: host ${remote.host} is not this machine; only --launcher fork (processes on this machine) is implemented\n`,
+    );
+    return USAGE_STATUS;
+  }
+  const program = resolveProgram(o.program, o.wdir);
+  if (program === null) {
+    process.stderr.write(`mpiexec: program not found: ${o.program}\n`);
+    return NOT_FOUND_STATUS;
+  }
+  o = { ...o, program };
+  const level = settingValue(o, 'logLevel', env);
+  const log = pino({ name: 'mpiexec', level }, pino.destination({ fd: 2, sync: true }));
+  const job = new Job(o, placements, { log, stdout: process.stdout, stderr: process.stderr, env, tsxUrl });
+  const onSigint = (): void => job.signal('SIGINT');
+  const onSigterm = (): void => job.signal('SIGTERM');
+  const onExit = (): void => job.killNow();
+  process.on('SIGINT', onSigint);
+  process.on('SIGTERM', onSigterm);
+  process.on('exit', onExit);
+  try {
+    return await job.run();
+  } finally {
+    process.off('SIGINT', onSigint);
+    process.off('SIGTERM', onSigterm);
+  }
+}

@@ -1,0 +1,205 @@
+/**
+ * mpiexec's command line (API.md "Launcher"): parses argv into LaunchOptions.
+ * Options come first; the first argument that is not an option (or the one
+ * after `--`) is the program, and everything after it belongs to the program.
+ * Every bad value gives a one-line message saying what is allowed; cli.ts
+ * prints it and exits with status 2. Pure apart from reading a --hostfile.
+ */
+import { readFileSync, statSync } from 'node:fs';
+import os from 'node:os';
+import { findSettingFlag, parseSettingFlag, settingFlags, valueHint } from './settings-flags.ts';
+import { parseHostList, parseHostfile, type HostSlots } from './process-map.ts';
+
+/** Launchers API.md names; only fork is implemented. */
+export const LAUNCHERS = ['fork', 'ssh', 'slurm'] as const;
+export type LauncherKind = (typeof LAUNCHERS)[number];
+
+/** Everything mpiexec was asked to do. */
+export interface LaunchOptions {
+  readonly np: number;
+  readonly program: string;
+  readonly args: readonly string[];
+  /** Settings given as flags, by setting name (e.g. channels -> 4). */
+  readonly settings: ReadonlyMap<string, number | string>;
+  readonly hosts: readonly HostSlots[] | null;
+  readonly ppn: number | null;
+  readonly launcher: LauncherKind;
+  readonly tagOutput: boolean;
+  readonly timestampOutput: boolean;
+  readonly timeoutSec: number | null;
+  readonly env: readonly (readonly [string, string])[];
+  readonly outputDir: string | null;
+  readonly wdir: string | null;
+  readonly iface: string | null;
+  readonly dryRun: boolean;
+  readonly reportJson: string | null;
+}
+
+export type ParseResult =
+  | { readonly kind: 'run'; readonly options: LaunchOptions }
+  | { readonly kind: 'help' }
+  | { readonly kind: 'version' }
+  | { readonly kind: 'error'; readonly message: string };
+
+/** Largest -n accepted; far beyond what one machine runs, it only catches typos. */
+const MAX_PROCESSES = 65536;
+
+type Mutable = { -readonly [K in keyof LaunchOptions]: LaunchOptions[K] } & { settings: Map<string, number | string> };
+
+interface OptionSpec {
+  readonly names: readonly string[];
+  /** Value placeholder, or null for a boolean flag. */
+  readonly value: string | null;
+  readonly apply: (o: Mutable, v: string) => string | null;
+}
+
+function positiveInt(name: string, v: string, max: number): number | string {
+  const n = Number(v);
+  if (!/^\d+$/.test(v) || !Number.isInteger(n) || n < 1 || n > max) return `${name} ${v}: expected an integer from 1 to ${max}`;
+  return n;
+}
+
+function isLoopbackIface(v: string): boolean {
+  if (v === 'lo' || v === 'lo0' || v === 'loopback' || v === 'localhost') return true;
+  if (/^127\.\d+\.\d+\.\d+(\/\d+)?$/.test(v) || v === '::1' || v === '::1/128') return true;
+  const ifs = os.networkInterfaces()[v];
+  return ifs !== undefined && ifs.every((a) => a.internal);
+}
+
+const SPECS: readonly OptionSpec[] = [
+  {
+    names: ['-n', '-np', '--np'], value: 'N',
+    apply: (o, v) => { const n = positiveInt('-n', v, MAX_PROCESSES); if (typeof n === 'string') return n; o.np = n; return null; },
+  },
+  {
+    names: ['--hosts', '-hosts', '--host', '-host'], value: 'h1[:slots],h2',
+    apply: (o, v) => { const h = parseHostList(v); if (h instanceof Error) return h.message; o.hosts = h; return null; },
+  },
+  {
+    names: ['--hostfile', '-f', '--machinefile'], value: 'FILE',
+    apply: (o, v) => {
+      let text: string;
+      try { text = readFileSync(v, 'utf8'); } catch (err) { return `--hostfile ${v}: cannot read the file (${(err as NodeJS.ErrnoException).code ?? 'error'})`; }
+      const h = parseHostfile(text, v);
+      if (h instanceof Error) return h.message;
+      o.hosts = h;
+      return null;
+    },
+  },
+  {
+    names: ['--ppn', '-ppn'], value: 'K',
+    apply: (o, v) => { const n = positiveInt('--ppn', v, MAX_PROCESSES); if (typeof n === 'string') return n; o.ppn = n; return null; },
+  },
+  {
+    names: ['--launcher', '-launcher'], value: LAUNCHERS.join('|'),
+    apply: (o, v) => {
+      if (v === 'fork') { o.launcher = 'fork'; return null; }
+      if (v === 'ssh' || v === 'slurm') return `--launcher ${v} is not implemented yet; only --launcher fork (processes on this machine) is`;
+      return `--launcher ${v}: expected one of ${LAUNCHERS.join(', ')}`;
+    },
+  },
+  { names: ['-l', '--tag-output', '-prepend-rank'], value: null, apply: (o) => { o.tagOutput = true; return null; } },
+  { names: ['--timestamp-output'], value: null, apply: (o) => { o.timestampOutput = true; return null; } },
+  {
+    names: ['--timeout', '-timeout'], value: 'SECONDS',
+    apply: (o, v) => {
+      const n = Number(v);
+      if (v.trim() === '' || !Number.isFinite(n) || n <= 0) return `--timeout ${v}: expected a positive number of seconds`;
+      o.timeoutSec = n;
+      return null;
+    },
+  },
+  {
+    names: ['--env', '-env', '-x'], value: 'KEY=VALUE',
+    apply: (o, v) => {
+      const eq = v.indexOf('=');
+      const key = eq < 0 ? v : v.slice(0, eq);
+      if (eq < 0 || !/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) return `--env ${v}: expected KEY=VALUE with KEY a variable name`;
+      o.env = [...o.env, [key, v.slice(eq + 1)]];
+      return null;
+    },
+  },
+  {
+    names: ['--output-dir'], value: 'DIR',
+    apply: (o, v) => { if (v === '') return '--output-dir: expected a directory'; o.outputDir = v; return null; },
+  },
+  {
+    names: ['--wdir', '-wdir'], value: 'DIR',
+    apply: (o, v) => {
+      let isDir = false;
+      try { isDir = statSync(v).isDirectory(); } catch { isDir = false; }
+      if (!isDir) return `--wdir ${v}: not an existing directory`;
+      o.wdir = v;
+      return null;
+    },
+  },
+  {
+    names: ['--iface', '-iface'], value: 'NAME|CIDR',
+    apply: (o, v) => {
+      if (!isLoopbackIface(v)) return `--iface ${v}: only the loopback interface (lo, 127.0.0.0/8) is supported for now`;
+      o.iface = v;
+      return null;
+    },
+  },
+  { names: ['--dry-run'], value: null, apply: (o) => { o.dryRun = true; return null; } },
+  {
+    names: ['--report-json'], value: 'FILE',
+    apply: (o, v) => { if (v === '') return '--report-json: expected a file name'; o.reportJson = v; return null; },
+  },
+];
+
+function findSpec(name: string): OptionSpec | undefined {
+  return SPECS.find((s) => s.names.includes(name));
+}
+
+/**
+ * Parses mpiexec's arguments (without node and the script).
+ * @returns run options, a help/version request, or a one-line error
+ */
+export function parseArgs(argv: readonly string[]): ParseResult {
+  const o: Mutable = {
+    np: 1, program: '', args: [], settings: new Map(), hosts: null, ppn: null, launcher: 'fork',
+    tagOutput: false, timestampOutput: false, timeoutSec: null, env: [], outputDir: null, wdir: null,
+    iface: null, dryRun: false, reportJson: null,
+  };
+  let i = 0;
+  for (; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') { i++; break; }
+    if (!arg.startsWith('-') || arg === '-') break;
+    if (arg === '-h' || arg === '--help' || arg === '-help') return { kind: 'help' };
+    if (arg === '--version' || arg === '-V') return { kind: 'version' };
+    const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
+    const name = eq < 0 ? arg : arg.slice(0, eq);
+    const inline = eq < 0 ? undefined : arg.slice(eq + 1);
+    const row = findSettingFlag(name);
+    const spec = row === undefined ? findSpec(name) : undefined;
+    if (row === undefined && spec === undefined) return { kind: 'error', message: `unknown option ${name} (see mpiexec --help)` };
+    const needsValue = row !== undefined || spec!.value !== null;
+    let value = '';
+    if (needsValue) {
+      if (inline !== undefined) value = inline;
+      else if (i + 1 < argv.length) value = argv[++i]!;
+      else return { kind: 'error', message: `${name} needs a value: ${row !== undefined ? `${row.flag} ${valueHint(row)}` : `${name} ${spec!.value}`}` };
+    } else if (inline !== undefined) {
+      return { kind: 'error', message: `${name} takes no value` };
+    }
+    if (row !== undefined) {
+      const v = parseSettingFlag(row, value);
+      if (v instanceof Error) return { kind: 'error', message: v.message };
+      o.settings.set(row.name, v);
+      continue;
+    }
+    const err = spec!.apply(o, value);
+    if (err !== null) return { kind: 'error', message: err };
+  }
+  if (i >= argv.length) return { kind: 'error', message: 'no program given: mpiexec -n N [options] PROGRAM [ARGS...] (see mpiexec --help)' };
+  o.program = argv[i]!;
+  o.args = argv.slice(i + 1);
+  return { kind: 'run', options: o };
+}
+
+/** The flags mpiexec knows (for help and tests). */
+export function knownFlags(): string[] {
+  return [...SPECS.flatMap((s) => s.names), ...settingFlags().map((r) => r.flag!)];
+}

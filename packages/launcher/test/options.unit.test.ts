@@ -1,0 +1,101 @@
+/** mpiexec's command line parser, the process map and the help text (pure). */
+import { describe, expect, it } from 'vitest';
+import { SETTINGS } from '@tsmpi/core/pmi';
+import { helpText, parseArgs, parseHostList, parseHostfile, placeRanks, type LaunchOptions } from '@tsmpi/launcher';
+
+function run(argv: string[]): LaunchOptions {
+  const r = parseArgs(argv);
+  if (r.kind !== 'run') throw new Error(`expected run, got ${JSON.stringify(r)}`);
+  return r.options;
+}
+
+describe('parseArgs', () => {
+  it('stops at the program and keeps its arguments', () => {
+    const o = run(['-n', '4', '-l', 'app.ts', '-n', '9', '--x']);
+    expect(o.np).toBe(4);
+    expect(o.tagOutput).toBe(true);
+    expect(o.program).toBe('app.ts');
+    expect(o.args).toEqual(['-n', '9', '--x']);
+  });
+
+  it('accepts -np, --opt=value, repeated --env and --', () => {
+    const o = run(['-np', '2', '--timeout=1.5', '--env', 'A=1', '--env', 'B=x=y', '--', '-weird-name']);
+    expect(o.np).toBe(2);
+    expect(o.timeoutSec).toBe(1.5);
+    expect(o.env).toEqual([['A', '1'], ['B', 'x=y']]);
+    expect(o.program).toBe('-weird-name');
+  });
+
+  it('validates every setting flag against the settings table', () => {
+    const o = run(['--channels', '3', '--matching', 'global', '--refcount', 'gc', '--progress', 'threads', '--endpoints', '2', '--log-level', 'debug', 'p.ts']);
+    expect(Object.fromEntries(o.settings)).toEqual({ channels: 3, matching: 'global', refcount: 'gc', progress: 'threads', endpoints: 2, logLevel: 'debug' });
+    for (const row of SETTINGS.filter((r) => r.flag !== null)) {
+      const r = parseArgs([row.flag!, 'not-a-valid-value', 'p.ts']);
+      if (row.kind.type === 'string') continue;
+      expect(r.kind).toBe('error');
+      if (r.kind === 'error') expect(r.message).toMatch(new RegExp(`^${row.flag} not-a-valid-value: expected `));
+    }
+  });
+
+  it.each([
+    [['-n'], /-n needs a value/],
+    [['-n', '0', 'p'], /-n 0: expected an integer from 1/],
+    [['--env', 'NOEQ', 'p'], /--env NOEQ: expected KEY=VALUE/],
+    [['--launcher', 'slurm', 'p'], /not implemented yet/],
+    [['--launcher', 'pbs', 'p'], /expected one of fork, ssh, slurm/],
+    [['--iface', 'eth-does-not-exist', 'p'], /only the loopback interface/],
+    [['--wdir', '/does/not/exist', 'p'], /not an existing directory/],
+    [['--hosts', 'a:0', 'p'], /slots must be at least 1/],
+    [['-l=1', 'p'], /unknown option/],
+    [['--dry-run=yes', 'p'], /takes no value/],
+  ])('%j is an error', (argv, message) => {
+    const r = parseArgs(argv);
+    expect(r.kind).toBe('error');
+    if (r.kind === 'error') expect(r.message).toMatch(message);
+  });
+
+  it('recognizes help', () => {
+    expect(parseArgs(['--help']).kind).toBe('help');
+    expect(parseArgs(['-n', '2', '-h']).kind).toBe('help');
+  });
+
+  it('accepts loopback for --iface', () => {
+    expect(run(['--iface', 'lo', 'p']).iface).toBe('lo');
+    expect(run(['--iface', '127.0.0.0/8', 'p']).iface).toBe('127.0.0.0/8');
+  });
+});
+
+describe('process map', () => {
+  it('puts everything on the default host without --hosts', () => {
+    expect(placeRanks(3, null, null, 'me')).toEqual([
+      { rank: 0, host: 'me', localRank: 0 },
+      { rank: 1, host: 'me', localRank: 1 },
+      { rank: 2, host: 'me', localRank: 2 },
+    ]);
+  });
+
+  it('fills hosts in blocks of their slots and wraps around', () => {
+    const hosts = parseHostList('a:2,b');
+    if (hosts instanceof Error) throw hosts;
+    expect(placeRanks(5, hosts, null, 'me').map((p) => `${p.host}${p.localRank}`)).toEqual(['a0', 'a1', 'b0', 'a2', 'a3']);
+    expect(placeRanks(4, hosts, 1, 'me').map((p) => p.host)).toEqual(['a', 'b', 'a', 'b']);
+  });
+
+  it('reads hostfiles with comments and slots=', () => {
+    expect(parseHostfile('# hosts\nnode1 slots=4\n\nnode2:2 # two\n', 'f')).toEqual([
+      { host: 'node1', slots: 4 },
+      { host: 'node2', slots: 2 },
+    ]);
+    expect(parseHostfile('bad host name!\n', 'f')).toBeInstanceOf(Error);
+  });
+});
+
+describe('help', () => {
+  it('lists every setting flag with its environment variable', () => {
+    const text = helpText();
+    for (const row of SETTINGS.filter((r) => r.flag !== null)) {
+      expect(text).toContain(row.flag!);
+      expect(text).toContain(row.env);
+    }
+  });
+});

@@ -1,0 +1,61 @@
+/** The wire-up protocol's codec, fed raw bytes (no sockets). */
+import { pack } from 'msgpackr';
+import { describe, expect, it } from 'vitest';
+import {
+  decodeClientMessage,
+  decodeServerMessage,
+  encodeClientMessage,
+  encodeServerMessage,
+  type ClientMessage,
+  type ServerMessage,
+} from '@tsmpi/core/pmi';
+
+describe('wire-up protocol', () => {
+  it('round-trips every client message', () => {
+    const messages: ClientMessage[] = [
+      { t: 'hello', v: 1, rank: 3, key: 'ab', pid: 42 },
+      { t: 'fence', puts: [['k', 'v'], ['k2', '']] },
+      { t: 'get', id: 7, key: 'k' },
+      { t: 'initialized' },
+      { t: 'finalized', id: 8, report: { messagesSent: 1, messagesReceived: 2, bytesSent: 3, bytesReceived: 4 } },
+      { t: 'abort', id: 9, code: 7, message: 'bye' },
+      { t: 'rollCallReply', id: 1, blockedIn: { call: 'recv', comm: 'COMM_WORLD', peer: null, tag: 5 } },
+      { t: 'rollCallReply', id: 2, blockedIn: null },
+    ];
+    for (const m of messages) expect(decodeClientMessage(encodeClientMessage(m))).toEqual(m);
+  });
+
+  it('round-trips every server message', () => {
+    const messages: ServerMessage[] = [
+      { t: 'welcome', size: 4 },
+      { t: 'fenceDone', kvs: [['a', 'b']] },
+      { t: 'getReply', id: 1, value: null },
+      { t: 'getReply', id: 2, value: 'x' },
+      { t: 'ack', id: 3 },
+      { t: 'rollCall', id: 4 },
+    ];
+    for (const m of messages) expect(decodeServerMessage(encodeServerMessage(m))).toEqual(m);
+  });
+
+  it('encodes into fresh buffers (ws masks client frames in place)', () => {
+    const a = encodeClientMessage({ t: 'get', id: 1, key: 'a' });
+    const copy = Buffer.from(a);
+    encodeClientMessage({ t: 'get', id: 2, key: 'bbbbbbbb' });
+    expect(a.equals(copy)).toBe(true);
+  });
+
+  it.each([
+    ['garbage bytes', Buffer.from([0xc1, 0xff, 0x00])],
+    ['an array', pack([1, 2])],
+    ['unknown type', pack({ t: 'nope' })],
+    ['hello without key', pack({ t: 'hello', v: 1, rank: 0, pid: 1 })],
+    ['fractional rank', pack({ t: 'hello', v: 1, rank: 0.5, key: 'k', pid: 1 })],
+    ['bad puts', pack({ t: 'fence', puts: [['k']] })],
+    ['bad report', pack({ t: 'finalized', id: 1, report: { messagesSent: -1 } })],
+    ['bad blockedIn', pack({ t: 'rollCallReply', id: 1, blockedIn: { call: 1 } })],
+    ['empty', Buffer.alloc(0)],
+  ])('rejects %s without throwing', (_name, bytes) => {
+    expect(decodeClientMessage(bytes)).toBeNull();
+    expect(decodeServerMessage(bytes)).toBeNull();
+  });
+});
