@@ -1,0 +1,76 @@
+/**
+ * Local reduction on packed buffers: inout[i] = in[i] op inout[i].
+ *
+ * Contract: the caller (coll/ or the API layer) has already called checkOp
+ * once for the operation; `inBytes` and `inoutBytes` hold packed elements of
+ * the predefined type (count elements, or count (value, index) pairs for
+ * MINLOC / MAXLOC). `in` is the left operand: the contribution of the lower
+ * ranks, which matters only for the tie rule of MINLOC / MAXLOC here and for
+ * non-commutative user ops (user-op.ts). Typed-array views need an aligned
+ * byteOffset; unaligned operands go through a per-thread scratch buffer that
+ * grows to the largest size seen (inout is copied back).
+ */
+import { assert } from '../util/index.ts';
+import { kernelFor } from './kernels.ts';
+import { checkOp, isLocOp, type OpCode } from './ops.ts';
+import { elementArrayOf, typeSize, type ElementArray, type TypeCode } from './predefined.ts';
+
+let scratchA = new ArrayBuffer(0);
+let scratchB = new ArrayBuffer(0);
+
+/**
+ * A typed array of `length` elements of `type` over `bytes`: a view when the
+ * offset is aligned, else null.
+ */
+export function alignedView(type: TypeCode, bytes: Uint8Array, length: number): ElementArray | null {
+  const size = typeSize(type);
+  if (bytes.byteOffset % size !== 0) return null;
+  return new (elementArrayOf(type))(bytes.buffer as ArrayBuffer, bytes.byteOffset, length);
+}
+
+/** A fresh typed array holding a copy of the first `length` elements in `bytes`. */
+export function copyElements(type: TypeCode, bytes: Uint8Array, length: number): ElementArray {
+  const out = new (elementArrayOf(type))(length);
+  new Uint8Array(out.buffer).set(bytes.subarray(0, length * typeSize(type)));
+  return out;
+}
+
+function scratchView(which: 0 | 1, type: TypeCode, bytes: Uint8Array, length: number): ElementArray {
+  const n = length * typeSize(type);
+  let buf = which === 0 ? scratchA : scratchB;
+  if (buf.byteLength < n) {
+    buf = new ArrayBuffer(Math.max(n, buf.byteLength * 2, 64));
+    if (which === 0) scratchA = buf;
+    else scratchB = buf;
+  }
+  new Uint8Array(buf, 0, n).set(bytes.subarray(0, n));
+  return new (elementArrayOf(type))(buf, 0, length);
+}
+
+/**
+ * inout = in op inout, element-wise over `count` packed elements of `type`
+ * (`count` pairs for MINLOC / MAXLOC).
+ * @param op a predefined op code.
+ * @param type the element type.
+ * @throws MPIError(ERR_OP) when op is not defined on type (call 'reduce'); callers normally check first with checkOp.
+ */
+export function reduceLocal(op: OpCode, type: TypeCode, inBytes: Uint8Array, inoutBytes: Uint8Array, count: number): void {
+  const kernel = kernelFor(op, type);
+  if (kernel === undefined) {
+    checkOp('reduce', op, type);
+    return;
+  }
+  const length = isLocOp(op) ? 2 * count : count;
+  const n = length * typeSize(type);
+  assert(inBytes.length >= n && inoutBytes.length >= n, 'reduceLocal: operand shorter than count');
+  if (length === 0) return;
+  const a = alignedView(type, inBytes, length) ?? scratchView(0, type, inBytes, length);
+  const o = alignedView(type, inoutBytes, length);
+  if (o !== null) {
+    kernel(a, o, count);
+    return;
+  }
+  const s = scratchView(1, type, inoutBytes, length);
+  kernel(a, s, count);
+  inoutBytes.set(new Uint8Array(s.buffer, 0, n));
+}
