@@ -1,0 +1,56 @@
+/**
+ * Fold: how the reduction skeletons (binomial reduce, recursive-doubling
+ * allreduce, scan, exscan) see values, so one implementation serves both the
+ * buffer collectives (packed bytes + ByteOp) and the object collectives
+ * (values + ObjectOp + Codec).
+ *
+ * Invariants
+ * - merge(mine, other, otherIsLower) returns `other op mine` when otherIsLower
+ *   (other holds the reduction of lower ranks), else `mine op other`. For a
+ *   commutative op the byte fold always writes into `mine`.
+ * - Bytes: `mine` is owned by the algorithm (never a caller's send buffer),
+ *   and `other` comes fresh from decode(); merge may write into either.
+ *   Objects: ObjectOp.combine is pure, so values may be shared freely.
+ * - The byte fold never writes into `other` when otherIsLower, so scan/exscan
+ *   may use one received message twice (the byte decode is the identity).
+ */
+import type { ByteOp, Codec, ObjectOp } from './pt2pt.ts';
+
+/** A value algebra for the reduction skeletons. */
+export interface Fold<V> {
+  readonly commute: boolean;
+  merge(mine: V, other: V, otherIsLower: boolean): V;
+  encode(value: V): Uint8Array;
+  decode(bytes: Uint8Array): V;
+  /** An independent copy (scan keeps a partial and a result). */
+  clone(value: V): V;
+}
+
+/** The fold over packed bytes. */
+export function byteFold(op: ByteOp): Fold<Uint8Array> {
+  return {
+    commute: op.commute,
+    merge(mine, other, otherIsLower) {
+      if (otherIsLower || op.commute) {
+        op.combine(other, mine);
+        return mine;
+      }
+      op.combine(mine, other);
+      return other;
+    },
+    encode: (v) => v,
+    decode: (b) => b,
+    clone: (v) => v.slice(),
+  };
+}
+
+/** The fold over values moved with a caller-given codec. */
+export function objectFold<T>(op: ObjectOp<T>, codec: Codec<T>): Fold<T> {
+  return {
+    commute: op.commute,
+    merge: (mine, other, otherIsLower) => (otherIsLower ? op.combine(other, mine) : op.combine(mine, other)),
+    encode: codec.encode,
+    decode: codec.decode,
+    clone: (v) => v, // ObjectOp.combine never modifies its arguments
+  };
+}

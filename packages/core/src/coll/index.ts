@@ -1,0 +1,24 @@
+/**
+ * coll/: collective algorithms over point-to-point (the semantics layer).
+ *
+ * Every function takes the communicator's CollPt2pt and a fresh tag per call
+ * (pt2pt.ts states the contract), and resolves when this rank's part is done.
+ * The same async function serves the blocking form (await) and the
+ * nonblocking one (the API layer wraps the promise in a Request). Buffer
+ * collectives take packed bytes (counts and displacements in BYTES); object
+ * collectives take bytes the caller serialized, or values plus a Codec.
+ * Algorithms are chosen by SELECTION_TABLE (select.ts).
+ */
+export { barrier } from './barrier.ts';
+export { bcast, bcastBytes } from './bcast.ts';
+export { reduce, reduceObjects } from './reduce.ts';
+export { allreduce, allreduceObjects } from './allreduce.ts';
+export { scan, exscan, scanObjects, exscanObjects } from './scan.ts';
+export { gather, gatherv, gatherBytes } from './gather.ts';
+export { scatter, scatterv, scatterBytes } from './scatter.ts';
+export { allgather, allgatherv, allgatherBytes } from './allgather.ts';
+export { alltoall, alltoallv, alltoallBytes } from './alltoall.ts';
+export { reduceScatterBlock } from './reduce-scatter.ts';
+export { ALGORITHMS, DEFAULT_COLL_TUNING, SELECTION_TABLE, selectAlgorithm } from './select.ts';
+export type { AlgorithmOf, CollOptions, Collective, CollTuning, SelectionInput, SelectionRule } from './select.ts';
+export type { ByteOp, Codec, CollPt2pt, Combine, ObjectOp, VBuffer } from './pt2pt.ts';

@@ -1,0 +1,93 @@
+/**
+ * Rabenseifner's allreduce for long vectors and commutative ops:
+ * reduce-scatter by recursive halving, then allgather by recursive doubling.
+ *
+ * Sources: R. Rabenseifner, "Optimization of collective reduction operations"
+ * (ICCS 2004); Thakur, Rabenseifner, Gropp (IJHPCA 2005) section 4.4; MPICH
+ * src/mpi/coll/allreduce/allreduce_intra_reduce_scatter_allgather.c.
+ *
+ * p = pof2 + rem: the same fix-up as recursive doubling (allreduce.ts) maps
+ * the ranks onto pof2 newranks. The vector of n items is cut into pof2 chunks
+ * (chunk i has floor(n/pof2) items, plus one for i < n mod pof2), always at
+ * item boundaries.
+ *
+ *   reduce-scatter, mask = pof2/2, ..., 2, 1:
+ *     before the step, newrank r owns chunks [lo, lo + 2m) with
+ *     lo = r & ~(2m - 1); it keeps the half that contains r, sends the other
+ *     half to r ^ m and combines what it receives into the kept half.
+ *     After the last step r owns chunk r, fully reduced.
+ *   allgather, mask = 1, 2, ..., pof2/2:
+ *     r owns chunks [r & ~(m - 1), +m); it sends them to r ^ m and receives
+ *     that partner's aligned range: afterwards it owns the 2m-aligned range.
+ *
+ *     pof2 = 4, chunks A B C D:   step m=2: 0,1 keep AB; 2,3 keep CD
+ *                                  step m=1: 0:A 1:B 2:C 3:D  (reduced)
+ *                                  then m=1, m=2 put them back together.
+ *
+ * The halving pairs ranks at decreasing distance, so a rank's partial
+ * reduction is not a contiguous range of ranks: commutative ops only
+ * (SELECTION_TABLE sends non-commutative ones elsewhere).
+ * Tag invariant: each pair exchanges once per phase, phase 1 before phase 2
+ * on both sides; the fix-up pairs use opposite directions in and out.
+ */
+import { assert } from '../util/index.ts';
+import { copyIn, sendrecv } from './exchange.ts';
+import type { ByteOp, CollPt2pt } from './pt2pt.ts';
+import { floorPowerOfTwo } from './tree.ts';
+
+/** Allreduce in place on `buf` (every rank's contribution, then the result). Needs op.commute. */
+export async function rabenseifner(pt: CollPt2pt, tag: number, buf: Uint8Array, op: ByteOp): Promise<void> {
+  assert(op.commute, 'rabenseifner is used for commutative ops only');
+  const { rank, size } = pt;
+  const pof2 = floorPowerOfTwo(size);
+  const rem = size - pof2;
+
+  let newrank: number;
+  if (rank < 2 * rem) {
+    if (rank % 2 === 0) {
+      await pt.send(rank + 1, tag, buf);
+      newrank = -1;
+    } else {
+      op.combine(await pt.recv(rank - 1, tag), buf);
+      newrank = rank >> 1;
+    }
+  } else {
+    newrank = rank - rem;
+  }
+
+  if (newrank >= 0) {
+    const items = buf.length / op.itemBytes;
+    // at[i]: byte offset of chunk i; at[pof2] = buf.length.
+    const at = new Array<number>(pof2 + 1);
+    const base = Math.floor(items / pof2);
+    const extra = items % pof2;
+    at[0] = 0;
+    for (let i = 0; i < pof2; i++) at[i + 1] = at[i]! + (base + (i < extra ? 1 : 0)) * op.itemBytes;
+    const range = (lo: number, hi: number): Uint8Array => buf.subarray(at[lo]!, at[hi]!);
+    const realRank = (nr: number): number => (nr < rem ? nr * 2 + 1 : nr + rem);
+
+    for (let mask = pof2 >> 1; mask > 0; mask >>= 1) {
+      const peer = realRank(newrank ^ mask);
+      const lo = newrank & ~(2 * mask - 1);
+      const mid = lo + mask;
+      const hi = lo + 2 * mask;
+      const upper = (newrank & mask) !== 0;
+      const got = await sendrecv(pt, tag, peer, upper ? range(lo, mid) : range(mid, hi), peer);
+      const kept = upper ? range(mid, hi) : range(lo, mid);
+      assert(got.length === kept.length, 'rabenseifner: partner sent the matching half');
+      op.combine(got, kept);
+    }
+    for (let mask = 1; mask < pof2; mask <<= 1) {
+      const peerNew = newrank ^ mask;
+      const mine = newrank & ~(mask - 1);
+      const theirs = peerNew & ~(mask - 1);
+      const got = await sendrecv(pt, tag, realRank(peerNew), range(mine, mine + mask), realRank(peerNew));
+      copyIn(buf, at[theirs]!, at[theirs + mask]! - at[theirs]!, got, 'Allreduce');
+    }
+  }
+
+  if (rank < 2 * rem) {
+    if (rank % 2 === 1) await pt.send(rank - 1, tag, buf);
+    else copyIn(buf, 0, buf.length, await pt.recv(rank + 1, tag), 'Allreduce');
+  }
+}

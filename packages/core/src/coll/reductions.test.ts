@@ -1,0 +1,131 @@
+import { describe, expect, it } from 'vitest';
+import { allreduce } from './allreduce.ts';
+import type { ByteOp } from './pt2pt.ts';
+import { reduceScatterBlock } from './reduce-scatter.ts';
+import { exscan, scan } from './scan.ts';
+import { DEFAULT_COLL_TUNING, type CollOptions, type CollTuning } from './select.ts';
+import { MATMUL, SUM_I32, Sim, diff, foldLeft, nonCommutative, randomBytes } from './sim.test-util.ts';
+
+const SIZES = [1, 2, 3, 4, 5, 7, 8];
+const OPS: Array<[string, ByteOp]> = [
+  ['commutative sum', SUM_I32],
+  ['sum as non-commutative', nonCommutative(SUM_I32)],
+  ['matrix product', MATMUL],
+];
+
+function recorder(tuning: CollTuning = DEFAULT_COLL_TUNING): CollOptions & { seen: Set<string> } {
+  const seen = new Set<string>();
+  return { tuning, seen, onSelect: (c, a) => seen.add(`${c}:${a}`) };
+}
+
+const contributions = (p: number, n: number, op: ByteOp, salt: number): Uint8Array[] =>
+  Array.from({ length: p }, (_, r) => randomBytes(n, 7919 * r + n + salt, op));
+
+describe('allreduce', () => {
+  const long: CollTuning = { ...DEFAULT_COLL_TUNING, allreduceShortBytes: 0 };
+  const short: CollTuning = { ...DEFAULT_COLL_TUNING, allreduceShortBytes: Infinity };
+  for (const [name, op] of OPS) {
+    for (const [label, tuning] of [['short', short], ['long', long]] as const) {
+      it.each(SIZES)(`${name}, ${label} table: p=%i, counts 0 / 1 / 3 / 10000, in place`, async (p) => {
+        const expected = new Set<string>();
+        for (const items of [0, 1, 3, 10_000]) {
+          for (const inPlace of [false, true]) {
+            const n = items * op.itemBytes;
+            const xs = contributions(p, n, op, items);
+            const want = foldLeft(op, xs);
+            const opts = recorder(tuning);
+            const sim = new Sim(p, { seed: items + p + (inPlace ? 5 : 0) });
+            const out = await sim.run(async (pt, r) => {
+              const send = xs[r]!.slice();
+              if (inPlace) {
+                await allreduce(pt, 9, null, send, op, opts);
+                return send;
+              }
+              const recv = new Uint8Array(n);
+              await allreduce(pt, 9, send, recv, op, opts);
+              expect(diff(send, xs[r]!)).toBe('');
+              return recv;
+            });
+            out.forEach((b) => expect(diff(b, want)).toBe(''));
+            for (const s of opts.seen) if (s.startsWith('allreduce:')) expected.add(s);
+          }
+        }
+        // The table picked what this case is meant to exercise.
+        if (label === 'short') expect(expected).toEqual(new Set(['allreduce:recursive-doubling']));
+        else if (op.commute) expect(expected.has('allreduce:rabenseifner')).toBe(true);
+        else expect(expected.has('allreduce:reduce-bcast')).toBe(true);
+      });
+    }
+  }
+
+  it('recursive doubling uses 2 * rem + pof2 * log2(pof2) messages', async () => {
+    const sim = new Sim(6);
+    await sim.run((pt) => allreduce(pt, 1, new Uint8Array(4), new Uint8Array(4), SUM_I32));
+    expect(sim.messages).toBe(2 + 2 + 4 * 2);
+  });
+});
+
+describe('scan / exscan', () => {
+  for (const [name, op] of OPS) {
+    it.each(SIZES)(`${name}: p=%i, counts 0 / 1 / 10000, in place`, async (p) => {
+      for (const items of [0, 1, 10_000]) {
+        for (const inPlace of [false, true]) {
+          const n = items * op.itemBytes;
+          const xs = contributions(p, n, op, 3 * items);
+          const sim = new Sim(p, { seed: 3 + items + p });
+          const out = await sim.run(async (pt, r) => {
+            const send = xs[r]!.slice();
+            const recv = inPlace ? send : new Uint8Array(n);
+            await scan(pt, 4, inPlace ? null : send, recv, op);
+            return recv;
+          });
+          out.forEach((b, r) => expect(diff(b, foldLeft(op, xs.slice(0, r + 1)))).toBe(''));
+
+          const sim2 = new Sim(p, { seed: 4 + items + p });
+          const sentinel = 0xab;
+          const out2 = await sim2.run(async (pt, r) => {
+            const send = xs[r]!.slice();
+            const recv = inPlace ? send : new Uint8Array(n).fill(sentinel);
+            await exscan(pt, 4, inPlace ? null : send, recv, op);
+            return recv;
+          });
+          out2.forEach((b, r) => {
+            if (r === 0) expect(diff(b, inPlace ? xs[0]! : new Uint8Array(n).fill(sentinel))).toBe(''); // untouched
+            else expect(diff(b, foldLeft(op, xs.slice(0, r)))).toBe('');
+          });
+        }
+      }
+    });
+  }
+});
+
+describe('reduceScatterBlock', () => {
+  for (const [name, op] of OPS) {
+    it.each(SIZES)(`${name}: p=%i, blocks of 0 / 1 / 2500 items, in place`, async (p) => {
+      const seen = new Set<string>();
+      for (const items of [0, 1, 2500]) {
+        for (const inPlace of [false, true]) {
+          const bb = items * op.itemBytes;
+          const xs = contributions(p, p * bb, op, 5 * items);
+          const want = foldLeft(op, xs);
+          const opts = recorder();
+          const sim = new Sim(p, { seed: 6 + items + p });
+          const out = await sim.run(async (pt, r) => {
+            if (inPlace) {
+              const buf = xs[r]!.slice();
+              await reduceScatterBlock(pt, 8, null, buf, bb, op, opts);
+              return buf.subarray(0, bb);
+            }
+            const recv = new Uint8Array(bb);
+            await reduceScatterBlock(pt, 8, xs[r]!, recv, bb, op, opts);
+            return recv;
+          });
+          out.forEach((b, r) => expect(diff(b, want.subarray(r * bb, r * bb + bb))).toBe(''));
+          for (const s of opts.seen) if (s.startsWith('reduceScatterBlock:')) seen.add(s);
+        }
+      }
+      const halving = op.commute && (p & (p - 1)) === 0;
+      expect(seen).toEqual(new Set([`reduceScatterBlock:${halving ? 'recursive-halving' : 'reduce-scatter'}`]));
+    });
+  }
+});
