@@ -1,0 +1,13 @@
+export { UNDEFINED, PROC_NULL, IDENT, CONGRUENT, SIMILAR, UNEQUAL } from './constants.ts';
+export { Group } from './group.ts';
+export type { RankRange } from './group.ts';
+export {
+  CONTEXT_SUFFIX, CONTEXT_SUFFIX_BITS, MAX_MASK_WORDS, RESERVED_PREFIXES, PREDEFINED_CONTEXT_ID,
+  contextPrefix, contextIdOfPrefix, withSuffix, contextWord, contextBit, isReservedContextId,
+} from './context-id-layout.ts';
+export type { ContextSuffix } from './context-id-layout.ts';
+export { ContextIdState, DEFAULT_EAGER_WORDS, NO_PRIORITY } from './context-id-mask.ts';
+export type { ContextIdStateOptions } from './context-id-mask.ts';
+export { ALLOCATION_PHASE, ContextIdAllocation, stepAllocation, abandonAllocation } from './context-id-stages.ts';
+export type { AllocationPhase, AllocationStep, ContextIdCollectives, ContextIdOptions } from './context-id-stages.ts';
+export { allocateContextId, freeContextId, contextIdsInUse, contextIdOptions, ContextIdPoller } from './context-id.ts';

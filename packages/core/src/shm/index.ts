@@ -1,0 +1,2 @@
+export { Mutex } from './mutex.ts';
+export { PayloadPool } from './payload-pool.ts';
