@@ -1,0 +1,122 @@
+/*
+ * Command-line flags shared by the C references, mirroring
+ * ../src/bench-args.ts: --iterations N, --warmup N, --window N,
+ * --size BYTES (repeatable, comma-separated), --json FILE, -h/--help.
+ * Header-only so each benchmark builds from one `mpicc file.c` command.
+ */
+#ifndef TSMPI_BENCH_ARGS_H
+#define TSMPI_BENCH_ARGS_H
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BENCH_MAX_SIZES 16
+
+struct bench_flags {
+    long iterations;
+    long warmup;
+    long window;
+    long sizes[BENCH_MAX_SIZES];
+    int nsizes;
+    const char *json_file; /* NULL when --json is absent */
+    int help;
+};
+
+/* A non-negative decimal integer, or -1. */
+static long bench_parse_long(const char *s) {
+    char *end = NULL;
+    if (s == NULL || *s < '0' || *s > '9') return -1;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno != 0 || end == s || (*end != '\0' && *end != ',')) return -1;
+    return v;
+}
+
+/* Parses argv into f (defaults already filled in). Returns 0, or -1 after
+ * writing a one-line message to err. */
+static int bench_parse_args(int argc, char **argv, struct bench_flags *f, char *err, size_t errlen) {
+    int sizes_given = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) { f->help = 1; return 0; }
+        const char *name = a;
+        const char *val = NULL;
+        char namebuf[32];
+        const char *eq = strchr(a, '=');
+        if (strncmp(a, "--", 2) == 0 && eq != NULL && (size_t)(eq - a) < sizeof namebuf) {
+            memcpy(namebuf, a, (size_t)(eq - a));
+            namebuf[eq - a] = '\0';
+            name = namebuf;
+            val = eq + 1;
+        } else if (i + 1 < argc) {
+            val = argv[i + 1];
+        }
+        long *target = NULL;
+        long min = 0;
+        if (strcmp(name, "--iterations") == 0) { target = &f->iterations; min = 1; }
+        else if (strcmp(name, "--warmup") == 0) { target = &f->warmup; min = 0; }
+        else if (strcmp(name, "--window") == 0) { target = &f->window; min = 1; }
+        else if (strcmp(name, "--size") != 0 && strcmp(name, "--json") != 0) {
+            snprintf(err, errlen, "unknown option '%s'", a);
+            return -1;
+        }
+        if (val == NULL) { snprintf(err, errlen, "option '%s' needs a value", name); return -1; }
+        if (eq == NULL || name == a) i++; /* the value was the next argument */
+        if (target != NULL) {
+            long v = bench_parse_long(val);
+            if (v < min) { snprintf(err, errlen, "%s: expected an integer >= %ld, got '%s'", name, min, val); return -1; }
+            *target = v;
+        } else if (strcmp(name, "--json") == 0) {
+            f->json_file = val;
+        } else { /* --size, possibly "0,8" */
+            if (!sizes_given) { f->nsizes = 0; sizes_given = 1; }
+            const char *p = val;
+            for (;;) {
+                long v = bench_parse_long(p);
+                if (v < 0 || f->nsizes >= BENCH_MAX_SIZES) { snprintf(err, errlen, "--size: expected byte counts >= 0, got '%s'", val); return -1; }
+                f->sizes[f->nsizes++] = v;
+                p = strchr(p, ',');
+                if (p == NULL) break;
+                p++;
+            }
+        }
+    }
+    return 0;
+}
+
+/* "Open MPI v4.1.4" or "MPICH Version: 4.0.2" -> a short library name for the
+ * result line ("Open MPI 4.1.4", "MPICH 4.0.2") and an impl id for JSON. */
+static void bench_library(char *name, size_t namelen, const char **impl) {
+    char version[MPI_MAX_LIBRARY_VERSION_STRING];
+    int len = 0;
+    MPI_Get_library_version(version, &len);
+    version[len < MPI_MAX_LIBRARY_VERSION_STRING ? len : MPI_MAX_LIBRARY_VERSION_STRING - 1] = '\0';
+    const char *nl = strpbrk(version, "\n,");
+    size_t first = nl ? (size_t)(nl - version) : strlen(version);
+    if (strstr(version, "Open MPI") != NULL) {
+        *impl = "openmpi";
+        const char *v = strstr(version, " v");
+        int vlen = 0;
+        if (v != NULL) { v += 2; while (v[vlen] != '\0' && v[vlen] != ',' && v[vlen] != '\n') vlen++; }
+        snprintf(name, namelen, "Open MPI %.*s", vlen, v ? v : "");
+    } else if (strstr(version, "MPICH") != NULL) {
+        *impl = "mpich";
+        const char *v = strstr(version, "Version:");
+        if (v != NULL) {
+            v += 8;
+            while (*v == ' ' || *v == '\t') v++;
+            int vlen = 0;
+            while (v[vlen] != '\0' && v[vlen] != '\n' && v[vlen] != '\t') vlen++;
+            snprintf(name, namelen, "MPICH %.*s", vlen, v);
+        } else {
+            snprintf(name, namelen, "MPICH");
+        }
+    } else {
+        *impl = "other";
+        snprintf(name, namelen, "%.*s", (int)first, version);
+    }
+}
+
+#endif

@@ -1,0 +1,213 @@
+#!/usr/bin/env bash
+# Runs one benchmark on tsmpi, Open MPI (TCP) and MPICH (TCP), R times each,
+# and prints the median of each and the ratios tsmpi/Open MPI and tsmpi/MPICH.
+#
+#   packages/bench/reference/compare.sh [--bench msgrate|pingpong] [--repeat R] [--json FILE]
+#                                       [--iterations N] [--warmup N] [--window N] [--size BYTES]
+#                                       [--impls tsmpi,openmpi,mpich] [--ours-args 'ARGS'] [--timeout S]
+#
+# Every implementation moves its messages over TCP on the loopback interface,
+# two processes, no core binding, so that the figures compare protocol stacks
+# and not shared-memory against sockets:
+#   tsmpi    node_modules/.bin/mpiexec -n 2 packages/bench/src/BENCH.ts   (what `pnpm exec mpiexec` runs),
+#            from the repository root; its transport is TCP between processes.
+#   Open MPI mpirun.openmpi -n 2 --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo
+#            (ob1 + the TCP BTL; `self` only for a process's messages to itself; no vader/sm).
+#   MPICH    mpirun.mpich -n 2 with MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self UCX_NET_DEVICES=lo.
+#            Debian 12 ships MPICH 4.0.2 built as ch4:ucx (not ch4:ofi), so TCP means UCX's tcp
+#            transport; NOLOCAL makes MPICH treat the peer as remote (no POSIX shm path) and
+#            UCX_TLS keeps UCX off its own shared-memory transports (sysv/posix/cma).
+# Runs are interleaved (tsmpi, Open MPI, MPICH, tsmpi, ...) so that drift in the machine's
+# load spreads over all of them. The C sources are compiled on every call into
+# packages/bench/reference/build/ (gitignored).
+set -u -o pipefail
+
+here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+root=$(cd "$here/../../.." && pwd)
+build="$here/build"
+
+bench=msgrate
+repeat=5
+json_file=
+impls=tsmpi,openmpi,mpich
+ours_args=
+run_timeout=300
+bench_args=()
+
+usage() {
+  sed -n '2,7p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  cat <<'EOF'
+
+  --bench B        msgrate (default) or pingpong
+  --repeat R       runs per implementation (default 5); the table shows the median
+  --json FILE      write all runs, medians and ratios to FILE as one JSON document
+  --iterations N, --warmup N, --window N, --size BYTES
+                   passed to every benchmark (see msgrate.ts --help / pingpong.ts --help)
+  --impls LIST     comma-separated subset of tsmpi,openmpi,mpich (default: all installed)
+  --ours-args 'A'  extra mpiexec options for tsmpi, e.g. '--channels 1 --matching global'
+  --timeout S      kill a run after S seconds (default 300)
+EOF
+}
+
+die() { echo "compare.sh: $*" >&2; exit 2; }
+
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --bench) bench=${2:?--bench needs a value}; shift 2 ;;
+    --repeat) repeat=${2:?--repeat needs a value}; shift 2 ;;
+    --json) json_file=${2:?--json needs a value}; shift 2 ;;
+    --impls) impls=${2:?--impls needs a value}; shift 2 ;;
+    --ours-args) ours_args=${2?--ours-args needs a value}; shift 2 ;;
+    --timeout) run_timeout=${2:?--timeout needs a value}; shift 2 ;;
+    --iterations|--warmup|--window|--size) bench_args+=("$1" "${2:?$1 needs a value}"); shift 2 ;;
+    -h|--help) usage; exit 0 ;;
+    *) usage >&2; die "unknown option '$1'" ;;
+  esac
+done
+case "$bench" in msgrate|pingpong) ;; *) die "--bench must be msgrate or pingpong (got '$bench')" ;; esac
+[[ "$repeat" =~ ^[1-9][0-9]*$ ]] || die "--repeat must be a positive integer (got '$repeat')"
+[[ "$run_timeout" =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive integer (got '$run_timeout')"
+if [ -n "$json_file" ]; then
+  case "$json_file" in /*) ;; *) json_file="$PWD/$json_file" ;; esac
+  mkdir -p "$(dirname "$json_file")" || die "cannot create the directory of $json_file"
+fi
+
+want() { case ",$impls," in *",$1,"*) return 0 ;; *) return 1 ;; esac; }
+
+install_hint='apt-get install -y openmpi-bin libopenmpi-dev mpich libmpich-dev'
+
+# ---- build ------------------------------------------------------------------
+# -Wno-stringop-overflow: GCC 12 misreads MPICH's MPI_STATUSES_IGNORE ((MPI_Status *)1)
+# as a zero-size array passed to MPI_Waitall.
+cflags=(-O2 -std=c11 -Wno-stringop-overflow)
+active=()
+if want tsmpi; then
+  if [ -x "$root/node_modules/.bin/mpiexec" ]; then
+    active+=(tsmpi)
+  else
+    echo "compare.sh: $root/node_modules/.bin/mpiexec not found; run 'pnpm install' at the repository root" >&2
+  fi
+fi
+build_ref() { # impl mpicc suffix
+  local impl=$1 cc=$2 suffix=$3
+  if ! command -v "$cc" >/dev/null 2>&1; then
+    echo "compare.sh: $cc not found, skipping $impl. Install the reference MPIs with: $install_hint" >&2
+    return
+  fi
+  mkdir -p "$build"
+  if "$cc" "${cflags[@]}" -o "$build/${bench}_$suffix" "$here/$bench.c"; then
+    active+=("$impl")
+  else
+    echo "compare.sh: building $bench.c with $cc failed, skipping $impl" >&2
+  fi
+}
+want openmpi && build_ref openmpi mpicc.openmpi ompi
+want mpich && build_ref mpich mpicc.mpich mpich
+[ ${#active[@]} -gt 0 ] || die "nothing to run"
+
+# ---- run --------------------------------------------------------------------
+run_one() { # impl -> benchmark stdout on stdout, its stderr on fd 2
+  case "$1" in
+    tsmpi)
+      # shellcheck disable=SC2086 # ours_args is a list of mpiexec options
+      (cd "$root" && timeout "$run_timeout" node_modules/.bin/mpiexec -n 2 $ours_args \
+        "packages/bench/src/$bench.ts" "${bench_args[@]}") ;;
+    openmpi)
+      timeout "$run_timeout" mpirun.openmpi --allow-run-as-root --oversubscribe --bind-to none -n 2 \
+        --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo \
+        "$build/${bench}_ompi" "${bench_args[@]}" ;;
+    mpich)
+      timeout "$run_timeout" mpirun.mpich -n 2 -bind-to none \
+        -genv MPIR_CVAR_NOLOCAL 1 -genv UCX_TLS tcp,self -genv UCX_NET_DEVICES lo \
+        "$build/${bench}_mpich" "${bench_args[@]}" ;;
+  esac
+}
+
+# The result lines of ../src/report.ts and the C references:
+#   msgrate: 0.412 M messages/s (...)                   -> metric "msgrate"
+#   pingpong: 8-byte round trip median 48.20 us (...)   -> metric "8-byte"
+extract() {
+  sed -n -e 's/^msgrate: \([0-9.][0-9.]*\) M messages\/s.*/msgrate \1/p' \
+         -e 's/^pingpong: \([0-9][0-9]*-byte\) round trip median \([0-9.][0-9.]*\) us.*/\1 \2/p'
+}
+
+data=$(mktemp -d)
+trap 'rm -rf "$data"' EXIT
+: >"$data/metrics"
+failures=0
+echo "compare.sh: $bench, ${#active[@]} implementation(s) (${active[*]}), $repeat run(s) each, args: ${bench_args[*]:-(defaults)}"
+for ((r = 1; r <= repeat; r++)); do
+  for impl in "${active[@]}"; do
+    out="$data/out" err="$data/err"
+    run_one "$impl" >"$out" 2>"$err"
+    status=$?
+    lines=$(extract <"$out")
+    if [ $status -ne 0 ] || [ -z "$lines" ]; then
+      failures=$((failures + 1))
+      echo "  run $r $impl: FAILED (exit $status)" >&2
+      { tail -n 5 "$err"; tail -n 5 "$out"; } | sed 's/^/    /' >&2
+      continue
+    fi
+    while read -r metric value; do
+      grep -qx "$metric" "$data/metrics" || echo "$metric" >>"$data/metrics"
+      echo "$value" >>"$data/$impl.$metric"
+    done <<<"$lines"
+    echo "  run $r $impl: $(echo "$lines" | tr '\n' ' ')"
+  done
+done
+
+median() { # file of numbers -> median (mean of the two middle ones when even)
+  sort -g "$1" | awk '{ v[NR] = $1 } END { if (NR == 0) print "nan"; else if (NR % 2) print v[(NR + 1) / 2]; else printf "%.6g\n", (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "nan" || b == "nan" || b + 0 == 0) print "n/a"; else printf "%.2f\n", a / b }'; }
+
+label() { case "$1" in tsmpi) echo tsmpi ;; openmpi) echo "Open MPI" ;; mpich) echo MPICH ;; esac; }
+if [ "$bench" = msgrate ]; then
+  unit="M messages/s, higher is better"
+else
+  unit="round-trip microseconds, lower is better; a ratio above 1 means tsmpi is slower"
+fi
+
+# ---- table ------------------------------------------------------------------
+echo
+echo "median of $repeat run(s), $bench ($unit)"
+printf '%-10s' metric
+for impl in tsmpi openmpi mpich; do printf '%12s' "$(label $impl)"; done
+printf '%16s%14s\n' "tsmpi/OpenMPI" "tsmpi/MPICH"
+json_results=
+json_ratios=
+while read -r metric; do
+  declare -A med=()
+  printf '%-10s' "$metric"
+  for impl in tsmpi openmpi mpich; do
+    f="$data/$impl.$metric"
+    if [ -s "$f" ]; then
+      med[$impl]=$(median "$f")
+      runs=$(paste -sd, "$f")
+      json_results+="${json_results:+,}{\"impl\":\"$impl\",\"metric\":\"$metric\",\"runs\":[$runs],\"median\":${med[$impl]}}"
+    else
+      med[$impl]=nan
+    fi
+    printf '%12s' "$([ "${med[$impl]}" = nan ] && echo - || echo "${med[$impl]}")"
+  done
+  r_ompi=$(ratio "${med[tsmpi]}" "${med[openmpi]}")
+  r_mpich=$(ratio "${med[tsmpi]}" "${med[mpich]}")
+  printf '%16s%14s\n' "$r_ompi" "$r_mpich"
+  [ "$r_ompi" = n/a ] || json_ratios+="${json_ratios:+,}{\"metric\":\"$metric\",\"vs\":\"openmpi\",\"ratio\":$r_ompi}"
+  [ "$r_mpich" = n/a ] || json_ratios+="${json_ratios:+,}{\"metric\":\"$metric\",\"vs\":\"mpich\",\"ratio\":$r_mpich}"
+  unset med
+done <"$data/metrics"
+[ -s "$data/metrics" ] || echo "(no successful run)"
+
+if [ -n "$json_file" ]; then
+  args_json=$(printf '%s\n' "${bench_args[@]}" | awk 'NF { gsub(/["\\]/, "\\\\&"); printf "%s\"%s\"", (n++ ? "," : ""), $0 }')
+  ours_json=$(printf '%s' "$ours_args" | sed 's/["\\]/\\&/g')
+  printf '{"bench":"%s","date":"%s","host":"%s","repeat":%d,"args":[%s],"oursArgs":"%s","failures":%d,"unit":"%s","results":[%s],"ratios":[%s]}\n' \
+    "$bench" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(hostname)" "$repeat" "$args_json" "$ours_json" "$failures" \
+    "$unit" "$json_results" "$json_ratios" >"$json_file"
+  echo "wrote $json_file"
+fi
+if ! command -v mpirun.openmpi >/dev/null 2>&1; then
+  echo "note: Open MPI is not installed; for the reference figures run: $install_hint"
+fi
+[ "$failures" -eq 0 ]

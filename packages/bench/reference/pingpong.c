@@ -1,0 +1,132 @@
+/*
+ * Ping-pong latency benchmark: the C reference for ../src/pingpong.ts (same
+ * pattern, flags and output line).
+ *
+ * For each size (default 0 and 8 bytes) rank 0 sends SIZE bytes to rank 1 with
+ * MPI_Send and waits for them back with MPI_Recv; rank 1 echoes. WARMUP (100)
+ * untimed round trips, MPI_Barrier, then ITERATIONS (10,000) round trips each
+ * timed on its own. Rank 0 prints the median round trip in microseconds (plus
+ * min and p99, numpy's linear-interpolation quantile as in ../src/stats.ts).
+ *
+ *   mpicc -O2 -o build/pingpong_ompi pingpong.c
+ *   mpirun -n 2 build/pingpong_ompi [--iterations N] [--warmup N] [--size BYTES[,BYTES]] [--json FILE]
+ */
+#include <mpi.h>
+#include <time.h>
+
+#include "bench-args.h"
+
+static const char *USAGE =
+    "usage: mpirun -n 2 pingpong [flags]\n"
+    "\n"
+    "Ping-pong latency: rank 0 sends SIZE bytes to rank 1 and waits for them back.\n"
+    "Prints the median round trip in microseconds for each size.\n"
+    "\n"
+    "  --iterations N   timed round trips per size  (default 10000)\n"
+    "  --warmup N       untimed round trips per size (default 100)\n"
+    "  --size BYTES     message size; repeat or comma-separate for several (default 0,8)\n"
+    "  --json FILE      append one JSON record (one line) per size to FILE\n"
+    "  -h, --help       this text\n";
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* q-quantile of sorted[0..n), linear interpolation between closest ranks. */
+static double quantile(const double *sorted, long n, double q) {
+    double pos = (double)(n - 1) * q;
+    long lo = (long)pos;
+    long hi = lo + 1 < n ? lo + 1 : lo;
+    return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - (double)lo);
+}
+
+static void round_trip(int initiator, int peer, char *sendbuf, char *recvbuf, long size) {
+    if (initiator) {
+        MPI_Send(sendbuf, (int)size, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+        MPI_Recv(recvbuf, (int)size, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    } else {
+        MPI_Recv(recvbuf, (int)size, MPI_BYTE, peer, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Send(sendbuf, (int)size, MPI_BYTE, peer, 0, MPI_COMM_WORLD);
+    }
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank = 0, size = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+    struct bench_flags f = { .iterations = 10000, .warmup = 100, .window = 1, .sizes = { 0, 8 }, .nsizes = 2 };
+    char err[256];
+    if (bench_parse_args(argc, argv, &f, err, sizeof err) != 0) {
+        if (rank == 0) fprintf(stderr, "pingpong: %s\n\n%s", err, USAGE);
+        MPI_Finalize();
+        return 2;
+    }
+    if (f.help) {
+        if (rank == 0) fputs(USAGE, stdout);
+        MPI_Finalize();
+        return 0;
+    }
+    if (size != 2) {
+        if (rank == 0) fprintf(stderr, "pingpong: needs exactly 2 processes (got %d); run with mpirun -n 2\n", size);
+        MPI_Finalize();
+        return 2;
+    }
+
+    char lib[128];
+    const char *impl = "other";
+    bench_library(lib, sizeof lib, &impl);
+    const int peer = 1 - rank;
+    const int initiator = rank == 0;
+    double *samples = malloc(sizeof(double) * (size_t)f.iterations);
+    if (samples == NULL) MPI_Abort(MPI_COMM_WORLD, 1);
+
+    for (int s = 0; s < f.nsizes; s++) {
+        const long msg = f.sizes[s];
+        char *sendbuf = calloc((size_t)msg + 1, 1);
+        char *recvbuf = malloc((size_t)msg + 1);
+        if (sendbuf == NULL || recvbuf == NULL) MPI_Abort(MPI_COMM_WORLD, 1);
+        for (long it = 0; it < f.warmup; it++) round_trip(initiator, peer, sendbuf, recvbuf, msg);
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (long it = 0; it < f.iterations; it++) {
+            double start = MPI_Wtime();
+            round_trip(initiator, peer, sendbuf, recvbuf, msg);
+            samples[it] = MPI_Wtime() - start;
+        }
+        if (initiator) {
+            qsort(samples, (size_t)f.iterations, sizeof(double), cmp_double);
+            double med = quantile(samples, f.iterations, 0.5) * 1e6;
+            double min = samples[0] * 1e6;
+            double p99 = quantile(samples, f.iterations, 0.99) * 1e6;
+            printf("pingpong: %ld-byte round trip median %.2f us (min %.2f, p99 %.2f; %ld iterations, %d processes, %s)\n",
+                   msg, med, min, p99, f.iterations, size, lib);
+            fflush(stdout);
+            if (f.json_file != NULL) {
+                FILE *out = fopen(f.json_file, "a");
+                if (out == NULL) {
+                    perror(f.json_file);
+                } else {
+                    char date[32];
+                    time_t now = time(NULL);
+                    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+                    char host[MPI_MAX_PROCESSOR_NAME];
+                    int hlen = 0;
+                    MPI_Get_processor_name(host, &hlen);
+                    fprintf(out,
+                            "{\"impl\":\"%s\",\"library\":\"%s\",\"date\":\"%s\",\"host\":\"%s\",\"bench\":\"pingpong\",\"processes\":%d,"
+                            "\"iterations\":%ld,\"warmup\":%ld,\"sizeBytes\":%ld,\"medianMicros\":%.3f,"
+                            "\"minMicros\":%.3f,\"p99Micros\":%.3f}\n",
+                            impl, lib, date, host, size, f.iterations, f.warmup, msg, med, min, p99);
+                    fclose(out);
+                }
+            }
+        }
+        free(recvbuf);
+        free(sendbuf);
+    }
+    free(samples);
+    MPI_Finalize();
+    return 0;
+}

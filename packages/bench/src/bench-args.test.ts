@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { parseBenchArgs } from './bench-args.ts';
+import { median, quantile } from './stats.ts';
+import { formatConfigLine, formatRateLine, formatRoundTripLine } from './report.ts';
+
+const DEFAULTS = { iterations: 10_000, warmup: 10, window: 12, sizesBytes: [0] };
+
+describe('parseBenchArgs', () => {
+  it('fills in the defaults', () => {
+    expect(parseBenchArgs([], DEFAULTS)).toEqual({
+      kind: 'run',
+      flags: { iterations: 10_000, warmup: 10, window: 12, sizesBytes: [0], jsonFile: null },
+    });
+  });
+
+  it('reads every flag, in both --x v and --x=v forms', () => {
+    const r = parseBenchArgs(['--iterations', '500', '--warmup=0', '--window', '4', '--size', '8', '--size=0,64', '--json', 'out.ndjson'], DEFAULTS);
+    expect(r).toEqual({ kind: 'run', flags: { iterations: 500, warmup: 0, window: 4, sizesBytes: [8, 0, 64], jsonFile: 'out.ndjson' } });
+  });
+
+  it('answers --help and -h', () => {
+    expect(parseBenchArgs(['--help'], DEFAULTS)).toEqual({ kind: 'help' });
+    expect(parseBenchArgs(['-h'], DEFAULTS)).toEqual({ kind: 'help' });
+  });
+
+  it.each([
+    [['--iterations', '0']],
+    [['--iterations', '1e3']],
+    [['--window', '-1']],
+    [['--size', 'big']],
+    [['--bogus']],
+    [['positional']],
+  ])('rejects %j', (argv) => {
+    expect(parseBenchArgs(argv, DEFAULTS).kind).toBe('error');
+  });
+});
+
+describe('stats', () => {
+  it('median and quantile interpolate like numpy', () => {
+    expect(median([3, 1, 2])).toBe(2);
+    expect(median(new Float64Array([4, 1, 3, 2]))).toBe(2.5);
+    expect(quantile([1, 2, 3, 4, 5], 0.99)).toBeCloseTo(4.96);
+    expect(median([])).toBeNaN();
+  });
+});
+
+describe('report lines (parsed by reference/compare.sh; keep the C output in step)', () => {
+  it('formats the msgrate line', () => {
+    expect(
+      formatRateLine({ messagesPerSecond: 412_345, window: 12, iterations: 10_000, sizeBytes: 0, processes: 2, flavour: 'channels 4' }),
+    ).toBe('msgrate: 0.412 M messages/s (12 x 10000 iterations, 0-byte, 2 processes, channels 4)');
+  });
+
+  it('formats the pingpong line', () => {
+    expect(
+      formatRoundTripLine({ sizeBytes: 8, medianMicros: 48.2, minMicros: 41.1, p99Micros: 90.3, iterations: 10_000, processes: 2, flavour: 'channels 4' }),
+    ).toBe('pingpong: 8-byte round trip median 48.20 us (min 41.10, p99 90.30; 10000 iterations, 2 processes, channels 4)');
+  });
+
+  it('formats the config line', () => {
+    expect(
+      formatConfigLine({ channels: 4, matching: 'parallel', progress: 'inline', refcount: 'predefined', eagerLimit: 65536, endpoints: 1 }),
+    ).toBe('config: channels 4, matching parallel, progress inline, refcount predefined, eagerLimit 65536, endpoints 1');
+  });
+});
