@@ -11,7 +11,12 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.unit.test.ts'], testTimeout: 30_000 },
+        test: {
+          name: 'unit',
+          include: ['packages/*/src/**/*.test.ts', 'packages/*/test/**/*.unit.test.ts'],
+          testTimeout: 30_000,
+          sequence: { groupOrder: 0 },
+        },
       },
       {
         extends: true,
@@ -21,6 +26,7 @@ export default defineConfig({
           testTimeout: 120_000,
           hookTimeout: 60_000,
           maxWorkers: 2,
+          sequence: { groupOrder: 1 },
         },
       },
     ],

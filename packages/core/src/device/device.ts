@@ -17,7 +17,7 @@
  */
 import { Packr } from 'msgpackr';
 import { FRAME_FLAG, FRAME_KIND, newFrameHeader, type FrameHeader, type Transport, type TransportError, type TransportFactory } from '../transport/index.ts';
-import { PayloadPool } from '../shm/payload-pool.ts';
+import { PayloadPool } from '../shm/index.ts';
 import { ERR_PROC_FAILED, ERR_TRUNCATE, ERR_NO_MEM, mpiError } from '../util/index.ts';
 import type { Logger } from '../log/index.ts';
 import { DevRequest, REQ_KIND } from './dev-request.ts';
@@ -77,6 +77,9 @@ export class Device {
   readonly #arrivalWaiters = new Set<() => void>();
   #failure: Error | null = null;
   #closing = false;
+  /** operations in flight; while > 0 (or while closing) #keepAlive holds the event loop */
+  #active = 0;
+  #keepAlive: NodeJS.Timeout | null = null;
 
   constructor(opts: DeviceOptions) {
     this.opts = opts;
@@ -134,6 +137,7 @@ export class Device {
    */
   postRecv(r: DevRequest, endpoint: number, ctx: number, srcEndpoint: number, tag: number): void {
     const slot = this.#allocSlot(KIND.RECV, 'recv');
+    this.#hold();
     r.slot = slot;
     this.#reqs[slot] = r;
     const w = this.table.words;
@@ -154,6 +158,7 @@ export class Device {
    */
   send(r: DevRequest, srcEndpoint: number, dstEndpoint: number, ctx: number, tag: number, data: Uint8Array, objectForm: boolean, sync: boolean): void {
     const len = data.length;
+    this.#hold();
     const st = this.stats;
     st.messagesSent++;
     st.bytesSent += len;
@@ -218,6 +223,7 @@ export class Device {
   /** Receives a message taken by mprobe into r (r.buf or r.objectMode set). */
   recvMatched(r: DevRequest, msgSlot: number): void {
     const slot = this.#allocSlot(KIND.RECV, 'mrecv');
+    this.#hold();
     r.slot = slot;
     this.#reqs[slot] = r;
     this.table.words[slot * SLOT_WORDS + SLOT.LENGTH] = r.buf === null ? -1 : r.buf.length;
@@ -226,8 +232,11 @@ export class Device {
 
   /** Calls `fn` on each new unexpected message until it returns true. */
   onArrival(fn: () => boolean): void {
+    this.#hold();
     const waiter = (): void => {
-      if (fn()) this.#arrivalWaiters.delete(waiter);
+      if (!fn()) return;
+      this.#arrivalWaiters.delete(waiter);
+      this.#release();
     };
     this.#arrivalWaiters.add(waiter);
   }
@@ -246,6 +255,7 @@ export class Device {
 
   /** Completes a request created outside the protocols (generalized: collectives, PROC_NULL). */
   completeNow(r: DevRequest): void {
+    this.#hold();
     this.#complete(r);
   }
 
@@ -267,12 +277,19 @@ export class Device {
 
   async close(): Promise<void> {
     this.#closing = true;
-    await this.transport?.close();
+    this.#hold();
+    try {
+      await this.transport?.close();
+    } finally {
+      this.#release();
+      if (this.#keepAlive !== null) clearInterval(this.#keepAlive);
+    }
   }
 
   destroy(): void {
     this.#closing = true;
     this.transport?.destroy();
+    if (this.#keepAlive !== null) clearInterval(this.#keepAlive);
   }
 
   // --- internals -----------------------------------------------------------
@@ -285,7 +302,23 @@ export class Device {
     return slot;
   }
 
+  /**
+   * The transport holds no event-loop reference; the device holds one while an
+   * operation is in flight, so a program that returns without finalize exits.
+   */
+  #hold(): void {
+    if (this.#active++ === 0) {
+      if (this.#keepAlive === null) this.#keepAlive = setInterval(noop, 1 << 30);
+      else this.#keepAlive.ref();
+    }
+  }
+
+  #release(): void {
+    if (--this.#active === 0) this.#keepAlive?.unref();
+  }
+
   #complete(r: DevRequest): void {
+    this.#release();
     r.done = true;
     if (r.slot !== NIL) {
       this.#reqs[r.slot] = undefined;
@@ -535,3 +568,4 @@ export class Device {
 }
 
 const EMPTY = new Uint8Array(0);
+const noop = (): void => undefined;

@@ -1,0 +1,124 @@
+import { describe, expect, it } from 'vitest';
+import { MatchQueues, type MatchingMode } from './match-queues.ts';
+import { NIL, RequestTable, SLOT, SLOT_WORDS, SlotPool, KIND } from './request-table.ts';
+
+const ANY = -1;
+const SOURCES = 4;
+
+function setup(mode: MatchingMode) {
+  const table = new RequestTable(RequestTable.allocateBuffers(256), true);
+  const pool = new SlotPool(table);
+  const q = new MatchQueues(table, MatchQueues.allocateBuffer(SOURCES), SOURCES, mode, true);
+  const slot = (kind: number, ctx: number, src: number, tag: number, label: string): number => {
+    const s = pool.alloc(kind);
+    const b = s * SLOT_WORDS;
+    table.words[b + SLOT.CTX] = ctx;
+    table.words[b + SLOT.SRC] = src;
+    table.words[b + SLOT.TAG] = tag;
+    labels.set(s, label);
+    return s;
+  };
+  const labels = new Map<number, string>();
+  return {
+    q,
+    /** posts a receive; returns the label of the message it matched, or null */
+    post(label: string, src: number, tag: number, ctx = 0): string | null {
+      const m = q.postRecv(slot(KIND.RECV, ctx, src, tag, label));
+      return m === NIL ? null : labels.get(m)!;
+    },
+    /** a message arrives; returns the label of the receive it matched, or null */
+    arrive(label: string, src: number, tag: number, ctx = 0): string | null {
+      const r = q.arrive(slot(KIND.MESSAGE, ctx, src, tag, label));
+      return r === NIL ? null : labels.get(r)!;
+    },
+    probe(src: number, tag: number, ctx = 0): string | null {
+      const m = q.probe(ctx, src, tag);
+      return m === NIL ? null : labels.get(m)!;
+    },
+    slotOf(label: string): number {
+      for (const [s, l] of labels) if (l === label) return s;
+      throw new Error(label);
+    },
+  };
+}
+
+describe.each(['parallel', 'global'] as const)('MatchQueues (%s)', (mode) => {
+  it('matches posted receives in order per source and tag', () => {
+    const t = setup(mode);
+    expect(t.post('r1', 1, 5)).toBeNull();
+    expect(t.post('r2', 1, 5)).toBeNull();
+    expect(t.arrive('m1', 1, 5)).toBe('r1');
+    expect(t.arrive('m2', 1, 5)).toBe('r2');
+    expect(t.q.postedCount).toBe(0);
+  });
+
+  it('queues unexpected messages and drains them in arrival order', () => {
+    const t = setup(mode);
+    expect(t.arrive('m1', 2, 1)).toBeNull();
+    expect(t.arrive('m2', 2, 2)).toBeNull();
+    expect(t.arrive('m3', 2, 1)).toBeNull();
+    expect(t.q.unexpectedCount).toBe(3);
+    expect(t.probe(2, 1)).toBe('m1');
+    expect(t.post('r', 2, 1)).toBe('m1');
+    expect(t.post('r', 2, ANY)).toBe('m2');
+    expect(t.post('r', ANY, ANY)).toBe('m3');
+    expect(t.q.unexpectedCount).toBe(0);
+  });
+
+  it('keeps contexts apart', () => {
+    const t = setup(mode);
+    expect(t.post('r-ctx4', 1, 0, 4)).toBeNull();
+    expect(t.arrive('m-ctx0', 1, 0, 0)).toBeNull();
+    expect(t.arrive('m-ctx4', 1, 0, 4)).toBe('r-ctx4');
+    expect(t.post('any-ctx0', ANY, ANY, 0)).toBe('m-ctx0');
+  });
+
+  it('gives a message to an earlier wildcard before a later specific receive', () => {
+    const t = setup(mode);
+    t.post('W', ANY, 7);
+    t.post('S', 1, 7);
+    expect(t.arrive('first', 1, 7)).toBe('W');
+    expect(t.arrive('second', 1, 7)).toBe('S');
+  });
+
+  it('gives a message to an earlier specific receive before a later wildcard', () => {
+    const t = setup(mode);
+    t.post('S', 1, 7);
+    t.post('W', ANY, 7);
+    expect(t.arrive('first', 1, 7)).toBe('S');
+    expect(t.arrive('second', 1, 7)).toBe('W');
+  });
+
+  it('handles three wildcards then specific receives from three sources', () => {
+    const t = setup(mode);
+    for (const w of ['W1', 'W2', 'W3']) t.post(w, ANY, ANY);
+    for (const s of [1, 2, 3]) for (const k of ['a', 'b']) t.post(`R${s}${k}`, s, ANY);
+    const order = [[1, 1], [2, 1], [1, 2], [3, 1], [2, 2], [1, 3], [3, 2], [2, 3], [3, 3]] as const;
+    const got = order.map(([s, tag]) => t.arrive(`m${s}.${tag}`, s, tag));
+    // The wildcards, posted first, take the first three messages whatever their source;
+    // then each source's specific receives match in posting order, and m3.3 finds none left.
+    expect(got).toEqual(['W1', 'W2', 'W3', 'R3a', 'R2a', 'R1a', 'R3b', 'R2b', null]);
+    expect(t.q.postedCount).toBe(1);
+    expect(t.q.unexpectedCount).toBe(1);
+  });
+
+  it('cancels posted receives, wildcard or specific', () => {
+    const t = setup(mode);
+    t.post('W', ANY, 1);
+    t.post('S', 2, 1);
+    expect(t.q.cancelRecv(t.slotOf('W'))).toBe(true);
+    expect(t.arrive('m', 2, 1)).toBe('S');
+    expect(t.q.cancelRecv(t.slotOf('S'))).toBe(false);
+    t.post('S2', 3, ANY);
+    expect(t.q.cancelRecv(t.slotOf('S2'))).toBe(true);
+    expect(t.arrive('m2', 3, 0)).toBeNull();
+  });
+
+  it('a wildcard takes the oldest matching message across sources', () => {
+    const t = setup(mode);
+    t.arrive('from3', 3, 4);
+    t.arrive('from1', 1, 4);
+    expect(t.post('W', ANY, 4)).toBe('from3');
+    expect(t.post('W2', ANY, 4)).toBe('from1');
+  });
+});

@@ -1,0 +1,53 @@
+// A failing rank ends the whole job with one line naming it; nothing hangs.
+import { describe, expect, it } from 'vitest';
+import { program, runJob } from './run-job.ts';
+
+// The test only needs the job to end on its own; the bound is far above the 2 s the launcher promises.
+const HANG = 60_000;
+
+describe('failure semantics with real MPI programs', () => {
+  it('a rank that throws after init ends the job, its stack is printed', async () => {
+    const r = await runJob(3, program('fail-throw.ts'), { killAfterMs: HANG });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('deliberate failure in rank 1');
+    expect(r.stderr).toMatch(/rank 1 .*pid \d+/);
+    expect(r.stderr).not.toContain('[run-job] killed');
+  });
+
+  it('an unhandled rejection ends the job', async () => {
+    const r = await runJob(3, program('fail-reject.ts'), { killAfterMs: HANG });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toContain('deliberate rejection in rank 1');
+    expect(r.stderr).toMatch(/rank 1 /);
+    expect(r.stderr).not.toContain('[run-job] killed');
+  });
+
+  it('a rank that exits before init ends the job with its exit code', async () => {
+    const r = await runJob(3, program('fail-before-init.ts'), { killAfterMs: HANG });
+    expect(r.code).toBe(3);
+    expect(r.stderr).toMatch(/rank 1 /);
+    expect(r.stderr).not.toContain('[run-job] killed');
+  });
+
+  it('a rank that exits without finalize ends the job', async () => {
+    const r = await runJob(3, program('fail-no-finalize.ts'), { killAfterMs: HANG });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/rank 1 .*finalize/);
+    expect(r.stderr).not.toContain('[run-job] killed');
+  });
+
+  it('MPI.abort(7) ends the job with status 7', async () => {
+    const r = await runJob(3, program('fail-abort.ts'), { killAfterMs: HANG });
+    expect(r.code).toBe(7);
+    expect(r.stderr).toMatch(/rank 2 .*abort/i);
+    expect(r.stderr).not.toContain('[run-job] killed');
+  });
+
+  it('--timeout prints a roll-call naming the blocked call, then ends the job', async () => {
+    const r = await runJob(2, program('hang.ts'), { flags: ['--timeout', '4'], killAfterMs: HANG });
+    expect(r.code).not.toBe(0);
+    expect(r.stderr).toMatch(/rank 1.*recv.*COMM_WORLD/);
+    expect(r.stderr).toMatch(/rank 0.*barrier/);
+    expect(r.stderr).not.toContain('[run-job] killed');
+  });
+});
