@@ -32,6 +32,12 @@ export function checkDatatype(dt: unknown, call: string, arg: string): asserts d
   if (!dt._committed) throw mpiError(ERR_TYPE, call, `${arg} ${dt.name} is not committed: call commit() first`);
 }
 
+/** The bytes a BufSpec names, for point-to-point (the hot path: no result object for a bare typed array). */
+export function bytesOfBuf(spec: unknown, call: string, arg: string): Uint8Array {
+  if (spec instanceof Uint8Array) return spec;
+  return resolveBuf(spec, call, arg).bytes;
+}
+
 /** Resolves a BufSpec; `arg` names it in errors (buf, sendbuf, recvbuf). */
 export function resolveBuf(spec: unknown, call: string, arg: string): ResolvedBuf {
   if (isView(spec)) {

@@ -11,7 +11,7 @@
 import { DevRequest, REQ_KIND, packr } from '../device/index.ts';
 import { ERR_ARG, ERR_COMM, ERR_RANK, ERR_TAG, MPIError, mpiError } from '../util/index.ts';
 import { ANY_SOURCE, ANY_TAG, CONGRUENT, IDENT, PROC_NULL, SIMILAR, TAG_UB, UNDEFINED, UNEQUAL } from './constants.ts';
-import { resolveBuf, type BufSpec, describe } from './buffer.ts';
+import { bytesOfBuf, type BufSpec, describe } from './buffer.ts';
 import { Request } from './request.ts';
 import { Status } from './status.ts';
 import { Message } from './message.ts';
@@ -149,7 +149,7 @@ export class Pt2ptComm {
     this._recvTag(tag, call);
     const r = new DevRequest(REQ_KIND.RECV);
     if (objectForm) r.objectMode = true;
-    else r.buf = resolveBuf(buf, call, 'buf').bytes;
+    else r.buf = bytesOfBuf(buf, call, 'buf');
     if (src === PROC_NULL) {
       r.sourceEndpoint = PROC_NULL;
       r.tag = ANY_TAG;
@@ -196,7 +196,7 @@ export class Pt2ptComm {
     const me = this._me(call);
     const dst = this._dest(dest, call);
     this._sendTag(tag, call);
-    const { bytes } = resolveBuf(buf, call, 'buf');
+    const bytes = bytesOfBuf(buf, call, 'buf');
     const r = new DevRequest(REQ_KIND.SEND);
     if (dst === PROC_NULL) return Request._completed(r, this, call);
     const req = new Request<void>(r, this, call);
@@ -239,7 +239,7 @@ export class Pt2ptComm {
     this._me(call);
     const dst = this._dest(dest, call);
     this._sendTag(tag, call);
-    const { bytes } = resolveBuf(buf, call, 'buf');
+    const bytes = bytesOfBuf(buf, call, 'buf');
     const req = new Request<void>(null, this, call);
     req._starter = (r) => {
       r.kind = REQ_KIND.SEND;
@@ -255,7 +255,7 @@ export class Pt2ptComm {
     this._me(call);
     const src = this._source(source, call);
     this._recvTag(tag, call);
-    const { bytes } = resolveBuf(buf, call, 'buf');
+    const bytes = bytesOfBuf(buf, call, 'buf');
     const req = new Request<void>(null, this, call);
     req._starter = (r) => {
       r.kind = REQ_KIND.RECV;

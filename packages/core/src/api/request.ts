@@ -39,6 +39,8 @@ export class Request<T = void> {
   _valueOf: ((r: DevRequest) => T) | null = null;
   _call: string;
   #status: Status | null = null;
+  /** completion callbacks: one in the common case, an array when several wait */
+  #waiter: Waiter | null = null;
   #waiters: Waiter[] | null = null;
 
   /** @internal */
@@ -81,6 +83,11 @@ export class Request<T = void> {
   /** @internal */
   _onDone(): void {
     this.#status = null;
+    const w = this.#waiter;
+    if (w !== null) {
+      this.#waiter = null;
+      w(this as Request<unknown>);
+    }
     const ws = this.#waiters;
     if (ws !== null) {
       this.#waiters = null;
@@ -90,11 +97,16 @@ export class Request<T = void> {
 
   /** @internal Registers a one-shot completion callback (the request must be pending). */
   _listen(fn: Waiter): void {
-    (this.#waiters ??= []).push(fn);
+    if (this.#waiter === null && this.#waiters === null) this.#waiter = fn;
+    else (this.#waiters ??= []).push(fn);
   }
 
   /** @internal */
   _unlisten(fn: Waiter): void {
+    if (this.#waiter === fn) {
+      this.#waiter = null;
+      return;
+    }
     const ws = this.#waiters;
     if (ws === null) return;
     const i = ws.indexOf(fn);
