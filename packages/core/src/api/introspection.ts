@@ -1,4 +1,5 @@
 /** MPI.config() and MPI.stats(): tsmpi's own introspection (API.md "Introspection"). */
+import { OBJECT_KIND } from '../device/index.ts';
 import { runtime } from './runtime.ts';
 
 export interface Config {
@@ -34,14 +35,15 @@ export function config(): Config {
 export function stats(): Stats {
   const rt = runtime('stats');
   const d = rt.device;
+  const live = d.objects.liveCounts();
   const perChannel = d.transport?.channelStats() ?? Array.from({ length: rt.settings.channels }, () => ({ sent: 0, received: 0 }));
   return {
     ...d.stats,
     unexpectedQueued: d.unexpectedQueued(),
     postedQueued: d.postedQueued(),
     perChannel,
-    contextIdsInUse: 4,
-    liveObjects: { comm: 4, group: 0, datatype: 0, request: d.table.inUse(), op: 0 },
+    contextIdsInUse: live[OBJECT_KIND.COMM],
+    liveObjects: { comm: live[OBJECT_KIND.COMM], group: live[OBJECT_KIND.GROUP], datatype: live[OBJECT_KIND.DATATYPE], request: d.table.inUse(), op: live[OBJECT_KIND.OP] },
     gcCycles: 0,
   };
 }

@@ -95,7 +95,7 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     checkActive: () => undefined,
   };
   setRuntime(state);
-  setupPredefinedComms(size, settings.endpoints, device.firstEndpoint);
+  setupPredefinedComms(device.objects, size, settings.endpoints, device.firstEndpoint);
   threadLevel = level;
   pmi?.reportInitialized();
   log.debug({ size, channels: settings.channels, matching: settings.matching, progress }, 'initialized');

@@ -7,6 +7,7 @@
  * With one endpoint per process COMM_ENDPOINTS has COMM_WORLD's ranks and
  * COMM_CLIQUE has COMM_SELF's.
  */
+import { OBJECT_KIND, type ObjectTable } from '../device/index.ts';
 import { Comm } from './comm.ts';
 
 export const COMM_WORLD = new Comm('COMM_WORLD', 0, new Int32Array(0), true);
@@ -14,11 +15,23 @@ export const COMM_SELF = new Comm('COMM_SELF', 4, new Int32Array(0), true);
 export const COMM_ENDPOINTS = new Comm('COMM_ENDPOINTS', 8, new Int32Array(0), true);
 export const COMM_CLIQUE = new Comm('COMM_CLIQUE', 12, new Int32Array(0), true);
 
-/** Gives the predefined communicators their groups (endpoints per process J). */
-export function setupPredefinedComms(processes: number, endpointsPerProcess: number, myFirstEndpoint: number): void {
+/** Data words of a communicator record. */
+export const COMM_DATA = { CONTEXT_ID: 0, GROUP: 1 } as const;
+
+/**
+ * Gives the predefined communicators their groups (endpoints per process J) and
+ * their records in the object table: a group record (members in its blob) and
+ * a communicator record (context id, group handle), both with the predefined bit.
+ */
+export function setupPredefinedComms(objects: ObjectTable, processes: number, endpointsPerProcess: number, myFirstEndpoint: number): void {
   const j = endpointsPerProcess;
-  COMM_WORLD._setEndpoints(Int32Array.from({ length: processes }, (_, p) => p * j));
-  COMM_ENDPOINTS._setEndpoints(Int32Array.from({ length: processes * j }, (_, e) => e));
-  COMM_CLIQUE._setEndpoints(Int32Array.from({ length: j }, (_, e) => myFirstEndpoint + e));
-  COMM_SELF._setEndpoints(Int32Array.of(myFirstEndpoint));
+  const setup = (comm: Comm, members: Int32Array): void => {
+    const group = objects.create(OBJECT_KIND.GROUP, true, [members.length], new Uint8Array(members.buffer), 'init');
+    const handle = objects.create(OBJECT_KIND.COMM, true, [comm._ctx, group], null, 'init');
+    comm._setEndpoints(members, handle);
+  };
+  setup(COMM_WORLD, Int32Array.from({ length: processes }, (_, p) => p * j));
+  setup(COMM_ENDPOINTS, Int32Array.from({ length: processes * j }, (_, e) => e));
+  setup(COMM_CLIQUE, Int32Array.from({ length: j }, (_, e) => myFirstEndpoint + e));
+  setup(COMM_SELF, Int32Array.of(myFirstEndpoint));
 }

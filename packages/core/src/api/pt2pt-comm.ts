@@ -32,6 +32,8 @@ export class Pt2ptComm {
   /** endpoint -> rank, for endpoints of this group */
   #rankOf: Map<number, number> | null = null;
   readonly _predefined: boolean;
+  /** the record in the object table (NULL_HANDLE until init for predefined communicators) */
+  _handle = 0;
   _freed = false;
   /** sequence of collective calls: each gets its own tag on the collective context */
   _collSeq = 0;
@@ -47,7 +49,8 @@ export class Pt2ptComm {
   }
 
   /** @internal (Re)sets the group: predefined communicators get theirs at init. */
-  _setEndpoints(endpoints: Int32Array): void {
+  _setEndpoints(endpoints: Int32Array, handle = this._handle): void {
+    this._handle = handle;
     this._endpoints = endpoints;
     let identity = true;
     for (let i = 0; i < endpoints.length; i++) if (endpoints[i] !== i) identity = false;

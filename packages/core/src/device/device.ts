@@ -23,6 +23,7 @@ import type { Logger } from '../log/index.ts';
 import { DevRequest, REQ_KIND } from './dev-request.ts';
 import { MatchQueues, type MatchingMode } from './match-queues.ts';
 import { FLAG, KIND, NIL, RequestTable, SLOT, SLOT_WORDS, SlotPool } from './request-table.ts';
+import { ObjectTable } from './object-table.ts';
 
 const ANY = -1;
 
@@ -62,6 +63,8 @@ export class Device {
   readonly table: RequestTable;
   readonly pool: SlotPool;
   readonly payloads: PayloadPool;
+  /** communicators, groups, datatypes and ops, by handle */
+  readonly objects: ObjectTable;
   /** one set of queues per endpoint of this process */
   readonly queues: MatchQueues[];
   readonly stats: DeviceStats = { messagesSent: 0, messagesReceived: 0, bytesSent: 0, bytesReceived: 0 };
@@ -88,6 +91,8 @@ export class Device {
     // 64 B .. 64 KiB classes; 64 MiB of address space, touched only as used.
     this.payloads = new PayloadPool(PayloadPool.allocateBuffers(64 << 20, 16), 16, true);
     this.#reqs = new Array(this.table.capacity);
+    // 16,384 records (1 MiB) and 8 MiB of group/datatype data, touched only as used.
+    this.objects = new ObjectTable(ObjectTable.allocateBuffers(1 << 14, 8 << 20), true);
     this.endpointCount = opts.processCount * opts.endpointsPerProcess;
     this.firstEndpoint = opts.process * opts.endpointsPerProcess;
     this.queues = [];

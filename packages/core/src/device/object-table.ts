@@ -1,0 +1,206 @@
+/**
+ * The object table: every communicator, group, datatype and op of the process
+ * as a fixed-size record in shared memory, named by an integer handle, so that
+ * a Comm in one thread and the same Comm in another are two thin wrappers over
+ * one record (papers/refcount-gc.txt §II: MPICH's integer handles).
+ *
+ *   handle = kind << 26 | predefined << 25 | index          (0 is the null handle)
+ *
+ * The kind and the predefined bit are read from the handle with a shift and a
+ * mask, without touching the record: that is what lets the 'predefined'
+ * reference-counting strategy skip counts on predefined objects cheaply.
+ *
+ * Record (RECORD_WORDS Int32 words): REFCOUNT, KIND, FLAGS, BLOB (offset into
+ * the blob arena or NIL), BLOB_LENGTH, then DATA words whose meaning belongs
+ * to the kind (a communicator's context id and group handle, an op's code...).
+ * Variable-length data (a group's member endpoints, a datatype's encoded
+ * descriptor) lives in the blob arena.
+ *
+ * Threads: records are created and freed under the table mutex (tryLock spin:
+ * the sections are a few dozen instructions, and a thread that owns sockets
+ * must never sleep in Atomics.wait); counts change with Atomics.add/sub.
+ */
+import { Mutex, PayloadPool } from '../shm/index.ts';
+import { ERR_NO_MEM, mpiError } from '../util/index.ts';
+
+export const OBJECT_KIND = { COMM: 1, GROUP: 2, DATATYPE: 3, OP: 4 } as const;
+export type ObjectKind = (typeof OBJECT_KIND)[keyof typeof OBJECT_KIND];
+
+const KIND_SHIFT = 26;
+const PREDEFINED_BIT = 1 << 25;
+const INDEX_MASK = PREDEFINED_BIT - 1;
+
+export const RECORD = { REFCOUNT: 0, KIND: 1, FLAGS: 2, BLOB: 3, BLOB_LENGTH: 4, DATA: 5 } as const;
+export const RECORD_WORDS = 16;
+/** Data words available to a kind. */
+export const DATA_WORDS = RECORD_WORDS - RECORD.DATA;
+export const OBJECT_FLAG = { USER_FREED: 1 } as const;
+export const NULL_HANDLE = 0;
+const NIL = -1;
+
+export function handleKind(h: number): number {
+  return h >>> KIND_SHIFT;
+}
+export function isPredefinedHandle(h: number): boolean {
+  return (h & PREDEFINED_BIT) !== 0;
+}
+export function handleIndex(h: number): number {
+  return h & INDEX_MASK;
+}
+
+export interface ObjectTableBuffers {
+  readonly records: SharedArrayBuffer;
+  /** [0] mutex, [1] free-stack top, [2..] free indices */
+  readonly free: SharedArrayBuffer;
+  readonly blobArena: SharedArrayBuffer;
+  readonly blobMeta: SharedArrayBuffer;
+}
+
+/** Blob size classes up to 1 MiB: a group of 262,144 members or a large struct descriptor. */
+const BLOB_MAX_SHIFT = 20;
+
+export class ObjectTable {
+  readonly words: Int32Array;
+  readonly capacity: number;
+  readonly #free: Int32Array;
+  readonly #mutex: Mutex;
+  readonly #blobs: PayloadPool;
+
+  constructor(buffers: ObjectTableBuffers, initialize: boolean) {
+    this.words = new Int32Array(buffers.records);
+    this.capacity = this.words.length / RECORD_WORDS;
+    this.#free = new Int32Array(buffers.free);
+    this.#mutex = new Mutex(this.#free, 0);
+    this.#blobs = new PayloadPool({ arena: buffers.blobArena, meta: buffers.blobMeta }, BLOB_MAX_SHIFT, initialize);
+    if (initialize) {
+      // Index 0 stays unused so that handle 0 is never a live object.
+      for (let i = 1; i < this.capacity; i++) this.#free[1 + i] = this.capacity - i;
+      this.#free[1] = this.capacity - 1;
+    }
+  }
+
+  static allocateBuffers(capacity: number, blobBytes: number): ObjectTableBuffers {
+    const blobs = PayloadPool.allocateBuffers(blobBytes, BLOB_MAX_SHIFT);
+    return {
+      records: new SharedArrayBuffer(capacity * RECORD_WORDS * 4),
+      free: new SharedArrayBuffer((capacity + 2) * 4),
+      blobArena: blobs.arena,
+      blobMeta: blobs.meta,
+    };
+  }
+
+  #lock(): void {
+    while (!this.#mutex.tryLock()) {
+      // spin: another thread holds the table for a few instructions
+    }
+  }
+
+  /**
+   * A new record of `kind` with reference count 1, its data words and blob set.
+   * @throws MPIError(ERR_NO_MEM) when the table or the blob arena is full.
+   */
+  create(kind: ObjectKind, predefined: boolean, data: readonly number[], blob: Uint8Array | null, call: string): number {
+    if (data.length > DATA_WORDS) throw new RangeError(`at most ${DATA_WORDS} data words`);
+    this.#lock();
+    let index: number;
+    let blobAt = NIL;
+    try {
+      const top = this.#free[1]!;
+      if (top === 0) throw mpiError(ERR_NO_MEM, call, `all ${this.capacity - 1} MPI object records are in use: free communicators, groups, datatypes or ops you no longer need`);
+      if (blob !== null && blob.length > 0) {
+        blobAt = this.#blobs.alloc(blob.length);
+        if (blobAt === NIL) throw mpiError(ERR_NO_MEM, call, `no room for ${blob.length} bytes of object data in the shared object arena`);
+      }
+      index = this.#free[1 + top]!;
+      this.#free[1] = top - 1;
+    } finally {
+      this.#mutex.unlock();
+    }
+    const w = this.words;
+    const b = index * RECORD_WORDS;
+    w.fill(0, b, b + RECORD_WORDS);
+    for (let i = 0; i < data.length; i++) w[b + RECORD.DATA + i] = data[i]!;
+    if (blobAt !== NIL) this.#blobs.bytes.set(blob!, blobAt);
+    w[b + RECORD.BLOB] = blobAt;
+    w[b + RECORD.BLOB_LENGTH] = blob?.length ?? 0;
+    w[b + RECORD.KIND] = kind;
+    Atomics.store(w, b + RECORD.REFCOUNT, 1);
+    return (kind << KIND_SHIFT) | (predefined ? PREDEFINED_BIT : 0) | index;
+  }
+
+  /** Data word `i` of an object. */
+  data(h: number, i: number): number {
+    return this.words[handleIndex(h) * RECORD_WORDS + RECORD.DATA + i]!;
+  }
+
+  setData(h: number, i: number, value: number): void {
+    this.words[handleIndex(h) * RECORD_WORDS + RECORD.DATA + i] = value;
+  }
+
+  /** The object's blob (a view into shared memory: copy what you keep). */
+  blob(h: number): Uint8Array {
+    const b = handleIndex(h) * RECORD_WORDS;
+    const at = this.words[b + RECORD.BLOB]!;
+    return at === NIL ? new Uint8Array(0) : this.#blobs.bytes.subarray(at, at + this.words[b + RECORD.BLOB_LENGTH]!);
+  }
+
+  isLive(h: number): boolean {
+    const i = handleIndex(h);
+    return h !== NULL_HANDLE && i < this.capacity && Atomics.load(this.words, i * RECORD_WORDS + RECORD.REFCOUNT) > 0
+      && this.words[i * RECORD_WORDS + RECORD.KIND] === handleKind(h);
+  }
+
+  isUserFreed(h: number): boolean {
+    return (this.words[handleIndex(h) * RECORD_WORDS + RECORD.FLAGS]! & OBJECT_FLAG.USER_FREED) !== 0;
+  }
+
+  refCount(h: number): number {
+    return Atomics.load(this.words, handleIndex(h) * RECORD_WORDS + RECORD.REFCOUNT);
+  }
+
+  /** Adds a reference. */
+  retain(h: number): void {
+    Atomics.add(this.words, handleIndex(h) * RECORD_WORDS + RECORD.REFCOUNT, 1);
+  }
+
+  /** Drops a reference; the last one frees the record and its blob. Returns true if it was the last. */
+  release(h: number): boolean {
+    const i = handleIndex(h);
+    if (Atomics.sub(this.words, i * RECORD_WORDS + RECORD.REFCOUNT, 1) !== 1) return false;
+    this.#destroy(i);
+    return true;
+  }
+
+  /** The user's free: marks the object and drops the user's reference. */
+  userFree(h: number): boolean {
+    Atomics.or(this.words, handleIndex(h) * RECORD_WORDS + RECORD.FLAGS, OBJECT_FLAG.USER_FREED);
+    return this.release(h);
+  }
+
+  /** Live records of each kind. */
+  liveCounts(): Record<ObjectKind, number> {
+    const counts = { 1: 0, 2: 0, 3: 0, 4: 0 } as Record<ObjectKind, number>;
+    const w = this.words;
+    for (let i = 1; i < this.capacity; i++) {
+      const b = i * RECORD_WORDS;
+      if (Atomics.load(w, b + RECORD.REFCOUNT) > 0) counts[w[b + RECORD.KIND] as ObjectKind]++;
+    }
+    return counts;
+  }
+
+  #destroy(index: number): void {
+    const w = this.words;
+    const b = index * RECORD_WORDS;
+    const blobAt = w[b + RECORD.BLOB]!;
+    w[b + RECORD.KIND] = 0;
+    this.#lock();
+    try {
+      if (blobAt !== NIL) this.#blobs.free(blobAt);
+      const top = this.#free[1]! + 1;
+      this.#free[1 + top] = index;
+      this.#free[1] = top;
+    } finally {
+      this.#mutex.unlock();
+    }
+  }
+}
