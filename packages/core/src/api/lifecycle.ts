@@ -9,6 +9,7 @@
 import os from 'node:os';
 import { resolveSettings, readJobEnv, type Settings } from '../config/index.ts';
 import { Device } from '../device/index.ts';
+import { ContextIdState } from '../comm/index.ts';
 import { createLogger } from '../log/index.ts';
 import { connectPmi, type PmiClient } from '../pmi/index.ts';
 import type { TransportFactory } from '../transport/index.ts';
@@ -91,6 +92,8 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     log,
     threadLevel: level,
     progress,
+    // The predefined communicators' ids (0..3) and the internal ones (4..7) are reserved in every mask.
+    contextIds: Array.from({ length: settings.endpoints }, () => ContextIdState.create()),
     endpoint: device.firstEndpoint,
     checkActive: () => undefined,
   };

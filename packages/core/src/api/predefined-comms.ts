@@ -2,18 +2,19 @@
  * The predefined communicators. The objects exist from module load (so
  * `MPI.COMM_WORLD` can be imported before init); init gives them their groups.
  *
- * Context ids (base values; suffix bits +1 collective, +2 group collective):
+ * Context ids (comm/context-id-layout.ts; suffix +1 collective, +2 group collective):
  * COMM_WORLD 0, COMM_SELF 4, COMM_ENDPOINTS 8, COMM_CLIQUE 12.
  * With one endpoint per process COMM_ENDPOINTS has COMM_WORLD's ranks and
  * COMM_CLIQUE has COMM_SELF's.
  */
 import { OBJECT_KIND, type ObjectTable } from '../device/index.ts';
+import { PREDEFINED_CONTEXT_ID } from '../comm/index.ts';
 import { Comm } from './comm.ts';
 
-export const COMM_WORLD = new Comm('COMM_WORLD', 0, new Int32Array(0), true);
-export const COMM_SELF = new Comm('COMM_SELF', 4, new Int32Array(0), true);
-export const COMM_ENDPOINTS = new Comm('COMM_ENDPOINTS', 8, new Int32Array(0), true);
-export const COMM_CLIQUE = new Comm('COMM_CLIQUE', 12, new Int32Array(0), true);
+export const COMM_WORLD = new Comm('COMM_WORLD', PREDEFINED_CONTEXT_ID.COMM_WORLD, new Int32Array(0), true);
+export const COMM_SELF = new Comm('COMM_SELF', PREDEFINED_CONTEXT_ID.COMM_SELF, new Int32Array(0), true);
+export const COMM_ENDPOINTS = new Comm('COMM_ENDPOINTS', PREDEFINED_CONTEXT_ID.COMM_ENDPOINTS, new Int32Array(0), true);
+export const COMM_CLIQUE = new Comm('COMM_CLIQUE', PREDEFINED_CONTEXT_ID.COMM_CLIQUE, new Int32Array(0), true);
 
 /** Data words of a communicator record. */
 export const COMM_DATA = { CONTEXT_ID: 0, GROUP: 1 } as const;

@@ -4,6 +4,7 @@
  */
 import { ERR_OTHER, mpiError } from '../util/index.ts';
 import type { Device } from '../device/index.ts';
+import type { ContextIdState } from '../comm/index.ts';
 import type { Settings, JobEnv } from '../config/index.ts';
 import type { PmiClient } from '../pmi/index.ts';
 import type { Logger } from '../log/index.ts';
@@ -17,6 +18,8 @@ export interface RuntimeState {
   readonly log: Logger;
   readonly threadLevel: ThreadLevel;
   readonly progress: 'inline' | 'threads';
+  /** context-id state (mask, in shared memory) of each endpoint of this process, index = endpoint - first endpoint */
+  readonly contextIds: readonly ContextIdState[];
   /** this thread's endpoint (rank in COMM_ENDPOINTS) */
   endpoint: number;
   checkActive(call: string): void;
