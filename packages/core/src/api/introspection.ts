@@ -1,5 +1,5 @@
 /** MPI.config() and MPI.stats(): tsmpi's own introspection (API.md "Introspection"). */
-import { OBJECT_KIND } from '../device/index.ts';
+import { OBJECT_KIND, STAT } from '../device/index.ts';
 import { runtime } from './runtime.ts';
 
 export interface Config {
@@ -37,13 +37,21 @@ export function stats(): Stats {
   const d = rt.device;
   const live = d.objects.liveCounts();
   const perChannel = d.transport?.channelStats() ?? Array.from({ length: rt.settings.channels }, () => ({ sent: 0, received: 0 }));
+  const rows = d.shared.stats;
+  let messagesSent = 0, messagesReceived = 0, bytesSent = 0, bytesReceived = 0;
+  for (let i = 0; i < rows.length; i += STAT.WORDS) {
+    messagesSent += rows[i + STAT.SENT]!;
+    messagesReceived += rows[i + STAT.RECEIVED]!;
+    bytesSent += rows[i + STAT.BYTES_SENT]!;
+    bytesReceived += rows[i + STAT.BYTES_RECEIVED]!;
+  }
   return {
-    ...d.stats,
+    messagesSent, messagesReceived, bytesSent, bytesReceived,
     unexpectedQueued: d.unexpectedQueued(),
     postedQueued: d.postedQueued(),
     perChannel,
     contextIdsInUse: live[OBJECT_KIND.COMM],
-    liveObjects: { comm: live[OBJECT_KIND.COMM], group: live[OBJECT_KIND.GROUP], datatype: live[OBJECT_KIND.DATATYPE], request: d.table.inUse(), op: live[OBJECT_KIND.OP] },
+    liveObjects: { comm: live[OBJECT_KIND.COMM], group: live[OBJECT_KIND.GROUP], datatype: live[OBJECT_KIND.DATATYPE], request: d.shared.table.inUse(), op: live[OBJECT_KIND.OP] },
     gcCycles: 0,
   };
 }

@@ -1,39 +1,50 @@
 /**
  * MPI.init / MPI.finalize / MPI.abort and the process-level queries.
  *
- * init: settings -> wire-up client (unless singleton) -> device and transport
- * -> publish this process's address, fence, start -> predefined communicators.
- * finalize: a barrier over COMM_WORLD, then the transport closes gracefully
+ * init (main thread): settings -> wire-up client (unless singleton) -> shared
+ * state -> device; the channels' transports run on this thread (inline
+ * progress) or in one engine worker per channel (threads progress, the
+ * default for threadLevel 'multiple'); publish the listening addresses, fence,
+ * connect lazily -> predefined communicators.
+ * init (in an MPI.Worker): attach to the process's shared state (worker-boot.ts).
+ * finalize: a barrier over COMM_WORLD, then the transports close gracefully
  * and the launcher is told; every later call throws ERR_OTHER.
  */
 import os from 'node:os';
-import { resolveSettings, readJobEnv, type Settings } from '../config/index.ts';
-import { Device } from '../device/index.ts';
+import { isMainThread } from 'node:worker_threads';
+import { resolveSettings, readJobEnv, type Settings, type JobEnv } from '../config/index.ts';
+import { Device, Engines, SharedState, type EngineBoot } from '../device/index.ts';
 import { ContextIdState } from '../comm/index.ts';
-import { createLogger } from '../log/index.ts';
+import { createLogger, type Logger } from '../log/index.ts';
 import { connectPmi, type PmiClient } from '../pmi/index.ts';
 import type { TransportFactory } from '../transport/index.ts';
 import { ERR_ARG, ERR_OTHER, mpiError } from '../util/index.ts';
 import { THREAD_LEVELS, type ThreadLevel } from './constants.ts';
 import { blockedIn } from './blocked.ts';
 import { isInitialized, runtime, setRuntime, type RuntimeState } from './runtime.ts';
-import { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE, setupPredefinedComms } from './predefined-comms.ts';
+import { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE, setupPredefinedComms, attachPredefinedComms } from './predefined-comms.ts';
+import { workerBoot, type WorkerBoot } from './worker-boot.ts';
+import { reviveWorkerData } from './revive.ts';
 
 let threadLevel: ThreadLevel = 'single';
+let engines: Engines | null = null;
 
 /**
- * Initializes MPI. Under mpiexec it joins the job; run directly it is a job of size 1.
+ * Initializes MPI. Under mpiexec it joins the job; run directly it is a job of
+ * size 1; in a thread started with MPI.Worker it joins its parent's process.
  * @param opts.threadLevel default 'single'
  * @returns the thread level provided
  * @throws MPIError(ERR_OTHER) if called twice; MPIError(ERR_ARG) for a bad option or setting.
  * @example await MPI.init({ threadLevel: 'multiple' });
  */
 export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<ThreadLevel> {
-  if (isInitialized()) throw mpiError(ERR_OTHER, 'init', 'MPI.init has already been called in this process');
+  if (isInitialized()) throw mpiError(ERR_OTHER, 'init', 'MPI.init has already been called in this thread');
   const level = opts.threadLevel ?? 'single';
   if (!THREAD_LEVELS.includes(level)) {
     throw mpiError(ERR_ARG, 'init', `threadLevel ${String(level)} is invalid: expected one of ${THREAD_LEVELS.join(', ')}`);
   }
+  const boot = isMainThread ? null : workerBoot();
+  if (boot !== null) return initWorkerThread(boot);
   let settings: Settings;
   try {
     settings = resolveSettings();
@@ -53,67 +64,140 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
       process.exit(1);
     });
   }
-  let factory: TransportFactory | null = null;
-  if (size > 1) {
-    const mod = (await import(settings.transport)) as { createTransport?: TransportFactory };
-    if (typeof mod.createTransport !== 'function') {
-      throw mpiError(ERR_ARG, 'init', `transport module ${settings.transport} does not export createTransport`);
-    }
-    factory = mod.createTransport;
-  }
-  const device = new Device({
-    process: rank,
+  const multithreaded = level === 'serialized' || level === 'multiple';
+  const progress = settings.progress === 'auto' ? (level === 'multiple' ? 'threads' : 'inline') : settings.progress;
+  const shared = SharedState.create({
     processCount: size,
     endpointsPerProcess: settings.endpoints,
-    eagerLimit: settings.eagerLimit,
+    channels: settings.channels,
     matching: settings.matching,
     requestSlots: settings.requestSlots,
-    channels: settings.channels,
-    jobKey: job?.jobKey ?? '',
-    listenHost: job?.listenHost ?? '127.0.0.1',
-    transportFactory: factory,
-    log: log.child({ mod: 'device' }),
+    multithreaded: multithreaded || progress === 'threads',
   });
-  const address = await device.listen();
-  if (pmi !== null) {
-    if (address !== null) pmi.put(`tcp:${rank}`, address);
-    await pmi.fence();
-    if (size > 1) {
-      const addresses = await Promise.all(Array.from({ length: size }, (_, p) => pmi!.get(`tcp:${p}`)));
-      device.start(addresses);
+  const allChannels = Array.from({ length: settings.channels }, (_, c) => c);
+  const useEngines = progress === 'threads' && size > 1;
+  const device = new Device(
+    {
+      ...deviceBase(settings, job, rank, size),
+      log: log.child({ mod: 'device' }),
+      transportFactory: size > 1 && !useEngines ? await loadTransport(settings) : null,
+      threadId: 0,
+      hosted: useEngines ? [] : allChannels,
+      statsRow: 0,
+    },
+    shared,
+  );
+  if (useEngines) {
+    await startEngines(shared, settings, job!, pmi!, rank, size);
+    device.start(null);
+  } else {
+    const address = await device.listen();
+    if (pmi !== null) {
+      if (address !== null) pmi.put(`tcp:${rank}`, address);
+      await pmi.fence();
     }
+    device.start(size > 1 ? await Promise.all(Array.from({ length: size }, (_, p) => pmi!.get(`tcp:${p}`))) : null);
   }
-  const progress = settings.progress === 'auto' ? (level === 'multiple' ? 'threads' : 'inline') : settings.progress;
-  const state: RuntimeState = {
-    device,
-    settings,
-    job,
-    pmi,
-    log,
-    threadLevel: level,
-    progress,
-    // The predefined communicators' ids (0..3) and the internal ones (4..7) are reserved in every mask.
+  const predefined = setupPredefinedComms(shared.objects, size, settings.endpoints, device.firstEndpoint);
+  setRuntime(runtimeState(device, settings, job, pmi, log, level, progress, device.firstEndpoint, {
     contextIds: Array.from({ length: settings.endpoints }, () => ContextIdState.create()),
-    endpoint: device.firstEndpoint,
-    checkActive: () => undefined,
-  };
-  setRuntime(state);
-  setupPredefinedComms(device.objects, size, settings.endpoints, device.firstEndpoint);
+    predefined,
+  }));
   threadLevel = level;
   pmi?.reportInitialized();
   log.debug({ size, channels: settings.channels, matching: settings.matching, progress }, 'initialized');
   return level;
 }
 
+/** What every thread needs to join the process (handed to MPI.Worker threads). */
+export interface ProcessShare {
+  readonly contextIds: readonly ContextIdState[];
+  readonly predefined: readonly number[];
+}
+
+function runtimeState(device: Device, settings: Settings, job: JobEnv | null, pmi: PmiClient | null, log: Logger,
+  level: ThreadLevel, progress: 'inline' | 'threads', endpoint: number, share: ProcessShare): RuntimeState {
+  return { device, settings, job, pmi, log, threadLevel: level, progress, endpoint, contextIds: share.contextIds, predefined: share.predefined, checkActive: () => undefined };
+}
+
+function deviceBase(settings: Settings, job: JobEnv | null, rank: number, size: number) {
+  return {
+    process: rank,
+    processCount: size,
+    endpointsPerProcess: settings.endpoints,
+    eagerLimit: settings.eagerLimit,
+    channels: settings.channels,
+    jobKey: job?.jobKey ?? '',
+    listenHost: job?.listenHost ?? '127.0.0.1',
+  };
+}
+
+async function loadTransport(settings: Settings): Promise<TransportFactory> {
+  const mod = (await import(settings.transport)) as { createTransport?: TransportFactory };
+  if (typeof mod.createTransport !== 'function') {
+    throw mpiError(ERR_ARG, 'init', `transport module ${settings.transport} does not export createTransport`);
+  }
+  return mod.createTransport;
+}
+
+/** Threads progress: one engine per channel, each publishing its own address. */
+async function startEngines(shared: SharedState, settings: Settings, job: JobEnv, pmi: PmiClient, rank: number, size: number): Promise<void> {
+  const boots: EngineBoot[] = Array.from({ length: settings.channels }, (_, c) => ({
+    shared: shared.buffers,
+    channel: c,
+    transportModule: settings.transport,
+    logLevel: settings.logLevel,
+    device: deviceBase(settings, job, rank, size),
+  }));
+  engines = await Engines.start(boots, (message) => {
+    process.stderr.write(`tsmpi: rank ${rank}: channel engine failed: ${message}\n`);
+    process.exit(1);
+  });
+  engines.addresses.forEach((a, c) => pmi.put(`tcp:${rank}:${c}`, a));
+  await pmi.fence();
+  for (let c = 0; c < settings.channels; c++) {
+    engines.startChannel(c, await Promise.all(Array.from({ length: size }, (_, p) => pmi.get(`tcp:${p}:${c}`))));
+  }
+}
+
+/** init in an MPI.Worker thread: attach to the process's shared state, on the parent's endpoint. */
+async function initWorkerThread(boot: WorkerBoot): Promise<ThreadLevel> {
+  if (boot.threadLevel !== 'serialized' && boot.threadLevel !== 'multiple') {
+    throw mpiError(ERR_OTHER, 'init', `the process was initialized with threadLevel '${boot.threadLevel}': call MPI.init({ threadLevel: 'multiple' }) (or 'serialized') in the main thread to use MPI from worker threads`);
+  }
+  const settings = boot.settings;
+  const shared = SharedState.attach(boot.shared);
+  const threadId = shared.allocateThreadId();
+  const rank = boot.job?.rank ?? 0;
+  const size = boot.job?.size ?? 1;
+  const log = createLogger(settings.logLevel, rank).child({ thread: threadId });
+  const device = new Device(
+    { ...deviceBase(settings, boot.job, rank, size), log: log.child({ mod: 'device' }), transportFactory: null, threadId, hosted: [], statsRow: threadId },
+    shared,
+  );
+  device.start(null);
+  attachPredefinedComms(boot.predefined, size, settings.endpoints, device.firstEndpoint, boot.endpoint);
+  setRuntime(runtimeState(device, settings, boot.job, null, log, boot.threadLevel, boot.progress, boot.endpoint, {
+    contextIds: boot.contextIds.map((b) => ContextIdState.attach(b)),
+    predefined: boot.predefined,
+  }));
+  threadLevel = boot.threadLevel;
+  reviveWorkerData();
+  return boot.threadLevel;
+}
+
 /**
  * Finalizes MPI: collective over COMM_WORLD; every later MPI call throws MPIError(ERR_OTHER).
- * Called once per process, by its main thread.
+ * Called once per process, by its main thread, after its worker threads made their last MPI call.
  */
 export async function finalize(): Promise<void> {
   const rt = runtime('finalize');
+  if (!isMainThread) throw mpiError(ERR_OTHER, 'finalize', 'worker threads never call MPI.finalize(): the main thread does, after the workers are done');
   await COMM_WORLD.barrier();
   const st = rt.device.stats;
   await rt.device.close();
+  if (engines !== null) await engines.close();
+  engines = null;
   setRuntime(null);
   if (rt.pmi !== null) {
     await rt.pmi.reportFinalized({

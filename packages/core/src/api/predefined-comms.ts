@@ -19,20 +19,43 @@ export const COMM_CLIQUE = new Comm('COMM_CLIQUE', PREDEFINED_CONTEXT_ID.COMM_CL
 /** Data words of a communicator record. */
 export const COMM_DATA = { CONTEXT_ID: 0, GROUP: 1 } as const;
 
+
 /**
  * Gives the predefined communicators their groups (endpoints per process J) and
  * their records in the object table: a group record (members in its blob) and
- * a communicator record (context id, group handle), both with the predefined bit.
+ * a communicator record (context id, group handle), both with the predefined
+ * bit. Returns the four communicator handles (WORLD, SELF, ENDPOINTS, CLIQUE),
+ * which worker threads attach to.
  */
-export function setupPredefinedComms(objects: ObjectTable, processes: number, endpointsPerProcess: number, myFirstEndpoint: number): void {
-  const j = endpointsPerProcess;
-  const setup = (comm: Comm, members: Int32Array): void => {
+export function setupPredefinedComms(objects: ObjectTable, processes: number, endpointsPerProcess: number, myFirstEndpoint: number): number[] {
+  const groups = predefinedGroups(processes, endpointsPerProcess, myFirstEndpoint, myFirstEndpoint);
+  return PREDEFINED.map((comm, i) => {
+    const members = groups[i]!;
     const group = objects.create(OBJECT_KIND.GROUP, true, [members.length], new Uint8Array(members.buffer), 'init');
     const handle = objects.create(OBJECT_KIND.COMM, true, [comm._ctx, group], null, 'init');
     comm._setEndpoints(members, handle);
-  };
-  setup(COMM_WORLD, Int32Array.from({ length: processes }, (_, p) => p * j));
-  setup(COMM_ENDPOINTS, Int32Array.from({ length: processes * j }, (_, e) => e));
-  setup(COMM_CLIQUE, Int32Array.from({ length: j }, (_, e) => myFirstEndpoint + e));
-  setup(COMM_SELF, Int32Array.of(myFirstEndpoint));
+    return handle;
+  });
+}
+
+/** In a worker thread: the same communicators over the records the main thread made, seen from endpoint `myEndpoint`. */
+export function attachPredefinedComms(handles: readonly number[], processes: number, endpointsPerProcess: number, myFirstEndpoint: number, myEndpoint: number): void {
+  const groups = predefinedGroups(processes, endpointsPerProcess, myFirstEndpoint, myEndpoint);
+  PREDEFINED.forEach((comm, i) => comm._setEndpoints(groups[i]!, handles[i]!));
+}
+
+/** COMM_SELF follows the calling thread's endpoint (MPI.threadAttach). */
+export function selfFollows(endpoint: number): void {
+  COMM_SELF._setEndpoints(Int32Array.of(endpoint));
+}
+
+const PREDEFINED = [COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE];
+
+function predefinedGroups(processes: number, j: number, myFirstEndpoint: number, myEndpoint: number): Int32Array[] {
+  return [
+    Int32Array.from({ length: processes }, (_, p) => p * j),
+    Int32Array.of(myEndpoint),
+    Int32Array.from({ length: processes * j }, (_, e) => e),
+    Int32Array.from({ length: j }, (_, e) => myFirstEndpoint + e),
+  ];
 }

@@ -165,7 +165,11 @@ export class Request<T = void> {
    * @throws MPIError the operation's error, once complete.
    */
   test(): boolean {
-    if (!this._isDone) return false;
+    if (!this._isDone) {
+      // Completions other threads made for this thread are picked up here too.
+      if (this._r !== null) runtime('Request.test').device.poll();
+      if (!this._isDone) return false;
+    }
     this._result();
     return true;
   }
@@ -265,6 +269,7 @@ export class Request<T = void> {
 
   /** True when every request is complete (inactive ones count as complete); they then become inactive. */
   static testall(reqs: Request<any>[]): boolean {
+    runtime('Request.testall').device.poll();
     for (const r of reqs) if (!r._isInactive && !r._isDone) return false;
     let failed = false;
     for (const r of reqs) {
@@ -278,6 +283,7 @@ export class Request<T = void> {
 
   /** Index of a completed active request (which becomes inactive), or UNDEFINED. */
   static testany(reqs: Request<any>[]): number {
+    runtime('Request.testany').device.poll();
     const i = firstDone(reqs);
     if (i === NONE) return UNDEFINED;
     reqs[i]!._result();

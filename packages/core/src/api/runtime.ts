@@ -20,6 +20,8 @@ export interface RuntimeState {
   readonly progress: 'inline' | 'threads';
   /** context-id state (mask, in shared memory) of each endpoint of this process, index = endpoint - first endpoint */
   readonly contextIds: readonly ContextIdState[];
+  /** object-table handles of COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE */
+  readonly predefined: readonly number[];
   /** this thread's endpoint (rank in COMM_ENDPOINTS) */
   endpoint: number;
   checkActive(call: string): void;

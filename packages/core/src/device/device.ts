@@ -1,6 +1,6 @@
 /**
- * The device: point-to-point protocols over the matching queues and a
- * transport (the CH4 core, in MPICH words).
+ * The device: point-to-point protocols over the shared matching queues and a
+ * transport (the CH4 core, in MPICH words). One Device per thread.
  *
  * Protocols (frame kinds in transport/interface.ts):
  *   eager      EAGER(data)                      length <= eagerLimit
@@ -8,44 +8,50 @@
  *   rendezvous RNDV_RTS -> RNDV_CTS -> RNDV_DATA length > eagerLimit: nothing big is
  *                                               buffered before its receive is posted
  * Messages between endpoints of one process never touch the transport: they
- * take the local path (#arrive is called directly), which is the one place
+ * take the local path (#arrive is called directly); #out() is the one place
  * that chooses between the same-process path and TCP.
  *
- * Threads: this class runs on the thread that owns the transport (inline
- * progress). Completion calls DevRequest.onComplete on that thread. Nothing
- * here logs or throws per message.
+ * Threads. Every request slot has an OWNER (the thread whose JavaScript
+ * request it backs). Any thread may match and complete any slot: the owner
+ * completes its own directly; for another thread's slot the data goes to
+ * shared memory (payload pool, or the big arena for large payloads), the
+ * status into the slot, and the slot number into the owner's completion ring,
+ * which the owner drains (on its event loop, or in test()). A channel is
+ * *hosted* by one thread, which runs its transport: in inline progress the
+ * main thread hosts every channel; in threads progress one engine worker per
+ * channel does. A thread sends on a channel it hosts directly, else through
+ * the channel's injection ring. Nothing here logs or throws per message.
  */
 import { Packr } from 'msgpackr';
 import { FRAME_FLAG, FRAME_KIND, newFrameHeader, type FrameHeader, type Transport, type TransportError, type TransportFactory } from '../transport/index.ts';
-import { PayloadPool } from '../shm/index.ts';
-import { ERR_PROC_FAILED, ERR_TRUNCATE, ERR_NO_MEM, mpiError } from '../util/index.ts';
+import type { PayloadPool, Ring } from '../shm/index.ts';
+import { ERR_PROC_FAILED, ERR_TRUNCATE, ERR_NO_MEM, MPIError, mpiError } from '../util/index.ts';
 import type { Logger } from '../log/index.ts';
 import { DevRequest, REQ_KIND } from './dev-request.ts';
-import { MatchQueues, type MatchingMode } from './match-queues.ts';
-import { FLAG, KIND, NIL, RequestTable, SLOT, SLOT_WORDS, SlotPool } from './request-table.ts';
-import { ObjectTable } from './object-table.ts';
+import { FLAG, KIND, NIL, SLOT, SLOT_WORDS, STATE, SlotPool } from './request-table.ts';
+import { STAT, type SharedState } from './shared-state.ts';
+import type { ObjectTable } from './object-table.ts';
 
 const ANY = -1;
+/** Words of an injected frame: the header fields, the destination process, the payload's big-arena offset or NIL. */
+const INJ = { KIND: 0, FLAGS: 1, CTX: 2, SRC: 3, DST: 4, TAG: 5, SEQ: 6, AUX: 7, AUX2: 8, LEN: 9, PROC: 10, WORDS: 11 } as const;
 
 export interface DeviceOptions {
   readonly process: number;
   readonly processCount: number;
   readonly endpointsPerProcess: number;
   readonly eagerLimit: number;
-  readonly matching: MatchingMode;
-  readonly requestSlots: number;
   readonly channels: number;
   readonly jobKey: string;
   readonly listenHost: string;
   readonly transportFactory: TransportFactory | null;
   readonly log: Logger;
-}
-
-export interface DeviceStats {
-  messagesSent: number;
-  messagesReceived: number;
-  bytesSent: number;
-  bytesReceived: number;
+  /** owner id of this thread's requests (0 = main thread) */
+  readonly threadId: number;
+  /** channels whose transport this thread runs */
+  readonly hosted: readonly number[];
+  /** row of this thread in the shared statistics */
+  readonly statsRow: number;
 }
 
 /** What probe() reports about a pending message. */
@@ -60,55 +66,67 @@ export const packr = new Packr({ useRecords: false, moreTypes: true, copyBuffers
 
 export class Device {
   readonly opts: DeviceOptions;
-  readonly table: RequestTable;
+  readonly shared: SharedState;
   readonly pool: SlotPool;
-  readonly payloads: PayloadPool;
-  /** communicators, groups, datatypes and ops, by handle */
   readonly objects: ObjectTable;
-  /** one set of queues per endpoint of this process */
-  readonly queues: MatchQueues[];
-  readonly stats: DeviceStats = { messagesSent: 0, messagesReceived: 0, bytesSent: 0, bytesReceived: 0 };
   readonly firstEndpoint: number;
   readonly endpointCount: number;
   transport: Transport | null = null;
-  /** the JavaScript side of each slot that has one */
+  readonly #w: Int32Array;
+  readonly #payloads: PayloadPool;
+  readonly #big: PayloadPool | null;
+  readonly #mt: boolean;
+  readonly #me: number;
+  readonly #stat: Float64Array;
+  readonly #hosts: boolean[];
+  /** the JavaScript side of each slot this thread owns */
   readonly #reqs: (DevRequest | undefined)[];
-  /** unexpected payloads that did not fit in the shared pool */
+  /** unexpected payloads that did not fit in the shared pool (single-threaded processes only) */
   readonly #overflow = new Map<number, Uint8Array>();
+  /** big-arena blocks receiving rendezvous data for other threads' receives, by receive slot */
+  readonly #dataTargets = new Map<number, number>();
   readonly #hdr: FrameHeader = newFrameHeader();
-  /** callbacks waiting for any new unexpected message (blocking probe) */
-  readonly #arrivalWaiters = new Set<() => void>();
+  readonly #inj = new Int32Array(INJ.WORDS);
   #failure: Error | null = null;
   #closing = false;
-  /** operations in flight; while > 0 (or while closing) #keepAlive holds the event loop */
+  /** operations of this thread in flight; while > 0 (or while closing) #keepAlive holds the event loop */
   #active = 0;
   #keepAlive: NodeJS.Timeout | null = null;
+  #completionArmed = false;
+  #completionRing: Ring | null = null;
 
-  constructor(opts: DeviceOptions) {
+  constructor(opts: DeviceOptions, shared: SharedState) {
     this.opts = opts;
-    this.table = new RequestTable(RequestTable.allocateBuffers(opts.requestSlots), true);
-    this.pool = new SlotPool(this.table);
-    // 64 B .. 64 KiB classes; 64 MiB of address space, touched only as used.
-    this.payloads = new PayloadPool(PayloadPool.allocateBuffers(64 << 20, 16), 16, true);
-    this.#reqs = new Array(this.table.capacity);
-    // 16,384 records (1 MiB) and 8 MiB of group/datatype data, touched only as used.
-    this.objects = new ObjectTable(ObjectTable.allocateBuffers(1 << 14, 8 << 20), true);
+    this.shared = shared;
+    this.#w = shared.table.words;
+    this.pool = new SlotPool(shared.table);
+    this.objects = shared.objects;
+    this.#payloads = shared.payloads;
+    this.#big = shared.big;
+    this.#mt = shared.layout.multithreaded;
+    this.#me = opts.threadId;
+    this.#stat = shared.statsRow(opts.statsRow);
+    this.#hosts = Array.from({ length: opts.channels }, (_, c) => opts.hosted.includes(c));
+    this.#reqs = new Array(shared.table.capacity);
     this.endpointCount = opts.processCount * opts.endpointsPerProcess;
     this.firstEndpoint = opts.process * opts.endpointsPerProcess;
-    this.queues = [];
-    for (let e = 0; e < opts.endpointsPerProcess; e++) {
-      this.queues.push(new MatchQueues(this.table, MatchQueues.allocateBuffer(this.endpointCount), this.endpointCount, opts.matching, true));
-    }
+    if (this.#mt && opts.threadId >= 0) this.#completionRing = shared.completion(opts.threadId);
   }
 
-  /** Creates the transport and starts listening; resolves to the address to publish (null: no peers). */
+  get stats(): { messagesSent: number; messagesReceived: number; bytesSent: number; bytesReceived: number } {
+    const s = this.#stat;
+    return { messagesSent: s[STAT.SENT]!, messagesReceived: s[STAT.RECEIVED]!, bytesSent: s[STAT.BYTES_SENT]!, bytesReceived: s[STAT.BYTES_RECEIVED]! };
+  }
+
+  /** Creates the transport of the hosted channels and starts listening; resolves to the address to publish (null: none). */
   async listen(): Promise<string | null> {
     const o = this.opts;
-    if (o.processCount === 1 || o.transportFactory === null) return null;
+    if (o.processCount === 1 || o.transportFactory === null || o.hosted.length === 0) return null;
     this.transport = o.transportFactory({
       process: o.process,
       processCount: o.processCount,
       channelCount: o.channels,
+      channels: o.hosted,
       jobKey: o.jobKey,
       listenHost: o.listenHost,
       log: o.log.child({ mod: 'transport' }),
@@ -122,8 +140,10 @@ export class Device {
     return this.transport.listen();
   }
 
-  start(addresses: readonly string[]): void {
-    this.transport?.start(addresses);
+  /** Gives the transport its peers and, in a multithreaded process, starts serving the hosted channels' injection rings. */
+  start(addresses: readonly string[] | null): void {
+    if (addresses !== null) this.transport?.start(addresses);
+    if (this.#mt) for (const c of this.opts.hosted) this.#serveInjection(c);
   }
 
   processOf(endpoint: number): number {
@@ -141,19 +161,16 @@ export class Device {
    * r.buf (buffer form) or r.objectMode must be set. Completes r now or later.
    */
   postRecv(r: DevRequest, endpoint: number, ctx: number, srcEndpoint: number, tag: number): void {
-    const slot = this.#allocSlot(KIND.RECV, 'recv');
-    this.#hold();
-    r.slot = slot;
-    this.#reqs[slot] = r;
-    const w = this.table.words;
+    const slot = this.#ownSlot(r, KIND.RECV, 'recv');
+    const w = this.#w;
     const b = slot * SLOT_WORDS;
     w[b + SLOT.CTX] = ctx;
     w[b + SLOT.SRC] = srcEndpoint;
     w[b + SLOT.TAG] = tag;
     w[b + SLOT.ENDPOINT] = endpoint;
     w[b + SLOT.LENGTH] = r.buf === null ? -1 : r.buf.length;
-    const msg = this.queues[endpoint - this.firstEndpoint]!.postRecv(slot);
-    if (msg !== NIL) this.#receiveMessage(r, msg);
+    const msg = this.shared.queues[endpoint - this.firstEndpoint]!.postRecv(slot);
+    if (msg !== NIL) this.#receiveMessage(slot, msg);
   }
 
   /**
@@ -164,9 +181,9 @@ export class Device {
   send(r: DevRequest, srcEndpoint: number, dstEndpoint: number, ctx: number, tag: number, data: Uint8Array, objectForm: boolean, sync: boolean): void {
     const len = data.length;
     this.#hold();
-    const st = this.stats;
-    st.messagesSent++;
-    st.bytesSent += len;
+    const st = this.#stat;
+    st[STAT.SENT]!++;
+    st[STAT.BYTES_SENT]! += len;
     const flags = (objectForm ? FRAME_FLAG.OBJECT : 0) | (sync ? FRAME_FLAG.SYNC : 0);
     if (this.isLocal(dstEndpoint)) {
       this.#sendLocal(r, srcEndpoint, dstEndpoint, ctx, tag, data, flags, sync);
@@ -183,74 +200,83 @@ export class Device {
     const proc = this.processOf(dstEndpoint);
     if (len <= this.opts.eagerLimit) {
       if (sync) {
-        const slot = this.#allocSlot(KIND.SEND, 'ssend');
-        r.slot = slot;
-        this.#reqs[slot] = r;
         h.kind = FRAME_KIND.EAGER_SYNC;
-        h.aux = slot;
+        h.aux = this.#ownSlot(r, KIND.SEND, 'ssend', false);
       } else {
         h.kind = FRAME_KIND.EAGER;
         h.aux = 0;
       }
       h.payloadLength = len;
-      this.transport!.send(proc, h, len === 0 ? null : data, -1);
+      this.#out(proc, h, len === 0 ? null : data);
       if (!sync) this.#complete(r);
       return;
     }
-    const slot = this.#allocSlot(KIND.SEND, 'send');
-    r.slot = slot;
-    r.buf = data;
-    this.#reqs[slot] = r;
+    const slot = this.#ownSlot(r, KIND.SEND, 'send', false);
+    const b = slot * SLOT_WORDS;
+    this.#w[b + SLOT.LENGTH] = len;
+    if (this.#hosts[(srcEndpoint + dstEndpoint) % this.opts.channels]) {
+      r.buf = data; // this thread will answer the CTS itself: send straight from the user's buffer
+    } else {
+      // Another thread answers the CTS: it needs the data in shared memory.
+      const off = this.#big!.alloc(len);
+      if (off === NIL) throw mpiError(ERR_NO_MEM, 'send', `no room for a ${len}-byte message in the shared large-payload arena`);
+      this.#big!.bytes.set(data, off);
+      this.#w[b + SLOT.PAYLOAD] = off;
+      this.#w[b + SLOT.FLAGS] |= FLAG.BIG;
+    }
     h.kind = FRAME_KIND.RNDV_RTS;
     h.aux = slot;
     h.aux2 = len;
     h.payloadLength = 0;
-    this.transport!.send(proc, h, null, -1);
+    this.#out(proc, h, null);
   }
 
   /** Non-destructive look at the first message a receive (ctx, src, tag) on `endpoint` would match. */
   probe(endpoint: number, ctx: number, srcEndpoint: number, tag: number): ProbeInfo | null {
-    const m = this.queues[endpoint - this.firstEndpoint]!.probe(ctx, srcEndpoint, tag);
+    const m = this.shared.queues[endpoint - this.firstEndpoint]!.probe(ctx, srcEndpoint, tag);
     return m === NIL ? null : this.#messageInfo(m);
   }
 
-  /** Matched probe: removes the message from matching and returns its slot (or NIL). */
+  /** Matched probe: removes the message from matching and returns its slot. */
   mprobe(endpoint: number, ctx: number, srcEndpoint: number, tag: number): { slot: number; info: ProbeInfo } | null {
-    const q = this.queues[endpoint - this.firstEndpoint]!;
-    const m = q.probe(ctx, srcEndpoint, tag);
+    const m = this.shared.queues[endpoint - this.firstEndpoint]!.takeMatching(ctx, srcEndpoint, tag);
     if (m === NIL) return null;
-    q.takeUnexpected(m);
-    const w = this.table.words;
-    w[m * SLOT_WORDS + SLOT.KIND] = KIND.MATCHED_MESSAGE;
+    this.#w[m * SLOT_WORDS + SLOT.KIND] = KIND.MATCHED_MESSAGE;
     return { slot: m, info: this.#messageInfo(m) };
   }
 
   /** Receives a message taken by mprobe into r (r.buf or r.objectMode set). */
   recvMatched(r: DevRequest, msgSlot: number): void {
-    const slot = this.#allocSlot(KIND.RECV, 'mrecv');
-    this.#hold();
-    r.slot = slot;
-    this.#reqs[slot] = r;
-    this.table.words[slot * SLOT_WORDS + SLOT.LENGTH] = r.buf === null ? -1 : r.buf.length;
-    this.#receiveMessage(r, msgSlot);
+    const slot = this.#ownSlot(r, KIND.RECV, 'mrecv');
+    const w = this.#w;
+    w[slot * SLOT_WORDS + SLOT.LENGTH] = r.buf === null ? -1 : r.buf.length;
+    w[slot * SLOT_WORDS + SLOT.ENDPOINT] = w[msgSlot * SLOT_WORDS + SLOT.ENDPOINT]!;
+    this.#receiveMessage(slot, msgSlot);
   }
 
-  /** Calls `fn` on each new unexpected message until it returns true. */
-  onArrival(fn: () => boolean): void {
+  /**
+   * Resolves once a new unexpected message may have arrived at `endpoint` (any
+   * thread): blocking probes re-check after it. Holds the event loop meanwhile.
+   */
+  async arrivalAfter(endpoint: number, seen: number): Promise<void> {
     this.#hold();
-    const waiter = (): void => {
-      if (!fn()) return;
-      this.#arrivalWaiters.delete(waiter);
+    try {
+      await this.shared.queues[endpoint - this.firstEndpoint]!.waitArrival(seen);
+    } finally {
       this.#release();
-    };
-    this.#arrivalWaiters.add(waiter);
+    }
+  }
+
+  /** The arrival counter of `endpoint`, to pass to arrivalAfter(). */
+  arrivals(endpoint: number): number {
+    return this.shared.queues[endpoint - this.firstEndpoint]!.arrivals();
   }
 
   /** Cancels a pending receive that has not matched; true if it was cancelled. */
   cancel(r: DevRequest): boolean {
     if (r.done || r.kind !== REQ_KIND.RECV || r.slot === NIL) return false;
-    const ep = this.table.words[r.slot * SLOT_WORDS + SLOT.ENDPOINT]!;
-    if (!this.queues[ep - this.firstEndpoint]!.cancelRecv(r.slot)) return false;
+    const ep = this.#w[r.slot * SLOT_WORDS + SLOT.ENDPOINT]!;
+    if (!this.shared.queues[ep - this.firstEndpoint]!.cancelRecv(r.slot)) return false;
     r.cancelled = true;
     r.sourceEndpoint = ANY;
     r.tag = ANY;
@@ -264,19 +290,24 @@ export class Device {
     this.#complete(r);
   }
 
+  /** Completes this thread's requests that other threads finished (drains the completion ring). */
+  poll(): void {
+    this.#completionRing?.drain(this.#onCompletionRecord);
+  }
+
   failure(): Error | null {
     return this.#failure;
   }
 
   unexpectedQueued(): number {
     let n = 0;
-    for (const q of this.queues) n += q.unexpectedCount;
+    for (const q of this.shared.queues) n += q.unexpectedCount;
     return n;
   }
 
   postedQueued(): number {
     let n = 0;
-    for (const q of this.queues) n += q.postedCount;
+    for (const q of this.shared.queues) n += q.postedCount;
     return n;
   }
 
@@ -297,24 +328,31 @@ export class Device {
     if (this.#keepAlive !== null) clearInterval(this.#keepAlive);
   }
 
-  // --- internals -----------------------------------------------------------
+  // --- slots, completion, event loop ----------------------------------------------
 
-  #allocSlot(kind: number, call: string): number {
+  /** A slot owned by this thread for request r (the request holds the event loop until it completes). */
+  #ownSlot(r: DevRequest, kind: number, call: string, hold = true): number {
     const slot = this.pool.alloc(kind);
     if (slot === NIL) {
-      throw mpiError(ERR_NO_MEM, call, `all ${this.table.capacity} request slots are in use; complete or free requests, or raise TSMPI_REQUEST_SLOTS`);
+      throw mpiError(ERR_NO_MEM, call, `all ${this.shared.table.capacity} request slots are in use; complete or free requests, or raise TSMPI_REQUEST_SLOTS`);
     }
+    if (hold) this.#hold();
+    this.#w[slot * SLOT_WORDS + SLOT.OWNER] = this.#me;
+    r.slot = slot;
+    this.#reqs[slot] = r;
     return slot;
   }
 
   /**
    * The transport holds no event-loop reference; the device holds one while an
-   * operation is in flight, so a program that returns without finalize exits.
+   * operation of this thread is in flight, so a program that returns without
+   * finalize exits. In a multithreaded process it also listens to its completion ring.
    */
   #hold(): void {
     if (this.#active++ === 0) {
       if (this.#keepAlive === null) this.#keepAlive = setInterval(noop, 1 << 30);
       else this.#keepAlive.ref();
+      if (this.#completionRing !== null && !this.#completionArmed) this.#serveCompletions();
     }
   }
 
@@ -338,24 +376,147 @@ export class Device {
     }
   }
 
-  #fail(r: DevRequest, err: Error & { errorClass?: number }): void {
-    r.error = err as never;
-    this.#complete(r);
+  /** Completes slot `slot` (its status and payload already in shared memory) wherever its owner is. */
+  #finishSlot(slot: number): void {
+    const owner = this.#w[slot * SLOT_WORDS + SLOT.OWNER]!;
+    if (owner === this.#me) {
+      const r = this.#reqs[slot];
+      if (r !== undefined) this.#completeFromSlot(r, slot);
+      return;
+    }
+    Atomics.store(this.#w, slot * SLOT_WORDS + SLOT.STATE, STATE.COMPLETE);
+    const ring = this.shared.completion(owner);
+    const one = this.#inj;
+    one[0] = slot;
+    while (!ring.tryPush(one, 1, null)) {
+      // the owner drains on its own thread; a full ring only waits for it
+    }
+  }
+
+  readonly #onCompletionRecord = (offset: number): void => {
+    const slot = this.#completionRing!.words[offset >>> 2]!;
+    const r = this.#reqs[slot];
+    if (r !== undefined) this.#completeFromSlot(r, slot);
+  };
+
+  /** Completes this thread's request r from what another thread left in its slot. */
+  #completeFromSlot(r: DevRequest, slot: number): void {
+    const w = this.#w;
+    const b = slot * SLOT_WORDS;
+    const err = w[b + SLOT.ST_ERROR]!;
+    if (err !== 0) {
+      r.error = mpiError(err, 'progress', 'the operation failed in another thread (see the job output)');
+      this.#complete(r);
+      return;
+    }
+    if (r.kind !== REQ_KIND.RECV) {
+      this.#complete(r);
+      return;
+    }
+    r.sourceEndpoint = w[b + SLOT.ST_SOURCE]!;
+    r.tag = w[b + SLOT.ST_TAG]!;
+    const count = w[b + SLOT.ST_COUNT]!;
+    const off = w[b + SLOT.PAYLOAD]!;
+    const flags = w[b + SLOT.FLAGS]!;
+    const arena = (flags & FLAG.BIG) !== 0 ? this.#big! : this.#payloads;
+    const data = off === NIL || count === 0 ? EMPTY : arena.bytes.subarray(off, off + count);
+    this.#fill(r, data, (flags & FLAG.OBJECT) !== 0);
+    if (off !== NIL) arena.free(off);
+  }
+
+  #serveCompletions(): void {
+    const ring = this.#completionRing!;
+    this.#completionArmed = true;
+    const loop = (): void => {
+      for (;;) {
+        const seen = ring.doorbell();
+        ring.drain(this.#onCompletionRecord);
+        if (this.#active === 0) {
+          this.#completionArmed = false;
+          return;
+        }
+        const p = ring.waitAsync(seen);
+        if (p !== null) {
+          void p.then(loop);
+          return;
+        }
+      }
+    };
+    queueMicrotask(loop);
+  }
+
+  #serveInjection(c: number): void {
+    const ring = this.shared.injection(c);
+    const onRecord = (offset: number, length: number): void => this.#sendInjected(ring, offset, length);
+    const loop = (): void => {
+      for (;;) {
+        if (this.#closing && ring.isEmpty()) return;
+        const seen = ring.doorbell();
+        ring.drain(onRecord);
+        const p = ring.waitAsync(seen);
+        if (p !== null) {
+          void p.then(loop);
+          return;
+        }
+      }
+    };
+    loop();
+  }
+
+  /** A frame another thread queued for a channel this thread hosts: hand it to the transport (which copies it). */
+  #sendInjected(ring: Ring, offset: number, length: number): void {
+    const words = ring.words;
+    const i = offset >>> 2;
+    const h = this.#hdr;
+    h.kind = words[i + INJ.KIND]!;
+    h.flags = words[i + INJ.FLAGS]!;
+    h.contextId = words[i + INJ.CTX]!;
+    h.srcEndpoint = words[i + INJ.SRC]!;
+    h.dstEndpoint = words[i + INJ.DST]!;
+    h.tag = words[i + INJ.TAG]!;
+    h.seq = words[i + INJ.SEQ]!;
+    h.aux = words[i + INJ.AUX]!;
+    h.aux2 = words[i + INJ.AUX2]!;
+    h.payloadLength = words[i + INJ.LEN]!;
+    const start = offset + INJ.WORDS * 4;
+    const payload = length > INJ.WORDS * 4 ? ring.bytes.subarray(start, offset + length) : null;
+    this.transport!.send(words[i + INJ.PROC]!, h, payload, -1);
+  }
+
+  /** Sends a frame to a remote process: directly if this thread hosts its channel, else through the channel's injection ring. */
+  #out(proc: number, h: FrameHeader, payload: Uint8Array | null): void {
+    const c = (h.srcEndpoint + h.dstEndpoint) % this.opts.channels;
+    if (this.#hosts[c]) {
+      this.transport!.send(proc, h, payload, -1);
+      return;
+    }
+    const w = this.#inj;
+    w[INJ.KIND] = h.kind;
+    w[INJ.FLAGS] = h.flags;
+    w[INJ.CTX] = h.contextId;
+    w[INJ.SRC] = h.srcEndpoint;
+    w[INJ.DST] = h.dstEndpoint;
+    w[INJ.TAG] = h.tag;
+    w[INJ.SEQ] = h.seq;
+    w[INJ.AUX] = h.aux;
+    w[INJ.AUX2] = h.aux2;
+    w[INJ.LEN] = h.payloadLength;
+    w[INJ.PROC] = proc;
+    const ring = this.shared.injection(c);
+    while (!ring.tryPush(w, INJ.WORDS, payload)) {
+      // the channel's host drains on its own thread
+    }
   }
 
   #messageInfo(m: number): ProbeInfo {
-    const w = this.table.words;
+    const w = this.#w;
     const b = m * SLOT_WORDS;
     return { sourceEndpoint: w[b + SLOT.SRC]!, tag: w[b + SLOT.TAG]!, count: w[b + SLOT.LENGTH]! };
   }
 
+  // --- protocols ---------------------------------------------------------------
+
   #sendLocal(r: DevRequest, src: number, dst: number, ctx: number, tag: number, data: Uint8Array, flags: number, sync: boolean): void {
-    let peerSlot = NIL;
-    if (sync) {
-      peerSlot = this.#allocSlot(KIND.SEND, 'ssend');
-      r.slot = peerSlot;
-      this.#reqs[peerSlot] = r;
-    }
     const h = this.#hdr;
     h.kind = sync ? FRAME_KIND.EAGER_SYNC : FRAME_KIND.EAGER;
     h.flags = flags;
@@ -363,7 +524,7 @@ export class Device {
     h.srcEndpoint = src;
     h.dstEndpoint = dst;
     h.tag = tag;
-    h.aux = peerSlot;
+    h.aux = sync ? this.#ownSlot(r, KIND.SEND, 'ssend', false) : NIL;
     h.aux2 = 0;
     h.payloadLength = data.length;
     this.#arrive(this.opts.process, h, data, FLAG.LOCAL);
@@ -372,22 +533,24 @@ export class Device {
 
   /** An EAGER, EAGER_SYNC or RNDV_RTS frame for one of our endpoints. */
   #arrive(srcProcess: number, h: FrameHeader, payload: Uint8Array, extraFlags: number): void {
-    const st = this.stats;
-    st.messagesReceived++;
+    const st = this.#stat;
+    st[STAT.RECEIVED]!++;
     const rndv = h.kind === FRAME_KIND.RNDV_RTS;
     const len = rndv ? h.aux2 : payload.length;
-    st.bytesReceived += len;
+    st[STAT.BYTES_RECEIVED]! += len;
     const msg = this.pool.alloc(KIND.MESSAGE);
     if (msg === NIL) {
-      this.#fatal(mpiError(ERR_NO_MEM, 'progress', `all ${this.table.capacity} request slots are in use by unexpected messages; raise TSMPI_REQUEST_SLOTS`));
+      this.#fatal(mpiError(ERR_NO_MEM, 'progress', `all ${this.shared.table.capacity} request slots are in use by unexpected messages; raise TSMPI_REQUEST_SLOTS`));
       return;
     }
-    const w = this.table.words;
+    const w = this.#w;
     const b = msg * SLOT_WORDS;
     w[b + SLOT.CTX] = h.contextId;
     w[b + SLOT.SRC] = h.srcEndpoint;
     w[b + SLOT.TAG] = h.tag;
     w[b + SLOT.LENGTH] = len;
+    w[b + SLOT.ENDPOINT] = h.dstEndpoint;
+    w[b + SLOT.OWNER] = NIL;
     w[b + SLOT.FLAGS] =
       extraFlags |
       ((h.flags & FRAME_FLAG.OBJECT) !== 0 ? FLAG.OBJECT : 0) |
@@ -395,59 +558,132 @@ export class Device {
       (rndv ? FLAG.RNDV : 0);
     w[b + SLOT.PEER_SLOT] = h.kind === FRAME_KIND.EAGER ? NIL : h.aux;
     w[b + SLOT.PEER_PROCESS] = srcProcess;
-    const recv = this.queues[h.dstEndpoint - this.firstEndpoint]!.arrive(msg);
+    const queues = this.shared.queues[h.dstEndpoint - this.firstEndpoint]!;
+    // Keep the bytes in shared memory first: once queued, another thread may take the message.
+    if (!rndv && len > 0) this.#keep(msg, payload);
+    const recv = queues.arrive(msg);
     if (recv !== NIL) {
-      const r = this.#reqs[recv]!;
-      this.#deliverMatched(r, msg, payload);
+      this.#deliverMatched(recv, msg, payload);
+      this.#dropPayload(msg);
       this.pool.free(msg);
       return;
     }
-    // Unexpected: keep the bytes until a receive comes.
-    if (!rndv && len > 0) {
-      const off = this.payloads.alloc(len);
-      if (off !== NIL) {
-        this.payloads.bytes.set(payload, off);
-        w[b + SLOT.PAYLOAD] = off;
-      } else {
-        this.#overflow.set(msg, payload.slice());
-      }
-    }
-    if (this.#arrivalWaiters.size > 0) for (const fn of this.#arrivalWaiters) fn();
+    queues.notifyArrival();
   }
 
-  /** A matched message (slot `msg`) whose data, if eager, is `payload`. */
-  #deliverMatched(r: DevRequest, msg: number, payload: Uint8Array): void {
-    const w = this.table.words;
+  /** Stores an arriving payload in shared memory (or, single-threaded, on this heap) for a later receive. */
+  #keep(msg: number, payload: Uint8Array): void {
+    const w = this.#w;
     const b = msg * SLOT_WORDS;
+    const len = payload.length;
+    let off = this.#payloads.alloc(len);
+    if (off !== NIL) {
+      this.#payloads.bytes.set(payload, off);
+    } else if (this.#big !== null && (off = this.#big.alloc(len)) !== NIL) {
+      this.#big.bytes.set(payload, off);
+      w[b + SLOT.FLAGS] |= FLAG.BIG;
+    } else if (!this.#mt) {
+      this.#overflow.set(msg, payload.slice());
+    } else {
+      this.#fatal(mpiError(ERR_NO_MEM, 'progress', `no shared memory left for a ${len}-byte unexpected message`));
+      return;
+    }
+    w[b + SLOT.PAYLOAD] = off;
+  }
+
+  #dropPayload(msg: number): void {
+    const w = this.#w;
+    const off = w[msg * SLOT_WORDS + SLOT.PAYLOAD]!;
+    if (off !== NIL) ((w[msg * SLOT_WORDS + SLOT.FLAGS]! & FLAG.BIG) !== 0 ? this.#big! : this.#payloads).free(off);
+    else this.#overflow.delete(msg);
+  }
+
+  /** An unexpected message `msg` now matched by this thread's receive slot `recv`. */
+  #receiveMessage(recv: number, msg: number): void {
+    const w = this.#w;
+    const b = msg * SLOT_WORDS;
+    const off = w[b + SLOT.PAYLOAD]!;
+    const len = w[b + SLOT.LENGTH]!;
     const flags = w[b + SLOT.FLAGS]!;
-    r.sourceEndpoint = w[b + SLOT.SRC]!;
-    r.tag = w[b + SLOT.TAG]!;
+    let data: Uint8Array;
+    if ((flags & FLAG.RNDV) !== 0 || len === 0) data = EMPTY;
+    else if (off !== NIL) data = ((flags & FLAG.BIG) !== 0 ? this.#big! : this.#payloads).bytes.subarray(off, off + len);
+    else data = this.#overflow.get(msg)!;
+    this.#deliverMatched(recv, msg, data);
+    this.#dropPayload(msg);
+    this.pool.free(msg);
+  }
+
+  /** A matched message (slot `msg`) for receive slot `recv`; its data, if eager, is `payload`. */
+  #deliverMatched(recv: number, msg: number, payload: Uint8Array): void {
+    const w = this.#w;
+    const b = msg * SLOT_WORDS;
+    const rb = recv * SLOT_WORDS;
+    const flags = w[b + SLOT.FLAGS]!;
+    const src = w[b + SLOT.SRC]!;
+    const tag = w[b + SLOT.TAG]!;
+    w[rb + SLOT.ST_SOURCE] = src;
+    w[rb + SLOT.ST_TAG] = tag;
+    if ((flags & FLAG.OBJECT) !== 0) w[rb + SLOT.FLAGS] |= FLAG.OBJECT;
     if ((flags & FLAG.RNDV) !== 0) {
       // Clear to send: the data will come straight to this receive.
-      r.count = w[b + SLOT.LENGTH]!;
       const h = this.#hdr;
       h.kind = FRAME_KIND.RNDV_CTS;
       h.flags = 0;
       h.contextId = w[b + SLOT.CTX]!;
-      h.srcEndpoint = this.table.words[r.slot * SLOT_WORDS + SLOT.ENDPOINT]!;
-      h.dstEndpoint = r.sourceEndpoint;
-      h.tag = r.tag;
+      h.srcEndpoint = w[b + SLOT.ENDPOINT]!;
+      h.dstEndpoint = src;
+      h.tag = tag;
       h.aux = w[b + SLOT.PEER_SLOT]!;
-      h.aux2 = r.slot;
+      h.aux2 = recv;
       h.payloadLength = 0;
-      this.transport!.send(w[b + SLOT.PEER_PROCESS]!, h, null, -1);
+      this.#out(w[b + SLOT.PEER_PROCESS]!, h, null);
       return;
     }
     if ((flags & FLAG.SYNC) !== 0) this.#ackSync(msg);
-    this.#fill(r, payload, (flags & FLAG.OBJECT) !== 0);
+    this.#fillSlot(recv, payload);
   }
 
-  /** Completes receive r with message bytes `data`. */
+  /** Completes receive slot `recv` (status words set) with `data`, wherever its owner is. */
+  #fillSlot(recv: number, data: Uint8Array): void {
+    const w = this.#w;
+    const rb = recv * SLOT_WORDS;
+    if (w[rb + SLOT.OWNER] === this.#me) {
+      const r = this.#reqs[recv]!;
+      r.sourceEndpoint = w[rb + SLOT.ST_SOURCE]!;
+      r.tag = w[rb + SLOT.ST_TAG]!;
+      this.#fill(r, data, (w[rb + SLOT.FLAGS]! & FLAG.OBJECT) !== 0);
+      return;
+    }
+    const len = data.length;
+    let off = NIL;
+    if (len > 0) {
+      off = this.#payloads.alloc(len);
+      if (off !== NIL) {
+        this.#payloads.bytes.set(data, off);
+      } else {
+        off = this.#big!.alloc(len);
+        if (off === NIL) {
+          w[rb + SLOT.ST_ERROR] = ERR_NO_MEM;
+          this.#finishSlot(recv);
+          return;
+        }
+        this.#big!.bytes.set(data, off);
+        w[rb + SLOT.FLAGS] |= FLAG.BIG;
+      }
+    }
+    w[rb + SLOT.PAYLOAD] = off;
+    w[rb + SLOT.ST_COUNT] = len;
+    this.#finishSlot(recv);
+  }
+
+  /** Completes receive r (this thread's) with message bytes `data`. */
   #fill(r: DevRequest, data: Uint8Array, isObject: boolean): void {
     const n = data.length;
     r.count = n;
     if (r.objectMode) {
-      r.value = isObject ? packr.unpack(data) : data.slice();
+      // msgpackr's native string extraction refuses shared memory: decode a private copy of shared bytes.
+      r.value = isObject ? packr.unpack(data.buffer instanceof SharedArrayBuffer ? data.slice() : data) : data.slice();
     } else {
       const buf = r.buf!;
       if (n > buf.length) {
@@ -461,43 +697,28 @@ export class Device {
     this.#complete(r);
   }
 
-  /** An unexpected message `msg` now matched by receive r. */
-  #receiveMessage(r: DevRequest, msg: number): void {
-    const w = this.table.words;
-    const b = msg * SLOT_WORDS;
-    const off = w[b + SLOT.PAYLOAD]!;
-    const len = w[b + SLOT.LENGTH]!;
-    let data: Uint8Array;
-    if ((w[b + SLOT.FLAGS]! & FLAG.RNDV) !== 0 || len === 0) data = EMPTY;
-    else if (off !== NIL) data = this.payloads.bytes.subarray(off, off + len);
-    else data = this.#overflow.get(msg)!;
-    this.#deliverMatched(r, msg, data);
-    if (off !== NIL) this.payloads.free(off);
-    else this.#overflow.delete(msg);
-    this.pool.free(msg);
-  }
-
   #ackSync(msg: number): void {
-    const w = this.table.words;
+    const w = this.#w;
     const b = msg * SLOT_WORDS;
     const senderSlot = w[b + SLOT.PEER_SLOT]!;
     if ((w[b + SLOT.FLAGS]! & FLAG.LOCAL) !== 0) {
-      const s = this.#reqs[senderSlot];
-      if (s !== undefined) this.#complete(s);
+      this.#finishSlot(senderSlot);
       return;
     }
     const h = this.#hdr;
     h.kind = FRAME_KIND.SYNC_ACK;
     h.flags = 0;
     h.contextId = w[b + SLOT.CTX]!;
-    h.srcEndpoint = 0;
+    h.srcEndpoint = w[b + SLOT.ENDPOINT]!;
     h.dstEndpoint = w[b + SLOT.SRC]!;
     h.tag = 0;
     h.aux = senderSlot;
     h.aux2 = 0;
     h.payloadLength = 0;
-    this.transport!.send(w[b + SLOT.PEER_PROCESS]!, h, null, -1);
+    this.#out(w[b + SLOT.PEER_PROCESS]!, h, null);
   }
+
+  // --- transport upcalls (threads that host channels) ----------------------------
 
   #onDeliver(srcProcess: number, h: FrameHeader, payload: Uint8Array): void {
     switch (h.kind) {
@@ -506,15 +727,21 @@ export class Device {
       case FRAME_KIND.RNDV_RTS:
         this.#arrive(srcProcess, h, payload, 0);
         return;
-      case FRAME_KIND.SYNC_ACK: {
-        const s = this.#reqs[h.aux];
-        if (s !== undefined) this.#complete(s);
+      case FRAME_KIND.SYNC_ACK:
+        this.#finishSlot(h.aux);
         return;
-      }
       case FRAME_KIND.RNDV_CTS: {
-        const s = this.#reqs[h.aux];
-        if (s === undefined) return;
-        const recvSlot = h.aux2;
+        const s = h.aux;
+        const b = s * SLOT_WORDS;
+        const w = this.#w;
+        const own = w[b + SLOT.OWNER] === this.#me ? this.#reqs[s] : undefined;
+        let data: Uint8Array;
+        if (own !== undefined && (w[b + SLOT.FLAGS]! & FLAG.BIG) === 0) {
+          data = own.buf!;
+        } else {
+          const off = w[b + SLOT.PAYLOAD]!;
+          data = this.#big!.bytes.subarray(off, off + w[b + SLOT.LENGTH]!);
+        }
         const out = this.#hdr;
         out.kind = FRAME_KIND.RNDV_DATA;
         out.flags = 0;
@@ -522,20 +749,41 @@ export class Device {
         out.srcEndpoint = h.dstEndpoint;
         out.dstEndpoint = h.srcEndpoint;
         out.tag = 0;
-        out.aux = recvSlot;
+        out.aux = h.aux2;
         out.aux2 = 0;
-        out.payloadLength = s.buf!.length;
-        this.transport!.send(srcProcess, out, s.buf, s.slot);
+        out.payloadLength = data.length;
+        this.transport!.send(srcProcess, out, data, s);
         return;
       }
       case FRAME_KIND.RNDV_DATA: {
-        const r = this.#reqs[h.aux];
-        if (r === undefined) return;
-        if (!r.objectMode && payload.buffer === r.buf!.buffer && payload.byteOffset === r.buf!.byteOffset) {
-          r.count = payload.length;
-          this.#complete(r);
+        const recv = h.aux;
+        const w = this.#w;
+        const rb = recv * SLOT_WORDS;
+        if (w[rb + SLOT.OWNER] === this.#me) {
+          const r = this.#reqs[recv];
+          if (r === undefined) return;
+          r.sourceEndpoint = w[rb + SLOT.ST_SOURCE]!;
+          r.tag = w[rb + SLOT.ST_TAG]!;
+          if (!r.objectMode && r.buf !== null && payload.buffer === r.buf.buffer && payload.byteOffset === r.buf.byteOffset) {
+            r.count = payload.length;
+            this.#complete(r);
+          } else {
+            this.#fill(r, payload, (w[rb + SLOT.FLAGS]! & FLAG.OBJECT) !== 0);
+          }
+          return;
+        }
+        const target = this.#dataTargets.get(recv);
+        if (target !== undefined) {
+          this.#dataTargets.delete(recv);
+          // The transport may have delivered the bytes elsewhere (a frame whole in one chunk): then copy them in.
+          const big = this.#big!.bytes;
+          if (payload.buffer !== big.buffer || payload.byteOffset !== big.byteOffset + target) big.set(payload, target);
+          w[rb + SLOT.PAYLOAD] = target;
+          w[rb + SLOT.FLAGS] |= FLAG.BIG;
+          w[rb + SLOT.ST_COUNT] = payload.length;
+          this.#finishSlot(recv);
         } else {
-          this.#fill(r, payload, r.objectMode);
+          this.#fillSlot(recv, payload);
         }
         return;
       }
@@ -546,14 +794,28 @@ export class Device {
 
   #payloadTarget(_src: number, h: FrameHeader): Uint8Array | null {
     if (h.kind !== FRAME_KIND.RNDV_DATA) return null;
-    const r = this.#reqs[h.aux];
-    if (r === undefined || r.objectMode || r.buf === null || r.buf.length < h.payloadLength) return null;
-    return r.buf.subarray(0, h.payloadLength);
+    const recv = h.aux;
+    if (this.#w[recv * SLOT_WORDS + SLOT.OWNER] === this.#me) {
+      const r = this.#reqs[recv];
+      if (r === undefined || r.objectMode || r.buf === null || r.buf.length < h.payloadLength) return null;
+      return r.buf.subarray(0, h.payloadLength);
+    }
+    if (this.#big === null) return null;
+    const off = this.#big.alloc(h.payloadLength);
+    if (off === NIL) return null;
+    this.#dataTargets.set(recv, off);
+    return this.#big.bytes.subarray(off, off + h.payloadLength);
   }
 
+  /** Rendezvous data of send slot `token` has left: free its shared copy, complete the send. */
   #onSent(token: number): void {
-    const s = this.#reqs[token];
-    if (s !== undefined) this.#complete(s);
+    const w = this.#w;
+    const b = token * SLOT_WORDS;
+    if ((w[b + SLOT.FLAGS]! & FLAG.BIG) !== 0) {
+      this.#big!.free(w[b + SLOT.PAYLOAD]!);
+      w[b + SLOT.PAYLOAD] = NIL;
+    }
+    this.#finishSlot(token);
   }
 
   #onPeerLost(proc: number, err: TransportError): void {
@@ -562,14 +824,21 @@ export class Device {
     this.#fatal(mpiError(ERR_PROC_FAILED, 'progress', `lost the connection to process ${proc} (${err.code}: ${err.message})`, err));
   }
 
-  /** Fails every pending request: the job cannot go on (the launcher ends it). */
-  #fatal(err: Error): void {
+  /** Fails every pending request of this thread: the job cannot go on (the launcher ends it). */
+  #fatal(err: MPIError): void {
     if (this.#failure === null) this.#failure = err;
     for (let i = 0; i < this.#reqs.length; i++) {
       const r = this.#reqs[i];
-      if (r !== undefined && !r.done) this.#fail(r, err);
+      if (r !== undefined && !r.done) {
+        r.error = err;
+        this.#complete(r);
+      }
     }
+    this.onFatal?.(err);
   }
+
+  /** Called once when this thread's device fails (engines report it to the main thread). */
+  onFatal: ((err: MPIError) => void) | null = null;
 }
 
 const EMPTY = new Uint8Array(0);

@@ -1,8 +1,12 @@
 export { Device, packr } from './device.ts';
-export type { DeviceOptions, DeviceStats, ProbeInfo } from './device.ts';
+export type { DeviceOptions, ProbeInfo } from './device.ts';
 export { DevRequest, REQ_KIND } from './dev-request.ts';
 export type { MatchingMode } from './match-queues.ts';
 export {
   ObjectTable, OBJECT_KIND, RECORD, DATA_WORDS, NULL_HANDLE, handleKind, handleIndex, isPredefinedHandle,
 } from './object-table.ts';
 export type { ObjectKind, ObjectTableBuffers } from './object-table.ts';
+export { SharedState, MAX_THREADS, STAT } from './shared-state.ts';
+export type { SharedBuffers, SharedLayout } from './shared-state.ts';
+export { Engines } from './engines.ts';
+export type { EngineBoot } from './engine-worker.ts';

@@ -98,6 +98,7 @@ describe.each(['parallel', 'global'] as const)('MatchQueues (%s)', (mode) => {
     // The wildcards, posted first, take the first three messages whatever their source;
     // then each source's specific receives match in posting order, and m3.3 finds none left.
     expect(got).toEqual(['W1', 'W2', 'W3', 'R3a', 'R2a', 'R1a', 'R3b', 'R2b', null]);
+    expect(t.q.unexpectedCount).toBe(1);
     expect(t.q.postedCount).toBe(1);
     expect(t.q.unexpectedCount).toBe(1);
   });

@@ -2,28 +2,37 @@
  * Matching queues of one endpoint (papers/multichannel-parallel-queues.txt §3.3).
  *
  * Parallel mode: a posted-receive queue and an unexpected-message queue per
- * source endpoint, plus one wildcard queue for ANY_SOURCE receives. An
- * arriving message from s searches posted[s], then (only when it is not empty)
- * the wildcard queue, else joins unexpected[s]. A specific receive posted while
- * an ANY_SOURCE receive of the same context is pending joins the wildcard queue
- * behind it, and moves to its source queue once no wildcard of that context
- * precedes it, so MPI's order holds:
+ * source endpoint, each under its own lock, plus one wildcard queue (own lock)
+ * for ANY_SOURCE receives. An arriving message from s searches posted[s], then
+ * (only when it is not empty) the wildcard queue, else joins unexpected[s]. A
+ * specific receive posted while an ANY_SOURCE receive of its context is
+ * pending joins the wildcard queue behind it, and moves to its source queue
+ * once no wildcard of that context precedes it, so MPI's order holds:
  *
  *   wildcard: [W(any,ctx1)] -> [R2(s=3,ctx1)] -> [W'(any,ctx2)]
  *   posted[3]: [R1(ctx1)]          a message from 3 on ctx1 matches R1 first
  *                                  (posted before W), then W, then R2.
  *
  * Global mode (--matching global): one posted and one unexpected queue for all
- * sources; the baseline of the benchmark.
+ * sources under one lock; the baseline of the benchmark.
  *
- * State: queues are singly linked lists of request slots (RequestTable NEXT
- * word), with head/tail words in a SharedArrayBuffer. Invariants: a slot is in
- * at most one queue; posted[s] holds only receives with SRC = s and no earlier
- * pending wildcard of their context; the wildcard queue holds every ANY_SOURCE
- * receive in posting order. In the multithreaded design each queue has its own
- * lock word beside its head (issue: multithreaded MPI); here the caller is the
- * endpoint's single progress thread.
+ * Locks and invariants (multithreaded processes; a single-threaded process
+ * runs the same code with the locks switched off):
+ * - Lock order: source locks in ascending order, then the wildcard lock. A
+ *   specific post or an arrival from s takes lock[s] (and the wildcard lock if
+ *   the wildcard queue is not empty); an ANY_SOURCE post or cancel takes every
+ *   source lock, then the wildcard lock.
+ * - posted[s] holds receives with SRC = s only; every entry of posted[s] was
+ *   posted before every wildcard-queue entry that could match the same
+ *   message (an ANY entry of its context, or a specific entry for s).
+ * - A specific receive joins the wildcard queue iff the queue holds an entry of
+ *   its context that is ANY or for the same source; it moves to posted[s] only
+ *   under lock[s] (when a message from s or a cancel passes by), so entries of
+ *   other sources may wait in the wildcard queue after their wildcard is gone.
+ * - Counters shared across locks (posted, unexpected, arrival, wildcard sizes)
+ *   change with Atomics.
  */
+import { SpinLocks } from '../shm/index.ts';
 import { NIL, SLOT, SLOT_WORDS, type RequestTable } from './request-table.ts';
 
 const ANY = -1;
@@ -37,7 +46,13 @@ const H = {
   UNEXPECTED: 3,
   POSTED: 4,
   ARRIVAL: 5,
-  WORDS: 8,
+  /** all entries of the wildcard queue */
+  WILD_COUNT: 6,
+  /** bumped after each unexpected arrival; blocking probes wait on it */
+  EPOCH: 7,
+  /** threads waiting on EPOCH (notify only when someone waits) */
+  PROBERS: 8,
+  WORDS: 10,
 } as const;
 /** Per-source words: posted head/tail, unexpected head/tail. */
 const Q = { POSTED_HEAD: 0, POSTED_TAIL: 1, UNEXP_HEAD: 2, UNEXP_TAIL: 3, WORDS: 4 } as const;
@@ -49,31 +64,80 @@ export class MatchQueues {
   readonly #q: Int32Array;
   readonly #sources: number;
   readonly #global: boolean;
+  readonly #locks: SpinLocks;
+  /** lock cell of the wildcard queue (and, in global mode, of everything) */
+  readonly #wildLock: number;
 
-  /** `sources`: number of endpoints in the job (source indices 0..sources-1). */
-  constructor(table: RequestTable, buffer: SharedArrayBuffer, sources: number, mode: MatchingMode, initialize: boolean) {
+  /** `sources`: number of endpoints in the job (source indices 0..sources-1). `shared`: several threads use it. */
+  constructor(table: RequestTable, buffer: SharedArrayBuffer, sources: number, mode: MatchingMode, initialize: boolean, shared = false) {
     this.#w = table.words;
-    this.#q = new Int32Array(buffer);
+    const queueWords = H.WORDS + (sources + 1) * Q.WORDS;
+    this.#q = new Int32Array(buffer, 0, queueWords);
+    this.#locks = new SpinLocks(new Int32Array(buffer, queueWords * 4, sources + 1), shared);
+    this.#wildLock = sources;
     this.#sources = sources;
     this.#global = mode === 'global';
     if (initialize) this.#q.fill(NIL).fill(0, H.WILD_ANY, H.WORDS);
   }
 
   static allocateBuffer(sources: number): SharedArrayBuffer {
-    return new SharedArrayBuffer((H.WORDS + (sources + 1) * Q.WORDS) * 4);
+    return new SharedArrayBuffer((H.WORDS + (sources + 1) * Q.WORDS + sources + 1) * 4);
   }
 
   get unexpectedCount(): number {
-    return this.#q[H.UNEXPECTED]!;
+    return Atomics.load(this.#q, H.UNEXPECTED);
   }
   get postedCount(): number {
-    return this.#q[H.POSTED]!;
+    return Atomics.load(this.#q, H.POSTED);
+  }
+
+  /** The arrival epoch, for waitArrival(). */
+  arrivals(): number {
+    return Atomics.load(this.#q, H.EPOCH);
+  }
+
+  /** After an unexpected message was queued: wakes blocking probes (of any thread). */
+  notifyArrival(): void {
+    Atomics.add(this.#q, H.EPOCH, 1);
+    if (Atomics.load(this.#q, H.PROBERS) > 0) Atomics.notify(this.#q, H.EPOCH);
+  }
+
+  /** Resolves once the arrival epoch differs from `seen`. */
+  async waitArrival(seen: number): Promise<void> {
+    const q = this.#q;
+    Atomics.add(q, H.PROBERS, 1);
+    try {
+      const r = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number): { async: boolean; value: Promise<unknown> } }).waitAsync(q, H.EPOCH, seen);
+      if (r.async) await r.value;
+    } finally {
+      Atomics.sub(q, H.PROBERS, 1);
+    }
+  }
+
+  // --- locks -------------------------------------------------------------------
+
+  #lockSource(s: number): void {
+    this.#locks.lock(this.#global ? this.#wildLock : s);
+  }
+  #unlockSource(s: number): void {
+    this.#locks.unlock(this.#global ? this.#wildLock : s);
+  }
+  /** Every source lock, then the wildcard lock (parallel mode); the one lock in global mode. */
+  #lockAll(): void {
+    if (!this.#global) for (let s = 0; s < this.#sources; s++) this.#locks.lock(s);
+    this.#locks.lock(this.#wildLock);
+  }
+  #unlockAll(): void {
+    this.#locks.unlock(this.#wildLock);
+    if (!this.#global) for (let s = this.#sources - 1; s >= 0; s--) this.#locks.unlock(s);
   }
 
   /** Base word of source `s`'s queues (the single shared queue in global mode). */
   #src(s: number): number {
     return H.WORDS + (this.#global ? this.#sources : s) * Q.WORDS;
   }
+
+  // --- operations ------------------------------------------------------------------
 
   /**
    * A receive slot (CTX, SRC, TAG set) looks for an unexpected message. Returns
@@ -86,21 +150,48 @@ export class MatchQueues {
     const src = w[rb + SLOT.SRC]!;
     const tag = w[rb + SLOT.TAG]!;
     const q = this.#q;
-    if (q[H.UNEXPECTED]! > 0) {
-      const found = src === ANY && !this.#global ? this.#oldestUnexpected(ctx, tag) : this.#scanUnexpected(this.#src(src), ctx, src, tag, true);
-      if (found !== NIL) return found;
-    }
-    q[H.POSTED]!++;
     if (this.#global) {
-      this.#append(this.#src(0) + Q.POSTED_HEAD, recv);
-    } else if (src === ANY) {
-      this.#append(H.WILD_HEAD, recv);
-      q[H.WILD_ANY]!++;
-    } else if (q[H.WILD_ANY]! > 0 && this.#wildcardPending(ctx)) {
-      this.#append(H.WILD_HEAD, recv);
-    } else {
-      this.#append(this.#src(src) + Q.POSTED_HEAD, recv);
+      this.#locks.lock(this.#wildLock);
+      const found = q[H.UNEXPECTED]! > 0 ? this.#scanUnexpected(this.#src(0), ctx, src, tag, true) : NIL;
+      if (found === NIL) {
+        Atomics.add(q, H.POSTED, 1);
+        this.#append(this.#src(0) + Q.POSTED_HEAD, recv);
+      }
+      this.#locks.unlock(this.#wildLock);
+      return found;
     }
+    if (src === ANY) {
+      this.#lockAll();
+      const found = Atomics.load(q, H.UNEXPECTED) > 0 ? this.#oldestUnexpected(ctx, tag, true) : NIL;
+      if (found === NIL) {
+        Atomics.add(q, H.POSTED, 1);
+        this.#append(H.WILD_HEAD, recv);
+        Atomics.add(q, H.WILD_ANY, 1);
+        Atomics.add(q, H.WILD_COUNT, 1);
+      }
+      this.#unlockAll();
+      return found;
+    }
+    this.#locks.lock(src);
+    const found = this.#scanUnexpected(this.#src(src), ctx, src, tag, true);
+    if (found !== NIL) {
+      this.#locks.unlock(src);
+      return found;
+    }
+    Atomics.add(q, H.POSTED, 1);
+    if (Atomics.load(q, H.WILD_COUNT) > 0) {
+      this.#locks.lock(this.#wildLock);
+      if (this.#wildcardBlocks(ctx, src)) {
+        this.#append(H.WILD_HEAD, recv);
+        Atomics.add(q, H.WILD_COUNT, 1);
+        this.#locks.unlock(this.#wildLock);
+        this.#locks.unlock(src);
+        return NIL;
+      }
+      this.#locks.unlock(this.#wildLock);
+    }
+    this.#append(this.#src(src) + Q.POSTED_HEAD, recv);
+    this.#locks.unlock(src);
     return NIL;
   }
 
@@ -117,37 +208,37 @@ export class MatchQueues {
     const tag = w[mb + SLOT.TAG]!;
     const q = this.#q;
     const base = this.#src(src);
-    if (q[H.POSTED]! > 0) {
-      let found = this.#takeFirst(base + Q.POSTED_HEAD, ctx, src, tag);
-      if (found === NIL && !this.#global && q[H.WILD_HEAD]! !== NIL) {
-        found = this.#takeFirst(H.WILD_HEAD, ctx, src, tag);
-        if (found !== NIL && w[found * SLOT_WORDS + SLOT.SRC] === ANY) {
-          q[H.WILD_ANY]!--;
-          this.#releaseSpecific();
-        }
-      }
+    this.#lockSource(src);
+    let found = this.#takeFirst(base + Q.POSTED_HEAD, ctx, src, tag);
+    if (found === NIL && !this.#global && Atomics.load(q, H.WILD_COUNT) > 0) {
+      this.#locks.lock(this.#wildLock);
+      found = this.#takeFirst(H.WILD_HEAD, ctx, src, tag);
       if (found !== NIL) {
-        q[H.POSTED]!--;
-        return found;
+        Atomics.sub(q, H.WILD_COUNT, 1);
+        if (w[found * SLOT_WORDS + SLOT.SRC] === ANY) Atomics.sub(q, H.WILD_ANY, 1);
+        this.#releaseSource(src);
       }
+      this.#locks.unlock(this.#wildLock);
     }
-    w[mb + SLOT.ARRIVAL] = q[H.ARRIVAL]!++;
-    q[H.UNEXPECTED]!++;
-    this.#append(base + Q.UNEXP_HEAD, msg);
-    return NIL;
+    if (found !== NIL) {
+      Atomics.sub(q, H.POSTED, 1);
+    } else {
+      w[mb + SLOT.ARRIVAL] = Atomics.add(q, H.ARRIVAL, 1);
+      Atomics.add(q, H.UNEXPECTED, 1);
+      this.#append(base + Q.UNEXP_HEAD, msg);
+    }
+    this.#unlockSource(src);
+    return found;
   }
 
   /** The first unexpected message that a receive (ctx, src, tag) would match, left in place; or NIL. */
   probe(ctx: number, src: number, tag: number): number {
-    if (this.#q[H.UNEXPECTED] === 0) return NIL;
-    if (src === ANY && !this.#global) return this.#oldestUnexpectedPeek(ctx, tag);
-    return this.#scanUnexpected(this.#src(src), ctx, src, tag, false);
+    return this.#findUnexpected(ctx, src, tag, false);
   }
 
-  /** Removes an unexpected message found by probe() (matched probe). */
-  takeUnexpected(msg: number): void {
-    const src = this.#w[msg * SLOT_WORDS + SLOT.SRC]!;
-    if (this.#unlink(this.#src(src) + Q.UNEXP_HEAD, msg)) this.#q[H.UNEXPECTED]!--;
+  /** The first unexpected message that a receive (ctx, src, tag) would match, removed from matching (matched probe); or NIL. */
+  takeMatching(ctx: number, src: number, tag: number): number {
+    return this.#findUnexpected(ctx, src, tag, true);
   }
 
   /** Removes a posted receive that has not matched yet; false if it is no longer queued. */
@@ -156,51 +247,93 @@ export class MatchQueues {
     const q = this.#q;
     let removed: boolean;
     if (this.#global) {
+      this.#locks.lock(this.#wildLock);
       removed = this.#unlink(this.#src(0) + Q.POSTED_HEAD, recv);
+      this.#locks.unlock(this.#wildLock);
     } else if (src === ANY) {
+      this.#lockAll();
       removed = this.#unlink(H.WILD_HEAD, recv);
       if (removed) {
-        q[H.WILD_ANY]!--;
-        this.#releaseSpecific();
+        Atomics.sub(q, H.WILD_ANY, 1);
+        Atomics.sub(q, H.WILD_COUNT, 1);
+        for (let s = 0; s < this.#sources; s++) this.#releaseSource(s);
       }
+      this.#unlockAll();
     } else {
-      removed = this.#unlink(this.#src(src) + Q.POSTED_HEAD, recv) || this.#unlink(H.WILD_HEAD, recv);
+      this.#locks.lock(src);
+      removed = this.#unlink(this.#src(src) + Q.POSTED_HEAD, recv);
+      if (!removed && Atomics.load(q, H.WILD_COUNT) > 0) {
+        this.#locks.lock(this.#wildLock);
+        removed = this.#unlink(H.WILD_HEAD, recv);
+        if (removed) Atomics.sub(q, H.WILD_COUNT, 1);
+        this.#locks.unlock(this.#wildLock);
+      }
+      this.#locks.unlock(src);
     }
-    if (removed) q[H.POSTED]!--;
+    if (removed) Atomics.sub(q, H.POSTED, 1);
     return removed;
   }
 
-  // --- internals -----------------------------------------------------------
+  // --- internals (the caller holds the locks) ---------------------------------------
 
-  #wildcardPending(ctx: number): boolean {
+  #findUnexpected(ctx: number, src: number, tag: number, take: boolean): number {
+    if (Atomics.load(this.#q, H.UNEXPECTED) === 0) return NIL;
+    if (this.#global) {
+      this.#locks.lock(this.#wildLock);
+      const m = this.#scanUnexpected(this.#src(0), ctx, src, tag, take);
+      this.#locks.unlock(this.#wildLock);
+      return m;
+    }
+    if (src === ANY) {
+      this.#lockAll();
+      const m = this.#oldestUnexpected(ctx, tag, take);
+      this.#unlockAll();
+      return m;
+    }
+    this.#locks.lock(src);
+    const m = this.#scanUnexpected(this.#src(src), ctx, src, tag, take);
+    this.#locks.unlock(src);
+    return m;
+  }
+
+  /** True if the wildcard queue holds an entry of `ctx` that is ANY or for `src` (wildcard lock held). */
+  #wildcardBlocks(ctx: number, src: number): boolean {
     const w = this.#w;
     for (let s = this.#q[H.WILD_HEAD]!; s !== NIL; s = w[s * SLOT_WORDS + SLOT.NEXT]!) {
       const b = s * SLOT_WORDS;
-      if (w[b + SLOT.SRC] === ANY && w[b + SLOT.CTX] === ctx) return true;
+      if (w[b + SLOT.CTX] === ctx) {
+        const esrc = w[b + SLOT.SRC]!;
+        if (esrc === ANY || esrc === src) return true;
+      }
     }
     return false;
   }
 
-  /** After a wildcard left the queue: specific receives with no wildcard of their context ahead move to their source queue. */
-  #releaseSpecific(): void {
+  /**
+   * Moves the wildcard queue's specific receives for `src` that no ANY entry of
+   * their context precedes to the tail of posted[src] (lock[src] and the
+   * wildcard lock held).
+   */
+  #releaseSource(src: number): void {
     const w = this.#w;
     const q = this.#q;
-    const blocked: number[] = [];
+    let blocked: number[] | null = null;
     let prev = NIL;
     let s = q[H.WILD_HEAD]!;
     while (s !== NIL) {
       const b = s * SLOT_WORDS;
       const next = w[b + SLOT.NEXT]!;
       const ctx = w[b + SLOT.CTX]!;
-      const src = w[b + SLOT.SRC]!;
-      if (src === ANY) {
-        if (!blocked.includes(ctx)) blocked.push(ctx);
+      const esrc = w[b + SLOT.SRC]!;
+      if (esrc === ANY) {
+        (blocked ??= []).push(ctx);
         prev = s;
-      } else if (!blocked.includes(ctx)) {
+      } else if (esrc === src && (blocked === null || !blocked.includes(ctx))) {
         if (prev === NIL) q[H.WILD_HEAD] = next;
         else w[prev * SLOT_WORDS + SLOT.NEXT] = next;
         if (q[H.WILD_TAIL] === s) q[H.WILD_TAIL] = prev;
         w[b + SLOT.NEXT] = NIL;
+        Atomics.sub(q, H.WILD_COUNT, 1);
         this.#append(this.#src(src) + Q.POSTED_HEAD, s);
       } else {
         prev = s;
@@ -236,10 +369,7 @@ export class MatchQueues {
     return false;
   }
 
-  /**
-   * First entry of a posted queue that matches a message (ctx, src, tag) —
-   * entries hold receive patterns — removed; or NIL.
-   */
+  /** First entry of a posted queue whose receive pattern matches a message (ctx, src, tag), removed; or NIL. */
   #takeFirst(headIdx: number, ctx: number, src: number, tag: number): number {
     const w = this.#w;
     const q = this.#q;
@@ -276,7 +406,7 @@ export class MatchQueues {
           else w[prev * SLOT_WORDS + SLOT.NEXT] = next;
           if (q[headIdx + 1] === s) q[headIdx + 1] = prev;
           w[b + SLOT.NEXT] = NIL;
-          q[H.UNEXPECTED]!--;
+          Atomics.sub(q, H.UNEXPECTED, 1);
         }
         return s;
       }
@@ -285,10 +415,11 @@ export class MatchQueues {
     return NIL;
   }
 
-  /** Across all sources, the earliest-arrived unexpected message matching (ctx, ANY, tag), left in place. */
-  #oldestUnexpectedPeek(ctx: number, tag: number): number {
+  /** Across all sources (all locks held), the earliest-arrived unexpected message matching (ctx, ANY, tag). */
+  #oldestUnexpected(ctx: number, tag: number, take: boolean): number {
     let best = NIL;
     let bestArrival = 0;
+    let bestSource = 0;
     const w = this.#w;
     for (let s = 0; s < this.#sources; s++) {
       const m = this.#scanUnexpected(H.WORDS + s * Q.WORDS, ctx, ANY, tag, false);
@@ -298,14 +429,13 @@ export class MatchQueues {
       if (best === NIL || ((arrival - bestArrival) | 0) < 0) {
         best = m;
         bestArrival = arrival;
+        bestSource = s;
       }
     }
+    if (best !== NIL && take) {
+      this.#unlink(H.WORDS + bestSource * Q.WORDS + Q.UNEXP_HEAD, best);
+      Atomics.sub(this.#q, H.UNEXPECTED, 1);
+    }
     return best;
-  }
-
-  #oldestUnexpected(ctx: number, tag: number): number {
-    const m = this.#oldestUnexpectedPeek(ctx, tag);
-    if (m !== NIL) this.takeUnexpected(m);
-    return m;
   }
 }

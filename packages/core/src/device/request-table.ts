@@ -13,6 +13,7 @@
  * own SlotPool, which refills in batches (papers/refcount-gc.txt: thread-local
  * request pools keep allocation off the shared path).
  */
+import { SpinLocks } from '../shm/index.ts';
 
 /** Word offsets inside one slot. */
 export const SLOT = {
@@ -53,8 +54,10 @@ export const SLOT = {
   PEER_PROCESS: 18,
   /** generation, bumped on free: detects a stale handle to a reused slot */
   GENERATION: 19,
+  /** the thread whose JavaScript request this slot backs (completions go to its ring) */
+  OWNER: 20,
 } as const;
-export const SLOT_WORDS = 20;
+export const SLOT_WORDS = 24;
 
 export const STATE = { FREE: 0, PENDING: 1, COMPLETE: 2 } as const;
 
@@ -78,6 +81,8 @@ export const FLAG = {
   PERSISTENT: 8,
   /** the message came from this process (no TCP): PEER_SLOT is a local send slot */
   LOCAL: 16,
+  /** PAYLOAD is an offset in the large-payload arena (not the small pool) */
+  BIG: 32,
 } as const;
 
 export const NIL = -1;
@@ -85,13 +90,17 @@ export const NIL = -1;
 export class RequestTable {
   readonly words: Int32Array;
   readonly capacity: number;
-  /** [0] = stack top, [1..capacity] = free slot numbers */
+  /** [0] = stack top, [1..capacity] = free slot numbers, [capacity + 1] = spin lock */
   readonly #freeStack: Int32Array;
+  readonly #lock: SpinLocks;
+  readonly #lockIndex: number;
 
-  constructor(buffers: { slots: SharedArrayBuffer; free: SharedArrayBuffer }, initialize: boolean) {
+  constructor(buffers: { slots: SharedArrayBuffer; free: SharedArrayBuffer }, initialize: boolean, shared = false) {
     this.words = new Int32Array(buffers.slots);
     this.capacity = this.words.length / SLOT_WORDS;
     this.#freeStack = new Int32Array(buffers.free);
+    this.#lockIndex = this.capacity + 1;
+    this.#lock = new SpinLocks(this.#freeStack, shared);
     if (initialize) {
       for (let i = 0; i < this.capacity; i++) this.#freeStack[1 + i] = this.capacity - 1 - i;
       this.#freeStack[0] = this.capacity;
@@ -101,26 +110,30 @@ export class RequestTable {
   static allocateBuffers(capacity: number): { slots: SharedArrayBuffer; free: SharedArrayBuffer } {
     return {
       slots: new SharedArrayBuffer(capacity * SLOT_WORDS * 4),
-      free: new SharedArrayBuffer((capacity + 1) * 4),
+      free: new SharedArrayBuffer((capacity + 2) * 4),
     };
   }
 
   /** Takes up to `n` free slots into `out`; returns how many. */
   takeBatch(out: number[], n: number): number {
     const fs = this.#freeStack;
+    this.#lock.lock(this.#lockIndex);
     let top = fs[0]!;
     const k = Math.min(n, top);
     for (let i = 0; i < k; i++) out.push(fs[top--]!);
     fs[0] = top;
+    this.#lock.unlock(this.#lockIndex);
     return k;
   }
 
   /** Returns slots to the shared stack. */
   giveBatch(slots: number[], from: number): void {
     const fs = this.#freeStack;
+    this.#lock.lock(this.#lockIndex);
     let top = fs[0]!;
     for (let i = from; i < slots.length; i++) fs[++top] = slots[i]!;
     fs[0] = top;
+    this.#lock.unlock(this.#lockIndex);
     slots.length = from;
   }
 

@@ -5,3 +5,4 @@ export {
 } from './errors.ts';
 export type { ErrorClassName } from './errors.ts';
 export { assert } from './assert.ts';
+export { workerArgs } from './ts-worker.ts';

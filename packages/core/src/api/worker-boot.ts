@@ -1,0 +1,30 @@
+/**
+ * What an MPI.Worker thread receives to join its parent's MPI process: the
+ * shared state, the settings, the job, the parent's endpoint, and the user's
+ * workerData with MPI objects made transferable (revive.ts). It travels in
+ * the Node Worker's workerData under one key.
+ */
+import { workerData } from 'node:worker_threads';
+import type { JobEnv, Settings } from '../config/index.ts';
+import type { SharedBuffers } from '../device/index.ts';
+import type { ThreadLevel } from './constants.ts';
+
+export const BOOT_KEY = '__tsmpi_worker_boot__';
+
+export interface WorkerBoot {
+  readonly shared: SharedBuffers;
+  readonly settings: Settings;
+  readonly job: JobEnv | null;
+  readonly threadLevel: ThreadLevel;
+  readonly progress: 'inline' | 'threads';
+  readonly endpoint: number;
+  readonly contextIds: readonly SharedArrayBuffer[];
+  readonly predefined: readonly number[];
+  readonly userData: unknown;
+}
+
+/** This thread's boot record, or null (not started by MPI.Worker). */
+export function workerBoot(): WorkerBoot | null {
+  const wd = workerData as Record<string, unknown> | null | undefined;
+  return wd !== null && typeof wd === 'object' && BOOT_KEY in wd ? (wd[BOOT_KEY] as WorkerBoot) : null;
+}

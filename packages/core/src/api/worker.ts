@@ -1,0 +1,42 @@
+/**
+ * MPI.Worker: a worker thread of this MPI process. Inside it, `await
+ * MPI.init()` joins the process (attached to the endpoint the parent is
+ * attached to now), and MPI objects in `options.workerData` arrive live as
+ * `MPI.workerData`. `.ts` files work as the main program does (the worker
+ * inherits the process's loader flags).
+ */
+import { Worker as NodeWorker, type WorkerOptions } from 'node:worker_threads';
+import { ERR_OTHER, mpiError, workerArgs } from '../util/index.ts';
+import { runtime } from './runtime.ts';
+import { dehydrate } from './revive.ts';
+import { BOOT_KEY, type WorkerBoot } from './worker-boot.ts';
+
+function bootFor(options: WorkerOptions | undefined): WorkerBoot {
+  const rt = runtime('Worker');
+  if (rt.threadLevel !== 'serialized' && rt.threadLevel !== 'multiple') {
+    throw mpiError(ERR_OTHER, 'Worker', `MPI was initialized with threadLevel '${rt.threadLevel}': use MPI.init({ threadLevel: 'multiple' }) to call MPI from worker threads`);
+  }
+  return {
+    shared: rt.device.shared.buffers,
+    settings: rt.settings,
+    job: rt.job,
+    threadLevel: rt.threadLevel,
+    progress: rt.progress,
+    endpoint: rt.endpoint,
+    contextIds: rt.contextIds.map((s) => s.buffer),
+    predefined: rt.predefined,
+    userData: dehydrate(options?.workerData),
+  };
+}
+
+export class Worker extends NodeWorker {
+  /**
+   * @param file the worker's module (a path or URL; .ts works)
+   * @param options Node's WorkerOptions; workerData may hold MPI objects
+   * @throws MPIError(ERR_OTHER) before init, or when the thread level is 'single' or 'funneled'.
+   * @example new MPI.Worker(new URL('./worker.ts', import.meta.url), { workerData: { comm: MPI.COMM_WORLD } });
+   */
+  constructor(file: string | URL, options?: WorkerOptions) {
+    super(...workerArgs(file, { ...options, workerData: { [BOOT_KEY]: bootFor(options) } }));
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * Starts and stops the channel engines of a process (--progress threads):
+ * one worker per channel (engine-worker.ts). The main thread publishes each
+ * engine's address, gives each engine its peers' addresses for the same
+ * channel, and closes them at finalize.
+ */
+import { Worker } from 'node:worker_threads';
+import { workerArgs } from '../util/index.ts';
+import type { EngineBoot } from './engine-worker.ts';
+
+export class Engines {
+  readonly #workers: Worker[];
+  readonly addresses: string[];
+
+  private constructor(workers: Worker[], addresses: string[]) {
+    this.#workers = workers;
+    this.addresses = addresses;
+  }
+
+  /** Starts one engine per channel; resolves once all listen. `onFatal` hears an engine's fatal error. */
+  static async start(boots: EngineBoot[], onFatal: (message: string) => void): Promise<Engines> {
+    const workers: Worker[] = [];
+    const addresses = await Promise.all(
+      boots.map(
+        (boot) =>
+          new Promise<string>((resolve, reject) => {
+            const w = new Worker(...workerArgs(new URL('./engine-worker.ts', import.meta.url), { workerData: boot }));
+            workers.push(w);
+            w.unref();
+            w.on('error', reject);
+            w.on('message', (m: { type: string; address?: string; message?: string }) => {
+              if (m.type === 'listening') resolve(m.address!);
+              else if (m.type === 'fatal') onFatal(m.message!);
+            });
+          }),
+      ),
+    );
+    return new Engines(workers, addresses);
+  }
+
+  /** Gives engine c the addresses of every process's engine c. */
+  startChannel(c: number, peers: readonly string[]): void {
+    this.#workers[c]!.postMessage({ type: 'start', peers });
+  }
+
+  /** Flushes and closes every channel, then lets the engines end. */
+  async close(): Promise<void> {
+    await Promise.all(
+      this.#workers.map(
+        (w) =>
+          new Promise<void>((resolve) => {
+            w.ref();
+            w.on('message', (m: { type: string }) => {
+              if (m.type === 'closed') resolve();
+            });
+            w.on('exit', () => resolve());
+            w.postMessage({ type: 'close' });
+          }),
+      ),
+    );
+    await Promise.all(this.#workers.map((w) => w.terminate()));
+  }
+}

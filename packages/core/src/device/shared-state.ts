@@ -1,0 +1,150 @@
+/**
+ * Everything the threads of one process share, in SharedArrayBuffers: created
+ * once by the thread that calls MPI.init first (the main thread), handed to
+ * every worker and channel engine (SharedBuffers is structured-cloneable), and
+ * attached there. DESIGN.md "Processes, threads, endpoints".
+ *
+ *   request table      slots and their free stack          (request-table.ts)
+ *   match queues       one block per local endpoint         (match-queues.ts)
+ *   payload pool       small payloads, 64 B .. 64 KiB       (shm/payload-pool.ts)
+ *   big arena          large payloads crossing threads      (same allocator, classes to 1 GiB)
+ *   object table       communicators, groups, datatypes, ops (object-table.ts)
+ *   injection rings    one per channel: frames for the thread that hosts the channel
+ *   completion rings   one per thread: slots completed for it by another thread
+ *   control            thread-id counter, per-thread statistics rows
+ */
+import { PayloadPool, Ring } from '../shm/index.ts';
+import { MatchQueues, type MatchingMode } from './match-queues.ts';
+import { ObjectTable, type ObjectTableBuffers } from './object-table.ts';
+import { RequestTable } from './request-table.ts';
+
+/** Threads (main, workers) that may own requests; each has a completion ring. */
+export const MAX_THREADS = 64;
+/** 1 MiB per completion ring: 128 Ki completions can wait for a busy thread. */
+const COMPLETION_RING_BYTES = 1 << 20;
+/** 4 MiB per injection ring: dozens of eager messages of the largest eager size. */
+const INJECTION_RING_BYTES = 4 << 20;
+/** Statistics row: messages sent, received, bytes sent, received. */
+export const STAT = { SENT: 0, RECEIVED: 1, BYTES_SENT: 2, BYTES_RECEIVED: 3, WORDS: 4 } as const;
+const CONTROL = { NEXT_THREAD: 0, WORDS: 4 } as const;
+
+export interface SharedLayout {
+  readonly processCount: number;
+  readonly endpointsPerProcess: number;
+  readonly channels: number;
+  readonly matching: MatchingMode;
+  readonly requestSlots: number;
+  /** several threads use the structures (locks on, big arena and rings present) */
+  readonly multithreaded: boolean;
+}
+
+export interface SharedBuffers {
+  readonly layout: SharedLayout;
+  readonly slots: SharedArrayBuffer;
+  readonly slotFree: SharedArrayBuffer;
+  readonly queues: readonly SharedArrayBuffer[];
+  readonly payloadArena: SharedArrayBuffer;
+  readonly payloadMeta: SharedArrayBuffer;
+  readonly bigArena: SharedArrayBuffer | null;
+  readonly bigMeta: SharedArrayBuffer | null;
+  readonly objects: ObjectTableBuffers;
+  readonly injection: SharedArrayBuffer | null;
+  readonly completion: SharedArrayBuffer | null;
+  readonly control: SharedArrayBuffer;
+  readonly stats: SharedArrayBuffer;
+  /** per (object-table record, local endpoint): the next collective sequence number of a communicator */
+  readonly collSeq: SharedArrayBuffer;
+}
+
+const SMALL_MAX_SHIFT = 16;
+const OBJECT_RECORDS = 1 << 14;
+/** Large payloads: classes up to 1 GiB in a 2 GiB address range, touched only as used. */
+const BIG_MAX_SHIFT = 30;
+const BIG_ARENA_BYTES = 2 ** 31 - 64;
+
+export class SharedState {
+  readonly buffers: SharedBuffers;
+  readonly layout: SharedLayout;
+  readonly table: RequestTable;
+  readonly queues: MatchQueues[];
+  readonly payloads: PayloadPool;
+  readonly big: PayloadPool | null;
+  readonly objects: ObjectTable;
+  readonly stats: Float64Array;
+  /** collective sequence numbers, index = record index * endpointsPerProcess + local endpoint */
+  readonly collSeq: Int32Array;
+  readonly #control: Int32Array;
+  readonly #injection: (Ring | undefined)[];
+  readonly #completion: (Ring | undefined)[];
+
+  static create(layout: SharedLayout): SharedState {
+    const endpoints = layout.processCount * layout.endpointsPerProcess;
+    const rt = RequestTable.allocateBuffers(layout.requestSlots);
+    const small = PayloadPool.allocateBuffers(64 << 20, SMALL_MAX_SHIFT);
+    const big = layout.multithreaded ? PayloadPool.allocateBuffers(BIG_ARENA_BYTES, BIG_MAX_SHIFT) : null;
+    const buffers: SharedBuffers = {
+      layout,
+      slots: rt.slots,
+      slotFree: rt.free,
+      queues: Array.from({ length: layout.endpointsPerProcess }, () => MatchQueues.allocateBuffer(endpoints)),
+      payloadArena: small.arena,
+      payloadMeta: small.meta,
+      bigArena: big?.arena ?? null,
+      bigMeta: big?.meta ?? null,
+      // 16,384 records (1 MiB) and 8 MiB of group/datatype data.
+      objects: ObjectTable.allocateBuffers(OBJECT_RECORDS, 8 << 20),
+      injection: layout.multithreaded ? new SharedArrayBuffer(layout.channels * Ring.bytesFor(INJECTION_RING_BYTES)) : null,
+      completion: layout.multithreaded ? new SharedArrayBuffer(MAX_THREADS * Ring.bytesFor(COMPLETION_RING_BYTES)) : null,
+      control: new SharedArrayBuffer(CONTROL.WORDS * 4),
+      stats: new SharedArrayBuffer((MAX_THREADS + layout.channels) * STAT.WORDS * 8),
+      collSeq: new SharedArrayBuffer(OBJECT_RECORDS * layout.endpointsPerProcess * 4),
+    };
+    return new SharedState(buffers, true);
+  }
+
+  /** Another thread's view of the same state. */
+  static attach(buffers: SharedBuffers): SharedState {
+    return new SharedState(buffers, false);
+  }
+
+  private constructor(buffers: SharedBuffers, initialize: boolean) {
+    this.buffers = buffers;
+    const layout = buffers.layout;
+    this.layout = layout;
+    const mt = layout.multithreaded;
+    const endpoints = layout.processCount * layout.endpointsPerProcess;
+    this.table = new RequestTable({ slots: buffers.slots, free: buffers.slotFree }, initialize, mt);
+    this.queues = buffers.queues.map((b) => new MatchQueues(this.table, b, endpoints, layout.matching, initialize, mt));
+    this.payloads = new PayloadPool({ arena: buffers.payloadArena, meta: buffers.payloadMeta }, SMALL_MAX_SHIFT, initialize, mt);
+    this.big = buffers.bigArena === null ? null : new PayloadPool({ arena: buffers.bigArena, meta: buffers.bigMeta! }, BIG_MAX_SHIFT, initialize, true);
+    this.objects = new ObjectTable(buffers.objects, initialize);
+    this.stats = new Float64Array(buffers.stats);
+    this.collSeq = new Int32Array(buffers.collSeq);
+    this.#control = new Int32Array(buffers.control);
+    this.#injection = new Array(layout.channels);
+    this.#completion = new Array(MAX_THREADS);
+    if (initialize) Atomics.store(this.#control, CONTROL.NEXT_THREAD, 1); // thread 0 is the main thread
+  }
+
+  /** A thread id for a new MPI thread (0 is the main thread). */
+  allocateThreadId(): number {
+    const id = Atomics.add(this.#control, CONTROL.NEXT_THREAD, 1);
+    if (id >= MAX_THREADS) throw new RangeError(`more than ${MAX_THREADS} MPI threads in one process`);
+    return id;
+  }
+
+  /** The injection ring of channel c (multithreaded processes only). */
+  injection(c: number): Ring {
+    return (this.#injection[c] ??= new Ring(this.buffers.injection!, c * Ring.bytesFor(INJECTION_RING_BYTES), Ring.bytesFor(INJECTION_RING_BYTES)));
+  }
+
+  /** The completion ring of thread t (multithreaded processes only). */
+  completion(t: number): Ring {
+    return (this.#completion[t] ??= new Ring(this.buffers.completion!, t * Ring.bytesFor(COMPLETION_RING_BYTES), Ring.bytesFor(COMPLETION_RING_BYTES)));
+  }
+
+  /** The statistics row of a user thread (0..MAX_THREADS-1) or of channel engine c (MAX_THREADS + c). */
+  statsRow(row: number): Float64Array {
+    return this.stats.subarray(row * STAT.WORDS, (row + 1) * STAT.WORDS);
+  }
+}

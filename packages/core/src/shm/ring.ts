@@ -1,0 +1,147 @@
+/**
+ * A multi-producer, single-consumer ring of variable-length records in a
+ * SharedArrayBuffer: how one thread hands work to another without messages
+ * (the channel engines' injection rings, the threads' completion rings).
+ *
+ *   header (Int32): [0] producer mutex  [1] head (consumer)  [2] tail (producers)  [3] doorbell
+ *   data:  ... | len u32 | bytes (padded to 4) | len u32 | bytes | SKIP ... |
+ *
+ * Producers take the mutex (tryLock spin: they hold it for one copy), append a
+ * record, publish the new tail with Atomics.store, release, then ring the
+ * doorbell (Atomics.add + notify). The consumer reads records between head and
+ * tail and publishes the new head; it waits for the doorbell with
+ * Atomics.waitAsync (never blocking its event loop). A record that would not
+ * fit before the end of the data area is preceded by a SKIP marker and starts
+ * again at offset 0. Head and tail are byte offsets that only grow (mod 2^32);
+ * the free space is capacity - (tail - head).
+ */
+import { Mutex } from './mutex.ts';
+
+const H_LOCK = 0;
+const H_HEAD = 1;
+const H_TAIL = 2;
+const H_DOORBELL = 3;
+const HEADER_WORDS = 4;
+const SKIP = 0xffffffff | 0;
+
+export class Ring {
+  readonly buffer: SharedArrayBuffer;
+  readonly #h: Int32Array;
+  readonly #words: Int32Array;
+  readonly #bytes: Uint8Array;
+  readonly #capacity: number;
+  readonly #mutex: Mutex;
+
+  /** A new ring of `capacityBytes` (a power of two). */
+  static create(capacityBytes: number): Ring {
+    return new Ring(new SharedArrayBuffer(Ring.bytesFor(capacityBytes)));
+  }
+
+  /** Bytes a ring of `capacityBytes` occupies (header included). */
+  static bytesFor(capacityBytes: number): number {
+    if ((capacityBytes & (capacityBytes - 1)) !== 0) throw new RangeError('ring capacity must be a power of two');
+    return HEADER_WORDS * 4 + capacityBytes;
+  }
+
+  /** A view of a ring (possibly another thread's) at `byteOffset` of `buffer`, `byteLength` = bytesFor(capacity). */
+  constructor(buffer: SharedArrayBuffer, byteOffset = 0, byteLength = buffer.byteLength - byteOffset) {
+    this.buffer = buffer;
+    this.#h = new Int32Array(buffer, byteOffset, HEADER_WORDS);
+    this.#capacity = byteLength - HEADER_WORDS * 4;
+    this.#words = new Int32Array(buffer, byteOffset + HEADER_WORDS * 4, this.#capacity >>> 2);
+    this.#bytes = new Uint8Array(buffer, byteOffset + HEADER_WORDS * 4, this.#capacity);
+    this.#mutex = new Mutex(this.#h, H_LOCK);
+  }
+
+  get capacity(): number {
+    return this.#capacity;
+  }
+
+  /**
+   * Appends one record made of a word part and a byte part. Returns false if it
+   * cannot fit now (the caller retries after the consumer has drained).
+   */
+  tryPush(words: Int32Array, wordCount: number, bytes: Uint8Array | null): boolean {
+    const byteLen = bytes === null ? 0 : bytes.length;
+    const payload = wordCount * 4 + byteLen;
+    const need = 4 + ((payload + 3) & ~3);
+    if (need + 4 > this.#capacity) throw new RangeError(`record of ${payload} bytes does not fit a ring of ${this.#capacity} bytes`);
+    const h = this.#h;
+    while (!this.#mutex.tryLock()) {
+      // another producer is copying one record
+    }
+    const head = Atomics.load(h, H_HEAD) >>> 0;
+    let tail = Atomics.load(h, H_TAIL) >>> 0;
+    let at = tail & (this.#capacity - 1);
+    const contiguous = this.#capacity - at;
+    const extra = need > contiguous ? contiguous : 0;
+    if (((tail - head) >>> 0) + need + extra > this.#capacity) {
+      this.#mutex.unlock();
+      return false;
+    }
+    if (extra > 0) {
+      this.#words[at >>> 2] = SKIP;
+      tail = (tail + extra) >>> 0;
+      at = 0;
+    }
+    const w = at >>> 2;
+    this.#words[w] = payload;
+    for (let i = 0; i < wordCount; i++) this.#words[w + 1 + i] = words[i]!;
+    if (byteLen > 0) this.#bytes.set(bytes!, at + 4 + wordCount * 4);
+    Atomics.store(h, H_TAIL, (tail + need) | 0);
+    this.#mutex.unlock();
+    Atomics.add(h, H_DOORBELL, 1);
+    Atomics.notify(h, H_DOORBELL);
+    return true;
+  }
+
+  /**
+   * Consumer: calls `onRecord(byteOffset, byteLength)` for each record, in
+   * order, with the record's bytes at `this.view` offsets; returns how many.
+   * The record's memory is reused once drain returns.
+   */
+  drain(onRecord: (offset: number, length: number) => void): number {
+    const h = this.#h;
+    let head = Atomics.load(h, H_HEAD) >>> 0;
+    const tail = Atomics.load(h, H_TAIL) >>> 0;
+    let n = 0;
+    while (head !== tail) {
+      const at = head & (this.#capacity - 1);
+      const len = this.#words[at >>> 2]!;
+      if (len === SKIP) {
+        head = (head + (this.#capacity - at)) >>> 0;
+        continue;
+      }
+      onRecord(at + 4, len);
+      head = (head + 4 + ((len + 3) & ~3)) >>> 0;
+      n++;
+    }
+    Atomics.store(h, H_HEAD, head | 0);
+    return n;
+  }
+
+  /** Word view of the data area (records are 4-byte aligned). */
+  get words(): Int32Array {
+    return this.#words;
+  }
+  /** Byte view of the data area. */
+  get bytes(): Uint8Array {
+    return this.#bytes;
+  }
+
+  /** The doorbell value; wait for it to change with waitAsync(). */
+  doorbell(): number {
+    return Atomics.load(this.#h, H_DOORBELL);
+  }
+
+  /** Resolves when the doorbell moves past `seen` (at once if it already has). */
+  waitAsync(seen: number): Promise<unknown> | null {
+    const r = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number): { async: boolean; value: Promise<unknown> | string } })
+      .waitAsync(this.#h, H_DOORBELL, seen);
+    return r.async ? (r.value as Promise<unknown>) : null;
+  }
+
+  isEmpty(): boolean {
+    return Atomics.load(this.#h, H_HEAD) === Atomics.load(this.#h, H_TAIL);
+  }
+}
