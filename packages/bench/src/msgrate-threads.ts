@@ -1,0 +1,146 @@
+/**
+ * Multithreaded neighbor message rate (papers/multichannel-parallel-queues.txt
+ * §4, Figure 1): N threads per process, each running the neighbor-rate kernel
+ * with its own peer, aggregated per process.
+ *
+ *   layout 'pair'   2 processes; thread i of rank 0 <-> thread i of rank 1
+ *   layout 'paper'  N + 1 processes; thread i of the root (rank 0) <-> process i + 1
+ *
+ *   pnpm exec mpiexec -n 2 packages/bench/src/msgrate-threads.ts --threads 2 --layout pair
+ *   pnpm exec mpiexec -n 5 packages/bench/src/msgrate-threads.ts --threads 4 --layout paper
+ *   pnpm exec mpiexec -n 2 --endpoints 2 packages/bench/src/msgrate-threads.ts --threads 2   # one endpoint per thread
+ *   pnpm exec mpiexec -n 2 packages/bench/src/msgrate-threads.ts --thread-level single       # the paper's "0 threads" point
+ *
+ * Channels, matching and progress are mpiexec options (--channels, --matching,
+ * --progress). Each thread uses its own tag (so thread i only matches thread i),
+ * or, with --endpoints N, its own endpoint over COMM_ENDPOINTS. Rank 0 prints
+ * the aggregate: total messages its threads sent / the longest thread's time.
+ * This file is also the threads' body.
+ */
+import { isMainThread, parentPort } from 'node:worker_threads';
+import { parseArgs } from 'node:util';
+import * as MPI from '@tsmpi/core';
+import { runNeighborRate, type NeighborRateResult } from './neighbor-rate.ts';
+import { appendJsonRecord, recordHeader } from './report.ts';
+
+interface Plan {
+  readonly threads: number;
+  readonly layout: 'pair' | 'paper';
+  readonly single: boolean;
+  readonly iterations: number;
+  readonly warmup: number;
+  readonly window: number;
+}
+
+interface ThreadJob {
+  readonly plan: Plan;
+  readonly index: number;
+}
+
+const USAGE = `usage: mpiexec -n P [--channels C --matching M --progress P --endpoints N] packages/bench/src/msgrate-threads.ts [flags]
+  --threads N          threads per process (default 1)
+  --layout pair|paper  pair: 2 processes, thread i <-> thread i; paper: N+1 processes, root thread i <-> process i+1
+  --thread-level single|multiple   single: no worker thread, MPI_THREAD_SINGLE (the paper's "0 threads" point)
+  --iterations N --warmup N --window N   kernel parameters (10000, 10, 12)
+  --json FILE          append one JSON record
+  -h, --help`;
+
+/** Runs one thread's share: its peer, its tag or endpoint, a pairwise sync. */
+async function runThread(plan: Plan, index: number): Promise<NeighborRateResult> {
+  const world = MPI.COMM_WORLD;
+  const useEndpoints = !plan.single && MPI.config().endpoints === plan.threads && plan.layout === 'pair';
+  let comm: MPI.Comm = world;
+  let peer: number;
+  let tag = index;
+  if (useEndpoints) {
+    MPI.threadAttach(index);
+    comm = MPI.COMM_ENDPOINTS;
+    const J = plan.threads;
+    peer = (1 - Math.floor(comm.rank / J)) * J + index;
+    tag = 0;
+  } else if (plan.layout === 'pair') {
+    peer = 1 - world.rank;
+  } else {
+    peer = world.rank === 0 ? index + 1 : 0;
+    tag = world.rank === 0 ? index : world.rank - 1;
+  }
+  const syncTag = 1_000_000 + tag;
+  return runNeighborRate(comm, peer, {
+    iterations: plan.iterations,
+    warmup: plan.warmup,
+    window: plan.window,
+    sizeBytes: 0,
+    tag,
+    sync: async () => {
+      await comm.sendrecv(0, peer, syncTag, peer, syncTag);
+    },
+  });
+}
+
+if (!isMainThread) {
+  await MPI.init();
+  const { plan, index } = MPI.workerData as ThreadJob;
+  parentPort!.postMessage(await runThread(plan, index));
+} else {
+  const { values } = parseArgs({
+    options: {
+      threads: { type: 'string', default: '1' },
+      layout: { type: 'string', default: 'pair' },
+      'thread-level': { type: 'string', default: 'multiple' },
+      iterations: { type: 'string', default: '10000' },
+      warmup: { type: 'string', default: '10' },
+      window: { type: 'string', default: '12' },
+      json: { type: 'string' },
+      help: { type: 'boolean', short: 'h' },
+    },
+  });
+  if (values.help) {
+    console.log(USAGE);
+    process.exit(0);
+  }
+  const plan: Plan = {
+    threads: Number(values.threads),
+    layout: values.layout === 'paper' ? 'paper' : 'pair',
+    single: values['thread-level'] === 'single',
+    iterations: Number(values.iterations),
+    warmup: Number(values.warmup),
+    window: Number(values.window),
+  };
+  if (plan.single && plan.threads !== 1) {
+    console.error('msgrate-threads: --thread-level single runs the main thread only: use --threads 1');
+    process.exit(2);
+  }
+  await MPI.init({ threadLevel: plan.single ? 'single' : 'multiple' });
+  const world = MPI.COMM_WORLD;
+  const want = plan.layout === 'pair' ? 2 : plan.threads + 1;
+  if (world.size !== want) {
+    if (world.rank === 0) console.error(`msgrate-threads: layout ${plan.layout} with ${plan.threads} threads needs ${want} processes (mpiexec -n ${want}), got ${world.size}`);
+    await MPI.finalize();
+    process.exit(2);
+  }
+  // Threads per process: every process of 'pair', the root of 'paper'; peers of 'paper' run one.
+  const mine = plan.layout === 'pair' || world.rank === 0 ? plan.threads : 1;
+  let results: NeighborRateResult[];
+  if (plan.single) {
+    results = [await runThread(plan, 0)];
+  } else {
+    const workers = Array.from({ length: mine }, (_, index) => new MPI.Worker(new URL(import.meta.url), { workerData: { plan, index: world.rank === 0 || plan.layout === 'pair' ? index : 0 } }));
+    results = await Promise.all(workers.map((w) => new Promise<NeighborRateResult>((resolve, reject) => {
+      w.once('message', resolve);
+      w.once('error', reject);
+    })));
+  }
+  await world.barrier();
+  if (world.rank === 0) {
+    const messages = results.reduce((s, r) => s + r.messagesSent, 0);
+    const seconds = Math.max(...results.map((r) => r.elapsedSeconds));
+    const rate = messages / seconds / 1e6;
+    const cfg = MPI.config();
+    const threadsLabel = plan.single ? '0 (single)' : String(plan.threads);
+    console.log(`msgrate-threads: ${rate.toFixed(3)} M messages/s aggregate (layout ${plan.layout}, threads ${threadsLabel}, channels ${cfg.channels}, matching ${cfg.matching}, progress ${cfg.progress}, endpoints ${cfg.endpoints})`);
+    if (values.json !== undefined) {
+      appendJsonRecord(values.json, { ...recordHeader(), bench: 'msgrate-threads', ...plan, config: cfg, rateMps: rate, perThread: results.map((r) => r.messagesPerSecond / 1e6) });
+    }
+  }
+  await MPI.finalize();
+}
