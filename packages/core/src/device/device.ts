@@ -94,6 +94,7 @@ export class Device {
   #keepAlive: NodeJS.Timeout | null = null;
   #completionArmed = false;
   #completionRing: Ring | null = null;
+  readonly #injectionServed: [Ring, (offset: number, length: number) => void][] = [];
 
   constructor(opts: DeviceOptions, shared: SharedState) {
     this.opts = opts;
@@ -314,6 +315,8 @@ export class Device {
   async close(): Promise<void> {
     this.#closing = true;
     this.#hold();
+    // Frames other threads queued for our channels go out before the goodbye.
+    for (const [ring, onRecord] of this.#injectionServed) ring.drain(onRecord);
     try {
       await this.transport?.close();
     } finally {
@@ -448,6 +451,7 @@ export class Device {
   #serveInjection(c: number): void {
     const ring = this.shared.injection(c);
     const onRecord = (offset: number, length: number): void => this.#sendInjected(ring, offset, length);
+    this.#injectionServed.push([ring, onRecord]);
     const loop = (): void => {
       for (;;) {
         if (this.#closing && ring.isEmpty()) return;
