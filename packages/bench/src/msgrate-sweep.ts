@@ -23,12 +23,18 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../.
 const MPIEXEC = path.join(ROOT, 'node_modules/.bin/mpiexec');
 const PROGRAM = path.join(ROOT, 'packages/bench/src/msgrate-threads.ts');
 
-/** The configurations of the chart: mpiexec flags per thread count. */
+/**
+ * The configurations of the chart: mpiexec flags per thread count N.
+ *   parallel, C=N, threads   per-source matching queues, N channels, one engine worker per channel
+ *   global, C=1 (baseline)   one queue pair under one lock, one channel
+ *   endpoints, C=N, threads  as the first, and every thread on its own endpoint (COMM_ENDPOINTS)
+ *   parallel, C=N, inline    as the first, with the main thread running every channel
+ */
 const CONFIGS: readonly { name: string; flags: (n: number) => string[] }[] = [
-  { name: 'parallel matching, C = N channels, threads progress', flags: (n) => ['--channels', String(Math.max(1, n)), '--matching', 'parallel', '--progress', 'threads'] },
-  { name: 'global matching, 1 channel, threads progress (baseline)', flags: () => ['--channels', '1', '--matching', 'global', '--progress', 'threads'] },
-  { name: 'parallel matching, C = N, one endpoint per thread', flags: (n) => ['--channels', String(Math.max(1, n)), '--endpoints', String(n), '--progress', 'threads'] },
-  { name: 'parallel matching, C = N, inline progress', flags: (n) => ['--channels', String(Math.max(1, n)), '--progress', 'inline'] },
+  { name: 'parallel, C=N, threads', flags: (n) => ['--channels', String(Math.max(1, n)), '--matching', 'parallel', '--progress', 'threads'] },
+  { name: 'global, C=1 (baseline)', flags: () => ['--channels', '1', '--matching', 'global', '--progress', 'threads'] },
+  { name: 'endpoints, C=N, threads', flags: (n) => ['--channels', String(Math.max(1, n)), '--endpoints', String(n), '--progress', 'threads'] },
+  { name: 'parallel, C=N, inline', flags: (n) => ['--channels', String(Math.max(1, n)), '--progress', 'inline'] },
 ];
 
 const { values } = parseArgs({
