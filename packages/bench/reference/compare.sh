@@ -2,12 +2,12 @@
 # Runs one benchmark on tsmpi, Open MPI (TCP) and MPICH (TCP), R times each,
 # and prints the median of each and the ratios tsmpi/Open MPI and tsmpi/MPICH.
 #
-#   packages/bench/reference/compare.sh [--bench msgrate|pingpong] [--repeat R] [--json FILE]
+#   packages/bench/reference/compare.sh [--bench msgrate|pingpong|allreduce] [--repeat R] [--json FILE]
 #                                       [--iterations N] [--warmup N] [--window N] [--size BYTES]
 #                                       [--impls tsmpi,openmpi,mpich] [--ours-args 'ARGS'] [--timeout S]
 #
 # Every implementation moves its messages over TCP on the loopback interface,
-# two processes, no core binding, so that the figures compare protocol stacks
+# two processes (allreduce: four), no core binding, so that the figures compare protocol stacks
 # and not shared-memory against sockets:
 #   tsmpi    node_modules/.bin/mpiexec -n 2 packages/bench/src/BENCH.ts   (what `pnpm exec mpiexec` runs),
 #            from the repository root; its transport is TCP between processes.
@@ -38,7 +38,7 @@ usage() {
   sed -n '2,7p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
   cat <<'EOF'
 
-  --bench B        msgrate (default) or pingpong
+  --bench B        msgrate (default), pingpong, or allreduce (4 processes; sizes 8 B and 8 MiB)
   --repeat R       runs per implementation (default 5); the table shows the median
   --json FILE      write all runs, medians and ratios to FILE as one JSON document
   --iterations N, --warmup N, --window N, --size BYTES
@@ -64,7 +64,10 @@ while [ $# -gt 0 ]; do
     *) usage >&2; die "unknown option '$1'" ;;
   esac
 done
-case "$bench" in msgrate|pingpong) ;; *) die "--bench must be msgrate or pingpong (got '$bench')" ;; esac
+case "$bench" in msgrate|pingpong|allreduce) ;; *) die "--bench must be msgrate, pingpong or allreduce (got '$bench')" ;; esac
+# processes per run: the point-to-point benchmarks use a pair; allreduce uses 4 (issue 5's target)
+np=2
+[ "$bench" = allreduce ] && np=4
 [[ "$repeat" =~ ^[1-9][0-9]*$ ]] || die "--repeat must be a positive integer (got '$repeat')"
 [[ "$run_timeout" =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive integer (got '$run_timeout')"
 if [ -n "$json_file" ]; then
@@ -110,14 +113,14 @@ run_one() { # impl -> benchmark stdout on stdout, its stderr on fd 2
   case "$1" in
     tsmpi)
       # shellcheck disable=SC2086 # ours_args is a list of mpiexec options
-      (cd "$root" && timeout "$run_timeout" node_modules/.bin/mpiexec -n 2 $ours_args \
+      (cd "$root" && timeout "$run_timeout" node_modules/.bin/mpiexec -n "$np" $ours_args \
         "packages/bench/src/$bench.ts" "${bench_args[@]}") ;;
     openmpi)
-      timeout "$run_timeout" mpirun.openmpi --allow-run-as-root --oversubscribe --bind-to none -n 2 \
+      timeout "$run_timeout" mpirun.openmpi --allow-run-as-root --oversubscribe --bind-to none -n "$np" \
         --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo \
         "$build/${bench}_ompi" "${bench_args[@]}" ;;
     mpich)
-      timeout "$run_timeout" mpirun.mpich -n 2 -bind-to none \
+      timeout "$run_timeout" mpirun.mpich -n "$np" -bind-to none \
         -genv MPIR_CVAR_NOLOCAL 1 -genv UCX_TLS tcp,self -genv UCX_NET_DEVICES lo \
         "$build/${bench}_mpich" "${bench_args[@]}" ;;
   esac
@@ -126,9 +129,11 @@ run_one() { # impl -> benchmark stdout on stdout, its stderr on fd 2
 # The result lines of ../src/report.ts and the C references:
 #   msgrate: 0.412 M messages/s (...)                   -> metric "msgrate"
 #   pingpong: 8-byte round trip median 48.20 us (...)   -> metric "8-byte"
+#   allreduce: 8-byte median 60.10 us, 0.1 MB/s (...)   -> metric "8-byte" (microseconds per call)
 extract() {
   sed -n -e 's/^msgrate: \([0-9.][0-9.]*\) M messages\/s.*/msgrate \1/p' \
-         -e 's/^pingpong: \([0-9][0-9]*-byte\) round trip median \([0-9.][0-9.]*\) us.*/\1 \2/p'
+         -e 's/^pingpong: \([0-9][0-9]*-byte\) round trip median \([0-9.][0-9.]*\) us.*/\1 \2/p' \
+         -e 's/^allreduce: \([0-9][0-9]*-byte\) median \([0-9.][0-9.]*\) us.*/\1 \2/p'
 }
 
 data=$(mktemp -d)
@@ -164,6 +169,8 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "nan" || b == "nan" || b + 0
 label() { case "$1" in tsmpi) echo tsmpi ;; openmpi) echo "Open MPI" ;; mpich) echo MPICH ;; esac; }
 if [ "$bench" = msgrate ]; then
   unit="M messages/s, higher is better"
+elif [ "$bench" = allreduce ]; then
+  unit="microseconds per call on $np processes, lower is better; a ratio above 1 means tsmpi is slower"
 else
   unit="round-trip microseconds, lower is better; a ratio above 1 means tsmpi is slower"
 fi

@@ -18,6 +18,7 @@ function settle(r: DevRequest, resolve: (v: any) => void, reject: (e: unknown) =
 
 const none = (): undefined => undefined;
 const bytesOf = (r: DevRequest): Uint8Array => r.value as Uint8Array;
+const countOf = (r: DevRequest): number => r.count;
 
 export class CommCollPt2pt implements CollPt2pt {
   readonly rank: number;
@@ -46,5 +47,13 @@ export class CommCollPt2pt implements CollPt2pt {
     r.objectMode = true; // a fresh Uint8Array of the message's length
     runtime().device.postRecv(r, this.#me, c._ctx + CTX_COLL, c._endpoints[source]!, tag);
     return new Promise((resolve, reject) => settle(r, resolve, reject, bytesOf));
+  }
+
+  recvInto(source: number, tag: number, buf: Uint8Array): Promise<number> {
+    const c = this.#comm;
+    const r = new DevRequest(REQ_KIND.RECV);
+    r.buf = buf; // a rendezvous payload lands here directly
+    runtime().device.postRecv(r, this.#me, c._ctx + CTX_COLL, c._endpoints[source]!, tag);
+    return new Promise((resolve, reject) => settle(r, resolve, reject, countOf));
   }
 }

@@ -1,92 +1,238 @@
 /**
- * The public Datatype: predefined types now; derived types wrap the datatype
- * engine (datatype/).
+ * The public Datatype (API.md "Datatype and Op"): a thin wrapper over the
+ * datatype engine's DatatypeRecord (datatype/record.ts), which holds the
+ * descriptor and the committed / freed flags.
+ *
+ * Predefined types are committed records shared by every thread; derived
+ * types are built by the static constructors (contiguous, vector, hvector,
+ * indexed, struct, subarray, resized) and must be committed before they are
+ * used in communication. free() is the user's release: an operation already
+ * started with the type keeps its own reference (the request's closure holds
+ * the type map), so it completes with the right layout; new calls get
+ * ERR_TYPE.
  */
+import {
+  DatatypeRecord, checkConstructible, countItems, createContiguous, createHvector, createIndexed, createResized,
+  createStruct, createSubarray, createVector, descriptorToString, elementArrayOf, predefinedRecord, typeSize,
+  TYPE_CODES, type ElementArrayConstructor, type TypeCode, type TypeDescriptor, type TypeMap,
+} from '../datatype/index.ts';
 import { ERR_TYPE, mpiError } from '../util/index.ts';
-
-type ElementCtor =
-  | Int8ArrayConstructor | Uint8ArrayConstructor | Int16ArrayConstructor | Uint16ArrayConstructor
-  | Int32ArrayConstructor | Uint32ArrayConstructor | BigInt64ArrayConstructor | BigUint64ArrayConstructor
-  | Float32ArrayConstructor | Float64ArrayConstructor;
 
 export class Datatype {
   readonly name: string;
+  /** the engine's record: descriptor plus committed / freed flags */
+  readonly _record: DatatypeRecord;
   /** stable code of a predefined type (0 for derived types) */
   readonly _code: number;
   /** bytes of data in one item */
   readonly _size: number;
+  /** distance between consecutive items */
   readonly _extent: number;
   readonly _lb: number;
   readonly _predefined: boolean;
-  /** the typed array that views one element of a homogeneous type */
-  readonly _element: ElementCtor | null;
-  _committed: boolean;
-  _freed = false;
+  /** the primitive type of every entry, or null (mixed struct, or no entries) */
+  readonly _typeCode: TypeCode | null;
+  /** the record in the shared object table (0: not registered; see issue 5 notes) */
+  _handle = 0;
+  #map: TypeMap | null = null;
 
-  constructor(name: string, code: number, size: number, extent: number, lb: number, element: ElementCtor | null, predefined: boolean) {
-    this.name = name;
-    this._code = code;
-    this._size = size;
-    this._extent = extent;
-    this._lb = lb;
-    this._element = element;
-    this._predefined = predefined;
-    this._committed = predefined;
+  /** @internal Use the static constructors. */
+  constructor(record: DatatypeRecord, name?: string) {
+    this._record = record;
+    const d = record.descriptor;
+    this._predefined = record.isPredefined;
+    this._code = d.kind === 'predefined' ? d.code : 0;
+    this.name = name ?? descriptorToString(d);
+    const info = record.info;
+    this._size = info.size;
+    this._extent = info.extent;
+    this._lb = info.lb;
+    this._typeCode = info.typeCode;
+  }
+
+  /** @internal The flattened layout (built once; commit builds it). */
+  get _map(): TypeMap {
+    return (this.#map ??= this._record.typeMap);
+  }
+
+  /** @internal */
+  get _committed(): boolean {
+    return this._record.isCommitted;
+  }
+
+  /** @internal */
+  get _freed(): boolean {
+    return this._record.isFreed;
+  }
+
+  /** @internal The typed array that views one element, or null for a mixed struct. */
+  get _element(): ElementArrayConstructor | null {
+    return this._typeCode === null ? null : elementArrayOf(this._typeCode);
+  }
+
+  /** @internal Bytes of one primitive element (1 for a mixed struct: the packed stream is then bytes). */
+  get _elementBytes(): number {
+    return this._typeCode === null ? 1 : typeSize(this._typeCode);
   }
 
   /** Bytes of data in one item (MPI_Type_size). */
   get size(): number {
     return this._size;
   }
-  /** Span of one item in the buffer (MPI_Type_get_extent). */
+  /** Span of one item in the buffer, upper bound minus lower bound (MPI_Type_get_extent). */
   get extent(): number {
     return this._extent;
   }
+  /** The lower bound (MPI_Type_get_extent). */
   get lowerBound(): number {
     return this._lb;
   }
 
-  /** Makes a derived type usable in communication. */
+  /**
+   * Makes the type usable in communication; returns it, so `Datatype.vector(...).commit()` reads well.
+   * @throws MPIError(ERR_TYPE) when the type has been freed.
+   */
   commit(): Datatype {
-    this._committed = true;
+    this._record.commit();
+    this.#map = this._record.typeMap;
     return this;
   }
 
-  /** User release; pending operations keep the type usable. Predefined types cannot be freed. */
+  /**
+   * User release: new calls with the type fail with ERR_TYPE; operations
+   * already started with it still complete with its layout.
+   * @throws MPIError(ERR_TYPE) for a predefined type, or one already freed.
+   */
   free(): void {
     if (this._predefined) throw mpiError(ERR_TYPE, 'Datatype.free', `${this.name} is predefined and cannot be freed`);
-    this._freed = true;
+    this._record.free();
   }
 
-  /** @internal Whole items in `bytes`, or `undefinedValue`. */
+  /** @internal Whole items in `bytes` received bytes, or `undefinedValue`. */
   _countOf(bytes: number, undefinedValue: number): number {
-    if (this._size === 0) return bytes === 0 ? 0 : undefinedValue;
-    return bytes % this._size === 0 ? bytes / this._size : undefinedValue;
+    const n = countItems(bytes, this._record.info);
+    return n === -32766 ? undefinedValue : n;
   }
 
   toString(): string {
     return `Datatype(${this.name})`;
   }
+
+  // --- constructors (MPI 3.1 §4.1.2-4.1.7) -----------------------------------
+
+  /**
+   * `count` copies of base, one base extent apart (MPI_Type_contiguous).
+   * @throws MPIError(ERR_COUNT) for a bad count; ERR_TYPE when base is not a live Datatype.
+   * @example const triple = MPI.Datatype.contiguous(3, MPI.FLOAT64).commit();
+   */
+  static contiguous(count: number, base: Datatype): Datatype {
+    const call = 'Datatype.contiguous';
+    return derived(createContiguous(count, baseOf(call, base, 'base')));
+  }
+
+  /**
+   * `count` blocks of `blocklength` base items, block starts `stride` base extents apart (MPI_Type_vector).
+   * @throws MPIError(ERR_COUNT | ERR_ARG) for bad numbers; ERR_TYPE when base is not a live Datatype.
+   * @example const column = MPI.Datatype.vector(rows, 1, cols, MPI.FLOAT64).commit();
+   */
+  static vector(count: number, blocklength: number, stride: number, base: Datatype): Datatype {
+    const call = 'Datatype.vector';
+    return derived(createVector(count, blocklength, stride, baseOf(call, base, 'base')));
+  }
+
+  /**
+   * Like vector, with the stride in bytes (MPI_Type_create_hvector).
+   * @throws MPIError(ERR_COUNT | ERR_ARG) for bad numbers; ERR_TYPE when base is not a live Datatype.
+   * @example const t = MPI.Datatype.hvector(4, 1, 12, MPI.INT32).commit();
+   */
+  static hvector(count: number, blocklength: number, strideBytes: number, base: Datatype): Datatype {
+    const call = 'Datatype.hvector';
+    return derived(createHvector(count, blocklength, strideBytes, baseOf(call, base, 'base')));
+  }
+
+  /**
+   * Block i holds blocklengths[i] base items at displacements[i] base extents (MPI_Type_indexed).
+   * @throws MPIError(ERR_ARG) for bad arrays; ERR_TYPE when base is not a live Datatype.
+   * @example const t = MPI.Datatype.indexed([2, 1], [0, 5], MPI.INT32).commit();
+   */
+  static indexed(blocklengths: number[], displacements: number[], base: Datatype): Datatype {
+    const call = 'Datatype.indexed';
+    return derived(createIndexed(blocklengths, displacements, baseOf(call, base, 'base')));
+  }
+
+  /**
+   * Block i holds blocklengths[i] items of types[i] at byteDisplacements[i] bytes (MPI_Type_create_struct).
+   * @throws MPIError(ERR_ARG) for bad arrays; ERR_TYPE when an entry of types is not a live Datatype.
+   * @example const rec = MPI.Datatype.struct([1, 2], [0, 8], [MPI.FLOAT64, MPI.INT32]).commit();
+   */
+  static struct(blocklengths: number[], byteDisplacements: number[], types: Datatype[]): Datatype {
+    const call = 'Datatype.struct';
+    const list = Array.isArray(types) ? types.map((t, i) => baseOf(call, t, `types[${i}]`)) : (types as never);
+    return derived(createStruct(blocklengths, byteDisplacements, list));
+  }
+
+  /**
+   * The block subsizes at starts of an array of sizes base items, 'C' or 'F' order (MPI_Type_create_subarray).
+   * @throws MPIError(ERR_ARG) for bad arrays or order; ERR_TYPE when base is not a live Datatype.
+   * @example const tile = MPI.Datatype.subarray([8, 8], [4, 4], [2, 2], 'C', MPI.FLOAT32).commit();
+   */
+  static subarray(sizes: number[], subsizes: number[], starts: number[], order: 'C' | 'F', base: Datatype): Datatype {
+    const call = 'Datatype.subarray';
+    return derived(createSubarray(sizes, subsizes, starts, order, baseOf(call, base, 'base')));
+  }
+
+  /**
+   * base with a new lower bound and extent (MPI_Type_create_resized).
+   * @throws MPIError(ERR_ARG) for bad bounds; ERR_TYPE when base is not a live Datatype.
+   * @example const strided = MPI.Datatype.resized(MPI.FLOAT64, 0, 24).commit();
+   */
+  static resized(base: Datatype, lowerBound: number, extent: number): Datatype {
+    const call = 'Datatype.resized';
+    return derived(createResized(baseOf(call, base, 'base'), lowerBound, extent));
+  }
 }
 
-function predefined(name: string, code: number, size: number, element: ElementCtor): Datatype {
-  return new Datatype(name, code, size, size, 0, element, true);
+/** The descriptor of a constructor argument, checked: a Datatype that is not freed (it need not be committed). */
+function baseOf(call: string, dt: unknown, what: string): TypeDescriptor {
+  if (!(dt instanceof Datatype)) {
+    throw mpiError(ERR_TYPE, call, `${what} is ${dt === null ? 'null' : typeof dt === 'object' ? 'an object' : `${typeof dt} ${String(dt)}`}: expected an MPI.Datatype`);
+  }
+  checkConstructible(call, dt._record, what);
+  return dt._record.descriptor;
 }
 
-// Codes follow datatype/predefined.ts (TYPE_CODES).
-export const INT8 = predefined('INT8', 1, 1, Int8Array);
-export const UINT8 = predefined('UINT8', 2, 1, Uint8Array);
-export const INT16 = predefined('INT16', 3, 2, Int16Array);
-export const UINT16 = predefined('UINT16', 4, 2, Uint16Array);
-export const INT32 = predefined('INT32', 5, 4, Int32Array);
-export const UINT32 = predefined('UINT32', 6, 4, Uint32Array);
-export const INT64 = predefined('INT64', 7, 8, BigInt64Array);
-export const UINT64 = predefined('UINT64', 8, 8, BigUint64Array);
-export const FLOAT32 = predefined('FLOAT32', 9, 4, Float32Array);
-export const FLOAT64 = predefined('FLOAT64', 10, 8, Float64Array);
-export const BYTE = predefined('BYTE', 11, 1, Uint8Array);
+function derived(d: TypeDescriptor): Datatype {
+  return new Datatype(new DatatypeRecord(d));
+}
 
-/** The predefined type of a typed array (DataView: BYTE). */
+function predefined(name: string, code: TypeCode): Datatype {
+  return new Datatype(predefinedRecord(code), name);
+}
+
+export const INT8 = predefined('INT8', TYPE_CODES.INT8);
+export const UINT8 = predefined('UINT8', TYPE_CODES.UINT8);
+export const INT16 = predefined('INT16', TYPE_CODES.INT16);
+export const UINT16 = predefined('UINT16', TYPE_CODES.UINT16);
+export const INT32 = predefined('INT32', TYPE_CODES.INT32);
+export const UINT32 = predefined('UINT32', TYPE_CODES.UINT32);
+export const INT64 = predefined('INT64', TYPE_CODES.INT64);
+export const UINT64 = predefined('UINT64', TYPE_CODES.UINT64);
+export const FLOAT32 = predefined('FLOAT32', TYPE_CODES.FLOAT32);
+export const FLOAT64 = predefined('FLOAT64', TYPE_CODES.FLOAT64);
+export const BYTE = predefined('BYTE', TYPE_CODES.BYTE);
+
+const BY_CODE: readonly Datatype[] = (() => {
+  const t: Datatype[] = [];
+  for (const d of [INT8, UINT8, INT16, UINT16, INT32, UINT32, INT64, UINT64, FLOAT32, FLOAT64, BYTE]) t[d._code] = d;
+  return t;
+})();
+
+/** The predefined Datatype of a type code. */
+export function datatypeOfCode(code: TypeCode): Datatype {
+  return BY_CODE[code]!;
+}
+
+/** The predefined type of a typed array (DataView and unknown kinds: BYTE). */
 export function datatypeOfView(view: ArrayBufferView): Datatype {
   if (view instanceof Uint8Array || view instanceof Uint8ClampedArray) return UINT8;
   if (view instanceof Float64Array) return FLOAT64;

@@ -5,7 +5,7 @@
 import { DevRequest, REQ_KIND } from '../device/index.ts';
 import { ERR_ARG, mpiError } from '../util/index.ts';
 import { ANY_TAG, PROC_NULL } from './constants.ts';
-import { resolveBuf, type BufSpec } from './buffer.ts';
+import { setRecvBuf, type BufSpec } from './buffer.ts';
 import { Request, type RequestComm } from './request.ts';
 import { Status } from './status.ts';
 import { runtime } from './runtime.ts';
@@ -34,7 +34,7 @@ export class Message {
     if (this.#received) throw mpiError(ERR_ARG, call, 'this Message has already been received (each Message is received exactly once)');
     const r = new DevRequest(REQ_KIND.RECV);
     if (objectForm) r.objectMode = true;
-    else r.buf = resolveBuf(buf, call, 'buf').bytes;
+    else setRecvBuf(r, buf, call, 'buf');
     const dev = runtime(call).device;
     this.#received = true;
     if (this.#slot === NO_SLOT) {

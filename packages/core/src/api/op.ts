@@ -1,8 +1,13 @@
 /**
  * Reduction operations. Predefined ops carry the engine's op code; user ops
- * (Op.create) carry their function.
+ * (Op.create) carry their function. byteOpOf turns an (op, datatype) pair
+ * into the ByteOp the buffer collectives of coll/ apply to packed bytes,
+ * after checking that MPI defines the pair (ERR_OP otherwise).
  */
-import { ERR_OP, mpiError } from '../util/index.ts';
+import type { ByteOp } from '../coll/index.ts';
+import { applyUserOp, checkOp, checkUserOp, isLocOp, reduceLocal, typeSize, type OpCode } from '../datatype/index.ts';
+import { ERR_COUNT, ERR_OP, mpiError } from '../util/index.ts';
+import type { Datatype } from './datatype.ts';
 
 export type UserFunction = (invec: any, inoutvec: any, datatype: unknown) => void;
 
@@ -27,9 +32,14 @@ export class Op {
    */
   static create(fn: UserFunction, commute = true): Op {
     if (typeof fn !== 'function') throw mpiError(ERR_OP, 'Op.create', `fn is ${typeof fn}: expected a function (invec, inoutvec, datatype) => void`);
+    if (typeof commute !== 'boolean') throw mpiError(ERR_OP, 'Op.create', `commute is ${typeof commute}: expected a boolean`);
     return new Op('user', 0, commute, fn);
   }
 
+  /**
+   * User release; operations already started with the op still complete.
+   * @throws MPIError(ERR_OP) for a predefined op.
+   */
   free(): void {
     if (this._fn === null) throw mpiError(ERR_OP, 'Op.free', `${this.name} is predefined and cannot be freed`);
     this._freed = true;
@@ -53,3 +63,58 @@ export const BOR = new Op('BOR', 9, true, null);
 export const BXOR = new Op('BXOR', 10, true, null);
 export const MINLOC = new Op('MINLOC', 11, true, null);
 export const MAXLOC = new Op('MAXLOC', 12, true, null);
+
+/**
+ * Checks an op argument of a new call.
+ * @throws MPIError(ERR_OP) when it is not an Op or has been freed.
+ */
+export function checkOpArg(op: unknown, call: string): asserts op is Op {
+  if (!(op instanceof Op)) {
+    throw mpiError(ERR_OP, call, `op is ${op === null ? 'null' : typeof op === 'object' ? 'an object' : `${typeof op} ${String(op)}`}: expected an MPI.Op such as MPI.SUM`);
+  }
+  if (op._freed) throw mpiError(ERR_OP, call, `op ${op.name} has been freed`);
+}
+
+// ByteOps of predefined (op, element type) pairs, built once: the small-message
+// reductions are latency-bound, so no closure per call.
+const PREDEFINED_BYTE_OPS: (ByteOp | undefined)[] = [];
+
+/**
+ * The ByteOp that applies `op` to packed items of `dt` (API.md "Datatype and Op").
+ * Predefined ops work element-wise (MINLOC / MAXLOC on (value, index) pairs);
+ * user ops get typed arrays of the element type and the Datatype, and are never
+ * split inside an item.
+ * @param packedBytes the bytes of the vector, checked against the pair size of MINLOC / MAXLOC.
+ * @throws MPIError(ERR_OP) when MPI does not define op on dt's elements, or a user op meets a mixed struct.
+ * @throws MPIError(ERR_COUNT) when MINLOC / MAXLOC gets an odd number of elements.
+ */
+export function byteOpOf(op: Op, dt: Datatype, packedBytes: number, call: string): ByteOp {
+  checkOpArg(op, call);
+  const type = dt._typeCode;
+  const fn = op._fn;
+  if (fn !== null) {
+    checkUserOp(call, type);
+    const elem = typeSize(type);
+    return {
+      combine: (a, b) => applyUserOp(fn, type, a, b, a.length / elem, dt),
+      commute: op._commute,
+      itemBytes: Math.max(dt._size, elem),
+    };
+  }
+  const code = op._code as OpCode;
+  checkOp(call, code, type);
+  const elem = typeSize(type!);
+  const loc = isLocOp(code);
+  const unit = loc ? 2 * elem : elem;
+  if (packedBytes % unit !== 0) {
+    throw mpiError(ERR_COUNT, call, `${op.name} takes (value, index) pairs: the buffer holds ${packedBytes / elem} ${dt.name} elements, an odd number`);
+  }
+  const key = code * 16 + type!;
+  let b = PREDEFINED_BYTE_OPS[key];
+  if (b === undefined) {
+    const t = type!;
+    b = { combine: (x, y) => reduceLocal(code, t, x, y, x.length / unit), commute: true, itemBytes: unit };
+    PREDEFINED_BYTE_OPS[key] = b;
+  }
+  return b;
+}

@@ -8,10 +8,10 @@
  * traffic on ctx + 1, group-collective on ctx + 2) plus the endpoints of its
  * group in rank order.
  */
-import { DevRequest, REQ_KIND, packr } from '../device/index.ts';
+import { DevRequest, REQ_KIND, handleIndex, packr, type Device } from '../device/index.ts';
 import { ERR_ARG, ERR_COMM, ERR_RANK, ERR_TAG, MPIError, mpiError } from '../util/index.ts';
 import { ANY_SOURCE, ANY_TAG, CONGRUENT, IDENT, PROC_NULL, SIMILAR, TAG_UB, UNDEFINED, UNEQUAL } from './constants.ts';
-import { bytesOfBuf, type BufSpec, describe } from './buffer.ts';
+import { bytesOfBuf, recvTargetOf, sendSourceOf, setRecvBuf, type BufSpec, describe } from './buffer.ts';
 import { Request } from './request.ts';
 import { Status } from './status.ts';
 import { Message } from './message.ts';
@@ -35,8 +35,26 @@ export class Pt2ptComm {
   /** the record in the object table (NULL_HANDLE until init for predefined communicators) */
   _handle = 0;
   _freed = false;
-  /** sequence of collective calls: each gets its own tag on the collective context */
-  _collSeq = 0;
+
+  /**
+   * Sequence of this endpoint's collective calls on the communicator: each call
+   * gets its own tag on the collective context. Kept in shared memory per
+   * (communicator, endpoint), so that any thread attached to the endpoint
+   * continues the same sequence as the other processes.
+   */
+  get _collSeq(): number {
+    return Atomics.load(this.#seqCells(), this.#seqIndex());
+  }
+  set _collSeq(v: number) {
+    Atomics.store(this.#seqCells(), this.#seqIndex(), v | 0);
+  }
+  #seqCells(): Int32Array {
+    return runtime('collective').device.shared.collSeq;
+  }
+  #seqIndex(): number {
+    const rt = runtime('collective');
+    return handleIndex(this._handle) * rt.settings.endpoints + (rt.endpoint - rt.device.firstEndpoint);
+  }
 
   /** @internal */
   constructor(name: string, ctx: number, endpoints: Int32Array, predefined: boolean) {
@@ -152,7 +170,7 @@ export class Pt2ptComm {
     this._recvTag(tag, call);
     const r = new DevRequest(REQ_KIND.RECV);
     if (objectForm) r.objectMode = true;
-    else r.buf = bytesOfBuf(buf, call, 'buf');
+    else setRecvBuf(r, buf, call, 'buf');
     if (src === PROC_NULL) {
       r.sourceEndpoint = PROC_NULL;
       r.tag = ANY_TAG;
@@ -242,12 +260,12 @@ export class Pt2ptComm {
     this._me(call);
     const dst = this._dest(dest, call);
     this._sendTag(tag, call);
-    const bytes = bytesOfBuf(buf, call, 'buf');
+    const source = sendSourceOf(buf, call, 'buf');
     const req = new Request<void>(null, this, call);
     req._starter = (r) => {
       r.kind = REQ_KIND.SEND;
       if (dst === PROC_NULL) return runtime(call).device.completeNow(r);
-      runtime(call).device.send(r, this._me(call), dst, this._ctx, tag, bytes, false, false);
+      runtime(call).device.send(r, this._me(call), dst, this._ctx, tag, source(), false, false);
     };
     return req;
   }
@@ -258,11 +276,12 @@ export class Pt2ptComm {
     this._me(call);
     const src = this._source(source, call);
     this._recvTag(tag, call);
-    const bytes = bytesOfBuf(buf, call, 'buf');
+    const target = recvTargetOf(buf, call, 'buf');
     const req = new Request<void>(null, this, call);
     req._starter = (r) => {
       r.kind = REQ_KIND.RECV;
-      r.buf = bytes;
+      r.buf = target.buf;
+      r.finish = target.finish;
       if (src === PROC_NULL) {
         r.sourceEndpoint = PROC_NULL;
         r.tag = ANY_TAG;
@@ -295,28 +314,27 @@ export class Pt2ptComm {
   }
 
   /** Waits until a matching message is pending; the message stays for a later receive. */
-  probe(source: number = ANY_SOURCE, tag: number = ANY_TAG): Promise<Status> {
+  async probe(source: number = ANY_SOURCE, tag: number = ANY_TAG): Promise<Status> {
     const [me, src] = this.#probeArgs(source, tag, 'probe');
-    if (src === PROC_NULL) return Promise.resolve(procNullStatus());
+    if (src === PROC_NULL) return procNullStatus();
     const dev = runtime('probe').device;
-    const info = dev.probe(me, this._ctx, src, tag);
-    if (info !== null) return Promise.resolve(this.#statusOf(info));
-    return new Promise((resolve, reject) => {
-      enterBlocking('probe', this.#name, source, tag);
-      dev.onArrival(() => {
-        const failure = dev.failure();
-        if (failure !== null) {
-          leaveBlocking();
-          reject(failure);
-          return true;
-        }
-        const found = dev.probe(me, this._ctx, src, tag);
-        if (found === null) return false;
-        leaveBlocking();
-        resolve(this.#statusOf(found));
-        return true;
-      });
-    });
+    for (;;) {
+      const seen = dev.arrivals(me);
+      const info = dev.probe(me, this._ctx, src, tag);
+      if (info !== null) return this.#statusOf(info);
+      await this.#awaitArrival(dev, me, seen, 'probe', source, tag);
+    }
+  }
+
+  async #awaitArrival(dev: Device, me: number, seen: number, call: string, source: number, tag: number): Promise<void> {
+    const failure = dev.failure();
+    if (failure !== null) throw failure;
+    enterBlocking(call, this.#name, source, tag);
+    try {
+      await dev.arrivalAfter(me, seen);
+    } finally {
+      leaveBlocking();
+    }
   }
 
   /** Matched probe without waiting: the message is removed from matching, or null. */
@@ -328,28 +346,16 @@ export class Pt2ptComm {
   }
 
   /** Matched probe: waits for a message and removes it from matching, so no other receive can take it. */
-  mprobe(source: number = ANY_SOURCE, tag: number = ANY_TAG): Promise<Message> {
+  async mprobe(source: number = ANY_SOURCE, tag: number = ANY_TAG): Promise<Message> {
     const [me, src] = this.#probeArgs(source, tag, 'mprobe');
-    if (src === PROC_NULL) return Promise.resolve(Message._procNull(this));
+    if (src === PROC_NULL) return Message._procNull(this);
     const dev = runtime('mprobe').device;
-    const got = dev.mprobe(me, this._ctx, src, tag);
-    if (got !== null) return Promise.resolve(new Message(this, got.slot, this.#statusOf(got.info)));
-    return new Promise((resolve, reject) => {
-      enterBlocking('mprobe', this.#name, source, tag);
-      dev.onArrival(() => {
-        const failure = dev.failure();
-        if (failure !== null) {
-          leaveBlocking();
-          reject(failure);
-          return true;
-        }
-        const found = dev.mprobe(me, this._ctx, src, tag);
-        if (found === null) return false;
-        leaveBlocking();
-        resolve(new Message(this, found.slot, this.#statusOf(found.info)));
-        return true;
-      });
-    });
+    for (;;) {
+      const seen = dev.arrivals(me);
+      const got = dev.mprobe(me, this._ctx, src, tag);
+      if (got !== null) return new Message(this, got.slot, this.#statusOf(got.info));
+      await this.#awaitArrival(dev, me, seen, 'mprobe', source, tag);
+    }
   }
 
   // --- management ------------------------------------------------------------
@@ -365,7 +371,8 @@ export class Pt2ptComm {
   /** IDENT (same communicator), CONGRUENT (same ranks, other context), SIMILAR (same members), or UNEQUAL. */
   compare(other: Pt2ptComm): number {
     if (!(other instanceof Pt2ptComm)) throw mpiError(ERR_COMM, 'Comm.compare', `other is ${describe(other)}: expected a Comm`);
-    if (other === this || other._ctx === this._ctx) return IDENT;
+    // The same record is the same communicator; a context id alone can be reused after a free.
+    if (other === this || (other._handle !== 0 && other._handle === this._handle)) return IDENT;
     const a = this._endpoints;
     const b = other._endpoints;
     if (a.length !== b.length) return UNEQUAL;

@@ -17,7 +17,7 @@
  * Tag invariant: one message per ordered pair per step; steps are sequential.
  */
 import { bcastBytes } from './bcast.ts';
-import { copyIn, sendrecv } from './exchange.ts';
+import { copyIn, sendrecvInto } from './exchange.ts';
 import { decodeFrames, encodeFrames } from './frames.ts';
 import { gatherBytes } from './gather.ts';
 import type { CollPt2pt, VBuffer } from './pt2pt.ts';
@@ -41,8 +41,7 @@ export async function allgather(
       const peer = rank ^ mask;
       const mine = (rank & ~(mask - 1)) * bb;
       const theirs = (peer & ~(mask - 1)) * bb;
-      const got = await sendrecv(pt, tag, peer, recv.subarray(mine, mine + mask * bb), peer);
-      copyIn(recv, theirs, mask * bb, got, 'Allgather');
+      await sendrecvInto(pt, tag, peer, recv.subarray(mine, mine + mask * bb), peer, recv.subarray(theirs, theirs + mask * bb), 'Allgather');
     }
     return;
   }
@@ -72,8 +71,8 @@ async function ring(pt: CollPt2pt, tag: number, v: VBuffer, call: string): Promi
   for (let s = 0; s < size - 1; s++) {
     const out = (rank - s + size) % size;
     const into = (rank - s - 1 + size) % size;
-    const got = await sendrecv(pt, tag, right, buf.subarray(displs[out]!, displs[out]! + counts[out]!), left);
-    copyIn(buf, displs[into]!, counts[into]!, got, call);
+    const target = buf.subarray(displs[into]!, displs[into]! + counts[into]!);
+    await sendrecvInto(pt, tag, right, buf.subarray(displs[out]!, displs[out]! + counts[out]!), left, target, call);
   }
 }
 

@@ -29,3 +29,22 @@ export function copyIn(dst: Uint8Array, offset: number, capacity: number, src: U
   }
   dst.set(src, offset);
 }
+
+/**
+ * Receives one message into `buf` (pt.recvInto when the layer below has it,
+ * else recv plus a bounded copy); resolves its length.
+ * @throws MPIError(ERR_TRUNCATE) when the message is longer than buf.
+ */
+export function recvInto(pt: CollPt2pt, source: number, tag: number, buf: Uint8Array, call: string): Promise<number> {
+  if (pt.recvInto !== undefined) return pt.recvInto(source, tag, buf);
+  return pt.recv(source, tag).then((got) => {
+    copyIn(buf, 0, buf.length, got, call);
+    return got.length;
+  });
+}
+
+/** sendrecv into a caller's buffer: both posted before either is awaited; resolves the received length. */
+export async function sendrecvInto(pt: CollPt2pt, tag: number, dest: number, data: Uint8Array, source: number, into: Uint8Array, call: string): Promise<number> {
+  const [, n] = await Promise.all([pt.send(dest, tag, data), recvInto(pt, source, tag, into, call)]);
+  return n;
+}

@@ -53,6 +53,13 @@ export interface CollPt2pt {
   send(dest: number, tag: number, data: Uint8Array): Promise<void>;
   /** Receives exactly one message from `source` with `tag` into a fresh Uint8Array (any length). */
   recv(source: number, tag: number): Promise<Uint8Array>;
+  /**
+   * Optional: receives exactly one message from `source` with `tag` into `buf`
+   * (a message longer than buf rejects with ERR_TRUNCATE); resolves its length.
+   * Lets long-message algorithms land data where it belongs without a fresh
+   * array and a copy; exchange.ts recvInto() supplies it over recv() when absent.
+   */
+  recvInto?(source: number, tag: number, buf: Uint8Array): Promise<number>;
 }
 
 /** A reduction on packed bytes: `inout = in op inout`, over whole items (both arrays have the same length). */

@@ -31,7 +31,7 @@
  * on both sides; the fix-up pairs use opposite directions in and out.
  */
 import { assert } from '../util/index.ts';
-import { copyIn, sendrecv } from './exchange.ts';
+import { recvInto, sendrecvInto } from './exchange.ts';
 import type { ByteOp, CollPt2pt } from './pt2pt.ts';
 import { floorPowerOfTwo } from './tree.ts';
 
@@ -48,7 +48,9 @@ export async function rabenseifner(pt: CollPt2pt, tag: number, buf: Uint8Array, 
       await pt.send(rank + 1, tag, buf);
       newrank = -1;
     } else {
-      op.combine(await pt.recv(rank - 1, tag), buf);
+      const scratch = new Uint8Array(buf.length);
+      await recvInto(pt, rank - 1, tag, scratch, 'Allreduce');
+      op.combine(scratch, buf);
       newrank = rank >> 1;
     }
   } else {
@@ -66,28 +68,31 @@ export async function rabenseifner(pt: CollPt2pt, tag: number, buf: Uint8Array, 
     const range = (lo: number, hi: number): Uint8Array => buf.subarray(at[lo]!, at[hi]!);
     const realRank = (nr: number): number => (nr < rem ? nr * 2 + 1 : nr + rem);
 
+    // One scratch buffer for the halves received in the reduce-scatter phase (the largest is the first).
+    const scratch = new Uint8Array(Math.max(at[pof2 >> 1]!, buf.length - at[pof2 >> 1]!));
     for (let mask = pof2 >> 1; mask > 0; mask >>= 1) {
       const peer = realRank(newrank ^ mask);
       const lo = newrank & ~(2 * mask - 1);
       const mid = lo + mask;
       const hi = lo + 2 * mask;
       const upper = (newrank & mask) !== 0;
-      const got = await sendrecv(pt, tag, peer, upper ? range(lo, mid) : range(mid, hi), peer);
       const kept = upper ? range(mid, hi) : range(lo, mid);
-      assert(got.length === kept.length, 'rabenseifner: partner sent the matching half');
+      const got = scratch.subarray(0, kept.length);
+      const n = await sendrecvInto(pt, tag, peer, upper ? range(lo, mid) : range(mid, hi), peer, got, 'Allreduce');
+      assert(n === kept.length, 'rabenseifner: partner sent the matching half');
       op.combine(got, kept);
     }
     for (let mask = 1; mask < pof2; mask <<= 1) {
       const peerNew = newrank ^ mask;
       const mine = newrank & ~(mask - 1);
       const theirs = peerNew & ~(mask - 1);
-      const got = await sendrecv(pt, tag, realRank(peerNew), range(mine, mine + mask), realRank(peerNew));
-      copyIn(buf, at[theirs]!, at[theirs + mask]! - at[theirs]!, got, 'Allreduce');
+      // Received straight into place: the two ranges are disjoint.
+      await sendrecvInto(pt, tag, realRank(peerNew), range(mine, mine + mask), realRank(peerNew), range(theirs, theirs + mask), 'Allreduce');
     }
   }
 
   if (rank < 2 * rem) {
     if (rank % 2 === 1) await pt.send(rank - 1, tag, buf);
-    else copyIn(buf, 0, buf.length, await pt.recv(rank + 1, tag), 'Allreduce');
+    else await recvInto(pt, rank + 1, tag, buf, 'Allreduce');
   }
 }

@@ -127,6 +127,11 @@ describe('resolveBuffer', () => {
     const s = committed(createStruct([1, 1], [0, 8], [FLOAT64, INT8])); // extent 16
     expect(resolveBuffer('Send', new DataView(new ArrayBuffer(47)), undefined, s).count).toBe(2);
   });
+  it('a default count takes only the items that fit when an item reaches past its extent', () => {
+    const column = new DatatypeRecord(createResized(createVector(4, 1, 5, predefinedDescriptor(TYPE_CODES.FLOAT64)), 0, 8));
+    column.commit();
+    expect(resolveBuffer('Recv', new Float64Array(20), undefined, column).count).toBe(5);
+  });
   it('an explicit count may use the tail gap of the last item', () => {
     const s = committed(createStruct([1, 1], [0, 8], [FLOAT64, INT8])); // extent 16, true ub 9
     const r = resolveBuffer('Send', new Uint8Array(25), 2, s);

@@ -51,8 +51,8 @@ export function spanBytes(count: number, info: TypeInfo): number {
  * Resolves one buffer argument.
  * @param call the public call, for messages ('Send').
  * @param view the typed array or DataView.
- * @param count items; default: the whole view, floor(byteLength / extent)
- *   (for a bare typed array, its length).
+ * @param count items; default: as many whole items as fit, floor(byteLength / extent)
+ *   or fewer when an item reaches past its extent (for a bare typed array, its length).
  * @param record the datatype; default: the view's element type (DataView: BYTE).
  * @param what the argument's name in messages; default 'buf'.
  * @throws MPIError(ERR_BUFFER) when view is missing or not an ArrayBufferView,
@@ -86,7 +86,8 @@ export function resolveBuffer(call: string, view: unknown, count?: number, recor
       if (map.size !== 0) throw mpiError(ERR_COUNT, call, `a count is required with ${rec.toString()}, whose extent is 0`);
       n = 0;
     } else {
-      n = Math.floor(byteLength / map.extent);
+      // As many whole items as fit: floor(byteLength / extent), fewer when an item reaches past its extent.
+      n = Math.min(Math.floor(byteLength / map.extent), map.trueLb < 0 ? Number.POSITIVE_INFINITY : maxCount(byteLength, map));
     }
   } else {
     if (typeof count !== 'number' || !Number.isSafeInteger(count) || count < 0) {

@@ -1,0 +1,137 @@
+/*
+ * Allreduce benchmark: the C reference for ../src/allreduce.ts (same pattern,
+ * flags and output line).
+ *
+ * For each size (default 8 bytes and 8 MiB) every rank runs WARMUP (50)
+ * untimed MPI_Allreduce calls of MPI_DOUBLE with MPI_SUM, MPI_Barrier, then
+ * the timed calls, each timed on its own on rank 0. Sizes above 64 KiB run
+ * ITERATIONS * 64 KiB / SIZE calls (at least 10) and at least 2 warm-up calls.
+ * Rank 0 prints the median time per call in microseconds, the bandwidth
+ * size / median in MB/s, and min and p99 (numpy's linear-interpolation
+ * quantile, as in ../src/stats.ts).
+ *
+ *   mpicc -O2 -o build/allreduce_ompi allreduce.c
+ *   mpirun -n 4 build/allreduce_ompi [--iterations N] [--warmup N] [--size BYTES[,BYTES]] [--json FILE]
+ */
+#include <mpi.h>
+#include <time.h>
+
+#include "bench-args.h"
+
+static const char *USAGE =
+    "usage: mpirun -n P allreduce [flags]\n"
+    "\n"
+    "Allreduce latency and bandwidth: every rank reduces SIZE bytes of FLOAT64 with SUM.\n"
+    "Prints the median time per call in microseconds and the bandwidth for each size.\n"
+    "\n"
+    "  --iterations N   timed calls for small sizes (default 2000; sizes above 64 KiB run\n"
+    "                   N * 64 KiB / SIZE calls, at least 10)\n"
+    "  --warmup N       untimed calls per size (default 50; sizes above 64 KiB: at least 2)\n"
+    "  --size BYTES     message size, a multiple of 8; repeat or comma-separate (default 8,8388608)\n"
+    "  --json FILE      append one JSON record (one line) per size to FILE\n"
+    "  -h, --help       this text\n";
+
+#define SCALE_BYTES (64L * 1024L)
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static double quantile(const double *sorted, long n, double q) {
+    double pos = (double)(n - 1) * q;
+    long lo = (long)pos;
+    long hi = lo + 1 < n ? lo + 1 : lo;
+    return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - (double)lo);
+}
+
+static long calls_for(long size_bytes, long iterations) {
+    if (size_bytes <= SCALE_BYTES) return iterations;
+    long c = (long)((double)iterations * (double)SCALE_BYTES / (double)size_bytes + 0.5);
+    return c < 10 ? 10 : c;
+}
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank = 0, size = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+    struct bench_flags f = { .iterations = 2000, .warmup = 50, .window = 1, .sizes = { 8, 8L * 1024L * 1024L }, .nsizes = 2 };
+    char err[256];
+    if (bench_parse_args(argc, argv, &f, err, sizeof err) != 0) {
+        if (rank == 0) fprintf(stderr, "allreduce: %s\n\n%s", err, USAGE);
+        MPI_Finalize();
+        return 2;
+    }
+    if (f.help) {
+        if (rank == 0) fputs(USAGE, stdout);
+        MPI_Finalize();
+        return 0;
+    }
+    for (int s = 0; s < f.nsizes; s++) {
+        if (f.sizes[s] % 8 != 0) {
+            if (rank == 0) fprintf(stderr, "allreduce: --size must be a multiple of 8 (FLOAT64 elements)\n\n%s", USAGE);
+            MPI_Finalize();
+            return 2;
+        }
+    }
+
+    char lib[128];
+    const char *impl = "other";
+    bench_library(lib, sizeof lib, &impl);
+
+    for (int s = 0; s < f.nsizes; s++) {
+        const long bytes = f.sizes[s];
+        const long n = bytes / 8;
+        const long calls = calls_for(bytes, f.iterations);
+        long warm = f.warmup;
+        if (bytes > SCALE_BYTES) warm = warm < calls ? warm : calls, warm = warm < 2 ? 2 : warm;
+        double *sendbuf = malloc(sizeof(double) * (size_t)(n + 1));
+        double *recvbuf = malloc(sizeof(double) * (size_t)(n + 1));
+        double *samples = malloc(sizeof(double) * (size_t)calls);
+        if (sendbuf == NULL || recvbuf == NULL || samples == NULL) MPI_Abort(MPI_COMM_WORLD, 1);
+        for (long i = 0; i < n; i++) sendbuf[i] = rank + 1;
+        for (long it = 0; it < warm; it++) MPI_Allreduce(sendbuf, recvbuf, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Barrier(MPI_COMM_WORLD);
+        for (long it = 0; it < calls; it++) {
+            double start = MPI_Wtime();
+            MPI_Allreduce(sendbuf, recvbuf, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            samples[it] = MPI_Wtime() - start;
+        }
+        if (rank == 0) {
+            qsort(samples, (size_t)calls, sizeof(double), cmp_double);
+            double med = quantile(samples, calls, 0.5) * 1e6;
+            double min = samples[0] * 1e6;
+            double p99 = quantile(samples, calls, 0.99) * 1e6;
+            double bw = med > 0 ? (double)bytes / med : 0;
+            printf("allreduce: %ld-byte median %.2f us, %.1f MB/s (min %.2f, p99 %.2f; %ld iterations, %d processes, %s)\n",
+                   bytes, med, bw, min, p99, calls, size, lib);
+            fflush(stdout);
+            if (f.json_file != NULL) {
+                FILE *out = fopen(f.json_file, "a");
+                if (out == NULL) {
+                    perror(f.json_file);
+                } else {
+                    char date[32];
+                    time_t now = time(NULL);
+                    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+                    char host[MPI_MAX_PROCESSOR_NAME];
+                    int hlen = 0;
+                    MPI_Get_processor_name(host, &hlen);
+                    fprintf(out,
+                            "{\"impl\":\"%s\",\"library\":\"%s\",\"date\":\"%s\",\"host\":\"%s\",\"bench\":\"allreduce\",\"processes\":%d,"
+                            "\"iterations\":%ld,\"warmup\":%ld,\"sizeBytes\":%ld,\"medianMicros\":%.3f,"
+                            "\"minMicros\":%.3f,\"p99Micros\":%.3f,\"bandwidthMBs\":%.3f}\n",
+                            impl, lib, date, host, size, calls, warm, bytes, med, min, p99, bw);
+                    fclose(out);
+                }
+            }
+        }
+        free(samples);
+        free(recvbuf);
+        free(sendbuf);
+    }
+    MPI_Finalize();
+    return 0;
+}
