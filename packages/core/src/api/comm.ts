@@ -1,8 +1,317 @@
 /**
  * Comm: the public communicator. Layers: Pt2ptComm (point-to-point) <-
- * CollComm (collectives) <- Comm (communicator management: dup, split,
- * create, createGroup, group, free).
+ * CollComm (collectives) <- Comm (communicator management: dup, idup, split,
+ * splitType, create, createGroup, group, free). API.md "Communicator management".
+ *
+ * Every creation allocates a context id with the multithreaded algorithm of
+ * papers/context-id-allocation.txt (comm/context-id*.ts), on the calling
+ * thread's endpoint state, over the creation's participants:
+ * ```
+ *   call           participants        collectives on                        priority tag
+ *   dup, idup      all of the parent   parent ctx+1, tag = parent sequence   2^30 + sequence
+ *   split(Type)    all of the parent   (same), after an allgather of         (same)
+ *                                      (color, key) with the same tag
+ *   create         all of the parent   (same)                                (same)
+ *   createGroup    the group only      parent ctx+2, tag 2^30 + user tag     user tag
+ * ```
+ * split allocates ONE id for every color (as MPICH): groups of different
+ * colors are disjoint, so they may share it. Parent members that get no new
+ * communicator (UNDEFINED color, not in create's group) still take part in
+ * the allocation, then return the id at once. The group collectives of
+ * createGroup use a context and tags no user receive on the parent can match
+ * (even ANY_TAG), so a subset may create while the others keep receiving.
+ *
+ * Records: a new communicator gets a COMM record [context id, group handle]
+ * in the object table, as the predefined ones (predefined-comms.ts). dup
+ * shares its parent's group record, create and createGroup share the group
+ * argument's record (each with a new reference), split makes a new one. free
+ * returns the context id at once (freeContextId: a free never waits for an
+ * allocation in progress) and drops the user's reference to the record; the
+ * last reference releases the group reference too.
+ *
+ * Errors (checked here, before anything changes, STYLE.md rule 19): a freed
+ * communicator or one the calling thread's endpoint is not a member of:
+ * ERR_COMM; a group that is not a live Group, or not a subset of this
+ * communicator: ERR_GROUP; a bad color, key or split type: ERR_ARG; a bad
+ * createGroup tag: ERR_TAG; no free context id at every participant:
+ * ERR_OTHER (the masks stay intact).
  */
+import os from 'node:os';
+import {
+  allocateContextId, collectivePriorityTag, contextIdCollectives, contextIdOptions, decodeSplitEntry, encodeSplitEntry,
+  freeContextId, groupCollTag, GroupPt2pt, splitRanks,
+  type ContextIdCollectives, type ContextIdOptions, type ContextIdState,
+} from '../comm/index.ts';
+import { allgatherBytes } from '../coll/index.ts';
+import { OBJECT_KIND } from '../device/index.ts';
+import { ERR_ARG, ERR_COMM, ERR_GROUP, ERR_TAG, mpiError } from '../util/index.ts';
 import { CollComm } from './coll-comm.ts';
+import { CommCollPt2pt } from './coll-pt2pt.ts';
+import { COMM_TYPE_SHARED, TAG_UB, UNDEFINED } from './constants.ts';
+import { Group } from './group.ts';
+import { CTX_GROUP_COLL } from './pt2pt-comm.ts';
+import { Request } from './request.ts';
+import { runtime } from './runtime.ts';
+import { enterBlocking, leaveBlocking } from './blocked.ts';
+import { describe } from './buffer.ts';
 
-export class Comm extends CollComm {}
+/** The group-handle data word of a COMM record (COMM_DATA.GROUP in predefined-comms.ts, which imports this file). */
+const GROUP_WORD = 1;
+/** Keys and colors are C ints in MPI. */
+const INT_MAX = 0x7fffffff;
+const INT_MIN = -0x80000000;
+
+/** What every creation takes synchronously, at the call, before any await. */
+interface Creation {
+  readonly call: string;
+  /** the calling thread's endpoint */
+  readonly me: number;
+  /** that endpoint's context-id state */
+  readonly state: ContextIdState;
+  readonly options: ContextIdOptions;
+}
+
+/** A communicator: a group of processes and a private context for their messages. See API.md "Comm". */
+export class Comm extends CollComm {
+  /** The endpoint whose context-id mask holds this communicator's id (the creating thread's); -1 for predefined. */
+  #idEndpoint = -1;
+
+  /**
+   * The communicator's group (a new reference: free it when done).
+   * @throws MPIError(ERR_COMM) when the communicator has been freed
+   * @example const g = MPI.COMM_WORLD.group; console.log(g.size, g.rank); g.free();
+   */
+  get group(): Group {
+    const call = 'Comm.group';
+    const rt = runtime(call);
+    if (this._freed) throw mpiError(ERR_COMM, call, `communicator ${this.name} has been freed`);
+    return Group._view(this._endpoints, rt.device.objects.data(this._handle, GROUP_WORD), call);
+  }
+
+  /**
+   * Duplicates the communicator: same group, new context. Collective.
+   * @throws MPIError(ERR_COMM) on a freed communicator; MPIError(ERR_OTHER) when context ids are exhausted
+   * @example const lib = await MPI.COMM_WORLD.dup();
+   */
+  dup(): Promise<Comm> {
+    const call = 'Comm.dup';
+    return blockingCreation(call, this.name, this.#dup(call));
+  }
+
+  /**
+   * Nonblocking dup: the request's wait() resolves the new Comm. Collectives started on this
+   * communicator after idup are ordered after it, as MPI requires.
+   * @throws MPIError(ERR_COMM) on a freed communicator (at once); the request fails with ERR_OTHER when ids are exhausted
+   * @example const req = MPI.COMM_WORLD.idup(); ...; const c = await req.wait();
+   */
+  idup(): Request<Comm> {
+    return Request._fromPromise(this.#dup('Comm.idup'), this, 'idup');
+  }
+
+  #dup(call: string): Promise<Comm> {
+    const c = this.#begin(call);
+    const [coll, priority] = this.#commCollectives(call);
+    const group = runtime(call).device.objects.data(this._handle, GROUP_WORD);
+    const name = `${this.name}.dup`;
+    return (async () => {
+      const ctx = await allocateContextId(c.state, this._ctx, priority, coll, c.options);
+      return Comm.#make(c, name, ctx, this._endpoints, group);
+    })();
+  }
+
+  /**
+   * Splits the communicator by color; ranks in each new communicator follow `key`, ties by rank here.
+   * Collective.
+   * @param color a non-negative integer, or UNDEFINED for no new communicator
+   * @param key any 32-bit integer (default 0)
+   * @returns the caller's new communicator, or null for color UNDEFINED
+   * @throws MPIError(ERR_ARG) for a bad color or key; MPIError(ERR_COMM); MPIError(ERR_OTHER) when ids are exhausted
+   * @example const row = await MPI.COMM_WORLD.split(rank / 4 | 0, rank);
+   */
+  split(color: number, key = 0): Promise<Comm | null> {
+    const call = 'Comm.split';
+    if (color !== UNDEFINED && !(Number.isInteger(color) && color >= 0 && color <= INT_MAX)) {
+      throw mpiError(ERR_ARG, call, `color ${String(color)} is invalid: expected an integer 0..${INT_MAX} or UNDEFINED`);
+    }
+    checkKey(key, call);
+    const label = color === UNDEFINED ? null : String(color);
+    return blockingCreation(call, this.name, this.#split(call, label, key, `${this.name}.split(${color})`));
+  }
+
+  /**
+   * Splits by type: COMM_TYPE_SHARED groups the processes of one host (the endpoints of one process
+   * always together). Collective.
+   * @param type COMM_TYPE_SHARED, or UNDEFINED for no new communicator
+   * @param key orders the ranks as in split (default 0)
+   * @throws MPIError(ERR_ARG) for another type or a bad key
+   * @example const node = await MPI.COMM_WORLD.splitType(MPI.COMM_TYPE_SHARED);
+   */
+  splitType(type: number, key = 0): Promise<Comm | null> {
+    const call = 'Comm.splitType';
+    if (type !== COMM_TYPE_SHARED && type !== UNDEFINED) {
+      throw mpiError(ERR_ARG, call, `type ${String(type)} is invalid: expected COMM_TYPE_SHARED (${COMM_TYPE_SHARED}) or UNDEFINED`);
+    }
+    checkKey(key, call);
+    const label = type === UNDEFINED ? null : `host:${os.hostname()}`;
+    return blockingCreation(call, this.name, this.#split(call, label, key, `${this.name}.splitType(shared)`));
+  }
+
+  #split(call: string, color: string | null, key: number, name: string): Promise<Comm | null> {
+    const c = this.#begin(call);
+    const pt = new CommCollPt2pt(this, call);
+    const [coll, priority, tag] = this.#commCollectives(call, pt);
+    return (async () => {
+      const all = await allgatherBytes(pt, tag, encodeSplitEntry({ color, key }));
+      const ctx = await allocateContextId(c.state, this._ctx, priority, coll, c.options);
+      if (color === null) {
+        freeContextId(c.state, ctx);
+        return null;
+      }
+      const ranks = splitRanks(all.map(decodeSplitEntry), color);
+      return Comm.#make(c, name, ctx, Int32Array.from(ranks, (r) => this._endpoints[r]!), null);
+    })();
+  }
+
+  /**
+   * Creates a communicator of `group`'s members (MPI-2.2 semantics: processes may pass different,
+   * disjoint groups). Collective over this communicator.
+   * @param group a subgroup of this communicator's group
+   * @returns the new communicator, or null where the caller is not in `group`
+   * @throws MPIError(ERR_GROUP) when group is not a live Group or not a subset; MPIError(ERR_COMM)
+   * @example const evens = await world.create(world.group.rangeIncl([[0, world.size - 1, 2]]));
+   */
+  create(group: Group): Promise<Comm | null> {
+    const call = 'Comm.create';
+    const c = this.#begin(call);
+    const g = this.#subgroup(group, call);
+    const [coll, priority] = this.#commCollectives(call);
+    const isMember = g._logic.has(c.me);
+    const name = `${this.name}.create`;
+    return blockingCreation(call, this.name, (async () => {
+      const ctx = await allocateContextId(c.state, this._ctx, priority, coll, c.options);
+      if (!isMember) {
+        freeContextId(c.state, ctx);
+        return null;
+      }
+      return Comm.#make(c, name, ctx, g._logic.members, g._handle);
+    })());
+  }
+
+  /**
+   * Creates a communicator of `group`'s members, collective over the group only (MPI-3
+   * MPI_Comm_create_group). Concurrent calls on one parent must differ by tag; the creation's
+   * traffic never matches point-to-point receives on this communicator, even with ANY_TAG.
+   * @param group a subgroup of this communicator's group
+   * @param tag 0..TAG_UB (default 0)
+   * @returns the new communicator, or null (at once) where the caller is not in `group`
+   * @throws MPIError(ERR_GROUP) when group is not a live Group or not a subset; MPIError(ERR_TAG) for a bad tag
+   * @example const pair = await world.createGroup(world.group.incl([0, 1]), 7);
+   */
+  createGroup(group: Group, tag = 0): Promise<Comm | null> {
+    const call = 'Comm.createGroup';
+    const c = this.#begin(call);
+    const g = this.#subgroup(group, call);
+    if (!Number.isInteger(tag) || tag < 0 || tag > TAG_UB) {
+      throw mpiError(ERR_TAG, call, `tag ${String(tag)} is invalid: expected 0..${TAG_UB} (TAG_UB)`);
+    }
+    if (!g._logic.has(c.me)) return Promise.resolve(null);
+    const members = g._logic.members;
+    const pt = new GroupPt2pt(runtime(call).device, members, c.me, this._ctx + CTX_GROUP_COLL);
+    const coll = contextIdCollectives(pt, groupCollTag(tag));
+    const name = `${this.name}.createGroup(${tag})`;
+    return blockingCreation(call, this.name, (async () => {
+      const ctx = await allocateContextId(c.state, this._ctx, tag, coll, c.options);
+      return Comm.#make(c, name, ctx, members, g._handle);
+    })());
+  }
+
+  /**
+   * User release: returns the context id at once; pending operations still complete.
+   * @throws MPIError(ERR_COMM) for a predefined or already freed communicator
+   */
+  override free(): void {
+    super.free();
+    const rt = runtime('Comm.free');
+    // A Comm rebuilt from its record in another thread does not know its creator: the caller's endpoint holds the id.
+    const endpoint = this.#idEndpoint >= 0 ? this.#idEndpoint : rt.endpoint;
+    freeContextId(rt.contextIds[endpoint - rt.device.firstEndpoint]!, this._ctx);
+    const objects = rt.device.objects;
+    const group = objects.data(this._handle, GROUP_WORD);
+    if (objects.userFree(this._handle)) objects.release(group);
+  }
+
+  /** Checks this communicator for a creation and snapshots what it needs. */
+  #begin(call: string): Creation {
+    const me = this._me(call);
+    const rt = runtime(call);
+    return { call, me, state: rt.contextIds[me - rt.device.firstEndpoint]!, options: contextIdOptions(rt.settings, call) };
+  }
+
+  /**
+   * The allocator's collectives on this communicator's collective context, with a fresh tag from
+   * its collective sequence (taken now, so creations and collectives keep call order).
+   */
+  #commCollectives(call: string, pt = new CommCollPt2pt(this, call)): [ContextIdCollectives, number, number] {
+    const seq = this._collSeq++;
+    const tag = seq & 0x3fffffff;
+    return [contextIdCollectives(pt, tag), collectivePriorityTag(seq), tag];
+  }
+
+  /** Checks that `group` is a live Group whose members all belong to this communicator. */
+  #subgroup(group: Group, call: string): Group {
+    const g = Group._check(group, call, 'group');
+    const members = g._logic.members;
+    for (let r = 0; r < members.length; r++) {
+      if (this._rankOfEndpoint(members[r]!) === UNDEFINED) {
+        throw mpiError(ERR_GROUP, call, `group rank ${r} (endpoint ${members[r]}) is not a member of ${this.name}: the group must be a subgroup of the communicator's group`);
+      }
+    }
+    return g;
+  }
+
+  /**
+   * A new communicator and its records. On failure (object table full) the context id goes back.
+   * @param group the group record to share (a new reference), or null to make one
+   */
+  static #make(c: Creation, name: string, ctx: number, endpoints: Int32Array, group: number | null): Comm {
+    const objects = runtime(c.call).device.objects;
+    let groupHandle: number;
+    let handle: number;
+    try {
+      if (group === null) {
+        groupHandle = objects.create(OBJECT_KIND.GROUP, false, [endpoints.length], new Uint8Array(endpoints.buffer, endpoints.byteOffset, endpoints.byteLength), c.call);
+      } else {
+        groupHandle = group;
+        objects.retain(groupHandle);
+      }
+    } catch (e) {
+      freeContextId(c.state, ctx);
+      throw e;
+    }
+    try {
+      handle = objects.create(OBJECT_KIND.COMM, false, [ctx, groupHandle], null, c.call);
+    } catch (e) {
+      objects.release(groupHandle);
+      freeContextId(c.state, ctx);
+      throw e;
+    }
+    const comm = new Comm(name, ctx, endpoints, false);
+    comm._handle = handle;
+    // The collective sequence may live in a per-record cell that a freed communicator used: start it over.
+    comm._collSeq = 0;
+    comm.#idEndpoint = c.me;
+    return comm;
+  }
+}
+
+function checkKey(key: number, call: string): void {
+  if (!Number.isInteger(key) || key < INT_MIN || key > INT_MAX) {
+    throw mpiError(ERR_ARG, call, `key ${typeof key === 'number' ? key : describe(key)} is invalid: expected an integer ${INT_MIN}..${INT_MAX}`);
+  }
+}
+
+/** Records a blocking creation for mpiexec's roll-call until it settles. */
+function blockingCreation<T>(call: string, comm: string, p: Promise<T>): Promise<T> {
+  enterBlocking(call, comm, null, null);
+  return p.finally(leaveBlocking);
+}

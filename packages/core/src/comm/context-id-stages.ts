@@ -128,7 +128,7 @@ export class ContextIdAllocation {
 
   /**
    * @param parentContextId the parent communicator's context id (priority, first key)
-   * @param tag the creation's tag (priority, second key): createGroup's user tag, 0 for comm-collective creations
+   * @param tag the creation's tag (priority, second key): createGroup's user tag; collectivePriorityTag(sequence) for comm-collective creations (context-id-collectives.ts)
    * @param options algo, eager and the call to name in errors
    */
   constructor(parentContextId: number, tag: number, options: ContextIdOptions = {}) {

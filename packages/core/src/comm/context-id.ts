@@ -10,6 +10,14 @@
  *   whether the pending collective has settled.
  * - `freeContextId` sets the id's bit at once, without waiting for the mask.
  *
+ * Yielding: an allocation that contributes zeros (another creation of its
+ * process owns the mask) cannot succeed this round, and the creation it waits
+ * for progresses only on the event loop (its messages, or another thread's
+ * wake-up). So before such a round the driver yields one macrotask turn:
+ * several creations in flight on one thread, one of them over a single
+ * process (whose collectives complete in microtasks), would otherwise retry
+ * in a microtask loop that starves the network forever.
+ *
  * Callers: the comm/ creation functions, one call per participating thread.
  * Every participant of a creation must call with the same parent context id,
  * tag and options, and a ContextIdCollectives over exactly the participants.
@@ -17,6 +25,7 @@
  * intact); a rejected collective rejects the allocation with that error after
  * releasing what the allocation held.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Settings } from '../config/index.ts';
 import type { ContextIdState } from './context-id-mask.ts';
 import {
@@ -34,7 +43,7 @@ import {
  * (Listing 1.1 with the initial synchronization; Listing 1.2 when eager).
  * @param state the calling thread's endpoint state
  * @param parentContextId the parent communicator's context id (suffix 0)
- * @param tag createGroup's tag; 0 for comm-collective creations
+ * @param tag the priority tag: createGroup's user tag, or collectivePriorityTag(sequence) for comm-collective creations (context-id-collectives.ts)
  * @param coll allreduceBand and barrier over the participants
  * @param options algo ('new'), eager (1), call named in errors ('allocateContextId')
  * @returns the new context id (suffix 0), the same at every participant
@@ -60,6 +69,7 @@ export async function allocateContextId(
     if (step.kind === 'done') return step.contextId;
     if (step.kind === 'failed') throw step.error;
     try {
+      if (step.kind === 'allreduce' && alloc.phase === ALLOCATION_PHASE.BASE && !alloc.ownsMask) await nextTurn();
       if (step.kind === 'barrier') {
         await coll.barrier();
         result = null;

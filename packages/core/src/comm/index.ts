@@ -11,3 +11,7 @@ export type { ContextIdStateOptions } from './context-id-mask.ts';
 export { ALLOCATION_PHASE, ContextIdAllocation, stepAllocation, abandonAllocation } from './context-id-stages.ts';
 export type { AllocationPhase, AllocationStep, ContextIdCollectives, ContextIdOptions } from './context-id-stages.ts';
 export { allocateContextId, freeContextId, contextIdsInUse, contextIdOptions, ContextIdPoller } from './context-id.ts';
+export { GroupPt2pt } from './group-pt2pt.ts';
+export { GROUP_COLL_TAG_BASE, groupCollTag, collectivePriorityTag, contextIdCollectives } from './context-id-collectives.ts';
+export { encodeSplitEntry, decodeSplitEntry, splitRanks } from './split.ts';
+export type { SplitEntry } from './split.ts';

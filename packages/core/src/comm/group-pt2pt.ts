@@ -1,0 +1,70 @@
+/**
+ * CollPt2pt (coll/pt2pt.ts) over an explicit list of endpoints and one context
+ * id: the point-to-point view that group collectives run on.
+ *
+ * Role: createGroup's context-id allocation runs a barrier and BAND allreduces
+ * over the members of the new group only (papers/context-id-allocation.txt,
+ * section 3: "group-collective allreduce and barrier routines ... that include
+ * only the processes specified by a group argument"). They travel on the
+ * parent's group-collective context (parent id + CONTEXT_SUFFIX.GROUP_COLL)
+ * with tags above TAG_UB (context-id-collectives.ts), so no user receive on
+ * the parent, not even ANY_TAG, can match them.
+ *
+ * Callers: the API layer (Comm.createGroup), on the thread attached to `me`.
+ * Ranks are ranks of `members`; the caller passes a member (trusted, rule 19).
+ * Buffers: as CollPt2pt says (send keeps `data` until it resolves; recv
+ * resolves a fresh Uint8Array). Errors: the device's rejection (e.g.
+ * ERR_PROC_FAILED) passes through.
+ */
+import { DevRequest, REQ_KIND, type Device } from '../device/index.ts';
+import type { CollPt2pt } from '../coll/index.ts';
+
+function settle(r: DevRequest, resolve: (v: any) => void, reject: (e: unknown) => void, value: (r: DevRequest) => unknown): void {
+  if (r.done) {
+    if (r.error !== null) reject(r.error);
+    else resolve(value(r));
+    return;
+  }
+  r.onComplete = (d) => (d.error !== null ? reject(d.error) : resolve(value(d)));
+}
+
+const none = (): undefined => undefined;
+const bytesOf = (r: DevRequest): Uint8Array => r.value as Uint8Array;
+
+/** Point-to-point among `members` on context `contextId`, as the collective algorithms see it. */
+export class GroupPt2pt implements CollPt2pt {
+  readonly rank: number;
+  readonly size: number;
+  readonly #device: Device;
+  readonly #members: Int32Array;
+  readonly #me: number;
+  readonly #contextId: number;
+
+  /**
+   * @param device the process's device
+   * @param members endpoint ids in group-rank order
+   * @param me the calling thread's endpoint (a member)
+   * @param contextId the context every message of these collectives uses
+   */
+  constructor(device: Device, members: Int32Array, me: number, contextId: number) {
+    this.#device = device;
+    this.#members = members;
+    this.#me = me;
+    this.#contextId = contextId;
+    this.rank = members.indexOf(me);
+    this.size = members.length;
+  }
+
+  send(dest: number, tag: number, data: Uint8Array): Promise<void> {
+    const r = new DevRequest(REQ_KIND.SEND);
+    this.#device.send(r, this.#me, this.#members[dest]!, this.#contextId, tag, data, false, false);
+    return new Promise((resolve, reject) => settle(r, resolve, reject, none));
+  }
+
+  recv(source: number, tag: number): Promise<Uint8Array> {
+    const r = new DevRequest(REQ_KIND.RECV);
+    r.objectMode = true; // a fresh Uint8Array of the message's length
+    this.#device.postRecv(r, this.#me, this.#contextId, this.#members[source]!, tag);
+    return new Promise((resolve, reject) => settle(r, resolve, reject, bytesOf));
+  }
+}

@@ -1,0 +1,26 @@
+// Communicator management over real mpiexec jobs on loopback TCP (issue 4).
+// testlist: comm-create np 4 (default, TSMPI_CTXID_EAGER=0, TSMPI_CTXID_ALGO=original); comm-many np 2
+import { describe, expect, it } from 'vitest';
+import { linesWith, program, runJob } from './run-job.ts';
+
+function expectOk(r: { code: number | null; stdout: string; stderr: string }, marker: string, np: number): void {
+  if (r.code !== 0 || linesWith(r.stdout, marker).length !== np) {
+    throw new Error(`job failed (exit ${r.code})\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
+  }
+}
+
+describe('communicators', () => {
+  it.each([
+    ['eager allocation (default)', {}],
+    ['base allocation only', { TSMPI_CTXID_EAGER: '0' }],
+    ['the original algorithm', { TSMPI_CTXID_ALGO: 'original' }],
+  ])('dup, idup, split, splitType, create and concurrent createGroup work and are isolated: %s', async (_what, env) => {
+    expectOk(await runJob(4, program('comm-create.ts'), { env, flags: ['--timeout', '90'] }), 'comm-create OK', 4);
+  });
+
+  it('reuses context ids: 100,000 COMM_SELF dups and 2,000 COMM_WORLD dups; running out is ERR_OTHER', async () => {
+    const r = await runJob(2, program('comm-many.ts'), { flags: ['--timeout', '90'] });
+    expectOk(r, 'comm-many OK', 2);
+    expect(r.stdout).toMatch(/self-dup [\d.]+ us/);
+  });
+});
