@@ -14,6 +14,8 @@ export {
 } from './api/constants.ts';
 export type { ThreadLevel } from './api/constants.ts';
 export { Comm } from './api/comm.ts';
+// Communicators and groups (issue 4): the public Group.
+export { Group } from './api/group.ts';
 export { Request } from './api/request.ts';
 export { Status } from './api/status.ts';
 export { Message } from './api/message.ts';
@@ -22,8 +24,13 @@ export {
   INT8 as CHAR, INT16 as SHORT, INT32 as INT, INT64 as LONG, FLOAT32 as FLOAT, FLOAT64 as DOUBLE,
 } from './api/datatype.ts';
 export type { BufSpec } from './api/buffer.ts';
+// Derived datatypes and packing (issue 5): Datatype statics live on the class; pack / unpack are functions.
+export { pack, unpack } from './api/buffer.ts';
 export { Op, SUM, PROD, MIN, MAX, LAND, LOR, LXOR, BAND, BOR, BXOR, MINLOC, MAXLOC } from './api/op.ts';
 export { config, stats } from './api/introspection.ts';
+export { Worker } from './api/worker.ts';
+export { revive, workerData } from './api/revive.ts';
+export { threadAttach, attachedEndpoint } from './api/endpoints.ts';
 export type { Config, Stats } from './api/introspection.ts';
 export {
   MPIError, errorString,

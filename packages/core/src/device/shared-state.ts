@@ -57,7 +57,8 @@ export interface SharedBuffers {
 }
 
 const SMALL_MAX_SHIFT = 16;
-const OBJECT_RECORDS = 1 << 14;
+// 32,768 records: more than the 16,376 context ids a process can hand out, so ids (ERR_OTHER) run out before records.
+const OBJECT_RECORDS = 1 << 15;
 /** Large payloads: classes up to 1 GiB in a 2 GiB address range, touched only as used. */
 const BIG_MAX_SHIFT = 30;
 const BIG_ARENA_BYTES = 2 ** 31 - 64;
@@ -91,7 +92,7 @@ export class SharedState {
       payloadMeta: small.meta,
       bigArena: big?.arena ?? null,
       bigMeta: big?.meta ?? null,
-      // 16,384 records (1 MiB) and 8 MiB of group/datatype data.
+      // 2 MiB of records and 8 MiB of group/datatype data.
       objects: ObjectTable.allocateBuffers(OBJECT_RECORDS, 8 << 20),
       injection: layout.multithreaded ? new SharedArrayBuffer(layout.channels * Ring.bytesFor(INJECTION_RING_BYTES)) : null,
       completion: layout.multithreaded ? new SharedArrayBuffer(MAX_THREADS * Ring.bytesFor(COMPLETION_RING_BYTES)) : null,
