@@ -7,11 +7,16 @@ import type { RollCallAnswer } from './wireup-server.ts';
 
 /** "recv (comm COMM_WORLD, peer 2, tag 42)". */
 export function describeBlockedIn(b: BlockedIn): string {
-  const parts = [`comm ${b.comm}`];
-  // -1 is MPI's ANY_SOURCE / ANY_TAG (API.md constants).
-  if (b.peer !== null) parts.push(`peer ${b.peer === -1 ? 'ANY_SOURCE' : b.peer}`);
-  if (b.tag !== null) parts.push(`tag ${b.tag === -1 ? 'ANY_TAG' : b.tag}`);
-  return `blocked in ${b.call} (${parts.join(', ')})`;
+  const one = (x: { call: string; comm: string; peer: number | null; tag: number | null }): string => {
+    const parts = x.comm === '' ? [] : [`comm ${x.comm}`];
+    // -1 is MPI's ANY_SOURCE / ANY_TAG (API.md constants).
+    if (x.peer !== null) parts.push(`peer ${x.peer === -1 ? 'ANY_SOURCE' : x.peer}`);
+    if (x.tag !== null) parts.push(`tag ${x.tag === -1 ? 'ANY_TAG' : x.tag}`);
+    return parts.length === 0 ? x.call : `${x.call} (${parts.join(', ')})`;
+  };
+  const main = `blocked in ${one(b)}`;
+  if (b.threads === undefined || b.threads.length === 0) return main;
+  return `${main}; ${b.threads.map((t) => `thread ${t.thread} blocked in ${one(t)}`).join('; ')}`;
 }
 
 /** One rank's state at roll-call time. */

@@ -20,7 +20,8 @@ import { connectPmi, type PmiClient } from '../pmi/index.ts';
 import type { TransportFactory } from '../transport/index.ts';
 import { ERR_ARG, ERR_OTHER, mpiError } from '../util/index.ts';
 import { THREAD_LEVELS, type ThreadLevel } from './constants.ts';
-import { blockedIn } from './blocked.ts';
+import { attachBlockedTable, blockedIn } from './blocked.ts';
+import { MAX_THREADS } from '../device/index.ts';
 import { isInitialized, runtime, setRuntime, type RuntimeState } from './runtime.ts';
 import { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE, setupPredefinedComms, attachPredefinedComms } from './predefined-comms.ts';
 import { workerBoot, type WorkerBoot } from './worker-boot.ts';
@@ -98,6 +99,7 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     }
     device.start(size > 1 ? await Promise.all(Array.from({ length: size }, (_, p) => pmi!.get(`tcp:${p}`))) : null);
   }
+  if (shared.layout.multithreaded) attachBlockedTable(shared.buffers.blocked, 0, MAX_THREADS);
   const predefined = setupPredefinedComms(shared.objects, size, settings.endpoints, device.firstEndpoint);
   setRuntime(runtimeState(device, settings, job, pmi, log, level, progress, device.firstEndpoint, {
     contextIds: Array.from({ length: settings.endpoints }, () => ContextIdState.create()),
@@ -176,6 +178,7 @@ async function initWorkerThread(boot: WorkerBoot): Promise<ThreadLevel> {
     shared,
   );
   device.start(null);
+  attachBlockedTable(shared.buffers.blocked, threadId, MAX_THREADS);
   attachPredefinedComms(boot.predefined, size, settings.endpoints, device.firstEndpoint, boot.endpoint);
   setRuntime(runtimeState(device, settings, boot.job, null, log, boot.threadLevel, boot.progress, boot.endpoint, {
     contextIds: boot.contextIds.map((b) => ContextIdState.attach(b)),

@@ -27,7 +27,7 @@ const comms = new Map<number, Comm>();
 
 /** A copy of `value` in which every MPI object is replaced by a transferable reference. */
 export function dehydrate(value: unknown, seen = new Map<object, unknown>()): unknown {
-  if (value instanceof Comm) return { [MARK]: 'Comm', handle: value._handle };
+  if (value instanceof Comm) return { [MARK]: 'Comm', handle: value._handle, name: value.name };
   if (value instanceof Datatype) {
     if (!value._predefined) throw mpiError(ERR_ARG, 'Worker', `datatype ${value.name} is derived: send its handle-free description (rebuild it in the worker) instead`);
     return { [MARK]: 'Datatype', code: value._code };
@@ -66,7 +66,7 @@ function reviveAny(value: unknown, seen: Map<object, unknown>): unknown {
   if (seen.has(value)) return seen.get(value);
   const v = value as Record<string, unknown>;
   if (v[MARK] === 'Comm' || (typeof v._handle === 'number' && typeof v._ctx === 'number' && v._endpoints instanceof Int32Array)) {
-    return commOf((v.handle ?? v._handle) as number);
+    return commOf((v.handle ?? v._handle) as number, typeof v.name === 'string' ? v.name : null);
   }
   if (v[MARK] === 'Datatype') return PREDEFINED_TYPES.find((t) => t._code === v.code);
   if (v[MARK] === 'Op') return PREDEFINED_OPS.find((o) => o._code === v.code);
@@ -86,7 +86,7 @@ function reviveAny(value: unknown, seen: Map<object, unknown>): unknown {
 }
 
 /** The communicator of `handle` in this thread. */
-function commOf(handle: number): Comm {
+function commOf(handle: number, name: string | null): Comm {
   const rt = runtime('revive');
   const predefined = rt.predefined.indexOf(handle);
   if (predefined >= 0) return [COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE][predefined]!;
@@ -98,7 +98,7 @@ function commOf(handle: number): Comm {
   }
   const group = objects.data(handle, 1);
   const members = new Int32Array(objects.blob(group).slice().buffer);
-  c = new Comm(`comm#${handle & 0xffffff}`, objects.data(handle, 0), members, false);
+  c = new Comm(name ?? `comm#${handle & 0xffffff}`, objects.data(handle, 0), members, false);
   c._setEndpoints(members, handle);
   comms.set(handle, c);
   return c;

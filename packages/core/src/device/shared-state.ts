@@ -18,6 +18,8 @@ import { MatchQueues, type MatchingMode } from './match-queues.ts';
 import { ObjectTable, type ObjectTableBuffers } from './object-table.ts';
 import { RequestTable } from './request-table.ts';
 
+/** Bytes per thread in the roll-call table (api/blocked.ts: 5 words and two 32-byte names). */
+const BLOCKED_SLOT_BYTES = 84;
 /** Threads (main, workers) that may own requests; each has a completion ring. */
 export const MAX_THREADS = 64;
 /** 1 MiB per completion ring: 128 Ki completions can wait for a busy thread. */
@@ -54,6 +56,8 @@ export interface SharedBuffers {
   readonly stats: SharedArrayBuffer;
   /** per (object-table record, local endpoint): the next collective sequence number of a communicator */
   readonly collSeq: SharedArrayBuffer;
+  /** per thread: what it is blocked in, for the launcher's roll-call (api/blocked.ts lays it out) */
+  readonly blocked: SharedArrayBuffer;
 }
 
 const SMALL_MAX_SHIFT = 16;
@@ -99,6 +103,7 @@ export class SharedState {
       control: new SharedArrayBuffer(CONTROL.WORDS * 4),
       stats: new SharedArrayBuffer((MAX_THREADS + layout.channels) * STAT.WORDS * 8),
       collSeq: new SharedArrayBuffer(OBJECT_RECORDS * layout.endpointsPerProcess * 4),
+      blocked: new SharedArrayBuffer(MAX_THREADS * BLOCKED_SLOT_BYTES),
     };
     return new SharedState(buffers, true);
   }

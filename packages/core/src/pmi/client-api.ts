@@ -12,6 +12,8 @@ export interface BlockedIn {
   readonly comm: string;
   readonly peer: number | null;
   readonly tag: number | null;
+  /** in a multithreaded process: the other MPI threads that are blocked */
+  readonly threads?: readonly { readonly thread: number; readonly call: string; readonly comm: string; readonly peer: number | null; readonly tag: number | null }[];
 }
 
 /** Per-rank counts reported at finalize, for --report-json. */

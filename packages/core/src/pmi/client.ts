@@ -238,7 +238,10 @@ class WsPmiClient implements PmiClient {
         const plain =
           blockedIn === null
             ? null
-            : { call: String(blockedIn.call), comm: String(blockedIn.comm), peer: blockedIn.peer, tag: blockedIn.tag };
+            : {
+                call: String(blockedIn.call), comm: String(blockedIn.comm), peer: blockedIn.peer, tag: blockedIn.tag,
+                ...(blockedIn.threads === undefined ? {} : { threads: blockedIn.threads.map((t) => ({ thread: t.thread, call: String(t.call), comm: String(t.comm), peer: t.peer, tag: t.tag })) }),
+              };
         this.#send({ t: 'rollCallReply', id: m.id, blockedIn: plain });
         return;
       }

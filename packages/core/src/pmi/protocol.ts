@@ -120,6 +120,10 @@ function isBlockedIn(v: unknown): v is BlockedIn | null {
   if (v === null) return true;
   if (typeof v !== 'object') return false;
   const b = v as Record<string, unknown>;
+  return isBlockedCall(b) && (b['threads'] === undefined || (Array.isArray(b['threads']) && b['threads'].every((t) => typeof t === 'object' && t !== null && isInt((t as Record<string, unknown>)['thread']) && isBlockedCall(t as Record<string, unknown>))));
+}
+
+function isBlockedCall(b: Record<string, unknown>): boolean {
   return (
     typeof b['call'] === 'string' &&
     typeof b['comm'] === 'string' &&
