@@ -119,24 +119,29 @@ if (rank === 0) {
   equal([later[0], later[15], later[1], later[16]], [0, 15, 1, 16], 'Isend packed at the call');
 }
 
-// --- a datatype freed while an Irecv using it is pending completes with the right data ---
-// TODO(issue 5): the lead adds the communicator part once comm dup exists: dup a
-// communicator, post this Irecv on it, free both the communicator and the datatype,
-// then complete the receive.
+// --- a datatype and a communicator freed while an Irecv using them is pending complete with the right data ---
+// (papers/refcount-gc.txt, Figure 1: the user releases both; the pending request keeps them alive)
 {
   const pending = MPI.Datatype.vector(3, 1, 2, MPI.INT32).commit();
+  const comm = await world.dup();
   if (rank === 1) {
     const buf = new Int32Array(6).fill(-1);
-    const req = world.Irecv([buf, 1, pending], 0, 20);
+    const req = comm.Irecv([buf, 1, pending], 0, 20);
     pending.free();
+    comm.free();
     await throwsMPI(() => world.Irecv([buf, 1, pending], 0, 21), MPI.ERR_TYPE, 'Irecv', 'the freed type in a new call');
+    await throwsMPI(() => comm.Irecv(buf, 0, 21), MPI.ERR_COMM, 'Irecv', 'the freed communicator in a new call');
     await world.send('posted and freed', 0, 19);
     await req.wait();
-    equal(list(buf), [5, -1, 6, -1, 7, -1], 'Irecv with a freed datatype');
+    equal(list(buf), [5, -1, 6, -1, 7, -1], 'Irecv with a freed datatype on a freed communicator');
     equal(req.status!.getCount(MPI.INT32), 3, 'its status');
+    equal(req.status!.source, 0, 'its source, a rank of the freed communicator');
   } else if (rank === 0) {
     await world.recv(1, 19);
-    await world.Send(Int32Array.of(5, 6, 7), 1, 20);
+    await comm.Send(Int32Array.of(5, 6, 7), 1, 20);
+    comm.free();
+  } else {
+    comm.free();
   }
 }
 
