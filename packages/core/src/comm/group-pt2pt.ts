@@ -1,6 +1,7 @@
 /**
  * CollPt2pt (coll/pt2pt.ts) over an explicit list of endpoints and one context
- * id: the point-to-point view that group collectives run on.
+ * id: the point-to-point view that collectives run on (a communicator's
+ * collective context, api/coll-pt2pt.ts; or a group's, for createGroup).
  *
  * Role: createGroup's context-id allocation runs a barrier and BAND allreduces
  * over the members of the new group only (papers/context-id-allocation.txt,
@@ -30,6 +31,7 @@ function settle(r: DevRequest, resolve: (v: any) => void, reject: (e: unknown) =
 
 const none = (): undefined => undefined;
 const bytesOf = (r: DevRequest): Uint8Array => r.value as Uint8Array;
+const countOf = (r: DevRequest): number => r.count;
 
 /** Point-to-point among `members` on context `contextId`, as the collective algorithms see it. */
 export class GroupPt2pt implements CollPt2pt {
@@ -66,5 +68,13 @@ export class GroupPt2pt implements CollPt2pt {
     r.objectMode = true; // a fresh Uint8Array of the message's length
     this.#device.postRecv(r, this.#me, this.#contextId, this.#members[source]!, tag);
     return new Promise((resolve, reject) => settle(r, resolve, reject, bytesOf));
+  }
+
+  /** Receives into `buf` (a rendezvous payload lands there directly); resolves the byte count. */
+  recvInto(source: number, tag: number, buf: Uint8Array): Promise<number> {
+    const r = new DevRequest(REQ_KIND.RECV);
+    r.buf = buf;
+    this.#device.postRecv(r, this.#me, this.#contextId, this.#members[source]!, tag);
+    return new Promise((resolve, reject) => settle(r, resolve, reject, countOf));
   }
 }
