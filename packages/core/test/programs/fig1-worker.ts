@@ -9,10 +9,13 @@ await MPI.init();
 const { index, perThread, reps, phase } = MPI.workerData as { index: number; perThread: MPI.Comm; reps: number; phase: 'fig1' | 'createGroup' };
 const rank = MPI.COMM_WORLD.rank;
 if (phase === 'fig1') {
+  // Both threads of the process start round 0 together (released by the main thread, whatever
+  // their start-up times); then the sibling thread takes the mask and waits in its allreduce for
+  // this thread's counterpart before this thread asks for the mask: the figure's interleaving.
+  parentPort!.postMessage('ready');
+  await new Promise((resolve) => parentPort!.once('message', resolve));
   for (let i = 0; i < reps; i++) {
-    // Round 0 forces the figure's interleaving: the sibling thread takes the mask and waits in its
-    // allreduce for this thread's counterpart before this thread asks for the mask.
-    if (i === 0 && index === rank) await new Promise((resolve) => setTimeout(resolve, 500));
+    if (i === 0 && index === rank) await new Promise((resolve) => setTimeout(resolve, 1000));
     if (index === rank) {
       const self = await MPI.COMM_SELF.dup();
       self.free();

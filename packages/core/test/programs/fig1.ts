@@ -15,6 +15,10 @@ const perThread = [await world.dup(), await world.dup()];
 const url = new URL('./fig1-worker.ts', import.meta.url);
 const run = async (phase: 'fig1' | 'createGroup', threads: number): Promise<{ index: number; done: number; ids?: number[] }[]> => {
   const ws = Array.from({ length: threads }, (_, index) => new MPI.Worker(url, { workerData: { index, perThread: perThread[index % 2], reps, phase } }));
+  if (phase === 'fig1') {
+    await Promise.all(ws.map((w) => once(w, 'message'))); // 'ready'
+    for (const w of ws) w.postMessage('go');
+  }
   return (await Promise.all(ws.map((w) => once(w, 'message')))).map(([m]) => m as { index: number; done: number; ids?: number[] });
 };
 for (const r of await run('fig1', 2)) equal(r.done, reps, `figure 1: thread ${r.index} finished every round`);
