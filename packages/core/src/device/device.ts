@@ -21,6 +21,11 @@
  * main thread hosts every channel; in threads progress one engine worker per
  * channel does. A thread sends on a channel it hosts directly, else through
  * the channel's injection ring. Nothing here logs or throws per message.
+ *
+ * Size: one protocol engine over the slots (STYLE rule 7 allows it past 600
+ * lines): every path shares the slot words, the owner's request map and the
+ * header scratch. The seam for a later split is the thread bridge (the two
+ * ring-serving loops, #out and #finishSlot) versus the protocols.
  */
 import { Packr } from 'msgpackr';
 import { FRAME_FLAG, FRAME_KIND, newFrameHeader, type FrameHeader, type Transport, type TransportError, type TransportFactory } from '../transport/index.ts';
