@@ -45,7 +45,7 @@ export const SETTINGS: readonly SettingRow[] = [
   {
     name: 'refcount', env: 'TSMPI_REFCOUNT', flag: '--refcount', kind: oneOf('naive', 'predefined', 'gc'),
     defaultValue: () => 'predefined', level: 'user',
-    doc: 'object reference counting strategy (papers/refcount-gc.txt)',
+    doc: 'object reference counting strategy (papers/refcount-gc.txt); accepted, not yet in effect: pending requests keep the objects they use alive by reference',
   },
   {
     name: 'progress', env: 'TSMPI_PROGRESS', flag: '--progress', kind: oneOf('auto', 'inline', 'threads'),
