@@ -31,6 +31,7 @@ import type { ConnectionOwner } from './connection-owner.ts';
 import { HEADER_BYTES, KIND_GOODBYE, encodeHeader } from './frame-codec.ts';
 import { FrameParser, PARSE_STATUS, type FrameSink } from './frame-parser.ts';
 import { ClientHandshake, HANDSHAKE_STATUS } from './handshake.ts';
+import { wireSocket, type SocketEventSink } from './socket-events.ts';
 
 const STATE_CONNECTING = 0;
 const STATE_OPEN = 1;
@@ -40,12 +41,10 @@ const STATE_CLOSED = 2;
 const NO_TOKEN = -1;
 const EMPTY = new Uint8Array(0);
 
-const kConn = Symbol('tsmpi.channelConnection');
-type ConnSocket = net.Socket & { [kConn]: ChannelConnection };
 
 const goodbyeHeader: FrameHeader = { ...newFrameHeader(), kind: KIND_GOODBYE };
 
-export class ChannelConnection implements FrameSink {
+export class ChannelConnection implements FrameSink, SocketEventSink {
   readonly peer: number;
   readonly channel: number;
   readonly #owner: ConnectionOwner;
@@ -86,17 +85,9 @@ export class ChannelConnection implements FrameSink {
 
   /** Starts connecting to the peer's listener. */
   connect(address: HostPort): void {
-    const socket = net.connect({ host: address.host, port: address.port, noDelay: true }) as ConnSocket;
-    socket[kConn] = this;
+    const socket = net.connect({ host: address.host, port: address.port, noDelay: true });
     this.#socket = socket;
-    socket.unref();
-    socket.setNoDelay(true);
-    socket.setTimeout(this.#owner._tuning.handshakeTimeoutMs);
-    socket.on('data', socketOnData);
-    socket.on('end', socketOnEnd);
-    socket.on('error', socketOnError);
-    socket.on('close', socketOnClose);
-    socket.on('timeout', socketOnTimeout);
+    wireSocket(socket, this, this.#owner._tuning.handshakeTimeoutMs);
   }
 
   /** Bytes queued on this channel and not yet taken by the kernel. */
@@ -335,20 +326,4 @@ export class ChannelConnection implements FrameSink {
       this.#owner._handlers.onSent(token);
     }
   }
-}
-
-function socketOnData(this: ConnSocket, chunk: Buffer): void {
-  this[kConn]._onData(chunk);
-}
-function socketOnEnd(this: ConnSocket): void {
-  this[kConn]._onEnd();
-}
-function socketOnError(this: ConnSocket, err: Error): void {
-  this[kConn]._onError(err);
-}
-function socketOnClose(this: ConnSocket): void {
-  this[kConn]._onClose();
-}
-function socketOnTimeout(this: ConnSocket): void {
-  this[kConn]._onTimeout();
 }

@@ -22,19 +22,18 @@ import { HEADER_BYTES, KIND_GOODBYE, encodeHeader } from './frame-codec.ts';
 import { FrameParser, PARSE_STATUS, type FrameSink } from './frame-parser.ts';
 import { HANDSHAKE_STATUS, ServerHandshake } from './handshake.ts';
 import { MAX_PAYLOAD_BYTES } from './tuning.ts';
+import { wireSocket, type SocketEventSink } from './socket-events.ts';
 
 const STATE_HANDSHAKE = 0;
 const STATE_OPEN = 1;
 const STATE_CLOSED = 2;
 
-const kConn = Symbol('tsmpi.inboundConnection');
-type ConnSocket = net.Socket & { [kConn]: InboundConnection };
 
 /** Shared, never modified: the socket may keep a reference until it is written. */
 const GOODBYE = new Uint8Array(HEADER_BYTES);
 encodeHeader(GOODBYE, 0, { kind: KIND_GOODBYE, flags: 0, contextId: 0, srcEndpoint: 0, dstEndpoint: 0, tag: 0, seq: 0, aux: 0, aux2: 0, payloadLength: 0 }, 0);
 
-export class InboundConnection implements FrameSink {
+export class InboundConnection implements FrameSink, SocketEventSink {
   readonly #owner: ConnectionOwner;
   readonly #socket: net.Socket;
   #state = STATE_HANDSHAKE;
@@ -50,16 +49,7 @@ export class InboundConnection implements FrameSink {
     this.#owner = owner;
     this.#socket = socket;
     this.#handshake = new ServerHandshake(owner._jobKey);
-    const s = socket as ConnSocket;
-    s[kConn] = this;
-    socket.unref();
-    socket.setNoDelay(true);
-    socket.setTimeout(owner._tuning.handshakeTimeoutMs);
-    socket.on('data', socketOnData);
-    socket.on('end', socketOnEnd);
-    socket.on('error', socketOnError);
-    socket.on('close', socketOnClose);
-    socket.on('timeout', socketOnTimeout);
+    wireSocket(socket, this, owner._tuning.handshakeTimeoutMs);
     socket.write(this.#handshake.challenge());
   }
 
@@ -182,20 +172,4 @@ export class InboundConnection implements FrameSink {
       ? { code, message: `channel ${this.channel} from process ${process}: ${message}` }
       : { code, message: `channel ${this.channel} from process ${process}: ${message}`, cause });
   }
-}
-
-function socketOnData(this: ConnSocket, chunk: Buffer): void {
-  this[kConn]._onData(chunk);
-}
-function socketOnEnd(this: ConnSocket): void {
-  this[kConn]._onEnd();
-}
-function socketOnError(this: ConnSocket, err: Error): void {
-  this[kConn]._onError(err);
-}
-function socketOnClose(this: ConnSocket): void {
-  this[kConn]._onClose();
-}
-function socketOnTimeout(this: ConnSocket): void {
-  this[kConn]._onTimeout();
 }

@@ -1,0 +1,52 @@
+/**
+ * Wires a socket to the connection that owns it (outbound ChannelConnection or
+ * accepted InboundConnection): the settings every connection socket gets and
+ * the five event handlers. Handlers are module-level functions that reach
+ * their connection through a symbol on the socket (STYLE rule 12: no closure
+ * per connection or per message).
+ */
+import type net from 'node:net';
+
+/** The socket events a connection handles. */
+export interface SocketEventSink {
+  _onData(chunk: Buffer): void;
+  _onEnd(): void;
+  _onError(err: Error): void;
+  _onClose(): void;
+  _onTimeout(): void;
+}
+
+const kSink = Symbol('tsmpi.socketSink');
+type SinkSocket = net.Socket & { [kSink]: SocketEventSink };
+
+/**
+ * Unrefs the socket (the transport never holds the event loop; interface.ts),
+ * turns off Nagle, arms the handshake timeout and routes every event to `sink`.
+ */
+export function wireSocket(socket: net.Socket, sink: SocketEventSink, handshakeTimeoutMs: number): void {
+  (socket as SinkSocket)[kSink] = sink;
+  socket.unref();
+  socket.setNoDelay(true);
+  socket.setTimeout(handshakeTimeoutMs);
+  socket.on('data', socketOnData);
+  socket.on('end', socketOnEnd);
+  socket.on('error', socketOnError);
+  socket.on('close', socketOnClose);
+  socket.on('timeout', socketOnTimeout);
+}
+
+function socketOnData(this: SinkSocket, chunk: Buffer): void {
+  this[kSink]._onData(chunk);
+}
+function socketOnEnd(this: SinkSocket): void {
+  this[kSink]._onEnd();
+}
+function socketOnError(this: SinkSocket, err: Error): void {
+  this[kSink]._onError(err);
+}
+function socketOnClose(this: SinkSocket): void {
+  this[kSink]._onClose();
+}
+function socketOnTimeout(this: SinkSocket): void {
+  this[kSink]._onTimeout();
+}
