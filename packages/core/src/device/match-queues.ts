@@ -329,10 +329,7 @@ export class MatchQueues {
         (blocked ??= []).push(ctx);
         prev = s;
       } else if (esrc === src && (blocked === null || !blocked.includes(ctx))) {
-        if (prev === NIL) q[H.WILD_HEAD] = next;
-        else w[prev * SLOT_WORDS + SLOT.NEXT] = next;
-        if (q[H.WILD_TAIL] === s) q[H.WILD_TAIL] = prev;
-        w[b + SLOT.NEXT] = NIL;
+        this.#splice(H.WILD_HEAD, prev, s);
         Atomics.sub(q, H.WILD_COUNT, 1);
         this.#append(this.#src(src) + Q.POSTED_HEAD, s);
       } else {
@@ -351,17 +348,24 @@ export class MatchQueues {
     q[headIdx + 1] = slot;
   }
 
+  /** Removes `s`, whose predecessor is `prev` (NIL: s is the head), from the list at `headIdx`. */
+  #splice(headIdx: number, prev: number, s: number): void {
+    const w = this.#w;
+    const q = this.#q;
+    const next = w[s * SLOT_WORDS + SLOT.NEXT]!;
+    if (prev === NIL) q[headIdx] = next;
+    else w[prev * SLOT_WORDS + SLOT.NEXT] = next;
+    if (q[headIdx + 1] === s) q[headIdx + 1] = prev;
+    w[s * SLOT_WORDS + SLOT.NEXT] = NIL;
+  }
+
   #unlink(headIdx: number, slot: number): boolean {
     const w = this.#w;
     const q = this.#q;
     let prev = NIL;
     for (let s = q[headIdx]!; s !== NIL; s = w[s * SLOT_WORDS + SLOT.NEXT]!) {
       if (s === slot) {
-        const next = w[s * SLOT_WORDS + SLOT.NEXT]!;
-        if (prev === NIL) q[headIdx] = next;
-        else w[prev * SLOT_WORDS + SLOT.NEXT] = next;
-        if (q[headIdx + 1] === s) q[headIdx + 1] = prev;
-        w[s * SLOT_WORDS + SLOT.NEXT] = NIL;
+        this.#splice(headIdx, prev, s);
         return true;
       }
       prev = s;
@@ -379,11 +383,7 @@ export class MatchQueues {
       const rtag = w[b + SLOT.TAG]!;
       const rsrc = w[b + SLOT.SRC]!;
       if (w[b + SLOT.CTX] === ctx && (rtag === tag || rtag === ANY) && (rsrc === src || rsrc === ANY)) {
-        const next = w[b + SLOT.NEXT]!;
-        if (prev === NIL) q[headIdx] = next;
-        else w[prev * SLOT_WORDS + SLOT.NEXT] = next;
-        if (q[headIdx + 1] === s) q[headIdx + 1] = prev;
-        w[b + SLOT.NEXT] = NIL;
+        this.#splice(headIdx, prev, s);
         return s;
       }
       prev = s;
@@ -401,11 +401,7 @@ export class MatchQueues {
       const b = s * SLOT_WORDS;
       if (w[b + SLOT.CTX] === ctx && (tag === ANY || w[b + SLOT.TAG] === tag) && (src === ANY || w[b + SLOT.SRC] === src)) {
         if (take) {
-          const next = w[b + SLOT.NEXT]!;
-          if (prev === NIL) q[headIdx] = next;
-          else w[prev * SLOT_WORDS + SLOT.NEXT] = next;
-          if (q[headIdx + 1] === s) q[headIdx + 1] = prev;
-          w[b + SLOT.NEXT] = NIL;
+          this.#splice(headIdx, prev, s);
           Atomics.sub(q, H.UNEXPECTED, 1);
         }
         return s;
