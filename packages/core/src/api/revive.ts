@@ -25,8 +25,39 @@ const PREDEFINED_OPS = [SUM, PROD, MIN, MAX, LAND, LOR, LXOR, BAND, BOR, BXOR, M
 /** This thread's wrappers of communicators made elsewhere, by handle. */
 const comms = new Map<number, Comm>();
 
+/** What a leaf function returns for a value it does not replace. */
+const KEEP = Symbol('keep');
+
+/**
+ * A copy of `value` through arrays and plain objects (cycles preserved) in
+ * which `leaf` may replace any value; other values are kept as they are.
+ */
+function copyWith(value: unknown, leaf: (v: unknown) => unknown, seen = new Map<object, unknown>()): unknown {
+  const replaced = leaf(value);
+  if (replaced !== KEEP) return replaced;
+  if (value === null || typeof value !== 'object' || ArrayBuffer.isView(value)) return value;
+  if (seen.has(value)) return seen.get(value);
+  if (Array.isArray(value)) {
+    const out: unknown[] = [];
+    seen.set(value, out);
+    for (const v of value) out.push(copyWith(v, leaf, seen));
+    return out;
+  }
+  if (Object.getPrototypeOf(value) === Object.prototype) {
+    const out: Record<string, unknown> = {};
+    seen.set(value, out);
+    for (const [k, v] of Object.entries(value)) out[k] = copyWith(v, leaf, seen);
+    return out;
+  }
+  return value;
+}
+
 /** A copy of `value` in which every MPI object is replaced by a transferable reference. */
-export function dehydrate(value: unknown, seen = new Map<object, unknown>()): unknown {
+export function dehydrate(value: unknown): unknown {
+  return copyWith(value, dehydrateLeaf);
+}
+
+function dehydrateLeaf(value: unknown): unknown {
   if (value instanceof Comm) return { [MARK]: 'Comm', handle: value._handle, name: value.name };
   if (value instanceof Datatype) {
     if (!value._predefined) throw mpiError(ERR_ARG, 'Worker', `datatype ${value.name} is derived: send its handle-free description (rebuild it in the worker) instead`);
@@ -36,21 +67,7 @@ export function dehydrate(value: unknown, seen = new Map<object, unknown>()): un
     if (value._fn !== null) throw mpiError(ERR_ARG, 'Worker', 'user ops hold a function and cannot cross threads: create the op in the worker');
     return { [MARK]: 'Op', code: value._code };
   }
-  if (value === null || typeof value !== 'object' || ArrayBuffer.isView(value) || value instanceof ArrayBuffer || value instanceof SharedArrayBuffer) return value;
-  if (seen.has(value)) return seen.get(value);
-  if (Array.isArray(value)) {
-    const out: unknown[] = [];
-    seen.set(value, out);
-    for (const v of value) out.push(dehydrate(v, seen));
-    return out;
-  }
-  if (Object.getPrototypeOf(value) === Object.prototype) {
-    const out: Record<string, unknown> = {};
-    seen.set(value, out);
-    for (const [k, v] of Object.entries(value)) out[k] = dehydrate(v, seen);
-    return out;
-  }
-  return value;
+  return KEEP;
 }
 
 /**
@@ -58,31 +75,18 @@ export function dehydrate(value: unknown, seen = new Map<object, unknown>()): un
  * @example const comm = MPI.revive(event.data.comm);
  */
 export function revive<T>(value: T): T {
-  return reviveAny(value, new Map()) as T;
+  return copyWith(value, reviveLeaf) as T;
 }
 
-function reviveAny(value: unknown, seen: Map<object, unknown>): unknown {
-  if (value === null || typeof value !== 'object' || ArrayBuffer.isView(value) || value instanceof Comm || value instanceof Datatype || value instanceof Op) return value;
-  if (seen.has(value)) return seen.get(value);
+function reviveLeaf(value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || value instanceof Comm || value instanceof Datatype || value instanceof Op) return KEEP;
   const v = value as Record<string, unknown>;
   if (v[MARK] === 'Comm' || (typeof v._handle === 'number' && typeof v._ctx === 'number' && v._endpoints instanceof Int32Array)) {
     return commOf((v.handle ?? v._handle) as number, typeof v.name === 'string' ? v.name : null);
   }
   if (v[MARK] === 'Datatype') return PREDEFINED_TYPES.find((t) => t._code === v.code);
   if (v[MARK] === 'Op') return PREDEFINED_OPS.find((o) => o._code === v.code);
-  if (Array.isArray(value)) {
-    const out: unknown[] = [];
-    seen.set(value, out);
-    for (const x of value) out.push(reviveAny(x, seen));
-    return out;
-  }
-  if (Object.getPrototypeOf(value) === Object.prototype) {
-    const out: Record<string, unknown> = {};
-    seen.set(value, out);
-    for (const [k, x] of Object.entries(v)) out[k] = reviveAny(x, seen);
-    return out;
-  }
-  return value;
+  return KEEP;
 }
 
 /** The communicator of `handle` in this thread. */
