@@ -58,17 +58,8 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 
     struct bench_flags f = { .iterations = 2000, .warmup = 50, .window = 1, .sizes = { 8, 8L * 1024L * 1024L }, .nsizes = 2 };
-    char err[256];
-    if (bench_parse_args(argc, argv, &f, err, sizeof err) != 0) {
-        if (rank == 0) fprintf(stderr, "allreduce: %s\n\n%s", err, USAGE);
-        MPI_Finalize();
-        return 2;
-    }
-    if (f.help) {
-        if (rank == 0) fputs(USAGE, stdout);
-        MPI_Finalize();
-        return 0;
-    }
+    int early = bench_flags_or_exit(argc, argv, &f, "allreduce", USAGE, rank);
+    if (early >= 0) return early;
     for (int s = 0; s < f.nsizes; s++) {
         if (f.sizes[s] % 8 != 0) {
             if (rank == 0) fprintf(stderr, "allreduce: --size must be a multiple of 8 (FLOAT64 elements)\n\n%s", USAGE);
@@ -109,21 +100,13 @@ int main(int argc, char **argv) {
                    bytes, med, bw, min, p99, calls, size, lib);
             fflush(stdout);
             if (f.json_file != NULL) {
-                FILE *out = fopen(f.json_file, "a");
-                if (out == NULL) {
-                    perror(f.json_file);
-                } else {
-                    char date[32];
-                    time_t now = time(NULL);
-                    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-                    char host[MPI_MAX_PROCESSOR_NAME];
-                    int hlen = 0;
-                    MPI_Get_processor_name(host, &hlen);
+                FILE *out = bench_json_begin(f.json_file, impl, lib, "allreduce");
+                if (out != NULL) {
                     fprintf(out,
-                            "{\"impl\":\"%s\",\"library\":\"%s\",\"date\":\"%s\",\"host\":\"%s\",\"bench\":\"allreduce\",\"processes\":%d,"
+                            "\"processes\":%d,"
                             "\"iterations\":%ld,\"warmup\":%ld,\"sizeBytes\":%ld,\"medianMicros\":%.3f,"
                             "\"minMicros\":%.3f,\"p99Micros\":%.3f,\"bandwidthMBs\":%.3f}\n",
-                            impl, lib, date, host, size, calls, warm, bytes, med, min, p99, bw);
+                            size, calls, warm, bytes, med, min, p99, bw);
                     fclose(out);
                 }
             }

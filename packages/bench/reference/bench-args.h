@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define BENCH_MAX_SIZES 16
 
@@ -117,6 +118,44 @@ static void bench_library(char *name, size_t namelen, const char **impl) {
         *impl = "other";
         snprintf(name, namelen, "%.*s", (int)first, version);
     }
+}
+
+/* Parses the flags. On --help or a bad flag, rank 0 prints (usage, or the error
+ * and usage), MPI is finalized, and the process's exit status (0 or 2) is
+ * returned; -1 means go on. */
+static int bench_flags_or_exit(int argc, char **argv, struct bench_flags *f, const char *name, const char *usage, int rank) {
+    char err[256];
+    if (bench_parse_args(argc, argv, f, err, sizeof err) != 0) {
+        if (rank == 0) fprintf(stderr, "%s: %s\n\n%s", name, err, usage);
+        MPI_Finalize();
+        return 2;
+    }
+    if (f->help) {
+        if (rank == 0) fputs(usage, stdout);
+        MPI_Finalize();
+        return 0;
+    }
+    return -1;
+}
+
+/* Opens `path` to append one JSON record and writes the fields every
+ * benchmark shares, up to and including `"bench":"NAME",`; the caller writes
+ * the rest of the record and closes the file. NULL (after perror) if the file
+ * cannot be opened. */
+static FILE *bench_json_begin(const char *path, const char *impl, const char *lib, const char *bench) {
+    FILE *out = fopen(path, "a");
+    if (out == NULL) {
+        perror(path);
+        return NULL;
+    }
+    char date[32];
+    time_t now = time(NULL);
+    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
+    char host[MPI_MAX_PROCESSOR_NAME];
+    int hlen = 0;
+    MPI_Get_processor_name(host, &hlen);
+    fprintf(out, "{\"impl\":\"%s\",\"library\":\"%s\",\"date\":\"%s\",\"host\":\"%s\",\"bench\":\"%s\",", impl, lib, date, host, bench);
+    return out;
 }
 
 #endif

@@ -46,17 +46,8 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 
     struct bench_flags f = { .iterations = 10000, .warmup = 10, .window = 12, .sizes = { 0 }, .nsizes = 1 };
-    char err[256];
-    if (bench_parse_args(argc, argv, &f, err, sizeof err) != 0) {
-        if (rank == 0) fprintf(stderr, "msgrate: %s\n\n%s", err, USAGE);
-        MPI_Finalize();
-        return 2;
-    }
-    if (f.help) {
-        if (rank == 0) fputs(USAGE, stdout);
-        MPI_Finalize();
-        return 0;
-    }
+    int early = bench_flags_or_exit(argc, argv, &f, "msgrate", USAGE, rank);
+    if (early >= 0) return early;
     if (size != 2) {
         if (rank == 0) fprintf(stderr, "msgrate: needs exactly 2 processes (got %d); run with mpirun -n 2\n", size);
         MPI_Finalize();
@@ -86,22 +77,14 @@ int main(int argc, char **argv) {
                rate / 1e6, f.window, f.iterations, msg, size, lib);
         fflush(stdout);
         if (f.json_file != NULL) {
-            FILE *out = fopen(f.json_file, "a");
-            if (out == NULL) {
-                perror(f.json_file);
-            } else {
-                char date[32];
-                time_t now = time(NULL);
-                strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-                char host[MPI_MAX_PROCESSOR_NAME];
-                int hlen = 0;
-                MPI_Get_processor_name(host, &hlen);
+            FILE *out = bench_json_begin(f.json_file, impl, lib, "msgrate");
+            if (out != NULL) {
                 fprintf(out,
-                        "{\"impl\":\"%s\",\"library\":\"%s\",\"date\":\"%s\",\"host\":\"%s\",\"bench\":\"msgrate\","
+                        ""
                         "\"layout\":\"single\",\"processes\":%d,\"threads\":1,\"iterations\":%ld,\"warmup\":%ld,"
                         "\"window\":%ld,\"sizeBytes\":%ld,\"messagesSent\":%.0f,\"elapsedSeconds\":%.9f,"
                         "\"messagesPerSecond\":%.3f}\n",
-                        impl, lib, date, host, size, f.iterations, f.warmup, f.window, msg, sent, elapsed, rate);
+                        size, f.iterations, f.warmup, f.window, msg, sent, elapsed, rate);
                 fclose(out);
             }
         }

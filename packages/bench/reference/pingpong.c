@@ -58,17 +58,8 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 
     struct bench_flags f = { .iterations = 10000, .warmup = 100, .window = 1, .sizes = { 0, 8 }, .nsizes = 2 };
-    char err[256];
-    if (bench_parse_args(argc, argv, &f, err, sizeof err) != 0) {
-        if (rank == 0) fprintf(stderr, "pingpong: %s\n\n%s", err, USAGE);
-        MPI_Finalize();
-        return 2;
-    }
-    if (f.help) {
-        if (rank == 0) fputs(USAGE, stdout);
-        MPI_Finalize();
-        return 0;
-    }
+    int early = bench_flags_or_exit(argc, argv, &f, "pingpong", USAGE, rank);
+    if (early >= 0) return early;
     if (size != 2) {
         if (rank == 0) fprintf(stderr, "pingpong: needs exactly 2 processes (got %d); run with mpirun -n 2\n", size);
         MPI_Finalize();
@@ -104,21 +95,13 @@ int main(int argc, char **argv) {
                    msg, med, min, p99, f.iterations, size, lib);
             fflush(stdout);
             if (f.json_file != NULL) {
-                FILE *out = fopen(f.json_file, "a");
-                if (out == NULL) {
-                    perror(f.json_file);
-                } else {
-                    char date[32];
-                    time_t now = time(NULL);
-                    strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%SZ", gmtime(&now));
-                    char host[MPI_MAX_PROCESSOR_NAME];
-                    int hlen = 0;
-                    MPI_Get_processor_name(host, &hlen);
+                FILE *out = bench_json_begin(f.json_file, impl, lib, "pingpong");
+                if (out != NULL) {
                     fprintf(out,
-                            "{\"impl\":\"%s\",\"library\":\"%s\",\"date\":\"%s\",\"host\":\"%s\",\"bench\":\"pingpong\",\"processes\":%d,"
+                            "\"processes\":%d,"
                             "\"iterations\":%ld,\"warmup\":%ld,\"sizeBytes\":%ld,\"medianMicros\":%.3f,"
                             "\"minMicros\":%.3f,\"p99Micros\":%.3f}\n",
-                            impl, lib, date, host, size, f.iterations, f.warmup, msg, med, min, p99);
+                            size, f.iterations, f.warmup, msg, med, min, p99);
                     fclose(out);
                 }
             }
