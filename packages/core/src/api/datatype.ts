@@ -14,7 +14,7 @@
 import {
   DatatypeRecord, checkConstructible, countItems, createContiguous, createHvector, createIndexed, createResized,
   createStruct, createSubarray, createVector, descriptorToString, elementArrayOf, predefinedRecord, typeSize,
-  TYPE_CODES, type ElementArrayConstructor, type TypeCode, type TypeDescriptor, type TypeMap,
+  TYPE_CODES, typeCodeOfView, type ElementArrayConstructor, type TypeCode, type TypeDescriptor, type TypeMap,
 } from '../datatype/index.ts';
 import { ERR_TYPE, mpiError } from '../util/index.ts';
 
@@ -234,15 +234,5 @@ export function datatypeOfCode(code: TypeCode): Datatype {
 
 /** The predefined type of a typed array (DataView and unknown kinds: BYTE). */
 export function datatypeOfView(view: ArrayBufferView): Datatype {
-  if (view instanceof Uint8Array || view instanceof Uint8ClampedArray) return UINT8;
-  if (view instanceof Float64Array) return FLOAT64;
-  if (view instanceof Int32Array) return INT32;
-  if (view instanceof Float32Array) return FLOAT32;
-  if (view instanceof Int8Array) return INT8;
-  if (view instanceof Int16Array) return INT16;
-  if (view instanceof Uint16Array) return UINT16;
-  if (view instanceof Uint32Array) return UINT32;
-  if (view instanceof BigInt64Array) return INT64;
-  if (view instanceof BigUint64Array) return UINT64;
-  return BYTE;
+  return datatypeOfCode(typeCodeOfView(view) ?? TYPE_CODES.BYTE);
 }
