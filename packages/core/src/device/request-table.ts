@@ -5,7 +5,8 @@
  * waiting for its receive) occupies one slot of a SharedArrayBuffer, so that in
  * the multithreaded design every thread and channel engine of the process sees
  * the same state: the matching queues link slots through their NEXT word, and
- * a waiting thread watches the STATE word (Atomics.waitAsync). The JavaScript
+ * a thread that completes another thread's request leaves the status in the
+ * slot and the slot number in the owner's completion ring. The JavaScript
  * side of a request (user buffer, resolved value) stays in the owning thread,
  * indexed by the slot number.
  *
@@ -17,7 +18,7 @@ import { SpinLocks } from '../shm/index.ts';
 
 /** Word offsets inside one slot. */
 export const SLOT = {
-  /** STATE_* below; the word a waiter watches */
+  /** STATE_* below: the slot's lifecycle (free, pending, completed by another thread); readable in a dump of shared memory */
   STATE: 0,
   /** KIND_* below */
   KIND: 1,
@@ -25,39 +26,33 @@ export const SLOT = {
   FLAGS: 2,
   /** context id the slot matches on */
   CTX: 3,
-  /** matching source endpoint (ANY = -1); for messages and sends: the source endpoint */
+  /** matching source endpoint (ANY = -1); for messages: the source endpoint */
   SRC: 4,
   /** matching tag (ANY = -1) */
   TAG: 5,
   /** next slot in the queue this slot sits in, or NIL */
   NEXT: 6,
-  /** the endpoint this slot belongs to (receiver's for receives/messages, sender's for sends) */
+  /** the endpoint this slot belongs to (receiver's for receives and messages) */
   ENDPOINT: 7,
-  /** completed status: source endpoint, tag, byte count, error class */
+  /** completed status, written for another thread's request: source endpoint, tag, byte count, error class */
   ST_SOURCE: 8,
   ST_TAG: 9,
   ST_COUNT: 10,
   ST_ERROR: 11,
-  /** 1 once cancelled */
-  ST_CANCELLED: 12,
-  /** receive capacity in bytes; message length for messages and sends */
-  LENGTH: 13,
+  /** receive capacity in bytes; message length for messages and rendezvous sends */
+  LENGTH: 12,
   /** the peer's slot number (sender's request for RTS / sync; receiver's for CTS) */
-  PEER_SLOT: 14,
+  PEER_SLOT: 13,
   /** arrival order of an unexpected message (wildcard receives take the oldest) */
-  ARRIVAL: 15,
-  /** payload-pool block of an unexpected message's bytes, or NIL */
-  PAYLOAD: 16,
-  /** destination endpoint of a send */
-  DST: 17,
-  /** process of the peer (sender of a message; receiver of a send) */
-  PEER_PROCESS: 18,
-  /** generation, bumped on free: detects a stale handle to a reused slot */
-  GENERATION: 19,
+  ARRIVAL: 14,
+  /** payload-pool (or big-arena, FLAG.BIG) offset of a payload kept in shared memory, or NIL */
+  PAYLOAD: 15,
+  /** process of the peer (sender of a message) */
+  PEER_PROCESS: 16,
   /** the thread whose JavaScript request this slot backs (completions go to its ring) */
-  OWNER: 20,
+  OWNER: 17,
 } as const;
-export const SLOT_WORDS = 24;
+export const SLOT_WORDS = 18;
 
 export const STATE = { FREE: 0, PENDING: 1, COMPLETE: 2 } as const;
 
@@ -77,8 +72,6 @@ export const FLAG = {
   SYNC: 2,
   /** rendezvous: only the RTS has arrived; data follows a CTS */
   RNDV: 4,
-  /** persistent request (start() reactivates it) */
-  PERSISTENT: 8,
   /** the message came from this process (no TCP): PEER_SLOT is a local send slot */
   LOCAL: 16,
   /** PAYLOAD is an offset in the large-payload arena (not the small pool) */
@@ -161,9 +154,7 @@ export class SlotPool {
     }
     const w = this.#table.words;
     const b = slot * SLOT_WORDS;
-    const gen = w[b + SLOT.GENERATION]!;
     w.fill(0, b, b + SLOT_WORDS);
-    w[b + SLOT.GENERATION] = gen;
     w[b + SLOT.KIND] = kind;
     w[b + SLOT.NEXT] = NIL;
     w[b + SLOT.PAYLOAD] = NIL;
@@ -176,7 +167,6 @@ export class SlotPool {
     const w = this.#table.words;
     const b = slot * SLOT_WORDS;
     w[b + SLOT.STATE] = STATE.FREE;
-    w[b + SLOT.GENERATION] = (w[b + SLOT.GENERATION]! + 1) | 0;
     this.#free.push(slot);
     if (this.#free.length > 4 * SlotPool.BATCH) this.#table.giveBatch(this.#free, 2 * SlotPool.BATCH);
   }
