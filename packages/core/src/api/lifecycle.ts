@@ -20,7 +20,7 @@ import { connectPmi, type PmiClient } from '../pmi/index.ts';
 import type { TransportFactory } from '../transport/index.ts';
 import { ERR_ARG, ERR_OTHER, mpiError } from '../util/index.ts';
 import { THREAD_LEVELS, type ThreadLevel } from './constants.ts';
-import { attachBlockedTable, blockedIn } from './blocked.ts';
+import { attachBlockedTable, blockedIn, BLOCKED_SLOT_WORDS } from './blocked.ts';
 import { MAX_THREADS } from '../device/index.ts';
 import { isInitialized, runtime, setRuntime, type RuntimeState } from './runtime.ts';
 import { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE, setupPredefinedComms, attachPredefinedComms } from './predefined-comms.ts';
@@ -74,6 +74,7 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     matching: settings.matching,
     requestSlots: settings.requestSlots,
     multithreaded: multithreaded || progress === 'threads',
+    blockedSlotBytes: BLOCKED_SLOT_WORDS * 4,
   });
   const allChannels = Array.from({ length: settings.channels }, (_, c) => c);
   const useEngines = progress === 'threads' && size > 1;

@@ -18,8 +18,6 @@ import { MatchQueues, type MatchingMode } from './match-queues.ts';
 import { ObjectTable, type ObjectTableBuffers } from './object-table.ts';
 import { RequestTable } from './request-table.ts';
 
-/** Bytes per thread in the roll-call table (api/blocked.ts: 5 words and two 32-byte names). */
-const BLOCKED_SLOT_BYTES = 84;
 /** Threads (main, workers) that may own requests; each has a completion ring. */
 export const MAX_THREADS = 64;
 /** 1 MiB per completion ring: 128 Ki completions can wait for a busy thread. */
@@ -38,6 +36,8 @@ export interface SharedLayout {
   readonly requestSlots: number;
   /** several threads use the structures (locks on, big arena and rings present) */
   readonly multithreaded: boolean;
+  /** bytes per thread of the roll-call table, whose layout belongs to api/blocked.ts */
+  readonly blockedSlotBytes: number;
 }
 
 export interface SharedBuffers {
@@ -103,7 +103,7 @@ export class SharedState {
       control: new SharedArrayBuffer(CONTROL.WORDS * 4),
       stats: new SharedArrayBuffer((MAX_THREADS + layout.channels) * STAT.WORDS * 8),
       collSeq: new SharedArrayBuffer(OBJECT_RECORDS * layout.endpointsPerProcess * 4),
-      blocked: new SharedArrayBuffer(MAX_THREADS * BLOCKED_SLOT_BYTES),
+      blocked: new SharedArrayBuffer(MAX_THREADS * layout.blockedSlotBytes),
     };
     return new SharedState(buffers, true);
   }
