@@ -29,7 +29,7 @@ export { pack, unpack } from './api/buffer.ts';
 export { Op, SUM, PROD, MIN, MAX, LAND, LOR, LXOR, BAND, BOR, BXOR, MINLOC, MAXLOC } from './api/op.ts';
 export { config, stats } from './api/introspection.ts';
 export { Worker } from './api/worker.ts';
-export { revive, workerData } from './api/revive.ts';
+export { dehydrate, revive, workerData } from './api/revive.ts';
 export { threadAttach, attachedEndpoint } from './api/endpoints.ts';
 export type { Config, Stats } from './api/introspection.ts';
 export {

@@ -81,6 +81,7 @@ describe('public surface of @tsmpi/core', () => {
         "abort",
         "attachedEndpoint",
         "config",
+        "dehydrate",
         "errorString",
         "finalize",
         "getProcessorName",

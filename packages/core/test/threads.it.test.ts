@@ -1,6 +1,6 @@
 // MPI_THREAD_MULTIPLE with real worker threads over real TCP: every program in
 // both matching modes and both progress modes.
-// testlist: mt-pt2pt np 2; mt-mixed np 2; mt-busy np 2; endpoints np 2 (--endpoints 3)
+// testlist: mt-pt2pt np 2; mt-mixed np 2; mt-objects np 2; mt-busy np 2; endpoints np 2 (--endpoints 3)
 import { describe, expect, it } from 'vitest';
 import { ROOT, program, runJob } from './run-job.ts';
 import path from 'node:path';
@@ -30,6 +30,10 @@ describe.each(MODES)('threads (--matching %s --progress %s)', (matching, progres
 
   it('wakes a thread blocked in recv from another thread of its process; wildcard and specific receives interleave across threads', async () => {
     expectOk(await runJob(2, program('mt-mixed.ts'), { flags }), 'mt-mixed OK');
+  });
+
+  it('uses a datatype, group, communicator and pending requests made in another thread (wait, test, waitany, cancel, idup)', async () => {
+    expectOk(await runJob(2, program('mt-objects.ts'), { flags }), 'mt-objects OK');
   });
 
   it('completes the receives of a thread busy for 5 s outside MPI while other threads keep communicating', async () => {

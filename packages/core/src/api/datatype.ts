@@ -13,10 +13,12 @@
  */
 import {
   DatatypeRecord, checkConstructible, countItems, createContiguous, createHvector, createIndexed, createResized,
-  createStruct, createSubarray, createVector, descriptorToString, elementArrayOf, predefinedRecord, typeSize,
+  createStruct, createSubarray, createVector, decodeDescriptor, descriptorToString, encodeDescriptor, elementArrayOf, predefinedRecord, typeSize,
   TYPE_CODES, typeCodeOfView, type ElementArrayConstructor, type TypeCode, type TypeDescriptor, type TypeMap,
 } from '../datatype/index.ts';
+import { OBJECT_KIND } from '../device/index.ts';
 import { ERR_TYPE, mpiError } from '../util/index.ts';
+import { runtime } from './runtime.ts';
 
 export class Datatype {
   readonly name: string;
@@ -32,7 +34,7 @@ export class Datatype {
   readonly _predefined: boolean;
   /** the primitive type of every entry, or null (mixed struct, or no entries) */
   readonly _typeCode: TypeCode | null;
-  /** the record in the shared object table (0: not registered; see issue 5 notes) */
+  /** its DATATYPE record in the shared object table, made when the type first crosses a thread (0: none) */
   _handle = 0;
   #map: TypeMap | null = null;
 
@@ -106,6 +108,32 @@ export class Datatype {
   free(): void {
     if (this._predefined) throw mpiError(ERR_TYPE, 'Datatype.free', `${this.name} is predefined and cannot be freed`);
     this._record.free();
+    if (this._handle !== 0) runtime('Datatype.free').device.objects.userFree(this._handle);
+  }
+
+  /**
+   * @internal The handle other threads revive this derived type from: a DATATYPE
+   * record whose blob is the encoded descriptor (made on first use, released by free()).
+   */
+  _share(call: string): number {
+    if (this._handle === 0) {
+      this._handle = runtime(call).device.objects.create(OBJECT_KIND.DATATYPE, false, [], encodeDescriptor(this._record.descriptor), call);
+    }
+    return this._handle;
+  }
+
+  /** @internal True when the shared record `handle` describes this type's layout. */
+  _sameLayoutAs(handle: number): boolean {
+    const a = runtime('revive').device.objects.blob(handle);
+    const b = encodeDescriptor(this._record.descriptor);
+    return a.length === b.length && a.every((x, i) => x === b[i]);
+  }
+
+  /** @internal This thread's Datatype of a record `_share` made in another thread. */
+  static _ofShared(handle: number, committed: boolean, name: string): Datatype {
+    const dt = new Datatype(new DatatypeRecord(decodeDescriptor(runtime('revive').device.objects.blob(handle).slice())), name);
+    if (committed) dt.commit();
+    return dt;
   }
 
   /** @internal Whole items in `bytes` received bytes, or `undefinedValue`. */

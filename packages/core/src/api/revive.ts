@@ -5,13 +5,25 @@
  * thread makes the wrappers live again: the same handle gives the same object
  * in one thread.
  *
- *   dehydrate(value)  Comm -> { __tsmpi: 'Comm', handle }, predefined Datatype / Op -> { __tsmpi, code }
+ *   dehydrate(value)  Comm -> { __tsmpi: 'Comm', handle }, Group -> { __tsmpi: 'Group', handle },
+ *                     predefined Datatype / Op -> { __tsmpi, code },
+ *                     derived Datatype -> { __tsmpi: 'Datatype', handle, committed } (its record
+ *                     holds the encoded descriptor), Request -> { __tsmpi: 'Request', cell }
+ *                     (request-relay.ts)
  *   revive(value)     the reverse; also accepts the structured clone of a Comm
  *                     (own fields survive postMessage, the class does not)
+ *
+ * A revived Group is a view of the same record (it holds its own reference:
+ * free it when done). A revived derived Datatype is this thread's copy of the
+ * layout: free() in one thread releases that thread's copy only. User ops
+ * hold a function and cannot cross.
  */
 import { OBJECT_KIND } from '../device/index.ts';
 import { ERR_ARG, mpiError } from '../util/index.ts';
 import { Comm } from './comm.ts';
+import { Group } from './group.ts';
+import { Request } from './request.ts';
+import { RelayedRequest, relayOut, type RelayMark } from './request-relay.ts';
 import { Datatype, INT8, UINT8, INT16, UINT16, INT32, UINT32, INT64, UINT64, FLOAT32, FLOAT64, BYTE } from './datatype.ts';
 import { Op, SUM, PROD, MIN, MAX, LAND, LOR, LXOR, BAND, BOR, BXOR, MINLOC, MAXLOC } from './op.ts';
 import { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE } from './predefined-comms.ts';
@@ -22,8 +34,10 @@ const MARK = '__tsmpi';
 const PREDEFINED_TYPES = [INT8, UINT8, INT16, UINT16, INT32, UINT32, INT64, UINT64, FLOAT32, FLOAT64, BYTE];
 const PREDEFINED_OPS = [SUM, PROD, MIN, MAX, LAND, LOR, LXOR, BAND, BOR, BXOR, MINLOC, MAXLOC];
 
-/** This thread's wrappers of communicators made elsewhere, by handle. */
+/** This thread's wrappers of communicators, groups and derived datatypes made elsewhere, by handle. */
 const comms = new Map<number, Comm>();
+const groups = new Map<number, Group>();
+const datatypes = new Map<number, Datatype>();
 
 /** What a leaf function returns for a value it does not replace. */
 const KEEP = Symbol('keep');
@@ -52,19 +66,39 @@ function copyWith(value: unknown, leaf: (v: unknown) => unknown, seen = new Map<
   return value;
 }
 
-/** A copy of `value` in which every MPI object is replaced by a transferable reference. */
+/**
+ * A copy of `value` in which every MPI object (Comm, Group, Datatype, Op,
+ * Request) is replaced by a reference postMessage can carry; the receiving
+ * thread calls MPI.revive. MPI.Worker's postMessage and workerData do it for you.
+ * @throws MPIError(ERR_ARG) for a user op or a freed datatype
+ * @example parentPort.postMessage(MPI.dehydrate({ req: comm.irecv(0, 1) }));
+ */
 export function dehydrate(value: unknown): unknown {
   return copyWith(value, dehydrateLeaf);
 }
 
+const rt = (): ReturnType<typeof runtime> => runtime('dehydrate');
+
 function dehydrateLeaf(value: unknown): unknown {
-  if (value instanceof Comm) return { [MARK]: 'Comm', handle: value._handle, name: value.name };
-  if (value instanceof Datatype) {
-    if (!value._predefined) throw mpiError(ERR_ARG, 'Worker', `datatype ${value.name} is derived: send its handle-free description (rebuild it in the worker) instead`);
-    return { [MARK]: 'Datatype', code: value._code };
+  // The sender's own objects are what revive gives back in the sender's thread.
+  if (value instanceof Comm) {
+    if (!value._freed && rt().predefined.indexOf(value._handle) < 0) comms.set(value._handle, value);
+    return { [MARK]: 'Comm', handle: value._freed ? -1 : value._handle, name: value.name };
   }
+  if (value instanceof Group) {
+    if (!value._freed && value._handle !== 0) groups.set(value._handle, value);
+    return { [MARK]: 'Group', handle: value._freed ? -1 : value._handle };
+  }
+  if (value instanceof Datatype) {
+    if (value._predefined) return { [MARK]: 'Datatype', code: value._code };
+    if (value._freed) throw mpiError(ERR_ARG, 'dehydrate', `datatype ${value.name} has been freed`);
+    const handle = value._share('dehydrate');
+    datatypes.set(handle, value);
+    return { [MARK]: 'Datatype', handle, committed: value._committed, name: value.name };
+  }
+  if (value instanceof Request) return { [MARK]: 'Request', ...relayOut(value, dehydrate) };
   if (value instanceof Op) {
-    if (value._fn !== null) throw mpiError(ERR_ARG, 'Worker', 'user ops hold a function and cannot cross threads: create the op in the worker');
+    if (value._fn !== null) throw mpiError(ERR_ARG, 'dehydrate', 'user ops hold a function and cannot cross threads: create the op in the worker');
     return { [MARK]: 'Op', code: value._code };
   }
   return KEEP;
@@ -79,14 +113,60 @@ export function revive<T>(value: T): T {
 }
 
 function reviveLeaf(value: unknown): unknown {
-  if (value === null || typeof value !== 'object' || value instanceof Comm || value instanceof Datatype || value instanceof Op) return KEEP;
+  if (value === null || typeof value !== 'object' || value instanceof Comm || value instanceof Datatype || value instanceof Op
+    || value instanceof Group || value instanceof Request) return KEEP;
   const v = value as Record<string, unknown>;
   if (v[MARK] === 'Comm' || (typeof v._handle === 'number' && typeof v._ctx === 'number' && v._endpoints instanceof Int32Array)) {
     return commOf((v.handle ?? v._handle) as number, typeof v.name === 'string' ? v.name : null);
   }
-  if (v[MARK] === 'Datatype') return PREDEFINED_TYPES.find((t) => t._code === v.code);
+  if (v[MARK] === 'Group') return groupOf(v.handle as number);
+  // the structured clone of a Group posted as it is
+  if (typeof v._handle === 'number' && typeof v._freed === 'boolean' && typeof v._logic === 'object') return groupOf(v._freed ? -1 : v._handle);
+  if (v[MARK] === 'Datatype') {
+    return typeof v.code === 'number' ? PREDEFINED_TYPES.find((t) => t._code === v.code) : datatypeOf(v.handle as number, v.committed === true, String(v.name));
+  }
+  // the structured clone of a Datatype posted as it is: predefined ones are known by code
+  if (typeof v._code === 'number' && typeof v._predefined === 'boolean' && typeof v._extent === 'number') {
+    if (v._predefined) return PREDEFINED_TYPES.find((t) => t._code === v._code);
+    throw mpiError(ERR_ARG, 'revive', `derived datatype ${String(v.name)} was posted as it is: post MPI.dehydrate(value) (MPI.Worker's postMessage does it for you)`);
+  }
   if (v[MARK] === 'Op') return PREDEFINED_OPS.find((o) => o._code === v.code);
+  if (v[MARK] === 'Request') return new RelayedRequest(v as unknown as RelayMark, revive);
   return KEEP;
+}
+
+/** A live record of `kind` behind `handle`, or an ERR_ARG that says what happened. */
+function checkLive(handle: number, kind: number, what: string): void {
+  if (handle === -1) throw mpiError(ERR_ARG, 'revive', `the ${what} had been freed before it was sent`);
+  if (!runtime('revive').device.objects.isLive(handle) || (handle >>> 26) !== kind) {
+    throw mpiError(ERR_ARG, 'revive', `handle ${handle} is not a live ${what} (freed before it arrived?)`);
+  }
+}
+
+/** This thread's view of the group of `handle` (0: Group.EMPTY). */
+function groupOf(handle: number): Group {
+  if (handle === 0) return Group.EMPTY;
+  const known = groups.get(handle);
+  if (known !== undefined && !known._freed) return known;
+  checkLive(handle, OBJECT_KIND.GROUP, 'group');
+  const objects = runtime('revive').device.objects;
+  const g = Group._view(new Int32Array(objects.blob(handle).slice().buffer), handle, 'revive');
+  groups.set(handle, g);
+  return g;
+}
+
+/** This thread's copy of the derived datatype of `handle`. */
+function datatypeOf(handle: number, committed: boolean, name: string): Datatype {
+  checkLive(handle, OBJECT_KIND.DATATYPE, 'datatype');
+  const known = datatypes.get(handle);
+  // A freed record's handle can come back for another type: the layout must match too.
+  if (known !== undefined && !known._freed && known._sameLayoutAs(handle)) {
+    if (committed && !known._committed) known.commit();
+    return known;
+  }
+  const dt = Datatype._ofShared(handle, committed, name);
+  datatypes.set(handle, dt);
+  return dt;
 }
 
 /** The communicator of `handle` in this thread. */
@@ -94,12 +174,11 @@ function commOf(handle: number, name: string | null): Comm {
   const rt = runtime('revive');
   const predefined = rt.predefined.indexOf(handle);
   if (predefined >= 0) return [COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE][predefined]!;
-  let c = comms.get(handle);
-  if (c !== undefined) return c;
   const objects = rt.device.objects;
-  if (!objects.isLive(handle) || (handle >>> 26) !== OBJECT_KIND.COMM) {
-    throw mpiError(ERR_ARG, 'revive', `handle ${handle} is not a live communicator (freed before it arrived?)`);
-  }
+  checkLive(handle, OBJECT_KIND.COMM, 'communicator');
+  let c = comms.get(handle);
+  // A freed record's handle can come back for another communicator: the context id must match too.
+  if (c !== undefined && !c._freed && c._ctx === objects.data(handle, 0)) return c;
   const group = objects.data(handle, 1);
   const members = new Int32Array(objects.blob(group).slice().buffer);
   c = new Comm(name ?? `comm#${handle & 0xffffff}`, objects.data(handle, 0), members, false);

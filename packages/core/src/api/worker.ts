@@ -2,8 +2,9 @@
  * MPI.Worker: a worker thread of this MPI process. Inside it, `await
  * MPI.init()` joins the process (attached to the endpoint the parent is
  * attached to now), and MPI objects in `options.workerData` arrive live as
- * `MPI.workerData`. `.ts` files work as the main program does (the worker
- * inherits the process's loader flags).
+ * `MPI.workerData`; values sent later with postMessage are dehydrated (the
+ * worker makes them live with MPI.revive). `.ts` files work as the main
+ * program does (the worker inherits the process's loader flags).
  */
 import { Worker as NodeWorker, type WorkerOptions } from 'node:worker_threads';
 import { ERR_OTHER, mpiError, workerArgs } from '../util/index.ts';
@@ -38,5 +39,10 @@ export class Worker extends NodeWorker {
    */
   constructor(file: string | URL, options?: WorkerOptions) {
     super(...workerArgs(file, { ...options, workerData: { [BOOT_KEY]: bootFor(options) } }));
+  }
+
+  /** Node's postMessage, with MPI objects in `value` dehydrated (the worker revives them with MPI.revive). */
+  override postMessage(value: unknown, transferList?: Parameters<NodeWorker['postMessage']>[1]): void {
+    super.postMessage(dehydrate(value), transferList);
   }
 }

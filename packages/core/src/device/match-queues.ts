@@ -33,6 +33,7 @@
  *   change with Atomics.
  */
 import { SpinLocks } from '../shm/index.ts';
+import { waitAsync } from '../util/index.ts';
 import { NIL, SLOT, SLOT_WORDS, type RequestTable } from './request-table.ts';
 
 const ANY = -1;
@@ -107,8 +108,7 @@ export class MatchQueues {
     const q = this.#q;
     Atomics.add(q, H.PROBERS, 1);
     try {
-      const r = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number): { async: boolean; value: Promise<unknown> } }).waitAsync(q, H.EPOCH, seen);
-      if (r.async) await r.value;
+      await waitAsync(q, H.EPOCH, seen);
     } finally {
       Atomics.sub(q, H.PROBERS, 1);
     }

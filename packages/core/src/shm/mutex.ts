@@ -32,13 +32,12 @@
  * objects (one per thread) may wrap the same cell.
  */
 
+import { waitAsync } from '../util/index.ts';
+
 const UNLOCKED = 0;
 const LOCKED = 1;
 const CONTENDED = 2;
 
-/** Atomics.waitAsync (Node >= 16); typed here because the project's lib is ES2023, which predates it. */
-type WaitAsyncResult = { async: false; value: 'not-equal' | 'timed-out' } | { async: true; value: Promise<'ok' | 'timed-out'> };
-const AtomicsWithWaitAsync = Atomics as unknown as { waitAsync(cells: Int32Array, index: number, value: number): WaitAsyncResult };
 
 /** Period of the keep-alive timer of a contended lockAsync; it never needs to fire. */
 const KEEP_ALIVE_MS = 1 << 30;
@@ -130,8 +129,7 @@ export class Mutex {
     try {
       let c = Atomics.exchange(cells, i, CONTENDED);
       while (c !== UNLOCKED) {
-        const waited = AtomicsWithWaitAsync.waitAsync(cells, i, CONTENDED);
-        if (waited.async) await waited.value;
+        await waitAsync(cells, i, CONTENDED);
         c = Atomics.exchange(cells, i, CONTENDED);
       }
     } finally {

@@ -16,6 +16,7 @@
  * the free space is capacity - (tail - head).
  */
 import { Mutex } from './mutex.ts';
+import { waitAsync } from '../util/index.ts';
 
 const H_LOCK = 0;
 const H_HEAD = 1;
@@ -136,9 +137,7 @@ export class Ring {
 
   /** Resolves when the doorbell moves past `seen` (at once if it already has). */
   waitAsync(seen: number): Promise<unknown> | null {
-    const r = (Atomics as unknown as { waitAsync(a: Int32Array, i: number, v: number): { async: boolean; value: Promise<unknown> | string } })
-      .waitAsync(this.#h, H_DOORBELL, seen);
-    return r.async ? (r.value as Promise<unknown>) : null;
+    return waitAsync(this.#h, H_DOORBELL, seen);
   }
 
   isEmpty(): boolean {

@@ -6,3 +6,4 @@ export {
 export type { ErrorClassName } from './errors.ts';
 export { assert } from './assert.ts';
 export { workerArgs } from './ts-worker.ts';
+export { waitAsync } from './wait-async.ts';
