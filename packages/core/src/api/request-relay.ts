@@ -118,7 +118,11 @@ export class RelayedRequest<T = unknown> extends Request<T> {
     }
   }
 
-  /** Copies the cell's outcome into the DevRequest once; `notify` runs the waiters. */
+  /**
+   * Copies the cell's outcome into the DevRequest once; `notify` runs the waiters.
+   * Only the waitAsync and test() land a pending request: never a status check
+   * such as _isDone, which waitall reads between counting and listening.
+   */
   #land(notify: boolean): void {
     const r = this._r!;
     if (r.done || Atomics.load(this.#words, W.STATE) !== DONE) return;
@@ -141,9 +145,9 @@ export class RelayedRequest<T = unknown> extends Request<T> {
     else r.done = true;
   }
 
-  override get _isDone(): boolean {
-    if (!this._r!.done) this.#land(true);
-    return this._r!.done;
+  /** test(): the cell may be done before its waitAsync has resolved. */
+  override _poll(): void {
+    this.#land(true);
   }
 
   override cancel(): void {

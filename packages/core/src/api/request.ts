@@ -166,12 +166,16 @@ export class Request<T = void> {
    */
   test(): boolean {
     if (!this._isDone) {
-      // Completions other threads made for this thread are picked up here too.
-      if (this._r !== null) runtime('Request.test').device.poll();
+      this._poll();
       if (!this._isDone) return false;
     }
     this._result();
     return true;
+  }
+
+  /** @internal Picks up a completion another thread has made for this request (test() calls it). */
+  _poll(): void {
+    if (this._r !== null) runtime('Request.test').device.poll();
   }
 
   /** The status after completion, else null. */
