@@ -56,16 +56,21 @@ function thread(boot: Boot, transferList: MessagePort[] = []): Worker {
 }
 
 // Word layout of the shared page. wake: TOKEN. msgrate engine: SEND (main -> engine: batches to write),
-// GOT (engine -> main: the peer's batches in), PORT (engine -> main: its listening port, then -1 once connected).
+// GOT (engine -> main: the peer's batches in), SENT, PORT (engine -> main: its listening port, then -1 once connected).
 const TOKEN = 0;
 const SEND = 1;
 const GOT = 2;
 const PORT = 3;
+/** engine -> main: batches written (a side must not exit before its last batch is on the wire) */
+const SENT = 4;
 
 interface Boot { role: 'wake-async' | 'wake-sync' | 'wake-port' | 'engine'; words: Int32Array; port?: MessagePort; socketPort?: number; rounds: number }
 
 if (!isMainThread) {
   await threadMain(workerData as Boot);
+} else if (argv.includes('--one')) {
+  console.log(`rate ${await msgrate(argv.includes('engine') ? 'engine' : 'inline')}`);
+  process.exit(0);
 } else if (argv.includes('--peer')) {
   await msgratePeer(argv.includes('engine') ? 'engine' : 'inline');
 } else {
@@ -81,7 +86,12 @@ async function lead(): Promise<void> {
   const rates = { inline: [] as number[], engine: [] as number[] };
   // Interleaved, so that drift of a shared machine hits both alike.
   for (const mode of ['inline', 'engine', 'inline', 'engine', 'inline', 'engine'] as const) {
-    const rate = await msgrate(mode);
+    // Each run in a fresh pair of processes: nothing of one run's threads and sockets is left for the next.
+    const run = fork(self, ['--one', mode, '--iterations', String(iterations)], { execArgv: process.execArgv, stdio: ['ignore', 'pipe', 'inherit', 'ipc'] });
+    let out = '';
+    run.stdout!.on('data', (d: Buffer) => (out += d.toString()));
+    await new Promise((r) => run.once('exit', r));
+    const rate = Number(/^rate (\S+)$/m.exec(out)?.[1] ?? NaN);
     rates[mode].push(rate);
     console.log(`thread-hop msgrate ${mode}: ${rate.toFixed(3)} M messages/s (${WINDOW} x ${iterations} iterations)`);
   }
@@ -175,6 +185,7 @@ async function engine(words: Int32Array, port: number): Promise<void> {
       s.write(batch);
       sent++;
     }
+    set(words, SENT, sent);
   }
 }
 
@@ -186,7 +197,7 @@ async function engine(words: Int32Array, port: number): Promise<void> {
 async function kernel(mode: 'inline' | 'engine', port: number | null, onPort: (p: number) => void): Promise<number> {
   const batch = Buffer.alloc(WINDOW * FRAME);
   if (mode === 'engine') {
-    const words = new Int32Array(new SharedArrayBuffer(16));
+    const words = new Int32Array(new SharedArrayBuffer(32));
     const w = thread({ role: 'engine', words, socketPort: port ?? 0, rounds: 0 });
     w.unref();
     const hold = keepAlive();
@@ -201,6 +212,7 @@ async function kernel(mode: 'inline' | 'engine', port: number | null, onPort: (p
       await changed(words, GOT, i);
     }
     const rate = (WINDOW * iterations) / ((performance.now() - t0) / 1000) / 1e6;
+    for (let sent = Atomics.load(words, SENT); sent < iterations; sent = Atomics.load(words, SENT)) await changed(words, SENT, sent);
     clearInterval(hold);
     return rate;
   }
