@@ -53,7 +53,7 @@ export function relayOut(req: Request<unknown>, dehydrateValue: (v: unknown) => 
   // A growable SharedArrayBuffer (ES2024, in Node 20): the value's size is known only at completion.
   const cell = new (SharedArrayBuffer as unknown as new (bytes: number, options: { maxByteLength: number }) => SharedArrayBuffer)(VALUE_AT, { maxByteLength: MAX_CELL_BYTES });
   const words = new Int32Array(cell, 0, WORDS);
-  const fill = (): void => fillCell(cell, req, dehydrateValue);
+  const fill = (): void => fillCell(cell, words, req, dehydrateValue);
   if (req._isDone) {
     fill();
   } else {
@@ -65,8 +65,7 @@ export function relayOut(req: Request<unknown>, dehydrateValue: (v: unknown) => 
   return { cell, call: req._call };
 }
 
-function fillCell(cell: SharedArrayBuffer, req: Request<unknown>, dehydrateValue: (v: unknown) => unknown): void {
-  const words = new Int32Array(cell, 0, WORDS);
+function fillCell(cell: SharedArrayBuffer, words: Int32Array, req: Request<unknown>, dehydrateValue: (v: unknown) => unknown): void {
   const r = req._r!;
   const st = req.status!;
   words[W.SOURCE] = st.source;

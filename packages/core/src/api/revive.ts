@@ -18,7 +18,7 @@
  * layout: free() in one thread releases that thread's copy only. User ops
  * hold a function and cannot cross.
  */
-import { OBJECT_KIND } from '../device/index.ts';
+import { OBJECT_KIND, handleKind } from '../device/index.ts';
 import { ERR_ARG, mpiError } from '../util/index.ts';
 import { Comm } from './comm.ts';
 import { Group } from './group.ts';
@@ -77,12 +77,10 @@ export function dehydrate(value: unknown): unknown {
   return copyWith(value, dehydrateLeaf);
 }
 
-const rt = (): ReturnType<typeof runtime> => runtime('dehydrate');
-
 function dehydrateLeaf(value: unknown): unknown {
   // The sender's own objects are what revive gives back in the sender's thread.
   if (value instanceof Comm) {
-    if (!value._freed && rt().predefined.indexOf(value._handle) < 0) comms.set(value._handle, value);
+    if (!value._freed) comms.set(value._handle, value);
     return { [MARK]: 'Comm', handle: value._freed ? -1 : value._handle, name: value.name };
   }
   if (value instanceof Group) {
@@ -138,7 +136,7 @@ function reviveLeaf(value: unknown): unknown {
 /** A live record of `kind` behind `handle`, or an ERR_ARG that says what happened. */
 function checkLive(handle: number, kind: number, what: string): void {
   if (handle === -1) throw mpiError(ERR_ARG, 'revive', `the ${what} had been freed before it was sent`);
-  if (!runtime('revive').device.objects.isLive(handle) || (handle >>> 26) !== kind) {
+  if (!runtime('revive').device.objects.isLive(handle) || handleKind(handle) !== kind) {
     throw mpiError(ERR_ARG, 'revive', `handle ${handle} is not a live ${what} (freed before it arrived?)`);
   }
 }
