@@ -108,7 +108,8 @@ export class MatchQueues {
     const q = this.#q;
     Atomics.add(q, H.PROBERS, 1);
     try {
-      await waitAsync(q, H.EPOCH, seen);
+      const arrived = waitAsync(q, H.EPOCH, seen);
+      if (arrived !== null) await arrived;
     } finally {
       Atomics.sub(q, H.PROBERS, 1);
     }

@@ -129,7 +129,8 @@ export class Mutex {
     try {
       let c = Atomics.exchange(cells, i, CONTENDED);
       while (c !== UNLOCKED) {
-        await waitAsync(cells, i, CONTENDED);
+        const waited = waitAsync(cells, i, CONTENDED);
+        if (waited !== null) await waited;
         c = Atomics.exchange(cells, i, CONTENDED);
       }
     } finally {
