@@ -10,7 +10,8 @@ describe('failure semantics with real MPI programs', () => {
     const r = await runJob(3, program('fail-throw.ts'), { killAfterMs: HANG });
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('deliberate failure in rank 1');
-    expect(r.stderr).toMatch(/rank 1 .*pid \d+/);
+    expect(r.stderr).toMatch(/mpiexec: rank 1 .*pid \d+/);
+    expect(r.stderr).not.toMatch(/mpiexec: rank [02] /); // ranks that lost rank 1 are not blamed
     expect(r.stderr).not.toContain('[run-job] killed');
   });
 
@@ -18,7 +19,24 @@ describe('failure semantics with real MPI programs', () => {
     const r = await runJob(3, program('fail-reject.ts'), { killAfterMs: HANG });
     expect(r.code).not.toBe(0);
     expect(r.stderr).toContain('deliberate rejection in rank 1');
-    expect(r.stderr).toMatch(/rank 1 /);
+    expect(r.stderr).toMatch(/mpiexec: rank 1 /);
+    expect(r.stderr).not.toMatch(/mpiexec: rank [02] /);
+    expect(r.stderr).not.toContain('[run-job] killed');
+  });
+
+  // The ranks that lose rank 1 fail before it exits; the launcher must still name rank 1.
+  it('a rank whose peers fail first because they lost it is named, not them', async () => {
+    const r = await runJob(3, program('fail-lost-peer.ts'), { flags: ['--progress', 'inline'], args: ['100'], killAfterMs: HANG });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain('lost the connection to process 1');
+    expect(r.stderr).toMatch(/mpiexec: rank 1 .*exited with code 1; aborting/);
+    expect(r.stderr).not.toMatch(/mpiexec: rank [02] /);
+  });
+
+  it('a rank that failed because it lost a peer that is still running says so', async () => {
+    const r = await runJob(3, program('fail-lost-peer.ts'), { flags: ['--progress', 'inline'], args: ['30000'], killAfterMs: HANG });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/mpiexec: rank [02] .*exited with code 1 after losing its connection to rank 1; aborting/);
     expect(r.stderr).not.toContain('[run-job] killed');
   });
 

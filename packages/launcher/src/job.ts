@@ -12,6 +12,10 @@
  *   - MPI.abort(code) through the wire-up service (status: code);
  *   - the program cannot be started (status 127);
  *   - --timeout (roll-call first; status 124) or SIGINT/SIGTERM (130/143).
+ * A failing exit is blamed only after a short settling time, because ranks
+ * that lose their connection to a dead rank fail too, and their exits can be
+ * seen first: the blame goes to the first failing rank that did not report a
+ * lost peer (wire-up peerLost), so the line names the cause.
  * After the first failure, every process group gets SIGTERM and, one second
  * later, SIGKILL; what they do meanwhile is not reported. The failure line
  * waits (briefly) for the failed rank's output to drain, so a JavaScript
@@ -50,6 +54,8 @@ const ANNOUNCE_WAIT_MS = 300;
 const STDIO_GRACE_MS = 500;
 /** How long the --timeout roll-call waits for answers. */
 const ROLL_CALL_WAIT_MS = 1000;
+/** How long a failing exit waits for other exits and peer-loss reports before one rank is blamed. */
+const SETTLE_MS = 200;
 /** The status timeout(1) uses. */
 export const TIMEOUT_STATUS = 124;
 /** "Command not found", as shells report it. */
@@ -81,6 +87,8 @@ interface RankState {
   isInitialized: boolean;
   isFinalized: boolean;
   report: FinalizeReport | null;
+  /** The process this rank reported losing its connection to, if any. */
+  lostPeer: number | null;
   readonly out: LineForwarder;
   readonly err: LineForwarder;
   outFile: WriteStream | null;
@@ -110,6 +118,9 @@ export class Job {
   readonly #command: RankCommand;
   #t0 = 0;
   #failure: Failure | null = null;
+  /** Failing exits seen while settling, in the order seen (SETTLE_MS). */
+  #settling: RankState[] = [];
+  #settleTimer: NodeJS.Timeout | null = null;
   #signalCount = 0;
   #timers: NodeJS.Timeout[] = [];
   #announcement: Promise<void> = Promise.resolve();
@@ -139,6 +150,10 @@ export class Job {
         s.report = report;
       },
       onAbort: (rank, code, message) => this.#onAbort(rank, code, message),
+      onPeerLost: (rank, lost) => {
+        const s = this.#ranks[rank]!;
+        if (s.lostPeer === null) s.lostPeer = lost;
+      },
     });
   }
 
@@ -197,7 +212,7 @@ export class Job {
     return {
       rank: p.rank, host: p.host, localRank: p.localRank, child: null, pid: null, startedAt: 0, endedAt: null,
       exitCode: null, signal: null, hasExited: false, isClosed: false, hasJoined: false, isInitialized: false,
-      isFinalized: false, report: null,
+      isFinalized: false, report: null, lostPeer: null,
       out: new LineForwarder((b) => this.#outSink.write(b), prefix),
       err: new LineForwarder((b) => this.#errSink.write(b), prefix),
       outFile: null, errFile: null, closeWaiters: [],
@@ -287,9 +302,9 @@ export class Job {
     s.exitCode = code;
     s.signal = signal;
     this.#deps.log.debug({ rank: s.rank, pid: s.pid, code, signal }, 'rank exited');
-    if (this.#failure === null) {
-      const f = this.#classifyExit(s);
-      if (f !== null) this.#fail(s, `${f.reason}; aborting the job (${this.#o.np} processes)`, f.reason, f.status);
+    if (this.#failure === null && this.#classifyExit(s) !== null) {
+      this.#settling.push(s);
+      this.#settleTimer ??= setTimeout(() => this.#settle(), SETTLE_MS);
     }
     if (!s.isClosed) {
       const t = setTimeout(() => {
@@ -302,6 +317,19 @@ export class Job {
       this.#timers.push(t);
     }
     this.#checkDone();
+  }
+
+  /** Blames one of the failing exits seen while settling: the first that is not a consequence of a lost peer. */
+  #settle(): void {
+    if (this.#settleTimer !== null) clearTimeout(this.#settleTimer);
+    this.#settleTimer = null;
+    const exits = this.#settling;
+    this.#settling = [];
+    if (this.#failure !== null || exits.length === 0) return;
+    const s = exits.find((e) => e.lostPeer === null) ?? exits[0]!;
+    const f = this.#classifyExit(s)!;
+    const reason = s.lostPeer === null ? f.reason : `${f.reason} after losing its connection to rank ${s.lostPeer}`;
+    this.#fail(s, `${reason}; aborting the job (${this.#o.np} processes)`, reason, f.status);
   }
 
   #classifyExit(s: RankState): { reason: string; status: number } | null {
@@ -407,6 +435,7 @@ export class Job {
   #checkDone(): void {
     if (this.#isDone || this.#resolveDone === null) return;
     if (!this.#ranks.every((s) => s.hasExited && s.isClosed)) return;
+    if (this.#settleTimer !== null) this.#settle();
     this.#isDone = true;
     this.#resolveDone();
   }

@@ -38,6 +38,8 @@ export interface WireupEvents {
   onInitialized(rank: number): void;
   onFinalized(rank: number, report: FinalizeReport): void;
   onAbort(rank: number, code: number, message: string): void;
+  /** `rank` lost its connection to process `process`: a failure of `rank` that follows is its consequence. */
+  onPeerLost(rank: number, process: number): void;
 }
 
 /** One rank's answer to a roll-call. */
@@ -199,6 +201,10 @@ export class WireupServer {
         return;
       case 'abort':
         this.#events.onAbort(conn.rank, m.code, m.message);
+        this.#send(conn, { t: 'ack', id: m.id });
+        return;
+      case 'peerLost':
+        this.#events.onPeerLost(conn.rank, m.process);
         this.#send(conn, { t: 'ack', id: m.id });
         return;
       case 'rollCallReply':

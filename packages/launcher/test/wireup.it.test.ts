@@ -17,10 +17,11 @@ interface Recorded {
   initialized: number[];
   finalized: [number, FinalizeReport][];
   aborts: [number, number, string][];
+  peersLost: [number, number][];
 }
 
 function recorder(): { events: WireupEvents; rec: Recorded } {
-  const rec: Recorded = { joined: [], initialized: [], finalized: [], aborts: [] };
+  const rec: Recorded = { joined: [], initialized: [], finalized: [], aborts: [], peersLost: [] };
   return {
     rec,
     events: {
@@ -28,6 +29,7 @@ function recorder(): { events: WireupEvents; rec: Recorded } {
       onInitialized: (r) => rec.initialized.push(r),
       onFinalized: (r, report) => rec.finalized.push([r, report]),
       onAbort: (r, code, msg) => rec.aborts.push([r, code, msg]),
+      onPeerLost: (r, lost) => rec.peersLost.push([r, lost]),
     },
   };
 }
@@ -123,6 +125,14 @@ describe('wire-up service', () => {
     clients.push(c);
     await c.abort(9, 'giving up');
     expect(rec.aborts).toEqual([[0, 9, 'giving up']]);
+  });
+
+  it('a peer-loss report reaches the job before it resolves', async () => {
+    const { env, rec } = await startJob(3);
+    const c = await connectPmi(env(2));
+    clients.push(c);
+    await c.reportPeerLost(1);
+    expect(rec.peersLost).toEqual([[2, 1]]);
   });
 
   it('calls the lost handler and rejects a pending fence when the service goes away', async () => {

@@ -11,6 +11,7 @@
  * and the launcher is told; every later call throws ERR_OTHER.
  */
 import os from 'node:os';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { isMainThread } from 'node:worker_threads';
 import { resolveSettings, readJobEnv, type Settings, type JobEnv } from '../config/index.ts';
 import { Device, Engines, SharedState, type EngineBoot } from '../device/index.ts';
@@ -26,6 +27,9 @@ import { isInitialized, runtime, setRuntime, type RuntimeState } from './runtime
 import { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE, setupPredefinedComms, attachPredefinedComms } from './predefined-comms.ts';
 import { workerBoot, type WorkerBoot } from './worker-boot.ts';
 import { reviveWorkerData } from './revive.ts';
+
+/** How long a failed engine waits for the launcher to acknowledge which peer loss caused the failure. */
+const PEER_LOST_REPORT_MS = 500;
 
 let threadLevel: ThreadLevel = 'single';
 let engines: Engines | null = null;
@@ -89,6 +93,12 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     },
     shared,
   );
+  if (pmi !== null) {
+    const reporter = pmi;
+    device.onFatal = (_err, lostProcess) => {
+      if (lostProcess !== null) reporter.reportPeerLost(lostProcess).catch(() => undefined);
+    };
+  }
   if (useEngines) {
     await startEngines(shared, settings, job!, pmi!, rank, size);
     device.start(null);
@@ -152,9 +162,11 @@ async function startEngines(shared: SharedState, settings: Settings, job: JobEnv
     logLevel: settings.logLevel,
     device: deviceBase(settings, job, rank, size),
   }));
-  engines = await Engines.start(boots, (message) => {
+  engines = await Engines.start(boots, (message, lostProcess) => {
     process.stderr.write(`tsmpi: rank ${rank}: channel engine failed: ${message}\n`);
-    process.exit(1);
+    // Exit only once the launcher knows which loss caused this (bounded: the launcher may be gone too).
+    const told = lostProcess === null ? Promise.resolve() : pmi.reportPeerLost(lostProcess).catch(() => undefined);
+    void Promise.race([told, sleep(PEER_LOST_REPORT_MS)]).then(() => process.exit(1));
   });
   engines.addresses.forEach((a, c) => pmi.put(`tcp:${rank}:${c}`, a));
   await pmi.fence();

@@ -549,7 +549,7 @@ export class Device {
     st[STAT.BYTES_RECEIVED]! += len;
     const msg = this.pool.alloc(KIND.MESSAGE);
     if (msg === NIL) {
-      this.#fatal(mpiError(ERR_NO_MEM, 'progress', `all ${this.shared.table.capacity} request slots are in use by unexpected messages; raise TSMPI_REQUEST_SLOTS`));
+      this.#fatal(mpiError(ERR_NO_MEM, 'progress', `all ${this.shared.table.capacity} request slots are in use by unexpected messages; raise TSMPI_REQUEST_SLOTS`), null);
       return;
     }
     const w = this.#w;
@@ -594,7 +594,7 @@ export class Device {
     } else if (!this.#mt) {
       this.#overflow.set(msg, payload.slice());
     } else {
-      this.#fatal(mpiError(ERR_NO_MEM, 'progress', `no shared memory left for a ${len}-byte unexpected message`));
+      this.#fatal(mpiError(ERR_NO_MEM, 'progress', `no shared memory left for a ${len}-byte unexpected message`), null);
       return;
     }
     w[b + SLOT.PAYLOAD] = off;
@@ -830,11 +830,11 @@ export class Device {
   #onPeerLost(proc: number, err: TransportError): void {
     if (this.#closing) return;
     this.opts.log.error({ peer: proc, code: err.code }, 'peer process lost');
-    this.#fatal(mpiError(ERR_PROC_FAILED, 'progress', `lost the connection to process ${proc} (${err.code}: ${err.message})`, err));
+    this.#fatal(mpiError(ERR_PROC_FAILED, 'progress', `lost the connection to process ${proc} (${err.code}: ${err.message})`, err), proc);
   }
 
   /** Fails every pending request of this thread: the job cannot go on (the launcher ends it). */
-  #fatal(err: MPIError): void {
+  #fatal(err: MPIError, lostProcess: number | null): void {
     if (this.#failure === null) this.#failure = err;
     for (let i = 0; i < this.#reqs.length; i++) {
       const r = this.#reqs[i];
@@ -843,11 +843,14 @@ export class Device {
         this.#complete(r);
       }
     }
-    this.onFatal?.(err);
+    this.onFatal?.(err, lostProcess);
   }
 
-  /** Called once when this thread's device fails (engines report it to the main thread). */
-  onFatal: ((err: MPIError) => void) | null = null;
+  /**
+   * Called when this thread's device fails (engines report it to the main thread); `lostProcess`
+   * names the peer whose loss caused it, which the launcher blames instead of this process.
+   */
+  onFatal: ((err: MPIError, lostProcess: number | null) => void) | null = null;
 }
 
 const EMPTY = new Uint8Array(0);

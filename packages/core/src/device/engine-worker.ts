@@ -33,7 +33,7 @@ const device = new Device(
   { ...boot.device, log, transportFactory: mod.createTransport, threadId: -1, hosted: [boot.channel], statsRow: MAX_THREADS + boot.channel },
   shared,
 );
-device.onFatal = (err) => port.postMessage({ type: 'fatal', message: err.message });
+device.onFatal = (err, lostProcess) => port.postMessage({ type: 'fatal', message: err.message, lostProcess });
 // The engine lives until the main thread closes it; the main thread unrefs the Worker, so this never holds the process.
 const keepAlive = setInterval(() => undefined, 1 << 30);
 port.on('message', (m: { type: string; peers?: string[] }) => {

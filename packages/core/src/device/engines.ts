@@ -17,8 +17,8 @@ export class Engines {
     this.addresses = addresses;
   }
 
-  /** Starts one engine per channel; resolves once all listen. `onFatal` hears an engine's fatal error. */
-  static async start(boots: EngineBoot[], onFatal: (message: string) => void): Promise<Engines> {
+  /** Starts one engine per channel; resolves once all listen. `onFatal` hears an engine's fatal error and the peer whose loss caused it. */
+  static async start(boots: EngineBoot[], onFatal: (message: string, lostProcess: number | null) => void): Promise<Engines> {
     const workers: Worker[] = [];
     const addresses = await Promise.all(
       boots.map(
@@ -28,9 +28,9 @@ export class Engines {
             workers.push(w);
             w.unref();
             w.on('error', reject);
-            w.on('message', (m: { type: string; address?: string; message?: string }) => {
+            w.on('message', (m: { type: string; address?: string; message?: string; lostProcess?: number | null }) => {
               if (m.type === 'listening') resolve(m.address!);
-              else if (m.type === 'fatal') onFatal(m.message!);
+              else if (m.type === 'fatal') onFatal(m.message!, m.lostProcess ?? null);
             });
           }),
       ),

@@ -39,6 +39,11 @@ export interface PmiClient {
   reportFinalized(report: FinalizeReport): Promise<void>;
   /** Asks the launcher to end the whole job with `code`; the launcher prints `message`. Resolves once sent. */
   abort(code: number, message: string): Promise<void>;
+  /**
+   * Tells the launcher that this process lost its connection to process `process`, so that a
+   * failure here is reported as the consequence it is. Resolves once acknowledged.
+   */
+  reportPeerLost(process: number): Promise<void>;
   /** The launcher's roll-call asks this on --timeout. */
   setRollCallHandler(handler: () => BlockedIn | null): void;
   /** Called when the connection to the launcher is lost (the launcher is gone: the process should exit). */

@@ -137,6 +137,10 @@ class WsPmiClient implements PmiClient {
     return this.#request<void>('pmi.abort', (id) => ({ t: 'abort', id, code: Math.trunc(code), message }));
   }
 
+  reportPeerLost(process: number): Promise<void> {
+    return this.#request<void>('pmi.reportPeerLost', (id) => ({ t: 'peerLost', id, process }));
+  }
+
   setRollCallHandler(handler: () => BlockedIn | null): void {
     this.#rollCall = handler;
   }

@@ -20,6 +20,7 @@ export type {
   InitializedMessage,
   FinalizedMessage,
   AbortMessage,
+  PeerLostMessage,
   RollCallReplyMessage,
   WelcomeMessage,
   FenceDoneMessage,

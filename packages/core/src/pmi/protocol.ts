@@ -15,6 +15,8 @@
  *     initialized                     MPI.init completed (no reply)
  *     finalized {id, report}          <- ack {id}; exiting afterwards is normal
  *     abort {id, code, message}       <- ack {id}; the launcher then ends the job
+ *     peerLost {id, process}          <- ack {id}; this process lost its connection to `process`,
+ *                                     so its own failure is a consequence, not the cause
  *     <- rollCall {id}                rollCallReply {id, blockedIn|null}  (--timeout)
  *
  * The decoders never throw: they return the message, or null for anything
@@ -49,6 +51,7 @@ export type GetMessage = { readonly t: 'get'; readonly id: number; readonly key:
 export type InitializedMessage = { readonly t: 'initialized' };
 export type FinalizedMessage = { readonly t: 'finalized'; readonly id: number; readonly report: FinalizeReport };
 export type AbortMessage = { readonly t: 'abort'; readonly id: number; readonly code: number; readonly message: string };
+export type PeerLostMessage = { readonly t: 'peerLost'; readonly id: number; readonly process: number };
 export type RollCallReplyMessage = { readonly t: 'rollCallReply'; readonly id: number; readonly blockedIn: BlockedIn | null };
 
 /** Everything a process sends to the wire-up service. */
@@ -59,6 +62,7 @@ export type ClientMessage =
   | InitializedMessage
   | FinalizedMessage
   | AbortMessage
+  | PeerLostMessage
   | RollCallReplyMessage;
 
 export type WelcomeMessage = { readonly t: 'welcome'; readonly size: number };
@@ -153,6 +157,8 @@ export function decodeClientMessage(data: Uint8Array): ClientMessage | null {
       return isInt(m['id']) && isInt(m['code']) && typeof m['message'] === 'string'
         ? { t: 'abort', id: m['id'], code: m['code'], message: m['message'] }
         : null;
+    case 'peerLost':
+      return isInt(m['id']) && isInt(m['process']) ? { t: 'peerLost', id: m['id'], process: m['process'] } : null;
     case 'rollCallReply':
       return isInt(m['id']) && isBlockedIn(m['blockedIn']) ? { t: 'rollCallReply', id: m['id'], blockedIn: m['blockedIn'] } : null;
     default:
