@@ -33,6 +33,7 @@
 import { assert } from '../util/index.ts';
 import { recvInto, sendrecvInto } from './exchange.ts';
 import type { ByteOp, CollPt2pt } from './pt2pt.ts';
+import { borrowScratch, giveBackScratch } from './scratch.ts';
 import { floorPowerOfTwo } from './tree.ts';
 
 /** Allreduce in place on `buf` (every rank's contribution, then the result). Needs op.commute. */
@@ -48,9 +49,14 @@ export async function rabenseifner(pt: CollPt2pt, tag: number, buf: Uint8Array, 
       await pt.send(rank + 1, tag, buf);
       newrank = -1;
     } else {
-      const scratch = new Uint8Array(buf.length);
-      await recvInto(pt, rank - 1, tag, scratch, 'Allreduce');
-      op.combine(scratch, buf);
+      const scratch = borrowScratch(buf.length);
+      try {
+        const got = scratch.subarray(0, buf.length);
+        await recvInto(pt, rank - 1, tag, got, 'Allreduce');
+        op.combine(got, buf);
+      } finally {
+        giveBackScratch(scratch);
+      }
       newrank = rank >> 1;
     }
   } else {
@@ -69,18 +75,22 @@ export async function rabenseifner(pt: CollPt2pt, tag: number, buf: Uint8Array, 
     const realRank = (nr: number): number => (nr < rem ? nr * 2 + 1 : nr + rem);
 
     // One scratch buffer for the halves received in the reduce-scatter phase (the largest is the first).
-    const scratch = new Uint8Array(Math.max(at[pof2 >> 1]!, buf.length - at[pof2 >> 1]!));
-    for (let mask = pof2 >> 1; mask > 0; mask >>= 1) {
-      const peer = realRank(newrank ^ mask);
-      const lo = newrank & ~(2 * mask - 1);
-      const mid = lo + mask;
-      const hi = lo + 2 * mask;
-      const upper = (newrank & mask) !== 0;
-      const kept = upper ? range(mid, hi) : range(lo, mid);
-      const got = scratch.subarray(0, kept.length);
-      const n = await sendrecvInto(pt, tag, peer, upper ? range(lo, mid) : range(mid, hi), peer, got, 'Allreduce');
-      assert(n === kept.length, 'rabenseifner: partner sent the matching half');
-      op.combine(got, kept);
+    const scratch = borrowScratch(Math.max(at[pof2 >> 1]!, buf.length - at[pof2 >> 1]!));
+    try {
+      for (let mask = pof2 >> 1; mask > 0; mask >>= 1) {
+        const peer = realRank(newrank ^ mask);
+        const lo = newrank & ~(2 * mask - 1);
+        const mid = lo + mask;
+        const hi = lo + 2 * mask;
+        const upper = (newrank & mask) !== 0;
+        const kept = upper ? range(mid, hi) : range(lo, mid);
+        const got = scratch.subarray(0, kept.length);
+        const n = await sendrecvInto(pt, tag, peer, upper ? range(lo, mid) : range(mid, hi), peer, got, 'Allreduce');
+        assert(n === kept.length, 'rabenseifner: partner sent the matching half');
+        op.combine(got, kept);
+      }
+    } finally {
+      giveBackScratch(scratch);
     }
     for (let mask = 1; mask < pof2; mask <<= 1) {
       const peerNew = newrank ^ mask;
