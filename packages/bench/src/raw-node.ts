@@ -3,20 +3,48 @@
  * ceiling that tsmpi's TCP path is measured against (docs/PERFORMANCE.md).
  *
  *   npx tsx packages/bench/src/raw-node.ts [msgrate|pingpong] [--iterations N]
+ *   npx tsx packages/bench/src/raw-node.ts allreduce [--size BYTES[,BYTES...]] [--iterations N] [--warmup N] [--recv data|onread]
  *
  * msgrate: two processes, one loopback socket; each iteration both sides write
  * 12 frames of 32 bytes (the size of a tsmpi header) in one write and wait for
  * the peer's 12 (both sides send first, as Isend/Irecv/waitall does). pingpong: one 32-byte frame back and forth; median round trip.
+ *
+ * allreduce: the floor for MPI_Allreduce(SUM of FLOAT64) among 4 processes
+ * (this one, rank 0, forks ranks 1-3), to compare with allreduce.ts. The ranks
+ * form a full mesh of loopback sockets (the fork IPC channel only carries the
+ * listening ports at set-up) and run the algorithms MPI libraries use for a
+ * power-of-two process count: recursive doubling below 64 KiB, Rabenseifner
+ * (reduce-scatter by recursive halving, then allgather by recursive doubling)
+ * from 64 KiB up. Defaults: sizes 8 and 8388608 bytes; 1000 timed calls
+ * (sizes of 64 KiB and more run max(10, N * 64 KiB / size)); 2000 warm-up calls
+ * below 64 KiB, 5 above. Rank 0 times each call and prints the median, min and
+ * p99 in microseconds (and size / median in MB/s from 64 KiB up); then one call
+ * with input rank + 1 + (i % 7) is checked element by element.
+ *
+ * --recv picks how allreduce receives, to tell how much Node's per-read Buffer
+ * costs. data (the default): one socket per pair of ranks, used both ways, read
+ * with socket.on('data') (a fresh Buffer per read). onread: Node takes the
+ * `onread: { buffer, callback }` option (reads into one reused buffer) only on
+ * net.connect's sockets, not on a server's accepted ones, so every pair has two
+ * sockets: each rank connects to every other rank and reads only from the
+ * sockets it connected (one reused 1 MiB buffer per rank), and writes only to
+ * the sockets it accepted (identified by the 4-byte hello the connector sends
+ * first). The callback copies each read into the posted receive, or into a
+ * growable holding buffer when nothing is posted yet. The printed line ends in
+ * "recv data" or "recv onread".
  */
-import { fork } from 'node:child_process';
+import { type ChildProcess, fork } from 'node:child_process';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { median, quantile } from './stats.ts';
 
 const FRAME = 32;
 const WINDOW = 12;
-const mode = process.argv[2] === 'pingpong' ? 'pingpong' : 'msgrate';
+const mode = process.argv[2] === 'pingpong' || process.argv[2] === 'allreduce' ? process.argv[2] : 'msgrate';
 const itIdx = process.argv.indexOf('--iterations');
-const iterations = itIdx > 0 ? Number(process.argv[itIdx + 1]) : mode === 'msgrate' ? 10_000 : 20_000;
+/** allreduce only: how the ranks receive (see the top comment). */
+type RecvMode = 'data' | 'onread';
+const iterations = itIdx > 0 ? Number(process.argv[itIdx + 1]) : mode === 'msgrate' ? 10_000 : mode === 'pingpong' ? 20_000 : 1000;
 
 /** Calls `onBatch` each time `frames` whole frames have arrived (any chunking). */
 function frameCounter(frames: number, onBatch: () => void): (d: Buffer) => void {
@@ -31,7 +59,410 @@ function frameCounter(frames: number, onBatch: () => void): (d: Buffer) => void 
   };
 }
 
-if (process.argv.includes('--peer')) {
+/** Processes in allreduce mode; the algorithms below assume a power of two. */
+const P = 4;
+/** Below this many bytes: recursive doubling; from here up: Rabenseifner (as in MPICH and Open MPI). */
+const LARGE_BYTES = 64 * 1024;
+
+/**
+ * Byte-counted receives from one peer. Messages in each direction arrive in
+ * order and every step's length is known, so a receive is "the next N bytes".
+ */
+interface Receiver {
+  /** Resolves once the next `target.length` bytes from the peer are in `target`. */
+  recv(target: Uint8Array): Promise<void>;
+}
+
+/**
+ * --recv data: plain `socket.on('data')`, copying each chunk into the posted
+ * (preallocated, reused) buffer. A 'data' chunk is a fresh Buffer, so bytes
+ * that arrive before their receive is posted (a peer already in its next step
+ * or call) are kept by reference and copied once the receive is posted.
+ */
+class Inbox implements Receiver {
+  private readonly early: Buffer[] = [];
+  private target: Uint8Array | null = null;
+  private filled = 0;
+  private done: (() => void) | null = null;
+
+  constructor(socket: net.Socket) {
+    socket.on('data', (chunk: Buffer) => this.push(chunk));
+  }
+
+  /** Resolves once the next `target.length` bytes from the peer are in `target`. */
+  recv(target: Uint8Array): Promise<void> {
+    if (this.target !== null) throw new Error('a receive is already posted on this socket');
+    let filled = 0;
+    while (this.early.length > 0 && filled < target.length) {
+      const chunk = this.early[0]!;
+      const take = Math.min(chunk.length, target.length - filled);
+      target.set(chunk.subarray(0, take), filled);
+      filled += take;
+      if (take === chunk.length) this.early.shift();
+      else this.early[0] = chunk.subarray(take);
+    }
+    if (filled === target.length) return Promise.resolve();
+    this.target = target;
+    this.filled = filled;
+    return new Promise((resolve) => {
+      this.done = resolve;
+    });
+  }
+
+  private push(chunk: Buffer): void {
+    const target = this.target;
+    if (target === null) {
+      this.early.push(chunk);
+      return;
+    }
+    const take = Math.min(chunk.length, target.length - this.filled);
+    target.set(take === chunk.length ? chunk : chunk.subarray(0, take), this.filled);
+    this.filled += take;
+    if (take < chunk.length) this.early.push(chunk.subarray(take));
+    if (this.filled === target.length) {
+      const done = this.done!;
+      this.target = null;
+      this.done = null;
+      done();
+    }
+  }
+}
+
+/**
+ * --recv onread: fed by a `net.connect` socket's `onread` callback, whose buffer
+ * is reused for the next read, so `push` consumes each read synchronously: into
+ * the posted receive, or (nothing posted yet, or bytes beyond it) by copying into
+ * a holding buffer, allocated once and grown on demand. While a receive is posted
+ * the holding buffer is empty (`recv` drains it first), so order is kept.
+ */
+class ReadInbox implements Receiver {
+  private held = Buffer.allocUnsafe(64 * 1024);
+  /** The held bytes are held[heldStart, heldEnd). */
+  private heldStart = 0;
+  private heldEnd = 0;
+  private target: Uint8Array | null = null;
+  private filled = 0;
+  private done: (() => void) | null = null;
+
+  recv(target: Uint8Array): Promise<void> {
+    if (this.target !== null) throw new Error('a receive is already posted on this socket');
+    const filled = Math.min(this.heldEnd - this.heldStart, target.length);
+    if (filled > 0) {
+      target.set(this.held.subarray(this.heldStart, this.heldStart + filled), 0);
+      this.heldStart += filled;
+      if (this.heldStart === this.heldEnd) this.heldStart = this.heldEnd = 0;
+    }
+    if (filled === target.length) return Promise.resolve();
+    this.target = target;
+    this.filled = filled;
+    return new Promise((resolve) => {
+      this.done = resolve;
+    });
+  }
+
+  /** Takes bytes [0, nread) of the onread buffer; they are not looked at again after this returns. */
+  push(nread: number, buf: Uint8Array): void {
+    const target = this.target;
+    let take = 0;
+    if (target !== null) {
+      take = Math.min(nread, target.length - this.filled);
+      target.set(take === buf.length ? buf : buf.subarray(0, take), this.filled);
+      this.filled += take;
+      if (this.filled === target.length) {
+        const done = this.done!;
+        this.target = null;
+        this.done = null;
+        done();
+      }
+    }
+    if (take < nread) this.hold(buf.subarray(take, nread));
+  }
+
+  private hold(bytes: Uint8Array): void {
+    const count = this.heldEnd - this.heldStart;
+    if (this.heldEnd + bytes.length > this.held.length) {
+      if (count + bytes.length <= this.held.length) {
+        this.held.copyWithin(0, this.heldStart, this.heldEnd);
+      } else {
+        const grown = Buffer.allocUnsafe(Math.max(2 * this.held.length, count + bytes.length));
+        this.held.copy(grown, 0, this.heldStart, this.heldEnd);
+        this.held = grown;
+      }
+      this.heldStart = 0;
+      this.heldEnd = count;
+    }
+    this.held.set(bytes, this.heldEnd);
+    this.heldEnd += bytes.length;
+  }
+}
+
+/**
+ * A rank's connections, an entry for every peer other than itself (none at `rank`):
+ * `socks[peer]` is written to, `inboxes[peer]` receives. `all` lists every socket,
+ * to close: with --recv data `socks` alone, with onread also the sockets read from.
+ */
+interface Mesh {
+  readonly rank: number;
+  readonly socks: net.Socket[];
+  readonly inboxes: Receiver[];
+  readonly all: net.Socket[];
+}
+
+/** Resolves when the whole of `data` has been handed to the kernel, so its memory may be reused (as MPI's send completion). */
+function send(sock: net.Socket, data: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => {
+    sock.write(data, (err) => (err ? reject(err) : resolve()));
+  });
+}
+
+/** Elements [lo, hi) of `a` as bytes, without copying. */
+function bytes(a: Float64Array, lo: number, hi: number): Buffer {
+  return Buffer.from(a.buffer, a.byteOffset + lo * 8, (hi - lo) * 8);
+}
+
+/** out[i] = lower-rank value + higher-rank value over [lo, hi), the same order on both ranks of a pair. */
+function addInto(out: Float64Array, theirs: Float64Array, lo: number, hi: number, mineIsLower: boolean): void {
+  if (mineIsLower) for (let i = lo; i < hi; i++) out[i] = out[i]! + theirs[i]!;
+  else for (let i = lo; i < hi; i++) out[i] = theirs[i]! + out[i]!;
+}
+
+/** One exchange with `peer`: send `outgoing`, receive into `incoming`, wait for both. */
+function exchange(mesh: Mesh, peer: number, outgoing: Buffer, incoming: Buffer): Promise<unknown> {
+  return Promise.all([send(mesh.socks[peer]!, outgoing), mesh.inboxes[peer]!.recv(incoming)]);
+}
+
+/** MPI_Allreduce(send, out, n, MPI_DOUBLE, MPI_SUM) over the mesh; `tmp` (n elements) receives the peers' partial sums. */
+async function allreduce(mesh: Mesh, send: Float64Array, out: Float64Array, tmp: Float64Array): Promise<void> {
+  const { rank } = mesh;
+  const n = send.length;
+  out.set(send);
+  if (n * 8 < LARGE_BYTES) {
+    // Recursive doubling: swap the whole vector with rank ^ 1, then rank ^ 2.
+    for (let mask = 1; mask < P; mask <<= 1) {
+      const peer = rank ^ mask;
+      await exchange(mesh, peer, bytes(out, 0, n), bytes(tmp, 0, n));
+      addInto(out, tmp, 0, n, rank < peer);
+    }
+    return;
+  }
+  // Rabenseifner. Reduce-scatter by recursive halving: at each step keep one half of
+  // the current range (the lower rank keeps the lower half), send the other, and add
+  // the peer's copy of the kept half. Each rank ends owning the sum of a quarter.
+  const steps: { peer: number; keepLo: number; keepHi: number; giveLo: number; giveHi: number }[] = [];
+  let lo = 0;
+  let hi = n;
+  for (let mask = 1; mask < P; mask <<= 1) {
+    const peer = rank ^ mask;
+    const mid = lo + Math.floor((hi - lo) / 2);
+    const [keepLo, keepHi, giveLo, giveHi] = rank < peer ? [lo, mid, mid, hi] : [mid, hi, lo, mid];
+    await exchange(mesh, peer, bytes(out, giveLo, giveHi), bytes(tmp, keepLo, keepHi));
+    addInto(out, tmp, keepLo, keepHi, rank < peer);
+    steps.push({ peer, keepLo, keepHi, giveLo, giveHi });
+    lo = keepLo;
+    hi = keepHi;
+  }
+  // Allgather by recursive doubling, the steps in reverse: send the (now complete) range
+  // kept at that step, receive the peer's straight into place.
+  for (let s = steps.length - 1; s >= 0; s--) {
+    const { peer, keepLo, keepHi, giveLo, giveHi } = steps[s]!;
+    await exchange(mesh, peer, bytes(out, keepLo, keepHi), bytes(out, giveLo, giveHi));
+  }
+}
+
+/** Prints `message` and ends this rank with status 1 (the others follow: see allreduceMain). */
+function fail(message: string): never {
+  console.error(`raw-node allreduce: ${message}`);
+  process.exit(1);
+}
+
+/**
+ * Builds the full mesh: every rank listens on an ephemeral port, rank 0 gathers the
+ * ports over the fork IPC channel and sends the list to all, then rank i connects to
+ * each j < i (--recv data) or to every j != i (onread), sending its rank as a 4-byte
+ * hello. Resolves once all of this rank's sockets exist (P - 1 with data, 2 (P - 1)
+ * with onread: the connected ones read, the accepted ones written to).
+ */
+async function connectMesh(rank: number, children: readonly ChildProcess[], recvMode: RecvMode): Promise<{ mesh: Mesh; server: net.Server }> {
+  const socks: net.Socket[] = [];
+  const inboxes: Receiver[] = [];
+  const all: net.Socket[] = [];
+  const onError = (err: Error): never => fail(`rank ${rank}: ${err.message}`);
+  const toAccept = recvMode === 'onread' ? P - 1 : P - 1 - rank;
+  let accepted = 0;
+  let allAccepted!: () => void;
+  const acceptedAll = new Promise<void>((resolve) => {
+    allAccepted = resolve;
+  });
+  const server = net.createServer((s) => {
+    s.setNoDelay(true);
+    s.on('error', onError);
+    all.push(s);
+    const hello = Buffer.alloc(4);
+    const identified = (): void => {
+      const peer = hello.readUInt32LE(0);
+      socks[peer] = s;
+      if (++accepted === toAccept) allAccepted();
+    };
+    if (recvMode === 'data') {
+      const inbox = new Inbox(s);
+      void inbox.recv(hello).then(() => {
+        inboxes[hello.readUInt32LE(0)] = inbox;
+        identified();
+      });
+      return;
+    }
+    // onread: only the hello comes this way; this rank writes on this socket and reads elsewhere.
+    let got = 0;
+    s.on('data', (chunk: Buffer) => {
+      if (got + chunk.length > hello.length) fail(`rank ${rank}: unexpected data on an accepted socket`);
+      hello.set(chunk, got);
+      got += chunk.length;
+      if (got === hello.length) identified();
+    });
+  });
+  // Listen for the children's ports before anything else can run, so no message is missed.
+  const childPorts = children.map(
+    (c) => new Promise<number>((resolve) => c.once('message', (m) => resolve((m as { port: number }).port))),
+  );
+  const portList = rank === 0 ? null : new Promise<number[]>((resolve) => process.once('message', (m) => resolve((m as { ports: number[] }).ports)));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const myPort = (server.address() as net.AddressInfo).port;
+  let ports: number[];
+  if (portList === null) {
+    ports = [myPort, ...(await Promise.all(childPorts))];
+    for (const c of children) c.send({ ports });
+  } else {
+    process.send!({ port: myPort });
+    ports = await portList;
+  }
+  // onread: one reused buffer for all of this rank's reads; safe to share, as every callback consumes its bytes before returning.
+  const readBuffer = recvMode === 'onread' ? Buffer.allocUnsafe(1024 * 1024) : null;
+  for (let peer = 0; peer < P; peer++) {
+    if (peer === rank || (recvMode === 'data' && peer > rank)) continue;
+    let s: net.Socket;
+    if (readBuffer === null) {
+      s = net.connect(ports[peer]!, '127.0.0.1');
+      socks[peer] = s;
+      inboxes[peer] = new Inbox(s);
+    } else {
+      const inbox = new ReadInbox();
+      s = net.connect({
+        port: ports[peer]!,
+        host: '127.0.0.1',
+        onread: {
+          buffer: readBuffer,
+          callback: (nread, buf) => {
+            inbox.push(nread, buf);
+            return true;
+          },
+        },
+      });
+      inboxes[peer] = inbox;
+    }
+    s.setNoDelay(true);
+    s.on('error', onError);
+    all.push(s);
+    const hello = Buffer.alloc(4);
+    hello.writeUInt32LE(rank, 0);
+    s.write(hello);
+  }
+  if (toAccept > 0) await acceptedAll;
+  return { mesh: { rank, socks, inboxes, all }, server };
+}
+
+/** The value of `--name`, or undefined. */
+function flag(name: string): string | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : undefined;
+}
+
+async function allreduceMain(): Promise<void> {
+  const rank = Number(flag('rank') ?? 0);
+  const sizes = (flag('size') ?? '8,8388608').split(',').map(Number);
+  const recvFlag = flag('recv') ?? 'data';
+  if (recvFlag !== 'data' && recvFlag !== 'onread') fail('--recv must be data or onread');
+  const recvMode: RecvMode = recvFlag;
+  const warmupFlag = flag('warmup');
+  const warmupGiven = warmupFlag === undefined ? null : Number(warmupFlag);
+  if (sizes.some((s) => !Number.isInteger(s) || s <= 0 || s % 8 !== 0)) fail('--size must be positive multiples of 8 (FLOAT64), comma-separated');
+  if (!Number.isInteger(iterations) || iterations < 1) fail('--iterations must be a positive integer');
+  if (warmupGiven !== null && (!Number.isInteger(warmupGiven) || warmupGiven < 0)) fail('--warmup must be a non-negative integer');
+
+  let finished = false;
+  const children: ChildProcess[] = [];
+  if (rank === 0) {
+    const passOn = process.argv.slice(2);
+    for (let r = 1; r < P; r++) {
+      const child = fork(fileURLToPath(import.meta.url), [...passOn, '--rank', String(r)], { execArgv: process.execArgv });
+      // A rank that fails takes the run down; exiting closes the IPC channels, which ends the other children.
+      child.on('exit', (code, signal) => {
+        if (code !== 0) fail(`rank ${r} exited with ${code ?? signal}`);
+      });
+      children.push(child);
+    }
+  } else {
+    // No orphans: when rank 0 goes away (or finishes), so does this rank.
+    process.on('disconnect', () => {
+      if (!finished) process.exit(1);
+    });
+  }
+  const { mesh, server } = await connectMesh(rank, children, recvMode);
+
+  const one = [new Float64Array(1), new Float64Array(1), new Float64Array(1)] as const;
+  for (const sizeBytes of sizes) {
+    const n = sizeBytes / 8;
+    const large = sizeBytes >= LARGE_BYTES;
+    const calls = large ? Math.max(10, Math.round((iterations * LARGE_BYTES) / sizeBytes)) : iterations;
+    const warmup = warmupGiven ?? (large ? 5 : 2000);
+    const input = new Float64Array(n);
+    const fillInput = (): void => {
+      for (let i = 0; i < n; i++) input[i] = rank + 1 + (i % 7);
+    };
+    fillInput();
+    const out = new Float64Array(n);
+    const tmp = new Float64Array(n);
+    for (let i = 0; i < warmup; i++) await allreduce(mesh, input, out, tmp);
+    await allreduce(mesh, ...one); // a barrier: no rank gets past it before all have reached it
+    const samples = new Float64Array(calls);
+    for (let i = 0; i < calls; i++) {
+      const start = performance.now();
+      await allreduce(mesh, input, out, tmp);
+      samples[i] = performance.now() - start;
+    }
+    fillInput();
+    out.fill(0);
+    await allreduce(mesh, input, out, tmp);
+    for (let i = 0; i < n; i++) {
+      const expected = (P * (P + 1)) / 2 + P * (i % 7);
+      if (out[i] !== expected) fail(`mismatch on rank ${rank} at element ${i} of ${n}: ${out[i]}, expected ${expected}`);
+    }
+    if (rank === 0) {
+      const us = (q: number): number => quantile(samples, q) * 1000;
+      const med = median(samples) * 1000;
+      const bandwidth = large ? `, ${(sizeBytes / med).toFixed(1)} MB/s` : '';
+      console.log(
+        `raw-node allreduce: ${sizeBytes}-byte median ${med.toFixed(2)} us${bandwidth} ` +
+          `(min ${us(0).toFixed(2)}, p99 ${us(0.99).toFixed(2)}; ${calls} calls, ${P} processes, recv ${recvMode})`,
+      );
+    }
+  }
+
+  finished = true;
+  for (const s of mesh.all) s.end();
+  server.close();
+  if (rank === 0) {
+    await Promise.all(children.map((c) => (c.exitCode !== null ? null : new Promise((resolve) => c.once('exit', resolve)))));
+  } else {
+    process.disconnect();
+  }
+}
+
+if (mode === 'allreduce') {
+  allreduceMain().catch((err: unknown) => {
+    console.error(`raw-node allreduce: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  });
+} else if (process.argv.includes('--peer')) {
   const port = Number(process.argv[process.argv.indexOf('--peer') + 1]);
   const s = net.connect(port, '127.0.0.1');
   s.setNoDelay(true);
