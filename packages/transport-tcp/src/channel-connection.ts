@@ -204,7 +204,7 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
   }
 
   /** @internal socket 'data' */
-  _onData(chunk: Buffer): void {
+  _onData(chunk: Uint8Array): void {
     if (this.#state === STATE_OPEN) {
       if (this.#parser!.feed(chunk) !== PARSE_STATUS.OK) this.#fail('TSMPI_ERR_SOCKET', 'corrupt frame on the return direction');
       return;
@@ -224,7 +224,7 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
       this.#state = STATE_OPEN;
       this.#socket!.setTimeout(0);
       this.#parser = new FrameParser(this, Number.MAX_SAFE_INTEGER, 0); // only GOODBYE (no payload) may come back
-      if (rest.length > 0) this._onData(Buffer.from(rest.buffer, rest.byteOffset, rest.length));
+      if (rest.length > 0) this._onData(rest);
       if (this.#state !== STATE_OPEN) return;
       if (this.#isEndRequested) this.#end();
       else if (this.#batchLen > 0 || this.#refCount > 0 || this.#copiedTokens.length > 0) this.flush();

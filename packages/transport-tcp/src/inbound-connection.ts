@@ -88,7 +88,7 @@ export class InboundConnection implements FrameSink, SocketEventSink {
   }
 
   /** @internal socket 'data' (hot path) */
-  _onData(chunk: Buffer): void {
+  _onData(chunk: Uint8Array): void {
     if (this.#state === STATE_OPEN) {
       if (this.#parser!.feed(chunk) !== PARSE_STATUS.OK) {
         this.#lose('TSMPI_ERR_SOCKET', 'frame header announces an impossible payload length');
@@ -123,7 +123,7 @@ export class InboundConnection implements FrameSink, SocketEventSink {
       this.beginClose();
       return;
     }
-    if (hs.rest.length > 0) this._onData(Buffer.from(hs.rest.buffer, hs.rest.byteOffset, hs.rest.length));
+    if (hs.rest.length > 0) this._onData(hs.rest);
   }
 
   /** @internal socket 'end' */

@@ -9,7 +9,7 @@ import type net from 'node:net';
 
 /** The socket events a connection handles. */
 export interface SocketEventSink {
-  _onData(chunk: Buffer): void;
+  _onData(chunk: Uint8Array): void;
   _onEnd(): void;
   _onError(err: Error): void;
   _onClose(): void;
@@ -37,6 +37,10 @@ export function wireSocket(socket: net.Socket, sink: SocketEventSink, handshakeT
 
 function socketOnData(this: SinkSocket, chunk: Buffer): void {
   this[kSink]._onData(chunk);
+}
+/** The `onread` callback of a socket reading into a reused buffer (read-buffer.ts): the same route as 'data'. */
+export function socketOnRead(this: net.Socket, nread: number, buf: Uint8Array): void {
+  (this as SinkSocket)[kSink]._onData(buf.subarray(0, nread));
 }
 function socketOnEnd(this: SinkSocket): void {
   this[kSink]._onEnd();

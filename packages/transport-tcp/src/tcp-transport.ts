@@ -35,6 +35,7 @@ import { formatAddress, parseAddress, type HostPort } from './address.ts';
 import { ChannelConnection } from './channel-connection.ts';
 import type { ConnectionOwner } from './connection-owner.ts';
 import { InboundConnection } from './inbound-connection.ts';
+import { withReadBuffer } from './read-buffer.ts';
 import { DEFAULT_TUNING, type TcpTuning } from './tuning.ts';
 
 const PEER_ALIVE = 0;
@@ -68,6 +69,12 @@ export class TcpTransport implements Transport, ConnectionOwner {
   readonly #peerState: Uint8Array;
   #addresses: (HostPort | null)[] = [];
   #server: net.Server | null = null;
+  /**
+   * Every accepted socket reads into this one buffer (read-buffer.ts); made at the first accept.
+   * A plain Uint8Array, not a Buffer: payloads are views of it, and a consumer's payload.slice()
+   * must copy (Buffer's slice() would return another view of the reused memory).
+   */
+  #readBuffer: Uint8Array | null = null;
   #isServerClosed = true;
   #liveSockets = 0;
   readonly #dirty: Flushable[] = [];
@@ -99,7 +106,7 @@ export class TcpTransport implements Transport, ConnectionOwner {
 
   listen(): Promise<string> {
     return new Promise((resolve, reject) => {
-      const server = net.createServer({ noDelay: true }) as OwnedServer;
+      const server = net.createServer({ noDelay: true, pauseOnConnect: true }) as OwnedServer;
       server[kTransport] = this;
       this.#server = server;
       const onListenError = (err: Error): void => reject(err);
@@ -227,9 +234,12 @@ export class TcpTransport implements Transport, ConnectionOwner {
       return;
     }
     this.#liveSockets++;
-    const conn = new InboundConnection(this, socket);
+    this.#readBuffer ??= new Uint8Array(this._tuning.readBufferBytes);
+    const reading = withReadBuffer(socket, this.#readBuffer);
+    const conn = new InboundConnection(this, reading);
     this.#inbound.add(conn);
-    socket.once('close', () => this.#inbound.delete(conn));
+    reading.once('close', () => this.#inbound.delete(conn));
+    reading.resume();
   }
 
   #openChannel(peer: number, channel: number): ChannelConnection | null {

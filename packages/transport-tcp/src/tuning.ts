@@ -17,6 +17,8 @@ export interface TcpTuning {
   readonly targetMinBytes: number;
   /** Initial size of a channel's reusable batch buffer. */
   readonly batchInitialBytes: number;
+  /** Size of the one buffer accepted sockets read into (read-buffer.ts). */
+  readonly readBufferBytes: number;
   /** How the one flush per turn is scheduled: process.nextTick or queueMicrotask. */
   readonly flushWith: 'nextTick' | 'microtask';
 }
@@ -40,6 +42,10 @@ export interface TcpTuning {
  *   it or above it are likely to span chunks, where receiving into the
  *   device's buffer saves an allocation and a copy.
  * - batchInitialBytes 64 KiB: one socket read's worth; it grows on demand.
+ * - readBufferBytes 1 MiB: one per transport, shared by its accepted sockets;
+ *   a loopback read of a large message takes 150 KiB on average into it
+ *   (against 64 KiB reads into fresh Buffers), and a 1 MiB buffer per
+ *   transport is small next to the shared-memory regions.
  * - flushWith 'nextTick': a tick scheduled from promise code runs only after
  *   the whole microtask queue has drained, so sends issued across a chain of
  *   awaits still share one write. test/micro-bench.ts (two instances in one
@@ -55,6 +61,7 @@ export const DEFAULT_TUNING: TcpTuning = {
   referenceMinBytes: 16 * 1024,
   targetMinBytes: 64 * 1024,
   batchInitialBytes: 64 * 1024,
+  readBufferBytes: 1024 * 1024,
   flushWith: 'nextTick',
 };
 

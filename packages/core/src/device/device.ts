@@ -592,7 +592,7 @@ export class Device {
       this.#big.bytes.set(payload, off);
       w[b + SLOT.FLAGS] |= FLAG.BIG;
     } else if (!this.#mt) {
-      this.#overflow.set(msg, payload.slice());
+      this.#overflow.set(msg, new Uint8Array(payload)); // a copy even when payload is a Buffer (whose slice() is a view)
     } else {
       this.#fatal(mpiError(ERR_NO_MEM, 'progress', `no shared memory left for a ${len}-byte unexpected message`), null);
       return;

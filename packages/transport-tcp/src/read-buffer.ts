@@ -1,0 +1,44 @@
+/**
+ * Accepted sockets that read into one reused buffer, the way `net.connect`'s
+ * `onread` option makes a socket read.
+ *
+ * Why: by default Node reads a socket into a fresh 64 KiB Buffer per read.
+ * Each is an ArrayBuffer backed outside the V8 heap, and at 12 MiB received
+ * per 8 MiB allreduce call that external memory made V8 run a full
+ * mark-compact every two or three calls (--trace-gc: "external memory
+ * pressure"); a system-wide perf profile put a quarter of all CPU in V8's
+ * marking and sweeping. The transport's consumers copy what they keep during
+ * the call (transport/interface.ts: onDeliver's payload is valid only during
+ * the call), so one buffer per transport serves every socket.
+ *
+ * How: Node takes `onread` only when it creates a Socket around a handle,
+ * which a server's 'connection' does without it. The server therefore pauses
+ * new connections (pauseOnConnect), and the paused socket's handle moves into
+ * a Socket built with `onread`. `_handle` is not public API: when it is
+ * missing, the accepted socket is used as it is (reads allocate, as before).
+ */
+import net from 'node:net';
+import { socketOnRead } from './socket-events.ts';
+
+interface HandleOwner {
+  _handle: object | null;
+}
+
+/**
+ * Returns a socket on `accepted`'s connection that reads into `buffer` (reads reach the sink
+ * that wireSocket gives it); without a handle to move, `accepted` itself. Either way the socket
+ * is paused until the caller resume()s it, after wiring it. `accepted` must come from a server
+ * created with pauseOnConnect.
+ */
+export function withReadBuffer(accepted: net.Socket, buffer: Uint8Array): net.Socket {
+  const owner = accepted as unknown as HandleOwner;
+  const handle = owner._handle;
+  if (handle === null || typeof handle !== 'object') return accepted;
+  const socket = new net.Socket({
+    handle, readable: true, writable: true, pauseOnCreate: true, onread: { buffer, callback: socketOnRead },
+  } as net.SocketConstructorOpts);
+  // The accepted wrapper gives the handle up; destroying it now only settles the server's connection count.
+  owner._handle = null;
+  accepted.destroy();
+  return socket;
+}
