@@ -89,6 +89,7 @@ if (rank === 0) {
   const s = world.Isend([scratch, 2, colStep], 1, 8);
   scratch.fill(-1);
   await s.wait();
+  await world.Send([matrix.subarray(1), 1, column], 1, 9); // column 1, received through a matched probe
 } else if (rank === 1) {
   const col = new Float64Array(ROWS);
   const st = await world.Recv(col, 0, 1);
@@ -117,6 +118,11 @@ if (rank === 0) {
   const later = new Float64Array(ROWS * COLS);
   await world.Recv([later, 2, colStep], 0, 8);
   equal([later[0], later[15], later[1], later[16]], [0, 15, 1, 16], 'Isend packed at the call');
+  const msg = await world.mprobe(0, 9);
+  const probed = new Float64Array(ROWS * COLS).fill(-1);
+  const stm = await msg.Recv([probed.subarray(2), 1, column]);
+  equal([probed[2], probed[7], probed[12], probed[17], probed[3]], [1, 6, 11, 16, -1], 'Message.Recv into a derived type (vector -> vector)');
+  equal([stm.getCount(column), stm.source, stm.tag], [1, 0, 9], 'Message.Recv status');
 }
 
 // --- a datatype and a communicator freed while an Irecv using them is pending complete with the right data ---
