@@ -1,7 +1,8 @@
 /**
  * Wires a socket to the connection that owns it (outbound ChannelConnection or
  * accepted InboundConnection): the settings every connection socket gets and
- * the five event handlers. Handlers are module-level functions that reach
+ * the five event handlers, plus the `onread` callback of sockets that read
+ * into a reused buffer (read-buffer.ts). Handlers are module-level functions that reach
  * their connection through a symbol on the socket (STYLE rule 12: no closure
  * per connection or per message).
  */

@@ -38,9 +38,10 @@ export interface TcpTuning {
  * - referenceMinBytes 16 KiB: below it a copy into the batch (memcpy at
  *   ~10 GB/s, under 2 us) is cheaper than an extra writev entry and a write
  *   callback.
- * - targetMinBytes 64 KiB: the size of one socket read; only payloads near
- *   it or above it are likely to span chunks, where receiving into the
- *   device's buffer saves an allocation and a copy.
+ * - targetMinBytes 64 KiB: the size of Node's default socket read (accepted
+ *   sockets read up to readBufferBytes); only payloads near it or above it
+ *   are likely to span reads, where receiving into the device's buffer saves
+ *   an allocation and a copy.
  * - batchInitialBytes 64 KiB: one socket read's worth; it grows on demand.
  * - readBufferBytes 1 MiB: one per transport, shared by its accepted sockets;
  *   a loopback read of a large message takes 150 KiB on average into it
