@@ -59,7 +59,7 @@ describe('report lines (parsed by reference/compare.sh; keep the C output in ste
 
   it('formats the config line', () => {
     expect(
-      formatConfigLine({ channels: 4, matching: 'parallel', progress: 'inline', refcount: 'predefined', eagerLimit: 65536, endpoints: 1 }),
-    ).toBe('config: channels 4, matching parallel, progress inline, refcount predefined, eagerLimit 65536, endpoints 1');
+      formatConfigLine({ channels: 4, matching: 'parallel', progress: 'inline', wait: 'poll', refcount: 'predefined', eagerLimit: 65536, endpoints: 1 }),
+    ).toBe('config: channels 4, matching parallel, progress inline, wait poll, refcount predefined, eagerLimit 65536, endpoints 1');
   });
 });

@@ -6,7 +6,7 @@
  * ```
  * msgrate: 0.412 M messages/s (12 x 10000 iterations, 0-byte, 2 processes, channels 4)
  * pingpong: 0-byte round trip median 48.20 us (min 41.10, p99 90.30; 10000 iterations, 2 processes, channels 4)
- * config: channels 4, matching parallel, progress inline, refcount predefined, eagerLimit 65536, endpoints 1
+ * config: channels 4, matching parallel, progress inline, wait poll, refcount predefined, eagerLimit 65536, endpoints 1
  * ```
  *
  * A JSON record is one object per line (NDJSON) appended to the --json file,
@@ -21,6 +21,7 @@ export interface ConfigFields {
   readonly channels: number;
   readonly matching: string;
   readonly progress: string;
+  readonly wait: string;
   readonly refcount: string;
   readonly eagerLimit: number;
   readonly endpoints: number;
@@ -80,13 +81,13 @@ export function formatRoundTripLine(r: RoundTripLineInput): string {
  * The configuration line printed under every result.
  *
  * @param c - MPI.config()
- * @returns e.g. `config: channels 4, matching parallel, progress inline, refcount predefined, eagerLimit 65536, endpoints 1`
+ * @returns e.g. `config: channels 4, matching parallel, progress inline, wait poll, refcount predefined, eagerLimit 65536, endpoints 1`
  * @example
  * formatConfigLine(MPI.config());
  */
 export function formatConfigLine(c: ConfigFields): string {
   return (
-    `config: channels ${c.channels}, matching ${c.matching}, progress ${c.progress}, ` +
+    `config: channels ${c.channels}, matching ${c.matching}, progress ${c.progress}, wait ${c.wait}, ` +
     `refcount ${c.refcount}, eagerLimit ${c.eagerLimit}, endpoints ${c.endpoints}`
   );
 }

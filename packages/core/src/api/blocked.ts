@@ -1,6 +1,7 @@
 /**
  * What each thread is blocked in, for mpiexec's --timeout roll-call. Set on
- * entry to a blocking call, cleared when it returns. A single-threaded process
+ * entry to a blocking call, cleared when it returns. Entry and exit also tell
+ * wait-poll.ts when the thread waits, so that it can poll instead of sleeping. A single-threaded process
  * keeps it in module state (no allocation, nothing shared); in a multithreaded
  * process every MPI thread also writes it into its slot of a shared table, so
  * the main thread, which answers the roll-call, can report every thread.
@@ -10,6 +11,7 @@
  * cut to fit).
  */
 import type { BlockedIn } from '../pmi/index.ts';
+import { beginWait, endWait } from './wait-poll.ts';
 
 const NAME_BYTES = 32;
 const S = { ACTIVE: 0, PEER: 1, TAG: 2, CALL_LEN: 3, COMM_LEN: 4, NAMES: 5 } as const;
@@ -47,6 +49,7 @@ export function enterBlocking(call: string, comm: string, peer: number | null, t
   current.peer = peer;
   current.tag = tag;
   active = true;
+  beginWait();
   if (table !== null) {
     const b = mySlot * BLOCKED_SLOT_WORDS;
     table[b + S.PEER] = peer ?? NONE;
@@ -59,6 +62,7 @@ export function enterBlocking(call: string, comm: string, peer: number | null, t
 }
 
 export function leaveBlocking(): void {
+  endWait();
   active = false;
   if (table !== null) Atomics.store(table, mySlot * BLOCKED_SLOT_WORDS + S.ACTIVE, 0);
 }

@@ -1,12 +1,15 @@
 /** MPI.config() and MPI.stats(): tsmpi's own introspection (API.md "Introspection"). */
 import { OBJECT_KIND, STAT } from '../device/index.ts';
 import { runtime } from './runtime.ts';
+import { waitPolls } from './wait-poll.ts';
 
 export interface Config {
   channels: number;
   matching: 'parallel' | 'global';
   refcount: 'naive' | 'predefined' | 'gc';
   progress: 'inline' | 'threads';
+  /** How blocking calls wait here: 'poll' only where this thread reads the sockets and can yield its core. */
+  wait: 'poll' | 'block';
   eagerLimit: number;
   endpoints: number;
 }
@@ -28,7 +31,7 @@ export interface Stats {
 export function config(): Config {
   const rt = runtime('config');
   const s = rt.settings;
-  return { channels: s.channels, matching: s.matching, refcount: s.refcount, progress: rt.progress, eagerLimit: s.eagerLimit, endpoints: s.endpoints };
+  return { channels: s.channels, matching: s.matching, refcount: s.refcount, progress: rt.progress, wait: waitPolls() ? 'poll' : 'block', eagerLimit: s.eagerLimit, endpoints: s.endpoints };
 }
 
 /** Counters of this process since init. */

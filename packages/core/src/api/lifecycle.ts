@@ -19,9 +19,10 @@ import { ContextIdState } from '../comm/index.ts';
 import { createLogger, type Logger } from '../log/index.ts';
 import { connectPmi, type PmiClient } from '../pmi/index.ts';
 import type { TransportFactory } from '../transport/index.ts';
-import { ERR_ARG, ERR_OTHER, mpiError } from '../util/index.ts';
+import { ERR_ARG, ERR_OTHER, mpiError, schedYield } from '../util/index.ts';
 import { THREAD_LEVELS, type ThreadLevel } from './constants.ts';
 import { attachBlockedTable, blockedIn, BLOCKED_SLOT_WORDS } from './blocked.ts';
+import { configureWaitPoll, stopWaitPoll } from './wait-poll.ts';
 import { MAX_THREADS } from '../device/index.ts';
 import { isInitialized, runtime, setRuntime, type RuntimeState } from './runtime.ts';
 import { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE, setupPredefinedComms, attachPredefinedComms } from './predefined-comms.ts';
@@ -110,6 +111,8 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     }
     device.start(size > 1 ? await Promise.all(Array.from({ length: size }, (_, p) => pmi!.get(`tcp:${p}`))) : null);
   }
+  const pollMs = waitPollBudget(settings, size, useEngines, log);
+  configureWaitPoll({ budgetMs: pollMs, yieldCore: pollMs > 0 ? schedYield() : null });
   if (shared.layout.multithreaded) attachBlockedTable(shared.buffers.blocked, 0, MAX_THREADS);
   const predefined = setupPredefinedComms(shared.objects, size, settings.endpoints, device.firstEndpoint);
   setRuntime(runtimeState(device, settings, job, pmi, log, level, progress, device.firstEndpoint, {
@@ -120,6 +123,20 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
   pmi?.reportInitialized();
   log.debug({ size, channels: settings.channels, matching: settings.matching, progress }, 'initialized');
   return level;
+}
+
+/**
+ * How long blocking calls on this thread poll (wait-poll.ts): only where this
+ * thread's event loop reads the sockets (inline progress, more than one
+ * process), and only if the thread can yield its core.
+ */
+function waitPollBudget(settings: Settings, size: number, useEngines: boolean, log: Logger): number {
+  if (settings.wait !== 'poll' || size === 1 || useEngines) return 0;
+  if (schedYield() === null) {
+    log.warn('--wait poll needs sched_yield, which this Node does not offer (node:wasi): blocking calls sleep instead');
+    return 0;
+  }
+  return settings.waitPollMs;
 }
 
 /** What every thread needs to join the process (handed to MPI.Worker threads). */
@@ -210,6 +227,7 @@ export async function finalize(): Promise<void> {
   const rt = runtime('finalize');
   if (!isMainThread) throw mpiError(ERR_OTHER, 'finalize', 'worker threads never call MPI.finalize(): the main thread does, after the workers are done');
   await COMM_WORLD.barrier();
+  stopWaitPoll();
   const st = rt.device.stats;
   await rt.device.close();
   if (engines !== null) await engines.close();

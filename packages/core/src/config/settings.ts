@@ -53,6 +53,17 @@ export const SETTINGS: readonly SettingRow[] = [
     doc: "inline: channel engines run on the calling thread; threads: one engine worker per channel; auto: threads when threadLevel is 'multiple'",
   },
   {
+    name: 'wait', env: 'TSMPI_WAIT', flag: '--wait', kind: oneOf('poll', 'block'),
+    defaultValue: () => 'poll', level: 'user',
+    doc: 'how a blocking call waits with --progress inline: poll turns the event loop without sleeping, yielding the core between turns (for up to waitPollMs), as C MPIs do; block sleeps until a socket wakes the thread',
+  },
+  {
+    name: 'waitPollMs', env: 'TSMPI_WAIT_POLL_MS', flag: null, kind: int(0, 60_000),
+    // Long enough to cover a peer's preemption on a loaded machine (time slices are 3-6 ms), short enough not to burn a core through a long wait.
+    defaultValue: () => 20, level: 'tuning',
+    doc: 'with --wait poll: milliseconds a thread polls after a blocking call begins before it sleeps; 0 never polls',
+  },
+  {
     name: 'eagerLimit', env: 'TSMPI_EAGER_LIMIT', flag: '--eager-limit', kind: int(0, 1 << 30),
     // 64 KiB: below it one copy into the socket beats the extra round trip of rendezvous.
     defaultValue: () => 65536, level: 'tuning',
@@ -91,6 +102,8 @@ export type Settings = {
   readonly matching: 'parallel' | 'global';
   readonly refcount: 'naive' | 'predefined' | 'gc';
   readonly progress: 'auto' | 'inline' | 'threads';
+  readonly wait: 'poll' | 'block';
+  readonly waitPollMs: number;
   readonly eagerLimit: number;
   readonly endpoints: number;
   readonly logLevel: 'silent' | 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';

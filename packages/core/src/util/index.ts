@@ -7,3 +7,4 @@ export type { ErrorClassName } from './errors.ts';
 export { assert } from './assert.ts';
 export { workerArgs } from './ts-worker.ts';
 export { waitAsync } from './wait-async.ts';
+export { schedYield } from './sched-yield.ts';

@@ -1,0 +1,79 @@
+/**
+ * How a blocking call waits (--wait): by polling the event loop, or by sleeping
+ * in it until a socket wakes the thread.
+ *
+ * A thread that sleeps in epoll pays for being woken on every message, and with
+ * more processes than cores the wake-up also waits for a core: that made an
+ * 8-byte allreduce on 4 processes and 2 cores cost about 85 us even in plain
+ * Node, against Open MPI's 50 (docs/adr/0005). MPI libraries poll instead,
+ * yielding the core between polls so that a peer that has work can run (Open
+ * MPI's mpi_yield_when_idle). Here polling means keeping a setImmediate turn
+ * queued, which makes libuv check its sockets without sleeping, and calling
+ * sched_yield in each turn. Without the yield, polling on an oversubscribed
+ * machine is ruinous (a process keeps its core until its time slice ends: 6 ms
+ * per call), so with no sched_yield to be had, blocking calls sleep.
+ *
+ * A thread polls while it is inside a blocking call and for at most `budgetMs`
+ * after the newest blocking call began; after that it sleeps, so a rank that
+ * waits long (a barrier before a slow peer's output) does not burn its core.
+ */
+export interface WaitPollOptions {
+  /** Milliseconds a thread may poll after a blocking call begins; 0 disables polling. */
+  readonly budgetMs: number;
+  /** Gives the core away; null: cannot yield, so never poll. */
+  readonly yieldCore: (() => unknown) | null;
+  /** Milliseconds on a monotonic clock (performance.now; tests pass their own). */
+  readonly now?: () => number;
+}
+
+let budgetMs = 0;
+let yieldCore: (() => unknown) | null = null;
+let now: () => number = () => performance.now();
+/** Blocking calls in progress on this thread (a thread may await several at once). */
+let waiting = 0;
+/** Whether a poll turn is queued; never more than one, however often calls begin and end. */
+let polling = false;
+let deadline = 0;
+
+/** Sets this thread's policy; budgetMs 0 or no yieldCore turns polling off. Called at init. */
+export function configureWaitPoll(options: WaitPollOptions): void {
+  budgetMs = options.yieldCore === null ? 0 : options.budgetMs;
+  yieldCore = options.yieldCore;
+  now = options.now ?? (() => performance.now());
+}
+
+/** Whether blocking calls on this thread poll (for MPI.config()). */
+export function waitPolls(): boolean {
+  return budgetMs > 0;
+}
+
+/** A blocking call begins: poll from now until it ends or the budget runs out. */
+export function beginWait(): void {
+  waiting++;
+  if (budgetMs === 0) return;
+  deadline = now() + budgetMs;
+  if (!polling) {
+    polling = true;
+    setImmediate(pollTurn);
+  }
+}
+
+/** A blocking call ends (its promise settled). */
+export function endWait(): void {
+  if (waiting > 0) waiting--;
+}
+
+/** Stops polling for good on this thread (finalize). */
+export function stopWaitPoll(): void {
+  budgetMs = 0;
+  waiting = 0;
+}
+
+function pollTurn(): void {
+  if (waiting === 0 || budgetMs === 0 || now() > deadline) {
+    polling = false;
+    return;
+  }
+  yieldCore!();
+  setImmediate(pollTurn);
+}
