@@ -22,7 +22,7 @@ import type { TransportFactory } from '../transport/index.ts';
 import { ERR_ARG, ERR_OTHER, mpiError, schedYield } from '../util/index.ts';
 import { THREAD_LEVELS, type ThreadLevel } from './constants.ts';
 import { attachBlockedTable, blockedIn, BLOCKED_SLOT_WORDS } from './blocked.ts';
-import { configureWaitPoll, stopWaitPoll } from './wait-poll.ts';
+import { configureWaitPoll, stopWaitPoll, type WaitPollOptions } from './wait-poll.ts';
 import { MAX_THREADS } from '../device/index.ts';
 import { isInitialized, runtime, setRuntime, type RuntimeState } from './runtime.ts';
 import { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE, setupPredefinedComms, attachPredefinedComms } from './predefined-comms.ts';
@@ -111,8 +111,7 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     }
     device.start(size > 1 ? await Promise.all(Array.from({ length: size }, (_, p) => pmi!.get(`tcp:${p}`))) : null);
   }
-  const pollMs = waitPollBudget(settings, size, useEngines, log);
-  configureWaitPoll({ budgetMs: pollMs, yieldCore: pollMs > 0 ? schedYield() : null });
+  configureWaitPoll(waitPollOptions(settings, size, useEngines, log));
   if (shared.layout.multithreaded) attachBlockedTable(shared.buffers.blocked, 0, MAX_THREADS);
   const predefined = setupPredefinedComms(shared.objects, size, settings.endpoints, device.firstEndpoint);
   setRuntime(runtimeState(device, settings, job, pmi, log, level, progress, device.firstEndpoint, {
@@ -126,17 +125,15 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
 }
 
 /**
- * How long blocking calls on this thread poll (wait-poll.ts): only where this
- * thread's event loop reads the sockets (inline progress, more than one
+ * How blocking calls on this thread wait (wait-poll.ts): they poll only where
+ * this thread's event loop reads the sockets (inline progress, more than one
  * process), and only if the thread can yield its core.
  */
-function waitPollBudget(settings: Settings, size: number, useEngines: boolean, log: Logger): number {
-  if (settings.wait !== 'poll' || size === 1 || useEngines) return 0;
-  if (schedYield() === null) {
-    log.warn('--wait poll needs sched_yield, which this Node does not offer (node:wasi): blocking calls sleep instead');
-    return 0;
-  }
-  return settings.waitPollMs;
+function waitPollOptions(settings: Settings, size: number, useEngines: boolean, log: Logger): WaitPollOptions {
+  if (settings.wait !== 'poll' || size === 1 || useEngines) return { budgetMs: 0, yieldCore: null };
+  const yieldCore = schedYield();
+  if (yieldCore === null) log.warn('--wait poll needs sched_yield, which this Node does not offer (node:wasi): blocking calls sleep instead');
+  return { budgetMs: settings.waitPollMs, yieldCore };
 }
 
 /** What every thread needs to join the process (handed to MPI.Worker threads). */
