@@ -80,18 +80,23 @@ export async function allreduce(
 ): Promise<void> {
   const { rank, size } = pt;
   const algorithm = choose('allreduce', { size, bytes: recv.length, items: recv.length / op.itemBytes, commute: op.commute }, opts);
-  if (send !== null) recv.set(send);
-  if (size === 1 || recv.length === 0) return;
+  if (size === 1 || recv.length === 0) {
+    if (send !== null) recv.set(send);
+    return;
+  }
   switch (algorithm) {
+    case 'rabenseifner':
+      // It reads `send` where it lies: no copy of the whole vector into recv first.
+      await rabenseifner(pt, tag, send, recv, op);
+      return;
     case 'recursive-doubling': {
+      if (send !== null) recv.set(send);
       const result = await recursiveDoublingAllreduce(pt, tag, byteFold(op), recv);
       if (result !== recv) recv.set(result);
       return;
     }
-    case 'rabenseifner':
-      await rabenseifner(pt, tag, recv, op);
-      return;
     case 'reduce-bcast':
+      if (send !== null) recv.set(send);
       // Rank 0 reduces in place; the others' vectors stay intact in recv until bcast overwrites them.
       await reduce(pt, tag, rank === 0 ? null : recv, rank === 0 ? recv : null, op, 0, opts);
       await bcast(pt, tag, recv, 0, opts);

@@ -36,27 +36,28 @@ import type { ByteOp, CollPt2pt } from './pt2pt.ts';
 import { borrowScratch, giveBackScratch } from './scratch.ts';
 import { floorPowerOfTwo } from './tree.ts';
 
-/** Allreduce in place on `buf` (every rank's contribution, then the result). Needs op.commute. */
-export async function rabenseifner(pt: CollPt2pt, tag: number, buf: Uint8Array, op: ByteOp): Promise<void> {
+/**
+ * Allreduce of every rank's vector into `buf`. Needs op.commute.
+ * @param send this rank's vector, or null when it is already in `buf` (IN_PLACE).
+ *   Read where it lies: the first exchange receives straight into `buf` and
+ *   combines `send` into it, so the vector is never copied into `buf` first.
+ */
+export async function rabenseifner(pt: CollPt2pt, tag: number, send: Uint8Array | null, buf: Uint8Array, op: ByteOp): Promise<void> {
   assert(op.commute, 'rabenseifner is used for commutative ops only');
   const { rank, size } = pt;
   const pof2 = floorPowerOfTwo(size);
   const rem = size - pof2;
+  // This rank's vector while it still lies in `send` (null once it is in `buf`).
+  let pending = send;
 
   let newrank: number;
   if (rank < 2 * rem) {
     if (rank % 2 === 0) {
-      await pt.send(rank + 1, tag, buf);
+      await pt.send(rank + 1, tag, pending ?? buf);
       newrank = -1;
     } else {
-      const scratch = borrowScratch(buf.length);
-      try {
-        const got = scratch.subarray(0, buf.length);
-        await recvInto(pt, rank - 1, tag, got, 'Allreduce');
-        op.combine(got, buf);
-      } finally {
-        giveBackScratch(scratch);
-      }
+      await receiveCombine(pt, tag, rank - 1, pending, buf, op);
+      pending = null;
       newrank = rank >> 1;
     }
   } else {
@@ -71,38 +72,64 @@ export async function rabenseifner(pt: CollPt2pt, tag: number, buf: Uint8Array, 
     const extra = items % pof2;
     at[0] = 0;
     for (let i = 0; i < pof2; i++) at[i + 1] = at[i]! + (base + (i < extra ? 1 : 0)) * op.itemBytes;
-    const range = (lo: number, hi: number): Uint8Array => buf.subarray(at[lo]!, at[hi]!);
     const realRank = (nr: number): number => (nr < rem ? nr * 2 + 1 : nr + rem);
 
-    // One scratch buffer for the halves received in the reduce-scatter phase (the largest is the first).
-    const scratch = borrowScratch(Math.max(at[pof2 >> 1]!, buf.length - at[pof2 >> 1]!));
-    try {
-      for (let mask = pof2 >> 1; mask > 0; mask >>= 1) {
-        const peer = realRank(newrank ^ mask);
-        const lo = newrank & ~(2 * mask - 1);
-        const mid = lo + mask;
-        const hi = lo + 2 * mask;
-        const upper = (newrank & mask) !== 0;
-        const kept = upper ? range(mid, hi) : range(lo, mid);
-        const got = scratch.subarray(0, kept.length);
-        const n = await sendrecvInto(pt, tag, peer, upper ? range(lo, mid) : range(mid, hi), peer, got, 'Allreduce');
-        assert(n === kept.length, 'rabenseifner: partner sent the matching half');
-        op.combine(got, kept);
-      }
-    } finally {
-      giveBackScratch(scratch);
+    for (let mask = pof2 >> 1; mask > 0; mask >>= 1) {
+      const peer = realRank(newrank ^ mask);
+      const lo = newrank & ~(2 * mask - 1);
+      const mid = lo + mask;
+      const hi = lo + 2 * mask;
+      const [keepLo, keepHi, giveLo, giveHi] = (newrank & mask) !== 0 ? [mid, hi, lo, mid] : [lo, mid, mid, hi];
+      const from = pending ?? buf;
+      const kept = pending === null ? null : pending.subarray(at[keepLo]!, at[keepHi]!);
+      await exchangeCombine(pt, tag, peer, from.subarray(at[giveLo]!, at[giveHi]!), kept, buf.subarray(at[keepLo]!, at[keepHi]!), op);
+      pending = null;
     }
     for (let mask = 1; mask < pof2; mask <<= 1) {
       const peerNew = newrank ^ mask;
-      const mine = newrank & ~(mask - 1);
+      const own = newrank & ~(mask - 1);
       const theirs = peerNew & ~(mask - 1);
       // Received straight into place: the two ranges are disjoint.
-      await sendrecvInto(pt, tag, realRank(peerNew), range(mine, mine + mask), realRank(peerNew), range(theirs, theirs + mask), 'Allreduce');
+      await sendrecvInto(pt, tag, realRank(peerNew), buf.subarray(at[own]!, at[own + mask]!), realRank(peerNew), buf.subarray(at[theirs]!, at[theirs + mask]!), 'Allreduce');
     }
   }
 
   if (rank < 2 * rem) {
     if (rank % 2 === 1) await pt.send(rank - 1, tag, buf);
     else await recvInto(pt, rank + 1, tag, buf, 'Allreduce');
+  }
+}
+
+/**
+ * Sends `give` to `peer` and leaves (what `peer` sends back) op (this rank's
+ * kept half) in `into`; `kept` is that half when it still lies in the caller's
+ * send vector, null when it is already in `into`.
+ */
+async function exchangeCombine(
+  pt: CollPt2pt, tag: number, peer: number, give: Uint8Array, kept: Uint8Array | null, into: Uint8Array, op: ByteOp,
+): Promise<void> {
+  const [, n] = await Promise.all([pt.send(peer, tag, give), receiveCombine(pt, tag, peer, kept, into, op)]);
+  assert(n === into.length, 'rabenseifner: partner sent the matching half');
+}
+
+/**
+ * Receives from `source` and leaves (received) op (this rank's data) in `into`; the data is
+ * `kept` when given, else `into` itself. Resolves the received length.
+ */
+async function receiveCombine(pt: CollPt2pt, tag: number, source: number, kept: Uint8Array | null, into: Uint8Array, op: ByteOp): Promise<number> {
+  if (kept !== null) {
+    // The data lies in the send vector: receive straight into place and fold the data in (op commutes).
+    const n = await recvInto(pt, source, tag, into, 'Allreduce');
+    op.combine(kept, into);
+    return n;
+  }
+  const scratch = borrowScratch(into.length);
+  try {
+    const got = scratch.subarray(0, into.length);
+    const n = await recvInto(pt, source, tag, got, 'Allreduce');
+    op.combine(got, into);
+    return n;
+  } finally {
+    giveBackScratch(scratch);
   }
 }
