@@ -126,6 +126,29 @@ describe('frame parser', () => {
     expect(Array.from(target)).toEqual(range(40, 2));
   });
 
+  it('offers the unfilled rest of a spanning payload, and takes bytes written there in place', () => {
+    const sink = new Sink();
+    const target = new Uint8Array(40);
+    sink.targets.set(2, target);
+    const p = new FrameParser(sink, 1 << 20, 1 << 30);
+    const at2 = HEADER_BYTES * 2 + 5; // frame 2's header
+    expect(p.unfilledTarget(1)).toBeNull(); // between frames
+    p.feed(stream.subarray(0, at2 + HEADER_BYTES + 10));
+    expect(p.unfilledTarget(31)).toBeNull(); // 30 bytes left: below the minimum
+    const rest = p.unfilledTarget(30)!;
+    expect(rest.buffer).toBe(target.buffer);
+    expect([rest.byteOffset, rest.length]).toEqual([10, 30]);
+    // A socket reads 20 bytes straight into it; the parser must neither move nor lose them.
+    rest.set(stream.subarray(at2 + HEADER_BYTES + 10, at2 + HEADER_BYTES + 30));
+    p.feed(rest.subarray(0, 20));
+    expect(p.unfilledTarget(1)!.byteOffset).toBe(30);
+    p.feed(stream.subarray(at2 + HEADER_BYTES + 30));
+    expect(sink.got.map((g) => g.header.seq)).toEqual([0, 1, 2, 3, 4]);
+    expect(sink.got[2]!.isTarget).toBe(true);
+    expect(Array.from(target)).toEqual(range(40, 2));
+    expect(p.unfilledTarget(1)).toBeNull();
+  });
+
   it('assembles a large payload spread over many chunks', () => {
     const big = range(100_000, 4);
     const s = concat([frame(7, big), frame(8, [1])]);

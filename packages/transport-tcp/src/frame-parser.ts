@@ -20,8 +20,10 @@
  *
  * frameTarget is also asked for a payload of at least targetMinBytes that lies
  * wholly in one chunk, so a large payload always ends up in the sink's target
- * when it supplies one (one copy either way). The header handed to the sink is
- * this parser's reused object: valid only during the call.
+ * when it supplies one (one copy either way). While such a payload is being
+ * assembled, unfilledTarget() lets the socket read its rest straight into the
+ * target, which saves that copy too. The header handed to the sink is this
+ * parser's reused object: valid only during the call.
  */
 import { newFrameHeader, type FrameHeader } from '@tsmpi/core/transport';
 import { HEADER_BYTES, decodeHeader } from './frame-codec.ts';
@@ -73,6 +75,17 @@ export class FrameParser {
   /** Bytes of a partial frame held right now (0 at a frame boundary). */
   get bufferedBytes(): number {
     return this.#state === STATE_PAYLOAD ? HEADER_BYTES + this.#payloadFill : this.#headFill;
+  }
+
+  /**
+   * The unfilled rest of the payload being assembled when it is at least `minBytes`
+   * long, else null. The socket may read straight into it: feed() then finds the
+   * chunk already in place and does not copy it.
+   */
+  unfilledTarget(minBytes: number): Uint8Array | null {
+    if (this.#state !== STATE_PAYLOAD) return null;
+    const target = this.#payload;
+    return target.length - this.#payloadFill >= minBytes ? target.subarray(this.#payloadFill) : null;
   }
 
   /** Makes every later feed() a no-op (also stops the loop of a feed() in progress). */
@@ -140,7 +153,10 @@ export class FrameParser {
         const target = this.#payload;
         const need = target.length - this.#payloadFill;
         const take = need < len - pos ? need : len - pos;
-        target.set(chunk.subarray(pos, pos + take), this.#payloadFill);
+        // A chunk read straight into the target (unfilledTarget) is already in place.
+        if (pos !== 0 || chunk.buffer !== target.buffer || chunk.byteOffset !== target.byteOffset + this.#payloadFill) {
+          target.set(chunk.subarray(pos, pos + take), this.#payloadFill);
+        }
         this.#payloadFill += take;
         pos += take;
         if (this.#payloadFill < target.length) return PARSE_STATUS.OK;

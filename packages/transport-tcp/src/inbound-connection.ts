@@ -21,6 +21,7 @@ import type { ConnectionOwner } from './connection-owner.ts';
 import { HEADER_BYTES, KIND_GOODBYE, encodeHeader } from './frame-codec.ts';
 import { FrameParser, PARSE_STATUS, type FrameSink } from './frame-parser.ts';
 import { HANDSHAKE_STATUS, ServerHandshake } from './handshake.ts';
+import { withReadBuffer, type ReadTargetSource } from './read-buffer.ts';
 import { MAX_PAYLOAD_BYTES } from './tuning.ts';
 import { wireSocket, type SocketEventSink } from './socket-events.ts';
 
@@ -33,7 +34,7 @@ const STATE_CLOSED = 2;
 const GOODBYE = new Uint8Array(HEADER_BYTES);
 encodeHeader(GOODBYE, 0, { kind: KIND_GOODBYE, flags: 0, contextId: 0, srcEndpoint: 0, dstEndpoint: 0, tag: 0, seq: 0, aux: 0, aux2: 0, payloadLength: 0 }, 0);
 
-export class InboundConnection implements FrameSink, SocketEventSink {
+export class InboundConnection implements FrameSink, SocketEventSink, ReadTargetSource {
   readonly #owner: ConnectionOwner;
   readonly #socket: net.Socket;
   #state = STATE_HANDSHAKE;
@@ -45,12 +46,23 @@ export class InboundConnection implements FrameSink, SocketEventSink {
   process = -1;
   channel = -1;
 
-  constructor(owner: ConnectionOwner, socket: net.Socket) {
+  /**
+   * @param accepted a socket from the transport's server (pauseOnConnect); it stays paused until resume()
+   * @param readBuffer the transport's shared read buffer (read-buffer.ts)
+   */
+  constructor(owner: ConnectionOwner, accepted: net.Socket, readBuffer: Uint8Array) {
     this.#owner = owner;
+    const socket = withReadBuffer(accepted, readBuffer, this);
     this.#socket = socket;
     this.#handshake = new ServerHandshake(owner._jobKey);
     wireSocket(socket, this, owner._tuning.handshakeTimeoutMs);
     socket.write(this.#handshake.challenge());
+  }
+
+  /** Starts reading; `onClosed` runs once the socket has closed. */
+  resume(onClosed: () => void): void {
+    this.#socket.once('close', onClosed);
+    this.#socket.resume();
   }
 
   /** close(): say GOODBYE and end our side; keep reading until the peer ends its side. */
@@ -85,6 +97,11 @@ export class InboundConnection implements FrameSink, SocketEventSink {
   frameTarget(header: FrameHeader): Uint8Array | null {
     const handlers = this.#owner._handlers;
     return handlers.payloadTarget === undefined ? null : handlers.payloadTarget(this.process, header);
+  }
+
+  // ReadTargetSource: called after every read.
+  nextReadTarget(): Uint8Array | null {
+    return this.#parser === null ? null : this.#parser.unfilledTarget(this.#owner._tuning.targetMinBytes);
   }
 
   /** @internal socket 'data' (hot path) */

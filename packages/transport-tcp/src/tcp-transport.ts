@@ -35,7 +35,6 @@ import { formatAddress, parseAddress, type HostPort } from './address.ts';
 import { ChannelConnection } from './channel-connection.ts';
 import type { ConnectionOwner } from './connection-owner.ts';
 import { InboundConnection } from './inbound-connection.ts';
-import { withReadBuffer } from './read-buffer.ts';
 import { DEFAULT_TUNING, type TcpTuning } from './tuning.ts';
 
 const PEER_ALIVE = 0;
@@ -235,11 +234,9 @@ export class TcpTransport implements Transport, ConnectionOwner {
     }
     this.#liveSockets++;
     this.#readBuffer ??= new Uint8Array(this._tuning.readBufferBytes);
-    const reading = withReadBuffer(socket, this.#readBuffer);
-    const conn = new InboundConnection(this, reading);
+    const conn = new InboundConnection(this, socket, this.#readBuffer);
     this.#inbound.add(conn);
-    reading.once('close', () => this.#inbound.delete(conn));
-    reading.resume();
+    conn.resume(() => this.#inbound.delete(conn));
   }
 
   #openChannel(peer: number, channel: number): ChannelConnection | null {

@@ -1,7 +1,7 @@
 // Accepted sockets read into the one buffer they are given (read-buffer.ts): real sockets on 127.0.0.1.
 import net from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { withReadBuffer } from '../src/read-buffer.ts';
+import { withReadBuffer, type ReadTargetSource } from '../src/read-buffer.ts';
 import { wireSocket, type SocketEventSink } from '../src/socket-events.ts';
 
 class Sink implements SocketEventSink {
@@ -25,14 +25,16 @@ afterEach(() => {
   for (const s of servers.splice(0)) s.close();
 });
 
-/** Accepts `clients` connections, each adopted onto `shared`; each client writes its bytes and ends. */
-async function run(shared: Uint8Array, payloads: Uint8Array[]): Promise<Sink[]> {
+const NO_TARGET: ReadTargetSource = { nextReadTarget: () => null };
+
+/** Accepts one connection per payload, each adopted onto `shared` (and `source`); each client writes its bytes and ends. */
+async function run(shared: Uint8Array, payloads: Uint8Array[], source: (sink: Sink) => ReadTargetSource = () => NO_TARGET): Promise<Sink[]> {
   const sinks: Sink[] = [];
   const ended: Promise<void>[] = [];
   const server = net.createServer({ pauseOnConnect: true }, (accepted) => {
     const sink = new Sink();
     sinks.push(sink);
-    const socket = withReadBuffer(accepted, shared);
+    const socket = withReadBuffer(accepted, shared, source(sink));
     wireSocket(socket, sink, 10_000);
     socket.ref();
     ended.push(new Promise((resolve) => socket.once('end', () => resolve())));
@@ -65,5 +67,29 @@ describe('accepted sockets with a reused read buffer', () => {
     const received = sinks.map((s) => Buffer.concat(s.copies));
     const matches = (got: Buffer, want: Uint8Array): boolean => got.length === want.length && got.equals(want);
     expect((matches(received[0]!, a) && matches(received[1]!, b)) || (matches(received[0]!, b) && matches(received[1]!, a))).toBe(true);
+  });
+
+  it('reads straight into the target its source offers, and into the shared buffer when it offers none', async () => {
+    const shared = new Uint8Array(64 * 1024);
+    const target = new Uint8Array(250_000);
+    const payload = new Uint8Array(400_000).map((_, i) => (i * 31 + 5) & 255);
+    // Once 1000 bytes have arrived, the source offers the target until it is full; then none again.
+    let start = -1;
+    const source = (sink: Sink): ReadTargetSource => ({
+      nextReadTarget: () => {
+        const got = sink.copies.reduce((n, c) => n + c.length, 0);
+        if (start < 0 && got >= 1000) start = got;
+        return start >= 0 && got - start < target.length ? target.subarray(got - start) : null;
+      },
+    });
+    const [sink] = await run(shared, [payload], source);
+    const inTarget = sink!.chunks.filter((c) => c.buffer === target.buffer);
+    expect(sink!.chunks.every((c) => c.buffer === target.buffer || c.buffer === shared.buffer)).toBe(true);
+    expect(Buffer.concat(sink!.copies).equals(payload)).toBe(true);
+    // The target was filled by reads alone, with the bytes that followed the first 1000 or so.
+    expect(inTarget.reduce((n, c) => n + c.length, 0)).toBe(target.length);
+    expect(Buffer.from(target).equals(payload.subarray(start, start + target.length))).toBe(true);
+    // After it, reads went back to the shared buffer.
+    expect(sink!.chunks.at(-1)!.buffer).toBe(shared.buffer);
   });
 });
