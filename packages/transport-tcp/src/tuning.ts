@@ -13,7 +13,7 @@ export interface TcpTuning {
   readonly closeTimeoutMs: number;
   /** Payloads sent with a sentToken and at least this long are written by reference (no copy). */
   readonly referenceMinBytes: number;
-  /** Received payloads of at least this size are offered to handlers.payloadTarget. */
+  /** Received payloads of at least this size are offered to handlers.payloadTarget; rests this long are read into it. */
   readonly targetMinBytes: number;
   /** Initial size of a channel's reusable batch buffer. */
   readonly batchInitialBytes: number;
@@ -41,7 +41,9 @@ export interface TcpTuning {
  * - targetMinBytes 64 KiB: the size of Node's default socket read (accepted
  *   sockets read up to readBufferBytes); only payloads near it or above it
  *   are likely to span reads, where receiving into the device's buffer saves
- *   an allocation and a copy.
+ *   an allocation and a copy. It is also the smallest rest of such a payload
+ *   that the socket reads straight into the target: a smaller rest would cost
+ *   a read system call of its own, more than copying it.
  * - batchInitialBytes 64 KiB: one socket read's worth; it grows on demand.
  * - readBufferBytes 1 MiB: one per transport, shared by its accepted sockets;
  *   a loopback read of a large message takes 150 KiB on average into it
