@@ -22,7 +22,7 @@ import type { TransportFactory } from '../transport/index.ts';
 import { ERR_ARG, ERR_OTHER, mpiError, schedYield } from '../util/index.ts';
 import { THREAD_LEVELS, type ThreadLevel } from './constants.ts';
 import { attachBlockedTable, blockedIn, BLOCKED_SLOT_WORDS } from './blocked.ts';
-import { configureWaitPoll, stopWaitPoll, type WaitPollOptions } from './wait-poll.ts';
+import { configureWaitPoll, noteRendezvous, stopWaitPoll, type WaitPollOptions } from './wait-poll.ts';
 import { MAX_THREADS } from '../device/index.ts';
 import { isInitialized, runtime, setRuntime, type RuntimeState } from './runtime.ts';
 import { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE, setupPredefinedComms, attachPredefinedComms } from './predefined-comms.ts';
@@ -112,6 +112,7 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     device.start(size > 1 ? await Promise.all(Array.from({ length: size }, (_, p) => pmi!.get(`tcp:${p}`))) : null);
   }
   configureWaitPoll(waitPollOptions(settings, size, useEngines, log));
+  device.onRendezvous = noteRendezvous;
   if (shared.layout.multithreaded) attachBlockedTable(shared.buffers.blocked, 0, MAX_THREADS);
   const predefined = setupPredefinedComms(shared.objects, size, settings.endpoints, device.firstEndpoint);
   setRuntime(runtimeState(device, settings, job, pmi, log, level, progress, device.firstEndpoint, {

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { beginWait, configureWaitPoll, endWait, stopWaitPoll, waitPolls } from './wait-poll.ts';
+import { BULK_BYTES, beginWait, configureWaitPoll, endWait, noteRendezvous, stopWaitPoll, waitPolls } from './wait-poll.ts';
 
 /** Resolves after `n` turns of the event loop's check phase (setImmediate). */
 function turns(n: number): Promise<void> {
@@ -66,6 +66,30 @@ describe('wait-poll', () => {
     await turns(10);
     expect(yields()).toBeGreaterThan(spent);
     endWait();
+    endWait();
+  });
+
+  it('sleeps for the budget after a bulk rendezvous begins, whether or not a call is waiting; smaller ones change nothing', async () => {
+    const { yields, clock } = setUp(20);
+    noteRendezvous(BULK_BYTES - 1);
+    beginWait();
+    await turns(5);
+    expect(yields()).toBeGreaterThanOrEqual(3);
+    noteRendezvous(BULK_BYTES); // during a call: its turns stop
+    await turns(3);
+    const stopped = yields();
+    await turns(10);
+    expect(yields()).toBe(stopped);
+    endWait();
+    clock.ms = 19;
+    beginWait(); // a new call inside the bulk window does not poll either
+    await turns(10);
+    expect(yields()).toBe(stopped);
+    endWait();
+    clock.ms = 21;
+    beginWait(); // the window has passed
+    await turns(10);
+    expect(yields()).toBeGreaterThan(stopped);
     endWait();
   });
 

@@ -647,6 +647,7 @@ export class Device {
       h.aux2 = recv;
       h.payloadLength = 0;
       this.#out(w[b + SLOT.PEER_PROCESS]!, h, null);
+      this.onRendezvous?.(w[b + SLOT.LENGTH]!);
       return;
     }
     if ((flags & FLAG.SYNC) !== 0) this.#ackSync(msg);
@@ -762,6 +763,7 @@ export class Device {
         out.aux2 = 0;
         out.payloadLength = data.length;
         this.transport!.send(srcProcess, out, data, s);
+        this.onRendezvous?.(data.length);
         return;
       }
       case FRAME_KIND.RNDV_DATA: {
@@ -851,6 +853,9 @@ export class Device {
    * names the peer whose loss caused it, which the launcher blames instead of this process.
    */
   onFatal: ((err: MPIError, lostProcess: number | null) => void) | null = null;
+
+  /** Told the length of every rendezvous message whose data this thread is about to send or receive (wait-poll.ts). */
+  onRendezvous: ((bytes: number) => void) | null = null;
 }
 
 const EMPTY = new Uint8Array(0);
