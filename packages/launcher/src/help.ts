@@ -55,6 +55,10 @@ line), after one line on stderr naming the rank, host, pid and reason. When one
 process fails, every other one is stopped within 2 seconds. Ctrl-C is forwarded
 to every process; a second Ctrl-C kills them at once. Stdin goes to rank 0.
 
+Every process finds its place in its environment: TSMPI_RANK, TSMPI_SIZE,
+TSMPI_LOCAL_RANK (its index among the processes on its host) and
+TSMPI_LOCAL_SIZE (how many processes its host runs).
+
 Examples:
   mpiexec -n 4 examples/hello.ts
   mpiexec -n 8 -l --channels 2 --matching global app.ts --size 1024

@@ -75,6 +75,7 @@ interface RankState {
   readonly rank: number;
   readonly host: string;
   readonly localRank: number;
+  readonly localSize: number;
   child: ChildProcess | null;
   pid: number | null;
   startedAt: number;
@@ -210,7 +211,7 @@ export class Job {
     const prefix =
       this.#o.timestampOutput ? () => `[${((performance.now() - this.#t0) / 1000).toFixed(3)}] ${tag}` : tag === '' ? null : () => tag;
     return {
-      rank: p.rank, host: p.host, localRank: p.localRank, child: null, pid: null, startedAt: 0, endedAt: null,
+      rank: p.rank, host: p.host, localRank: p.localRank, localSize: p.localSize, child: null, pid: null, startedAt: 0, endedAt: null,
       exitCode: null, signal: null, hasExited: false, isClosed: false, hasJoined: false, isInitialized: false,
       isFinalized: false, report: null, lostPeer: null,
       out: new LineForwarder((b) => this.#outSink.write(b), prefix),
@@ -229,6 +230,7 @@ export class Job {
     env[JOB_ENV.rank] = String(s.rank);
     env[JOB_ENV.size] = String(this.#o.np);
     env[JOB_ENV.localRank] = String(s.localRank);
+    env[JOB_ENV.localSize] = String(s.localSize);
     env[JOB_ENV.pmiUrl] = url;
     env[JOB_ENV.jobKey] = this.#jobKey;
     env[JOB_ENV.host] = s.host;

@@ -18,6 +18,8 @@ export interface Placement {
   readonly host: string;
   /** Index of the rank among the ranks on the same host. */
   readonly localRank: number;
+  /** Number of ranks on the same host. */
+  readonly localSize: number;
 }
 
 function parseEntry(entry: string, where: string): HostSlots | Error {
@@ -72,11 +74,11 @@ export function placeRanks(np: number, hosts: readonly HostSlots[] | null, ppn: 
     for (let i = 0; i < take && out.length < np; i++) {
       const localRank = perHost.get(entry.host) ?? 0;
       perHost.set(entry.host, localRank + 1);
-      out.push({ rank: out.length, host: entry.host, localRank });
+      out.push({ rank: out.length, host: entry.host, localRank, localSize: 0 });
     }
     h++;
   }
-  return out;
+  return out.map((p) => ({ ...p, localSize: perHost.get(p.host)! }));
 }
 
 /** True when `host` names this machine (the fork launcher can only start processes here). */

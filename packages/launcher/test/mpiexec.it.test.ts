@@ -20,7 +20,7 @@ describe('mpiexec runs a job', () => {
     const lines = r.stdout.trim().split('\n').sort();
     expect(lines).toHaveLength(4);
     for (let rank = 0; rank < 4; rank++) {
-      expect(lines[rank]).toMatch(new RegExp(`^rank ${rank} of 4: saw 4 addresses \\(local rank ${rank}, host .+, channels 3, extra yes\\)$`));
+      expect(lines[rank]).toMatch(new RegExp(`^rank ${rank} of 4: saw 4 addresses \\(local rank ${rank} of 4, host .+, channels 3, extra yes\\)$`));
     }
   });
 

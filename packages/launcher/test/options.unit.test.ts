@@ -68,16 +68,16 @@ describe('parseArgs', () => {
 describe('process map', () => {
   it('puts everything on the default host without --hosts', () => {
     expect(placeRanks(3, null, null, 'me')).toEqual([
-      { rank: 0, host: 'me', localRank: 0 },
-      { rank: 1, host: 'me', localRank: 1 },
-      { rank: 2, host: 'me', localRank: 2 },
+      { rank: 0, host: 'me', localRank: 0, localSize: 3 },
+      { rank: 1, host: 'me', localRank: 1, localSize: 3 },
+      { rank: 2, host: 'me', localRank: 2, localSize: 3 },
     ]);
   });
 
   it('fills hosts in blocks of their slots and wraps around', () => {
     const hosts = parseHostList('a:2,b');
     if (hosts instanceof Error) throw hosts;
-    expect(placeRanks(5, hosts, null, 'me').map((p) => `${p.host}${p.localRank}`)).toEqual(['a0', 'a1', 'b0', 'a2', 'a3']);
+    expect(placeRanks(5, hosts, null, 'me').map((p) => `${p.host}${p.localRank}/${p.localSize}`)).toEqual(['a0/4', 'a1/4', 'b0/1', 'a2/4', 'a3/4']);
     expect(placeRanks(4, hosts, 1, 'me').map((p) => p.host)).toEqual(['a', 'b', 'a', 'b']);
   });
 

@@ -47,7 +47,7 @@ async function startJob(size: number): Promise<{ url: string; rec: Recorded; env
   const { events, rec } = recorder();
   server = new WireupServer(size, KEY, pino({ level: 'silent' }), events);
   const url = await server.start();
-  return { url, rec, env: (rank) => ({ rank, size, localRank: rank, pmiUrl: url, jobKey: KEY, listenHost: '127.0.0.1' }) };
+  return { url, rec, env: (rank) => ({ rank, size, localRank: rank, localSize: size, pmiUrl: url, jobKey: KEY, listenHost: '127.0.0.1' }) };
 }
 
 describe('wire-up service', () => {

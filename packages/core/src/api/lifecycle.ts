@@ -112,7 +112,8 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     device.start(size > 1 ? await Promise.all(Array.from({ length: size }, (_, p) => pmi!.get(`tcp:${p}`))) : null);
   }
   configureWaitPoll(waitPollOptions(settings, size, useEngines, log));
-  device.onRendezvous = noteRendezvous;
+  // Bulk traffic sleeps only where a poller would take a core from another process of the job.
+  if (job !== null && job.localSize > os.availableParallelism()) device.onRendezvous = noteRendezvous;
   if (shared.layout.multithreaded) attachBlockedTable(shared.buffers.blocked, 0, MAX_THREADS);
   const predefined = setupPredefinedComms(shared.objects, size, settings.endpoints, device.firstEndpoint);
   setRuntime(runtimeState(device, settings, job, pmi, log, level, progress, device.firstEndpoint, {

@@ -17,12 +17,15 @@
  * after the newest blocking call began; after that it sleeps, so a rank that
  * waits long (a barrier before a slow peer's output) does not burn its core.
  *
- * Bulk traffic sleeps too: once a rendezvous message of BULK_BYTES or more
- * begins on this thread, blocking calls do not poll for the next `budgetMs`.
- * Such data arrives in reads of hundreds of KiB, so a wake-up per read costs
- * little, while a poller takes the core that its peers need to copy the data:
- * an 8 MiB allreduce on 4 processes and 2 cores cost about 18% more CPU per
- * call polling than sleeping (docs/adr/0006).
+ * On a host with more processes than cores, bulk traffic sleeps too: once a
+ * rendezvous message of BULK_BYTES or more begins on this thread (the device
+ * reports each one to noteRendezvous), blocking calls do not poll for the next
+ * `budgetMs`. Such data arrives in reads of hundreds of KiB, so a wake-up per
+ * read costs little, while a poller takes the core that its peers need to copy
+ * the data: an 8 MiB allreduce on 4 processes and 2 cores cost about 18% more
+ * CPU per call polling than sleeping. With a core per process nobody needs the
+ * poller's core, and polling keeps its edge (1 MiB ping-pong, 2 processes:
+ * about 500 us per round trip polling, 900 sleeping). docs/adr/0006.
  */
 export interface WaitPollOptions {
   /** Milliseconds a thread may poll after a blocking call begins; 0 disables polling. */

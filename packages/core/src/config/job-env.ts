@@ -6,6 +6,7 @@ export const JOB_ENV = {
   rank: 'TSMPI_RANK',
   size: 'TSMPI_SIZE',
   localRank: 'TSMPI_LOCAL_RANK',
+  localSize: 'TSMPI_LOCAL_SIZE',
   pmiUrl: 'TSMPI_PMI_URL',
   jobKey: 'TSMPI_JOB_KEY',
   host: 'TSMPI_HOST',
@@ -16,6 +17,8 @@ export interface JobEnv {
   readonly rank: number;
   readonly size: number;
   readonly localRank: number;
+  /** Processes of the job on this host (this one included). */
+  readonly localSize: number;
   /** ws://host:port of the launcher's wire-up service. */
   readonly pmiUrl: string;
   /** Per-job secret, hex. Proves membership to the wire-up service and to peers. */
@@ -32,6 +35,8 @@ export function readJobEnv(env: NodeJS.ProcessEnv = process.env): JobEnv | null 
     rank: Number(env[JOB_ENV.rank] ?? 0),
     size: Number(env[JOB_ENV.size] ?? 1),
     localRank: Number(env[JOB_ENV.localRank] ?? 0),
+    // A launcher that does not say (an older mpiexec): assume every process is here.
+    localSize: Number(env[JOB_ENV.localSize] ?? env[JOB_ENV.size] ?? 1),
     pmiUrl: url,
     jobKey: env[JOB_ENV.jobKey] ?? '',
     listenHost: env[JOB_ENV.listenHost] ?? '127.0.0.1',
