@@ -68,6 +68,16 @@ describe('mpiexec runs a job', () => {
     expect(partial).toEqual([1, 1, 1, 1]);
   });
 
+  it('hands every line to a slow reader before it exits', async () => {
+    // 4 x 2000 lines of 400 bytes: far more than the pipes hold, so mpiexec's own stdout
+    // still has writes queued when the job ends; exiting then would drop them.
+    const r = await runMpiexec(['-n', '4', PMI_RANK, 'lines', '2000', '400'], { slowReaderMs: 5 });
+    expect(r.status).toBe(0);
+    const perRank = [0, 0, 0, 0];
+    for (const m of r.stdout.matchAll(/^R(\d):\d+:x+$/gm)) perRank[Number(m[1])]!++;
+    expect(perRank).toEqual([2000, 2000, 2000, 2000]);
+  });
+
   it('refuses a wire-up client with a wrong key and the job still completes', async () => {
     const r = await runMpiexec(['-n', '3', PMI_RANK, 'intruder']);
     expect(r.status).toBe(0);

@@ -26,6 +26,8 @@ export interface RunOptions {
   readonly input?: string;
   /** Called once mpiexec printed `text` on stdout or stderr (e.g. to send it a signal). */
   readonly onOutput?: { readonly text: string; readonly action: (pid: number) => void };
+  /** Reads mpiexec's stdout slowly (a pause of this many ms after every chunk), so that its writes queue up. */
+  readonly slowReaderMs?: number;
 }
 
 /** Runs `mpiexec ...args` and resolves when it exits. */
@@ -47,7 +49,15 @@ export function runMpiexec(args: readonly string[], opts: RunOptions = {}): Prom
         opts.onOutput.action(child.pid!);
       }
     };
-    child.stdout!.setEncoding('utf8').on('data', (s: string) => { stdout += s; check(); });
+    child.stdout!.setEncoding('utf8').on('data', (s: string) => {
+      stdout += s;
+      check();
+      const pauseMs = opts.slowReaderMs;
+      if (pauseMs !== undefined) {
+        child.stdout!.pause();
+        setTimeout(() => child.stdout!.resume(), pauseMs);
+      }
+    });
     child.stderr!.setEncoding('utf8').on('data', (s: string) => { stderr += s; check(); });
     if (opts.input !== undefined) child.stdin!.end(opts.input);
     const timer = setTimeout(() => {
