@@ -130,10 +130,14 @@ run_one() { # impl -> benchmark stdout on stdout, its stderr on fd 2
 #   msgrate: 0.412 M messages/s (...)                   -> metric "msgrate"
 #   pingpong: 8-byte round trip median 48.20 us (...)   -> metric "8-byte"
 #   allreduce: 8-byte median 60.10 us, 0.1 MB/s (...)   -> metric "8-byte" (microseconds per call)
+#              (... cpu 0.250 ms per call over all ranks; ...)   -> metric "8-byte-cpu" (CPU ms per call)
 extract() {
+  local text
+  text=$(cat)
   sed -n -e 's/^msgrate: \([0-9.][0-9.]*\) M messages\/s.*/msgrate \1/p' \
          -e 's/^pingpong: \([0-9][0-9]*-byte\) round trip median \([0-9.][0-9.]*\) us.*/\1 \2/p' \
-         -e 's/^allreduce: \([0-9][0-9]*-byte\) median \([0-9.][0-9.]*\) us.*/\1 \2/p'
+         -e 's/^allreduce: \([0-9][0-9]*-byte\) median \([0-9.][0-9.]*\) us.*/\1 \2/p' <<<"$text"
+  sed -n -e 's/^allreduce: \([0-9][0-9]*-byte\) median .* cpu \([0-9.][0-9.]*\) ms per call.*/\1-cpu \2/p' <<<"$text"
 }
 
 data=$(mktemp -d)
@@ -170,7 +174,7 @@ label() { case "$1" in tsmpi) echo tsmpi ;; openmpi) echo "Open MPI" ;; mpich) e
 if [ "$bench" = msgrate ]; then
   unit="M messages/s, higher is better"
 elif [ "$bench" = allreduce ]; then
-  unit="microseconds per call on $np processes, lower is better; a ratio above 1 means tsmpi is slower"
+  unit="microseconds per call on $np processes (SIZE-cpu rows: CPU milliseconds per call summed over the processes), lower is better; a ratio above 1 means tsmpi is slower"
 else
   unit="round-trip microseconds, lower is better; a ratio above 1 means tsmpi is slower"
 fi
@@ -178,14 +182,14 @@ fi
 # ---- table ------------------------------------------------------------------
 echo
 echo "median of $repeat run(s), $bench ($unit)"
-printf '%-10s' metric
+printf '%-16s' metric
 for impl in tsmpi openmpi mpich; do printf '%12s' "$(label $impl)"; done
 printf '%16s%14s\n' "tsmpi/OpenMPI" "tsmpi/MPICH"
 json_results=
 json_ratios=
 while read -r metric; do
   declare -A med=()
-  printf '%-10s' "$metric"
+  printf '%-16s' "$metric"
   for impl in tsmpi openmpi mpich; do
     f="$data/$impl.$metric"
     if [ -s "$f" ]; then

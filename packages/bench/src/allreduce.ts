@@ -6,8 +6,11 @@
  * For each message size (default 8 bytes and 8 MiB) every rank runs `warmup`
  * untimed Allreduce calls, a barrier, then the timed calls; rank 0 times each
  * call on its own and prints the median in microseconds (plus min and p99)
- * and the algorithm bandwidth, size / median, in MB/s (10^6 bytes). Large
- * sizes run fewer calls: iterations * min(1, 64 KiB / size), at least 10.
+ * and the algorithm bandwidth, size / median, in MB/s (10^6 bytes), and the
+ * CPU time (user + system) per call summed over all ranks: with more ranks
+ * than cores the cores are the bottleneck, and CPU per call is the steadier
+ * measure on a shared machine (docs/adr/0006). Large sizes run fewer calls:
+ * iterations * min(1, 64 KiB / size), at least 10.
  * reference/allreduce.c is the same benchmark in C.
  */
 import * as MPI from '@tsmpi/core';
@@ -19,7 +22,8 @@ import { median, quantile } from './stats.ts';
 const USAGE = `usage: mpiexec -n P packages/bench/src/allreduce.ts [flags]
 
 Allreduce latency and bandwidth: every rank reduces SIZE bytes of FLOAT64 with SUM.
-Prints the median time per call in microseconds and the bandwidth for each size.
+Prints the median time per call in microseconds, the bandwidth and the CPU time
+per call (summed over all ranks) for each size.
 
   --iterations N   timed calls for small sizes (default 2000; sizes above 64 KiB run
                    N * 64 KiB / SIZE calls, at least 10)
@@ -63,11 +67,14 @@ if (parsed.kind === 'help') {
     if (n > 0 && (recv[0] !== expected || recv[n - 1] !== expected)) throw new Error(`allreduce: wrong result ${recv[0]}, expected ${expected}`);
     await comm.barrier();
     const samples = new Float64Array(calls);
+    const cpuBefore = process.cpuUsage();
     for (let i = 0; i < calls; i++) {
       const start = MPI.wtime();
       await comm.Allreduce(send, recv, MPI.SUM);
       samples[i] = MPI.wtime() - start;
     }
+    const cpu = process.cpuUsage(cpuBefore);
+    const cpuMillisPerCall = await comm.allreduce((cpu.user + cpu.system) / 1000 / calls, MPI.SUM);
     if (comm.rank !== 0) continue;
     const medianMicros = median(samples) * 1e6;
     const minMicros = quantile(samples, 0) * 1e6;
@@ -75,12 +82,13 @@ if (parsed.kind === 'help') {
     const bandwidthMBs = medianMicros > 0 ? sizeBytes / medianMicros : 0;
     console.log(
       `allreduce: ${sizeBytes}-byte median ${medianMicros.toFixed(2)} us, ${bandwidthMBs.toFixed(1)} MB/s ` +
-        `(min ${minMicros.toFixed(2)}, p99 ${p99Micros.toFixed(2)}; ${calls} iterations, ${comm.size} processes, channels ${config.channels})`,
+        `(min ${minMicros.toFixed(2)}, p99 ${p99Micros.toFixed(2)}; cpu ${cpuMillisPerCall.toFixed(3)} ms per call over all ranks; ` +
+        `${calls} iterations, ${comm.size} processes, channels ${config.channels})`,
     );
     if (jsonFile !== null) {
       appendJsonRecord(jsonFile, {
         ...recordHeader(), bench: 'allreduce', processes: comm.size, iterations: calls, warmup: warm, sizeBytes,
-        medianMicros, minMicros, p99Micros, bandwidthMBs, config,
+        medianMicros, minMicros, p99Micros, bandwidthMBs, cpuMillisPerCall, config,
       });
     }
   }
