@@ -57,7 +57,9 @@ to every process; a second Ctrl-C kills them at once. Stdin goes to rank 0.
 
 Every process finds its place in its environment: TSMPI_RANK, TSMPI_SIZE,
 TSMPI_LOCAL_RANK (its index among the processes on its host) and
-TSMPI_LOCAL_SIZE (how many processes its host runs).
+TSMPI_LOCAL_SIZE (how many processes its host runs). Where a host runs more
+processes than it has cores, .ts/.js programs run with node --single-threaded-gc
+(V8's GC helper threads would only queue behind the ranks; --dry-run shows it).
 
 Examples:
   mpiexec -n 4 examples/hello.ts

@@ -69,6 +69,8 @@ export interface JobDeps {
   readonly env: NodeJS.ProcessEnv;
   /** tsx's loader URL (rank-command.ts). */
   readonly tsxUrl: string;
+  /** Extra Node flags for Node programs (rank-command.ts nodeFlagsFor). */
+  readonly nodeFlags: readonly string[];
 }
 
 interface RankState {
@@ -138,7 +140,7 @@ export class Job {
     this.#deps = deps;
     this.#outSink = new OutputSink(deps.stdout);
     this.#errSink = new OutputSink(deps.stderr);
-    this.#command = rankCommand(options.program, options.args, deps.tsxUrl);
+    this.#command = rankCommand(options.program, options.args, deps.tsxUrl, deps.nodeFlags);
     this.#ranks = placements.map((p) => this.#newRank(p));
     this.#server = new WireupServer(options.np, this.#jobKey, deps.log, {
       onJoined: (rank) => this.#onJoined(rank),

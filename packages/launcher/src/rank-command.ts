@@ -6,9 +6,18 @@
  * program lives). JavaScript gets tsx too: from source, '@tsmpi/core'
  * resolves to .ts files, which plain Node 20 cannot load. Anything else is
  * executed directly.
+ *
+ * On a host that runs more ranks than it has cores, Node programs also get
+ * --single-threaded-gc. V8's parallel and concurrent GC threads then find no
+ * idle core: a rank's main thread waits in a scavenge for helpers that queue
+ * behind the other ranks' polling. Measured (8-byte allreduce, 4 ranks on 2
+ * cores, 3 runs): median 55-60 us against 60-67, p99 0.5-1.0 ms against
+ * 1.0-1.6; the 8 MiB allreduce and a 2-rank ping-pong did not change
+ * (docs/adr/0006). NODE_OPTIONS cannot carry V8 flags like this one.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import type { Placement } from './process-map.ts';
 
 export const SOURCE_CONDITION = '@tsmpi/source';
 
@@ -46,10 +55,15 @@ export function resolveProgram(program: string, wdir: string | null): string | n
   return program; // a command name looked up on PATH
 }
 
-/** The command for one rank. */
-export function rankCommand(program: string, args: readonly string[], tsxUrl: string): RankCommand {
+/** Node flags for the ranks of a job placed as `placements` on hosts with `cores` cores. */
+export function nodeFlagsFor(placements: readonly Placement[], cores: number): string[] {
+  return placements.some((p) => p.localSize > cores) ? ['--single-threaded-gc'] : [];
+}
+
+/** The command for one rank; `nodeFlags` go to Node programs only. */
+export function rankCommand(program: string, args: readonly string[], tsxUrl: string, nodeFlags: readonly string[] = []): RankCommand {
   if (isNodeProgram(program)) {
-    return { file: process.execPath, args: [`--conditions=${SOURCE_CONDITION}`, '--import', tsxUrl, program, ...args], kind: 'node' };
+    return { file: process.execPath, args: [...nodeFlags, `--conditions=${SOURCE_CONDITION}`, '--import', tsxUrl, program, ...args], kind: 'node' };
   }
   return { file: program, args, kind: 'exec' };
 }

@@ -1,7 +1,7 @@
 /** mpiexec's command line parser, the process map and the help text (pure). */
 import { describe, expect, it } from 'vitest';
 import { SETTINGS } from '@tsmpi/core/pmi';
-import { helpText, parseArgs, parseHostList, parseHostfile, placeRanks, type LaunchOptions } from '@tsmpi/launcher';
+import { helpText, nodeFlagsFor, parseArgs, parseHostList, parseHostfile, placeRanks, rankCommand, type LaunchOptions } from '@tsmpi/launcher';
 
 function run(argv: string[]): LaunchOptions {
   const r = parseArgs(argv);
@@ -79,6 +79,17 @@ describe('process map', () => {
     if (hosts instanceof Error) throw hosts;
     expect(placeRanks(5, hosts, null, 'me').map((p) => `${p.host}${p.localRank}/${p.localSize}`)).toEqual(['a0/4', 'a1/4', 'b0/1', 'a2/4', 'a3/4']);
     expect(placeRanks(4, hosts, 1, 'me').map((p) => p.host)).toEqual(['a', 'b', 'a', 'b']);
+  });
+
+  it('gives Node ranks single-threaded GC only where a host runs more ranks than it has cores', () => {
+    expect(nodeFlagsFor(placeRanks(3, null, null, 'me'), 2)).toEqual(['--single-threaded-gc']);
+    expect(nodeFlagsFor(placeRanks(2, null, null, 'me'), 2)).toEqual([]);
+    const hosts = parseHostList('a:2,b');
+    if (hosts instanceof Error) throw hosts;
+    expect(nodeFlagsFor(placeRanks(3, hosts, null, 'me'), 2)).toEqual([]); // a runs 2, b runs 1
+    expect(nodeFlagsFor(placeRanks(5, hosts, null, 'me'), 2)).toEqual(['--single-threaded-gc']); // a runs 4
+    expect(rankCommand('app.ts', ['x'], 'file:///tsx', ['--single-threaded-gc']).args.slice(0, 2)).toEqual(['--single-threaded-gc', '--conditions=@tsmpi/source']);
+    expect(rankCommand('app.sh', ['x'], 'file:///tsx', ['--single-threaded-gc']).args).toEqual(['x']);
   });
 
   it('reads hostfiles with comments and slots=', () => {
