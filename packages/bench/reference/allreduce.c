@@ -2,8 +2,8 @@
  * Allreduce benchmark: the C reference for ../src/allreduce.ts (same pattern,
  * flags and output line).
  *
- * For each size (default 8 bytes and 8 MiB) every rank runs WARMUP (50)
- * untimed MPI_Allreduce calls of MPI_DOUBLE with MPI_SUM, MPI_Barrier, then
+ * For each size (default 8 bytes and 8 MiB) every rank runs MPI_Barrier, WARMUP
+ * (50) untimed MPI_Allreduce calls of MPI_DOUBLE with MPI_SUM, MPI_Barrier, then
  * the timed calls, each timed on its own on rank 0. Sizes above 64 KiB run
  * ITERATIONS * 64 KiB / SIZE calls (at least 10) and at least 2 warm-up calls.
  * Rank 0 prints the median time per call in microseconds, the bandwidth

@@ -3,8 +3,8 @@
  *
  *   pnpm exec mpiexec -n 4 packages/bench/src/allreduce.ts [flags]
  *
- * For each message size (default 8 bytes and 8 MiB) every rank runs `warmup`
- * untimed Allreduce calls, a barrier, then the timed calls; rank 0 times each
+ * For each message size (default 8 bytes and 8 MiB) every rank runs a barrier,
+ * `warmup` untimed Allreduce calls, a barrier, then the timed calls; rank 0 times each
  * call on its own and prints the median in microseconds (plus min and p99)
  * and the algorithm bandwidth, size / median, in MB/s (10^6 bytes), and the
  * CPU time (user + system) per call summed over all ranks: with more ranks
