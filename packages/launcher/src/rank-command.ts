@@ -11,8 +11,8 @@
  * --single-threaded-gc. V8's parallel and concurrent GC threads then find no
  * idle core: a rank's main thread waits in a scavenge for helpers that queue
  * behind the other ranks' polling. Measured (8-byte allreduce, 4 ranks on 2
- * cores, 3 runs): median 55-60 us against 60-67, p99 0.5-1.0 ms against
- * 1.0-1.6; the 8 MiB allreduce and a 2-rank ping-pong did not change
+ * cores, 4 interleaved pairs): p99 0.56-0.79 ms against 0.87-1.49, the median
+ * unchanged; the 8 MiB allreduce and a 2-rank ping-pong did not change
  * (docs/adr/0006). NODE_OPTIONS cannot carry V8 flags like this one.
  */
 import { existsSync } from 'node:fs';
