@@ -66,19 +66,20 @@ export function parseHostfile(text: string, file: string): HostSlots[] | Error {
 export function placeRanks(np: number, hosts: readonly HostSlots[] | null, ppn: number | null, defaultHost: string): Placement[] {
   const list: readonly HostSlots[] = hosts ?? [{ host: defaultHost, slots: null }];
   const perHost = new Map<string, number>();
-  const out: Placement[] = [];
+  // localSize is known once every rank is placed.
+  const placed: Omit<Placement, 'localSize'>[] = [];
   let h = 0;
-  while (out.length < np) {
+  while (placed.length < np) {
     const entry = list[h % list.length]!;
     const take = hosts === null ? np : (ppn ?? entry.slots ?? 1);
-    for (let i = 0; i < take && out.length < np; i++) {
+    for (let i = 0; i < take && placed.length < np; i++) {
       const localRank = perHost.get(entry.host) ?? 0;
       perHost.set(entry.host, localRank + 1);
-      out.push({ rank: out.length, host: entry.host, localRank, localSize: 0 });
+      placed.push({ rank: placed.length, host: entry.host, localRank });
     }
     h++;
   }
-  return out.map((p) => ({ ...p, localSize: perHost.get(p.host)! }));
+  return placed.map((p) => ({ ...p, localSize: perHost.get(p.host)! }));
 }
 
 /** True when `host` names this machine (the fork launcher can only start processes here). */
