@@ -27,7 +27,9 @@
 #     namespaces, with its own host key; root's key is the cluster's client key.
 # Everything else (sshd configs, host keys, client key, authorized_keys,
 # known_hosts, ssh_config, logs, pid files, cluster.json) lives in the state
-# directory ${TSMPI_CLUSTER_STATE:-/tmp}/tsmpi-cluster-ID, which `down` removes.
+# directory ${TSMPI_CLUSTER_STATE:-/tmp}/tsmpi-cluster-ID, which `down` removes;
+# its file `ssh` is an executable wrapper for `ssh -F .../ssh_config` (for
+# launchers whose remote-shell option takes no arguments, like MPICH's Hydra).
 # /root/.ssh and /etc/ssh are never read or written. The only thing made
 # outside that directory is /run/sshd (sshd's privilege-separation directory,
 # an empty directory Debian's own sshd service creates too) when missing.
@@ -173,6 +175,10 @@ Host *
   LogLevel ERROR
 EOF
   } >"$state/ssh_config"
+  # For remote-shell options that take one executable and no arguments
+  # (MPICH Hydra's -launcher-exec): ssh with the cluster's config.
+  printf '#!/bin/sh\nexec ssh -F %s "$@"\n' "$state/ssh_config" >"$state/ssh"
+  chmod 755 "$state/ssh"
 
   local k addr ns
   for ((k = 1; k <= hosts; k++)); do
@@ -253,8 +259,8 @@ EOF
   done
 
   {
-    printf '{"id":"%s","stateDir":"%s","switchNamespace":"%s","sshConfig":"%s","subnet":"%s.0/24","hosts":[' \
-      "$id" "$state" "$sw" "$state/ssh_config" "$net"
+    printf '{"id":"%s","stateDir":"%s","switchNamespace":"%s","sshConfig":"%s","sshWrapper":"%s","subnet":"%s.0/24","hosts":[' \
+      "$id" "$state" "$sw" "$state/ssh_config" "$state/ssh" "$net"
     for ((k = 1; k <= hosts; k++)); do
       printf '%s{"name":"th%d","address":"%s.%d","namespace":"%sth%d","holderPid":%d,"sshdPid":%d}' \
         "$([ "$k" -gt 1 ] && echo ,)" "$k" "$net" "$k" "$prefix" "$k" \
@@ -269,7 +275,7 @@ EOF
     echo "cluster '$id' is up: $hosts host(s) on $net.0/24, state in $state"
     for ((k = 1; k <= hosts; k++)); do echo "  th$k  $net.$k  namespace ${prefix}th$k"; done
     echo "run on a host:  $0 exec --id $id th1 -- COMMAND"
-    echo "ssh (from a host): ssh -F $state/ssh_config th2 hostname"
+    echo "ssh (from a host): ssh -F $state/ssh_config th2 hostname   (or $state/ssh th2 hostname)"
     echo "tear down:      $0 down --id $id"
   fi
 }
