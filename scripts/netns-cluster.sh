@@ -9,6 +9,7 @@
 #   scripts/netns-cluster.sh exec   [--id ID] HOST [--] COMMAND [ARG...]
 #   scripts/netns-cluster.sh link-down|link-up [--id ID] HOST
 #   scripts/netns-cluster.sh pids   [--id ID] HOST
+#   scripts/netns-cluster.sh list | prune
 #
 # What `up` builds, for cluster id ID (default "dev") and hosts th1..thN:
 #   - a "switch" network namespace tsmpi-ID-sw holding a Linux bridge br0;
@@ -40,6 +41,11 @@
 # touches names with this id's prefix, and is idempotent; `up` first runs `down`
 # for the same id, so a stale cluster from a crashed run is cleaned.
 #
+# `list` shows every cluster id with namespaces or a state directory here;
+# `prune` takes down those whose owner (the process that ran `up` with
+# TSMPI_CLUSTER_OWNER=PID in its environment, as the test helper does) is gone:
+# clusters left by a test run that was killed before its afterAll.
+#
 # Commands run on a host with `exec` (nsenter into the holder: network, UTS and
 # mount namespaces; cwd and environment are kept), or with ssh:
 #   ssh -F /tmp/tsmpi-cluster-ID/ssh_config th2 hostname
@@ -50,7 +56,7 @@ set -euo pipefail
 prog=netns-cluster.sh
 die() { echo "$prog: $*" >&2; exit 2; }
 
-usage() { sed -n '6,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '6,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; }
 
 [ $# -ge 1 ] || { usage >&2; exit 2; }
 cmd=$1; shift
@@ -146,6 +152,7 @@ cluster_up() {
   mkdir -p "$state"
   chmod 700 "$state"
   echo "$hosts" >"$state/hosts"
+  [ -z "${TSMPI_CLUSTER_OWNER:-}" ] || echo "$TSMPI_CLUSTER_OWNER" >"$state/owner"
   mkdir -p /run/sshd && chmod 755 /run/sshd
 
   ip netns add "$sw"
@@ -297,7 +304,29 @@ cluster_status() {
   done
 }
 
+all_ids() { # every cluster id with a namespace or a state directory
+  {
+    ip netns list 2>/dev/null | awk '{ print $1 }' | sed -n 's/^tsmpi-\([a-z0-9]\{1,12\}\)-\(sw\|th[0-9]\{1,2\}\)$/\1/p'
+    for d in "${TSMPI_CLUSTER_STATE:-/tmp}"/tsmpi-cluster-*; do [ -d "$d" ] && echo "${d##*/tsmpi-cluster-}"; done
+  } | sort -u
+}
+
 case "$cmd" in
+  list)
+    for i in $(all_ids); do
+      d="${TSMPI_CLUSTER_STATE:-/tmp}/tsmpi-cluster-$i"
+      echo "$i hosts=$(cat "$d/hosts" 2>/dev/null || echo '?') owner=$(cat "$d/owner" 2>/dev/null || echo -)"
+    done ;;
+  prune)
+    need_root
+    for i in $(all_ids); do
+      d="${TSMPI_CLUSTER_STATE:-/tmp}/tsmpi-cluster-$i"
+      [ -f "$d/owner" ] || continue
+      o=$(cat "$d/owner")
+      kill -0 "$o" 2>/dev/null && continue
+      echo "$prog: taking down cluster '$i' (its owner, pid $o, is gone)" >&2
+      "$0" down --id "$i"
+    done ;;
   up) need_root; cluster_up ;;
   down) need_root; cluster_down ;;
   status) need_root; cluster_status ;;

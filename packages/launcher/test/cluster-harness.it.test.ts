@@ -66,6 +66,9 @@ describe.skipIf(!support.ok)(withSkipReason('namespace cluster harness', support
       expect(r.stderr).toBe('');
       expect({ code: r.code, out: r.stdout.trim() }).toEqual({ code: 0, out: h.name });
     }
+    // The wrapper for remote-shell options that take a program without arguments.
+    const viaWrapper = await c.run('th1', [c.sshWrapperPath, 'th3', 'hostname'], { deadlineMs: 30_000 });
+    expect({ code: viaWrapper.code, out: viaWrapper.stdout.trim() }).toEqual({ code: 0, out: 'th3' });
     // The Debian trap: a host's own name resolves to 127.0.1.1 there.
     const own = await c.run('th2', ['getent', 'hosts', 'th2']);
     expect(own.stdout).toMatch(/^127\.0\.1\.1\s+th2/);

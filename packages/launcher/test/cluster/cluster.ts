@@ -69,6 +69,8 @@ export interface Cluster {
   readonly sshConfigPath: string;
   /** The remote shell for mpiexec's --launcher-exec: `ssh -F <sshConfigPath>`. */
   readonly launcherExec: string;
+  /** An executable that runs `ssh -F <sshConfigPath> "$@"`, for options that take a program without arguments. */
+  readonly sshWrapperPath: string;
   /** Directory with the cluster's keys, configs, logs (removed by stop()). */
   readonly stateDir: string;
   /** Starts argv on the host (nsenter into its namespaces; cwd and env kept), in its own process group. */
@@ -134,13 +136,19 @@ const live = new Set<string>();
 let exitHook = false;
 
 function script(args: readonly string[]): string {
-  return execFileSync(CLUSTER_SCRIPT, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+  return execFileSync(CLUSTER_SCRIPT, args, {
+    encoding: 'utf8',
+    stdio: ['ignore', 'pipe', 'pipe'],
+    // `prune` takes down clusters whose owner is gone (a test run killed before afterAll).
+    env: { ...process.env, TSMPI_CLUSTER_OWNER: String(process.pid) },
+  });
 }
 
 interface ClusterJson {
   id: string;
   stateDir: string;
   sshConfig: string;
+  sshWrapper: string;
   subnet: string;
   hosts: { name: string; address: string; namespace: string; holderPid: number; sshdPid: number }[];
 }
@@ -151,6 +159,11 @@ export async function startCluster(opts: { readonly hosts: number; readonly id?:
   if (!support.ok) throw new Error(`startCluster: cannot build a cluster here: ${support.why}`);
   // Short and unique per process: ids name namespaces and the state directory.
   const id = opts.id ?? `v${process.pid.toString(36)}${(idCounter++).toString(36)}`;
+  try {
+    script(['prune']);
+  } catch {
+    // a stale cluster that cannot be pruned does not stop a new one
+  }
   let out: string;
   try {
     out = script(['up', '--id', id, '--hosts', String(opts.hosts), '--json']);
@@ -244,6 +257,7 @@ function makeCluster(info: ClusterJson): Cluster {
     subnet: info.subnet,
     sshConfigPath: info.sshConfig,
     launcherExec,
+    sshWrapperPath: info.sshWrapper,
     stateDir: info.stateDir,
     spawn: spawnOn,
     run,
