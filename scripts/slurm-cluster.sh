@@ -115,6 +115,10 @@ support() {
   for b in slurmctld slurmd munged srun salloc sbatch scancel squeue ip nsenter unshare; do
     command -v "$b" >/dev/null || { echo "$b not installed (apt-get install slurm-wlm munge iproute2)"; return 1; }
   done
+  # Namespaces may be refused even to root (e.g. an unprivileged container): try one.
+  local probe=tsmpi-slurm-probe-$$
+  ip netns add "$probe" 2>/dev/null || { echo "cannot create a network namespace (ip netns add failed)"; return 1; }
+  ip netns del "$probe" 2>/dev/null || true
   return 0
 }
 

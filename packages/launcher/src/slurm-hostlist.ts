@@ -11,6 +11,8 @@
  *    (LO <= HI); each number is zero-padded to the width of LO as written, so
  *    `n[08-10]` is n08 n09 n10 and `n[8-10]` is n8 n9 n10;
  *  - text may stand before, between and after brackets (`a[1-2]b[3-4]-ib`);
+ *    text after the last bracket is read by Slurm since 23.02.5 only (22.05
+ *    calls `n[1-2]-ib` invalid), so older Slurms never hand it to us;
  *  - with several brackets Slurm expands the LAST bracket fastest; the ones in
  *    front of it are expanded by peeling the last remaining one off each time,
  *    so for two brackets the first varies slowest (a1b3 a1b4 a2b3 a2b4), and

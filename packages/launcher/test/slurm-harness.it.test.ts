@@ -1,0 +1,167 @@
+/**
+ * Integration test of the Slurm harness (scripts/slurm-cluster.sh through
+ * test/slurm/slurm.ts) and of the pure Slurm logic against the real thing:
+ * a two-node Slurm 22.05 (4 CPUs per node, each node its own network and UTS
+ * namespace) runs salloc/srun/sbatch/scancel; the hostlist parser is checked
+ * against `scontrol show hostnames`; the allocation reader against what srun
+ * actually places; the srun command line built for the proxies against a
+ * real srun inside a step. Skipped, with a line saying why, where Slurm cannot
+ * start (not root, no namespaces, slurm-wlm not installed).
+ * testlist: { file: slurm-harness.it.test.ts, np: [] } (Slurm tasks, no MPI ranks)
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readFileSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { isAlive, slurmNamespaces, slurmSupport, startSlurm, waitFor, type SlurmCluster } from './slurm/slurm.ts';
+import { compressHostlist, expandHostlist } from '../src/slurm-hostlist.ts';
+import { readSlurmAllocation } from '../src/slurm-allocation.ts';
+import { buildSrunCommand, parseSlurmVersion } from '../src/slurm-srun.ts';
+
+const why = slurmSupport();
+if (why !== null) console.warn(`slurm-harness.it.test.ts: skipped: ${why}`);
+
+function lines(s: string): string[] {
+  return s.split('\n').filter((l) => l.trim() !== '');
+}
+
+describe.skipIf(why !== null)(`Slurm harness${why === null ? '' : ` (skipped: ${why})`}`, () => {
+  let slurm: SlurmCluster;
+
+  beforeAll(async () => {
+    slurm = await startSlurm({ nodes: 2, cpusPerNode: 4 });
+  }, 150_000);
+
+  afterAll(async () => {
+    await slurm?.stop();
+  }, 150_000);
+
+  it('salloc -n 4 srun hostname prints 4 lines, from the cluster\'s nodes', async () => {
+    const r = await slurm.run(['salloc', '-n', '4', 'srun', 'hostname']);
+    expect(r.timedOut, r.stderr).toBe(false);
+    expect(r.status, r.stderr).toBe(0);
+    const hosts = lines(r.stdout);
+    expect(hosts).toHaveLength(4);
+    for (const h of hosts) expect(slurm.nodes).toContain(h);
+  });
+
+  it('salloc -N 2 -n 4: the allocation reader agrees with Slurm\'s own expansion and placement', async () => {
+    const envFile = path.join(slurm.dir, 'tmp', 'alloc.env');
+    const placed = path.join(slurm.dir, 'tmp', 'alloc.hosts');
+    const r = await slurm.run(['salloc', '-N', '2', '-n', '4', 'bash', '-c',
+      `env -0 > ${envFile}; scontrol show hostnames "$SLURM_JOB_NODELIST" > ${envFile}.expanded; srun hostname > ${placed}`]);
+    expect(r.status, r.stderr).toBe(0);
+    const env: Record<string, string> = {};
+    for (const kv of readFileSync(envFile, 'utf8').split('\0')) {
+      const eq = kv.indexOf('=');
+      if (eq > 0) env[kv.slice(0, eq)] = kv.slice(eq + 1);
+    }
+    const res = readSlurmAllocation(env);
+    if (res.kind !== 'allocation') throw new Error(`reader said ${JSON.stringify(res)} for ${JSON.stringify(env)}`);
+    const a = res.allocation;
+    expect(a.jobId).toBe(env.SLURM_JOB_ID);
+    expect(a.stepId).toBeNull();
+    // Hosts in Slurm's order, as scontrol expands the node list.
+    expect(a.hosts.map((h) => h.host)).toEqual(lines(readFileSync(`${envFile}.expanded`, 'utf8')));
+    expect(a.hosts.map((h) => h.host)).toEqual(slurm.nodes);
+    // Slots are where srun really put the tasks; -n is the task count.
+    const tally = new Map<string, number>();
+    for (const h of lines(readFileSync(placed, 'utf8'))) tally.set(h, (tally.get(h) ?? 0) + 1);
+    expect(Object.fromEntries(a.hosts.map((h) => [h.host, h.slots]))).toEqual(Object.fromEntries(tally));
+    expect(a.defaultNp).toBe(4);
+  });
+
+  it('inside a step the reader still sees the whole job', async () => {
+    const envFile = path.join(slurm.dir, 'tmp', 'step.env');
+    const r = await slurm.run(['salloc', '-N', '2', '-n', '4', 'srun', '-N', '1', '-n', '1', 'bash', '-c', `env -0 > ${envFile}`]);
+    expect(r.status, r.stderr).toBe(0);
+    const env = Object.fromEntries(readFileSync(envFile, 'utf8').split('\0').filter((kv) => kv.includes('=')).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+    const res = readSlurmAllocation(env);
+    if (res.kind !== 'allocation') throw new Error(`reader said ${JSON.stringify(res)}`);
+    expect(res.allocation.stepId).toBe('0');
+    expect(res.allocation.hosts.map((h) => h.host)).toEqual(slurm.nodes);
+    expect(res.allocation.hosts.reduce((s, h) => s + h.slots, 0)).toBe(4);
+  });
+
+  it('the hostlist parser expands like scontrol show hostnames', async () => {
+    const exprs = [
+      'n[1-3,5],gpu07', 'n[001-010]', 'n[8-10]', 'n[098-101]', 'rack-a.n[1-2]',
+      'r[1-2]n[3-4]', 'a[1-2]b[3-4]c[5-6]', 'x[7]', 'n[1,1]',
+      compressHostlist(['c01', 'c02', 'c03', 'c07', 'login', 'c9', 'c10', 'd-1.x', 'd-2.x']),
+    ];
+    for (const e of exprs) {
+      const r = await slurm.run(['scontrol', 'show', 'hostnames', e]);
+      expect(r.status, `${e}: ${r.stderr}`).toBe(0);
+      expect(expandHostlist(e), e).toEqual(lines(r.stdout));
+    }
+    const bad = await slurm.run(['scontrol', 'show', 'hostnames', 'n[3-1]']);
+    expect(bad.stderr).toContain('Invalid');
+    expect(expandHostlist('n[3-1]')).toBeInstanceOf(Error);
+    // Text after the last bracket: Slurm reads it since 23.02.5, older ones refuse it. We read it.
+    const v = parseSlurmVersion((await slurm.run(['scontrol', '--version'])).stdout)!;
+    const suffix = await slurm.run(['scontrol', 'show', 'hostnames', 'n[1-2]-ib']);
+    if (v.major > 23 || (v.major === 23 && v.minor >= 2)) expect(lines(suffix.stdout)).toEqual(expandHostlist('n[1-2]-ib'));
+    else expect(suffix.stdout + suffix.stderr).toContain('Invalid hostlist');
+  });
+
+  it('sbatch --wait runs a script on both nodes and returns its exit status', async () => {
+    const script = path.join(slurm.dir, 'tmp', 'job.sh');
+    const out = path.join(slurm.dir, 'tmp', 'job.out');
+    writeFileSync(script, '#!/bin/bash\n#SBATCH -N 2\n#SBATCH -n 2\nsrun hostname\nexit 3\n', { mode: 0o755 });
+    const r = await slurm.run(['sbatch', '--wait', '-o', out, script]);
+    expect(r.timedOut).toBe(false);
+    expect(r.status, r.stderr).toBe(3);
+    expect(lines(readFileSync(out, 'utf8')).sort()).toEqual([...slurm.nodes].sort());
+  });
+
+  it('the srun command built for the proxies runs one task per node inside a step and delivers the key on stdin only', async () => {
+    const version = parseSlurmVersion((await slurm.run(['srun', '--version'])).stdout);
+    expect(version).not.toBeNull();
+    const key = 'k3y-' + 'f'.repeat(60);
+    const cmd = buildSrunCommand({
+      srun: 'srun',
+      target: { kind: 'allocation', hosts: slurm.nodes },
+      version,
+      // Stands in for the proxy: reads the key line, reports where it runs and what it saw after it.
+      proxyArgv: ['bash', '-c', 'read -r k; if read -r more; then echo "$(hostname) key=$k more"; else echo "$(hostname) key=$k eof"; fi'],
+      secrets: [key],
+    });
+    if (cmd instanceof Error) throw cmd;
+    expect(cmd.argv.join(' ')).not.toContain(key);
+    // Run it from inside a one-task step of the allocation, the hardest case:
+    // without --overlap this srun would wait for that step to end.
+    const quoted = cmd.argv.map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ');
+    const r = await slurm.run(['salloc', '-N', '2', '-n', '4', 'srun', '-N', '1', '-n', '1', 'bash', '-c', quoted], { input: `${key}\n`, deadlineMs: 90_000 });
+    expect(r.timedOut, `srun did not finish: ${r.stderr}`).toBe(false);
+    expect(r.status, r.stderr).toBe(0);
+    expect(lines(r.stdout).sort()).toEqual(slurm.nodes.map((n) => `${n} key=${key} eof`).sort());
+  });
+
+  it('scancel of a running step ends its processes on every node', async () => {
+    const out = path.join(slurm.dir, 'tmp', 'cancel.out');
+    const sub = await slurm.run(['sbatch', '--parsable', '-N', '2', '-n', '2', '-o', out, '--wrap', 'srun sleep 3000']);
+    expect(sub.status, sub.stderr).toBe(0);
+    const jobId = sub.stdout.trim().split(';')[0]!;
+    const sleepers = (): number[] => slurm.nodes.flatMap((n) => slurm.nodeProcesses(n).filter((p) => p.cmdline.endsWith('sleep 3000') && !p.cmdline.startsWith('srun')).map((p) => p.pid));
+    const started = await waitFor(() => sleepers().length === 2, 60_000);
+    expect(started, `the step's 2 sleep tasks did not start; seen: ${JSON.stringify(slurm.nodes.map((n) => slurm.nodeProcesses(n)))}`).toBe(true);
+    const pids = sleepers();
+    const c = await slurm.run(['scancel', `${jobId}.0`]);
+    expect(c.status, c.stderr).toBe(0);
+    const gone = await waitFor(() => pids.every((p) => !isAlive(p)), 60_000);
+    expect(gone, `still alive after scancel: ${pids.filter(isAlive).map((p) => `${p} ${readFileSync(`/proc/${p}/cmdline`, 'utf8')}`).join('; ')}`).toBe(true);
+    // The batch script ends once its srun is cancelled: nothing of the job is left.
+    const jobGone = await waitFor(async () => lines((await slurm.run(['squeue', '-h', '-j', jobId])).stdout).length === 0, 60_000);
+    expect(jobGone, 'the job is still in squeue').toBe(true);
+    for (const n of slurm.nodes) expect(slurm.nodeProcesses(n).filter((p) => !p.cmdline.startsWith('slurmd ')), n).toEqual([]);
+  });
+
+  it('stop leaves no daemon, namespace or file of the cluster', async () => {
+    const daemons = slurm.daemonPids();
+    expect(daemons.length).toBe(2 + slurm.nodes.length);
+    for (const p of daemons) expect(isAlive(p)).toBe(true);
+    await slurm.stop();
+    for (const p of daemons) expect(isAlive(p), `daemon ${p} survived stop`).toBe(false);
+    expect(slurmNamespaces(slurm.name)).toEqual([]);
+    expect(() => readFileSync(path.join(slurm.dir, 'nodes'))).toThrow();
+  });
+});
