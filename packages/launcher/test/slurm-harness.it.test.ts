@@ -136,6 +136,16 @@ describe.skipIf(why !== null)(`Slurm harness${why === null ? '' : ` (skipped: ${
     expect(lines(r.stdout).sort()).toEqual(slurm.nodes.map((n) => `${n} key=${key} eof`).sort());
   });
 
+  it('a tsmpi job (fork launcher) runs as a Slurm task on each node, which sees its own host name', async () => {
+    // What the srun launcher will build on: node, tsx and the repo are usable inside Slurm's steps.
+    const r = await slurm.run(['salloc', '-N', '2', '-n', '2', 'srun', '--ntasks-per-node=1',
+      process.execPath, 'packages/launcher/bin/mpiexec.mjs', '-n', '2', 'examples/hello.ts'], { deadlineMs: 110_000 });
+    expect(r.timedOut, r.stderr).toBe(false);
+    expect(r.status, r.stderr).toBe(0);
+    const expected = slurm.nodes.flatMap((n) => [0, 1].map((rank) => `Hello from rank ${rank} of 2 on ${n}`));
+    expect(lines(r.stdout).sort()).toEqual(expected.sort());
+  }, 120_000);
+
   it('scancel of a running step ends its processes on every node', async () => {
     const out = path.join(slurm.dir, 'tmp', 'cancel.out');
     const sub = await slurm.run(['sbatch', '--parsable', '-N', '2', '-n', '2', '-o', out, '--wrap', 'srun sleep 3000']);
