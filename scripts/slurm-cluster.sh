@@ -224,7 +224,8 @@ up() {
   chmod 400 "$DIR/munge/munge.key"
   chmod 700 "$DIR/munge"
   in_ns "$CTL_NS" munged --force --key-file="$DIR/munge/munge.key" --socket="$DIR/munge/munge.socket" \
-    --pid-file="$DIR/run/munged.pid" --seed-file="$DIR/munge/munged.seed" --log-file="$DIR/log/munged.log"
+    --pid-file="$DIR/run/munged.pid" --seed-file="$DIR/munge/munged.seed" --log-file="$DIR/log/munged.log" \
+    --origin="$SUBNET.1"
 
   in_ns "$CTL_NS" slurmctld -f "$CONF"
   for n in $(node_names); do

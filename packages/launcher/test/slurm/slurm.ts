@@ -118,6 +118,7 @@ function cmdlineOf(pid: number): string | null {
  * @throws Error with the script's output when it cannot start (after cleaning up)
  */
 export async function startSlurm(opts: { readonly nodes: number; readonly cpusPerNode: number; readonly name?: string }): Promise<SlurmCluster> {
+  await removeStaleClusters();
   const name = opts.name ?? `t${process.pid}`;
   const dir = `/tmp/tsmpi-slurm-${name}`;
   const up = await runScript(['up', '--name', name, '--nodes', String(opts.nodes), '--cpus', String(opts.cpusPerNode)], 120_000);
@@ -156,6 +157,26 @@ export async function startSlurm(opts: { readonly nodes: number; readonly cpusPe
       if (r.status !== 0) throw new Error(`slurm-cluster.sh down failed (status ${r.status}):\n${r.stdout}${r.stderr}`);
     },
   };
+}
+
+/**
+ * Takes down clusters that an earlier test process started and could not stop
+ * (it was killed): those named t<pid> whose pid is gone. Clusters of live
+ * processes, and clusters started by hand under other names, are left alone.
+ */
+async function removeStaleClusters(): Promise<void> {
+  const names = new Set<string>();
+  for (const d of readdirSync('/tmp')) {
+    const m = /^tsmpi-slurm-(t\d+)$/.exec(d);
+    if (m !== null) names.add(m[1]!);
+  }
+  for (const ns of spawnSync('ip', ['netns', 'list'], { encoding: 'utf8' }).stdout.split('\n')) {
+    const m = /^tsmpi-slurm-(t\d+)-/.exec(ns);
+    if (m !== null) names.add(m[1]!);
+  }
+  for (const n of names) {
+    if (!isAlive(Number(n.slice(1)))) await runScript(['down', '--name', n], 120_000);
+  }
 }
 
 /** Namespaces of the cluster `name` that exist now (empty after stop). */
