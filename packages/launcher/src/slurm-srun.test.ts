@@ -89,6 +89,13 @@ describe('buildSrunCommand without an allocation', () => {
     expect(r.argv.some((a) => a.startsWith('--nodelist') || a === '--overlap')).toBe(false);
   });
 
+  it('asks for the named nodes when --hosts was given', () => {
+    const r = buildSrunCommand({ srun: 'srun', target: { kind: 'new', nodes: 2, cpusPerProxy: 2, jobName: 'tsmpi', hosts: ['n1', 'n2'] }, version: V22, proxyArgv: PROXY });
+    if (r instanceof Error) throw r;
+    expect(r.argv).toContain('--nodelist=n[1-2]');
+    expect(buildSrunCommand({ srun: 'srun', target: { kind: 'new', nodes: 2, cpusPerProxy: 2, jobName: 't', hosts: ['n1', 'n1'] }, version: V22, proxyArgv: PROXY })).toBeInstanceOf(Error);
+  });
+
   it('refuses bad counts', () => {
     expect(buildSrunCommand({ srun: 'srun', target: { kind: 'new', nodes: 0, cpusPerProxy: 1, jobName: 't' }, version: V22, proxyArgv: PROXY })).toBeInstanceOf(Error);
     expect(buildSrunCommand({ srun: 'srun', target: { kind: 'new', nodes: 1, cpusPerProxy: 1.5, jobName: 't' }, version: V22, proxyArgv: PROXY })).toBeInstanceOf(Error);

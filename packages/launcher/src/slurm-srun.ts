@@ -56,8 +56,8 @@ function atLeast(v: SlurmVersion, major: number, minor: number): boolean {
 export type SrunTarget =
   /** Inside an allocation (SLURM_JOB_ID set): one proxy on each of these nodes, in this order. */
   | { readonly kind: 'allocation'; readonly hosts: readonly string[] }
-  /** No allocation: srun asks Slurm for `nodes` nodes with `cpusPerProxy` CPUs each for the ranks. */
-  | { readonly kind: 'new'; readonly nodes: number; readonly cpusPerProxy: number; readonly jobName: string };
+  /** No allocation: srun asks Slurm for `nodes` nodes (these, when given) with `cpusPerProxy` CPUs each for the ranks. */
+  | { readonly kind: 'new'; readonly nodes: number; readonly cpusPerProxy: number; readonly jobName: string; readonly hosts?: readonly string[] };
 
 export interface SrunRequest {
   /** The srun to run (`srun`, or --launcher-exec). */
@@ -98,6 +98,10 @@ export function buildSrunCommand(req: SrunRequest): SrunCommand | Error {
     if (!Number.isInteger(t.nodes) || t.nodes < 1) return new Error(`srun: nodes ${t.nodes} must be a positive integer`);
     if (!Number.isInteger(t.cpusPerProxy) || t.cpusPerProxy < 1) return new Error(`srun: cpusPerProxy ${t.cpusPerProxy} must be a positive integer`);
     argv.push(`--nodes=${t.nodes}`, `--ntasks=${t.nodes}`, '--ntasks-per-node=1', `--cpus-per-task=${t.cpusPerProxy}`, `--job-name=${t.jobName}`);
+    if (t.hosts !== undefined) {
+      if (t.hosts.length !== t.nodes || new Set(t.hosts).size !== t.nodes) return new Error(`srun: ${t.nodes} node(s) but the host list ${t.hosts.join(',')} does not name ${t.nodes} distinct nodes`);
+      argv.push(`--nodelist=${compressHostlist(t.hosts)}`);
+    }
   }
   argv.push('--kill-on-bad-exit=1', '--cpu-bind=none', '--mpi=none', '--export=ALL', '--input=all');
   if (req.extraArgs !== undefined) argv.push(...req.extraArgs);
