@@ -16,6 +16,8 @@ import { isAlive, slurmNamespaces, slurmSupport, startSlurm, waitFor, type Slurm
 import { compressHostlist, expandHostlist } from '../src/slurm-hostlist.ts';
 import { readSlurmAllocation } from '../src/slurm-allocation.ts';
 import { buildSrunCommand, parseSlurmVersion } from '../src/slurm-srun.ts';
+import { planSlurmJob } from '../src/slurm-plan.ts';
+import fc from 'fast-check';
 
 const why = slurmSupport();
 if (why !== null) console.warn(`slurm-harness.it.test.ts: skipped: ${why}`);
@@ -134,6 +136,35 @@ describe.skipIf(why !== null)(`Slurm harness${why === null ? '' : ` (skipped: ${
     expect(r.timedOut, `srun did not finish: ${r.stderr}`).toBe(false);
     expect(r.status, r.stderr).toBe(0);
     expect(lines(r.stdout).sort()).toEqual(slurm.nodes.map((n) => `${n} key=${key} eof`).sort());
+  });
+
+  it('the srun command for a job without allocation gets its own nodes, one proxy each, key on stdin', async () => {
+    const version = parseSlurmVersion((await slurm.run(['srun', '--version'])).stdout);
+    const plan = planSlurmJob({ slurm: { kind: 'none' }, np: 4, hosts: null, ppn: 2, jobName: 'tsmpi-test' });
+    if (plan instanceof Error) throw plan;
+    const cmd = buildSrunCommand({
+      srun: 'srun', target: plan.target, version,
+      proxyArgv: ['bash', '-c', 'read -r k; echo "$(hostname) key=$k cpus=$SLURM_CPUS_PER_TASK job=$SLURM_JOB_NAME"'],
+    });
+    if (cmd instanceof Error) throw cmd;
+    const r = await slurm.run(cmd.argv, { input: 'K\n' });
+    expect(r.status, r.stderr).toBe(0);
+    expect(lines(r.stdout).sort()).toEqual(slurm.nodes.map((n) => `${n} key=K cpus=2 job=tsmpi-test`).sort());
+  });
+
+  it('the hostlist parser agrees with scontrol on random expressions', async () => {
+    // A differential test against Slurm's own reader: 1-3 brackets of 1-3 ranges, zero padding, no text after the last bracket (22.05).
+    const range = fc.tuple(fc.integer({ min: 0, max: 30 }), fc.integer({ min: 0, max: 3 }), fc.integer({ min: 1, max: 3 }))
+      .map(([lo, len, width]) => (len === 0 ? String(lo).padStart(width, '0') : `${String(lo).padStart(width, '0')}-${lo + len}`));
+    const group = fc.array(range, { minLength: 1, maxLength: 3 }).map((rs) => `[${rs.join(',')}]`);
+    const token = fc.tuple(fc.constantFrom('n', 'gpu-', 'r.a'), fc.array(fc.tuple(group, fc.constantFrom('', 'x', '-b')), { minLength: 1, maxLength: 3 }))
+      .map(([p, gs]) => p + gs.map(([g, sep], i) => (i === gs.length - 1 ? g : g + sep)).join(''));
+    const exprs = fc.sample(fc.array(token, { minLength: 1, maxLength: 3 }).map((ts) => ts.join(',')), { numRuns: 25, seed: 12 });
+    for (const e of exprs) {
+      const r = await slurm.run(['scontrol', 'show', 'hostnames', e]);
+      expect(r.stderr, e).toBe('');
+      expect(expandHostlist(e), e).toEqual(lines(r.stdout));
+    }
   });
 
   it('a tsmpi job (fork launcher) runs as a Slurm task on each node, which sees its own host name', async () => {
