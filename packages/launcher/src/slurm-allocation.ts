@@ -32,6 +32,7 @@ export interface SlurmHost {
   readonly slots: number;
 }
 
+/** A Slurm allocation as mpiexec uses it. */
 export interface SlurmAllocation {
   readonly jobId: string;
   /** Set when mpiexec itself runs inside an srun step. */
@@ -48,6 +49,7 @@ export interface SlurmAllocation {
   };
 }
 
+/** readSlurmAllocation's answer: not in Slurm, an allocation, or a broken environment. */
 export type SlurmEnvResult =
   | { readonly kind: 'none' }
   | { readonly kind: 'allocation'; readonly allocation: SlurmAllocation }

@@ -44,6 +44,7 @@ export function chooseLauncher(given: Launcher | null, slurm: SlurmEnvResult): L
   return 'fork';
 }
 
+/** The flags that matter to a Slurm job, as parsed, and the Slurm environment. */
 export interface SlurmPlanInput {
   readonly slurm: SlurmEnvResult;
   /** -n when given, else null. */
@@ -55,6 +56,7 @@ export interface SlurmPlanInput {
   readonly jobName: string;
 }
 
+/** What a `--launcher slurm` job will do. */
 export interface SlurmPlan {
   readonly np: number;
   /** Hosts to place ranks on (placeRanks' input); null outside an allocation without --hosts: Slurm picks the nodes. */

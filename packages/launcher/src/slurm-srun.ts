@@ -59,6 +59,7 @@ export type SrunTarget =
   /** No allocation: srun asks Slurm for `nodes` nodes (these, when given) with `cpusPerProxy` CPUs each for the ranks. */
   | { readonly kind: 'new'; readonly nodes: number; readonly cpusPerProxy: number; readonly jobName: string; readonly hosts?: readonly string[] };
 
+/** Everything buildSrunCommand needs; the job key is not part of it. */
 export interface SrunRequest {
   /** The srun to run (`srun`, or --launcher-exec). */
   readonly srun: string;
@@ -73,6 +74,7 @@ export interface SrunRequest {
   readonly secrets?: readonly string[];
 }
 
+/** The srun to run, and what to write on its stdin. */
 export interface SrunCommand {
   readonly argv: readonly string[];
   /** What mpiexec writes on srun's stdin before closing it: the key line each proxy reads first. */
