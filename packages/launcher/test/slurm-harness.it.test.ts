@@ -17,6 +17,7 @@ import { compressHostlist, expandHostlist } from '../src/slurm-hostlist.ts';
 import { readSlurmAllocation } from '../src/slurm-allocation.ts';
 import { buildSrunCommand, parseSlurmVersion } from '../src/slurm-srun.ts';
 import { planSlurmJob } from '../src/slurm-plan.ts';
+import { SrunOutcome, type SrunVerdict } from '../src/slurm-srun-output.ts';
 import fc from 'fast-check';
 
 const why = slurmSupport();
@@ -177,23 +178,64 @@ describe.skipIf(why !== null)(`Slurm harness${why === null ? '' : ` (skipped: ${
     expect(lines(r.stdout).sort()).toEqual(expected.sort());
   }, 120_000);
 
-  it('scancel of a running step ends its processes on every node', async () => {
-    const out = path.join(slurm.dir, 'tmp', 'cancel.out');
-    const sub = await slurm.run(['sbatch', '--parsable', '-N', '2', '-n', '2', '-o', out, '--wrap', 'srun sleep 3000']);
-    expect(sub.status, sub.stderr).toBe(0);
-    const jobId = sub.stdout.trim().split(';')[0]!;
-    const sleepers = (): number[] => slurm.nodes.flatMap((n) => slurm.nodeProcesses(n).filter((p) => p.cmdline.endsWith('sleep 3000') && !p.cmdline.startsWith('srun')).map((p) => p.pid));
+  /** Pids of the `sleep 3000` tasks now running on the nodes. */
+  const sleepers = (): number[] =>
+    slurm.nodes.flatMap((n) => slurm.nodeProcesses(n).filter((p) => p.cmdline.endsWith('sleep 3000') && !p.cmdline.startsWith('srun')).map((p) => p.pid));
+
+  /** Waits for the 2 sleep tasks, runs `cancel(jobId)`, and checks that they and the job are gone. Returns salloc's result. */
+  async function cancelWhileSleeping(name: string, cancel: (jobId: string) => string[]): Promise<{ stdout: string; srunStderr: string; srunStatus: number }> {
+    // srun's stderr alone, as mpiexec (running inside salloc) will see it.
+    const errFile = path.join(slurm.dir, 'tmp', `${name}.srun.err`);
+    const job = slurm.run(['salloc', '-J', name, '-N', '2', '-n', '2', 'bash', '-c', `srun --kill-on-bad-exit=1 sleep 3000 2> ${errFile}; echo "srun-status=$?"`], { deadlineMs: 100_000 });
     const started = await waitFor(() => sleepers().length === 2, 60_000);
     expect(started, `the step's 2 sleep tasks did not start; seen: ${JSON.stringify(slurm.nodes.map((n) => slurm.nodeProcesses(n)))}`).toBe(true);
     const pids = sleepers();
-    const c = await slurm.run(['scancel', `${jobId}.0`]);
+    const jobId = (await slurm.run(['squeue', '-h', '-n', name, '-o', '%i'])).stdout.trim();
+    expect(jobId).toMatch(/^\d+$/);
+    const c = await slurm.run(['scancel', ...cancel(jobId)]);
     expect(c.status, c.stderr).toBe(0);
+    const r = await job;
+    expect(r.timedOut, `salloc did not end after scancel: ${r.stderr}`).toBe(false);
     const gone = await waitFor(() => pids.every((p) => !isAlive(p)), 60_000);
-    expect(gone, `still alive after scancel: ${pids.filter(isAlive).map((p) => `${p} ${readFileSync(`/proc/${p}/cmdline`, 'utf8')}`).join('; ')}`).toBe(true);
-    // The batch script ends once its srun is cancelled: nothing of the job is left.
+    expect(gone, `tasks still alive after scancel: ${pids.filter(isAlive).join(', ')}`).toBe(true);
     const jobGone = await waitFor(async () => lines((await slurm.run(['squeue', '-h', '-j', jobId])).stdout).length === 0, 60_000);
     expect(jobGone, 'the job is still in squeue').toBe(true);
-    for (const n of slurm.nodes) expect(slurm.nodeProcesses(n).filter((p) => !p.cmdline.startsWith('slurmd ')), n).toEqual([]);
+    // slurmstepd may take a moment to clean up after the job left squeue.
+    const onlySlurmd = (): boolean => slurm.nodes.every((n) => slurm.nodeProcesses(n).every((p) => p.cmdline.startsWith('slurmd ')));
+    const clean = await waitFor(onlySlurmd, 60_000);
+    expect(clean, `left on the nodes: ${JSON.stringify(slurm.nodes.map((n) => slurm.nodeProcesses(n)))}`).toBe(true);
+    const m = /srun-status=(\d+)/.exec(r.stdout);
+    expect(m, r.stdout).not.toBeNull();
+    return { stdout: r.stdout, srunStderr: readFileSync(errFile, 'utf8'), srunStatus: Number(m![1]) };
+  }
+
+  function verdictOf(stderr: string): SrunVerdict {
+    const o = new SrunOutcome();
+    for (const l of stderr.split('\n')) o.push(l);
+    return o.verdict();
+  }
+
+  it('scancel of a running step ends its tasks on every node: srun lines say Slurm cancelled it', async () => {
+    const r = await cancelWhileSleeping('cancel-step', (id) => [`${id}.0`]);
+    expect(r.srunStatus).toBeGreaterThan(128);
+    expect(verdictOf(r.srunStderr), r.srunStderr).toEqual({ kind: 'slurm-cancelled', message: expect.stringMatching(/^Slurm cancelled step \d+\.0 \(scancel\)$/) });
+  });
+
+  it('scancel of the whole job ends its tasks: srun lines say Slurm cancelled the step', async () => {
+    const r = await cancelWhileSleeping('cancel-job', (id) => [id]);
+    expect(r.srunStatus).toBeGreaterThan(128);
+    expect(verdictOf(r.srunStderr), r.srunStderr).toEqual({ kind: 'slurm-cancelled', message: expect.stringMatching(/^Slurm cancelled step \d+\.0 \(scancel\)$/) });
+  });
+
+  it('--kill-on-bad-exit: a task exiting 3 ends the others, and srun lines blame the task, not Slurm', async () => {
+    const errFile = path.join(slurm.dir, 'tmp', 'bad-exit.srun.err');
+    const r = await slurm.run(['salloc', '-N', '2', '-n', '2', 'bash', '-c',
+      `srun --kill-on-bad-exit=1 bash -c "if [ \\$SLURM_PROCID = 1 ]; then exit 3; fi; sleep 3000" 2> ${errFile}; echo "srun-status=$?"`], { deadlineMs: 100_000 });
+    expect(r.timedOut, r.stderr).toBe(false);
+    expect(r.stdout).toMatch(/srun-status=[1-9]/);
+    const srunStderr = readFileSync(errFile, 'utf8');
+    expect(verdictOf(srunStderr), srunStderr).toEqual({ kind: 'task-failed', host: slurm.nodes[1], task: 1, exitCode: 3, signal: null });
+    for (const n of slurm.nodes) expect(slurm.nodeProcesses(n).filter((p) => p.cmdline.endsWith('sleep 3000')), n).toEqual([]);
   });
 
   it('stop leaves no daemon, namespace or file of the cluster', async () => {
