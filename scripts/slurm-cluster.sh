@@ -42,6 +42,9 @@ cmd=${1:-}
 [ $# -gt 0 ] && shift
 while [ $# -gt 0 ]; do
   case "$1" in
+    --name|--nodes|--cpus|--node) [ $# -ge 2 ] || { echo "slurm-cluster.sh: $1 needs a value" >&2; exit 2; } ;;
+  esac
+  case "$1" in
     --name) NAME=$2; shift 2 ;;
     --nodes) NODES=$2; shift 2 ;;
     --cpus) CPUS=$2; shift 2 ;;
