@@ -24,6 +24,9 @@
  *                           runs in (`srun --pty bash`, interactive steps) and a second mpiexec in the
  *                           same allocation would wait for the first.
  *   --exact is NOT passed:  by default a step gets all the job's CPUs on its nodes, which the ranks need.
+ *   task numbering:         srun numbers the tasks in Slurm's node order, not in --nodelist's
+ *                           (`--nodelist=n03,n01` puts task 0 on n01), so a proxy finds its host in
+ *                           SLURMD_NODENAME (the name SLURM_JOB_NODELIST uses), not in SLURM_PROCID.
  *   outside an allocation:  srun makes its own (`srun -N n -n n`); --cpus-per-task=P reserves the CPUs
  *                           of the P ranks each proxy will fork, and --job-name names it in squeue.
  */

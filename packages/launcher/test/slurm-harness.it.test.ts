@@ -122,10 +122,11 @@ describe.skipIf(why !== null)(`Slurm harness${why === null ? '' : ` (skipped: ${
     const key = 'k3y-' + 'f'.repeat(60);
     const cmd = buildSrunCommand({
       srun: 'srun',
-      target: { kind: 'allocation', hosts: slurm.nodes },
+      // Listed in reverse: srun still numbers tasks in Slurm's node order, so a proxy must find its host in SLURMD_NODENAME.
+      target: { kind: 'allocation', hosts: [...slurm.nodes].reverse() },
       version,
       // Stands in for the proxy: reads the key line, reports where it runs and what it saw after it.
-      proxyArgv: ['bash', '-c', 'read -r k; if read -r more; then echo "$(hostname) key=$k more"; else echo "$(hostname) key=$k eof"; fi'],
+      proxyArgv: ['bash', '-c', 'read -r k; if read -r more; then echo "$(hostname) $SLURMD_NODENAME key=$k more"; else echo "$(hostname) $SLURMD_NODENAME key=$k eof"; fi'],
       secrets: [key],
     });
     if (cmd instanceof Error) throw cmd;
@@ -136,7 +137,7 @@ describe.skipIf(why !== null)(`Slurm harness${why === null ? '' : ` (skipped: ${
     const r = await slurm.run(['salloc', '-N', '2', '-n', '4', 'srun', '-N', '1', '-n', '1', 'bash', '-c', quoted], { input: `${key}\n`, deadlineMs: 90_000 });
     expect(r.timedOut, `srun did not finish: ${r.stderr}`).toBe(false);
     expect(r.status, r.stderr).toBe(0);
-    expect(lines(r.stdout).sort()).toEqual(slurm.nodes.map((n) => `${n} key=${key} eof`).sort());
+    expect(lines(r.stdout).sort()).toEqual(slurm.nodes.map((n) => `${n} ${n} key=${key} eof`).sort());
   });
 
   it('the srun command for a job without allocation gets its own nodes, one proxy each, key on stdin', async () => {
