@@ -54,7 +54,10 @@ export interface SlurmCluster {
   readonly dir: string;
   /** Runs a Slurm client (or any command) in the login namespace with SLURM_CONF set. */
   run(argv: readonly string[], opts?: SlurmRunOptions): Promise<SlurmRunResult>;
-  /** Processes now running in a node's namespace (slurmd, slurmstepd, job tasks). */
+  /**
+   * Processes now running in a node's namespace (slurmd, slurmstepd, job tasks);
+   * 'ctl' gives the login node's (munged, slurmctld, and clients such as mpiexec).
+   */
   nodeProcesses(node: string): SlurmProcess[];
   /** Pids of the daemons the cluster started (munged, slurmctld, slurmd per node). */
   daemonPids(): number[];
