@@ -5,9 +5,10 @@
  * namespace) runs salloc/srun/sbatch/scancel; the hostlist parser is checked
  * against `scontrol show hostnames`; the allocation reader against what srun
  * actually places; the srun command line built for the proxies against a
- * real srun inside a step. Skipped, with a line saying why, where Slurm cannot
+ * real srun inside a step and without an allocation; srun's stderr after a
+ * scancel (step, job) and after --kill-on-bad-exit against SrunOutcome. Skipped, with a line saying why, where Slurm cannot
  * start (not root, no namespaces, slurm-wlm not installed).
- * testlist: { file: slurm-harness.it.test.ts, np: [] } (Slurm tasks, no MPI ranks)
+ * testlist: { file: 'slurm-harness.it.test.ts', np: [2] } (one fork-launched tsmpi job of 2 ranks per node; the rest are Slurm tasks)
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';
