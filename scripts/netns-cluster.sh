@@ -327,7 +327,12 @@ case "$cmd" in
       echo "$prog: taking down cluster '$i' (its owner, pid $o, is gone)" >&2
       "$0" down --id "$i"
     done ;;
-  up) need_root; cluster_up ;;
+  up)
+    need_root
+    # A step that fails half-way (set -e) must not leave half a cluster.
+    trap 'st=$?; [ $st -eq 0 ] || { echo "$prog: up failed, removing what it built" >&2; cluster_down; }' EXIT
+    cluster_up
+    trap - EXIT ;;
   down) need_root; cluster_down ;;
   status) need_root; cluster_status ;;
   exec)

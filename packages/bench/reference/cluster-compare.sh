@@ -6,7 +6,7 @@
 #   allreduce  8 MiB allreduce, 4 ranks, 2 per host                       (us per call)
 #   launch     a 4-rank 2-host job: mpiexec start to the last rank past MPI_Init (ms)
 #
-#   packages/bench/reference/cluster-compare.sh [--repeat R] [--impls mpich,tsmpi] [--benches msgrate,allreduce,launch]
+#   packages/bench/reference/cluster-compare.sh [--repeat R] [--impls mpich,openmpi,tsmpi] [--benches msgrate,allreduce,launch]
 #                                               [--iterations N] [--timeout S] [--json FILE]
 #
 # Runs as root (it builds the cluster, id "cmp", and tears it down on exit).
@@ -18,6 +18,9 @@
 #          -iface eth0 -bind-to none, with MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self UCX_NET_DEVICES=eth0
 #          as in compare.sh (Debian 12's MPICH 4.0.2 is ch4:ucx: TCP between every pair of
 #          ranks, same-host pairs too, over the host's eth0 address).
+#   Open MPI  mpirun.openmpi -H th1[:2],th2[:2] --mca plm_rsh_agent <cluster ssh wrapper> --bind-to none
+#          --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include eth0 --mca oob_tcp_if_include eth0
+#          (as compare.sh: TCP between every pair, no shared memory).
 #   tsmpi  node_modules/.bin/mpiexec --launcher ssh --launcher-exec 'ssh -F <cluster ssh_config>'
 #          --hosts ... --iface eth0 (needs the multi-host launcher of issue 11; see TSMPI ROW below).
 # Must be run under `flock /work/bench.lock` on a shared machine (no two benchmarks at once).
@@ -54,7 +57,7 @@ done
 [[ "$repeat" =~ ^[1-9][0-9]*$ ]] || die "--repeat must be a positive integer (got '$repeat')"
 [[ "$run_timeout" =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive integer (got '$run_timeout')"
 [ -z "$iterations" ] || [[ "$iterations" =~ ^[1-9][0-9]*$ ]] || die "--iterations must be a positive integer (got '$iterations')"
-for i in ${impls//,/ }; do case "$i" in mpich|tsmpi) ;; *) die "--impls takes mpich and tsmpi (got '$i')" ;; esac; done
+for i in ${impls//,/ }; do case "$i" in mpich|openmpi|tsmpi) ;; *) die "--impls takes mpich, openmpi and tsmpi (got '$i')" ;; esac; done
 for b in ${benches//,/ }; do case "$b" in msgrate|allreduce|launch) ;; *) die "--benches takes msgrate, allreduce and launch (got '$b')" ;; esac; done
 [ "$(id -u)" -eq 0 ] || die "must run as root (it builds a namespace cluster)"
 if [ -n "$json_file" ]; then
@@ -68,6 +71,13 @@ case ",$impls," in *,mpich,*)
   mkdir -p "$build"
   for src in msgrate allreduce launch-probe; do
     mpicc.mpich "${cflags[@]}" -o "$build/${src}_mpich" "$here/$src.c" || die "building $src.c with mpicc.mpich failed"
+  done ;;
+esac
+case ",$impls," in *,openmpi,*)
+  command -v mpicc.openmpi >/dev/null 2>&1 || die "mpicc.openmpi not found; install Open MPI with: apt-get install -y openmpi-bin libopenmpi-dev"
+  mkdir -p "$build"
+  for src in msgrate allreduce launch-probe; do
+    mpicc.openmpi "${cflags[@]}" -o "$build/${src}_ompi" "$here/$src.c" || die "building $src.c with mpicc.openmpi failed"
   done ;;
 esac
 
@@ -95,6 +105,13 @@ cmd() {
       case "$bench" in launch) prog=("$build/launch-probe_mpich") ;; *) prog=("$build/${bench}_mpich") ;; esac
       argv=(mpirun.mpich -launcher ssh -launcher-exec "$ssh_wrapper" -hosts "$hosts" -iface "$iface"
             -n "$np" -bind-to none -genv MPIR_CVAR_NOLOCAL 1 -genv UCX_TLS tcp,self -genv UCX_NET_DEVICES "$iface"
+            "${prog[@]}" "${extra[@]}") ;;
+    openmpi)
+      if [ "$np" -eq 2 ]; then hosts=th1,th2; else hosts=th1:2,th2:2; fi
+      case "$bench" in launch) prog=("$build/launch-probe_ompi") ;; *) prog=("$build/${bench}_ompi") ;; esac
+      argv=(mpirun.openmpi --allow-run-as-root --oversubscribe --bind-to none -H "$hosts" -n "$np"
+            --mca plm_rsh_agent "$ssh_wrapper" --mca pml ob1 --mca btl tcp,self
+            --mca btl_tcp_if_include "$iface" --mca oob_tcp_if_include "$iface"
             "${prog[@]}" "${extra[@]}") ;;
     tsmpi)
       # ---- TSMPI ROW (pending the multi-host launcher of issue 11) ----------
@@ -189,12 +206,12 @@ median() {
 echo
 echo "median of $repeat run(s) (msgrate: higher is better; allreduce, launch: lower is better)"
 printf '%-20s' metric
-for impl in mpich tsmpi; do printf '%12s' "$impl"; done
+for impl in mpich openmpi tsmpi; do printf '%12s' "$impl"; done
 echo
 json_results=
 while read -r metric; do
   printf '%-20s' "$metric"
-  for impl in mpich tsmpi; do
+  for impl in mpich openmpi tsmpi; do
     f="$data/$impl.$metric"
     if [ -s "$f" ]; then
       m=$(median "$f")

@@ -118,6 +118,14 @@ describe.skipIf(!support.ok)(withSkipReason('namespace cluster harness', support
       hosts: { holderPid: number; sshdPid: number }[];
     }).hosts.flatMap((h) => [h.holderPid, h.sshdPid]);
     expect(pids.filter(running)).toHaveLength(6);
+    // A process left on a host is seen by pidsOn, and stop() ends it.
+    // (it says "ready" once it runs on th2, so pidsOn cannot look too early)
+    const stray = c.spawn('th2', ['sh', '-c', 'echo ready; exec sleep 600']);
+    await new Promise<void>((resolve) => stray.stdout!.once('data', () => resolve()));
+    stray.unref();
+    const seen = c.pidsOn('th2');
+    expect(seen).toContain(stray.pid);
+    expect(c.pidsOn('th1')).toEqual([]);
     expect(namespaces()).toContain(`tsmpi-${c.id}-th1`);
 
     c.stop();
@@ -125,6 +133,7 @@ describe.skipIf(!support.ok)(withSkipReason('namespace cluster harness', support
     expect(namespaces()).not.toContain(`tsmpi-${c.id}-`);
     expect(existsSync(c.stateDir)).toBe(false);
     expect(pids.filter(running)).toEqual([]);
+    expect(running(stray.pid!)).toBe(false);
     expect(rootLinks()).toBe(linksBefore);
   });
 });

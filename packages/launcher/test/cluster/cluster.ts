@@ -73,7 +73,10 @@ export interface Cluster {
   readonly sshWrapperPath: string;
   /** Directory with the cluster's keys, configs, logs (removed by stop()). */
   readonly stateDir: string;
-  /** Starts argv on the host (nsenter into its namespaces; cwd and env kept), in its own process group. */
+  /**
+   * Starts argv on the host (nsenter into its namespaces; cwd and env kept), in its own process group.
+   * It returns before the process has entered the host: wait for its output before pidsOn() looks for it.
+   */
   spawn(host: HostRef, argv: readonly string[], opts?: ClusterRunOptions): ChildProcess;
   /** Runs argv on the host and resolves when it exits (killed at its deadline, never hangs). */
   run(host: HostRef, argv: readonly string[], opts?: ClusterRunOptions): Promise<ClusterRunResult>;
