@@ -164,6 +164,15 @@ describe.skipIf(!support.ok)(withSkipReason('mpiexec across hosts (namespace clu
     expect(r.stderr).toMatch(/received SIGINT; forwarding it to 6 processes/);
   });
 
+  it('--timeout prints a roll-call that covers the ranks on remote hosts, then ends every host\'s ranks', async () => {
+    const r = await mpiexec(['-n', '4', '--hosts', 'th1:2,th2:2', '--timeout', '20', MH_RANK, '600000']);
+    expect(r.code).toBe(124);
+    expect(r.stderr).toMatch(/the job did not finish within --timeout 20 s; roll-call of 4 processes/);
+    for (const [rank, host] of [[0, 'th1'], [1, 'th1'], [2, 'th2'], [3, 'th2']] as const) {
+      expect(r.stderr).toMatch(new RegExp(`^mpiexec: {3}rank ${rank} \\(host ${host}, pid \\d+\\): not in MPI$`, 'm'));
+    }
+  });
+
   it('says which host is unreachable and what to do, and starts nothing anywhere', async () => {
     const r = await mpiexec(['-n', '3', '--hosts', 'th1,th2,th9', PMI_RANK]);
     expect(r.code).toBe(255);
