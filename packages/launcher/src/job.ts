@@ -34,8 +34,9 @@
  * ranks (status 255, or 127 when node is missing there). A job that spans
  * hosts listens on every address (or the --iface address); its ranks listen
  * on an address of their own host: --iface resolved there, else the local
- * address of the proxy's link (mpiexec's end of the first link for the
- * ranks here, which therefore start once the first proxy linked).
+ * address of the proxy's link; for the ranks here, this machine's only
+ * non-loopback address, or, when it has several, mpiexec's end of the first
+ * proxy link (they then start once the first proxy linked).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -294,6 +295,10 @@ export class Job {
           this.#errSink.write(`mpiexec: ${a.message} (on mpiexec's host ${this.#deps.hostname ?? os.hostname()})\n`);
           return 2;
         }
+      } else {
+        // One non-loopback address: the only one other hosts can reach this one by, so no need to wait for a link.
+        const external = externalAddresses(table);
+        if (external.length === 1) localListen = external[0]!;
       }
     }
     let port: number;

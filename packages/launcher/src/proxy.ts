@@ -84,10 +84,15 @@ export function candidateAddresses(spec: LaunchSpec, sshConnection: string | und
   return out;
 }
 
-function openLink(address: string, port: number): Promise<WebSocket> {
+/** Opens the link; resolves to it and its TCP socket (for the local address and keep-alive). */
+function openLink(address: string, port: number): Promise<{ ws: WebSocket; socket: Socket }> {
   const host = address.includes(':') ? `[${address}]` : address;
   return new Promise((resolve, reject) => {
     const ws = new WebSocket(`ws://${host}:${port}${PROXY_PATH}`, { perMessageDeflate: false, handshakeTimeout: CONNECT_TIMEOUT_MS });
+    let socket: Socket | null = null;
+    ws.once('upgrade', (res) => {
+      socket = res.socket as Socket;
+    });
     const onError = (err: Error): void => {
       ws.terminate();
       reject(err);
@@ -95,7 +100,12 @@ function openLink(address: string, port: number): Promise<WebSocket> {
     ws.once('error', onError);
     ws.once('open', () => {
       ws.off('error', onError);
-      resolve(ws);
+      if (socket === null) {
+        ws.terminate();
+        reject(new Error('no socket after the upgrade'));
+        return;
+      }
+      resolve({ ws, socket });
     });
   });
 }
@@ -103,15 +113,17 @@ function openLink(address: string, port: number): Promise<WebSocket> {
 class Proxy {
   readonly #spec: LaunchSpec;
   readonly #ws: WebSocket;
+  readonly #socket: Socket;
   readonly #url: string;
   readonly #ranks: ProxyRank[];
   #lastHeard = Date.now();
   #hbTimer: NodeJS.Timeout | null = null;
   #isEnding = false;
 
-  constructor(spec: LaunchSpec, ws: WebSocket, url: string) {
+  constructor(spec: LaunchSpec, ws: WebSocket, socket: Socket, url: string) {
     this.#spec = spec;
     this.#ws = ws;
+    this.#socket = socket;
     this.#url = url;
     this.#ranks = spec.ranks.map((r) => ({ spec: r, child: null, pid: null, hasExited: false, isClosed: false }));
   }
@@ -169,7 +181,7 @@ class Proxy {
       const a = resolveIface(this.#spec.iface, os.networkInterfaces());
       return a instanceof Error ? new Error(`host ${this.#spec.host} (${os.hostname()}): ${a.message}`) : a;
     }
-    const local = ((this.#ws as unknown as { _socket?: Socket })._socket?.localAddress ?? '').replace(/^::ffff:/, '');
+    const local = (this.#socket.localAddress ?? '').replace(/^::ffff:/, '');
     if (local === '' || isLoopbackAddress(local)) {
       return new Error(`host ${this.#spec.host} (${os.hostname()}): reached mpiexec only over loopback (${local}); give --iface NAME|CIDR`);
     }
@@ -296,24 +308,23 @@ export async function runProxy(): Promise<void> {
     process.exit(1);
   }
   const tried: string[] = [];
-  let ws: WebSocket | null = null;
+  let link: { ws: WebSocket; socket: Socket } | null = null;
   let url = '';
   for (const a of candidateAddresses(spec, process.env['SSH_CONNECTION'])) {
     try {
-      ws = await openLink(a, spec.port);
+      link = await openLink(a, spec.port);
       url = `ws://${a.includes(':') ? `[${a}]` : a}:${spec.port}`;
       break;
     } catch (err) {
       tried.push(`${a} (${(err as Error).message})`);
     }
   }
-  if (ws === null) {
+  if (link === null) {
     process.stderr.write(`tsmpi proxy on ${os.hostname()}: cannot reach mpiexec's wire-up service on port ${spec.port}: tried ${tried.join(', ')}; check firewalls and --port-range, or give --iface\n`);
     process.exit(1);
   }
-  const sock = (ws as unknown as { _socket?: Socket })._socket;
-  sock?.setKeepAlive(true, KEEPALIVE_MS);
-  proxy = new Proxy(spec, ws, url);
+  link.socket.setKeepAlive(true, KEEPALIVE_MS);
+  proxy = new Proxy(spec, link.ws, link.socket, url);
   proxy.run();
   if (stdinEnded) proxy.die('mpiexec went away (its ssh session ended)');
 }
