@@ -37,6 +37,11 @@
  * address of the proxy's link; for the ranks here, this machine's only
  * non-loopback address, or, when it has several, mpiexec's end of the first
  * proxy link (they then start once the first proxy linked).
+ *
+ * Length: this file is the one state machine of a job's ranks, local and
+ * remote (about 750 lines); the remote half stays here because it drives the
+ * same per-rank transitions. ssh and the proxy link are in remote-host.ts,
+ * the proxy in proxy.ts, addresses in iface.ts.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
