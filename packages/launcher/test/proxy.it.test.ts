@@ -8,8 +8,16 @@
  * ssh and namespaced hosts are in multihost.it.test.ts.
  */
 import { spawnSync } from 'node:child_process';
+import os from 'node:os';
+import path from 'node:path';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { FIXTURES, runMpiexec, type MpiexecResult } from './run-mpiexec.ts';
+import { Job } from '../src/job.ts';
+import { parseArgs } from '../src/options.ts';
+import { placeRanks } from '../src/process-map.ts';
+import { tsxLoaderUrl } from '../src/rank-command.ts';
+import { FIXTURES, REPO_ROOT, runMpiexec, type MpiexecResult } from './run-mpiexec.ts';
 import { cmdline, descendants, envOf, waitGone } from './process-tree.ts';
 
 const RSH = ['--launcher-exec', `${FIXTURES}/fake-rsh.sh`];
@@ -171,5 +179,26 @@ describe('mpiexec with per-host proxies (fake remote shell)', () => {
     expect(r.stdout).toMatch(/^host localhost \(ranks 0\): fork here: /m);
     expect(r.stdout).toMatch(/^host fakeh1 \(ranks 1, 2\): proxy: \S*fake-rsh\.sh fakeh1 .*tsmpi-proxy\.mjs.*\(launch spec and job key on its stdin\)$/m);
     expect(r.stdout).not.toMatch(/[0-9a-f]{64}/); // the job key never shows
+  });
+
+  it('starts the ranks here once the first proxy linked when this machine has several addresses, on the link\'s address', async () => {
+    const parsed = parseArgs(['-n', '2', '--hosts', 'localhost,fakeh1', ...RSH, path.join(REPO_ROOT, MH_RANK)]);
+    if (parsed.kind !== 'run') throw new Error('bad arguments');
+    const text = { out: '', err: '' };
+    const sink = (k: 'out' | 'err'): Writable => new Writable({ write(chunk, _enc, cb) { text[k] += String(chunk); cb(); } });
+    // A second non-loopback address makes "this machine's only address" ambiguous: the head's rank must wait for the link.
+    const table = { ...os.networkInterfaces(), dummy9: [{ address: '203.0.113.9', netmask: '255.255.255.0', family: 'IPv4' as const, mac: '', internal: false, cidr: null }] };
+    const job = new Job(parsed.options, placeRanks(2, parsed.options.hosts, null, os.hostname()), {
+      log: pino({ level: 'silent' }), stdout: sink('out'), stderr: sink('err'), env: process.env, tsxUrl: tsxLoaderUrl(), nodeFlags: [], interfaces: table,
+    });
+    const status = await job.run();
+    expect(text.err).toBe('');
+    expect(status).toBe(0);
+    const ranks = rankLines(text.out);
+    expect(ranks.map((x) => x.host)).toEqual(['localhost', 'fakeh1']);
+    // Both listen on the address the proxy's link uses (this machine's real one), not on the made-up second one.
+    expect(ranks[0]!.listen).toBe(ranks[1]!.listen);
+    expect(ranks[0]!.listen).not.toBe('203.0.113.9');
+    expect(ranks[0]!.listen).not.toMatch(/^127\./);
   });
 });
