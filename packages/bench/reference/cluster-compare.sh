@@ -23,7 +23,7 @@
 #          (as compare.sh: TCP between every pair, no shared memory).
 #   tsmpi  node_modules/.bin/mpiexec --launcher ssh --launcher-exec 'ssh -F <cluster ssh_config>'
 #          --hosts ... --iface eth0 (needs the multi-host launcher of issue 11; see TSMPI ROW below).
-# Must be run under `flock /work/bench.lock` on a shared machine (no two benchmarks at once).
+# On a shared machine, hold its benchmark lock (flock) while it runs: never two benchmarks at once.
 set -u -o pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
