@@ -399,7 +399,9 @@ export class Job {
   #hostEvents(): ConstructorParameters<typeof RemoteHost>[5] {
     const rank = (r: number): RankState => this.#ranks[r]!;
     return {
-      onLinked: (_h, _listenHost, localAddress) => {
+      onLinked: (h, _listenHost, localAddress) => {
+        this.#outSink.addSource(h);
+        this.#errSink.addSource(h);
         this.#localStart?.(localAddress);
       },
       onStarted: (r, pid) => {
@@ -432,6 +434,8 @@ export class Job {
 
   /** A host failed to start or vanished: its ranks are gone; the first such event ends the job. */
   #onHostLost(h: RemoteHost, why: string, status: number): void {
+    this.#outSink.removeSource(h);
+    this.#errSink.removeSource(h);
     const lost = h.ranks.map((r) => this.#ranks[r]!).filter((s) => !s.hasExited || !s.isClosed);
     const now = performance.now();
     for (const s of lost) {

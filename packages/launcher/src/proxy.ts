@@ -36,6 +36,14 @@ const SPEC_TIMEOUT_MS = 30_000;
 const CONNECT_TIMEOUT_MS = 5_000;
 /** How long a rank's pipes may stay open after it exited (held by its children) before they are killed (as job.ts). */
 const STDIO_GRACE_MS = 500;
+/**
+ * Output backpressure: when this much is queued on the link (mpiexec or the
+ * network is slower than the ranks' output), the ranks' pipes are paused
+ * until the queue is below a quarter of it, so the proxy's memory stays
+ * bounded and a rank that writes blocks, as it would on mpiexec's own host.
+ */
+const OUTPUT_HIGH_WATER_BYTES = 4 * 1024 * 1024;
+const OUTPUT_CHECK_MS = 10;
 /** TCP keep-alive probe start on the link, so a dead peer is found by the kernel too. */
 const KEEPALIVE_MS = 2_000;
 
@@ -117,6 +125,7 @@ class Proxy {
   readonly #url: string;
   readonly #ranks: ProxyRank[];
   #lastHeard = Date.now();
+  #congestionTimer: NodeJS.Timeout | null = null;
   #hbTimer: NodeJS.Timeout | null = null;
   #isEnding = false;
 
@@ -224,8 +233,8 @@ class Proxy {
     r.pid = child.pid ?? null;
     if (r.pid !== null) this.#send({ t: 'started', rank: r.spec.rank, pid: r.pid });
     const rank = r.spec.rank;
-    const out = new LineForwarder((b) => this.#send({ t: 'out', rank, fd: 1, data: b }), null);
-    const err = new LineForwarder((b) => this.#send({ t: 'out', rank, fd: 2, data: b }), null);
+    const out = new LineForwarder((b) => this.#sendOutput(rank, 1, b), null);
+    const err = new LineForwarder((b) => this.#sendOutput(rank, 2, b), null);
     child.stdout!.on('data', (b: Buffer) => out.push(b));
     child.stderr!.on('data', (b: Buffer) => err.push(b));
     child.on('error', (e) => {
@@ -247,6 +256,24 @@ class Proxy {
       err.flush();
       this.#closed(r);
     });
+  }
+
+  #sendOutput(rank: number, fd: 1 | 2, data: Buffer): void {
+    this.#send({ t: 'out', rank, fd, data });
+    if (this.#congestionTimer !== null || this.#ws.bufferedAmount < OUTPUT_HIGH_WATER_BYTES) return;
+    for (const r of this.#ranks) {
+      r.child?.stdout?.pause();
+      r.child?.stderr?.pause();
+    }
+    this.#congestionTimer = setInterval(() => {
+      if (this.#ws.bufferedAmount > OUTPUT_HIGH_WATER_BYTES / 4) return;
+      clearInterval(this.#congestionTimer!);
+      this.#congestionTimer = null;
+      for (const r of this.#ranks) {
+        r.child?.stdout?.resume();
+        r.child?.stderr?.resume();
+      }
+    }, OUTPUT_CHECK_MS);
   }
 
   #startError(r: ProxyRank, message: string): void {

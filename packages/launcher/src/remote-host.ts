@@ -62,6 +62,8 @@ export class RemoteHost {
   #isLost = false;
   #isFinished = false;
   #localAddress = '';
+  /** Reading from the link is paused while mpiexec's output is congested (OutputSink); heartbeats are not judged then. */
+  #pauses = 0;
 
   constructor(host: string, index: number, ranks: readonly number[], node: string, log: Logger, events: RemoteHostEvents) {
     this.host = host;
@@ -143,6 +145,7 @@ export class RemoteHost {
     });
     ws.on('error', () => undefined);
     this.#timer = setInterval(() => {
+      if (this.#pauses > 0) this.#lastHeard = Date.now();
       if (Date.now() - this.#lastHeard > HEARTBEAT_MS * HEARTBEAT_MISSES) {
         this.#lose(`host ${this.host}: no heartbeat from its proxy for ${(HEARTBEAT_MS * HEARTBEAT_MISSES) / 1000} s (host down or network link broken)`, HOST_FAILED_STATUS);
         return;
@@ -156,6 +159,21 @@ export class RemoteHost {
   abandon(): void {
     this.#isFinished = true;
     this.close();
+  }
+
+  /**
+   * Output backpressure (OutputSink source): stops reading the link, so TCP
+   * fills up and the proxy pauses its ranks' pipes. One pause per sink.
+   */
+  pause(): void {
+    if (this.#pauses++ === 0) this.#ws?.pause();
+  }
+
+  resume(): void {
+    if (this.#pauses > 0 && --this.#pauses === 0) {
+      this.#lastHeard = Date.now();
+      this.#ws?.resume();
+    }
   }
 
   /** Sends `sig` to one rank of this host (-1: all). */
