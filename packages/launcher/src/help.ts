@@ -21,18 +21,27 @@ export function helpText(): string {
   }
   return `Usage: mpiexec -n N [options] PROGRAM [ARGS...]      (also installed as tsmpiexec)
 
-Starts N copies of PROGRAM as one MPI job on this machine. .ts programs run
-through tsx, .js/.mjs programs through node; anything else is executed as is.
+Starts N copies of PROGRAM as one MPI job, on this machine or across hosts.
+.ts programs run through tsx, .js/.mjs programs through node; anything else
+is executed as is. Ranks on this machine are forked by mpiexec; each other
+host gets one proxy, started through ssh, that forks that host's ranks.
 
 Processes and placement:
   ${pad('-n, -np N', WIDTH)}number of processes (default 1; more than the cores is fine)
-  ${pad('--hosts h1[:slots],h2', WIDTH)}hosts to place ranks on, in blocks of their slots
-  ${pad('--hostfile FILE', WIDTH)}hosts from a file, one "host[:slots]" or "host slots=N" per line
+  ${pad('--hosts h1[:slots],h2', WIDTH)}hosts to place ranks on, in blocks of their slots (no :slots = 1),
+  ${pad('', WIDTH)}wrapping round-robin when N exceeds the slots
+  ${pad('--hostfile FILE', WIDTH)}hosts from a file: "host", "host:N" or "host slots=N" per line, # comments
   ${pad('--ppn K', WIDTH)}ranks per host (overrides slots)
-  ${pad('--launcher fork|ssh|slurm', WIDTH)}how processes are started; only fork (this machine) is implemented
-  ${pad('--wdir DIR', WIDTH)}working directory of every process
+  ${pad('--launcher fork|ssh|slurm', WIDTH)}ssh (default): fork on this machine, ssh to other hosts; fork: this
+  ${pad('', WIDTH)}machine only; slurm: not implemented yet
+  ${pad('--launcher-exec CMD', WIDTH)}remote shell instead of ssh (alias --rsh), e.g. "ssh -F cluster.conf"
+  ${pad('--prefix DIR', WIDTH)}node on the other hosts is DIR/bin/node (default: this node's path)
+  ${pad('--wdir DIR', WIDTH)}working directory of every process, on every host (default: the current one)
   ${pad('--env KEY=VALUE', WIDTH)}extra environment for every process (repeatable)
-  ${pad('--iface NAME|CIDR', WIDTH)}interface to listen and connect on (loopback only for now)
+  ${pad('-x KEY[=VALUE]', WIDTH)}the same; a bare KEY passes mpiexec's own value to every host
+  ${pad('--iface NAME|CIDR|ADDRESS', WIDTH)}where ranks listen in a multi-host job, resolved on each host
+  ${pad('', WIDTH)}(default: the address each host uses to reach mpiexec)
+  ${pad('--port-range LO-HI', WIDTH)}every listening port of the job (wire-up service and ranks)
 
 MPI settings (passed to every rank as its TSMPI_* environment variable):
 ${settingLines.join('\n')}
@@ -51,9 +60,12 @@ Job control:
 Exit status: 0 when every process exits 0 (after MPI.finalize if it called
 MPI.init); otherwise the first failure's exit code (128+signal when a process
 was killed, the code given to MPI.abort, 124 on --timeout, 2 for a bad command
-line), after one line on stderr naming the rank, host, pid and reason. When one
-process fails, every other one is stopped within 2 seconds. Ctrl-C is forwarded
-to every process; a second Ctrl-C kills them at once. Stdin goes to rank 0.
+line, 255 when a host cannot be reached or vanishes, 127 when node is missing
+there), after one line on stderr naming the rank (or host), pid and reason.
+When one process fails, every other one is stopped within 2 seconds; a host
+that vanishes (proxy killed, link down) ends the job within 10 seconds.
+Ctrl-C is forwarded to every process on every host; a second Ctrl-C kills
+them at once. Stdin goes to rank 0 (when rank 0 runs on this machine).
 
 Every process finds its place in its environment: TSMPI_RANK, TSMPI_SIZE,
 TSMPI_LOCAL_RANK (its index among the processes on its host) and
@@ -67,5 +79,7 @@ Examples:
   mpiexec -n 4 --timeout 30 --report-json job.json --output-dir logs/ app.js
   mpiexec -n 16 --hosts localhost:4 --dry-run app.ts
   mpiexec -n 2 --env DEBUG=1 --log-level debug app.ts
+  mpiexec -n 8 --hosts node1:4,node2:4 --iface 10.1.0.0/16 app.ts
+  mpiexec -n 6 --hostfile hosts.txt --port-range 50000-50100 -x PATH app.ts
 `;
 }

@@ -5,7 +5,7 @@ export { main, processMapText, USAGE_STATUS } from './main.ts';
 export { parseArgs, knownFlags, LAUNCHERS } from './options.ts';
 export type { LaunchOptions, LauncherKind, ParseResult } from './options.ts';
 export { Job, TIMEOUT_STATUS } from './job.ts';
-export type { JobDeps } from './job.ts';
+export type { JobDeps, HostLaunchLine } from './job.ts';
 export { WireupServer } from './wireup-server.ts';
 export type { WireupEvents, RollCallAnswer } from './wireup-server.ts';
 export { LineForwarder, OutputSink, MAX_LINE_BYTES } from './output-forwarder.ts';

@@ -24,6 +24,24 @@
  * Each rank is the leader of its own process group (detached), so killing
  * the group also kills its children, and a Ctrl-C at the terminal reaches
  * only mpiexec, which forwards it.
+ *
+ * Hosts (docs/adr/0007): ranks on this machine are forked by mpiexec itself,
+ * as above. Each other host gets one proxy (proxy.ts) started through ssh
+ * (remote-host.ts), which forks that host's ranks and relays their output,
+ * exits and signals; a remote rank is then the same RankState with
+ * `remote` set, and every rule above holds for it. A host whose proxy fails
+ * to start or vanishes ends the job with one line naming the host and its
+ * ranks (status 255, or 127 when node is missing there). A job that spans
+ * hosts listens on every address (or the --iface address); its ranks listen
+ * on an address of their own host: --iface resolved there, else the local
+ * address of the proxy's link; for the ranks here, this machine's only
+ * non-loopback address, or, when it has several, mpiexec's end of the first
+ * proxy link (they then start once the first proxy linked).
+ *
+ * Length: this file is the one state machine of a job's ranks, local and
+ * remote (about 750 lines); the remote half stays here because it drives the
+ * same per-rank transitions. ssh and the proxy link are in remote-host.ts,
+ * the proxy in proxy.ts, addresses in iface.ts.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -31,14 +49,20 @@ import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import { JOB_ENV } from '@tsmpi/core/pmi';
+import type { WebSocket } from 'ws';
+import { externalAddresses, isThisMachine, resolveIface, type InterfaceTable } from './iface.ts';
 import type { FinalizeReport } from '@tsmpi/core/pmi';
 import type { LaunchOptions } from './options.ts';
 import { LineForwarder, OutputSink } from './output-forwarder.ts';
 import type { Placement } from './process-map.ts';
 import { rankCommand, type RankCommand } from './rank-command.ts';
+import { remoteLaunchArgv, remoteShellCommand, shellQuote } from './remote-command.ts';
+import { acceptProxyLink, RemoteHost } from './remote-host.ts';
+import { PROXY_PROTOCOL_VERSION, type LaunchSpec } from './proxy-protocol.ts';
 import { writeJobReport, type JobReport } from './report.ts';
 import { rollCallLines } from './roll-call.ts';
 import { findSetting } from './settings-flags.ts';
@@ -60,6 +84,10 @@ const SETTLE_MS = 200;
 export const TIMEOUT_STATUS = 124;
 /** "Command not found", as shells report it. */
 const NOT_STARTED_STATUS = 127;
+/** Remote launches (ssh connections) in progress at once; the next starts when one proxy linked or failed. */
+const MAX_CONCURRENT_LAUNCHES = 8;
+/** The proxy's entry point: the same path on every host (a shared or identical installation). */
+export const PROXY_BIN = fileURLToPath(new URL('../bin/tsmpi-proxy.mjs', import.meta.url));
 
 /** What a job needs from its surroundings. */
 export interface JobDeps {
@@ -71,6 +99,17 @@ export interface JobDeps {
   readonly tsxUrl: string;
   /** Extra Node flags for Node programs (rank-command.ts nodeFlagsFor). */
   readonly nodeFlags: readonly string[];
+  /** This machine's host name and interfaces (which hosts are local; --iface). Default: os. */
+  readonly hostname?: string;
+  readonly interfaces?: InterfaceTable;
+}
+
+/** One host's line of the --dry-run launch plan. */
+export interface HostLaunchLine {
+  readonly host: string;
+  readonly ranks: readonly number[];
+  /** The command that starts the host's ranks (fork) or its proxy (ssh). */
+  readonly command: string;
 }
 
 interface RankState {
@@ -78,6 +117,8 @@ interface RankState {
   readonly host: string;
   readonly localRank: number;
   readonly localSize: number;
+  /** The host's proxy for a rank on another host; null for a rank forked here. */
+  remote: RemoteHost | null;
   child: ChildProcess | null;
   pid: number | null;
   startedAt: number;
@@ -130,6 +171,12 @@ export class Job {
   #timeoutTask: Promise<void> = Promise.resolve();
   #resolveDone: (() => void) | null = null;
   #isDone = false;
+  /** One per remote host, in placement order. */
+  readonly #hosts: RemoteHost[] = [];
+  #launchQueue: (() => void)[] = [];
+  #launching = 0;
+  /** Ranks here wait for the first proxy link when their address comes from it. */
+  #localStart: ((listenHost: string) => void) | null = null;
 
   /**
    * @param options - the parsed command line (program already resolved to a path)
@@ -142,6 +189,20 @@ export class Job {
     this.#errSink = new OutputSink(deps.stderr);
     this.#command = rankCommand(options.program, options.args, deps.tsxUrl, deps.nodeFlags);
     this.#ranks = placements.map((p) => this.#newRank(p));
+    const hostname = deps.hostname ?? os.hostname();
+    const table = deps.interfaces ?? os.networkInterfaces();
+    const byHost = new Map<string, RankState[]>();
+    for (const s of this.#ranks) {
+      if (isThisMachine(s.host, hostname, table)) continue;
+      const list = byHost.get(s.host) ?? [];
+      list.push(s);
+      byHost.set(s.host, list);
+    }
+    for (const [host, list] of byHost) {
+      const h = new RemoteHost(host, this.#hosts.length, list.map((s) => s.rank), this.#remoteNode(), deps.log, this.#hostEvents());
+      this.#hosts.push(h);
+      for (const s of list) s.remote = h;
+    }
     this.#server = new WireupServer(options.np, this.#jobKey, deps.log, {
       onJoined: (rank) => this.#onJoined(rank),
       onInitialized: (rank) => {
@@ -157,6 +218,9 @@ export class Job {
         const s = this.#ranks[rank]!;
         if (s.lostPeer === null) s.lostPeer = lost;
       },
+      ...(this.#hosts.length === 0 ? {} : {
+        onProxyLink: (ws: WebSocket, localAddress: string) => acceptProxyLink(ws, localAddress, this.#jobKey, this.#hosts, deps.log),
+      }),
     });
   }
 
@@ -167,9 +231,8 @@ export class Job {
       this.#resolveDone = resolve;
     });
     if (this.#o.outputDir !== null) await mkdir(this.#o.outputDir, { recursive: true });
-    const url = await this.#server.start('127.0.0.1');
-    this.#deps.log.debug({ url, size: this.#o.np }, 'wire-up service listening');
-    for (const s of this.#ranks) this.#spawn(s, url);
+    const started = await this.#startRanks();
+    if (started !== null) return started;
     if (this.#o.timeoutSec !== null) {
       this.#timers.push(
         setTimeout(() => {
@@ -183,6 +246,7 @@ export class Job {
     await this.#announcement;
     for (const t of this.#timers) clearTimeout(t);
     for (const s of this.#ranks) this.#killGroup(s, 'SIGKILL'); // leftover children of finished ranks
+    this.closeRemote();
     await this.#server.close();
     await Promise.all(this.#ranks.flatMap((s) => [closeFile(s.outFile), closeFile(s.errFile)]));
     const status = this.#failure?.status ?? 0;
@@ -196,6 +260,7 @@ export class Job {
     if (this.#signalCount === 1 && this.#failure === null) {
       this.#failure = { rank: null, reason: `received ${sig}`, status: 128 + signalNumber(sig) };
       this.#errSink.write(`mpiexec: received ${sig}; forwarding it to ${this.#o.np} processes\n`);
+      this.#abandonUnstarted();
       for (const s of this.#ranks) if (!s.hasExited) this.#killGroup(s, sig);
       this.#timers.push(setTimeout(() => this.killNow(), SIGNAL_GRACE_MS));
       return;
@@ -208,12 +273,216 @@ export class Job {
     for (const s of this.#ranks) if (!s.hasExited || !s.isClosed) this.#killGroup(s, 'SIGKILL');
   }
 
+  /** Ends every remote launch on this side (ssh process groups, proxy links); their proxies then kill their ranks. */
+  closeRemote(): void {
+    for (const h of this.#hosts) h.close();
+  }
+
+  /**
+   * Starts the wire-up service and the ranks: here at once (or after the
+   * first proxy link), elsewhere through their hosts' proxies.
+   * @returns null, or an exit status when the job cannot start at all
+   */
+  async #startRanks(): Promise<number | null> {
+    const table = this.#deps.interfaces ?? os.networkInterfaces();
+    const isMulti = this.#hosts.length > 0;
+    let bindHost = '127.0.0.1';
+    let localListen: string | null = '127.0.0.1';
+    if (isMulti) {
+      bindHost = '0.0.0.0';
+      localListen = null;
+      if (this.#o.iface !== null) {
+        const a = resolveIface(this.#o.iface, table);
+        if (!(a instanceof Error)) {
+          bindHost = a;
+          localListen = a;
+        } else if (this.#ranks.some((s) => s.remote === null)) {
+          this.#errSink.write(`mpiexec: ${a.message} (on mpiexec's host ${this.#deps.hostname ?? os.hostname()})\n`);
+          return 2;
+        }
+      } else {
+        // One non-loopback address: the only one other hosts can reach this one by, so no need to wait for a link.
+        const external = externalAddresses(table);
+        if (external.length === 1) localListen = external[0]!;
+      }
+    }
+    let port: number;
+    try {
+      port = await this.#server.start(bindHost, this.#o.portRange);
+    } catch (err) {
+      this.#errSink.write(`mpiexec: cannot start the wire-up service on ${bindHost}: ${(err as Error).message}\n`);
+      return 2;
+    }
+    const localUrl = `ws://${bindHost === '0.0.0.0' ? '127.0.0.1' : bindHost}:${port}`;
+    this.#deps.log.debug({ url: localUrl, bindHost, size: this.#o.np, hosts: this.#hosts.length }, 'wire-up service listening');
+    const spawnLocal = (listenHost: string): void => {
+      this.#localStart = null;
+      for (const s of this.#ranks) if (s.remote === null && !s.hasExited) this.#spawn(s, localUrl, listenHost);
+    };
+    if (localListen !== null) spawnLocal(localListen);
+    else this.#localStart = spawnLocal;
+    if (isMulti) this.#launchHosts(port, bindHost === '0.0.0.0' ? externalAddresses(table) : [bindHost]);
+    return null;
+  }
+
+  /** node on the remote hosts: --prefix DIR/bin/node, else this very binary's path. */
+  #remoteNode(): string {
+    return this.#o.prefix === null ? process.execPath : path.join(this.#o.prefix, 'bin', 'node');
+  }
+
+  /** The environment every remote rank gets on top of its host's: TSMPI_* of mpiexec, settings flags, --env, -x. */
+  #forwardedEnv(): Record<string, string> {
+    const env: Record<string, string> = {};
+    for (const [k, v] of Object.entries(this.#deps.env)) if (k.startsWith('TSMPI_') && v !== undefined) env[k] = v;
+    for (const [name, v] of this.#o.settings) {
+      const row = findSetting(name);
+      if (row !== undefined) env[row.env] = String(v);
+    }
+    for (const [k, v] of this.#o.env) env[k] = v;
+    for (const k of Object.values(JOB_ENV)) delete env[k];
+    return env;
+  }
+
+  /** The command and stdin line that start host `h`'s proxy. */
+  remoteLaunch(h: RemoteHost, port: number, addresses: readonly string[]): { file: string; args: string[]; spec: LaunchSpec } {
+    const node = this.#remoteNode();
+    const wdir = path.resolve(this.#o.wdir ?? process.cwd());
+    const cmd = this.#command.kind === 'node' ? { file: node, args: this.#command.args } : this.#command;
+    const spec: LaunchSpec = {
+      v: PROXY_PROTOCOL_VERSION, key: this.#jobKey, index: h.index, host: h.host, port, addresses, size: this.#o.np,
+      ranks: h.ranks.map((r) => ({ rank: r, localRank: this.#ranks[r]!.localRank, localSize: this.#ranks[r]!.localSize })),
+      file: cmd.file, args: [...cmd.args], wdir, env: this.#forwardedEnv(), iface: this.#o.iface,
+      portRange: this.#o.portRange === null ? null : `${this.#o.portRange.lo}-${this.#o.portRange.hi}`,
+    };
+    const argv = remoteLaunchArgv(this.#o.launcherExec, h.host, remoteShellCommand(wdir, node, [PROXY_BIN]));
+    return { ...argv, spec };
+  }
+
+  /** How each host is started (--dry-run): forked ranks here, a proxy through ssh elsewhere. */
+  launchPlan(): HostLaunchLine[] {
+    const lines: HostLaunchLine[] = [];
+    const here = this.#ranks.filter((s) => s.remote === null);
+    for (const host of new Set(here.map((s) => s.host))) {
+      const ranks = here.filter((s) => s.host === host).map((s) => s.rank);
+      lines.push({ host, ranks, command: `fork here: ${[this.#command.file, ...this.#command.args].join(' ')}` });
+    }
+    for (const h of this.#hosts) {
+      const { file, args } = this.remoteLaunch(h, 0, []);
+      lines.push({ host: h.host, ranks: h.ranks, command: `proxy: ${[file, ...args].map(shellQuote).join(' ')}  (launch spec and job key on its stdin)` });
+    }
+    return lines;
+  }
+
+  #launchHosts(port: number, addresses: readonly string[]): void {
+    for (const h of this.#hosts) {
+      this.#launchQueue.push(() => {
+        if (this.#failure !== null || h.isDone) {
+          this.#launchNext();
+          return;
+        }
+        const { file, args, spec } = this.remoteLaunch(h, port, addresses);
+        this.#deps.log.debug({ host: h.host, file, args }, 'starting a proxy');
+        this.#launching++;
+        h.start(file, args, JSON.stringify(spec), () => {
+          this.#launching--;
+          this.#launchNext();
+        });
+      });
+    }
+    this.#launchNext();
+  }
+
+  #launchNext(): void {
+    while (this.#launching < MAX_CONCURRENT_LAUNCHES && this.#launchQueue.length > 0) this.#launchQueue.shift()!();
+  }
+
+  #hostEvents(): ConstructorParameters<typeof RemoteHost>[5] {
+    const rank = (r: number): RankState => this.#ranks[r]!;
+    return {
+      onLinked: (h, _listenHost, localAddress) => {
+        this.#outSink.addSource(h);
+        this.#errSink.addSource(h);
+        this.#localStart?.(localAddress);
+      },
+      onStarted: (r, pid) => {
+        const s = rank(r);
+        s.pid = pid;
+        s.startedAt = performance.now();
+      },
+      onStartError: (r, message) => {
+        const s = rank(r);
+        if (!s.hasExited) this.#onStartError(s, new Error(message));
+      },
+      onOut: (r, fd, data) => {
+        const s = rank(r);
+        if (fd === 1) {
+          s.out.push(data);
+          s.outFile?.write(data);
+        } else {
+          s.err.push(data);
+          s.errFile?.write(data);
+        }
+      },
+      onExit: (r, code, signal) => {
+        const s = rank(r);
+        if (!s.hasExited) this.#onExit(s, code, signal as NodeJS.Signals | null);
+      },
+      onClosed: (r) => this.#markClosed(rank(r)),
+      onLost: (h, why, status) => this.#onHostLost(h, why, status),
+    };
+  }
+
+  /** A host failed to start or vanished: its ranks are gone; the first such event ends the job. */
+  #onHostLost(h: RemoteHost, why: string, status: number): void {
+    this.#outSink.removeSource(h);
+    this.#errSink.removeSource(h);
+    const lost = h.ranks.map((r) => this.#ranks[r]!).filter((s) => !s.hasExited || !s.isClosed);
+    const now = performance.now();
+    for (const s of lost) {
+      if (!s.hasExited) {
+        s.hasExited = true;
+        s.endedAt = now;
+      }
+    }
+    if (this.#failure === null && lost.length > 0) {
+      const list = lost.map((s) => s.rank).join(', ');
+      const started = lost.some((s) => s.pid !== null);
+      this.#failure = { rank: lost[0]!.rank, reason: why, status };
+      this.#errSink.write(`mpiexec: ${why}; ${started ? `lost rank${lost.length === 1 ? '' : 's'}` : `rank${lost.length === 1 ? '' : 's'} never started:`} ${list}; aborting the job (${this.#o.np} processes)\n`);
+      this.#stopAll();
+    }
+    for (const s of lost) this.#markClosed(s);
+    this.#checkDone();
+  }
+
+  /** After a failure: ranks that were never started (waiting for a link, or on a host still launching) are done. */
+  #abandonUnstarted(): void {
+    if (this.#localStart !== null) {
+      this.#localStart = null;
+      for (const s of this.#ranks) {
+        if (s.remote !== null || s.child !== null || s.hasExited) continue;
+        s.hasExited = true;
+        this.#markClosed(s);
+      }
+    }
+    for (const h of this.#hosts) {
+      if (h.isLinked || h.isDone) continue;
+      this.#launchQueue = [];
+      h.abandon();
+      for (const r of h.ranks) {
+        const s = this.#ranks[r]!;
+        s.hasExited = true;
+        this.#markClosed(s);
+      }
+    }
+  }
+
   #newRank(p: Placement): RankState {
     const tag = this.#o.tagOutput ? `[${p.rank}] ` : '';
     const prefix =
       this.#o.timestampOutput ? () => `[${((performance.now() - this.#t0) / 1000).toFixed(3)}] ${tag}` : tag === '' ? null : () => tag;
     return {
-      rank: p.rank, host: p.host, localRank: p.localRank, localSize: p.localSize, child: null, pid: null, startedAt: 0, endedAt: null,
+      rank: p.rank, host: p.host, localRank: p.localRank, localSize: p.localSize, remote: null, child: null, pid: null, startedAt: 0, endedAt: null,
       exitCode: null, signal: null, hasExited: false, isClosed: false, hasJoined: false, isInitialized: false,
       isFinalized: false, report: null, lostPeer: null,
       out: new LineForwarder((b) => this.#outSink.write(b), prefix),
@@ -222,7 +491,7 @@ export class Job {
     };
   }
 
-  #rankEnv(s: RankState, url: string): NodeJS.ProcessEnv {
+  #rankEnv(s: RankState, url: string, listenHost: string): NodeJS.ProcessEnv {
     const env: NodeJS.ProcessEnv = { ...this.#deps.env };
     for (const [k, v] of this.#o.env) env[k] = v;
     for (const [name, v] of this.#o.settings) {
@@ -236,11 +505,12 @@ export class Job {
     env[JOB_ENV.pmiUrl] = url;
     env[JOB_ENV.jobKey] = this.#jobKey;
     env[JOB_ENV.host] = s.host;
-    env[JOB_ENV.listenHost] = '127.0.0.1';
+    env[JOB_ENV.listenHost] = listenHost;
+    if (this.#o.portRange !== null) env[JOB_ENV.portRange] = `${this.#o.portRange.lo}-${this.#o.portRange.hi}`;
     return env;
   }
 
-  #spawn(s: RankState, url: string): void {
+  #spawn(s: RankState, url: string, listenHost: string): void {
     const stdinIsTty = s.rank === 0 && process.stdin.isTTY === true;
     const stdin = s.rank !== 0 ? 'ignore' : stdinIsTty ? 'pipe' : 'inherit';
     if (this.#o.outputDir !== null) {
@@ -254,7 +524,7 @@ export class Job {
     try {
       child = spawn(this.#command.file, [...this.#command.args], {
         cwd: this.#o.wdir ?? process.cwd(),
-        env: this.#rankEnv(s, url),
+        env: this.#rankEnv(s, url, listenHost),
         detached: true,
         stdio: [stdin, 'pipe', 'pipe'],
       });
@@ -310,7 +580,7 @@ export class Job {
       this.#settling.push(s);
       this.#settleTimer ??= setTimeout(() => this.#settle(), SETTLE_MS);
     }
-    if (!s.isClosed) {
+    if (!s.isClosed && s.remote === null) {
       const t = setTimeout(() => {
         if (s.isClosed) return;
         this.#killGroup(s, 'SIGKILL');
@@ -390,6 +660,7 @@ export class Job {
   }
 
   #stopAll(): void {
+    this.#abandonUnstarted();
     for (const s of this.#ranks) if (!s.hasExited || !s.isClosed) this.#killGroup(s, 'SIGTERM');
     this.#timers.push(setTimeout(() => this.killNow(), KILL_AFTER_MS));
   }
@@ -409,6 +680,11 @@ export class Job {
   }
 
   #killGroup(s: RankState, sig: NodeJS.Signals): void {
+    if (s.remote !== null) {
+      // The proxy signals the rank's process group on its host (leftover children included).
+      s.remote.signal(s.rank, sig);
+      return;
+    }
     if (s.pid === null) return;
     try {
       process.kill(-s.pid, sig);

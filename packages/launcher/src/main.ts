@@ -5,7 +5,7 @@
 import os from 'node:os';
 import { pino } from 'pino';
 import { helpText } from './help.ts';
-import { Job } from './job.ts';
+import { Job, type HostLaunchLine } from './job.ts';
 import { parseArgs, type LaunchOptions } from './options.ts';
 import { isLocalHost, placeRanks, type Placement } from './process-map.ts';
 import { nodeFlagsFor, rankCommand, resolveProgram, tsxLoaderUrl } from './rank-command.ts';
@@ -21,15 +21,23 @@ function settingValue(o: LaunchOptions, name: string, env: NodeJS.ProcessEnv): s
   return row === undefined ? '?' : String(effectiveSetting(row, o.settings, env));
 }
 
-/** The --dry-run table. */
-export function processMapText(o: LaunchOptions, placements: readonly Placement[], command: string, env: NodeJS.ProcessEnv): string {
+
+/** "0-3" / "0, 2, 4". */
+function rankList(ranks: readonly number[]): string {
+  const isRun = ranks.every((r, i) => i === 0 || r === ranks[i - 1]! + 1);
+  return isRun && ranks.length > 2 ? `${ranks[0]}-${ranks[ranks.length - 1]}` : ranks.join(', ');
+}
+
+/** The --dry-run table, then how each host is started. */
+export function processMapText(o: LaunchOptions, placements: readonly Placement[], command: string, env: NodeJS.ProcessEnv, hosts: readonly HostLaunchLine[] = []): string {
   const endpoints = settingValue(o, 'endpoints', env);
   const channels = settingValue(o, 'channels', env);
   const rows = [['rank', 'host', 'local-rank', 'endpoints', 'channels']];
   for (const p of placements) rows.push([String(p.rank), p.host, String(p.localRank), endpoints, channels]);
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
   const table = rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd());
-  return `mpiexec: dry run: ${o.np} process${o.np === 1 ? '' : 'es'}\n${table.join('\n')}\ncommand: ${command}\n`;
+  const plan = hosts.map((h) => `host ${h.host} (ranks ${rankList(h.ranks)}): ${h.command}\n`).join('');
+  return `mpiexec: dry run: ${o.np} process${o.np === 1 ? '' : 'es'}\n${table.join('\n')}\ncommand: ${command}\n${plan}`;
 }
 
 /**
@@ -52,20 +60,27 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     return USAGE_STATUS;
   }
   let o = parsed.options;
+  const missing = o.envFrom.find((k) => env[k] === undefined);
+  if (missing !== undefined) {
+    process.stderr.write(`mpiexec: -x ${missing}: ${missing} is not set in mpiexec's environment (use -x ${missing}=VALUE)\n`);
+    return USAGE_STATUS;
+  }
+  o = { ...o, env: [...o.env, ...o.envFrom.map((k) => [k, env[k]!] as const)], envFrom: [] };
   const placements = placeRanks(o.np, o.hosts, o.ppn, os.hostname());
   const tsxUrl = tsxLoaderUrl();
   const nodeFlags = nodeFlagsFor(placements, os.availableParallelism());
-  if (o.dryRun) {
-    const cmd = rankCommand(resolveProgram(o.program, o.wdir) ?? o.program, o.args, tsxUrl, nodeFlags);
-    process.stdout.write(processMapText(o, placements, [cmd.file, ...cmd.args].join(' '), env));
-    return 0;
-  }
   const remote = placements.find((p) => !isLocalHost(p.host));
-  if (remote !== undefined) {
-    process.stderr.write(
-      `mpiexec: host ${remote.host} is not this machine; only --launcher fork (processes on this machine) is implemented\n`,
-    );
+  if (remote !== undefined && o.launcher === 'fork') {
+    process.stderr.write(`mpiexec: host ${remote.host} is not this machine; --launcher fork starts processes here only (use --launcher ssh)\n`);
     return USAGE_STATUS;
+  }
+  const silent = pino({ level: 'silent' });
+  if (o.dryRun) {
+    const program = resolveProgram(o.program, o.wdir) ?? o.program;
+    const cmd = rankCommand(program, o.args, tsxUrl, nodeFlags);
+    const job = new Job({ ...o, program }, placements, { log: silent, stdout: process.stdout, stderr: process.stderr, env, tsxUrl, nodeFlags });
+    process.stdout.write(processMapText(o, placements, [cmd.file, ...cmd.args].join(' '), env, job.launchPlan()));
+    return 0;
   }
   const program = resolveProgram(o.program, o.wdir);
   if (program === null) {
@@ -78,7 +93,10 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   const job = new Job(o, placements, { log, stdout: process.stdout, stderr: process.stderr, env, tsxUrl, nodeFlags });
   const onSigint = (): void => job.signal('SIGINT');
   const onSigterm = (): void => job.signal('SIGTERM');
-  const onExit = (): void => job.killNow();
+  const onExit = (): void => {
+    job.killNow();
+    job.closeRemote();
+  };
   process.on('SIGINT', onSigint);
   process.on('SIGTERM', onSigterm);
   process.on('exit', onExit);

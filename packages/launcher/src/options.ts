@@ -6,11 +6,13 @@
  * prints it and exits with status 2. Pure apart from reading a --hostfile.
  */
 import { readFileSync, statSync } from 'node:fs';
-import os from 'node:os';
+import path from 'node:path';
+import { isIfaceSyntax, parsePortRange } from './iface.ts';
+import { splitCommand } from './remote-command.ts';
 import { findSettingFlag, parseSettingFlag, settingFlags, valueHint } from './settings-flags.ts';
 import { parseHostList, parseHostfile, type HostSlots } from './process-map.ts';
 
-/** Launchers API.md names; only fork is implemented. */
+/** Launchers API.md names: fork starts processes on this machine only; ssh forks here and uses ssh for other hosts (the default); slurm is not implemented yet. */
 export const LAUNCHERS = ['fork', 'ssh', 'slurm'] as const;
 export type LauncherKind = (typeof LAUNCHERS)[number];
 
@@ -31,6 +33,14 @@ export interface LaunchOptions {
   readonly outputDir: string | null;
   readonly wdir: string | null;
   readonly iface: string | null;
+  /** --launcher-exec / --rsh: the remote shell command, split into words; null: ssh. */
+  readonly launcherExec: readonly string[] | null;
+  /** --prefix DIR: node on the remote hosts is DIR/bin/node. */
+  readonly prefix: string | null;
+  /** --port-range: every listening port of the job (wire-up and ranks). */
+  readonly portRange: { readonly lo: number; readonly hi: number } | null;
+  /** -x KEY: variables whose value comes from mpiexec's environment (Open MPI). */
+  readonly envFrom: readonly string[];
   readonly dryRun: boolean;
   readonly reportJson: string | null;
 }
@@ -59,12 +69,6 @@ function positiveInt(name: string, v: string, max: number): number | string {
   return n;
 }
 
-function isLoopbackIface(v: string): boolean {
-  if (v === 'lo' || v === 'lo0' || v === 'loopback' || v === 'localhost') return true;
-  if (/^127\.\d+\.\d+\.\d+(\/\d+)?$/.test(v) || v === '::1' || v === '::1/128') return true;
-  const ifs = os.networkInterfaces()[v];
-  return ifs !== undefined && ifs.every((a) => a.internal);
-}
 
 const SPECS: readonly OptionSpec[] = [
   {
@@ -93,8 +97,8 @@ const SPECS: readonly OptionSpec[] = [
   {
     names: ['--launcher', '-launcher'], value: LAUNCHERS.join('|'),
     apply: (o, v) => {
-      if (v === 'fork') { o.launcher = 'fork'; return null; }
-      if (v === 'ssh' || v === 'slurm') return `--launcher ${v} is not implemented yet; only --launcher fork (processes on this machine) is`;
+      if (v === 'fork' || v === 'ssh') { o.launcher = v; return null; }
+      if (v === 'slurm') return `--launcher ${v} is not implemented yet; use --launcher ssh (or fork for this machine only)`;
       return `--launcher ${v}: expected one of ${LAUNCHERS.join(', ')}`;
     },
   },
@@ -110,7 +114,7 @@ const SPECS: readonly OptionSpec[] = [
     },
   },
   {
-    names: ['--env', '-env', '-x'], value: 'KEY=VALUE',
+    names: ['--env', '-env'], value: 'KEY=VALUE',
     apply: (o, v) => {
       const eq = v.indexOf('=');
       const key = eq < 0 ? v : v.slice(0, eq);
@@ -118,6 +122,30 @@ const SPECS: readonly OptionSpec[] = [
       o.env = [...o.env, [key, v.slice(eq + 1)]];
       return null;
     },
+  },
+  {
+    // Open MPI's -x: KEY=VALUE sets it, a bare KEY forwards mpiexec's own value.
+    names: ['-x'], value: 'KEY[=VALUE]',
+    apply: (o, v) => {
+      const eq = v.indexOf('=');
+      const key = eq < 0 ? v : v.slice(0, eq);
+      if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(key)) return `-x ${v}: expected KEY or KEY=VALUE with KEY a variable name`;
+      if (eq < 0) o.envFrom = [...o.envFrom, key];
+      else o.env = [...o.env, [key, v.slice(eq + 1)]];
+      return null;
+    },
+  },
+  {
+    names: ['--launcher-exec', '-launcher-exec', '--rsh', '-rsh', '-bootstrap-exec'], value: 'CMD',
+    apply: (o, v) => { const w = splitCommand(v); if (w instanceof Error) return w.message; o.launcherExec = w; return null; },
+  },
+  {
+    names: ['--prefix', '-prefix'], value: 'DIR',
+    apply: (o, v) => { if (!path.isAbsolute(v)) return `--prefix ${v}: expected an absolute directory (node is DIR/bin/node on every host)`; o.prefix = v; return null; },
+  },
+  {
+    names: ['--port-range', '-port-range'], value: 'LO-HI',
+    apply: (o, v) => { const r = parsePortRange(v); if (r instanceof Error) return r.message; o.portRange = r; return null; },
   },
   {
     names: ['--output-dir'], value: 'DIR',
@@ -134,9 +162,10 @@ const SPECS: readonly OptionSpec[] = [
     },
   },
   {
-    names: ['--iface', '-iface'], value: 'NAME|CIDR',
+    names: ['--iface', '-iface'], value: 'NAME|CIDR|ADDRESS',
     apply: (o, v) => {
-      if (!isLoopbackIface(v)) return `--iface ${v}: only the loopback interface (lo, 127.0.0.0/8) is supported for now`;
+      // Resolved on each host when the job starts (iface.ts); only the syntax is checked here.
+      if (!isIfaceSyntax(v)) return `--iface ${v}: expected an interface name, an address or an IPv4 CIDR (e.g. eth1, 10.1.0.0/16)`;
       o.iface = v;
       return null;
     },
@@ -158,9 +187,9 @@ function findSpec(name: string): OptionSpec | undefined {
  */
 export function parseArgs(argv: readonly string[]): ParseResult {
   const o: Mutable = {
-    np: 1, program: '', args: [], settings: new Map(), hosts: null, ppn: null, launcher: 'fork',
+    np: 1, program: '', args: [], settings: new Map(), hosts: null, ppn: null, launcher: 'ssh',
     tagOutput: false, timestampOutput: false, timeoutSec: null, env: [], outputDir: null, wdir: null,
-    iface: null, dryRun: false, reportJson: null,
+    iface: null, launcherExec: null, prefix: null, portRange: null, envFrom: [], dryRun: false, reportJson: null,
   };
   let i = 0;
   for (; i < argv.length; i++) {

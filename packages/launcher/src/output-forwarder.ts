@@ -8,7 +8,7 @@
  *
  * Works on bytes (a UTF-8 character split across chunks stays intact).
  */
-import type { Readable, Writable } from 'node:stream';
+import type { Writable } from 'node:stream';
 
 const NEWLINE = 0x0a;
 /**
@@ -80,10 +80,16 @@ export class LineForwarder {
   }
 }
 
+/** What a sink can pause: a rank's pipe, or a remote host's link (remote-host.ts). */
+export interface PausableSource {
+  pause(): unknown;
+  resume(): unknown;
+}
+
 /** mpiexec's stdout or stderr, shared by all ranks' forwarders. */
 export class OutputSink {
   readonly #out: Writable;
-  readonly #sources = new Set<Readable>();
+  readonly #sources = new Set<PausableSource>();
   #isCongested = false;
   #isBroken = false;
 
@@ -108,12 +114,12 @@ export class OutputSink {
   }
 
   /** Registers a stream to pause under backpressure. */
-  addSource(s: Readable): void {
+  addSource(s: PausableSource): void {
     this.#sources.add(s);
     if (this.#isCongested) s.pause();
   }
 
-  removeSource(s: Readable): void {
+  removeSource(s: PausableSource): void {
     this.#sources.delete(s);
   }
 

@@ -5,6 +5,7 @@
  * (oversubscription is allowed). Pure: no I/O.
  */
 import os from 'node:os';
+import { isThisMachine } from './iface.ts';
 
 /** One host entry: "h1:4" gives { host: 'h1', slots: 4 }. */
 export interface HostSlots {
@@ -82,8 +83,7 @@ export function placeRanks(np: number, hosts: readonly HostSlots[] | null, ppn: 
   return placed.map((p) => ({ ...p, localSize: perHost.get(p.host)! }));
 }
 
-/** True when `host` names this machine (the fork launcher can only start processes here). */
+/** True when `host` names this machine: its host name, localhost, or one of its addresses (launched by fork). */
 export function isLocalHost(host: string): boolean {
-  const name = os.hostname();
-  return host === 'localhost' || host === '127.0.0.1' || host === '[::1]' || host === name || host === name.split('.')[0];
+  return isThisMachine(host, os.hostname(), os.networkInterfaces());
 }

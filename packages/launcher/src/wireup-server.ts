@@ -1,7 +1,9 @@
 /**
  * The launcher's wire-up service (a small PMI; protocol in @tsmpi/core/pmi).
  *
- * A ws server on loopback, random port. A connection becomes a rank's only
+ * A ws server on loopback (on every address, or the --iface address, when
+ * the job spans hosts), on a random port or one of --port-range. Connections
+ * on PROXY_PATH are per-host proxies' links, handed to the job (remote-host.ts). A connection becomes a rank's only
  * after a hello that carries the job key (compared in constant time) and a
  * free rank number; anything else is closed, logged at warn, and the job
  * goes on. State: the committed key/value store, the ranks that arrived at
@@ -17,7 +19,7 @@
  * as finalized or aborting by the time its exit is seen.
  */
 import { timingSafeEqual } from 'node:crypto';
-import type { IncomingMessage } from 'node:http';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
@@ -31,6 +33,40 @@ import {
   type FinalizeReport,
   type ServerMessage,
 } from '@tsmpi/core/pmi';
+import { PROXY_PATH } from './proxy-protocol.ts';
+
+function tryListen(server: Server, host: string, port: number): Promise<NodeJS.ErrnoException | null> {
+  return new Promise((resolve) => {
+    const onError = (err: Error): void => {
+      server.off('listening', onListening);
+      resolve(err as NodeJS.ErrnoException);
+    };
+    const onListening = (): void => {
+      server.off('error', onError);
+      resolve(null);
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen(port, host);
+  });
+}
+
+/** Listens on a free port of `ports` (each tried once from a random start), or on any port. */
+async function listenOnPort(server: Server, host: string, ports: { readonly lo: number; readonly hi: number } | null): Promise<void> {
+  if (ports === null) {
+    const err = await tryListen(server, host, 0);
+    if (err !== null) throw err;
+    return;
+  }
+  const n = ports.hi - ports.lo + 1;
+  const start = Math.floor(Math.random() * n);
+  for (let i = 0; i < n; i++) {
+    const err = await tryListen(server, host, ports.lo + ((start + i) % n));
+    if (err === null) return;
+    if (err.code !== 'EADDRINUSE' && err.code !== 'EACCES') throw err;
+  }
+  throw new Error(`no free port in --port-range ${ports.lo}-${ports.hi} on ${host}`);
+}
 
 /** What the job learns from the service. */
 export interface WireupEvents {
@@ -40,6 +76,8 @@ export interface WireupEvents {
   onAbort(rank: number, code: number, message: string): void;
   /** `rank` lost its connection to process `process`: a failure of `rank` that follows is its consequence. */
   onPeerLost(rank: number, process: number): void;
+  /** A connection on PROXY_PATH (proxy-protocol.ts): the job checks its hello. */
+  onProxyLink?(ws: WebSocket, localAddress: string): void;
 }
 
 /** One rank's answer to a roll-call. */
@@ -50,6 +88,8 @@ export type RollCallAnswer =
 
 /** A connection that has not said hello in this time is closed. */
 const HELLO_TIMEOUT_MS = 10_000;
+/** TCP keep-alive probe start on every wire-up connection. */
+const KEEPALIVE_MS = 5_000;
 /** Largest message from a process (a fence carries the pairs it put). */
 const MAX_PAYLOAD_BYTES = 64 * 1024 * 1024;
 
@@ -67,6 +107,7 @@ export class WireupServer {
   readonly #log: Logger;
   readonly #events: WireupEvents;
   #wss: WebSocketServer | null = null;
+  #http: Server | null = null;
   readonly #members = new Map<number, Conn>();
   readonly #committed = new Map<string, string>();
   #arrived = new Set<number>();
@@ -81,20 +122,20 @@ export class WireupServer {
     this.#events = events;
   }
 
-  /** Starts listening on 127.0.0.1; resolves to the ws:// URL ranks connect to. */
-  start(host = '127.0.0.1'): Promise<string> {
-    return new Promise((resolve, reject) => {
-      const wss = new WebSocketServer({ host, port: 0, perMessageDeflate: false, maxPayload: MAX_PAYLOAD_BYTES });
-      this.#wss = wss;
-      wss.once('error', reject);
-      wss.once('listening', () => {
-        wss.off('error', reject);
-        wss.on('error', (err) => this.#log.error({ err }, 'wire-up service error'));
-        const port = (wss.address() as AddressInfo).port;
-        resolve(`ws://${host}:${port}`);
-      });
-      wss.on('connection', (ws, req) => this.#onConnection(ws, req));
-    });
+  /**
+   * Starts listening on `host` (127.0.0.1 for a one-host job, a non-loopback
+   * address or 0.0.0.0 when the job spans hosts), on any free port or on one
+   * of `ports` (--port-range); resolves to the port.
+   */
+  async start(host = '127.0.0.1', ports: { readonly lo: number; readonly hi: number } | null = null): Promise<number> {
+    const http = createServer();
+    await listenOnPort(http, host, ports);
+    const wss = new WebSocketServer({ server: http, perMessageDeflate: false, maxPayload: MAX_PAYLOAD_BYTES });
+    this.#wss = wss;
+    this.#http = http;
+    wss.on('error', (err) => this.#log.error({ err }, 'wire-up service error'));
+    wss.on('connection', (ws, req) => this.#onConnection(ws, req));
+    return (http.address() as AddressInfo).port;
   }
 
   /** Ranks currently connected. */
@@ -135,13 +176,22 @@ export class WireupServer {
   /** Closes every connection and the server. */
   close(): Promise<void> {
     const wss = this.#wss;
+    const http = this.#http;
     this.#wss = null;
-    if (wss === null) return Promise.resolve();
+    this.#http = null;
+    if (wss === null || http === null) return Promise.resolve();
     for (const ws of wss.clients) ws.terminate();
-    return new Promise((resolve) => wss.close(() => resolve()));
+    return new Promise((resolve) => wss.close(() => http.close(() => resolve())));
   }
 
   #onConnection(ws: WebSocket, req: IncomingMessage): void {
+    // A vanished host is found by the kernel too (remote ranks and proxies); mpiexec's heartbeats are faster.
+    req.socket.setKeepAlive(true, KEEPALIVE_MS);
+    if (req.url === PROXY_PATH) {
+      if (this.#events.onProxyLink === undefined) ws.close(CLOSE_CODES.protocol, 'no proxies in this job');
+      else this.#events.onProxyLink(ws, req.socket.localAddress ?? '');
+      return;
+    }
     const conn: Conn = { ws, remote: `${req.socket.remoteAddress ?? '?'}:${req.socket.remotePort ?? '?'}`, rank: -1, helloTimer: null };
     conn.helloTimer = setTimeout(() => this.#refuse(conn, CLOSE_CODES.helloTimeout, 'no hello in time'), HELLO_TIMEOUT_MS);
     conn.helloTimer.unref();

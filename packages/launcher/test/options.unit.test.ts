@@ -43,7 +43,12 @@ describe('parseArgs', () => {
     [['--env', 'NOEQ', 'p'], /--env NOEQ: expected KEY=VALUE/],
     [['--launcher', 'slurm', 'p'], /not implemented yet/],
     [['--launcher', 'pbs', 'p'], /expected one of fork, ssh, slurm/],
-    [['--iface', 'eth-does-not-exist', 'p'], /only the loopback interface/],
+    [['--iface', 'eth 0', 'p'], /--iface eth 0: expected an interface name, an address or an IPv4 CIDR/],
+    [['-x', '1BAD', 'p'], /-x 1BAD: expected KEY or KEY=VALUE/],
+    [['--port-range', '5000', 'p'], /--port-range 5000: expected LO-HI/],
+    [['--port-range', '6000-5000', 'p'], /expected LO-HI with 1 <= LO <= HI <= 65535/],
+    [['--prefix', 'relative/dir', 'p'], /--prefix relative\/dir: expected an absolute directory/],
+    [['--launcher-exec', "ssh 'unbalanced", 'p'], /unbalanced quote/],
     [['--wdir', '/does/not/exist', 'p'], /not an existing directory/],
     [['--hosts', 'a:0', 'p'], /slots must be at least 1/],
     [['-l=1', 'p'], /unknown option/],
@@ -59,9 +64,22 @@ describe('parseArgs', () => {
     expect(parseArgs(['-n', '2', '-h']).kind).toBe('help');
   });
 
-  it('accepts loopback for --iface', () => {
+  it('accepts --iface names, addresses and CIDRs (resolved later, on each host)', () => {
     expect(run(['--iface', 'lo', 'p']).iface).toBe('lo');
     expect(run(['--iface', '127.0.0.0/8', 'p']).iface).toBe('127.0.0.0/8');
+    expect(run(['--iface', 'eth1', 'p']).iface).toBe('eth1');
+    expect(run(['--iface', '198.18.0.0/15', 'p']).iface).toBe('198.18.0.0/15');
+  });
+
+  it('parses the multi-host options: -x, --launcher-exec/--rsh, --prefix, --port-range, --launcher ssh', () => {
+    const o = run(['-x', 'A', '-x', 'B=2', '--rsh', 'ssh -F "my conf"', '--prefix', '/opt/node', '--port-range', '5000-5100', '--launcher', 'ssh', 'p']);
+    expect(o.envFrom).toEqual(['A']);
+    expect(o.env).toEqual([['B', '2']]);
+    expect(o.launcherExec).toEqual(['ssh', '-F', 'my conf']);
+    expect(o.prefix).toBe('/opt/node');
+    expect(o.portRange).toEqual({ lo: 5000, hi: 5100 });
+    expect(o.launcher).toBe('ssh');
+    expect(run(['--launcher-exec', 'rsh', 'p']).launcherExec).toEqual(['rsh']);
   });
 });
 

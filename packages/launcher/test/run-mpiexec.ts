@@ -26,6 +26,10 @@ export interface RunOptions {
   readonly input?: string;
   /** Called once mpiexec printed `text` on stdout or stderr (e.g. to send it a signal). */
   readonly onOutput?: { readonly text: string; readonly action: (pid: number) => void };
+  /** Extra environment for mpiexec. */
+  readonly env?: NodeJS.ProcessEnv;
+  /** Called with mpiexec's pid right after it started. */
+  readonly onStart?: (pid: number) => void;
   /** Reads mpiexec's stdout slowly (a pause of this many ms after every chunk), so that its writes queue up. */
   readonly slowReaderMs?: number;
 }
@@ -36,8 +40,9 @@ export function runMpiexec(args: readonly string[], opts: RunOptions = {}): Prom
     const child = spawn(process.execPath, [MPIEXEC, ...args], {
       cwd: REPO_ROOT,
       stdio: [opts.input === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
-      env: { ...process.env, NODE_OPTIONS: '' },
+      env: { ...process.env, NODE_OPTIONS: '', ...opts.env },
     });
+    if (child.pid !== undefined) opts.onStart?.(child.pid);
     let stdout = '';
     let stderr = '';
     let timedOut = false;

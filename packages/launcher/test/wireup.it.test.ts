@@ -46,7 +46,7 @@ afterEach(async () => {
 async function startJob(size: number): Promise<{ url: string; rec: Recorded; env: (rank: number) => JobEnv }> {
   const { events, rec } = recorder();
   server = new WireupServer(size, KEY, pino({ level: 'silent' }), events);
-  const url = await server.start();
+  const url = `ws://127.0.0.1:${await server.start()}`;
   return { url, rec, env: (rank) => ({ rank, size, localRank: rank, localSize: size, pmiUrl: url, jobKey: KEY, listenHost: '127.0.0.1' }) };
 }
 

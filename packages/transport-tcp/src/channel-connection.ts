@@ -40,6 +40,8 @@ const STATE_CLOSED = 2;
 /** Completion entry of a write that carries no sentToken. */
 const NO_TOKEN = -1;
 const EMPTY = new Uint8Array(0);
+/** Connect errors worth another try (tuning.connectRetryMs): the peer may be reachable a moment later. */
+const RETRY_CODES = new Set(['ECONNREFUSED', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'EAGAIN']);
 
 
 const goodbyeHeader: FrameHeader = { ...newFrameHeader(), kind: KIND_GOODBYE };
@@ -58,6 +60,10 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
   #hasGoodbye = false;
   #isEnded = false;
   #error: TransportError | null = null;
+  #address: HostPort | null = null;
+  #firstConnectAt = 0;
+  #retryDelayMs = 0;
+  #retryTimer: NodeJS.Timeout | null = null;
 
   #batch: Buffer;
   #batchLen = 0;
@@ -85,9 +91,48 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
 
   /** Starts connecting to the peer's listener. */
   connect(address: HostPort): void {
+    this.#address = address;
+    this.#firstConnectAt = Date.now();
+    this.#retryDelayMs = this.#owner._tuning.connectRetryDelayMs;
+    this.#dial();
+  }
+
+  #dial(): void {
+    const address = this.#address!;
     const socket = net.connect({ host: address.host, port: address.port, noDelay: true });
     this.#socket = socket;
-    wireSocket(socket, this, this.#owner._tuning.handshakeTimeoutMs);
+    this.#error = null;
+    wireSocket(socket, this, this.#owner._tuning.handshakeTimeoutMs, this.#owner._tuning.keepAliveMs);
+  }
+
+  /**
+   * A connect that failed before the handshake began with a transient error is
+   * retried with backoff (tuning.connectRetryMs); the socket count stays as it
+   * is meanwhile, so close() waits for the retry to end.
+   */
+  #shouldRetry(): boolean {
+    if (this.#state !== STATE_CONNECTING || this.#helloSent || this.#owner._isClosing || this.#isEndRequested) return false;
+    const code = (this.#error?.cause as NodeJS.ErrnoException | undefined)?.code;
+    if (code === undefined || !RETRY_CODES.has(code)) return false;
+    const t = this.#owner._tuning;
+    const budgetMs = code === 'ECONNREFUSED' ? t.connectRefusedRetryMs : t.connectRetryMs;
+    return Date.now() - this.#firstConnectAt + this.#retryDelayMs <= budgetMs;
+  }
+
+  #retryLater(): void {
+    const delay = this.#retryDelayMs;
+    this.#retryDelayMs = Math.min(delay * 2, this.#owner._tuning.connectRetryMaxDelayMs);
+    this.#retryTimer = setTimeout(() => {
+      this.#retryTimer = null;
+      if (this.#state !== STATE_CONNECTING || this.#owner._isClosing) {
+        this.#state = STATE_CLOSED;
+        this.#dropQueued();
+        this.#owner._socketClosed();
+        return;
+      }
+      this.#dial();
+    }, delay);
+    this.#retryTimer.unref();
   }
 
   /** Bytes queued on this channel and not yet taken by the kernel. */
@@ -178,11 +223,23 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
   /** close(): once open, flush, say GOODBYE and end the socket; the peer then ends its side. */
   beginClose(): void {
     this.#isEndRequested = true;
+    if (this.#retryTimer !== null) {
+      this.destroy();
+      return;
+    }
     if (this.#state === STATE_OPEN) this.#end();
   }
 
   /** destroy(): drop the socket and everything queued. */
   destroy(): void {
+    if (this.#retryTimer !== null) {
+      clearTimeout(this.#retryTimer);
+      this.#retryTimer = null;
+      this.#state = STATE_CLOSED;
+      this.#dropQueued();
+      this.#owner._socketClosed();
+      return;
+    }
     this.#state = STATE_CLOSED;
     this.#parser?.stop();
     this.#socket?.destroy();
@@ -254,6 +311,12 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
 
   /** @internal socket 'close' */
   _onClose(): void {
+    if (this.#shouldRetry()) {
+      this.#owner._log.debug({ peer: this.peer, channel: this.channel, code: this.#error?.code, delayMs: this.#retryDelayMs }, 'connect failed; retrying');
+      this.#socket = null;
+      this.#retryLater();
+      return;
+    }
     const wasOpen = this.#state !== STATE_CLOSED;
     this.#state = STATE_CLOSED;
     this.#parser?.stop();

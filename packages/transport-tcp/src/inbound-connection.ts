@@ -55,7 +55,7 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
     const socket = withReadBuffer(accepted, readBuffer, this);
     this.#socket = socket;
     this.#handshake = new ServerHandshake(owner._jobKey);
-    wireSocket(socket, this, owner._tuning.handshakeTimeoutMs);
+    wireSocket(socket, this, owner._tuning.handshakeTimeoutMs, owner._tuning.keepAliveMs);
     socket.write(this.#handshake.challenge());
   }
 

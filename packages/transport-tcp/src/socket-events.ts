@@ -22,12 +22,13 @@ type SinkSocket = net.Socket & { [kSink]: SocketEventSink };
 
 /**
  * Unrefs the socket (the transport never holds the event loop; interface.ts),
- * turns off Nagle, arms the handshake timeout and routes every event to `sink`.
+ * turns off Nagle, turns on TCP keep-alive (a vanished host is found), arms the handshake timeout and routes every event to `sink`.
  */
-export function wireSocket(socket: net.Socket, sink: SocketEventSink, handshakeTimeoutMs: number): void {
+export function wireSocket(socket: net.Socket, sink: SocketEventSink, handshakeTimeoutMs: number, keepAliveMs: number): void {
   (socket as SinkSocket)[kSink] = sink;
   socket.unref();
   socket.setNoDelay(true);
+  socket.setKeepAlive(true, keepAliveMs);
   socket.setTimeout(handshakeTimeoutMs);
   socket.on('data', socketOnData);
   socket.on('end', socketOnEnd);

@@ -35,6 +35,7 @@ import { formatAddress, parseAddress, type HostPort } from './address.ts';
 import { ChannelConnection } from './channel-connection.ts';
 import type { ConnectionOwner } from './connection-owner.ts';
 import { InboundConnection } from './inbound-connection.ts';
+import { listenInRange } from './listen-port.ts';
 import { DEFAULT_TUNING, type TcpTuning } from './tuning.ts';
 
 const PEER_ALIVE = 0;
@@ -61,6 +62,7 @@ export class TcpTransport implements Transport, ConnectionOwner {
   readonly #channelCount: number;
   readonly #isOwned: boolean[];
   readonly #listenHost: string;
+  readonly #listenPorts: { readonly lo: number; readonly hi: number } | undefined;
   readonly #sent: number[];
   /** Outbound connections, index peer * C + channel. */
   readonly #out: (ChannelConnection | undefined)[];
@@ -94,6 +96,7 @@ export class TcpTransport implements Transport, ConnectionOwner {
     this._processCount = options.processCount;
     this.#channelCount = C;
     this.#listenHost = options.listenHost;
+    this.#listenPorts = options.listenPorts;
     this.#isOwned = new Array<boolean>(C).fill(options.channels === undefined);
     if (options.channels !== undefined) for (const c of options.channels) this.#isOwned[c] = true;
     this.#sent = new Array<number>(C).fill(0);
@@ -104,22 +107,17 @@ export class TcpTransport implements Transport, ConnectionOwner {
   }
 
   listen(): Promise<string> {
-    return new Promise((resolve, reject) => {
-      const server = net.createServer({ noDelay: true, pauseOnConnect: true }) as OwnedServer;
-      server[kTransport] = this;
-      this.#server = server;
-      const onListenError = (err: Error): void => reject(err);
-      server.once('error', onListenError);
-      server.listen(0, this.#listenHost, () => {
-        server.off('error', onListenError);
-        server.on('error', serverOnError);
-        server.on('connection', serverOnConnection);
-        this.#isServerClosed = false;
-        // The transport never holds the event loop (interface.ts): the device does while operations are pending.
-        server.unref();
-        const port = (server.address() as net.AddressInfo).port;
-        resolve(formatAddress(this.#listenHost, port));
-      });
+    const server = net.createServer({ noDelay: true, pauseOnConnect: true }) as OwnedServer;
+    server[kTransport] = this;
+    this.#server = server;
+    return listenInRange(server, this.#listenHost, this.#listenPorts).then(() => {
+      server.on('error', serverOnError);
+      server.on('connection', serverOnConnection);
+      this.#isServerClosed = false;
+      // The transport never holds the event loop (interface.ts): the device does while operations are pending.
+      server.unref();
+      const port = (server.address() as net.AddressInfo).port;
+      return formatAddress(this.#listenHost, port);
     });
   }
 

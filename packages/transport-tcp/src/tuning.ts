@@ -21,6 +21,15 @@ export interface TcpTuning {
   readonly readBufferBytes: number;
   /** How the one flush per turn is scheduled: process.nextTick or queueMicrotask. */
   readonly flushWith: 'nextTick' | 'microtask';
+  /** TCP keep-alive: idle time before the kernel's first probe, on every connection. */
+  readonly keepAliveMs: number;
+  /** A refused or unreachable connect is retried, with backoff, for this long before the peer counts as lost. */
+  readonly connectRetryMs: number;
+  /** The same for a refused connect (no listener): the peer's process is most likely gone, so a shorter budget. */
+  readonly connectRefusedRetryMs: number;
+  /** First retry delay; doubled on every retry up to connectRetryMaxDelayMs. */
+  readonly connectRetryDelayMs: number;
+  readonly connectRetryMaxDelayMs: number;
 }
 
 /**
@@ -56,6 +65,19 @@ export interface TcpTuning {
  *   2.0-2.2 M msgs/s vs queueMicrotask 1.3 M msgs/s; ping-pong equal
  *   (~20 us per round trip). In one process both ends share the event loop,
  *   which favours nextTick's wider batching; two processes may differ less.
+ * - keepAliveMs 5 s: a connection to a host that vanished without a FIN
+ *   (link down, machine gone) is found by the kernel's probes instead of
+ *   never; mpiexec's heartbeats end such a job sooner (within 10 s), the
+ *   probes free the sockets of a process that outlives it. Idle MPI channels
+ *   cost one small probe per 5 s.
+ * - connectRetryMs 10 s, from 50 ms doubling to 1 s: a peer's listener is up
+ *   before its address is published, so a refused connect is rare and means a
+ *   transient fault (a SYN dropped by a busy host, a route coming up); ten
+ *   seconds covers those and is the same bound as the handshake timeout.
+ * - connectRefusedRetryMs 1 s: a refused connect means no listener, which
+ *   after the address was published means the peer process ended; one second
+ *   of retries covers a restarting network stack without delaying the report
+ *   of a dead peer (which names the cause of a job's failure) by ten.
  */
 export const DEFAULT_TUNING: TcpTuning = {
   highWaterMarkBytes: 4 * 1024 * 1024,
@@ -66,6 +88,11 @@ export const DEFAULT_TUNING: TcpTuning = {
   batchInitialBytes: 64 * 1024,
   readBufferBytes: 1024 * 1024,
   flushWith: 'nextTick',
+  keepAliveMs: 5_000,
+  connectRetryMs: 10_000,
+  connectRefusedRetryMs: 1_000,
+  connectRetryDelayMs: 50,
+  connectRetryMaxDelayMs: 1_000,
 };
 
 /** Largest payload a frame header may announce (u32 wire field; Node's Buffer limit is far above). */

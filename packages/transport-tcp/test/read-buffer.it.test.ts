@@ -35,7 +35,7 @@ async function run(shared: Uint8Array, payloads: Uint8Array[], source: (sink: Si
     const sink = new Sink();
     sinks.push(sink);
     const socket = withReadBuffer(accepted, shared, source(sink));
-    wireSocket(socket, sink, 10_000);
+    wireSocket(socket, sink, 10_000, 5_000);
     socket.ref();
     ended.push(new Promise((resolve) => socket.once('end', () => resolve())));
     socket.resume();

@@ -158,6 +158,7 @@ function deviceBase(settings: Settings, job: JobEnv | null, rank: number, size: 
     channels: settings.channels,
     jobKey: job?.jobKey ?? '',
     listenHost: job?.listenHost ?? '127.0.0.1',
+    ...(job?.portRange == null ? {} : { listenPorts: job.portRange }),
   };
 }
 

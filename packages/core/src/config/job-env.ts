@@ -11,7 +11,14 @@ export const JOB_ENV = {
   jobKey: 'TSMPI_JOB_KEY',
   host: 'TSMPI_HOST',
   listenHost: 'TSMPI_LISTEN_HOST',
+  portRange: 'TSMPI_PORT_RANGE',
 } as const;
+
+/** A range of TCP ports, both ends included. */
+export interface PortRange {
+  readonly lo: number;
+  readonly hi: number;
+}
 
 export interface JobEnv {
   readonly rank: number;
@@ -25,6 +32,17 @@ export interface JobEnv {
   readonly jobKey: string;
   /** Address the transport listens on (loopback for single-host jobs). */
   readonly listenHost: string;
+  /** Ports the transport may listen on (mpiexec --port-range); null: any free port. */
+  readonly portRange?: PortRange | null;
+}
+
+/** Parses "LO-HI" (1 <= LO <= HI <= 65535); null when malformed. */
+export function parsePortRange(text: string): PortRange | null {
+  const m = /^(\d{1,5})-(\d{1,5})$/.exec(text.trim());
+  if (m === null) return null;
+  const lo = Number(m[1]);
+  const hi = Number(m[2]);
+  return lo >= 1 && hi <= 65535 && lo <= hi ? { lo, hi } : null;
 }
 
 /** The job environment, or null for a singleton (run without mpiexec). */
@@ -40,5 +58,6 @@ export function readJobEnv(env: NodeJS.ProcessEnv = process.env): JobEnv | null 
     pmiUrl: url,
     jobKey: env[JOB_ENV.jobKey] ?? '',
     listenHost: env[JOB_ENV.listenHost] ?? '127.0.0.1',
+    portRange: parsePortRange(env[JOB_ENV.portRange] ?? ''),
   };
 }

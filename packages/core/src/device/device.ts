@@ -49,6 +49,8 @@ export interface DeviceOptions {
   readonly channels: number;
   readonly jobKey: string;
   readonly listenHost: string;
+  /** Ports the transport may listen on (mpiexec --port-range). */
+  readonly listenPorts?: { readonly lo: number; readonly hi: number };
   readonly transportFactory: TransportFactory | null;
   readonly log: Logger;
   /** owner id of this thread's requests (0 = main thread) */
@@ -135,6 +137,7 @@ export class Device {
       channels: o.hosted,
       jobKey: o.jobKey,
       listenHost: o.listenHost,
+      ...(o.listenPorts === undefined ? {} : { listenPorts: o.listenPorts }),
       log: o.log.child({ mod: 'transport' }),
       handlers: {
         onDeliver: (src, header, payload) => this.#onDeliver(src, header, payload),

@@ -128,6 +128,8 @@ export interface TransportOptions {
   readonly jobKey: string;
   /** Interface address to listen on ('127.0.0.1' for single-host jobs). */
   readonly listenHost: string;
+  /** Ports to listen on, both ends included (mpiexec --port-range); absent: any free port. */
+  readonly listenPorts?: { readonly lo: number; readonly hi: number };
   readonly log: TransportLog;
   readonly handlers: TransportHandlers;
 }

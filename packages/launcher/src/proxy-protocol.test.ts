@@ -1,0 +1,45 @@
+import { describe, expect, it } from 'vitest';
+import { decodeHeadMessage, decodeProxyMessage, encodeProxyMessage, parseLaunchSpec, PROXY_PROTOCOL_VERSION } from './proxy-protocol.ts';
+import { candidateAddresses } from './proxy.ts';
+
+const SPEC = {
+  v: PROXY_PROTOCOL_VERSION, key: 'k'.repeat(64), index: 1, host: 'th2', port: 4000, addresses: ['10.0.0.1'], size: 4,
+  ranks: [{ rank: 2, localRank: 0, localSize: 2 }], file: '/usr/bin/node', args: ['p.ts'], wdir: '/w', env: { A: 'b' },
+  iface: null, portRange: '5000-5100',
+};
+
+describe('proxy protocol', () => {
+  it('round-trips every message both ways', () => {
+    const fromProxy = [
+      { t: 'hello', v: 1, key: 'k', index: 0, hostname: 'h', pid: 9 }, { t: 'address', listenHost: '10.0.0.2' },
+      { t: 'started', rank: 1, pid: 5 }, { t: 'startError', rank: 1, message: 'ENOENT' },
+      { t: 'out', rank: 1, fd: 2, data: new Uint8Array([104, 10]) }, { t: 'exit', rank: 1, code: null, signal: 'SIGKILL' },
+      { t: 'closed', rank: 1 }, { t: 'fatal', message: 'bad iface' }, { t: 'hb' },
+    ] as const;
+    const plain = (m: object | null): unknown => (m !== null && 'data' in m ? { ...m, data: [...(m.data as Uint8Array)] } : m);
+    for (const m of fromProxy) expect(plain(decodeProxyMessage(encodeProxyMessage(m)))).toEqual(plain(m));
+    for (const m of [{ t: 'welcome' }, { t: 'signal', rank: -1, sig: 'SIGINT' }, { t: 'hb' }] as const) {
+      expect(decodeHeadMessage(encodeProxyMessage(m))).toEqual(m);
+    }
+  });
+
+  it('returns null for malformed messages instead of throwing', () => {
+    expect(decodeProxyMessage(new Uint8Array([0xc1]))).toBe(null);
+    expect(decodeProxyMessage(encodeProxyMessage({ t: 'out', rank: 1, fd: 3, data: new Uint8Array() } as never))).toBe(null);
+    expect(decodeHeadMessage(encodeProxyMessage({ t: 'signal', rank: 'x' } as never))).toBe(null);
+  });
+
+  it('parses the launch spec line and rejects other versions or shapes', () => {
+    expect(parseLaunchSpec(JSON.stringify(SPEC))).toEqual(SPEC);
+    expect((parseLaunchSpec(JSON.stringify({ ...SPEC, v: 99 })) as Error).message).toMatch(/version 99/);
+    expect(parseLaunchSpec(JSON.stringify({ ...SPEC, ranks: [{ rank: 'x' }] }))).toBeInstanceOf(Error);
+    expect(parseLaunchSpec('not json')).toBeInstanceOf(Error);
+  });
+
+  it('tries the ssh client address first, then mpiexec\'s own list', () => {
+    const spec = parseLaunchSpec(JSON.stringify({ ...SPEC, addresses: ['10.0.0.1', '198.18.0.2'] }));
+    if (spec instanceof Error) throw spec;
+    expect(candidateAddresses(spec, '198.18.0.2 51000 198.18.0.3 22')).toEqual(['198.18.0.2', '10.0.0.1']);
+    expect(candidateAddresses(spec, undefined)).toEqual(['10.0.0.1', '198.18.0.2']);
+  });
+});

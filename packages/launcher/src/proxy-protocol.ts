@@ -1,0 +1,178 @@
+/**
+ * The protocol between mpiexec and a per-host proxy (proxy.ts), the process
+ * that starts and watches the ranks of one remote host (Hydra's pmi_proxy,
+ * PRRTE's prted).
+ *
+ * Start: mpiexec runs the proxy through ssh (or --launcher-exec) and writes one
+ * line of JSON, the LaunchSpec, on its stdin: the job key travels there, never
+ * on a command line or in an environment `ps` shows. Stdin then stays open;
+ * its end means mpiexec is gone.
+ *
+ * Link: the proxy connects back to mpiexec's wire-up service at the path
+ * PROXY_PATH (ranks use "/"), one WebSocket, binary frames, each one message
+ * encoded with msgpackr, `t` naming its type:
+ *
+ *     hello {v, key, index, hostname, pid}   must be first; a wrong key closes the link
+ *     <- welcome {}
+ *     address {listenHost}                   the address its ranks listen on (after --iface)
+ *     started {rank, pid}  |  startError {rank, message}
+ *     out {rank, fd, data}                   whole lines of a rank's stdout (1) or stderr (2)
+ *     exit {rank, code, signal}              as child_process reports it
+ *     closed {rank}                          the rank's stdout and stderr ended
+ *     fatal {message}                        the proxy cannot go on (bad --iface, ...)
+ *     <- signal {rank, sig}                  rank -1: every rank of the host
+ *     hb {}  <->                             heartbeat, both ways, every HEARTBEAT_MS
+ *
+ * Either side that hears nothing for HEARTBEAT_MS * HEARTBEAT_MISSES declares
+ * the other gone: mpiexec ends the job naming the host, the proxy kills its
+ * ranks and exits. Decoders never throw; they return null for anything
+ * malformed.
+ */
+import { Packr } from 'msgpackr';
+
+/** Bumped on any incompatible change. */
+export const PROXY_PROTOCOL_VERSION = 1;
+/** URL path of the proxy link on the wire-up service. */
+export const PROXY_PATH = '/proxy';
+/**
+ * Heartbeat period. 1 s with 5 misses: a vanished host is noticed within
+ * about 6 s (docs: at most 10 s), while a loaded machine that stalls an event
+ * loop for a few seconds is not mistaken for a dead one.
+ */
+export const HEARTBEAT_MS = 1000;
+export const HEARTBEAT_MISSES = 5;
+
+/** One rank a proxy starts. */
+export interface SpecRank {
+  readonly rank: number;
+  readonly localRank: number;
+  readonly localSize: number;
+}
+
+/** What mpiexec tells a proxy on its stdin (one JSON line). */
+export interface LaunchSpec {
+  readonly v: number;
+  readonly key: string;
+  /** The proxy's index in mpiexec's host list. */
+  readonly index: number;
+  /** The host name as the user wrote it (TSMPI_HOST of its ranks). */
+  readonly host: string;
+  /** Port of the wire-up service. */
+  readonly port: number;
+  /** Addresses of mpiexec to try, in order, after the one in SSH_CONNECTION. */
+  readonly addresses: readonly string[];
+  readonly size: number;
+  readonly ranks: readonly SpecRank[];
+  readonly file: string;
+  readonly args: readonly string[];
+  readonly wdir: string;
+  /** Variables added to the proxy's own environment for every rank. */
+  readonly env: Readonly<Record<string, string>>;
+  readonly iface: string | null;
+  /** "LO-HI" or null (TSMPI_PORT_RANGE of the ranks). */
+  readonly portRange: string | null;
+}
+
+export type ProxyMessage =
+  | { readonly t: 'hello'; readonly v: number; readonly key: string; readonly index: number; readonly hostname: string; readonly pid: number }
+  | { readonly t: 'address'; readonly listenHost: string }
+  | { readonly t: 'started'; readonly rank: number; readonly pid: number }
+  | { readonly t: 'startError'; readonly rank: number; readonly message: string }
+  | { readonly t: 'out'; readonly rank: number; readonly fd: number; readonly data: Uint8Array }
+  | { readonly t: 'exit'; readonly rank: number; readonly code: number | null; readonly signal: string | null }
+  | { readonly t: 'closed'; readonly rank: number }
+  | { readonly t: 'fatal'; readonly message: string }
+  | { readonly t: 'hb' };
+
+export type HeadMessage =
+  | { readonly t: 'welcome' }
+  | { readonly t: 'signal'; readonly rank: number; readonly sig: string }
+  | { readonly t: 'hb' };
+
+const packr = new Packr({ useRecords: false });
+
+/** Encodes into a fresh buffer (ws masks client frames in place). */
+export function encodeProxyMessage(m: ProxyMessage | HeadMessage): Buffer {
+  return Buffer.from(packr.pack(m));
+}
+
+function unpack(data: Uint8Array): Record<string, unknown> | null {
+  let v: unknown;
+  try {
+    v = packr.unpack(data);
+  } catch {
+    return null;
+  }
+  return typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : null;
+}
+
+const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
+const isStr = (v: unknown): v is string => typeof v === 'string';
+
+/** Decodes a message from a proxy; null when malformed. */
+export function decodeProxyMessage(data: Uint8Array): ProxyMessage | null {
+  const m = unpack(data);
+  if (m === null) return null;
+  switch (m['t']) {
+    case 'hello':
+      return isInt(m['v']) && isStr(m['key']) && isInt(m['index']) && isStr(m['hostname']) && isInt(m['pid'])
+        ? { t: 'hello', v: m['v'], key: m['key'], index: m['index'], hostname: m['hostname'], pid: m['pid'] } : null;
+    case 'address':
+      return isStr(m['listenHost']) ? { t: 'address', listenHost: m['listenHost'] } : null;
+    case 'started':
+      return isInt(m['rank']) && isInt(m['pid']) ? { t: 'started', rank: m['rank'], pid: m['pid'] } : null;
+    case 'startError':
+      return isInt(m['rank']) && isStr(m['message']) ? { t: 'startError', rank: m['rank'], message: m['message'] } : null;
+    case 'out':
+      return isInt(m['rank']) && (m['fd'] === 1 || m['fd'] === 2) && m['data'] instanceof Uint8Array
+        ? { t: 'out', rank: m['rank'], fd: m['fd'], data: m['data'] } : null;
+    case 'exit':
+      return isInt(m['rank']) && (m['code'] === null || isInt(m['code'])) && (m['signal'] === null || isStr(m['signal']))
+        ? { t: 'exit', rank: m['rank'], code: m['code'], signal: m['signal'] } : null;
+    case 'closed':
+      return isInt(m['rank']) ? { t: 'closed', rank: m['rank'] } : null;
+    case 'fatal':
+      return isStr(m['message']) ? { t: 'fatal', message: m['message'] } : null;
+    case 'hb':
+      return { t: 'hb' };
+    default:
+      return null;
+  }
+}
+
+/** Decodes a message from mpiexec; null when malformed. */
+export function decodeHeadMessage(data: Uint8Array): HeadMessage | null {
+  const m = unpack(data);
+  if (m === null) return null;
+  switch (m['t']) {
+    case 'welcome':
+      return { t: 'welcome' };
+    case 'signal':
+      return isInt(m['rank']) && isStr(m['sig']) ? { t: 'signal', rank: m['rank'], sig: m['sig'] } : null;
+    case 'hb':
+      return { t: 'hb' };
+    default:
+      return null;
+  }
+}
+
+/** Parses the stdin line; an Error says what is wrong. */
+export function parseLaunchSpec(line: string): LaunchSpec | Error {
+  let v: unknown;
+  try {
+    v = JSON.parse(line);
+  } catch {
+    return new Error('the launch spec on stdin is not JSON');
+  }
+  if (typeof v !== 'object' || v === null) return new Error('the launch spec on stdin is not an object');
+  const s = v as Record<string, unknown>;
+  if (s['v'] !== PROXY_PROTOCOL_VERSION) return new Error(`launch spec version ${String(s['v'])}, expected ${PROXY_PROTOCOL_VERSION} (mpiexec and proxy from different tsmpi versions?)`);
+  const ok =
+    isStr(s['key']) && isInt(s['index']) && isStr(s['host']) && isInt(s['port']) && Array.isArray(s['addresses']) &&
+    s['addresses'].every(isStr) && isInt(s['size']) && Array.isArray(s['ranks']) &&
+    s['ranks'].every((r: unknown) => typeof r === 'object' && r !== null && isInt((r as SpecRank).rank) && isInt((r as SpecRank).localRank) && isInt((r as SpecRank).localSize)) &&
+    isStr(s['file']) && Array.isArray(s['args']) && s['args'].every(isStr) && isStr(s['wdir']) &&
+    typeof s['env'] === 'object' && s['env'] !== null && Object.values(s['env']).every(isStr) &&
+    (s['iface'] === null || isStr(s['iface'])) && (s['portRange'] === null || isStr(s['portRange']));
+  return ok ? (s as unknown as LaunchSpec) : new Error('the launch spec on stdin is malformed');
+}

@@ -1,0 +1,357 @@
+/**
+ * The per-host proxy: one per remote host of a job (Hydra's pmi_proxy,
+ * PRRTE's prted). mpiexec starts it through ssh; it
+ *   1. reads the LaunchSpec (job key included) from the first line of stdin;
+ *   2. connects back to mpiexec's wire-up service (PROXY_PATH), trying the
+ *      client address of SSH_CONNECTION first, then mpiexec's addresses, and
+ *      proves the job key;
+ *   3. picks the address its ranks listen on (--iface resolved here, else the
+ *      local address of this link: never loopback, never the host name);
+ *   4. forks its ranks, each the leader of its own process group, and relays
+ *      their output as whole lines, their exits and mpiexec's signals
+ *      (proxy-protocol.ts).
+ * It exits when all its ranks are done (status 0), and kills its ranks and
+ * exits (status 1) as soon as its link to mpiexec breaks: the WebSocket
+ * closes, no heartbeat for HEARTBEAT_MS x HEARTBEAT_MISSES, stdin ends (the
+ * ssh session is gone), or SIGHUP/SIGINT/SIGTERM. No rank outlives it.
+ *
+ * Diagnostics before the link exists go to stderr (ssh carries them back to
+ * mpiexec, which shows them with the host's name); afterwards as `fatal`.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import os from 'node:os';
+import type { Socket } from 'node:net';
+import { WebSocket, type RawData } from 'ws';
+import { JOB_ENV } from '@tsmpi/core/pmi';
+import { isLoopbackAddress, resolveIface } from './iface.ts';
+import { LineForwarder } from './output-forwarder.ts';
+import {
+  HEARTBEAT_MISSES, HEARTBEAT_MS, PROXY_PATH, PROXY_PROTOCOL_VERSION, decodeHeadMessage, encodeProxyMessage, parseLaunchSpec,
+  type LaunchSpec, type ProxyMessage, type SpecRank,
+} from './proxy-protocol.ts';
+
+/** How long the proxy waits for its launch spec on stdin. */
+const SPEC_TIMEOUT_MS = 30_000;
+/** How long one connection attempt to mpiexec may take. */
+const CONNECT_TIMEOUT_MS = 5_000;
+/** How long a rank's pipes may stay open after it exited (held by its children) before they are killed (as job.ts). */
+const STDIO_GRACE_MS = 500;
+/**
+ * Output backpressure: when this much is queued on the link (mpiexec or the
+ * network is slower than the ranks' output), the ranks' pipes are paused
+ * until the queue is below a quarter of it, so the proxy's memory stays
+ * bounded and a rank that writes blocks, as it would on mpiexec's own host.
+ */
+const OUTPUT_HIGH_WATER_BYTES = 4 * 1024 * 1024;
+const OUTPUT_CHECK_MS = 10;
+/** TCP keep-alive probe start on the link, so a dead peer is found by the kernel too. */
+const KEEPALIVE_MS = 2_000;
+
+interface ProxyRank {
+  readonly spec: SpecRank;
+  child: ChildProcess | null;
+  pid: number | null;
+  hasExited: boolean;
+  isClosed: boolean;
+}
+
+/** Reads the first line of stdin; keeps listening for its end afterwards. */
+function readSpecLine(onEnd: () => void): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    let isDone = false;
+    const timer = setTimeout(() => reject(new Error(`no launch spec on stdin within ${SPEC_TIMEOUT_MS / 1000} s`)), SPEC_TIMEOUT_MS);
+    process.stdin.on('data', (b: Buffer) => {
+      if (isDone) return;
+      text += b.toString('utf8');
+      const nl = text.indexOf('\n');
+      if (nl >= 0) {
+        isDone = true;
+        clearTimeout(timer);
+        resolve(text.slice(0, nl));
+      }
+    });
+    process.stdin.on('end', () => {
+      if (!isDone) {
+        clearTimeout(timer);
+        reject(new Error('stdin ended before the launch spec arrived'));
+        return;
+      }
+      onEnd();
+    });
+    process.stdin.on('error', () => onEnd());
+  });
+}
+
+/** Addresses of mpiexec to try, in order: the ssh client's address first. */
+export function candidateAddresses(spec: LaunchSpec, sshConnection: string | undefined): string[] {
+  const out: string[] = [];
+  const client = sshConnection?.trim().split(/\s+/)[0];
+  if (client !== undefined && client !== '') out.push(client.replace(/^::ffff:/, ''));
+  for (const a of spec.addresses) if (!out.includes(a)) out.push(a);
+  return out;
+}
+
+/** Opens the link; resolves to it and its TCP socket (for the local address and keep-alive). */
+function openLink(address: string, port: number): Promise<{ ws: WebSocket; socket: Socket }> {
+  const host = address.includes(':') ? `[${address}]` : address;
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(`ws://${host}:${port}${PROXY_PATH}`, { perMessageDeflate: false, handshakeTimeout: CONNECT_TIMEOUT_MS });
+    let socket: Socket | null = null;
+    ws.once('upgrade', (res) => {
+      socket = res.socket as Socket;
+    });
+    const onError = (err: Error): void => {
+      ws.terminate();
+      reject(err);
+    };
+    ws.once('error', onError);
+    ws.once('open', () => {
+      ws.off('error', onError);
+      if (socket === null) {
+        ws.terminate();
+        reject(new Error('no socket after the upgrade'));
+        return;
+      }
+      resolve({ ws, socket });
+    });
+  });
+}
+
+class Proxy {
+  readonly #spec: LaunchSpec;
+  readonly #ws: WebSocket;
+  readonly #socket: Socket;
+  readonly #url: string;
+  readonly #ranks: ProxyRank[];
+  #lastHeard = Date.now();
+  #congestionTimer: NodeJS.Timeout | null = null;
+  #hbTimer: NodeJS.Timeout | null = null;
+  #isEnding = false;
+
+  constructor(spec: LaunchSpec, ws: WebSocket, socket: Socket, url: string) {
+    this.#spec = spec;
+    this.#ws = ws;
+    this.#socket = socket;
+    this.#url = url;
+    this.#ranks = spec.ranks.map((r) => ({ spec: r, child: null, pid: null, hasExited: false, isClosed: false }));
+  }
+
+  run(): void {
+    const ws = this.#ws;
+    ws.on('message', (data: RawData) => this.#onMessage(data as Buffer));
+    ws.on('close', () => this.die('its link to mpiexec closed'));
+    ws.on('error', () => undefined); // 'close' follows
+    this.#send({ t: 'hello', v: PROXY_PROTOCOL_VERSION, key: this.#spec.key, index: this.#spec.index, hostname: os.hostname(), pid: process.pid });
+    this.#hbTimer = setInterval(() => {
+      if (Date.now() - this.#lastHeard > HEARTBEAT_MS * HEARTBEAT_MISSES) {
+        this.die(`no heartbeat from mpiexec for ${(HEARTBEAT_MS * HEARTBEAT_MISSES) / 1000} s`);
+        return;
+      }
+      this.#send({ t: 'hb' });
+    }, HEARTBEAT_MS);
+  }
+
+  /** Kills every rank's process group and exits with status 1. */
+  die(why: string): void {
+    if (this.#isEnding) return;
+    this.#isEnding = true;
+    this.#killAll('SIGKILL');
+    process.stderr.write(`tsmpi proxy on ${os.hostname()} (${this.#spec.host}): ${why}; killed its ranks\n`);
+    this.#ws.terminate();
+    process.exit(1);
+  }
+
+  #send(m: ProxyMessage): void {
+    if (this.#ws.readyState === WebSocket.OPEN) this.#ws.send(encodeProxyMessage(m));
+  }
+
+  #onMessage(data: Buffer): void {
+    this.#lastHeard = Date.now();
+    const m = decodeHeadMessage(data);
+    if (m === null) {
+      this.die('malformed message from mpiexec');
+      return;
+    }
+    switch (m.t) {
+      case 'welcome':
+        this.#start();
+        return;
+      case 'signal':
+        for (const r of this.#ranks) if (m.rank < 0 || r.spec.rank === m.rank) this.#kill(r, m.sig as NodeJS.Signals);
+        return;
+      case 'hb':
+        return;
+    }
+  }
+
+  #listenHost(): string | Error {
+    if (this.#spec.iface !== null) {
+      const a = resolveIface(this.#spec.iface, os.networkInterfaces());
+      return a instanceof Error ? new Error(`host ${this.#spec.host} (${os.hostname()}): ${a.message}`) : a;
+    }
+    const local = (this.#socket.localAddress ?? '').replace(/^::ffff:/, '');
+    if (local === '' || isLoopbackAddress(local)) {
+      return new Error(`host ${this.#spec.host} (${os.hostname()}): reached mpiexec only over loopback (${local}); give --iface NAME|CIDR`);
+    }
+    return local;
+  }
+
+  #start(): void {
+    const listenHost = this.#listenHost();
+    if (listenHost instanceof Error) {
+      this.#send({ t: 'fatal', message: listenHost.message });
+      this.#ws.close(1000);
+      setTimeout(() => process.exit(1), 500).unref();
+      this.#isEnding = true;
+      return;
+    }
+    this.#send({ t: 'address', listenHost });
+    for (const r of this.#ranks) this.#spawn(r, listenHost);
+  }
+
+  #spawn(r: ProxyRank, listenHost: string): void {
+    const s = this.#spec;
+    const env: NodeJS.ProcessEnv = { ...process.env, ...s.env };
+    env[JOB_ENV.rank] = String(r.spec.rank);
+    env[JOB_ENV.size] = String(s.size);
+    env[JOB_ENV.localRank] = String(r.spec.localRank);
+    env[JOB_ENV.localSize] = String(r.spec.localSize);
+    env[JOB_ENV.pmiUrl] = this.#url;
+    env[JOB_ENV.jobKey] = s.key;
+    env[JOB_ENV.host] = s.host;
+    env[JOB_ENV.listenHost] = listenHost;
+    if (s.portRange !== null) env[JOB_ENV.portRange] = s.portRange;
+    let child: ChildProcess;
+    try {
+      child = spawn(s.file, [...s.args], { cwd: s.wdir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    } catch (err) {
+      this.#startError(r, (err as Error).message);
+      return;
+    }
+    r.child = child;
+    r.pid = child.pid ?? null;
+    if (r.pid !== null) this.#send({ t: 'started', rank: r.spec.rank, pid: r.pid });
+    const rank = r.spec.rank;
+    const out = new LineForwarder((b) => this.#sendOutput(rank, 1, b), null);
+    const err = new LineForwarder((b) => this.#sendOutput(rank, 2, b), null);
+    child.stdout!.on('data', (b: Buffer) => out.push(b));
+    child.stderr!.on('data', (b: Buffer) => err.push(b));
+    child.on('error', (e) => {
+      if (r.pid === null && !r.hasExited) this.#startError(r, e.message);
+    });
+    child.on('exit', (code, signal) => {
+      r.hasExited = true;
+      this.#send({ t: 'exit', rank, code, signal });
+      setTimeout(() => {
+        if (r.isClosed) return;
+        this.#kill(r, 'SIGKILL');
+        child.stdout?.destroy();
+        child.stderr?.destroy();
+      }, STDIO_GRACE_MS).unref();
+    });
+    // 'close' comes after 'exit' and after both pipes ended: the rank's last line is out.
+    child.on('close', () => {
+      out.flush();
+      err.flush();
+      this.#closed(r);
+    });
+  }
+
+  #sendOutput(rank: number, fd: 1 | 2, data: Buffer): void {
+    this.#send({ t: 'out', rank, fd, data });
+    if (this.#congestionTimer !== null || this.#ws.bufferedAmount < OUTPUT_HIGH_WATER_BYTES) return;
+    for (const r of this.#ranks) {
+      r.child?.stdout?.pause();
+      r.child?.stderr?.pause();
+    }
+    this.#congestionTimer = setInterval(() => {
+      if (this.#ws.bufferedAmount > OUTPUT_HIGH_WATER_BYTES / 4) return;
+      clearInterval(this.#congestionTimer!);
+      this.#congestionTimer = null;
+      for (const r of this.#ranks) {
+        r.child?.stdout?.resume();
+        r.child?.stderr?.resume();
+      }
+    }, OUTPUT_CHECK_MS);
+  }
+
+  #startError(r: ProxyRank, message: string): void {
+    r.hasExited = true;
+    this.#send({ t: 'startError', rank: r.spec.rank, message });
+    this.#closed(r);
+  }
+
+  #closed(r: ProxyRank): void {
+    if (r.isClosed) return;
+    r.isClosed = true;
+    this.#send({ t: 'closed', rank: r.spec.rank });
+    if (this.#ranks.every((x) => x.isClosed)) {
+      // Done: leftover children of finished ranks go too, then a clean goodbye.
+      this.#isEnding = true;
+      this.#killAll('SIGKILL');
+      if (this.#hbTimer !== null) clearInterval(this.#hbTimer);
+      this.#ws.close(1000);
+      setTimeout(() => process.exit(0), 1000).unref();
+      this.#ws.once('close', () => process.exit(0));
+    }
+  }
+
+  #kill(r: ProxyRank, sig: NodeJS.Signals): void {
+    if (r.pid === null) return;
+    try {
+      process.kill(-r.pid, sig);
+    } catch {
+      // already gone
+    }
+  }
+
+  #killAll(sig: NodeJS.Signals): void {
+    for (const r of this.#ranks) this.#kill(r, sig);
+  }
+}
+
+/** The proxy's main; never returns normally (the process exits). */
+export async function runProxy(): Promise<void> {
+  let proxy: Proxy | null = null;
+  let stdinEnded = false;
+  const onStdinEnd = (): void => {
+    stdinEnded = true;
+    proxy?.die('mpiexec went away (its ssh session ended)');
+  };
+  for (const sig of ['SIGHUP', 'SIGINT', 'SIGTERM'] as const) {
+    process.on(sig, () => {
+      if (proxy !== null) proxy.die(`received ${sig}`);
+      else process.exit(1);
+    });
+  }
+  let spec: LaunchSpec;
+  try {
+    const parsed = parseLaunchSpec(await readSpecLine(onStdinEnd));
+    if (parsed instanceof Error) throw parsed;
+    spec = parsed;
+  } catch (err) {
+    process.stderr.write(`tsmpi proxy on ${os.hostname()}: ${(err as Error).message}\n`);
+    process.exit(1);
+  }
+  const tried: string[] = [];
+  let link: { ws: WebSocket; socket: Socket } | null = null;
+  let url = '';
+  for (const a of candidateAddresses(spec, process.env['SSH_CONNECTION'])) {
+    try {
+      link = await openLink(a, spec.port);
+      url = `ws://${a.includes(':') ? `[${a}]` : a}:${spec.port}`;
+      break;
+    } catch (err) {
+      tried.push(`${a} (${(err as Error).message})`);
+    }
+  }
+  if (link === null) {
+    process.stderr.write(`tsmpi proxy on ${os.hostname()}: cannot reach mpiexec's wire-up service on port ${spec.port}: tried ${tried.join(', ')}; check firewalls and --port-range, or give --iface\n`);
+    process.exit(1);
+  }
+  link.socket.setKeepAlive(true, KEEPALIVE_MS);
+  proxy = new Proxy(spec, link.ws, link.socket, url);
+  proxy.run();
+  if (stdinEnded) proxy.die('mpiexec went away (its ssh session ended)');
+}

@@ -1,0 +1,288 @@
+/**
+ * mpiexec's side of one remote host: the ssh (or --launcher-exec) process
+ * that starts the host's proxy, and the proxy's link back (proxy-protocol.ts).
+ *
+ * States:  starting (ssh runs, no link yet) -> linked -> finished | lost
+ *   starting -> lost   ssh exited, or no hello within CONNECT_BACK_MS; the
+ *                      reason comes from ssh's stderr (remote-command.ts)
+ *   linked -> finished every rank of the host reported `closed` (the proxy
+ *                      then closes the link itself)
+ *   linked -> lost     the link closed early, or nothing heard for
+ *                      HEARTBEAT_MS x HEARTBEAT_MISSES (proxy killed, link
+ *                      down, machine gone), or the proxy sent `fatal`
+ * `lost` is reported once, to the job, which ends the job naming the host
+ * and its ranks. The ssh process runs in its own process group (detached) so
+ * that close() can kill it and everything it started on this side.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { timingSafeEqual } from 'node:crypto';
+import type { Logger } from 'pino';
+import { WebSocket, type RawData } from 'ws';
+import { explainStartFailure } from './remote-command.ts';
+import {
+  HEARTBEAT_MISSES, HEARTBEAT_MS, PROXY_PROTOCOL_VERSION, decodeProxyMessage, encodeProxyMessage,
+  type HeadMessage, type ProxyMessage,
+} from './proxy-protocol.ts';
+
+/** A proxy must connect back within this time (ssh connect timeout 10 s + Node start on a loaded host). */
+const CONNECT_BACK_MS = 30_000;
+/** A proxy link that has not said hello in this time is closed. */
+const HELLO_TIMEOUT_MS = 10_000;
+/** Most ssh stderr kept for the failure message. */
+const MAX_STDERR_CHARS = 8192;
+/** Status when a host fails or vanishes (as Hydra: 255, ssh's own failure status). */
+export const HOST_FAILED_STATUS = 255;
+
+/** What the job hears from a remote host. */
+export interface RemoteHostEvents {
+  /** The proxy is linked; `listenHost` is its ranks' address, `localAddress` mpiexec's end of the link. */
+  onLinked(host: RemoteHost, listenHost: string, localAddress: string): void;
+  onStarted(rank: number, pid: number): void;
+  onStartError(rank: number, message: string): void;
+  onOut(rank: number, fd: 1 | 2, data: Buffer): void;
+  onExit(rank: number, code: number | null, signal: string | null): void;
+  onClosed(rank: number): void;
+  /** The host is gone; `why` is one line naming it (without "mpiexec: "). */
+  onLost(host: RemoteHost, why: string, status: number): void;
+}
+
+export class RemoteHost {
+  readonly host: string;
+  readonly index: number;
+  readonly ranks: readonly number[];
+  readonly #events: RemoteHostEvents;
+  readonly #log: Logger;
+  readonly #node: string;
+  #ssh: ChildProcess | null = null;
+  #sshStderr = '';
+  #ws: WebSocket | null = null;
+  #lastHeard = 0;
+  #timer: NodeJS.Timeout | null = null;
+  #closedRanks = 0;
+  #isLost = false;
+  #isFinished = false;
+  #localAddress = '';
+  /** Reading from the link is paused while mpiexec's output is congested (OutputSink); heartbeats are not judged then. */
+  #pauses = 0;
+
+  constructor(host: string, index: number, ranks: readonly number[], node: string, log: Logger, events: RemoteHostEvents) {
+    this.host = host;
+    this.index = index;
+    this.ranks = ranks;
+    this.#node = node;
+    this.#log = log;
+    this.#events = events;
+  }
+
+  get isLinked(): boolean {
+    return this.#ws !== null;
+  }
+
+  get isDone(): boolean {
+    return this.#isLost || this.#isFinished;
+  }
+
+  /** Starts the remote launch; `specLine` goes to its stdin, which then stays open. */
+  start(file: string, args: readonly string[], specLine: string, onSettled: () => void): void {
+    let isSettled = false;
+    const settle = (): void => {
+      if (!isSettled) {
+        isSettled = true;
+        onSettled();
+      }
+    };
+    let ssh: ChildProcess;
+    try {
+      ssh = spawn(file, [...args], { detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
+    } catch (err) {
+      settle();
+      this.#lose(`host ${this.host}: cannot run ${file}: ${(err as Error).message}; check --launcher-exec`, HOST_FAILED_STATUS);
+      return;
+    }
+    this.#ssh = ssh;
+    const keep = (b: Buffer): void => {
+      if (this.#sshStderr.length < MAX_STDERR_CHARS) this.#sshStderr += b.toString('utf8');
+    };
+    ssh.stdout!.on('data', keep);
+    ssh.stderr!.on('data', keep);
+    ssh.stdin!.on('error', () => undefined);
+    ssh.stdin!.write(`${specLine}\n`);
+    ssh.on('error', (err) => {
+      settle();
+      this.#lose(`host ${this.host}: cannot run ${file}: ${err.message}; check --launcher-exec`, HOST_FAILED_STATUS);
+    });
+    ssh.on('exit', (code, signal) => {
+      settle();
+      this.#log.debug({ host: this.host, code, signal }, 'remote launch exited');
+      if (this.#ws !== null || this.#isFinished) return;
+      // Let the last stderr bytes arrive before explaining.
+      setTimeout(() => {
+        const status = code === 127 ? 127 : HOST_FAILED_STATUS;
+        this.#lose(explainStartFailure(this.host, code, signal, this.#sshStderr, this.#node), status);
+      }, 50);
+    });
+    this.#timer = setTimeout(() => {
+      if (this.#ws !== null) return;
+      settle();
+      this.#lose(`host ${this.host}: its proxy did not connect back to mpiexec within ${CONNECT_BACK_MS / 1000} s; check that this machine is reachable from ${this.host} (firewall, --port-range, --iface)`, HOST_FAILED_STATUS);
+    }, CONNECT_BACK_MS);
+    this.#settleOnLink = settle;
+  }
+
+  #settleOnLink: (() => void) | null = null;
+
+  /** The proxy's hello was accepted: this link is the host's from now on. */
+  attach(ws: WebSocket, localAddress: string): void {
+    this.#ws = ws;
+    this.#localAddress = localAddress.replace(/^::ffff:/, '');
+    this.#settleOnLink?.();
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    this.#lastHeard = Date.now();
+    ws.on('message', (data: RawData) => this.#onMessage(data as Buffer));
+    ws.on('close', () => {
+      if (this.#isFinished || this.#isLost) return;
+      this.#lose(`host ${this.host}: lost its proxy (the link to it closed: proxy killed or host down)${this.#sshTail()}`, HOST_FAILED_STATUS);
+    });
+    ws.on('error', () => undefined);
+    this.#timer = setInterval(() => {
+      if (this.#pauses > 0) this.#lastHeard = Date.now();
+      if (Date.now() - this.#lastHeard > HEARTBEAT_MS * HEARTBEAT_MISSES) {
+        this.#lose(`host ${this.host}: no heartbeat from its proxy for ${(HEARTBEAT_MS * HEARTBEAT_MISSES) / 1000} s (host down or network link broken)`, HOST_FAILED_STATUS);
+        return;
+      }
+      this.#send({ t: 'hb' });
+    }, HEARTBEAT_MS);
+    this.#send({ t: 'welcome' });
+  }
+
+  /** The job failed before this host linked: forget it quietly and stop its launch. */
+  abandon(): void {
+    this.#isFinished = true;
+    this.close();
+  }
+
+  /**
+   * Output backpressure (OutputSink source): stops reading the link, so TCP
+   * fills up and the proxy pauses its ranks' pipes. One pause per sink.
+   */
+  pause(): void {
+    if (this.#pauses++ === 0) this.#ws?.pause();
+  }
+
+  resume(): void {
+    if (this.#pauses > 0 && --this.#pauses === 0) {
+      this.#lastHeard = Date.now();
+      this.#ws?.resume();
+    }
+  }
+
+  /** Sends `sig` to one rank of this host (-1: all). */
+  signal(rank: number, sig: NodeJS.Signals): void {
+    this.#send({ t: 'signal', rank, sig });
+  }
+
+  /** Ends everything on this side: the link and the ssh process group. */
+  close(): void {
+    if (this.#timer !== null) {
+      clearTimeout(this.#timer);
+      clearInterval(this.#timer);
+    }
+    this.#timer = null;
+    this.#ws?.terminate();
+    const pid = this.#ssh?.pid;
+    if (pid !== undefined) {
+      try {
+        process.kill(-pid, 'SIGKILL');
+      } catch {
+        // gone
+      }
+    }
+  }
+
+  #sshTail(): string {
+    const t = this.#sshStderr.trim().split('\n').filter((l) => l.trim() !== '').pop();
+    return t === undefined ? '' : `: ${t.trim()}`;
+  }
+
+  #send(m: HeadMessage): void {
+    if (this.#ws !== null && this.#ws.readyState === WebSocket.OPEN) this.#ws.send(encodeProxyMessage(m));
+  }
+
+  #lose(why: string, status: number): void {
+    if (this.#isLost || this.#isFinished) return;
+    this.#isLost = true;
+    this.close();
+    this.#events.onLost(this, why, status);
+  }
+
+  #onMessage(data: Buffer): void {
+    this.#lastHeard = Date.now();
+    const m: ProxyMessage | null = decodeProxyMessage(data);
+    if (m === null || this.#isLost) {
+      if (m === null) this.#lose(`host ${this.host}: malformed message from its proxy`, HOST_FAILED_STATUS);
+      return;
+    }
+    if (m.t !== 'hb' && m.t !== 'address' && m.t !== 'fatal' && m.t !== 'hello' && !this.ranks.includes(m.rank)) {
+      this.#lose(`host ${this.host}: its proxy reported rank ${m.rank}, which is not one of its ranks`, HOST_FAILED_STATUS);
+      return;
+    }
+    switch (m.t) {
+      case 'address':
+        this.#events.onLinked(this, m.listenHost, this.#localAddress);
+        return;
+      case 'started':
+        this.#events.onStarted(m.rank, m.pid);
+        return;
+      case 'startError':
+        this.#events.onStartError(m.rank, m.message);
+        return;
+      case 'out':
+        this.#events.onOut(m.rank, m.fd as 1 | 2, Buffer.from(m.data));
+        return;
+      case 'exit':
+        this.#events.onExit(m.rank, m.code, m.signal);
+        return;
+      case 'closed':
+        if (++this.#closedRanks === this.ranks.length) this.#isFinished = true;
+        this.#events.onClosed(m.rank);
+        return;
+      case 'fatal':
+        this.#lose(m.message, 1);
+        return;
+      case 'hb':
+      case 'hello':
+        return;
+    }
+  }
+}
+
+/**
+ * Turns a new connection on the proxy path into a host's link: the first
+ * message must be a hello with the job key (constant-time compare), this
+ * protocol's version and the index of a host that is still waiting.
+ */
+export function acceptProxyLink(ws: WebSocket, localAddress: string, jobKey: string, hosts: readonly RemoteHost[], log: Logger): void {
+  const key = Buffer.from(jobKey, 'utf8');
+  const timer = setTimeout(() => ws.terminate(), HELLO_TIMEOUT_MS);
+  timer.unref();
+  ws.on('error', () => undefined);
+  ws.once('message', (data: RawData) => {
+    clearTimeout(timer);
+    const m = decodeProxyMessage(data as Buffer);
+    const given = m !== null && m.t === 'hello' ? Buffer.from(m.key, 'utf8') : null;
+    if (m === null || m.t !== 'hello' || given === null || given.length !== key.length || !timingSafeEqual(given, key)) {
+      log.warn({ remote: localAddress }, 'proxy link refused: no hello with the job key');
+      ws.close(4001, 'wrong job key');
+      setTimeout(() => ws.terminate(), 1000).unref();
+      return;
+    }
+    const h = hosts[m.index];
+    if (m.v !== PROXY_PROTOCOL_VERSION || h === undefined || h.isLinked || h.isDone) {
+      log.warn({ index: m.index, version: m.v }, 'proxy link refused: bad version or host index');
+      ws.close(4002, 'bad version or host index');
+      return;
+    }
+    log.debug({ host: h.host, hostname: m.hostname, pid: m.pid }, 'proxy linked');
+    h.attach(ws, localAddress);
+  });
+}
