@@ -1,7 +1,7 @@
 /**
- * Test helper: the repository's documents (README.md and docs/**.md) and the
- * fenced code blocks in them. A TypeScript or JavaScript block is either a
- * complete program, marked by `<!-- run: MPIEXEC-ARGS -->` on the line
+ * Test helper: the repository's documents (README.md, packages/NAME/README.md
+ * and docs/**.md) and the fenced code blocks in them. A TypeScript or
+ * JavaScript block is either a complete program, marked by `<!-- run: MPIEXEC-ARGS -->` on the line
  * before its fence (doc-examples.it.test.ts runs it through mpiexec with
  * those arguments), or a fragment, marked by the info string `ts fragment`.
  */
@@ -11,9 +11,12 @@ import { fileURLToPath } from 'node:url';
 
 export const REPO = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 
-/** Repository-relative paths of README.md and every .md file under docs/. */
+/** Repository-relative paths of README.md, the packages' README.md and every .md file under docs/. */
 export function docFiles(): string[] {
   const out = ['README.md'];
+  for (const p of fs.readdirSync(path.join(REPO, 'packages'))) {
+    if (fs.existsSync(path.join(REPO, 'packages', p, 'README.md'))) out.push(path.join('packages', p, 'README.md'));
+  }
   const walk = (dir: string): void => {
     for (const e of fs.readdirSync(path.join(REPO, dir), { withFileTypes: true })) {
       const rel = path.join(dir, e.name);

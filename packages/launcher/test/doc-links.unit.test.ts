@@ -39,6 +39,7 @@ describe('documents link only inside the repository', () => {
 
   it('finds the documents', () => {
     expect(files).toContain('README.md');
+    expect(files).toContain(path.join('packages', 'core', 'README.md'));
     expect(files).toContain(path.join('docs', 'API.md'));
   });
 
