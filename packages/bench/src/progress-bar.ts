@@ -1,8 +1,8 @@
 /**
- * A dependency-free progress bar for long benchmark sweeps.
+ * A progress bar for long benchmark sweeps.
  *
- * On a TTY it redraws one line in place (carriage return, no newline), at most
- * every `redrawMs`:
+ * On a TTY, cli-progress draws it: one line redrawn in place, at most every
+ * `redrawMs`, with our text (label, bar, percentage, counts, ETA, note):
  *
  * ```
  * sweep  [##########----------]  50%  10/20  eta 42s  threads=4 channels=2
@@ -16,9 +16,13 @@
  * sweep: 10/20 (50%) eta 42s threads=4 channels=2
  * ```
  *
- * Output goes to stderr by default so that stdout stays machine-readable. The
- * clock is injectable for tests.
+ * That plain mode stays ours (ADR 0008): cli-progress's own non-TTY mode
+ * repeats its line on a timer whether or not a step finished, while a sweep's
+ * log wants a line per lineEveryMs of progress. Output goes to stderr by
+ * default so that stdout stays machine-readable. The clock (ETA, plain-line
+ * spacing) is injectable for tests.
  */
+import { SingleBar } from 'cli-progress';
 
 /** The part of a writable stream the bar uses (process.stderr fits). */
 export interface ProgressStream {
@@ -66,8 +70,9 @@ export class ProgressBar {
   #done = 0;
   #note = '';
   #lastDrawMs = Number.NEGATIVE_INFINITY;
-  #lastLineLength = 0;
   #isFinished = false;
+  /** The TTY renderer; null when the stream is not a TTY. */
+  readonly #tty: SingleBar | null;
 
   /**
    * @param opts - total steps; label ('progress'), stream (stderr), redrawMs (100), lineEveryMs (5000), now (performance.now)
@@ -83,6 +88,21 @@ export class ProgressBar {
     this.#startMs = this.#now();
     // Non-TTY: the first line comes after lineEveryMs, not at once.
     if (!this.#isTTY) this.#lastDrawMs = this.#startMs;
+    this.#tty = this.#isTTY
+      ? new SingleBar({
+        stream: this.#stream as NodeJS.WritableStream,
+        format: () => this.render(),
+        fps: 1000 / Math.max(1, this.#redrawMs),
+        hideCursor: false,
+        linewrap: false,
+        clearOnComplete: false,
+        stopOnComplete: false,
+        // Redraw on update() too, not only on cli-progress's timer (which runs from the first update to finish()).
+        synchronousUpdate: true,
+        forceRedraw: false,
+        gracefulExit: false,
+      })
+      : null;
   }
 
   /** Steps completed so far. */
@@ -111,17 +131,26 @@ export class ProgressBar {
     if (this.#isFinished) return;
     this.#done = Math.min(this.#total, Math.max(0, done));
     if (note !== undefined) this.#note = note;
+    if (this.#tty !== null) {
+      if (!this.#tty.isActive) this.#tty.start(this.#total, 0);
+      this.#tty.update(this.#done);
+      return;
+    }
     const now = this.#now();
     const interval = this.#isTTY ? this.#redrawMs : this.#lineEveryMs;
     if (now - this.#lastDrawMs >= interval) this.#draw(now);
   }
 
-  /** Draws the final state and ends the line; later calls do nothing. */
+  /** Draws the final state and ends the line; later calls do nothing. On a TTY, call it: it also stops the redraw timer. */
   finish(): void {
     if (this.#isFinished) return;
-    this.#draw(this.#now());
-    if (this.#isTTY) this.#stream.write('\n');
     this.#isFinished = true;
+    if (this.#tty !== null) {
+      if (!this.#tty.isActive) this.#tty.start(this.#total, this.#done);
+      this.#tty.stop(); // draws the final state and ends the line
+      return;
+    }
+    this.#draw(this.#now());
   }
 
   /** The text of the current state (no control characters); exposed for tests and logs. */
@@ -140,17 +169,7 @@ export class ProgressBar {
 
   #draw(now: number): void {
     this.#lastDrawMs = now;
-    const text = this.render(now);
-    if (!this.#isTTY) {
-      this.#stream.write(`${text}\n`);
-      return;
-    }
-    const columns = this.#stream.columns ?? 0;
-    const line = columns > 1 && text.length >= columns ? text.slice(0, columns - 1) : text;
-    // Pad with spaces so a shorter line fully covers the previous one.
-    const pad = this.#lastLineLength > line.length ? ' '.repeat(this.#lastLineLength - line.length) : '';
-    this.#lastLineLength = line.length;
-    this.#stream.write(`\r${line}${pad}`);
+    this.#stream.write(`${this.render(now)}\n`);
   }
 
   #etaText(nowMs: number): string {

@@ -46,46 +46,62 @@ const series = [
   { name: 'Open MPI <tcp> & "ob1"', points: [{ x: 1, y: 0.2 }, { x: 2, y: 0.25 }, { x: 4, y: 0.26 }] },
 ];
 
-describe('renderLineChart', () => {
+/** The text of every <text> inside the groups whose class contains `cls`, in document order. */
+function textsIn(svg: string, cls: string): string[] {
+  return [...svg.matchAll(new RegExp(`<g class="[^"]*${cls}[^"]*"[^>]*>((?:<text[^>]*>[^<]*</text>)+)`, 'g'))]
+    .flatMap((m) => [...m[1]!.matchAll(/<text[^>]*>([^<]*)<\/text>/g)].map((t) => t[1]!));
+}
+
+describe('renderLineChart (Vega-Lite, headless SVG)', () => {
   it('produces a well-formed standalone SVG document', () => {
     const svg = renderLineChart(series, { title: 'neighbor message rate' });
     expect(svg.startsWith('<svg xmlns="http://www.w3.org/2000/svg"')).toBe(true);
     expect(svg.trimEnd().endsWith('</svg>')).toBe(true);
+    expect(svg).toContain('width="720" height="440"');
     expect(checkWellFormed(svg)).toEqual([]);
     expect(svg).not.toMatch(/NaN|Infinity|undefined/);
+    expect(textsIn(svg, 'role-title-text')).toEqual(['neighbor message rate']);
   });
 
-  it('draws one path per series, points sorted by x', () => {
+  it('draws one line per series through its points, sorted by x, with a marker per point', () => {
     const svg = renderLineChart(series);
-    const paths = [...svg.matchAll(/<path class="series" data-series="([^"]*)" d="([^"]*)"/g)];
-    expect(paths).toHaveLength(series.length);
-    for (const [, , d] of paths) {
-      const xs = [...(d as string).matchAll(/[ML]([\d.]+) /g)].map((m) => Number(m[1]));
+    const lines = [...svg.matchAll(/class="mark-line role-mark[^"]*"[^>]*><path [^>]*d="([^"]*)"/g)].map((m) => m[1]!);
+    expect(lines).toHaveLength(series.length);
+    for (const d of lines) {
+      const xs = [...d.matchAll(/[ML]([\d.]+),/g)].map((m) => Number(m[1]));
       expect(xs).toHaveLength(3);
       expect([...xs].sort((a, b) => a - b)).toEqual(xs);
     }
-    expect(svg.match(/<circle /g)).toHaveLength(9);
+    const symbols = /class="mark-symbol role-mark[^"]*"[^>]*>((?:<path [^>]*\/>)+)/.exec(svg);
+    expect(symbols?.[1]!.match(/<path /g)).toHaveLength(9);
   });
 
-  it('has axes, ticks at the measured thread counts, axis labels and a legend entry per series', () => {
+  it('has ticks at the measured thread counts, axis titles and a legend entry per series', () => {
     const svg = renderLineChart(series, { xLabel: 'threads', yLabel: 'M messages/s' });
-    expect(svg).toContain('class="axes"');
-    const xLabels = [...svg.matchAll(/<text [^>]*y="\d+(?:\.\d+)?" text-anchor="middle" [^>]*>(\d+)<\/text>/g)].map((m) => m[1]);
-    expect(xLabels).toEqual(['1', '2', '4']);
-    expect(svg).toContain('>threads</text>');
-    expect(svg).toContain('>M messages/s</text>');
-    expect(svg.match(/<line class="legend"/g)).toHaveLength(series.length);
-    expect(svg).toContain('>Open MPI &lt;tcp&gt; &amp; &quot;ob1&quot;</text>');
+    const [xLabels] = [textsIn(svg, 'role-axis-label')];
+    expect(xLabels.slice(0, 3)).toEqual(['1', '2', '4']);
+    expect(textsIn(svg, 'role-axis-title')).toEqual(['threads', 'M messages/s']);
+    expect(textsIn(svg, 'role-legend-label')).toEqual(['channels 4, parallel', 'channels 1, global', 'Open MPI &lt;tcp&gt; &amp; "ob1"']);
   });
 
-  it('starts the y axis at 0 and covers the largest value', () => {
+  it('starts the y axis at 0 and keeps every point inside the plot', () => {
     const svg = renderLineChart(series);
-    const yLabels = [...svg.matchAll(/text-anchor="end" [^>]*>([\d.]+)<\/text>/g)].map((m) => Number(m[1]));
+    const yLabels = textsIn(svg, 'role-axis-label').slice(3).map(Number);
     expect(yLabels[0]).toBe(0);
-    expect(Math.max(...yLabels)).toBeGreaterThanOrEqual(1.3);
+    expect(Math.max(...yLabels)).toBeGreaterThanOrEqual(1.2);
+    const ys = [...svg.matchAll(/class="mark-line role-mark[^"]*"[^>]*><path [^>]*d="([^"]*)"/g)]
+      .flatMap((m) => [...m[1]!.matchAll(/[ML][\d.]+,(-?[\d.]+)/g)].map((p) => Number(p[1])));
+    expect(Math.min(...ys)).toBeGreaterThanOrEqual(0);
+    expect(Math.max(...ys)).toBeLessThanOrEqual(440 - 40 - 56);
   });
 
-  it('copes with no data, a single point and non-finite values', () => {
+  it('gives series beyond the seven colours a dash pattern', () => {
+    const many = Array.from({ length: 9 }, (_, i) => ({ name: `s${i}`, points: [{ x: 1, y: i }, { x: 2, y: i + 1 }] }));
+    const svg = renderLineChart(many);
+    expect(svg.match(/class="mark-line role-mark[^"]*"[^>]*><path [^>]*stroke-dasharray="6,3"/g)).toHaveLength(2);
+  });
+
+  it('copes with no data, a single point and non-finite values; a series without points stays in the legend', () => {
     for (const input of [
       [],
       [{ name: 'one', points: [{ x: 2, y: 5 }] }],
@@ -94,6 +110,7 @@ describe('renderLineChart', () => {
       const svg = renderLineChart(input);
       expect(checkWellFormed(svg)).toEqual([]);
       expect(svg).not.toMatch(/NaN|Infinity/);
+      expect(textsIn(svg, 'role-legend-label')).toEqual(input.map((s) => s.name));
     }
   });
 });

@@ -1,27 +1,22 @@
 /**
- * A dependency-free SVG line chart for benchmark sweeps: x = threads, y =
- * aggregate message rate, one line per configuration (e.g. "channels 4,
- * parallel matching" against "channels 1, global matching"), with axes, ticks,
- * grid lines and a legend.
+ * An SVG line chart for benchmark sweeps: x = threads, y = aggregate message
+ * rate, one line per configuration (e.g. "channels 4, parallel matching"
+ * against "channels 1, global matching"), with axes, grid, title and legend.
  *
- * The output is a standalone SVG 1.1 document (xmlns set, every text escaped)
- * that browsers, GitHub's Markdown renderer and image viewers display as is.
- * Layout, in user units:
- *
- * ```
- *  ┌──────────────────────────────────────────────────────┐
- *  │                     title                            │
- *  │  y ┤ ─ ─ ─ ─ ─ ─ ─ ─ ─ ─ ─ ─ ─ ─ ┐   ── series 1     │
- *  │  l ┤        ●────●               │   ── series 2     │
- *  │  a ┤   ●───╱                     │      (legend)     │
- *  │  b ┼───┬────┬────┬────┬──────────┘                   │
- *  │        1    2    3    4   x label                    │
- *  └──────────────────────────────────────────────────────┘
- * ```
+ * Drawn by Vega-Lite (the chart described as data) and rendered to a
+ * standalone SVG document by Vega's headless SVG renderer, without a browser
+ * or canvas. Rendering stays synchronous (View.run, then the scenegraph
+ * through SVGStringRenderer: the same output as View.toSVG) so that callers
+ * keep writing the string straight to a file. What stays ours (ADR 0008):
+ * the series shape, the choice of x ticks (the measured thread counts) and
+ * the colours; niceTicks and escapeXml remain for callers that format their
+ * own axes or text.
  *
  * The y axis starts at 0 unless the data go below it, so that the height of a
  * line reads as a rate and two lines' heights as a ratio.
  */
+import * as vega from 'vega';
+import { compile, type TopLevelSpec } from 'vega-lite';
 
 /** One measured point. */
 export interface ChartPoint {
@@ -54,10 +49,10 @@ export interface LineChartOptions {
 /** Okabe–Ito colours: distinguishable with the common colour-vision deficiencies. */
 const PALETTE = ['#0072B2', '#D55E00', '#009E73', '#CC79A7', '#E69F00', '#56B4E9', '#000000'] as const;
 /** After the palette is used up, lines also differ by dash pattern. */
-const DASHES = ['', '6 3', '2 3', '8 3 2 3'] as const;
+const DASHES = [[1, 0], [6, 3], [2, 3], [8, 3, 2, 3]] as const;
 
-const MARGIN = { top: 40, right: 200, bottom: 56, left: 72 } as const;
-const FONT = 'font-family="sans-serif" font-size="12"';
+/** Room around the plot (axes, title, legend on the right), in pixels. */
+const PADDING = { top: 40, right: 200, bottom: 56, left: 72 } as const;
 /** Up to this many distinct integral x values are each given a tick. */
 const MAX_EXACT_X_TICKS = 12;
 
@@ -77,108 +72,69 @@ const MAX_EXACT_X_TICKS = 12;
 export function renderLineChart(series: readonly ChartSeries[], opts: LineChartOptions = {}): string {
   const width = opts.width ?? 720;
   const height = opts.height ?? 440;
-  const xLabel = opts.xLabel ?? 'threads';
-  const yLabel = opts.yLabel ?? 'aggregate message rate (M messages/s)';
-  const plotW = Math.max(10, width - MARGIN.left - MARGIN.right);
-  const plotH = Math.max(10, height - MARGIN.top - MARGIN.bottom);
-
-  const clean = series.map((s) => ({
-    name: s.name,
-    points: s.points.filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y)).sort((a, b) => a.x - b.x),
-  }));
-  const all = clean.flatMap((s) => s.points);
-  const xs = all.map((p) => p.x);
-  const ys = all.map((p) => p.y);
-
-  const isIntegralX = xs.every(Number.isInteger);
-  let [xMin, xMax] = xs.length === 0 ? [0, 1] : [Math.min(...xs), Math.max(...xs)];
-  if (xMin === xMax) [xMin, xMax] = [xMin - 1, xMax + 1];
+  const names = series.map((s) => s.name);
+  const rows = series.flatMap((s) =>
+    s.points.filter((p) => Number.isFinite(p.x) && Number.isFinite(p.y)).map((p) => ({ series: s.name, x: p.x, y: p.y })),
+  );
   // Thread counts are few and often powers of two: tick exactly the measured ones.
-  const distinctX = [...new Set(xs)].sort((a, b) => a - b);
-  const xTicks =
-    isIntegralX && distinctX.length > 0 && distinctX.length <= MAX_EXACT_X_TICKS
-      ? distinctX
-      : niceTicks(xMin, xMax, 8, isIntegralX).filter((t) => t >= xMin && t <= xMax);
+  const distinctX = [...new Set(rows.map((r) => r.x))].sort((a, b) => a - b);
+  const exactX = distinctX.length > 0 && distinctX.length <= MAX_EXACT_X_TICKS && distinctX.every(Number.isInteger);
+  const spec: TopLevelSpec = {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    width: Math.max(10, width - PADDING.left - PADDING.right),
+    height: Math.max(10, height - PADDING.top - PADDING.bottom),
+    autosize: { type: 'none' },
+    padding: PADDING,
+    background: '#ffffff',
+    ...(opts.title === undefined ? {} : { title: { text: opts.title, fontSize: 15 } }),
+    data: { values: rows },
+    mark: { type: 'line', point: { filled: true, size: 30 } },
+    encoding: {
+      x: {
+        field: 'x', type: 'quantitative', title: opts.xLabel ?? 'threads',
+        // One x value (or none) gives the scale no width: widen it around the value.
+        scale: { zero: false, nice: false, ...(distinctX.length <= 1 ? { domain: [(distinctX[0] ?? 1) - 1, (distinctX[0] ?? 1) + 1] } : {}) },
+        axis: exactX ? { values: distinctX, format: 'd' } : { tickMinStep: distinctX.every(Number.isInteger) ? 1 : 0 },
+      },
+      y: {
+        field: 'y', type: 'quantitative', title: opts.yLabel ?? 'aggregate message rate (M messages/s)',
+        scale: { zero: true, nice: true, ...(rows.length === 0 ? { domain: [0, 1] } : {}) },
+      },
+      color: {
+        field: 'series', type: 'nominal', title: null, sort: names,
+        scale: { domain: names, range: names.map((_, i) => PALETTE[i % PALETTE.length]!) },
+      },
+      strokeDash: {
+        field: 'series', type: 'nominal', title: null, sort: names,
+        scale: { domain: names, range: names.map((_, i) => [...DASHES[Math.floor(i / PALETTE.length) % DASHES.length]!]) },
+      },
+    },
+    config: { font: 'sans-serif', title: { font: 'sans-serif' }, axis: { labelFontSize: 12, titleFontSize: 12 }, legend: { labelFontSize: 12, orient: 'right', labelLimit: 0, symbolType: 'stroke' } },
+  };
+  return renderSvg(compile(spec).spec);
+}
 
-  const yLow = Math.min(0, ...ys);
-  let yHigh = ys.length === 0 ? 1 : Math.max(...ys);
-  if (yHigh <= yLow) yHigh = yLow + 1;
-  const yTicks = niceTicks(yLow, yHigh, 6, false);
-  const yMin = Math.min(yLow, yTicks[0] ?? yLow);
-  const yMax = Math.max(yHigh, yTicks[yTicks.length - 1] ?? yHigh);
+/** Vega's headless SVG renderer, as far as it is used here (vega's typings do not declare it). */
+interface SvgStringRenderer {
+  initialize(el: null, width: number, height: number, origin: readonly [number, number]): SvgStringRenderer;
+  background(colour: unknown): SvgStringRenderer;
+  render(scene: unknown): SvgStringRenderer;
+  svg(): string;
+}
+const SvgRenderer = (vega as unknown as { SVGStringRenderer: new (loader: unknown) => SvgStringRenderer }).SVGStringRenderer;
 
-  const sx = (x: number): number => MARGIN.left + ((x - xMin) / (xMax - xMin)) * plotW;
-  const sy = (y: number): number => MARGIN.top + plotH - ((y - yMin) / (yMax - yMin)) * plotH;
-  const x0 = MARGIN.left;
-  const y0 = MARGIN.top + plotH;
-
-  const out: string[] = [];
-  out.push(
-    `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}" viewBox="0 0 ${width} ${height}" role="img" aria-label="${escapeXml(opts.title ?? `${yLabel} by ${xLabel}`)}">`,
-  );
-  out.push(`<title>${escapeXml(opts.title ?? `${yLabel} by ${xLabel}`)}</title>`);
-  out.push(`<rect x="0" y="0" width="${width}" height="${height}" fill="#ffffff"/>`);
-  if (opts.title !== undefined) {
-    out.push(
-      `<text x="${fmt(MARGIN.left + plotW / 2)}" y="24" text-anchor="middle" font-family="sans-serif" font-size="15" font-weight="bold">${escapeXml(opts.title)}</text>`,
-    );
-  }
-
-  // Grid and ticks.
-  out.push('<g class="y-axis">');
-  const yStep = yTicks.length > 1 ? (yTicks[1] ?? 0) - (yTicks[0] ?? 0) : 1;
-  for (const t of yTicks) {
-    const y = fmt(sy(t));
-    out.push(`<line x1="${x0}" y1="${y}" x2="${fmt(x0 + plotW)}" y2="${y}" stroke="#e0e0e0" stroke-width="1"/>`);
-    out.push(`<line x1="${x0 - 5}" y1="${y}" x2="${x0}" y2="${y}" stroke="#333333" stroke-width="1"/>`);
-    out.push(`<text x="${x0 - 8}" y="${y}" dy="0.35em" text-anchor="end" ${FONT}>${formatTick(t, yStep)}</text>`);
-  }
-  out.push('</g>');
-  out.push('<g class="x-axis">');
-  const xStep = xTicks.length > 1 ? (xTicks[1] ?? 0) - (xTicks[0] ?? 0) : 1;
-  for (const t of xTicks) {
-    const x = fmt(sx(t));
-    out.push(`<line x1="${x}" y1="${y0}" x2="${x}" y2="${y0 + 5}" stroke="#333333" stroke-width="1"/>`);
-    out.push(`<text x="${x}" y="${y0 + 18}" text-anchor="middle" ${FONT}>${formatTick(t, xStep)}</text>`);
-  }
-  out.push('</g>');
-
-  // Axes and their labels.
-  out.push(
-    `<path class="axes" d="M${x0} ${MARGIN.top}V${y0}H${fmt(x0 + plotW)}" fill="none" stroke="#333333" stroke-width="1"/>`,
-  );
-  out.push(`<text x="${fmt(x0 + plotW / 2)}" y="${height - 14}" text-anchor="middle" ${FONT}>${escapeXml(xLabel)}</text>`);
-  const yLabelY = fmt(MARGIN.top + plotH / 2);
-  out.push(
-    `<text x="18" y="${yLabelY}" transform="rotate(-90 18 ${yLabelY})" text-anchor="middle" ${FONT}>${escapeXml(yLabel)}</text>`,
-  );
-
-  // Lines, markers and legend.
-  const legendX = x0 + plotW + 20;
-  clean.forEach((s, i) => {
-    const colour = PALETTE[i % PALETTE.length] ?? '#000000';
-    const dash = DASHES[Math.floor(i / PALETTE.length) % DASHES.length] ?? '';
-    const dashAttr = dash === '' ? '' : ` stroke-dasharray="${dash}"`;
-    const name = escapeXml(s.name);
-    out.push(`<g class="series-group">`);
-    if (s.points.length > 0) {
-      const d = s.points.map((p, j) => `${j === 0 ? 'M' : 'L'}${fmt(sx(p.x))} ${fmt(sy(p.y))}`).join('');
-      out.push(
-        `<path class="series" data-series="${name}" d="${d}" fill="none" stroke="${colour}" stroke-width="2"${dashAttr}/>`,
-      );
-      for (const p of s.points) {
-        out.push(`<circle cx="${fmt(sx(p.x))}" cy="${fmt(sy(p.y))}" r="3" fill="${colour}"><title>${name}: ${p.x}, ${p.y}</title></circle>`);
-      }
-    }
-    const ly = MARGIN.top + 10 + i * 20;
-    out.push(
-      `<line class="legend" x1="${legendX}" y1="${ly}" x2="${legendX + 24}" y2="${ly}" stroke="${colour}" stroke-width="2"${dashAttr}/>`,
-    );
-    out.push(`<text x="${legendX + 30}" y="${ly}" dy="0.35em" ${FONT}>${name}</text>`);
-    out.push('</g>');
-  });
-  out.push('</svg>');
-  return `${out.join('\n')}\n`;
+/** Renders a Vega spec to an SVG document synchronously (the steps of View.toSVG without its await). */
+function renderSvg(spec: vega.Spec): string {
+  const view = new vega.View(vega.parse(spec), { renderer: 'none' });
+  view.run();
+  const p = view.padding() as { top: number; right: number; bottom: number; left: number };
+  const svg = new SvgRenderer(view.loader())
+    .initialize(null, view.width() + p.left + p.right, view.height() + p.top + p.bottom, [p.left, p.top])
+    .background(view.background())
+    .render((view.scenegraph() as unknown as { root: unknown }).root)
+    .svg();
+  view.finalize();
+  return svg;
 }
 
 /**
@@ -206,17 +162,6 @@ export function niceTicks(min: number, max: number, maxCount = 6, isIntegral = f
   const digits = Math.max(0, -Math.floor(Math.log10(step)) + 1);
   for (let t = first; t < max + step * 0.999; t += step) ticks.push(Number(t.toFixed(digits)));
   return ticks;
-}
-
-/** A tick label with no more decimals than the step needs (0.2 -> "0.2", 2 -> "2"). */
-function formatTick(value: number, step: number): string {
-  const decimals = step > 0 && step < 1 ? Math.min(6, Math.ceil(-Math.log10(step) - 1e-9)) : 0;
-  return value.toFixed(decimals);
-}
-
-/** Coordinates with at most two decimals keep the SVG small. */
-function fmt(v: number): string {
-  return String(Math.round(v * 100) / 100);
 }
 
 /**

@@ -15,7 +15,7 @@ describe('context ids with threads (Figure 1)', () => {
   );
 
   it('the original algorithm (no initial synchronization) deadlocks, and the roll-call shows where', async () => {
-    const r = await runJob(2, program('fig1.ts'), { args: ['50'], env: { TSMPI_CTXID_ALGO: 'original' }, flags: ['--timeout', '8'], killAfterMs: 60_000 });
+    const r = await runJob(2, program('fig1.ts'), { args: ['50'], env: { TSMPI_CTXID_ALGO: 'original' }, flags: ['--timeout', '30'], killAfterMs: 90_000 });
     expect(r.code).toBe(124);
     expect(r.stdout).not.toContain('fig1 OK');
     // Each process: one thread waits in COMM_SELF.dup, its sibling in the dup of its per-thread communicator.

@@ -8,7 +8,7 @@ import { helpText } from './help.ts';
 import { Job, type HostLaunchLine } from './job.ts';
 import { parseArgs, type LaunchOptions } from './options.ts';
 import { isLocalHost, placeRanks, type Placement } from './process-map.ts';
-import { nodeFlagsFor, rankCommand, resolveProgram, tsxLoaderUrl } from './rank-command.ts';
+import { nodeFlagsFor, rankCommand, resolveProgram, tsxLoaderUrl, withTransport } from './rank-command.ts';
 import { effectiveSetting, findSetting } from './settings-flags.ts';
 
 /** Exit status for a bad command line. */
@@ -90,7 +90,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   o = { ...o, program };
   const level = settingValue(o, 'logLevel', env);
   const log = pino({ name: 'mpiexec', level }, pino.destination({ fd: 2, sync: true }));
-  const job = new Job(o, placements, { log, stdout: process.stdout, stderr: process.stderr, env, tsxUrl, nodeFlags });
+  const job = new Job(o, placements, { log, stdout: process.stdout, stderr: process.stderr, env: withTransport(env), tsxUrl, nodeFlags });
   const onSigint = (): void => job.signal('SIGINT');
   const onSigterm = (): void => job.signal('SIGTERM');
   const onExit = (): void => {

@@ -37,6 +37,23 @@ export function tsxLoaderUrl(): string {
   return import.meta.resolve('tsx');
 }
 
+/** The environment variable of core's `transport` setting. */
+export const TRANSPORT_ENV = 'TSMPI_TRANSPORT';
+
+/**
+ * `env` for the ranks, with the transport module named by file URL. Core
+ * loads its transport by module name and does not depend on one (the
+ * transport depends on core's interface: docs/adr/0007); the launcher
+ * depends on @tsmpi/transport-tcp, so it resolves it from its own
+ * dependencies, which a strict install (pnpm) does not expose to core. A
+ * transport the user chose (TSMPI_TRANSPORT) is left as given.
+ */
+export function withTransport(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const given = env[TRANSPORT_ENV];
+  if (given !== undefined && given !== '') return env;
+  return { ...env, [TRANSPORT_ENV]: import.meta.resolve('@tsmpi/transport-tcp') };
+}
+
 /** True for programs that run in Node. */
 export function isNodeProgram(program: string): boolean {
   const ext = path.extname(program).toLowerCase();

@@ -93,7 +93,7 @@ export const SETTINGS: readonly SettingRow[] = [
   },
   {
     name: 'transport', env: 'TSMPI_TRANSPORT', flag: null, kind: { type: 'string' },
-    defaultValue: () => '@tsmpi/transport-tcp', level: 'tuning', doc: 'module that implements @tsmpi/core/transport',
+    defaultValue: () => '@tsmpi/transport-tcp', level: 'tuning', doc: 'module that implements @tsmpi/core/transport; mpiexec sets the file URL of its own @tsmpi/transport-tcp unless given',
   },
 ];
 

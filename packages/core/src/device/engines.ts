@@ -8,6 +8,9 @@ import { Worker } from 'node:worker_threads';
 import { workerArgs } from '../util/index.ts';
 import type { EngineBoot } from './engine-worker.ts';
 
+// engine-worker.ts when running from source, engine-worker.js from a built package (dist/).
+const ENGINE_WORKER = new URL(`./engine-worker${import.meta.url.slice(import.meta.url.lastIndexOf('.'))}`, import.meta.url);
+
 export class Engines {
   readonly #workers: Worker[];
   readonly addresses: string[];
@@ -24,7 +27,7 @@ export class Engines {
       boots.map(
         (boot) =>
           new Promise<string>((resolve, reject) => {
-            const w = new Worker(...workerArgs(new URL('./engine-worker.ts', import.meta.url), { workerData: boot }));
+            const w = new Worker(...workerArgs(ENGINE_WORKER, { workerData: boot }));
             workers.push(w);
             w.unref();
             w.on('error', reject);

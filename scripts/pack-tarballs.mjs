@@ -1,0 +1,29 @@
+#!/usr/bin/env node
+// Builds the packages (tsc -b writes dist/) and packs the ones a user installs
+// into tarballs/ with pnpm pack, which rewrites the exports to dist/ and the
+// workspace:* dependencies to versions. Prints the npm command that installs
+// them into another project.
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const out = path.join(root, 'tarballs');
+const PACKAGES = ['core', 'transport-tcp', 'launcher'];
+
+function run(cmd, args, cwd) {
+  const r = spawnSync(cmd, args, { cwd, stdio: ['ignore', 'ignore', 'inherit'] });
+  if (r.status !== 0) {
+    console.error(`pack-tarballs: ${cmd} ${args.join(' ')} failed in ${path.relative(root, cwd) || '.'}`);
+    process.exit(1);
+  }
+}
+
+run(path.join(root, 'node_modules/.bin/tsc'), ['-b'], root);
+rmSync(out, { recursive: true, force: true });
+mkdirSync(out);
+for (const p of PACKAGES) run('npx', ['-y', 'pnpm@10', 'pack', '--pack-destination', out], path.join(root, 'packages', p));
+const files = readdirSync(out).filter((f) => f.endsWith('.tgz')).sort();
+console.log(`packed into ${path.relative(process.cwd(), out) || '.'}: ${files.join(' ')}`);
+console.log(`install in your project: npm install ${files.map((f) => path.join(out, f)).join(' ')}`);
