@@ -1,11 +1,18 @@
 #!/usr/bin/env node
 // The per-host proxy of a multi-host job (src/proxy.ts); mpiexec starts it
-// on each remote host through ssh and writes its launch spec on stdin. Runs
-// from the TypeScript sources as bin/mpiexec.mjs does.
-import { register } from 'node:module';
-import { register as registerTsx } from 'tsx/esm/api';
+// on each remote host through ssh and writes its launch spec on stdin. Like
+// bin/mpiexec.mjs, it runs the TypeScript sources in a checkout of the
+// repository (src/ beside bin/) and the built dist/ in an installed package.
+import { existsSync } from 'node:fs';
 
-registerTsx();
-register('./source-condition-hook.mjs', import.meta.url);
-const { runProxy } = await import('../src/proxy.ts');
+let runProxy;
+if (existsSync(new URL('../src/proxy.ts', import.meta.url))) {
+  const { register } = await import('node:module');
+  const { register: registerTsx } = await import('tsx/esm/api');
+  registerTsx();
+  register('./source-condition-hook.mjs', import.meta.url);
+  ({ runProxy } = await import('../src/proxy.ts'));
+} else {
+  ({ runProxy } = await import('../dist/proxy.js'));
+}
 await runProxy();

@@ -96,7 +96,7 @@ describe.skipIf(registryDown)('the packed packages, installed with npm outside t
   it('hold the built JavaScript, declarations, source maps and bin only: no sources, tests or test programs', () => {
     for (const t of tarballs) {
       const files = step(`tar tzf ${t}`, 'tar', ['tzf', t], tmp).trim().split('\n');
-      const odd = files.filter((f) => !/^package\/(package\.json|README\.md|LICENSE|bin\/mpiexec\.mjs|dist\/.+\.(js|js\.map|d\.ts))$/.test(f));
+      const odd = files.filter((f) => !/^package\/(package\.json|README\.md|LICENSE|bin\/(mpiexec|tsmpi-proxy)\.mjs|dist\/.+\.(js|js\.map|d\.ts))$/.test(f));
       expect(odd, `${path.basename(t)} holds files a user does not need`).toEqual([]);
       expect(files.filter((f) => /test|fixture|\.ts$/.test(f.replace(/\.d\.ts$/, '')))).toEqual([]);
       expect(files).toContain('package/dist/index.js');
@@ -131,6 +131,14 @@ describe.skipIf(registryDown)('the packed packages, installed with npm outside t
 
   it('npx mpiexec -n 4 app.mjs runs a JavaScript program', () => {
     const r = mpiexec('-n', '4', 'app.mjs');
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim().split('\n').sort()).toEqual([0, 1, 2, 3].map((k) => `rank ${k} of 4: sum 6`));
+  });
+
+  it('a job with ranks on another host runs them through the installed per-host proxy (bin/tsmpi-proxy.mjs, dist/)', () => {
+    // fake-rsh.sh runs the remote command here, as ssh would on host fakeh1 (proxy.it.test.ts).
+    const rsh = path.join(REPO_ROOT, 'packages/launcher/test/fixtures/fake-rsh.sh');
+    const r = mpiexec('-n', '4', '--hosts', 'localhost:2,fakeh1:2', '--launcher-exec', rsh, 'app.ts');
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout.trim().split('\n').sort()).toEqual([0, 1, 2, 3].map((k) => `rank ${k} of 4: sum 6`));
   });
