@@ -28,11 +28,22 @@ import { isInitialized, runtime, setRuntime, type RuntimeState } from './runtime
 import { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE, setupPredefinedComms, attachPredefinedComms } from './predefined-comms.ts';
 import { workerBoot, type WorkerBoot } from './worker-boot.ts';
 import { reviveWorkerData } from './revive.ts';
+import { destroyCommRecord } from './comm.ts';
+import { setupPredefinedTypes } from './datatype.ts';
+import { setupPredefinedOps } from './op.ts';
+import { liveObjects } from './introspection.ts';
+
+/** The predefined datatypes' and ops' handles, for MPI.Worker's boot record. */
+export function predefinedObjectHandles(): readonly number[] {
+  return predefinedObjects;
+}
 
 /** How long a failed engine waits for the launcher to acknowledge which peer loss caused the failure. */
 const PEER_LOST_REPORT_MS = 500;
 
 let threadLevel: ThreadLevel = 'single';
+/** handles of the predefined datatypes then ops (worker threads attach to them) */
+let predefinedObjects: readonly number[] = [];
 let engines: Engines | null = null;
 
 /**
@@ -116,6 +127,8 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
   if (job !== null && job.localSize > os.availableParallelism()) device.onRendezvous = noteRendezvous;
   if (shared.layout.multithreaded) attachBlockedTable(shared.buffers.blocked, 0, MAX_THREADS);
   const predefined = setupPredefinedComms(shared.objects, size, settings.endpoints, device.firstEndpoint);
+  predefinedObjects = [...setupPredefinedTypes(shared.objects), ...setupPredefinedOps(shared.objects)];
+  shared.objects.onDestroy = destroyCommRecord;
   setRuntime(runtimeState(device, settings, job, pmi, log, level, progress, device.firstEndpoint, {
     contextIds: Array.from({ length: settings.endpoints }, () => ContextIdState.create()),
     predefined,
@@ -158,6 +171,7 @@ function deviceBase(settings: Settings, job: JobEnv | null, rank: number, size: 
     channels: settings.channels,
     jobKey: job?.jobKey ?? '',
     listenHost: job?.listenHost ?? '127.0.0.1',
+    refcount: settings.refcount,
   };
 }
 
@@ -209,6 +223,10 @@ async function initWorkerThread(boot: WorkerBoot): Promise<ThreadLevel> {
   device.start(null);
   attachBlockedTable(shared.buffers.blocked, threadId, MAX_THREADS);
   attachPredefinedComms(boot.predefined, size, settings.endpoints, device.firstEndpoint, boot.endpoint);
+  const types = setupPredefinedTypes(null, boot.predefinedObjects);
+  setupPredefinedOps(null, boot.predefinedObjects.slice(types.length));
+  predefinedObjects = boot.predefinedObjects;
+  shared.objects.onDestroy = destroyCommRecord;
   setRuntime(runtimeState(device, settings, boot.job, null, log, boot.threadLevel, boot.progress, boot.endpoint, {
     contextIds: boot.contextIds.map((b) => ContextIdState.attach(b)),
     predefined: boot.predefined,
@@ -226,6 +244,9 @@ export async function finalize(): Promise<void> {
   const rt = runtime('finalize');
   if (!isMainThread) throw mpiError(ERR_OTHER, 'finalize', 'worker threads never call MPI.finalize(): the main thread does, after the workers are done');
   await COMM_WORLD.barrier();
+  // The finalize-time collection (papers/refcount-gc.txt §V.B): whatever only the collector still holds goes.
+  rt.device.lifetime.collect();
+  if (rt.log.isLevelEnabled('debug')) rt.log.debug({ liveObjects: liveObjects(rt), gcCycles: rt.device.lifetime.gcCycles() }, 'finalize: objects after the last collection');
   stopWaitPoll();
   const st = rt.device.stats;
   await rt.device.close();

@@ -136,7 +136,9 @@ function reviveLeaf(value: unknown): unknown {
 /** A live record of `kind` behind `handle`, or an ERR_ARG that says what happened. */
 function checkLive(handle: number, kind: number, what: string): void {
   if (handle === -1) throw mpiError(ERR_ARG, 'revive', `the ${what} had been freed before it was sent`);
-  if (!runtime('revive').device.objects.isLive(handle) || handleKind(handle) !== kind) {
+  const objects = runtime('revive').device.objects;
+  // Under --refcount gc a freed object may wait for the collector: freed is gone for the user.
+  if (!objects.isLive(handle) || handleKind(handle) !== kind || objects.isUserFreed(handle)) {
     throw mpiError(ERR_ARG, 'revive', `handle ${handle} is not a live ${what} (freed before it arrived?)`);
   }
 }

@@ -20,6 +20,8 @@ export interface WorkerBoot {
   readonly endpoint: number;
   readonly contextIds: readonly SharedArrayBuffer[];
   readonly predefined: readonly number[];
+  /** the predefined datatypes' then ops' handles */
+  readonly predefinedObjects: readonly number[];
   readonly userData: unknown;
 }
 

@@ -10,6 +10,7 @@ import { Worker as NodeWorker, type WorkerOptions } from 'node:worker_threads';
 import { ERR_OTHER, mpiError, workerArgs } from '../util/index.ts';
 import { runtime } from './runtime.ts';
 import { dehydrate } from './revive.ts';
+import { predefinedObjectHandles } from './lifecycle.ts';
 import { BOOT_KEY, type WorkerBoot } from './worker-boot.ts';
 
 function bootFor(options: WorkerOptions | undefined): WorkerBoot {
@@ -26,6 +27,7 @@ function bootFor(options: WorkerOptions | undefined): WorkerBoot {
     endpoint: rt.endpoint,
     contextIds: rt.contextIds.map((s) => s.buffer),
     predefined: rt.predefined,
+    predefinedObjects: predefinedObjectHandles(),
     userData: dehydrate(options?.workerData),
   };
 }

@@ -36,6 +36,7 @@ import { DevRequest, REQ_KIND } from './dev-request.ts';
 import { FLAG, KIND, NIL, SLOT, SLOT_WORDS, STATE, SlotPool } from './request-table.ts';
 import { STAT, type SharedState } from './shared-state.ts';
 import type { ObjectTable } from './object-table.ts';
+import { createLifetime, type Lifetime, type RefcountStrategy } from './lifetime.ts';
 
 const ANY = -1;
 /** Words of an injected frame: the header fields, the destination process, the payload's big-arena offset or NIL. */
@@ -57,6 +58,8 @@ export interface DeviceOptions {
   readonly hosted: readonly number[];
   /** row of this thread in the shared statistics */
   readonly statsRow: number;
+  /** how requests reference the objects they use (lifetime.ts) */
+  readonly refcount: RefcountStrategy;
 }
 
 /** What probe() reports about a pending message. */
@@ -74,6 +77,8 @@ export class Device {
   readonly shared: SharedState;
   readonly pool: SlotPool;
   readonly objects: ObjectTable;
+  /** this thread's side of object lifetime (the --refcount strategy) */
+  readonly lifetime: Lifetime;
   readonly firstEndpoint: number;
   readonly endpointCount: number;
   transport: Transport | null = null;
@@ -107,6 +112,7 @@ export class Device {
     this.#w = shared.table.words;
     this.pool = new SlotPool(shared.table);
     this.objects = shared.objects;
+    this.lifetime = createLifetime(opts.refcount, shared.objects, shared.buffers.lifetime, opts.threadId);
     this.#payloads = shared.payloads;
     this.#big = shared.big;
     this.#mt = shared.layout.multithreaded;
@@ -376,6 +382,7 @@ export class Device {
       this.pool.free(r.slot);
       r.slot = NIL;
     }
+    if (r.refMode !== 0) this.lifetime.releaseRequest(r);
     if (r.finish !== null) r.finish(r);
     const cb = r.onComplete;
     if (cb !== null) {

@@ -9,6 +9,7 @@
  *   payload pool       small payloads, 64 B .. 64 KiB       (shm/payload-pool.ts)
  *   big arena          large payloads crossing threads      (same allocator, classes to 1 GiB)
  *   object table       communicators, groups, datatypes, ops (object-table.ts)
+ *   lifetime           eligible set, per-thread reference cells (lifetime.ts)
  *   injection rings    one per channel: frames for the thread that hosts the channel
  *   completion rings   one per thread: slots completed for it by another thread
  *   control            thread-id counter, per-thread statistics rows
@@ -17,6 +18,7 @@ import { PayloadPool, Ring } from '../shm/index.ts';
 import { MatchQueues, type MatchingMode } from './match-queues.ts';
 import { ObjectTable, type ObjectTableBuffers } from './object-table.ts';
 import { RequestTable } from './request-table.ts';
+import { allocateLifetimeBuffers, type LifetimeBuffers } from './lifetime.ts';
 
 /** Threads (main, workers) that may own requests; each has a completion ring. */
 export const MAX_THREADS = 64;
@@ -50,6 +52,7 @@ export interface SharedBuffers {
   readonly bigArena: SharedArrayBuffer | null;
   readonly bigMeta: SharedArrayBuffer | null;
   readonly objects: ObjectTableBuffers;
+  readonly lifetime: LifetimeBuffers;
   readonly injection: SharedArrayBuffer | null;
   readonly completion: SharedArrayBuffer | null;
   readonly control: SharedArrayBuffer;
@@ -98,6 +101,7 @@ export class SharedState {
       bigMeta: big?.meta ?? null,
       // 2 MiB of records and 8 MiB of group/datatype data.
       objects: ObjectTable.allocateBuffers(OBJECT_RECORDS, 8 << 20),
+      lifetime: allocateLifetimeBuffers(MAX_THREADS, OBJECT_RECORDS),
       injection: layout.multithreaded ? new SharedArrayBuffer(layout.channels * Ring.bytesFor(INJECTION_RING_BYTES)) : null,
       completion: layout.multithreaded ? new SharedArrayBuffer(MAX_THREADS * Ring.bytesFor(COMPLETION_RING_BYTES)) : null,
       control: new SharedArrayBuffer(CONTROL.WORDS * 4),

@@ -1,0 +1,50 @@
+// Object lifetime (issue 13, papers/refcount-gc.txt): objects freed while
+// operations on them are pending, in every reference-counting strategy and
+// both progress modes, through real mpiexec jobs.
+// testlist: lifetime-reuse np 2; lifetime-free np 2; lifetime-threads np 2
+import { describe, expect, it } from 'vitest';
+import { program, runJob } from './run-job.ts';
+
+const MODES = [
+  ['naive', 'inline'],
+  ['predefined', 'inline'],
+  ['gc', 'inline'],
+  ['naive', 'threads'],
+  ['predefined', 'threads'],
+  ['gc', 'threads'],
+] as const;
+
+function expectOk(r: { code: number | null; stdout: string; stderr: string }, marker: string): void {
+  if (r.code !== 0 || !r.stdout.includes(marker)) {
+    throw new Error(`job failed (exit ${r.code})\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
+  }
+}
+
+const BASELINE = { comm: 4, group: 4, datatype: 11, request: 0, op: 12 };
+
+/** The liveObjects every rank logged after finalize's collection (--log-level debug), by rank. */
+function finalizeLiveObjects(stderr: string): Map<number, { liveObjects: unknown; gcCycles: number }> {
+  const out = new Map<number, { liveObjects: unknown; gcCycles: number }>();
+  for (const line of stderr.split('\n')) {
+    if (!line.includes('finalize: objects after the last collection')) continue;
+    const rec = JSON.parse(line.slice(line.indexOf('{'))) as { rank: number; liveObjects: unknown; gcCycles: number };
+    out.set(rec.rank, rec);
+  }
+  return out;
+}
+
+describe.each(MODES)('lifetime (--refcount %s --progress %s)', (refcount, progress) => {
+  const flags = ['--refcount', refcount, '--progress', progress, '--timeout', '60'];
+
+  it('keeps a freed communicator\'s context id while a receive on it is pending (the issue\'s reproducer)', async () => {
+    expectOk(await runJob(2, program('lifetime-reuse.ts'), { flags }), `lifetime-reuse OK (refcount ${refcount})`);
+  }, 90_000);
+
+  it('completes operations pending on a freed communicator, datatype, op and group while new ones are created at once; back to the baseline after finalize', async () => {
+    const r = await runJob(2, program('lifetime-free.ts'), { flags: [...flags, '--log-level', 'debug'] });
+    expectOk(r, `lifetime-free OK (refcount ${refcount}`);
+    const logged = finalizeLiveObjects(r.stderr);
+    expect([...logged.keys()].sort()).toEqual([0, 1]);
+    for (const rec of logged.values()) expect(rec.liveObjects).toEqual(BASELINE);
+  }, 90_000);
+});
