@@ -34,7 +34,8 @@ function finalizeLiveObjects(stderr: string): Map<number, { liveObjects: unknown
 }
 
 describe.each(MODES)('lifetime (--refcount %s --progress %s)', (refcount, progress) => {
-  const flags = ['--refcount', refcount, '--progress', progress, '--timeout', '60'];
+  const modeFlags = ['--refcount', refcount, '--progress', progress];
+  const flags = [...modeFlags, '--timeout', '60'];
 
   it('keeps a freed communicator\'s context id while a receive on it is pending (the issue\'s reproducer)', async () => {
     expectOk(await runJob(2, program('lifetime-reuse.ts'), { flags }), `lifetime-reuse OK (refcount ${refcount})`);
@@ -47,4 +48,15 @@ describe.each(MODES)('lifetime (--refcount %s --progress %s)', (refcount, progre
     expect([...logged.keys()].sort()).toEqual([0, 1]);
     for (const rec of logged.values()) expect(rec.liveObjects).toEqual(BASELINE);
   }, 90_000);
+
+  it('across threads: a request waited in a worker after the main thread freed its communicator; a free from endpoint 1 returns the id to endpoint 0; 4 threads x 10,000 create/use/free cycles', async () => {
+    const r = await runJob(2, program('lifetime-threads.ts'), {
+      flags: [...modeFlags, '--endpoints', '2', '--timeout', '280', '--log-level', 'debug'], args: ['4', '10000'], killAfterMs: 300_000,
+    });
+    expectOk(r, `lifetime-threads OK (refcount ${refcount}, 4 threads x 10000 cycles`);
+    if (refcount === 'gc') expect(r.stdout).not.toContain('gcCycles 0)');
+    const logged = finalizeLiveObjects(r.stderr);
+    expect([...logged.keys()].sort()).toEqual([0, 1]);
+    for (const rec of logged.values()) expect(rec.liveObjects).toEqual(BASELINE);
+  }, 320_000);
 });
