@@ -1,7 +1,7 @@
 // Object lifetime (issue 13, papers/refcount-gc.txt): objects freed while
 // operations on them are pending, in every reference-counting strategy and
 // both progress modes, through real mpiexec jobs.
-// testlist: lifetime-reuse np 2; lifetime-free np 2; lifetime-threads np 2
+// testlist: lifetime-reuse np 2; lifetime-free np 2; lifetime-threads np 2; worker-ids np 1; abort-worker np 2
 import { describe, expect, it } from 'vitest';
 import { program, runJob } from './run-job.ts';
 
@@ -59,4 +59,18 @@ describe.each(MODES)('lifetime (--refcount %s --progress %s)', (refcount, progre
     expect([...logged.keys()].sort()).toEqual([0, 1]);
     for (const rec of logged.values()) expect(rec.liveObjects).toEqual(BASELINE);
   }, 320_000);
+});
+
+describe('threads over a process\'s lifetime', () => {
+  it('recycles thread ids: 68 MPI.Workers one after another in one process (the 64th used to fail)', async () => {
+    const r = await runJob(1, program('worker-ids.ts'), { flags: ['--timeout', '400'], args: ['68'], killAfterMs: 420_000 });
+    expectOk(r, 'worker-ids OK (68 workers)');
+  }, 440_000);
+
+  it.each(['threads', 'inline'])('MPI.abort in an MPI.Worker ends the whole job with its code and names the rank (--progress %s)', async (progress) => {
+    const r = await runJob(2, program('abort-worker.ts'), { flags: ['--progress', progress, '--timeout', '60'] });
+    expect(r.code).toBe(7);
+    expect(r.stdout).not.toContain('the job went on');
+    expect(r.stderr).toMatch(/rank 1 .*MPI\.abort\(7\)/);
+  }, 90_000);
 });

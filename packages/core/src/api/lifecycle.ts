@@ -125,7 +125,10 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
   configureWaitPoll(waitPollOptions(settings, size, useEngines, log));
   // Bulk traffic sleeps only where a poller would take a core from another process of the job.
   if (job !== null && job.localSize > os.availableParallelism()) device.onRendezvous = noteRendezvous;
-  if (shared.layout.multithreaded) attachBlockedTable(shared.buffers.blocked, 0, MAX_THREADS);
+  if (shared.layout.multithreaded) {
+    attachBlockedTable(shared.buffers.blocked, 0, MAX_THREADS);
+    shared.watchAbort((code, thread) => abort(code, { name: `COMM_WORLD (from worker thread ${thread})` } as typeof COMM_WORLD));
+  }
   const predefined = setupPredefinedComms(shared.objects, size, settings.endpoints, device.firstEndpoint);
   predefinedObjects = [...setupPredefinedTypes(shared.objects), ...setupPredefinedOps(shared.objects)];
   shared.objects.onDestroy = destroyCommRecord;
@@ -212,7 +215,7 @@ async function initWorkerThread(boot: WorkerBoot): Promise<ThreadLevel> {
   }
   const settings = boot.settings;
   const shared = SharedState.attach(boot.shared);
-  const threadId = shared.allocateThreadId();
+  const threadId = boot.threadId;
   const rank = boot.job?.rank ?? 0;
   const size = boot.job?.size ?? 1;
   const log = createLogger(settings.logLevel, rank).child({ thread: threadId });
@@ -270,11 +273,38 @@ export async function finalize(): Promise<void> {
  */
 export function abort(errorcode = 1, comm = COMM_WORLD): never {
   const code = Number.isInteger(errorcode) ? errorcode & 0xff : 1;
-  const pmi = isInitialized() ? safePmi() : null;
   const where = comm?.name ?? 'COMM_WORLD';
+  if (!isMainThread) abortFromWorker(errorcode, where);
+  const pmi = isInitialized() ? safePmi() : null;
   if (pmi !== null) void pmi.abort(code, `MPI.abort(${errorcode}) on ${where}`);
   process.stderr.write(`MPI.abort(${errorcode}) called on ${where}\n`);
   process.exit(code === 0 ? 1 : code);
+}
+
+/** How long a worker that called MPI.abort waits for the main thread before killing the process itself. */
+const WORKER_ABORT_GRACE_MS = 5000;
+
+/**
+ * MPI.abort in an MPI.Worker: only the main thread can end the process with the error code (and
+ * tell the launcher), so the worker hands the abort over through shared memory and stops. A main
+ * thread that never returns to its event loop is overruled after WORKER_ABORT_GRACE_MS (SIGKILL).
+ */
+function abortFromWorker(errorcode: number, where: string): never {
+  const rt = safeRuntime();
+  if (rt === null || !rt.device.shared.layout.multithreaded) process.exit(Number.isInteger(errorcode) && (errorcode & 0xff) !== 0 ? errorcode & 0xff : 1);
+  rt.device.shared.requestAbort(Number.isInteger(errorcode) ? errorcode : 1, rt.device.opts.threadId);
+  process.stderr.write(`MPI.abort(${errorcode}) called on ${where} in worker thread ${rt.device.opts.threadId}\n`);
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, WORKER_ABORT_GRACE_MS);
+  process.kill(process.pid, 'SIGKILL');
+  throw new Error('unreachable: the process has been killed');
+}
+
+function safeRuntime(): RuntimeState | null {
+  try {
+    return runtime('abort');
+  } catch {
+    return null;
+  }
 }
 
 function safePmi(): PmiClient | null {

@@ -12,6 +12,8 @@ import type { ThreadLevel } from './constants.ts';
 export const BOOT_KEY = '__tsmpi_worker_boot__';
 
 export interface WorkerBoot {
+  /** the thread id its parent took for it (SharedState.allocateThreadId), given back when it ends */
+  readonly threadId: number;
   readonly shared: SharedBuffers;
   readonly settings: Settings;
   readonly job: JobEnv | null;

@@ -110,7 +110,7 @@ export class Device {
     this.opts = opts;
     this.shared = shared;
     this.#w = shared.table.words;
-    this.pool = new SlotPool(shared.table);
+    this.pool = new SlotPool(shared.table, opts.threadId >= 0 ? shared.slotCache(opts.threadId) : null);
     this.objects = shared.objects;
     this.lifetime = createLifetime(opts.refcount, shared.objects, shared.buffers.lifetime, opts.threadId);
     this.#payloads = shared.payloads;
