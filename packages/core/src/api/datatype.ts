@@ -37,7 +37,7 @@ export class Datatype {
   readonly _predefined: boolean;
   /** the primitive type of every entry, or null (mixed struct, or no entries) */
   readonly _typeCode: TypeCode | null;
-  /** its DATATYPE record in the shared object table (0: none, for a type made before init or revived from another thread) */
+  /** its DATATYPE record in the shared object table (0: none, for a type made before init) */
   _handle = 0;
   #map: TypeMap | null = null;
 
@@ -135,6 +135,8 @@ export class Datatype {
   static _ofShared(handle: number, committed: boolean, name: string): Datatype {
     const dt = new Datatype(new DatatypeRecord(decodeDescriptor(runtime('revive').device.objects.blob(handle).slice())), name);
     if (committed) dt.commit();
+    // The same object as in the thread that made it: requests reference its record, and free() is its user release.
+    dt._handle = handle;
     return dt;
   }
 

@@ -15,8 +15,9 @@
  *
  * A revived Group is a view of the same record (it holds its own reference:
  * free it when done). A revived derived Datatype is this thread's copy of the
- * layout: free() in one thread releases that thread's copy only. User ops
- * hold a function and cannot cross.
+ * layout over the same record: requests in any thread reference that record,
+ * and free() in any thread is the object's one user release, as for a
+ * communicator (device/lifetime.ts). User ops hold a function and cannot cross.
  */
 import { OBJECT_KIND, handleKind } from '../device/index.ts';
 import { ERR_ARG, mpiError } from '../util/index.ts';
