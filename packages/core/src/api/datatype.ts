@@ -20,7 +20,7 @@ import {
   TYPE_CODES, typeCodeOfView, type ElementArrayConstructor, type TypeCode, type TypeDescriptor, type TypeMap,
 } from '../datatype/index.ts';
 import { OBJECT_KIND, type ObjectTable } from '../device/index.ts';
-import { ERR_TYPE, mpiError } from '../util/index.ts';
+import { ERR_TYPE, UNDEFINED, mpiError } from '../util/index.ts';
 import { runtime, runtimeOrNull } from './runtime.ts';
 
 export class Datatype {
@@ -143,7 +143,7 @@ export class Datatype {
   /** @internal Whole items in `bytes` received bytes, or `undefinedValue`. */
   _countOf(bytes: number, undefinedValue: number): number {
     const n = countItems(bytes, this._record.info);
-    return n === -32766 ? undefinedValue : n;
+    return n === UNDEFINED ? undefinedValue : n;
   }
 
   toString(): string {

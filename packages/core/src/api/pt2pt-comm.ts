@@ -9,7 +9,7 @@
  * group in rank order.
  */
 import { DevRequest, REQ_KIND, handleIndex, packr, type Device } from '../device/index.ts';
-import { ERR_ARG, ERR_COMM, ERR_RANK, ERR_TAG, MPIError, mpiError } from '../util/index.ts';
+import { CONTEXT_SUFFIX, ERR_ARG, ERR_COMM, ERR_RANK, ERR_TAG, MPIError, mpiError } from '../util/index.ts';
 import { ANY_SOURCE, ANY_TAG, CONGRUENT, IDENT, PROC_NULL, SIMILAR, TAG_UB, UNDEFINED, UNEQUAL } from './constants.ts';
 import { bytesOfBuf, recvTargetOf, sendSourceOf, setRecvBuf, typeHandleOf, type BufSpec, describe } from './buffer.ts';
 import { Request } from './request.ts';
@@ -18,10 +18,10 @@ import { Message } from './message.ts';
 import { enterBlocking, leaveBlocking } from './blocked.ts';
 import { runtime, checkActive } from './runtime.ts';
 
-/** Context-id suffixes: the traffic classes of one communicator. */
-export const CTX_PT2PT = 0;
-export const CTX_COLL = 1;
-export const CTX_GROUP_COLL = 2;
+/** Context-id suffixes: the traffic classes of one communicator (util/sentinels.ts). */
+export const CTX_PT2PT = CONTEXT_SUFFIX.PT2PT;
+export const CTX_COLL = CONTEXT_SUFFIX.COLL;
+export const CTX_GROUP_COLL = CONTEXT_SUFFIX.GROUP_COLL;
 
 export class Pt2ptComm {
   #name: string;

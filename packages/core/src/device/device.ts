@@ -30,7 +30,7 @@
 import { Packr } from 'msgpackr';
 import { FRAME_FLAG, FRAME_KIND, newFrameHeader, type FrameHeader, type Transport, type TransportError, type TransportFactory } from '../transport/index.ts';
 import type { PayloadPool, Ring } from '../shm/index.ts';
-import { ERR_PROC_FAILED, ERR_TRUNCATE, ERR_NO_MEM, MPIError, mpiError } from '../util/index.ts';
+import { ANY, ERR_PROC_FAILED, ERR_TRUNCATE, ERR_NO_MEM, MPIError, mpiError } from '../util/index.ts';
 import type { Logger } from '../log/index.ts';
 import { DevRequest, REQ_KIND } from './dev-request.ts';
 import { FLAG, KIND, NIL, SLOT, SLOT_WORDS, STATE, SlotPool } from './request-table.ts';
@@ -38,7 +38,6 @@ import { STAT, type SharedState } from './shared-state.ts';
 import type { ObjectTable } from './object-table.ts';
 import { createLifetime, type Lifetime, type RefcountStrategy } from './lifetime.ts';
 
-const ANY = -1;
 /** Words of an injected frame: the header fields, the destination process, the payload's big-arena offset or NIL. */
 const INJ = { KIND: 0, FLAGS: 1, CTX: 2, SRC: 3, DST: 4, TAG: 5, SEQ: 6, AUX: 7, AUX2: 8, LEN: 9, PROC: 10, WORDS: 11 } as const;
 
