@@ -68,14 +68,19 @@ const CELL = { ACTIVE: 0, COMM: 1, TYPE: 2, OP: 3, WORDS: 4 } as const;
  * enough to amortize a scan over many frees (the paper chose its threshold statically too).
  */
 export const GC_THRESHOLD = 64;
-/** Control words: mutex, |Ge|, collections run, then Ge's handles; then one high-water mark per thread. */
+/** Control words: mutex, |Ge|, collections run, then Ge's handles. */
 const CTL = { MUTEX: 0, ELIGIBLE: 1, CYCLES: 2, LIST: 4 } as const;
+/**
+ * A thread's row: [live requests, cells ever used], padded to a 64-byte cache line so that
+ * threads counting their requests never write a line another thread writes (no false sharing).
+ */
+const ROW = { LIVE: 0, USED: 1, WORDS: 16 } as const;
 
 export interface LifetimeBuffers {
   readonly control: SharedArrayBuffer;
   /** per thread: CELLS_PER_THREAD cells of CELL.WORDS */
   readonly cells: SharedArrayBuffer;
-  /** per thread: [live requests, cells ever used (high-water mark)] */
+  /** per thread, one cache line: [live requests, cells ever used (high-water mark)] */
   readonly rows: SharedArrayBuffer;
 }
 
@@ -83,7 +88,7 @@ export function allocateLifetimeBuffers(threads: number, objectRecords: number):
   return {
     control: new SharedArrayBuffer((CTL.LIST + objectRecords) * 4),
     cells: new SharedArrayBuffer(threads * CELLS_PER_THREAD * CELL.WORDS * 4),
-    rows: new SharedArrayBuffer(threads * 2 * 4),
+    rows: new SharedArrayBuffer(threads * ROW.WORDS * 4),
   };
 }
 
@@ -109,13 +114,13 @@ export abstract class Lifetime {
     this.control = new Int32Array(buffers.control);
     this.rows = new Int32Array(buffers.rows);
     this.cells = new Int32Array(buffers.cells);
-    this.#threads = this.rows.length / 2;
+    this.#threads = this.rows.length / ROW.WORDS;
     this.row = row;
     if (row >= 0) {
       // A recycled thread id: whatever the previous thread left can never complete.
       this.cells.fill(0, row * CELLS_PER_THREAD * CELL.WORDS, (row + 1) * CELLS_PER_THREAD * CELL.WORDS);
-      Atomics.store(this.rows, row * 2, 0);
-      Atomics.store(this.rows, row * 2 + 1, 0);
+      Atomics.store(this.rows, row * ROW.WORDS + ROW.LIVE, 0);
+      Atomics.store(this.rows, row * ROW.WORDS + ROW.USED, 0);
     }
   }
 
@@ -137,7 +142,7 @@ export abstract class Lifetime {
 
   /** Drops the references of a completed request (device: on completion). */
   releaseRequest(r: DevRequest): void {
-    this.rows[this.row * 2]!--;
+    this.rows[this.row * ROW.WORDS]!--;
     r.refMode = REF_MODE.NONE;
     if (r.refComm !== 0) this.release(r.refComm);
     if (r.refType !== 0) this.release(r.refType);
@@ -167,7 +172,7 @@ export abstract class Lifetime {
   /** Requests started and not yet completed, over every thread of the process. */
   liveRequests(): number {
     let n = 0;
-    for (let t = 0; t < this.#threads; t++) n += Atomics.load(this.rows, t * 2);
+    for (let t = 0; t < this.#threads; t++) n += Atomics.load(this.rows, t * ROW.WORDS + ROW.LIVE);
     return n;
   }
 
@@ -183,7 +188,7 @@ export abstract class Lifetime {
 
   /** Counts persistent requests (from init to free) as live requests. */
   countRequest(delta: number): void {
-    this.rows[this.row * 2]! += delta;
+    this.rows[this.row * ROW.WORDS]! += delta;
   }
 }
 
@@ -193,7 +198,7 @@ class NaiveLifetime extends Lifetime {
   readonly countsPredefined = true;
 
   acquire(r: DevRequest, comm: number, type: number, op: number): void {
-    this.rows[this.row * 2]!++;
+    this.rows[this.row * ROW.WORDS]!++;
     r.refMode = REF_MODE.COUNTED;
     r.refComm = comm;
     r.refType = type;
@@ -218,7 +223,7 @@ class PredefinedLifetime extends Lifetime {
   readonly countsPredefined = false;
 
   acquire(r: DevRequest, comm: number, type: number, op: number): void {
-    this.rows[this.row * 2]!++;
+    this.rows[this.row * ROW.WORDS]!++;
     r.refMode = REF_MODE.COUNTED;
     const c = isPredefinedHandle(comm) ? 0 : comm;
     const t = isPredefinedHandle(type) ? 0 : type;
@@ -274,12 +279,13 @@ export class GcLifetime extends Lifetime {
   }
 
   acquire(r: DevRequest, comm: number, type: number, op: number): void {
-    this.rows[this.row * 2]!++;
+    this.rows[this.row * ROW.WORDS]!++;
     const c = isPredefinedHandle(comm) ? 0 : comm;
     const t = isPredefinedHandle(type) ? 0 : type;
     const o = isPredefinedHandle(op) ? 0 : op;
     if ((c | t | o) === 0) {
       r.refMode = REF_MODE.COUNTED; // nothing to reference
+      r.refComm = r.refType = r.refOp = 0;
       return;
     }
     if (this.#freeTop === 0) {
@@ -296,7 +302,7 @@ export class GcLifetime extends Lifetime {
     const cell = this.#free[--this.#freeTop]!;
     if (cell >= this.#highWater) {
       this.#highWater = cell + 1;
-      Atomics.store(this.rows, this.row * 2 + 1, cell + 1);
+      Atomics.store(this.rows, this.row * ROW.WORDS + ROW.USED, cell + 1);
     }
     const w = this.cells;
     const b = (this.row * CELLS_PER_THREAD + cell) * CELL.WORDS;
@@ -313,7 +319,7 @@ export class GcLifetime extends Lifetime {
       super.releaseRequest(r);
       return;
     }
-    this.rows[this.row * 2]!--;
+    this.rows[this.row * ROW.WORDS]!--;
     r.refMode = REF_MODE.NONE;
     const cell = r.refCell;
     // A collector that still sees the cell active only keeps objects a little longer.
@@ -367,9 +373,9 @@ export class GcLifetime extends Lifetime {
       marks.fill(0);
       const w = this.cells;
       const rows = this.rows;
-      const threads = rows.length / 2;
+      const threads = rows.length / ROW.WORDS;
       for (let t = 0; t < threads; t++) {
-        const used = Atomics.load(rows, t * 2 + 1);
+        const used = Atomics.load(rows, t * ROW.WORDS + ROW.USED);
         for (let cell = 0; cell < used; cell++) {
           const b = (t * CELLS_PER_THREAD + cell) * CELL.WORDS;
           if (Atomics.load(w, b + CELL.ACTIVE) === 0) continue;
