@@ -5,7 +5,7 @@
  *   Figure 4: aggregate rate against threads, one line per (strategy, objects);
  *   Figure 5: each strategy's rate relative to naive with the same objects.
  *
- *   flock /work/bench.lock npx tsx packages/bench/src/refcount-sweep.ts [--threads 1,2,4] [--repeat 3]
+ *   npx tsx packages/bench/src/refcount-sweep.ts [--threads 1,2,4] [--repeat 3]
  *        [--iterations 10000] [--objects derived,predefined] [--out docs/figures/refcount]
  *
  * Every point is its own mpiexec job, one at a time; the strategies are

@@ -8,7 +8,7 @@
  * skip them). A device-layer microbenchmark: it lives beside core's source
  * because the lifetime module is internal (packages/bench sees only @tsmpi/core).
  *
- *   flock /work/bench.lock npx tsx packages/core/bench/lifetime-cost.ts [--loops 2000000] [--repeat 5] [--json FILE]
+ *   npx tsx packages/core/bench/lifetime-cost.ts [--loops 2000000] [--repeat 5] [--json FILE]
  */
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
 import { appendFileSync } from 'node:fs';
