@@ -9,8 +9,8 @@
  *        [--iterations 10000] [--objects derived,predefined] [--out docs/figures/refcount]
  *
  * Every point is its own mpiexec job, one at a time; the strategies are
- * interleaved inside each repetition so that a change of machine load hits
- * them alike. Writes OUT.json (every run, medians, ratios), OUT-rate.svg and
+ * interleaved inside each repetition, each repetition starting with the next
+ * strategy, so that a change of machine load hits them alike. Writes OUT.json (every run, medians, ratios), OUT-rate.svg and
  * OUT-relative.svg.
  */
 import { spawnSync } from 'node:child_process';
@@ -49,7 +49,9 @@ interface Run { strategy: string; objects: string; threads: number; rate: number
 const runs: Run[] = [];
 const plan: { strategy: string; objects: string; threads: number }[] = [];
 for (let r = 0; r < repeat; r++) {
-  for (const n of threadCounts) for (const objects of objectKinds) for (const strategy of STRATEGIES) plan.push({ strategy, objects, threads: n });
+  // Each repetition starts with another strategy, so a load that rises or falls within a repetition hits them alike.
+  const order = STRATEGIES.map((_, i) => STRATEGIES[(i + r) % STRATEGIES.length]!);
+  for (const n of threadCounts) for (const objects of objectKinds) for (const strategy of order) plan.push({ strategy, objects, threads: n });
 }
 const bar = new ProgressBar({ total: plan.length, label: 'refcount sweep' });
 for (const p of plan) {
