@@ -16,7 +16,7 @@
  * sweep: 10/20 (50%) eta 42s threads=4 channels=2
  * ```
  *
- * That plain mode stays ours (ADR 0008): cli-progress's own non-TTY mode
+ * That plain mode stays ours (ADR 0009): cli-progress's own non-TTY mode
  * repeats its line on a timer whether or not a step finished, while a sweep's
  * log wants a line per lineEveryMs of progress. Output goes to stderr by
  * default so that stdout stays machine-readable. The clock (ETA, plain-line

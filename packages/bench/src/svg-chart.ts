@@ -7,7 +7,7 @@
  * standalone SVG document by Vega's headless SVG renderer, without a browser
  * or canvas. Rendering stays synchronous (View.run, then the scenegraph
  * through SVGStringRenderer: the same output as View.toSVG) so that callers
- * keep writing the string straight to a file. What stays ours (ADR 0008):
+ * keep writing the string straight to a file. What stays ours (ADR 0009):
  * the series shape, the choice of x ticks (the measured thread counts) and
  * the colours; niceTicks and escapeXml remain for callers that format their
  * own axes or text.

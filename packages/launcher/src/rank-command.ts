@@ -43,7 +43,7 @@ export const TRANSPORT_ENV = 'TSMPI_TRANSPORT';
 /**
  * `env` for the ranks, with the transport module named by file URL. Core
  * loads its transport by module name and does not depend on one (the
- * transport depends on core's interface: docs/adr/0007); the launcher
+ * transport depends on core's interface: docs/adr/0008); the launcher
  * depends on @tsmpi/transport-tcp, so it resolves it from its own
  * dependencies, which a strict install (pnpm) does not expose to core. A
  * transport the user chose (TSMPI_TRANSPORT) is left as given.

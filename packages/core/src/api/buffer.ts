@@ -96,6 +96,16 @@ export function unpackArea(rb: ResolvedBuf, area: Uint8Array, byteLength = rb.pa
 }
 
 /**
+ * The datatype handle a request on a checked BufSpec references: a bare view's predefined
+ * type only when the strategy counts predefined objects (naive), else 0 for a bare view.
+ */
+export function typeHandleOf(spec: unknown, countsPredefined: boolean): number {
+  if (isView(spec)) return countsPredefined ? datatypeOfView(spec)._handle : 0;
+  const list = spec as unknown[];
+  return (list[list.length - 1] as Datatype)._handle;
+}
+
+/**
  * The bytes to send for a BufSpec (point-to-point hot path: a bare Uint8Array
  * is returned as is, any other bare view costs one Uint8Array view).
  */

@@ -35,8 +35,9 @@ import { Pt2ptComm } from './pt2pt-comm.ts';
 import { Request } from './request.ts';
 import { enterBlocking, leaveBlocking } from './blocked.ts';
 import {
-  describe, packedOf, packV, recvAreaOf, resolveBuf, resolveV, unpackArea, unpackV, type BufSpec, type ResolvedBuf,
+  describe, packedOf, packV, recvAreaOf, resolveBuf, resolveV, typeHandleOf, unpackArea, unpackV, type BufSpec, type ResolvedBuf,
 } from './buffer.ts';
+import { runtime } from './runtime.ts';
 
 type InPlace = typeof IN_PLACE;
 /** A `[buf, counts, displs]` argument of the v-collectives. */
@@ -104,8 +105,14 @@ export class CollComm extends Pt2ptComm {
     }
   }
 
-  #nonblocking(call: string, started: Promise<void>): Request<void> {
-    return Request._fromPromise(started, this, call);
+  /**
+   * The nonblocking form: a request over the started collective. It references this communicator,
+   * the datatype of `buf` (a checked BufSpec; IN_PLACE or null: none) and `op` until it completes.
+   */
+  #nonblocking(call: string, started: Promise<void>, buf: unknown = null, op: Op | null = null): Request<void> {
+    const lt = runtime(call).device.lifetime;
+    const type = buf === null || buf === IN_PLACE || !(lt.countsPredefined || Array.isArray(buf)) ? 0 : typeHandleOf(buf, lt.countsPredefined);
+    return Request._fromPromise(started, this, call, type, op === null ? 0 : op._handle);
   }
 
   // --- object form -----------------------------------------------------------
@@ -226,7 +233,7 @@ export class CollComm extends Pt2ptComm {
   }
   /** Nonblocking Bcast. */
   Ibcast(buf: BufSpec, root = 0): Request<void> {
-    return this.#nonblocking('Ibcast', this.#bcast(buf, root, 'Ibcast'));
+    return this.#nonblocking('Ibcast', this.#bcast(buf, root, 'Ibcast'), buf);
   }
 
   #reduce(sendbuf: BufSpec | InPlace, recvbuf: BufSpec | null, op: Op, root: number, call: string): Promise<void> {
@@ -263,7 +270,7 @@ export class CollComm extends Pt2ptComm {
   }
   /** Nonblocking Reduce. */
   Ireduce(sendbuf: BufSpec | InPlace, recvbuf: BufSpec | null, op: Op, root = 0): Request<void> {
-    return this.#nonblocking('Ireduce', this.#reduce(sendbuf, recvbuf, op, root, 'Ireduce'));
+    return this.#nonblocking('Ireduce', this.#reduce(sendbuf, recvbuf, op, root, 'Ireduce'), sendbuf === IN_PLACE ? recvbuf : sendbuf, op);
   }
 
   /** The shared shape of Allreduce, Scan and Exscan: IN_PLACE or a sendbuf the size of recvbuf. */
@@ -296,7 +303,7 @@ export class CollComm extends Pt2ptComm {
   }
   /** Nonblocking Allreduce. */
   Iallreduce(sendbuf: BufSpec | InPlace, recvbuf: BufSpec, op: Op): Request<void> {
-    return this.#nonblocking('Iallreduce', this.#vectorOp(sendbuf, recvbuf, op, 'Iallreduce', collAllreduce, false));
+    return this.#nonblocking('Iallreduce', this.#vectorOp(sendbuf, recvbuf, op, 'Iallreduce', collAllreduce, false), recvbuf, op);
   }
 
   /** Inclusive prefix reduction: rank r's recvbuf = x0 op ... op xr. IN_PLACE: the input is in recvbuf. */
@@ -373,7 +380,7 @@ export class CollComm extends Pt2ptComm {
   }
   /** Nonblocking Gather. */
   Igather(sendbuf: BufSpec | InPlace, recvbuf: BufSpec | null, root = 0): Request<void> {
-    return this.#nonblocking('Igather', this.#gather(sendbuf, recvbuf, root, 'Igather'));
+    return this.#nonblocking('Igather', this.#gather(sendbuf, recvbuf, root, 'Igather'), sendbuf === IN_PLACE ? recvbuf : sendbuf);
   }
 
   /**
@@ -428,7 +435,7 @@ export class CollComm extends Pt2ptComm {
   }
   /** Nonblocking Scatter. */
   Iscatter(sendbuf: BufSpec | null, recvbuf: BufSpec | InPlace, root = 0): Request<void> {
-    return this.#nonblocking('Iscatter', this.#scatter(sendbuf, recvbuf, root, 'Iscatter'));
+    return this.#nonblocking('Iscatter', this.#scatter(sendbuf, recvbuf, root, 'Iscatter'), recvbuf === IN_PLACE ? sendbuf : recvbuf);
   }
 
   /** Scatters blocks of varying size from root: rank i gets counts[i] items at displs[i]. IN_PLACE at the root. */
@@ -469,7 +476,7 @@ export class CollComm extends Pt2ptComm {
   }
   /** Nonblocking Allgather. */
   Iallgather(sendbuf: BufSpec | InPlace, recvbuf: BufSpec): Request<void> {
-    return this.#nonblocking('Iallgather', this.#allgather(sendbuf, recvbuf, 'Iallgather'));
+    return this.#nonblocking('Iallgather', this.#allgather(sendbuf, recvbuf, 'Iallgather'), recvbuf);
   }
 
   /** Allgather with blocks of varying size (counts and displs in items). IN_PLACE: the own block is already in place. */
@@ -507,7 +514,7 @@ export class CollComm extends Pt2ptComm {
   }
   /** Nonblocking Alltoall. */
   Ialltoall(sendbuf: BufSpec | InPlace, recvbuf: BufSpec): Request<void> {
-    return this.#nonblocking('Ialltoall', this.#alltoall(sendbuf, recvbuf, 'Ialltoall'));
+    return this.#nonblocking('Ialltoall', this.#alltoall(sendbuf, recvbuf, 'Ialltoall'), recvbuf);
   }
 
   /** Alltoall with blocks of varying size (counts and displs in items). IN_PLACE: sent from recvbuf with its counts and displs. */

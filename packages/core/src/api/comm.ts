@@ -21,13 +21,18 @@
  * createGroup use a context and tags no user receive on the parent can match
  * (even ANY_TAG), so a subset may create while the others keep receiving.
  *
- * Records: a new communicator gets a COMM record [context id, group handle]
- * in the object table, as the predefined ones (predefined-comms.ts). dup
- * shares its parent's group record, create and createGroup share the group
- * argument's record (each with a new reference), split makes a new one. free
- * returns the context id at once (freeContextId: a free never waits for an
- * allocation in progress) and drops the user's reference to the record; the
- * last reference releases the group reference too.
+ * Records: a new communicator gets a COMM record [context id, group handle,
+ * allocating endpoint] in the object table, as the predefined ones
+ * (predefined-comms.ts). dup shares its parent's group record, create and
+ * createGroup share the group argument's record (each with a new reference),
+ * split makes a new one. free is the user's release (device/lifetime.ts):
+ * requests, persistent requests and Messages on the communicator keep the
+ * record alive, and only when the record is destroyed (destroyCommRecord,
+ * in whichever thread drops the last reference or collects it) does the
+ * context id go back, into the mask of the endpoint that allocated it
+ * (freeContextId: a free never waits for an allocation in progress), and the
+ * group reference go. So a communicator created right after a free never
+ * gets the id of one whose operations are still pending.
  *
  * Errors (checked here, before anything changes, STYLE.md rule 19): a freed
  * communicator or one the calling thread's endpoint is not a member of:
@@ -43,7 +48,7 @@ import {
   type ContextIdCollectives, type ContextIdOptions, type ContextIdState,
 } from '../comm/index.ts';
 import { allgatherBytes } from '../coll/index.ts';
-import { OBJECT_KIND } from '../device/index.ts';
+import { OBJECT_KIND, handleKind } from '../device/index.ts';
 import { ERR_ARG, ERR_COMM, ERR_GROUP, ERR_TAG, mpiError } from '../util/index.ts';
 import { CollComm } from './coll-comm.ts';
 import { CommCollPt2pt } from './coll-pt2pt.ts';
@@ -57,6 +62,8 @@ import { describe } from './buffer.ts';
 
 /** The group-handle data word of a COMM record (COMM_DATA.GROUP in predefined-comms.ts, which imports this file). */
 const GROUP_WORD = 1;
+/** The data word of a COMM record holding the allocating endpoint (index among this process's endpoints; -1: predefined). */
+const ID_ENDPOINT_WORD = 2;
 /** Keys and colors are C ints in MPI. */
 const INT_MAX = 0x7fffffff;
 const INT_MIN = -0x80000000;
@@ -73,9 +80,6 @@ interface Creation {
 
 /** A communicator: a group of processes and a private context for their messages. See API.md "Comm". */
 export class Comm extends CollComm {
-  /** The endpoint whose context-id mask holds this communicator's id (the creating thread's); -1 for predefined. */
-  #idEndpoint = -1;
-
   /**
    * The communicator's group (a new reference: free it when done).
    * @throws MPIError(ERR_COMM) when the communicator has been freed
@@ -111,12 +115,12 @@ export class Comm extends CollComm {
   #dup(call: string): Promise<Comm> {
     const c = this.#begin(call);
     const [coll, priority] = this.#commCollectives(call);
-    const group = runtime(call).device.objects.data(this._handle, GROUP_WORD);
+    const group = holdGroup(runtime(call).device.objects.data(this._handle, GROUP_WORD), call);
     const name = `${this.name}.dup`;
-    return (async () => {
+    return consumingGroup(group, call, async () => {
       const ctx = await allocateContextId(c.state, this._ctx, priority, coll, c.options);
       return Comm.#make(c, name, ctx, this._endpoints, group);
-    })();
+    });
   }
 
   /**
@@ -187,14 +191,16 @@ export class Comm extends CollComm {
     const [coll, priority] = this.#commCollectives(call);
     const isMember = g._logic.has(c.me);
     const name = `${this.name}.create`;
-    return blockingCreation(call, this.name, (async () => {
+    const held = holdGroup(g._handle, call);
+    return blockingCreation(call, this.name, consumingGroup(held, call, async () => {
       const ctx = await allocateContextId(c.state, this._ctx, priority, coll, c.options);
       if (!isMember) {
         freeContextId(c.state, ctx);
+        runtime(call).device.objects.release(held);
         return null;
       }
-      return Comm.#make(c, name, ctx, g._logic.members, g._handle);
-    })());
+      return Comm.#make(c, name, ctx, g._logic.members, held);
+    }));
   }
 
   /**
@@ -219,31 +225,28 @@ export class Comm extends CollComm {
     const pt = new GroupPt2pt(runtime(call).device, members, c.me, this._ctx + CTX_GROUP_COLL);
     const coll = contextIdCollectives(pt, groupCollTag(tag));
     const name = `${this.name}.createGroup(${tag})`;
-    return blockingCreation(call, this.name, (async () => {
+    const held = holdGroup(g._handle, call);
+    return blockingCreation(call, this.name, consumingGroup(held, call, async () => {
       const ctx = await allocateContextId(c.state, this._ctx, tag, coll, c.options);
-      return Comm.#make(c, name, ctx, members, g._handle);
-    })());
+      return Comm.#make(c, name, ctx, members, held);
+    }));
   }
 
   /**
-   * User release: returns the context id at once; pending operations still complete.
+   * User release: pending operations still complete, and the context id returns once none is left.
    * @throws MPIError(ERR_COMM) for a predefined or already freed communicator
    */
   override free(): void {
     super.free();
-    const rt = runtime('Comm.free');
-    // A Comm rebuilt from its record in another thread does not know its creator: the caller's endpoint holds the id.
-    const endpoint = this.#idEndpoint >= 0 ? this.#idEndpoint : rt.endpoint;
-    freeContextId(rt.contextIds[endpoint - rt.device.firstEndpoint]!, this._ctx);
-    const objects = rt.device.objects;
-    const group = objects.data(this._handle, GROUP_WORD);
-    if (objects.userFree(this._handle)) objects.release(group);
+    runtime('Comm.free').device.lifetime.userFree(this._handle);
   }
 
   /** Checks this communicator for a creation and snapshots what it needs. */
   #begin(call: string): Creation {
     const me = this._me(call);
     const rt = runtime(call);
+    // gc: freed communicators whose operations are done give their context ids back before this allocation.
+    rt.device.lifetime.maybeCollect();
     return { call, me, state: rt.contextIds[me - rt.device.firstEndpoint]!, options: contextIdOptions(rt.settings, call) };
   }
 
@@ -271,10 +274,12 @@ export class Comm extends CollComm {
 
   /**
    * A new communicator and its records. On failure (object table full) the context id goes back.
-   * @param group the group record to share (a new reference), or null to make one
+   * @param group the group record to share (a reference the caller took with holdGroup, which the
+   *   new communicator keeps), or null to make one
    */
   static #make(c: Creation, name: string, ctx: number, endpoints: Int32Array, group: number | null): Comm {
-    const objects = runtime(c.call).device.objects;
+    const dev = runtime(c.call).device;
+    const objects = dev.objects;
     let groupHandle: number;
     let handle: number;
     try {
@@ -282,14 +287,13 @@ export class Comm extends CollComm {
         groupHandle = objects.create(OBJECT_KIND.GROUP, false, [endpoints.length], new Uint8Array(endpoints.buffer, endpoints.byteOffset, endpoints.byteLength), c.call);
       } else {
         groupHandle = group;
-        objects.retain(groupHandle);
       }
     } catch (e) {
       freeContextId(c.state, ctx);
       throw e;
     }
     try {
-      handle = objects.create(OBJECT_KIND.COMM, false, [ctx, groupHandle], null, c.call);
+      handle = dev.lifetime.create(OBJECT_KIND.COMM, [ctx, groupHandle, c.me - dev.firstEndpoint], null, c.call);
     } catch (e) {
       objects.release(groupHandle);
       freeContextId(c.state, ctx);
@@ -299,15 +303,44 @@ export class Comm extends CollComm {
     comm._handle = handle;
     // The collective sequence may live in a per-record cell that a freed communicator used: start it over.
     comm._collSeq = 0;
-    comm.#idEndpoint = c.me;
     return comm;
   }
+}
+
+/**
+ * The object table's onDestroy hook (installed by init in every thread): a communicator record
+ * going away returns its context id to the endpoint that allocated it and drops its group.
+ */
+export function destroyCommRecord(handle: number): void {
+  if (handleKind(handle) !== OBJECT_KIND.COMM) return;
+  const rt = runtime('Comm.free');
+  const objects = rt.device.objects;
+  const endpoint = objects.data(handle, ID_ENDPOINT_WORD);
+  if (endpoint >= 0) freeContextId(rt.contextIds[endpoint]!, objects.data(handle, 0));
+  objects.release(objects.data(handle, GROUP_WORD));
 }
 
 function checkKey(key: number, call: string): void {
   if (!Number.isInteger(key) || key < INT_MIN || key > INT_MAX) {
     throw mpiError(ERR_ARG, call, `key ${typeof key === 'number' ? key : describe(key)} is invalid: expected an integer ${INT_MIN}..${INT_MAX}`);
   }
+}
+
+/**
+ * Takes a reference to group record `h` at the call: the user may free the group (or the parent)
+ * before the creation completes. The new communicator keeps it (#make); consumingGroup drops it
+ * if the creation fails.
+ */
+function holdGroup(h: number, call: string): number {
+  runtime(call).device.objects.retain(h);
+  return h;
+}
+
+function consumingGroup<T>(held: number, call: string, body: () => Promise<T>): Promise<T> {
+  return body().catch((e: unknown) => {
+    runtime(call).device.objects.release(held);
+    throw e;
+  });
 }
 
 /** Records a blocking creation for mpiexec's roll-call until it settles. */

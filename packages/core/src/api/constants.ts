@@ -1,8 +1,5 @@
-/** MPI constants of API.md. */
-export const ANY_SOURCE = -1;
-export const ANY_TAG = -1;
-export const PROC_NULL = -2;
-export const UNDEFINED = -32766;
+/** MPI constants of API.md (the sentinels live in util/sentinels.ts, shared by every layer). */
+export { ANY_SOURCE, ANY_TAG, PROC_NULL, UNDEFINED } from '../util/index.ts';
 /** Largest tag a user may use; tags above it are reserved for the library (group collectives). */
 export const TAG_UB = 2 ** 30 - 1;
 export const IDENT = 0;

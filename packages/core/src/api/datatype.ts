@@ -8,17 +8,20 @@
  * indexed, struct, subarray, resized) and must be committed before they are
  * used in communication. free() is the user's release: an operation already
  * started with the type keeps its own reference (the request's closure holds
- * the type map), so it completes with the right layout; new calls get
- * ERR_TYPE.
+ * the type map, and the request references the DATATYPE record,
+ * device/lifetime.ts), so it completes with the right layout; new calls get
+ * ERR_TYPE. Every type made after init has its record from creation (its blob
+ * is the encoded descriptor, which other threads revive the type from); the
+ * predefined ones get theirs at init.
  */
 import {
   DatatypeRecord, checkConstructible, countItems, createContiguous, createHvector, createIndexed, createResized,
   createStruct, createSubarray, createVector, decodeDescriptor, descriptorToString, encodeDescriptor, elementArrayOf, predefinedRecord, typeSize,
   TYPE_CODES, typeCodeOfView, type ElementArrayConstructor, type TypeCode, type TypeDescriptor, type TypeMap,
 } from '../datatype/index.ts';
-import { OBJECT_KIND } from '../device/index.ts';
-import { ERR_TYPE, mpiError } from '../util/index.ts';
-import { runtime } from './runtime.ts';
+import { OBJECT_KIND, type ObjectTable } from '../device/index.ts';
+import { ERR_TYPE, UNDEFINED, mpiError } from '../util/index.ts';
+import { runtime, runtimeOrNull } from './runtime.ts';
 
 export class Datatype {
   readonly name: string;
@@ -34,7 +37,7 @@ export class Datatype {
   readonly _predefined: boolean;
   /** the primitive type of every entry, or null (mixed struct, or no entries) */
   readonly _typeCode: TypeCode | null;
-  /** its DATATYPE record in the shared object table, made when the type first crosses a thread (0: none) */
+  /** its DATATYPE record in the shared object table (0: none, for a type made before init) */
   _handle = 0;
   #map: TypeMap | null = null;
 
@@ -108,17 +111,16 @@ export class Datatype {
   free(): void {
     if (this._predefined) throw mpiError(ERR_TYPE, 'Datatype.free', `${this.name} is predefined and cannot be freed`);
     this._record.free();
-    if (this._handle !== 0) runtime('Datatype.free').device.objects.userFree(this._handle);
+    if (this._handle !== 0) runtime('Datatype.free').device.lifetime.userFree(this._handle);
   }
 
   /**
    * @internal The handle other threads revive this derived type from: a DATATYPE
-   * record whose blob is the encoded descriptor (made on first use, released by free()).
+   * record whose blob is the encoded descriptor (made at creation, or here for a type made before init;
+   * released by free()).
    */
   _share(call: string): number {
-    if (this._handle === 0) {
-      this._handle = runtime(call).device.objects.create(OBJECT_KIND.DATATYPE, false, [], encodeDescriptor(this._record.descriptor), call);
-    }
+    if (this._handle === 0) this._handle = runtime(call).device.lifetime.create(OBJECT_KIND.DATATYPE, [], encodeDescriptor(this._record.descriptor), call);
     return this._handle;
   }
 
@@ -133,13 +135,15 @@ export class Datatype {
   static _ofShared(handle: number, committed: boolean, name: string): Datatype {
     const dt = new Datatype(new DatatypeRecord(decodeDescriptor(runtime('revive').device.objects.blob(handle).slice())), name);
     if (committed) dt.commit();
+    // The same object as in the thread that made it: requests reference its record, and free() is its user release.
+    dt._handle = handle;
     return dt;
   }
 
   /** @internal Whole items in `bytes` received bytes, or `undefinedValue`. */
   _countOf(bytes: number, undefinedValue: number): number {
     const n = countItems(bytes, this._record.info);
-    return n === -32766 ? undefinedValue : n;
+    return n === UNDEFINED ? undefinedValue : n;
   }
 
   toString(): string {
@@ -230,7 +234,10 @@ function baseOf(call: string, dt: unknown, what: string): TypeDescriptor {
 }
 
 function derived(d: TypeDescriptor): Datatype {
-  return new Datatype(new DatatypeRecord(d));
+  const dt = new Datatype(new DatatypeRecord(d));
+  const rt = runtimeOrNull();
+  if (rt !== null) dt._handle = rt.device.lifetime.create(OBJECT_KIND.DATATYPE, [], encodeDescriptor(d), 'Datatype');
+  return dt;
 }
 
 function predefined(name: string, code: TypeCode): Datatype {
@@ -249,11 +256,23 @@ export const FLOAT32 = predefined('FLOAT32', TYPE_CODES.FLOAT32);
 export const FLOAT64 = predefined('FLOAT64', TYPE_CODES.FLOAT64);
 export const BYTE = predefined('BYTE', TYPE_CODES.BYTE);
 
+const PREDEFINED_TYPES = [INT8, UINT8, INT16, UINT16, INT32, UINT32, INT64, UINT64, FLOAT32, FLOAT64, BYTE];
+
 const BY_CODE: readonly Datatype[] = (() => {
   const t: Datatype[] = [];
-  for (const d of [INT8, UINT8, INT16, UINT16, INT32, UINT32, INT64, UINT64, FLOAT32, FLOAT64, BYTE]) t[d._code] = d;
+  for (const d of PREDEFINED_TYPES) t[d._code] = d;
   return t;
 })();
+
+/**
+ * The predefined types' records (predefined bit set; blob: the encoded descriptor): made by init in
+ * the main thread (`objects`), attached in worker threads (`handles`, as the main thread returned them).
+ */
+export function setupPredefinedTypes(objects: ObjectTable | null, handles: readonly number[] = []): number[] {
+  return PREDEFINED_TYPES.map((t, i) => (t._handle = objects === null
+    ? handles[i]!
+    : objects.create(OBJECT_KIND.DATATYPE, true, [t._code], encodeDescriptor(t._record.descriptor), 'init')));
+}
 
 /** The predefined Datatype of a type code. */
 export function datatypeOfCode(code: TypeCode): Datatype {

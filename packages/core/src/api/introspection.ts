@@ -1,6 +1,6 @@
 /** MPI.config() and MPI.stats(): tsmpi's own introspection (API.md "Introspection"). */
 import { OBJECT_KIND, STAT } from '../device/index.ts';
-import { runtime } from './runtime.ts';
+import { runtime, type RuntimeState } from './runtime.ts';
 import { waitPolls } from './wait-poll.ts';
 
 export interface Config {
@@ -38,7 +38,7 @@ export function config(): Config {
 export function stats(): Stats {
   const rt = runtime('stats');
   const d = rt.device;
-  const live = d.objects.liveCounts();
+  const live = liveObjects(rt);
   const perChannel = d.transport?.channelStats() ?? Array.from({ length: rt.settings.channels }, () => ({ sent: 0, received: 0 }));
   const rows = d.shared.stats;
   let messagesSent = 0, messagesReceived = 0, bytesSent = 0, bytesReceived = 0;
@@ -53,8 +53,18 @@ export function stats(): Stats {
     unexpectedQueued: d.unexpectedQueued(),
     postedQueued: d.postedQueued(),
     perChannel,
-    contextIdsInUse: live[OBJECT_KIND.COMM],
-    liveObjects: { comm: live[OBJECT_KIND.COMM], group: live[OBJECT_KIND.GROUP], datatype: live[OBJECT_KIND.DATATYPE], request: d.shared.table.inUse(), op: live[OBJECT_KIND.OP] },
-    gcCycles: 0,
+    contextIdsInUse: live.comm,
+    liveObjects: live,
+    gcCycles: d.lifetime.gcCycles(),
   };
+}
+
+/**
+ * Live objects of each kind: object-table records (predefined ones included; under gc, freed
+ * objects not yet collected too) and requests started and not yet completed (persistent ones
+ * until freed), not request-pool slots.
+ */
+export function liveObjects(rt: RuntimeState): Stats['liveObjects'] {
+  const live = rt.device.objects.liveCounts();
+  return { comm: live[OBJECT_KIND.COMM], group: live[OBJECT_KIND.GROUP], datatype: live[OBJECT_KIND.DATATYPE], request: rt.device.lifetime.liveRequests(), op: live[OBJECT_KIND.OP] };
 }

@@ -28,11 +28,22 @@ import { isInitialized, runtime, setRuntime, type RuntimeState } from './runtime
 import { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE, setupPredefinedComms, attachPredefinedComms } from './predefined-comms.ts';
 import { workerBoot, type WorkerBoot } from './worker-boot.ts';
 import { reviveWorkerData } from './revive.ts';
+import { destroyCommRecord } from './comm.ts';
+import { setupPredefinedTypes } from './datatype.ts';
+import { setupPredefinedOps } from './op.ts';
+import { liveObjects } from './introspection.ts';
+
+/** The predefined datatypes' and ops' handles, for MPI.Worker's boot record. */
+export function predefinedObjectHandles(): readonly number[] {
+  return predefinedObjects;
+}
 
 /** How long a failed engine waits for the launcher to acknowledge which peer loss caused the failure. */
 const PEER_LOST_REPORT_MS = 500;
 
 let threadLevel: ThreadLevel = 'single';
+/** handles of the predefined datatypes then ops (worker threads attach to them) */
+let predefinedObjects: readonly number[] = [];
 let engines: Engines | null = null;
 
 /**
@@ -114,8 +125,13 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
   configureWaitPoll(waitPollOptions(settings, size, useEngines, log));
   // Bulk traffic sleeps only where a poller would take a core from another process of the job.
   if (job !== null && job.localSize > os.availableParallelism()) device.onRendezvous = noteRendezvous;
-  if (shared.layout.multithreaded) attachBlockedTable(shared.buffers.blocked, 0, MAX_THREADS);
+  if (shared.layout.multithreaded) {
+    attachBlockedTable(shared.buffers.blocked, 0, MAX_THREADS);
+    shared.watchAbort((code, thread) => abort(code, { name: `COMM_WORLD (from worker thread ${thread})` } as typeof COMM_WORLD));
+  }
   const predefined = setupPredefinedComms(shared.objects, size, settings.endpoints, device.firstEndpoint);
+  predefinedObjects = [...setupPredefinedTypes(shared.objects), ...setupPredefinedOps(shared.objects)];
+  shared.objects.onDestroy = destroyCommRecord;
   setRuntime(runtimeState(device, settings, job, pmi, log, level, progress, device.firstEndpoint, {
     contextIds: Array.from({ length: settings.endpoints }, () => ContextIdState.create()),
     predefined,
@@ -159,6 +175,7 @@ function deviceBase(settings: Settings, job: JobEnv | null, rank: number, size: 
     jobKey: job?.jobKey ?? '',
     listenHost: job?.listenHost ?? '127.0.0.1',
     ...(job?.portRange == null ? {} : { listenPorts: job.portRange }),
+    refcount: settings.refcount,
   };
 }
 
@@ -199,7 +216,7 @@ async function initWorkerThread(boot: WorkerBoot): Promise<ThreadLevel> {
   }
   const settings = boot.settings;
   const shared = SharedState.attach(boot.shared);
-  const threadId = shared.allocateThreadId();
+  const threadId = boot.threadId;
   const rank = boot.job?.rank ?? 0;
   const size = boot.job?.size ?? 1;
   const log = createLogger(settings.logLevel, rank).child({ thread: threadId });
@@ -210,6 +227,10 @@ async function initWorkerThread(boot: WorkerBoot): Promise<ThreadLevel> {
   device.start(null);
   attachBlockedTable(shared.buffers.blocked, threadId, MAX_THREADS);
   attachPredefinedComms(boot.predefined, size, settings.endpoints, device.firstEndpoint, boot.endpoint);
+  const types = setupPredefinedTypes(null, boot.predefinedObjects);
+  setupPredefinedOps(null, boot.predefinedObjects.slice(types.length));
+  predefinedObjects = boot.predefinedObjects;
+  shared.objects.onDestroy = destroyCommRecord;
   setRuntime(runtimeState(device, settings, boot.job, null, log, boot.threadLevel, boot.progress, boot.endpoint, {
     contextIds: boot.contextIds.map((b) => ContextIdState.attach(b)),
     predefined: boot.predefined,
@@ -227,6 +248,9 @@ export async function finalize(): Promise<void> {
   const rt = runtime('finalize');
   if (!isMainThread) throw mpiError(ERR_OTHER, 'finalize', 'worker threads never call MPI.finalize(): the main thread does, after the workers are done');
   await COMM_WORLD.barrier();
+  // The finalize-time collection (papers/refcount-gc.txt §V.B): whatever only the collector still holds goes.
+  rt.device.lifetime.collect();
+  if (rt.log.isLevelEnabled('debug')) rt.log.debug({ liveObjects: liveObjects(rt), gcCycles: rt.device.lifetime.gcCycles() }, 'finalize: objects after the last collection');
   stopWaitPoll();
   const st = rt.device.stats;
   await rt.device.close();
@@ -250,11 +274,38 @@ export async function finalize(): Promise<void> {
  */
 export function abort(errorcode = 1, comm = COMM_WORLD): never {
   const code = Number.isInteger(errorcode) ? errorcode & 0xff : 1;
-  const pmi = isInitialized() ? safePmi() : null;
   const where = comm?.name ?? 'COMM_WORLD';
+  if (!isMainThread) abortFromWorker(errorcode, where);
+  const pmi = isInitialized() ? safePmi() : null;
   if (pmi !== null) void pmi.abort(code, `MPI.abort(${errorcode}) on ${where}`);
   process.stderr.write(`MPI.abort(${errorcode}) called on ${where}\n`);
   process.exit(code === 0 ? 1 : code);
+}
+
+/** How long a worker that called MPI.abort waits for the main thread before killing the process itself. */
+const WORKER_ABORT_GRACE_MS = 5000;
+
+/**
+ * MPI.abort in an MPI.Worker: only the main thread can end the process with the error code (and
+ * tell the launcher), so the worker hands the abort over through shared memory and stops. A main
+ * thread that never returns to its event loop is overruled after WORKER_ABORT_GRACE_MS (SIGKILL).
+ */
+function abortFromWorker(errorcode: number, where: string): never {
+  const rt = safeRuntime();
+  if (rt === null || !rt.device.shared.layout.multithreaded) process.exit(Number.isInteger(errorcode) && (errorcode & 0xff) !== 0 ? errorcode & 0xff : 1);
+  rt.device.shared.requestAbort(Number.isInteger(errorcode) ? errorcode : 1, rt.device.opts.threadId);
+  process.stderr.write(`MPI.abort(${errorcode}) called on ${where} in worker thread ${rt.device.opts.threadId}\n`);
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, WORKER_ABORT_GRACE_MS);
+  process.kill(process.pid, 'SIGKILL');
+  throw new Error('unreachable: the process has been killed');
+}
+
+function safeRuntime(): RuntimeState | null {
+  try {
+    return runtime('abort');
+  } catch {
+    return null;
+  }
 }
 
 function safePmi(): PmiClient | null {

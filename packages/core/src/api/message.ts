@@ -1,6 +1,8 @@
 /**
  * Message: a matched message from mprobe/improbe. It has been removed from
- * matching, so only this handle can receive it, exactly once.
+ * matching, so only this handle can receive it, exactly once. Until then it
+ * holds a reference to its communicator (device/lifetime.ts), so a
+ * communicator freed meanwhile keeps its record and context id.
  */
 import { DevRequest, REQ_KIND } from '../device/index.ts';
 import { ERR_ARG, mpiError } from '../util/index.ts';
@@ -23,6 +25,7 @@ export class Message {
     this.#comm = comm;
     this.#slot = slot;
     this.status = status;
+    if (slot !== NO_SLOT) runtime('mprobe').device.lifetime.retain(comm._handle);
   }
 
   /** @internal The message of a matched probe on PROC_NULL. */
@@ -48,6 +51,9 @@ export class Message {
     if (objectForm) req._valueOf = (d) => d.value;
     const slot = this.#slot;
     this.#slot = NO_SLOT;
+    // The receive references the communicator from now on; the Message's own reference goes.
+    dev.lifetime.acquire(r, this.#comm._handle, 0, 0);
+    dev.lifetime.release(this.#comm._handle);
     dev.recvMatched(r, slot);
     return req;
   }

@@ -8,6 +8,8 @@ import type { ByteOp } from '../coll/index.ts';
 import { applyUserOp, checkOp, checkUserOp, isLocOp, reduceLocal, typeSize, type OpCode } from '../datatype/index.ts';
 import { ERR_COUNT, ERR_OP, mpiError } from '../util/index.ts';
 import type { Datatype } from './datatype.ts';
+import { OBJECT_KIND, type ObjectTable } from '../device/index.ts';
+import { runtime, runtimeOrNull } from './runtime.ts';
 
 export type UserFunction = (invec: any, inoutvec: any, datatype: unknown) => void;
 
@@ -17,6 +19,8 @@ export class Op {
   readonly _commute: boolean;
   readonly _fn: UserFunction | null;
   _freed = false;
+  /** its OP record in the object table: made at Op.create (after init), at init for the predefined ops */
+  _handle = 0;
 
   /** @internal */
   constructor(name: string, code: number, commute: boolean, fn: UserFunction | null) {
@@ -33,7 +37,10 @@ export class Op {
   static create(fn: UserFunction, commute = true): Op {
     if (typeof fn !== 'function') throw mpiError(ERR_OP, 'Op.create', `fn is ${typeof fn}: expected a function (invec, inoutvec, datatype) => void`);
     if (typeof commute !== 'boolean') throw mpiError(ERR_OP, 'Op.create', `commute is ${typeof commute}: expected a boolean`);
-    return new Op('user', 0, commute, fn);
+    const op = new Op('user', 0, commute, fn);
+    // An op made before init has no record (and no request can use it before init).
+    op._handle = runtimeOrNull()?.device.lifetime.create(OBJECT_KIND.OP, [0, commute ? 1 : 0], null, 'Op.create') ?? 0;
+    return op;
   }
 
   /**
@@ -42,7 +49,9 @@ export class Op {
    */
   free(): void {
     if (this._fn === null) throw mpiError(ERR_OP, 'Op.free', `${this.name} is predefined and cannot be freed`);
+    if (this._freed) throw mpiError(ERR_OP, 'Op.free', `op ${this.name} has already been freed`);
     this._freed = true;
+    if (this._handle !== 0) runtime('Op.free').device.lifetime.userFree(this._handle);
   }
 
   toString(): string {
@@ -63,6 +72,16 @@ export const BOR = new Op('BOR', 9, true, null);
 export const BXOR = new Op('BXOR', 10, true, null);
 export const MINLOC = new Op('MINLOC', 11, true, null);
 export const MAXLOC = new Op('MAXLOC', 12, true, null);
+
+const PREDEFINED_OPS = [SUM, PROD, MIN, MAX, LAND, LOR, LXOR, BAND, BOR, BXOR, MINLOC, MAXLOC];
+
+/**
+ * The predefined ops' records (predefined bit set): made by init in the main thread (`objects`),
+ * attached in worker threads (`handles`, as the main thread returned them).
+ */
+export function setupPredefinedOps(objects: ObjectTable | null, handles: readonly number[] = []): number[] {
+  return PREDEFINED_OPS.map((op, i) => (op._handle = objects === null ? handles[i]! : objects.create(OBJECT_KIND.OP, true, [op._code, 1], null, 'init')));
+}
 
 /**
  * Checks an op argument of a new call.

@@ -17,7 +17,7 @@ export const COMM_ENDPOINTS = new Comm('COMM_ENDPOINTS', PREDEFINED_CONTEXT_ID.C
 export const COMM_CLIQUE = new Comm('COMM_CLIQUE', PREDEFINED_CONTEXT_ID.COMM_CLIQUE, new Int32Array(0), true);
 
 /** Data words of a communicator record. */
-export const COMM_DATA = { CONTEXT_ID: 0, GROUP: 1 } as const;
+export const COMM_DATA = { CONTEXT_ID: 0, GROUP: 1, ID_ENDPOINT: 2 } as const;
 
 
 /**
@@ -32,7 +32,7 @@ export function setupPredefinedComms(objects: ObjectTable, processes: number, en
   return PREDEFINED.map((comm, i) => {
     const members = groups[i]!;
     const group = objects.create(OBJECT_KIND.GROUP, true, [members.length], new Uint8Array(members.buffer), 'init');
-    const handle = objects.create(OBJECT_KIND.COMM, true, [comm._ctx, group], null, 'init');
+    const handle = objects.create(OBJECT_KIND.COMM, true, [comm._ctx, group, -1], null, 'init');
     comm._setEndpoints(members, handle);
     return handle;
   });

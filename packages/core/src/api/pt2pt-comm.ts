@@ -9,19 +9,19 @@
  * group in rank order.
  */
 import { DevRequest, REQ_KIND, handleIndex, packr, type Device } from '../device/index.ts';
-import { ERR_ARG, ERR_COMM, ERR_RANK, ERR_TAG, MPIError, mpiError } from '../util/index.ts';
+import { CONTEXT_SUFFIX, ERR_ARG, ERR_COMM, ERR_RANK, ERR_TAG, MPIError, mpiError } from '../util/index.ts';
 import { ANY_SOURCE, ANY_TAG, CONGRUENT, IDENT, PROC_NULL, SIMILAR, TAG_UB, UNDEFINED, UNEQUAL } from './constants.ts';
-import { bytesOfBuf, recvTargetOf, sendSourceOf, setRecvBuf, type BufSpec, describe } from './buffer.ts';
+import { bytesOfBuf, recvTargetOf, sendSourceOf, setRecvBuf, typeHandleOf, type BufSpec, describe } from './buffer.ts';
 import { Request } from './request.ts';
 import { Status } from './status.ts';
 import { Message } from './message.ts';
 import { enterBlocking, leaveBlocking } from './blocked.ts';
 import { runtime, checkActive } from './runtime.ts';
 
-/** Context-id suffixes: the traffic classes of one communicator. */
-export const CTX_PT2PT = 0;
-export const CTX_COLL = 1;
-export const CTX_GROUP_COLL = 2;
+/** Context-id suffixes: the traffic classes of one communicator (util/sentinels.ts). */
+export const CTX_PT2PT = CONTEXT_SUFFIX.PT2PT;
+export const CTX_COLL = CONTEXT_SUFFIX.COLL;
+export const CTX_GROUP_COLL = CONTEXT_SUFFIX.GROUP_COLL;
 
 export class Pt2ptComm {
   #name: string;
@@ -160,7 +160,9 @@ export class Pt2ptComm {
     const rt = runtime(call);
     // The encoder's buffer is reused by the next pack: copy what the transport may keep (rendezvous).
     if (data.length > rt.settings.eagerLimit) data = data.slice();
-    rt.device.send(r, me, dst, this._ctx, tag, data, true, sync);
+    const dev = rt.device;
+    dev.lifetime.acquire(r, this._handle, 0, 0);
+    dev.send(r, me, dst, this._ctx, tag, data, true, sync);
     return req;
   }
 
@@ -180,7 +182,10 @@ export class Pt2ptComm {
     }
     const req = new Request<unknown>(r, this, call);
     if (objectForm) req._valueOf = valueOf;
-    runtime(call).device.postRecv(r, me, this._ctx, src, tag);
+    const dev = runtime(call).device;
+    const lt = dev.lifetime;
+    lt.acquire(r, this._handle, objectForm || !(lt.countsPredefined || Array.isArray(buf)) ? 0 : typeHandleOf(buf, lt.countsPredefined), 0);
+    dev.postRecv(r, me, this._ctx, src, tag);
     return req;
   }
 
@@ -221,7 +226,10 @@ export class Pt2ptComm {
     const r = new DevRequest(REQ_KIND.SEND);
     if (dst === PROC_NULL) return Request._completed(r, this, call);
     const req = new Request<void>(r, this, call);
-    runtime(call).device.send(r, me, dst, this._ctx, tag, bytes, false, sync);
+    const dev = runtime(call).device;
+    const lt = dev.lifetime;
+    lt.acquire(r, this._handle, lt.countsPredefined || Array.isArray(buf) ? typeHandleOf(buf, lt.countsPredefined) : 0, 0);
+    dev.send(r, me, dst, this._ctx, tag, bytes, false, sync);
     return req;
   }
 
@@ -257,15 +265,19 @@ export class Pt2ptComm {
   /** A persistent send: start() sends buf to dest again each time. */
   SendInit(buf: BufSpec, dest: number, tag = 0): Request<void> {
     const call = 'SendInit';
-    this._me(call);
+    const me = this._me(call);
     const dst = this._dest(dest, call);
     this._sendTag(tag, call);
     const source = sendSourceOf(buf, call, 'buf');
     const req = new Request<void>(null, this, call);
+    const type = req._hold(this._handle, buf);
+    // The request holds its communicator and datatype from now until free(): start() works after their user release.
     req._starter = (r) => {
       r.kind = REQ_KIND.SEND;
-      if (dst === PROC_NULL) return runtime(call).device.completeNow(r);
-      runtime(call).device.send(r, this._me(call), dst, this._ctx, tag, source(), false, false);
+      const dev = runtime(call).device;
+      if (dst === PROC_NULL) return dev.completeNow(r);
+      dev.lifetime.acquire(r, this._handle, type, 0);
+      dev.send(r, me, dst, this._ctx, tag, source(), false, false);
     };
     return req;
   }
@@ -273,21 +285,24 @@ export class Pt2ptComm {
   /** A persistent receive: start() posts it again each time. */
   RecvInit(buf: BufSpec, source: number = ANY_SOURCE, tag: number = ANY_TAG): Request<void> {
     const call = 'RecvInit';
-    this._me(call);
+    const me = this._me(call);
     const src = this._source(source, call);
     this._recvTag(tag, call);
     const target = recvTargetOf(buf, call, 'buf');
     const req = new Request<void>(null, this, call);
+    const type = req._hold(this._handle, buf);
     req._starter = (r) => {
       r.kind = REQ_KIND.RECV;
       r.buf = target.buf;
       r.finish = target.finish;
+      const dev = runtime(call).device;
       if (src === PROC_NULL) {
         r.sourceEndpoint = PROC_NULL;
         r.tag = ANY_TAG;
-        return runtime(call).device.completeNow(r);
+        return dev.completeNow(r);
       }
-      runtime(call).device.postRecv(r, this._me(call), this._ctx, src, tag);
+      dev.lifetime.acquire(r, this._handle, type, 0);
+      dev.postRecv(r, me, this._ctx, src, tag);
     };
     return req;
   }

@@ -13,12 +13,15 @@ import { UNDEFINED } from './constants.ts';
 import { Status } from './status.ts';
 import { enterBlocking, leaveBlocking } from './blocked.ts';
 import { runtime } from './runtime.ts';
+import { typeHandleOf } from './buffer.ts';
 
 type Waiter = (req: Request<unknown>) => void;
 
-/** What a request needs from its communicator: the rank of a source endpoint, and a name for the roll-call. */
+/** What a request needs from its communicator: the rank of a source endpoint, a name for the roll-call, its record. */
 export interface RequestComm {
   readonly name: string;
+  /** its object-table record, which the request references (device/lifetime.ts) */
+  readonly _handle: number;
   _rankOfEndpoint(endpoint: number): number;
 }
 
@@ -38,6 +41,8 @@ export class Request<T = void> {
   /** turns the completed DevRequest into the value wait() resolves to */
   _valueOf: ((r: DevRequest) => T) | null = null;
   _call: string;
+  /** persistent: the handles it holds from init to free (non-transient references) */
+  #held: number[] | null = null;
   #status: Status | null = null;
   /** completion callbacks: one in the common case, an array when several wait */
   #waiter: Waiter | null = null;
@@ -62,10 +67,28 @@ export class Request<T = void> {
     return new Request<T>(r, comm, call);
   }
 
-  /** @internal A generalized request completed by a promise (nonblocking collectives, idup). */
-  static _fromPromise<T>(promise: Promise<T>, comm: RequestComm | null, call: string): Request<T> {
+  /**
+   * @internal A persistent request's references, held until free(): its communicator and the
+   * datatype of `buf`. Returns the datatype handle each start references.
+   */
+  _hold(comm: number, buf: unknown): number {
+    const lt = runtime(this._call).device.lifetime;
+    const type = typeHandleOf(buf, lt.countsPredefined);
+    this.#held = [comm, type];
+    lt.retain(comm);
+    if (type !== 0) lt.retain(type);
+    lt.countRequest(1);
+    return type;
+  }
+
+  /**
+   * @internal A generalized request completed by a promise (nonblocking collectives, idup); it
+   * references its communicator and the datatype and op handles given until it completes.
+   */
+  static _fromPromise<T>(promise: Promise<T>, comm: RequestComm | null, call: string, type = 0, op = 0): Request<T> {
     const r = new DevRequest(REQ_KIND.GENERALIZED);
     const req = new Request<T>(r, comm, call);
+    runtime(call).device.lifetime.acquire(r, comm?._handle ?? 0, type, op);
     req._valueOf = (d) => d.value as T;
     promise.then(
       (v) => {
@@ -203,6 +226,13 @@ export class Request<T = void> {
   free(): void {
     this._freed = true;
     if (this._r !== null && !this._r.done) this._r.freed = true;
+    const held = this.#held;
+    if (held !== null) {
+      this.#held = null;
+      const lt = runtime('Request.free').device.lifetime;
+      lt.countRequest(-1);
+      for (const h of held) if (h !== 0) lt.release(h);
+    }
   }
 
   /** (Re)activates a persistent request. */

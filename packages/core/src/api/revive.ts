@@ -15,8 +15,9 @@
  *
  * A revived Group is a view of the same record (it holds its own reference:
  * free it when done). A revived derived Datatype is this thread's copy of the
- * layout: free() in one thread releases that thread's copy only. User ops
- * hold a function and cannot cross.
+ * layout over the same record: requests in any thread reference that record,
+ * and free() in any thread is the object's one user release, as for a
+ * communicator (device/lifetime.ts). User ops hold a function and cannot cross.
  */
 import { OBJECT_KIND, handleKind } from '../device/index.ts';
 import { ERR_ARG, mpiError } from '../util/index.ts';
@@ -136,7 +137,9 @@ function reviveLeaf(value: unknown): unknown {
 /** A live record of `kind` behind `handle`, or an ERR_ARG that says what happened. */
 function checkLive(handle: number, kind: number, what: string): void {
   if (handle === -1) throw mpiError(ERR_ARG, 'revive', `the ${what} had been freed before it was sent`);
-  if (!runtime('revive').device.objects.isLive(handle) || handleKind(handle) !== kind) {
+  const objects = runtime('revive').device.objects;
+  // Under --refcount gc a freed object may wait for the collector: freed is gone for the user.
+  if (!objects.isLive(handle) || handleKind(handle) !== kind || objects.isUserFreed(handle)) {
     throw mpiError(ERR_ARG, 'revive', `handle ${handle} is not a live ${what} (freed before it arrived?)`);
   }
 }

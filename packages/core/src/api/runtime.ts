@@ -55,6 +55,11 @@ export function notActive(call: string): Error {
     : mpiError(ERR_OTHER, call, 'MPI is not initialized: call await MPI.init() first');
 }
 
+/** The live state, or null before init and after finalize (for objects that may be made before init). */
+export function runtimeOrNull(): RuntimeState | null {
+  return state;
+}
+
 export function checkActive(call: string): void {
   if (state === null) throw notActive(call);
 }

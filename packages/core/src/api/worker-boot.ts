@@ -12,6 +12,8 @@ import type { ThreadLevel } from './constants.ts';
 export const BOOT_KEY = '__tsmpi_worker_boot__';
 
 export interface WorkerBoot {
+  /** the thread id its parent took for it (SharedState.allocateThreadId), given back when it ends */
+  readonly threadId: number;
   readonly shared: SharedBuffers;
   readonly settings: Settings;
   readonly job: JobEnv | null;
@@ -20,6 +22,8 @@ export interface WorkerBoot {
   readonly endpoint: number;
   readonly contextIds: readonly SharedArrayBuffer[];
   readonly predefined: readonly number[];
+  /** the predefined datatypes' then ops' handles */
+  readonly predefinedObjects: readonly number[];
   readonly userData: unknown;
 }
 

@@ -9,7 +9,9 @@
 import { Worker as NodeWorker, type WorkerOptions } from 'node:worker_threads';
 import { ERR_OTHER, mpiError, workerArgs } from '../util/index.ts';
 import { runtime } from './runtime.ts';
+import { MAX_THREADS } from '../device/index.ts';
 import { dehydrate } from './revive.ts';
+import { predefinedObjectHandles } from './lifecycle.ts';
 import { BOOT_KEY, type WorkerBoot } from './worker-boot.ts';
 
 function bootFor(options: WorkerOptions | undefined): WorkerBoot {
@@ -17,7 +19,14 @@ function bootFor(options: WorkerOptions | undefined): WorkerBoot {
   if (rt.threadLevel !== 'serialized' && rt.threadLevel !== 'multiple') {
     throw mpiError(ERR_OTHER, 'Worker', `MPI was initialized with threadLevel '${rt.threadLevel}': use MPI.init({ threadLevel: 'multiple' }) to call MPI from worker threads`);
   }
+  const userData = dehydrate(options?.workerData);
+  // The thread id is taken here and given back when the thread ends (the 'exit' listener below).
+  const threadId = rt.device.shared.allocateThreadId();
+  if (threadId < 0) {
+    throw mpiError(ERR_OTHER, 'Worker', `${MAX_THREADS - 1} MPI worker threads are alive in this process, the most it can host: wait for one to end before starting another`);
+  }
   return {
+    threadId,
     shared: rt.device.shared.buffers,
     settings: rt.settings,
     job: rt.job,
@@ -26,7 +35,8 @@ function bootFor(options: WorkerOptions | undefined): WorkerBoot {
     endpoint: rt.endpoint,
     contextIds: rt.contextIds.map((s) => s.buffer),
     predefined: rt.predefined,
-    userData: dehydrate(options?.workerData),
+    predefinedObjects: predefinedObjectHandles(),
+    userData,
   };
 }
 
@@ -38,7 +48,15 @@ export class Worker extends NodeWorker {
    * @example new MPI.Worker(new URL('./worker.ts', import.meta.url), { workerData: { comm: MPI.COMM_WORLD } });
    */
   constructor(file: string | URL, options?: WorkerOptions) {
-    super(...workerArgs(file, { ...options, workerData: { [BOOT_KEY]: bootFor(options) } }));
+    const boot = bootFor(options);
+    const shared = runtime('Worker').device.shared;
+    try {
+      super(...workerArgs(file, { ...options, workerData: { [BOOT_KEY]: boot } }));
+    } catch (e) {
+      shared.releaseThreadId(boot.threadId);
+      throw e;
+    }
+    this.once('exit', () => shared.releaseThreadId(boot.threadId));
   }
 
   /** Node's postMessage, with MPI objects in `value` dehydrated (the worker revives them with MPI.revive). */

@@ -5,10 +5,8 @@
  * re-exports these rather than defining its own, so both layers agree.
  */
 
-/** A rank or value that is not defined: e.g. a group rank of a non-member. */
-export const UNDEFINED = -32766;
-/** The null process: translateRanks maps it to itself. */
-export const PROC_NULL = -2;
+/** UNDEFINED (a non-member's group rank) and PROC_NULL (translateRanks maps it to itself): util/sentinels.ts. */
+export { UNDEFINED, PROC_NULL } from '../util/index.ts';
 
 /** Group/communicator comparison: same members in the same order (and, for comms, same context). */
 export const IDENT = 0;

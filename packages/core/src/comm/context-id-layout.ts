@@ -27,19 +27,11 @@
  *   (e.g. a library-private dup of COMM_ENDPOINTS, connect/accept bootstrap).
  */
 
-/** The traffic classes of one communicator: the two low bits of its context ids. */
-export const CONTEXT_SUFFIX = {
-  /** User point-to-point messages. */
-  PT2PT: 0,
-  /** Communicator-collective traffic (barrier, bcast, allreduce over the whole comm). */
-  COLL: 1,
-  /** Group-collective traffic (createGroup's allreduce/barrier over a group, by tag). */
-  GROUP_COLL: 2,
-} as const;
-export type ContextSuffix = (typeof CONTEXT_SUFFIX)[keyof typeof CONTEXT_SUFFIX];
+import { CONTEXT_SUFFIX, CONTEXT_SUFFIX_BITS } from '../util/index.ts';
 
-/** Bits of suffix below the prefix. */
-export const CONTEXT_SUFFIX_BITS = 2;
+/** The traffic classes of one communicator (the two low bits of its context ids) and their width: util/sentinels.ts. */
+export { CONTEXT_SUFFIX, CONTEXT_SUFFIX_BITS };
+export type ContextSuffix = (typeof CONTEXT_SUFFIX)[keyof typeof CONTEXT_SUFFIX];
 /** The largest mask: 512 words x 32 bits = 16384 prefixes, all of the 16-bit id space. */
 export const MAX_MASK_WORDS = 512;
 /** Prefixes 0..7 are reserved for predefined and internal communicators. */

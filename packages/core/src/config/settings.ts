@@ -45,7 +45,7 @@ export const SETTINGS: readonly SettingRow[] = [
   {
     name: 'refcount', env: 'TSMPI_REFCOUNT', flag: '--refcount', kind: oneOf('naive', 'predefined', 'gc'),
     defaultValue: () => 'predefined', level: 'user',
-    doc: 'object reference counting strategy (papers/refcount-gc.txt); accepted, not yet in effect: pending requests keep the objects they use alive by reference',
+    doc: 'how pending requests keep the communicators, datatypes and ops they use alive after a user free (papers/refcount-gc.txt): naive = an atomic count per object per request; predefined = the same minus predefined objects; gc = requests record their objects in per-thread cells, freed objects are collected by mark-and-sweep at creations and at finalize',
   },
   {
     name: 'progress', env: 'TSMPI_PROGRESS', flag: '--progress', kind: oneOf('auto', 'inline', 'threads'),

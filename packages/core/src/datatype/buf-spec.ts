@@ -14,13 +14,13 @@
  * Also here: getCount-style helpers for Status.getCount (whole items in N
  * bytes, or UNDEFINED).
  */
-import { ERR_BUFFER, ERR_COUNT, ERR_TYPE, mpiError } from '../util/index.ts';
+import { ERR_BUFFER, ERR_COUNT, ERR_TYPE, UNDEFINED, mpiError } from '../util/index.ts';
 import { typeCodeOfView, typeSize, type TypeCode } from './predefined.ts';
 import { checkUsable, predefinedRecord, type DatatypeRecord } from './record.ts';
 import type { TypeInfo, TypeMap } from './type-map.ts';
 
-/** MPI.UNDEFINED (-32766): what a count is when the bytes are not a whole number of items. */
-export const UNDEFINED = -32766;
+/** MPI.UNDEFINED: what a count is when the bytes are not a whole number of items (util/sentinels.ts). */
+export { UNDEFINED };
 
 /** A buffer argument, resolved and checked. */
 export interface ResolvedBuffer {

@@ -30,6 +30,14 @@ export class DevRequest {
   owner: unknown = null;
   /** called once on completion (a waiter: a promise resolver or a waitall counter) */
   onComplete: ((r: DevRequest) => void) | null = null;
+  /** how this request references the objects it uses (REF_MODE in lifetime.ts; NONE: internal, or done) */
+  refMode = 0;
+  /** the handles it holds counted references to (0: none) */
+  refComm = 0;
+  refType = 0;
+  refOp = 0;
+  /** its reference cell (gc strategy) */
+  refCell = -1;
   /** optional post-processing before onComplete (e.g. unpack a non-contiguous datatype) */
   finish: ((r: DevRequest) => void) | null = null;
 

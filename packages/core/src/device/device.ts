@@ -24,22 +24,21 @@
  *
  * Size: one protocol engine over the slots (STYLE rule 7 allows it past 600
  * lines): every path shares the slot words, the owner's request map and the
- * header scratch. The seam for a later split is the thread bridge (the two
- * ring-serving loops, #out and #finishSlot) versus the protocols.
+ * header scratch. The rings between threads are thread-bridge.ts; the
+ * protocols are unit-tested over the loopback transport (protocols.test.ts).
  */
 import { Packr } from 'msgpackr';
 import { FRAME_FLAG, FRAME_KIND, newFrameHeader, type FrameHeader, type Transport, type TransportError, type TransportFactory } from '../transport/index.ts';
 import type { PayloadPool, Ring } from '../shm/index.ts';
-import { ERR_PROC_FAILED, ERR_TRUNCATE, ERR_NO_MEM, MPIError, mpiError } from '../util/index.ts';
+import { ANY, ERR_PROC_FAILED, ERR_TRUNCATE, ERR_NO_MEM, MPIError, mpiError } from '../util/index.ts';
 import type { Logger } from '../log/index.ts';
 import { DevRequest, REQ_KIND } from './dev-request.ts';
 import { FLAG, KIND, NIL, SLOT, SLOT_WORDS, STATE, SlotPool } from './request-table.ts';
 import { STAT, type SharedState } from './shared-state.ts';
 import type { ObjectTable } from './object-table.ts';
+import { createLifetime, type Lifetime, type RefcountStrategy } from './lifetime.ts';
+import { ThreadBridge } from './thread-bridge.ts';
 
-const ANY = -1;
-/** Words of an injected frame: the header fields, the destination process, the payload's big-arena offset or NIL. */
-const INJ = { KIND: 0, FLAGS: 1, CTX: 2, SRC: 3, DST: 4, TAG: 5, SEQ: 6, AUX: 7, AUX2: 8, LEN: 9, PROC: 10, WORDS: 11 } as const;
 
 export interface DeviceOptions {
   readonly process: number;
@@ -59,6 +58,8 @@ export interface DeviceOptions {
   readonly hosted: readonly number[];
   /** row of this thread in the shared statistics */
   readonly statsRow: number;
+  /** how requests reference the objects they use (lifetime.ts) */
+  readonly refcount: RefcountStrategy;
 }
 
 /** What probe() reports about a pending message. */
@@ -76,6 +77,8 @@ export class Device {
   readonly shared: SharedState;
   readonly pool: SlotPool;
   readonly objects: ObjectTable;
+  /** this thread's side of object lifetime (the --refcount strategy) */
+  readonly lifetime: Lifetime;
   readonly firstEndpoint: number;
   readonly endpointCount: number;
   transport: Transport | null = null;
@@ -93,22 +96,22 @@ export class Device {
   /** big-arena blocks receiving rendezvous data for other threads' receives, by receive slot */
   readonly #dataTargets = new Map<number, number>();
   readonly #hdr: FrameHeader = newFrameHeader();
-  readonly #inj = new Int32Array(INJ.WORDS);
+  /** rings to and from the other threads of the process (thread-bridge.ts) */
+  readonly #bridge: ThreadBridge;
   #failure: Error | null = null;
   #closing = false;
   /** operations of this thread in flight; while > 0 (or while closing) #keepAlive holds the event loop */
   #active = 0;
   #keepAlive: NodeJS.Timeout | null = null;
-  #completionArmed = false;
   #completionRing: Ring | null = null;
-  readonly #injectionServed: [Ring, (offset: number, length: number) => void][] = [];
 
   constructor(opts: DeviceOptions, shared: SharedState) {
     this.opts = opts;
     this.shared = shared;
     this.#w = shared.table.words;
-    this.pool = new SlotPool(shared.table);
+    this.pool = new SlotPool(shared.table, opts.threadId >= 0 ? shared.slotCache(opts.threadId) : null);
     this.objects = shared.objects;
+    this.lifetime = createLifetime(opts.refcount, shared.objects, shared.buffers.lifetime, opts.threadId);
     this.#payloads = shared.payloads;
     this.#big = shared.big;
     this.#mt = shared.layout.multithreaded;
@@ -118,6 +121,7 @@ export class Device {
     this.#reqs = new Array(shared.table.capacity);
     this.endpointCount = opts.processCount * opts.endpointsPerProcess;
     this.firstEndpoint = opts.process * opts.endpointsPerProcess;
+    this.#bridge = new ThreadBridge(shared);
     if (this.#mt && opts.threadId >= 0) this.#completionRing = shared.completion(opts.threadId);
   }
 
@@ -152,7 +156,7 @@ export class Device {
   /** Gives the transport its peers and, in a multithreaded process, starts serving the hosted channels' injection rings. */
   start(addresses: readonly string[] | null): void {
     if (addresses !== null) this.transport?.start(addresses);
-    if (this.#mt) for (const c of this.opts.hosted) this.#serveInjection(c);
+    if (this.#mt) for (const c of this.opts.hosted) this.#bridge.serveInjection(c, this.#sendInjected);
   }
 
   processOf(endpoint: number): number {
@@ -301,7 +305,7 @@ export class Device {
 
   /** Completes this thread's requests that other threads finished (drains the completion ring). */
   poll(): void {
-    this.#completionRing?.drain(this.#onCompletionRecord);
+    if (this.#completionRing !== null) this.#bridge.drainCompletions(this.#completionRing, this.#onCompletionRecord);
   }
 
   failure(): Error | null {
@@ -324,7 +328,7 @@ export class Device {
     this.#closing = true;
     this.#hold();
     // Frames other threads queued for our channels go out before the goodbye.
-    for (const [ring, onRecord] of this.#injectionServed) ring.drain(onRecord);
+    this.#bridge.close();
     try {
       await this.transport?.close();
     } finally {
@@ -335,6 +339,7 @@ export class Device {
 
   destroy(): void {
     this.#closing = true;
+    this.#bridge.stop();
     this.transport?.destroy();
     if (this.#keepAlive !== null) clearInterval(this.#keepAlive);
   }
@@ -363,7 +368,7 @@ export class Device {
     if (this.#active++ === 0) {
       if (this.#keepAlive === null) this.#keepAlive = setInterval(noop, 1 << 30);
       else this.#keepAlive.ref();
-      if (this.#completionRing !== null && !this.#completionArmed) this.#serveCompletions();
+      if (this.#completionRing !== null) this.#bridge.serveCompletions(this.#completionRing, this.#onCompletionRecord, this.#isActive);
     }
   }
 
@@ -379,6 +384,7 @@ export class Device {
       this.pool.free(r.slot);
       r.slot = NIL;
     }
+    if (r.refMode !== 0) this.lifetime.releaseRequest(r);
     if (r.finish !== null) r.finish(r);
     const cb = r.onComplete;
     if (cb !== null) {
@@ -396,13 +402,10 @@ export class Device {
       return;
     }
     Atomics.store(this.#w, slot * SLOT_WORDS + SLOT.STATE, STATE.COMPLETE);
-    const ring = this.shared.completion(owner);
-    const one = this.#inj;
-    one[0] = slot;
-    while (!ring.tryPush(one, 1, null)) {
-      // the owner drains on its own thread; a full ring only waits for it
-    }
+    this.#bridge.complete(owner, slot);
   }
+
+  readonly #isActive = (): boolean => this.#active > 0;
 
   readonly #onCompletionRecord = (offset: number): void => {
     const slot = this.#completionRing!.words[offset >>> 2]!;
@@ -435,65 +438,10 @@ export class Device {
     if (off !== NIL) arena.free(off);
   }
 
-  #serveCompletions(): void {
-    const ring = this.#completionRing!;
-    this.#completionArmed = true;
-    const loop = (): void => {
-      for (;;) {
-        const seen = ring.doorbell();
-        ring.drain(this.#onCompletionRecord);
-        if (this.#active === 0) {
-          this.#completionArmed = false;
-          return;
-        }
-        const p = ring.waitAsync(seen);
-        if (p !== null) {
-          void p.then(loop);
-          return;
-        }
-      }
-    };
-    queueMicrotask(loop);
-  }
-
-  #serveInjection(c: number): void {
-    const ring = this.shared.injection(c);
-    const onRecord = (offset: number, length: number): void => this.#sendInjected(ring, offset, length);
-    this.#injectionServed.push([ring, onRecord]);
-    const loop = (): void => {
-      for (;;) {
-        if (this.#closing && ring.isEmpty()) return;
-        const seen = ring.doorbell();
-        ring.drain(onRecord);
-        const p = ring.waitAsync(seen);
-        if (p !== null) {
-          void p.then(loop);
-          return;
-        }
-      }
-    };
-    loop();
-  }
-
   /** A frame another thread queued for a channel this thread hosts: hand it to the transport (which copies it). */
-  #sendInjected(ring: Ring, offset: number, length: number): void {
-    const words = ring.words;
-    const i = offset >>> 2;
-    const h = this.#hdr;
-    h.kind = words[i + INJ.KIND]!;
-    h.flags = words[i + INJ.FLAGS]!;
-    h.contextId = words[i + INJ.CTX]!;
-    h.srcEndpoint = words[i + INJ.SRC]!;
-    h.dstEndpoint = words[i + INJ.DST]!;
-    h.tag = words[i + INJ.TAG]!;
-    h.seq = words[i + INJ.SEQ]!;
-    h.aux = words[i + INJ.AUX]!;
-    h.aux2 = words[i + INJ.AUX2]!;
-    h.payloadLength = words[i + INJ.LEN]!;
-    const start = offset + INJ.WORDS * 4;
-    const payload = length > INJ.WORDS * 4 ? ring.bytes.subarray(start, offset + length) : null;
-    this.transport!.send(words[i + INJ.PROC]!, h, payload, -1);
-  }
+  readonly #sendInjected = (proc: number, h: FrameHeader, payload: Uint8Array | null): void => {
+    this.transport!.send(proc, h, payload, -1);
+  };
 
   /** Sends a frame to a remote process: directly if this thread hosts its channel, else through the channel's injection ring. */
   #out(proc: number, h: FrameHeader, payload: Uint8Array | null): void {
@@ -502,22 +450,7 @@ export class Device {
       this.transport!.send(proc, h, payload, -1);
       return;
     }
-    const w = this.#inj;
-    w[INJ.KIND] = h.kind;
-    w[INJ.FLAGS] = h.flags;
-    w[INJ.CTX] = h.contextId;
-    w[INJ.SRC] = h.srcEndpoint;
-    w[INJ.DST] = h.dstEndpoint;
-    w[INJ.TAG] = h.tag;
-    w[INJ.SEQ] = h.seq;
-    w[INJ.AUX] = h.aux;
-    w[INJ.AUX2] = h.aux2;
-    w[INJ.LEN] = h.payloadLength;
-    w[INJ.PROC] = proc;
-    const ring = this.shared.injection(c);
-    while (!ring.tryPush(w, INJ.WORDS, payload)) {
-      // the channel's host drains on its own thread
-    }
+    this.#bridge.inject(c, proc, h, payload);
   }
 
   #messageInfo(m: number): ProbeInfo {

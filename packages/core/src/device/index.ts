@@ -3,10 +3,12 @@ export type { DeviceOptions, ProbeInfo } from './device.ts';
 export { DevRequest, REQ_KIND } from './dev-request.ts';
 export type { MatchingMode } from './match-queues.ts';
 export {
-  ObjectTable, OBJECT_KIND, RECORD, DATA_WORDS, NULL_HANDLE, handleKind, handleIndex, isPredefinedHandle,
+  ObjectTable, OBJECT_KIND, OBJECT_FLAG, RECORD, DATA_WORDS, NULL_HANDLE, handleKind, handleIndex, isPredefinedHandle,
 } from './object-table.ts';
 export type { ObjectKind, ObjectTableBuffers } from './object-table.ts';
 export { SharedState, MAX_THREADS, STAT } from './shared-state.ts';
 export type { SharedBuffers, SharedLayout } from './shared-state.ts';
 export { Engines } from './engines.ts';
 export type { EngineBoot } from './engine-worker.ts';
+export { Lifetime, GcLifetime, createLifetime, allocateLifetimeBuffers, REF_MODE, REFCOUNT_STRATEGIES, GC_THRESHOLD, CELLS_PER_THREAD } from './lifetime.ts';
+export type { RefcountStrategy, LifetimeBuffers } from './lifetime.ts';

@@ -33,10 +33,9 @@
  *   change with Atomics.
  */
 import { SpinLocks } from '../shm/index.ts';
-import { waitAsync } from '../util/index.ts';
+import { ANY, waitAsync } from '../util/index.ts';
 import { NIL, SLOT, SLOT_WORDS, type RequestTable } from './request-table.ts';
 
-const ANY = -1;
 
 /** Header words of an endpoint's queue block. */
 const H = {

@@ -34,7 +34,8 @@ export const RECORD = { REFCOUNT: 0, KIND: 1, FLAGS: 2, BLOB: 3, BLOB_LENGTH: 4,
 export const RECORD_WORDS = 16;
 /** Data words available to a kind. */
 export const DATA_WORDS = RECORD_WORDS - RECORD.DATA;
-export const OBJECT_FLAG = { USER_FREED: 1 } as const;
+/** USER_FREED: the user released it; ELIGIBLE: in the gc strategy's eligible set (lifetime.ts). */
+export const OBJECT_FLAG = { USER_FREED: 1, ELIGIBLE: 2 } as const;
 export const NULL_HANDLE = 0;
 const NIL = -1;
 
@@ -96,10 +97,18 @@ export class ObjectTable {
   }
 
   /**
-   * A new record of `kind` with reference count 1, its data words and blob set.
+   * Called with the handle of every record about to be destroyed (its data words still readable),
+   * in the thread that drops the last reference: the API layer returns a communicator's context id
+   * and group there. Set per thread.
+   */
+  onDestroy: ((handle: number) => void) | null = null;
+
+  /**
+   * A new record of `kind` with reference count `initialCount` (1: the user's reference; the gc
+   * strategy passes 2, lifetime.ts), its data words and blob set.
    * @throws MPIError(ERR_NO_MEM) when the table or the blob arena is full.
    */
-  create(kind: ObjectKind, predefined: boolean, data: readonly number[], blob: Uint8Array | null, call: string): number {
+  create(kind: ObjectKind, predefined: boolean, data: readonly number[], blob: Uint8Array | null, call: string, initialCount = 1): number {
     if (data.length > DATA_WORDS) throw new RangeError(`at most ${DATA_WORDS} data words`);
     this.#lock();
     let index: number;
@@ -124,7 +133,7 @@ export class ObjectTable {
     w[b + RECORD.BLOB] = blobAt;
     w[b + RECORD.BLOB_LENGTH] = blob?.length ?? 0;
     w[b + RECORD.KIND] = kind;
-    Atomics.store(w, b + RECORD.REFCOUNT, 1);
+    Atomics.store(w, b + RECORD.REFCOUNT, initialCount);
     return (kind << KIND_SHIFT) | (predefined ? PREDEFINED_BIT : 0) | index;
   }
 
@@ -165,10 +174,21 @@ export class ObjectTable {
 
   /** Drops a reference; the last one frees the record and its blob. Returns true if it was the last. */
   release(h: number): boolean {
-    const i = handleIndex(h);
-    if (Atomics.sub(this.words, i * RECORD_WORDS + RECORD.REFCOUNT, 1) !== 1) return false;
-    this.#destroy(i);
+    if (Atomics.sub(this.words, handleIndex(h) * RECORD_WORDS + RECORD.REFCOUNT, 1) !== 1) return false;
+    this.#destroy(h);
     return true;
+  }
+
+  /** Drops a reference; returns the count left (0: the record was destroyed). */
+  releaseCount(h: number): number {
+    const left = Atomics.sub(this.words, handleIndex(h) * RECORD_WORDS + RECORD.REFCOUNT, 1) - 1;
+    if (left === 0) this.#destroy(h);
+    return left;
+  }
+
+  /** Sets `flag` in the record's FLAGS word; returns whether it was already set. */
+  setFlag(h: number, flag: number): boolean {
+    return (Atomics.or(this.words, handleIndex(h) * RECORD_WORDS + RECORD.FLAGS, flag) & flag) !== 0;
   }
 
   /** The user's free: marks the object and drops the user's reference. */
@@ -188,7 +208,9 @@ export class ObjectTable {
     return counts;
   }
 
-  #destroy(index: number): void {
+  #destroy(h: number): void {
+    this.onDestroy?.(h);
+    const index = handleIndex(h);
     const w = this.words;
     const b = index * RECORD_WORDS;
     const blobAt = w[b + RECORD.BLOB]!;

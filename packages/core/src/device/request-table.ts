@@ -119,6 +119,28 @@ export class RequestTable {
     return k;
   }
 
+  /** Takes up to `n` free slots into dst[at..]; returns how many. */
+  takeInto(dst: Int32Array, at: number, n: number): number {
+    const fs = this.#freeStack;
+    this.#lock.lock(this.#lockIndex);
+    let top = fs[0]!;
+    const k = Math.min(n, top);
+    for (let i = 0; i < k; i++) dst[at + i] = fs[top--]!;
+    fs[0] = top;
+    this.#lock.unlock(this.#lockIndex);
+    return k;
+  }
+
+  /** Returns src[from..to) to the shared stack. */
+  giveRange(src: Int32Array, from: number, to: number): void {
+    const fs = this.#freeStack;
+    this.#lock.lock(this.#lockIndex);
+    let top = fs[0]!;
+    for (let i = from; i < to; i++) fs[++top] = src[i]!;
+    fs[0] = top;
+    this.#lock.unlock(this.#lockIndex);
+  }
+
   /** Returns slots to the shared stack. */
   giveBatch(slots: number[], from: number): void {
     const fs = this.#freeStack;
@@ -135,23 +157,36 @@ export class RequestTable {
   }
 }
 
-/** A thread's private cache of free slots over the shared RequestTable. */
+/**
+ * A thread's cache of free slots over the shared RequestTable. The cache lives
+ * in shared memory per thread id ([0] = count, then slot numbers), so a thread
+ * that ends leaves its free slots to the next thread that gets its id.
+ */
 export class SlotPool {
   readonly #table: RequestTable;
-  readonly #free: number[] = [];
+  /** [0] = number of cached slots, [1..] = slot numbers */
+  readonly #cache: Int32Array;
   static readonly BATCH = 64;
+  /** The cache holds at most 4 batches (plus the one that triggers giving 2 back). */
+  static readonly CACHE_WORDS = 4 * SlotPool.BATCH + 2;
 
-  constructor(table: RequestTable) {
+  /** @param cache this thread's cache (SharedState.slotCache), or null for a private one */
+  constructor(table: RequestTable, cache: Int32Array | null = null) {
     this.#table = table;
+    this.#cache = cache ?? new Int32Array(SlotPool.CACHE_WORDS);
   }
 
   /** A cleared slot in state PENDING, or NIL when the table is exhausted. */
   alloc(kind: number): number {
-    let slot = this.#free.pop();
-    if (slot === undefined) {
-      if (this.#table.takeBatch(this.#free, SlotPool.BATCH) === 0) return NIL;
-      slot = this.#free.pop()!;
+    const c = this.#cache;
+    if (c[0] === 0) {
+      const got = this.#table.takeInto(c, 1, SlotPool.BATCH);
+      if (got === 0) return NIL;
+      c[0] = got;
     }
+    const n = c[0]!;
+    const slot = c[n]!;
+    c[0] = n - 1;
     const w = this.#table.words;
     const b = slot * SLOT_WORDS;
     w.fill(0, b, b + SLOT_WORDS);
@@ -165,9 +200,14 @@ export class SlotPool {
 
   free(slot: number): void {
     const w = this.#table.words;
-    const b = slot * SLOT_WORDS;
-    w[b + SLOT.STATE] = STATE.FREE;
-    this.#free.push(slot);
-    if (this.#free.length > 4 * SlotPool.BATCH) this.#table.giveBatch(this.#free, 2 * SlotPool.BATCH);
+    w[slot * SLOT_WORDS + SLOT.STATE] = STATE.FREE;
+    const c = this.#cache;
+    const n = c[0]! + 1;
+    c[n] = slot;
+    c[0] = n;
+    if (n > 4 * SlotPool.BATCH) {
+      this.#table.giveRange(c, 1 + 2 * SlotPool.BATCH, 1 + n);
+      c[0] = 2 * SlotPool.BATCH;
+    }
   }
 }

@@ -9,14 +9,19 @@
  *   payload pool       small payloads, 64 B .. 64 KiB       (shm/payload-pool.ts)
  *   big arena          large payloads crossing threads      (same allocator, classes to 1 GiB)
  *   object table       communicators, groups, datatypes, ops (object-table.ts)
+ *   lifetime           eligible set, per-thread reference cells (lifetime.ts)
  *   injection rings    one per channel: frames for the thread that hosts the channel
  *   completion rings   one per thread: slots completed for it by another thread
- *   control            thread-id counter, per-thread statistics rows
+ *   control            thread ids in use (a bitmap: ids are recycled), per-thread statistics rows
+ *   slot caches        per thread: its cache of free request slots (request-table.ts), which
+ *                      the next thread with the same id inherits
  */
 import { PayloadPool, Ring } from '../shm/index.ts';
+import { waitAsync } from '../util/index.ts';
 import { MatchQueues, type MatchingMode } from './match-queues.ts';
 import { ObjectTable, type ObjectTableBuffers } from './object-table.ts';
-import { RequestTable } from './request-table.ts';
+import { RequestTable, SlotPool } from './request-table.ts';
+import { allocateLifetimeBuffers, type LifetimeBuffers } from './lifetime.ts';
 
 /** Threads (main, workers) that may own requests; each has a completion ring. */
 export const MAX_THREADS = 64;
@@ -26,7 +31,11 @@ const COMPLETION_RING_BYTES = 1 << 20;
 const INJECTION_RING_BYTES = 4 << 20;
 /** Statistics row: messages sent, received, bytes sent, received. */
 export const STAT = { SENT: 0, RECEIVED: 1, BYTES_SENT: 2, BYTES_RECEIVED: 3, WORDS: 4 } as const;
-const CONTROL = { NEXT_THREAD: 0, WORDS: 4 } as const;
+/**
+ * Control words: a bitmap of the thread ids in use (MAX_THREADS bits); an abort requested by a
+ * worker thread (flag, error code, thread id) for the main thread to carry out.
+ */
+const CONTROL = { THREAD_BITS: 0, ABORT: MAX_THREADS / 32, ABORT_CODE: MAX_THREADS / 32 + 1, ABORT_THREAD: MAX_THREADS / 32 + 2, WORDS: MAX_THREADS / 32 + 3 } as const;
 
 export interface SharedLayout {
   readonly processCount: number;
@@ -50,9 +59,11 @@ export interface SharedBuffers {
   readonly bigArena: SharedArrayBuffer | null;
   readonly bigMeta: SharedArrayBuffer | null;
   readonly objects: ObjectTableBuffers;
+  readonly lifetime: LifetimeBuffers;
   readonly injection: SharedArrayBuffer | null;
   readonly completion: SharedArrayBuffer | null;
   readonly control: SharedArrayBuffer;
+  readonly slotCaches: SharedArrayBuffer;
   readonly stats: SharedArrayBuffer;
   /** per (object-table record, local endpoint): the next collective sequence number of a communicator */
   readonly collSeq: SharedArrayBuffer;
@@ -98,9 +109,11 @@ export class SharedState {
       bigMeta: big?.meta ?? null,
       // 2 MiB of records and 8 MiB of group/datatype data.
       objects: ObjectTable.allocateBuffers(OBJECT_RECORDS, 8 << 20),
+      lifetime: allocateLifetimeBuffers(MAX_THREADS, OBJECT_RECORDS),
       injection: layout.multithreaded ? new SharedArrayBuffer(layout.channels * Ring.bytesFor(INJECTION_RING_BYTES)) : null,
       completion: layout.multithreaded ? new SharedArrayBuffer(MAX_THREADS * Ring.bytesFor(COMPLETION_RING_BYTES)) : null,
       control: new SharedArrayBuffer(CONTROL.WORDS * 4),
+      slotCaches: new SharedArrayBuffer(MAX_THREADS * SlotPool.CACHE_WORDS * 4),
       stats: new SharedArrayBuffer((MAX_THREADS + layout.channels) * STAT.WORDS * 8),
       collSeq: new SharedArrayBuffer(OBJECT_RECORDS * layout.endpointsPerProcess * 4),
       blocked: new SharedArrayBuffer(MAX_THREADS * layout.blockedSlotBytes),
@@ -129,14 +142,61 @@ export class SharedState {
     this.#control = new Int32Array(buffers.control);
     this.#injection = new Array(layout.channels);
     this.#completion = new Array(MAX_THREADS);
-    if (initialize) Atomics.store(this.#control, CONTROL.NEXT_THREAD, 1); // thread 0 is the main thread
+    if (initialize) Atomics.store(this.#control, CONTROL.THREAD_BITS, 1); // thread 0 is the main thread
   }
 
-  /** A thread id for a new MPI thread (0 is the main thread). */
+  /**
+   * A free thread id for a new MPI thread (0 is the main thread), or -1 when MAX_THREADS are in use.
+   * Ids come back with releaseThreadId when their thread ends.
+   */
   allocateThreadId(): number {
-    const id = Atomics.add(this.#control, CONTROL.NEXT_THREAD, 1);
-    if (id >= MAX_THREADS) throw new RangeError(`more than ${MAX_THREADS} MPI threads in one process`);
-    return id;
+    const c = this.#control;
+    for (let w = 0; w < CONTROL.WORDS; w++) {
+      for (;;) {
+        const bits = Atomics.load(c, CONTROL.THREAD_BITS + w);
+        if (bits === -1) break;
+        const bit = 31 - Math.clz32(~bits & (bits + 1)); // the lowest zero bit
+        if (Atomics.compareExchange(c, CONTROL.THREAD_BITS + w, bits, bits | (1 << bit)) === bits) return w * 32 + bit;
+      }
+    }
+    return -1;
+  }
+
+  /** Returns the id of a thread that has ended. */
+  releaseThreadId(id: number): void {
+    Atomics.and(this.#control, CONTROL.THREAD_BITS + (id >>> 5), ~(1 << (id & 31)));
+  }
+
+  /** A worker thread asks the main thread to end the job with `code` (MPI.abort in a worker). */
+  requestAbort(code: number, threadId: number): void {
+    const c = this.#control;
+    c[CONTROL.ABORT_CODE] = code;
+    c[CONTROL.ABORT_THREAD] = threadId;
+    Atomics.store(c, CONTROL.ABORT, 1);
+    Atomics.notify(c, CONTROL.ABORT);
+  }
+
+  /**
+   * The main thread: calls `onAbort(code, threadId)` once a worker requests an abort. The wait
+   * never keeps the event loop alive (a pending Atomics.waitAsync does not).
+   */
+  watchAbort(onAbort: (code: number, threadId: number) => void): void {
+    const c = this.#control;
+    const check = (): void => {
+      if (Atomics.load(c, CONTROL.ABORT) !== 0) {
+        onAbort(c[CONTROL.ABORT_CODE]!, c[CONTROL.ABORT_THREAD]!);
+        return;
+      }
+      const p = waitAsync(c, CONTROL.ABORT, 0);
+      if (p !== null) void p.then(check);
+      else check();
+    };
+    check();
+  }
+
+  /** Thread t's cache of free request slots (its SlotPool), kept in shared memory for the next thread with that id. */
+  slotCache(t: number): Int32Array {
+    return new Int32Array(this.buffers.slotCaches, t * SlotPool.CACHE_WORDS * 4, SlotPool.CACHE_WORDS);
   }
 
   /** The injection ring of channel c (multithreaded processes only). */

@@ -8,3 +8,4 @@ export { assert } from './assert.ts';
 export { workerArgs } from './ts-worker.ts';
 export { waitAsync } from './wait-async.ts';
 export { schedYield } from './sched-yield.ts';
+export { ANY, ANY_SOURCE, ANY_TAG, PROC_NULL, UNDEFINED, CONTEXT_SUFFIX, CONTEXT_SUFFIX_BITS } from './sentinels.ts';
