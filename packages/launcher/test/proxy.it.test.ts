@@ -16,7 +16,7 @@ import { describe, expect, it } from 'vitest';
 import { Job } from '../src/job.ts';
 import { parseArgs } from '../src/options.ts';
 import { placeRanks } from '../src/process-map.ts';
-import { tsxLoaderUrl } from '../src/rank-command.ts';
+import { tsxLoaderUrl, withTransport } from '../src/rank-command.ts';
 import { FIXTURES, REPO_ROOT, runMpiexec, type MpiexecResult } from './run-mpiexec.ts';
 import { cmdline, descendants, envOf, waitGone } from './process-tree.ts';
 
@@ -198,7 +198,7 @@ describe('mpiexec with per-host proxies (fake remote shell)', () => {
     // A second non-loopback address makes "this machine's only address" ambiguous: the head's rank must wait for the link.
     const table = { ...os.networkInterfaces(), dummy9: [{ address: '203.0.113.9', netmask: '255.255.255.0', family: 'IPv4' as const, mac: '', internal: false, cidr: null }] };
     const job = new Job(parsed.options, placeRanks(2, parsed.options.hosts, null, os.hostname()), {
-      log: pino({ level: 'silent' }), stdout: sink('out'), stderr: sink('err'), env: process.env, tsxUrl: tsxLoaderUrl(), nodeFlags: [], interfaces: table,
+      log: pino({ level: 'silent' }), stdout: sink('out'), stderr: sink('err'), env: withTransport(process.env), tsxUrl: tsxLoaderUrl(), nodeFlags: [], interfaces: table,
     });
     const status = await job.run();
     expect(text.err).toBe('');
