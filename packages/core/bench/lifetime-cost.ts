@@ -49,7 +49,7 @@ if (!isMainThread) {
   const { values } = parseArgs({ options: { loops: { type: 'string', default: '2000000' }, repeat: { type: 'string', default: '5' }, json: { type: 'string' } } });
   const loops = Number(values.loops);
   const repeat = Number(values.repeat);
-  const results: { strategy: string; objects: string; threads: number; nsPerRequest: number[] }[] = [];
+  const results: { strategy: RefcountStrategy; objects: string; threads: number; nsPerRequest: number[] }[] = [];
   for (const threads of [1, 2]) {
     for (const objects of ['derived', 'predefined'] as const) {
       for (const strategy of ['naive', 'predefined', 'gc'] as const) results.push({ strategy, objects, threads, nsPerRequest: [] });
@@ -60,7 +60,7 @@ if (!isMainThread) {
       const table = ObjectTable.allocateBuffers(64, 1 << 16);
       const lifetime = allocateLifetimeBuffers(4, 64);
       const objects = new ObjectTable(table, true);
-      const owner = createLifetime(res.strategy as RefcountStrategy, objects, lifetime, 3);
+      const owner = createLifetime(res.strategy, objects, lifetime, 3);
       const comm = res.objects === 'derived' ? owner.create(OBJECT_KIND.COMM, [32, 0], null, 'bench') : objects.create(OBJECT_KIND.COMM, true, [0, 0], null, 'bench');
       const type = res.objects === 'derived' ? owner.create(OBJECT_KIND.DATATYPE, [], null, 'bench') : objects.create(OBJECT_KIND.DATATYPE, true, [], null, 'bench');
       const start = new SharedArrayBuffer(8);
