@@ -64,7 +64,10 @@ function reference(bytes: Uint8Array, maxPayload: number): { frames: Frame[]; is
 class RecordingSink implements FrameSink {
   readonly frames: Frame[] = [];
   /** How frameTarget answers: 0 null, 1 a right-sized array, 2 a wrong-sized array (the parser must ignore it). */
-  constructor(readonly targetMode: number) {}
+  readonly targetMode: number;
+  constructor(targetMode: number) {
+    this.targetMode = targetMode;
+  }
   frameArrived(header: FrameHeader, payload: Uint8Array): void {
     expect(payload.length).toBe(header.payloadLength);
     this.frames.push({ header: { ...header }, payload: Array.from(payload) });
