@@ -74,17 +74,20 @@ function isValidServer(m: unknown): boolean {
   }
 }
 
+/** JSON for failure messages; BigInt-safe (msgpack int64 decodes to a BigInt). */
+const show = (v: unknown): string => JSON.stringify(v, (_k, x: unknown) => (typeof x === 'bigint' ? `${x}n` : x));
+
 /** What a decoder may return: null, or a message that is valid and survives a round trip. */
 function checkClient(bytes: Uint8Array): void {
   const m = decodeClientMessage(bytes);
   if (m === null) return;
-  expect(isValidClient(m), JSON.stringify(m)).toBe(true);
+  expect(isValidClient(m), show(m)).toBe(true);
   expect(decodeClientMessage(encodeClientMessage(m))).toEqual(m);
 }
 function checkServer(bytes: Uint8Array): void {
   const m = decodeServerMessage(bytes);
   if (m === null) return;
-  expect(isValidServer(m), JSON.stringify(m)).toBe(true);
+  expect(isValidServer(m), show(m)).toBe(true);
   expect(decodeServerMessage(encodeServerMessage(m))).toEqual(m);
 }
 
@@ -191,5 +194,19 @@ describe('wire-up protocol decoders under fuzzing (fast-check)', () => {
     // Truncated by one byte: malformed, so null.
     const enc = encodeClientMessage({ t: 'fence', puts });
     expect(decodeClientMessage(enc.subarray(0, enc.length - 1))).toBeNull();
+  });
+
+  // KNOWN ISSUE, left to the lead (protocol.ts is another branch's area): found by the
+  // 1,000,000-run fuzz (seed -1974509990). The decoders validate the documented fields
+  // but pass every other field of `report` and `blockedIn` through unchanged, here a
+  // key 'thr\0\0\0\0' holding a BigInt (msgpack int64). A consumer that serializes
+  // them (JSON.stringify in launcher/src/report.ts throws on a BigInt) trusts more than
+  // was checked. it.fails: flips to a failure (remove .fails) once the decoders copy
+  // only the documented fields.
+  it.fails('KNOWN ISSUE: decoded messages carry only documented fields', () => {
+    const m = decodeClientMessage(Uint8Array.from(packr.pack({
+      t: 'rollCallReply', id: 1, blockedIn: { call: 'c', comm: 'w', peer: null, tag: null, extra: 2n ** 60n },
+    })));
+    expect(m).toEqual({ t: 'rollCallReply', id: 1, blockedIn: { call: 'c', comm: 'w', peer: null, tag: null } });
   });
 });
