@@ -7,6 +7,9 @@
 import os from 'node:os';
 import { isThisMachine } from './iface.ts';
 
+/** Most slots one host entry may declare: as many as mpiexec's -n accepts (beyond that it is a typo). */
+const MAX_SLOTS = 65536;
+
 /** One host entry: "h1:4" gives { host: 'h1', slots: 4 }. */
 export interface HostSlots {
   readonly host: string;
@@ -28,7 +31,7 @@ function parseEntry(entry: string, where: string): HostSlots | Error {
   if (m === null) return new Error(`${where}: "${entry}" is not a host: expected NAME, NAME:SLOTS or NAME slots=SLOTS`);
   const slotsText = m[2] ?? m[3];
   const slots = slotsText === undefined ? null : Number(slotsText);
-  if (slots !== null && slots < 1) return new Error(`${where}: "${entry}": slots must be at least 1`);
+  if (slots !== null && (slots < 1 || slots > MAX_SLOTS)) return new Error(`${where}: "${entry}": slots must be from 1 to ${MAX_SLOTS}`);
   return { host: m[1]!, slots };
 }
 

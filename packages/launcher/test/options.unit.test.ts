@@ -50,7 +50,8 @@ describe('parseArgs', () => {
     [['--prefix', 'relative/dir', 'p'], /--prefix relative\/dir: expected an absolute directory/],
     [['--launcher-exec', "ssh 'unbalanced", 'p'], /unbalanced quote/],
     [['--wdir', '/does/not/exist', 'p'], /not an existing directory/],
-    [['--hosts', 'a:0', 'p'], /slots must be at least 1/],
+    [['--hosts', 'a:0', 'p'], /slots must be from 1 to 65536/],
+    [['--hosts', 'a:70000', 'p'], /slots must be from 1 to 65536/],
     [['-l=1', 'p'], /unknown option/],
     [['--dry-run=yes', 'p'], /takes no value/],
   ])('%j is an error', (argv, message) => {
