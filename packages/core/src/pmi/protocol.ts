@@ -115,25 +115,44 @@ function isPairs(v: unknown): v is (readonly [string, string])[] {
   }
   return true;
 }
-function isReport(v: unknown): v is FinalizeReport {
-  if (typeof v !== 'object' || v === null) return false;
+// The readers below copy only the documented fields: a peer with the key could
+// add others (a BigInt, say), and consumers such as the job report's
+// JSON.stringify must not see more than was checked. undefined = malformed.
+function readReport(v: unknown): FinalizeReport | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
   const r = v as Record<string, unknown>;
-  return isCount(r['messagesSent']) && isCount(r['messagesReceived']) && isCount(r['bytesSent']) && isCount(r['bytesReceived']);
-}
-function isBlockedIn(v: unknown): v is BlockedIn | null {
-  if (v === null) return true;
-  if (typeof v !== 'object') return false;
-  const b = v as Record<string, unknown>;
-  return isBlockedCall(b) && (b['threads'] === undefined || (Array.isArray(b['threads']) && b['threads'].every((t) => typeof t === 'object' && t !== null && isInt((t as Record<string, unknown>)['thread']) && isBlockedCall(t as Record<string, unknown>))));
+  const [messagesSent, messagesReceived, bytesSent, bytesReceived] = [r['messagesSent'], r['messagesReceived'], r['bytesSent'], r['bytesReceived']];
+  return isCount(messagesSent) && isCount(messagesReceived) && isCount(bytesSent) && isCount(bytesReceived)
+    ? { messagesSent, messagesReceived, bytesSent, bytesReceived }
+    : undefined;
 }
 
-function isBlockedCall(b: Record<string, unknown>): boolean {
-  return (
-    typeof b['call'] === 'string' &&
-    typeof b['comm'] === 'string' &&
-    (b['peer'] === null || isInt(b['peer'])) &&
-    (b['tag'] === null || isInt(b['tag']))
-  );
+type BlockedCall = { readonly call: string; readonly comm: string; readonly peer: number | null; readonly tag: number | null };
+
+function readBlockedCall(v: unknown): BlockedCall | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const b = v as Record<string, unknown>;
+  const [call, comm, peer, tag] = [b['call'], b['comm'], b['peer'], b['tag']];
+  return typeof call === 'string' && typeof comm === 'string' && (peer === null || isInt(peer)) && (tag === null || isInt(tag))
+    ? { call, comm, peer, tag }
+    : undefined;
+}
+
+function readBlockedIn(v: unknown): BlockedIn | null | undefined {
+  if (v === null) return null;
+  const main = readBlockedCall(v);
+  if (main === undefined) return undefined;
+  const threads = (v as Record<string, unknown>)['threads'];
+  if (threads === undefined) return main;
+  if (!Array.isArray(threads)) return undefined;
+  const copied: (BlockedCall & { readonly thread: number })[] = [];
+  for (const t of threads as unknown[]) {
+    const call = readBlockedCall(t);
+    const thread = call === undefined ? undefined : (t as Record<string, unknown>)['thread'];
+    if (call === undefined || !isInt(thread)) return undefined;
+    copied.push({ thread, ...call });
+  }
+  return { ...main, threads: copied };
 }
 
 /** Decodes and validates a client message; null when malformed. */
@@ -151,16 +170,20 @@ export function decodeClientMessage(data: Uint8Array): ClientMessage | null {
       return isInt(m['id']) && typeof m['key'] === 'string' ? { t: 'get', id: m['id'], key: m['key'] } : null;
     case 'initialized':
       return { t: 'initialized' };
-    case 'finalized':
-      return isInt(m['id']) && isReport(m['report']) ? { t: 'finalized', id: m['id'], report: m['report'] } : null;
+    case 'finalized': {
+      const report = readReport(m['report']);
+      return isInt(m['id']) && report !== undefined ? { t: 'finalized', id: m['id'], report } : null;
+    }
     case 'abort':
       return isInt(m['id']) && isInt(m['code']) && typeof m['message'] === 'string'
         ? { t: 'abort', id: m['id'], code: m['code'], message: m['message'] }
         : null;
     case 'peerLost':
       return isInt(m['id']) && isInt(m['process']) ? { t: 'peerLost', id: m['id'], process: m['process'] } : null;
-    case 'rollCallReply':
-      return isInt(m['id']) && isBlockedIn(m['blockedIn']) ? { t: 'rollCallReply', id: m['id'], blockedIn: m['blockedIn'] } : null;
+    case 'rollCallReply': {
+      const blockedIn = readBlockedIn(m['blockedIn']);
+      return isInt(m['id']) && blockedIn !== undefined ? { t: 'rollCallReply', id: m['id'], blockedIn } : null;
+    }
     default:
       return null;
   }
