@@ -62,7 +62,8 @@ describe('failure semantics with real MPI programs', () => {
   });
 
   it('--timeout prints a roll-call naming the blocked call, then ends the job', async () => {
-    const r = await runJob(2, program('hang.ts'), { flags: ['--timeout', '4'], killAfterMs: HANG });
+    // 15 s: both ranks must be inside their blocking calls when the roll-call runs (4 s failed on a loaded machine).
+    const r = await runJob(2, program('hang.ts'), { flags: ['--timeout', '15'], killAfterMs: HANG });
     expect(r.code).not.toBe(0);
     expect(r.stderr).toMatch(/rank 1.*recv.*COMM_WORLD/);
     expect(r.stderr).toMatch(/rank 0.*barrier/);

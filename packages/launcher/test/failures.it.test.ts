@@ -83,7 +83,8 @@ describe('mpiexec failure semantics', () => {
   });
 
   it('--timeout prints a roll-call with what each rank is blocked in, then exits 124', async () => {
-    const r = await runMpiexec(['-n', '4', '--timeout', '3', PMI_RANK, 'hang']);
+    // 15 s: four ranks must have connected before the roll-call for its lines to hold (3 s failed on a loaded machine).
+    const r = await runMpiexec(['-n', '4', '--timeout', '15', PMI_RANK, 'hang']);
     expect(r.timedOut).toBe(false);
     expect(r.status).toBe(124);
     expect(r.stderr).toMatch(/roll-call of 4 processes/);
@@ -91,7 +92,7 @@ describe('mpiexec failure semantics', () => {
     expect(r.stderr).toMatch(/rank 1 \(host .+, pid \d+\): no answer \(busy outside MPI or not connected\)/);
     expect(r.stderr).toMatch(/rank 2 \(host .+, pid \d+\): blocked in recv \(comm COMM_WORLD, peer 0, tag 42\)/);
     expect(r.stderr).toMatch(/rank 3 \(host .+, pid \d+\): blocked in recv \(comm COMM_WORLD, peer 0, tag 42\)/);
-    expect(r.stderr).toMatch(/--timeout 3 s fired/);
+    expect(r.stderr).toMatch(/--timeout 15 s fired/);
     // The roll-call comes before the line that ends the job.
     expect(r.stderr.indexOf('roll-call')).toBeLessThan(r.stderr.indexOf('fired'));
   });
