@@ -31,6 +31,7 @@ interface RankLine {
   ring: number;
   sum: number;
   a2a: number[];
+  shared: number;
   ports: number[];
 }
 
@@ -79,6 +80,7 @@ describe.skipIf(!support.ok)(withSkipReason('mpiexec across hosts (namespace clu
       expect(x.listen).toBe(addressOf.get(x.host)); // its own host's bridge address, never 127.0.1.1
       expect(x.sum).toBe(15);
       expect(x.a2a).toEqual([0, 1, 2, 3, 4, 5].map((s) => s * 100 + x.rank));
+      expect(x.shared).toBe(2);
     }
     expect(ranks[0]!.ring).toBe(15);
   });
@@ -223,6 +225,41 @@ describe.skipIf(!support.ok)(withSkipReason('mpiexec across hosts (namespace clu
     expect(knock).not.toBe(null);
     const k = await knock!;
     expect(k.stdout.trim()).toBe('dropped by the rank');
+  });
+});
+
+// Issue 11 section 3: "works when several hosts share one host name". Every host of this cluster says
+// os.hostname() === 'node' (ssh aliases th1, th2 and their addresses differ): hosts must be told apart by
+// placement and link, never by name.
+describe.skipIf(!support.ok)(withSkipReason('mpiexec across hosts that share one host name (namespace cluster)', support), () => {
+  let cluster: Cluster;
+  beforeAll(async () => {
+    cluster = await startCluster({ hosts: 2, sameName: true });
+  }, 120_000);
+  afterAll(() => cluster?.stop());
+  afterEach(async () => {
+    expect(await cluster.leftovers(20_000)).toEqual([]);
+  }, 60_000);
+
+  it('runs 2 hosts x 2 ranks, each rank on its intended host, though both hosts are called "node"', async () => {
+    expect(cluster.hosts.map((h) => h.hostName)).toEqual(['node', 'node']);
+    const r = await cluster.run('th1', ['node', MPIEXEC, '--launcher-exec', cluster.launcherExec, '-n', '4', '--hosts', 'th1:2,th2:2', MH_RANK], { deadlineMs: 90_000 });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const ranks = rankLines(r.stdout);
+    expect(ranks.map((x) => x.rank)).toEqual([0, 1, 2, 3]);
+    const [th1, th2] = cluster.hosts;
+    const hostOf = ['th1', 'th1', 'th2', 'th2'];
+    for (const x of ranks) {
+      expect(x.name).toBe('node'); // MPI.getProcessorName: the same on both hosts
+      expect(x.host).toBe(hostOf[x.rank]); // TSMPI_HOST: the placement's host
+      expect(x.listen).toBe(x.rank < 2 ? th1!.address : th2!.address); // it really ran there
+      expect(x.sum).toBe(6);
+      expect(x.a2a).toEqual([0, 1, 2, 3].map((s) => s * 100 + x.rank));
+      expect(x.shared).toBe(2); // COMM_TYPE_SHARED: the two ranks of its own host, not all four
+    }
+    expect(th1!.address).not.toBe(th2!.address);
+    expect(ranks[0]!.ring).toBe(6);
   });
 });
 
