@@ -9,6 +9,7 @@
  * port. After every test, no process of the job is left on any host.
  * Skipped, with the reason printed, where namespaces cannot be made.
  */
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -114,6 +115,15 @@ describe.skipIf(!support.ok)(withSkipReason('mpiexec across hosts (namespace clu
     const errs = r.stderr.split('\n').filter((l) => l !== '');
     expect(errs).toHaveLength(24);
     for (const l of errs) expect(l).toMatch(/^\[(\d)\] rank \1 err \d+$/);
+  });
+
+  it('sends mpiexec\'s stdin to rank 0 on a remote host', async () => {
+    const input = Array.from({ length: 20000 }, (_, i) => `stdin line ${i} ${'z'.repeat(40)}\n`).join('');
+    const digest = createHash('sha256').update(input).digest('hex');
+    const r = await mpiexec(['-n', '2', '--hosts', 'th2:1,th1:1', PMI_RANK, 'stdin-digest'], { input });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`rank 0 on th2 read ${Buffer.byteLength(input)} bytes sha256 ${digest}`);
   });
 
   it('ends the job when a rank on a remote host fails, naming rank and host', async () => {
