@@ -3,7 +3,7 @@
 # multi-host tests of issue 11 (one implementation, used by the vitest helper
 # packages/launcher/test/cluster/cluster.ts and by people alike).
 #
-#   scripts/netns-cluster.sh up     [--id ID] [--hosts N] [--json]
+#   scripts/netns-cluster.sh up     [--id ID] [--hosts N] [--same-name] [--json]
 #   scripts/netns-cluster.sh down   [--id ID]
 #   scripts/netns-cluster.sh status [--id ID]
 #   scripts/netns-cluster.sh exec   [--id ID] HOST [--] COMMAND [ARG...]
@@ -24,6 +24,9 @@
 #     where /etc/hosts is a per-host file that maps the host's own name to
 #     127.0.1.1 as Debian does (a launcher that trusts name resolution breaks,
 #     which issue 11 section 3 forbids) and the other hosts to their addresses;
+#     with --same-name every host's UTS name is "node" instead (as on clusters
+#     whose machines share one name): ssh_config, /etc/hosts and known_hosts
+#     keep the th1..thN aliases and addresses, so only os.hostname() collides;
 #   - per host an sshd bound to the host's address, entered into the holder's
 #     namespaces, with its own host key; root's key is the cluster's client key.
 # Everything else (sshd configs, host keys, client key, authorized_keys,
@@ -63,12 +66,14 @@ cmd=$1; shift
 id=${TSMPI_CLUSTER_ID:-dev}
 hosts=3
 json=0
+same_name=0
 args=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --id) id=${2:?--id needs a value}; shift 2 ;;
     --hosts) hosts=${2:?--hosts needs a value}; shift 2 ;;
     --json) json=1; shift ;;
+    --same-name) same_name=1; shift ;;
     -h|--help) usage; exit 0 ;;
     --) shift; args+=("$@"); break ;;
     *) args+=("$1"); shift
@@ -114,6 +119,9 @@ holder_pid() { # thK -> pid of the holder, checked to be alive and in thK's name
   echo "$pid"
 }
 
+# The UTS host name of host K: thK, or "node" for every host with --same-name.
+uts_name() { if [ $same_name -eq 1 ]; then echo node; else echo "th$1"; fi; }
+
 our_namespaces() { ip netns list 2>/dev/null | awk '{ print $1 }' | grep -E "^${prefix}(sw|th[0-9]+)\$" || true; }
 
 cluster_down() {
@@ -152,6 +160,7 @@ cluster_up() {
   mkdir -p "$state"
   chmod 700 "$state"
   echo "$hosts" >"$state/hosts"
+  [ $same_name -eq 0 ] || : >"$state/same-name"
   [ -z "${TSMPI_CLUSTER_OWNER:-}" ] || echo "$TSMPI_CLUSTER_OWNER" >"$state/owner"
   mkdir -p /run/sshd && chmod 755 /run/sshd
 
@@ -187,10 +196,11 @@ EOF
   printf '#!/bin/sh\nexec ssh -F %s "$@"\n' "$state/ssh_config" >"$state/ssh"
   chmod 755 "$state/ssh"
 
-  local k addr ns
+  local k addr ns uts
   for ((k = 1; k <= hosts; k++)); do
     addr="$net.$k"
     ns="${prefix}th$k"
+    uts=$(uts_name "$k")
     ip netns add "$ns"
     ip -n "$ns" link set lo up
     # The pair is born in the switch namespace; one end moves to the host.
@@ -204,7 +214,7 @@ EOF
 
     {
       echo "127.0.0.1 localhost"
-      echo "127.0.1.1 th$k"
+      echo "127.0.1.1 $uts"
       local j
       for ((j = 1; j <= hosts; j++)); do [ "$j" -eq "$k" ] || echo "$net.$j th$j"; done
       echo "::1 localhost ip6-localhost ip6-loopback"
@@ -213,7 +223,7 @@ EOF
     # The holder: network namespace from ip netns exec, then its own UTS and
     # mount namespaces (mounts from the root propagate in, not out).
     setsid ip netns exec "$ns" unshare --uts --mount --propagation slave \
-      sh -c 'hostname "$1" && mount --bind "$2" /etc/hosts && exec sleep infinity' holder "th$k" "$state/th$k.etc-hosts" \
+      sh -c 'hostname "$1" && mount --bind "$2" /etc/hosts && exec sleep infinity' holder "$uts" "$state/th$k.etc-hosts" \
       </dev/null >/dev/null 2>"$state/th$k.holder.log" &
     echo $! >"$state/th$k.holder.pid"
 
@@ -240,10 +250,11 @@ EOF
   local pid ok
   for ((k = 1; k <= hosts; k++)); do
     pid=$(cat "$state/th$k.holder.pid")
+    uts=$(uts_name "$k")
     ok=0
     for _ in $(seq 1 100); do
-      if [ "$(nsenter -t "$pid" -u hostname 2>/dev/null)" = "th$k" ] &&
-         nsenter -t "$pid" -m grep -q "^127.0.1.1 th$k\$" /etc/hosts 2>/dev/null; then
+      if [ "$(nsenter -t "$pid" -u hostname 2>/dev/null)" = "$uts" ] &&
+         nsenter -t "$pid" -m grep -q "^127.0.1.1 $uts\$" /etc/hosts 2>/dev/null; then
         ok=1; break
       fi
       kill -0 "$pid" 2>/dev/null || break
@@ -269,8 +280,8 @@ EOF
     printf '{"id":"%s","stateDir":"%s","switchNamespace":"%s","sshConfig":"%s","sshWrapper":"%s","subnet":"%s.0/24","hosts":[' \
       "$id" "$state" "$sw" "$state/ssh_config" "$state/ssh" "$net"
     for ((k = 1; k <= hosts; k++)); do
-      printf '%s{"name":"th%d","address":"%s.%d","namespace":"%sth%d","holderPid":%d,"sshdPid":%d}' \
-        "$([ "$k" -gt 1 ] && echo ,)" "$k" "$net" "$k" "$prefix" "$k" \
+      printf '%s{"name":"th%d","hostName":"%s","address":"%s.%d","namespace":"%sth%d","holderPid":%d,"sshdPid":%d}' \
+        "$([ "$k" -gt 1 ] && echo ,)" "$k" "$(uts_name "$k")" "$net" "$k" "$prefix" "$k" \
         "$(cat "$state/th$k.holder.pid")" "$(cat "$state/th$k.sshd.listener.pid")"
     done
     echo ']}'
@@ -280,7 +291,7 @@ EOF
     cat "$state/cluster.json"
   else
     echo "cluster '$id' is up: $hosts host(s) on $net.0/24, state in $state"
-    for ((k = 1; k <= hosts; k++)); do echo "  th$k  $net.$k  namespace ${prefix}th$k"; done
+    for ((k = 1; k <= hosts; k++)); do echo "  th$k  $net.$k  namespace ${prefix}th$k  host name $(uts_name "$k")"; done
     echo "run on a host:  $0 exec --id $id th1 -- COMMAND"
     echo "ssh (from a host): ssh -F $state/ssh_config th2 hostname   (or $state/ssh th2 hostname)"
     echo "tear down:      $0 down --id $id"

@@ -402,6 +402,8 @@ export class Job {
       onLinked: (h, _listenHost, localAddress) => {
         this.#outSink.addSource(h);
         this.#errSink.addSource(h);
+        // "Stdin goes to rank 0" (API.md), wherever it runs: over the proxy's link when rank 0 is there.
+        if (h.ranks.includes(0)) h.forwardStdin(process.stdin);
         this.#localStart?.(localAddress);
       },
       onStarted: (r, pid) => {

@@ -14,19 +14,23 @@ describe('proxy protocol', () => {
       { t: 'hello', v: 1, key: 'k', index: 0, hostname: 'h', pid: 9 }, { t: 'address', listenHost: '10.0.0.2' },
       { t: 'started', rank: 1, pid: 5 }, { t: 'startError', rank: 1, message: 'ENOENT' },
       { t: 'out', rank: 1, fd: 2, data: new Uint8Array([104, 10]) }, { t: 'exit', rank: 1, code: null, signal: 'SIGKILL' },
-      { t: 'closed', rank: 1 }, { t: 'fatal', message: 'bad iface' }, { t: 'hb' },
+      { t: 'closed', rank: 1 }, { t: 'fatal', message: 'bad iface' }, { t: 'stdinAck', bytes: 65536 }, { t: 'hb' },
     ] as const;
     const plain = (m: object | null): unknown => (m !== null && 'data' in m ? { ...m, data: [...(m.data as Uint8Array)] } : m);
     for (const m of fromProxy) expect(plain(decodeProxyMessage(encodeProxyMessage(m)))).toEqual(plain(m));
-    for (const m of [{ t: 'welcome' }, { t: 'signal', rank: -1, sig: 'SIGINT' }, { t: 'hb' }] as const) {
+    for (const m of [{ t: 'welcome' }, { t: 'signal', rank: -1, sig: 'SIGINT' }, { t: 'stdinEnd' }, { t: 'hb' }] as const) {
       expect(decodeHeadMessage(encodeProxyMessage(m))).toEqual(m);
     }
+    const chunk = decodeHeadMessage(encodeProxyMessage({ t: 'stdin', data: new Uint8Array([1, 2, 3]) }));
+    expect(chunk?.t === 'stdin' ? [...chunk.data] : null).toEqual([1, 2, 3]);
   });
 
   it('returns null for malformed messages instead of throwing', () => {
     expect(decodeProxyMessage(new Uint8Array([0xc1]))).toBe(null);
     expect(decodeProxyMessage(encodeProxyMessage({ t: 'out', rank: 1, fd: 3, data: new Uint8Array() } as never))).toBe(null);
     expect(decodeHeadMessage(encodeProxyMessage({ t: 'signal', rank: 'x' } as never))).toBe(null);
+    expect(decodeHeadMessage(encodeProxyMessage({ t: 'stdin', data: 'text' } as never))).toBe(null);
+    expect(decodeProxyMessage(encodeProxyMessage({ t: 'stdinAck', bytes: -1 } as never))).toBe(null);
   });
 
   it('parses the launch spec line and rejects other versions or shapes', () => {

@@ -21,6 +21,10 @@
  *     closed {rank}                          the rank's stdout and stderr ended
  *     fatal {message}                        the proxy cannot go on (bad --iface, ...)
  *     <- signal {rank, sig}                  rank -1: every rank of the host
+ *     <- stdin {data}                        mpiexec's stdin, for rank 0 (its host's proxy only)
+ *     <- stdinEnd {}                         mpiexec's stdin ended: close rank 0's
+ *     stdinAck {bytes}                       that many stdin bytes reached rank 0's pipe; mpiexec
+ *                                            keeps at most STDIN_WINDOW_BYTES unacknowledged
  *     hb {}  <->                             heartbeat, both ways, every HEARTBEAT_MS
  *
  * Either side that hears nothing for HEARTBEAT_MS * HEARTBEAT_MISSES declares
@@ -31,7 +35,7 @@
 import { Packr } from 'msgpackr';
 
 /** Bumped on any incompatible change. */
-export const PROXY_PROTOCOL_VERSION = 1;
+export const PROXY_PROTOCOL_VERSION = 2;
 /** URL path of the proxy link on the wire-up service. */
 export const PROXY_PATH = '/proxy';
 /**
@@ -41,6 +45,12 @@ export const PROXY_PATH = '/proxy';
  */
 export const HEARTBEAT_MS = 1000;
 export const HEARTBEAT_MISSES = 5;
+/**
+ * Stdin bytes in flight to a remote rank 0 (sent, not yet in its pipe). mpiexec stops reading its
+ * own stdin beyond this, so a rank that reads slowly holds back the producer instead of filling
+ * mpiexec's memory (backpressure end to end: rank 0's pipe -> proxy -> link -> mpiexec's stdin).
+ */
+export const STDIN_WINDOW_BYTES = 256 * 1024;
 
 /** One rank a proxy starts. */
 export interface SpecRank {
@@ -82,11 +92,14 @@ export type ProxyMessage =
   | { readonly t: 'exit'; readonly rank: number; readonly code: number | null; readonly signal: string | null }
   | { readonly t: 'closed'; readonly rank: number }
   | { readonly t: 'fatal'; readonly message: string }
+  | { readonly t: 'stdinAck'; readonly bytes: number }
   | { readonly t: 'hb' };
 
 export type HeadMessage =
   | { readonly t: 'welcome' }
   | { readonly t: 'signal'; readonly rank: number; readonly sig: string }
+  | { readonly t: 'stdin'; readonly data: Uint8Array }
+  | { readonly t: 'stdinEnd' }
   | { readonly t: 'hb' };
 
 const packr = new Packr({ useRecords: false });
@@ -133,6 +146,8 @@ export function decodeProxyMessage(data: Uint8Array): ProxyMessage | null {
       return isInt(m['rank']) ? { t: 'closed', rank: m['rank'] } : null;
     case 'fatal':
       return isStr(m['message']) ? { t: 'fatal', message: m['message'] } : null;
+    case 'stdinAck':
+      return isInt(m['bytes']) && m['bytes'] >= 0 ? { t: 'stdinAck', bytes: m['bytes'] } : null;
     case 'hb':
       return { t: 'hb' };
     default:
@@ -149,6 +164,10 @@ export function decodeHeadMessage(data: Uint8Array): HeadMessage | null {
       return { t: 'welcome' };
     case 'signal':
       return isInt(m['rank']) && isStr(m['sig']) ? { t: 'signal', rank: m['rank'], sig: m['sig'] } : null;
+    case 'stdin':
+      return m['data'] instanceof Uint8Array ? { t: 'stdin', data: m['data'] } : null;
+    case 'stdinEnd':
+      return { t: 'stdinEnd' };
     case 'hb':
       return { t: 'hb' };
     default:

@@ -9,7 +9,8 @@
  *      local address of this link: never loopback, never the host name);
  *   4. forks its ranks, each the leader of its own process group, and relays
  *      their output as whole lines, their exits and mpiexec's signals
- *      (proxy-protocol.ts).
+ *      (proxy-protocol.ts); rank 0, when it runs here, gets mpiexec's stdin
+ *      over the link, acknowledged chunk by chunk once its pipe took it.
  * It exits when all its ranks are done (status 0), and kills its ranks and
  * exits (status 1) as soon as its link to mpiexec breaks: the WebSocket
  * closes, no heartbeat for HEARTBEAT_MS x HEARTBEAT_MISSES, stdin ends (the
@@ -21,6 +22,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import type { Socket } from 'node:net';
+import type { Writable } from 'node:stream';
 import { WebSocket, type RawData } from 'ws';
 import { JOB_ENV } from '@tsmpi/core/pmi';
 import { isLoopbackAddress, resolveIface } from './iface.ts';
@@ -180,9 +182,32 @@ class Proxy {
       case 'signal':
         for (const r of this.#ranks) if (m.rank < 0 || r.spec.rank === m.rank) this.#kill(r, m.sig as NodeJS.Signals);
         return;
+      case 'stdin':
+        this.#stdinWrite(m.data);
+        return;
+      case 'stdinEnd':
+        this.#stdinPipe()?.end();
+        return;
       case 'hb':
         return;
     }
+  }
+
+  /** Rank 0's stdin pipe, when rank 0 runs here and its pipe is still open. */
+  #stdinPipe(): Writable | null {
+    const p = this.#ranks.find((r) => r.spec.rank === 0)?.child?.stdin ?? null;
+    return p === null || p.destroyed || p.writableEnded ? null : p;
+  }
+
+  /** Writes a chunk of mpiexec's stdin to rank 0 and acknowledges it once the pipe took it (or is gone). */
+  #stdinWrite(data: Uint8Array): void {
+    const bytes = data.byteLength;
+    const pipe = this.#stdinPipe();
+    if (pipe === null) {
+      this.#send({ t: 'stdinAck', bytes }); // nobody reads it any more: do not hold mpiexec back
+      return;
+    }
+    pipe.write(data, () => this.#send({ t: 'stdinAck', bytes }));
   }
 
   #listenHost(): string | Error {
@@ -224,12 +249,15 @@ class Proxy {
     if (s.portRange !== null) env[JOB_ENV.portRange] = s.portRange;
     let child: ChildProcess;
     try {
-      child = spawn(s.file, [...s.args], { cwd: s.wdir, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+      // Rank 0 reads mpiexec's stdin (API.md), relayed over the link.
+      const stdin = r.spec.rank === 0 ? 'pipe' : 'ignore';
+      child = spawn(s.file, [...s.args], { cwd: s.wdir, env, detached: true, stdio: [stdin, 'pipe', 'pipe'] });
     } catch (err) {
       this.#startError(r, (err as Error).message);
       return;
     }
     r.child = child;
+    child.stdin?.on('error', () => undefined); // EPIPE when rank 0 exits without reading: its exit is reported
     r.pid = child.pid ?? null;
     if (r.pid !== null) this.#send({ t: 'started', rank: r.spec.rank, pid: r.pid });
     const rank = r.spec.rank;

@@ -15,12 +15,13 @@
  * that close() can kill it and everything it started on this side.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { timingSafeEqual } from 'node:crypto';
 import type { Logger } from 'pino';
 import { WebSocket, type RawData } from 'ws';
 import { explainStartFailure } from './remote-command.ts';
 import {
-  HEARTBEAT_MISSES, HEARTBEAT_MS, PROXY_PROTOCOL_VERSION, decodeProxyMessage, encodeProxyMessage,
+  HEARTBEAT_MISSES, HEARTBEAT_MS, PROXY_PROTOCOL_VERSION, STDIN_WINDOW_BYTES, decodeProxyMessage, encodeProxyMessage,
   type HeadMessage, type ProxyMessage,
 } from './proxy-protocol.ts';
 
@@ -64,6 +65,9 @@ export class RemoteHost {
   #localAddress = '';
   /** Reading from the link is paused while mpiexec's output is congested (OutputSink); heartbeats are not judged then. */
   #pauses = 0;
+  /** mpiexec's stdin while it is relayed to this host's rank 0, and the bytes not yet acknowledged. */
+  #stdin: { readonly input: Readable; readonly stop: () => void } | null = null;
+  #stdinInFlight = 0;
 
   constructor(host: string, index: number, ranks: readonly number[], node: string, log: Logger, events: RemoteHostEvents) {
     this.host = host;
@@ -181,8 +185,38 @@ export class RemoteHost {
     this.#send({ t: 'signal', rank, sig });
   }
 
+  /**
+   * Relays `input` (mpiexec's stdin) to this host's rank 0 over the link, then its end. Reading pauses
+   * while STDIN_WINDOW_BYTES are unacknowledged, so a slow rank 0 slows the producer (backpressure).
+   */
+  forwardStdin(input: Readable): void {
+    if (this.#stdin !== null) return;
+    const onData = (chunk: Buffer): void => {
+      this.#send({ t: 'stdin', data: chunk });
+      this.#stdinInFlight += chunk.byteLength;
+      if (this.#stdinInFlight >= STDIN_WINDOW_BYTES) input.pause();
+    };
+    const onEnd = (): void => {
+      this.#send({ t: 'stdinEnd' });
+      stop();
+    };
+    const stop = (): void => {
+      input.off('data', onData);
+      input.off('end', onEnd);
+      input.off('error', onEnd);
+      input.pause();
+      this.#stdin = null;
+    };
+    this.#stdin = { input, stop };
+    input.on('data', onData);
+    input.once('end', onEnd);
+    input.once('error', onEnd); // an unreadable stdin ends rank 0's too
+    input.resume();
+  }
+
   /** Ends everything on this side: the link and the ssh process group. */
   close(): void {
+    this.#stdin?.stop();
     if (this.#timer !== null) {
       clearTimeout(this.#timer);
       clearInterval(this.#timer);
@@ -222,7 +256,7 @@ export class RemoteHost {
       if (m === null) this.#lose(`host ${this.host}: malformed message from its proxy`, HOST_FAILED_STATUS);
       return;
     }
-    if (m.t !== 'hb' && m.t !== 'address' && m.t !== 'fatal' && m.t !== 'hello' && !this.ranks.includes(m.rank)) {
+    if (m.t !== 'hb' && m.t !== 'address' && m.t !== 'fatal' && m.t !== 'hello' && m.t !== 'stdinAck' && !this.ranks.includes(m.rank)) {
       this.#lose(`host ${this.host}: its proxy reported rank ${m.rank}, which is not one of its ranks`, HOST_FAILED_STATUS);
       return;
     }
@@ -248,6 +282,10 @@ export class RemoteHost {
         return;
       case 'fatal':
         this.#lose(m.message, 1);
+        return;
+      case 'stdinAck':
+        this.#stdinInFlight = Math.max(0, this.#stdinInFlight - m.bytes);
+        if (this.#stdin !== null && this.#stdinInFlight < STDIN_WINDOW_BYTES / 2) this.#stdin.input.resume();
         return;
       case 'hb':
       case 'hello':

@@ -9,6 +9,7 @@
  * port. After every test, no process of the job is left on any host.
  * Skipped, with the reason printed, where namespaces cannot be made.
  */
+import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -31,6 +32,7 @@ interface RankLine {
   ring: number;
   sum: number;
   a2a: number[];
+  shared: number;
   ports: number[];
 }
 
@@ -79,6 +81,7 @@ describe.skipIf(!support.ok)(withSkipReason('mpiexec across hosts (namespace clu
       expect(x.listen).toBe(addressOf.get(x.host)); // its own host's bridge address, never 127.0.1.1
       expect(x.sum).toBe(15);
       expect(x.a2a).toEqual([0, 1, 2, 3, 4, 5].map((s) => s * 100 + x.rank));
+      expect(x.shared).toBe(2);
     }
     expect(ranks[0]!.ring).toBe(15);
   });
@@ -112,6 +115,15 @@ describe.skipIf(!support.ok)(withSkipReason('mpiexec across hosts (namespace clu
     const errs = r.stderr.split('\n').filter((l) => l !== '');
     expect(errs).toHaveLength(24);
     for (const l of errs) expect(l).toMatch(/^\[(\d)\] rank \1 err \d+$/);
+  });
+
+  it('sends mpiexec\'s stdin to rank 0 on a remote host', async () => {
+    const input = Array.from({ length: 20000 }, (_, i) => `stdin line ${i} ${'z'.repeat(40)}\n`).join('');
+    const digest = createHash('sha256').update(input).digest('hex');
+    const r = await mpiexec(['-n', '2', '--hosts', 'th2:1,th1:1', PMI_RANK, 'stdin-digest'], { input });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain(`rank 0 on th2 read ${Buffer.byteLength(input)} bytes sha256 ${digest}`);
   });
 
   it('ends the job when a rank on a remote host fails, naming rank and host', async () => {
@@ -223,6 +235,41 @@ describe.skipIf(!support.ok)(withSkipReason('mpiexec across hosts (namespace clu
     expect(knock).not.toBe(null);
     const k = await knock!;
     expect(k.stdout.trim()).toBe('dropped by the rank');
+  });
+});
+
+// Issue 11 section 3: "works when several hosts share one host name". Every host of this cluster says
+// os.hostname() === 'node' (ssh aliases th1, th2 and their addresses differ): hosts must be told apart by
+// placement and link, never by name.
+describe.skipIf(!support.ok)(withSkipReason('mpiexec across hosts that share one host name (namespace cluster)', support), () => {
+  let cluster: Cluster;
+  beforeAll(async () => {
+    cluster = await startCluster({ hosts: 2, sameName: true });
+  }, 120_000);
+  afterAll(() => cluster?.stop());
+  afterEach(async () => {
+    expect(await cluster.leftovers(20_000)).toEqual([]);
+  }, 60_000);
+
+  it('runs 2 hosts x 2 ranks, each rank on its intended host, though both hosts are called "node"', async () => {
+    expect(cluster.hosts.map((h) => h.hostName)).toEqual(['node', 'node']);
+    const r = await cluster.run('th1', ['node', MPIEXEC, '--launcher-exec', cluster.launcherExec, '-n', '4', '--hosts', 'th1:2,th2:2', MH_RANK], { deadlineMs: 90_000 });
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const ranks = rankLines(r.stdout);
+    expect(ranks.map((x) => x.rank)).toEqual([0, 1, 2, 3]);
+    const [th1, th2] = cluster.hosts;
+    const hostOf = ['th1', 'th1', 'th2', 'th2'];
+    for (const x of ranks) {
+      expect(x.name).toBe('node'); // MPI.getProcessorName: the same on both hosts
+      expect(x.host).toBe(hostOf[x.rank]); // TSMPI_HOST: the placement's host
+      expect(x.listen).toBe(x.rank < 2 ? th1!.address : th2!.address); // it really ran there
+      expect(x.sum).toBe(6);
+      expect(x.a2a).toEqual([0, 1, 2, 3].map((s) => s * 100 + x.rank));
+      expect(x.shared).toBe(2); // COMM_TYPE_SHARED: the two ranks of its own host, not all four
+    }
+    expect(th1!.address).not.toBe(th2!.address);
+    expect(ranks[0]!.ring).toBe(6);
   });
 });
 

@@ -8,6 +8,7 @@
  * ssh and namespaced hosts are in multihost.it.test.ts.
  */
 import { spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import os from 'node:os';
 import path from 'node:path';
 import { Writable } from 'node:stream';
@@ -66,6 +67,23 @@ async function runTracked(args: string[], opts: Parameters<typeof runMpiexec>[1]
 }
 
 describe('mpiexec with per-host proxies (fake remote shell)', () => {
+  it('sends stdin to rank 0 on a proxied host, whole and in order, with its end', async () => {
+    // 4 MiB: many times the stdin window, so the relay pauses and resumes on acknowledgements.
+    const input = Array.from({ length: 65536 }, (_, i) => `line ${String(i).padStart(8, '0')} ${'y'.repeat(48)}\n`).join('');
+    const digest = createHash('sha256').update(input).digest('hex');
+    const r = await runTracked(['-n', '2', '--hosts', 'fakeh1:1,localhost:1', ...RSH, PMI_RANK, 'stdin-digest'], { input, deadlineMs: 120_000 });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain(`rank 0 on fakeh1 read ${Buffer.byteLength(input)} bytes sha256 ${digest}`);
+  }, 130_000);
+
+  it('ends a remote rank 0\'s stdin when mpiexec\'s is empty', async () => {
+    const r = await runTracked(['-n', '2', '--hosts', 'fakeh1:1,localhost:1', ...RSH, PMI_RANK, 'stdin'], { input: '' });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(r.stdout).toContain('rank 0 read: ');
+  });
+
   it('runs ring, allreduce and alltoall over this machine and two proxied hosts, with -l tags, --env and -x', async () => {
     const r = await runTracked(['-n', '5', '-l', '--hosts', 'localhost:1,fakeh1:2,fakeh2:2', ...RSH, '--env', 'EXTRA=e', '-x', 'MH_FROM_X', MH_RANK], {
       env: { MH_FROM_X: 'from-mpiexec' },

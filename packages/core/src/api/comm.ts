@@ -48,6 +48,7 @@ import {
   type ContextIdCollectives, type ContextIdOptions, type ContextIdState,
 } from '../comm/index.ts';
 import { allgatherBytes } from '../coll/index.ts';
+import { hostLabel } from '../config/index.ts';
 import { OBJECT_KIND, handleKind } from '../device/index.ts';
 import { ERR_ARG, ERR_COMM, ERR_GROUP, ERR_TAG, mpiError } from '../util/index.ts';
 import { CollComm } from './coll-comm.ts';
@@ -156,7 +157,7 @@ export class Comm extends CollComm {
       throw mpiError(ERR_ARG, call, `type ${String(type)} is invalid: expected COMM_TYPE_SHARED (${COMM_TYPE_SHARED}) or UNDEFINED`);
     }
     checkKey(key, call);
-    const label = type === UNDEFINED ? null : `host:${os.hostname()}`;
+    const label = type === UNDEFINED ? null : `host:${hostLabel(os.hostname())}`;
     return blockingCreation(call, this.name, this.#split(call, label, key, `${this.name}.splitType(shared)`));
   }
 

@@ -61,3 +61,13 @@ export function readJobEnv(env: NodeJS.ProcessEnv = process.env): JobEnv | null 
     portRange: parsePortRange(env[JOB_ENV.portRange] ?? ''),
   };
 }
+
+/**
+ * What tells this process's host apart from the job's other hosts (COMM_TYPE_SHARED groups by it).
+ * The host name alone is not enough: several machines may share one (issue 11 section 3). In a
+ * multi-host job each rank listens on its own host's address, chosen from its link to mpiexec and
+ * never loopback, so name and listen address together differ between hosts and agree within one.
+ */
+export function hostLabel(hostname: string, env: NodeJS.ProcessEnv = process.env): string {
+  return `${hostname}@${env[JOB_ENV.listenHost] ?? ''}`;
+}

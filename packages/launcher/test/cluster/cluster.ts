@@ -28,8 +28,10 @@ export const CLUSTER_SCRIPT = path.join(REPO_ROOT, 'scripts/netns-cluster.sh');
 export type ClusterSupport = { readonly ok: true } | { readonly ok: false; readonly why: string };
 
 export interface ClusterHost {
-  /** Host name (th1, th2, ...): its UTS host name and its name in the ssh config. */
+  /** Host name (th1, th2, ...): its name in the ssh config and /etc/hosts, and its UTS host name unless sameName. */
   readonly name: string;
+  /** Its UTS host name (what os.hostname() says there): `name`, or "node" on every host of a sameName cluster. */
+  readonly hostName: string;
   /** Its IPv4 address on the cluster's bridge. */
   readonly address: string;
   /** Its network namespace (for `ip netns exec`, by hand). */
@@ -153,11 +155,14 @@ interface ClusterJson {
   sshConfig: string;
   sshWrapper: string;
   subnet: string;
-  hosts: { name: string; address: string; namespace: string; holderPid: number; sshdPid: number }[];
+  hosts: { name: string; hostName: string; address: string; namespace: string; holderPid: number; sshdPid: number }[];
 }
 
-/** Builds a cluster of `hosts` hosts (th1..thN) with a fresh id; stop() it in afterAll. */
-export async function startCluster(opts: { readonly hosts: number; readonly id?: string }): Promise<Cluster> {
+/**
+ * Builds a cluster of `hosts` hosts (th1..thN) with a fresh id; stop() it in afterAll. With sameName every
+ * host's UTS host name is "node" (issue 11 section 3: hosts sharing one name), the ssh aliases staying th1..thN.
+ */
+export async function startCluster(opts: { readonly hosts: number; readonly id?: string; readonly sameName?: boolean }): Promise<Cluster> {
   const support = clusterSupport();
   if (!support.ok) throw new Error(`startCluster: cannot build a cluster here: ${support.why}`);
   // Short and unique per process: ids name namespaces and the state directory.
@@ -169,7 +174,7 @@ export async function startCluster(opts: { readonly hosts: number; readonly id?:
   }
   let out: string;
   try {
-    out = script(['up', '--id', id, '--hosts', String(opts.hosts), '--json']);
+    out = script(['up', '--id', id, '--hosts', String(opts.hosts), ...(opts.sameName === true ? ['--same-name'] : []), '--json']);
   } catch (e) {
     const err = e as { stderr?: string; message: string };
     throw new Error(`startCluster: ${CLUSTER_SCRIPT} up failed: ${err.stderr?.trim() || err.message}`);
@@ -187,7 +192,7 @@ export async function startCluster(opts: { readonly hosts: number; readonly id?:
 }
 
 function makeCluster(info: ClusterJson): Cluster {
-  const hosts: ClusterHost[] = info.hosts.map((h) => ({ name: h.name, address: h.address, namespace: h.namespace }));
+  const hosts: ClusterHost[] = info.hosts.map((h) => ({ name: h.name, hostName: h.hostName, address: h.address, namespace: h.namespace }));
   const byName = new Map(info.hosts.map((h) => [h.name, h]));
   const id = info.id;
   const hostOf = (ref: HostRef): string => {
