@@ -4,30 +4,13 @@
 // listener honours a port range (mpiexec --port-range).
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { newFrameHeader, type FrameHeader, type TransportHandlers } from '@tsmpi/core/transport';
+import { newFrameHeader, type FrameHeader } from '@tsmpi/core/transport';
 import { TcpTransport } from '../src/tcp-transport.ts';
 import { DEFAULT_TUNING } from '../src/tuning.ts';
-import { recordingLog } from './tcp-harness.ts';
+import { recordingLog, RecordingHandlers as Rec, waitUntil as waitFor } from './tcp-harness.ts';
 
-class Rec implements TransportHandlers {
-  seqs: number[] = [];
-  lost: { process: number; code: string }[] = [];
-  onDeliver(_src: number, h: FrameHeader): void {
-    this.seqs.push(h.seq);
-  }
-  onSent(): void {}
-  onPeerLost(process: number, err: { code: string }): void {
-    this.lost.push({ process, code: err.code });
-  }
-}
-
-async function waitUntil(cond: () => boolean, what: string, timeoutMs = 15_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+/** This file's patience for a condition (a hang fails with a message, never a timeout of the runner). */
+const waitUntil = (cond: () => boolean, what: string, timeoutMs = 15_000): Promise<void> => waitFor(cond, what, timeoutMs);
 
 /** A port that was free a moment ago (listen on 0, close). */
 async function freePort(): Promise<number> {

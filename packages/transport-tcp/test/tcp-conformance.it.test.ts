@@ -5,29 +5,12 @@ import { newFrameHeader, transportConformance, type FrameHeader, type TransportH
 import { HEADER_BYTES, encodeHeader } from '../src/frame-codec.ts';
 import { CHALLENGE_BYTES, ClientHandshake, HANDSHAKE_STATUS } from '../src/handshake.ts';
 import { createTransport, TcpTransport } from '../src/index.ts';
-import { makeTcpJob, makeTcpTransports, recordingLog } from './tcp-harness.ts';
+import { makeTcpJob, makeTcpTransports, recordingLog, RecordingHandlers as Rec, waitUntil as waitFor } from './tcp-harness.ts';
 
 transportConformance('tcp', (spec) => makeTcpTransports(spec), { describe, it, expect });
 
-class Rec implements TransportHandlers {
-  seqs: number[] = [];
-  lost: { process: number; code: string }[] = [];
-  onDeliver(_src: number, h: FrameHeader): void {
-    this.seqs.push(h.seq);
-  }
-  onSent(): void {}
-  onPeerLost(process: number, err: { code: string }): void {
-    this.lost.push({ process, code: err.code });
-  }
-}
-
-async function waitUntil(cond: () => boolean, what: string, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
+/** This file's patience for a condition (a hang fails with a message, never a timeout of the runner). */
+const waitUntil = (cond: () => boolean, what: string, timeoutMs = 10_000): Promise<void> => waitFor(cond, what, timeoutMs);
 
 function hostPort(address: string): { host: string; port: number } {
   const i = address.lastIndexOf(':');

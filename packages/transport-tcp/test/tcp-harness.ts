@@ -2,7 +2,7 @@
  * Builds N TCP transports in this process on 127.0.0.1 (listen, exchange
  * addresses, start): what the device and the wire-up service do in a job.
  */
-import type { TransportHandlers, TransportLog } from '@tsmpi/core/transport';
+import type { FrameHeader, TransportHandlers, TransportLog } from '@tsmpi/core/transport';
 import { TcpTransport } from '../src/tcp-transport.ts';
 import { DEFAULT_TUNING, type TcpTuning } from '../src/tuning.ts';
 
@@ -25,6 +25,28 @@ export function recordingLog(records: LogRecord[] = []): TransportLog & { record
       records.push({ level: 'error', obj, msg });
     },
   };
+}
+
+/** Handlers that record the sequence numbers delivered and the peers lost. */
+export class RecordingHandlers implements TransportHandlers {
+  seqs: number[] = [];
+  lost: { process: number; code: string }[] = [];
+  onDeliver(_src: number, h: FrameHeader): void {
+    this.seqs.push(h.seq);
+  }
+  onSent(): void {}
+  onPeerLost(process: number, err: { code: string }): void {
+    this.lost.push({ process, code: err.code });
+  }
+}
+
+/** Polls `cond` every 5 ms; fails naming `what` after `timeoutMs`. */
+export async function waitUntil(cond: () => boolean, what: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
 }
 
 export async function makeTcpTransports(spec: {
