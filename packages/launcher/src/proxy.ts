@@ -14,7 +14,14 @@
  * It exits when all its ranks are done (status 0), and kills its ranks and
  * exits (status 1) as soon as its link to mpiexec breaks: the WebSocket
  * closes, no heartbeat for HEARTBEAT_MS x HEARTBEAT_MISSES, stdin ends (the
- * ssh session is gone), or SIGHUP/SIGINT/SIGTERM. No rank outlives it.
+ * ssh session or srun step is gone), or SIGHUP/SIGINT/SIGTERM (status 128 +
+ * the signal's number). No rank outlives it.
+ *
+ * Under Slurm (`--slurm`, started by mpiexec's one srun step): every proxy
+ * reads the same stdin, one LaunchSpec line per node, and takes the line of
+ * its node (isSlurmSpecFor: SLURMD_NODENAME, or SLURM_NODEID when srun chose
+ * the nodes); it tries srun's host (SLURM_SRUN_COMM_HOST) first to reach
+ * mpiexec, and names its ranks' host after its Slurm node.
  *
  * Diagnostics before the link exists go to stderr (ssh carries them back to
  * mpiexec, which shows them with the host's name); afterwards as `fatal`.
@@ -177,14 +184,17 @@ class Proxy {
     }, HEARTBEAT_MS);
   }
 
-  /** Kills every rank's process group and exits with status 1. */
-  die(why: string): void {
+  /**
+   * Kills every rank's process group and exits: status 1, or 128 + the signal's number when a signal
+   * ended it (under Slurm, srun's status is its tasks' worst, so a scancel then reads as 143, not 1).
+   */
+  die(why: string, status = 1): void {
     if (this.#isEnding) return;
     this.#isEnding = true;
     this.#killAll('SIGKILL');
     process.stderr.write(`tsmpi proxy on ${os.hostname()} (${this.#spec.host}): ${why}; killed its ranks\n`);
     this.#ws.terminate();
-    process.exit(1);
+    process.exit(status);
   }
 
   #send(m: ProxyMessage): void {
@@ -382,8 +392,9 @@ export async function runProxy(argv: readonly string[] = process.argv.slice(2)):
   };
   for (const sig of ['SIGHUP', 'SIGINT', 'SIGTERM'] as const) {
     process.on(sig, () => {
-      if (proxy !== null) proxy.die(`received ${sig}`);
-      else process.exit(1);
+      const status = 128 + (os.constants.signals[sig] ?? 0);
+      if (proxy !== null) proxy.die(`received ${sig}`, status);
+      else process.exit(status);
     });
   }
   let spec: LaunchSpec;
