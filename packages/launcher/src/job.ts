@@ -37,17 +37,17 @@
  * serves itself; a host lost while srun runs waits (at most LOSS_WAIT_MS)
  * for srun's account of it, so that a scancel, a time limit or a node
  * failure ends the job with one line saying Slurm did it, and srun's status.
- * A job that spans
- * hosts listens on every address (or the --iface address); its ranks listen
+ * A job that spans hosts listens on every address (or the --iface address); its ranks listen
  * on an address of their own host: --iface resolved there, else the local
  * address of the proxy's link; for the ranks here, this machine's only
  * non-loopback address, or, when it has several, mpiexec's end of the first
  * proxy link (they then start once the first proxy linked).
  *
  * Length: this file is the one state machine of a job's ranks, local and
- * remote (about 750 lines); the remote half stays here because it drives the
+ * remote (about 900 lines); the remote half stays here because it drives the
  * same per-rank transitions. ssh and the proxy link are in remote-host.ts,
- * the proxy in proxy.ts, addresses in iface.ts.
+ * the proxy in proxy.ts, addresses in iface.ts, the srun step in
+ * slurm-step.ts and every Slurm decision before the start in slurm-plan.ts.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';

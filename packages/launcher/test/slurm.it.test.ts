@@ -5,7 +5,8 @@
  * the "login node"). Checks that inside an allocation mpiexec takes its hosts,
  * slots and -n from Slurm and starts the other nodes' ranks through one srun
  * step (each rank's SLURM_STEP_ID and SLURMD_NODENAME say so); that sbatch
- * returns mpiexec's status; that a rank failure is named; that scancel of the
+ * returns mpiexec's status; that a rank failure is named; that Ctrl-C and
+ * --timeout's roll-call reach the ranks srun started; that scancel of the
  * step or the job ends every rank with a line saying Slurm cancelled it and
  * leaves no process on any node; that the job key shows neither in any
  * process's command line nor in `scontrol show step`; and that outside an
@@ -111,6 +112,17 @@ describe.skipIf(why !== null)(`mpiexec under Slurm${why === null ? '' : ` (skipp
     expect(r.stdout).not.toMatch(/[0-9a-f]{64}/);
   }, 70_000);
 
+  it('inside an allocation --launcher fork and --hosts (ssh) still win over Slurm', async () => {
+    const fork = await slurm.run(['salloc', '-N', '2', '-n', '4', 'bash', '-c', mpiexecShell(['--launcher', 'fork', '-n', '2', '--dry-run', RANK])], { deadlineMs: 60_000 });
+    expect(mpiexecStatus(fork), fork.stderr).toBe(0);
+    expect(fork.stdout).not.toMatch(/srun|Slurm job/);
+    expect(fork.stdout).toMatch(/^host slurmctl \(ranks 0, 1\): fork here: /m);
+    const ssh = await slurm.run(['salloc', '-N', '2', '-n', '4', 'bash', '-c', mpiexecShell(['--hosts', 'n01,n02', '--dry-run', RANK])], { deadlineMs: 60_000 });
+    expect(mpiexecStatus(ssh), ssh.stderr).toBe(0);
+    expect(ssh.stdout).not.toMatch(/srun|Slurm job/);
+    expect(ssh.stdout).toMatch(/^host n02 \(ranks 1\): proxy: ssh -x -T /m);
+  }, 70_000);
+
   it('sbatch --wait of a script running mpiexec: its status and output file; the batch node\'s ranks forked, the other node\'s through srun', async () => {
     const script = path.join(slurm.dir, 'tmp', 'ok.sh');
     const out = path.join(slurm.dir, 'tmp', 'ok.out');
@@ -151,7 +163,8 @@ describe.skipIf(why !== null)(`mpiexec under Slurm${why === null ? '' : ` (skipp
    * Starts a 4-rank job that sleeps, waits until every rank is sleeping,
    * runs `cancel(jobId)`, and returns the run's result and the ranks' lines.
    */
-  async function cancelMidJob(name: string, start: (args: readonly string[]) => string[], cancel: (jobId: string) => string[], outFile?: string): Promise<{ r: SlurmRunResult; ranks: RankLine[]; text: string }> {
+  /** Starts a 4-rank job whose ranks sleep after init, and waits until all four are sleeping. */
+  async function startSleepingJob(name: string, start: (args: readonly string[]) => string[]): Promise<{ job: Promise<SlurmRunResult>; ranks: RankLine[]; jobId: string }> {
     // Each rank writes its line to a file in `ready` once it is past init and about to sleep.
     const ready = mkdtempSync(path.join(slurm.dir, 'tmp', `${name}-`));
     const job = slurm.run(start([RANK, '120000', '-1', '0', ready]), { deadlineMs: 120_000 });
@@ -162,6 +175,15 @@ describe.skipIf(why !== null)(`mpiexec under Slurm${why === null ? '' : ` (skipp
     const jobId = (await slurm.run(['squeue', '-h', '-n', name, '-o', '%i'])).stdout.trim();
     expect(jobId, 'job not in squeue').toMatch(/^\d+$/);
     expect(ranks.every((x) => x.job === jobId)).toBe(true);
+    return { job, ranks, jobId };
+  }
+
+  /**
+   * Starts a sleeping 4-rank job, checks that its key shows nowhere, runs
+   * `cancel(jobId)`, and returns the run's result, the ranks' lines and the output file's text.
+   */
+  async function cancelMidJob(name: string, start: (args: readonly string[]) => string[], cancel: (jobId: string) => string[], outFile?: string): Promise<{ r: SlurmRunResult; ranks: RankLine[]; text: string }> {
+    const { job, ranks, jobId } = await startSleepingJob(name, start);
     // The key is in no command line on any node and not in scontrol's view of the step.
     const key = ranks[0]!.key;
     expect(key).toMatch(/^[0-9a-f]{64}$/);
@@ -179,6 +201,30 @@ describe.skipIf(why !== null)(`mpiexec under Slurm${why === null ? '' : ` (skipp
     if (outFile !== undefined) text = readFileSync(outFile, 'utf8');
     return { r, ranks, text };
   }
+
+  it('Ctrl-C to mpiexec inside salloc reaches the ranks on every node through their proxies', async () => {
+    const { job, ranks } = await startSleepingJob('ctrl-c', (args) => ['salloc', '-J', 'ctrl-c', '-N', '2', '-n', '4', 'bash', '-c', mpiexecShell(args)]);
+    const head = slurm.nodeProcesses('ctl').filter((p) => p.cmdline.startsWith(`${NODE} ${MPIEXEC} `));
+    expect(head, 'mpiexec not found on the login node').toHaveLength(1);
+    process.kill(head[0]!.pid, 'SIGINT');
+    const r = await job;
+    expect(r.timedOut, r.stderr).toBe(false);
+    expect(r.stderr).toMatch(/^mpiexec: received SIGINT; forwarding it to 4 processes$/m);
+    expect(r.stderr).not.toContain('Slurm cancelled');
+    expect(mpiexecStatus(r)).toBe(130);
+    await expectNothingLeft(ranks.map((x) => x.pid));
+  }, 150_000);
+
+  it('--timeout inside salloc: the roll-call covers the ranks srun started, then every rank ends', async () => {
+    const r = await slurm.run(['salloc', '-N', '2', '-n', '4', 'bash', '-c', mpiexecShell(['--timeout', '25', RANK, '600000'])], { deadlineMs: 120_000 });
+    expect(r.timedOut, r.stderr).toBe(false);
+    expect(mpiexecStatus(r), r.stderr).toBe(124);
+    expect(r.stderr).toMatch(/the job did not finish within --timeout 25 s; roll-call of 4 processes/);
+    for (const [rank, host] of [[0, 'n01'], [1, 'n01'], [2, 'n02'], [3, 'n02']] as const) {
+      expect(r.stderr).toMatch(new RegExp(`^mpiexec: {3}rank ${rank} \\(host ${host}, pid \\d+\\): not in MPI$`, 'm'));
+    }
+    await expectNothingLeft(rankLines(r.stdout).map((x) => x.pid));
+  }, 130_000);
 
   it('scancel of the srun step mid-job: every rank ends, mpiexec says Slurm cancelled it and exits with srun\'s status', async () => {
     const { r, ranks } = await cancelMidJob('cancel-step', (args) => ['salloc', '-J', 'cancel-step', '-N', '2', '-n', '4', 'bash', '-c', mpiexecShell(args)], (id) => [`${id}.0`]);
