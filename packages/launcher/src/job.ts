@@ -462,7 +462,7 @@ export class Job {
   #onSrunExit(e: SrunExit): void {
     const status = e.code ?? (e.signal !== null ? 128 + signalNumber(e.signal) : HOST_FAILED_STATUS);
     const v = e.verdict;
-    if (v.kind === 'slurm-cancelled') {
+    if (v.kind === 'slurm-cancelled' && !e.wasClosedByMpiexec) {
       this.#onSlurmCancelled(v.message, status === 0 ? HOST_FAILED_STATUS : status);
     }
     const how = v.kind === 'task-failed'
@@ -604,16 +604,20 @@ export class Job {
         this.#markClosed(s);
       }
     }
+    let hasAbandoned = false;
     for (const h of this.#hosts) {
       if (h.isLinked || h.isDone) continue;
       this.#launchQueue = [];
       h.abandon();
+      hasAbandoned = true;
       for (const r of h.ranks) {
         const s = this.#ranks[r]!;
         s.hasExited = true;
         this.#markClosed(s);
       }
     }
+    // A proxy srun has not started yet (srun may still wait in the queue for nodes) is not waited for.
+    if (hasAbandoned) this.#srun?.close();
   }
 
   #newRank(p: Placement): RankState {

@@ -36,6 +36,11 @@ export interface SrunExit {
   readonly verdict: SrunVerdict;
   /** The last line srun printed that was not its own noise, for a failure message. */
   readonly lastLine: string | null;
+  /**
+   * mpiexec itself told srun to end (close()): srun's "Job step aborted" then follows mpiexec's
+   * signal, not Slurm's decision, so a 'slurm-cancelled' verdict is not Slurm's doing.
+   */
+  readonly wasClosedByMpiexec: boolean;
 }
 
 export class SrunStep {
@@ -46,6 +51,7 @@ export class SrunStep {
   #lastLine: string | null = null;
   #exit: SrunExit | null = null;
   #killTimer: NodeJS.Timeout | null = null;
+  #isClosing = false;
   readonly #exited: Promise<SrunExit>;
   #resolveExited: (e: SrunExit) => void = () => undefined;
 
@@ -76,7 +82,7 @@ export class SrunStep {
     try {
       child = spawn(argv[0]!, argv.slice(1), { env, detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
     } catch (err) {
-      this.#finish({ code: null, signal: null, verdict: { kind: 'none' }, lastLine: `cannot run ${argv[0]}: ${(err as Error).message}` }, onExit);
+      this.#finish({ code: null, signal: null, verdict: { kind: 'none' }, lastLine: `cannot run ${argv[0]}: ${(err as Error).message}`, wasClosedByMpiexec: false }, onExit);
       return;
     }
     this.#child = child;
@@ -101,7 +107,7 @@ export class SrunStep {
       if (pending !== '') this.#line(pending);
       pending = '';
       this.#log.debug({ code, signal }, 'srun exited');
-      this.#finish({ code, signal, verdict: this.#outcome.verdict(), lastLine: spawnError ?? this.#lastLine }, onExit);
+      this.#finish({ code, signal, verdict: this.#outcome.verdict(), lastLine: spawnError ?? this.#lastLine, wasClosedByMpiexec: this.#isClosing }, onExit);
     });
   }
 
@@ -109,6 +115,7 @@ export class SrunStep {
   close(): void {
     const pid = this.#child?.pid;
     if (pid === undefined || this.#exit !== null) return;
+    this.#isClosing = true;
     try {
       this.#child!.stdin?.destroy();
       process.kill(pid, 'SIGTERM');

@@ -117,7 +117,7 @@ describe.skipIf(why !== null)(`mpiexec under Slurm${why === null ? '' : ` (skipp
     expect(mpiexecStatus(fork), fork.stderr).toBe(0);
     expect(fork.stdout).not.toMatch(/srun|Slurm job/);
     expect(fork.stdout).toMatch(/^host slurmctl \(ranks 0, 1\): fork here: /m);
-    const ssh = await slurm.run(['salloc', '-N', '2', '-n', '4', 'bash', '-c', mpiexecShell(['--hosts', 'n01,n02', '--dry-run', RANK])], { deadlineMs: 60_000 });
+    const ssh = await slurm.run(['salloc', '-N', '2', '-n', '4', 'bash', '-c', mpiexecShell(['-n', '2', '--hosts', 'n01,n02', '--dry-run', RANK])], { deadlineMs: 60_000 });
     expect(mpiexecStatus(ssh), ssh.stderr).toBe(0);
     expect(ssh.stdout).not.toMatch(/srun|Slurm job/);
     expect(ssh.stdout).toMatch(/^host n02 \(ranks 1\): proxy: ssh -x -T /m);
