@@ -247,8 +247,12 @@ describe.skipIf(why !== null)(`mpiexec under Slurm${why === null ? '' : ` (skipp
       writeFileSync(script, `#!/bin/bash\n#SBATCH -J cancel-batch\n#SBATCH -N 2\n#SBATCH -n 4\ncd ${process.cwd()}\n${NODE} ${MPIEXEC} ${args.join(' ')}\n`, { mode: 0o755 });
       return ['sbatch', '--wait', '-o', out, script];
     };
-    const { text, ranks } = await cancelMidJob('cancel-batch', start, (id) => [id], out);
+    const { ranks } = await cancelMidJob('cancel-batch', start, (id) => [id], out);
     // mpiexec runs in the batch step, which Slurm signals itself; srun's step is cancelled with it.
+    // sbatch --wait returns once the job is marked cancelled, which can be before the batch step wrote its last lines.
+    const said = /^mpiexec: (received SIGTERM|Slurm cancelled)/m;
+    await waitFor(() => said.test(readFileSync(out, 'utf8')), 30_000);
+    const text = readFileSync(out, 'utf8');
     expect(text).toMatch(/^mpiexec: (received SIGTERM \(Slurm sends it when job \d+ is cancelled or reaches its time limit\)|Slurm cancelled step \d+\.0 \(scancel\))/m);
     await expectNothingLeft(ranks.map((x) => x.pid));
   }, 150_000);
