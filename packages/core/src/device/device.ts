@@ -104,6 +104,11 @@ export class Device {
   #active = 0;
   #keepAlive: NodeJS.Timeout | null = null;
   #completionRing: Ring | null = null;
+  /**
+   * Largest message sent eagerly on a channel this thread does not host: the eager limit, or less
+   * when the injection ring could not take it (ThreadBridge.maxInjectBytes); larger ones go by rendezvous.
+   */
+  readonly #eagerInjectLimit: number;
 
   constructor(opts: DeviceOptions, shared: SharedState) {
     this.opts = opts;
@@ -123,6 +128,7 @@ export class Device {
     this.firstEndpoint = opts.process * opts.endpointsPerProcess;
     this.#bridge = new ThreadBridge(shared);
     if (this.#mt && opts.threadId >= 0) this.#completionRing = shared.completion(opts.threadId);
+    this.#eagerInjectLimit = this.#mt ? Math.min(opts.eagerLimit, this.#bridge.maxInjectBytes) : opts.eagerLimit;
   }
 
   get stats(): { messagesSent: number; messagesReceived: number; bytesSent: number; bytesReceived: number } {
@@ -211,7 +217,7 @@ export class Device {
     h.seq = 0;
     h.aux2 = 0;
     const proc = this.processOf(dstEndpoint);
-    if (len <= this.opts.eagerLimit) {
+    if (len <= this.#eagerInjectLimit || (len <= this.opts.eagerLimit && this.#hosts[(srcEndpoint + dstEndpoint) % this.opts.channels])) {
       if (sync) {
         h.kind = FRAME_KIND.EAGER_SYNC;
         h.aux = this.#ownSlot(r, KIND.SEND, 'ssend', false);
@@ -774,6 +780,7 @@ export class Device {
   /** Fails every pending request of this thread: the job cannot go on (the launcher ends it). */
   #fatal(err: MPIError, lostProcess: number | null): void {
     if (this.#failure === null) this.#failure = err;
+    this.shared.markFailed(err.errorClass);
     for (let i = 0; i < this.#reqs.length; i++) {
       const r = this.#reqs[i];
       if (r !== undefined && !r.done) {
