@@ -155,6 +155,7 @@ describe('mpiexec command line', () => {
     [['-n', 'zero', 'x.ts'], /-n zero: expected an integer/],
     [['-n', '2', '--matching', 'fast', 'x.ts'], /--matching fast: expected one of parallel, global/],
     [['-n', '2', '--channels', '0', 'x.ts'], /--channels 0: expected an integer from 1 to 64/],
+    [['-n', '2', '--eager-limit', '67108865', 'x.ts'], /--eager-limit 67108865: expected an integer from 0 to 67108864/],
     [['-n', '2', '--launcher', 'slurm', 'x.ts'], /--launcher slurm is not implemented yet/],
     [['-n', '2', '--hosts', 'elsewhere-host', '--launcher', 'fork', 'x.ts'], /host elsewhere-host is not this machine; --launcher fork starts processes here only/],
     [['-n', '2', '-x', 'TSMPI_TEST_SURELY_UNSET', 'x.ts'], /-x TSMPI_TEST_SURELY_UNSET: TSMPI_TEST_SURELY_UNSET is not set in mpiexec's environment/],
