@@ -429,7 +429,9 @@ export class Device {
     const b = slot * SLOT_WORDS;
     const err = w[b + SLOT.ST_ERROR]!;
     if (err !== 0) {
-      r.error = mpiError(err, 'progress', 'the operation failed in another thread (see the job output)');
+      r.error = err === ERR_NO_MEM
+        ? mpiError(err, 'progress', 'the message did not fit the shared large-payload arena on its way from the channel\'s thread (at most 1 GiB per message crosses threads)')
+        : mpiError(err, 'progress', 'the operation failed in another thread (see the job output)');
       this.#complete(r);
       return;
     }
