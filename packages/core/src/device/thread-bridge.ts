@@ -24,6 +24,10 @@
  * whose device has failed, ends the wait with an MPIError instead of a spin
  * forever. A frame larger than maxInjectBytes never enters a ring: the device
  * sends such a message by rendezvous (through the big arena) instead.
+ * The sleep stops the producer's event loop, as the spin it replaces did:
+ * producers are user threads, and the thread that owns a channel's sockets is
+ * its consumer (the main thread in inline progress never injects); completion
+ * rings are sized so that they cannot fill (shared-state.ts).
  */
 import { newFrameHeader, type FrameHeader } from '../transport/index.ts';
 import type { Ring } from '../shm/index.ts';
