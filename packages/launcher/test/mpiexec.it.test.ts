@@ -157,6 +157,7 @@ describe('mpiexec command line', () => {
     [['-n', '2', '--channels', '0', 'x.ts'], /--channels 0: expected an integer from 1 to 64/],
     [['-n', '2', '--launcher', 'slurm', '--launcher-exec', '/nonexistent/srun', 'x.ts'], /--launcher slurm: cannot run \/nonexistent\/srun \(ENOENT\); install Slurm's client commands/],
     [['-n', '2', 'x.ts'], /Slurm allocation: SLURM_JOB_ID=7 is set but SLURM_JOB_NODELIST is not.*--launcher fork\|ssh/, { SLURM_JOB_ID: '7' }],
+    [['-n', '2', '--eager-limit', '67108865', 'x.ts'], /--eager-limit 67108865: expected an integer from 0 to 67108864/],
     [['-n', '2', '--hosts', 'elsewhere-host', '--launcher', 'fork', 'x.ts'], /host elsewhere-host is not this machine; --launcher fork starts processes here only/],
     [['-n', '2', '-x', 'TSMPI_TEST_SURELY_UNSET', 'x.ts'], /-x TSMPI_TEST_SURELY_UNSET: TSMPI_TEST_SURELY_UNSET is not set in mpiexec's environment/],
     [['-n', '2', '--timeout', '-1', 'x.ts'], /--timeout -1: expected a positive number/],

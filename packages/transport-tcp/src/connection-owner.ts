@@ -16,6 +16,8 @@ export interface ConnectionOwner {
   readonly _processCount: number;
   /** Frames received per channel (index = channel). */
   readonly _received: number[];
+  /** Largest payload a peer may send unasked (TransportOptions.maxUnsolicitedPayloadBytes). */
+  readonly _maxUnsolicitedBytes: number;
   /** True once close() or destroy() was called: connections ending now are expected. */
   readonly _isClosing: boolean;
   /** True when this instance owns `channel` (accepts connections for it). */

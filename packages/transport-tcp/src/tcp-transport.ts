@@ -36,7 +36,7 @@ import { ChannelConnection } from './channel-connection.ts';
 import type { ConnectionOwner } from './connection-owner.ts';
 import { InboundConnection } from './inbound-connection.ts';
 import { listenInRange } from './listen-port.ts';
-import { DEFAULT_TUNING, type TcpTuning } from './tuning.ts';
+import { DEFAULT_TUNING, MAX_PAYLOAD_BYTES, type TcpTuning } from './tuning.ts';
 
 const PEER_ALIVE = 0;
 const PEER_DEPARTED = 1;
@@ -57,6 +57,7 @@ export class TcpTransport implements Transport, ConnectionOwner {
   readonly _process: number;
   readonly _processCount: number;
   readonly _received: number[];
+  readonly _maxUnsolicitedBytes: number;
   _isClosing = false;
 
   readonly #channelCount: number;
@@ -94,6 +95,7 @@ export class TcpTransport implements Transport, ConnectionOwner {
     this._jobKey = options.jobKey;
     this._process = options.process;
     this._processCount = options.processCount;
+    this._maxUnsolicitedBytes = options.maxUnsolicitedPayloadBytes ?? MAX_PAYLOAD_BYTES;
     this.#channelCount = C;
     this.#listenHost = options.listenHost;
     this.#listenPorts = options.listenPorts;

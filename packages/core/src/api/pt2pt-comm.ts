@@ -8,10 +8,10 @@
  * traffic on ctx + 1, group-collective on ctx + 2) plus the endpoints of its
  * group in rank order.
  */
-import { DevRequest, REQ_KIND, handleIndex, packr, type Device } from '../device/index.ts';
+import { DevRequest, MAX_MESSAGE_BYTES, REQ_KIND, handleIndex, packr, type Device } from '../device/index.ts';
 import { CONTEXT_SUFFIX, ERR_ARG, ERR_COMM, ERR_RANK, ERR_TAG, MPIError, mpiError } from '../util/index.ts';
 import { ANY_SOURCE, ANY_TAG, CONGRUENT, IDENT, PROC_NULL, SIMILAR, TAG_UB, UNDEFINED, UNEQUAL } from './constants.ts';
-import { bytesOfBuf, recvTargetOf, sendSourceOf, setRecvBuf, typeHandleOf, type BufSpec, describe } from './buffer.ts';
+import { bytesOfBuf, messageTooLong, recvTargetOf, sendSourceOf, setRecvBuf, typeHandleOf, type BufSpec, describe } from './buffer.ts';
 import { Request } from './request.ts';
 import { Status } from './status.ts';
 import { Message } from './message.ts';
@@ -157,6 +157,7 @@ export class Pt2ptComm {
     } catch (e) {
       throw mpiError(ERR_ARG, call, `value cannot be serialized with msgpack: ${(e as Error).message}`, e);
     }
+    if (data.length > MAX_MESSAGE_BYTES) throw messageTooLong(call, 'value', data.length);
     const rt = runtime(call);
     // The encoder's buffer is reused by the next pack: copy what the transport may keep (rendezvous).
     if (data.length > rt.settings.eagerLimit) data = data.slice();

@@ -95,6 +95,8 @@ export class Device {
   readonly #overflow = new Map<number, Uint8Array>();
   /** big-arena blocks receiving rendezvous data for other threads' receives, by receive slot */
   readonly #dataTargets = new Map<number, number>();
+  /** private arrays receiving rendezvous data for this thread's object-form receives, by receive slot: kept, not copied again */
+  readonly #privateTargets = new Map<number, Uint8Array>();
   readonly #hdr: FrameHeader = newFrameHeader();
   /** rings to and from the other threads of the process (thread-bridge.ts) */
   readonly #bridge: ThreadBridge;
@@ -104,6 +106,11 @@ export class Device {
   #active = 0;
   #keepAlive: NodeJS.Timeout | null = null;
   #completionRing: Ring | null = null;
+  /**
+   * Largest message sent eagerly on a channel this thread does not host: the eager limit, or less
+   * when the injection ring could not take it (ThreadBridge.maxInjectBytes); larger ones go by rendezvous.
+   */
+  readonly #eagerInjectLimit: number;
 
   constructor(opts: DeviceOptions, shared: SharedState) {
     this.opts = opts;
@@ -123,6 +130,7 @@ export class Device {
     this.firstEndpoint = opts.process * opts.endpointsPerProcess;
     this.#bridge = new ThreadBridge(shared);
     if (this.#mt && opts.threadId >= 0) this.#completionRing = shared.completion(opts.threadId);
+    this.#eagerInjectLimit = this.#mt ? Math.min(opts.eagerLimit, this.#bridge.maxInjectBytes) : opts.eagerLimit;
   }
 
   get stats(): { messagesSent: number; messagesReceived: number; bytesSent: number; bytesReceived: number } {
@@ -142,6 +150,8 @@ export class Device {
       jobKey: o.jobKey,
       listenHost: o.listenHost,
       ...(o.listenPorts === undefined ? {} : { listenPorts: o.listenPorts }),
+      // Only eager frames come unasked (rendezvous data lands in the array #payloadTarget gives).
+      maxUnsolicitedPayloadBytes: o.eagerLimit,
       log: o.log.child({ mod: 'transport' }),
       handlers: {
         onDeliver: (src, header, payload) => this.#onDeliver(src, header, payload),
@@ -211,7 +221,7 @@ export class Device {
     h.seq = 0;
     h.aux2 = 0;
     const proc = this.processOf(dstEndpoint);
-    if (len <= this.opts.eagerLimit) {
+    if (len <= this.#eagerInjectLimit || (len <= this.opts.eagerLimit && this.#hosts[(srcEndpoint + dstEndpoint) % this.opts.channels])) {
       if (sync) {
         h.kind = FRAME_KIND.EAGER_SYNC;
         h.aux = this.#ownSlot(r, KIND.SEND, 'ssend', false);
@@ -419,7 +429,9 @@ export class Device {
     const b = slot * SLOT_WORDS;
     const err = w[b + SLOT.ST_ERROR]!;
     if (err !== 0) {
-      r.error = mpiError(err, 'progress', 'the operation failed in another thread (see the job output)');
+      r.error = err === ERR_NO_MEM
+        ? mpiError(err, 'progress', 'the message did not fit the shared large-payload arena on its way from the channel\'s thread (at most 1 GiB per message crosses threads)')
+        : mpiError(err, 'progress', 'the operation failed in another thread (see the job output)');
       this.#complete(r);
       return;
     }
@@ -429,7 +441,7 @@ export class Device {
     }
     r.sourceEndpoint = w[b + SLOT.ST_SOURCE]!;
     r.tag = w[b + SLOT.ST_TAG]!;
-    const count = w[b + SLOT.ST_COUNT]!;
+    const count = w[b + SLOT.ST_COUNT]! >>> 0; // lengths above 2^31 wrap in the Int32 words
     const off = w[b + SLOT.PAYLOAD]!;
     const flags = w[b + SLOT.FLAGS]!;
     const arena = (flags & FLAG.BIG) !== 0 ? this.#big! : this.#payloads;
@@ -456,7 +468,7 @@ export class Device {
   #messageInfo(m: number): ProbeInfo {
     const w = this.#w;
     const b = m * SLOT_WORDS;
-    return { sourceEndpoint: w[b + SLOT.SRC]!, tag: w[b + SLOT.TAG]!, count: w[b + SLOT.LENGTH]! };
+    return { sourceEndpoint: w[b + SLOT.SRC]!, tag: w[b + SLOT.TAG]!, count: w[b + SLOT.LENGTH]! >>> 0 };
   }
 
   // --- protocols ---------------------------------------------------------------
@@ -548,7 +560,7 @@ export class Device {
     const w = this.#w;
     const b = msg * SLOT_WORDS;
     const off = w[b + SLOT.PAYLOAD]!;
-    const len = w[b + SLOT.LENGTH]!;
+    const len = w[b + SLOT.LENGTH]! >>> 0;
     const flags = w[b + SLOT.FLAGS]!;
     let data: Uint8Array;
     if ((flags & FLAG.RNDV) !== 0 || len === 0) data = EMPTY;
@@ -571,7 +583,9 @@ export class Device {
     w[rb + SLOT.ST_TAG] = tag;
     if ((flags & FLAG.OBJECT) !== 0) w[rb + SLOT.FLAGS] |= FLAG.OBJECT;
     if ((flags & FLAG.RNDV) !== 0) {
-      // Clear to send: the data will come straight to this receive.
+      // Clear to send: the data will come straight to this receive, which now expects (FLAG.RNDV) up to the announced length.
+      w[rb + SLOT.FLAGS] |= FLAG.RNDV;
+      w[rb + SLOT.ST_COUNT] = w[b + SLOT.LENGTH]!;
       const h = this.#hdr;
       h.kind = FRAME_KIND.RNDV_CTS;
       h.flags = 0;
@@ -583,7 +597,7 @@ export class Device {
       h.aux2 = recv;
       h.payloadLength = 0;
       this.#out(w[b + SLOT.PEER_PROCESS]!, h, null);
-      this.onRendezvous?.(w[b + SLOT.LENGTH]!);
+      this.onRendezvous?.(w[b + SLOT.LENGTH]! >>> 0);
       return;
     }
     if ((flags & FLAG.SYNC) !== 0) this.#ackSync(msg);
@@ -714,7 +728,14 @@ export class Device {
           if (!r.objectMode && r.buf !== null && payload.buffer === r.buf.buffer && payload.byteOffset === r.buf.byteOffset) {
             r.count = payload.length;
             this.#complete(r);
+          } else if (r.objectMode && this.#privateTargets.get(recv) === payload && (w[rb + SLOT.FLAGS]! & FLAG.OBJECT) === 0) {
+            // Bytes (a collective's recv) landed in an array of their own: hand it over without another copy.
+            this.#privateTargets.delete(recv);
+            r.count = payload.length;
+            r.value = payload;
+            this.#complete(r);
           } else {
+            this.#privateTargets.delete(recv);
             this.#fill(r, payload, (w[rb + SLOT.FLAGS]! & FLAG.OBJECT) !== 0);
           }
           return;
@@ -739,19 +760,35 @@ export class Device {
     }
   }
 
+  /**
+   * The array rendezvous data for receive slot h.aux is read into. Every frame this device asked
+   * for gets one (the transport refuses a large payload it was not asked for, interface.ts): a
+   * receive that sent a CTS (FLAG.RNDV) for no more than the RTS announced (ST_COUNT).
+   */
   #payloadTarget(_src: number, h: FrameHeader): Uint8Array | null {
     if (h.kind !== FRAME_KIND.RNDV_DATA) return null;
     const recv = h.aux;
-    if (this.#w[recv * SLOT_WORDS + SLOT.OWNER] === this.#me) {
+    const w = this.#w;
+    const rb = recv * SLOT_WORDS;
+    const plen = h.payloadLength;
+    if (recv >= this.shared.table.capacity || (w[rb + SLOT.FLAGS]! & FLAG.RNDV) === 0 || plen > w[rb + SLOT.ST_COUNT]! >>> 0) return null;
+    if (w[rb + SLOT.OWNER] === this.#me) {
       const r = this.#reqs[recv];
-      if (r === undefined || r.objectMode || r.buf === null || r.buf.length < h.payloadLength) return null;
-      return r.buf.subarray(0, h.payloadLength);
+      if (r === undefined) return null;
+      if (r.objectMode) {
+        const own = new Uint8Array(plen);
+        this.#privateTargets.set(recv, own);
+        return own;
+      }
+      // A receive buffer too short (#fill truncates): a scratch array.
+      if (r.buf === null || r.buf.length < plen) return new Uint8Array(plen);
+      return r.buf.subarray(0, plen);
     }
-    if (this.#big === null) return null;
-    const off = this.#big.alloc(h.payloadLength);
-    if (off === NIL) return null;
+    const big = this.#big;
+    const off = big === null ? NIL : big.alloc(plen);
+    if (off === NIL) return new Uint8Array(plen); // #fillSlot then fails the receive with ERR_NO_MEM
     this.#dataTargets.set(recv, off);
-    return this.#big.bytes.subarray(off, off + h.payloadLength);
+    return big!.bytes.subarray(off, off + plen);
   }
 
   /** Rendezvous data of send slot `token` has left: free its shared copy, complete the send. */
@@ -774,6 +811,7 @@ export class Device {
   /** Fails every pending request of this thread: the job cannot go on (the launcher ends it). */
   #fatal(err: MPIError, lostProcess: number | null): void {
     if (this.#failure === null) this.#failure = err;
+    this.shared.markFailed(err.errorClass);
     for (let i = 0; i < this.#reqs.length; i++) {
       const r = this.#reqs[i];
       if (r !== undefined && !r.done) {
