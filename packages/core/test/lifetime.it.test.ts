@@ -1,7 +1,7 @@
 // Object lifetime (issue 13, papers/refcount-gc.txt): objects freed while
 // operations on them are pending, in every reference-counting strategy and
 // both progress modes, through real mpiexec jobs.
-// testlist: lifetime-reuse np 2; lifetime-free np 2; lifetime-threads np 2; worker-ids np 1; abort-worker np 2
+// testlist: lifetime-reuse np 2; lifetime-free np 2; lifetime-errors np 2; lifetime-threads np 2; worker-ids np 1; abort-worker np 2
 import { describe, expect, it } from 'vitest';
 import { program, runJob } from './run-job.ts';
 
@@ -44,6 +44,14 @@ describe.each(MODES)('lifetime (--refcount %s --progress %s)', (refcount, progre
   it('completes operations pending on a freed communicator, datatype, op and group while new ones are created at once; back to the baseline after finalize', async () => {
     const r = await runJob(2, program('lifetime-free.ts'), { flags: [...flags, '--log-level', 'debug'] });
     expectOk(r, `lifetime-free OK (refcount ${refcount}`);
+    const logged = finalizeLiveObjects(r.stderr);
+    expect([...logged.keys()].sort()).toEqual([0, 1]);
+    for (const rec of logged.values()) expect(rec.liveObjects).toEqual(BASELINE);
+  }, 90_000);
+
+  it('a request that fails to start (ERR_NO_MEM: every request slot in use) leaves nothing live: its references, its live count, its hold on the event loop', async () => {
+    const r = await runJob(2, program('lifetime-errors.ts'), { flags: [...flags, '--env', 'TSMPI_REQUEST_SLOTS=200', '--log-level', 'debug'] });
+    expectOk(r, `lifetime-errors OK (refcount ${refcount}, rank 0)`);
     const logged = finalizeLiveObjects(r.stderr);
     expect([...logged.keys()].sort()).toEqual([0, 1]);
     for (const rec of logged.values()) expect(rec.liveObjects).toEqual(BASELINE);
