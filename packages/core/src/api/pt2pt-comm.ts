@@ -99,10 +99,23 @@ export class Pt2ptComm {
     return this.#rankOf.get(endpoint) ?? UNDEFINED;
   }
 
+  /**
+   * @internal Throws ERR_COMM naming `call` when the communicator has been freed: through this
+   * wrapper, or through another thread's wrapper of the same record (then this one is stale: the
+   * record's handle generation or free flag says so, object-table.ts).
+   */
+  _checkNotFreed(call: string, verb = 'has been freed'): void {
+    if (this._freed) throw mpiError(ERR_COMM, call, `communicator ${this.#name} ${verb}`);
+    if (!this._predefined && !runtime(call).device.objects.isUsable(this._handle)) {
+      this._freed = true;
+      throw mpiError(ERR_COMM, call, `communicator ${this.#name} ${verb} (in another thread)`);
+    }
+  }
+
   /** @internal My endpoint, checked: the communicator is usable and the caller is a member. */
   _me(call: string): number {
     const rt = runtime(call);
-    if (this._freed) throw mpiError(ERR_COMM, call, `communicator ${this.#name} has been freed`);
+    this._checkNotFreed(call);
     const ep = rt.endpoint;
     if (this._rankOfEndpoint(ep) === UNDEFINED) {
       throw mpiError(ERR_COMM, call, `the calling thread's endpoint ${ep} is not a member of ${this.#name}`);
@@ -380,7 +393,7 @@ export class Pt2ptComm {
   free(): void {
     checkActive('Comm.free');
     if (this._predefined) throw mpiError(ERR_COMM, 'Comm.free', `${this.#name} is predefined and cannot be freed`);
-    if (this._freed) throw mpiError(ERR_COMM, 'Comm.free', `communicator ${this.#name} has already been freed`);
+    this._checkNotFreed('Comm.free', 'has already been freed');
     this._freed = true;
   }
 

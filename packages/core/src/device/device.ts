@@ -242,7 +242,10 @@ export class Device {
     } else {
       // Another thread answers the CTS: it needs the data in shared memory.
       const off = this.#big!.alloc(len);
-      if (off === NIL) throw mpiError(ERR_NO_MEM, 'send', `no room for a ${len}-byte message in the shared large-payload arena`);
+      if (off === NIL) {
+        this.#abandon(r, true);
+        throw mpiError(ERR_NO_MEM, 'send', `no room for a ${len}-byte message in the shared large-payload arena`);
+      }
       this.#big!.bytes.set(data, off);
       this.#w[b + SLOT.PAYLOAD] = off;
       this.#w[b + SLOT.FLAGS] |= FLAG.BIG;
@@ -356,10 +359,14 @@ export class Device {
 
   // --- slots, completion, event loop ----------------------------------------------
 
-  /** A slot owned by this thread for request r (the request holds the event loop until it completes). */
+  /**
+   * A slot owned by this thread for request r (the request holds the event loop until it completes).
+   * `hold` false: the caller (send) already holds it for r. On ERR_NO_MEM r is abandoned (#abandon).
+   */
   #ownSlot(r: DevRequest, kind: number, call: string, hold = true): number {
     const slot = this.pool.alloc(kind);
     if (slot === NIL) {
+      this.#abandon(r, !hold);
       throw mpiError(ERR_NO_MEM, call, `all ${this.shared.table.capacity} request slots are in use; complete or free requests, or raise TSMPI_REQUEST_SLOTS`);
     }
     if (hold) this.#hold();
@@ -384,6 +391,21 @@ export class Device {
 
   #release(): void {
     if (--this.#active === 0) this.#keepAlive?.unref();
+  }
+
+  /**
+   * Undoes request r, which failed to start (ERR_NO_MEM) and will never complete: its slot, the
+   * references the API layer took for it (lifetime.ts), and, when `held`, the caller's hold of the
+   * event loop go back, so that a failed call leaves nothing live behind.
+   */
+  #abandon(r: DevRequest, held: boolean): void {
+    if (held) this.#release();
+    if (r.slot !== NIL) {
+      this.#reqs[r.slot] = undefined;
+      this.pool.free(r.slot);
+      r.slot = NIL;
+    }
+    if (r.refMode !== 0) this.lifetime.releaseRequest(r);
   }
 
   #complete(r: DevRequest): void {
