@@ -13,6 +13,9 @@
  * machine is ruinous (a process keeps its core until its time slice ends: 6 ms
  * per call), so with no sched_yield to be had, blocking calls sleep.
  *
+ * How often a turn yields is poll-policy.ts's choice (spinTurns): in every turn
+ * on a host with more processes than cores, else after the first few turns.
+ *
  * A thread polls while it is inside a blocking call and for at most `budgetMs`
  * after the newest blocking call began; after that it sleeps, so a rank that
  * waits long (a barrier before a slow peer's output) does not burn its core.
@@ -34,6 +37,8 @@ export interface WaitPollOptions {
   readonly yieldCore: (() => unknown) | null;
   /** Milliseconds on a monotonic clock (performance.now; tests pass their own). */
   readonly now?: () => number;
+  /** Turns of a blocking call that do not yield (poll-policy.ts); default 0, every turn yields. */
+  readonly spinTurns?: number;
 }
 
 let budgetMs = 0;
@@ -44,6 +49,9 @@ let waiting = 0;
 /** Whether a poll turn is queued; never more than one, however often calls begin and end. */
 let polling = false;
 let deadline = 0;
+let spinTurns = 0;
+/** Poll turns since the newest blocking call began. */
+let turns = 0;
 /** Polling is suspended until this time (bulk traffic). */
 let bulkUntil = -Infinity;
 
@@ -55,6 +63,7 @@ export function configureWaitPoll(options: WaitPollOptions): void {
   budgetMs = options.yieldCore === null ? 0 : options.budgetMs;
   yieldCore = options.yieldCore;
   now = options.now ?? (() => performance.now());
+  spinTurns = options.spinTurns ?? 0;
   bulkUntil = -Infinity;
 }
 
@@ -69,6 +78,7 @@ export function beginWait(): void {
   if (budgetMs === 0) return;
   const t = now();
   deadline = t + budgetMs;
+  turns = 0;
   if (!polling && t >= bulkUntil) {
     polling = true;
     setImmediate(pollTurn);
@@ -97,6 +107,6 @@ function pollTurn(): void {
     polling = false;
     return;
   }
-  yieldCore!();
+  if (++turns > spinTurns) yieldCore!();
   setImmediate(pollTurn);
 }
