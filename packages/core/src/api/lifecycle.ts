@@ -22,6 +22,7 @@ import type { TransportFactory } from '../transport/index.ts';
 import { ERR_ARG, ERR_OTHER, mpiError, schedYield } from '../util/index.ts';
 import { THREAD_LEVELS, type ThreadLevel } from './constants.ts';
 import { attachBlockedTable, blockedIn, BLOCKED_SLOT_WORDS } from './blocked.ts';
+import { pollPolicy } from './poll-policy.ts';
 import { configureWaitPoll, noteRendezvous, stopWaitPoll, type WaitPollOptions } from './wait-poll.ts';
 import { MAX_THREADS } from '../device/index.ts';
 import { isInitialized, runtime, setRuntime, type RuntimeState } from './runtime.ts';
@@ -122,9 +123,10 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     }
     device.start(size > 1 ? await Promise.all(Array.from({ length: size }, (_, p) => pmi!.get(`tcp:${p}`))) : null);
   }
-  configureWaitPoll(waitPollOptions(settings, size, useEngines, log));
+  const policy = pollPolicy({ localSize: job?.localSize ?? 1, cores: os.availableParallelism(), spinTurns: settings.waitSpinTurns });
+  configureWaitPoll({ ...waitPollOptions(settings, size, useEngines, log), spinTurns: policy.spinTurns });
   // Bulk traffic sleeps only where a poller would take a core from another process of the job.
-  if (job !== null && job.localSize > os.availableParallelism()) device.onRendezvous = noteRendezvous;
+  if (policy.isOversubscribed) device.onRendezvous = noteRendezvous;
   if (shared.layout.multithreaded) {
     attachBlockedTable(shared.buffers.blocked, 0, MAX_THREADS);
     shared.watchAbort((code, thread) => abort(code, { name: `COMM_WORLD (from worker thread ${thread})` } as typeof COMM_WORLD));

@@ -13,6 +13,19 @@
  * machine is ruinous (a process keeps its core until its time slice ends: 6 ms
  * per call), so with no sched_yield to be had, blocking calls sleep.
  *
+ * How often a turn yields is poll-policy.ts's choice (spinTurns): in every turn
+ * on a host with more processes than cores, else after the first few turns.
+ *
+ * A busy machine stops the polling: when one sched_yield kept the thread off
+ * its core for CONTENDED_YIELD_MS or more, something other than this job's
+ * ranks holds the cores (this job's ranks hand the core back within tens of
+ * microseconds, as soon as they wait themselves; a compiler or another job
+ * keeps it for its time slice), and blocking calls sleep for the next
+ * `budgetMs`, then try polling again. Polling there was ruinous: with the
+ * machine's load average at 24 from other programs, an 8-byte ping-pong took
+ * 1,817 us per round trip polling against 65 sleeping, and an 8-byte allreduce
+ * on 4 processes 3,179 against 559 us (poll-policy.ts, docs/PERFORMANCE.md 4.11).
+ *
  * A thread polls while it is inside a blocking call and for at most `budgetMs`
  * after the newest blocking call began; after that it sleeps, so a rank that
  * waits long (a barrier before a slow peer's output) does not burn its core.
@@ -34,6 +47,8 @@ export interface WaitPollOptions {
   readonly yieldCore: (() => unknown) | null;
   /** Milliseconds on a monotonic clock (performance.now; tests pass their own). */
   readonly now?: () => number;
+  /** Turns of a blocking call that do not yield (poll-policy.ts); default 0, every turn yields. */
+  readonly spinTurns?: number;
 }
 
 let budgetMs = 0;
@@ -44,8 +59,18 @@ let waiting = 0;
 /** Whether a poll turn is queued; never more than one, however often calls begin and end. */
 let polling = false;
 let deadline = 0;
+let spinTurns = 0;
+/** Poll turns since the newest blocking call began. */
+let turns = 0;
 /** Polling is suspended until this time (bulk traffic). */
 let bulkUntil = -Infinity;
+
+/**
+ * A yield that kept the thread off its core this long means the cores are contended (see the top):
+ * longer than this job's ranks take to hand a core back, shorter than the scheduler's
+ * minimum slice for a CPU-bound program (0.75 ms on Linux's CFS).
+ */
+export const CONTENDED_YIELD_MS = 0.5;
 
 /** Rendezvous messages of at least this many bytes are bulk traffic (noteRendezvous). */
 export const BULK_BYTES = 512 * 1024;
@@ -55,6 +80,7 @@ export function configureWaitPoll(options: WaitPollOptions): void {
   budgetMs = options.yieldCore === null ? 0 : options.budgetMs;
   yieldCore = options.yieldCore;
   now = options.now ?? (() => performance.now());
+  spinTurns = options.spinTurns ?? 0;
   bulkUntil = -Infinity;
 }
 
@@ -69,6 +95,7 @@ export function beginWait(): void {
   if (budgetMs === 0) return;
   const t = now();
   deadline = t + budgetMs;
+  turns = 0;
   if (!polling && t >= bulkUntil) {
     polling = true;
     setImmediate(pollTurn);
@@ -97,6 +124,14 @@ function pollTurn(): void {
     polling = false;
     return;
   }
-  yieldCore!();
+  if (++turns > spinTurns) {
+    yieldCore!();
+    if (now() - t >= CONTENDED_YIELD_MS) {
+      // Someone else had the core: sleep (as bulk traffic does) rather than queue behind them each turn.
+      bulkUntil = now() + budgetMs;
+      polling = false;
+      return;
+    }
+  }
   setImmediate(pollTurn);
 }

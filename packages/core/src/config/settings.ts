@@ -72,6 +72,12 @@ export const SETTINGS: readonly SettingRow[] = [
     doc: 'with --wait poll: milliseconds a thread polls after a blocking call begins before it sleeps (on a host with more processes than cores it sleeps instead for as long after a rendezvous of 512 KiB or more begins); 0 never polls',
   },
   {
+    name: 'waitSpinTurns', env: 'TSMPI_WAIT_SPIN_TURNS', flag: null, kind: int(0, 1_000_000),
+    // About one small-message round trip of turns (1-3 us each); UPC++ yields after about 10 empty progress calls (api/poll-policy.ts).
+    defaultValue: () => 10, level: 'tuning',
+    doc: 'with --wait poll, where every process of the host has a core: poll turns of a blocking call that do not yield the core (sched_yield) before every later turn does; on a host with more processes than cores every turn yields',
+  },
+  {
     name: 'eagerLimit', env: 'TSMPI_EAGER_LIMIT', flag: '--eager-limit', kind: int(0, MAX_EAGER_LIMIT_BYTES),
     // 64 KiB: below it one copy into the socket beats the extra round trip of rendezvous.
     defaultValue: () => 65536, level: 'tuning',
@@ -112,6 +118,7 @@ export type Settings = {
   readonly progress: 'auto' | 'inline' | 'threads';
   readonly wait: 'poll' | 'block';
   readonly waitPollMs: number;
+  readonly waitSpinTurns: number;
   readonly eagerLimit: number;
   readonly endpoints: number;
   readonly logLevel: 'silent' | 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
