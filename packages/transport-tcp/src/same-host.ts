@@ -10,7 +10,7 @@
  *   "\0tsmpi-" + HMAC-SHA256(jobKey, "unix")[0..12) as hex + "-" + address
  *
  * A connecting transport dials that name instead of TCP when the peer
- * published the same host as itself (one host, or at least one network
+ * published the same host (an IP literal) as itself (one host, or at least one network
  * namespace: abstract names are scoped by network namespace, as loopback is).
  * If the name is not there (the peer could not listen on it) the connection
  * falls back to TCP once, before any handshake byte. The job-key handshake
@@ -23,6 +23,7 @@
  * frames/s (medians): a Unix socket skips the TCP/IP stack in the kernel.
  */
 import { createHmac } from 'node:crypto';
+import net from 'node:net';
 
 /** Whether abstract Unix-domain socket names exist on this platform. */
 export const HAS_ABSTRACT_SOCKETS = process.platform === 'linux';
@@ -33,7 +34,12 @@ export function sameHostSocketName(jobKey: string, address: string): string {
   return `\0tsmpi-${tag}-${address}`;
 }
 
-/** Whether a peer that published `peerHost` runs on this transport's host (it published `ownHost`). */
+/**
+ * Whether a peer that published `peerHost` runs on this transport's host (it published `ownHost`).
+ * Only IP literals count: a host name (published for a wildcard listen address) can be shared
+ * by two hosts (mpiexec --same-name), and the same name and port there would reach the wrong
+ * process of the job.
+ */
 export function isSameHost(ownHost: string | null, peerHost: string): boolean {
-  return ownHost !== null && ownHost === peerHost;
+  return ownHost !== null && ownHost === peerHost && net.isIP(peerHost) !== 0;
 }
