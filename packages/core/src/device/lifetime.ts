@@ -329,12 +329,16 @@ export class GcLifetime extends Lifetime {
   }
 
   override releaseRequest(r: DevRequest): void {
-    if (r.refMode !== REF_MODE.CELL) {
-      super.releaseRequest(r);
+    this.rows[this.live]!--;
+    const mode = r.refMode;
+    r.refMode = REF_MODE.NONE;
+    if (mode !== REF_MODE.CELL) {
+      // predefined objects only (nothing held), or counted for want of a free cell
+      if (r.refComm !== 0) this.release(r.refComm);
+      if (r.refType !== 0) this.release(r.refType);
+      if (r.refOp !== 0) this.release(r.refOp);
       return;
     }
-    this.rows[this.live]!--;
-    r.refMode = REF_MODE.NONE;
     const cell = r.refCell;
     // A collector that still sees the cell active only keeps objects a little longer.
     this.cells[this.#cellBase + cell * CELL.WORDS + CELL.ACTIVE] = 0;
