@@ -14,7 +14,8 @@
  * It exits when all its ranks are done (status 0), and kills its ranks and
  * exits (status 1) as soon as its link to mpiexec breaks: the WebSocket
  * closes, no heartbeat for HEARTBEAT_MS x HEARTBEAT_MISSES, stdin ends (the
- * ssh session is gone), or SIGHUP/SIGINT/SIGTERM. No rank outlives it.
+ * ssh session is gone), or SIGHUP/SIGINT/SIGTERM. No rank outlives it: if
+ * the proxy itself is killed -9, the kernel kills its ranks (parent-death.ts).
  *
  * Diagnostics before the link exists go to stderr (ssh carries them back to
  * mpiexec, which shows them with the host's name); afterwards as `fatal`.
@@ -27,6 +28,7 @@ import { WebSocket, type RawData } from 'ws';
 import { JOB_ENV } from '@tsmpi/core/pmi';
 import { isLoopbackAddress, resolveIface } from './iface.ts';
 import { LineForwarder } from './output-forwarder.ts';
+import { findSetpriv, withParentDeath } from './parent-death.ts';
 import {
   HEARTBEAT_MISSES, HEARTBEAT_MS, PROXY_PATH, PROXY_PROTOCOL_VERSION, decodeHeadMessage, encodeProxyMessage, parseLaunchSpec,
   type LaunchSpec, type ProxyMessage, type SpecRank,
@@ -130,6 +132,8 @@ class Proxy {
   #congestionTimer: NodeJS.Timeout | null = null;
   #hbTimer: NodeJS.Timeout | null = null;
   #isEnding = false;
+  /** setpriv, when this host has one that sets a parent-death signal; probed once, before the first rank starts. */
+  #setpriv: string | null = null;
 
   constructor(spec: LaunchSpec, ws: WebSocket, socket: Socket, url: string) {
     this.#spec = spec;
@@ -232,6 +236,7 @@ class Proxy {
       return;
     }
     this.#send({ t: 'address', listenHost });
+    this.#setpriv = findSetpriv();
     for (const r of this.#ranks) this.#spawn(r, listenHost);
   }
 
@@ -251,7 +256,9 @@ class Proxy {
     try {
       // Rank 0 reads mpiexec's stdin (API.md), relayed over the link.
       const stdin = r.spec.rank === 0 ? 'pipe' : 'ignore';
-      child = spawn(s.file, [...s.args], { cwd: s.wdir, env, detached: true, stdio: [stdin, 'pipe', 'pipe'] });
+      // The rank dies with this proxy, even with one killed -9 before the rank joined (parent-death.ts).
+      const cmd = withParentDeath({ file: s.file, args: s.args }, this.#setpriv);
+      child = spawn(cmd.file, [...cmd.args], { cwd: s.wdir, env, detached: true, stdio: [stdin, 'pipe', 'pipe'] });
     } catch (err) {
       this.#startError(r, (err as Error).message);
       return;

@@ -92,8 +92,7 @@ describe.skipIf(!support.ok)(withSkipReason('fault matrix across hosts (namespac
     expect(r.stderr).toMatch(new RegExp(`^mpiexec: --timeout ${STOP_TIMEOUT_S} s fired; ending the job \\(3 processes\\)$`, 'm'));
   });
 
-  // Known issue (fixed in the next commit): the rank that has not joined survives until its own wait ends.
-  it.fails('a proxy killed -9 while one of its ranks has not joined yet: 255 naming the host, and that rank does not survive', async () => {
+  it('a proxy killed -9 while one of its ranks has not joined yet: 255 naming the host, and that rank does not survive', async () => {
     let at = 0;
     // Rank 1 (th2) waits before MPI.init; rank 2 (th2) and rank 0 (th1) wait inside it.
     const r = await mpiexec(['-n', '3', '--hosts', 'th1:1,th2:2', PROGRAM, 'init', 'signal'], {
