@@ -155,3 +155,27 @@ describe('fault matrix: rank 1 of 3 fails in each phase, with each progress mode
 function hostOf(stderr: string): string {
   return /^mpiexec: rank \d+ \(host ([^,]+), pid/m.exec(stderr)?.[1] ?? '?';
 }
+
+describe('mpiexec itself killed -9', () => {
+  // Joined ranks lose their wire-up link and exit; one that has not joined yet has no link to lose.
+  it.fails('takes every rank along, also one that has not called MPI.init yet', async () => {
+    let job: number[] = [];
+    const r = await runMpiexec(['-n', String(NP), PROGRAM, 'init', 'signal'], {
+      deadlineMs: DEADLINE_MS,
+      onOutput: {
+        text: 'fault-phase: victim pid',
+        action: (mpiexecPid) => {
+          job = descendants(mpiexecPid);
+          process.kill(mpiexecPid, 'SIGKILL');
+        },
+      },
+    });
+    try {
+      expect(r.signal).toBe('SIGKILL');
+      expect(job.length, 'processes of the job seen').toBeGreaterThanOrEqual(NP);
+      await waitGone(job, 10_000);
+    } finally {
+      killLeft(job);
+    }
+  }, DEADLINE_MS + 30_000);
+});
