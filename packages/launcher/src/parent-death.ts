@@ -1,12 +1,15 @@
 /**
- * Ranks that die with their proxy. A proxy killed -9 cannot kill its ranks,
- * and a rank that has not joined the wire-up yet has no other link to the
- * job: it would live on until its own join failed, which for a program that
- * works for a while before MPI.init (or never calls it) is unbounded. Node has
+ * Ranks that die with their parent (mpiexec, or the proxy on a remote host).
+ * A parent killed -9 cannot kill its ranks, and a rank that has not joined
+ * the wire-up yet has no other link to the job: it would live on until its
+ * own join failed, which for a program that works for a while before
+ * MPI.init (or never calls it) is unbounded. Node has
  * no parent-death signal, but Linux has (prctl PR_SET_PDEATHSIG), and
  * util-linux's setpriv (Essential in Debian, in every util-linux since 2.33)
  * sets it and then execs the rank: the rank keeps its pid and its process
- * group, and the kernel sends it SIGKILL the moment the proxy dies.
+ * group, and the kernel sends it SIGKILL the moment its parent dies.
+ * Only Node ranks are wrapped: another program that cannot be executed must
+ * still be reported as "could not be started", not as setpriv's exit 126/127.
  * Where setpriv is missing or too old the rank starts as before and the old
  * bound holds (docs/RELIABILITY.md, known open points).
  */

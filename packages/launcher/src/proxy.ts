@@ -256,8 +256,10 @@ class Proxy {
     try {
       // Rank 0 reads mpiexec's stdin (API.md), relayed over the link.
       const stdin = r.spec.rank === 0 ? 'pipe' : 'ignore';
-      // The rank dies with this proxy, even with one killed -9 before the rank joined (parent-death.ts).
-      const cmd = withParentDeath({ file: s.file, args: s.args }, this.#setpriv);
+      // A Node rank (run by this proxy's own node) dies with this proxy, even with one killed -9 before the rank
+      // joined (parent-death.ts); other programs start directly, so that one that cannot be executed is reported as before.
+      const plain = { file: s.file, args: s.args };
+      const cmd = s.file === process.execPath ? withParentDeath(plain, this.#setpriv) : plain;
       child = spawn(cmd.file, [...cmd.args], { cwd: s.wdir, env, detached: true, stdio: [stdin, 'pipe', 'pipe'] });
     } catch (err) {
       this.#startError(r, (err as Error).message);
