@@ -1,6 +1,6 @@
 // testlist: fault-phase np 3 (12 phases x inline/threads progress x kill -9 / SIGSTOP + --timeout / exit 3)
 /**
- * The fault matrix of issue 17 (docs/RELIABILITY.md section 1): rank 1 of a
+ * The fault matrix of issue 17 (docs/RELIABILITY.md section 1.1): rank 1 of a
  * real 3-rank job (packages/core/test/programs/fault-phase.ts) is killed -9,
  * SIGSTOP'd (then --timeout ends the job) or exits with code 3 in each phase
  * of an MPI program, with --progress inline and threads. Each case checks that
@@ -11,7 +11,9 @@
  * with TSMPI_FAULTS_TIMES=FILE each case appends one JSON line to FILE, which
  * is where RELIABILITY.md's table comes from.
  *
- * Cost: 72 jobs of 3 processes; they run a few at a time (it.concurrent), the
+ * One more case kills mpiexec itself with -9 while a rank has not joined yet.
+ *
+ * Cost: 73 jobs of 3 processes; they run a few at a time (it.concurrent), the
  * SIGSTOP cases mostly waiting for their --timeout next to the others.
  */
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
