@@ -65,6 +65,7 @@ import type { FinalizeReport } from '@tsmpi/core/pmi';
 import type { LaunchOptions } from './options.ts';
 import { LineForwarder, OutputSink } from './output-forwarder.ts';
 import type { Placement } from './process-map.ts';
+import { findSetpriv, withParentDeath } from './parent-death.ts';
 import { rankCommand, type RankCommand } from './rank-command.ts';
 import { remoteLaunchArgv, remoteShellCommand, shellQuote } from './remote-command.ts';
 import { acceptProxyLink, HOST_FAILED_STATUS, RemoteHost } from './remote-host.ts';
@@ -194,6 +195,8 @@ export class Job {
   readonly #server: WireupServer;
   readonly #jobKey = randomBytes(32).toString('hex');
   readonly #command: RankCommand;
+  /** setpriv when this host has one that sets a parent-death signal, null when it has none; undefined until probed. */
+  #setpriv: string | null | undefined = undefined;
   #t0 = 0;
   #failure: Failure | null = null;
   /** Failing exits seen while settling, in the order seen (SETTLE_MS). */
@@ -665,7 +668,11 @@ export class Job {
     s.startedAt = performance.now();
     let child: ChildProcess;
     try {
-      child = spawn(this.#command.file, [...this.#command.args], {
+      // A Node rank dies with mpiexec, even with one killed -9 before the rank joined (parent-death.ts); other
+      // programs start directly, so that one that cannot be executed is reported as before.
+      if (this.#setpriv === undefined) this.#setpriv = findSetpriv();
+      const cmd = this.#command.kind === 'node' ? withParentDeath(this.#command, this.#setpriv) : this.#command;
+      child = spawn(cmd.file, [...cmd.args], {
         cwd: this.#o.wdir ?? process.cwd(),
         env: this.#rankEnv(s, url, listenHost),
         detached: true,

@@ -15,7 +15,8 @@
  * exits (status 1) as soon as its link to mpiexec breaks: the WebSocket
  * closes, no heartbeat for HEARTBEAT_MS x HEARTBEAT_MISSES, stdin ends (the
  * ssh session or srun step is gone), or SIGHUP/SIGINT/SIGTERM (status 128 +
- * the signal's number). No rank outlives it.
+ * the signal's number). No rank outlives it: if the proxy itself is killed
+ * -9, the kernel kills its ranks (parent-death.ts).
  *
  * Under Slurm (`--slurm`, started by mpiexec's one srun step): every proxy
  * reads the same stdin, one LaunchSpec line per node, and takes the line of
@@ -34,6 +35,7 @@ import { WebSocket, type RawData } from 'ws';
 import { JOB_ENV } from '@tsmpi/core/pmi';
 import { isLoopbackAddress, resolveIface } from './iface.ts';
 import { LineForwarder } from './output-forwarder.ts';
+import { findSetpriv, withParentDeath } from './parent-death.ts';
 import {
   HEARTBEAT_MISSES, HEARTBEAT_MS, PROXY_PATH, PROXY_PROTOCOL_VERSION, decodeHeadMessage, encodeProxyMessage, parseLaunchSpec,
   type LaunchSpec, type ProxyMessage, type SpecRank,
@@ -160,6 +162,8 @@ class Proxy {
   #congestionTimer: NodeJS.Timeout | null = null;
   #hbTimer: NodeJS.Timeout | null = null;
   #isEnding = false;
+  /** setpriv, when this host has one that sets a parent-death signal; probed once, before the first rank starts. */
+  #setpriv: string | null = null;
 
   constructor(spec: LaunchSpec, ws: WebSocket, socket: Socket, url: string) {
     this.#spec = spec;
@@ -265,6 +269,7 @@ class Proxy {
       return;
     }
     this.#send({ t: 'address', listenHost });
+    this.#setpriv = findSetpriv();
     for (const r of this.#ranks) this.#spawn(r, listenHost);
   }
 
@@ -284,7 +289,11 @@ class Proxy {
     try {
       // Rank 0 reads mpiexec's stdin (API.md), relayed over the link.
       const stdin = r.spec.rank === 0 ? 'pipe' : 'ignore';
-      child = spawn(s.file, [...s.args], { cwd: s.wdir, env, detached: true, stdio: [stdin, 'pipe', 'pipe'] });
+      // A Node rank (run by this proxy's own node) dies with this proxy, even with one killed -9 before the rank
+      // joined (parent-death.ts); other programs start directly, so that one that cannot be executed is reported as before.
+      const plain = { file: s.file, args: s.args };
+      const cmd = s.file === process.execPath ? withParentDeath(plain, this.#setpriv) : plain;
+      child = spawn(cmd.file, [...cmd.args], { cwd: s.wdir, env, detached: true, stdio: [stdin, 'pipe', 'pipe'] });
     } catch (err) {
       this.#startError(r, (err as Error).message);
       return;
