@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { BULK_BYTES, CONTENDED_YIELD_MS, beginWait, configureWaitPoll, endWait, noteRendezvous, stopWaitPoll, waitPolls } from './wait-poll.ts';
+import { BULK_BYTES, beginWait, configureWaitPoll, endWait, noteRendezvous, stopWaitPoll, waitPolls } from './wait-poll.ts';
 
 /** Resolves after `n` turns of the event loop's check phase (setImmediate). */
 function turns(n: number): Promise<void> {
@@ -54,36 +54,6 @@ describe('wait-poll', () => {
     await turns(5);
     expect(count).toBe(before);
     endWait();
-  });
-
-  it('sleeps for budgetMs once a yield kept the thread off its core (a busy machine), then polls again', async () => {
-    const clock = { ms: 0 };
-    let count = 0;
-    // Each yield lets 1 ms pass, as if another program held the core for a time slice.
-    configureWaitPoll({ budgetMs: 20, yieldCore: () => { count++; clock.ms += 1; }, now: () => clock.ms });
-    beginWait();
-    await turns(10);
-    expect(count, 'one yield, then no more polling').toBe(1);
-    endWait();
-    clock.ms += 5;
-    beginWait();
-    await turns(10);
-    expect(count, 'still sleeping within budgetMs of the long yield').toBe(1);
-    endWait();
-    clock.ms += 20;
-    beginWait();
-    await turns(3);
-    expect(count, 'polling again after budgetMs').toBe(2);
-    endWait();
-  });
-
-  it('keeps polling while yields return at once (an idle machine)', async () => {
-    const { yields } = setUp(20);
-    beginWait();
-    await turns(30);
-    expect(yields()).toBeGreaterThanOrEqual(28);
-    endWait();
-    expect(CONTENDED_YIELD_MS).toBeLessThan(0.75);
   });
 
   it('keeps one poll turn queued however many calls begin and end', async () => {

@@ -16,16 +16,6 @@
  * How often a turn yields is poll-policy.ts's choice (spinTurns): in every turn
  * on a host with more processes than cores, else after the first few turns.
  *
- * A busy machine stops the polling: when one sched_yield kept the thread off
- * its core for CONTENDED_YIELD_MS or more, something other than this job's
- * ranks holds the cores (this job's ranks hand the core back within tens of
- * microseconds, as soon as they wait themselves; a compiler or another job
- * keeps it for its time slice), and blocking calls sleep for the next
- * `budgetMs`, then try polling again. Polling there was ruinous: with the
- * machine's load average at 24 from other programs, an 8-byte ping-pong took
- * 1,817 us per round trip polling against 65 sleeping, and an 8-byte allreduce
- * on 4 processes 3,179 against 559 us (poll-policy.ts, docs/PERFORMANCE.md 4.11).
- *
  * A thread polls while it is inside a blocking call and for at most `budgetMs`
  * after the newest blocking call began; after that it sleeps, so a rank that
  * waits long (a barrier before a slow peer's output) does not burn its core.
@@ -64,13 +54,6 @@ let spinTurns = 0;
 let turns = 0;
 /** Polling is suspended until this time (bulk traffic). */
 let bulkUntil = -Infinity;
-
-/**
- * A yield that kept the thread off its core this long means the cores are contended (see the top):
- * longer than this job's ranks take to hand a core back, shorter than the scheduler's
- * minimum slice for a CPU-bound program (0.75 ms on Linux's CFS).
- */
-export const CONTENDED_YIELD_MS = 0.5;
 
 /** Rendezvous messages of at least this many bytes are bulk traffic (noteRendezvous). */
 export const BULK_BYTES = 512 * 1024;
@@ -124,14 +107,6 @@ function pollTurn(): void {
     polling = false;
     return;
   }
-  if (++turns > spinTurns) {
-    yieldCore!();
-    if (now() - t >= CONTENDED_YIELD_MS) {
-      // Someone else had the core: sleep (as bulk traffic does) rather than queue behind them each turn.
-      bulkUntil = now() + budgetMs;
-      polling = false;
-      return;
-    }
-  }
+  if (++turns > spinTurns) yieldCore!();
   setImmediate(pollTurn);
 }
