@@ -4,7 +4,9 @@
 # (default 1,000,000) and no test timeout; the socket-level handshake fuzzer
 # takes TSMPI_FUZZ_SOCKET_RUNS batches instead (default 2,000: each batch opens
 # real connections, and truncated handshakes wait for the 300 ms timeout).
-# A failure prints fast-check's seed and path; replay one with
+# Every target runs with one seed, TSMPI_FUZZ_SEED or a random one, printed
+# first (docs/RELIABILITY.md records it with the figures). A failure prints
+# fast-check's seed and path; replay one with
 #   TSMPI_FUZZ_SEED=<seed> TSMPI_FUZZ_RUNS=<runs> npx vitest run <file>
 # The frame parser's every-split-point property runs RUNS/1000 streams, each
 # parsed once per split point (up to ~1500 inputs per stream).
@@ -13,6 +15,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 RUNS="${1:-${TSMPI_FUZZ_RUNS:-1000000}}"
 SOCKET_RUNS="${2:-${TSMPI_FUZZ_SOCKET_RUNS:-2000}}"
+# fast-check takes a 32-bit seed.
+export TSMPI_FUZZ_SEED="${TSMPI_FUZZ_SEED:-$(( $(od -An -N4 -tu4 /dev/urandom | tr -d ' ') % 2147483647 ))}"
 PURE=(
   packages/transport-tcp/src/frame-parser.fuzz.test.ts
   packages/core/test/pmi-protocol.fuzz.unit.test.ts
@@ -20,14 +24,14 @@ PURE=(
 )
 SOCKET=packages/transport-tcp/test/handshake.fuzz.it.test.ts
 if [ $# -gt 2 ]; then shift 2; ONLY=("$@"); else ONLY=("${PURE[@]}" "$SOCKET"); fi
-echo "fuzz-long: $(date -u +%FT%TZ) node $(node --version) $(nproc) cpus; $RUNS runs per property, $SOCKET_RUNS socket batches"
+echo "fuzz-long: $(date -u +%FT%TZ) node $(node --version) $(nproc) cpus; $RUNS runs per property, $SOCKET_RUNS socket batches, seed $TSMPI_FUZZ_SEED"
 status=0
 run() { # file runs
   local start=$SECONDS
   if TSMPI_FUZZ_RUNS="$2" node_modules/.bin/vitest run "$1" --testTimeout=0 --hookTimeout=0 --reporter=verbose; then
-    echo "fuzz-long: PASS $1 ($2 runs per property, $((SECONDS - start)) s)"
+    echo "fuzz-long: PASS $1 ($2 runs per property, seed $TSMPI_FUZZ_SEED, $((SECONDS - start)) s)"
   else
-    echo "fuzz-long: FAIL $1 ($2 runs per property, $((SECONDS - start)) s): see the seed above"
+    echo "fuzz-long: FAIL $1 ($2 runs per property, seed $TSMPI_FUZZ_SEED, $((SECONDS - start)) s): see fast-check's seed and path above"
     status=1
   fi
 }
