@@ -75,7 +75,7 @@ class Collector {
 /** Listening side: sends CHALLENGE, checks HELLO, answers ACCEPT. */
 export class ServerHandshake {
   readonly #jobKey: string;
-  readonly #nonceS = randomBytes(NONCE_BYTES);
+  readonly #nonceS: Uint8Array;
   readonly #hello = new Collector(HELLO_BYTES);
   #done = false;
   /** Peer's process index and channel (valid after DONE). */
@@ -88,8 +88,15 @@ export class ServerHandshake {
   /** After FAILED: why (constant text for the log). */
   failure = '';
 
-  constructor(jobKey: string) {
+  /** @param nonce the server nonce; omitted (always, outside tests), a fresh random one */
+  constructor(jobKey: string, nonce?: Uint8Array) {
     this.#jobKey = jobKey;
+    this.#nonceS = nonce !== undefined && nonce.length === NONCE_BYTES ? nonce : randomBytes(NONCE_BYTES);
+  }
+
+  /** Bytes of HELLO collected so far (never more than HELLO_BYTES). */
+  get bufferedBytes(): number {
+    return this.#hello.fill;
   }
 
   /** The CHALLENGE to send as soon as the connection is accepted. */

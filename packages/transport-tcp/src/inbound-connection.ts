@@ -1,6 +1,8 @@
 /**
- * One accepted connection: the server side of the handshake, then the frame
- * parser that delivers every frame of a chunk in one loop.
+ * One accepted connection: the server side of the handshake (its decisions
+ * are inbound-handshake.ts's pure state machine; this class performs them on
+ * the socket), then the frame parser that delivers every frame of a chunk in
+ * one loop.
  *
  * States
  *   HANDSHAKE  CHALLENGE sent, waiting for HELLO (timer armed). A bad HELLO,
@@ -20,7 +22,7 @@ import type { FrameHeader } from '@tsmpi/core/transport';
 import type { ConnectionOwner } from './connection-owner.ts';
 import { HEADER_BYTES, KIND_GOODBYE, encodeHeader } from './frame-codec.ts';
 import { FrameParser, PARSE_STATUS, type FrameSink } from './frame-parser.ts';
-import { HANDSHAKE_STATUS, ServerHandshake } from './handshake.ts';
+import { INBOUND_ACTION, InboundHandshake } from './inbound-handshake.ts';
 import { withReadBuffer, type ReadTargetSource } from './read-buffer.ts';
 import { MAX_PAYLOAD_BYTES } from './tuning.ts';
 import { wireSocket, type SocketEventSink } from './socket-events.ts';
@@ -38,7 +40,7 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
   readonly #owner: ConnectionOwner;
   readonly #socket: net.Socket;
   #state = STATE_HANDSHAKE;
-  #handshake: ServerHandshake | null;
+  #handshake: InboundHandshake | null;
   #parser: FrameParser | null = null;
   #hasGoodbye = false;
   #isEnding = false;
@@ -54,9 +56,9 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
     this.#owner = owner;
     const socket = withReadBuffer(accepted, readBuffer, this);
     this.#socket = socket;
-    this.#handshake = new ServerHandshake(owner._jobKey);
+    this.#handshake = new InboundHandshake(owner._jobKey, { processCount: owner._processCount, isChannelOwned: (c) => owner._isChannelOwned(c) });
     wireSocket(socket, this, owner._tuning.handshakeTimeoutMs, owner._tuning.keepAliveMs);
-    socket.write(this.#handshake.challenge());
+    socket.write(this.#handshake.start());
   }
 
   /** Starts reading; `onClosed` runs once the socket has closed. */
@@ -111,29 +113,20 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
       if (status !== PARSE_STATUS.OK) this.#protocolError(status);
       return;
     }
-    const hs = this.#handshake;
-    if (this.#state !== STATE_HANDSHAKE || hs === null) return;
-    const status = hs.feed(chunk);
-    if (status === HANDSHAKE_STATUS.PENDING) return;
-    if (status === HANDSHAKE_STATUS.FAILED) {
-      this.#refuse(hs.failure);
+    if (this.#state !== STATE_HANDSHAKE || this.#handshake === null) return;
+    const hs = this.#handshake.feed(chunk);
+    if (hs.kind === INBOUND_ACTION.WAIT) return;
+    if (hs.kind === INBOUND_ACTION.CLOSE) {
+      this.#refuse(hs.reason);
       return;
     }
     const owner = this.#owner;
-    if (!owner._isChannelOwned(hs.channel)) {
-      this.#refuse('channel not owned by this transport');
-      return;
-    }
-    if (hs.process >= owner._processCount) {
-      this.#refuse('process index out of range');
-      return;
-    }
     this.#handshake = null;
     this.process = hs.process;
     this.channel = hs.channel;
     this.#state = STATE_OPEN;
     this.#socket.setTimeout(0);
-    this.#socket.write(hs.accept);
+    this.#socket.write(hs.reply);
     this.#parser = new FrameParser(this, owner._tuning.targetMinBytes, MAX_PAYLOAD_BYTES, owner._maxUnsolicitedBytes);
     if (owner._isClosing) {
       this.beginClose();
@@ -158,7 +151,9 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
 
   /** @internal socket 'timeout' (armed only while handshaking) */
   _onTimeout(): void {
-    if (this.#state === STATE_HANDSHAKE) this.#refuse('handshake timed out');
+    if (this.#state !== STATE_HANDSHAKE || this.#handshake === null) return;
+    const action = this.#handshake.timeout();
+    if (action.kind === INBOUND_ACTION.CLOSE) this.#refuse(action.reason);
   }
 
   /** @internal socket 'close' */
