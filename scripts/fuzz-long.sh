@@ -9,7 +9,8 @@
 # fast-check's seed and path; replay one with
 #   TSMPI_FUZZ_SEED=<seed> TSMPI_FUZZ_RUNS=<runs> npx vitest run <file>
 # The frame parser's every-split-point property runs RUNS/1000 streams, each
-# parsed once per split point (up to ~1500 inputs per stream).
+# parsed once per split point (up to ~1500 inputs per stream); the handshake's
+# runs RUNS/100 HELLOs, each split at every point (81 to 105 machines).
 # Usage: scripts/fuzz-long.sh [RUNS] [SOCKET_RUNS] [FILES...]  (FILES: only these targets)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -19,6 +20,7 @@ SOCKET_RUNS="${2:-${TSMPI_FUZZ_SOCKET_RUNS:-2000}}"
 export TSMPI_FUZZ_SEED="${TSMPI_FUZZ_SEED:-$(( $(od -An -N4 -tu4 /dev/urandom | tr -d ' ') % 2147483647 ))}"
 PURE=(
   packages/transport-tcp/src/frame-parser.fuzz.test.ts
+  packages/transport-tcp/src/inbound-handshake.fuzz.test.ts
   packages/core/test/pmi-protocol.fuzz.unit.test.ts
   packages/launcher/test/options.fuzz.unit.test.ts
 )
