@@ -7,8 +7,12 @@
  *
  * PHASE  init | recv | send | barrier | bcast | allreduce | gather | alltoall |
  *        scan | comm | worker | finalize (see PHASES below)
- * FAULT  exit:   the victim calls process.exit(3) from a timer that fires while
- *                its call of the phase is pending (never finalizing);
+ * FAULT  exit:   the victim calls process.exit(3) while its call of the phase
+ *                is pending (never finalizing), from its SIGUSR2 handler: the
+ *                test sends SIGUSR2 once it has seen the victim's line and
+ *                taken its snapshot of the job's processes (exiting on its
+ *                own timer right after the line, the victim raced that
+ *                snapshot: the ranks that lost it were sometimes gone first);
  *        signal: the victim prints its pid once it is in the phase and goes
  *                on, for the test to kill -9 or SIGSTOP it.
  * Either way the victim prints `fault-phase: victim pid P in PHASE` first.
@@ -39,8 +43,9 @@ const isVictim = Number(process.env['TSMPI_RANK']) === VICTIM;
 
 /** The victim's fault, called once it is in the phase, right before the call that the fault should interrupt. */
 function strike(): void {
+  // Armed before the line, so that the test's signal never finds SIGUSR2's default action (termination).
+  if (fault === 'exit') process.on('SIGUSR2', () => process.exit(EXIT_CODE));
   console.log(`fault-phase: victim pid ${process.pid} in ${phase}`);
-  if (fault === 'exit') setTimeout(() => process.exit(EXIT_CODE), 0);
 }
 
 /** Runs `body` until the safety deadline; the victim strikes before iteration WARM. */
