@@ -2,7 +2,7 @@
 // will never drain it (stopped, or the process failing) ends the wait with an MPIError.
 import { describe, expect, it } from 'vitest';
 import { newFrameHeader } from '../transport/index.ts';
-import { ERR_OTHER, ERR_PROC_FAILED, MPIError } from '../util/index.ts';
+import { ERR_INTERN, ERR_OTHER, ERR_PROC_FAILED, MPIError } from '../util/index.ts';
 import { SharedState } from './shared-state.ts';
 import { ThreadBridge } from './thread-bridge.ts';
 
@@ -58,6 +58,22 @@ describe('ThreadBridge limits', () => {
     const err = injectUntilThrow(producer, 256 << 10);
     expect(err).toBeInstanceOf(MPIError);
     expect((err as MPIError).errorClass).toBe(ERR_OTHER);
-    expect((err as MPIError).message).toMatch(/injection ring of channel 0 is full/);
+    expect((err as MPIError).message).toMatch(/injection ring of channel 0 is closed: the thread that drains it has stopped/);
+  });
+
+  it('refuses a frame at once, not silently, when the ring is closed but has room (its host died)', () => {
+    const shared = multithreadedState();
+    const producer = new ThreadBridge(shared);
+    producer.inject(0, 1, newFrameHeader(), new Uint8Array(16));
+    // A channel engine dying from an uncaught exception marks the process failed and closes its ring (engine-worker.ts).
+    shared.markFailed(ERR_INTERN);
+    shared.injection(0).close();
+    const err = injectUntilThrow(producer, 16);
+    expect(err).toBeInstanceOf(MPIError);
+    expect((err as MPIError).errorClass).toBe(ERR_INTERN);
+    expect((err as MPIError).message).toMatch(/injection ring of channel 0 is closed: the thread that drains it has stopped and the process is failing/);
+    let records = 0;
+    shared.injection(0).drain(() => records++);
+    expect(records).toBe(1); // only the frame from before the close
   });
 });

@@ -22,7 +22,9 @@
  * drains (it notifies sleepers), re-checking every WAIT_SLICE_MS whether it
  * can still progress: a ring whose consumer has stopped (closed), or a process
  * whose device has failed, ends the wait with an MPIError instead of a spin
- * forever. A frame larger than maxInjectBytes never enters a ring: the device
+ * forever. A closed injection ring refuses a frame even when it has room
+ * (its host will never send it: a channel engine that died, a device
+ * destroyed), so no frame is lost silently. A frame larger than maxInjectBytes never enters a ring: the device
  * sends such a message by rendezvous (through the big arena) instead.
  * The sleep stops the producer's event loop, as the spin it replaces did:
  * producers are user threads, and the thread that owns a channel's sockets is
@@ -66,8 +68,8 @@ export class ThreadBridge {
   /**
    * Queues frame (h, payload) for process `proc` on channel c, whose host sends it. Waits only
    * while the ring is full. `payload` is at most maxInjectBytes.
-   * @throws MPIError(failure class or ERR_OTHER) when the ring stays full because its host has
-   *   stopped or the process is failing
+   * @throws MPIError(failure class or ERR_OTHER) when the ring's host has stopped, or the ring
+   *   stays full while the process is failing
    */
   inject(c: number, proc: number, h: FrameHeader, payload: Uint8Array | null): void {
     const w = this.#words;
@@ -83,7 +85,15 @@ export class ThreadBridge {
     w[INJ.LEN] = h.payloadLength;
     w[INJ.PROC] = proc;
     const ring = this.#shared.injection(c);
+    if (ring.isClosed()) this.#closedError(`the injection ring of channel ${c}`);
     if (!ring.tryPush(w, INJ.WORDS, payload)) this.#pushWaiting(ring, INJ.WORDS, payload, `the injection ring of channel ${c}`);
+  }
+
+  /** A producer found `what` closed: its consumer will never drain it again. */
+  #closedError(what: string): never {
+    const failed = this.#shared.failedClass();
+    if (failed !== 0) throw mpiError(failed, 'progress', `${what} is closed: the thread that drains it has stopped and the process is failing (see the job output)`);
+    throw mpiError(ERR_OTHER, 'progress', `${what} is closed: the thread that drains it has stopped (the process is closing or one of its threads failed)`);
   }
 
   /** tryPush until it succeeds: spin, then sleep until the consumer drains; give up if it never will. */
@@ -93,9 +103,7 @@ export class ThreadBridge {
     for (;;) {
       const seen = ring.head();
       if (ring.tryPush(w, wordCount, payload)) return;
-      if (ring.isClosed()) {
-        throw mpiError(ERR_OTHER, 'progress', `${what} is full and its thread has stopped draining it (the process is closing or one of its threads failed)`);
-      }
+      if (ring.isClosed()) this.#closedError(what);
       const failed = this.#shared.failedClass();
       if (failed !== 0) throw mpiError(failed, 'progress', `${what} is full and the process is failing (see the job output)`);
       ring.waitForSpace(seen, WAIT_SLICE_MS);
