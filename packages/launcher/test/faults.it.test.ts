@@ -1,4 +1,4 @@
-// testlist: fault-phase np 3 (12 phases x inline/threads progress x kill -9 / SIGSTOP + --timeout / exit 3)
+// testlist: fault-phase np 3 (12 phases x inline/threads progress x kill -9 / SIGSTOP + --timeout / exit 3); engine-throw np 2
 /**
  * The fault matrix of issue 17 (docs/RELIABILITY.md section 1.1): rank 1 of a
  * real 3-rank job (packages/core/test/programs/fault-phase.ts) is killed -9,
@@ -12,7 +12,9 @@
  * with TSMPI_FAULTS_TIMES=FILE each case appends one JSON line to FILE, which
  * is where RELIABILITY.md's table comes from.
  *
- * One more case kills mpiexec itself with -9 while a rank has not joined yet.
+ * One more case kills mpiexec itself with -9 while a rank has not joined yet,
+ * and two make a channel engine throw (engine-throw.ts) while the main thread
+ * pushes into its ring or waits for it to complete a receive.
  *
  * Cost: 73 jobs of 3 processes; they run a few at a time (it.concurrent), the
  * SIGSTOP cases mostly waiting for their --timeout next to the others.
@@ -105,8 +107,8 @@ async function attempt(phase: string, mode: string, fault: Fault, timeoutS: numb
 }
 
 /** Kills what is left of a job (a stopped victim included); the command line is checked so that a reused pid is never hit. */
-function killLeft(job: readonly number[]): void {
-  for (const p of job) if (isRunning(p) && cmdline(p).includes('fault-phase')) process.kill(p, 'SIGKILL');
+function killLeft(job: readonly number[], program = 'fault-phase'): void {
+  for (const p of job) if (isRunning(p) && cmdline(p).includes(program)) process.kill(p, 'SIGKILL');
 }
 
 describe('fault matrix: rank 1 of 3 fails in each phase, with each progress mode', () => {
@@ -189,3 +191,44 @@ describe('mpiexec itself killed -9', () => {
     }
   }, DEADLINE_MS + 30_000);
 });
+
+describe('a channel engine that dies from an uncaught exception (--progress threads)', () => {
+  // Engines exist only with --progress threads (inline: the main thread hosts the channels, and an uncaught
+  // exception there is the process's own, as in failures.it.test.ts). Before the fix, 'push' hung with the
+  // isend waiting for room in the dead engine's ring; 'wait' ended as "exited with code 13" naming no engine.
+  it.concurrent.each(['push', 'wait'])('rank 0, %s: the job ends naming rank 0 and channel 1, never hangs', async (mode) => {
+    let job: number[] = [];
+    let pid0 = 0;
+    const r = await runMpiexec(['-n', '2', '--progress', 'threads', 'packages/core/test/programs/engine-throw.ts', mode], {
+      deadlineMs: DEADLINE_MS,
+      env: { TSMPI_TEST_ENGINE_THROW: '0:1:1000' },
+      onOutput: {
+        text: 'engine-throw: rank 0',
+        action: (mpiexecPid) => {
+          job = descendants(mpiexecPid);
+          pid0 = rankPid(job, 0);
+        },
+      },
+    });
+    try {
+      expect(r.timedOut, `${mode}: the job hung (mpiexec killed at its deadline)\n${r.stderr}`).toBe(false);
+      expect(r.status, r.stderr).toBe(1);
+      expect(failureLines(r.stderr), r.stderr).toEqual([`mpiexec: rank 0 (host ${hostOf(r.stderr)}, pid ${pid0}) exited with code 1; aborting the job (2 processes)`]);
+      const engineLine = /^tsmpi: rank 0: channel engine failed: channel 1: uncaught exception in its engine thread \(Error: TSMPI_TEST_ENGINE_THROW: /m;
+      // A main thread blocked in the isend may see the closed ring (an MPIError, uncaught in this program) before its
+      // event loop delivers the engine's report: either names the channel.
+      const pushError = /MPI_ERR_INTERN: progress: the injection ring of channel 1 is (closed|full)/;
+      if (mode === 'wait') expect(r.stderr).toMatch(engineLine);
+      else expect(engineLine.test(r.stderr) || pushError.test(r.stderr), r.stderr).toBe(true);
+      expect(job.length, 'processes of the job seen').toBeGreaterThanOrEqual(2);
+      await waitGone(job, 10_000);
+    } finally {
+      killLeft(job, 'engine-throw');
+    }
+  }, DEADLINE_MS + 30_000);
+});
+
+/** The pid of rank `rank` among `pids` (0: not seen). */
+function rankPid(pids: readonly number[], rank: number): number {
+  return pids.find((p) => envOf(p, 'TSMPI_RANK') === String(rank)) ?? 0;
+}

@@ -9,10 +9,20 @@
  * Messages with the thread that started it (engines.ts):
  *   engine -> main   { type: 'listening', address } | { type: 'closed' } | { type: 'fatal', message }
  *   main -> engine   { type: 'start', peers } | { type: 'close' }
+ *
+ * An uncaught exception or rejection in the engine (a bug in tsmpi, or user
+ * code that runs here) ends its service of the channel, never silently: it
+ * marks the process failed (ERR_INTERN) and closes the channel's injection
+ * ring, so every thread waiting to push gets an MPIError naming the channel
+ * instead of waiting forever, destroys its transport (peers see this process
+ * lost, as if it had died), and reports 'fatal' to the main thread, which
+ * prints a line naming the rank and the channel and exits (the launcher then
+ * ends the job naming the rank).
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { TransportFactory } from '../transport/index.ts';
 import { createLogger } from '../log/index.ts';
+import { ERR_INTERN } from '../util/index.ts';
 import { Device, type DeviceOptions } from './device.ts';
 import { MAX_THREADS, SharedState, type SharedBuffers } from './shared-state.ts';
 
@@ -34,11 +44,30 @@ const device = new Device(
   shared,
 );
 device.onFatal = (err, lostProcess) => port.postMessage({ type: 'fatal', message: err.message, lostProcess });
+let hasDied = false;
+/** The engine threw and nothing caught it: stop serving the channel and say so (see the header). */
+function die(err: unknown): void {
+  if (hasDied) return;
+  hasDied = true;
+  const what = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+  log.error({ err }, 'channel engine failed: uncaught exception');
+  shared.markFailed(ERR_INTERN);
+  shared.injection(boot.channel).close();
+  try {
+    device.destroy();
+  } catch {
+    // the device may be what broke; the ring is closed and the failure marked, which is what waiters need
+  }
+  port.postMessage({ type: 'fatal', message: `channel ${boot.channel}: uncaught exception in its engine thread (${what})`, lostProcess: null });
+}
+process.on('uncaughtException', die);
+process.on('unhandledRejection', die);
 // The engine lives until the main thread closes it; the main thread unrefs the Worker, so this never holds the process.
 const keepAlive = setInterval(() => undefined, 1 << 30);
 port.on('message', (m: { type: string; peers?: string[] }) => {
   if (m.type === 'start') {
     device.start(m.peers!);
+    testThrowHook();
   } else if (m.type === 'close') {
     void device.close().then(() => {
       clearInterval(keepAlive);
@@ -48,3 +77,19 @@ port.on('message', (m: { type: string; peers?: string[] }) => {
   }
 });
 port.postMessage({ type: 'listening', address: await device.listen() });
+
+/**
+ * Test hook (issue 17, packages/core/test/programs/engine-throw.ts):
+ * TSMPI_TEST_ENGINE_THROW=RANK:CHANNEL:MS makes that engine throw an uncaught
+ * exception MS ms after it started, as a bug in tsmpi would. Only tests set
+ * it; read once per engine, never on a hot path.
+ */
+function testThrowHook(): void {
+  const spec = process.env['TSMPI_TEST_ENGINE_THROW'];
+  if (spec === undefined) return;
+  const [rank, channel, ms] = spec.split(':').map(Number);
+  if (rank !== boot.device.process || channel !== boot.channel) return;
+  setTimeout(() => {
+    throw new Error(`TSMPI_TEST_ENGINE_THROW: engine of channel ${channel} throws as asked`);
+  }, ms ?? 0);
+}

@@ -3,26 +3,36 @@
  * one worker per channel (engine-worker.ts). The main thread publishes each
  * engine's address, gives each engine its peers' addresses for the same
  * channel, and closes them at finalize.
+ *
+ * An engine that fails reports it ('fatal', engine-worker.ts). One whose
+ * thread ends otherwise before close() (an error its own handler could not
+ * report, such as running out of memory) is reported here in the same way,
+ * after the same marks in shared memory: the process failed (ERR_INTERN), the
+ * channel's injection ring closed, so no thread waits for it forever.
  */
 import { Worker } from 'node:worker_threads';
-import { workerArgs } from '../util/index.ts';
+import { ERR_INTERN, workerArgs } from '../util/index.ts';
 import type { EngineBoot } from './engine-worker.ts';
+import { SharedState } from './shared-state.ts';
 
 // engine-worker.ts when running from source, engine-worker.js from a built package (dist/).
 const ENGINE_WORKER = new URL(`./engine-worker${import.meta.url.slice(import.meta.url.lastIndexOf('.'))}`, import.meta.url);
 
 export class Engines {
   readonly #workers: Worker[];
+  readonly #life: { isClosing: boolean };
   readonly addresses: string[];
 
-  private constructor(workers: Worker[], addresses: string[]) {
+  private constructor(workers: Worker[], life: { isClosing: boolean }, addresses: string[]) {
     this.#workers = workers;
+    this.#life = life;
     this.addresses = addresses;
   }
 
   /** Starts one engine per channel; resolves once all listen. `onFatal` hears an engine's fatal error and the peer whose loss caused it. */
   static async start(boots: EngineBoot[], onFatal: (message: string, lostProcess: number | null) => void): Promise<Engines> {
     const workers: Worker[] = [];
+    const life = { isClosing: false };
     const addresses = await Promise.all(
       boots.map(
         (boot) =>
@@ -30,15 +40,33 @@ export class Engines {
             const w = new Worker(...workerArgs(ENGINE_WORKER, { workerData: boot }));
             workers.push(w);
             w.unref();
-            w.on('error', reject);
+            let hasReported = false;
+            /** The engine's thread ended before close() without reporting why itself. */
+            const ended = (why: string): void => {
+              if (hasReported || life.isClosing) return;
+              hasReported = true;
+              const shared = SharedState.attach(boot.shared);
+              shared.markFailed(ERR_INTERN);
+              shared.injection(boot.channel).close();
+              onFatal(`channel ${boot.channel}: ${why}`, null);
+            };
+            w.on('error', (err) => {
+              reject(err);
+              ended(`its engine thread failed (${err.name}: ${err.message})`);
+            });
+            w.on('exit', (code) => ended(`its engine thread ended (exit code ${code})`));
             w.on('message', (m: { type: string; address?: string; message?: string; lostProcess?: number | null }) => {
-              if (m.type === 'listening') resolve(m.address!);
-              else if (m.type === 'fatal') onFatal(m.message!, m.lostProcess ?? null);
+              if (m.type === 'listening') {
+                resolve(m.address!);
+              } else if (m.type === 'fatal' && !hasReported) {
+                hasReported = true;
+                onFatal(m.message!, m.lostProcess ?? null);
+              }
             });
           }),
       ),
     );
-    return new Engines(workers, addresses);
+    return new Engines(workers, life, addresses);
   }
 
   /** Gives engine c the addresses of every process's engine c. */
@@ -48,6 +76,7 @@ export class Engines {
 
   /** Flushes and closes every channel, then lets the engines end. */
   async close(): Promise<void> {
+    this.#life.isClosing = true;
     await Promise.all(
       this.#workers.map(
         (w) =>
