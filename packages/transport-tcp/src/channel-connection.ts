@@ -306,7 +306,7 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
   /** @internal socket 'error' */
   _onError(err: Error): void {
     if (this.#error !== null) return;
-    this.#error = { code: this.#lossCode(), message: `channel ${this.channel} to process ${this.peer}: ${err.message}`, cause: err };
+    this.#error = { code: this.#lossCode(err), message: `channel ${this.channel} to process ${this.peer}: ${err.message}`, cause: err };
   }
 
   /** @internal socket 'timeout' (armed only while handshaking) */
@@ -343,10 +343,16 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
     this.#owner._socketClosed();
   }
 
-  /** CONNECT before our HELLO, HANDSHAKE after it (a wrong key is answered by a close), PEER_CLOSED once open. */
-  #lossCode(): string {
+  /**
+   * CONNECT before our HELLO, HANDSHAKE after it (a wrong key is answered by a close), PEER_CLOSED once
+   * open, and also for a reset after our HELLO: a listener that refuses our key has read the whole HELLO
+   * and closes in order, so a reset means that the peer went away with our bytes unread (it died).
+   */
+  #lossCode(err?: Error): string {
     if (this.#state !== STATE_CONNECTING) return 'TSMPI_ERR_PEER_CLOSED';
-    return this.#helloSent ? 'TSMPI_ERR_HANDSHAKE' : 'TSMPI_ERR_CONNECT';
+    if (!this.#helloSent) return 'TSMPI_ERR_CONNECT';
+    const errno = (err as NodeJS.ErrnoException | undefined)?.code;
+    return errno === 'ECONNRESET' || errno === 'EPIPE' ? 'TSMPI_ERR_PEER_CLOSED' : 'TSMPI_ERR_HANDSHAKE';
   }
 
   #end(): void {
