@@ -14,10 +14,11 @@
  * code that runs here) ends its service of the channel, never silently: it
  * marks the process failed (ERR_INTERN) and closes the channel's injection
  * ring, so every thread waiting to push gets an MPIError naming the channel
- * instead of waiting forever, destroys its transport (peers see this process
- * lost, as if it had died), and reports 'fatal' to the main thread, which
- * prints a line naming the rank and the channel and exits (the launcher then
- * ends the job naming the rank).
+ * instead of waiting forever, and reports 'fatal' to the main thread, which
+ * prints a line naming the rank and the channel and exits. Its sockets close
+ * with the process, not before: peers that saw them close first would fail
+ * as having lost this rank before the launcher saw this rank fail, and be
+ * blamed in its place.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import type { TransportFactory } from '../transport/index.ts';
@@ -53,11 +54,6 @@ function die(err: unknown): void {
   log.error({ err }, 'channel engine failed: uncaught exception');
   shared.markFailed(ERR_INTERN);
   shared.injection(boot.channel).close();
-  try {
-    device.destroy();
-  } catch {
-    // the device may be what broke; the ring is closed and the failure marked, which is what waiters need
-  }
   port.postMessage({ type: 'fatal', message: `channel ${boot.channel}: uncaught exception in its engine thread (${what})`, lostProcess: null });
 }
 process.on('uncaughtException', die);
