@@ -213,7 +213,17 @@ describe('a channel engine that dies from an uncaught exception (--progress thre
     try {
       expect(r.timedOut, `${mode}: the job hung (mpiexec killed at its deadline)\n${r.stderr}`).toBe(false);
       expect(r.status, r.stderr).toBe(1);
-      expect(failureLines(r.stderr), r.stderr).toEqual([`mpiexec: rank 0 (host ${hostOf(r.stderr)}, pid ${pid0}) exited with code 1; aborting the job (2 processes)`]);
+      // Rank 0 is named: as the failing rank, or, when rank 1 lost it and exited first and rank 0's own exit came
+      // after mpiexec's 200 ms of settling (seen under a load average of 90: rank 0's sockets close while its
+      // threads are torn down, before its exit is reaped), as the rank whose loss rank 1 failed of. The same
+      // rule as for any failing rank (failure.it.test.ts).
+      const lines = failureLines(r.stderr);
+      const host = hostOf(r.stderr);
+      expect(lines.length, r.stderr).toBe(1);
+      expect([
+        `mpiexec: rank 0 (host ${host}, pid ${pid0}) exited with code 1; aborting the job (2 processes)`,
+        `mpiexec: rank 1 (host ${host}, pid ${rankPid(job, 1)}) exited with code 1 after losing its connection to rank 0; aborting the job (2 processes)`,
+      ], r.stderr).toContain(lines[0]);
       const engineLine = /^tsmpi: rank 0: channel engine failed: channel 1: uncaught exception in its engine thread \(Error: TSMPI_TEST_ENGINE_THROW: /m;
       // A main thread blocked in the isend may see the closed ring (an MPIError, uncaught in this program) before its
       // event loop delivers the engine's report: either names the channel.
