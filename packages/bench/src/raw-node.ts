@@ -2,12 +2,15 @@
  * Raw Node.js sockets doing the benchmarks' patterns, with no MPI at all: the
  * ceiling that tsmpi's TCP path is measured against (docs/PERFORMANCE.md).
  *
- *   npx tsx packages/bench/src/raw-node.ts [msgrate|pingpong] [--iterations N] [--unix]
+ *   npx tsx packages/bench/src/raw-node.ts [msgrate|pingpong] [--iterations N] [--warmup N] [--size BYTES] [--unix]
  *   npx tsx packages/bench/src/raw-node.ts allreduce [--size BYTES[,BYTES...]] [--iterations N] [--warmup N] [--recv data|onread]
  *
  * msgrate: two processes, one loopback socket; each iteration both sides write
  * 12 frames of 32 bytes (the size of a tsmpi header) in one write and wait for
  * the peer's 12 (both sides send first, as Isend/Irecv/waitall does). pingpong: one 32-byte frame back and forth; median round trip.
+ * --warmup N (msgrate and pingpong): untimed iterations first, as msgrate.ts (default 10) and pingpong.ts
+ * (default 100) do, so that compare.sh runs both at the same lengths. --size B (pingpong): B payload bytes
+ * after each 32-byte frame, like a tsmpi message of B bytes (default 0).
  *
  * --unix (msgrate and pingpong): the two processes talk over a Unix-domain socket
  * (a file in a fresh temporary directory, removed at the end) instead of TCP
@@ -53,11 +56,19 @@ const itIdx = process.argv.indexOf('--iterations');
 /** allreduce only: how the ranks receive (see the top comment). */
 type RecvMode = 'data' | 'onread';
 const iterations = itIdx > 0 ? Number(process.argv[itIdx + 1]) : mode === 'msgrate' ? 10_000 : mode === 'pingpong' ? 20_000 : 1000;
+/** msgrate and pingpong: untimed iterations first, with the defaults of msgrate.ts and pingpong.ts. */
+const p2pWarmup = process.argv.includes('--warmup') ? Number(process.argv[process.argv.indexOf('--warmup') + 1]) : mode === 'pingpong' ? 100 : 10;
+/** pingpong: payload bytes after each frame (a tsmpi message of that size); msgrate sends bare frames. */
+const p2pPayload = mode === 'pingpong' && process.argv.includes('--size') ? Number(process.argv[process.argv.indexOf('--size') + 1]) : 0;
+if (mode !== 'allreduce' && (![iterations, p2pWarmup, p2pPayload].every((n) => Number.isInteger(n) && n >= 0) || iterations === 0)) {
+  console.error('raw-node: --iterations must be a positive integer, --warmup and --size non-negative integers');
+  process.exit(2);
+}
 
 /** Calls `onBatch` each time `frames` whole frames have arrived (any chunking). */
-function frameCounter(frames: number, onBatch: () => void): (d: Buffer) => void {
+function frameCounter(frames: number, onBatch: () => void, frameBytes = FRAME): (d: Buffer) => void {
   let bytes = 0;
-  const need = frames * FRAME;
+  const need = frames * frameBytes;
   return (d) => {
     bytes += d.length;
     while (bytes >= need) {
@@ -475,28 +486,29 @@ if (mode === 'allreduce') {
   // A number is a TCP port on loopback; anything else is a Unix-domain socket path (--unix).
   const s = /^[0-9]+$/.test(where) ? net.connect(Number(where), '127.0.0.1') : net.connect(where);
   s.setNoDelay(true);
-  const batch = Buffer.alloc(mode === 'msgrate' ? WINDOW * FRAME : FRAME);
-  s.on('data', frameCounter(mode === 'msgrate' ? WINDOW : 1, () => s.write(batch)));
+  const batch = Buffer.alloc(mode === 'msgrate' ? WINDOW * FRAME : FRAME + p2pPayload);
+  s.on('data', frameCounter(mode === 'msgrate' ? WINDOW : 1, () => s.write(batch), FRAME + p2pPayload));
   s.on('error', () => process.exit(0));
   // msgrate: like MPI's Isend/Irecv/waitall, both sides send their batch without waiting for the peer's.
   if (mode === 'msgrate') s.on('connect', () => s.write(batch));
 } else {
   const server = net.createServer((s) => {
     s.setNoDelay(true);
-    const batch = Buffer.alloc(mode === 'msgrate' ? WINDOW * FRAME : FRAME);
+    const batch = Buffer.alloc(mode === 'msgrate' ? WINDOW * FRAME : FRAME + p2pPayload);
     const times: number[] = [];
-    let done = 0;
+    let done = -p2pWarmup;
     let t0 = performance.now();
     let tIter = t0;
     s.on('data', frameCounter(mode === 'msgrate' ? WINDOW : 1, () => {
       const now = performance.now();
-      if (mode === 'pingpong') times.push(now - tIter);
-      if (++done === iterations) {
+      if (mode === 'pingpong' && done >= 0) times.push(now - tIter);
+      if (++done === 0) t0 = performance.now();
+      if (done === iterations) {
         if (mode === 'msgrate') {
           console.log(`raw-node msgrate: ${((WINDOW * iterations) / ((now - t0) / 1000) / 1e6).toFixed(3)} M messages/s (${WINDOW} x ${iterations} iterations, one write per batch, ${unixDir === null ? 'tcp' : 'unix'})`);
         } else {
           times.sort((a, b) => a - b);
-          console.log(`raw-node pingpong: round trip median ${(times[times.length >> 1]! * 1000).toFixed(2)} us (${iterations} iterations, ${unixDir === null ? 'tcp' : 'unix'})`);
+          console.log(`raw-node pingpong: round trip median ${(times[times.length >> 1]! * 1000).toFixed(2)} us (${iterations} iterations, ${p2pPayload}-byte payload, ${unixDir === null ? 'tcp' : 'unix'})`);
         }
         s.destroy();
         server.close();
@@ -506,7 +518,7 @@ if (mode === 'allreduce') {
       }
       tIter = performance.now();
       s.write(batch);
-    }));
+    }, FRAME + p2pPayload));
     t0 = performance.now();
     tIter = t0;
     s.write(batch);
@@ -514,7 +526,7 @@ if (mode === 'allreduce') {
   let child: ReturnType<typeof fork>;
   const unixDir = process.argv.includes('--unix') ? fs.mkdtempSync(path.join(os.tmpdir(), 'raw-node-')) : null;
   const startPeer = (where: string): void => {
-    child = fork(fileURLToPath(import.meta.url), [mode, '--peer', where], { execArgv: process.execArgv });
+    child = fork(fileURLToPath(import.meta.url), [mode, '--peer', where, '--size', String(p2pPayload)], { execArgv: process.execArgv });
   };
   if (unixDir === null) {
     server.listen(0, '127.0.0.1', () => startPeer(String((server.address() as net.AddressInfo).port)));

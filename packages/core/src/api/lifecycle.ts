@@ -33,6 +33,7 @@ import { destroyCommRecord } from './comm.ts';
 import { setupPredefinedTypes } from './datatype.ts';
 import { setupPredefinedOps } from './op.ts';
 import { liveObjects } from './introspection.ts';
+import { startWarmUp } from './warm-up.ts';
 
 /** The predefined datatypes' and ops' handles, for MPI.Worker's boot record. */
 export function predefinedObjectHandles(): readonly number[] {
@@ -95,11 +96,15 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
   });
   const allChannels = Array.from({ length: settings.channels }, (_, c) => c);
   const useEngines = progress === 'threads' && size > 1;
+  const transportFactory = size > 1 && !useEngines ? await loadTransport(settings) : null;
+  // Runs while this rank waits for the fence (warm-up.ts); it talks only to itself.
+  const warm = transportFactory === null || settings.warmup === 0 ? null
+    : startWarmUp(transportFactory, settings.warmup, settings.channels);
   const device = new Device(
     {
       ...deviceBase(settings, job, rank, size),
       log: log.child({ mod: 'device' }),
-      transportFactory: size > 1 && !useEngines ? await loadTransport(settings) : null,
+      transportFactory,
       threadId: 0,
       hosted: useEngines ? [] : allChannels,
       statsRow: 0,
@@ -120,6 +125,13 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     if (pmi !== null) {
       if (address !== null) pmi.put(`tcp:${rank}`, address);
       await pmi.fence();
+    }
+    if (warm !== null) {
+      // The rank that reaches the fence last has had no wait to overlap: it finishes its turns here.
+      const turnsAtFence = warm.turns();
+      const fencedAt = performance.now();
+      await warm.done;
+      log.debug({ turnsAtFence, turns: warm.turns(), afterFenceMs: performance.now() - fencedAt }, 'warm-up done');
     }
     device.start(size > 1 ? await Promise.all(Array.from({ length: size }, (_, p) => pmi!.get(`tcp:${p}`))) : null);
   }

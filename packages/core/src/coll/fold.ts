@@ -26,22 +26,46 @@ export interface Fold<V> {
   clone(value: V): V;
 }
 
+/**
+ * The fold over packed bytes. A class, not an object of closures: it is made once per call of
+ * every small reduction, and the ranks run from source through tsx, whose keepNames helper
+ * (`__name`, an Object.defineProperty) ran for each of four closures per call (issue 15: about
+ * 6 µs per 8-byte allreduce in a CPU profile).
+ */
+class ByteFold implements Fold<Uint8Array> {
+  readonly commute: boolean;
+  readonly #op: ByteOp;
+
+  constructor(op: ByteOp) {
+    this.#op = op;
+    this.commute = op.commute;
+  }
+
+  merge(mine: Uint8Array, other: Uint8Array, otherIsLower: boolean): Uint8Array {
+    if (otherIsLower || this.commute) {
+      this.#op.combine(other, mine);
+      return mine;
+    }
+    this.#op.combine(mine, other);
+    return other;
+  }
+
+  encode(v: Uint8Array): Uint8Array {
+    return v;
+  }
+
+  decode(b: Uint8Array): Uint8Array {
+    return b;
+  }
+
+  clone(v: Uint8Array): Uint8Array {
+    return v.slice();
+  }
+}
+
 /** The fold over packed bytes. */
 export function byteFold(op: ByteOp): Fold<Uint8Array> {
-  return {
-    commute: op.commute,
-    merge(mine, other, otherIsLower) {
-      if (otherIsLower || op.commute) {
-        op.combine(other, mine);
-        return mine;
-      }
-      op.combine(mine, other);
-      return other;
-    },
-    encode: (v) => v,
-    decode: (b) => b,
-    clone: (v) => v.slice(),
-  };
+  return new ByteFold(op);
 }
 
 /** The fold over values moved with a caller-given codec. */

@@ -78,6 +78,12 @@ export const SETTINGS: readonly SettingRow[] = [
     doc: 'with --wait poll, where every process of the host has a core: poll turns of a blocking call that do not yield the core (sched_yield) before every later turn does; on a host with more processes than cores every turn yields',
   },
   {
+    name: 'warmup', env: 'TSMPI_WARMUP', flag: '--warmup', kind: int(0, 1_000_000),
+    // Off: measured, 3,000 turns cost about 150 ms of CPU in init and did not make the first 1,000 iterations cheaper (docs/adr/0015).
+    defaultValue: () => 0, level: 'tuning',
+    doc: 'turns of the event loop that init spends sending small frames to itself over a private connection of the transport (nothing reaches another rank), starting while it waits for the wire-up fence, so that V8 compiles the per-turn write and read path before the first message; 3000 turns compile it. Only with --progress inline; 0 (the default) turns it off',
+  },
+  {
     name: 'eagerLimit', env: 'TSMPI_EAGER_LIMIT', flag: '--eager-limit', kind: int(0, MAX_EAGER_LIMIT_BYTES),
     // 64 KiB: below it one copy into the socket beats the extra round trip of rendezvous.
     defaultValue: () => 65536, level: 'tuning',
@@ -119,6 +125,7 @@ export type Settings = {
   readonly wait: 'poll' | 'block';
   readonly waitPollMs: number;
   readonly waitSpinTurns: number;
+  readonly warmup: number;
   readonly eagerLimit: number;
   readonly endpoints: number;
   readonly logLevel: 'silent' | 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';

@@ -150,8 +150,9 @@ describe('op table', () => {
 });
 
 describe('reduceLocal against a sequential computation', () => {
-  // Counts around the unrolled kernels' step of 4: every remainder, and a count below one step.
-  it.each(PAIRS.flatMap(([name, op, t]) => [3, 61, 62, 64, 67].map((N) => [`${name}, count ${N}`, op, t, N] as const)))('%s', (_n, op, t, N) => {
+  // Counts around the unrolled kernels' step of 4: every remainder, and a count below one step; 1, 8 and 9
+  // around the small-operand path (64 bytes: 8 FLOAT64).
+  it.each(PAIRS.flatMap(([name, op, t]) => [1, 3, 8, 9, 61, 62, 64, 67].map((N) => [`${name}, count ${N}`, op, t, N] as const)))('%s', (_n, op, t, N) => {
     const isLoc = op === OP_CODES.MINLOC || op === OP_CODES.MAXLOC;
     const len = isLoc ? 2 * N : N;
     const [a, o] = operands(t, len);
