@@ -30,7 +30,7 @@ import type { HostPort } from './address.ts';
 import type { ConnectionOwner } from './connection-owner.ts';
 import { HEADER_BYTES, KIND_GOODBYE, encodeHeader } from './frame-codec.ts';
 import { FrameParser, PARSE_STATUS, type FrameSink } from './frame-parser.ts';
-import { ClientHandshake, HANDSHAKE_STATUS } from './handshake.ts';
+import { ClientHandshake, HANDSHAKE_STATUS, THREAD_CONNECTION_BIT } from './handshake.ts';
 import { wireSocket, type SocketEventSink } from './socket-events.ts';
 
 const STATE_CONNECTING = 0;
@@ -64,6 +64,11 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
   #firstConnectAt = 0;
   #retryDelayMs = 0;
   #retryTimer: NodeJS.Timeout | null = null;
+  /** Resolves once the handshake is done or the connection closed (TcpTransport.open). */
+  readonly opened: Promise<void>;
+  #resolveOpened: () => void = () => undefined;
+  /** A thread connection holds its socket's event-loop reference while frames wait for the kernel (interface.ts threadConnections). */
+  #isRefd = false;
 
   #batch: Buffer;
   #batchLen = 0;
@@ -85,8 +90,11 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
     this.peer = peer;
     this.channel = channel;
     this.#batch = Buffer.allocUnsafe(owner._tuning.batchInitialBytes);
-    this.#handshake = new ClientHandshake(owner._jobKey, owner._process, channel);
+    this.#handshake = new ClientHandshake(owner._jobKey, owner._process, owner._threadConnections ? (channel | THREAD_CONNECTION_BIT) >>> 0 : channel);
     this.#afterWrite = (err) => this.#writeDone(err);
+    this.opened = new Promise((resolve) => {
+      this.#resolveOpened = resolve;
+    });
   }
 
   /** Starts connecting to the peer's listener. */
@@ -103,6 +111,7 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
     this.#socket = socket;
     this.#error = null;
     wireSocket(socket, this, this.#owner._tuning.handshakeTimeoutMs, this.#owner._tuning.keepAliveMs);
+    if (this.#isRefd) socket.ref(); // frames queued before a retry still wait
   }
 
   /**
@@ -126,13 +135,14 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
       this.#retryTimer = null;
       if (this.#state !== STATE_CONNECTING || this.#owner._isClosing) {
         this.#state = STATE_CLOSED;
+        this.#resolveOpened();
         this.#dropQueued();
         this.#owner._socketClosed();
         return;
       }
       this.#dial();
     }, delay);
-    this.#retryTimer.unref();
+    if (!this.#isRefd) this.#retryTimer.unref();
   }
 
   /** Bytes queued on this channel and not yet taken by the kernel. */
@@ -174,6 +184,7 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
       this.#isFlushScheduled = true;
       this.#owner._scheduleFlush(this);
     }
+    if (!this.#isRefd && this.#owner._threadConnections) this.#holdLoop(true);
     return this.queuedBytes <= tuning.highWaterMarkBytes;
   }
 
@@ -218,6 +229,14 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
       for (let i = 0; i < copied.length; i++) onSent.onSent(copied[i]!);
       copied.length = 0;
     }
+    if (this.#isRefd && socket.writableLength === 0) this.#holdLoop(false);
+  }
+
+  /** Refs (or unrefs) the socket, so the thread's event loop lives until its frames reach the kernel. */
+  #holdLoop(hold: boolean): void {
+    this.#isRefd = hold;
+    if (hold) this.#socket?.ref();
+    else this.#socket?.unref();
   }
 
   /** close(): once open, flush, say GOODBYE and end the socket; the peer then ends its side. */
@@ -236,14 +255,17 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
       clearTimeout(this.#retryTimer);
       this.#retryTimer = null;
       this.#state = STATE_CLOSED;
+      this.#resolveOpened();
       this.#dropQueued();
       this.#owner._socketClosed();
       return;
     }
     this.#state = STATE_CLOSED;
+    this.#resolveOpened();
     this.#parser?.stop();
     this.#socket?.destroy();
     this.#dropQueued();
+    if (this.#isRefd) this.#holdLoop(false);
   }
 
   // FrameSink: the return direction carries only GOODBYE.
@@ -279,6 +301,7 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
       const rest = hs.rest;
       this.#handshake = null;
       this.#state = STATE_OPEN;
+      this.#resolveOpened();
       this.#socket!.setTimeout(0);
       this.#parser = new FrameParser(this, Number.MAX_SAFE_INTEGER, 0); // only GOODBYE (no payload) may come back
       if (rest.length > 0) this._onData(rest);
@@ -319,6 +342,7 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
     }
     const wasOpen = this.#state !== STATE_CLOSED;
     this.#state = STATE_CLOSED;
+    this.#resolveOpened();
     this.#parser?.stop();
     if (wasOpen && !this.#hasGoodbye && !this.#owner._isClosing) {
       this.#owner._peerLost(this.peer, this.#error ?? {
@@ -354,6 +378,7 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
     const err: TransportError = { code, message: `channel ${this.channel} to process ${this.peer}: ${message}` };
     this.#error ??= err;
     this.#state = STATE_CLOSED;
+    this.#resolveOpened();
     this.#parser?.stop();
     this.#socket?.destroy();
     if (!this.#owner._isClosing) this.#owner._peerLost(this.peer, this.#error);
@@ -388,5 +413,6 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
     if (token !== NO_TOKEN && (err === undefined || err === null) && this.#state !== STATE_CLOSED) {
       this.#owner._handlers.onSent(token);
     }
+    if (this.#isRefd && this.#batchLen === 0 && this.#refCount === 0 && (this.#socket === null || this.#socket.writableLength === 0)) this.#holdLoop(false);
   }
 }
