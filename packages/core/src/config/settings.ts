@@ -48,9 +48,9 @@ export const SETTINGS: readonly SettingRow[] = [
     doc: 'how pending requests keep the communicators, datatypes and ops they use alive after a user free (papers/refcount-gc.txt): naive = an atomic count per object per request; predefined = the same minus predefined objects; gc = requests record their objects in per-thread cells, freed objects are collected by mark-and-sweep at creations and at finalize',
   },
   {
-    name: 'progress', env: 'TSMPI_PROGRESS', flag: '--progress', kind: oneOf('auto', 'inline', 'threads'),
+    name: 'progress', env: 'TSMPI_PROGRESS', flag: '--progress', kind: oneOf('auto', 'inline', 'threads', 'engines'),
     defaultValue: () => 'auto', level: 'user',
-    doc: "inline: channel engines run on the calling thread; threads: one engine worker per channel; auto: threads when threadLevel is 'multiple'",
+    doc: "where channels make progress. inline: the main thread reads every channel; worker threads send on connections of their own. threads: one engine worker per channel reads it, so receives progress while every user thread computes; user threads send on connections of their own (no hand-off per message; a frame leaves when the sending thread's current microtask ends). engines: as threads, and user threads also hand every send to the engines (a send leaves even while its thread computes synchronously, at a cross-thread wake-up per message). auto: threads when threadLevel is 'multiple', else inline",
   },
   {
     name: 'wait', env: 'TSMPI_WAIT', flag: '--wait', kind: oneOf('poll', 'block'),
@@ -62,6 +62,12 @@ export const SETTINGS: readonly SettingRow[] = [
     // Long enough to cover a peer's preemption on a loaded machine (time slices are 3-6 ms), short enough not to burn a core through a long wait.
     defaultValue: () => 20, level: 'tuning',
     doc: 'with --wait poll: milliseconds a thread polls after a blocking call begins before it sleeps (on a host with more processes than cores it sleeps instead for as long after a rendezvous of 512 KiB or more begins); 0 never polls',
+  },
+  {
+    name: 'threadPollMs', env: 'TSMPI_THREAD_POLL_MS', flag: null, kind: int(0, 60_000),
+    // 0: on this 2-core machine under load (load average 20) polling threads cost 6-10x the CPU per message of sleeping ones (docs/adr/0012); idle machines may differ.
+    defaultValue: () => 0, level: 'tuning',
+    doc: 'with --progress threads and --wait poll: milliseconds user threads poll their completion ring after a blocking call begins, and channel engines their sockets after a frame, yielding the core between turns, before they sleep; 0 sleeps at once (a wake-up per batch)',
   },
   {
     name: 'eagerLimit', env: 'TSMPI_EAGER_LIMIT', flag: '--eager-limit', kind: int(0, 1 << 30),
@@ -101,9 +107,10 @@ export type Settings = {
   readonly channels: number;
   readonly matching: 'parallel' | 'global';
   readonly refcount: 'naive' | 'predefined' | 'gc';
-  readonly progress: 'auto' | 'inline' | 'threads';
+  readonly progress: 'auto' | 'inline' | 'threads' | 'engines';
   readonly wait: 'poll' | 'block';
   readonly waitPollMs: number;
+  readonly threadPollMs: number;
   readonly eagerLimit: number;
   readonly endpoints: number;
   readonly logLevel: 'silent' | 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';

@@ -13,6 +13,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { TransportFactory } from '../transport/index.ts';
 import { createLogger } from '../log/index.ts';
+import { schedYield } from '../util/index.ts';
+import { EnginePoll } from './engine-poll.ts';
 import { Device, type DeviceOptions } from './device.ts';
 import { MAX_THREADS, SharedState, type SharedBuffers } from './shared-state.ts';
 
@@ -21,6 +23,8 @@ export interface EngineBoot {
   readonly channel: number;
   readonly transportModule: string;
   readonly logLevel: string;
+  /** milliseconds the engine polls its sockets after a frame (engine-poll.ts); 0: it sleeps */
+  readonly pollMs: number;
   readonly device: Omit<DeviceOptions, 'log' | 'transportFactory' | 'threadId' | 'hosted' | 'statsRow'>;
 }
 
@@ -34,12 +38,16 @@ const device = new Device(
   shared,
 );
 device.onFatal = (err, lostProcess) => port.postMessage({ type: 'fatal', message: err.message, lostProcess });
+const yieldCore = boot.pollMs > 0 ? schedYield() : null;
+const poll = yieldCore === null ? null : new EnginePoll(boot.pollMs, yieldCore);
+if (poll !== null) device.onFrame = () => poll.touch();
 // The engine lives until the main thread closes it; the main thread unrefs the Worker, so this never holds the process.
 const keepAlive = setInterval(() => undefined, 1 << 30);
 port.on('message', (m: { type: string; peers?: string[] }) => {
   if (m.type === 'start') {
     device.start(m.peers!);
   } else if (m.type === 'close') {
+    poll?.stop();
     void device.close().then(() => {
       clearInterval(keepAlive);
       port.postMessage({ type: 'closed' });

@@ -1,5 +1,5 @@
 export { Device, packr } from './device.ts';
-export type { DeviceOptions, ProbeInfo } from './device.ts';
+export type { DeviceOptions, DirectRoute, ProbeInfo } from './device.ts';
 export { DevRequest, REQ_KIND } from './dev-request.ts';
 export type { MatchingMode } from './match-queues.ts';
 export {
