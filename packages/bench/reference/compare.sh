@@ -3,22 +3,26 @@
 # and prints the median of each and the ratios tsmpi/Open MPI and tsmpi/MPICH.
 #
 #   packages/bench/reference/compare.sh [--bench msgrate|pingpong|allreduce] [--repeat R] [--json FILE]
-#                                       [--iterations N] [--warmup N] [--window N] [--size BYTES]
-#                                       [--impls tsmpi,openmpi,mpich] [--ours-args 'ARGS'] [--timeout S]
+#                                       [--iterations N | --lengths N1,N2,...] [--warmup N] [--window N] [--size BYTES]
+#                                       [--impls tsmpi,openmpi,openmpi-nobind,mpich] [--ours-args 'ARGS'] [--timeout S]
 #
-# Every implementation moves its messages over TCP on the loopback interface,
-# two processes (allreduce: four), no core binding, so that the figures compare protocol stacks
-# and not shared-memory against sockets:
+# Every implementation moves its messages over TCP between its processes on one machine,
+# two processes (allreduce: four), each at its own defaults otherwise (core binding included),
+# so that the figures compare protocol stacks and not shared-memory against sockets:
 #   tsmpi    node_modules/.bin/mpiexec -n 2 packages/bench/src/BENCH.ts   (what `pnpm exec mpiexec` runs),
 #            from the repository root; its transport is TCP between processes.
 #   Open MPI mpirun.openmpi -n 2 --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo
-#            (ob1 + the TCP BTL; `self` only for a process's messages to itself; no vader/sm).
+#            (ob1 + the TCP BTL; `self` only for a process's messages to itself; no vader/sm);
+#            --oversubscribe only lets 4 processes start on 2 cores. The row "openmpi-nobind" adds
+#            --bind-to none (what earlier figures used; Open MPI binds to cores by default).
 #   MPICH    mpirun.mpich -n 2 with MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp,self UCX_NET_DEVICES=lo.
 #            Debian 12 ships MPICH 4.0.2 built as ch4:ucx (not ch4:ofi), so TCP means UCX's tcp
 #            transport; NOLOCAL makes MPICH treat the peer as remote (no POSIX shm path) and
 #            UCX_TLS keeps UCX off its own shared-memory transports (sysv/posix/cma).
 # Runs are interleaved (tsmpi, Open MPI, MPICH, tsmpi, ...) so that drift in the machine's
-# load spreads over all of them. The C sources are compiled on every call into
+# load spreads over all of them. --lengths runs every implementation at each number of timed
+# iterations (interleaved too) and reports each metric per length ("msgrate@1000"), since a
+# short run and a long one differ (a JIT warms up; issue 15). The C sources are compiled on every call into
 # packages/bench/reference/build/ (gitignored).
 set -u -o pipefail
 
@@ -29,7 +33,8 @@ build="$here/build"
 bench=msgrate
 repeat=5
 json_file=
-impls=tsmpi,openmpi,mpich
+impls=tsmpi,openmpi,openmpi-nobind,mpich
+lengths=
 ours_args=
 run_timeout=300
 bench_args=()
@@ -43,7 +48,9 @@ usage() {
   --json FILE      write all runs, medians and ratios to FILE as one JSON document
   --iterations N, --warmup N, --window N, --size BYTES
                    passed to every benchmark (see msgrate.ts --help / pingpong.ts --help)
-  --impls LIST     comma-separated subset of tsmpi,openmpi,mpich (default: all installed)
+  --lengths LIST   comma-separated timed iteration counts, e.g. 1000,10000,100000: every
+                   implementation runs at each (instead of --iterations); metrics per length
+  --impls LIST     comma-separated subset of tsmpi,openmpi,openmpi-nobind,mpich (default: all installed)
   --ours-args 'A'  extra mpiexec options for tsmpi, e.g. '--channels 1 --matching global'
   --timeout S      kill a run after S seconds (default 300)
 EOF
@@ -59,6 +66,7 @@ while [ $# -gt 0 ]; do
     --impls) impls=${2:?--impls needs a value}; shift 2 ;;
     --ours-args) ours_args=${2?--ours-args needs a value}; shift 2 ;;
     --timeout) run_timeout=${2:?--timeout needs a value}; shift 2 ;;
+    --lengths) lengths=${2:?--lengths needs a value}; shift 2 ;;
     --iterations|--warmup|--window|--size) bench_args+=("$1" "${2:?$1 needs a value}"); shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown option '$1'" ;;
@@ -70,6 +78,10 @@ np=2
 [ "$bench" = allreduce ] && np=4
 [[ "$repeat" =~ ^[1-9][0-9]*$ ]] || die "--repeat must be a positive integer (got '$repeat')"
 [[ "$run_timeout" =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive integer (got '$run_timeout')"
+if [ -n "$lengths" ]; then
+  [[ "$lengths" =~ ^[1-9][0-9]*(,[1-9][0-9]*)*$ ]] || die "--lengths must be comma-separated positive integers (got '$lengths')"
+  case " ${bench_args[*]} " in *" --iterations "*) die "give --iterations or --lengths, not both" ;; esac
+fi
 if [ -n "$json_file" ]; then
   case "$json_file" in /*) ;; *) json_file="$PWD/$json_file" ;; esac
   mkdir -p "$(dirname "$json_file")" || die "cannot create the directory of $json_file"
@@ -105,24 +117,33 @@ build_ref() { # impl mpicc suffix
   fi
 }
 want openmpi && build_ref openmpi mpicc.openmpi ompi
+# The same binary, launched with --bind-to none.
+if want openmpi-nobind; then
+  if want openmpi && [[ " ${active[*]} " == *" openmpi "* ]]; then active+=(openmpi-nobind)
+  elif ! want openmpi; then build_ref openmpi-nobind mpicc.openmpi ompi; fi
+fi
 want mpich && build_ref mpich mpicc.mpich mpich
 [ ${#active[@]} -gt 0 ] || die "nothing to run"
 
 # ---- run --------------------------------------------------------------------
-run_one() { # impl -> benchmark stdout on stdout, its stderr on fd 2
-  case "$1" in
+run_one() { # impl [extra benchmark args...] -> benchmark stdout on stdout, its stderr on fd 2
+  local impl=$1
+  shift
+  case "$impl" in
     tsmpi)
       # shellcheck disable=SC2086 # ours_args is a list of mpiexec options
       (cd "$root" && timeout "$run_timeout" node_modules/.bin/mpiexec -n "$np" $ours_args \
-        "packages/bench/src/$bench.ts" "${bench_args[@]}") ;;
-    openmpi)
-      timeout "$run_timeout" mpirun.openmpi --allow-run-as-root --oversubscribe --bind-to none -n "$np" \
+        "packages/bench/src/$bench.ts" "${bench_args[@]}" "$@") ;;
+    openmpi|openmpi-nobind)
+      local bind=()
+      [ "$impl" = openmpi-nobind ] && bind=(--bind-to none)
+      timeout "$run_timeout" mpirun.openmpi --allow-run-as-root --oversubscribe "${bind[@]}" -n "$np" \
         --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo \
-        "$build/${bench}_ompi" "${bench_args[@]}" ;;
+        "$build/${bench}_ompi" "${bench_args[@]}" "$@" ;;
     mpich)
-      timeout "$run_timeout" mpirun.mpich -n "$np" -bind-to none \
+      timeout "$run_timeout" mpirun.mpich -n "$np" \
         -genv MPIR_CVAR_NOLOCAL 1 -genv UCX_TLS tcp,self -genv UCX_NET_DEVICES lo \
-        "$build/${bench}_mpich" "${bench_args[@]}" ;;
+        "$build/${bench}_mpich" "${bench_args[@]}" "$@" ;;
   esac
 }
 
@@ -144,24 +165,31 @@ data=$(mktemp -d)
 trap 'rm -rf "$data"' EXIT
 : >"$data/metrics"
 failures=0
-echo "compare.sh: $bench, ${#active[@]} implementation(s) (${active[*]}), $repeat run(s) each, args: ${bench_args[*]:-(defaults)}"
+echo "compare.sh: $bench, ${#active[@]} implementation(s) (${active[*]}), $repeat run(s) each, args: ${bench_args[*]:-(defaults)}${lengths:+, lengths $lengths}"
+IFS=, read -r -a length_list <<<"${lengths:-0}"
 for ((r = 1; r <= repeat; r++)); do
-  for impl in "${active[@]}"; do
-    out="$data/out" err="$data/err"
-    run_one "$impl" >"$out" 2>"$err"
-    status=$?
-    lines=$(extract <"$out")
-    if [ $status -ne 0 ] || [ -z "$lines" ]; then
-      failures=$((failures + 1))
-      echo "  run $r $impl: FAILED (exit $status)" >&2
-      { tail -n 5 "$err"; tail -n 5 "$out"; } | sed 's/^/    /' >&2
-      continue
-    fi
-    while read -r metric value; do
-      grep -qx "$metric" "$data/metrics" || echo "$metric" >>"$data/metrics"
-      echo "$value" >>"$data/$impl.$metric"
-    done <<<"$lines"
-    echo "  run $r $impl: $(echo "$lines" | tr '\n' ' ')"
+  for len in "${length_list[@]}"; do
+    len_args=()
+    suffix=
+    if [ "$len" != 0 ]; then len_args=(--iterations "$len"); suffix="@$len"; fi
+    for impl in "${active[@]}"; do
+      out="$data/out" err="$data/err"
+      run_one "$impl" "${len_args[@]}" >"$out" 2>"$err"
+      status=$?
+      lines=$(extract <"$out")
+      if [ $status -ne 0 ] || [ -z "$lines" ]; then
+        failures=$((failures + 1))
+        echo "  run $r $impl${suffix}: FAILED (exit $status)" >&2
+        { tail -n 5 "$err"; tail -n 5 "$out"; } | sed 's/^/    /' >&2
+        continue
+      fi
+      while read -r metric value; do
+        metric="$metric$suffix"
+        grep -qx "$metric" "$data/metrics" || echo "$metric" >>"$data/metrics"
+        echo "$value" >>"$data/$impl.$metric"
+      done <<<"$lines"
+      echo "  run $r $impl${suffix}: $(echo "$lines" | tr '\n' ' ')"
+    done
   done
 done
 
@@ -170,7 +198,7 @@ median() { # file of numbers -> median (mean of the two middle ones when even)
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "nan" || b == "nan" || b + 0 == 0) print "n/a"; else printf "%.2f\n", a / b }'; }
 
-label() { case "$1" in tsmpi) echo tsmpi ;; openmpi) echo "Open MPI" ;; mpich) echo MPICH ;; esac; }
+label() { case "$1" in tsmpi) echo tsmpi ;; openmpi) echo "Open MPI" ;; openmpi-nobind) echo "OMPI nobind" ;; mpich) echo MPICH ;; esac; }
 if [ "$bench" = msgrate ]; then
   unit="M messages/s, higher is better"
 elif [ "$bench" = allreduce ]; then
@@ -182,15 +210,15 @@ fi
 # ---- table ------------------------------------------------------------------
 echo
 echo "median of $repeat run(s), $bench ($unit)"
-printf '%-16s' metric
-for impl in tsmpi openmpi mpich; do printf '%12s' "$(label $impl)"; done
+printf '%-22s' metric
+for impl in tsmpi openmpi openmpi-nobind mpich; do printf '%12s' "$(label $impl)"; done
 printf '%16s%14s\n' "tsmpi/OpenMPI" "tsmpi/MPICH"
 json_results=
 json_ratios=
 while read -r metric; do
   declare -A med=()
-  printf '%-16s' "$metric"
-  for impl in tsmpi openmpi mpich; do
+  printf '%-22s' "$metric"
+  for impl in tsmpi openmpi openmpi-nobind mpich; do
     f="$data/$impl.$metric"
     if [ -s "$f" ]; then
       med[$impl]=$(median "$f")
@@ -213,8 +241,8 @@ done <"$data/metrics"
 if [ -n "$json_file" ]; then
   args_json=$(printf '%s\n' "${bench_args[@]}" | awk 'NF { gsub(/["\\]/, "\\\\&"); printf "%s\"%s\"", (n++ ? "," : ""), $0 }')
   ours_json=$(printf '%s' "$ours_args" | sed 's/["\\]/\\&/g')
-  printf '{"bench":"%s","date":"%s","host":"%s","repeat":%d,"args":[%s],"oursArgs":"%s","failures":%d,"unit":"%s","results":[%s],"ratios":[%s]}\n' \
-    "$bench" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(hostname)" "$repeat" "$args_json" "$ours_json" "$failures" \
+  printf '{"bench":"%s","date":"%s","host":"%s","cores":%d,"loadavg":"%s","repeat":%d,"args":[%s],"lengths":[%s],"oursArgs":"%s","failures":%d,"unit":"%s","results":[%s],"ratios":[%s]}\n' \
+    "$bench" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(hostname)" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$repeat" "$args_json" "$lengths" "$ours_json" "$failures" \
     "$unit" "$json_results" "$json_ratios" >"$json_file"
   echo "wrote $json_file"
 fi

@@ -2,12 +2,17 @@
  * Raw Node.js sockets doing the benchmarks' patterns, with no MPI at all: the
  * ceiling that tsmpi's TCP path is measured against (docs/PERFORMANCE.md).
  *
- *   npx tsx packages/bench/src/raw-node.ts [msgrate|pingpong] [--iterations N]
+ *   npx tsx packages/bench/src/raw-node.ts [msgrate|pingpong] [--iterations N] [--unix]
  *   npx tsx packages/bench/src/raw-node.ts allreduce [--size BYTES[,BYTES...]] [--iterations N] [--warmup N] [--recv data|onread]
  *
  * msgrate: two processes, one loopback socket; each iteration both sides write
  * 12 frames of 32 bytes (the size of a tsmpi header) in one write and wait for
  * the peer's 12 (both sides send first, as Isend/Irecv/waitall does). pingpong: one 32-byte frame back and forth; median round trip.
+ *
+ * --unix (msgrate and pingpong): the two processes talk over a Unix-domain socket
+ * (a file in a fresh temporary directory, removed at the end) instead of TCP
+ * loopback, to tell what same-host ranks would gain from one (docs/adr on
+ * same-host sockets); the printed line then ends in "unix".
  *
  * allreduce: the floor for MPI_Allreduce(SUM of FLOAT64) among 4 processes
  * (this one, rank 0, forks ranks 1-3), to compare with allreduce.ts. The ranks
@@ -34,7 +39,10 @@
  * "recv data" or "recv onread".
  */
 import { type ChildProcess, fork } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { median, quantile } from './stats.ts';
 
@@ -463,8 +471,9 @@ if (mode === 'allreduce') {
     process.exit(1);
   });
 } else if (process.argv.includes('--peer')) {
-  const port = Number(process.argv[process.argv.indexOf('--peer') + 1]);
-  const s = net.connect(port, '127.0.0.1');
+  const where = process.argv[process.argv.indexOf('--peer') + 1]!;
+  // A number is a TCP port on loopback; anything else is a Unix-domain socket path (--unix).
+  const s = /^[0-9]+$/.test(where) ? net.connect(Number(where), '127.0.0.1') : net.connect(where);
   s.setNoDelay(true);
   const batch = Buffer.alloc(mode === 'msgrate' ? WINDOW * FRAME : FRAME);
   s.on('data', frameCounter(mode === 'msgrate' ? WINDOW : 1, () => s.write(batch)));
@@ -484,13 +493,14 @@ if (mode === 'allreduce') {
       if (mode === 'pingpong') times.push(now - tIter);
       if (++done === iterations) {
         if (mode === 'msgrate') {
-          console.log(`raw-node msgrate: ${((WINDOW * iterations) / ((now - t0) / 1000) / 1e6).toFixed(3)} M messages/s (${WINDOW} x ${iterations} iterations, one write per batch)`);
+          console.log(`raw-node msgrate: ${((WINDOW * iterations) / ((now - t0) / 1000) / 1e6).toFixed(3)} M messages/s (${WINDOW} x ${iterations} iterations, one write per batch, ${unixDir === null ? 'tcp' : 'unix'})`);
         } else {
           times.sort((a, b) => a - b);
-          console.log(`raw-node pingpong: round trip median ${(times[times.length >> 1]! * 1000).toFixed(2)} us (${iterations} iterations)`);
+          console.log(`raw-node pingpong: round trip median ${(times[times.length >> 1]! * 1000).toFixed(2)} us (${iterations} iterations, ${unixDir === null ? 'tcp' : 'unix'})`);
         }
         s.destroy();
         server.close();
+        if (unixDir !== null) fs.rmSync(unixDir, { recursive: true, force: true });
         child.kill();
         return;
       }
@@ -502,8 +512,14 @@ if (mode === 'allreduce') {
     s.write(batch);
   });
   let child: ReturnType<typeof fork>;
-  server.listen(0, '127.0.0.1', () => {
-    const port = (server.address() as net.AddressInfo).port;
-    child = fork(fileURLToPath(import.meta.url), [mode, '--peer', String(port)], { execArgv: process.execArgv });
-  });
+  const unixDir = process.argv.includes('--unix') ? fs.mkdtempSync(path.join(os.tmpdir(), 'raw-node-')) : null;
+  const startPeer = (where: string): void => {
+    child = fork(fileURLToPath(import.meta.url), [mode, '--peer', where], { execArgv: process.execArgv });
+  };
+  if (unixDir === null) {
+    server.listen(0, '127.0.0.1', () => startPeer(String((server.address() as net.AddressInfo).port)));
+  } else {
+    const socketPath = path.join(unixDir, 's');
+    server.listen(socketPath, () => startPeer(socketPath));
+  }
 }

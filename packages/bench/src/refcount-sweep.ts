@@ -6,7 +6,11 @@
  *   Figure 5: each strategy's rate relative to naive with the same objects.
  *
  *   npx tsx packages/bench/src/refcount-sweep.ts [--threads 1,2,4] [--repeat 3]
- *        [--iterations 10000] [--objects derived,predefined] [--out docs/figures/refcount]
+ *        [--iterations 10000] [--objects derived,predefined] [--peer remote|self] [--out docs/figures/refcount]
+ *
+ * --peer remote (default): 2 processes, thread i of one with thread i of the other.
+ * --peer self: one process with one endpoint per thread, every thread its own
+ * neighbor (refcount-rate.ts): the threads share only the objects' records.
  *
  * Every point is its own mpiexec job, one at a time; the strategies are
  * interleaved inside each repetition, each repetition starting with the next
@@ -33,14 +37,20 @@ const { values } = parseArgs({
     repeat: { type: 'string', default: '3' },
     iterations: { type: 'string', default: '10000' },
     objects: { type: 'string', default: 'derived,predefined' },
+    peer: { type: 'string', default: 'remote' },
     out: { type: 'string', default: 'bench-results/refcount' },
     help: { type: 'boolean', short: 'h' },
   },
 });
 if (values.help) {
-  console.log('usage: npx tsx packages/bench/src/refcount-sweep.ts [--threads 1,2,4] [--repeat 3] [--iterations 10000] [--objects derived,predefined] [--out PREFIX]');
+  console.log('usage: npx tsx packages/bench/src/refcount-sweep.ts [--threads 1,2,4] [--repeat 3] [--iterations 10000] [--objects derived,predefined] [--peer remote|self] [--out PREFIX]');
   process.exit(0);
 }
+if (values.peer !== 'remote' && values.peer !== 'self') {
+  console.error(`refcount-sweep: --peer must be remote or self, got ${values.peer}`);
+  process.exit(2);
+}
+const peer = values.peer;
 const threadCounts = values.threads!.split(',').map(Number);
 const repeat = Number(values.repeat);
 const objectKinds = values.objects!.split(',').filter((o) => o === 'derived' || o === 'predefined');
@@ -56,7 +66,8 @@ for (let r = 0; r < repeat; r++) {
 const bar = new ProgressBar({ total: plan.length, label: 'refcount sweep' });
 for (const p of plan) {
   bar.tick(0, `${p.strategy}, ${p.objects}, ${p.threads} threads`);
-  const argv = ['-n', '2', '--refcount', p.strategy, '--timeout', '600', PROGRAM, '--threads', String(p.threads), '--objects', p.objects, '--iterations', values.iterations!];
+  const placement = peer === 'self' ? ['-n', '1', '--endpoints', String(p.threads)] : ['-n', '2'];
+  const argv = [...placement, '--refcount', p.strategy, '--timeout', '600', PROGRAM, '--threads', String(p.threads), '--peer', peer, '--objects', p.objects, '--iterations', values.iterations!];
   const res = spawnSync(MPIEXEC, argv, { cwd: ROOT, encoding: 'utf8', timeout: 700_000 });
   const m = /refcount-rate: ([0-9.]+) M/.exec(res.stdout ?? '');
   if (m === null) process.stderr.write(`\nrun failed: mpiexec ${argv.join(' ')}\n${res.stderr}\n`);
@@ -90,9 +101,9 @@ for (const objects of objectKinds) {
 }
 const out = path.resolve(ROOT, values.out!);
 fs.mkdirSync(path.dirname(out), { recursive: true });
-fs.writeFileSync(`${out}.json`, JSON.stringify({ date: new Date().toISOString(), repeat, iterations: Number(values.iterations), runs, rate, relative }, null, 2));
+fs.writeFileSync(`${out}.json`, JSON.stringify({ date: new Date().toISOString(), peer, repeat, iterations: Number(values.iterations), runs, rate, relative }, null, 2));
 fs.writeFileSync(`${out}-rate.svg`, renderLineChart(rate, {
-  title: `Neighbor message rate, threads sharing one communicator (median of ${repeat})`,
+  title: `Neighbor message rate, threads sharing one communicator, peer ${peer} (median of ${repeat})`,
   xLabel: 'threads per process',
   yLabel: 'aggregate rate (M messages/s)',
 }));

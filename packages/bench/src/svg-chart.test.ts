@@ -95,6 +95,17 @@ describe('renderLineChart (Vega-Lite, headless SVG)', () => {
     expect(Math.max(...ys)).toBeLessThanOrEqual(440 - 40 - 56);
   });
 
+  it('spaces decades evenly on a log x scale and ticks the measured run lengths', () => {
+    const runs = [{ name: 'tsmpi', points: [{ x: 1000, y: 0.1 }, { x: 10_000, y: 0.3 }, { x: 100_000, y: 0.5 }] }];
+    const svg = renderLineChart(runs, { xScale: 'log', xLabel: 'iterations' });
+    expect(checkWellFormed(svg)).toEqual([]);
+    expect(textsIn(svg, 'role-axis-label').slice(0, 3)).toEqual(['1,000', '10,000', '100,000']);
+    const d = /class="mark-line role-mark[^"]*"[^>]*><path [^>]*d="([^"]*)"/.exec(svg)![1]!;
+    const xs = [...d.matchAll(/[ML]([\d.]+),/g)].map((m) => Number(m[1]));
+    expect(xs).toHaveLength(3);
+    expect(Math.abs((xs[1]! - xs[0]!) - (xs[2]! - xs[1]!))).toBeLessThan(1);
+  });
+
   it('gives series beyond the seven colours a dash pattern', () => {
     const many = Array.from({ length: 9 }, (_, i) => ({ name: `s${i}`, points: [{ x: 1, y: i }, { x: 2, y: i + 1 }] }));
     const svg = renderLineChart(many);

@@ -44,6 +44,8 @@ export interface LineChartOptions {
   readonly width?: number;
   /** Height in pixels; default 440. */
   readonly height?: number;
+  /** 'log' for x values spanning decades (run lengths 1,000 to 100,000); default 'linear'. */
+  readonly xScale?: 'linear' | 'log';
 }
 
 /** Okabe–Ito colours: distinguishable with the common colour-vision deficiencies. */
@@ -60,7 +62,7 @@ const MAX_EXACT_X_TICKS = 12;
  * Renders series as an SVG line chart.
  *
  * @param series - one entry per line; a series without finite points appears only in the legend
- * @param opts - title (none), xLabel ('threads'), yLabel ('aggregate message rate (M messages/s)'), width (720), height (440)
+ * @param opts - title (none), xLabel ('threads'), yLabel ('aggregate message rate (M messages/s)'), width (720), height (440), xScale ('linear')
  * @returns the SVG document as a string
  * @example
  * const svg = renderLineChart([
@@ -93,8 +95,8 @@ export function renderLineChart(series: readonly ChartSeries[], opts: LineChartO
       x: {
         field: 'x', type: 'quantitative', title: opts.xLabel ?? 'threads',
         // One x value (or none) gives the scale no width: widen it around the value.
-        scale: { zero: false, nice: false, ...(distinctX.length <= 1 ? { domain: [(distinctX[0] ?? 1) - 1, (distinctX[0] ?? 1) + 1] } : {}) },
-        axis: exactX ? { values: distinctX, format: 'd' } : { tickMinStep: distinctX.every(Number.isInteger) ? 1 : 0 },
+        scale: { nice: false, ...(opts.xScale === 'log' ? { type: 'log' as const } : { zero: false }), ...(distinctX.length <= 1 ? { domain: [(distinctX[0] ?? 1) - 1, (distinctX[0] ?? 1) + 1] } : {}) },
+        axis: exactX ? { values: distinctX, format: opts.xScale === 'log' ? ',d' : 'd' } : { tickMinStep: distinctX.every(Number.isInteger) ? 1 : 0 },
       },
       y: {
         field: 'y', type: 'quantitative', title: opts.yLabel ?? 'aggregate message rate (M messages/s)',

@@ -1,7 +1,7 @@
 // Object lifetime (issue 13, papers/refcount-gc.txt): objects freed while
 // operations on them are pending, in every reference-counting strategy and
 // both progress modes, through real mpiexec jobs.
-// testlist: lifetime-reuse np 2; lifetime-free np 2; lifetime-threads np 2; worker-ids np 1; abort-worker np 2
+// testlist: lifetime-reuse np 2; lifetime-free np 2; lifetime-errors np 2; lifetime-stale np 1; lifetime-threads np 2; worker-ids np 1; abort-worker np 2
 import { describe, expect, it } from 'vitest';
 import { program, runJob } from './run-job.ts';
 
@@ -47,6 +47,18 @@ describe.each(MODES)('lifetime (--refcount %s --progress %s)', (refcount, progre
     const logged = finalizeLiveObjects(r.stderr);
     expect([...logged.keys()].sort()).toEqual([0, 1]);
     for (const rec of logged.values()) expect(rec.liveObjects).toEqual(BASELINE);
+  }, 90_000);
+
+  it('a request that fails to start (ERR_NO_MEM: every request slot in use) leaves nothing live: its references, its live count, its hold on the event loop', async () => {
+    const r = await runJob(2, program('lifetime-errors.ts'), { flags: [...flags, '--env', 'TSMPI_REQUEST_SLOTS=200', '--log-level', 'debug'] });
+    expectOk(r, `lifetime-errors OK (refcount ${refcount}, rank 0)`);
+    const logged = finalizeLiveObjects(r.stderr);
+    expect([...logged.keys()].sort()).toEqual([0, 1]);
+    for (const rec of logged.values()) expect(rec.liveObjects).toEqual(BASELINE);
+  }, 90_000);
+
+  it('a communicator and datatype freed in the main thread: the worker\'s revived wrappers throw ERR_COMM / ERR_TYPE naming the call, also once the records are reused', async () => {
+    expectOk(await runJob(1, program('lifetime-stale.ts'), { flags }), `lifetime-stale OK (refcount ${refcount})`);
   }, 90_000);
 
   it('across threads: a request waited in a worker after the main thread freed its communicator; a free from endpoint 1 returns the id to endpoint 0; 4 threads x 10,000 create/use/free cycles', async () => {

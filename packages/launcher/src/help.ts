@@ -24,17 +24,22 @@ export function helpText(): string {
 Starts N copies of PROGRAM as one MPI job, on this machine or across hosts.
 .ts programs run through tsx, .js/.mjs programs through node; anything else
 is executed as is. Ranks on this machine are forked by mpiexec; each other
-host gets one proxy, started through ssh, that forks that host's ranks.
+host gets one proxy, started through ssh (or one srun step under Slurm), that
+forks that host's ranks.
 
 Processes and placement:
-  ${pad('-n, -np N', WIDTH)}number of processes (default 1; more than the cores is fine)
+  ${pad('-n, -np N', WIDTH)}number of processes (default 1, or the Slurm job's task count; more
+  ${pad('', WIDTH)}than the cores is fine)
   ${pad('--hosts h1[:slots],h2', WIDTH)}hosts to place ranks on, in blocks of their slots (no :slots = 1),
   ${pad('', WIDTH)}wrapping round-robin when N exceeds the slots
   ${pad('--hostfile FILE', WIDTH)}hosts from a file: "host", "host:N" or "host slots=N" per line, # comments
   ${pad('--ppn K', WIDTH)}ranks per host (overrides slots)
   ${pad('--launcher fork|ssh|slurm', WIDTH)}ssh (default): fork on this machine, ssh to other hosts; fork: this
-  ${pad('', WIDTH)}machine only; slurm: not implemented yet
-  ${pad('--launcher-exec CMD', WIDTH)}remote shell instead of ssh (alias --rsh), e.g. "ssh -F cluster.conf"
+  ${pad('', WIDTH)}machine only; slurm (default inside a Slurm allocation): hosts and slots
+  ${pad('', WIDTH)}from Slurm, one srun step starts the other nodes' proxies; outside an
+  ${pad('', WIDTH)}allocation srun allocates the nodes itself
+  ${pad('--launcher-exec CMD', WIDTH)}remote shell instead of ssh (alias --rsh), e.g. "ssh -F cluster.conf";
+  ${pad('', WIDTH)}with --launcher slurm: the srun to run and its extra options
   ${pad('--prefix DIR', WIDTH)}node on the other hosts is DIR/bin/node (default: this node's path)
   ${pad('--wdir DIR', WIDTH)}working directory of every process, on every host (default: the current one)
   ${pad('--env KEY=VALUE', WIDTH)}extra environment for every process (repeatable)

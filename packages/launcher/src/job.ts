@@ -31,17 +31,23 @@
  * exits and signals; a remote rank is then the same RankState with
  * `remote` set, and every rule above holds for it. A host whose proxy fails
  * to start or vanishes ends the job with one line naming the host and its
- * ranks (status 255, or 127 when node is missing there). A job that spans
- * hosts listens on every address (or the --iface address); its ranks listen
+ * ranks (status 255, or 127 when node is missing there). Under Slurm
+ * (deps.slurm) one srun step starts every other node's proxy instead of one
+ * ssh each (slurm-step.ts), as PRRTE's plm/slurm does beside the node mpirun
+ * serves itself; a host lost while srun runs waits (at most LOSS_WAIT_MS)
+ * for srun's account of it, so that a scancel, a time limit or a node
+ * failure ends the job with one line saying Slurm did it, and srun's status.
+ * A job that spans hosts listens on every address (or the --iface address); its ranks listen
  * on an address of their own host: --iface resolved there, else the local
  * address of the proxy's link; for the ranks here, this machine's only
  * non-loopback address, or, when it has several, mpiexec's end of the first
  * proxy link (they then start once the first proxy linked).
  *
  * Length: this file is the one state machine of a job's ranks, local and
- * remote (about 750 lines); the remote half stays here because it drives the
+ * remote (about 900 lines); the remote half stays here because it drives the
  * same per-rank transitions. ssh and the proxy link are in remote-host.ts,
- * the proxy in proxy.ts, addresses in iface.ts.
+ * the proxy in proxy.ts, addresses in iface.ts, the srun step in
+ * slurm-step.ts and every Slurm decision before the start in slurm-plan.ts.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -59,14 +65,17 @@ import type { FinalizeReport } from '@tsmpi/core/pmi';
 import type { LaunchOptions } from './options.ts';
 import { LineForwarder, OutputSink } from './output-forwarder.ts';
 import type { Placement } from './process-map.ts';
+import { findSetpriv, withParentDeath } from './parent-death.ts';
 import { rankCommand, type RankCommand } from './rank-command.ts';
 import { remoteLaunchArgv, remoteShellCommand, shellQuote } from './remote-command.ts';
-import { acceptProxyLink, RemoteHost } from './remote-host.ts';
+import { acceptProxyLink, HOST_FAILED_STATUS, RemoteHost } from './remote-host.ts';
 import { PROXY_PROTOCOL_VERSION, type LaunchSpec } from './proxy-protocol.ts';
 import { writeJobReport, type JobReport } from './report.ts';
 import { rollCallLines } from './roll-call.ts';
 import { findSetting } from './settings-flags.ts';
 import { WireupServer } from './wireup-server.ts';
+import { buildSrunCommand, srunEnvironment, type SlurmVersion, type SrunTarget } from './slurm-srun.ts';
+import { SrunStep, type SrunExit } from './slurm-step.ts';
 
 /** SIGTERM first; SIGKILL this long after, so that everything is gone within 2 s of a failure. */
 const KILL_AFTER_MS = 1000;
@@ -86,6 +95,16 @@ export const TIMEOUT_STATUS = 124;
 const NOT_STARTED_STATUS = 127;
 /** Remote launches (ssh connections) in progress at once; the next starts when one proxy linked or failed. */
 const MAX_CONCURRENT_LAUNCHES = 8;
+/** Under Slurm, inside an allocation: every proxy of the srun step must connect back within this time. */
+const SRUN_CONNECT_BACK_MS = 60_000;
+/**
+ * Under Slurm: how long a host lost while srun still runs waits for srun's own account (scancel,
+ * time limit, node failure) before it is reported as a lost host. srun tells its step's end within
+ * a few seconds (it waits up to 7 s for the step's tasks after Slurm ended it, seen on 22.05).
+ */
+const LOSS_WAIT_MS = 8000;
+/** After the last rank closed: how long srun gets to see its proxies exit before it is told to end the step. */
+const SRUN_EXIT_WAIT_MS = 10_000;
 /** The proxy's entry point: the same path on every host (a shared or identical installation). */
 export const PROXY_BIN = fileURLToPath(new URL('../bin/tsmpi-proxy.mjs', import.meta.url));
 
@@ -102,6 +121,21 @@ export interface JobDeps {
   /** This machine's host name and interfaces (which hosts are local; --iface). Default: os. */
   readonly hostname?: string;
   readonly interfaces?: InterfaceTable;
+  /** --launcher slurm: start the other hosts' proxies with one srun step (slurm-srun.ts). */
+  readonly slurm?: SlurmLaunch;
+}
+
+/** What a --launcher slurm job needs to build its srun (main.ts fills it from slurm-plan.ts). */
+export interface SlurmLaunch {
+  /** The srun to run and extra words for it (--launcher-exec). */
+  readonly srun: readonly string[];
+  readonly version: SlurmVersion | null;
+  /** 'allocation': inside one (its hosts are filled in from the placement); 'new': srun allocates. */
+  readonly target: SrunTarget;
+  /** True when the hosts are placeholders for nodes srun picks itself: proxies match by SLURM_NODEID. */
+  readonly hasPlaceholderHosts: boolean;
+  /** The Slurm job mpiexec runs in, for messages; null outside an allocation. */
+  readonly jobId: string | null;
 }
 
 /** One host's line of the --dry-run launch plan. */
@@ -114,7 +148,8 @@ export interface HostLaunchLine {
 
 interface RankState {
   readonly rank: number;
-  readonly host: string;
+  /** Where it runs; a placeholder is replaced by the Slurm node name once its proxy linked. */
+  host: string;
   readonly localRank: number;
   readonly localSize: number;
   /** The host's proxy for a rank on another host; null for a rank forked here. */
@@ -160,6 +195,8 @@ export class Job {
   readonly #server: WireupServer;
   readonly #jobKey = randomBytes(32).toString('hex');
   readonly #command: RankCommand;
+  /** setpriv when this host has one that sets a parent-death signal, null when it has none; undefined until probed. */
+  #setpriv: string | null | undefined = undefined;
   #t0 = 0;
   #failure: Failure | null = null;
   /** Failing exits seen while settling, in the order seen (SETTLE_MS). */
@@ -177,6 +214,11 @@ export class Job {
   #launching = 0;
   /** Ranks here wait for the first proxy link when their address comes from it. */
   #localStart: ((listenHost: string) => void) | null = null;
+  /** The srun step of a --launcher slurm job, once started. */
+  #srun: SrunStep | null = null;
+  /** Hosts lost while srun runs, waiting for srun's account (LOSS_WAIT_MS). */
+  #deferredLosses: { readonly host: RemoteHost; readonly why: string; readonly status: number }[] = [];
+  #lossTimer: NodeJS.Timeout | null = null;
 
   /**
    * @param options - the parsed command line (program already resolved to a path)
@@ -246,6 +288,12 @@ export class Job {
     await this.#announcement;
     for (const t of this.#timers) clearTimeout(t);
     for (const s of this.#ranks) this.#killGroup(s, 'SIGKILL'); // leftover children of finished ranks
+    if (this.#srun !== null) {
+      // The proxies exit once their ranks closed, and srun with them; only then is its status known.
+      let t: NodeJS.Timeout | undefined;
+      await Promise.race([this.#srun.exited, new Promise<void>((resolve) => { t = setTimeout(resolve, SRUN_EXIT_WAIT_MS); })]);
+      clearTimeout(t);
+    }
     this.closeRemote();
     await this.#server.close();
     await Promise.all(this.#ranks.flatMap((s) => [closeFile(s.outFile), closeFile(s.errFile)]));
@@ -259,7 +307,10 @@ export class Job {
     this.#signalCount++;
     if (this.#signalCount === 1 && this.#failure === null) {
       this.#failure = { rank: null, reason: `received ${sig}`, status: 128 + signalNumber(sig) };
-      this.#errSink.write(`mpiexec: received ${sig}; forwarding it to ${this.#o.np} processes\n`);
+      // Inside an allocation SIGTERM is how Slurm ends a job step (scancel, time limit, preemption).
+      const jobId = this.#deps.slurm?.jobId ?? null;
+      const from = sig === 'SIGTERM' && jobId !== null ? ` (Slurm sends it when job ${jobId} is cancelled or reaches its time limit)` : '';
+      this.#errSink.write(`mpiexec: received ${sig}${from}; forwarding it to ${this.#o.np} processes\n`);
       this.#abandonUnstarted();
       for (const s of this.#ranks) if (!s.hasExited) this.#killGroup(s, sig);
       this.#timers.push(setTimeout(() => this.killNow(), SIGNAL_GRACE_MS));
@@ -273,9 +324,10 @@ export class Job {
     for (const s of this.#ranks) if (!s.hasExited || !s.isClosed) this.#killGroup(s, 'SIGKILL');
   }
 
-  /** Ends every remote launch on this side (ssh process groups, proxy links); their proxies then kill their ranks. */
+  /** Ends every remote launch on this side (ssh process groups, proxy links, srun's step); their proxies then kill their ranks. */
   closeRemote(): void {
     for (const h of this.#hosts) h.close();
+    this.#srun?.close();
   }
 
   /**
@@ -355,7 +407,19 @@ export class Job {
       portRange: this.#o.portRange === null ? null : `${this.#o.portRange.lo}-${this.#o.portRange.hi}`,
     };
     const argv = remoteLaunchArgv(this.#o.launcherExec, h.host, remoteShellCommand(wdir, node, [PROXY_BIN]));
-    return { ...argv, spec };
+    return { ...argv, spec: this.#deps.slurm?.hasPlaceholderHosts === true ? { ...spec, slurmNodeId: h.index } : spec };
+  }
+
+  /** The srun command of a --launcher slurm job (argv[0] is srun), or an Error saying why there is none. */
+  srunCommand(): readonly string[] | Error {
+    const sl = this.#deps.slurm;
+    if (sl === undefined) return new Error('not a --launcher slurm job');
+    const target: SrunTarget = sl.target.kind === 'allocation' ? { kind: 'allocation', hosts: this.#hosts.map((h) => h.host) } : sl.target;
+    const cmd = buildSrunCommand({
+      srun: sl.srun[0]!, extraArgs: sl.srun.slice(1), target, version: sl.version,
+      proxyArgv: [this.#remoteNode(), PROXY_BIN, '--slurm'], secrets: [this.#jobKey],
+    });
+    return cmd instanceof Error ? cmd : cmd.argv;
   }
 
   /** How each host is started (--dry-run): forked ranks here, a proxy through ssh elsewhere. */
@@ -366,14 +430,78 @@ export class Job {
       const ranks = here.filter((s) => s.host === host).map((s) => s.rank);
       lines.push({ host, ranks, command: `fork here: ${[this.#command.file, ...this.#command.args].join(' ')}` });
     }
+    const srun = this.#deps.slurm === undefined ? null : this.srunCommand();
     for (const h of this.#hosts) {
+      if (srun !== null) {
+        const how = srun instanceof Error ? srun.message : `${srun.map(shellQuote).join(' ')}  (one launch spec line per node, with the job key, on its stdin)`;
+        lines.push({ host: h.host, ranks: h.ranks, command: h.index === 0 ? `proxy, one task of the job's one srun step: ${how}` : 'proxy, a task of the same srun step' });
+        continue;
+      }
       const { file, args } = this.remoteLaunch(h, 0, []);
       lines.push({ host: h.host, ranks: h.ranks, command: `proxy: ${[file, ...args].map(shellQuote).join(' ')}  (launch spec and job key on its stdin)` });
     }
     return lines;
   }
 
+  /** --launcher slurm: one srun step starts every other host's proxy; each reads its own spec line. */
+  #launchSrun(port: number, addresses: readonly string[]): void {
+    const sl = this.#deps.slurm!;
+    const argv = this.srunCommand();
+    if (argv instanceof Error) {
+      for (const h of this.#hosts) h.launcherEnded(`host ${h.host}: ${argv.message}`, HOST_FAILED_STATUS);
+      return;
+    }
+    const step = new SrunStep(this.#deps.log, (line) => this.#errSink.write(line));
+    this.#srun = step;
+    // srun may wait in the queue for nodes when it allocates them itself; inside an allocation it starts at once.
+    const connectBackMs = sl.target.kind === 'new' ? null : SRUN_CONNECT_BACK_MS;
+    for (const h of this.#hosts) h.awaitLink(connectBackMs, 'srun', () => undefined);
+    const lines = this.#hosts.map((h) => JSON.stringify(this.remoteLaunch(h, port, addresses).spec));
+    this.#deps.log.debug({ argv }, 'starting the srun step');
+    step.start(argv, srunEnvironment(this.#deps.env), lines, (e) => this.#onSrunExit(e));
+  }
+
+  /** srun ended: Slurm's account of it, then every host it leaves without a proxy. */
+  #onSrunExit(e: SrunExit): void {
+    const status = e.code ?? (e.signal !== null ? 128 + signalNumber(e.signal) : HOST_FAILED_STATUS);
+    const v = e.verdict;
+    if (v.kind === 'slurm-cancelled' && !e.wasClosedByMpiexec) {
+      this.#onSlurmCancelled(v.message, status === 0 ? HOST_FAILED_STATUS : status);
+    }
+    const how = v.kind === 'task-failed'
+      ? `its proxy ${v.exitCode !== null ? `exited with code ${v.exitCode}` : `ended (${v.signal ?? '?'})`} under srun`
+      : `srun ended (status ${e.code ?? e.signal ?? '?'}) before its proxy connected back${e.lastLine === null ? '' : `: ${e.lastLine}`}`;
+    for (const h of this.#hosts) h.launcherEnded(`host ${h.host}: ${how}`, status === 0 ? HOST_FAILED_STATUS : status);
+    this.#flushLosses();
+  }
+
+  /**
+   * Slurm ended the step or the job: this is the job's one line and srun's
+   * status is mpiexec's, even when a rank's failure (a consequence: its peer
+   * was killed) was seen first; only Ctrl-C and --timeout, mpiexec's own
+   * decisions, stay the cause.
+   */
+  #onSlurmCancelled(message: string, status: number): void {
+    const f = this.#failure;
+    if (f !== null && f.rank === null && (f.status === TIMEOUT_STATUS || f.reason === 'received SIGINT')) return;
+    this.#failure = { rank: null, reason: message, status };
+    this.#errSink.write(`mpiexec: ${message}; ending the job (${this.#o.np} processes)\n`);
+    this.#stopAll();
+  }
+
+  #flushLosses(): void {
+    if (this.#lossTimer !== null) clearTimeout(this.#lossTimer);
+    this.#lossTimer = null;
+    const losses = this.#deferredLosses;
+    this.#deferredLosses = [];
+    for (const l of losses) this.#onHostLost(l.host, l.why, l.status);
+  }
+
   #launchHosts(port: number, addresses: readonly string[]): void {
+    if (this.#deps.slurm !== undefined) {
+      this.#launchSrun(port, addresses);
+      return;
+    }
     for (const h of this.#hosts) {
       this.#launchQueue.push(() => {
         if (this.#failure !== null || h.isDone) {
@@ -404,6 +532,10 @@ export class Job {
         this.#errSink.addSource(h);
         // "Stdin goes to rank 0" (API.md), wherever it runs: over the proxy's link when rank 0 is there.
         if (h.ranks.includes(0)) h.forwardStdin(process.stdin);
+        // Under Slurm without --hosts the host names were placeholders until each proxy said where it runs.
+        if (this.#deps.slurm?.hasPlaceholderHosts === true && h.linkedName !== '') {
+          for (const r of h.ranks) this.#ranks[r]!.host = h.linkedName;
+        }
         this.#localStart?.(localAddress);
       },
       onStarted: (r, pid) => {
@@ -430,7 +562,15 @@ export class Job {
         if (!s.hasExited) this.#onExit(s, code, signal as NodeJS.Signals | null);
       },
       onClosed: (r) => this.#markClosed(rank(r)),
-      onLost: (h, why, status) => this.#onHostLost(h, why, status),
+      onLost: (h, why, status) => {
+        if (this.#srun === null || !this.#srun.isRunning) {
+          this.#onHostLost(h, why, status);
+          return;
+        }
+        // srun will say whether Slurm did it (scancel kills the proxies before srun reports).
+        this.#deferredLosses.push({ host: h, why, status });
+        this.#lossTimer ??= setTimeout(() => this.#flushLosses(), LOSS_WAIT_MS);
+      },
     };
   }
 
@@ -467,16 +607,20 @@ export class Job {
         this.#markClosed(s);
       }
     }
+    let hasAbandoned = false;
     for (const h of this.#hosts) {
       if (h.isLinked || h.isDone) continue;
       this.#launchQueue = [];
       h.abandon();
+      hasAbandoned = true;
       for (const r of h.ranks) {
         const s = this.#ranks[r]!;
         s.hasExited = true;
         this.#markClosed(s);
       }
     }
+    // A proxy srun has not started yet (srun may still wait in the queue for nodes) is not waited for.
+    if (hasAbandoned) this.#srun?.close();
   }
 
   #newRank(p: Placement): RankState {
@@ -524,7 +668,11 @@ export class Job {
     s.startedAt = performance.now();
     let child: ChildProcess;
     try {
-      child = spawn(this.#command.file, [...this.#command.args], {
+      // A Node rank dies with mpiexec, even with one killed -9 before the rank joined (parent-death.ts); other
+      // programs start directly, so that one that cannot be executed is reported as before.
+      if (this.#setpriv === undefined) this.#setpriv = findSetpriv();
+      const cmd = this.#command.kind === 'node' ? withParentDeath(this.#command, this.#setpriv) : this.#command;
+      child = spawn(cmd.file, [...cmd.args], {
         cwd: this.#o.wdir ?? process.cwd(),
         env: this.#rankEnv(s, url, listenHost),
         detached: true,

@@ -2,12 +2,17 @@
  * mpiexec from argv to exit status: parse, check, dry-run or run the job.
  * cli.ts calls it and exits; tests may call it in-process.
  */
+import { spawnSync } from 'node:child_process';
 import os from 'node:os';
+import path from 'node:path';
 import { pino } from 'pino';
 import { helpText } from './help.ts';
-import { Job, type HostLaunchLine } from './job.ts';
+import { Job, type HostLaunchLine, type SlurmLaunch } from './job.ts';
 import { parseArgs, type LaunchOptions } from './options.ts';
-import { isLocalHost, placeRanks, type Placement } from './process-map.ts';
+import { isLocalHost, placeRanks, type HostSlots, type Placement } from './process-map.ts';
+import { readSlurmAllocation } from './slurm-allocation.ts';
+import { chooseLauncher, planSlurmJob } from './slurm-plan.ts';
+import { parseSlurmVersion } from './slurm-srun.ts';
 import { nodeFlagsFor, rankCommand, resolveProgram, tsxLoaderUrl, withTransport } from './rank-command.ts';
 import { effectiveSetting, findSetting } from './settings-flags.ts';
 
@@ -28,8 +33,8 @@ function rankList(ranks: readonly number[]): string {
   return isRun && ranks.length > 2 ? `${ranks[0]}-${ranks[ranks.length - 1]}` : ranks.join(', ');
 }
 
-/** The --dry-run table, then how each host is started. */
-export function processMapText(o: LaunchOptions, placements: readonly Placement[], command: string, env: NodeJS.ProcessEnv, hosts: readonly HostLaunchLine[] = []): string {
+/** The --dry-run table, then how each host is started (and, under Slurm, what Slurm gave first). */
+export function processMapText(o: LaunchOptions, placements: readonly Placement[], command: string, env: NodeJS.ProcessEnv, hosts: readonly HostLaunchLine[] = [], notes: readonly string[] = []): string {
   const endpoints = settingValue(o, 'endpoints', env);
   const channels = settingValue(o, 'channels', env);
   const rows = [['rank', 'host', 'local-rank', 'endpoints', 'channels']];
@@ -37,7 +42,8 @@ export function processMapText(o: LaunchOptions, placements: readonly Placement[
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)));
   const table = rows.map((r) => r.map((cell, c) => cell.padEnd(widths[c]!)).join('  ').trimEnd());
   const plan = hosts.map((h) => `host ${h.host} (ranks ${rankList(h.ranks)}): ${h.command}\n`).join('');
-  return `mpiexec: dry run: ${o.np} process${o.np === 1 ? '' : 'es'}\n${table.join('\n')}\ncommand: ${command}\n${plan}`;
+  const noteText = notes.map((n) => `${n}\n`).join('');
+  return `mpiexec: dry run: ${o.np} process${o.np === 1 ? '' : 'es'}\n${noteText}${table.join('\n')}\ncommand: ${command}\n${plan}`;
 }
 
 /**
@@ -66,7 +72,14 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     return USAGE_STATUS;
   }
   o = { ...o, env: [...o.env, ...o.envFrom.map((k) => [k, env[k]!] as const)], envFrom: [] };
-  const placements = placeRanks(o.np, o.hosts, o.ppn, os.hostname());
+  const slurm = slurmSetup(o, env);
+  if (slurm instanceof Error) {
+    process.stderr.write(`mpiexec: ${slurm.message}\n`);
+    return USAGE_STATUS;
+  }
+  o = slurm.options;
+  const hostname = slurm.hostname;
+  const placements = placeRanks(o.np, slurm.hosts, o.ppn, hostname);
   const tsxUrl = tsxLoaderUrl();
   const nodeFlags = nodeFlagsFor(placements, os.availableParallelism());
   const remote = placements.find((p) => !isLocalHost(p.host));
@@ -78,8 +91,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   if (o.dryRun) {
     const program = resolveProgram(o.program, o.wdir) ?? o.program;
     const cmd = rankCommand(program, o.args, tsxUrl, nodeFlags);
-    const job = new Job({ ...o, program }, placements, { log: silent, stdout: process.stdout, stderr: process.stderr, env, tsxUrl, nodeFlags });
-    process.stdout.write(processMapText(o, placements, [cmd.file, ...cmd.args].join(' '), env, job.launchPlan()));
+    const job = new Job({ ...o, program }, placements, { log: silent, stdout: process.stdout, stderr: process.stderr, env, tsxUrl, nodeFlags, hostname, ...slurm.deps });
+    process.stdout.write(processMapText(o, placements, [cmd.file, ...cmd.args].join(' '), env, job.launchPlan(), slurm.notes));
     return 0;
   }
   const program = resolveProgram(o.program, o.wdir);
@@ -90,7 +103,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   o = { ...o, program };
   const level = settingValue(o, 'logLevel', env);
   const log = pino({ name: 'mpiexec', level }, pino.destination({ fd: 2, sync: true }));
-  const job = new Job(o, placements, { log, stdout: process.stdout, stderr: process.stderr, env: withTransport(env), tsxUrl, nodeFlags });
+  const job = new Job(o, placements, { log, stdout: process.stdout, stderr: process.stderr, env: withTransport(env), tsxUrl, nodeFlags, hostname, ...slurm.deps });
   const onSigint = (): void => job.signal('SIGINT');
   const onSigterm = (): void => job.signal('SIGTERM');
   const onExit = (): void => {
@@ -106,4 +119,60 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     process.off('SIGINT', onSigint);
     process.off('SIGTERM', onSigterm);
   }
+}
+
+/** What the Slurm rules (slurm-plan.ts) make of the command line: the launcher, -n, the hosts. */
+interface SlurmSetup {
+  readonly options: LaunchOptions;
+  /** Hosts to place ranks on (null: all on this machine). */
+  readonly hosts: readonly HostSlots[] | null;
+  /** This machine's name for the placement: the Slurm node name when mpiexec runs on an allocated node. */
+  readonly hostname: string;
+  readonly deps: { readonly slurm?: SlurmLaunch };
+  /** --dry-run lines: what Slurm gave. */
+  readonly notes: readonly string[];
+}
+
+/**
+ * Picks the launcher (slurm inside an allocation when neither --launcher nor
+ * --hosts/--hostfile says otherwise; ssh elsewhere) and, for slurm, plans -n,
+ * the hosts and the srun (slurm-plan.ts).
+ * @returns the setup, or an Error with a one-line message (exit 2)
+ */
+function slurmSetup(o: LaunchOptions, env: NodeJS.ProcessEnv): SlurmSetup | Error {
+  const plain: SlurmSetup = { options: o, hosts: o.hosts, hostname: os.hostname(), deps: {}, notes: [] };
+  if (o.hasExplicitLauncher && o.launcher !== 'slurm') return plain;
+  if (!o.hasExplicitLauncher && o.hosts !== null) return plain;
+  const alloc = readSlurmAllocation(env);
+  const chosen = chooseLauncher(o.hasExplicitLauncher ? 'slurm' : null, alloc);
+  if (chosen instanceof Error) return chosen;
+  if (chosen !== 'slurm') return plain; // outside Slurm the default stays ssh
+  const plan = planSlurmJob({
+    slurm: alloc, np: o.hasExplicitNp ? o.np : null, hosts: o.hosts, ppn: o.ppn,
+    jobName: `tsmpi-${path.basename(o.program).replace(/[^A-Za-z0-9_.-]/g, '_') || 'job'}`,
+  });
+  if (plan instanceof Error) return plan;
+  const srun = o.launcherExec ?? ['srun'];
+  const probe = spawnSync(srun[0]!, ['--version'], { encoding: 'utf8', timeout: 20_000 });
+  if (probe.error !== undefined) {
+    const code = (probe.error as NodeJS.ErrnoException).code;
+    return new Error(`--launcher slurm: cannot run ${srun[0]} (${code ?? probe.error.message}); install Slurm's client commands, put srun on PATH, or name it with --launcher-exec`);
+  }
+  // Placeholders when srun picks the nodes itself; proxies then match by SLURM_NODEID.
+  const hosts: HostSlots[] = plan.hosts !== null ? [...plan.hosts]
+    : plan.target.kind === 'new' ? Array.from({ length: plan.target.nodes }, (_, i) => ({ host: `slurm-node-${i}`, slots: plan.target.kind === 'new' ? plan.target.cpusPerProxy : 1 }))
+    : [];
+  const alloced = alloc.kind === 'allocation' ? alloc.allocation : null;
+  const slurm: SlurmLaunch = {
+    srun, version: parseSlurmVersion(probe.stdout ?? ''), target: plan.target,
+    hasPlaceholderHosts: plan.hosts === null, jobId: alloced?.jobId ?? null,
+  };
+  return {
+    options: { ...o, np: plan.np, launcher: 'slurm' },
+    hosts,
+    // On an allocated node (the batch script's node) its ranks are forked here, as PRRTE's mpirun serves its own node.
+    hostname: alloced !== null ? (env['SLURMD_NODENAME'] ?? os.hostname()) : os.hostname(),
+    deps: { slurm },
+    notes: [...plan.notes, `launcher: slurm (${alloced !== null && !o.hasExplicitLauncher ? 'inside an allocation, chosen by default; --launcher ssh|fork overrides' : '--launcher slurm'})`],
+  };
 }

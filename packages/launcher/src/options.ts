@@ -12,13 +12,19 @@ import { splitCommand } from './remote-command.ts';
 import { findSettingFlag, parseSettingFlag, settingFlags, valueHint } from './settings-flags.ts';
 import { parseHostList, parseHostfile, type HostSlots } from './process-map.ts';
 
-/** Launchers API.md names: fork starts processes on this machine only; ssh forks here and uses ssh for other hosts (the default); slurm is not implemented yet. */
+/**
+ * Launchers API.md names: fork starts processes on this machine only; ssh forks here and uses ssh
+ * for other hosts (the default outside Slurm); slurm forks here and starts the other nodes' proxies
+ * with one srun step (the default inside an allocation; main.ts decides, slurm-plan.ts).
+ */
 export const LAUNCHERS = ['fork', 'ssh', 'slurm'] as const;
 export type LauncherKind = (typeof LAUNCHERS)[number];
 
 /** Everything mpiexec was asked to do. */
 export interface LaunchOptions {
   readonly np: number;
+  /** -n was given (inside a Slurm allocation it otherwise defaults to the job's task count). */
+  readonly hasExplicitNp: boolean;
   readonly program: string;
   readonly args: readonly string[];
   /** Settings given as flags, by setting name (e.g. channels -> 4). */
@@ -26,6 +32,8 @@ export interface LaunchOptions {
   readonly hosts: readonly HostSlots[] | null;
   readonly ppn: number | null;
   readonly launcher: LauncherKind;
+  /** --launcher was given (otherwise main.ts picks slurm inside an allocation, else ssh). */
+  readonly hasExplicitLauncher: boolean;
   readonly tagOutput: boolean;
   readonly timestampOutput: boolean;
   readonly timeoutSec: number | null;
@@ -73,7 +81,7 @@ function positiveInt(name: string, v: string, max: number): number | string {
 const SPECS: readonly OptionSpec[] = [
   {
     names: ['-n', '-np', '--np'], value: 'N',
-    apply: (o, v) => { const n = positiveInt('-n', v, MAX_PROCESSES); if (typeof n === 'string') return n; o.np = n; return null; },
+    apply: (o, v) => { const n = positiveInt('-n', v, MAX_PROCESSES); if (typeof n === 'string') return n; o.np = n; o.hasExplicitNp = true; return null; },
   },
   {
     names: ['--hosts', '-hosts', '--host', '-host'], value: 'h1[:slots],h2',
@@ -97,8 +105,7 @@ const SPECS: readonly OptionSpec[] = [
   {
     names: ['--launcher', '-launcher'], value: LAUNCHERS.join('|'),
     apply: (o, v) => {
-      if (v === 'fork' || v === 'ssh') { o.launcher = v; return null; }
-      if (v === 'slurm') return `--launcher ${v} is not implemented yet; use --launcher ssh (or fork for this machine only)`;
+      if (v === 'fork' || v === 'ssh' || v === 'slurm') { o.launcher = v; o.hasExplicitLauncher = true; return null; }
       return `--launcher ${v}: expected one of ${LAUNCHERS.join(', ')}`;
     },
   },
@@ -187,7 +194,7 @@ function findSpec(name: string): OptionSpec | undefined {
  */
 export function parseArgs(argv: readonly string[]): ParseResult {
   const o: Mutable = {
-    np: 1, program: '', args: [], settings: new Map(), hosts: null, ppn: null, launcher: 'ssh',
+    np: 1, hasExplicitNp: false, program: '', args: [], settings: new Map(), hosts: null, ppn: null, launcher: 'ssh', hasExplicitLauncher: false,
     tagOutput: false, timestampOutput: false, timeoutSec: null, env: [], outputDir: null, wdir: null,
     iface: null, launcherExec: null, prefix: null, portRange: null, envFrom: [], dryRun: false, reportJson: null,
   };

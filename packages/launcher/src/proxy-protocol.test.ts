@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeHeadMessage, decodeProxyMessage, encodeProxyMessage, parseLaunchSpec, PROXY_PROTOCOL_VERSION } from './proxy-protocol.ts';
-import { candidateAddresses } from './proxy.ts';
+import { candidateAddresses, isSlurmSpecFor } from './proxy.ts';
 
 const SPEC = {
   v: PROXY_PROTOCOL_VERSION, key: 'k'.repeat(64), index: 1, host: 'th2', port: 4000, addresses: ['10.0.0.1'], size: 4,
@@ -45,5 +45,23 @@ describe('proxy protocol', () => {
     if (spec instanceof Error) throw spec;
     expect(candidateAddresses(spec, '198.18.0.2 51000 198.18.0.3 22')).toEqual(['198.18.0.2', '10.0.0.1']);
     expect(candidateAddresses(spec, undefined)).toEqual(['10.0.0.1', '198.18.0.2']);
+  });
+
+  it('under Slurm: each proxy takes the line of its node (SLURMD_NODENAME), or of its SLURM_NODEID for placeholders', () => {
+    const n1 = { ...SPEC, host: 'n01' };
+    const n2 = { ...SPEC, host: 'n02', index: 2 };
+    expect(isSlurmSpecFor(n1, { SLURMD_NODENAME: 'n01', SLURM_NODEID: '1' })).toBe(true);
+    expect(isSlurmSpecFor(n2, { SLURMD_NODENAME: 'n01', SLURM_NODEID: '1' })).toBe(false);
+    expect(isSlurmSpecFor(n1, {})).toBe(false);
+    // srun picked the nodes: the host is a placeholder and only the node id counts.
+    const p1 = parseLaunchSpec(JSON.stringify({ ...SPEC, host: 'slurm-node-1', slurmNodeId: 1 }));
+    if (p1 instanceof Error) throw p1;
+    expect(p1.slurmNodeId).toBe(1);
+    expect(isSlurmSpecFor(p1, { SLURMD_NODENAME: 'slurm-node-1', SLURM_NODEID: '0' })).toBe(false);
+    expect(isSlurmSpecFor(p1, { SLURMD_NODENAME: 'n07', SLURM_NODEID: '1' })).toBe(true);
+    expect(parseLaunchSpec(JSON.stringify({ ...SPEC, slurmNodeId: -1 }))).toBeInstanceOf(Error);
+    expect(parseLaunchSpec(JSON.stringify({ ...SPEC, slurmNodeId: 'n01' }))).toBeInstanceOf(Error);
+    // srun's host (SLURM_SRUN_COMM_HOST, one address) is tried first, as ssh's client address is.
+    expect(candidateAddresses(n1, '198.19.12.1')).toEqual(['198.19.12.1', '10.0.0.1']);
   });
 });

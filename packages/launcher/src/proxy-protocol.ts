@@ -6,7 +6,11 @@
  * Start: mpiexec runs the proxy through ssh (or --launcher-exec) and writes one
  * line of JSON, the LaunchSpec, on its stdin: the job key travels there, never
  * on a command line or in an environment `ps` shows. Stdin then stays open;
- * its end means mpiexec is gone.
+ * its end means mpiexec is gone. Under Slurm (`tsmpi-proxy --slurm`) one srun
+ * step starts every node's proxy with the same stdin: mpiexec writes one
+ * LaunchSpec line per node, and each proxy takes the line whose `host` is its
+ * SLURMD_NODENAME, or, when srun picked the nodes itself, whose `slurmNodeId`
+ * is its SLURM_NODEID.
  *
  * Link: the proxy connects back to mpiexec's wire-up service at the path
  * PROXY_PATH (ranks use "/"), one WebSocket, binary frames, each one message
@@ -81,6 +85,11 @@ export interface LaunchSpec {
   readonly iface: string | null;
   /** "LO-HI" or null (TSMPI_PORT_RANGE of the ranks). */
   readonly portRange: string | null;
+  /**
+   * Under Slurm when srun chose the nodes (no allocation, no --hosts): the proxy whose SLURM_NODEID
+   * this is takes the line, and `host` is only a placeholder (the proxy uses its SLURMD_NODENAME).
+   */
+  readonly slurmNodeId?: number;
 }
 
 export type ProxyMessage =
@@ -192,6 +201,7 @@ export function parseLaunchSpec(line: string): LaunchSpec | Error {
     s['ranks'].every((r: unknown) => typeof r === 'object' && r !== null && isInt((r as SpecRank).rank) && isInt((r as SpecRank).localRank) && isInt((r as SpecRank).localSize)) &&
     isStr(s['file']) && Array.isArray(s['args']) && s['args'].every(isStr) && isStr(s['wdir']) &&
     typeof s['env'] === 'object' && s['env'] !== null && Object.values(s['env']).every(isStr) &&
-    (s['iface'] === null || isStr(s['iface'])) && (s['portRange'] === null || isStr(s['portRange']));
+    (s['iface'] === null || isStr(s['iface'])) && (s['portRange'] === null || isStr(s['portRange'])) &&
+    (s['slurmNodeId'] === undefined || (isInt(s['slurmNodeId']) && s['slurmNodeId'] >= 0));
   return ok ? (s as unknown as LaunchSpec) : new Error('the launch spec on stdin is malformed');
 }

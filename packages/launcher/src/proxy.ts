@@ -14,7 +14,15 @@
  * It exits when all its ranks are done (status 0), and kills its ranks and
  * exits (status 1) as soon as its link to mpiexec breaks: the WebSocket
  * closes, no heartbeat for HEARTBEAT_MS x HEARTBEAT_MISSES, stdin ends (the
- * ssh session is gone), or SIGHUP/SIGINT/SIGTERM. No rank outlives it.
+ * ssh session or srun step is gone), or SIGHUP/SIGINT/SIGTERM (status 128 +
+ * the signal's number). No rank outlives it: if the proxy itself is killed
+ * -9, the kernel kills its ranks (parent-death.ts).
+ *
+ * Under Slurm (`--slurm`, started by mpiexec's one srun step): every proxy
+ * reads the same stdin, one LaunchSpec line per node, and takes the line of
+ * its node (isSlurmSpecFor: SLURMD_NODENAME, or SLURM_NODEID when srun chose
+ * the nodes); it tries srun's host (SLURM_SRUN_COMM_HOST) first to reach
+ * mpiexec, and names its ranks' host after its Slurm node.
  *
  * Diagnostics before the link exists go to stderr (ssh carries them back to
  * mpiexec, which shows them with the host's name); afterwards as `fatal`.
@@ -27,6 +35,7 @@ import { WebSocket, type RawData } from 'ws';
 import { JOB_ENV } from '@tsmpi/core/pmi';
 import { isLoopbackAddress, resolveIface } from './iface.ts';
 import { LineForwarder } from './output-forwarder.ts';
+import { findSetpriv, withParentDeath } from './parent-death.ts';
 import {
   HEARTBEAT_MISSES, HEARTBEAT_MS, PROXY_PATH, PROXY_PROTOCOL_VERSION, decodeHeadMessage, encodeProxyMessage, parseLaunchSpec,
   type LaunchSpec, type ProxyMessage, type SpecRank,
@@ -57,20 +66,32 @@ interface ProxyRank {
   isClosed: boolean;
 }
 
-/** Reads the first line of stdin; keeps listening for its end afterwards. */
-function readSpecLine(onEnd: () => void): Promise<string> {
+/**
+ * Reads stdin line by line until `select` accepts one (returns a spec) or
+ * refuses it (returns an Error); null means "not this proxy's line, read on"
+ * (under Slurm every proxy sees every node's line). Keeps listening for the
+ * end of stdin afterwards.
+ */
+function readSpec(select: (line: string) => LaunchSpec | Error | null, onEnd: () => void): Promise<LaunchSpec> {
   return new Promise((resolve, reject) => {
     let text = '';
     let isDone = false;
     const timer = setTimeout(() => reject(new Error(`no launch spec on stdin within ${SPEC_TIMEOUT_MS / 1000} s`)), SPEC_TIMEOUT_MS);
+    const finish = (result: LaunchSpec | Error): void => {
+      isDone = true;
+      text = '';
+      clearTimeout(timer);
+      if (result instanceof Error) reject(result);
+      else resolve(result);
+    };
     process.stdin.on('data', (b: Buffer) => {
       if (isDone) return;
       text += b.toString('utf8');
-      const nl = text.indexOf('\n');
-      if (nl >= 0) {
-        isDone = true;
-        clearTimeout(timer);
-        resolve(text.slice(0, nl));
+      for (let nl = text.indexOf('\n'); nl >= 0 && !isDone; nl = text.indexOf('\n')) {
+        const line = text.slice(0, nl);
+        text = text.slice(nl + 1);
+        const r = select(line);
+        if (r !== null) finish(r);
       }
     });
     process.stdin.on('end', () => {
@@ -85,7 +106,18 @@ function readSpecLine(onEnd: () => void): Promise<string> {
   });
 }
 
-/** Addresses of mpiexec to try, in order: the ssh client's address first. */
+/**
+ * Under Slurm: whether a launch spec line is this node's, by SLURMD_NODENAME
+ * (the name SLURM_JOB_NODELIST uses) or, for nodes srun chose itself, by
+ * SLURM_NODEID. Task numbers (SLURM_PROCID) follow Slurm's node order, not
+ * mpiexec's, so they are not used.
+ */
+export function isSlurmSpecFor(spec: LaunchSpec, env: NodeJS.ProcessEnv): boolean {
+  if (spec.slurmNodeId !== undefined) return env['SLURM_NODEID'] !== undefined && Number(env['SLURM_NODEID']) === spec.slurmNodeId;
+  return env['SLURMD_NODENAME'] !== undefined && spec.host === env['SLURMD_NODENAME'];
+}
+
+/** Addresses of mpiexec to try, in order: the ssh client's address (or srun's host, SLURM_SRUN_COMM_HOST) first. */
 export function candidateAddresses(spec: LaunchSpec, sshConnection: string | undefined): string[] {
   const out: string[] = [];
   const client = sshConnection?.trim().split(/\s+/)[0];
@@ -130,6 +162,8 @@ class Proxy {
   #congestionTimer: NodeJS.Timeout | null = null;
   #hbTimer: NodeJS.Timeout | null = null;
   #isEnding = false;
+  /** setpriv, when this host has one that sets a parent-death signal; probed once, before the first rank starts. */
+  #setpriv: string | null = null;
 
   constructor(spec: LaunchSpec, ws: WebSocket, socket: Socket, url: string) {
     this.#spec = spec;
@@ -144,7 +178,7 @@ class Proxy {
     ws.on('message', (data: RawData) => this.#onMessage(data as Buffer));
     ws.on('close', () => this.die('its link to mpiexec closed'));
     ws.on('error', () => undefined); // 'close' follows
-    this.#send({ t: 'hello', v: PROXY_PROTOCOL_VERSION, key: this.#spec.key, index: this.#spec.index, hostname: os.hostname(), pid: process.pid });
+    this.#send({ t: 'hello', v: PROXY_PROTOCOL_VERSION, key: this.#spec.key, index: this.#spec.index, hostname: nodeName(), pid: process.pid });
     this.#hbTimer = setInterval(() => {
       if (Date.now() - this.#lastHeard > HEARTBEAT_MS * HEARTBEAT_MISSES) {
         this.die(`no heartbeat from mpiexec for ${(HEARTBEAT_MS * HEARTBEAT_MISSES) / 1000} s`);
@@ -154,14 +188,17 @@ class Proxy {
     }, HEARTBEAT_MS);
   }
 
-  /** Kills every rank's process group and exits with status 1. */
-  die(why: string): void {
+  /**
+   * Kills every rank's process group and exits: status 1, or 128 + the signal's number when a signal
+   * ended it (under Slurm, srun's status is its tasks' worst, so a scancel then reads as 143, not 1).
+   */
+  die(why: string, status = 1): void {
     if (this.#isEnding) return;
     this.#isEnding = true;
     this.#killAll('SIGKILL');
     process.stderr.write(`tsmpi proxy on ${os.hostname()} (${this.#spec.host}): ${why}; killed its ranks\n`);
     this.#ws.terminate();
-    process.exit(1);
+    process.exit(status);
   }
 
   #send(m: ProxyMessage): void {
@@ -232,6 +269,7 @@ class Proxy {
       return;
     }
     this.#send({ t: 'address', listenHost });
+    this.#setpriv = findSetpriv();
     for (const r of this.#ranks) this.#spawn(r, listenHost);
   }
 
@@ -244,14 +282,18 @@ class Proxy {
     env[JOB_ENV.localSize] = String(r.spec.localSize);
     env[JOB_ENV.pmiUrl] = this.#url;
     env[JOB_ENV.jobKey] = s.key;
-    env[JOB_ENV.host] = s.host;
+    env[JOB_ENV.host] = s.slurmNodeId === undefined ? s.host : nodeName();
     env[JOB_ENV.listenHost] = listenHost;
     if (s.portRange !== null) env[JOB_ENV.portRange] = s.portRange;
     let child: ChildProcess;
     try {
       // Rank 0 reads mpiexec's stdin (API.md), relayed over the link.
       const stdin = r.spec.rank === 0 ? 'pipe' : 'ignore';
-      child = spawn(s.file, [...s.args], { cwd: s.wdir, env, detached: true, stdio: [stdin, 'pipe', 'pipe'] });
+      // A Node rank (run by this proxy's own node) dies with this proxy, even with one killed -9 before the rank
+      // joined (parent-death.ts); other programs start directly, so that one that cannot be executed is reported as before.
+      const plain = { file: s.file, args: s.args };
+      const cmd = s.file === process.execPath ? withParentDeath(plain, this.#setpriv) : plain;
+      child = spawn(cmd.file, [...cmd.args], { cwd: s.wdir, env, detached: true, stdio: [stdin, 'pipe', 'pipe'] });
     } catch (err) {
       this.#startError(r, (err as Error).message);
       return;
@@ -339,33 +381,48 @@ class Proxy {
   }
 }
 
-/** The proxy's main; never returns normally (the process exits). */
-export async function runProxy(): Promise<void> {
+/** This host's name as the job knows it: the Slurm node name under Slurm, else the host name. */
+function nodeName(): string {
+  return process.env['SLURMD_NODENAME'] ?? os.hostname();
+}
+
+/**
+ * The proxy's main; never returns normally (the process exits).
+ * `--slurm` in argv: started by srun, one of several proxies reading the same stdin.
+ */
+export async function runProxy(argv: readonly string[] = process.argv.slice(2)): Promise<void> {
+  const isSlurm = argv.includes('--slurm');
   let proxy: Proxy | null = null;
   let stdinEnded = false;
+  const session = isSlurm ? 'its srun step' : 'its ssh session';
   const onStdinEnd = (): void => {
     stdinEnded = true;
-    proxy?.die('mpiexec went away (its ssh session ended)');
+    proxy?.die(`mpiexec went away (${session} ended)`);
   };
   for (const sig of ['SIGHUP', 'SIGINT', 'SIGTERM'] as const) {
     process.on(sig, () => {
-      if (proxy !== null) proxy.die(`received ${sig}`);
-      else process.exit(1);
+      const status = 128 + (os.constants.signals[sig] ?? 0);
+      if (proxy !== null) proxy.die(`received ${sig}`, status);
+      else process.exit(status);
     });
   }
   let spec: LaunchSpec;
+  const select = (line: string): LaunchSpec | Error | null => {
+    const parsed = parseLaunchSpec(line);
+    if (parsed instanceof Error || !isSlurm) return parsed;
+    return isSlurmSpecFor(parsed, process.env) ? parsed : null;
+  };
   try {
-    const parsed = parseLaunchSpec(await readSpecLine(onStdinEnd));
-    if (parsed instanceof Error) throw parsed;
-    spec = parsed;
+    spec = await readSpec(select, onStdinEnd);
   } catch (err) {
-    process.stderr.write(`tsmpi proxy on ${os.hostname()}: ${(err as Error).message}\n`);
+    const which = isSlurm ? ` for Slurm node ${process.env['SLURMD_NODENAME'] ?? '?'} (SLURM_NODEID ${process.env['SLURM_NODEID'] ?? '?'})` : '';
+    process.stderr.write(`tsmpi proxy on ${nodeName()}: ${(err as Error).message}${which}\n`);
     process.exit(1);
   }
   const tried: string[] = [];
   let link: { ws: WebSocket; socket: Socket } | null = null;
   let url = '';
-  for (const a of candidateAddresses(spec, process.env['SSH_CONNECTION'])) {
+  for (const a of candidateAddresses(spec, isSlurm ? process.env['SLURM_SRUN_COMM_HOST'] : process.env['SSH_CONNECTION'])) {
     try {
       link = await openLink(a, spec.port);
       url = `ws://${a.includes(':') ? `[${a}]` : a}:${spec.port}`;
@@ -381,5 +438,5 @@ export async function runProxy(): Promise<void> {
   link.socket.setKeepAlive(true, KEEPALIVE_MS);
   proxy = new Proxy(spec, link.ws, link.socket, url);
   proxy.run();
-  if (stdinEnded) proxy.die('mpiexec went away (its ssh session ended)');
+  if (stdinEnded) proxy.die(`mpiexec went away (${session} ended)`);
 }

@@ -13,6 +13,9 @@
  * `lost` is reported once, to the job, which ends the job naming the host
  * and its ranks. The ssh process runs in its own process group (detached) so
  * that close() can kill it and everything it started on this side.
+ * Under Slurm one srun step (slurm-step.ts) starts every host's proxy: the
+ * host then only waits for its link (awaitLink), and the job tells it when
+ * srun ended (launcherEnded), which loses a host that never linked.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
@@ -63,6 +66,8 @@ export class RemoteHost {
   #isLost = false;
   #isFinished = false;
   #localAddress = '';
+  /** The name the proxy's host gave in its hello (its Slurm node name under Slurm); '' before. */
+  #linkedName = '';
   /** Reading from the link is paused while mpiexec's output is congested (OutputSink); heartbeats are not judged then. */
   #pauses = 0;
   /** mpiexec's stdin while it is relayed to this host's rank 0, and the bytes not yet acknowledged. */
@@ -84,6 +89,38 @@ export class RemoteHost {
 
   get isDone(): boolean {
     return this.#isLost || this.#isFinished;
+  }
+
+  /** The host name the proxy reported in its hello ('' before the link). */
+  get linkedName(): string {
+    return this.#linkedName;
+  }
+
+  /**
+   * For a proxy someone else starts (one srun for all hosts): waits for its
+   * link; `connectBackMs` null waits as long as the launcher runs (srun may
+   * queue for resources).
+   */
+  awaitLink(connectBackMs: number | null, what: string, onSettled: () => void): void {
+    let isSettled = false;
+    this.#settleOnLink = () => {
+      if (!isSettled) {
+        isSettled = true;
+        onSettled();
+      }
+    };
+    if (connectBackMs === null) return;
+    this.#timer = setTimeout(() => {
+      if (this.#ws !== null) return;
+      this.#settleOnLink?.();
+      this.#lose(`host ${this.host}: its proxy (started by ${what}) did not connect back to mpiexec within ${connectBackMs / 1000} s; check that this machine is reachable from ${this.host} (firewall, --port-range, --iface)`, HOST_FAILED_STATUS);
+    }, connectBackMs);
+  }
+
+  /** The shared launcher (srun) ended: a host that never linked is lost with `why`. */
+  launcherEnded(why: string, status: number): void {
+    this.#settleOnLink?.();
+    if (this.#ws === null) this.#lose(why, status);
   }
 
   /** Starts the remote launch; `specLine` goes to its stdin, which then stays open. */
@@ -136,8 +173,9 @@ export class RemoteHost {
   #settleOnLink: (() => void) | null = null;
 
   /** The proxy's hello was accepted: this link is the host's from now on. */
-  attach(ws: WebSocket, localAddress: string): void {
+  attach(ws: WebSocket, localAddress: string, hostname = ''): void {
     this.#ws = ws;
+    this.#linkedName = hostname;
     this.#localAddress = localAddress.replace(/^::ffff:/, '');
     this.#settleOnLink?.();
     if (this.#timer !== null) clearTimeout(this.#timer);
@@ -321,6 +359,6 @@ export function acceptProxyLink(ws: WebSocket, localAddress: string, jobKey: str
       return;
     }
     log.debug({ host: h.host, hostname: m.hostname, pid: m.pid }, 'proxy linked');
-    h.attach(ws, localAddress);
+    h.attach(ws, localAddress, m.hostname);
   });
 }

@@ -14,9 +14,10 @@
  *   --mpi=none              the proxies are not MPI tasks: no PMI plugin even if MpiDefault sets one
  *   --export=ALL            the proxies get mpiexec's environment (TSMPI_* settings, PATH) even when
  *                           `sbatch --export=NONE` left SLURM_EXPORT_ENV=NONE behind
- *   --input=all             srun's stdin goes to every proxy: mpiexec writes the job key there as one
- *                           line and closes it, so the key is never in argv (ps, scontrol show step)
- *                           nor in the step's environment, and the terminal's stdin is not read
+ *   --input=all             srun's stdin goes to every proxy: mpiexec writes there one launch spec
+ *                           line per node, each with the job key, and keeps it open (its end tells the
+ *                           proxies mpiexec is gone), so the key is never in argv (ps, scontrol show
+ *                           step) nor in the step's environment, and the terminal's stdin is not read
  *   inside an allocation, Slurm >= 23.11: --external-launcher (what PRRTE passes; implies overlap)
  *   inside an allocation, 20.11 - 23.02:  --overlap
  *                           since 20.11 a step does not share CPUs with other running steps; without

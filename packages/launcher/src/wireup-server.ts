@@ -33,40 +33,8 @@ import {
   type FinalizeReport,
   type ServerMessage,
 } from '@tsmpi/core/pmi';
+import { listenInRange } from '@tsmpi/transport-tcp';
 import { PROXY_PATH } from './proxy-protocol.ts';
-
-function tryListen(server: Server, host: string, port: number): Promise<NodeJS.ErrnoException | null> {
-  return new Promise((resolve) => {
-    const onError = (err: Error): void => {
-      server.off('listening', onListening);
-      resolve(err as NodeJS.ErrnoException);
-    };
-    const onListening = (): void => {
-      server.off('error', onError);
-      resolve(null);
-    };
-    server.once('error', onError);
-    server.once('listening', onListening);
-    server.listen(port, host);
-  });
-}
-
-/** Listens on a free port of `ports` (each tried once from a random start), or on any port. */
-async function listenOnPort(server: Server, host: string, ports: { readonly lo: number; readonly hi: number } | null): Promise<void> {
-  if (ports === null) {
-    const err = await tryListen(server, host, 0);
-    if (err !== null) throw err;
-    return;
-  }
-  const n = ports.hi - ports.lo + 1;
-  const start = Math.floor(Math.random() * n);
-  for (let i = 0; i < n; i++) {
-    const err = await tryListen(server, host, ports.lo + ((start + i) % n));
-    if (err === null) return;
-    if (err.code !== 'EADDRINUSE' && err.code !== 'EACCES') throw err;
-  }
-  throw new Error(`no free port in --port-range ${ports.lo}-${ports.hi} on ${host}`);
-}
 
 /** What the job learns from the service. */
 export interface WireupEvents {
@@ -129,7 +97,7 @@ export class WireupServer {
    */
   async start(host = '127.0.0.1', ports: { readonly lo: number; readonly hi: number } | null = null): Promise<number> {
     const http = createServer();
-    await listenOnPort(http, host, ports);
+    await listenInRange(http, host, ports ?? undefined);
     const wss = new WebSocketServer({ server: http, perMessageDeflate: false, maxPayload: MAX_PAYLOAD_BYTES });
     this.#wss = wss;
     this.#http = http;

@@ -155,14 +155,16 @@ describe('mpiexec command line', () => {
     [['-n', 'zero', 'x.ts'], /-n zero: expected an integer/],
     [['-n', '2', '--matching', 'fast', 'x.ts'], /--matching fast: expected one of parallel, global/],
     [['-n', '2', '--channels', '0', 'x.ts'], /--channels 0: expected an integer from 1 to 64/],
-    [['-n', '2', '--launcher', 'slurm', 'x.ts'], /--launcher slurm is not implemented yet/],
+    [['-n', '2', '--launcher', 'slurm', '--launcher-exec', '/nonexistent/srun', 'x.ts'], /--launcher slurm: cannot run \/nonexistent\/srun \(ENOENT\); install Slurm's client commands/],
+    [['-n', '2', 'x.ts'], /Slurm allocation: SLURM_JOB_ID=7 is set but SLURM_JOB_NODELIST is not.*--launcher fork\|ssh/, { SLURM_JOB_ID: '7' }],
+    [['-n', '2', '--eager-limit', '67108865', 'x.ts'], /--eager-limit 67108865: expected an integer from 0 to 67108864/],
     [['-n', '2', '--hosts', 'elsewhere-host', '--launcher', 'fork', 'x.ts'], /host elsewhere-host is not this machine; --launcher fork starts processes here only/],
     [['-n', '2', '-x', 'TSMPI_TEST_SURELY_UNSET', 'x.ts'], /-x TSMPI_TEST_SURELY_UNSET: TSMPI_TEST_SURELY_UNSET is not set in mpiexec's environment/],
     [['-n', '2', '--timeout', '-1', 'x.ts'], /--timeout -1: expected a positive number/],
     [['-n', '2', '--bogus', 'x.ts'], /unknown option --bogus/],
     [['-n', '2'], /no program given/],
-  ])('rejects %j with one line and status 2', async (args, message) => {
-    const r = await runMpiexec(args);
+  ])('rejects %j with one line and status 2', async (args, message, env?: Record<string, string>) => {
+    const r = await runMpiexec(args, env === undefined ? {} : { env });
     expect(r.status).toBe(2);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(message);

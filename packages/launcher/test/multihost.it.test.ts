@@ -159,13 +159,7 @@ describe.skipIf(!support.ok)(withSkipReason('mpiexec across hosts (namespace clu
     expect(r.stderr).toMatch(/^mpiexec: host th2: no heartbeat from its proxy for 5 s .*; lost ranks 2, 3; aborting the job \(4 processes\)$/m);
     // th2's proxy noticed the silence too and killed its ranks while cut off: nothing of the job there even before
     // linkUp (only sshd's session for the dead connection, which ends once the link is back: see afterEach).
-    const deadline = Date.now() + 15_000;
-    let left = await cluster.leftovers(0);
-    while (left.some((l) => !l.includes('sshd:')) && Date.now() < deadline) {
-      await new Promise((res) => setTimeout(res, 200));
-      left = await cluster.leftovers(0);
-    }
-    expect(left.filter((l) => !l.includes('sshd:'))).toEqual([]);
+    expect(await cluster.leftovers(15_000, (l) => l.includes('sshd:'))).toEqual([]);
   });
 
   it('forwards Ctrl-C to the ranks of every host', async () => {

@@ -41,7 +41,6 @@ describe('parseArgs', () => {
     [['-n'], /-n needs a value/],
     [['-n', '0', 'p'], /-n 0: expected an integer from 1/],
     [['--env', 'NOEQ', 'p'], /--env NOEQ: expected KEY=VALUE/],
-    [['--launcher', 'slurm', 'p'], /not implemented yet/],
     [['--launcher', 'pbs', 'p'], /expected one of fork, ssh, slurm/],
     [['--iface', 'eth 0', 'p'], /--iface eth 0: expected an interface name, an address or an IPv4 CIDR/],
     [['-x', '1BAD', 'p'], /-x 1BAD: expected KEY or KEY=VALUE/],
@@ -81,6 +80,13 @@ describe('parseArgs', () => {
     expect(o.portRange).toEqual({ lo: 5000, hi: 5100 });
     expect(o.launcher).toBe('ssh');
     expect(run(['--launcher-exec', 'rsh', 'p']).launcherExec).toEqual(['rsh']);
+  });
+
+  it('records whether -n and --launcher were given (inside Slurm both default from the allocation)', () => {
+    const d = run(['p']);
+    expect([d.np, d.hasExplicitNp, d.launcher, d.hasExplicitLauncher]).toEqual([1, false, 'ssh', false]);
+    const o = run(['-n', '1', '--launcher', 'slurm', 'p']);
+    expect([o.np, o.hasExplicitNp, o.launcher, o.hasExplicitLauncher]).toEqual([1, true, 'slurm', true]);
   });
 });
 

@@ -102,6 +102,7 @@ describe.skipIf(registryDown)('the packed packages, installed with npm outside t
       expect(files).toContain('package/dist/index.js');
       expect(files).toContain('package/dist/index.d.ts');
       expect(files).toContain('package/dist/index.js.map');
+      expect(files, `${path.basename(t)} carries the license its package.json names`).toContain('package/LICENSE');
     }
   });
 

@@ -171,9 +171,9 @@ describe.skipIf(why !== null)(`Slurm harness${why === null ? '' : ` (skipped: ${
   });
 
   it('a tsmpi job (fork launcher) runs as a Slurm task on each node, which sees its own host name', async () => {
-    // What the srun launcher will build on: node, tsx and the repo are usable inside Slurm's steps.
+    // node, tsx and the repo are usable inside Slurm's steps; --launcher fork, since inside an allocation mpiexec would use Slurm.
     const r = await slurm.run(['salloc', '-N', '2', '-n', '2', 'srun', '--ntasks-per-node=1',
-      process.execPath, 'packages/launcher/bin/mpiexec.mjs', '-n', '2', 'examples/hello.ts'], { deadlineMs: 110_000 });
+      process.execPath, 'packages/launcher/bin/mpiexec.mjs', '--launcher', 'fork', '-n', '2', 'examples/hello.ts'], { deadlineMs: 110_000 });
     expect(r.timedOut, r.stderr).toBe(false);
     expect(r.status, r.stderr).toBe(0);
     const expected = slurm.nodes.flatMap((n) => [0, 1].map((rank) => `Hello from rank ${rank} of 2 on ${n}`));

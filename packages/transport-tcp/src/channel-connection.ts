@@ -61,6 +61,8 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
   #isEnded = false;
   #error: TransportError | null = null;
   #address: HostPort | null = null;
+  /** The peer's same-host socket (same-host.ts) while it is still to be tried, else null. */
+  #unixPath: string | null = null;
   #firstConnectAt = 0;
   #retryDelayMs = 0;
   #retryTimer: NodeJS.Timeout | null = null;
@@ -97,9 +99,10 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
     });
   }
 
-  /** Starts connecting to the peer's listener. */
-  connect(address: HostPort): void {
+  /** Starts connecting to the peer's listener: its same-host socket `unixPath` first when given, else TCP. */
+  connect(address: HostPort, unixPath: string | null = null): void {
     this.#address = address;
+    this.#unixPath = unixPath;
     this.#firstConnectAt = Date.now();
     this.#retryDelayMs = this.#owner._tuning.connectRetryDelayMs;
     this.#dial();
@@ -107,7 +110,9 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
 
   #dial(): void {
     const address = this.#address!;
-    const socket = net.connect({ host: address.host, port: address.port, noDelay: true });
+    const socket = this.#unixPath !== null
+      ? net.connect({ path: this.#unixPath })
+      : net.connect({ host: address.host, port: address.port, noDelay: true });
     this.#socket = socket;
     this.#error = null;
     wireSocket(socket, this, this.#owner._tuning.handshakeTimeoutMs, this.#owner._tuning.keepAliveMs);
@@ -334,6 +339,14 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
 
   /** @internal socket 'close' */
   _onClose(): void {
+    if (this.#unixPath !== null && this.#state === STATE_CONNECTING && !this.#helloSent && !this.#owner._isClosing && !this.#isEndRequested) {
+      // The peer has no same-host socket (or it failed before the handshake): TCP, once, right away.
+      this.#owner._log.debug({ peer: this.peer, channel: this.channel, code: this.#error?.code }, 'same-host socket failed; connecting over TCP');
+      this.#unixPath = null;
+      this.#socket = null;
+      this.#dial();
+      return;
+    }
     if (this.#shouldRetry()) {
       this.#owner._log.debug({ peer: this.peer, channel: this.channel, code: this.#error?.code, delayMs: this.#retryDelayMs }, 'connect failed; retrying');
       this.#socket = null;

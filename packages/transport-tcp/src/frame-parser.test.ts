@@ -178,4 +178,38 @@ describe('frame parser', () => {
     p.feed(stream);
     expect(sink.got.length).toBe(1);
   });
+
+  it('refuses a payload above maxUnsolicitedBytes that was not asked for, before allocating it, split anywhere', () => {
+    // A header announcing 4 GiB - 1 bytes, then a few of them: the parser must stop at the header.
+    const huge = new Uint8Array(HEADER_BYTES + 8);
+    encodeHeader(huge, 0, { ...newFrameHeader(), kind: 1, seq: 9 }, 0xffff_ffff);
+    const s = concat([frame(0, range(100, 1)), huge]);
+    for (const step of [1, 7, HEADER_BYTES, s.length]) {
+      const sink = new Sink();
+      const p = new FrameParser(sink, 64, 0xffff_ffff, 100);
+      let status: number = PARSE_STATUS.OK;
+      for (let at = 0; at < s.length && status === PARSE_STATUS.OK; at += step) status = p.feed(s.subarray(at, at + step));
+      expect(status).toBe(PARSE_STATUS.UNSOLICITED);
+      expect(p.header.seq).toBe(9);
+      expect(p.header.payloadLength).toBe(0xffff_ffff);
+      expect(sink.got.map((g) => g.header.seq)).toEqual([0]); // the frame at the limit passed
+      expect(p.bufferedBytes).toBe(0);
+      expect(p.feed(frame(3, []))).toBe(PARSE_STATUS.OK); // stopped: nothing more is delivered
+      expect(sink.got.length).toBe(1);
+    }
+  });
+
+  it('takes a payload above maxUnsolicitedBytes into the array frameTarget supplies, also when whole in one chunk', () => {
+    const sink = new Sink();
+    const target = new Uint8Array(500);
+    sink.targets.set(5, target);
+    const p = new FrameParser(sink, 1 << 20, 0xffff_ffff, 100);
+    expect(p.feed(concat([frame(4, range(100, 2)), frame(5, range(500, 3)), frame(6, [])]))).toBe(PARSE_STATUS.OK);
+    expect(sink.got.map((g) => g.header.seq)).toEqual([4, 5, 6]);
+    expect(sink.got[1]!.isTarget).toBe(true);
+    expect(sink.got[1]!.payload).toEqual(range(500, 3));
+    // A target of the wrong length counts as none.
+    sink.targets.set(7, new Uint8Array(499));
+    expect(p.feed(frame(7, range(500, 3)))).toBe(PARSE_STATUS.UNSOLICITED);
+  });
 });

@@ -24,6 +24,13 @@
  * assembled, unfilledTarget() lets the socket read its rest straight into the
  * target, which saves that copy too. The header handed to the sink is this
  * parser's reused object: valid only during the call.
+ *
+ * Bounds: a header announcing more than maxPayloadBytes is TOO_LARGE (the
+ * stream is corrupt). A payload larger than maxUnsolicitedBytes must have been
+ * asked for: frameTarget has to supply its array (the device does for the
+ * rendezvous data of a receive it matched); otherwise feed() returns
+ * UNSOLICITED before allocating anything, so a peer cannot make the parser
+ * allocate up to 4 GiB per frame by announcing it.
  */
 import { newFrameHeader, type FrameHeader } from '@tsmpi/core/transport';
 import { HEADER_BYTES, decodeHeader } from './frame-codec.ts';
@@ -41,6 +48,8 @@ export const PARSE_STATUS = {
   OK: 0,
   /** A header announced a payload larger than maxPayloadBytes: the stream is corrupt. */
   TOO_LARGE: 1,
+  /** A header announced a payload above maxUnsolicitedBytes that the sink did not ask for (frameTarget gave none). */
+  UNSOLICITED: 2,
 } as const;
 export type ParseStatus = (typeof PARSE_STATUS)[keyof typeof PARSE_STATUS];
 
@@ -54,6 +63,7 @@ export class FrameParser {
   readonly #sink: FrameSink;
   readonly #targetMinBytes: number;
   readonly #maxPayloadBytes: number;
+  readonly #maxUnsolicitedBytes: number;
   readonly #header: FrameHeader = newFrameHeader();
   readonly #head = new Uint8Array(HEADER_BYTES);
   #headFill = 0;
@@ -65,11 +75,19 @@ export class FrameParser {
    * @param sink receives frames
    * @param targetMinBytes payloads of at least this size in one chunk are offered to frameTarget too
    * @param maxPayloadBytes larger announced payloads make feed() return TOO_LARGE
+   * @param maxUnsolicitedBytes larger payloads that frameTarget does not supply an array for make
+   *   feed() return UNSOLICITED (default: maxPayloadBytes, no such bound)
    */
-  constructor(sink: FrameSink, targetMinBytes: number, maxPayloadBytes: number) {
+  constructor(sink: FrameSink, targetMinBytes: number, maxPayloadBytes: number, maxUnsolicitedBytes = maxPayloadBytes) {
     this.#sink = sink;
     this.#targetMinBytes = targetMinBytes;
     this.#maxPayloadBytes = maxPayloadBytes;
+    this.#maxUnsolicitedBytes = maxUnsolicitedBytes;
+  }
+
+  /** The header of the frame being parsed (after feed() returned UNSOLICITED: the refused one). */
+  get header(): Readonly<FrameHeader> {
+    return this.#header;
   }
 
   /** Bytes of a partial frame held right now (0 at a frame boundary). */
@@ -130,7 +148,7 @@ export class FrameParser {
           continue;
         }
         const avail = len - pos;
-        if (avail >= plen && plen < this.#targetMinBytes) {
+        if (avail >= plen && plen < this.#targetMinBytes && plen <= this.#maxUnsolicitedBytes) {
           const end = pos + plen;
           const view = chunk.subarray(pos, end);
           pos = end;
@@ -138,7 +156,13 @@ export class FrameParser {
           continue;
         }
         let target = this.#sink.frameTarget(h);
-        if (target === null || target.length !== plen) target = new Uint8Array(plen);
+        if (target === null || target.length !== plen) {
+          if (plen > this.#maxUnsolicitedBytes) {
+            this.stop();
+            return PARSE_STATUS.UNSOLICITED;
+          }
+          target = new Uint8Array(plen);
+        }
         const take = avail < plen ? avail : plen;
         target.set(chunk.subarray(pos, pos + take), 0);
         pos += take;

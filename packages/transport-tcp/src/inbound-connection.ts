@@ -114,9 +114,8 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
   /** @internal socket 'data' (hot path) */
   _onData(chunk: Uint8Array): void {
     if (this.#state === STATE_OPEN) {
-      if (this.#parser!.feed(chunk) !== PARSE_STATUS.OK) {
-        this.#lose('TSMPI_ERR_SOCKET', 'frame header announces an impossible payload length');
-      }
+      const status = this.#parser!.feed(chunk);
+      if (status !== PARSE_STATUS.OK) this.#protocolError(status);
       return;
     }
     const hs = this.#handshake;
@@ -145,7 +144,7 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
     this.#state = STATE_OPEN;
     this.#socket.setTimeout(0);
     this.#socket.write(hs.accept);
-    this.#parser = new FrameParser(this, owner._tuning.targetMinBytes, MAX_PAYLOAD_BYTES);
+    this.#parser = new FrameParser(this, owner._tuning.targetMinBytes, MAX_PAYLOAD_BYTES, owner._maxUnsolicitedBytes);
     if (owner._isClosing) {
       this.beginClose();
       return;
@@ -180,6 +179,17 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
     this.#state = STATE_CLOSED;
     this.#parser?.stop();
     this.#owner._socketClosed();
+  }
+
+  /** The peer sent a frame the parser refused: the stream cannot be trusted, so the peer is lost (the job fails). */
+  #protocolError(status: number): void {
+    if (status === PARSE_STATUS.TOO_LARGE) {
+      this.#lose('TSMPI_ERR_PROTOCOL', 'frame header announces an impossible payload length');
+      return;
+    }
+    const h = this.#parser!.header;
+    this.#owner._log.warn({ peer: this.process, channel: this.channel, kind: h.kind, payloadLength: h.payloadLength, limit: this.#owner._maxUnsolicitedBytes }, 'refused an unsolicited frame larger than the eager limit');
+    this.#lose('TSMPI_ERR_PROTOCOL', `a frame of kind ${h.kind} announces ${h.payloadLength} payload bytes that no receive asked for (at most ${this.#owner._maxUnsolicitedBytes} may come unasked: the eager limit; do all ranks use the same --eager-limit?)`);
   }
 
   #refuse(reason: string): void {

@@ -13,3 +13,4 @@ export const createTransport: TransportFactory = (options) => new TcpTransport(o
 export { TcpTransport } from './tcp-transport.ts';
 export { DEFAULT_TUNING } from './tuning.ts';
 export type { TcpTuning } from './tuning.ts';
+export { listenInRange } from './listen-port.ts';

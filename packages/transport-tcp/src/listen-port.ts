@@ -3,6 +3,7 @@
  * clusters): tries each port of the range once, starting at a random one so
  * that the ranks of one host do not all race for the lowest port, and moves
  * on when a port is taken. Without a range the kernel picks a free port.
+ * The ranks' transports and mpiexec's wire-up service both listen through it.
  */
 import type net from 'node:net';
 
@@ -45,5 +46,5 @@ export async function listenInRange(server: net.Server, host: string, range: { r
     if (err === null) return;
     if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE' && (err as NodeJS.ErrnoException).code !== 'EACCES') throw err;
   }
-  throw new Error(`no free port in the range ${range.lo}-${range.hi} on ${host}`);
+  throw new Error(`no free port in --port-range ${range.lo}-${range.hi} on ${host}`);
 }

@@ -26,6 +26,10 @@
  * process.nextTick (tuning.flushWith) flushes them all: one socket write per
  * channel per turn. See tuning.ts for why nextTick is the default.
  *
+ * Same host: the instance also listens on an abstract Unix-domain socket
+ * named after the job key and its address, and dials a peer that published
+ * the same host there instead of over TCP (same-host.ts, docs/adr/0012).
+ *
  * Peers: state per peer is ALIVE, DEPARTED (it sent GOODBYE: its close() is
  * graceful) or LOST (reported once through onPeerLost). Sending to a departed
  * or lost peer drops the frame; a departed peer is then reported lost once
@@ -41,7 +45,8 @@ import { ChannelConnection } from './channel-connection.ts';
 import type { ConnectionOwner } from './connection-owner.ts';
 import { InboundConnection } from './inbound-connection.ts';
 import { listenInRange } from './listen-port.ts';
-import { DEFAULT_TUNING, type TcpTuning } from './tuning.ts';
+import { HAS_ABSTRACT_SOCKETS, isSameHost, sameHostSocketName } from './same-host.ts';
+import { DEFAULT_TUNING, MAX_PAYLOAD_BYTES, type TcpTuning } from './tuning.ts';
 
 const PEER_ALIVE = 0;
 const PEER_DEPARTED = 1;
@@ -63,6 +68,7 @@ export class TcpTransport implements Transport, ConnectionOwner {
   readonly _processCount: number;
   readonly _received: number[];
   readonly _threadConnections: boolean;
+  readonly _maxUnsolicitedBytes: number;
   _isClosing = false;
 
   readonly #channelCount: number;
@@ -76,6 +82,10 @@ export class TcpTransport implements Transport, ConnectionOwner {
   readonly #peerState: Uint8Array;
   #addresses: (HostPort | null)[] = [];
   #server: net.Server | null = null;
+  /** The same-host listener (same-host.ts), or null. */
+  #unixServer: net.Server | null = null;
+  /** Host part of this instance's published address, once listening. */
+  #ownHost: string | null = null;
   /**
    * Every accepted socket reads into this one buffer (read-buffer.ts); made at the first accept.
    * A plain Uint8Array, not a Buffer: payloads are views of it, and a consumer's payload.slice()
@@ -100,6 +110,7 @@ export class TcpTransport implements Transport, ConnectionOwner {
     this._jobKey = options.jobKey;
     this._process = options.process;
     this._processCount = options.processCount;
+    this._maxUnsolicitedBytes = options.maxUnsolicitedPayloadBytes ?? MAX_PAYLOAD_BYTES;
     this.#channelCount = C;
     this.#listenHost = options.listenHost;
     this.#listenPorts = options.listenPorts;
@@ -126,12 +137,37 @@ export class TcpTransport implements Transport, ConnectionOwner {
       // The transport never holds the event loop (interface.ts): the device does while operations are pending.
       server.unref();
       const port = (server.address() as net.AddressInfo).port;
-      return formatAddress(this.#listenHost, port);
+      const address = formatAddress(this.#listenHost, port);
+      this.#ownHost = parseAddress(address)?.host ?? null;
+      return this.#listenUnix(address).then(() => address);
+    });
+  }
+
+  /** Listens on the same-host socket of `address`; without one (not Linux, name taken), peers here use TCP. */
+  #listenUnix(address: string): Promise<void> {
+    if (!this._tuning.sameHostUnix || !HAS_ABSTRACT_SOCKETS) return Promise.resolve();
+    const server = net.createServer({ pauseOnConnect: true }) as OwnedServer;
+    server[kTransport] = this;
+    return new Promise<void>((resolve) => {
+      server.once('error', (err) => {
+        this._log.debug({ err: err.message }, 'no same-host socket; same-host peers connect over TCP');
+        resolve();
+      });
+      server.listen(sameHostSocketName(this._jobKey, address), () => {
+        server.removeAllListeners('error');
+        server.on('error', serverOnError);
+        server.on('connection', serverOnConnection);
+        server.unref();
+        this.#unixServer = server;
+        resolve();
+      });
     });
   }
 
   start(peerAddresses: readonly string[]): void {
     this.#addresses = peerAddresses.map(parseAddress);
+    // A thread instance never listens: its host is the one its own process published, so same-host peers are still reached over Unix sockets.
+    if (this._threadConnections && this.#ownHost === null) this.#ownHost = this.#addresses[this._process]?.host ?? null;
   }
 
   /**
@@ -268,11 +304,15 @@ export class TcpTransport implements Transport, ConnectionOwner {
     const conn = new ChannelConnection(this, peer, channel);
     this.#out[peer * this.#channelCount + channel] = conn;
     this.#liveSockets++;
-    conn.connect(address);
+    const sameHost = this._tuning.sameHostUnix && HAS_ABSTRACT_SOCKETS && isSameHost(this.#ownHost, address.host);
+    conn.connect(address, sameHost ? sameHostSocketName(this._jobKey, formatAddress(address.host, address.port)) : null);
     return conn;
   }
 
   #closeServer(): void {
+    // The same-host listener closes alongside; its accepted sockets are counted like TCP ones.
+    this.#unixServer?.close();
+    this.#unixServer = null;
     const server = this.#server;
     if (server === null) return;
     this.#server = null;

@@ -99,7 +99,7 @@ describe('tcp transport: connect retry, keep-alive and port range', () => {
         expect(port).toBeLessThanOrEqual(lo + 3);
       }
       const full = transport(0, new Rec(), { listenPorts: { lo, hi: lo } });
-      await expect(full.listen()).rejects.toThrow(/no free port in the range/);
+      await expect(full.listen()).rejects.toThrow(/no free port in --port-range/);
     } finally {
       for (const t of ts) t.destroy();
       await new Promise<void>((r) => blocker.close(() => r()));

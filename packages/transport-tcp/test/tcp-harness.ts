@@ -68,6 +68,7 @@ export async function makeTcpJob(spec: {
   jobKey?: string;
   log?: TransportLog;
   tuning?: Partial<TcpTuning>;
+  maxUnsolicitedPayloadBytes?: number;
 }): Promise<{ transports: TcpTransport[]; addresses: string[] }> {
   const tuning = { ...DEFAULT_TUNING, ...spec.tuning };
   const ts = spec.handlers.map((handlers, process) => new TcpTransport({
@@ -78,6 +79,7 @@ export async function makeTcpJob(spec: {
     listenHost: '127.0.0.1',
     log: spec.log ?? recordingLog(),
     handlers,
+    ...(spec.maxUnsolicitedPayloadBytes === undefined ? {} : { maxUnsolicitedPayloadBytes: spec.maxUnsolicitedPayloadBytes }),
   }, tuning));
   const addresses = await Promise.all(ts.map((t) => t.listen()));
   for (const t of ts) t.start(addresses);

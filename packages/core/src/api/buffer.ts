@@ -15,9 +15,9 @@
  * holds the type map, so a datatype freed while the request is pending still
  * unpacks correctly.
  */
-import type { DevRequest } from '../device/index.ts';
+import { MAX_MESSAGE_BYTES, type DevRequest } from '../device/index.ts';
 import { bytesOfView, packInto, packToNew, resolveBuffer, spanBytes, unpackFrom, type TypeMap } from '../datatype/index.ts';
-import { ERR_ARG, ERR_BUFFER, ERR_COUNT, ERR_TRUNCATE, ERR_TYPE, mpiError } from '../util/index.ts';
+import { ERR_ARG, ERR_BUFFER, ERR_COUNT, ERR_TRUNCATE, ERR_TYPE, mpiError, type MPIError } from '../util/index.ts';
 import { Datatype, datatypeOfView } from './datatype.ts';
 
 export type BufSpec = ArrayBufferView | [ArrayBufferView, Datatype] | [ArrayBufferView, number, Datatype];
@@ -75,6 +75,7 @@ export function resolveBuf(spec: unknown, call: string, arg: string): ResolvedBu
   const r = resolveBuffer(call, view, count, dt._record, arg);
   const map = r.typeMap;
   const user = r.bytes;
+  if (r.packedBytes > MAX_MESSAGE_BYTES) throw messageTooLong(call, arg, r.packedBytes);
   const contiguous = map.isContiguous ? user.subarray(map.trueLb, map.trueLb + r.packedBytes) : null;
   return { user, count: r.count, datatype: dt, map, packedBytes: r.packedBytes, contiguous };
 }
@@ -110,9 +111,17 @@ export function typeHandleOf(spec: unknown, countsPredefined: boolean): number {
  * is returned as is, any other bare view costs one Uint8Array view).
  */
 export function bytesOfBuf(spec: unknown, call: string, arg: string): Uint8Array {
-  if (spec instanceof Uint8Array) return spec;
-  if (isView(spec)) return bytesOfView(spec);
-  return packedOf(resolveBuf(spec, call, arg));
+  const bytes = spec instanceof Uint8Array ? spec : isView(spec) ? bytesOfView(spec) : packedOf(resolveBuf(spec, call, arg));
+  if (bytes.length > MAX_MESSAGE_BYTES) throw messageTooLong(call, arg, bytes.length);
+  return bytes;
+}
+
+/**
+ * The error for a buffer or value of more than MAX_MESSAGE_BYTES (4 GiB - 1) bytes.
+ * @returns MPIError(ERR_COUNT) naming the call, the argument and both sizes
+ */
+export function messageTooLong(call: string, arg: string, bytes: number): MPIError {
+  return mpiError(ERR_COUNT, call, `${arg} is ${bytes} bytes; one message carries at most ${MAX_MESSAGE_BYTES} bytes (4 GiB - 1): split it`);
 }
 
 /**

@@ -50,7 +50,7 @@ import {
 import { allgatherBytes } from '../coll/index.ts';
 import { hostLabel } from '../config/index.ts';
 import { OBJECT_KIND, handleKind } from '../device/index.ts';
-import { ERR_ARG, ERR_COMM, ERR_GROUP, ERR_TAG, mpiError } from '../util/index.ts';
+import { ERR_ARG, ERR_GROUP, ERR_TAG, mpiError } from '../util/index.ts';
 import { CollComm } from './coll-comm.ts';
 import { CommCollPt2pt } from './coll-pt2pt.ts';
 import { COMM_TYPE_SHARED, TAG_UB, UNDEFINED } from './constants.ts';
@@ -89,7 +89,7 @@ export class Comm extends CollComm {
   get group(): Group {
     const call = 'Comm.group';
     const rt = runtime(call);
-    if (this._freed) throw mpiError(ERR_COMM, call, `communicator ${this.name} has been freed`);
+    this._checkNotFreed(call);
     return Group._view(this._endpoints, rt.device.objects.data(this._handle, GROUP_WORD), call);
   }
 

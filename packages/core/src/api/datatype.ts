@@ -66,8 +66,9 @@ export class Datatype {
   }
 
   /** @internal */
+  /** Freed through this wrapper, or (a type shared with other threads) through another thread's (object-table.ts isUsable). */
   get _freed(): boolean {
-    return this._record.isFreed;
+    return this._record.isFreed || (this._handle !== 0 && !this._predefined && !(runtimeOrNull()?.device.objects.isUsable(this._handle) ?? true));
   }
 
   /** @internal The typed array that views one element, or null for a mixed struct. */
@@ -110,6 +111,7 @@ export class Datatype {
    */
   free(): void {
     if (this._predefined) throw mpiError(ERR_TYPE, 'Datatype.free', `${this.name} is predefined and cannot be freed`);
+    if (!this._record.isFreed && this._freed) throw mpiError(ERR_TYPE, 'Datatype.free', `${this.name} has already been freed (in another thread)`);
     this._record.free();
     if (this._handle !== 0) runtime('Datatype.free').device.lifetime.userFree(this._handle);
   }

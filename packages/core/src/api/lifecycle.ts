@@ -22,6 +22,7 @@ import type { TransportFactory } from '../transport/index.ts';
 import { ERR_ARG, ERR_OTHER, mpiError, schedYield } from '../util/index.ts';
 import { THREAD_LEVELS, type ThreadLevel } from './constants.ts';
 import { attachBlockedTable, blockedIn, BLOCKED_SLOT_WORDS } from './blocked.ts';
+import { pollPolicy } from './poll-policy.ts';
 import { configureWaitPoll, noteRendezvous, stopWaitPoll, type WaitPollOptions } from './wait-poll.ts';
 import { MAX_THREADS } from '../device/index.ts';
 import { isInitialized, runtime, setRuntime, type RuntimeState } from './runtime.ts';
@@ -143,9 +144,10 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     directRoutes = addresses === null || size - 1 > DIRECT_MAX_PEERS ? [] : [{ channels: allChannels, addresses }];
     device.start(addresses);
   }
-  configureWaitPoll(waitPollOptions(settings, size, log, device, !useEngines));
+  const policy = pollPolicy({ localSize: job?.localSize ?? 1, cores: os.availableParallelism(), spinTurns: settings.waitSpinTurns });
+  configureWaitPoll({ ...waitPollOptions(settings, size, log, device, !useEngines), spinTurns: policy.spinTurns });
   // Bulk traffic sleeps only where a poller would take a core from another process of the job.
-  if (job !== null && job.localSize > os.availableParallelism()) device.onRendezvous = noteRendezvous;
+  if (policy.isOversubscribed) device.onRendezvous = noteRendezvous;
   if (shared.layout.multithreaded) {
     attachBlockedTable(shared.buffers.blocked, 0, MAX_THREADS);
     shared.watchAbort((code, thread) => abort(code, { name: `COMM_WORLD (from worker thread ${thread})` } as typeof COMM_WORLD));
@@ -257,7 +259,8 @@ async function initWorkerThread(boot: WorkerBoot): Promise<ThreadLevel> {
   device.start(null, boot.direct);
   await device.openDirect();
   directRoutes = boot.direct;
-  configureWaitPoll(waitPollOptions(settings, size, log, device, false));
+  const policy = pollPolicy({ localSize: boot.job?.localSize ?? 1, cores: os.availableParallelism(), spinTurns: settings.waitSpinTurns });
+  configureWaitPoll({ ...waitPollOptions(settings, size, log, device, false), spinTurns: policy.spinTurns });
   attachBlockedTable(shared.buffers.blocked, threadId, MAX_THREADS);
   attachPredefinedComms(boot.predefined, size, settings.endpoints, device.firstEndpoint, boot.endpoint);
   const types = setupPredefinedTypes(null, boot.predefinedObjects);

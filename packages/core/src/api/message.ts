@@ -50,11 +50,17 @@ export class Message {
     const req = new Request<unknown>(r, this.#comm, call);
     if (objectForm) req._valueOf = (d) => d.value;
     const slot = this.#slot;
-    this.#slot = NO_SLOT;
-    // The receive references the communicator from now on; the Message's own reference goes.
+    // The receive references the communicator from now on; the Message's own reference goes once it has started.
     dev.lifetime.acquire(r, this.#comm._handle, 0, 0);
+    try {
+      dev.recvMatched(r, slot);
+    } catch (e) {
+      // No request slot (ERR_NO_MEM): the device dropped the receive; the Message stays receivable.
+      this.#received = false;
+      throw e;
+    }
+    this.#slot = NO_SLOT;
     dev.lifetime.release(this.#comm._handle);
-    dev.recvMatched(r, slot);
     return req;
   }
 

@@ -8,10 +8,10 @@
  * traffic on ctx + 1, group-collective on ctx + 2) plus the endpoints of its
  * group in rank order.
  */
-import { DevRequest, REQ_KIND, handleIndex, packr, type Device } from '../device/index.ts';
+import { DevRequest, MAX_MESSAGE_BYTES, REQ_KIND, handleIndex, packr, type Device } from '../device/index.ts';
 import { CONTEXT_SUFFIX, ERR_ARG, ERR_COMM, ERR_RANK, ERR_TAG, MPIError, mpiError } from '../util/index.ts';
 import { ANY_SOURCE, ANY_TAG, CONGRUENT, IDENT, PROC_NULL, SIMILAR, TAG_UB, UNDEFINED, UNEQUAL } from './constants.ts';
-import { bytesOfBuf, recvTargetOf, sendSourceOf, setRecvBuf, typeHandleOf, type BufSpec, describe } from './buffer.ts';
+import { bytesOfBuf, messageTooLong, recvTargetOf, sendSourceOf, setRecvBuf, typeHandleOf, type BufSpec, describe } from './buffer.ts';
 import { Request } from './request.ts';
 import { Status } from './status.ts';
 import { Message } from './message.ts';
@@ -99,10 +99,23 @@ export class Pt2ptComm {
     return this.#rankOf.get(endpoint) ?? UNDEFINED;
   }
 
+  /**
+   * @internal Throws ERR_COMM naming `call` when the communicator has been freed: through this
+   * wrapper, or through another thread's wrapper of the same record (then this one is stale: the
+   * record's handle generation or free flag says so, object-table.ts).
+   */
+  _checkNotFreed(call: string, verb = 'has been freed'): void {
+    if (this._freed) throw mpiError(ERR_COMM, call, `communicator ${this.#name} ${verb}`);
+    if (!this._predefined && !runtime(call).device.objects.isUsable(this._handle)) {
+      this._freed = true;
+      throw mpiError(ERR_COMM, call, `communicator ${this.#name} ${verb} (in another thread)`);
+    }
+  }
+
   /** @internal My endpoint, checked: the communicator is usable and the caller is a member. */
   _me(call: string): number {
     const rt = runtime(call);
-    if (this._freed) throw mpiError(ERR_COMM, call, `communicator ${this.#name} has been freed`);
+    this._checkNotFreed(call);
     const ep = rt.endpoint;
     if (this._rankOfEndpoint(ep) === UNDEFINED) {
       throw mpiError(ERR_COMM, call, `the calling thread's endpoint ${ep} is not a member of ${this.#name}`);
@@ -157,6 +170,7 @@ export class Pt2ptComm {
     } catch (e) {
       throw mpiError(ERR_ARG, call, `value cannot be serialized with msgpack: ${(e as Error).message}`, e);
     }
+    if (data.length > MAX_MESSAGE_BYTES) throw messageTooLong(call, 'value', data.length);
     const rt = runtime(call);
     // The encoder's buffer is reused by the next pack: copy what the transport may keep (rendezvous).
     if (data.length > rt.settings.eagerLimit) data = data.slice();
@@ -379,7 +393,7 @@ export class Pt2ptComm {
   free(): void {
     checkActive('Comm.free');
     if (this._predefined) throw mpiError(ERR_COMM, 'Comm.free', `${this.#name} is predefined and cannot be freed`);
-    if (this._freed) throw mpiError(ERR_COMM, 'Comm.free', `communicator ${this.#name} has already been freed`);
+    this._checkNotFreed('Comm.free', 'has already been freed');
     this._freed = true;
   }
 

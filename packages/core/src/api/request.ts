@@ -247,7 +247,13 @@ export class Request<T = void> {
     this._reported = false;
     this.#status = null;
     this.#attach(r);
-    this._starter(r);
+    try {
+      this._starter(r);
+    } catch (e) {
+      // The start failed (ERR_NO_MEM) and the device dropped the operation: the request stays inactive.
+      this._r = null;
+      throw e;
+    }
   }
 
   /** Waits for every request; resolves their values in order. Inactive requests count as complete (value undefined). */

@@ -39,6 +39,23 @@ describe('wait-poll', () => {
     expect(yields()).toBe(after);
   });
 
+  it('spins the first spinTurns turns of each blocking call without yielding (poll-policy.ts)', async () => {
+    let count = 0;
+    configureWaitPoll({ budgetMs: 20, yieldCore: () => count++, now: () => 0, spinTurns: 10 });
+    beginWait();
+    await turns(8);
+    expect(count, 'no yield within the first turns').toBe(0);
+    await turns(20);
+    expect(count, 'every turn yields after the spin turns').toBeGreaterThanOrEqual(10);
+    endWait();
+    // A new blocking call spins again first.
+    const before = count;
+    beginWait();
+    await turns(5);
+    expect(count).toBe(before);
+    endWait();
+  });
+
   it('keeps one poll turn queued however many calls begin and end', async () => {
     const { yields } = setUp(20);
     for (let i = 0; i < 100; i++) {

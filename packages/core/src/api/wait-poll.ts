@@ -13,6 +13,9 @@
  * machine is ruinous (a process keeps its core until its time slice ends: 6 ms
  * per call), so with no sched_yield to be had, blocking calls sleep.
  *
+ * How often a turn yields is poll-policy.ts's choice (spinTurns): in every turn
+ * on a host with more processes than cores, else after the first few turns.
+ *
  * A thread polls while it is inside a blocking call and for at most `budgetMs`
  * after the newest blocking call began; after that it sleeps, so a rank that
  * waits long (a barrier before a slow peer's output) does not burn its core.
@@ -46,6 +49,8 @@ export interface WaitPollOptions {
    * without waiting to be woken (device.poll()).
    */
   readonly onTurn?: () => void;
+  /** Turns of a blocking call that do not yield (poll-policy.ts); default 0, every turn yields. */
+  readonly spinTurns?: number;
 }
 
 let budgetMs = 0;
@@ -57,6 +62,9 @@ let waiting = 0;
 /** Whether a poll turn is queued; never more than one, however often calls begin and end. */
 let polling = false;
 let deadline = 0;
+let spinTurns = 0;
+/** Poll turns since the newest blocking call began. */
+let turns = 0;
 /** Polling is suspended until this time (bulk traffic). */
 let bulkUntil = -Infinity;
 
@@ -69,6 +77,7 @@ export function configureWaitPoll(options: WaitPollOptions): void {
   yieldCore = options.yieldCore;
   now = options.now ?? (() => performance.now());
   onTurn = options.onTurn ?? null;
+  spinTurns = options.spinTurns ?? 0;
   bulkUntil = -Infinity;
 }
 
@@ -83,6 +92,7 @@ export function beginWait(): void {
   if (budgetMs === 0) return;
   const t = now();
   deadline = t + budgetMs;
+  turns = 0;
   if (!polling && t >= bulkUntil) {
     polling = true;
     setImmediate(pollTurn);
@@ -112,6 +122,6 @@ function pollTurn(): void {
     return;
   }
   if (onTurn !== null) onTurn();
-  yieldCore!();
+  if (++turns > spinTurns) yieldCore!();
   setImmediate(pollTurn);
 }

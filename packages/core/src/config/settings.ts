@@ -23,6 +23,14 @@ export interface SettingRow {
   readonly doc: string;
 }
 
+/**
+ * Upper bound of eagerLimit, 64 MiB. A receiver keeps every unexpected eager message whole until
+ * its receive is posted, and its transport accepts (allocates) an eager frame up to the limit
+ * without being asked, so the limit bounds what a peer can make it hold per message; above
+ * 64 MiB the round trip that rendezvous adds (tens of microseconds) is under 0.1% of the copy.
+ */
+export const MAX_EAGER_LIMIT_BYTES = 64 << 20;
+
 function int(min: number, max: number): Kind {
   return { type: 'int', min, max };
 }
@@ -65,15 +73,21 @@ export const SETTINGS: readonly SettingRow[] = [
   },
   {
     name: 'threadPollMs', env: 'TSMPI_THREAD_POLL_MS', flag: null, kind: int(0, 60_000),
-    // 0: on this 2-core machine under load (load average 20) polling threads cost 6-10x the CPU per message of sleeping ones (docs/adr/0012); idle machines may differ.
+    // 0: on this 2-core machine under load (load average 20) polling threads cost 6-10x the CPU per message of sleeping ones (docs/adr/0015); idle machines may differ.
     defaultValue: () => 0, level: 'tuning',
     doc: 'with --progress threads and --wait poll: milliseconds user threads poll their completion ring after a blocking call begins, and channel engines their sockets after a frame, yielding the core between turns, before they sleep; 0 sleeps at once (a wake-up per batch)',
   },
   {
-    name: 'eagerLimit', env: 'TSMPI_EAGER_LIMIT', flag: '--eager-limit', kind: int(0, 1 << 30),
+    name: 'waitSpinTurns', env: 'TSMPI_WAIT_SPIN_TURNS', flag: null, kind: int(0, 1_000_000),
+    // About one small-message round trip of turns (1-3 us each); UPC++ yields after about 10 empty progress calls (api/poll-policy.ts).
+    defaultValue: () => 10, level: 'tuning',
+    doc: 'with --wait poll, where every process of the host has a core: poll turns of a blocking call that do not yield the core (sched_yield) before every later turn does; on a host with more processes than cores every turn yields',
+  },
+  {
+    name: 'eagerLimit', env: 'TSMPI_EAGER_LIMIT', flag: '--eager-limit', kind: int(0, MAX_EAGER_LIMIT_BYTES),
     // 64 KiB: below it one copy into the socket beats the extra round trip of rendezvous.
     defaultValue: () => 65536, level: 'tuning',
-    doc: 'largest message (bytes) sent eagerly; larger messages use rendezvous (RTS/CTS/DATA)',
+    doc: 'largest message (bytes) sent eagerly; larger messages use rendezvous (RTS/CTS/DATA). Every rank must use the same value (mpiexec passes it to all): a receiver refuses an eager frame above its own limit. Eager messages above 1 MiB from a thread that does not host their channel go by rendezvous all the same (they would not fit its 4 MiB injection ring)',
   },
   {
     name: 'endpoints', env: 'TSMPI_ENDPOINTS', flag: '--endpoints', kind: int(1, 1024),
@@ -111,6 +125,7 @@ export type Settings = {
   readonly wait: 'poll' | 'block';
   readonly waitPollMs: number;
   readonly threadPollMs: number;
+  readonly waitSpinTurns: number;
   readonly eagerLimit: number;
   readonly endpoints: number;
   readonly logLevel: 'silent' | 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';

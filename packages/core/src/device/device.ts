@@ -27,7 +27,7 @@
  * thread only, so one connection per thread keeps the order), or, without
  * direct routes (engines progress), through the channel's injection ring.
  * Answers to a thread's sends (CTS, SYNC_ACK) come back through the host.
- * docs/adr/0012. Nothing here logs or throws per message.
+ * docs/adr/0015. Nothing here logs or throws per message.
  *
  * Size: one protocol engine over the slots (STYLE rule 7 allows it past 600
  * lines): every path shares the slot words, the owner's request map and the
@@ -111,6 +111,8 @@ export class Device {
   readonly #overflow = new Map<number, Uint8Array>();
   /** big-arena blocks receiving rendezvous data for other threads' receives, by receive slot */
   readonly #dataTargets = new Map<number, number>();
+  /** private arrays receiving rendezvous data for this thread's object-form receives, by receive slot: kept, not copied again */
+  readonly #privateTargets = new Map<number, Uint8Array>();
   readonly #hdr: FrameHeader = newFrameHeader();
   /** rings to and from the other threads of the process (thread-bridge.ts) */
   readonly #bridge: ThreadBridge;
@@ -120,6 +122,11 @@ export class Device {
   #active = 0;
   #keepAlive: NodeJS.Timeout | null = null;
   #completionRing: Ring | null = null;
+  /**
+   * Largest message sent eagerly on a channel this thread neither hosts nor has a direct route for:
+   * the eager limit, or less when the injection ring could not take it (ThreadBridge.maxInjectBytes); larger ones go by rendezvous.
+   */
+  readonly #eagerInjectLimit: number;
 
   constructor(opts: DeviceOptions, shared: SharedState) {
     this.opts = opts;
@@ -140,6 +147,7 @@ export class Device {
     this.firstEndpoint = opts.process * opts.endpointsPerProcess;
     this.#bridge = new ThreadBridge(shared);
     if (this.#mt && opts.threadId >= 0) this.#completionRing = shared.completion(opts.threadId);
+    this.#eagerInjectLimit = this.#mt ? Math.min(opts.eagerLimit, this.#bridge.maxInjectBytes) : opts.eagerLimit;
   }
 
   get stats(): { messagesSent: number; messagesReceived: number; bytesSent: number; bytesReceived: number } {
@@ -159,6 +167,8 @@ export class Device {
       jobKey: o.jobKey,
       listenHost: o.listenHost,
       ...(o.listenPorts === undefined ? {} : { listenPorts: o.listenPorts }),
+      // Only eager frames come unasked (rendezvous data lands in the array #payloadTarget gives).
+      maxUnsolicitedPayloadBytes: o.eagerLimit,
       log: o.log.child({ mod: 'transport' }),
       handlers: {
         onDeliver: (src, header, payload) => this.#onDeliver(src, header, payload),
@@ -277,7 +287,9 @@ export class Device {
     h.seq = 0;
     h.aux2 = 0;
     const proc = this.processOf(dstEndpoint);
-    if (len <= this.opts.eagerLimit) {
+    const c = (srcEndpoint + dstEndpoint) % this.opts.channels;
+    // Only a frame that goes through an injection ring is bounded by it; hosted channels and direct routes are not.
+    if (len <= this.#eagerInjectLimit || (len <= this.opts.eagerLimit && (this.#hosts[c] || this.#direct[c] !== undefined))) {
       if (sync) {
         h.kind = FRAME_KIND.EAGER_SYNC;
         h.aux = this.#ownSlot(r, KIND.SEND, 'ssend', false);
@@ -298,7 +310,10 @@ export class Device {
     } else {
       // Another thread answers the CTS: it needs the data in shared memory.
       const off = this.#big!.alloc(len);
-      if (off === NIL) throw mpiError(ERR_NO_MEM, 'send', `no room for a ${len}-byte message in the shared large-payload arena`);
+      if (off === NIL) {
+        this.#abandon(r, true);
+        throw mpiError(ERR_NO_MEM, 'send', `no room for a ${len}-byte message in the shared large-payload arena`);
+      }
       this.#big!.bytes.set(data, off);
       this.#w[b + SLOT.PAYLOAD] = off;
       this.#w[b + SLOT.FLAGS] |= FLAG.BIG;
@@ -413,10 +428,14 @@ export class Device {
 
   // --- slots, completion, event loop ----------------------------------------------
 
-  /** A slot owned by this thread for request r (the request holds the event loop until it completes). */
+  /**
+   * A slot owned by this thread for request r (the request holds the event loop until it completes).
+   * `hold` false: the caller (send) already holds it for r. On ERR_NO_MEM r is abandoned (#abandon).
+   */
   #ownSlot(r: DevRequest, kind: number, call: string, hold = true): number {
     const slot = this.pool.alloc(kind);
     if (slot === NIL) {
+      this.#abandon(r, !hold);
       throw mpiError(ERR_NO_MEM, call, `all ${this.shared.table.capacity} request slots are in use; complete or free requests, or raise TSMPI_REQUEST_SLOTS`);
     }
     if (hold) this.#hold();
@@ -441,6 +460,21 @@ export class Device {
 
   #release(): void {
     if (--this.#active === 0) this.#keepAlive?.unref();
+  }
+
+  /**
+   * Undoes request r, which failed to start (ERR_NO_MEM) and will never complete: its slot, the
+   * references the API layer took for it (lifetime.ts), and, when `held`, the caller's hold of the
+   * event loop go back, so that a failed call leaves nothing live behind.
+   */
+  #abandon(r: DevRequest, held: boolean): void {
+    if (held) this.#release();
+    if (r.slot !== NIL) {
+      this.#reqs[r.slot] = undefined;
+      this.pool.free(r.slot);
+      r.slot = NIL;
+    }
+    if (r.refMode !== 0) this.lifetime.releaseRequest(r);
   }
 
   #complete(r: DevRequest): void {
@@ -486,7 +520,9 @@ export class Device {
     const b = slot * SLOT_WORDS;
     const err = w[b + SLOT.ST_ERROR]!;
     if (err !== 0) {
-      r.error = mpiError(err, 'progress', 'the operation failed in another thread (see the job output)');
+      r.error = err === ERR_NO_MEM
+        ? mpiError(err, 'progress', 'the message did not fit the shared large-payload arena on its way from the channel\'s thread (at most 1 GiB per message crosses threads)')
+        : mpiError(err, 'progress', 'the operation failed in another thread (see the job output)');
       this.#complete(r);
       return;
     }
@@ -496,7 +532,7 @@ export class Device {
     }
     r.sourceEndpoint = w[b + SLOT.ST_SOURCE]!;
     r.tag = w[b + SLOT.ST_TAG]!;
-    const count = w[b + SLOT.ST_COUNT]!;
+    const count = w[b + SLOT.ST_COUNT]! >>> 0; // lengths above 2^31 wrap in the Int32 words
     const off = w[b + SLOT.PAYLOAD]!;
     const flags = w[b + SLOT.FLAGS]!;
     const arena = (flags & FLAG.BIG) !== 0 ? this.#big! : this.#payloads;
@@ -528,7 +564,7 @@ export class Device {
   #messageInfo(m: number): ProbeInfo {
     const w = this.#w;
     const b = m * SLOT_WORDS;
-    return { sourceEndpoint: w[b + SLOT.SRC]!, tag: w[b + SLOT.TAG]!, count: w[b + SLOT.LENGTH]! };
+    return { sourceEndpoint: w[b + SLOT.SRC]!, tag: w[b + SLOT.TAG]!, count: w[b + SLOT.LENGTH]! >>> 0 };
   }
 
   // --- protocols ---------------------------------------------------------------
@@ -620,7 +656,7 @@ export class Device {
     const w = this.#w;
     const b = msg * SLOT_WORDS;
     const off = w[b + SLOT.PAYLOAD]!;
-    const len = w[b + SLOT.LENGTH]!;
+    const len = w[b + SLOT.LENGTH]! >>> 0;
     const flags = w[b + SLOT.FLAGS]!;
     let data: Uint8Array;
     if ((flags & FLAG.RNDV) !== 0 || len === 0) data = EMPTY;
@@ -643,7 +679,9 @@ export class Device {
     w[rb + SLOT.ST_TAG] = tag;
     if ((flags & FLAG.OBJECT) !== 0) w[rb + SLOT.FLAGS] |= FLAG.OBJECT;
     if ((flags & FLAG.RNDV) !== 0) {
-      // Clear to send: the data will come straight to this receive.
+      // Clear to send: the data will come straight to this receive, which now expects (FLAG.RNDV) up to the announced length.
+      w[rb + SLOT.FLAGS] |= FLAG.RNDV;
+      w[rb + SLOT.ST_COUNT] = w[b + SLOT.LENGTH]!;
       const h = this.#hdr;
       h.kind = FRAME_KIND.RNDV_CTS;
       h.flags = 0;
@@ -655,7 +693,7 @@ export class Device {
       h.aux2 = recv;
       h.payloadLength = 0;
       this.#out(w[b + SLOT.PEER_PROCESS]!, h, null);
-      this.onRendezvous?.(w[b + SLOT.LENGTH]!);
+      this.onRendezvous?.(w[b + SLOT.LENGTH]! >>> 0);
       return;
     }
     if ((flags & FLAG.SYNC) !== 0) this.#ackSync(msg);
@@ -787,7 +825,14 @@ export class Device {
           if (!r.objectMode && r.buf !== null && payload.buffer === r.buf.buffer && payload.byteOffset === r.buf.byteOffset) {
             r.count = payload.length;
             this.#complete(r);
+          } else if (r.objectMode && this.#privateTargets.get(recv) === payload && (w[rb + SLOT.FLAGS]! & FLAG.OBJECT) === 0) {
+            // Bytes (a collective's recv) landed in an array of their own: hand it over without another copy.
+            this.#privateTargets.delete(recv);
+            r.count = payload.length;
+            r.value = payload;
+            this.#complete(r);
           } else {
+            this.#privateTargets.delete(recv);
             this.#fill(r, payload, (w[rb + SLOT.FLAGS]! & FLAG.OBJECT) !== 0);
           }
           return;
@@ -812,19 +857,35 @@ export class Device {
     }
   }
 
+  /**
+   * The array rendezvous data for receive slot h.aux is read into. Every frame this device asked
+   * for gets one (the transport refuses a large payload it was not asked for, interface.ts): a
+   * receive that sent a CTS (FLAG.RNDV) for no more than the RTS announced (ST_COUNT).
+   */
   #payloadTarget(_src: number, h: FrameHeader): Uint8Array | null {
     if (h.kind !== FRAME_KIND.RNDV_DATA) return null;
     const recv = h.aux;
-    if (this.#w[recv * SLOT_WORDS + SLOT.OWNER] === this.#me) {
+    const w = this.#w;
+    const rb = recv * SLOT_WORDS;
+    const plen = h.payloadLength;
+    if (recv >= this.shared.table.capacity || (w[rb + SLOT.FLAGS]! & FLAG.RNDV) === 0 || plen > w[rb + SLOT.ST_COUNT]! >>> 0) return null;
+    if (w[rb + SLOT.OWNER] === this.#me) {
       const r = this.#reqs[recv];
-      if (r === undefined || r.objectMode || r.buf === null || r.buf.length < h.payloadLength) return null;
-      return r.buf.subarray(0, h.payloadLength);
+      if (r === undefined) return null;
+      if (r.objectMode) {
+        const own = new Uint8Array(plen);
+        this.#privateTargets.set(recv, own);
+        return own;
+      }
+      // A receive buffer too short (#fill truncates): a scratch array.
+      if (r.buf === null || r.buf.length < plen) return new Uint8Array(plen);
+      return r.buf.subarray(0, plen);
     }
-    if (this.#big === null) return null;
-    const off = this.#big.alloc(h.payloadLength);
-    if (off === NIL) return null;
+    const big = this.#big;
+    const off = big === null ? NIL : big.alloc(plen);
+    if (off === NIL) return new Uint8Array(plen); // #fillSlot then fails the receive with ERR_NO_MEM
     this.#dataTargets.set(recv, off);
-    return this.#big.bytes.subarray(off, off + h.payloadLength);
+    return big!.bytes.subarray(off, off + plen);
   }
 
   /** Rendezvous data of send slot `token` has left: free its shared copy, complete the send. */
@@ -847,6 +908,7 @@ export class Device {
   /** Fails every pending request of this thread: the job cannot go on (the launcher ends it). */
   #fatal(err: MPIError, lostProcess: number | null): void {
     if (this.#failure === null) this.#failure = err;
+    this.shared.markFailed(err.errorClass);
     for (let i = 0; i < this.#reqs.length; i++) {
       const r = this.#reqs[i];
       if (r !== undefined && !r.done) {

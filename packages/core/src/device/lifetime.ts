@@ -32,9 +32,16 @@
  * Invariants:
  *  - an object with a pending request that uses it is never destroyed: naive and
  *    predefined hold a count for it; gc keeps it out of a sweep because the
- *    request's cell is active (published with Atomics.store after its handles,
- *    before the call that started the request returns, so before any user free
- *    that MPI allows to follow it) or, when the thread has no free cell, a count;
+ *    request's cell is active or, when the thread has no free cell, a count;
+ *  - gc's per-request path does no atomic operation: a cell is written with plain
+ *    stores. A collector reads cells only under the lifetime mutex, and an object
+ *    enters Ge only through #makeEligible, under that mutex, after its user free;
+ *    MPI orders that free after the start of every request that uses the object
+ *    (program order in one thread, a synchronizing edge such as postMessage across
+ *    threads). So the mutex hands the collector every cell write of those requests
+ *    (happens-before, in the JavaScript memory model); a value it reads that is
+ *    older than the cell's latest write belongs to a request that has completed,
+ *    and marking its handles only keeps an object until the next collection;
  *  - an object enters Ge at most once (the ELIGIBLE flag), only with count 1, and
  *    its count never rises again (MPI forbids new uses of a freed object);
  *  - cells belong to one thread (its row, by thread id): only it writes them;
@@ -107,6 +114,8 @@ export abstract class Lifetime {
   protected readonly cells: Int32Array;
   /** this thread's row (its thread id), -1 for threads that start no requests (channel engines) */
   protected readonly row: number;
+  /** the word of `rows` that counts this thread's live requests */
+  protected readonly live: number;
   readonly #threads: number;
 
   constructor(objects: ObjectTable, buffers: LifetimeBuffers, row: number) {
@@ -116,6 +125,7 @@ export abstract class Lifetime {
     this.cells = new Int32Array(buffers.cells);
     this.#threads = this.rows.length / ROW.WORDS;
     this.row = row;
+    this.live = row * ROW.WORDS + ROW.LIVE;
     if (row >= 0) {
       // A recycled thread id: whatever the previous thread left can never complete.
       this.cells.fill(0, row * CELLS_PER_THREAD * CELL.WORDS, (row + 1) * CELLS_PER_THREAD * CELL.WORDS);
@@ -142,7 +152,7 @@ export abstract class Lifetime {
 
   /** Drops the references of a completed request (device: on completion). */
   releaseRequest(r: DevRequest): void {
-    this.rows[this.row * ROW.WORDS]!--;
+    this.rows[this.live]!--;
     r.refMode = REF_MODE.NONE;
     if (r.refComm !== 0) this.release(r.refComm);
     if (r.refType !== 0) this.release(r.refType);
@@ -188,7 +198,7 @@ export abstract class Lifetime {
 
   /** Counts persistent requests (from init to free) as live requests. */
   countRequest(delta: number): void {
-    this.rows[this.row * ROW.WORDS]! += delta;
+    this.rows[this.live]! += delta;
   }
 }
 
@@ -198,7 +208,7 @@ class NaiveLifetime extends Lifetime {
   readonly countsPredefined = true;
 
   acquire(r: DevRequest, comm: number, type: number, op: number): void {
-    this.rows[this.row * ROW.WORDS]!++;
+    this.rows[this.live]!++;
     r.refMode = REF_MODE.COUNTED;
     r.refComm = comm;
     r.refType = type;
@@ -223,7 +233,7 @@ class PredefinedLifetime extends Lifetime {
   readonly countsPredefined = false;
 
   acquire(r: DevRequest, comm: number, type: number, op: number): void {
-    this.rows[this.row * ROW.WORDS]!++;
+    this.rows[this.live]!++;
     r.refMode = REF_MODE.COUNTED;
     const c = isPredefinedHandle(comm) ? 0 : comm;
     const t = isPredefinedHandle(type) ? 0 : type;
@@ -257,12 +267,15 @@ export class GcLifetime extends Lifetime {
   #highWater = 0;
   /** the collector's mark bits, by record index (thread-local scratch) */
   #marks: Uint8Array | null = null;
+  /** the first word of this thread's cells */
+  readonly #cellBase: number;
 
   constructor(objects: ObjectTable, buffers: LifetimeBuffers, row: number) {
     super(objects, buffers, row);
     this.#mutex = new Mutex(this.control, CTL.MUTEX);
     for (let i = 0; i < CELLS_PER_THREAD; i++) this.#free[i] = CELLS_PER_THREAD - 1 - i;
     this.#freeTop = row >= 0 ? CELLS_PER_THREAD : 0;
+    this.#cellBase = row * CELLS_PER_THREAD * CELL.WORDS;
   }
 
   protected override initialCount(kind: number): number {
@@ -279,12 +292,13 @@ export class GcLifetime extends Lifetime {
   }
 
   acquire(r: DevRequest, comm: number, type: number, op: number): void {
-    this.rows[this.row * ROW.WORDS]!++;
+    this.rows[this.live]!++;
     const c = isPredefinedHandle(comm) ? 0 : comm;
     const t = isPredefinedHandle(type) ? 0 : type;
     const o = isPredefinedHandle(op) ? 0 : op;
     if ((c | t | o) === 0) {
-      r.refMode = REF_MODE.COUNTED; // nothing to reference
+      // Predefined objects only (the common case): nothing to reference, no cell.
+      r.refMode = REF_MODE.COUNTED;
       r.refComm = r.refType = r.refOp = 0;
       return;
     }
@@ -305,25 +319,29 @@ export class GcLifetime extends Lifetime {
       Atomics.store(this.rows, this.row * ROW.WORDS + ROW.USED, cell + 1);
     }
     const w = this.cells;
-    const b = (this.row * CELLS_PER_THREAD + cell) * CELL.WORDS;
+    const b = this.#cellBase + cell * CELL.WORDS;
     w[b + CELL.COMM] = c;
     w[b + CELL.TYPE] = t;
     w[b + CELL.OP] = o;
-    Atomics.store(w, b + CELL.ACTIVE, 1); // publishes the handles to collectors
+    w[b + CELL.ACTIVE] = 1; // a plain store: collectors see it through the lifetime mutex (header)
     r.refMode = REF_MODE.CELL;
     r.refCell = cell;
   }
 
   override releaseRequest(r: DevRequest): void {
-    if (r.refMode !== REF_MODE.CELL) {
-      super.releaseRequest(r);
+    this.rows[this.live]!--;
+    const mode = r.refMode;
+    r.refMode = REF_MODE.NONE;
+    if (mode !== REF_MODE.CELL) {
+      // predefined objects only (nothing held), or counted for want of a free cell
+      if (r.refComm !== 0) this.release(r.refComm);
+      if (r.refType !== 0) this.release(r.refType);
+      if (r.refOp !== 0) this.release(r.refOp);
       return;
     }
-    this.rows[this.row * ROW.WORDS]!--;
-    r.refMode = REF_MODE.NONE;
     const cell = r.refCell;
     // A collector that still sees the cell active only keeps objects a little longer.
-    this.cells[(this.row * CELLS_PER_THREAD + cell) * CELL.WORDS + CELL.ACTIVE] = 0;
+    this.cells[this.#cellBase + cell * CELL.WORDS + CELL.ACTIVE] = 0;
     this.#free[this.#freeTop++] = cell;
   }
 

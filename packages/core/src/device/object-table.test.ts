@@ -26,6 +26,33 @@ describe('ObjectTable', () => {
     expect(handleIndex(b)).toBe(handleIndex(a));
   });
 
+  it('gives a reused record a new handle (its generation): the old handle is neither live nor usable', () => {
+    const t = new ObjectTable(ObjectTable.allocateBuffers(4, 1 << 16), true);
+    const a = t.create(OBJECT_KIND.COMM, false, [32], null, 'test');
+    expect([t.isLive(a), t.isUsable(a)]).toEqual([true, true]);
+    t.retain(a); // a pending request
+    t.userFree(a);
+    expect([t.isLive(a), t.isUsable(a)]).toEqual([true, false]); // freed by its user, still referenced
+    t.release(a);
+    const b = t.create(OBJECT_KIND.COMM, false, [32], null, 'test');
+    expect(handleIndex(b)).toBe(handleIndex(a));
+    expect(b).not.toBe(a);
+    expect([handleKind(b), isPredefinedHandle(b)]).toEqual([OBJECT_KIND.COMM, false]);
+    expect([t.isLive(a), t.isUsable(a), t.isLive(b), t.isUsable(b)]).toEqual([false, false, true, true]);
+    // The generation wraps after 1,024 reuses of one record.
+    const seen = new Set<number>([b]);
+    let h = b;
+    for (let i = 1; i < 1024; i++) {
+      t.release(h);
+      h = t.create(OBJECT_KIND.COMM, false, [32], null, 'test');
+      seen.add(h);
+    }
+    expect(seen.size).toBe(1024);
+    t.release(h);
+    expect(t.create(OBJECT_KIND.COMM, false, [32], null, 'test')).toBe(b);
+    expect(t.isUsable(0)).toBe(false);
+  });
+
   it('reports exhaustion as ERR_NO_MEM and stays usable', () => {
     const t = new ObjectTable(ObjectTable.allocateBuffers(3, 1 << 16), true);
     const h = [t.create(OBJECT_KIND.OP, false, [], null, 'x'), t.create(OBJECT_KIND.OP, false, [], null, 'x')];

@@ -4,17 +4,23 @@
  * a Comm in one thread and the same Comm in another are two thin wrappers over
  * one record (papers/refcount-gc.txt §II: MPICH's integer handles).
  *
- *   handle = kind << 26 | predefined << 25 | index          (0 is the null handle)
+ *   handle = kind << 26 | predefined << 25 | generation << 15 | index     (0 is the null handle)
  *
  * The kind and the predefined bit are read from the handle with a shift and a
  * mask, without touching the record: that is what lets the 'predefined'
  * reference-counting strategy skip counts on predefined objects cheaply.
+ * The generation (10 bits) counts the record's reuses: a record freed and made
+ * again for another object gets a new handle, so a handle kept by a stale
+ * wrapper in another thread (a communicator freed elsewhere) never names the
+ * new object (isUsable is false for it; it could name it again only after
+ * 1,024 reuses of that one record).
  *
  * Record (RECORD_WORDS Int32 words): REFCOUNT, KIND, FLAGS, BLOB (offset into
- * the blob arena or NIL), BLOB_LENGTH, then DATA words whose meaning belongs
- * to the kind (a communicator's context id and group handle, an op's code...).
- * Variable-length data (a group's member endpoints, a datatype's encoded
- * descriptor) lives in the blob arena.
+ * the blob arena or NIL), BLOB_LENGTH, HANDLE (the handle of the record's object,
+ * kept after its destruction so the next one gets the next generation), then
+ * DATA words whose meaning belongs to the kind (a communicator's context id and
+ * group handle, an op's code...). Variable-length data (a group's member
+ * endpoints, a datatype's encoded descriptor) lives in the blob arena.
  *
  * Threads: records are created and freed under the table mutex (tryLock spin:
  * the sections are a few dozen instructions, and a thread that owns sockets
@@ -28,14 +34,21 @@ export type ObjectKind = (typeof OBJECT_KIND)[keyof typeof OBJECT_KIND];
 
 const KIND_SHIFT = 26;
 const PREDEFINED_BIT = 1 << 25;
-const INDEX_MASK = PREDEFINED_BIT - 1;
+const GEN_SHIFT = 15;
+const GEN_MASK = 0x3ff;
+const INDEX_MASK = (1 << GEN_SHIFT) - 1;
+/** The largest table the handle's index field can name. */
+export const MAX_OBJECT_RECORDS = 1 << GEN_SHIFT;
 
-export const RECORD = { REFCOUNT: 0, KIND: 1, FLAGS: 2, BLOB: 3, BLOB_LENGTH: 4, DATA: 5 } as const;
+export const RECORD = { REFCOUNT: 0, KIND: 1, FLAGS: 2, BLOB: 3, BLOB_LENGTH: 4, HANDLE: 5, DATA: 6 } as const;
 export const RECORD_WORDS = 16;
 /** Data words available to a kind. */
 export const DATA_WORDS = RECORD_WORDS - RECORD.DATA;
-/** USER_FREED: the user released it; ELIGIBLE: in the gc strategy's eligible set (lifetime.ts). */
-export const OBJECT_FLAG = { USER_FREED: 1, ELIGIBLE: 2 } as const;
+/**
+ * USER_FREED: the user released it; ELIGIBLE: in the gc strategy's eligible set (lifetime.ts);
+ * DESTROYED: its last reference went (the record waits for reuse).
+ */
+export const OBJECT_FLAG = { USER_FREED: 1, ELIGIBLE: 2, DESTROYED: 4 } as const;
 export const NULL_HANDLE = 0;
 const NIL = -1;
 
@@ -70,6 +83,7 @@ export class ObjectTable {
   constructor(buffers: ObjectTableBuffers, initialize: boolean) {
     this.words = new Int32Array(buffers.records);
     this.capacity = this.words.length / RECORD_WORDS;
+    if (this.capacity > MAX_OBJECT_RECORDS) throw new RangeError(`at most ${MAX_OBJECT_RECORDS} object records`);
     this.#free = new Int32Array(buffers.free);
     this.#mutex = new Mutex(this.#free, 0);
     this.#blobs = new PayloadPool({ arena: buffers.blobArena, meta: buffers.blobMeta }, BLOB_MAX_SHIFT, initialize);
@@ -127,14 +141,17 @@ export class ObjectTable {
     }
     const w = this.words;
     const b = index * RECORD_WORDS;
+    const generation = ((w[b + RECORD.HANDLE]! >>> GEN_SHIFT) + 1) & GEN_MASK;
+    const handle = (kind << KIND_SHIFT) | (predefined ? PREDEFINED_BIT : 0) | (generation << GEN_SHIFT) | index;
     w.fill(0, b, b + RECORD_WORDS);
     for (let i = 0; i < data.length; i++) w[b + RECORD.DATA + i] = data[i]!;
     if (blobAt !== NIL) this.#blobs.bytes.set(blob!, blobAt);
     w[b + RECORD.BLOB] = blobAt;
     w[b + RECORD.BLOB_LENGTH] = blob?.length ?? 0;
     w[b + RECORD.KIND] = kind;
+    w[b + RECORD.HANDLE] = handle;
     Atomics.store(w, b + RECORD.REFCOUNT, initialCount);
-    return (kind << KIND_SHIFT) | (predefined ? PREDEFINED_BIT : 0) | index;
+    return handle;
   }
 
   /** Data word `i` of an object. */
@@ -153,10 +170,22 @@ export class ObjectTable {
     return at === NIL ? new Uint8Array(0) : this.#blobs.bytes.subarray(at, at + this.words[b + RECORD.BLOB_LENGTH]!);
   }
 
+  /** Whether h names an object that exists (possibly freed by its user, waiting for its last reference). */
   isLive(h: number): boolean {
     const i = handleIndex(h);
     return h !== NULL_HANDLE && i < this.capacity && Atomics.load(this.words, i * RECORD_WORDS + RECORD.REFCOUNT) > 0
-      && this.words[i * RECORD_WORDS + RECORD.KIND] === handleKind(h);
+      && this.words[i * RECORD_WORDS + RECORD.HANDLE] === h;
+  }
+
+  /**
+   * Whether h names an object its user has not freed, in any thread: what a wrapper checks before
+   * a new use (a free in another thread, or the record's reuse for another object, makes it false).
+   * Two plain loads from the record; a free that races with the call is the program's error.
+   */
+  isUsable(h: number): boolean {
+    const b = handleIndex(h) * RECORD_WORDS;
+    const w = this.words;
+    return h !== NULL_HANDLE && w[b + RECORD.HANDLE] === h && (w[b + RECORD.FLAGS]! & (OBJECT_FLAG.USER_FREED | OBJECT_FLAG.DESTROYED)) === 0;
   }
 
   isUserFreed(h: number): boolean {
@@ -215,6 +244,7 @@ export class ObjectTable {
     const b = index * RECORD_WORDS;
     const blobAt = w[b + RECORD.BLOB]!;
     w[b + RECORD.KIND] = 0;
+    Atomics.or(w, b + RECORD.FLAGS, OBJECT_FLAG.DESTROYED);
     this.#lock();
     try {
       if (blobAt !== NIL) this.#blobs.free(blobAt);

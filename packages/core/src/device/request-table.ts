@@ -39,7 +39,10 @@ export const SLOT = {
   ST_TAG: 9,
   ST_COUNT: 10,
   ST_ERROR: 11,
-  /** receive capacity in bytes; message length for messages and rendezvous sends */
+  /**
+   * receive capacity in bytes; message length for messages and rendezvous sends. Lengths reach
+   * 4 GiB - 1 (MAX_MESSAGE_BYTES): read them with `>>> 0` (as ST_COUNT), the Int32 word wraps above 2^31.
+   */
   LENGTH: 12,
   /** the peer's slot number (sender's request for RTS / sync; receiver's for CTS) */
   PEER_SLOT: 13,

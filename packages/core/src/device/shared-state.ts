@@ -25,9 +25,17 @@ import { allocateLifetimeBuffers, type LifetimeBuffers } from './lifetime.ts';
 
 /** Threads (main, workers) that may own requests; each has a completion ring. */
 export const MAX_THREADS = 64;
-/** 1 MiB per completion ring: 128 Ki completions can wait for a busy thread. */
-const COMPLETION_RING_BYTES = 1 << 20;
-/** 4 MiB per injection ring: dozens of eager messages of the largest eager size. */
+/**
+ * Bytes per completion ring: a record is 8 bytes and a slot is in at most one ring at a time, so
+ * a ring of requestSlots * 8 bytes (plus the wrap-around's waste) never fills; at least 1 MiB,
+ * at most 8 MiB (beyond 1 Mi slots a full ring makes the completing thread wait for the owner).
+ */
+function completionRingBytes(requestSlots: number): number {
+  let bytes = 1 << 20;
+  while (bytes < requestSlots * 8 + 16 && bytes < 8 << 20) bytes *= 2;
+  return bytes;
+}
+/** 4 MiB per injection ring: eager frames up to 1 MiB go through it (ThreadBridge.maxInjectBytes), larger ones by rendezvous. */
 const INJECTION_RING_BYTES = 4 << 20;
 /** Statistics row: messages sent, received, bytes sent, received. */
 export const STAT = { SENT: 0, RECEIVED: 1, BYTES_SENT: 2, BYTES_RECEIVED: 3, WORDS: 4 } as const;
@@ -35,7 +43,7 @@ export const STAT = { SENT: 0, RECEIVED: 1, BYTES_SENT: 2, BYTES_RECEIVED: 3, WO
  * Control words: a bitmap of the thread ids in use (MAX_THREADS bits); an abort requested by a
  * worker thread (flag, error code, thread id) for the main thread to carry out.
  */
-const CONTROL = { THREAD_BITS: 0, ABORT: MAX_THREADS / 32, ABORT_CODE: MAX_THREADS / 32 + 1, ABORT_THREAD: MAX_THREADS / 32 + 2, WORDS: MAX_THREADS / 32 + 3 } as const;
+const CONTROL = { THREAD_BITS: 0, ABORT: MAX_THREADS / 32, ABORT_CODE: MAX_THREADS / 32 + 1, ABORT_THREAD: MAX_THREADS / 32 + 2, FAILED: MAX_THREADS / 32 + 3, WORDS: MAX_THREADS / 32 + 4 } as const;
 
 export interface SharedLayout {
   readonly processCount: number;
@@ -111,7 +119,7 @@ export class SharedState {
       objects: ObjectTable.allocateBuffers(OBJECT_RECORDS, 8 << 20),
       lifetime: allocateLifetimeBuffers(MAX_THREADS, OBJECT_RECORDS),
       injection: layout.multithreaded ? new SharedArrayBuffer(layout.channels * Ring.bytesFor(INJECTION_RING_BYTES)) : null,
-      completion: layout.multithreaded ? new SharedArrayBuffer(MAX_THREADS * Ring.bytesFor(COMPLETION_RING_BYTES)) : null,
+      completion: layout.multithreaded ? new SharedArrayBuffer(MAX_THREADS * Ring.bytesFor(completionRingBytes(layout.requestSlots))) : null,
       control: new SharedArrayBuffer(CONTROL.WORDS * 4),
       slotCaches: new SharedArrayBuffer(MAX_THREADS * SlotPool.CACHE_WORDS * 4),
       stats: new SharedArrayBuffer((MAX_THREADS + layout.channels) * STAT.WORDS * 8),
@@ -204,9 +212,25 @@ export class SharedState {
     return (this.#injection[c] ??= new Ring(this.buffers.injection!, c * Ring.bytesFor(INJECTION_RING_BYTES), Ring.bytesFor(INJECTION_RING_BYTES)));
   }
 
+  /** Capacity in bytes of each injection ring. */
+  get injectionRingBytes(): number {
+    return INJECTION_RING_BYTES;
+  }
+
   /** The completion ring of thread t (multithreaded processes only). */
   completion(t: number): Ring {
-    return (this.#completion[t] ??= new Ring(this.buffers.completion!, t * Ring.bytesFor(COMPLETION_RING_BYTES), Ring.bytesFor(COMPLETION_RING_BYTES)));
+    const bytes = Ring.bytesFor(completionRingBytes(this.layout.requestSlots));
+    return (this.#completion[t] ??= new Ring(this.buffers.completion!, t * bytes, bytes));
+  }
+
+  /** A thread's device failed with `errorClass` (the job is ending): threads waiting for a ring stop waiting. */
+  markFailed(errorClass: number): void {
+    Atomics.compareExchange(this.#control, CONTROL.FAILED, 0, errorClass);
+  }
+
+  /** The error class of the first device failure in this process, or 0. */
+  failedClass(): number {
+    return Atomics.load(this.#control, CONTROL.FAILED);
   }
 
   /** The statistics row of a user thread (0..MAX_THREADS-1) or of channel engine c (MAX_THREADS + c). */

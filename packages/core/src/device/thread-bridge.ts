@@ -16,13 +16,30 @@
  * Atomics.waitAsync keeps no event loop alive: the device decides how long a
  * loop runs (completions: while it has operations in flight; injection: until
  * close). Nothing here allocates or logs per frame.
+ *
+ * A full ring (its consumer busy running user code, or simply behind) makes
+ * the producer spin briefly, then sleep in Atomics.wait until the consumer
+ * drains (it notifies sleepers), re-checking every WAIT_SLICE_MS whether it
+ * can still progress: a ring whose consumer has stopped (closed), or a process
+ * whose device has failed, ends the wait with an MPIError instead of a spin
+ * forever. A frame larger than maxInjectBytes never enters a ring: the device
+ * sends such a message by rendezvous (through the big arena) instead.
+ * The sleep stops the producer's event loop, as the spin it replaces did:
+ * producers are user threads, and the thread that owns a channel's sockets is
+ * its consumer (the main thread in inline progress never injects); completion
+ * rings are sized so that they cannot fill (shared-state.ts).
  */
 import { newFrameHeader, type FrameHeader } from '../transport/index.ts';
 import type { Ring } from '../shm/index.ts';
+import { ERR_OTHER, mpiError } from '../util/index.ts';
 import type { SharedState } from './shared-state.ts';
 
 /** Words of an injected frame: the header fields, the destination process. */
 const INJ = { KIND: 0, FLAGS: 1, CTX: 2, SRC: 3, DST: 4, TAG: 5, SEQ: 6, AUX: 7, AUX2: 8, LEN: 9, PROC: 10, WORDS: 11 } as const;
+/** tryPush attempts before a producer sleeps: a consumer that is draining frees space within microseconds. */
+const PUSH_SPINS = 64;
+/** A sleeping producer wakes at least this often to check that the consumer and the process are still alive. */
+const WAIT_SLICE_MS = 50;
 
 export class ThreadBridge {
   readonly #shared: SharedState;
@@ -38,7 +55,20 @@ export class ThreadBridge {
     this.#shared = shared;
   }
 
-  /** Queues frame (h, payload) for process `proc` on channel c, whose host sends it. Waits only while the ring is full. */
+  /**
+   * The largest payload inject() takes: a quarter of the ring, so several such frames are in
+   * flight at once (the ring's own limit, half of it, would serialize them).
+   */
+  get maxInjectBytes(): number {
+    return this.#shared.injectionRingBytes / 4 - INJ.WORDS * 4;
+  }
+
+  /**
+   * Queues frame (h, payload) for process `proc` on channel c, whose host sends it. Waits only
+   * while the ring is full. `payload` is at most maxInjectBytes.
+   * @throws MPIError(failure class or ERR_OTHER) when the ring stays full because its host has
+   *   stopped or the process is failing
+   */
   inject(c: number, proc: number, h: FrameHeader, payload: Uint8Array | null): void {
     const w = this.#words;
     w[INJ.KIND] = h.kind;
@@ -53,8 +83,22 @@ export class ThreadBridge {
     w[INJ.LEN] = h.payloadLength;
     w[INJ.PROC] = proc;
     const ring = this.#shared.injection(c);
-    while (!ring.tryPush(w, INJ.WORDS, payload)) {
-      // the channel's host drains on its own thread
+    if (!ring.tryPush(w, INJ.WORDS, payload)) this.#pushWaiting(ring, INJ.WORDS, payload, `the injection ring of channel ${c}`);
+  }
+
+  /** tryPush until it succeeds: spin, then sleep until the consumer drains; give up if it never will. */
+  #pushWaiting(ring: Ring, wordCount: number, payload: Uint8Array | null, what: string): void {
+    const w = this.#words;
+    for (let i = 0; i < PUSH_SPINS; i++) if (ring.tryPush(w, wordCount, payload)) return;
+    for (;;) {
+      const seen = ring.head();
+      if (ring.tryPush(w, wordCount, payload)) return;
+      if (ring.isClosed()) {
+        throw mpiError(ERR_OTHER, 'progress', `${what} is full and its thread has stopped draining it (the process is closing or one of its threads failed)`);
+      }
+      const failed = this.#shared.failedClass();
+      if (failed !== 0) throw mpiError(failed, 'progress', `${what} is full and the process is failing (see the job output)`);
+      ring.waitForSpace(seen, WAIT_SLICE_MS);
     }
   }
 
@@ -81,7 +125,10 @@ export class ThreadBridge {
     this.#served.push([ring, onRecord]);
     const loop = (): void => {
       for (;;) {
-        if (this.#closing && ring.isEmpty()) return;
+        if (this.#closing && ring.isEmpty()) {
+          ring.close(); // a producer that comes after this would wait for nobody
+          return;
+        }
         const seen = ring.doorbell();
         ring.drain(onRecord);
         const p = ring.waitAsync(seen);
@@ -100,9 +147,10 @@ export class ThreadBridge {
     for (const [ring, onRecord] of this.#served) ring.drain(onRecord);
   }
 
-  /** Lets the serve loops end without sending anything more (the device is destroyed). */
+  /** Lets the serve loops end without sending anything more (the device is destroyed); producers stop waiting on them. */
   stop(): void {
     this.#closing = true;
+    for (const [ring] of this.#served) ring.close();
   }
 
   /** Hands completed slot `slot` to thread `owner` through its completion ring. */
@@ -110,9 +158,8 @@ export class ThreadBridge {
     const ring = this.#shared.completion(owner);
     const one = this.#words;
     one[0] = slot;
-    while (!ring.tryPush(one, 1, null)) {
-      // the owner drains on its own thread; a full ring only waits for it
-    }
+    // Sized so it cannot fill with the default request slots (shared-state.ts); a busy owner only delays it.
+    if (!ring.tryPush(one, 1, null)) this.#pushWaiting(ring, 1, null, `the completion ring of thread ${owner}`);
   }
 
   /** Completes now whatever other threads queued in `ring` (this thread's completion ring). */

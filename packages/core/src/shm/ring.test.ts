@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { Ring } from './ring.ts';
+import { ERR_INTERN, MPIError } from '../util/index.ts';
 
 describe('Ring', () => {
   it('passes records in order, wrapping around the end', () => {
@@ -63,5 +64,92 @@ describe('Ring', () => {
       await new Promise((res) => setImmediate(res));
     }
     expect(total).toBe(4 * N);
+  }, 60_000);
+
+  it('always takes a record of maxRecordBytes once drained, wherever the tail stands, and refuses a larger one', () => {
+    const r = Ring.create(256);
+    const big = new Uint8Array(r.maxRecordBytes - 4);
+    // A filler of `shift` bytes (length word, one word, shift - 8 bytes) moves the tail each round.
+    for (let shift = 8; shift <= 128; shift += 4) {
+      expect(r.tryPush(Int32Array.of(0), 1, new Uint8Array(shift - 8))).toBe(true);
+      r.drain(() => undefined);
+      expect(r.tryPush(Int32Array.of(7), 1, big)).toBe(true);
+      r.drain(() => undefined);
+    }
+    let err: unknown;
+    try {
+      r.tryPush(Int32Array.of(7), 1, new Uint8Array(r.maxRecordBytes));
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(MPIError);
+    expect((err as MPIError).errorClass).toBe(ERR_INTERN);
+  });
+
+  it('lets a producer sleep on a full ring while the consumer is busy, and wakes it when drained', async () => {
+    const r = Ring.create(1 << 10);
+    const N = 2000;
+    const status = new Int32Array(new SharedArrayBuffer(8)); // [0] producer sleeps seen, [1] done
+    const body = `
+      import('node:worker_threads').then(async ({ workerData }) => {
+        const { register } = await import('tsx/esm/api');
+        register();
+        const { Ring } = await import(workerData.url);
+        const ring = new Ring(workerData.buffer);
+        const st = new Int32Array(workerData.status);
+        const w = new Int32Array(1);
+        for (let i = 0; i < ${N}; i++) {
+          w[0] = i;
+          for (;;) {
+            const seen = ring.head();
+            if (ring.tryPush(w, 1, new Uint8Array(60))) break;
+            Atomics.add(st, 0, 1);
+            ring.waitForSpace(seen, 60000);
+          }
+        }
+        Atomics.store(st, 1, 1);
+      });
+    `;
+    const url = new URL('./ring.ts', import.meta.url).href;
+    const worker = new Worker(body, { eval: true, workerData: { buffer: r.buffer, url, status: status.buffer } });
+    const exited = new Promise((res) => worker.on('exit', res));
+    // The consumer is busy (no drain) until the producer has filled the ring and gone to sleep.
+    while (Atomics.load(status, 0) === 0) await new Promise((res) => setTimeout(res, 5));
+    let next = 0;
+    while (Atomics.load(status, 1) === 0 || !r.isEmpty()) {
+      r.drain((off) => {
+        expect(r.words[off >>> 2]).toBe(next);
+        next++;
+      });
+      await new Promise((res) => setImmediate(res));
+    }
+    await exited;
+    expect(next).toBe(N);
+    expect(Atomics.load(status, 0)).toBeGreaterThan(0);
+  }, 60_000);
+
+  it('wakes a sleeping producer when the consumer closes the ring', async () => {
+    const r = Ring.create(64);
+    while (r.tryPush(Int32Array.of(1), 1, null));
+    const body = `
+      import('node:worker_threads').then(async ({ workerData, parentPort }) => {
+        const { register } = await import('tsx/esm/api');
+        register();
+        const { Ring } = await import(workerData.url);
+        const ring = new Ring(workerData.buffer);
+        parentPort.postMessage('waiting');
+        while (!ring.isClosed()) ring.waitForSpace(ring.head(), 60000);
+        parentPort.postMessage('woken');
+      });
+    `;
+    const url = new URL('./ring.ts', import.meta.url).href;
+    const worker = new Worker(body, { eval: true, workerData: { buffer: r.buffer, url } });
+    const messages: string[] = [];
+    const woken = new Promise<void>((res) => worker.on('message', (m: string) => (messages.push(m), m === 'woken' && res())));
+    while (messages.length === 0) await new Promise((res) => setTimeout(res, 5));
+    r.close();
+    await woken;
+    expect(r.isClosed()).toBe(true);
+    await worker.terminate();
   }, 60_000);
 });

@@ -4,6 +4,7 @@
  * (the channel engines' injection rings, the threads' completion rings).
  *
  *   header (Int32): [0] producer mutex  [1] head (consumer)  [2] tail (producers)  [3] doorbell
+ *                   [4] closed (the consumer serves no more)  [5] producers sleeping for space
  *   data:  ... | len u32 | bytes (padded to 4) | len u32 | bytes | SKIP ... |
  *
  * Producers take the mutex (tryLock spin: they hold it for one copy), append a
@@ -14,15 +15,24 @@
  * fit before the end of the data area is preceded by a SKIP marker and starts
  * again at offset 0. Head and tail are byte offsets that only grow (mod 2^32);
  * the free space is capacity - (tail - head).
+ *
+ * Limits: a record of at most maxRecordBytes (half the data area, less its
+ * length word) always fits once the ring has drained, wherever the tail
+ * stands; a larger one might never fit (it could need the skipped end as well)
+ * and is refused as a caller bug. A producer that finds the ring full may
+ * sleep in waitForSpace(): the consumer notifies the head word after a drain
+ * when producers sleep (the waiters word), so an idle ring costs no notify.
  */
 import { Mutex } from './mutex.ts';
-import { waitAsync } from '../util/index.ts';
+import { assert, waitAsync } from '../util/index.ts';
 
 const H_LOCK = 0;
 const H_HEAD = 1;
 const H_TAIL = 2;
 const H_DOORBELL = 3;
-const HEADER_WORDS = 4;
+const H_CLOSED = 4;
+const H_WAITERS = 5;
+const HEADER_WORDS = 8;
 const SKIP = 0xffffffff | 0;
 
 export class Ring {
@@ -58,6 +68,11 @@ export class Ring {
     return this.#capacity;
   }
 
+  /** The largest record (words and bytes) that tryPush accepts: it fits once the ring has drained. */
+  get maxRecordBytes(): number {
+    return (this.#capacity >>> 1) - 4;
+  }
+
   /**
    * Appends one record made of a word part and a byte part. Returns false if it
    * cannot fit now (the caller retries after the consumer has drained).
@@ -66,11 +81,10 @@ export class Ring {
     const byteLen = bytes === null ? 0 : bytes.length;
     const payload = wordCount * 4 + byteLen;
     const need = 4 + ((payload + 3) & ~3);
-    if (need + 4 > this.#capacity) throw new RangeError(`record of ${payload} bytes does not fit a ring of ${this.#capacity} bytes`);
+    assert(payload <= this.maxRecordBytes, `a record of ${payload} bytes exceeds the ring's limit of ${this.maxRecordBytes}`);
     const h = this.#h;
-    while (!this.#mutex.tryLock()) {
-      // another producer is copying one record
-    }
+    // Another producer holds the mutex for one copy: spin, then sleep (lockSync).
+    this.#mutex.lockSync();
     const head = Atomics.load(h, H_HEAD) >>> 0;
     let tail = Atomics.load(h, H_TAIL) >>> 0;
     let at = tail & (this.#capacity - 1);
@@ -118,7 +132,35 @@ export class Ring {
       n++;
     }
     Atomics.store(h, H_HEAD, head | 0);
+    if (n > 0 && Atomics.load(h, H_WAITERS) !== 0) Atomics.notify(h, H_HEAD);
     return n;
+  }
+
+  /** The consumer's position; pass it to waitForSpace() after a failed tryPush. */
+  head(): number {
+    return Atomics.load(this.#h, H_HEAD);
+  }
+
+  /**
+   * Producer: sleeps (Atomics.wait: the thread's event loop stops) until the consumer moves the
+   * head past `seenHead`, the ring is closed, or `timeoutMs` passes. Returns at once if the head
+   * has already moved.
+   */
+  waitForSpace(seenHead: number, timeoutMs: number): void {
+    const h = this.#h;
+    Atomics.add(h, H_WAITERS, 1);
+    Atomics.wait(h, H_HEAD, seenHead, timeoutMs);
+    Atomics.sub(h, H_WAITERS, 1);
+  }
+
+  /** Consumer: it will drain no more; producers stop waiting (isClosed() tells them why). */
+  close(): void {
+    Atomics.store(this.#h, H_CLOSED, 1);
+    Atomics.notify(this.#h, H_HEAD);
+  }
+
+  isClosed(): boolean {
+    return Atomics.load(this.#h, H_CLOSED) !== 0;
   }
 
   /** Word view of the data area (records are 4-byte aligned). */

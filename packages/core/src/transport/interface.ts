@@ -30,7 +30,8 @@
  * - handlers.payloadTarget(header), when given, is asked for large payloads
  *   before their bytes arrive; returning a Uint8Array of exactly
  *   header.payloadLength bytes lets the transport receive straight into it
- *   (then onDeliver gets that same array).
+ *   (then onDeliver gets that same array). A payload above
+ *   options.maxUnsolicitedPayloadBytes is accepted only into such an array.
  *
  * Event loop
  * - A transport holds no reference on its thread's event loop (servers and
@@ -90,6 +91,13 @@ export interface FrameHeader {
   payloadLength: number;
 }
 
+/**
+ * The largest message, in bytes: 4 GiB - 1. Lengths travel in u32 fields (payloadLength, the
+ * RTS's aux2), and Node 20's typed arrays hold at most 2^32 bytes (buffer.constants.MAX_LENGTH),
+ * so only a message of exactly 4 GiB is refused (the API checks, with ERR_COUNT).
+ */
+export const MAX_MESSAGE_BYTES = 0xffff_ffff;
+
 export function newFrameHeader(): FrameHeader {
   return { kind: 0, flags: 0, contextId: 0, srcEndpoint: 0, dstEndpoint: 0, tag: 0, seq: 0, aux: 0, aux2: 0, payloadLength: 0 };
 }
@@ -103,7 +111,7 @@ export interface TransportLog {
 }
 
 export interface TransportError {
-  /** TSMPI_ERR_PEER_CLOSED | TSMPI_ERR_CONNECT | TSMPI_ERR_HANDSHAKE | TSMPI_ERR_SOCKET */
+  /** TSMPI_ERR_PEER_CLOSED | TSMPI_ERR_CONNECT | TSMPI_ERR_HANDSHAKE | TSMPI_ERR_SOCKET | TSMPI_ERR_PROTOCOL (a frame the receiver refuses) */
   readonly code: string;
   readonly message: string;
   readonly cause?: unknown;
@@ -130,6 +138,13 @@ export interface TransportOptions {
   readonly listenHost: string;
   /** Ports to listen on, both ends included (mpiexec --port-range); absent: any free port. */
   readonly listenPorts?: { readonly lo: number; readonly hi: number };
+  /**
+   * The largest payload a peer may send in a frame that handlers.payloadTarget did not supply an
+   * array for (the device: its eager limit). A larger one is refused before anything is allocated:
+   * the connection is closed and the peer reported lost (TSMPI_ERR_PROTOCOL). Absent: no bound
+   * below the u32 wire field.
+   */
+  readonly maxUnsolicitedPayloadBytes?: number;
   readonly log: TransportLog;
   readonly handlers: TransportHandlers;
   /**

@@ -1,4 +1,4 @@
-// Messages never wait for the thread that sent them (docs/adr/0012): with
+// Messages never wait for the thread that sent them (docs/adr/0015): with
 // direct sends a user thread owns the connections it sends on, and still
 //   - a thread that computes right after `await send()`, without entering MPI
 //     again, has sent: the peer receives the message and answers another

@@ -91,10 +91,10 @@ export interface Cluster {
   /** Processes in the host's namespace other than the harness's holder and listening sshd. */
   pidsOn(host: HostRef): number[];
   /**
-   * Waits (up to timeoutMs) until no host has a process left (see pidsOn) and
-   * returns what is still there, one "thK pid command line" string each: [] is clean.
+   * Waits (up to timeoutMs) until no host has a process left (see pidsOn) other than those `ignore`
+   * accepts, and returns what is still there, one "thK pid command line" string each: [] is clean.
    */
-  leftovers(timeoutMs?: number): Promise<string[]>;
+  leftovers(timeoutMs?: number, ignore?: (line: string) => boolean): Promise<string[]>;
   /** Kills everything in the cluster's namespaces and removes them and the state directory. Idempotent. */
   stop(): void;
 }
@@ -274,10 +274,10 @@ function makeCluster(info: ClusterJson): Cluster {
     linkDown: (host) => void script(['link-down', '--id', id, hostOf(host)]),
     linkUp: (host) => void script(['link-up', '--id', id, hostOf(host)]),
     pidsOn,
-    leftovers: async (timeoutMs = 5_000) => {
+    leftovers: async (timeoutMs = 5_000, ignore = () => false) => {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
-        const left = hosts.flatMap((h) => pidsOn(h).map((pid) => `${h.name} ${pid} ${describePid(pid)}`));
+        const left = hosts.flatMap((h) => pidsOn(h).map((pid) => `${h.name} ${pid} ${describePid(pid)}`)).filter((l) => !ignore(l));
         if (left.length === 0 || Date.now() >= deadline) return left;
         await new Promise((r) => setTimeout(r, 100));
       }

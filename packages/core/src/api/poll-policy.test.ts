@@ -1,0 +1,13 @@
+import { describe, expect, it } from 'vitest';
+import { pollPolicy } from './poll-policy.ts';
+
+describe('pollPolicy', () => {
+  it('yields in every turn when the job has more processes on this host than cores', () => {
+    expect(pollPolicy({ localSize: 4, cores: 2, spinTurns: 10 })).toEqual({ isOversubscribed: true, spinTurns: 0 });
+  });
+
+  it('spins the configured turns first when every process has a core', () => {
+    expect(pollPolicy({ localSize: 2, cores: 2, spinTurns: 10 })).toEqual({ isOversubscribed: false, spinTurns: 10 });
+    expect(pollPolicy({ localSize: 1, cores: 8, spinTurns: 0 })).toEqual({ isOversubscribed: false, spinTurns: 0 });
+  });
+});

@@ -1,0 +1,55 @@
+/**
+ * When a polling thread gives its core away: the yield policy of blocking
+ * calls (wait-poll.ts polls; this decides how often each turn yields).
+ *
+ * The C libraries decide this from how many of their processes share a host's
+ * cores. Open MPI sets mpi_yield_when_idle when a node runs more processes than
+ * it has slots, and then calls sched_yield from its progress loop whenever a
+ * pass found nothing to do; with a core per process it spins and never yields.
+ * UPC++ (UPCXX_OVERSUBSCRIBED, unset: ranks on this host against its CPUs)
+ * yields after about ten consecutive empty progress calls, and MPICH's
+ * nemesis progress engine after MPIR_CVAR_POLLS_BEFORE_YIELD (1000) polls.
+ *
+ * tsmpi does both:
+ *   - more processes of the job on this host than cores (TSMPI_LOCAL_SIZE from
+ *     the launcher against os.availableParallelism()): yield in every poll
+ *     turn, as ADR 0005 measured (a peer that has work gets the core at once);
+ *   - otherwise spin `spinTurns` turns of a blocking call without yielding
+ *     (setting waitSpinTurns, default 10), then yield in every turn. A reply
+ *     that comes within a few microseconds (a ping-pong, a small allreduce's
+ *     next step) then costs no system call beyond the socket's; a wait that
+ *     lasts longer, for example because other programs occupy the cores and
+ *     the peer is descheduled, yields after about 10 turns instead of holding
+ *     the core for a whole time slice, which ADR 0005 measured as ruinous.
+ * A sched_yield costs 0.6 us of CPU here (a KVM guest), a poll turn with
+ * nothing to read 1-3 us, so ten turns are 10-30 us: about one small-message
+ * round trip.
+ */
+
+/** What the launcher and the machine say about this process's host. */
+export interface HostShare {
+  /** Processes of the job on this host (TSMPI_LOCAL_SIZE); 1 when run without mpiexec. */
+  readonly localSize: number;
+  /** Cores this process may use (os.availableParallelism()). */
+  readonly cores: number;
+  /** The waitSpinTurns setting. */
+  readonly spinTurns: number;
+}
+
+/** The policy for this process. */
+export interface PollPolicy {
+  /** More processes of the job on this host than cores. */
+  readonly isOversubscribed: boolean;
+  /** Poll turns of a blocking call that do not yield; every later turn yields. 0: yield in every turn. */
+  readonly spinTurns: number;
+}
+
+/**
+ * Chooses how polling threads of this process yield.
+ * @param host - processes on this host, its cores, and the waitSpinTurns setting
+ * @returns whether the host is oversubscribed, and the turns to spin before yielding
+ */
+export function pollPolicy(host: HostShare): PollPolicy {
+  const isOversubscribed = host.localSize > host.cores;
+  return { isOversubscribed, spinTurns: isOversubscribed ? 0 : Math.max(0, Math.floor(host.spinTurns)) };
+}
