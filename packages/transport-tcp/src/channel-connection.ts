@@ -92,7 +92,7 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
     this.peer = peer;
     this.channel = channel;
     this.#batch = Buffer.allocUnsafe(owner._tuning.batchInitialBytes);
-    this.#handshake = new ClientHandshake(owner._jobKey, owner._process, owner._threadConnections ? (channel | THREAD_CONNECTION_BIT) >>> 0 : channel);
+    this.#handshake = this.#newHandshake();
     this.#afterWrite = (err) => this.#writeDone(err);
     this.opened = new Promise((resolve) => {
       this.#resolveOpened = resolve;
@@ -108,8 +108,18 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
     this.#dial();
   }
 
+  #newHandshake(): ClientHandshake {
+    const o = this.#owner;
+    return new ClientHandshake(o._jobKey, o._process, o._threadConnections ? (this.channel | THREAD_CONNECTION_BIT) >>> 0 : this.channel);
+  }
+
   #dial(): void {
     const address = this.#address!;
+    if (this.#helloSent) {
+      // A thread connection retried after its handshake began (#isThreadHandshakeStall): a fresh one.
+      this.#helloSent = false;
+      this.#handshake = this.#newHandshake();
+    }
     const socket = this.#unixPath !== null
       ? net.connect({ path: this.#unixPath })
       : net.connect({ host: address.host, port: address.port, noDelay: true });
@@ -125,11 +135,12 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
    * is meanwhile, so close() waits for the retry to end.
    */
   #shouldRetry(): boolean {
-    if (this.#state !== STATE_CONNECTING || this.#helloSent || this.#owner._isClosing || this.#isEndRequested) return false;
+    const isThread = this.#owner._threadConnections;
+    if (this.#state !== STATE_CONNECTING || (this.#helloSent && !isThread) || this.#owner._isClosing || this.#isEndRequested) return false;
     const code = (this.#error?.cause as NodeJS.ErrnoException | undefined)?.code;
     if (code === undefined || !RETRY_CODES.has(code)) return false;
     const t = this.#owner._tuning;
-    const budgetMs = code === 'ECONNREFUSED' ? t.connectRefusedRetryMs : t.connectRetryMs;
+    const budgetMs = code === 'ECONNREFUSED' ? t.connectRefusedRetryMs : isThread ? t.threadConnectRetryMs : t.connectRetryMs;
     return Date.now() - this.#firstConnectAt + this.#retryDelayMs <= budgetMs;
   }
 
@@ -319,6 +330,7 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
   /** @internal socket 'end': the peer ended its side. */
   _onEnd(): void {
     this.#isEnded = true;
+    if (this.#isThreadHandshakeStall('ECONNRESET', 'peer closed the connection during the handshake')) return;
     if (!this.#hasGoodbye && !this.#owner._isClosing && this.#state !== STATE_CLOSED) {
       this.#fail(this.#lossCode(), this.#state === STATE_OPEN
         ? 'peer ended the connection without saying goodbye'
@@ -334,7 +346,22 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
 
   /** @internal socket 'timeout' (armed only while handshaking) */
   _onTimeout(): void {
+    if (this.#isThreadHandshakeStall('ETIMEDOUT', 'connect or handshake timed out')) return;
     if (this.#state === STATE_CONNECTING) this.#fail('TSMPI_ERR_CONNECT', 'connect or handshake timed out');
+  }
+
+  /**
+   * A thread connection's connect or handshake that stalls (times out, or the peer gives up on it)
+   * is a busy peer, not a lost one (tuning.threadConnectRetryMs): the socket goes and _onClose
+   * retries. Process connections keep failing at once. Whether to retry is decided in one place
+   * (#shouldRetry), so this only records the cause as a transient errno.
+   */
+  #isThreadHandshakeStall(errno: string, message: string): boolean {
+    if (!this.#owner._threadConnections || this.#state !== STATE_CONNECTING || this.#owner._isClosing || this.#isEndRequested) return false;
+    const cause = Object.assign(new Error(message), { code: errno });
+    this.#error = { code: 'TSMPI_ERR_CONNECT', message: `channel ${this.channel} to process ${this.peer}: ${message}`, cause };
+    this.#socket?.destroy();
+    return true;
   }
 
   /** @internal socket 'close' */
