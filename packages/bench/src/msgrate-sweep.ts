@@ -32,6 +32,7 @@ const OMPI_BINARY = path.join(REFERENCE, 'build/msgrate-threads_ompi');
 
 /**
  * The tsmpi configurations of the chart: mpiexec flags and layout per thread count N.
+ *   defaults    no flags: what a program that asks for threadLevel 'multiple' gets (issue 16's target)
  *   threads     one engine per channel reads it; user threads send on their own connections (default)
  *   engines     as threads, and every send handed to the engines (the full hand-off)
  *   endpoints   threads progress, every thread on its own endpoint (COMM_ENDPOINTS)
@@ -39,6 +40,7 @@ const OMPI_BINARY = path.join(REFERENCE, 'build/msgrate-threads_ompi');
  *   global      one queue pair under one lock, one channel (the paper's baseline)
  */
 const CONFIGS: readonly { name: string; key: string; layout?: string; flags: (n: number) => string[] }[] = [
+  { key: 'defaults', name: "threadLevel 'multiple' defaults", flags: () => [] },
   { key: 'threads', name: 'threads progress, C=N', flags: (n) => ['--channels', String(n), '--progress', 'threads'] },
   { key: 'engines', name: 'engines progress (hand-off), C=N', flags: (n) => ['--channels', String(n), '--progress', 'engines'] },
   { key: 'endpoints', name: 'endpoints, one per thread, C=N', layout: 'endpoints', flags: (n) => ['--channels', String(n), '--endpoints', String(n), '--progress', 'threads'] },
@@ -53,7 +55,7 @@ const { values } = parseArgs({
     repeat: { type: 'string', default: '3' },
     iterations: { type: 'string', default: '10000' },
     warmup: { type: 'string', default: '2000' },
-    configs: { type: 'string', default: 'threads,engines,endpoints,inline' },
+    configs: { type: 'string', default: 'defaults,threads,engines,endpoints,inline' },
     out: { type: 'string', default: 'bench-results/msgrate-sweep' },
     help: { type: 'boolean', short: 'h' },
   },
@@ -144,6 +146,15 @@ console.log(`single-threaded: ${single?.toFixed(3)} M/s`);
 for (const c of chosen) for (const n of threadCounts) {
   const y = point(c.name, n);
   if (y !== null && single !== null) console.log(`${c.name}, N=${n}: ${(y / single).toFixed(2)}x single-threaded`);
+}
+// Issue 16's targets, where the sweep has the points: defaults against Open MPI's same layout, endpoints against N processes per side.
+for (const n of threadCounts) {
+  const dflt = point(CONFIGS[0]!.name, n);
+  const om = point(OMPI, n);
+  const ep = point(CONFIGS.find((c) => c.key === 'endpoints')!.name, n);
+  const procsN = n === 1 ? single : point(SINGLE_N, n);
+  if (dflt !== null && om !== null) console.log(`target, N=${n}: defaults / Open MPI = ${(dflt / om).toFixed(2)}x (>= 1.0)`);
+  if (ep !== null && procsN !== null) console.log(`target, N=${n}: endpoints / ${n} single-threaded processes per side = ${(ep / procsN).toFixed(2)}x (>= 1.0)`);
 }
 for (const s of series) console.log(`${s.name}: ${s.points.map((p) => `${p.x}:${p.y.toFixed(3)}`).join('  ')}`);
 console.log(`wrote ${out}.json and ${out}.svg`);
