@@ -3,11 +3,11 @@
 // hosts, docs/adr/0015) and send at once, ten jobs in a row. A thread
 // connection's handshake that stalls on the busy peer is retried
 // (transport-tcp tuning.threadConnectRetryMs), so every job must pass.
-// testlist: mt-pt2pt np 2 (16 threads, x10 with --progress threads, x5 inline)
+// testlist: mt-pt2pt np 2 (16 threads, x10 with --progress threads, x3 inline)
 import { describe, it } from 'vitest';
 import { program, runJob } from './run-job.ts';
 
-const RUNS = { threads: 10, inline: 5 } as const;
+const RUNS = { threads: 10, inline: 3 } as const;
 
 describe.each(Object.entries(RUNS))('16 threads per process start at once (--progress %s)', (progress, runs) => {
   it(`passes ${runs} jobs in a row`, async () => {
@@ -17,5 +17,5 @@ describe.each(Object.entries(RUNS))('16 threads per process start at once (--pro
         throw new Error(`job ${run} of ${runs} failed (exit ${r.code}, signal ${r.signal})\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
       }
     }
-  }, 20 * 60_000);
+  }, 40 * 60_000); // generous: a job took over a minute at load average 70
 });
