@@ -1,14 +1,19 @@
 /**
  * Sweep of the multithreaded neighbor message rate over threads per process,
  * one line per configuration, in the style of the paper's Figure 2 (aggregate
- * rate against threads; x = 0 is MPI_THREAD_SINGLE).
+ * rate against threads; x = 0 is MPI_THREAD_SINGLE), with the references the
+ * threads are measured against (issue 16): tsmpi single-threaded (one process
+ * per side, a flat line), N single-threaded processes per side (what N
+ * endpoints should match), and Open MPI's same layout (N pthreads per process
+ * over TCP, reference/msgrate-threads.c; skipped with a line if mpicc.openmpi
+ * is missing).
  *
  *   npx tsx packages/bench/src/msgrate-sweep.ts [--layout pair|paper] [--threads 1,2,4] [--repeat 3]
- *        [--iterations 10000] [--out bench-results/msgrate-sweep]
+ *        [--iterations 10000] [--warmup 2000] [--configs a,b] [--out bench-results/msgrate-sweep]
  *
- * Runs every point as its own mpiexec job (one at a time: the machine's cores
- * are the resource being measured), shows a progress bar, and writes
- * OUT.json (every run, and the median of each point) and OUT.svg (the chart).
+ * Runs every point as its own job (one at a time: the machine's cores are the
+ * resource being measured), shows a progress bar, and writes OUT.json (every
+ * run, and the median of each point) and OUT.svg (the chart).
  */
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -22,19 +27,25 @@ import { renderLineChart, type ChartSeries } from './svg-chart.ts';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 const MPIEXEC = path.join(ROOT, 'node_modules/.bin/mpiexec');
 const PROGRAM = path.join(ROOT, 'packages/bench/src/msgrate-threads.ts');
+const REFERENCE = path.join(ROOT, 'packages/bench/reference');
+const OMPI_BINARY = path.join(REFERENCE, 'build/msgrate-threads_ompi');
 
 /**
- * The configurations of the chart: mpiexec flags per thread count N.
- *   parallel, C=N, threads   per-source matching queues, N channels, one engine worker per channel
- *   global, C=1 (baseline)   one queue pair under one lock, one channel
- *   endpoints, C=N, threads  as the first, and every thread on its own endpoint (COMM_ENDPOINTS)
- *   parallel, C=N, inline    as the first, with the main thread running every channel
+ * The tsmpi configurations of the chart: mpiexec flags and layout per thread count N.
+ *   defaults    no flags: what a program that asks for threadLevel 'multiple' gets (issue 16's target)
+ *   threads     one engine per channel reads it; user threads send on their own connections (default)
+ *   engines     as threads, and every send handed to the engines (the full hand-off)
+ *   endpoints   threads progress, every thread on its own endpoint (COMM_ENDPOINTS)
+ *   inline      the main thread reads every channel; workers send on their own connections
+ *   global      one queue pair under one lock, one channel (the paper's baseline)
  */
-const CONFIGS: readonly { name: string; flags: (n: number) => string[] }[] = [
-  { name: 'parallel, C=N, threads', flags: (n) => ['--channels', String(Math.max(1, n)), '--matching', 'parallel', '--progress', 'threads'] },
-  { name: 'global, C=1 (baseline)', flags: () => ['--channels', '1', '--matching', 'global', '--progress', 'threads'] },
-  { name: 'endpoints, C=N, threads', flags: (n) => ['--channels', String(Math.max(1, n)), '--endpoints', String(n), '--progress', 'threads'] },
-  { name: 'parallel, C=N, inline', flags: (n) => ['--channels', String(Math.max(1, n)), '--progress', 'inline'] },
+const CONFIGS: readonly { name: string; key: string; layout?: string; flags: (n: number) => string[] }[] = [
+  { key: 'defaults', name: "threadLevel 'multiple' defaults", flags: () => [] },
+  { key: 'threads', name: 'threads progress, C=N', flags: (n) => ['--channels', String(n), '--progress', 'threads'] },
+  { key: 'engines', name: 'engines progress (hand-off), C=N', flags: (n) => ['--channels', String(n), '--progress', 'engines'] },
+  { key: 'endpoints', name: 'endpoints, one per thread, C=N', layout: 'endpoints', flags: (n) => ['--channels', String(n), '--endpoints', String(n), '--progress', 'threads'] },
+  { key: 'inline', name: 'inline progress, C=N', flags: (n) => ['--channels', String(n), '--progress', 'inline'] },
+  { key: 'global', name: 'global, C=1 (baseline)', flags: () => ['--channels', '1', '--matching', 'global', '--progress', 'threads'] },
 ];
 
 const { values } = parseArgs({
@@ -43,38 +54,59 @@ const { values } = parseArgs({
     threads: { type: 'string', default: '1,2,4' },
     repeat: { type: 'string', default: '3' },
     iterations: { type: 'string', default: '10000' },
+    warmup: { type: 'string', default: '2000' },
+    configs: { type: 'string', default: 'defaults,threads,engines,endpoints,inline' },
     out: { type: 'string', default: 'bench-results/msgrate-sweep' },
     help: { type: 'boolean', short: 'h' },
   },
 });
 if (values.help) {
-  console.log('usage: npx tsx packages/bench/src/msgrate-sweep.ts [--layout pair|paper] [--threads 1,2,4] [--repeat 3] [--iterations 10000] [--out PREFIX]');
+  console.log(`usage: npx tsx packages/bench/src/msgrate-sweep.ts [--layout pair|paper] [--threads 1,2,4] [--repeat 3] [--iterations 10000] [--warmup 2000] [--configs ${CONFIGS.map((c) => c.key).join(',')}] [--out PREFIX]`);
   process.exit(0);
 }
 const layout = values.layout === 'paper' ? 'paper' : 'pair';
 const threadCounts = values.threads!.split(',').map(Number);
 const repeat = Number(values.repeat);
+const chosen = CONFIGS.filter((c) => values.configs!.split(',').includes(c.key) && !(c.layout === 'endpoints' && layout === 'paper'));
 const procs = (n: number): number => (layout === 'pair' ? 2 : n + 1);
+
+/** Open MPI's binary of reference/msgrate-threads.c, built if missing; null (and a line saying why) when it cannot be. */
+function openMpiBinary(): string | null {
+  if (layout !== 'pair') return null;
+  if (fs.existsSync(OMPI_BINARY)) return OMPI_BINARY;
+  fs.mkdirSync(path.dirname(OMPI_BINARY), { recursive: true });
+  const cc = spawnSync('mpicc.openmpi', ['-O2', '-pthread', '-o', OMPI_BINARY, path.join(REFERENCE, 'msgrate-threads.c')], { encoding: 'utf8' });
+  if (cc.status === 0) return OMPI_BINARY;
+  console.log(`Open MPI reference skipped: mpicc.openmpi failed or is missing (${cc.error?.message ?? cc.stderr.trim().split('\n')[0]})`);
+  return null;
+}
+const ompi = openMpiBinary();
 
 interface Run { config: string; threads: number; rate: number | null }
 const runs: Run[] = [];
-const plan: { config: string; threads: number; argv: string[] }[] = [];
+const plan: { config: string; threads: number; cmd: string; argv: string[] }[] = [];
+const SINGLE = 'tsmpi single-threaded, 1 process per side';
+const SINGLE_N = 'tsmpi single-threaded, N processes per side';
+const OMPI = 'Open MPI 4, N threads per process (TCP)';
 for (let r = 0; r < repeat; r++) {
   // x = 0: the single-threaded point, shared by every configuration
-  plan.push({ config: 'single', threads: 0, argv: ['-n', String(procs(1)), PROGRAM, '--thread-level', 'single', '--layout', layout] });
-  for (const c of CONFIGS) {
-    for (const n of threadCounts) {
-      if (c.name.includes('endpoint') && layout === 'paper') continue;
-      plan.push({ config: c.name, threads: n, argv: ['-n', String(procs(n)), ...c.flags(n), PROGRAM, '--threads', String(n), '--layout', layout] });
+  plan.push({ config: SINGLE, threads: 0, cmd: MPIEXEC, argv: ['-n', String(procs(1)), PROGRAM, '--thread-level', 'single', '--layout', layout] });
+  for (const n of threadCounts) {
+    for (const c of chosen) {
+      plan.push({ config: c.name, threads: n, cmd: MPIEXEC, argv: ['-n', String(procs(n)), ...c.flags(n), PROGRAM, '--threads', String(n), '--layout', c.layout ?? layout] });
+    }
+    if (layout === 'pair' && n > 1) plan.push({ config: SINGLE_N, threads: n, cmd: MPIEXEC, argv: ['-n', String(2 * n), PROGRAM, '--thread-level', 'single'] });
+    if (ompi !== null) {
+      plan.push({ config: OMPI, threads: n, cmd: 'mpirun.openmpi', argv: ['--allow-run-as-root', '--oversubscribe', '--bind-to', 'none', '-n', '2', '--mca', 'pml', 'ob1', '--mca', 'btl', 'tcp,self', '--mca', 'btl_tcp_if_include', 'lo', ompi, '--threads', String(n)] });
     }
   }
 }
 const bar = new ProgressBar({ total: plan.length, label: `msgrate sweep (${layout})` });
 for (const p of plan) {
   bar.tick(0, `${p.config.slice(0, 30)}, ${p.threads} threads`);
-  const res = spawnSync(MPIEXEC, [...p.argv, '--iterations', values.iterations!], { cwd: ROOT, encoding: 'utf8', timeout: 300_000 });
+  const res = spawnSync(p.cmd, [...p.argv, '--iterations', values.iterations!, '--warmup', values.warmup!], { cwd: ROOT, encoding: 'utf8', timeout: 300_000 });
   const m = /msgrate-threads: ([0-9.]+) M/.exec(res.stdout ?? '');
-  if (m === null) process.stderr.write(`\nrun failed: mpiexec ${p.argv.join(' ')}\n${res.stderr}\n`);
+  if (m === null) process.stderr.write(`\nrun failed: ${path.basename(p.cmd)} ${p.argv.join(' ')}\n${res.stderr}\n`);
   runs.push({ config: p.config, threads: p.threads, rate: m === null ? null : Number(m[1]) });
   bar.tick(1);
 }
@@ -84,25 +116,45 @@ const point = (config: string, threads: number): number | null => {
   const rs = runs.filter((r) => r.config === config && r.threads === threads && r.rate !== null).map((r) => r.rate!);
   return rs.length === 0 ? null : median(rs);
 };
-const single = point('single', 0);
-const series: ChartSeries[] = CONFIGS.filter((c) => !(c.name.includes('endpoint') && layout === 'paper')).map((c) => ({
-  name: c.name,
-  points: [
-    ...(single === null ? [] : [{ x: 0, y: single }]),
-    ...threadCounts.flatMap((n) => {
-      const y = point(c.name, n);
-      return y === null ? [] : [{ x: n, y }];
-    }),
-  ],
-}));
+const single = point(SINGLE, 0);
+const line = (name: string): ChartSeries => ({
+  name,
+  points: threadCounts.flatMap((n) => {
+    const y = point(name, n);
+    return y === null ? [] : [{ x: n, y }];
+  }),
+});
+const series: ChartSeries[] = [
+  ...chosen.map((c) => {
+    const s = line(c.name);
+    return { name: s.name, points: single === null ? s.points : [{ x: 0, y: single }, ...s.points] };
+  }),
+  // the single-threaded rate as a flat line: where threads must at least arrive
+  ...(single === null ? [] : [{ name: SINGLE, points: [0, ...threadCounts].map((x) => ({ x, y: single })) }]),
+  ...(layout === 'pair' ? [{ name: SINGLE_N, points: [...(single === null ? [] : [{ x: 1, y: single }]), ...line(SINGLE_N).points] }] : []),
+  ...(ompi === null ? [] : [line(OMPI)]),
+].filter((s) => s.points.length > 0);
 const out = path.resolve(ROOT, values.out!);
 fs.mkdirSync(path.dirname(out), { recursive: true });
-fs.writeFileSync(`${out}.json`, JSON.stringify({ date: new Date().toISOString(), layout, repeat, iterations: Number(values.iterations), runs, series }, null, 2));
+fs.writeFileSync(`${out}.json`, JSON.stringify({ date: new Date().toISOString(), layout, repeat, iterations: Number(values.iterations), warmup: Number(values.warmup), runs, series }, null, 2));
 fs.writeFileSync(`${out}.svg`, renderLineChart(series, {
   title: `Neighbor message rate, ${layout} layout (median of ${repeat})`,
   xLabel: 'threads per process (0 = MPI_THREAD_SINGLE)',
   yLabel: 'aggregate rate (M messages/s)',
 }));
 console.log(`single-threaded: ${single?.toFixed(3)} M/s`);
+for (const c of chosen) for (const n of threadCounts) {
+  const y = point(c.name, n);
+  if (y !== null && single !== null) console.log(`${c.name}, N=${n}: ${(y / single).toFixed(2)}x single-threaded`);
+}
+// Issue 16's targets, where the sweep has the points: defaults against Open MPI's same layout, endpoints against N processes per side.
+for (const n of threadCounts) {
+  const dflt = point(CONFIGS[0]!.name, n);
+  const om = point(OMPI, n);
+  const ep = point(CONFIGS.find((c) => c.key === 'endpoints')!.name, n);
+  const procsN = n === 1 ? single : point(SINGLE_N, n);
+  if (dflt !== null && om !== null) console.log(`target, N=${n}: defaults / Open MPI = ${(dflt / om).toFixed(2)}x (>= 1.0)`);
+  if (ep !== null && procsN !== null) console.log(`target, N=${n}: endpoints / ${n} single-threaded processes per side = ${(ep / procsN).toFixed(2)}x (>= 1.0)`);
+}
 for (const s of series) console.log(`${s.name}: ${s.points.map((p) => `${p.x}:${p.y.toFixed(3)}`).join('  ')}`);
 console.log(`wrote ${out}.json and ${out}.svg`);

@@ -3,18 +3,26 @@
  * §4, Figure 1): N threads per process, each running the neighbor-rate kernel
  * with its own peer, aggregated per process.
  *
- *   layout 'pair'   2 processes; thread i of rank 0 <-> thread i of rank 1
- *   layout 'paper'  N + 1 processes; thread i of the root (rank 0) <-> process i + 1
+ *   layout 'pair'       2 processes; thread i of rank 0 <-> thread i of rank 1 (tag i)
+ *   layout 'endpoints'  the same with one endpoint per thread (papers/endpoints-proposal.txt:
+ *                       mpiexec --endpoints N; thread i attaches to endpoint i and talks to
+ *                       endpoint i of the peer over COMM_ENDPOINTS, as if it were a process)
+ *   layout 'paper'      N + 1 processes; thread i of the root (rank 0) <-> process i + 1
+ *   --thread-level single  no worker thread; with 2K processes, rank r <-> rank r + K: the
+ *                       "K single-threaded processes per side" point the endpoints layout
+ *                       is measured against (K = 1: the paper's "0 threads" point)
  *
  *   pnpm exec mpiexec -n 2 packages/bench/src/msgrate-threads.ts --threads 2 --layout pair
+ *   pnpm exec mpiexec -n 2 --endpoints 2 packages/bench/src/msgrate-threads.ts --threads 2 --layout endpoints
  *   pnpm exec mpiexec -n 5 packages/bench/src/msgrate-threads.ts --threads 4 --layout paper
- *   pnpm exec mpiexec -n 2 --endpoints 2 packages/bench/src/msgrate-threads.ts --threads 2   # one endpoint per thread
  *   pnpm exec mpiexec -n 2 packages/bench/src/msgrate-threads.ts --thread-level single       # the paper's "0 threads" point
+ *   pnpm exec mpiexec -n 4 packages/bench/src/msgrate-threads.ts --thread-level single       # two processes per side
  *
  * Channels, matching and progress are mpiexec options (--channels, --matching,
  * --progress). Each thread uses its own tag (so thread i only matches thread i),
  * or, with --endpoints N, its own endpoint over COMM_ENDPOINTS. Rank 0 prints
- * the aggregate: total messages its threads sent / the longest thread's time.
+ * the aggregate: total messages the threads (or processes) of one side sent /
+ * the longest one's time.
  * This file is also the threads' body.
  */
 import { isMainThread, parentPort } from 'node:worker_threads';
@@ -25,7 +33,7 @@ import { appendJsonRecord, recordHeader } from './report.ts';
 
 interface Plan {
   readonly threads: number;
-  readonly layout: 'pair' | 'paper';
+  readonly layout: 'pair' | 'paper' | 'endpoints';
   readonly single: boolean;
   readonly iterations: number;
   readonly warmup: number;
@@ -39,8 +47,10 @@ interface ThreadJob {
 
 const USAGE = `usage: mpiexec -n P [--channels C --matching M --progress P --endpoints N] packages/bench/src/msgrate-threads.ts [flags]
   --threads N          threads per process (default 1)
-  --layout pair|paper  pair: 2 processes, thread i <-> thread i; paper: N+1 processes, root thread i <-> process i+1
-  --thread-level single|multiple   single: no worker thread, MPI_THREAD_SINGLE (the paper's "0 threads" point)
+  --layout pair|endpoints|paper  pair: 2 processes, thread i <-> thread i; endpoints: the same, one endpoint
+                       per thread (mpiexec --endpoints N); paper: N+1 processes, root thread i <-> process i+1
+  --thread-level single|multiple   single: no worker thread, MPI_THREAD_SINGLE (the paper's "0 threads" point;
+                       with 2K processes, rank r <-> rank r + K)
   --iterations N --warmup N --window N   kernel parameters (10000, 10, 12)
   --json FILE          append one JSON record
   -h, --help`;
@@ -48,7 +58,7 @@ const USAGE = `usage: mpiexec -n P [--channels C --matching M --progress P --end
 /** Runs one thread's share: its peer, its tag or endpoint, a pairwise sync. */
 async function runThread(plan: Plan, index: number): Promise<NeighborRateResult> {
   const world = MPI.COMM_WORLD;
-  const useEndpoints = !plan.single && MPI.config().endpoints === plan.threads && plan.layout === 'pair';
+  const useEndpoints = !plan.single && MPI.config().endpoints === plan.threads && plan.layout !== 'paper';
   let comm: MPI.Comm = world;
   let peer: number;
   let tag = index;
@@ -58,6 +68,8 @@ async function runThread(plan: Plan, index: number): Promise<NeighborRateResult>
     const J = plan.threads;
     peer = (1 - Math.floor(comm.rank / J)) * J + index;
     tag = 0;
+  } else if (plan.single) {
+    peer = (world.rank + world.size / 2) % world.size;
   } else if (plan.layout === 'pair') {
     peer = 1 - world.rank;
   } else {
@@ -100,7 +112,7 @@ if (!isMainThread) {
   }
   const plan: Plan = {
     threads: Number(values.threads),
-    layout: values.layout === 'paper' ? 'paper' : 'pair',
+    layout: values.layout === 'paper' ? 'paper' : values.layout === 'endpoints' ? 'endpoints' : 'pair',
     single: values['thread-level'] === 'single',
     iterations: Number(values.iterations),
     warmup: Number(values.warmup),
@@ -112,31 +124,43 @@ if (!isMainThread) {
   }
   await MPI.init({ threadLevel: plan.single ? 'single' : 'multiple' });
   const world = MPI.COMM_WORLD;
-  const want = plan.layout === 'pair' ? 2 : plan.threads + 1;
-  if (world.size !== want) {
-    if (world.rank === 0) console.error(`msgrate-threads: layout ${plan.layout} with ${plan.threads} threads needs ${want} processes (mpiexec -n ${want}), got ${world.size}`);
+  const want = plan.layout === 'paper' ? plan.threads + 1 : 2;
+  const sizeOk = plan.single && plan.layout !== 'paper' ? world.size >= 2 && world.size % 2 === 0 : world.size === want;
+  if (!sizeOk) {
+    if (world.rank === 0) console.error(`msgrate-threads: layout ${plan.layout} with ${plan.threads} threads needs ${plan.single ? 'an even number of' : want} processes (mpiexec -n ${want}), got ${world.size}`);
+    await MPI.finalize();
+    process.exit(2);
+  }
+  if (plan.layout === 'endpoints' && !plan.single && MPI.config().endpoints !== plan.threads) {
+    if (world.rank === 0) console.error(`msgrate-threads: layout endpoints runs one endpoint per thread: use mpiexec --endpoints ${plan.threads} (got --endpoints ${MPI.config().endpoints})`);
     await MPI.finalize();
     process.exit(2);
   }
   // Threads per process: every process of 'pair', the root of 'paper'; peers of 'paper' run one.
-  const mine = plan.layout === 'pair' || world.rank === 0 ? plan.threads : 1;
+  const mine = plan.layout !== 'paper' || world.rank === 0 ? plan.threads : 1;
   let results: NeighborRateResult[];
   if (plan.single) {
     results = [await runThread(plan, 0)];
   } else {
-    const workers = Array.from({ length: mine }, (_, index) => new MPI.Worker(new URL(import.meta.url), { workerData: { plan, index: world.rank === 0 || plan.layout === 'pair' ? index : 0 } }));
+    const workers = Array.from({ length: mine }, (_, index) => new MPI.Worker(new URL(import.meta.url), { workerData: { plan, index: world.rank === 0 || plan.layout !== 'paper' ? index : 0 } }));
     results = await Promise.all(workers.map((w) => new Promise<NeighborRateResult>((resolve, reject) => {
       w.once('message', resolve);
       w.once('error', reject);
     })));
   }
   await world.barrier();
+  let messages = results.reduce((s, r) => s + r.messagesSent, 0);
+  let seconds = Math.max(...results.map((r) => r.elapsedSeconds));
+  if (plan.single && world.size > 2) {
+    // K single-threaded processes per side: the first K ranks are one side.
+    const side = world.rank < world.size / 2 ? 1 : 0;
+    messages = await world.allreduce(messages * side, MPI.SUM);
+    seconds = await world.allreduce(seconds * side, MPI.MAX);
+  }
   if (world.rank === 0) {
-    const messages = results.reduce((s, r) => s + r.messagesSent, 0);
-    const seconds = Math.max(...results.map((r) => r.elapsedSeconds));
     const rate = messages / seconds / 1e6;
     const cfg = MPI.config();
-    const threadsLabel = plan.single ? '0 (single)' : String(plan.threads);
+    const threadsLabel = plan.single ? `0 (single, ${world.size / 2} per side)` : String(plan.threads);
     console.log(`msgrate-threads: ${rate.toFixed(3)} M messages/s aggregate (layout ${plan.layout}, threads ${threadsLabel}, channels ${cfg.channels}, matching ${cfg.matching}, progress ${cfg.progress}, endpoints ${cfg.endpoints})`);
     if (values.json !== undefined) {
       appendJsonRecord(values.json, { ...recordHeader(), bench: 'msgrate-threads', ...plan, config: cfg, rateMps: rate, perThread: results.map((r) => r.messagesPerSecond / 1e6) });

@@ -1,6 +1,6 @@
 // MPI_THREAD_MULTIPLE with real worker threads over real TCP: every program in
-// both matching modes and both progress modes.
-// testlist: mt-pt2pt np 2; mt-mixed np 2; mt-objects np 2; mt-busy np 2; endpoints np 2 (--endpoints 3)
+// both matching modes and the progress modes.
+// testlist: mt-pt2pt np 2; mt-mixed np 2; mt-objects np 2; mt-busy np 2; mt-strand np 2; endpoints np 2 (--endpoints 3)
 import { describe, expect, it } from 'vitest';
 import { ROOT, program, runJob } from './run-job.ts';
 import path from 'node:path';
@@ -10,6 +10,7 @@ const MODES = [
   ['global', 'threads'],
   ['parallel', 'inline'],
   ['global', 'inline'],
+  ['parallel', 'engines'],
 ] as const;
 
 function expectOk(r: { code: number | null; stdout: string; stderr: string }, marker: string): void {
@@ -38,6 +39,11 @@ describe.each(MODES)('threads (--matching %s --progress %s)', (matching, progres
 
   it('completes the receives of a thread busy for 5 s outside MPI while other threads keep communicating', async () => {
     expectOk(await runJob(2, program('mt-busy.ts'), { flags, args: ['5000'] }), 'mt-busy OK');
+  });
+
+  it('sends what a thread sent before it computes without MPI or ends, and goes on after the thread ended', async () => {
+    const r = await runJob(2, program('mt-strand.ts'), { flags });
+    expectOk(r, `mt-strand OK (progress ${progress})`);
   });
 
   it('gives every endpoint its ranks in the four predefined communicators (P = 2, J = 3)', async () => {

@@ -30,7 +30,7 @@ import type { HostPort } from './address.ts';
 import type { ConnectionOwner } from './connection-owner.ts';
 import { HEADER_BYTES, KIND_GOODBYE, encodeHeader } from './frame-codec.ts';
 import { FrameParser, PARSE_STATUS, type FrameSink } from './frame-parser.ts';
-import { ClientHandshake, HANDSHAKE_STATUS } from './handshake.ts';
+import { ClientHandshake, HANDSHAKE_STATUS, THREAD_CONNECTION_BIT } from './handshake.ts';
 import { wireSocket, type SocketEventSink } from './socket-events.ts';
 
 const STATE_CONNECTING = 0;
@@ -66,6 +66,11 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
   #firstConnectAt = 0;
   #retryDelayMs = 0;
   #retryTimer: NodeJS.Timeout | null = null;
+  /** Resolves once the handshake is done or the connection closed (TcpTransport.open). */
+  readonly opened: Promise<void>;
+  #resolveOpened: () => void = () => undefined;
+  /** A thread connection holds its socket's event-loop reference while frames wait for the kernel (interface.ts threadConnections). */
+  #isRefd = false;
 
   #batch: Buffer;
   #batchLen = 0;
@@ -87,8 +92,11 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
     this.peer = peer;
     this.channel = channel;
     this.#batch = Buffer.allocUnsafe(owner._tuning.batchInitialBytes);
-    this.#handshake = new ClientHandshake(owner._jobKey, owner._process, channel);
+    this.#handshake = this.#newHandshake();
     this.#afterWrite = (err) => this.#writeDone(err);
+    this.opened = new Promise((resolve) => {
+      this.#resolveOpened = resolve;
+    });
   }
 
   /** Starts connecting to the peer's listener: its same-host socket `unixPath` first when given, else TCP. */
@@ -100,14 +108,25 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
     this.#dial();
   }
 
+  #newHandshake(): ClientHandshake {
+    const o = this.#owner;
+    return new ClientHandshake(o._jobKey, o._process, o._threadConnections ? (this.channel | THREAD_CONNECTION_BIT) >>> 0 : this.channel);
+  }
+
   #dial(): void {
     const address = this.#address!;
+    if (this.#helloSent) {
+      // A thread connection retried after its handshake began (#isThreadHandshakeStall): a fresh one.
+      this.#helloSent = false;
+      this.#handshake = this.#newHandshake();
+    }
     const socket = this.#unixPath !== null
       ? net.connect({ path: this.#unixPath })
       : net.connect({ host: address.host, port: address.port, noDelay: true });
     this.#socket = socket;
     this.#error = null;
     wireSocket(socket, this, this.#owner._tuning.handshakeTimeoutMs, this.#owner._tuning.keepAliveMs);
+    if (this.#isRefd) socket.ref(); // frames queued before a retry still wait
   }
 
   /**
@@ -116,11 +135,12 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
    * is meanwhile, so close() waits for the retry to end.
    */
   #shouldRetry(): boolean {
-    if (this.#state !== STATE_CONNECTING || this.#helloSent || this.#owner._isClosing || this.#isEndRequested) return false;
+    const isThread = this.#owner._threadConnections;
+    if (this.#state !== STATE_CONNECTING || (this.#helloSent && !isThread) || this.#owner._isClosing || this.#isEndRequested) return false;
     const code = (this.#error?.cause as NodeJS.ErrnoException | undefined)?.code;
     if (code === undefined || !RETRY_CODES.has(code)) return false;
     const t = this.#owner._tuning;
-    const budgetMs = code === 'ECONNREFUSED' ? t.connectRefusedRetryMs : t.connectRetryMs;
+    const budgetMs = code === 'ECONNREFUSED' ? t.connectRefusedRetryMs : isThread ? t.threadConnectRetryMs : t.connectRetryMs;
     return Date.now() - this.#firstConnectAt + this.#retryDelayMs <= budgetMs;
   }
 
@@ -131,13 +151,14 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
       this.#retryTimer = null;
       if (this.#state !== STATE_CONNECTING || this.#owner._isClosing) {
         this.#state = STATE_CLOSED;
+        this.#resolveOpened();
         this.#dropQueued();
         this.#owner._socketClosed();
         return;
       }
       this.#dial();
     }, delay);
-    this.#retryTimer.unref();
+    if (!this.#isRefd) this.#retryTimer.unref();
   }
 
   /** Bytes queued on this channel and not yet taken by the kernel. */
@@ -179,6 +200,7 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
       this.#isFlushScheduled = true;
       this.#owner._scheduleFlush(this);
     }
+    if (!this.#isRefd && this.#owner._threadConnections) this.#holdLoop(true);
     return this.queuedBytes <= tuning.highWaterMarkBytes;
   }
 
@@ -223,6 +245,14 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
       for (let i = 0; i < copied.length; i++) onSent.onSent(copied[i]!);
       copied.length = 0;
     }
+    if (this.#isRefd && socket.writableLength === 0) this.#holdLoop(false);
+  }
+
+  /** Refs (or unrefs) the socket, so the thread's event loop lives until its frames reach the kernel. */
+  #holdLoop(hold: boolean): void {
+    this.#isRefd = hold;
+    if (hold) this.#socket?.ref();
+    else this.#socket?.unref();
   }
 
   /** close(): once open, flush, say GOODBYE and end the socket; the peer then ends its side. */
@@ -241,14 +271,17 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
       clearTimeout(this.#retryTimer);
       this.#retryTimer = null;
       this.#state = STATE_CLOSED;
+      this.#resolveOpened();
       this.#dropQueued();
       this.#owner._socketClosed();
       return;
     }
     this.#state = STATE_CLOSED;
+    this.#resolveOpened();
     this.#parser?.stop();
     this.#socket?.destroy();
     this.#dropQueued();
+    if (this.#isRefd) this.#holdLoop(false);
   }
 
   // FrameSink: the return direction carries only GOODBYE.
@@ -284,6 +317,7 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
       const rest = hs.rest;
       this.#handshake = null;
       this.#state = STATE_OPEN;
+      this.#resolveOpened();
       this.#socket!.setTimeout(0);
       this.#parser = new FrameParser(this, Number.MAX_SAFE_INTEGER, 0); // only GOODBYE (no payload) may come back
       if (rest.length > 0) this._onData(rest);
@@ -296,6 +330,7 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
   /** @internal socket 'end': the peer ended its side. */
   _onEnd(): void {
     this.#isEnded = true;
+    if (this.#isThreadHandshakeStall('ECONNRESET', 'peer closed the connection during the handshake')) return;
     if (!this.#hasGoodbye && !this.#owner._isClosing && this.#state !== STATE_CLOSED) {
       this.#fail(this.#lossCode(), this.#state === STATE_OPEN
         ? 'peer ended the connection without saying goodbye'
@@ -311,7 +346,22 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
 
   /** @internal socket 'timeout' (armed only while handshaking) */
   _onTimeout(): void {
+    if (this.#isThreadHandshakeStall('ETIMEDOUT', 'connect or handshake timed out')) return;
     if (this.#state === STATE_CONNECTING) this.#fail('TSMPI_ERR_CONNECT', 'connect or handshake timed out');
+  }
+
+  /**
+   * A thread connection's connect or handshake that stalls (times out, or the peer gives up on it)
+   * is a busy peer, not a lost one (tuning.threadConnectRetryMs): the socket goes and _onClose
+   * retries. Process connections keep failing at once. Whether to retry is decided in one place
+   * (#shouldRetry), so this only records the cause as a transient errno.
+   */
+  #isThreadHandshakeStall(errno: string, message: string): boolean {
+    if (!this.#owner._threadConnections || this.#state !== STATE_CONNECTING || this.#owner._isClosing || this.#isEndRequested) return false;
+    const cause = Object.assign(new Error(message), { code: errno });
+    this.#error = { code: 'TSMPI_ERR_CONNECT', message: `channel ${this.channel} to process ${this.peer}: ${message}`, cause };
+    this.#socket?.destroy();
+    return true;
   }
 
   /** @internal socket 'close' */
@@ -332,6 +382,7 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
     }
     const wasOpen = this.#state !== STATE_CLOSED;
     this.#state = STATE_CLOSED;
+    this.#resolveOpened();
     this.#parser?.stop();
     if (wasOpen && !this.#hasGoodbye && !this.#owner._isClosing) {
       this.#owner._peerLost(this.peer, this.#error ?? {
@@ -373,6 +424,7 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
     const err: TransportError = { code, message: `channel ${this.channel} to process ${this.peer}: ${message}` };
     this.#error ??= err;
     this.#state = STATE_CLOSED;
+    this.#resolveOpened();
     this.#parser?.stop();
     this.#socket?.destroy();
     if (!this.#owner._isClosing) this.#owner._peerLost(this.peer, this.#error);
@@ -407,5 +459,6 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
     if (token !== NO_TOKEN && (err === undefined || err === null) && this.#state !== STATE_CLOSED) {
       this.#owner._handlers.onSent(token);
     }
+    if (this.#isRefd && this.#batchLen === 0 && this.#refCount === 0 && (this.#socket === null || this.#socket.writableLength === 0)) this.#holdLoop(false);
   }
 }

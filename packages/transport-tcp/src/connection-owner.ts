@@ -16,6 +16,8 @@ export interface ConnectionOwner {
   readonly _processCount: number;
   /** Frames received per channel (index = channel). */
   readonly _received: number[];
+  /** Outbound connections are a user thread's own (TransportOptions.threadConnections): they say so in the handshake. */
+  readonly _threadConnections: boolean;
   /** Largest payload a peer may send unasked (TransportOptions.maxUnsolicitedPayloadBytes). */
   readonly _maxUnsolicitedBytes: number;
   /** True once close() or destroy() was called: connections ending now are expected. */

@@ -12,6 +12,11 @@
  *   macC = HMAC(jobKey, "C" nonceS nonceC process channel)
  *   macS = HMAC(jobKey, "S" nonceS nonceC process channel)
  *
+ * The channel word's top bit (THREAD_CONNECTION_BIT) marks a thread
+ * connection: one a user thread opened to send on directly (device.ts), whose
+ * end is that thread's exit, not its process's departure. The bit is inside
+ * the MACs, so it is as authenticated as the channel number.
+ *
  * The client sends frames only after it has checked ACCEPT; the server
  * treats every byte after HELLO as frames. Both sides are explicit state
  * machines fed raw chunks (no sockets here), returning a status; they never
@@ -23,6 +28,8 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 const MAGIC = Uint8Array.of(0x54, 0x53, 0x4d, 0x50, 0x49, 0x00, 0x01, 0x00);
 const NONCE_BYTES = 32;
 const MAC_BYTES = 32;
+/** Top bit of HELLO's channel word: the connection belongs to one user thread of the process. */
+export const THREAD_CONNECTION_BIT = 0x8000_0000;
 /** Size of the server's CHALLENGE message. */
 export const CHALLENGE_BYTES = MAGIC.length + NONCE_BYTES;
 /** Size of the client's HELLO message. */
@@ -81,6 +88,8 @@ export class ServerHandshake {
   /** Peer's process index and channel (valid after DONE). */
   process = -1;
   channel = -1;
+  /** After DONE: the HELLO had THREAD_CONNECTION_BIT (a user thread's own connection). */
+  isThreadConnection = false;
   /** After DONE: the ACCEPT message to send. */
   accept: Uint8Array = new Uint8Array(0);
   /** After DONE: bytes that followed HELLO (already frames). */
@@ -131,7 +140,8 @@ export class ServerHandshake {
     const want = mac(this.#jobKey, 'C', this.#nonceS, nonceC, process, channel);
     if (!timingSafeEqual(got, want)) return this.#fail('job key proof does not match');
     this.process = process;
-    this.channel = channel;
+    this.channel = channel & ~THREAD_CONNECTION_BIT;
+    this.isThreadConnection = (channel & THREAD_CONNECTION_BIT) !== 0;
     const accept = new Uint8Array(ACCEPT_BYTES);
     accept.set(MAGIC, 0);
     accept.set(mac(this.#jobKey, 'S', this.#nonceS, nonceC, process, channel), MAGIC.length);

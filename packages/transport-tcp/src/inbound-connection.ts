@@ -12,6 +12,11 @@
  *   OPEN       frames flow in; a GOODBYE frame marks the peer as departing,
  *              so its end of stream is graceful. An end of stream without
  *              GOODBYE while we are not closing is a lost peer.
+ *              A thread connection (the HELLO says so: a user thread of the
+ *              peer sends on it directly) speaks for its thread only: its
+ *              GOODBYE or its end says the thread is done, never that the
+ *              process departed or was lost (the peer's other connections
+ *              and the launcher report that).
  *   CLOSED     socket closed.
  *
  * The return direction carries the ACCEPT and, when this transport closes, a
@@ -44,6 +49,8 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
   #parser: FrameParser | null = null;
   #hasGoodbye = false;
   #isEnding = false;
+  /** A user thread's own connection (handshake.ts THREAD_CONNECTION_BIT): its end is not the process's. */
+  #isThread = false;
   /** Peer process and channel, known once the handshake is done (-1 before). */
   process = -1;
   channel = -1;
@@ -88,7 +95,7 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
   frameArrived(header: FrameHeader, payload: Uint8Array): void {
     if (header.kind === KIND_GOODBYE) {
       this.#hasGoodbye = true;
-      this.#owner._peerDeparted(this.process);
+      if (!this.#isThread) this.#owner._peerDeparted(this.process);
       return;
     }
     const owner = this.#owner;
@@ -124,6 +131,9 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
     this.#handshake = null;
     this.process = hs.process;
     this.channel = hs.channel;
+    this.#isThread = hs.isThreadConnection;
+    // A thread's end is graceful by nature: the thread exits, its socket closes.
+    if (this.#isThread) this.#hasGoodbye = true;
     this.#state = STATE_OPEN;
     this.#socket.setTimeout(0);
     this.#socket.write(hs.reply);

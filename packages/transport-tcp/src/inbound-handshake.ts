@@ -43,6 +43,8 @@ export type InboundAction =
       readonly kind: typeof INBOUND_ACTION.ACCEPT;
       readonly process: number;
       readonly channel: number;
+      /** The HELLO had THREAD_CONNECTION_BIT: a user thread's own connection (handshake.ts). */
+      readonly isThreadConnection: boolean;
       /** The ACCEPT message to send before anything else. */
       readonly reply: Uint8Array;
       /** Bytes that followed HELLO in the same chunk (already frames): a view of it. */
@@ -89,7 +91,7 @@ export class InboundHandshake {
     if (status === HANDSHAKE_STATUS.FAILED) return close(hs.failure);
     if (!this.#policy.isChannelOwned(hs.channel)) return close('channel not owned by this transport');
     if (hs.process >= this.#policy.processCount) return close('process index out of range');
-    return { kind: INBOUND_ACTION.ACCEPT, process: hs.process, channel: hs.channel, reply: hs.accept, rest: hs.rest };
+    return { kind: INBOUND_ACTION.ACCEPT, process: hs.process, channel: hs.channel, isThreadConnection: hs.isThreadConnection, reply: hs.accept, rest: hs.rest };
   }
 
   /** The handshake timer fired: refuse, unless the handshake is already over. */

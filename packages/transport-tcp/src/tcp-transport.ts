@@ -17,6 +17,11 @@
  * published by that peer's instance owning c (the contract's one string per
  * process is read that way).
  *
+ * Thread instances (options.threadConnections): a user thread's own sending
+ * side. It never listens; its connections say in the handshake that they are
+ * a thread's, so the accepting side does not take their end for the end of
+ * the process (inbound-connection.ts).
+ *
  * Flushing: connections with queued frames register once per turn; one
  * process.nextTick (tuning.flushWith) flushes them all: one socket write per
  * channel per turn. See tuning.ts for why nextTick is the default.
@@ -62,6 +67,7 @@ export class TcpTransport implements Transport, ConnectionOwner {
   readonly _process: number;
   readonly _processCount: number;
   readonly _received: number[];
+  readonly _threadConnections: boolean;
   readonly _maxUnsolicitedBytes: number;
   _isClosing = false;
 
@@ -114,7 +120,10 @@ export class TcpTransport implements Transport, ConnectionOwner {
     this._received = new Array<number>(C).fill(0);
     this.#out = new Array<ChannelConnection | undefined>(options.processCount * C);
     this.#peerState = new Uint8Array(options.processCount);
-    this.#flushWithMicrotask = tuning.flushWith === 'microtask';
+    this._threadConnections = options.threadConnections === true;
+    // A thread's own connections flush at the end of its microtask: a thread that computes
+    // right after `await send()` must not keep the frame (interface.ts threadConnections).
+    this.#flushWithMicrotask = tuning.flushWith === 'microtask' || this._threadConnections;
   }
 
   listen(): Promise<string> {
@@ -157,6 +166,8 @@ export class TcpTransport implements Transport, ConnectionOwner {
 
   start(peerAddresses: readonly string[]): void {
     this.#addresses = peerAddresses.map(parseAddress);
+    // A thread instance never listens: its host is the one its own process published, so same-host peers are still reached over Unix sockets.
+    if (this._threadConnections && this.#ownHost === null) this.#ownHost = this.#addresses[this._process]?.host ?? null;
   }
 
   /**
@@ -186,6 +197,19 @@ export class TcpTransport implements Transport, ConnectionOwner {
     if (conn === null) return true;
     this.#sent[channel]!++;
     return conn.queue(header, payload, sentToken);
+  }
+
+  /** Opens every owned channel to `peer` now; resolves once each is open or closed (interface.ts). */
+  open(peer: number): Promise<void> {
+    const C = this.#channelCount;
+    const waits: Promise<void>[] = [];
+    if (this._isClosing || this.#peerState[peer] !== PEER_ALIVE) return Promise.resolve();
+    for (let c = 0; c < C; c++) {
+      if (this.#isOwned[c] !== true) continue;
+      const conn = this.#out[peer * C + c] ?? this.#openChannel(peer, c);
+      if (conn !== null) waits.push(conn.opened);
+    }
+    return Promise.all(waits).then(() => undefined);
   }
 
   channelStats(): { sent: number; received: number }[] {

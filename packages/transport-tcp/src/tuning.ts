@@ -30,6 +30,11 @@ export interface TcpTuning {
   /** First retry delay; doubled on every retry up to connectRetryMaxDelayMs. */
   readonly connectRetryDelayMs: number;
   readonly connectRetryMaxDelayMs: number;
+  /**
+   * A user thread's own connection (threadConnections) whose connect or handshake fails or times out,
+   * but not refused, is retried, with the same backoff, for this long.
+   */
+  readonly threadConnectRetryMs: number;
   /** Peers that published this transport's host are reached over an abstract Unix-domain socket (same-host.ts; Linux only). */
   readonly sameHostUnix: boolean;
 }
@@ -80,6 +85,14 @@ export interface TcpTuning {
  *   after the address was published means the peer process ended; one second
  *   of retries covers a restarting network stack without delaying the report
  *   of a dead peer (which names the cause of a job's failure) by ten.
+ * - threadConnectRetryMs unbounded: a thread connection goes to a process
+ *   whose listener the kernel answered (it accepted the connection, or
+ *   refused it: refused keeps connectRefusedRetryMs) but whose event loop may
+ *   not serve the handshake for a while: 8-16 threads per process connecting
+ *   at once on a loaded 2-core machine, or a peer whose main thread hosts the
+ *   channels (inline progress) and computes. One such handshake took over 10 s
+ *   (docs/adr/0015) and ended a correct job. Whether the peer is gone is for
+ *   its process connections and mpiexec to say, not for a thread's.
  * - sameHostUnix true: a Unix-domain socket skips the kernel's TCP/IP stack;
  *   plain Node ran a ping-pong 19% faster and 12-frame batches 22% faster
  *   over one than over TCP loopback (same-host.ts, docs/adr/0012).
@@ -98,6 +111,7 @@ export const DEFAULT_TUNING: TcpTuning = {
   connectRefusedRetryMs: 1_000,
   connectRetryDelayMs: 50,
   connectRetryMaxDelayMs: 1_000,
+  threadConnectRetryMs: Number.POSITIVE_INFINITY,
   sameHostUnix: true,
 };
 

@@ -238,4 +238,32 @@ describe('tcp transport', () => {
       for (const t of inst.flat()) t.destroy();
     }
   });
+
+  it('takes the end of a thread connection (a user thread sending directly) for the thread\'s, not the process\'s', async () => {
+    const rs = [new Rec(), new Rec()];
+    const { transports: ts, addresses } = await makeTcpJob({ processCount: 2, channelCount: 1, handlers: rs, jobKey: 'k' });
+    const threadRec = new Rec();
+    const thread = new TcpTransport({
+      process: 0, processCount: 2, channelCount: 1, jobKey: 'k', listenHost: '127.0.0.1', log: recordingLog(), handlers: threadRec, threadConnections: true,
+    });
+    try {
+      thread.start(addresses);
+      await thread.open(1);
+      for (let i = 0; i < 10; i++) thread.send(1, hdr(i), null, -1);
+      await waitUntil(() => rs[1]!.seqs.length === 10, 'the thread\'s frames');
+      expect(rs[1]!.seqs).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+      thread.destroy(); // the thread ends without GOODBYE
+      // Process 0's own connection still works, and nobody reported process 0 lost or departed.
+      ts[0]!.send(1, hdr(100), null, -1);
+      await waitUntil(() => rs[1]!.seqs.length === 11, 'the process\'s frame after the thread ended');
+      ts[1]!.send(0, hdr(200), null, -1);
+      await waitUntil(() => rs[0]!.seqs.length === 1, 'a frame to the process after its thread ended');
+      expect(rs[1]!.lost).toEqual([]);
+      expect(threadRec.lost).toEqual([]);
+      await Promise.all(ts.map((t) => t.close()));
+    } finally {
+      thread.destroy();
+      for (const t of ts) t.destroy();
+    }
+  });
 });

@@ -7,7 +7,7 @@ export interface Config {
   channels: number;
   matching: 'parallel' | 'global';
   refcount: 'naive' | 'predefined' | 'gc';
-  progress: 'inline' | 'threads';
+  progress: 'inline' | 'threads' | 'engines';
   /** How blocking calls wait here: 'poll' only where this thread reads the sockets and can yield its core. */
   wait: 'poll' | 'block';
   eagerLimit: number;

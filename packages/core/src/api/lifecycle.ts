@@ -14,7 +14,7 @@ import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isMainThread } from 'node:worker_threads';
 import { resolveSettings, readJobEnv, type Settings, type JobEnv } from '../config/index.ts';
-import { Device, Engines, SharedState, type EngineBoot } from '../device/index.ts';
+import { Device, Engines, SharedState, type DirectRoute, type EngineBoot } from '../device/index.ts';
 import { ContextIdState } from '../comm/index.ts';
 import { createLogger, type Logger } from '../log/index.ts';
 import { connectPmi, type PmiClient } from '../pmi/index.ts';
@@ -40,6 +40,13 @@ export function predefinedObjectHandles(): readonly number[] {
   return predefinedObjects;
 }
 
+/**
+ * Direct sends (device.ts) open C connections per user thread to every other process at the
+ * thread's init; beyond this many peers the threads hand their sends to the channels' hosts
+ * instead, so a thread's connections (and its init) stay bounded.
+ */
+const DIRECT_MAX_PEERS = 64;
+
 /** How long a failed engine waits for the launcher to acknowledge which peer loss caused the failure. */
 const PEER_LOST_REPORT_MS = 500;
 
@@ -47,6 +54,13 @@ let threadLevel: ThreadLevel = 'single';
 /** handles of the predefined datatypes then ops (worker threads attach to them) */
 let predefinedObjects: readonly number[] = [];
 let engines: Engines | null = null;
+/** How the user threads of this process send directly (device.ts DirectRoute), for MPI.Worker's boot record. */
+let directRoutes: readonly DirectRoute[] = [];
+
+/** The direct routes user threads of this process send on (empty: they hand sends to the channels' hosts). */
+export function processDirectRoutes(): readonly DirectRoute[] {
+  return directRoutes;
+}
 
 /**
  * Initializes MPI. Under mpiexec it joins the job; run directly it is a job of
@@ -91,14 +105,14 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     channels: settings.channels,
     matching: settings.matching,
     requestSlots: settings.requestSlots,
-    multithreaded: multithreaded || progress === 'threads',
+    multithreaded: multithreaded || progress !== 'inline',
     blockedSlotBytes: BLOCKED_SLOT_WORDS * 4,
   });
   const allChannels = Array.from({ length: settings.channels }, (_, c) => c);
-  const useEngines = progress === 'threads' && size > 1;
-  const transportFactory = size > 1 && !useEngines ? await loadTransport(settings) : null;
-  // Runs while this rank waits for the fence (warm-up.ts); it talks only to itself.
-  const warm = transportFactory === null || settings.warmup === 0 ? null
+  const useEngines = progress !== 'inline' && size > 1;
+  const transportFactory = size > 1 ? await loadTransport(settings) : null;
+  // Runs while this rank waits for the fence (warm-up.ts); it talks only to itself. Only where this thread hosts the channels.
+  const warm = transportFactory === null || useEngines || settings.warmup === 0 ? null
     : startWarmUp(transportFactory, settings.warmup, settings.channels);
   const device = new Device(
     {
@@ -118,8 +132,11 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     };
   }
   if (useEngines) {
-    await startEngines(shared, settings, job!, pmi!, rank, size);
-    device.start(null);
+    const perChannel = await startEngines(shared, settings, job!, pmi!, rank, size, progress === 'threads' && settings.wait === 'poll' ? settings.threadPollMs : 0);
+    // Threads progress: every user thread, this one included, sends on connections of its own to the engines.
+    directRoutes = progress === 'threads' && size - 1 <= DIRECT_MAX_PEERS ? perChannel.map((addresses, c) => ({ channels: [c], addresses })) : [];
+    device.start(null, directRoutes);
+    await device.openDirect();
   } else {
     const address = await device.listen();
     if (pmi !== null) {
@@ -133,10 +150,13 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
       await warm.done;
       log.debug({ turnsAtFence, turns: warm.turns(), afterFenceMs: performance.now() - fencedAt }, 'warm-up done');
     }
-    device.start(size > 1 ? await Promise.all(Array.from({ length: size }, (_, p) => pmi!.get(`tcp:${p}`))) : null);
+    const addresses = size > 1 ? await Promise.all(Array.from({ length: size }, (_, p) => pmi!.get(`tcp:${p}`))) : null;
+    // Inline progress: this thread hosts every channel; worker threads send on their own connections to the peers' main threads.
+    directRoutes = addresses === null || size - 1 > DIRECT_MAX_PEERS ? [] : [{ channels: allChannels, addresses }];
+    device.start(addresses);
   }
   const policy = pollPolicy({ localSize: job?.localSize ?? 1, cores: os.availableParallelism(), spinTurns: settings.waitSpinTurns });
-  configureWaitPoll({ ...waitPollOptions(settings, size, useEngines, log), spinTurns: policy.spinTurns });
+  configureWaitPoll({ ...waitPollOptions(settings, size, log, device, !useEngines), spinTurns: policy.spinTurns });
   // Bulk traffic sleeps only where a poller would take a core from another process of the job.
   if (policy.isOversubscribed) device.onRendezvous = noteRendezvous;
   if (shared.layout.multithreaded) {
@@ -157,15 +177,19 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
 }
 
 /**
- * How blocking calls on this thread wait (wait-poll.ts): they poll only where
- * this thread's event loop reads the sockets (inline progress, more than one
- * process), and only if the thread can yield its core.
+ * How blocking calls on this thread wait (wait-poll.ts), with --wait poll and
+ * more than one process: a thread that reads the sockets (inline progress's
+ * main thread) polls for waitPollMs; a thread whose messages another thread
+ * reads (an MPI.Worker, the main thread in threads progress) polls for
+ * threadPollMs, draining its completion ring every turn. Only a thread that
+ * can yield its core polls.
  */
-function waitPollOptions(settings: Settings, size: number, useEngines: boolean, log: Logger): WaitPollOptions {
-  if (settings.wait !== 'poll' || size === 1 || useEngines) return { budgetMs: 0, yieldCore: null };
+function waitPollOptions(settings: Settings, size: number, log: Logger, device: Device, readsSockets: boolean): WaitPollOptions {
+  const budgetMs = readsSockets ? settings.waitPollMs : settings.threadPollMs;
+  if (settings.wait !== 'poll' || size === 1 || budgetMs === 0) return { budgetMs: 0, yieldCore: null };
   const yieldCore = schedYield();
   if (yieldCore === null) log.warn('--wait poll needs sched_yield, which this Node does not offer (node:wasi): blocking calls sleep instead');
-  return { budgetMs: settings.waitPollMs, yieldCore };
+  return { budgetMs, yieldCore, onTurn: () => device.poll() };
 }
 
 /** What every thread needs to join the process (handed to MPI.Worker threads). */
@@ -175,7 +199,7 @@ export interface ProcessShare {
 }
 
 function runtimeState(device: Device, settings: Settings, job: JobEnv | null, pmi: PmiClient | null, log: Logger,
-  level: ThreadLevel, progress: 'inline' | 'threads', endpoint: number, share: ProcessShare): RuntimeState {
+  level: ThreadLevel, progress: 'inline' | 'threads' | 'engines', endpoint: number, share: ProcessShare): RuntimeState {
   return { device, settings, job, pmi, log, threadLevel: level, progress, endpoint, contextIds: share.contextIds, predefined: share.predefined, checkActive: () => undefined };
 }
 
@@ -201,13 +225,14 @@ async function loadTransport(settings: Settings): Promise<TransportFactory> {
   return mod.createTransport;
 }
 
-/** Threads progress: one engine per channel, each publishing its own address. */
-async function startEngines(shared: SharedState, settings: Settings, job: JobEnv, pmi: PmiClient, rank: number, size: number): Promise<void> {
+/** Threads progress: one engine per channel, each publishing its own address; resolves to every process's address per channel. */
+async function startEngines(shared: SharedState, settings: Settings, job: JobEnv, pmi: PmiClient, rank: number, size: number, pollMs: number): Promise<string[][]> {
   const boots: EngineBoot[] = Array.from({ length: settings.channels }, (_, c) => ({
     shared: shared.buffers,
     channel: c,
     transportModule: settings.transport,
     logLevel: settings.logLevel,
+    pollMs,
     device: deviceBase(settings, job, rank, size),
   }));
   engines = await Engines.start(boots, (message, lostProcess) => {
@@ -218,9 +243,12 @@ async function startEngines(shared: SharedState, settings: Settings, job: JobEnv
   });
   engines.addresses.forEach((a, c) => pmi.put(`tcp:${rank}:${c}`, a));
   await pmi.fence();
+  const perChannel: string[][] = [];
   for (let c = 0; c < settings.channels; c++) {
-    engines.startChannel(c, await Promise.all(Array.from({ length: size }, (_, p) => pmi.get(`tcp:${p}:${c}`))));
+    perChannel.push(await Promise.all(Array.from({ length: size }, (_, p) => pmi.get(`tcp:${p}:${c}`))));
+    engines.startChannel(c, perChannel[c]!);
   }
+  return perChannel;
 }
 
 /** init in an MPI.Worker thread: attach to the process's shared state, on the parent's endpoint. */
@@ -234,11 +262,16 @@ async function initWorkerThread(boot: WorkerBoot): Promise<ThreadLevel> {
   const rank = boot.job?.rank ?? 0;
   const size = boot.job?.size ?? 1;
   const log = createLogger(settings.logLevel, rank).child({ thread: threadId });
+  const direct = boot.direct.length > 0 && size > 1;
   const device = new Device(
-    { ...deviceBase(settings, boot.job, rank, size), log: log.child({ mod: 'device' }), transportFactory: null, threadId, hosted: [], statsRow: threadId },
+    { ...deviceBase(settings, boot.job, rank, size), log: log.child({ mod: 'device' }), transportFactory: direct ? await loadTransport(settings) : null, threadId, hosted: [], statsRow: threadId },
     shared,
   );
-  device.start(null);
+  device.start(null, boot.direct);
+  await device.openDirect();
+  directRoutes = boot.direct;
+  const policy = pollPolicy({ localSize: boot.job?.localSize ?? 1, cores: os.availableParallelism(), spinTurns: settings.waitSpinTurns });
+  configureWaitPoll({ ...waitPollOptions(settings, size, log, device, false), spinTurns: policy.spinTurns });
   attachBlockedTable(shared.buffers.blocked, threadId, MAX_THREADS);
   attachPredefinedComms(boot.predefined, size, settings.endpoints, device.firstEndpoint, boot.endpoint);
   const types = setupPredefinedTypes(null, boot.predefinedObjects);

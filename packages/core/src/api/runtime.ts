@@ -17,7 +17,7 @@ export interface RuntimeState {
   readonly pmi: PmiClient | null;
   readonly log: Logger;
   readonly threadLevel: ThreadLevel;
-  readonly progress: 'inline' | 'threads';
+  readonly progress: 'inline' | 'threads' | 'engines';
   /** context-id state (mask, in shared memory) of each endpoint of this process, index = endpoint - first endpoint */
   readonly contextIds: readonly ContextIdState[];
   /** object-table handles of COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE */

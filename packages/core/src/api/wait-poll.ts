@@ -20,6 +20,12 @@
  * after the newest blocking call began; after that it sleeps, so a rank that
  * waits long (a barrier before a slow peer's output) does not burn its core.
  *
+ * Threads. A thread that does not read the sockets (an MPI.Worker; the main
+ * thread in threads progress) gets its completions from other threads through
+ * its completion ring; waiting for them asleep costs a cross-thread wake-up per
+ * message (25-50 us here, more than the message). So it polls too, and each
+ * turn drains its ring (onTurn): the engine's notify then finds it awake.
+ *
  * On a host with more processes than cores, bulk traffic sleeps too: once a
  * rendezvous message of BULK_BYTES or more begins on this thread (the device
  * reports each one to noteRendezvous), blocking calls do not poll for the next
@@ -37,6 +43,12 @@ export interface WaitPollOptions {
   readonly yieldCore: (() => unknown) | null;
   /** Milliseconds on a monotonic clock (performance.now; tests pass their own). */
   readonly now?: () => number;
+  /**
+   * Runs in every poll turn before the yield: a thread whose completions other threads make
+   * (engines, the thread that reads the socket) picks them up here from its completion ring,
+   * without waiting to be woken (device.poll()).
+   */
+  readonly onTurn?: () => void;
   /** Turns of a blocking call that do not yield (poll-policy.ts); default 0, every turn yields. */
   readonly spinTurns?: number;
 }
@@ -44,6 +56,7 @@ export interface WaitPollOptions {
 let budgetMs = 0;
 let yieldCore: (() => unknown) | null = null;
 let now: () => number = () => performance.now();
+let onTurn: (() => void) | null = null;
 /** Blocking calls in progress on this thread (a thread may await several at once). */
 let waiting = 0;
 /** Whether a poll turn is queued; never more than one, however often calls begin and end. */
@@ -63,6 +76,7 @@ export function configureWaitPoll(options: WaitPollOptions): void {
   budgetMs = options.yieldCore === null ? 0 : options.budgetMs;
   yieldCore = options.yieldCore;
   now = options.now ?? (() => performance.now());
+  onTurn = options.onTurn ?? null;
   spinTurns = options.spinTurns ?? 0;
   bulkUntil = -Infinity;
 }
@@ -107,6 +121,7 @@ function pollTurn(): void {
     polling = false;
     return;
   }
+  if (onTurn !== null) onTurn();
   if (++turns > spinTurns) yieldCore!();
   setImmediate(pollTurn);
 }

@@ -1,5 +1,5 @@
 /**
- * The warm-up at init (issue 15, docs/adr/0015): while a rank waits for the
+ * The warm-up at init (issue 15, docs/adr/0016): while a rank waits for the
  * wire-up fence, it runs the transport's own per-turn path — queue frames,
  * one flush per turn, a socket write, a read, the frame parser — so that V8
  * has compiled those functions (and Node's writeGeneric, afterWriteTick,

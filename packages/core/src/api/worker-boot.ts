@@ -6,7 +6,7 @@
  */
 import { workerData } from 'node:worker_threads';
 import type { JobEnv, Settings } from '../config/index.ts';
-import type { SharedBuffers } from '../device/index.ts';
+import type { DirectRoute, SharedBuffers } from '../device/index.ts';
 import type { ThreadLevel } from './constants.ts';
 
 export const BOOT_KEY = '__tsmpi_worker_boot__';
@@ -18,7 +18,9 @@ export interface WorkerBoot {
   readonly settings: Settings;
   readonly job: JobEnv | null;
   readonly threadLevel: ThreadLevel;
-  readonly progress: 'inline' | 'threads';
+  readonly progress: 'inline' | 'threads' | 'engines';
+  /** the channels this thread sends on over connections of its own (device.ts DirectRoute); empty: none */
+  readonly direct: readonly DirectRoute[];
   readonly endpoint: number;
   readonly contextIds: readonly SharedArrayBuffer[];
   readonly predefined: readonly number[];

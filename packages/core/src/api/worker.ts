@@ -11,7 +11,7 @@ import { ERR_OTHER, mpiError, workerArgs } from '../util/index.ts';
 import { runtime } from './runtime.ts';
 import { MAX_THREADS } from '../device/index.ts';
 import { dehydrate } from './revive.ts';
-import { predefinedObjectHandles } from './lifecycle.ts';
+import { predefinedObjectHandles, processDirectRoutes } from './lifecycle.ts';
 import { BOOT_KEY, type WorkerBoot } from './worker-boot.ts';
 
 function bootFor(options: WorkerOptions | undefined): WorkerBoot {
@@ -32,6 +32,7 @@ function bootFor(options: WorkerOptions | undefined): WorkerBoot {
     job: rt.job,
     threadLevel: rt.threadLevel,
     progress: rt.progress,
+    direct: processDirectRoutes(),
     endpoint: rt.endpoint,
     contextIds: rt.contextIds.map((s) => s.buffer),
     predefined: rt.predefined,

@@ -56,9 +56,9 @@ export const SETTINGS: readonly SettingRow[] = [
     doc: 'how pending requests keep the communicators, datatypes and ops they use alive after a user free (papers/refcount-gc.txt): naive = an atomic count per object per request; predefined = the same minus predefined objects; gc = requests record their objects in per-thread cells, freed objects are collected by mark-and-sweep at creations and at finalize',
   },
   {
-    name: 'progress', env: 'TSMPI_PROGRESS', flag: '--progress', kind: oneOf('auto', 'inline', 'threads'),
+    name: 'progress', env: 'TSMPI_PROGRESS', flag: '--progress', kind: oneOf('auto', 'inline', 'threads', 'engines'),
     defaultValue: () => 'auto', level: 'user',
-    doc: "inline: channel engines run on the calling thread; threads: one engine worker per channel; auto: threads when threadLevel is 'multiple'",
+    doc: "where channels make progress. inline: the main thread reads every channel; worker threads send on connections of their own. threads: one engine worker per channel reads it, so receives progress while every user thread computes; user threads send on connections of their own (no hand-off per message; a frame leaves when the sending thread's current microtask ends). engines: as threads, and user threads also hand every send to the engines (a send leaves even while its thread computes synchronously, at a cross-thread wake-up per message). auto: threads when threadLevel is 'multiple', else inline",
   },
   {
     name: 'wait', env: 'TSMPI_WAIT', flag: '--wait', kind: oneOf('poll', 'block'),
@@ -72,6 +72,12 @@ export const SETTINGS: readonly SettingRow[] = [
     doc: 'with --wait poll: milliseconds a thread polls after a blocking call begins before it sleeps (on a host with more processes than cores it sleeps instead for as long after a rendezvous of 512 KiB or more begins); 0 never polls',
   },
   {
+    name: 'threadPollMs', env: 'TSMPI_THREAD_POLL_MS', flag: null, kind: int(0, 60_000),
+    // 0: on this 2-core machine under load (load average 20) polling threads cost 6-10x the CPU per message of sleeping ones (docs/adr/0015); idle machines may differ.
+    defaultValue: () => 0, level: 'tuning',
+    doc: 'with --progress threads and --wait poll: milliseconds user threads poll their completion ring after a blocking call begins, and channel engines their sockets after a frame, yielding the core between turns, before they sleep; 0 sleeps at once (a wake-up per batch)',
+  },
+  {
     name: 'waitSpinTurns', env: 'TSMPI_WAIT_SPIN_TURNS', flag: null, kind: int(0, 1_000_000),
     // About one small-message round trip of turns (1-3 us each); UPC++ yields after about 10 empty progress calls (api/poll-policy.ts).
     defaultValue: () => 10, level: 'tuning',
@@ -79,7 +85,7 @@ export const SETTINGS: readonly SettingRow[] = [
   },
   {
     name: 'warmup', env: 'TSMPI_WARMUP', flag: '--warmup', kind: int(0, 1_000_000),
-    // Off: measured, 3,000 turns cost about 150 ms of CPU in init and did not make the first 1,000 iterations cheaper (docs/adr/0015).
+    // Off: measured, 3,000 turns cost about 150 ms of CPU in init and did not make the first 1,000 iterations cheaper (docs/adr/0016).
     defaultValue: () => 0, level: 'tuning',
     doc: 'turns of the event loop that init spends sending small frames to itself over a private connection of the transport (nothing reaches another rank), starting while it waits for the wire-up fence, so that V8 compiles the per-turn write and read path before the first message; 3000 turns compile it. Only with --progress inline; 0 (the default) turns it off',
   },
@@ -121,9 +127,10 @@ export type Settings = {
   readonly channels: number;
   readonly matching: 'parallel' | 'global';
   readonly refcount: 'naive' | 'predefined' | 'gc';
-  readonly progress: 'auto' | 'inline' | 'threads';
+  readonly progress: 'auto' | 'inline' | 'threads' | 'engines';
   readonly wait: 'poll' | 'block';
   readonly waitPollMs: number;
+  readonly threadPollMs: number;
   readonly waitSpinTurns: number;
   readonly warmup: number;
   readonly eagerLimit: number;

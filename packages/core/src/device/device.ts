@@ -19,8 +19,15 @@
  * which the owner drains (on its event loop, or in test()). A channel is
  * *hosted* by one thread, which runs its transport: in inline progress the
  * main thread hosts every channel; in threads progress one engine worker per
- * channel does. A thread sends on a channel it hosts directly, else through
- * the channel's injection ring. Nothing here logs or throws per message.
+ * channel does. The host accepts the channel's connections, so everything a
+ * process receives on it goes through the host. A thread sends on a channel
+ * it hosts directly; a thread that does not host it sends on connections of
+ * its own to the peers' hosts (`direct` routes, threads and inline progress:
+ * no hop to another thread per message, and MPI orders messages per sending
+ * thread only, so one connection per thread keeps the order), or, without
+ * direct routes (engines progress), through the channel's injection ring.
+ * Answers to a thread's sends (CTS, SYNC_ACK) come back through the host.
+ * docs/adr/0015. Nothing here logs or throws per message.
  *
  * Size: one protocol engine over the slots (STYLE rule 7 allows it past 600
  * lines): every path shares the slot words, the owner's request map and the
@@ -62,6 +69,12 @@ export interface DeviceOptions {
   readonly refcount: RefcountStrategy;
 }
 
+/** Channels a thread sends on directly, and every process's listening address for them. */
+export interface DirectRoute {
+  readonly channels: readonly number[];
+  readonly addresses: readonly string[];
+}
+
 /** What probe() reports about a pending message. */
 export interface ProbeInfo {
   sourceEndpoint: number;
@@ -82,6 +95,9 @@ export class Device {
   readonly firstEndpoint: number;
   readonly endpointCount: number;
   transport: Transport | null = null;
+  /** per channel: this thread's own sending transport for it (direct routes), if any */
+  readonly #direct: (Transport | undefined)[];
+  readonly #directAll: Transport[] = [];
   readonly #w: Int32Array;
   readonly #payloads: PayloadPool;
   readonly #big: PayloadPool | null;
@@ -107,8 +123,8 @@ export class Device {
   #keepAlive: NodeJS.Timeout | null = null;
   #completionRing: Ring | null = null;
   /**
-   * Largest message sent eagerly on a channel this thread does not host: the eager limit, or less
-   * when the injection ring could not take it (ThreadBridge.maxInjectBytes); larger ones go by rendezvous.
+   * Largest message sent eagerly on a channel this thread neither hosts nor has a direct route for:
+   * the eager limit, or less when the injection ring could not take it (ThreadBridge.maxInjectBytes); larger ones go by rendezvous.
    */
   readonly #eagerInjectLimit: number;
 
@@ -125,6 +141,7 @@ export class Device {
     this.#me = opts.threadId;
     this.#stat = shared.statsRow(opts.statsRow);
     this.#hosts = Array.from({ length: opts.channels }, (_, c) => opts.hosted.includes(c));
+    this.#direct = new Array(opts.channels);
     this.#reqs = new Array(shared.table.capacity);
     this.endpointCount = opts.processCount * opts.endpointsPerProcess;
     this.firstEndpoint = opts.process * opts.endpointsPerProcess;
@@ -163,10 +180,59 @@ export class Device {
     return this.transport.listen();
   }
 
-  /** Gives the transport its peers and, in a multithreaded process, starts serving the hosted channels' injection rings. */
-  start(addresses: readonly string[] | null): void {
+  /**
+   * Gives the transport its peers, opens this thread's direct routes (channels it does not host
+   * and sends on over connections of its own, made on first use: each route's transport owns
+   * `channels`, `addresses[p]` is process p's host of them) and, in a multithreaded process,
+   * starts serving the hosted channels' injection rings. Called once, before any send.
+   */
+  start(addresses: readonly string[] | null, direct: readonly DirectRoute[] = []): void {
     if (addresses !== null) this.transport?.start(addresses);
-    if (this.#mt) for (const c of this.opts.hosted) this.#bridge.serveInjection(c, this.#sendInjected);
+    const o = this.opts;
+    if (o.transportFactory !== null && o.processCount > 1) {
+      for (const route of direct) {
+        const t = o.transportFactory({
+          process: o.process,
+          processCount: o.processCount,
+          channelCount: o.channels,
+          channels: route.channels,
+          jobKey: o.jobKey,
+          listenHost: o.listenHost,
+          log: o.log.child({ mod: 'transport', direct: true }),
+          threadConnections: true,
+          handlers: {
+            onDeliver: (src, header, payload) => this.#onDeliver(src, header, payload),
+            onSent: (token) => this.#onSent(token),
+            onPeerLost: (proc, err) => this.#onPeerLost(proc, err),
+          },
+        });
+        t.start(route.addresses);
+        this.#directAll.push(t);
+        for (const c of route.channels) if (!this.#hosts[c]) this.#direct[c] = t;
+      }
+    }
+    if (this.#mt) for (const c of o.hosted) this.#bridge.serveInjection(c, this.#sendInjected);
+  }
+
+  /**
+   * Opens this thread's direct connections to every other process now (init awaits it): a
+   * handshake needs this thread's event loop, so a connection made lazily by a thread that
+   * computes right after its first send would keep that send until the thread yields.
+   */
+  async openDirect(): Promise<void> {
+    const o = this.opts;
+    const waits: Promise<void>[] = [];
+    for (const t of this.#directAll) {
+      if (t.open === undefined) continue;
+      for (let p = 0; p < o.processCount; p++) if (p !== o.process) waits.push(t.open(p));
+    }
+    if (waits.length === 0) return;
+    this.#hold();
+    try {
+      await Promise.all(waits);
+    } finally {
+      this.#release();
+    }
   }
 
   processOf(endpoint: number): number {
@@ -221,7 +287,9 @@ export class Device {
     h.seq = 0;
     h.aux2 = 0;
     const proc = this.processOf(dstEndpoint);
-    if (len <= this.#eagerInjectLimit || (len <= this.opts.eagerLimit && this.#hosts[(srcEndpoint + dstEndpoint) % this.opts.channels])) {
+    const c = (srcEndpoint + dstEndpoint) % this.opts.channels;
+    // Only a frame that goes through an injection ring is bounded by it; hosted channels and direct routes are not.
+    if (len <= this.#eagerInjectLimit || (len <= this.opts.eagerLimit && (this.#hosts[c] || this.#direct[c] !== undefined))) {
       if (sync) {
         h.kind = FRAME_KIND.EAGER_SYNC;
         h.aux = this.#ownSlot(r, KIND.SEND, 'ssend', false);
@@ -343,7 +411,7 @@ export class Device {
     // Frames other threads queued for our channels go out before the goodbye.
     this.#bridge.close();
     try {
-      await this.transport?.close();
+      await Promise.all([this.transport?.close(), ...this.#directAll.map((t) => t.close())]);
     } finally {
       this.#release();
       if (this.#keepAlive !== null) clearInterval(this.#keepAlive);
@@ -354,6 +422,7 @@ export class Device {
     this.#closing = true;
     this.#bridge.stop();
     this.transport?.destroy();
+    for (const t of this.#directAll) t.destroy();
     if (this.#keepAlive !== null) clearInterval(this.#keepAlive);
   }
 
@@ -477,11 +546,16 @@ export class Device {
     this.transport!.send(proc, h, payload, -1);
   };
 
-  /** Sends a frame to a remote process: directly if this thread hosts its channel, else through the channel's injection ring. */
+  /** Sends a frame to a remote process: on the channel's transport if this thread hosts it or has a direct route, else through its injection ring. */
   #out(proc: number, h: FrameHeader, payload: Uint8Array | null): void {
     const c = (h.srcEndpoint + h.dstEndpoint) % this.opts.channels;
     if (this.#hosts[c]) {
       this.transport!.send(proc, h, payload, -1);
+      return;
+    }
+    const d = this.#direct[c];
+    if (d !== undefined) {
+      d.send(proc, h, payload, -1);
       return;
     }
     this.#bridge.inject(c, proc, h, payload);
@@ -703,6 +777,7 @@ export class Device {
   // --- transport upcalls (threads that host channels) ----------------------------
 
   #onDeliver(srcProcess: number, h: FrameHeader, payload: Uint8Array): void {
+    this.onFrame?.();
     switch (h.kind) {
       case FRAME_KIND.EAGER:
       case FRAME_KIND.EAGER_SYNC:
@@ -849,6 +924,9 @@ export class Device {
    * names the peer whose loss caused it, which the launcher blames instead of this process.
    */
   onFatal: ((err: MPIError, lostProcess: number | null) => void) | null = null;
+
+  /** Told of every frame this thread's transport delivers (engine-poll.ts: a busy channel keeps its engine polling). */
+  onFrame: (() => void) | null = null;
 
   /** Told the length of every rendezvous message whose data this thread is about to send or receive (wait-poll.ts). */
   onRendezvous: ((bytes: number) => void) | null = null;

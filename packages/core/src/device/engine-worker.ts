@@ -23,7 +23,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import type { TransportFactory } from '../transport/index.ts';
 import { createLogger } from '../log/index.ts';
-import { ERR_INTERN } from '../util/index.ts';
+import { ERR_INTERN, schedYield } from '../util/index.ts';
+import { EnginePoll } from './engine-poll.ts';
 import { Device, type DeviceOptions } from './device.ts';
 import { MAX_THREADS, SharedState, type SharedBuffers } from './shared-state.ts';
 
@@ -32,6 +33,8 @@ export interface EngineBoot {
   readonly channel: number;
   readonly transportModule: string;
   readonly logLevel: string;
+  /** milliseconds the engine polls its sockets after a frame (engine-poll.ts); 0: it sleeps */
+  readonly pollMs: number;
   readonly device: Omit<DeviceOptions, 'log' | 'transportFactory' | 'threadId' | 'hosted' | 'statsRow'>;
 }
 
@@ -58,6 +61,9 @@ function die(err: unknown): void {
 }
 process.on('uncaughtException', die);
 process.on('unhandledRejection', die);
+const yieldCore = boot.pollMs > 0 ? schedYield() : null;
+const poll = yieldCore === null ? null : new EnginePoll(boot.pollMs, yieldCore);
+if (poll !== null) device.onFrame = () => poll.touch();
 // The engine lives until the main thread closes it; the main thread unrefs the Worker, so this never holds the process.
 const keepAlive = setInterval(() => undefined, 1 << 30);
 port.on('message', (m: { type: string; peers?: string[] }) => {
@@ -65,6 +71,7 @@ port.on('message', (m: { type: string; peers?: string[] }) => {
     device.start(m.peers!);
     testThrowHook();
   } else if (m.type === 'close') {
+    poll?.stop();
     void device.close().then(() => {
       clearInterval(keepAlive);
       port.postMessage({ type: 'closed' });

@@ -1,7 +1,7 @@
 export { Device, packr } from './device.ts';
 // The wire's message-size limit, for the API's argument checks (api/ does not import transport/).
 export { MAX_MESSAGE_BYTES } from '../transport/index.ts';
-export type { DeviceOptions, ProbeInfo } from './device.ts';
+export type { DeviceOptions, DirectRoute, ProbeInfo } from './device.ts';
 export { DevRequest, REQ_KIND } from './dev-request.ts';
 export type { MatchingMode } from './match-queues.ts';
 export {

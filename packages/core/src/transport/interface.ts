@@ -147,6 +147,18 @@ export interface TransportOptions {
   readonly maxUnsolicitedPayloadBytes?: number;
   readonly log: TransportLog;
   readonly handlers: TransportHandlers;
+  /**
+   * This instance belongs to one user thread that sends on connections of its
+   * own (device.ts, "direct sends"): it never listens, and its connections are
+   * marked as thread connections in the handshake, so the accepting side takes
+   * their end (the thread exited) for what it is, not for the peer process's
+   * departure or loss. Its frames go out at the end of the thread's current
+   * microtask, so a thread that computes right after `await send()` has sent;
+   * and it holds the thread's event loop while frames wait to reach the
+   * kernel (connecting, or a write the kernel did not take at once), so a
+   * thread that sends and ends does not lose them.
+   */
+  readonly threadConnections?: boolean;
 }
 
 export interface Transport {
@@ -160,6 +172,13 @@ export interface Transport {
    * caller should back off); the frame is queued all the same.
    */
   send(dstProcess: number, header: FrameHeader, payload: Uint8Array | null, sentToken: number): boolean;
+  /**
+   * Optional: opens this instance's connections to `peer` now rather than on the first send,
+   * and resolves once they carry frames (or failed: then onPeerLost reports it). A user thread
+   * with direct sends calls it at init, because a connection's handshake needs its thread's
+   * event loop, which a thread that computes after a send does not run.
+   */
+  open?(peer: number): Promise<void>;
   /** Per owned channel: frames sent and received so far. Index = channel number. */
   channelStats(): { sent: number; received: number }[];
   /** Flushes what is queued, ends every connection gracefully and stops listening. */
