@@ -16,7 +16,7 @@
  * unpacks correctly.
  */
 import { MAX_MESSAGE_BYTES, type DevRequest } from '../device/index.ts';
-import { bytesOfView, packInto, packToNew, resolveBuffer, spanBytes, unpackFrom, type TypeMap } from '../datatype/index.ts';
+import { bytesOfView, maxCount, packInto, packToNew, resolveBuffer, spanBytes, unpackFrom, type TypeMap } from '../datatype/index.ts';
 import { ERR_ARG, ERR_BUFFER, ERR_COUNT, ERR_TRUNCATE, ERR_TYPE, mpiError, type MPIError } from '../util/index.ts';
 import { Datatype, datatypeOfView } from './datatype.ts';
 
@@ -107,11 +107,50 @@ export function typeHandleOf(spec: unknown, countsPredefined: boolean): number {
 }
 
 /**
+ * The packed items of `[view, datatype]` or `[view, count, datatype]` when the datatype is dense
+ * (Datatype._dense: its items are one gap-free run, as a contiguous derived type's are) and the
+ * spec passes every check resolveBuf makes: an alias of the user's memory, the view itself when
+ * it is a Uint8Array holding exactly the items (no allocation), else one Uint8Array view.
+ * Returns null for anything else, including a spec resolveBuf rejects, so that the caller falls
+ * back to resolveBuf, which throws the error. This is the point-to-point path of derived types:
+ * resolveBuf's two result objects, its type-map lookup and its subarray cost a derived-type
+ * message about a third of the local-path rate (docs/PERFORMANCE.md 4.10).
+ */
+export function denseBytesOf(spec: unknown): Uint8Array | null {
+  if (!Array.isArray(spec)) return null;
+  const n = spec.length;
+  if (n !== 2 && n !== 3) return null;
+  const dt: unknown = spec[n - 1];
+  if (!(dt instanceof Datatype)) return null;
+  const map = dt._dense;
+  if (map === null || dt._freed) return null;
+  const view: unknown = spec[0];
+  if (!isView(view)) return null;
+  const byteLength = view.byteLength;
+  let count: number;
+  if (n === 3) {
+    const c: unknown = spec[1];
+    if (typeof c !== 'number' || !Number.isSafeInteger(c) || c < 0) return null;
+    count = c;
+  } else {
+    // resolveBuffer's default: as many whole items as fit (a dense type has extent = size > 0, trueLb >= 0)
+    count = Math.min(Math.floor(byteLength / map.extent), maxCount(byteLength, map));
+  }
+  const packedBytes = count * map.size;
+  // count items span trueLb + count * size bytes (extent = size); an empty spec past the end goes the long way
+  const end = map.trueLb + packedBytes;
+  if (end > byteLength || packedBytes > MAX_MESSAGE_BYTES) return null;
+  if (map.trueLb === 0 && packedBytes === byteLength && view.constructor === Uint8Array) return view as Uint8Array;
+  return new Uint8Array(view.buffer, view.byteOffset + map.trueLb, packedBytes);
+}
+
+/**
  * The bytes to send for a BufSpec (point-to-point hot path: a bare Uint8Array
- * is returned as is, any other bare view costs one Uint8Array view).
+ * is returned as is, any other bare view or a dense datatype's spec costs at most one
+ * Uint8Array view).
  */
 export function bytesOfBuf(spec: unknown, call: string, arg: string): Uint8Array {
-  const bytes = spec instanceof Uint8Array ? spec : isView(spec) ? bytesOfView(spec) : packedOf(resolveBuf(spec, call, arg));
+  const bytes = spec instanceof Uint8Array ? spec : isView(spec) ? bytesOfView(spec) : (denseBytesOf(spec) ?? packedOf(resolveBuf(spec, call, arg)));
   if (bytes.length > MAX_MESSAGE_BYTES) throw messageTooLong(call, arg, bytes.length);
   return bytes;
 }
@@ -135,6 +174,11 @@ export function setRecvBuf(r: DevRequest, spec: unknown, call: string, arg: stri
   }
   if (isView(spec)) {
     r.buf = bytesOfView(spec);
+    return;
+  }
+  const dense = denseBytesOf(spec);
+  if (dense !== null) {
+    r.buf = dense;
     return;
   }
   const t = recvTargetOf(spec, call, arg);

@@ -40,6 +40,13 @@ export class Datatype {
   /** its DATATYPE record in the shared object table (0: none, for a type made before init) */
   _handle = 0;
   #map: TypeMap | null = null;
+  /**
+   * @internal The type map when `count` items are one gap-free run of count * size bytes at
+   * trueLb >= 0 (size > 0), set once committed, else null: a BufSpec with such a type is an alias of
+   * the user's memory, resolved without building a ResolvedBuf (api/buffer.ts denseBytesOf, the
+   * point-to-point hot path that a bare typed array takes).
+   */
+  _dense: TypeMap | null = null;
 
   /** @internal Use the static constructors. */
   constructor(record: DatatypeRecord, name?: string) {
@@ -53,6 +60,11 @@ export class Datatype {
     this._extent = info.extent;
     this._lb = info.lb;
     this._typeCode = info.typeCode;
+    if (record.isCommitted) this.#setDense(record.typeMap);
+  }
+
+  #setDense(map: TypeMap): void {
+    this._dense = map.isContiguous && map.size > 0 && map.trueLb >= 0 ? map : null;
   }
 
   /** @internal The flattened layout (built once; commit builds it). */
@@ -101,6 +113,7 @@ export class Datatype {
   commit(): Datatype {
     this._record.commit();
     this.#map = this._record.typeMap;
+    this.#setDense(this.#map);
     return this;
   }
 

@@ -31,7 +31,8 @@
  *
  * Size: one protocol engine over the slots (STYLE rule 7 allows it past 600
  * lines): every path shares the slot words, the owner's request map and the
- * header scratch. The rings between threads are thread-bridge.ts; the
+ * header scratch. The rings between threads are thread-bridge.ts, where an
+ * unexpected message's bytes wait is unexpected-payloads.ts; the
  * protocols are unit-tested over the loopback transport (protocols.test.ts).
  */
 import { Packr } from 'msgpackr';
@@ -45,6 +46,7 @@ import { STAT, type SharedState } from './shared-state.ts';
 import type { ObjectTable } from './object-table.ts';
 import { createLifetime, type Lifetime, type RefcountStrategy } from './lifetime.ts';
 import { ThreadBridge } from './thread-bridge.ts';
+import { UnexpectedPayloads } from './unexpected-payloads.ts';
 
 
 export interface DeviceOptions {
@@ -107,8 +109,8 @@ export class Device {
   readonly #hosts: boolean[];
   /** the JavaScript side of each slot this thread owns */
   readonly #reqs: (DevRequest | undefined)[];
-  /** unexpected payloads that did not fit in the shared pool (single-threaded processes only) */
-  readonly #overflow = new Map<number, Uint8Array>();
+  /** where unexpected eager messages' bytes wait for their receive */
+  readonly #unexpected: UnexpectedPayloads;
   /** big-arena blocks receiving rendezvous data for other threads' receives, by receive slot */
   readonly #dataTargets = new Map<number, number>();
   /** private arrays receiving rendezvous data for this thread's object-form receives, by receive slot: kept, not copied again */
@@ -137,6 +139,7 @@ export class Device {
     this.lifetime = createLifetime(opts.refcount, shared.objects, shared.buffers.lifetime, opts.threadId);
     this.#payloads = shared.payloads;
     this.#big = shared.big;
+    this.#unexpected = new UnexpectedPayloads(shared);
     this.#mt = shared.layout.multithreaded;
     this.#me = opts.threadId;
     this.#stat = shared.statsRow(opts.statsRow);
@@ -617,53 +620,29 @@ export class Device {
     const recv = queues.arrive(msg);
     if (recv !== NIL) {
       this.#deliverMatched(recv, msg, payload);
-      this.#dropPayload(msg);
+      this.#unexpected.drop(msg);
       this.pool.free(msg);
       return;
     }
     queues.notifyArrival();
   }
 
-  /** Stores an arriving payload in shared memory (or, single-threaded, on this heap) for a later receive. */
+  /** Stores an arriving payload for a later receive (unexpected-payloads.ts); no memory left fails the job. */
   #keep(msg: number, payload: Uint8Array): void {
-    const w = this.#w;
-    const b = msg * SLOT_WORDS;
-    const len = payload.length;
-    let off = this.#payloads.alloc(len);
-    if (off !== NIL) {
-      this.#payloads.bytes.set(payload, off);
-    } else if (this.#big !== null && (off = this.#big.alloc(len)) !== NIL) {
-      this.#big.bytes.set(payload, off);
-      w[b + SLOT.FLAGS] |= FLAG.BIG;
-    } else if (!this.#mt) {
-      this.#overflow.set(msg, new Uint8Array(payload)); // a copy even when payload is a Buffer (whose slice() is a view)
-    } else {
-      this.#fatal(mpiError(ERR_NO_MEM, 'progress', `no shared memory left for a ${len}-byte unexpected message`), null);
-      return;
+    if (!this.#unexpected.keep(msg, payload)) {
+      this.#fatal(mpiError(ERR_NO_MEM, 'progress', `no shared memory left for a ${payload.length}-byte unexpected message`), null);
     }
-    w[b + SLOT.PAYLOAD] = off;
-  }
-
-  #dropPayload(msg: number): void {
-    const w = this.#w;
-    const off = w[msg * SLOT_WORDS + SLOT.PAYLOAD]!;
-    if (off !== NIL) ((w[msg * SLOT_WORDS + SLOT.FLAGS]! & FLAG.BIG) !== 0 ? this.#big! : this.#payloads).free(off);
-    else this.#overflow.delete(msg);
   }
 
   /** An unexpected message `msg` now matched by this thread's receive slot `recv`. */
   #receiveMessage(recv: number, msg: number): void {
     const w = this.#w;
     const b = msg * SLOT_WORDS;
-    const off = w[b + SLOT.PAYLOAD]!;
     const len = w[b + SLOT.LENGTH]! >>> 0;
     const flags = w[b + SLOT.FLAGS]!;
-    let data: Uint8Array;
-    if ((flags & FLAG.RNDV) !== 0 || len === 0) data = EMPTY;
-    else if (off !== NIL) data = ((flags & FLAG.BIG) !== 0 ? this.#big! : this.#payloads).bytes.subarray(off, off + len);
-    else data = this.#overflow.get(msg)!;
+    const data = (flags & FLAG.RNDV) !== 0 || len === 0 ? EMPTY : this.#unexpected.bytesOf(msg, len, flags);
     this.#deliverMatched(recv, msg, data);
-    this.#dropPayload(msg);
+    this.#unexpected.drop(msg);
     this.pool.free(msg);
   }
 
