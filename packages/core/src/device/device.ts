@@ -308,7 +308,7 @@ export class Device {
     const slot = this.#ownSlot(r, KIND.SEND, 'send', false);
     const b = slot * SLOT_WORDS;
     this.#w[b + SLOT.LENGTH] = len;
-    if (this.#hosts[(srcEndpoint + dstEndpoint) % this.opts.channels]) {
+    if (this.#hosts[c]) {
       r.buf = data; // this thread will answer the CTS itself: send straight from the user's buffer
     } else {
       // Another thread answers the CTS: it needs the data in shared memory.
