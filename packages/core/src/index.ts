@@ -7,7 +7,7 @@
  *   await MPI.finalize();
  */
 export { init, finalize, abort, queryThread, wtime, wtick, getProcessorName } from './api/lifecycle.ts';
-export { isInitialized, isFinalized } from './api/runtime.ts';
+export { isInitialized, isFinalized } from './api/lifecycle.ts';
 export { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE } from './api/predefined-comms.ts';
 export {
   ANY_SOURCE, ANY_TAG, PROC_NULL, UNDEFINED, TAG_UB, IN_PLACE, IDENT, CONGRUENT, SIMILAR, UNEQUAL, COMM_TYPE_SHARED,

@@ -1,4 +1,4 @@
-// --wait (api/wait-poll.ts): blocking calls poll with --progress inline by default, sleep with
+// --wait (runtime/wait-poll.ts): blocking calls poll with --progress inline by default, sleep with
 // --wait block, with a zero poll budget and under --progress threads; in every mode a rank that
 // waited past the poll budget is still woken by its message.
 import { describe, expect, it } from 'vitest';

@@ -1,4 +1,4 @@
-// The init warm-up (api/warm-up.ts, TSMPI_WARMUP / --warmup): it runs (the debug log says how many
+// The init warm-up (runtime/warm-up.ts, TSMPI_WARMUP / --warmup): it runs (the debug log says how many
 // turns) and sends nothing to other ranks: MPI.stats counts nothing after init and no receive can
 // match a warm-up frame (programs/warm-up.ts).
 import { describe, expect, it } from 'vitest';

@@ -33,11 +33,10 @@ import { CommCollPt2pt } from './coll-pt2pt.ts';
 import { byteOpOf, checkOpArg, Op } from './op.ts';
 import { Pt2ptComm } from './pt2pt-comm.ts';
 import { Request } from './request.ts';
-import { enterBlocking, leaveBlocking } from './blocked.ts';
+import { enterBlocking, leaveBlocking, runtime } from '../runtime/index.ts';
 import {
   describe, packedOf, packV, recvAreaOf, resolveBuf, resolveV, typeHandleOf, unpackArea, unpackV, type BufSpec, type ResolvedBuf,
 } from './buffer.ts';
-import { runtime } from './runtime.ts';
 
 type InPlace = typeof IN_PLACE;
 /** A `[buf, counts, displs]` argument of the v-collectives. */

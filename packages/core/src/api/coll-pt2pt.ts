@@ -5,7 +5,7 @@
  */
 import { GroupPt2pt } from '../comm/index.ts';
 import { CTX_COLL, type Pt2ptComm } from './pt2pt-comm.ts';
-import { runtime } from './runtime.ts';
+import { runtime } from '../runtime/index.ts';
 
 export class CommCollPt2pt extends GroupPt2pt {
   constructor(comm: Pt2ptComm, call: string) {

@@ -57,8 +57,7 @@ import { COMM_TYPE_SHARED, TAG_UB, UNDEFINED } from './constants.ts';
 import { Group } from './group.ts';
 import { CTX_GROUP_COLL } from './pt2pt-comm.ts';
 import { Request } from './request.ts';
-import { runtime } from './runtime.ts';
-import { enterBlocking, leaveBlocking } from './blocked.ts';
+import { runtime, enterBlocking, leaveBlocking } from '../runtime/index.ts';
 import { describe } from './buffer.ts';
 
 /** The group-handle data word of a COMM record (COMM_DATA.GROUP in predefined-comms.ts, which imports this file). */

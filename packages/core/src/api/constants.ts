@@ -12,5 +12,4 @@ export const COMM_TYPE_SHARED = 1;
 export const IN_PLACE: unique symbol = Symbol.for('tsmpi.IN_PLACE') as never;
 export type InPlace = typeof IN_PLACE;
 
-export type ThreadLevel = 'single' | 'funneled' | 'serialized' | 'multiple';
-export const THREAD_LEVELS: readonly ThreadLevel[] = ['single', 'funneled', 'serialized', 'multiple'];
+export { THREAD_LEVELS, type ThreadLevel } from '../runtime/index.ts';

@@ -21,7 +21,7 @@ import {
 } from '../datatype/index.ts';
 import { OBJECT_KIND, type ObjectTable } from '../device/index.ts';
 import { ERR_TYPE, UNDEFINED, mpiError } from '../util/index.ts';
-import { runtime, runtimeOrNull } from './runtime.ts';
+import { runtime, runtimeOrNull } from '../runtime/index.ts';
 
 export class Datatype {
   readonly name: string;

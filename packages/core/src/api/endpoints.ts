@@ -6,7 +6,7 @@
 import { ERR_ENDPOINTS, ERR_RANK, mpiError } from '../util/index.ts';
 import type { Comm } from './comm.ts';
 import { COMM_CLIQUE, selfFollows } from './predefined-comms.ts';
-import { runtime } from './runtime.ts';
+import { runtime } from '../runtime/index.ts';
 
 /**
  * Attaches the calling thread to endpoint `rank` of `comm` (default COMM_CLIQUE).

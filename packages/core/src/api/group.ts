@@ -23,7 +23,7 @@ import { NULL_HANDLE, OBJECT_KIND } from '../device/index.ts';
 import { ERR_ARG, ERR_GROUP, mpiError } from '../util/index.ts';
 import { UNDEFINED } from './constants.ts';
 import { describe } from './buffer.ts';
-import { runtime } from './runtime.ts';
+import { runtime } from '../runtime/index.ts';
 
 /**
  * An ordered set of MPI processes (endpoints). Immutable: every operation

@@ -1,7 +1,6 @@
 /** MPI.config() and MPI.stats(): tsmpi's own introspection (API.md "Introspection"). */
 import { OBJECT_KIND, STAT } from '../device/index.ts';
-import { runtime, type RuntimeState } from './runtime.ts';
-import { waitPolls } from './wait-poll.ts';
+import { runtime, type RuntimeState, waitPolls } from '../runtime/index.ts';
 
 export interface Config {
   channels: number;

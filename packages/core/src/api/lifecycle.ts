@@ -21,19 +21,14 @@ import { connectPmi, type PmiClient } from '../pmi/index.ts';
 import type { TransportFactory } from '../transport/index.ts';
 import { ERR_ARG, ERR_OTHER, mpiError, schedYield } from '../util/index.ts';
 import { THREAD_LEVELS, type ThreadLevel } from './constants.ts';
-import { attachBlockedTable, blockedIn, BLOCKED_SLOT_WORDS } from './blocked.ts';
-import { pollPolicy } from './poll-policy.ts';
-import { configureWaitPoll, noteRendezvous, stopWaitPoll, type WaitPollOptions } from './wait-poll.ts';
+import { attachBlockedTable, blockedIn, BLOCKED_SLOT_WORDS, pollPolicy, configureWaitPoll, noteRendezvous, stopWaitPoll, type WaitPollOptions, isInitialized, runtime, setRuntime, type RuntimeState, workerBoot, type WorkerBoot, startWarmUp } from '../runtime/index.ts';
 import { MAX_THREADS } from '../device/index.ts';
-import { isInitialized, runtime, setRuntime, type RuntimeState } from './runtime.ts';
 import { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE, setupPredefinedComms, attachPredefinedComms } from './predefined-comms.ts';
-import { workerBoot, type WorkerBoot } from './worker-boot.ts';
 import { reviveWorkerData } from './revive.ts';
 import { destroyCommRecord } from './comm.ts';
 import { setupPredefinedTypes } from './datatype.ts';
 import { setupPredefinedOps } from './op.ts';
 import { liveObjects } from './introspection.ts';
-import { startWarmUp } from './warm-up.ts';
 
 /** The predefined datatypes' and ops' handles, for MPI.Worker's boot record. */
 export function predefinedObjectHandles(): readonly number[] {
@@ -382,3 +377,5 @@ export function getProcessorName(): string {
 }
 
 export { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE };
+/** Whether MPI.init / MPI.finalize have been called in this thread (the runtime layer keeps the state). */
+export { isInitialized, isFinalized } from '../runtime/index.ts';

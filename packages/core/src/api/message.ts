@@ -10,7 +10,7 @@ import { ANY_TAG, PROC_NULL } from './constants.ts';
 import { setRecvBuf, type BufSpec } from './buffer.ts';
 import { Request, type RequestComm } from './request.ts';
 import { Status } from './status.ts';
-import { runtime } from './runtime.ts';
+import { runtime } from '../runtime/index.ts';
 
 const NO_SLOT = -1;
 

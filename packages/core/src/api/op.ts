@@ -9,7 +9,7 @@ import { applyUserOp, checkOp, checkUserOp, isLocOp, reduceLocal, typeSize, type
 import { ERR_COUNT, ERR_OP, mpiError } from '../util/index.ts';
 import type { Datatype } from './datatype.ts';
 import { OBJECT_KIND, type ObjectTable } from '../device/index.ts';
-import { runtime, runtimeOrNull } from './runtime.ts';
+import { runtime, runtimeOrNull } from '../runtime/index.ts';
 
 export type UserFunction = (invec: any, inoutvec: any, datatype: unknown) => void;
 

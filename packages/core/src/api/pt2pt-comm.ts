@@ -15,8 +15,7 @@ import { bytesOfBuf, messageTooLong, recvTargetOf, sendSourceOf, setRecvBuf, typ
 import { Request } from './request.ts';
 import { Status } from './status.ts';
 import { Message } from './message.ts';
-import { enterBlocking, leaveBlocking } from './blocked.ts';
-import { runtime, checkActive } from './runtime.ts';
+import { enterBlocking, leaveBlocking, runtime, checkActive } from '../runtime/index.ts';
 
 /** Context-id suffixes: the traffic classes of one communicator (util/sentinels.ts). */
 export const CTX_PT2PT = CONTEXT_SUFFIX.PT2PT;

@@ -22,7 +22,7 @@
 import { DevRequest, REQ_KIND, packr } from '../device/index.ts';
 import { ERR_ARG, ERR_OTHER, MPIError, mpiError, SUCCESS, waitAsync } from '../util/index.ts';
 import { Request } from './request.ts';
-import { runtime } from './runtime.ts';
+import { runtime } from '../runtime/index.ts';
 
 const W = { STATE: 0, CANCEL: 1, SOURCE: 2, TAG: 3, COUNT: 4, ERROR: 5, CANCELLED: 6, VALUE_BYTES: 7 } as const;
 const WORDS = 8;

@@ -11,8 +11,7 @@ import { DevRequest, REQ_KIND } from '../device/index.ts';
 import { ERR_ARG, ERR_IN_STATUS, ERR_OTHER, MPIError, mpiError, SUCCESS } from '../util/index.ts';
 import { UNDEFINED } from './constants.ts';
 import { Status } from './status.ts';
-import { enterBlocking, leaveBlocking } from './blocked.ts';
-import { runtime } from './runtime.ts';
+import { enterBlocking, leaveBlocking, runtime } from '../runtime/index.ts';
 import { typeHandleOf } from './buffer.ts';
 
 type Waiter = (req: Request<unknown>) => void;

@@ -28,8 +28,7 @@ import { RelayedRequest, relayOut, type RelayMark } from './request-relay.ts';
 import { Datatype, INT8, UINT8, INT16, UINT16, INT32, UINT32, INT64, UINT64, FLOAT32, FLOAT64, BYTE } from './datatype.ts';
 import { Op, SUM, PROD, MIN, MAX, LAND, LOR, LXOR, BAND, BOR, BXOR, MINLOC, MAXLOC } from './op.ts';
 import { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE } from './predefined-comms.ts';
-import { runtime } from './runtime.ts';
-import { workerBoot } from './worker-boot.ts';
+import { runtime, workerBoot } from '../runtime/index.ts';
 
 const MARK = '__tsmpi';
 const PREDEFINED_TYPES = [INT8, UINT8, INT16, UINT16, INT32, UINT32, INT64, UINT64, FLOAT32, FLOAT64, BYTE];

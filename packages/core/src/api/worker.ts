@@ -8,11 +8,10 @@
  */
 import { Worker as NodeWorker, type WorkerOptions } from 'node:worker_threads';
 import { ERR_OTHER, mpiError, workerArgs } from '../util/index.ts';
-import { runtime } from './runtime.ts';
+import { runtime, BOOT_KEY, type WorkerBoot } from '../runtime/index.ts';
 import { MAX_THREADS } from '../device/index.ts';
 import { dehydrate } from './revive.ts';
 import { predefinedObjectHandles, processDirectRoutes } from './lifecycle.ts';
-import { BOOT_KEY, type WorkerBoot } from './worker-boot.ts';
 
 function bootFor(options: WorkerOptions | undefined): WorkerBoot {
   const rt = runtime('Worker');

@@ -53,7 +53,7 @@ export interface SharedLayout {
   readonly requestSlots: number;
   /** several threads use the structures (locks on, big arena and rings present) */
   readonly multithreaded: boolean;
-  /** bytes per thread of the roll-call table, whose layout belongs to api/blocked.ts */
+  /** bytes per thread of the roll-call table, whose layout belongs to runtime/blocked.ts */
   readonly blockedSlotBytes: number;
 }
 
@@ -75,7 +75,7 @@ export interface SharedBuffers {
   readonly stats: SharedArrayBuffer;
   /** per (object-table record, local endpoint): the next collective sequence number of a communicator */
   readonly collSeq: SharedArrayBuffer;
-  /** per thread: what it is blocked in, for the launcher's roll-call (api/blocked.ts lays it out) */
+  /** per thread: what it is blocked in, for the launcher's roll-call (runtime/blocked.ts lays it out) */
   readonly blocked: SharedArrayBuffer;
 }
 

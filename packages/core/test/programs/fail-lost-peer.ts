@@ -1,7 +1,7 @@
 // Rank 1 drops its connections (a lost network, as the others see it) and exits
 // argv[2] ms later; the others wait in a receive from it, and fail first.
 import * as MPI from '@tsmpi/core';
-import { runtime } from '../../src/api/runtime.ts';
+import { runtime } from '../../src/runtime/index.ts';
 
 const exitAfterMs = Number(process.argv[2]);
 await MPI.init();

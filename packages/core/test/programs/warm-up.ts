@@ -1,4 +1,4 @@
-// Run with TSMPI_WARMUP > 0: the init warm-up (api/warm-up.ts) must leave no trace in the job.
+// Run with TSMPI_WARMUP > 0: the init warm-up (runtime/warm-up.ts) must leave no trace in the job.
 // A token goes round the ranks (0 -> 1 -> ... -> size-1 -> 0) and is the only traffic before the
 // checks, so each rank knows exactly what it must have seen: rank 0 checks right after init that
 // nothing was sent or received (MPI.stats, per channel too) and nothing is probe-able; every other

@@ -8,7 +8,7 @@ import type { ContextIdState } from '../comm/index.ts';
 import type { Settings, JobEnv } from '../config/index.ts';
 import type { PmiClient } from '../pmi/index.ts';
 import type { Logger } from '../log/index.ts';
-import type { ThreadLevel } from './constants.ts';
+import type { ThreadLevel } from './thread-level.ts';
 
 export interface RuntimeState {
   readonly device: Device;

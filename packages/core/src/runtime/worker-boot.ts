@@ -7,7 +7,7 @@
 import { workerData } from 'node:worker_threads';
 import type { JobEnv, Settings } from '../config/index.ts';
 import type { DirectRoute, SharedBuffers } from '../device/index.ts';
-import type { ThreadLevel } from './constants.ts';
+import type { ThreadLevel } from './thread-level.ts';
 
 export const BOOT_KEY = '__tsmpi_worker_boot__';
 

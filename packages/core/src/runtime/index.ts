@@ -1,0 +1,26 @@
+/**
+ * The runtime layer: what a thread owns between MPI.init and MPI.finalize and
+ * how it waits, below the API layer's argument checks (DESIGN.md "Packages and
+ * layering"). api/ imports it; it imports only the layers below api/.
+ *
+ *   thread-runtime.ts  the thread's MPI state and the "is MPI active" checks
+ *   thread-level.ts    the thread levels of MPI.init
+ *   wait-poll.ts       how a blocking call waits: poll the event loop or sleep (--wait)
+ *   poll-policy.ts     how often a polling thread yields its core
+ *   blocked.ts         what each thread is blocked in, for mpiexec's roll-call
+ *   worker-boot.ts     what an MPI.Worker thread receives to join its process
+ *   warm-up.ts         the init warm-up of the transport's per-turn path
+ */
+export { isInitialized, isFinalized, setRuntime, runtime, runtimeOrNull, checkActive } from './thread-runtime.ts';
+export type { RuntimeState } from './thread-runtime.ts';
+export { THREAD_LEVELS } from './thread-level.ts';
+export type { ThreadLevel } from './thread-level.ts';
+export { configureWaitPoll, noteRendezvous, stopWaitPoll, waitPolls } from './wait-poll.ts';
+export type { WaitPollOptions } from './wait-poll.ts';
+export { pollPolicy } from './poll-policy.ts';
+export type { HostShare, PollPolicy } from './poll-policy.ts';
+export { attachBlockedTable, blockedIn, enterBlocking, leaveBlocking, BLOCKED_SLOT_WORDS } from './blocked.ts';
+export { BOOT_KEY, workerBoot } from './worker-boot.ts';
+export type { WorkerBoot } from './worker-boot.ts';
+export { startWarmUp } from './warm-up.ts';
+export type { WarmUp } from './warm-up.ts';
