@@ -33,7 +33,7 @@ import { CommCollPt2pt } from './coll-pt2pt.ts';
 import { byteOpOf, checkOpArg, Op } from './op.ts';
 import { Pt2ptComm } from './pt2pt-comm.ts';
 import { Request } from './request.ts';
-import { enterBlocking, leaveBlocking, runtime } from '../runtime/index.ts';
+import { runtime, runtimeOrNull } from '../runtime/index.ts';
 import {
   describe, packedOf, packV, recvAreaOf, resolveBuf, resolveV, typeHandleOf, unpackArea, unpackV, type BufSpec, type ResolvedBuf,
 } from './buffer.ts';
@@ -96,11 +96,13 @@ export class CollComm extends Pt2ptComm {
 
   /** The blocking form: awaits the collective, recorded for the roll-call. */
   async #blocking<T>(call: string, started: Promise<T>): Promise<T> {
-    enterBlocking(call, this.name, null, null);
+    // Null only in a program that finalized while this call was in flight: nothing to record then.
+    const blocked = runtimeOrNull()?.blocked ?? null;
+    blocked?.enter(call, this.name, null, null);
     try {
       return await started;
     } finally {
-      leaveBlocking();
+      blocked?.leave();
     }
   }
 

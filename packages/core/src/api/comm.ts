@@ -57,7 +57,7 @@ import { COMM_TYPE_SHARED, TAG_UB, UNDEFINED } from './constants.ts';
 import { Group } from './group.ts';
 import { CTX_GROUP_COLL } from './pt2pt-comm.ts';
 import { Request } from './request.ts';
-import { runtime, enterBlocking, leaveBlocking } from '../runtime/index.ts';
+import { runtime, runtimeOrNull } from '../runtime/index.ts';
 import { describe } from './buffer.ts';
 
 /** The group-handle data word of a COMM record (COMM_DATA.GROUP in predefined-comms.ts, which imports this file). */
@@ -345,6 +345,9 @@ function consumingGroup<T>(held: number, call: string, body: () => Promise<T>): 
 
 /** Records a blocking creation for mpiexec's roll-call until it settles. */
 function blockingCreation<T>(call: string, comm: string, p: Promise<T>): Promise<T> {
-  enterBlocking(call, comm, null, null);
-  return p.finally(leaveBlocking);
+  // Null only in a program that finalized while this call was in flight: nothing to record then.
+  const blocked = runtimeOrNull()?.blocked ?? null;
+  if (blocked === null) return p;
+  blocked.enter(call, comm, null, null);
+  return p.finally(() => blocked.leave());
 }

@@ -1,6 +1,6 @@
 /** MPI.config() and MPI.stats(): tsmpi's own introspection (API.md "Introspection"). */
 import { OBJECT_KIND, STAT } from '../device/index.ts';
-import { runtime, type RuntimeState, waitPolls } from '../runtime/index.ts';
+import { runtime, type ThreadRuntime } from '../runtime/index.ts';
 
 export interface Config {
   channels: number;
@@ -30,7 +30,7 @@ export interface Stats {
 export function config(): Config {
   const rt = runtime('config');
   const s = rt.settings;
-  return { channels: s.channels, matching: s.matching, refcount: s.refcount, progress: rt.progress, wait: waitPolls() ? 'poll' : 'block', eagerLimit: s.eagerLimit, endpoints: s.endpoints };
+  return { channels: s.channels, matching: s.matching, refcount: s.refcount, progress: rt.progress, wait: rt.waitPoll.isEnabled ? 'poll' : 'block', eagerLimit: s.eagerLimit, endpoints: s.endpoints };
 }
 
 /** Counters of this process since init. */
@@ -63,7 +63,7 @@ export function stats(): Stats {
  * objects not yet collected too) and requests started and not yet completed (persistent ones
  * until freed), not request-pool slots.
  */
-export function liveObjects(rt: RuntimeState): Stats['liveObjects'] {
+export function liveObjects(rt: ThreadRuntime): Stats['liveObjects'] {
   const live = rt.device.objects.liveCounts();
   return { comm: live[OBJECT_KIND.COMM], group: live[OBJECT_KIND.GROUP], datatype: live[OBJECT_KIND.DATATYPE], request: rt.device.lifetime.liveRequests(), op: live[OBJECT_KIND.OP] };
 }

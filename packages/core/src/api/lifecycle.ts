@@ -21,7 +21,9 @@ import { connectPmi, type PmiClient } from '../pmi/index.ts';
 import type { TransportFactory } from '../transport/index.ts';
 import { ERR_ARG, ERR_OTHER, mpiError, schedYield } from '../util/index.ts';
 import { THREAD_LEVELS, type ThreadLevel } from './constants.ts';
-import { attachBlockedTable, blockedIn, BLOCKED_SLOT_WORDS, pollPolicy, configureWaitPoll, noteRendezvous, stopWaitPoll, type WaitPollOptions, isInitialized, runtime, setRuntime, type RuntimeState, workerBoot, type WorkerBoot, startWarmUp } from '../runtime/index.ts';
+import {
+  BlockedCalls, BLOCKED_SLOT_WORDS, pollPolicy, WaitPoll, type WaitPollOptions, isInitialized, runtime, setRuntime, ThreadRuntime, workerBoot, type WorkerBoot, startWarmUp,
+} from '../runtime/index.ts';
 import { MAX_THREADS } from '../device/index.ts';
 import { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE, setupPredefinedComms, attachPredefinedComms } from './predefined-comms.ts';
 import { reviveWorkerData } from './revive.ts';
@@ -29,11 +31,6 @@ import { destroyCommRecord } from './comm.ts';
 import { setupPredefinedTypes } from './datatype.ts';
 import { setupPredefinedOps } from './op.ts';
 import { liveObjects } from './introspection.ts';
-
-/** The predefined datatypes' and ops' handles, for MPI.Worker's boot record. */
-export function predefinedObjectHandles(): readonly number[] {
-  return predefinedObjects;
-}
 
 /**
  * Direct sends (device.ts) open C connections per user thread to every other process at the
@@ -44,18 +41,6 @@ const DIRECT_MAX_PEERS = 64;
 
 /** How long a failed engine waits for the launcher to acknowledge which peer loss caused the failure. */
 const PEER_LOST_REPORT_MS = 500;
-
-let threadLevel: ThreadLevel = 'single';
-/** handles of the predefined datatypes then ops (worker threads attach to them) */
-let predefinedObjects: readonly number[] = [];
-let engines: Engines | null = null;
-/** How the user threads of this process send directly (device.ts DirectRoute), for MPI.Worker's boot record. */
-let directRoutes: readonly DirectRoute[] = [];
-
-/** The direct routes user threads of this process send on (empty: they hand sends to the channels' hosts). */
-export function processDirectRoutes(): readonly DirectRoute[] {
-  return directRoutes;
-}
 
 /**
  * Initializes MPI. Under mpiexec it joins the job; run directly it is a job of
@@ -83,10 +68,13 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
   const rank = job?.rank ?? 0;
   const size = job?.size ?? 1;
   const log = createLogger(settings.logLevel, rank);
+  // This thread's waiting and roll-call state, before the roll-call handler that reads it.
+  const waitPoll = new WaitPoll();
+  const blocked = new BlockedCalls(waitPoll);
   let pmi: PmiClient | null = null;
   if (job !== null) {
     pmi = await connectPmi(job);
-    pmi.setRollCallHandler(blockedIn);
+    pmi.setRollCallHandler(() => blocked.report());
     pmi.setLostHandler((err) => {
       log.error({ err: err.message }, 'lost the launcher: exiting');
       process.exit(1);
@@ -126,10 +114,13 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
       if (lostProcess !== null) reporter.reportPeerLost(lostProcess).catch(() => undefined);
     };
   }
+  let engines: Engines | null = null;
+  let directRoutes: readonly DirectRoute[];
   if (useEngines) {
-    const perChannel = await startEngines(shared, settings, job!, pmi!, rank, size, progress === 'threads' && settings.wait === 'poll' ? settings.threadPollMs : 0);
+    const started = await startEngines(shared, settings, job!, pmi!, rank, size, progress === 'threads' && settings.wait === 'poll' ? settings.threadPollMs : 0);
+    engines = started.engines;
     // Threads progress: every user thread, this one included, sends on connections of its own to the engines.
-    directRoutes = progress === 'threads' && size - 1 <= DIRECT_MAX_PEERS ? perChannel.map((addresses, c) => ({ channels: [c], addresses })) : [];
+    directRoutes = progress === 'threads' && size - 1 <= DIRECT_MAX_PEERS ? started.perChannel.map((addresses, c) => ({ channels: [c], addresses })) : [];
     device.start(null, directRoutes);
     await device.openDirect();
   } else {
@@ -151,21 +142,21 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     device.start(addresses);
   }
   const policy = pollPolicy({ localSize: job?.localSize ?? 1, cores: os.availableParallelism(), spinTurns: settings.waitSpinTurns });
-  configureWaitPoll({ ...waitPollOptions(settings, size, log, device, !useEngines), spinTurns: policy.spinTurns });
+  waitPoll.configure({ ...waitPollOptions(settings, size, log, device, !useEngines), spinTurns: policy.spinTurns });
   // Bulk traffic sleeps only where a poller would take a core from another process of the job.
-  if (policy.isOversubscribed) device.onRendezvous = noteRendezvous;
+  if (policy.isOversubscribed) device.onRendezvous = (bytes) => waitPoll.noteRendezvous(bytes);
   if (shared.layout.multithreaded) {
-    attachBlockedTable(shared.buffers.blocked, 0, MAX_THREADS);
+    blocked.attachTable(shared.buffers.blocked, 0, MAX_THREADS);
     shared.watchAbort((code, thread) => abort(code, { name: `COMM_WORLD (from worker thread ${thread})` } as typeof COMM_WORLD));
   }
   const predefined = setupPredefinedComms(shared.objects, size, settings.endpoints, device.firstEndpoint);
-  predefinedObjects = [...setupPredefinedTypes(shared.objects), ...setupPredefinedOps(shared.objects)];
+  const predefinedObjects = [...setupPredefinedTypes(shared.objects), ...setupPredefinedOps(shared.objects)];
   shared.objects.onDestroy = destroyCommRecord;
-  setRuntime(runtimeState(device, settings, job, pmi, log, level, progress, device.firstEndpoint, {
+  setRuntime(new ThreadRuntime({
+    device, settings, job, pmi, log, threadLevel: level, progress, endpoint: device.firstEndpoint,
     contextIds: Array.from({ length: settings.endpoints }, () => ContextIdState.create()),
-    predefined,
+    predefined, predefinedObjects, directRoutes, engines, waitPoll, blocked,
   }));
-  threadLevel = level;
   pmi?.reportInitialized();
   log.debug({ size, channels: settings.channels, matching: settings.matching, progress }, 'initialized');
   return level;
@@ -185,17 +176,6 @@ function waitPollOptions(settings: Settings, size: number, log: Logger, device: 
   const yieldCore = schedYield();
   if (yieldCore === null) log.warn('--wait poll needs sched_yield, which this Node does not offer (node:wasi): blocking calls sleep instead');
   return { budgetMs, yieldCore, onTurn: () => device.poll() };
-}
-
-/** What every thread needs to join the process (handed to MPI.Worker threads). */
-export interface ProcessShare {
-  readonly contextIds: readonly ContextIdState[];
-  readonly predefined: readonly number[];
-}
-
-function runtimeState(device: Device, settings: Settings, job: JobEnv | null, pmi: PmiClient | null, log: Logger,
-  level: ThreadLevel, progress: 'inline' | 'threads' | 'engines', endpoint: number, share: ProcessShare): RuntimeState {
-  return { device, settings, job, pmi, log, threadLevel: level, progress, endpoint, contextIds: share.contextIds, predefined: share.predefined, checkActive: () => undefined };
 }
 
 function deviceBase(settings: Settings, job: JobEnv | null, rank: number, size: number) {
@@ -220,8 +200,8 @@ async function loadTransport(settings: Settings): Promise<TransportFactory> {
   return mod.createTransport;
 }
 
-/** Threads progress: one engine per channel, each publishing its own address; resolves to every process's address per channel. */
-async function startEngines(shared: SharedState, settings: Settings, job: JobEnv, pmi: PmiClient, rank: number, size: number, pollMs: number): Promise<string[][]> {
+/** Threads progress: one engine per channel, each publishing its own address; resolves to the engines and every process's address per channel. */
+async function startEngines(shared: SharedState, settings: Settings, job: JobEnv, pmi: PmiClient, rank: number, size: number, pollMs: number): Promise<{ engines: Engines; perChannel: string[][] }> {
   const boots: EngineBoot[] = Array.from({ length: settings.channels }, (_, c) => ({
     shared: shared.buffers,
     channel: c,
@@ -230,7 +210,7 @@ async function startEngines(shared: SharedState, settings: Settings, job: JobEnv
     pollMs,
     device: deviceBase(settings, job, rank, size),
   }));
-  engines = await Engines.start(boots, (message, lostProcess) => {
+  const engines = await Engines.start(boots, (message, lostProcess) => {
     process.stderr.write(`tsmpi: rank ${rank}: channel engine failed: ${message}\n`);
     // Exit only once the launcher knows which loss caused this (bounded: the launcher may be gone too).
     const told = lostProcess === null ? Promise.resolve() : pmi.reportPeerLost(lostProcess).catch(() => undefined);
@@ -243,7 +223,7 @@ async function startEngines(shared: SharedState, settings: Settings, job: JobEnv
     perChannel.push(await Promise.all(Array.from({ length: size }, (_, p) => pmi.get(`tcp:${p}:${c}`))));
     engines.startChannel(c, perChannel[c]!);
   }
-  return perChannel;
+  return { engines, perChannel };
 }
 
 /** init in an MPI.Worker thread: attach to the process's shared state, on the parent's endpoint. */
@@ -264,20 +244,20 @@ async function initWorkerThread(boot: WorkerBoot): Promise<ThreadLevel> {
   );
   device.start(null, boot.direct);
   await device.openDirect();
-  directRoutes = boot.direct;
+  const waitPoll = new WaitPoll();
+  const blocked = new BlockedCalls(waitPoll);
   const policy = pollPolicy({ localSize: boot.job?.localSize ?? 1, cores: os.availableParallelism(), spinTurns: settings.waitSpinTurns });
-  configureWaitPoll({ ...waitPollOptions(settings, size, log, device, false), spinTurns: policy.spinTurns });
-  attachBlockedTable(shared.buffers.blocked, threadId, MAX_THREADS);
+  waitPoll.configure({ ...waitPollOptions(settings, size, log, device, false), spinTurns: policy.spinTurns });
+  blocked.attachTable(shared.buffers.blocked, threadId, MAX_THREADS);
   attachPredefinedComms(boot.predefined, size, settings.endpoints, device.firstEndpoint, boot.endpoint);
   const types = setupPredefinedTypes(null, boot.predefinedObjects);
   setupPredefinedOps(null, boot.predefinedObjects.slice(types.length));
-  predefinedObjects = boot.predefinedObjects;
   shared.objects.onDestroy = destroyCommRecord;
-  setRuntime(runtimeState(device, settings, boot.job, null, log, boot.threadLevel, boot.progress, boot.endpoint, {
+  setRuntime(new ThreadRuntime({
+    device, settings, job: boot.job, pmi: null, log, threadLevel: boot.threadLevel, progress: boot.progress, endpoint: boot.endpoint,
     contextIds: boot.contextIds.map((b) => ContextIdState.attach(b)),
-    predefined: boot.predefined,
+    predefined: boot.predefined, predefinedObjects: boot.predefinedObjects, directRoutes: boot.direct, engines: null, waitPoll, blocked,
   }));
-  threadLevel = boot.threadLevel;
   reviveWorkerData();
   return boot.threadLevel;
 }
@@ -293,11 +273,10 @@ export async function finalize(): Promise<void> {
   // The finalize-time collection (papers/refcount-gc.txt §V.B): whatever only the collector still holds goes.
   rt.device.lifetime.collect();
   if (rt.log.isLevelEnabled('debug')) rt.log.debug({ liveObjects: liveObjects(rt), gcCycles: rt.device.lifetime.gcCycles() }, 'finalize: objects after the last collection');
-  stopWaitPoll();
+  rt.waitPoll.stop();
   const st = rt.device.stats;
   await rt.device.close();
-  if (engines !== null) await engines.close();
-  engines = null;
+  if (rt.engines !== null) await rt.engines.close();
   setRuntime(null);
   if (rt.pmi !== null) {
     await rt.pmi.reportFinalized({
@@ -342,7 +321,7 @@ function abortFromWorker(errorcode: number, where: string): never {
   throw new Error('unreachable: the process has been killed');
 }
 
-function safeRuntime(): RuntimeState | null {
+function safeRuntime(): ThreadRuntime | null {
   try {
     return runtime('abort');
   } catch {
@@ -359,8 +338,7 @@ function safePmi(): PmiClient | null {
 }
 
 export function queryThread(): ThreadLevel {
-  runtime('queryThread');
-  return threadLevel;
+  return runtime('queryThread').threadLevel;
 }
 
 const t0 = performance.timeOrigin;

@@ -8,14 +8,14 @@
  * traffic on ctx + 1, group-collective on ctx + 2) plus the endpoints of its
  * group in rank order.
  */
-import { DevRequest, MAX_MESSAGE_BYTES, REQ_KIND, handleIndex, packr, type Device } from '../device/index.ts';
+import { DevRequest, MAX_MESSAGE_BYTES, REQ_KIND, handleIndex, packr } from '../device/index.ts';
 import { CONTEXT_SUFFIX, ERR_ARG, ERR_COMM, ERR_RANK, ERR_TAG, MPIError, mpiError } from '../util/index.ts';
 import { ANY_SOURCE, ANY_TAG, CONGRUENT, IDENT, PROC_NULL, SIMILAR, TAG_UB, UNDEFINED, UNEQUAL } from './constants.ts';
 import { bytesOfBuf, messageTooLong, recvTargetOf, sendSourceOf, setRecvBuf, typeHandleOf, type BufSpec, describe } from './buffer.ts';
 import { Request } from './request.ts';
 import { Status } from './status.ts';
 import { Message } from './message.ts';
-import { enterBlocking, leaveBlocking, runtime, checkActive } from '../runtime/index.ts';
+import { runtime, runtimeOrNull, checkActive, type ThreadRuntime } from '../runtime/index.ts';
 
 /** Context-id suffixes: the traffic classes of one communicator (util/sentinels.ts). */
 export const CTX_PT2PT = CONTEXT_SUFFIX.PT2PT;
@@ -345,23 +345,25 @@ export class Pt2ptComm {
   async probe(source: number = ANY_SOURCE, tag: number = ANY_TAG): Promise<Status> {
     const [me, src] = this.#probeArgs(source, tag, 'probe');
     if (src === PROC_NULL) return procNullStatus();
-    const dev = runtime('probe').device;
+    const rt = runtime('probe');
+    const dev = rt.device;
     for (;;) {
       const seen = dev.arrivals(me);
       const info = dev.probe(me, this._ctx, src, tag);
       if (info !== null) return this.#statusOf(info);
-      await this.#awaitArrival(dev, me, seen, 'probe', source, tag);
+      await this.#awaitArrival(rt, me, seen, 'probe', source, tag);
     }
   }
 
-  async #awaitArrival(dev: Device, me: number, seen: number, call: string, source: number, tag: number): Promise<void> {
+  async #awaitArrival(rt: ThreadRuntime, me: number, seen: number, call: string, source: number, tag: number): Promise<void> {
+    const dev = rt.device;
     const failure = dev.failure();
     if (failure !== null) throw failure;
-    enterBlocking(call, this.#name, source, tag);
+    rt.blocked.enter(call, this.#name, source, tag);
     try {
       await dev.arrivalAfter(me, seen);
     } finally {
-      leaveBlocking();
+      rt.blocked.leave();
     }
   }
 
@@ -377,12 +379,13 @@ export class Pt2ptComm {
   async mprobe(source: number = ANY_SOURCE, tag: number = ANY_TAG): Promise<Message> {
     const [me, src] = this.#probeArgs(source, tag, 'mprobe');
     if (src === PROC_NULL) return Message._procNull(this);
-    const dev = runtime('mprobe').device;
+    const rt = runtime('mprobe');
+    const dev = rt.device;
     for (;;) {
       const seen = dev.arrivals(me);
       const got = dev.mprobe(me, this._ctx, src, tag);
       if (got !== null) return new Message(this, got.slot, this.#statusOf(got.info));
-      await this.#awaitArrival(dev, me, seen, 'mprobe', source, tag);
+      await this.#awaitArrival(rt, me, seen, 'mprobe', source, tag);
     }
   }
 
@@ -435,10 +438,12 @@ export function blocking<T>(req: Request<T>, call: string, comm: Pt2ptComm, peer
       return Promise.reject(e as MPIError);
     }
   }
+  // Null only in a program that finalized while this call was in flight: nothing to record then.
+  const blocked = runtimeOrNull()?.blocked ?? null;
   return new Promise<T>((resolve, reject) => {
-    enterBlocking(call, comm.name, peer, tag);
+    blocked?.enter(call, comm.name, peer, tag);
     req._listen(() => {
-      leaveBlocking();
+      blocked?.leave();
       if (status !== undefined) copyStatus(req, status);
       try {
         resolve(req._result());

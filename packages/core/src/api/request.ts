@@ -11,7 +11,7 @@ import { DevRequest, REQ_KIND } from '../device/index.ts';
 import { ERR_ARG, ERR_IN_STATUS, ERR_OTHER, MPIError, mpiError, SUCCESS } from '../util/index.ts';
 import { UNDEFINED } from './constants.ts';
 import { Status } from './status.ts';
-import { enterBlocking, leaveBlocking, runtime } from '../runtime/index.ts';
+import { runtime } from '../runtime/index.ts';
 import { typeHandleOf } from './buffer.ts';
 
 type Waiter = (req: Request<unknown>) => void;
@@ -167,11 +167,12 @@ export class Request<T = void> {
         return Promise.reject(e);
       }
     }
-    runtime().checkActive('Request.wait');
+    const rt = runtime();
+    rt.checkActive('Request.wait');
     return new Promise<T>((resolve, reject) => {
-      enterBlocking(this._call, this._comm?.name ?? '', null, null);
+      rt.blocked.enter(this._call, this._comm?.name ?? '', null, null);
       this._listen(() => {
-        leaveBlocking();
+        rt.blocked.leave();
         try {
           resolve(this._result());
         } catch (e) {
@@ -257,15 +258,16 @@ export class Request<T = void> {
 
   /** Waits for every request; resolves their values in order. Inactive requests count as complete (value undefined). */
   static waitall(reqs: Request<any>[]): Promise<any[]> {
-    runtime().checkActive('Request.waitall');
+    const rt = runtime();
+    rt.checkActive('Request.waitall');
     let pending = 0;
     for (let i = 0; i < reqs.length; i++) if (!reqs[i]!._isDone) pending++;
     if (pending === 0) return settleAll(reqs);
     return new Promise((resolve, reject) => {
-      enterBlocking('Request.waitall', reqs[0]?._comm?.name ?? '', null, null);
+      rt.blocked.enter('Request.waitall', reqs[0]?._comm?.name ?? '', null, null);
       const onOne = (): void => {
         if (--pending === 0) {
-          leaveBlocking();
+          rt.blocked.leave();
           settleAll(reqs).then(resolve, reject);
         }
       };
@@ -275,18 +277,19 @@ export class Request<T = void> {
 
   /** Waits for one active request; resolves [index, value], or [UNDEFINED, undefined] if none is active. */
   static waitany(reqs: Request<any>[]): Promise<[number, any]> {
-    runtime().checkActive('Request.waitany');
+    const rt = runtime();
+    rt.checkActive('Request.waitany');
     const i = firstDone(reqs);
     if (i !== NONE) return settleOne(reqs, i);
     if (!reqs.some((r) => !r._isInactive)) return Promise.resolve([UNDEFINED, undefined]);
     return new Promise((resolve, reject) => {
-      enterBlocking('Request.waitany', '', null, null);
+      rt.blocked.enter('Request.waitany', '', null, null);
       const listeners: Waiter[] = [];
       for (let k = 0; k < reqs.length; k++) {
         const req = reqs[k]!;
         if (req._isInactive || req._isDone) continue;
         const fn: Waiter = () => {
-          leaveBlocking();
+          rt.blocked.leave();
           for (let j = 0; j < reqs.length; j++) if (listeners[j] !== undefined && j !== k) reqs[j]!._unlisten(listeners[j]!);
           settleOne(reqs, k).then(resolve, reject);
         };

@@ -11,7 +11,6 @@ import { ERR_OTHER, mpiError, workerArgs } from '../util/index.ts';
 import { runtime, BOOT_KEY, type WorkerBoot } from '../runtime/index.ts';
 import { MAX_THREADS } from '../device/index.ts';
 import { dehydrate } from './revive.ts';
-import { predefinedObjectHandles, processDirectRoutes } from './lifecycle.ts';
 
 function bootFor(options: WorkerOptions | undefined): WorkerBoot {
   const rt = runtime('Worker');
@@ -31,11 +30,11 @@ function bootFor(options: WorkerOptions | undefined): WorkerBoot {
     job: rt.job,
     threadLevel: rt.threadLevel,
     progress: rt.progress,
-    direct: processDirectRoutes(),
+    direct: rt.directRoutes,
     endpoint: rt.endpoint,
     contextIds: rt.contextIds.map((s) => s.buffer),
     predefined: rt.predefined,
-    predefinedObjects: predefinedObjectHandles(),
+    predefinedObjects: rt.predefinedObjects,
     userData,
   };
 }

@@ -3,7 +3,7 @@
  * how it waits, below the API layer's argument checks (DESIGN.md "Packages and
  * layering"). api/ imports it; it imports only the layers below api/.
  *
- *   thread-runtime.ts  the thread's MPI state and the "is MPI active" checks
+ *   thread-runtime.ts  ThreadRuntime, what a thread owns from init to finalize, and its slot
  *   thread-level.ts    the thread levels of MPI.init
  *   wait-poll.ts       how a blocking call waits: poll the event loop or sleep (--wait)
  *   poll-policy.ts     how often a polling thread yields its core
@@ -11,15 +11,15 @@
  *   worker-boot.ts     what an MPI.Worker thread receives to join its process
  *   warm-up.ts         the init warm-up of the transport's per-turn path
  */
-export { isInitialized, isFinalized, setRuntime, runtime, runtimeOrNull, checkActive } from './thread-runtime.ts';
-export type { RuntimeState } from './thread-runtime.ts';
+export { ThreadRuntime, isInitialized, isFinalized, setRuntime, runtime, runtimeOrNull, checkActive } from './thread-runtime.ts';
+export type { ThreadRuntimeParts } from './thread-runtime.ts';
 export { THREAD_LEVELS } from './thread-level.ts';
 export type { ThreadLevel } from './thread-level.ts';
-export { configureWaitPoll, noteRendezvous, stopWaitPoll, waitPolls } from './wait-poll.ts';
+export { WaitPoll } from './wait-poll.ts';
 export type { WaitPollOptions } from './wait-poll.ts';
 export { pollPolicy } from './poll-policy.ts';
 export type { HostShare, PollPolicy } from './poll-policy.ts';
-export { attachBlockedTable, blockedIn, enterBlocking, leaveBlocking, BLOCKED_SLOT_WORDS } from './blocked.ts';
+export { BlockedCalls, BLOCKED_SLOT_WORDS } from './blocked.ts';
 export { BOOT_KEY, workerBoot } from './worker-boot.ts';
 export type { WorkerBoot } from './worker-boot.ts';
 export { startWarmUp } from './warm-up.ts';

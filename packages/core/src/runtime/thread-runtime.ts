@@ -1,16 +1,48 @@
 /**
- * The process's MPI state between init and finalize, and the checks every
- * call makes first (ERR_OTHER before init or after finalize).
+ * What one thread owns between its MPI.init and MPI.finalize (a ThreadRuntime),
+ * and the checks every call makes first (ERR_OTHER before init or after finalize).
+ *
+ * One slot per thread. Every worker_thread loads its own instance of every
+ * module, so the module-level slot below is this thread's alone: the main
+ * thread's ThreadRuntime and each MPI.Worker's never meet. What threads share
+ * lives in the SharedArrayBuffers that the device, the context-id states and
+ * the roll-call table view. The point of the class is that what a thread owns
+ * is one named object: init builds it, an MPI call reaches it through the slot
+ * once (runtime(call)) and passes it, or the part it needs, on from there;
+ * finalize empties the slot.
  */
 import { ERR_OTHER, mpiError } from '../util/index.ts';
-import type { Device } from '../device/index.ts';
+import type { Device, DirectRoute, Engines } from '../device/index.ts';
 import type { ContextIdState } from '../comm/index.ts';
 import type { Settings, JobEnv } from '../config/index.ts';
 import type { PmiClient } from '../pmi/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { ThreadLevel } from './thread-level.ts';
+import type { WaitPoll } from './wait-poll.ts';
+import type { BlockedCalls } from './blocked.ts';
 
-export interface RuntimeState {
+/** Everything a ThreadRuntime is made of; init gathers it. */
+export interface ThreadRuntimeParts {
+  readonly device: Device;
+  readonly settings: Settings;
+  readonly job: JobEnv | null;
+  /** the wire-up client: the main thread's; null in worker threads and without mpiexec */
+  readonly pmi: PmiClient | null;
+  readonly log: Logger;
+  readonly threadLevel: ThreadLevel;
+  readonly progress: 'inline' | 'threads' | 'engines';
+  readonly endpoint: number;
+  readonly contextIds: readonly ContextIdState[];
+  readonly predefined: readonly number[];
+  readonly predefinedObjects: readonly number[];
+  readonly directRoutes: readonly DirectRoute[];
+  readonly engines: Engines | null;
+  readonly waitPoll: WaitPoll;
+  readonly blocked: BlockedCalls;
+}
+
+/** This thread's MPI state, from its init to finalize. */
+export class ThreadRuntime {
   readonly device: Device;
   readonly settings: Settings;
   readonly job: JobEnv | null;
@@ -22,31 +54,63 @@ export interface RuntimeState {
   readonly contextIds: readonly ContextIdState[];
   /** object-table handles of COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE */
   readonly predefined: readonly number[];
-  /** this thread's endpoint (rank in COMM_ENDPOINTS) */
+  /** the predefined datatypes' then ops' handles (MPI.Worker's boot record hands them on) */
+  readonly predefinedObjects: readonly number[];
+  /** how the user threads of this process send directly (device.ts DirectRoute), for MPI.Worker's boot record */
+  readonly directRoutes: readonly DirectRoute[];
+  /** the channel engines this thread started (the main thread in threads progress), closed at finalize */
+  readonly engines: Engines | null;
+  /** how this thread's blocking calls wait (wait-poll.ts) */
+  readonly waitPoll: WaitPoll;
+  /** what this thread is blocked in, for the roll-call (blocked.ts); tells waitPoll of every blocking call */
+  readonly blocked: BlockedCalls;
+  /** this thread's endpoint (rank in COMM_ENDPOINTS); MPI.threadAttach moves it */
   endpoint: number;
-  checkActive(call: string): void;
+
+  constructor(parts: ThreadRuntimeParts) {
+    this.device = parts.device;
+    this.settings = parts.settings;
+    this.job = parts.job;
+    this.pmi = parts.pmi;
+    this.log = parts.log;
+    this.threadLevel = parts.threadLevel;
+    this.progress = parts.progress;
+    this.contextIds = parts.contextIds;
+    this.predefined = parts.predefined;
+    this.predefinedObjects = parts.predefinedObjects;
+    this.directRoutes = parts.directRoutes;
+    this.engines = parts.engines;
+    this.waitPoll = parts.waitPoll;
+    this.blocked = parts.blocked;
+    this.endpoint = parts.endpoint;
+  }
+
+  /** Nothing to check: a ThreadRuntime exists only while MPI is active (runtime() threw otherwise). */
+  checkActive(_call: string): void {}
 }
 
-let state: RuntimeState | null = null;
+/** This thread's slot (see the header): its ThreadRuntime between init and finalize. */
+let current: ThreadRuntime | null = null;
 let finalized = false;
 
 export function isInitialized(): boolean {
-  return state !== null || finalized;
+  return current !== null || finalized;
 }
 
 export function isFinalized(): boolean {
   return finalized;
 }
 
-export function setRuntime(s: RuntimeState | null): void {
-  if (s === null && state !== null) finalized = true;
-  state = s;
+/** Fills this thread's slot at init; null at finalize. */
+export function setRuntime(rt: ThreadRuntime | null): void {
+  if (rt === null && current !== null) finalized = true;
+  current = rt;
 }
 
-/** The live state; throws MPIError(ERR_OTHER) naming `call` before init or after finalize. */
-export function runtime(call = 'MPI'): RuntimeState {
-  if (state === null) throw notActive(call);
-  return state;
+/** This thread's live state; throws MPIError(ERR_OTHER) naming `call` before init or after finalize. */
+export function runtime(call = 'MPI'): ThreadRuntime {
+  if (current === null) throw notActive(call);
+  return current;
 }
 
 export function notActive(call: string): Error {
@@ -55,11 +119,11 @@ export function notActive(call: string): Error {
     : mpiError(ERR_OTHER, call, 'MPI is not initialized: call await MPI.init() first');
 }
 
-/** The live state, or null before init and after finalize (for objects that may be made before init). */
-export function runtimeOrNull(): RuntimeState | null {
-  return state;
+/** This thread's live state, or null before init and after finalize (for objects that may be made before init). */
+export function runtimeOrNull(): ThreadRuntime | null {
+  return current;
 }
 
 export function checkActive(call: string): void {
-  if (state === null) throw notActive(call);
+  if (current === null) throw notActive(call);
 }

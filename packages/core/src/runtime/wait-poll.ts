@@ -20,6 +20,10 @@
  * after the newest blocking call began; after that it sleeps, so a rank that
  * waits long (a barrier before a slow peer's output) does not burn its core.
  *
+ * State. Each thread waits on its own: its WaitPoll is one object of its
+ * ThreadRuntime (thread-runtime.ts), made at init and told of every blocking
+ * call by the thread's BlockedCalls (blocked.ts).
+ *
  * Threads. A thread that does not read the sockets (an MPI.Worker; the main
  * thread in threads progress) gets its completions from other threads through
  * its completion ring; waiting for them asleep costs a cross-thread wake-up per
@@ -53,75 +57,80 @@ export interface WaitPollOptions {
   readonly spinTurns?: number;
 }
 
-let budgetMs = 0;
-let yieldCore: (() => unknown) | null = null;
-let now: () => number = () => performance.now();
-let onTurn: (() => void) | null = null;
-/** Blocking calls in progress on this thread (a thread may await several at once). */
-let waiting = 0;
-/** Whether a poll turn is queued; never more than one, however often calls begin and end. */
-let polling = false;
-let deadline = 0;
-let spinTurns = 0;
-/** Poll turns since the newest blocking call began. */
-let turns = 0;
-/** Polling is suspended until this time (bulk traffic). */
-let bulkUntil = -Infinity;
-
 /** Rendezvous messages of at least this many bytes are bulk traffic (noteRendezvous). */
 export const BULK_BYTES = 512 * 1024;
 
-/** Sets this thread's policy; budgetMs 0 or no yieldCore turns polling off. Called at init. */
-export function configureWaitPoll(options: WaitPollOptions): void {
-  budgetMs = options.yieldCore === null ? 0 : options.budgetMs;
-  yieldCore = options.yieldCore;
-  now = options.now ?? (() => performance.now());
-  onTurn = options.onTurn ?? null;
-  spinTurns = options.spinTurns ?? 0;
-  bulkUntil = -Infinity;
-}
+/** How one thread's blocking calls wait: made at init (off), configured once the thread's device exists. */
+export class WaitPoll {
+  #budgetMs = 0;
+  #yieldCore: (() => unknown) | null = null;
+  #now: () => number = () => performance.now();
+  #onTurn: (() => void) | null = null;
+  /** Blocking calls in progress on this thread (a thread may await several at once). */
+  #waiting = 0;
+  /** Whether a poll turn is queued; never more than one, however often calls begin and end. */
+  #polling = false;
+  #deadline = 0;
+  #spinTurns = 0;
+  /** Poll turns since the newest blocking call began. */
+  #turns = 0;
+  /** Polling is suspended until this time (bulk traffic). */
+  #bulkUntil = -Infinity;
+  /** The poll turn, bound once: setImmediate gets the same function every turn (no closure per turn). */
+  readonly #pollTurn = (): void => this.#turn();
 
-/** Whether blocking calls on this thread poll (for MPI.config()). */
-export function waitPolls(): boolean {
-  return budgetMs > 0;
-}
-
-/** A blocking call begins: poll from now until it ends or the budget runs out. */
-export function beginWait(): void {
-  waiting++;
-  if (budgetMs === 0) return;
-  const t = now();
-  deadline = t + budgetMs;
-  turns = 0;
-  if (!polling && t >= bulkUntil) {
-    polling = true;
-    setImmediate(pollTurn);
+  /** Sets this thread's policy; budgetMs 0 or no yieldCore turns polling off. Called at init. */
+  configure(options: WaitPollOptions): void {
+    this.#budgetMs = options.yieldCore === null ? 0 : options.budgetMs;
+    this.#yieldCore = options.yieldCore;
+    this.#now = options.now ?? (() => performance.now());
+    this.#onTurn = options.onTurn ?? null;
+    this.#spinTurns = options.spinTurns ?? 0;
+    this.#bulkUntil = -Infinity;
   }
-}
 
-/** A blocking call ends (its promise settled). */
-export function endWait(): void {
-  if (waiting > 0) waiting--;
-}
-
-/** A rendezvous message of `bytes` begins to or from this thread: bulk ones suspend polling for budgetMs. */
-export function noteRendezvous(bytes: number): void {
-  if (bytes >= BULK_BYTES && budgetMs > 0) bulkUntil = now() + budgetMs;
-}
-
-/** Stops polling for good on this thread (finalize). */
-export function stopWaitPoll(): void {
-  budgetMs = 0;
-  waiting = 0;
-}
-
-function pollTurn(): void {
-  const t = now();
-  if (waiting === 0 || budgetMs === 0 || t > deadline || t < bulkUntil) {
-    polling = false;
-    return;
+  /** Whether blocking calls on this thread poll (for MPI.config()). */
+  get isEnabled(): boolean {
+    return this.#budgetMs > 0;
   }
-  if (onTurn !== null) onTurn();
-  if (++turns > spinTurns) yieldCore!();
-  setImmediate(pollTurn);
+
+  /** A blocking call begins: poll from now until it ends or the budget runs out. */
+  begin(): void {
+    this.#waiting++;
+    if (this.#budgetMs === 0) return;
+    const t = this.#now();
+    this.#deadline = t + this.#budgetMs;
+    this.#turns = 0;
+    if (!this.#polling && t >= this.#bulkUntil) {
+      this.#polling = true;
+      setImmediate(this.#pollTurn);
+    }
+  }
+
+  /** A blocking call ends (its promise settled). */
+  end(): void {
+    if (this.#waiting > 0) this.#waiting--;
+  }
+
+  /** A rendezvous message of `bytes` begins to or from this thread: bulk ones suspend polling for budgetMs. */
+  noteRendezvous(bytes: number): void {
+    if (bytes >= BULK_BYTES && this.#budgetMs > 0) this.#bulkUntil = this.#now() + this.#budgetMs;
+  }
+
+  /** Stops polling for good on this thread (finalize). */
+  stop(): void {
+    this.#budgetMs = 0;
+    this.#waiting = 0;
+  }
+
+  #turn(): void {
+    const t = this.#now();
+    if (this.#waiting === 0 || this.#budgetMs === 0 || t > this.#deadline || t < this.#bulkUntil) {
+      this.#polling = false;
+      return;
+    }
+    if (this.#onTurn !== null) this.#onTurn();
+    if (++this.#turns > this.#spinTurns) this.#yieldCore!();
+    setImmediate(this.#pollTurn);
+  }
 }
