@@ -1,41 +1,23 @@
 /**
  * A Request made in one thread, waited on in another (issue 3: requests are
- * usable in every thread of the process).
- *
- * The operation stays where it was started: its receive buffer and its
- * completion callback belong to that thread's event loop. What crosses is a
- * relay cell, a small growable SharedArrayBuffer:
- *
- *   words  STATE (PENDING | DONE), CANCEL (OPEN | REQUESTED | CLOSED),
- *          SOURCE, TAG, COUNT, ERROR, CANCELLED, VALUE_BYTES
- *   bytes  from VALUE_AT: msgpack of { value } or { message }
+ * usable in every thread of the process): the Request side of the relay cell
+ * (runtime/relay-cell.ts, which says what crosses and how).
  *
  * The origin fills the cell when its request completes (source already a rank
  * of the request's communicator, the value dehydrated, so an idup's Comm
- * arrives live) and notifies STATE. Every thread that revives the cell gets
- * a RelayedRequest, a Request completed by a waitAsync on STATE, so wait,
- * test, status and the waitall family work on it as on any request. cancel()
- * in another thread sets CANCEL and the origin cancels; free() releases only
- * the caller's view (the operation completes anyway, MPI_Request_free);
- * start() belongs to the thread that owns the persistent request.
+ * arrives live). Every thread that revives the cell gets a RelayedRequest, a
+ * Request completed by a waitAsync on the cell, so wait, test, status and the
+ * waitall family work on it as on any request. cancel() in another thread asks
+ * the origin to cancel; free() releases only the caller's view (the operation
+ * completes anyway, MPI_Request_free); start() belongs to the thread that owns
+ * the persistent request.
  */
-import { DevRequest, REQ_KIND, packr } from '../device/index.ts';
-import { ERR_ARG, ERR_OTHER, MPIError, mpiError, SUCCESS, waitAsync } from '../util/index.ts';
+import { DevRequest, REQ_KIND } from '../device/index.ts';
+import { ERR_ARG, MPIError, mpiError, SUCCESS } from '../util/index.ts';
 import { Request } from './request.ts';
-import { runtime } from '../runtime/index.ts';
+import { RelayCell, runtime } from '../runtime/index.ts';
 
-const W = { STATE: 0, CANCEL: 1, SOURCE: 2, TAG: 3, COUNT: 4, ERROR: 5, CANCELLED: 6, VALUE_BYTES: 7 } as const;
-const WORDS = 8;
-const VALUE_AT = WORDS * 4;
-const PENDING = 0;
-const DONE = 1;
-const OPEN = 0;
-const REQUESTED = 1;
-const CLOSED = 2;
 function noop(): void {}
-
-/** Address space reserved per cell for the value; only the bytes a value needs are committed. */
-const MAX_CELL_BYTES = 2 ** 30;
 
 /** What crosses the thread boundary: the cell and the name of the call that made the request. */
 export interface RelayMark {
@@ -50,45 +32,26 @@ export interface RelayMark {
 export function relayOut(req: Request<unknown>, dehydrateValue: (v: unknown) => unknown): RelayMark {
   if (req instanceof RelayedRequest) return { cell: req._cell, call: req._call };
   if (req._r === null) throw mpiError(ERR_ARG, 'dehydrate', `${req._call}: a persistent request that was never started has nothing to wait for in another thread`);
-  // A growable SharedArrayBuffer (ES2024, in Node 20): the value's size is known only at completion.
-  const cell = new (SharedArrayBuffer as unknown as new (bytes: number, options: { maxByteLength: number }) => SharedArrayBuffer)(VALUE_AT, { maxByteLength: MAX_CELL_BYTES });
-  const words = new Int32Array(cell, 0, WORDS);
-  const fill = (): void => fillCell(cell, words, req, dehydrateValue);
+  const cell = RelayCell.create();
+  const fill = (): void => fillCell(cell, req, dehydrateValue);
   if (req._isDone) {
     fill();
   } else {
     req._listen(fill);
-    void waitAsync(words, W.CANCEL, OPEN)?.then(() => {
-      if (Atomics.load(words, W.CANCEL) === REQUESTED && !req._isDone) req.cancel();
+    cell.watchCancel(() => {
+      if (!req._isDone) req.cancel();
     });
   }
-  return { cell, call: req._call };
+  return { cell: cell.buffer, call: req._call };
 }
 
-function fillCell(cell: SharedArrayBuffer, words: Int32Array, req: Request<unknown>, dehydrateValue: (v: unknown) => unknown): void {
+function fillCell(cell: RelayCell, req: Request<unknown>, dehydrateValue: (v: unknown) => unknown): void {
   const r = req._r!;
   const st = req.status!;
-  words[W.SOURCE] = st.source;
-  words[W.TAG] = st.tag;
-  words[W.COUNT] = st._count;
-  words[W.ERROR] = st.error;
-  words[W.CANCELLED] = st.cancelled ? 1 : 0;
-  let payload: Uint8Array;
-  try {
+  cell.fill({ source: st.source, tag: st.tag, count: st._count, error: st.error, cancelled: st.cancelled }, () => {
     const value = r.error === null && req._valueOf !== null ? req._valueOf(r) : undefined;
-    payload = packr.pack(r.error !== null ? { message: r.error.message } : { value: dehydrateValue(value) });
-  } catch (e) {
-    words[W.ERROR] = ERR_OTHER;
-    payload = packr.pack({ message: `the value could not be relayed to another thread: ${String(e)}` });
-  }
-  (cell as unknown as { grow(bytes: number): void }).grow(VALUE_AT + payload.length);
-  new Uint8Array(cell, VALUE_AT, payload.length).set(payload);
-  words[W.VALUE_BYTES] = payload.length;
-  Atomics.store(words, W.STATE, DONE);
-  Atomics.notify(words, W.STATE);
-  // Ends the origin's cancel watch: a later cancel() elsewhere finds CLOSED and does nothing.
-  Atomics.store(words, W.CANCEL, CLOSED);
-  Atomics.notify(words, W.CANCEL);
+    return r.error !== null ? { message: r.error.message } : { value: dehydrateValue(value) };
+  });
 }
 
 /**
@@ -97,7 +60,7 @@ function fillCell(cell: SharedArrayBuffer, words: Int32Array, req: Request<unkno
  */
 export class RelayedRequest<T = unknown> extends Request<T> {
   readonly _cell: SharedArrayBuffer;
-  readonly #words: Int32Array;
+  readonly #relay: RelayCell;
   readonly #reviveValue: (v: unknown) => unknown;
   /** holds this thread's event loop while the cell is pending (a waitAsync alone does not) */
   #keepAlive: NodeJS.Timeout | null = null;
@@ -105,10 +68,10 @@ export class RelayedRequest<T = unknown> extends Request<T> {
   constructor(mark: RelayMark, reviveValue: (v: unknown) => unknown) {
     super(new DevRequest(REQ_KIND.GENERALIZED), null, mark.call);
     this._cell = mark.cell;
-    this.#words = new Int32Array(mark.cell, 0, WORDS);
+    this.#relay = new RelayCell(mark.cell);
     this.#reviveValue = reviveValue;
     this._valueOf = (d) => d.value as T;
-    const done = waitAsync(this.#words, W.STATE, PENDING);
+    const done = this.#relay.whenDone();
     if (done !== null) {
       this.#keepAlive = setInterval(noop, 1 << 30);
       void done.then(() => this.#land(true));
@@ -124,15 +87,15 @@ export class RelayedRequest<T = unknown> extends Request<T> {
    */
   #land(notify: boolean): void {
     const r = this._r!;
-    if (r.done || Atomics.load(this.#words, W.STATE) !== DONE) return;
+    if (r.done || !this.#relay.isDone) return;
     if (this.#keepAlive !== null) clearInterval(this.#keepAlive);
-    const w = this.#words;
-    r.sourceEndpoint = w[W.SOURCE]!;
-    r.tag = w[W.TAG]!;
-    r.count = w[W.COUNT]!;
-    r.cancelled = w[W.CANCELLED] === 1;
-    const outcome = packr.unpack(new Uint8Array(this._cell, VALUE_AT, w[W.VALUE_BYTES]!).slice()) as { value?: unknown; message?: string };
-    const errorClass = w[W.ERROR]!;
+    const st = this.#relay.status();
+    r.sourceEndpoint = st.source;
+    r.tag = st.tag;
+    r.count = st.count;
+    r.cancelled = st.cancelled;
+    const outcome = this.#relay.content();
+    const errorClass = st.error;
     if (errorClass !== SUCCESS) {
       r.error = new MPIError(errorClass, this._call, 'failed in the thread that started it');
       // the origin's own text (it names the call and the cause)
@@ -150,7 +113,7 @@ export class RelayedRequest<T = unknown> extends Request<T> {
   }
 
   override cancel(): void {
-    if (Atomics.compareExchange(this.#words, W.CANCEL, OPEN, REQUESTED) === OPEN) Atomics.notify(this.#words, W.CANCEL);
+    this.#relay.requestCancel();
   }
 
   override start(): void {

@@ -9,6 +9,7 @@
  *   poll-policy.ts     how often a polling thread yields its core
  *   blocked.ts         what each thread is blocked in, for mpiexec's roll-call
  *   worker-boot.ts     what an MPI.Worker thread receives to join its process
+ *   relay-cell.ts      how a request's outcome reaches another thread that waits on it
  *   warm-up.ts         the init warm-up of the transport's per-turn path
  */
 export { ThreadRuntime, isInitialized, isFinalized, setRuntime, runtime, runtimeOrNull, checkActive } from './thread-runtime.ts';
@@ -22,5 +23,7 @@ export type { HostShare, PollPolicy } from './poll-policy.ts';
 export { BlockedCalls, BLOCKED_SLOT_WORDS } from './blocked.ts';
 export { BOOT_KEY, workerBoot } from './worker-boot.ts';
 export type { WorkerBoot } from './worker-boot.ts';
+export { RelayCell } from './relay-cell.ts';
+export type { RelayContent, RelayStatus } from './relay-cell.ts';
 export { startWarmUp } from './warm-up.ts';
 export type { WarmUp } from './warm-up.ts';
