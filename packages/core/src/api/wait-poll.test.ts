@@ -1,17 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { BULK_BYTES, beginWait, configureWaitPoll, endWait, noteRendezvous, stopWaitPoll, waitPolls } from './wait-poll.ts';
-
-/** Resolves after `n` turns of the event loop's check phase (setImmediate). */
-function turns(n: number): Promise<void> {
-  return new Promise((resolve) => {
-    let i = 0;
-    const step = (): void => {
-      if (++i >= n) resolve();
-      else setImmediate(step);
-    };
-    setImmediate(step);
-  });
-}
+import { turns } from '../util/event-loop-turns.test-util.ts';
 
 function setUp(budgetMs: number): { yields: () => number; clock: { ms: number } } {
   let count = 0;
