@@ -9,6 +9,6 @@ import { runtime } from '../runtime/index.ts';
 
 export class CommCollPt2pt extends GroupPt2pt {
   constructor(comm: Pt2ptComm, call: string) {
-    super(runtime(call).device, comm._endpoints, comm._me(call), comm._ctx + CTX_COLL);
+    super(runtime(call).device, comm._endpoints, comm._me(call), comm._ctx + CTX_COLL, call);
   }
 }

@@ -222,7 +222,7 @@ export class Comm extends CollComm {
     }
     if (!g._logic.has(c.me)) return Promise.resolve(null);
     const members = g._logic.members;
-    const pt = new GroupPt2pt(runtime(call).device, members, c.me, this._ctx + CTX_GROUP_COLL);
+    const pt = new GroupPt2pt(runtime(call).device, members, c.me, this._ctx + CTX_GROUP_COLL, call);
     const coll = contextIdCollectives(pt, groupCollTag(tag));
     const name = `${this.name}.createGroup(${tag})`;
     const held = holdGroup(g._handle, call);

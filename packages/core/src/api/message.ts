@@ -35,7 +35,7 @@ export class Message {
 
   #start(objectForm: boolean, buf: BufSpec | null, call: string): Request<any> {
     if (this.#received) throw mpiError(ERR_ARG, call, 'this Message has already been received (each Message is received exactly once)');
-    const r = new DevRequest(REQ_KIND.RECV);
+    const r = new DevRequest(REQ_KIND.RECV, call);
     if (objectForm) r.objectMode = true;
     else setRecvBuf(r, buf, call, 'buf');
     const dev = runtime(call).device;

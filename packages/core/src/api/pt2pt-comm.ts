@@ -160,7 +160,7 @@ export class Pt2ptComm {
     const me = this._me(call);
     const dst = this._dest(dest, call);
     this._sendTag(tag, call);
-    const r = new DevRequest(REQ_KIND.SEND);
+    const r = new DevRequest(REQ_KIND.SEND, call);
     if (dst === PROC_NULL) return Request._completed(r, this, call);
     const req = new Request<void>(r, this, call);
     let data: Uint8Array;
@@ -183,7 +183,7 @@ export class Pt2ptComm {
     const me = this._me(call);
     const src = this._source(source, call);
     this._recvTag(tag, call);
-    const r = new DevRequest(REQ_KIND.RECV);
+    const r = new DevRequest(REQ_KIND.RECV, call);
     if (objectForm) r.objectMode = true;
     else setRecvBuf(r, buf, call, 'buf');
     if (src === PROC_NULL) {
@@ -236,7 +236,7 @@ export class Pt2ptComm {
     const dst = this._dest(dest, call);
     this._sendTag(tag, call);
     const bytes = bytesOfBuf(buf, call, 'buf');
-    const r = new DevRequest(REQ_KIND.SEND);
+    const r = new DevRequest(REQ_KIND.SEND, call);
     if (dst === PROC_NULL) return Request._completed(r, this, call);
     const req = new Request<void>(r, this, call);
     const dev = runtime(call).device;

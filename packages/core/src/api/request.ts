@@ -85,7 +85,7 @@ export class Request<T = void> {
    * references its communicator and the datatype and op handles given until it completes.
    */
   static _fromPromise<T>(promise: Promise<T>, comm: RequestComm | null, call: string, type = 0, op = 0): Request<T> {
-    const r = new DevRequest(REQ_KIND.GENERALIZED);
+    const r = new DevRequest(REQ_KIND.GENERALIZED, call);
     const req = new Request<T>(r, comm, call);
     runtime(call).device.lifetime.acquire(r, comm?._handle ?? 0, type, op);
     req._valueOf = (d) => d.value as T;
@@ -242,7 +242,7 @@ export class Request<T = void> {
     if (this._freed) throw mpiError(ERR_ARG, call, 'the request has been freed');
     if (this._r !== null && !this._r.done) throw mpiError(ERR_ARG, call, 'the request is still active: wait for it before start()');
     runtime().checkActive(call);
-    const r = new DevRequest(REQ_KIND.RECV);
+    const r = new DevRequest(REQ_KIND.RECV, call);
     this._r = r;
     this._reported = false;
     this.#status = null;

@@ -41,30 +41,33 @@ export class GroupPt2pt implements CollPt2pt {
   readonly #members: Int32Array;
   readonly #me: number;
   readonly #contextId: number;
+  readonly #call: string;
 
   /**
    * @param device the process's device
    * @param members endpoint ids in group-rank order
    * @param me the calling thread's endpoint (a member)
    * @param contextId the context every message of these collectives uses
+   * @param call the API call these messages serve (e.g. 'bcast'): the device's errors name it
    */
-  constructor(device: Device, members: Int32Array, me: number, contextId: number) {
+  constructor(device: Device, members: Int32Array, me: number, contextId: number, call = 'progress') {
     this.#device = device;
     this.#members = members;
     this.#me = me;
     this.#contextId = contextId;
+    this.#call = call;
     this.rank = members.indexOf(me);
     this.size = members.length;
   }
 
   send(dest: number, tag: number, data: Uint8Array): Promise<void> {
-    const r = new DevRequest(REQ_KIND.SEND);
+    const r = new DevRequest(REQ_KIND.SEND, this.#call);
     this.#device.send(r, this.#me, this.#members[dest]!, this.#contextId, tag, data, false, false);
     return new Promise((resolve, reject) => settle(r, resolve, reject, none));
   }
 
   recv(source: number, tag: number): Promise<Uint8Array> {
-    const r = new DevRequest(REQ_KIND.RECV);
+    const r = new DevRequest(REQ_KIND.RECV, this.#call);
     r.objectMode = true; // a fresh Uint8Array of the message's length
     this.#device.postRecv(r, this.#me, this.#contextId, this.#members[source]!, tag);
     return new Promise((resolve, reject) => settle(r, resolve, reject, bytesOf));
@@ -72,7 +75,7 @@ export class GroupPt2pt implements CollPt2pt {
 
   /** Receives into `buf` (a rendezvous payload lands there directly); resolves the byte count. */
   recvInto(source: number, tag: number, buf: Uint8Array): Promise<number> {
-    const r = new DevRequest(REQ_KIND.RECV);
+    const r = new DevRequest(REQ_KIND.RECV, this.#call);
     r.buf = buf;
     this.#device.postRecv(r, this.#me, this.#contextId, this.#members[source]!, tag);
     return new Promise((resolve, reject) => settle(r, resolve, reject, countOf));

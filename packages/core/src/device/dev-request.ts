@@ -40,8 +40,15 @@ export class DevRequest {
   refCell = -1;
   /** optional post-processing before onComplete (e.g. unpack a non-contiguous datatype) */
   finish: ((r: DevRequest) => void) | null = null;
+  /**
+   * The API call that started this request (e.g. 'Isend', 'bcast', 'SendInit.start'): the errors
+   * the device raises for it name this call, not a device function (docs/ERRORS.md).
+   */
+  readonly call: string;
 
-  constructor(kind: number) {
+  /** @param call the API call that starts it (default: an internal request, its errors say 'progress') */
+  constructor(kind: number, call = 'progress') {
     this.kind = kind;
+    this.call = call;
   }
 }

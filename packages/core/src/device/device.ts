@@ -253,7 +253,7 @@ export class Device {
    * r.buf (buffer form) or r.objectMode must be set. Completes r now or later.
    */
   postRecv(r: DevRequest, endpoint: number, ctx: number, srcEndpoint: number, tag: number): void {
-    const slot = this.#ownSlot(r, KIND.RECV, 'recv');
+    const slot = this.#ownSlot(r, KIND.RECV);
     const w = this.#w;
     const b = slot * SLOT_WORDS;
     w[b + SLOT.CTX] = ctx;
@@ -268,14 +268,18 @@ export class Device {
   /**
    * Sends `data` from endpoint srcEndpoint to dstEndpoint. `objectForm`: data is
    * msgpack. `sync`: completes only once matched. The caller must not modify
-   * `data` until r completes.
+   * `data` until r completes. In a process whose device has failed (a peer lost:
+   * the job is ending) nothing goes out: r completes with the failure.
+   * MPI.stats counts a send once it completes without error (#countSent): at once
+   * when eager, once matched (sync) or its data has left (rendezvous).
    */
   send(r: DevRequest, srcEndpoint: number, dstEndpoint: number, ctx: number, tag: number, data: Uint8Array, objectForm: boolean, sync: boolean): void {
     const len = data.length;
     this.#hold();
-    const st = this.#stat;
-    st[STAT.SENT]!++;
-    st[STAT.BYTES_SENT]! += len;
+    if (this.#failure !== null || this.shared.failedClass() !== 0) {
+      this.#failSend(r);
+      return;
+    }
     const flags = (objectForm ? FRAME_FLAG.OBJECT : 0) | (sync ? FRAME_FLAG.SYNC : 0);
     if (this.isLocal(dstEndpoint)) {
       this.#sendLocal(r, srcEndpoint, dstEndpoint, ctx, tag, data, flags, sync);
@@ -295,19 +299,21 @@ export class Device {
     if (len <= this.#eagerInjectLimit || (len <= this.opts.eagerLimit && (this.#hosts[c] || this.#direct[c] !== undefined))) {
       if (sync) {
         h.kind = FRAME_KIND.EAGER_SYNC;
-        h.aux = this.#ownSlot(r, KIND.SEND, 'ssend', false);
+        h.aux = this.#sendSlot(r, len);
       } else {
         h.kind = FRAME_KIND.EAGER;
         h.aux = 0;
       }
       h.payloadLength = len;
-      this.#out(proc, h, len === 0 ? null : data);
-      if (!sync) this.#complete(r);
+      this.#outFirst(r, proc, h, len === 0 ? null : data);
+      if (!sync) {
+        this.#countSent(len);
+        this.#complete(r);
+      }
       return;
     }
-    const slot = this.#ownSlot(r, KIND.SEND, 'send', false);
+    const slot = this.#sendSlot(r, len);
     const b = slot * SLOT_WORDS;
-    this.#w[b + SLOT.LENGTH] = len;
     if (this.#hosts[c]) {
       r.buf = data; // this thread will answer the CTS itself: send straight from the user's buffer
     } else {
@@ -315,7 +321,7 @@ export class Device {
       const off = this.#big!.alloc(len);
       if (off === NIL) {
         this.#abandon(r, true);
-        throw mpiError(ERR_NO_MEM, 'send', `no room for a ${len}-byte message in the shared large-payload arena`);
+        throw mpiError(ERR_NO_MEM, r.call, `no room for a ${len}-byte message in the shared large-payload arena`);
       }
       this.#big!.bytes.set(data, off);
       this.#w[b + SLOT.PAYLOAD] = off;
@@ -325,7 +331,45 @@ export class Device {
     h.aux = slot;
     h.aux2 = len;
     h.payloadLength = 0;
-    this.#out(proc, h, null);
+    this.#outFirst(r, proc, h, null);
+  }
+
+  /** A send slot for r (its LENGTH word: the bytes #countSent counts when it completes). */
+  #sendSlot(r: DevRequest, len: number): number {
+    const slot = this.#ownSlot(r, KIND.SEND, false);
+    this.#w[slot * SLOT_WORDS + SLOT.LENGTH] = len;
+    return slot;
+  }
+
+  /**
+   * The first frame of send r. When it cannot go (its channel's thread has stopped, or the
+   * process is failing: ThreadBridge.inject throws) r is undone, its shared copy freed, and the
+   * error propagates to the caller's call; nothing is counted.
+   */
+  #outFirst(r: DevRequest, proc: number, h: FrameHeader, payload: Uint8Array | null): void {
+    try {
+      this.#out(proc, h, payload, r.call);
+    } catch (e) {
+      if (r.slot !== NIL && (this.#w[r.slot * SLOT_WORDS + SLOT.FLAGS]! & FLAG.BIG) !== 0) this.#big!.free(this.#w[r.slot * SLOT_WORDS + SLOT.PAYLOAD]!);
+      this.#abandon(r, true);
+      throw e;
+    }
+  }
+
+  /** A send that completed without error: MPI.stats counts it (a failed one never is). */
+  #countSent(len: number): void {
+    const st = this.#stat;
+    st[STAT.SENT]!++;
+    st[STAT.BYTES_SENT]! += len;
+  }
+
+  /** Send r, started after this process's device failed: it completes with the failure, nothing goes out. */
+  #failSend(r: DevRequest): void {
+    const failure = this.#failure;
+    const failed = this.shared.failedClass(); // #fatal marks it before anything else
+    const why = failure === null ? 'the process is failing (see the job output)' : `this process has failed (${failure.message})`;
+    r.error = mpiError(failed !== 0 ? failed : ERR_PROC_FAILED, r.call, `not sent: ${why}`, failure ?? undefined);
+    this.#complete(r);
   }
 
   /** Non-destructive look at the first message a receive (ctx, src, tag) on `endpoint` would match. */
@@ -344,7 +388,7 @@ export class Device {
 
   /** Receives a message taken by mprobe into r (r.buf or r.objectMode set). */
   recvMatched(r: DevRequest, msgSlot: number): void {
-    const slot = this.#ownSlot(r, KIND.RECV, 'mrecv');
+    const slot = this.#ownSlot(r, KIND.RECV);
     const w = this.#w;
     w[slot * SLOT_WORDS + SLOT.LENGTH] = r.buf === null ? -1 : r.buf.length;
     w[slot * SLOT_WORDS + SLOT.ENDPOINT] = w[msgSlot * SLOT_WORDS + SLOT.ENDPOINT]!;
@@ -435,11 +479,11 @@ export class Device {
    * A slot owned by this thread for request r (the request holds the event loop until it completes).
    * `hold` false: the caller (send) already holds it for r. On ERR_NO_MEM r is abandoned (#abandon).
    */
-  #ownSlot(r: DevRequest, kind: number, call: string, hold = true): number {
+  #ownSlot(r: DevRequest, kind: number, hold = true): number {
     const slot = this.pool.alloc(kind);
     if (slot === NIL) {
       this.#abandon(r, !hold);
-      throw mpiError(ERR_NO_MEM, call, `all ${this.shared.table.capacity} request slots are in use; complete or free requests, or raise TSMPI_REQUEST_SLOTS`);
+      throw mpiError(ERR_NO_MEM, r.call, `all ${this.shared.table.capacity} request slots are in use; complete or free requests, or raise TSMPI_REQUEST_SLOTS`);
     }
     if (hold) this.#hold();
     this.#w[slot * SLOT_WORDS + SLOT.OWNER] = this.#me;
@@ -524,12 +568,14 @@ export class Device {
     const err = w[b + SLOT.ST_ERROR]!;
     if (err !== 0) {
       r.error = err === ERR_NO_MEM
-        ? mpiError(err, 'progress', 'the message did not fit the shared large-payload arena on its way from the channel\'s thread (at most 1 GiB per message crosses threads)')
-        : mpiError(err, 'progress', 'the operation failed in another thread (see the job output)');
+        ? mpiError(err, r.call, 'the message did not fit the shared large-payload arena on its way from the channel\'s thread (at most 1 GiB per message crosses threads)')
+        : mpiError(err, r.call, 'the operation failed in another thread (see the job output)');
       this.#complete(r);
       return;
     }
     if (r.kind !== REQ_KIND.RECV) {
+      // A sync send matched, or a rendezvous send's data left.
+      this.#countSent(w[b + SLOT.LENGTH]! >>> 0);
       this.#complete(r);
       return;
     }
@@ -549,8 +595,12 @@ export class Device {
     this.transport!.send(proc, h, payload, -1);
   };
 
-  /** Sends a frame to a remote process: on the channel's transport if this thread hosts it or has a direct route, else through its injection ring. */
-  #out(proc: number, h: FrameHeader, payload: Uint8Array | null): void {
+  /**
+   * Sends a frame to a remote process: on the channel's transport if this thread hosts it or has a
+   * direct route, else through its injection ring. `call`: the API call an injection error names
+   * (the user's send, or 'progress' for the protocols' answers).
+   */
+  #out(proc: number, h: FrameHeader, payload: Uint8Array | null, call = 'progress'): void {
     const c = (h.srcEndpoint + h.dstEndpoint) % this.opts.channels;
     if (this.#hosts[c]) {
       this.transport!.send(proc, h, payload, -1);
@@ -561,7 +611,7 @@ export class Device {
       d.send(proc, h, payload, -1);
       return;
     }
-    this.#bridge.inject(c, proc, h, payload);
+    this.#bridge.inject(c, proc, h, payload, call);
   }
 
   #messageInfo(m: number): ProbeInfo {
@@ -580,11 +630,14 @@ export class Device {
     h.srcEndpoint = src;
     h.dstEndpoint = dst;
     h.tag = tag;
-    h.aux = sync ? this.#ownSlot(r, KIND.SEND, 'ssend', false) : NIL;
+    h.aux = sync ? this.#sendSlot(r, data.length) : NIL;
     h.aux2 = 0;
     h.payloadLength = data.length;
     this.#arrive(this.opts.process, h, data, FLAG.LOCAL);
-    if (!sync) this.#complete(r);
+    if (!sync) {
+      this.#countSent(data.length);
+      this.#complete(r);
+    }
   }
 
   /** An EAGER, EAGER_SYNC or RNDV_RTS frame for one of our endpoints. */
@@ -724,7 +777,7 @@ export class Device {
       if (n > buf.length) {
         buf.set(data.subarray(0, buf.length));
         r.count = buf.length;
-        r.error = mpiError(ERR_TRUNCATE, 'recv', `message of ${n} bytes from endpoint ${r.sourceEndpoint} (tag ${r.tag}) is longer than the receive buffer of ${buf.length} bytes`);
+        r.error = mpiError(ERR_TRUNCATE, r.call, `message of ${n} bytes from endpoint ${r.sourceEndpoint} (tag ${r.tag}) is longer than the receive buffer of ${buf.length} bytes`);
       } else if (n > 0) {
         buf.set(data);
       }

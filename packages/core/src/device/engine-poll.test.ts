@@ -1,17 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { EnginePoll } from './engine-poll.ts';
-
-/** Resolves after `n` turns of the event loop's check phase (setImmediate). */
-function turns(n: number): Promise<void> {
-  return new Promise((resolve) => {
-    let i = 0;
-    const step = (): void => {
-      if (++i >= n) resolve();
-      else setImmediate(step);
-    };
-    setImmediate(step);
-  });
-}
+import { turns } from '../util/event-loop-turns.test-util.ts';
 
 describe('EnginePoll', () => {
   it('yields once per turn while frames keep coming, and stops budgetMs after the last one', async () => {

@@ -1,59 +1,11 @@
 // The device's point-to-point protocols (device.ts: eager, sync, rendezvous;
 // matching order; unexpected messages) with three simulated ranks in one thread
-// over the loopback transport: no sockets, no child processes. Each rank has its
-// own shared state and Device, as separate processes would.
+// over the loopback transport (loopback-job.test-util.ts).
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Logger } from '../log/index.ts';
-import { createLoopbackFactory } from '../transport/index.ts';
 import { ERR_TRUNCATE } from '../util/index.ts';
-import { DevRequest, REQ_KIND } from './dev-request.ts';
-import { Device } from './device.ts';
-import { SharedState } from './shared-state.ts';
+import { EAGER_LIMIT, destroySimulated, done, recv, send, simulatedJob } from './loopback-job.test-util.ts';
 
-const silent = { child: () => silent, trace() {}, debug() {}, info() {}, warn() {}, error() {}, fatal() {}, isLevelEnabled: () => false } as unknown as Logger;
-const EAGER_LIMIT = 1024;
-const CTX = 32;
-const started: Device[] = [];
-afterEach(() => {
-  for (const d of started.splice(0)) d.destroy();
-});
-
-async function simulatedJob(ranks: number): Promise<Device[]> {
-  const factory = createLoopbackFactory(ranks, 1);
-  const devices = Array.from({ length: ranks }, (_, p) => {
-    const shared = SharedState.create({
-      processCount: ranks, endpointsPerProcess: 1, channels: 1, matching: 'parallel', requestSlots: 1024, multithreaded: false, blockedSlotBytes: 4,
-    });
-    return new Device({
-      process: p, processCount: ranks, endpointsPerProcess: 1, eagerLimit: EAGER_LIMIT, channels: 1, jobKey: 'k', listenHost: '127.0.0.1',
-      transportFactory: factory, log: silent, threadId: 0, hosted: [0], statsRow: 0, refcount: 'predefined',
-    }, shared);
-  });
-  const addresses = await Promise.all(devices.map((d) => d.listen()));
-  for (const d of devices) d.start(addresses as string[]);
-  started.push(...devices);
-  return devices;
-}
-
-function done(r: DevRequest): Promise<DevRequest> {
-  return new Promise((resolve) => {
-    if (r.done) resolve(r);
-    else r.onComplete = resolve;
-  });
-}
-
-function recv(d: Device, me: number, src: number, tag: number, bytes: number): DevRequest {
-  const r = new DevRequest(REQ_KIND.RECV);
-  r.buf = new Uint8Array(bytes);
-  d.postRecv(r, me, CTX, src, tag);
-  return r;
-}
-
-function send(d: Device, me: number, dst: number, tag: number, data: Uint8Array, sync = false): DevRequest {
-  const r = new DevRequest(REQ_KIND.SEND);
-  d.send(r, me, dst, CTX, tag, data, false, sync);
-  return r;
-}
+afterEach(destroySimulated);
 
 describe('device protocols over loopback (3 simulated ranks)', () => {
   it('eager, posted before and after arrival, keeps per-pair order and reports source and tag', async () => {

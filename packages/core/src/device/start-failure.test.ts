@@ -82,18 +82,19 @@ describe.each(REFCOUNT_STRATEGIES)('a request that fails to start (--refcount %s
     const live = d0!.lifetime.liveRequests();
     expect(live).toBe(pending.length);
     const timers = heldTimers();
-    const starts: [string, (r: DevRequest) => void][] = [
-      ['recv', (r) => d0!.postRecv(r, 0, CTX, 1, 9)],
-      ['ssend', (r) => d0!.send(r, 0, 1, CTX, 9, Uint8Array.of(1), false, true)],
-      ['send', (r) => d0!.send(r, 0, 1, CTX, 9, new Uint8Array(4 * EAGER_LIMIT), false, false)],
-      ['mrecv', (r) => d0!.recvMatched(r, matched.slot)],
+    // Each named as the API call that starts it would name it: the error says that call.
+    const starts: [string, number, (r: DevRequest) => void][] = [
+      ['Irecv', REQ_KIND.RECV, (r) => d0!.postRecv(r, 0, CTX, 1, 9)],
+      ['Issend', REQ_KIND.SEND, (r) => d0!.send(r, 0, 1, CTX, 9, Uint8Array.of(1), false, true)],
+      ['Isend', REQ_KIND.SEND, (r) => d0!.send(r, 0, 1, CTX, 9, new Uint8Array(4 * EAGER_LIMIT), false, false)],
+      ['Message.irecv', REQ_KIND.RECV, (r) => d0!.recvMatched(r, matched.slot)],
     ];
-    for (const [call, start] of starts) {
-      const r = new DevRequest(call === 'recv' || call === 'mrecv' ? REQ_KIND.RECV : REQ_KIND.SEND);
+    for (const [call, kind, start] of starts) {
+      const r = new DevRequest(kind, call);
       r.buf = new Uint8Array(4);
       d0!.lifetime.acquire(r, comm, type, 0);
       const e = thrown(() => start(r));
-      expect([e.errorClass, e.message.includes(`${call}:`)]).toEqual([ERR_NO_MEM, true]);
+      expect([e.errorClass, e.call, e.message.startsWith(`MPI_ERR_NO_MEM: ${call}: all `)]).toEqual([ERR_NO_MEM, call, true]);
       expect(r.refMode).toBe(0);
       expect(r.slot).toBe(-1);
       expect(d0!.lifetime.liveRequests()).toBe(live);

@@ -68,10 +68,11 @@ export class ThreadBridge {
   /**
    * Queues frame (h, payload) for process `proc` on channel c, whose host sends it. Waits only
    * while the ring is full. `payload` is at most maxInjectBytes.
+   * @param call the API call the error names: the user's send, or 'progress' for a protocol's answer
    * @throws MPIError(failure class or ERR_OTHER) when the ring's host has stopped, or the ring
    *   stays full while the process is failing
    */
-  inject(c: number, proc: number, h: FrameHeader, payload: Uint8Array | null): void {
+  inject(c: number, proc: number, h: FrameHeader, payload: Uint8Array | null, call = 'progress'): void {
     const w = this.#words;
     w[INJ.KIND] = h.kind;
     w[INJ.FLAGS] = h.flags;
@@ -85,27 +86,27 @@ export class ThreadBridge {
     w[INJ.LEN] = h.payloadLength;
     w[INJ.PROC] = proc;
     const ring = this.#shared.injection(c);
-    if (ring.isClosed()) this.#closedError(`the injection ring of channel ${c}`);
-    if (!ring.tryPush(w, INJ.WORDS, payload)) this.#pushWaiting(ring, INJ.WORDS, payload, `the injection ring of channel ${c}`);
+    if (ring.isClosed()) this.#closedError(`the injection ring of channel ${c}`, call);
+    if (!ring.tryPush(w, INJ.WORDS, payload)) this.#pushWaiting(ring, INJ.WORDS, payload, `the injection ring of channel ${c}`, call);
   }
 
   /** A producer found `what` closed: its consumer will never drain it again. */
-  #closedError(what: string): never {
+  #closedError(what: string, call: string): never {
     const failed = this.#shared.failedClass();
-    if (failed !== 0) throw mpiError(failed, 'progress', `${what} is closed: the thread that drains it has stopped and the process is failing (see the job output)`);
-    throw mpiError(ERR_OTHER, 'progress', `${what} is closed: the thread that drains it has stopped (the process is closing or one of its threads failed)`);
+    if (failed !== 0) throw mpiError(failed, call, `${what} is closed: the thread that drains it has stopped and the process is failing (see the job output)`);
+    throw mpiError(ERR_OTHER, call, `${what} is closed: the thread that drains it has stopped (the process is closing or one of its threads failed)`);
   }
 
   /** tryPush until it succeeds: spin, then sleep until the consumer drains; give up if it never will. */
-  #pushWaiting(ring: Ring, wordCount: number, payload: Uint8Array | null, what: string): void {
+  #pushWaiting(ring: Ring, wordCount: number, payload: Uint8Array | null, what: string, call: string): void {
     const w = this.#words;
     for (let i = 0; i < PUSH_SPINS; i++) if (ring.tryPush(w, wordCount, payload)) return;
     for (;;) {
       const seen = ring.head();
       if (ring.tryPush(w, wordCount, payload)) return;
-      if (ring.isClosed()) this.#closedError(what);
+      if (ring.isClosed()) this.#closedError(what, call);
       const failed = this.#shared.failedClass();
-      if (failed !== 0) throw mpiError(failed, 'progress', `${what} is full and the process is failing (see the job output)`);
+      if (failed !== 0) throw mpiError(failed, call, `${what} is full and the process is failing (see the job output)`);
       ring.waitForSpace(seen, WAIT_SLICE_MS);
     }
   }
@@ -167,7 +168,7 @@ export class ThreadBridge {
     const one = this.#words;
     one[0] = slot;
     // Sized so it cannot fill with the default request slots (shared-state.ts); a busy owner only delays it.
-    if (!ring.tryPush(one, 1, null)) this.#pushWaiting(ring, 1, null, `the completion ring of thread ${owner}`);
+    if (!ring.tryPush(one, 1, null)) this.#pushWaiting(ring, 1, null, `the completion ring of thread ${owner}`, 'progress');
   }
 
   /** Completes now whatever other threads queued in `ring` (this thread's completion ring). */

@@ -1,17 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BULK_BYTES, WaitPoll } from './wait-poll.ts';
-
-/** Resolves after `n` turns of the event loop's check phase (setImmediate). */
-function turns(n: number): Promise<void> {
-  return new Promise((resolve) => {
-    let i = 0;
-    const step = (): void => {
-      if (++i >= n) resolve();
-      else setImmediate(step);
-    };
-    setImmediate(step);
-  });
-}
+import { turns } from '../util/event-loop-turns.test-util.ts';
 
 /** The thread's WaitPoll of the running test (each test makes its own, as each thread does at init). */
 let poll = new WaitPoll();

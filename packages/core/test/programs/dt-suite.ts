@@ -113,7 +113,7 @@ if (rank === 0) {
   equal([cols[0], cols[5], cols[1], cols[16], cols[2], cols[17], cols[3]], [0, 5, 1, 16, 2, 17, 0], 'resized strided round trip');
   equal(stc.getCount(colStep), 3, 'getCount(resized)');
   const short = new Float64Array(ROWS * COLS);
-  await throwsMPI(() => world.Recv([short, 2, colStep], 0, 7), MPI.ERR_TRUNCATE, 'recv', 'truncated into a derived type');
+  await throwsMPI(() => world.Recv([short, 2, colStep], 0, 7), MPI.ERR_TRUNCATE, 'Recv', 'truncated into a derived type');
   equal([short[0], short[15], short[1], short[16], short[2]], [0, 15, 1, 16, 0], 'truncated receive keeps what fits');
   const later = new Float64Array(ROWS * COLS);
   await world.Recv([later, 2, colStep], 0, 8);

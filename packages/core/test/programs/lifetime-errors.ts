@@ -32,15 +32,15 @@ if (world.rank === 1) {
       failure = e;
     }
   }
-  check(failure instanceof MPI.MPIError && failure.errorClass === MPI.ERR_NO_MEM && failure.call === 'recv', `the receives ran out of slots with ERR_NO_MEM (${String(failure)})`);
+  check(failure instanceof MPI.MPIError && failure.errorClass === MPI.ERR_NO_MEM && failure.call === 'Irecv', `the receives ran out of slots with ERR_NO_MEM (${String(failure)})`);
   const live = MPI.stats().liveObjects.request;
   equal(live, before.request + pending.length + 1, 'live requests: the started receives and the persistent one');
   const big = new Uint8Array(MPI.config().eagerLimit + 1);
-  await throwsMPI(() => comm.Issend([Int32Array.of(1), 1, type], 1, 5), MPI.ERR_NO_MEM, 'ssend', 'Issend');
-  await throwsMPI(() => comm.Isend(big, 1, 5), MPI.ERR_NO_MEM, 'send', 'a rendezvous Isend');
-  await throwsMPI(() => comm.irecv(1, 5), MPI.ERR_NO_MEM, 'recv', 'irecv');
-  await throwsMPI(() => ps.start(), MPI.ERR_NO_MEM, 'recv', 'RecvInit start');
-  await throwsMPI(() => msg.irecv(), MPI.ERR_NO_MEM, 'mrecv', 'Message.irecv');
+  await throwsMPI(() => comm.Issend([Int32Array.of(1), 1, type], 1, 5), MPI.ERR_NO_MEM, 'Issend', 'Issend');
+  await throwsMPI(() => comm.Isend(big, 1, 5), MPI.ERR_NO_MEM, 'Isend', 'a rendezvous Isend');
+  await throwsMPI(() => comm.irecv(1, 5), MPI.ERR_NO_MEM, 'irecv', 'irecv');
+  await throwsMPI(() => ps.start(), MPI.ERR_NO_MEM, 'RecvInit.start', 'RecvInit start');
+  await throwsMPI(() => msg.irecv(), MPI.ERR_NO_MEM, 'Message.irecv', 'Message.irecv');
   equal(MPI.stats().liveObjects.request, live, 'the failed starts left no live request');
   for (const r of pending) r.cancel();
   await MPI.Request.waitall(pending);

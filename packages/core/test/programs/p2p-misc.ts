@@ -13,7 +13,7 @@ if (rank === 0) {
   await world.Send(new Int32Array(8).fill(7), 1, 1);
 } else {
   const buf = new Int32Array(4);
-  await throwsMPI(() => world.Recv(buf, 0, 1), MPI.ERR_TRUNCATE, 'recv', 'truncated receive');
+  await throwsMPI(() => world.Recv(buf, 0, 1), MPI.ERR_TRUNCATE, 'Recv', 'truncated receive');
   equal(Array.from(buf), [7, 7, 7, 7], 'truncated data keeps what fits');
 }
 
