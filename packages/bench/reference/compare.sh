@@ -4,7 +4,7 @@
 #
 #   packages/bench/reference/compare.sh [--bench msgrate|pingpong|allreduce] [--repeat R] [--json FILE]
 #                                       [--iterations N | --lengths N1,N2,...] [--warmup N] [--window N] [--size BYTES]
-#                                       [--impls tsmpi,node,openmpi,openmpi-nobind,mpich] [--ours-args 'ARGS'] [--timeout S]
+#                                       [--impls tsmpi,node,node-poll,openmpi,openmpi-nobind,mpich] [--ours-args 'ARGS'] [--timeout S]
 #
 # Every implementation moves its messages over TCP between its processes on one machine,
 # two processes (allreduce: four), each at its own defaults otherwise (core binding included),
@@ -19,10 +19,14 @@
 #            Debian 12 ships MPICH 4.0.2 built as ch4:ucx (not ch4:ofi), so TCP means UCX's tcp
 #            transport; NOLOCAL makes MPICH treat the peer as remote (no POSIX shm path) and
 #            UCX_TLS keeps UCX off its own shared-memory transports (sysv/posix/cma).
-#   node     (msgrate and pingpong only) packages/bench/src/raw-node.ts --unix: plain Node sockets doing the
-#            same exchange over the socket kind tsmpi's same-host ranks use (a Unix-domain socket), no MPI:
-#            the floor this runtime allows (issue 15: ping-pong within 1.3x of it). Its frames are 32 bytes
-#            (a tsmpi header) plus --size payload bytes for the ping-pong; its window is 12 (msgrate's default).
+#   node     packages/bench/src/raw-node.ts --unix: plain Node sockets doing the same exchange over the
+#            socket kind tsmpi's same-host ranks use (a Unix-domain socket), no MPI: the floor this runtime
+#            allows (issue 15: ping-pong within 1.3x of it). Its frames are 32 bytes (a tsmpi header) plus
+#            --size payload bytes for the ping-pong; its window is 12 (msgrate's default). For allreduce it
+#            runs recursive doubling / Rabenseifner among 4 processes with allreduce.ts's defaults
+#            (2000 calls, 50 warm-up) unless --iterations/--warmup say otherwise, and waits in epoll.
+#   node-poll (allreduce only) the same with --poll: each call waits as tsmpi's blocking calls do
+#            (polling the event loop, sched_yield between turns), the floor for tsmpi's way of waiting.
 # Runs are interleaved (tsmpi, Open MPI, MPICH, tsmpi, ...) so that drift in the machine's
 # load spreads over all of them. --lengths runs every implementation at each number of timed
 # iterations (interleaved too) and reports each metric per length ("msgrate@1000"), since a
@@ -37,7 +41,7 @@ build="$here/build"
 bench=msgrate
 repeat=5
 json_file=
-impls=tsmpi,node,openmpi,openmpi-nobind,mpich
+impls=tsmpi,node,node-poll,openmpi,openmpi-nobind,mpich
 lengths=
 ours_args=
 run_timeout=300
@@ -54,8 +58,8 @@ usage() {
                    passed to every benchmark (see msgrate.ts --help / pingpong.ts --help)
   --lengths LIST   comma-separated timed iteration counts, e.g. 1000,10000,100000: every
                    implementation runs at each (instead of --iterations); metrics per length
-  --impls LIST     comma-separated subset of tsmpi,node,openmpi,openmpi-nobind,mpich (default: all installed;
-                   node, plain Node sockets, runs msgrate and pingpong only)
+  --impls LIST     comma-separated subset of tsmpi,node,node-poll,openmpi,openmpi-nobind,mpich (default: all
+                   installed; node-poll, plain Node sockets that poll as tsmpi does, runs allreduce only)
   --ours-args 'A'  extra mpiexec options for tsmpi, e.g. '--channels 1 --matching global'
   --timeout S      kill a run after S seconds (default 300)
 EOF
@@ -121,8 +125,17 @@ build_ref() { # impl mpicc suffix
     echo "compare.sh: building $bench.c with $cc failed, skipping $impl" >&2
   fi
 }
-# Plain Node sockets: the same tsx that runs tsmpi's ranks; no allreduce counterpart in compare's format.
-if want node && [ "$bench" != allreduce ] && [ -x "$root/node_modules/.bin/tsx" ]; then active+=(node); fi
+# Plain Node sockets: the same tsx that runs tsmpi's ranks. The polling variant exists for allreduce only.
+if [ -x "$root/node_modules/.bin/tsx" ]; then
+  want node && active+=(node)
+  want node-poll && [ "$bench" = allreduce ] && active+=(node-poll)
+fi
+# raw-node.ts allreduce's own defaults (1000 calls, 2000 warm-up) differ from allreduce.ts's: pass allreduce.ts's.
+node_defaults=()
+if [ "$bench" = allreduce ]; then
+  case " ${bench_args[*]} " in *" --warmup "*) ;; *) node_defaults+=(--warmup 50) ;; esac
+  case " ${bench_args[*]} " in *" --iterations "*) ;; *) [ -n "$lengths" ] || node_defaults+=(--iterations 2000) ;; esac
+fi
 want openmpi && build_ref openmpi mpicc.openmpi ompi
 # The same binary, launched with --bind-to none.
 if want openmpi-nobind; then
@@ -141,9 +154,11 @@ run_one() { # impl [extra benchmark args...] -> benchmark stdout on stdout, its 
       # shellcheck disable=SC2086 # ours_args is a list of mpiexec options
       (cd "$root" && timeout "$run_timeout" node_modules/.bin/mpiexec -n "$np" $ours_args \
         "packages/bench/src/$bench.ts" "${bench_args[@]}" "$@") ;;
-    node)
-      (cd "$root" && timeout "$run_timeout" node_modules/.bin/tsx packages/bench/src/raw-node.ts "$bench" --unix \
-        "${bench_args[@]}" "$@") ;;
+    node|node-poll)
+      local poll=()
+      [ "$impl" = node-poll ] && poll=(--poll)
+      (cd "$root" && timeout "$run_timeout" node_modules/.bin/tsx packages/bench/src/raw-node.ts "$bench" --unix "${poll[@]}" \
+        "${bench_args[@]}" "$@" "${node_defaults[@]}") ;;
     openmpi|openmpi-nobind)
       local bind=()
       [ "$impl" = openmpi-nobind ] && bind=(--bind-to none)
@@ -157,21 +172,8 @@ run_one() { # impl [extra benchmark args...] -> benchmark stdout on stdout, its 
   esac
 }
 
-# The result lines of ../src/report.ts and the C references:
-#   msgrate: 0.412 M messages/s (...)                   -> metric "msgrate"
-#   pingpong: 8-byte round trip median 48.20 us (...)   -> metric "8-byte"
-#   allreduce: 8-byte median 60.10 us, 0.1 MB/s (...)   -> metric "8-byte" (microseconds per call)
-#              (... cpu 0.250 ms per call over all ranks; ...)   -> metric "8-byte-cpu" (CPU ms per call)
-extract() {
-  local text
-  text=$(cat)
-  sed -n -e 's/^msgrate: \([0-9.][0-9.]*\) M messages\/s.*/msgrate \1/p' \
-         -e 's/^raw-node msgrate: \([0-9.][0-9.]*\) M messages\/s.*/msgrate \1/p' \
-         -e 's/^raw-node pingpong: round trip median \([0-9.][0-9.]*\) us (.*, \([0-9][0-9]*\)-byte payload.*/\2-byte \1/p' \
-         -e 's/^pingpong: \([0-9][0-9]*-byte\) round trip median \([0-9.][0-9.]*\) us.*/\1 \2/p' \
-         -e 's/^allreduce: \([0-9][0-9]*-byte\) median \([0-9.][0-9.]*\) us.*/\1 \2/p' <<<"$text"
-  sed -n -e 's/^allreduce: \([0-9][0-9]*-byte\) median .* cpu \([0-9.][0-9.]*\) ms per call.*/\1-cpu \2/p' <<<"$text"
-}
+# A run's metrics ("msgrate", "8-byte", "8-byte-cpu", ...) from its result lines: compare-extract.sh.
+extract() { "$here/compare-extract.sh"; }
 
 data=$(mktemp -d)
 trap 'rm -rf "$data"' EXIT
@@ -210,7 +212,7 @@ median() { # file of numbers -> median (mean of the two middle ones when even)
 }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "nan" || b == "nan" || b + 0 == 0) print "n/a"; else printf "%.2f\n", a / b }'; }
 
-label() { case "$1" in tsmpi) echo tsmpi ;; node) echo "Node raw" ;; openmpi) echo "Open MPI" ;; openmpi-nobind) echo "OMPI nobind" ;; mpich) echo MPICH ;; esac; }
+label() { case "$1" in tsmpi) echo tsmpi ;; node) echo "Node raw" ;; node-poll) echo "Node poll" ;; openmpi) echo "Open MPI" ;; openmpi-nobind) echo "OMPI nobind" ;; mpich) echo MPICH ;; esac; }
 if [ "$bench" = msgrate ]; then
   unit="M messages/s, higher is better"
 elif [ "$bench" = allreduce ]; then
@@ -223,14 +225,14 @@ fi
 echo
 echo "median of $repeat run(s), $bench ($unit)"
 printf '%-22s' metric
-for impl in tsmpi node openmpi openmpi-nobind mpich; do printf '%12s' "$(label $impl)"; done
-printf '%16s%14s%13s\n' "tsmpi/OpenMPI" "tsmpi/MPICH" "tsmpi/Node"
+for impl in tsmpi node node-poll openmpi openmpi-nobind mpich; do printf '%12s' "$(label $impl)"; done
+printf '%16s%14s%13s%17s\n' "tsmpi/OpenMPI" "tsmpi/MPICH" "tsmpi/Node" "tsmpi/NodePoll"
 json_results=
 json_ratios=
 while read -r metric; do
   declare -A med=()
   printf '%-22s' "$metric"
-  for impl in tsmpi node openmpi openmpi-nobind mpich; do
+  for impl in tsmpi node node-poll openmpi openmpi-nobind mpich; do
     f="$data/$impl.$metric"
     if [ -s "$f" ]; then
       med[$impl]=$(median "$f")
@@ -244,9 +246,11 @@ while read -r metric; do
   r_ompi=$(ratio "${med[tsmpi]}" "${med[openmpi]}")
   r_mpich=$(ratio "${med[tsmpi]}" "${med[mpich]}")
   r_node=$(ratio "${med[tsmpi]}" "${med[node]}")
-  printf '%16s%14s%13s\n' "$r_ompi" "$r_mpich" "$r_node"
+  r_node_poll=$(ratio "${med[tsmpi]}" "${med[node-poll]}")
+  printf '%16s%14s%13s%17s\n' "$r_ompi" "$r_mpich" "$r_node" "$r_node_poll"
   [ "$r_ompi" = n/a ] || json_ratios+="${json_ratios:+,}{\"metric\":\"$metric\",\"vs\":\"openmpi\",\"ratio\":$r_ompi}"
   [ "$r_node" = n/a ] || json_ratios+="${json_ratios:+,}{\"metric\":\"$metric\",\"vs\":\"node\",\"ratio\":$r_node}"
+  [ "$r_node_poll" = n/a ] || json_ratios+="${json_ratios:+,}{\"metric\":\"$metric\",\"vs\":\"node-poll\",\"ratio\":$r_node_poll}"
   [ "$r_mpich" = n/a ] || json_ratios+="${json_ratios:+,}{\"metric\":\"$metric\",\"vs\":\"mpich\",\"ratio\":$r_mpich}"
   unset med
 done <"$data/metrics"

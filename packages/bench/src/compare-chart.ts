@@ -27,6 +27,7 @@ export interface CompareResult {
 
 const LABELS: Readonly<Record<string, string>> = {
   tsmpi: 'tsmpi', openmpi: 'Open MPI (defaults)', 'openmpi-nobind': 'Open MPI --bind-to none', mpich: 'MPICH', node: 'plain Node sockets (unix)',
+  'node-poll': 'plain Node sockets, polling (unix)',
 };
 
 /**

@@ -4,6 +4,7 @@
  *
  *   npx tsx packages/bench/src/raw-node.ts [msgrate|pingpong] [--iterations N] [--warmup N] [--size BYTES] [--unix]
  *   npx tsx packages/bench/src/raw-node.ts allreduce [--size BYTES[,BYTES...]] [--iterations N] [--warmup N] [--recv data|onread]
+ *                                                    [--unix] [--poll]
  *
  * msgrate: two processes, one loopback socket; each iteration both sides write
  * 12 frames of 32 bytes (the size of a tsmpi header) in one write and wait for
@@ -12,22 +13,34 @@
  * (default 100) do, so that compare.sh runs both at the same lengths. --size B (pingpong): B payload bytes
  * after each 32-byte frame, like a tsmpi message of B bytes (default 0).
  *
- * --unix (msgrate and pingpong): the two processes talk over a Unix-domain socket
- * (a file in a fresh temporary directory, removed at the end) instead of TCP
- * loopback, to tell what same-host ranks would gain from one (docs/adr on
- * same-host sockets); the printed line then ends in "unix".
+ * --unix: the processes talk over Unix-domain sockets (files in a fresh
+ * temporary directory, removed at the end) instead of TCP loopback, the socket
+ * kind tsmpi's same-host ranks use (docs/adr/0012-same-host-unix-sockets.md);
+ * the printed line then says "unix".
  *
  * allreduce: the floor for MPI_Allreduce(SUM of FLOAT64) among 4 processes
  * (this one, rank 0, forks ranks 1-3), to compare with allreduce.ts. The ranks
  * form a full mesh of loopback sockets (the fork IPC channel only carries the
- * listening ports at set-up) and run the algorithms MPI libraries use for a
+ * listening addresses at set-up) and run the algorithms MPI libraries use for a
  * power-of-two process count: recursive doubling below 64 KiB, Rabenseifner
  * (reduce-scatter by recursive halving, then allgather by recursive doubling)
  * from 64 KiB up. Defaults: sizes 8 and 8388608 bytes; 1000 timed calls
  * (sizes of 64 KiB and more run max(10, N * 64 KiB / size)); 2000 warm-up calls
- * below 64 KiB, 5 above. Rank 0 times each call and prints the median, min and
- * p99 in microseconds (and size / median in MB/s from 64 KiB up); then one call
+ * below 64 KiB, 5 above (a --warmup W runs W below 64 KiB and max(2, min(W, calls))
+ * above, as allreduce.ts does). Rank 0 times each call and prints the median, min
+ * and p99 in microseconds (and size / median in MB/s from 64 KiB up) and, as
+ * allreduce.ts and allreduce.c do, the CPU time (user + system) per timed call
+ * summed over the 4 processes, in the words compare.sh parses; then one call
  * with input rank + 1 + (i % 7) is checked element by element.
+ *
+ * --poll (allreduce): each call waits the way tsmpi's blocking calls do at their
+ * defaults (packages/core/src/api/wait-poll.ts and poll-policy.ts) instead of
+ * sleeping in epoll: while a call is in progress a setImmediate turn stays
+ * queued, so libuv checks the sockets without sleeping, and each turn calls
+ * sched_yield (core's own, packages/core/src/util/sched-yield.ts), in every turn
+ * when the 4 processes outnumber the cores (where, as in tsmpi, calls of 512 KiB
+ * or more sleep instead), else after the first 10 turns of a call. That is the floor for tsmpi's way of waiting; without --poll, the floor
+ * for Node's own. The printed line then ends in "poll".
  *
  * --recv picks how allreduce receives, to tell how much Node's per-read Buffer
  * costs. data (the default): one socket per pair of ranks, used both ways, read
@@ -227,6 +240,9 @@ interface Mesh {
   readonly all: net.Socket[];
 }
 
+/** Where a rank listens: a TCP port on 127.0.0.1, or (--unix) a Unix-domain socket path. */
+type Address = number | string;
+
 /** Resolves when the whole of `data` has been handed to the kernel, so its memory may be reused (as MPI's send completion). */
 function send(sock: net.Socket, data: Buffer): Promise<void> {
   return new Promise((resolve, reject) => {
@@ -250,8 +266,77 @@ function exchange(mesh: Mesh, peer: number, outgoing: Buffer, incoming: Buffer):
   return Promise.all([send(mesh.socks[peer]!, outgoing), mesh.inboxes[peer]!.recv(incoming)]);
 }
 
-/** MPI_Allreduce(send, out, n, MPI_DOUBLE, MPI_SUM) over the mesh; `tmp` (n elements) receives the peers' partial sums. */
+/**
+ * --poll: keeps the event loop turning while a call waits, yielding the core in
+ * each turn, as tsmpi's blocking calls do at their defaults (wait-poll.ts: one
+ * setImmediate turn queued at a time; poll-policy.ts: with more processes than
+ * cores every turn yields, else the first `spinTurns` turns of a call do not).
+ * tsmpi also stops polling waitPollMs after a call began; a benchmark's calls
+ * are far shorter than that, so this one polls until the call ends. As in
+ * tsmpi, bulk traffic sleeps where processes outnumber cores (wait-poll.ts:
+ * messages of BULK_BYTES or more; docs/adr/0006).
+ */
+class WaitPoller {
+  private inCall = false;
+  /** Whether a turn is queued; never more than one. */
+  private queued = false;
+  private turns = 0;
+  private readonly yieldCore: () => unknown;
+  /** Turns of a call that do not yield. */
+  private readonly spinTurns: number;
+  /** Whether calls of BULK_BYTES or more sleep instead (more processes than cores). */
+  readonly bulkSleeps: boolean;
+
+  constructor(yieldCore: () => unknown, oversubscribed: boolean) {
+    this.yieldCore = yieldCore;
+    // poll-policy.ts: yield in every turn when oversubscribed, else after waitSpinTurns' default, 10.
+    this.spinTurns = oversubscribed ? 0 : 10;
+    this.bulkSleeps = oversubscribed;
+  }
+
+  /** A call begins: poll until `end`. */
+  begin(): void {
+    this.inCall = true;
+    this.turns = 0;
+    if (!this.queued) {
+      this.queued = true;
+      setImmediate(this.turn);
+    }
+  }
+
+  /** The call ended: the next turn is the last. */
+  end(): void {
+    this.inCall = false;
+  }
+
+  private readonly turn = (): void => {
+    if (!this.inCall) {
+      this.queued = false;
+      return;
+    }
+    if (++this.turns > this.spinTurns) this.yieldCore();
+    setImmediate(this.turn);
+  };
+}
+
+/** Set by --poll (allreduceMain): each allreduce call polls while it waits; null: calls sleep in epoll. */
+let poller: WaitPoller | null = null;
+/** tsmpi's threshold of bulk traffic (BULK_BYTES in packages/core/src/api/wait-poll.ts). */
+const BULK_BYTES = 512 * 1024;
+
+/** MPI_Allreduce(send, out, n, MPI_DOUBLE, MPI_SUM) over the mesh, waiting as --poll says. */
 async function allreduce(mesh: Mesh, send: Float64Array, out: Float64Array, tmp: Float64Array): Promise<void> {
+  if (poller === null || (poller.bulkSleeps && send.length * 8 >= BULK_BYTES)) return allreduceSteps(mesh, send, out, tmp);
+  poller.begin();
+  try {
+    await allreduceSteps(mesh, send, out, tmp);
+  } finally {
+    poller.end();
+  }
+}
+
+/** The exchanges and sums of one allreduce; `tmp` (n elements) receives the peers' partial sums. */
+async function allreduceSteps(mesh: Mesh, send: Float64Array, out: Float64Array, tmp: Float64Array): Promise<void> {
   const { rank } = mesh;
   const n = send.length;
   out.set(send);
@@ -295,13 +380,16 @@ function fail(message: string): never {
 }
 
 /**
- * Builds the full mesh: every rank listens on an ephemeral port, rank 0 gathers the
- * ports over the fork IPC channel and sends the list to all, then rank i connects to
+ * Builds the full mesh: every rank listens on an ephemeral port (with --unix, on
+ * socketDir/rank-R), rank 0 gathers the
+ * addresses over the fork IPC channel and sends the list to all, then rank i connects to
  * each j < i (--recv data) or to every j != i (onread), sending its rank as a 4-byte
  * hello. Resolves once all of this rank's sockets exist (P - 1 with data, 2 (P - 1)
  * with onread: the connected ones read, the accepted ones written to).
  */
-async function connectMesh(rank: number, children: readonly ChildProcess[], recvMode: RecvMode): Promise<{ mesh: Mesh; server: net.Server }> {
+async function connectMesh(
+  rank: number, children: readonly ChildProcess[], recvMode: RecvMode, socketDir: string | null,
+): Promise<{ mesh: Mesh; server: net.Server }> {
   const socks: net.Socket[] = [];
   const inboxes: Receiver[] = [];
   const all: net.Socket[] = [];
@@ -339,35 +427,45 @@ async function connectMesh(rank: number, children: readonly ChildProcess[], recv
       if (got === hello.length) identified();
     });
   });
-  // Listen for the children's ports before anything else can run, so no message is missed.
-  const childPorts = children.map(
-    (c) => new Promise<number>((resolve) => c.once('message', (m) => resolve((m as { port: number }).port))),
+  // Listen for the children's addresses before anything else can run, so no message is missed.
+  // An address is a TCP port on 127.0.0.1 or (--unix) a socket path.
+  const childAddresses = children.map(
+    (c) => new Promise<Address>((resolve) => c.once('message', (m) => resolve((m as { address: Address }).address))),
   );
-  const portList = rank === 0 ? null : new Promise<number[]>((resolve) => process.once('message', (m) => resolve((m as { ports: number[] }).ports)));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const myPort = (server.address() as net.AddressInfo).port;
-  let ports: number[];
-  if (portList === null) {
-    ports = [myPort, ...(await Promise.all(childPorts))];
-    for (const c of children) c.send({ ports });
+  const addressList = rank === 0 ? null : new Promise<Address[]>((resolve) => process.once('message', (m) => resolve((m as { addresses: Address[] }).addresses)));
+  let myAddress: Address;
+  if (socketDir === null) {
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    myAddress = (server.address() as net.AddressInfo).port;
   } else {
-    process.send!({ port: myPort });
-    ports = await portList;
+    myAddress = path.join(socketDir, `rank-${rank}`);
+    await new Promise<void>((resolve) => server.listen(myAddress, resolve));
   }
+  let addresses: Address[];
+  if (addressList === null) {
+    addresses = [myAddress, ...(await Promise.all(childAddresses))];
+    for (const c of children) c.send({ addresses });
+  } else {
+    process.send!({ address: myAddress });
+    addresses = await addressList;
+  }
+  const where = (peer: number): { port: number; host: string } | { path: string } => {
+    const a = addresses[peer]!;
+    return typeof a === 'number' ? { port: a, host: '127.0.0.1' } : { path: a };
+  };
   // onread: one reused buffer for all of this rank's reads; safe to share, as every callback consumes its bytes before returning.
   const readBuffer = recvMode === 'onread' ? Buffer.allocUnsafe(1024 * 1024) : null;
   for (let peer = 0; peer < P; peer++) {
     if (peer === rank || (recvMode === 'data' && peer > rank)) continue;
     let s: net.Socket;
     if (readBuffer === null) {
-      s = net.connect(ports[peer]!, '127.0.0.1');
+      s = net.connect(where(peer));
       socks[peer] = s;
       inboxes[peer] = new Inbox(s);
     } else {
       const inbox = new ReadInbox();
       s = net.connect({
-        port: ports[peer]!,
-        host: '127.0.0.1',
+        ...where(peer),
         onread: {
           buffer: readBuffer,
           callback: (nread, buf) => {
@@ -406,11 +504,27 @@ async function allreduceMain(): Promise<void> {
   if (sizes.some((s) => !Number.isInteger(s) || s <= 0 || s % 8 !== 0)) fail('--size must be positive multiples of 8 (FLOAT64), comma-separated');
   if (!Number.isInteger(iterations) || iterations < 1) fail('--iterations must be a positive integer');
   if (warmupGiven !== null && (!Number.isInteger(warmupGiven) || warmupGiven < 0)) fail('--warmup must be a non-negative integer');
+  const polls = process.argv.includes('--poll');
+  if (polls) {
+    // Core's own sched_yield, loaded by path: core does not export it, and this benchmark runs from the repository.
+    const source = new URL('../../core/src/util/sched-yield.ts', import.meta.url).href;
+    const { schedYield } = (await import(source)) as { schedYield: () => (() => number) | null };
+    const yieldCore = schedYield();
+    if (yieldCore === null) fail('--poll needs sched_yield, which this Node does not offer (node:wasi)');
+    poller = new WaitPoller(yieldCore, P > os.availableParallelism());
+  }
 
   let finished = false;
   const children: ChildProcess[] = [];
+  // --unix: rank 0 makes the directory of the ranks' sockets, tells the others (--socket-dir), and removes it at exit.
+  let socketDir = flag('socket-dir') ?? null;
+  if (rank === 0 && process.argv.includes('--unix')) {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'raw-node-'));
+    process.on('exit', () => fs.rmSync(dir, { recursive: true, force: true }));
+    socketDir = dir;
+  }
   if (rank === 0) {
-    const passOn = process.argv.slice(2);
+    const passOn = [...process.argv.slice(2), ...(socketDir === null ? [] : ['--socket-dir', socketDir])];
     for (let r = 1; r < P; r++) {
       const child = fork(fileURLToPath(import.meta.url), [...passOn, '--rank', String(r)], { execArgv: process.execArgv });
       // A rank that fails takes the run down; exiting closes the IPC channels, which ends the other children.
@@ -425,14 +539,14 @@ async function allreduceMain(): Promise<void> {
       if (!finished) process.exit(1);
     });
   }
-  const { mesh, server } = await connectMesh(rank, children, recvMode);
+  const { mesh, server } = await connectMesh(rank, children, recvMode, socketDir);
 
   const one = [new Float64Array(1), new Float64Array(1), new Float64Array(1)] as const;
   for (const sizeBytes of sizes) {
     const n = sizeBytes / 8;
     const large = sizeBytes >= LARGE_BYTES;
     const calls = large ? Math.max(10, Math.round((iterations * LARGE_BYTES) / sizeBytes)) : iterations;
-    const warmup = warmupGiven ?? (large ? 5 : 2000);
+    const warmup = warmupGiven === null ? (large ? 5 : 2000) : large ? Math.max(2, Math.min(warmupGiven, calls)) : warmupGiven;
     const input = new Float64Array(n);
     const fillInput = (): void => {
       for (let i = 0; i < n; i++) input[i] = rank + 1 + (i % 7);
@@ -443,11 +557,17 @@ async function allreduceMain(): Promise<void> {
     for (let i = 0; i < warmup; i++) await allreduce(mesh, input, out, tmp);
     await allreduce(mesh, ...one); // a barrier: no rank gets past it before all have reached it
     const samples = new Float64Array(calls);
+    const cpuBefore = process.cpuUsage();
     for (let i = 0; i < calls; i++) {
       const start = performance.now();
       await allreduce(mesh, input, out, tmp);
       samples[i] = performance.now() - start;
     }
+    const cpu = process.cpuUsage(cpuBefore);
+    // This process's CPU milliseconds per timed call, summed over the ranks by one more allreduce (as allreduce.ts does).
+    one[0][0] = (cpu.user + cpu.system) / 1000 / calls;
+    await allreduce(mesh, ...one);
+    const cpuMillisPerCall = one[1][0]!;
     fillInput();
     out.fill(0);
     await allreduce(mesh, input, out, tmp);
@@ -461,7 +581,8 @@ async function allreduceMain(): Promise<void> {
       const bandwidth = large ? `, ${(sizeBytes / med).toFixed(1)} MB/s` : '';
       console.log(
         `raw-node allreduce: ${sizeBytes}-byte median ${med.toFixed(2)} us${bandwidth} ` +
-          `(min ${us(0).toFixed(2)}, p99 ${us(0.99).toFixed(2)}; ${calls} calls, ${P} processes, recv ${recvMode})`,
+          `(min ${us(0).toFixed(2)}, p99 ${us(0.99).toFixed(2)}; cpu ${cpuMillisPerCall.toFixed(3)} ms per call over all ranks; ` +
+          `${calls} calls, ${P} processes, recv ${recvMode}, ${socketDir === null ? 'tcp' : 'unix'}${polls ? ', poll' : ''})`,
       );
     }
   }

@@ -76,7 +76,8 @@ Every process finds its place in its environment: TSMPI_RANK, TSMPI_SIZE,
 TSMPI_LOCAL_RANK (its index among the processes on its host) and
 TSMPI_LOCAL_SIZE (how many processes its host runs). Where a host runs more
 processes than it has cores, .ts/.js programs run with node --single-threaded-gc
-(V8's GC helper threads would only queue behind the ranks; --dry-run shows it).
+(V8's GC helper threads would only queue behind the ranks; --dry-run shows it);
+TSMPI_RANK_NODE_FLAGS adds other node flags.
 
 Examples:
   mpiexec -n 4 examples/hello.ts

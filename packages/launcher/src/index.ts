@@ -13,6 +13,6 @@ export { parseHostList, parseHostfile, placeRanks, isLocalHost } from './process
 export type { HostSlots, Placement } from './process-map.ts';
 export { helpText } from './help.ts';
 export { rollCallLines, describeBlockedIn } from './roll-call.ts';
-export { nodeFlagsFor, rankCommand, resolveProgram, tsxLoaderUrl } from './rank-command.ts';
+export { nodeFlagsFor, parseRankNodeFlags, rankCommand, resolveProgram, tsxLoaderUrl } from './rank-command.ts';
 export type { RankCommand } from './rank-command.ts';
 export type { JobReport, RankReport } from './report.ts';

@@ -13,7 +13,7 @@ import { isLocalHost, placeRanks, type HostSlots, type Placement } from './proce
 import { readSlurmAllocation } from './slurm-allocation.ts';
 import { chooseLauncher, planSlurmJob } from './slurm-plan.ts';
 import { parseSlurmVersion } from './slurm-srun.ts';
-import { nodeFlagsFor, rankCommand, resolveProgram, tsxLoaderUrl, withTransport } from './rank-command.ts';
+import { nodeFlagsFor, parseRankNodeFlags, rankCommand, resolveProgram, tsxLoaderUrl, withTransport } from './rank-command.ts';
 import { effectiveSetting, findSetting } from './settings-flags.ts';
 
 /** Exit status for a bad command line. */
@@ -81,7 +81,12 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   const hostname = slurm.hostname;
   const placements = placeRanks(o.np, slurm.hosts, o.ppn, hostname);
   const tsxUrl = tsxLoaderUrl();
-  const nodeFlags = nodeFlagsFor(placements, os.availableParallelism());
+  const extraNodeFlags = parseRankNodeFlags(settingValue(o, 'rankNodeFlags', env));
+  if (extraNodeFlags instanceof Error) {
+    process.stderr.write(`mpiexec: ${extraNodeFlags.message}\n`);
+    return USAGE_STATUS;
+  }
+  const nodeFlags = nodeFlagsFor(placements, os.availableParallelism(), extraNodeFlags);
   const remote = placements.find((p) => !isLocalHost(p.host));
   if (remote !== undefined && o.launcher === 'fork') {
     process.stderr.write(`mpiexec: host ${remote.host} is not this machine; --launcher fork starts processes here only (use --launcher ssh)\n`);

@@ -13,7 +13,8 @@
  * behind the other ranks' polling. Measured (8-byte allreduce, 4 ranks on 2
  * cores, 4 interleaved pairs): p99 0.56-0.79 ms against 0.87-1.49, the median
  * unchanged; the 8 MiB allreduce and a 2-rank ping-pong did not change
- * (docs/adr/0006). NODE_OPTIONS cannot carry V8 flags like this one.
+ * (docs/adr/0006). NODE_OPTIONS cannot carry V8 flags like this one, so the
+ * setting rankNodeFlags (TSMPI_RANK_NODE_FLAGS) names any others the ranks get.
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -72,9 +73,22 @@ export function resolveProgram(program: string, wdir: string | null): string | n
   return program; // a command name looked up on PATH
 }
 
-/** Node flags for the ranks of a job placed as `placements` on hosts with `cores` cores. */
-export function nodeFlagsFor(placements: readonly Placement[], cores: number): string[] {
-  return placements.some((p) => p.localSize > cores) ? ['--single-threaded-gc'] : [];
+/**
+ * The rankNodeFlags setting as a list of flags.
+ * @param text - space-separated flags, or 'none' (or nothing) for none
+ * @returns the flags, or an Error naming the setting and the word that is not a flag
+ */
+export function parseRankNodeFlags(text: string): string[] | Error {
+  const words = text.trim() === 'none' ? [] : text.split(/\s+/).filter((w) => w !== '');
+  // A word that is not a flag would end Node's options and be run as the program.
+  const bad = words.find((w) => !/^--?[A-Za-z]/.test(w));
+  if (bad !== undefined) return new Error(`rankNodeFlags (TSMPI_RANK_NODE_FLAGS): '${bad}' is not a flag; expected flags such as --interrupt-budget=4096 separated by spaces, or 'none'`);
+  return words;
+}
+
+/** Node flags for the ranks of a job placed as `placements` on hosts with `cores` cores: `extra` (rankNodeFlags), then ours. */
+export function nodeFlagsFor(placements: readonly Placement[], cores: number, extra: readonly string[] = []): string[] {
+  return [...extra, ...(placements.some((p) => p.localSize > cores) ? ['--single-threaded-gc'] : [])];
 }
 
 /** The command for one rank; `nodeFlags` go to Node programs only. */

@@ -1,7 +1,9 @@
 /** mpiexec's command line parser, the process map and the help text (pure). */
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { SETTINGS } from '@tsmpi/core/pmi';
-import { helpText, nodeFlagsFor, parseArgs, parseHostList, parseHostfile, placeRanks, rankCommand, type LaunchOptions } from '@tsmpi/launcher';
+import {
+  helpText, main, nodeFlagsFor, parseArgs, parseHostList, parseHostfile, parseRankNodeFlags, placeRanks, rankCommand, type LaunchOptions,
+} from '@tsmpi/launcher';
 
 function run(argv: string[]): LaunchOptions {
   const r = parseArgs(argv);
@@ -115,6 +117,33 @@ describe('process map', () => {
     expect(nodeFlagsFor(placeRanks(5, hosts, null, 'me'), 2)).toEqual(['--single-threaded-gc']); // a runs 4
     expect(rankCommand('app.ts', ['x'], 'file:///tsx', ['--single-threaded-gc']).args.slice(0, 2)).toEqual(['--single-threaded-gc', '--conditions=@tsmpi/source']);
     expect(rankCommand('app.sh', ['x'], 'file:///tsx', ['--single-threaded-gc']).args).toEqual(['x']);
+  });
+
+  it('puts the rankNodeFlags setting on Node ranks\' command line, before ours', () => {
+    expect(parseRankNodeFlags('none')).toEqual([]);
+    expect(parseRankNodeFlags('')).toEqual([]);
+    expect(parseRankNodeFlags(' --interrupt-budget=4096  --max-semi-space-size=16 ')).toEqual(['--interrupt-budget=4096', '--max-semi-space-size=16']);
+    const bad = parseRankNodeFlags('--maglev app.js');
+    expect(bad).toBeInstanceOf(Error);
+    expect((bad as Error).message).toMatch(/TSMPI_RANK_NODE_FLAGS.*'app\.js' is not a flag/);
+    expect(nodeFlagsFor(placeRanks(3, null, null, 'me'), 2, ['--maglev'])).toEqual(['--maglev', '--single-threaded-gc']);
+    expect(nodeFlagsFor(placeRanks(2, null, null, 'me'), 2, ['--maglev'])).toEqual(['--maglev']);
+  });
+
+  it('shows the rankNodeFlags in --dry-run\'s command, and refuses a word that is not a flag', async () => {
+    const out: string[] = [];
+    const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => out.push(String(chunk)) > 0);
+    const errWrite = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => out.push(String(chunk)) > 0);
+    try {
+      expect(await main(['-n', '2', '--dry-run', 'app.ts'], { TSMPI_RANK_NODE_FLAGS: '--interrupt-budget=4096' })).toBe(0);
+      expect(out.join('')).toMatch(/^command: \S*node --interrupt-budget=4096 (--single-threaded-gc )?--conditions=@tsmpi\/source /m);
+      out.length = 0;
+      expect(await main(['-n', '2', '--dry-run', 'app.ts'], { TSMPI_RANK_NODE_FLAGS: 'oops' })).toBe(2);
+      expect(out.join('')).toMatch(/'oops' is not a flag/);
+    } finally {
+      write.mockRestore();
+      errWrite.mockRestore();
+    }
   });
 
   it('reads hostfiles with comments and slots=', () => {

@@ -118,6 +118,11 @@ export const SETTINGS: readonly SettingRow[] = [
     defaultValue: () => 1 << 16, level: 'tuning', doc: 'request and unexpected-message slots per process (shared memory)',
   },
   {
+    name: 'rankNodeFlags', env: 'TSMPI_RANK_NODE_FLAGS', flag: null, kind: { type: 'string' },
+    defaultValue: () => 'none', level: 'tuning',
+    doc: "flags mpiexec puts on the node command line of every .ts/.js rank, space-separated, before the program: V8 flags such as --interrupt-budget=N, which NODE_OPTIONS cannot carry (--dry-run shows the command); 'none' for none. Only mpiexec reads it; on a host with more processes than cores it adds --single-threaded-gc by itself",
+  },
+  {
     name: 'transport', env: 'TSMPI_TRANSPORT', flag: null, kind: { type: 'string' },
     defaultValue: () => '@tsmpi/transport-tcp', level: 'tuning', doc: 'module that implements @tsmpi/core/transport; mpiexec sets the file URL of its own @tsmpi/transport-tcp unless given',
   },
@@ -139,6 +144,7 @@ export type Settings = {
   readonly ctxidAlgo: 'new' | 'original';
   readonly ctxidEager: number;
   readonly requestSlots: number;
+  readonly rankNodeFlags: string;
   readonly transport: string;
 };
 
