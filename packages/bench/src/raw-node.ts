@@ -3,6 +3,7 @@
  * ceiling that tsmpi's TCP path is measured against (docs/PERFORMANCE.md).
  *
  *   npx tsx packages/bench/src/raw-node.ts [msgrate|pingpong] [--iterations N] [--warmup N] [--size BYTES] [--unix]
+ *   npx tsx packages/bench/src/raw-node.ts msgrate --threads N | --pairs N [--unix] [--iterations N] [--warmup N]
  *   npx tsx packages/bench/src/raw-node.ts allreduce [--size BYTES[,BYTES...]] [--iterations N] [--warmup N] [--recv data|onread]
  *                                                    [--unix] [--poll]
  *
@@ -12,6 +13,11 @@
  * --warmup N (msgrate and pingpong): untimed iterations first, as msgrate.ts (default 10) and pingpong.ts
  * (default 100) do, so that compare.sh runs both at the same lengths. --size B (pingpong): B payload bytes
  * after each 32-byte frame, like a tsmpi message of B bytes (default 0).
+ *
+ * msgrate --threads N: two processes, N worker threads each, thread i of one
+ * paired with thread i of the other over a socket of their own; --pairs N: N
+ * pairs of single-threaded processes; both print the aggregate rate
+ * (raw-node-pairs.ts).
  *
  * --unix: the processes talk over Unix-domain sockets (files in a fresh
  * temporary directory, removed at the end) instead of TCP loopback, the socket
@@ -60,6 +66,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { pairsMain } from './raw-node-pairs.ts';
 import { median, quantile } from './stats.ts';
 
 const FRAME = 32;
@@ -597,7 +604,18 @@ async function allreduceMain(): Promise<void> {
   }
 }
 
-if (mode === 'allreduce') {
+const pairsFlag = mode === 'msgrate' ? (process.argv.includes('--threads') ? 'threads' : process.argv.includes('--pairs') ? 'pairs' : null) : null;
+if (pairsFlag !== null) {
+  const pairs = Number(flag(pairsFlag));
+  if (!Number.isInteger(pairs) || pairs < 1 || pairs > 64) {
+    console.error(`raw-node: --${pairsFlag} must be an integer from 1 to 64`);
+    process.exit(2);
+  }
+  pairsMain({ pairs, threads: pairsFlag === 'threads', unix: process.argv.includes('--unix'), iterations, warmup: p2pWarmup }).catch((err: unknown) => {
+    console.error(`raw-node msgrate: ${err instanceof Error ? err.message : String(err)}`);
+    process.exit(1);
+  });
+} else if (mode === 'allreduce') {
   allreduceMain().catch((err: unknown) => {
     console.error(`raw-node allreduce: ${err instanceof Error ? err.message : String(err)}`);
     process.exit(1);

@@ -1,8 +1,9 @@
 /**
  * TcpTransport: the multichannel TCP implementation of the core transport
  * contract (@tsmpi/core/transport, interface.ts; papers/multichannel-parallel-
- * queues.txt 3.1-3.2: channel = (src + dst) mod C keeps per-pair order and
- * spreads one process's traffic over C connections).
+ * queues.txt 3.1-3.2: one channel per endpoint pair keeps per-pair order and
+ * C connections spread one process's traffic; the pair's channel is
+ * interface.ts channelOf, docs/adr/0018).
  *
  * Roles: one instance per thread that runs channel engines; it owns
  * `options.channels` towards every peer. It listens once (one server for all
@@ -37,8 +38,8 @@
  * or destroy() started.
  */
 import net from 'node:net';
-import type {
-  FrameHeader, Transport, TransportError, TransportHandlers, TransportLog, TransportOptions,
+import {
+  channelOf, type FrameHeader, type Transport, type TransportError, type TransportHandlers, type TransportLog, type TransportOptions,
 } from '@tsmpi/core/transport';
 import { formatAddress, parseAddress, type HostPort } from './address.ts';
 import { ChannelConnection } from './channel-connection.ts';
@@ -72,6 +73,7 @@ export class TcpTransport implements Transport, ConnectionOwner {
   _isClosing = false;
 
   readonly #channelCount: number;
+  readonly #endpointsPerProcess: number;
   readonly #isOwned: boolean[];
   readonly #listenHost: string;
   readonly #listenPorts: { readonly lo: number; readonly hi: number } | undefined;
@@ -112,6 +114,7 @@ export class TcpTransport implements Transport, ConnectionOwner {
     this._processCount = options.processCount;
     this._maxUnsolicitedBytes = options.maxUnsolicitedPayloadBytes ?? MAX_PAYLOAD_BYTES;
     this.#channelCount = C;
+    this.#endpointsPerProcess = options.endpointsPerProcess ?? 1;
     this.#listenHost = options.listenHost;
     this.#listenPorts = options.listenPorts;
     this.#isOwned = new Array<boolean>(C).fill(options.channels === undefined);
@@ -171,7 +174,7 @@ export class TcpTransport implements Transport, ConnectionOwner {
   }
 
   /**
-   * Queues a frame on channel (srcEndpoint + dstEndpoint) mod C (contract in interface.ts).
+   * Queues a frame on channel channelOf(srcEndpoint, dstEndpoint, J, C) (contract in interface.ts).
    * Frames to a lost or departed peer, or sent after close()/destroy(), are dropped.
    * @throws RangeError when dstProcess is out of range or the channel is not owned
    *   by this instance (a device bug, never a network event)
@@ -179,7 +182,7 @@ export class TcpTransport implements Transport, ConnectionOwner {
   send(dstProcess: number, header: FrameHeader, payload: Uint8Array | null, sentToken: number): boolean {
     if (this._isClosing) return true; // dropped: the transport is closing
     const C = this.#channelCount;
-    const channel = (header.srcEndpoint + header.dstEndpoint) % C;
+    const channel = channelOf(header.srcEndpoint, header.dstEndpoint, this.#endpointsPerProcess, C);
     if (this.#isOwned[channel] !== true) {
       throw new RangeError(`channel ${channel} (endpoints ${header.srcEndpoint} -> ${header.dstEndpoint}) is not owned by this transport`);
     }

@@ -52,6 +52,7 @@ export async function waitUntil(cond: () => boolean, what: string, timeoutMs: nu
 export async function makeTcpTransports(spec: {
   processCount: number;
   channelCount: number;
+  endpointsPerProcess?: number;
   handlers: readonly TransportHandlers[];
   jobKey?: string;
   log?: TransportLog;
@@ -64,6 +65,7 @@ export async function makeTcpTransports(spec: {
 export async function makeTcpJob(spec: {
   processCount: number;
   channelCount: number;
+  endpointsPerProcess?: number;
   handlers: readonly TransportHandlers[];
   jobKey?: string;
   log?: TransportLog;
@@ -80,6 +82,7 @@ export async function makeTcpJob(spec: {
     log: spec.log ?? recordingLog(),
     handlers,
     ...(spec.maxUnsolicitedPayloadBytes === undefined ? {} : { maxUnsolicitedPayloadBytes: spec.maxUnsolicitedPayloadBytes }),
+    ...(spec.endpointsPerProcess === undefined ? {} : { endpointsPerProcess: spec.endpointsPerProcess }),
   }, tuning));
   const addresses = await Promise.all(ts.map((t) => t.listen()));
   for (const t of ts) t.start(addresses);

@@ -43,7 +43,7 @@ export const SETTINGS: readonly SettingRow[] = [
     name: 'channels', env: 'TSMPI_CHANNELS', flag: '--channels', kind: int(1, 64),
     // One channel per core keeps every core's engine busy; more than 4 only adds sockets.
     defaultValue: () => Math.min(4, os.availableParallelism()),
-    level: 'user', doc: 'TCP channels per process pair; a message from endpoint s to d uses channel (s + d) mod C',
+    level: 'user', doc: 'TCP channels per process pair; endpoints s and d (J per process) talk on channel (s div J + d div J + min(s, d) mod J) mod C, which is (s + d) mod C when J = 1',
   },
   {
     name: 'matching', env: 'TSMPI_MATCHING', flag: '--matching', kind: oneOf('parallel', 'global'),

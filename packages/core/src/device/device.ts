@@ -36,7 +36,7 @@
  * protocols are unit-tested over the loopback transport (protocols.test.ts).
  */
 import { Packr } from 'msgpackr';
-import { FRAME_FLAG, FRAME_KIND, newFrameHeader, type FrameHeader, type Transport, type TransportError, type TransportFactory } from '../transport/index.ts';
+import { FRAME_FLAG, FRAME_KIND, channelOf, newFrameHeader, type FrameHeader, type Transport, type TransportError, type TransportFactory } from '../transport/index.ts';
 import type { PayloadPool, Ring } from '../shm/index.ts';
 import { ANY, ERR_PROC_FAILED, ERR_TRUNCATE, ERR_NO_MEM, MPIError, mpiError } from '../util/index.ts';
 import type { Logger } from '../log/index.ts';
@@ -166,6 +166,7 @@ export class Device {
       process: o.process,
       processCount: o.processCount,
       channelCount: o.channels,
+      endpointsPerProcess: o.endpointsPerProcess,
       channels: o.hosted,
       jobKey: o.jobKey,
       listenHost: o.listenHost,
@@ -198,6 +199,7 @@ export class Device {
           process: o.process,
           processCount: o.processCount,
           channelCount: o.channels,
+      endpointsPerProcess: o.endpointsPerProcess,
           channels: route.channels,
           jobKey: o.jobKey,
           listenHost: o.listenHost,
@@ -294,7 +296,7 @@ export class Device {
     h.seq = 0;
     h.aux2 = 0;
     const proc = this.processOf(dstEndpoint);
-    const c = (srcEndpoint + dstEndpoint) % this.opts.channels;
+    const c = channelOf(srcEndpoint, dstEndpoint, this.opts.endpointsPerProcess, this.opts.channels);
     // Only a frame that goes through an injection ring is bounded by it; hosted channels and direct routes are not.
     if (len <= this.#eagerInjectLimit || (len <= this.opts.eagerLimit && (this.#hosts[c] || this.#direct[c] !== undefined))) {
       if (sync) {
@@ -601,7 +603,7 @@ export class Device {
    * (the user's send, or 'progress' for the protocols' answers).
    */
   #out(proc: number, h: FrameHeader, payload: Uint8Array | null, call = 'progress'): void {
-    const c = (h.srcEndpoint + h.dstEndpoint) % this.opts.channels;
+    const c = channelOf(h.srcEndpoint, h.dstEndpoint, this.opts.endpointsPerProcess, this.opts.channels);
     if (this.#hosts[c]) {
       this.transport!.send(proc, h, payload, -1);
       return;

@@ -11,18 +11,21 @@
  *
  * Covered: header fields round trip; per-(s, d) order under many frames over
  * several turns; many frames queued in one turn; zero-length and 1 MiB
- * payloads (copied); payloadTarget; channel selection (s + d) mod C seen in
- * channelStats; onSent once per referenced payload; the high-water mark;
- * close() delivering what was queued before it, also when every process
- * closes at once; a destroyed peer reported once through onPeerLost; a send
- * to a closed peer reported through onPeerLost.
+ * payloads (copied); payloadTarget; channel selection channelOf(s, d, J, C)
+ * seen in channelStats, with one and with two endpoints per process; onSent
+ * once per referenced payload; the high-water mark; close() delivering what
+ * was queued before it, also when every process closes at once; a destroyed
+ * peer reported once through onPeerLost; a send to a closed peer reported
+ * through onPeerLost.
  */
-import { newFrameHeader, type FrameHeader, type Transport, type TransportHandlers } from './interface.ts';
+import { channelOf, newFrameHeader, type FrameHeader, type Transport, type TransportHandlers } from './interface.ts';
 
 /** Builds `processCount` started transports, process i using handlers[i]. */
 export type MakeTransports = (spec: {
   readonly processCount: number;
   readonly channelCount: number;
+  /** endpoints per process (TransportOptions.endpointsPerProcess); absent: 1 */
+  readonly endpointsPerProcess?: number;
   readonly handlers: readonly TransportHandlers[];
 }) => Promise<Transport[]> | Transport[];
 
@@ -106,9 +109,10 @@ async function waitUntil(cond: () => boolean, what: string): Promise<void> {
 async function withTransports(
   make: MakeTransports, processCount: number, channelCount: number,
   body: (ts: Transport[], rs: Recorder[]) => Promise<void>,
+  endpointsPerProcess?: number,
 ): Promise<void> {
   const rs = Array.from({ length: processCount }, () => new Recorder());
-  const ts = await make({ processCount, channelCount, handlers: rs });
+  const ts = await make({ processCount, channelCount, handlers: rs, ...(endpointsPerProcess === undefined ? {} : { endpointsPerProcess }) });
   try {
     await body(ts, rs);
   } finally {
@@ -243,7 +247,7 @@ export function transportConformance(name: string, make: MakeTransports, t: Conf
       });
     }, TEST_TIMEOUT_MS);
 
-    it('selects channel (s + d) mod C, as channelStats shows', async () => {
+    it('selects channel (s + d) mod C with one endpoint per process, as channelStats shows', async () => {
       await withTransports(make, 2, 4, async (ts, rs) => {
         const pairs: [number, number][] = [[0, 1], [2, 1], [0, 3], [4, 4], [5, 6], [1, 0], [7, 7]];
         for (const [s, d] of pairs) ts[0]!.send(1, header({ srcEndpoint: s, dstEndpoint: d }), null, -1);
@@ -254,6 +258,24 @@ export function transportConformance(name: string, make: MakeTransports, t: Conf
         expect(ts[1]!.channelStats().map((x) => x.received)).toEqual(want);
         expect(ts[0]!.channelStats().map((x) => x.received)).toEqual([0, 0, 0, 0]);
       });
+    }, TEST_TIMEOUT_MS);
+
+    it('spreads the endpoints of a process over the channels (two endpoints per process, channelOf)', async () => {
+      // Endpoint i of process 0 talks to endpoint i of process 1 (0 <-> 2, 1 <-> 3): the paper's (s + d) mod C
+      // on global ranks put both pairs on channel 0; each pair must have a channel of its own, both ways.
+      await withTransports(make, 2, 2, async (ts, rs) => {
+        const pairs: [number, number][] = [[0, 2], [1, 3], [1, 3], [0, 3]];
+        for (const [s, d] of pairs) ts[0]!.send(1, header({ srcEndpoint: s, dstEndpoint: d }), null, -1);
+        for (const [s, d] of pairs) ts[1]!.send(0, header({ srcEndpoint: d, dstEndpoint: s }), null, -1);
+        await waitUntil(() => rs[1]!.frames.length === pairs.length && rs[0]!.frames.length === pairs.length, 'all frames');
+        const want = [0, 0];
+        for (const [s, d] of pairs) want[channelOf(s, d, 2, 2)]!++;
+        expect(want).toEqual([2, 2]); // (s + d) mod C: [3, 1]
+        expect(ts[0]!.channelStats().map((x) => x.sent)).toEqual(want);
+        expect(ts[1]!.channelStats().map((x) => x.received)).toEqual(want);
+        expect(ts[1]!.channelStats().map((x) => x.sent)).toEqual(want);
+        expect(ts[0]!.channelStats().map((x) => x.received)).toEqual(want);
+      }, 2);
     }, TEST_TIMEOUT_MS);
 
     it('calls onSent once for every payload sent by reference', async () => {

@@ -1,4 +1,4 @@
-export { FRAME_KIND, FRAME_FLAG, MAX_MESSAGE_BYTES, newFrameHeader } from './interface.ts';
+export { FRAME_KIND, FRAME_FLAG, MAX_MESSAGE_BYTES, channelOf, newFrameHeader } from './interface.ts';
 export type {
   FrameKind, FrameHeader, Transport, TransportFactory, TransportHandlers, TransportOptions, TransportLog, TransportError,
 } from './interface.ts';

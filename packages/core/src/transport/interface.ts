@@ -14,8 +14,10 @@
  *
  * Channels and order
  * - A frame from endpoint s to endpoint d travels on channel
- *   (s + d) mod channelCount, so frames of one (s, d) pair are delivered in the
- *   order send() was called (MPI's non-overtaking rule rests on this).
+ *   channelOf(s, d, endpointsPerProcess, channelCount) (below): one channel
+ *   per (s, d) pair, so its frames are delivered in the order send() was
+ *   called (MPI's non-overtaking rule rests on this), and the same channel
+ *   for (d, s), so answers (CTS, SYNC_ACK) reach the thread that hosts it.
  *
  * Buffers
  * - send() copies `header` before it returns (the device reuses one header
@@ -98,6 +100,30 @@ export interface FrameHeader {
  */
 export const MAX_MESSAGE_BYTES = 0xffff_ffff;
 
+/**
+ * The channel that carries every frame between endpoints s and d (either
+ * direction), with J endpoints per process (endpoint e lives in process
+ * floor(e / J), at index e mod J) and C channels per process pair:
+ *
+ *   (floor(s / J) + floor(d / J) + (min(s, d) mod J)) mod C
+ *
+ * With J = 1 this is the paper's (s + d) mod C (multichannel queues 3.1-3.2).
+ * With J > 1 the paper's rule on global ranks sends endpoint i of one process
+ * and endpoint i of another over the same channel for every i when C divides
+ * J (0 -> 2 and 1 -> 3 both on channel 0 with J = C = 2), so the endpoints of
+ * a process share one connection and one engine. Taking the index of the
+ * lower endpoint instead spreads endpoint i's traffic with its peer i over
+ * the channels, keeps the function symmetric, and loads every channel
+ * equally over all pairs of two processes when C divides J (docs/adr/0018).
+ * Header fields are u32: no 32-bit integer arithmetic here.
+ */
+export function channelOf(srcEndpoint: number, dstEndpoint: number, endpointsPerProcess: number, channelCount: number): number {
+  const J = endpointsPerProcess;
+  if (J === 1) return (srcEndpoint + dstEndpoint) % channelCount;
+  const lower = srcEndpoint < dstEndpoint ? srcEndpoint : dstEndpoint;
+  return (Math.floor(srcEndpoint / J) + Math.floor(dstEndpoint / J) + (lower % J)) % channelCount;
+}
+
 export function newFrameHeader(): FrameHeader {
   return { kind: 0, flags: 0, contextId: 0, srcEndpoint: 0, dstEndpoint: 0, tag: 0, seq: 0, aux: 0, aux2: 0, payloadLength: 0 };
 }
@@ -132,6 +158,8 @@ export interface TransportOptions {
   readonly channelCount: number;
   /** The channels this instance owns (default: all of 0..C-1). */
   readonly channels?: readonly number[];
+  /** Endpoints per process (J, `--endpoints`; default 1): channelOf() needs it to pick a frame's channel. */
+  readonly endpointsPerProcess?: number;
   /** Per-job secret (hex); every connection must prove it knows it. */
   readonly jobKey: string;
   /** Interface address to listen on ('127.0.0.1' for single-host jobs). */
@@ -167,7 +195,7 @@ export interface Transport {
   /** Gives the address every process published (index = process). Connections are lazy. */
   start(peerAddresses: readonly string[]): void;
   /**
-   * Queues a frame for `dstProcess` on channel (srcEndpoint + dstEndpoint) mod C.
+   * Queues a frame for `dstProcess` on channel channelOf(srcEndpoint, dstEndpoint, J, C).
    * Returns false when the channel's queue is past its high-water mark (the
    * caller should back off); the frame is queued all the same.
    */

@@ -5,7 +5,7 @@ import { createLoopbackFactory, createLoopbackNetwork } from './loopback.ts';
 
 transportConformance(
   'loopback',
-  ({ processCount, channelCount, handlers }) => createLoopbackNetwork(processCount, { channelCount, handlers }),
+  ({ processCount, channelCount, endpointsPerProcess, handlers }) => createLoopbackNetwork(processCount, { channelCount, handlers, ...(endpointsPerProcess === undefined ? {} : { endpointsPerProcess }) }),
   { describe, it, expect },
 );
 

@@ -13,7 +13,7 @@
  * - Payloads of at least TARGET_MIN_BYTES are offered to payloadTarget and
  *   copied into the returned array, which onDeliver then receives.
  * - Channels: a transport owns options.channels (default all); a frame uses
- *   channel (src + dst) mod C and is routed to the instance of dstProcess that
+ *   channel channelOf(src, dst, J, C) and is routed to the instance of dstProcess that
  *   owns that channel (several instances per process model threads mode).
  * - close(): delivers what is queued and keeps receiving until nothing queued
  *   for it by others is pending (as a TCP instance reads until its peers end
@@ -25,7 +25,7 @@
  *   shared between threads.
  */
 import {
-  newFrameHeader, type FrameHeader, type Transport, type TransportError, type TransportFactory,
+  channelOf, newFrameHeader, type FrameHeader, type Transport, type TransportError, type TransportFactory,
   type TransportHandlers, type TransportLog, type TransportOptions,
 } from './interface.ts';
 
@@ -37,6 +37,8 @@ export const LOOPBACK_HIGH_WATER_MARK_BYTES = 4 * 1024 * 1024;
 export interface LoopbackNetworkOptions {
   /** Channels per process pair (default 1). */
   readonly channelCount?: number;
+  /** Endpoints per process (default 1): picks each frame's channel (interface.ts channelOf). */
+  readonly endpointsPerProcess?: number;
   /** Handlers of each process (index = process), or a function giving them. */
   readonly handlers: readonly TransportHandlers[] | ((process: number) => TransportHandlers);
   /** Logger (default: silent). */
@@ -77,6 +79,7 @@ class LoopbackTransport implements Transport {
   readonly #process: number;
   readonly #handlers: TransportHandlers;
   readonly #owned: boolean[];
+  readonly #endpointsPerProcess: number;
   readonly #sent: number[];
   readonly #received: number[];
   readonly #rxHeader = newFrameHeader();
@@ -102,6 +105,7 @@ class LoopbackTransport implements Transport {
     this.#hub = hub;
     this.#process = options.process;
     this.#handlers = options.handlers;
+    this.#endpointsPerProcess = options.endpointsPerProcess ?? 1;
     this.#owned = new Array<boolean>(C).fill(options.channels === undefined);
     if (options.channels !== undefined) for (const c of options.channels) this.#owned[c] = true;
     this.#sent = new Array<number>(C).fill(0);
@@ -129,7 +133,7 @@ class LoopbackTransport implements Transport {
     if (this.#state !== STATE_OPEN) return true;
     const hub = this.#hub;
     const C = hub.channelCount;
-    const channel = (header.srcEndpoint + header.dstEndpoint) % C;
+    const channel = channelOf(header.srcEndpoint, header.dstEndpoint, this.#endpointsPerProcess, C);
     if (this.#owned[channel] !== true) throw new RangeError(`loopback: channel ${channel} is not owned by this transport`);
     if (dstProcess < 0 || dstProcess >= hub.processCount) throw new RangeError(`loopback: process ${dstProcess} is out of range`);
     const dst = hub.routes[dstProcess * C + channel];
@@ -300,7 +304,7 @@ export function createLoopbackNetwork(processCount: number, opts: LoopbackNetwor
   for (let p = 0; p < processCount; p++) {
     const handlers = typeof handlersOf === 'function' ? handlersOf(p) : handlersOf[p]!;
     const t = factory({
-      process: p, processCount, channelCount, jobKey: 'loopback', listenHost: 'loopback', log: opts.log ?? silentLog, handlers,
+      process: p, processCount, channelCount, ...(opts.endpointsPerProcess === undefined ? {} : { endpointsPerProcess: opts.endpointsPerProcess }), jobKey: 'loopback', listenHost: 'loopback', log: opts.log ?? silentLog, handlers,
     });
     t.start([]);
     transports.push(t);
