@@ -23,6 +23,10 @@ describe('referencePoints (a collapsed reference run is flagged)', () => {
     expect(one!.collapsed).toBe('the median 0.025 rests on a run of 0.003, 16x below the best 0.048');
   });
 
+  it('says "far below" for a run that printed as 0.000 M/s (seen under a load average of 35)', () => {
+    expect(points([[1, [0, 0.003]]])[0]!.collapsed).toBe('the median 0.002 rests on a run of 0.000, far below the best 0.003');
+  });
+
   it('leaves a point alone when a collapsed repeat does not reach its median', () => {
     expect(points([[1, [0.003, 0.18, 0.19]]])[0]!.collapsed).toBeNull();
   });

@@ -54,7 +54,9 @@ export function referencePoints(ratesByThreads: ReadonlyMap<number, readonly num
       const lowerMiddle = sorted[Math.floor((sorted.length - 1) / 2)]!;
       let collapsed: string | null = null;
       if (best > BEST_OVER_MEDIAN * lowerMiddle) {
-        collapsed = `the median ${med.toFixed(3)} rests on a run of ${lowerMiddle.toFixed(3)}, ${(best / lowerMiddle).toFixed(0)}x below the best ${best.toFixed(3)}`;
+        // A run printed as 0.000 M/s (below 0.0005) has no finite ratio.
+        const times = lowerMiddle === 0 ? 'far' : `${(best / lowerMiddle).toFixed(0)}x`;
+        collapsed = `the median ${med.toFixed(3)} rests on a run of ${lowerMiddle.toFixed(3)}, ${times} below the best ${best.toFixed(3)}`;
       } else if (threads !== 1 && oneBest !== null && med < FRACTION_OF_ONE_THREAD * oneBest) {
         collapsed = `median ${med.toFixed(3)} is below a tenth of N=1's best ${oneBest.toFixed(3)}`;
       }
