@@ -119,6 +119,7 @@ export const SETTINGS: readonly SettingRow[] = [
   },
   {
     name: 'rankNodeFlags', env: 'TSMPI_RANK_NODE_FLAGS', flag: null, kind: { type: 'string' },
+    // none: of --interrupt-budget=4096/16384 and --maglev, none made a short run cheaper as a whole (docs/PERFORMANCE.md 4.14).
     defaultValue: () => 'none', level: 'tuning',
     doc: "flags mpiexec puts on the node command line of every .ts/.js rank, space-separated, before the program: V8 flags such as --interrupt-budget=N, which NODE_OPTIONS cannot carry (--dry-run shows the command); 'none' for none. Only mpiexec reads it; on a host with more processes than cores it adds --single-threaded-gc by itself",
   },
