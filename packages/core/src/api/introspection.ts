@@ -39,14 +39,7 @@ export function stats(): Stats {
   const d = rt.device;
   const live = liveObjects(rt);
   const perChannel = d.transport?.channelStats() ?? Array.from({ length: rt.settings.channels }, () => ({ sent: 0, received: 0 }));
-  const rows = d.shared.stats;
-  let messagesSent = 0, messagesReceived = 0, bytesSent = 0, bytesReceived = 0;
-  for (let i = 0; i < rows.length; i += STAT.WORDS) {
-    messagesSent += rows[i + STAT.SENT]!;
-    messagesReceived += rows[i + STAT.RECEIVED]!;
-    bytesSent += rows[i + STAT.BYTES_SENT]!;
-    bytesReceived += rows[i + STAT.BYTES_RECEIVED]!;
-  }
+  const { messagesSent, messagesReceived, bytesSent, bytesReceived } = messageTotals(rt);
   return {
     messagesSent, messagesReceived, bytesSent, bytesReceived,
     unexpectedQueued: d.unexpectedQueued(),
@@ -56,6 +49,23 @@ export function stats(): Stats {
     liveObjects: live,
     gcCycles: d.lifetime.gcCycles(),
   };
+}
+
+/**
+ * Messages and bytes of this process since init: the sum of every thread's and channel engine's
+ * row (a receive completed by an engine counts in the engine's row). MPI.stats() and finalize's
+ * report to mpiexec both give these.
+ */
+export function messageTotals(rt: ThreadRuntime): Pick<Stats, 'messagesSent' | 'messagesReceived' | 'bytesSent' | 'bytesReceived'> {
+  const rows = rt.device.shared.stats;
+  let messagesSent = 0, messagesReceived = 0, bytesSent = 0, bytesReceived = 0;
+  for (let i = 0; i < rows.length; i += STAT.WORDS) {
+    messagesSent += rows[i + STAT.SENT]!;
+    messagesReceived += rows[i + STAT.RECEIVED]!;
+    bytesSent += rows[i + STAT.BYTES_SENT]!;
+    bytesReceived += rows[i + STAT.BYTES_RECEIVED]!;
+  }
+  return { messagesSent, messagesReceived, bytesSent, bytesReceived };
 }
 
 /**

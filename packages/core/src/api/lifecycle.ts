@@ -30,7 +30,7 @@ import { reviveWorkerData } from './revive.ts';
 import { destroyCommRecord } from './comm.ts';
 import { setupPredefinedTypes } from './datatype.ts';
 import { setupPredefinedOps } from './op.ts';
-import { liveObjects } from './introspection.ts';
+import { liveObjects, messageTotals } from './introspection.ts';
 
 /**
  * Direct sends (device.ts) open C connections per user thread to every other process at the
@@ -274,17 +274,14 @@ export async function finalize(): Promise<void> {
   rt.device.lifetime.collect();
   if (rt.log.isLevelEnabled('debug')) rt.log.debug({ liveObjects: liveObjects(rt), gcCycles: rt.device.lifetime.gcCycles() }, 'finalize: objects after the last collection');
   rt.waitPoll.stop();
-  const st = rt.device.stats;
+  // Every thread's and engine's counts, as MPI.stats() gives them (the main thread's row alone
+  // misses what engines and worker threads received and sent).
+  const totals = messageTotals(rt);
   await rt.device.close();
   if (rt.engines !== null) await rt.engines.close();
   setRuntime(null);
   if (rt.pmi !== null) {
-    await rt.pmi.reportFinalized({
-      messagesSent: st.messagesSent,
-      messagesReceived: st.messagesReceived,
-      bytesSent: st.bytesSent,
-      bytesReceived: st.bytesReceived,
-    });
+    await rt.pmi.reportFinalized(totals);
     await rt.pmi.close();
   }
 }
