@@ -31,25 +31,8 @@ export interface ThreadRuntimeParts {
   readonly log: Logger;
   readonly threadLevel: ThreadLevel;
   readonly progress: 'inline' | 'threads' | 'engines';
-  readonly endpoint: number;
-  readonly contextIds: readonly ContextIdState[];
-  readonly predefined: readonly number[];
-  readonly predefinedObjects: readonly number[];
-  readonly directRoutes: readonly DirectRoute[];
-  readonly engines: Engines | null;
-  readonly waitPoll: WaitPoll;
-  readonly blocked: BlockedCalls;
-}
-
-/** This thread's MPI state, from its init to finalize. */
-export class ThreadRuntime {
-  readonly device: Device;
-  readonly settings: Settings;
-  readonly job: JobEnv | null;
-  readonly pmi: PmiClient | null;
-  readonly log: Logger;
-  readonly threadLevel: ThreadLevel;
-  readonly progress: 'inline' | 'threads' | 'engines';
+  /** this thread's endpoint (rank in COMM_ENDPOINTS); MPI.threadAttach moves it */
+  endpoint: number;
   /** context-id state (mask, in shared memory) of each endpoint of this process, index = endpoint - first endpoint */
   readonly contextIds: readonly ContextIdState[];
   /** object-table handles of COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE */
@@ -64,25 +47,14 @@ export class ThreadRuntime {
   readonly waitPoll: WaitPoll;
   /** what this thread is blocked in, for the roll-call (blocked.ts); tells waitPoll of every blocking call */
   readonly blocked: BlockedCalls;
-  /** this thread's endpoint (rank in COMM_ENDPOINTS); MPI.threadAttach moves it */
-  endpoint: number;
+}
 
+/** This thread's MPI state, from its init to finalize: its parts (the interface merges into the class). */
+// The fields are listed once, in ThreadRuntimeParts; the constructor takes them as they are.
+export interface ThreadRuntime extends ThreadRuntimeParts {}
+export class ThreadRuntime {
   constructor(parts: ThreadRuntimeParts) {
-    this.device = parts.device;
-    this.settings = parts.settings;
-    this.job = parts.job;
-    this.pmi = parts.pmi;
-    this.log = parts.log;
-    this.threadLevel = parts.threadLevel;
-    this.progress = parts.progress;
-    this.contextIds = parts.contextIds;
-    this.predefined = parts.predefined;
-    this.predefinedObjects = parts.predefinedObjects;
-    this.directRoutes = parts.directRoutes;
-    this.engines = parts.engines;
-    this.waitPoll = parts.waitPoll;
-    this.blocked = parts.blocked;
-    this.endpoint = parts.endpoint;
+    Object.assign(this, parts);
   }
 
   /** Nothing to check: a ThreadRuntime exists only while MPI is active (runtime() threw otherwise). */
