@@ -32,9 +32,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { FRAME, WINDOW, frameCounter } from './raw-frames.ts';
 
-const FRAME = 32;
-const WINDOW = 12;
 const SELF = fileURLToPath(import.meta.url);
 const SIDE_FLAG = '--raw-node-side';
 
@@ -68,19 +67,6 @@ type Report =
 /** Coordinator -> side process -> kernel. */
 type Command = { readonly type: 'go' } | { readonly type: 'stop' };
 
-/** Calls `onBatch` each time a whole batch of frames has arrived (any chunking). */
-function batchCounter(onBatch: () => void): (d: Buffer) => void {
-  let bytes = 0;
-  const need = WINDOW * FRAME;
-  return (d) => {
-    bytes += d.length;
-    while (bytes >= need) {
-      bytes -= need;
-      onBatch();
-    }
-  };
-}
-
 /**
  * Runs one side of one pair on this thread: listens or connects, reports, and on go() runs the
  * kernel; the server side times it and reports 'done'. Returns go and stop.
@@ -102,7 +88,7 @@ function startKernel(spec: KernelSpec, report: (r: Report) => void): { go(): voi
     s.on('error', fail);
     let done = -spec.warmup;
     let t0 = performance.now();
-    s.on('data', batchCounter(() => {
+    s.on('data', frameCounter(WINDOW, () => {
       if (spec.side === 'server') {
         if (++done === 0) t0 = performance.now();
         if (done === spec.iterations) {

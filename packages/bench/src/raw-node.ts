@@ -67,10 +67,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pairsMain } from './raw-node-pairs.ts';
+import { FRAME, WINDOW, frameCounter } from './raw-frames.ts';
 import { median, quantile } from './stats.ts';
 
-const FRAME = 32;
-const WINDOW = 12;
 const mode = process.argv[2] === 'pingpong' || process.argv[2] === 'allreduce' ? process.argv[2] : 'msgrate';
 const itIdx = process.argv.indexOf('--iterations');
 /** allreduce only: how the ranks receive (see the top comment). */
@@ -83,19 +82,6 @@ const p2pPayload = mode === 'pingpong' && process.argv.includes('--size') ? Numb
 if (mode !== 'allreduce' && (![iterations, p2pWarmup, p2pPayload].every((n) => Number.isInteger(n) && n >= 0) || iterations === 0)) {
   console.error('raw-node: --iterations must be a positive integer, --warmup and --size non-negative integers');
   process.exit(2);
-}
-
-/** Calls `onBatch` each time `frames` whole frames have arrived (any chunking). */
-function frameCounter(frames: number, onBatch: () => void, frameBytes = FRAME): (d: Buffer) => void {
-  let bytes = 0;
-  const need = frames * frameBytes;
-  return (d) => {
-    bytes += d.length;
-    while (bytes >= need) {
-      bytes -= need;
-      onBatch();
-    }
-  };
 }
 
 /** Processes in allreduce mode; the algorithms below assume a power of two. */
