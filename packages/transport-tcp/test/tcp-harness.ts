@@ -49,6 +49,26 @@ export async function waitUntil(cond: () => boolean, what: string, timeoutMs: nu
   }
 }
 
+/**
+ * Polls `cond` every 5 ms while `progress()` keeps changing; fails naming `what` once it has not
+ * changed for `stallMs`. For waits whose length grows with the work and the machine's load: a
+ * loaded machine that still moves passes, a stall fails.
+ */
+export async function waitWhileProgressing(cond: () => boolean, progress: () => number, what: string, stallMs: number): Promise<void> {
+  let last = progress();
+  let movedAt = Date.now();
+  while (!cond()) {
+    const now = progress();
+    if (now !== last) {
+      last = now;
+      movedAt = Date.now();
+    } else if (Date.now() - movedAt > stallMs) {
+      throw new Error(`stalled waiting for ${what}: no progress (at ${now}) for ${stallMs} ms`);
+    }
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
 export async function makeTcpTransports(spec: {
   processCount: number;
   channelCount: number;
