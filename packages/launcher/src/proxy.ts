@@ -361,9 +361,16 @@ class Proxy {
       this.#isEnding = true;
       this.#killAll('SIGKILL');
       if (this.#hbTimer !== null) clearInterval(this.#hbTimer);
+      // mpiexec answers the close once it has read everything queued before it: the ranks' last
+      // output and these 'closed' messages. While its own output is congested (a slow reader, a
+      // loaded machine) it reads the link late, so exiting after a fixed time dropped what was
+      // still queued here and read to mpiexec as a lost host. Wait for the answer while mpiexec is
+      // alive (its heartbeats keep coming); exit without it only once it has gone silent.
       this.#ws.close(1000);
-      setTimeout(() => process.exit(0), 1000).unref();
       this.#ws.once('close', () => process.exit(0));
+      setInterval(() => {
+        if (Date.now() - this.#lastHeard > HEARTBEAT_MS * HEARTBEAT_MISSES) process.exit(0);
+      }, HEARTBEAT_MS).unref();
     }
   }
 

@@ -124,16 +124,19 @@ describe('mpiexec with per-host proxies (fake remote shell)', () => {
   });
 
   it('hands every line of proxied ranks to a slow reader (backpressure through the link), without a false host loss', async () => {
-    // About 8 s at load 40 (2 cores). The deadline ends a stall well inside the test's own timeout,
-    // so a stall is reported with what arrived and what mpiexec said, not as a bare runner timeout.
-    const r = await runTracked(['-n', '3', '--hosts', 'localhost,fakeh1:2', ...RSH, PMI_RANK, 'lines', '2000', '400'], { slowReaderMs: 5, deadlineMs: 100_000 });
+    // 3 x 4000 lines of 400 bytes, read 100 ms apart: when the ranks are done, megabytes are
+    // still queued on the link, and mpiexec reads them only as fast as its reader takes its
+    // output. The proxy must wait for that (it used to exit 1 s after its last rank: lost lines,
+    // "lost its proxy"). About 20 s at load 60 (2 cores); the deadline ends a stall well inside
+    // the test's own timeout, so a stall is reported with what arrived, not as a bare timeout.
+    const r = await runTracked(['-n', '3', '--hosts', 'localhost,fakeh1:2', ...RSH, PMI_RANK, 'lines', '4000', '400'], { slowReaderMs: 100, deadlineMs: 100_000 });
     const perRank = [0, 0, 0];
     for (const m of r.stdout.matchAll(/^R(\d):\d+:x+$/gm)) perRank[Number(m[1])]!++;
     const seen = `lines per rank ${JSON.stringify(perRank)}, exit ${r.status}, stderr:\n${r.stderr}`;
     expect(r.timedOut, `mpiexec still ran after 100 s and was killed: ${seen}`).toBe(false);
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
-    expect(perRank).toEqual([2000, 2000, 2000]);
+    expect(perRank).toEqual([4000, 4000, 4000]);
   }, 130_000);
 
   it('ends the job when a rank on a proxied host fails, naming rank and host', async () => {
