@@ -69,14 +69,17 @@ describe('mpiexec runs a job', () => {
   });
 
   it('hands every line to a slow reader before it exits', async () => {
-    // 4 x 2000 lines of 400 bytes: far more than the pipes hold, so mpiexec's own stdout
-    // still has writes queued when the job ends; exiting then would drop them.
-    const r = await runMpiexec(['-n', '4', PMI_RANK, 'lines', '2000', '400'], { slowReaderMs: 5 });
-    expect(r.status).toBe(0);
+    // 4 x 2000 lines of 400 bytes, read 100 ms apart: far more than the pipes hold, so mpiexec's
+    // own stdout still has writes queued when the job ends; exiting then would drop them (with
+    // 5 ms between reads the reader kept up and the test passed without cli.ts's drain).
+    // About 20 s at load 40 (2 cores); the deadline ends a stall inside the test's own timeout.
+    const r = await runMpiexec(['-n', '4', PMI_RANK, 'lines', '2000', '400'], { slowReaderMs: 100, deadlineMs: 100_000 });
     const perRank = [0, 0, 0, 0];
     for (const m of r.stdout.matchAll(/^R(\d):\d+:x+$/gm)) perRank[Number(m[1])]!++;
+    expect(r.timedOut, `mpiexec still ran after 100 s and was killed: lines per rank ${JSON.stringify(perRank)}, stderr:\n${r.stderr}`).toBe(false);
+    expect(r.status).toBe(0);
     expect(perRank).toEqual([2000, 2000, 2000, 2000]);
-  });
+  }, 130_000);
 
   it('refuses a wire-up client with a wrong key and the job still completes', async () => {
     const r = await runMpiexec(['-n', '3', PMI_RANK, 'intruder']);
