@@ -107,7 +107,7 @@ if (values.help === true || ![blocks, per, window].every((n) => Number.isInteger
     if (withCounters) {
       countingTurns = true;
       setImmediate(countTurn).unref();
-      process.stdout.write(`### rank ${comm.rank} blocks begin\n`);
+      process.stdout.write(`### rank ${comm.rank} blocks begin at ${process.hrtime.bigint() / 1000n} us\n`);
     }
     const t0 = MPI.wtime();
     for (let b = 0; b < blocks; b++) {
@@ -137,8 +137,9 @@ if (values.help === true || ![blocks, per, window].every((n) => Number.isInteger
           `\tturns/msg ${((loopTurns - turns0) / msgs).toFixed(3)}`;
       }
       lines.push(line);
-      // A mark between blocks for V8's --trace-* output (TSMPI_RANK_NODE_FLAGS), which is written as it happens.
-      if (withCounters) process.stdout.write(`### rank ${comm.rank} end of block ${b + 1}\n`);
+      // A mark between blocks for V8's --trace-* output (TSMPI_RANK_NODE_FLAGS), which is written as it happens;
+      // the time is on the clock of --cpu-prof's sample timestamps (monotonic microseconds).
+      if (withCounters) process.stdout.write(`### rank ${comm.rank} end of block ${b + 1} at ${process.hrtime.bigint() / 1000n} us\n`);
     }
     countingTurns = false;
     if (comm.rank === 0) console.log(`iterations\telapsed\trate\tcpu per iteration (rank 0)\n${lines.join('\n')}`);
