@@ -27,6 +27,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import * as MPI from '@tsmpi/core';
 import { isLeadProcess } from './lead-rank.ts';
+import { threadCpu } from './thread-cpu.ts';
 
 const { values } = parseArgs({
   options: {
@@ -50,7 +51,7 @@ interface KernelCounts {
   readonly wchar: number;
   readonly voluntary: number;
   readonly involuntary: number;
-  /** Nanoseconds on a core (schedstat) of the main thread, and of all other threads (V8's compiler and GC helpers, libuv's pool). */
+  /** Nanoseconds on a core of the main thread, and of all other threads (thread-cpu.ts). */
   readonly mainNs: number;
   readonly otherNs: number;
 }
@@ -63,22 +64,17 @@ function kernelCounts(): KernelCounts {
   }
   let voluntary = 0;
   let involuntary = 0;
-  let mainNs = 0;
-  let otherNs = 0;
   for (const task of readdirSync('/proc/self/task')) {
     let status: string;
     try {
       status = readFileSync(`/proc/self/task/${task}/status`, 'utf8');
-      const onCpuNs = Number(readFileSync(`/proc/self/task/${task}/schedstat`, 'utf8').split(' ')[0]);
-      if (Number(task) === process.pid) mainNs += onCpuNs;
-      else otherNs += onCpuNs;
     } catch {
       continue; // the thread exited between the listing and the read
     }
     voluntary += Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(status)?.[1] ?? 0);
     involuntary += Number(/nonvoluntary_ctxt_switches:\s+(\d+)/.exec(status)?.[1] ?? 0);
   }
-  return { syscr: io.get('syscr') ?? 0, syscw: io.get('syscw') ?? 0, rchar: io.get('rchar') ?? 0, wchar: io.get('wchar') ?? 0, voluntary, involuntary, mainNs, otherNs };
+  return { syscr: io.get('syscr') ?? 0, syscw: io.get('syscw') ?? 0, rchar: io.get('rchar') ?? 0, wchar: io.get('wchar') ?? 0, voluntary, involuntary, ...threadCpu() };
 }
 
 /** Event-loop turns: a setImmediate re-armed in every check phase counts one per loop iteration. */
