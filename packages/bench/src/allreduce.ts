@@ -9,7 +9,9 @@
  * and the algorithm bandwidth, size / median, in MB/s (10^6 bytes), and the
  * CPU time (user + system) per call summed over all ranks: with more ranks
  * than cores the cores are the bottleneck, and CPU per call is the steadier
- * measure on a shared machine (docs/adr/0006). Large sizes run fewer calls:
+ * measure on a shared machine (docs/adr/0006). A second line splits that CPU
+ * into the ranks' main threads and their other threads (V8's compiler and GC
+ * helpers: thread-cpu.ts, Linux only; docs/PERFORMANCE.md 4.17). Large sizes run fewer calls:
  * iterations * min(1, 64 KiB / size), at least 10.
  * reference/allreduce.c is the same benchmark in C.
  */
@@ -18,6 +20,7 @@ import { parseBenchArgs } from './bench-args.ts';
 import { isLeadProcess } from './lead-rank.ts';
 import { appendJsonRecord, formatConfigLine, recordHeader } from './report.ts';
 import { median, quantile } from './stats.ts';
+import { threadCpu } from './thread-cpu.ts';
 
 const USAGE = `usage: mpiexec -n P packages/bench/src/allreduce.ts [flags]
 
@@ -71,6 +74,7 @@ if (parsed.kind === 'help') {
     if (n > 0 && (recv[0] !== expected || recv[n - 1] !== expected)) throw new Error(`allreduce: wrong result ${recv[0]}, expected ${expected}`);
     await comm.barrier();
     const samples = new Float64Array(calls);
+    const threadsBefore = threadCpu();
     const cpuBefore = process.cpuUsage();
     for (let i = 0; i < calls; i++) {
       const start = MPI.wtime();
@@ -78,7 +82,10 @@ if (parsed.kind === 'help') {
       samples[i] = MPI.wtime() - start;
     }
     const cpu = process.cpuUsage(cpuBefore);
+    const threadsAfter = threadCpu();
     const cpuMillisPerCall = await comm.allreduce((cpu.user + cpu.system) / 1000 / calls, MPI.SUM);
+    const mainMillisPerCall = await comm.allreduce((threadsAfter.mainNs - threadsBefore.mainNs) / 1e6 / calls, MPI.SUM);
+    const otherMillisPerCall = await comm.allreduce((threadsAfter.otherNs - threadsBefore.otherNs) / 1e6 / calls, MPI.SUM);
     if (comm.rank !== 0) continue;
     const medianMicros = median(samples) * 1e6;
     const minMicros = quantile(samples, 0) * 1e6;
@@ -89,6 +96,7 @@ if (parsed.kind === 'help') {
         `(min ${minMicros.toFixed(2)}, p99 ${p99Micros.toFixed(2)}; cpu ${cpuMillisPerCall.toFixed(3)} ms per call over all ranks; ` +
         `${calls} iterations, ${comm.size} processes, channels ${config.channels})`,
     );
+    console.log(`allreduce: ${sizeBytes}-byte cpu split: main threads ${mainMillisPerCall.toFixed(3)}, other threads ${otherMillisPerCall.toFixed(3)} ms per call over all ranks`);
     if (jsonFile !== null) {
       appendJsonRecord(jsonFile, {
         ...recordHeader(), bench: 'allreduce', processes: comm.size, iterations: calls, warmup: warm, sizeBytes,
