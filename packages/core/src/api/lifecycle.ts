@@ -184,8 +184,8 @@ function waitPollOptions(settings: Settings, size: number, log: Logger, device: 
  * its endpoints' receives take and why. Never an error: the engine path serves every job.
  */
 function logEndpointReceive(settings: Settings, progress: 'inline' | 'threads' | 'engines', size: number, log: Logger): void {
-  const plan = endpointReceivePlan(settings.endpointReceive, progress, size);
   if (settings.endpointReceive === 'engine') return;
+  const plan = endpointReceivePlan(settings.endpointReceive, progress, size);
   // The reader itself (ADR 0019 steps 2-4) is not built yet: a job where it would apply stays on the engine path too.
   const why = plan.why ?? 'the endpoint reader of docs/adr/0019 is not built in this version';
   log.info({ endpointReceive: settings.endpointReceive, progress, path: 'engine', why }, 'endpointReceive thread: receives stay on the engine path');
