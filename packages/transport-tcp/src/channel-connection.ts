@@ -99,8 +99,11 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
     });
   }
 
-  /** Starts connecting to the peer's listener: its same-host socket `unixPath` first when given, else TCP. */
-  connect(address: HostPort, unixPath: string | null = null): void {
+  /**
+   * Starts connecting to the peer's listener: its same-host socket `unixPath` first when given, else
+   * TCP. `address` null: the same-host socket only, no TCP to fall back to (an endpoint reader's).
+   */
+  connect(address: HostPort | null, unixPath: string | null = null): void {
     this.#address = address;
     this.#unixPath = unixPath;
     this.#firstConnectAt = Date.now();
@@ -114,15 +117,15 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
   }
 
   #dial(): void {
-    const address = this.#address!;
     if (this.#helloSent) {
       // A thread connection retried after its handshake began (#isThreadHandshakeStall): a fresh one.
       this.#helloSent = false;
       this.#handshake = this.#newHandshake();
     }
+    // Without an address the Unix path is never dropped (_onClose falls back to TCP only with one).
     const socket = this.#unixPath !== null
       ? net.connect({ path: this.#unixPath })
-      : net.connect({ host: address.host, port: address.port, noDelay: true });
+      : net.connect({ host: this.#address!.host, port: this.#address!.port, noDelay: true });
     this.#socket = socket;
     this.#error = null;
     wireSocket(socket, this, this.#owner._tuning.handshakeTimeoutMs, this.#owner._tuning.keepAliveMs);
@@ -366,7 +369,7 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
 
   /** @internal socket 'close' */
   _onClose(): void {
-    if (this.#unixPath !== null && this.#state === STATE_CONNECTING && !this.#helloSent && !this.#owner._isClosing && !this.#isEndRequested) {
+    if (this.#unixPath !== null && this.#address !== null && this.#state === STATE_CONNECTING && !this.#helloSent && !this.#owner._isClosing && !this.#isEndRequested) {
       // The peer has no same-host socket (or it failed before the handshake): TCP, once, right away.
       this.#owner._log.debug({ peer: this.peer, channel: this.channel, code: this.#error?.code }, 'same-host socket failed; connecting over TCP');
       this.#unixPath = null;

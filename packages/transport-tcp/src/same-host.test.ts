@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isSameHost, sameHostSocketName } from './same-host.ts';
+import { isSameHost, readerSocketName, sameHostSocketName } from './same-host.ts';
 
 describe('same-host', () => {
   it('counts only an identical IP literal as this host', () => {
@@ -19,5 +19,15 @@ describe('same-host', () => {
     expect(sameHostSocketName('key-2', '127.0.0.1:4000')).not.toBe(a);
     expect(sameHostSocketName('key-1', '127.0.0.1:4001')).not.toBe(a);
     expect(Buffer.byteLength(sameHostSocketName('k', '[ffff:ffff:ffff:ffff:ffff:ffff:ffff:ffff]:65535'))).toBeLessThanOrEqual(108);
+  });
+
+  it('names an endpoint reader\'s socket from the job key, process, endpoint and epoch, apart from every transport\'s', () => {
+    const a = readerSocketName('key-1', 3, 7, 2);
+    expect(a.startsWith('\0tsmpi-')).toBe(true);
+    expect(a).not.toContain('key-1');
+    const others = [readerSocketName('key-2', 3, 7, 2), readerSocketName('key-1', 4, 7, 2), readerSocketName('key-1', 3, 8, 2), readerSocketName('key-1', 3, 7, 3), readerSocketName('key-1', 37, 2, 2)];
+    expect(new Set([a, ...others]).size).toBe(others.length + 1);
+    expect(a).not.toBe(sameHostSocketName('key-1', '3:7'));
+    expect(Buffer.byteLength(readerSocketName('k', 2 ** 32 - 1, 2 ** 32 - 1, 2 ** 29))).toBeLessThanOrEqual(108);
   });
 });

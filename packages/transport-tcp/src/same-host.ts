@@ -35,6 +35,17 @@ export function sameHostSocketName(jobKey: string, address: string): string {
 }
 
 /**
+ * The abstract socket name of the reader of endpoint `endpoint` of process `process`, in its
+ * `epoch`-th reading (docs/adr/0019, proposed; the device does not use it yet): a sender computes it
+ * from what it knows, as it does the transport's own name, so nothing is published. The epoch
+ * keeps a sender that still knows an old reader from reaching a new one by its name.
+ */
+export function readerSocketName(jobKey: string, process: number, endpoint: number, epoch: number): string {
+  const tag = createHmac('sha256', jobKey).update('unix').digest('hex').slice(0, 24);
+  return `\0tsmpi-${tag}-reader-${process}-${endpoint}-${epoch}`;
+}
+
+/**
  * Whether a peer that published `peerHost` runs on this transport's host (it published `ownHost`).
  * Only IP literals count: a host name (published for a wildcard listen address) can be shared
  * by two hosts (mpiexec --same-name), and the same name and port there would reach the wrong

@@ -31,6 +31,10 @@
  * named after the job key and its address, and dials a peer that published
  * the same host there instead of over TCP (same-host.ts, docs/adr/0012).
  *
+ * Endpoint readers (options.listenName, docs/adr/0019, proposed; the device does not use them
+ * yet): an instance that listens only on its computed abstract name, never on the network; a
+ * thread instance given such a name (it starts with NUL) as a peer's address dials only it.
+ *
  * Peers: state per peer is ALIVE, DEPARTED (it sent GOODBYE: its close() is
  * graceful) or LOST (reported once through onPeerLost). Sending to a departed
  * or lost peer drops the frame; a departed peer is then reported lost once
@@ -83,6 +87,10 @@ export class TcpTransport implements Transport, ConnectionOwner {
   readonly #inbound = new Set<InboundConnection>();
   readonly #peerState: Uint8Array;
   #addresses: (HostPort | null)[] = [];
+  /** Per peer: the same-host name to dial instead of an address (an endpoint reader's, interface.ts listenName), or null. */
+  #names: (string | null)[] = [];
+  /** Listen only on this same-host name (interface.ts listenName), or null. */
+  readonly #listenName: string | null;
   #server: net.Server | null = null;
   /** The same-host listener (same-host.ts), or null. */
   #unixServer: net.Server | null = null;
@@ -124,12 +132,14 @@ export class TcpTransport implements Transport, ConnectionOwner {
     this.#out = new Array<ChannelConnection | undefined>(options.processCount * C);
     this.#peerState = new Uint8Array(options.processCount);
     this._threadConnections = options.threadConnections === true;
+    this.#listenName = options.listenName ?? null;
     // A thread's own connections flush at the end of its microtask: a thread that computes
     // right after `await send()` must not keep the frame (interface.ts threadConnections).
     this.#flushWithMicrotask = tuning.flushWith === 'microtask' || this._threadConnections;
   }
 
   listen(): Promise<string> {
+    if (this.#listenName !== null) return this.#listenOnName(this.#listenName);
     const server = net.createServer({ noDelay: true, pauseOnConnect: true }) as OwnedServer;
     server[kTransport] = this;
     this.#server = server;
@@ -167,8 +177,31 @@ export class TcpTransport implements Transport, ConnectionOwner {
     });
   }
 
+  /** An endpoint reader's listener: the same-host name only; a name already taken rejects (it is computed, never chosen). */
+  #listenOnName(name: string): Promise<string> {
+    if (!HAS_ABSTRACT_SOCKETS) return Promise.reject(new Error('a same-host name needs abstract Unix-domain sockets (Linux)'));
+    const server = net.createServer({ pauseOnConnect: true }) as OwnedServer;
+    server[kTransport] = this;
+    this.#server = server;
+    return new Promise<string>((resolve, reject) => {
+      server.once('error', (err) => {
+        this.#server = null;
+        reject(err);
+      });
+      server.listen(name, () => {
+        server.removeAllListeners('error');
+        server.on('error', serverOnError);
+        server.on('connection', serverOnConnection);
+        this.#isServerClosed = false;
+        server.unref();
+        resolve(name);
+      });
+    });
+  }
+
   start(peerAddresses: readonly string[]): void {
-    this.#addresses = peerAddresses.map(parseAddress);
+    this.#names = peerAddresses.map((a) => (a.startsWith('\0') ? a : null));
+    this.#addresses = peerAddresses.map((a) => (a.startsWith('\0') ? null : parseAddress(a)));
     // A thread instance never listens: its host is the one its own process published, so same-host peers are still reached over Unix sockets.
     if (this._threadConnections && this.#ownHost === null) this.#ownHost = this.#addresses[this._process]?.host ?? null;
   }
@@ -299,6 +332,14 @@ export class TcpTransport implements Transport, ConnectionOwner {
   }
 
   #openChannel(peer: number, channel: number): ChannelConnection | null {
+    const name = this.#names[peer];
+    if (name !== null && name !== undefined) {
+      const conn = new ChannelConnection(this, peer, channel);
+      this.#out[peer * this.#channelCount + channel] = conn;
+      this.#liveSockets++;
+      conn.connect(null, name);
+      return conn;
+    }
     const address = this.#addresses[peer];
     if (address === undefined || address === null) {
       process.nextTick(reportLost, this, peer, { code: 'TSMPI_ERR_CONNECT', message: `no valid address for process ${peer} (was start() called?)` });

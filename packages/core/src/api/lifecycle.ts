@@ -14,7 +14,7 @@ import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isMainThread } from 'node:worker_threads';
 import { resolveSettings, readJobEnv, type Settings, type JobEnv } from '../config/index.ts';
-import { Device, Engines, SharedState, type DirectRoute, type EngineBoot } from '../device/index.ts';
+import { Device, Engines, SharedState, endpointReceivePlan, type DirectRoute, type EngineBoot } from '../device/index.ts';
 import { ContextIdState } from '../comm/index.ts';
 import { createLogger, type Logger } from '../log/index.ts';
 import { connectPmi, type PmiClient } from '../pmi/index.ts';
@@ -82,6 +82,7 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
   }
   const multithreaded = level === 'serialized' || level === 'multiple';
   const progress = settings.progress === 'auto' ? (level === 'multiple' ? 'threads' : 'inline') : settings.progress;
+  logEndpointReceive(settings, progress, size, log);
   const shared = SharedState.create({
     processCount: size,
     endpointsPerProcess: settings.endpoints,
@@ -176,6 +177,18 @@ function waitPollOptions(settings: Settings, size: number, log: Logger, device: 
   const yieldCore = schedYield();
   if (yieldCore === null) log.warn('--wait poll needs sched_yield, which this Node does not offer (node:wasi): blocking calls sleep instead');
   return { budgetMs, yieldCore, onTurn: () => device.poll() };
+}
+
+/**
+ * endpointReceive (docs/adr/0019): one info line when a job asks for `thread`, saying which path
+ * its endpoints' receives take and why. Never an error: the engine path serves every job.
+ */
+function logEndpointReceive(settings: Settings, progress: 'inline' | 'threads' | 'engines', size: number, log: Logger): void {
+  if (settings.endpointReceive === 'engine') return;
+  const plan = endpointReceivePlan(settings.endpointReceive, progress, size);
+  // The reader itself (ADR 0019 steps 2-4) is not built yet: a job where it would apply stays on the engine path too.
+  const why = plan.why ?? 'the endpoint reader of docs/adr/0019 is not built in this version';
+  log.info({ endpointReceive: settings.endpointReceive, progress, path: 'engine', why }, 'endpointReceive thread: receives stay on the engine path');
 }
 
 function deviceBase(settings: Settings, job: JobEnv | null, rank: number, size: number) {

@@ -78,6 +78,12 @@ export const SETTINGS: readonly SettingRow[] = [
     doc: 'with --progress threads and --wait poll: milliseconds user threads poll their completion ring after a blocking call begins, and channel engines their sockets after a frame, yielding the core between turns, before they sleep; 0 sleeps at once (a wake-up per batch)',
   },
   {
+    name: 'endpointReceive', env: 'TSMPI_ENDPOINT_RECEIVE', flag: null, kind: oneOf('engine', 'thread'),
+    // engine: the endpoint reader of docs/adr/0019 is proposed and only its decision and ordering core exist; thread never changes a job yet.
+    defaultValue: () => 'engine', level: 'tuning',
+    doc: "who reads the messages for an endpoint that a worker thread attached to (docs/adr/0019, proposed). engine: the channel's host (an engine in --progress threads, the main thread in inline) reads and matches them and completes the thread's receives through its completion ring (a cross-thread wake-up per message). thread: the attached worker thread would read them on same-host connections of its own; not built yet: a job that asks for it runs on the engine path and logs one info line saying why (also with --progress engines, a single process, or an endpoint whose peers are on other hosts, where ADR 0019 keeps the engine path)",
+  },
+  {
     name: 'waitSpinTurns', env: 'TSMPI_WAIT_SPIN_TURNS', flag: null, kind: int(0, 1_000_000),
     // About one small-message round trip of turns (1-3 us each); UPC++ yields after about 10 empty progress calls (runtime/poll-policy.ts).
     defaultValue: () => 10, level: 'tuning',
@@ -137,6 +143,7 @@ export type Settings = {
   readonly wait: 'poll' | 'block';
   readonly waitPollMs: number;
   readonly threadPollMs: number;
+  readonly endpointReceive: 'engine' | 'thread';
   readonly waitSpinTurns: number;
   readonly warmup: number;
   readonly eagerLimit: number;

@@ -44,8 +44,15 @@ export class SenderRoute {
   #epoch = 0;
   readonly #step: RouteStep = { path: 0, epoch: 0, mark: false, markPath: 0 };
 
-  constructor(initialPath: number) {
+  /** `initialEpoch`: where a previous route of the same sender id stopped (route-table.ts senderEpoch: ids are recycled). */
+  constructor(initialPath: number, initialEpoch = 0) {
     this.#path = initialPath;
+    this.#epoch = initialEpoch;
+  }
+
+  /** The epoch of the frames sent last (to keep for the next route of this sender id). */
+  get epoch(): number {
+    return this.#epoch;
   }
 
   /** The step for the next frame when the route offers `path` (a reused object: read it before the next call). */

@@ -1,0 +1,27 @@
+/**
+ * Which path an endpoint's incoming messages take (the `endpointReceive` setting, docs/adr/0019):
+ * the channel's host (an engine, or the main thread in inline progress), or the worker thread
+ * attached to the endpoint (its reader). Pure: init asks once per process and logs the answer.
+ *
+ * The ADR keeps the engine path where a reader cannot serve: with --progress engines (the mode
+ * for threads that compute right after an isend, which a reader cannot progress) and in a job of
+ * one process (nothing arrives over sockets). Per peer it keeps it for peers on other hosts too
+ * (readers listen on same-host sockets only); that choice is made per connection, not here.
+ */
+
+export type EndpointReceive = 'engine' | 'thread';
+
+/** The path for the process, and why the engine path was kept when `thread` was asked for (null: nothing to say). */
+export interface EndpointReceivePlan {
+  readonly path: EndpointReceive;
+  readonly why: string | null;
+}
+
+export function endpointReceivePlan(asked: EndpointReceive, progress: 'inline' | 'threads' | 'engines', processCount: number): EndpointReceivePlan {
+  if (asked === 'engine') return { path: 'engine', why: null };
+  if (processCount === 1) return { path: 'engine', why: 'a job of one process receives nothing over sockets' };
+  if (progress === 'engines') {
+    return { path: 'engine', why: '--progress engines keeps every endpoint on its channel engine (a reader cannot progress a thread that computes right after an isend)' };
+  }
+  return { path: 'thread', why: null };
+}
