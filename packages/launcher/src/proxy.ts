@@ -31,7 +31,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import os from 'node:os';
 import type { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
-import { WebSocket, type RawData } from 'ws';
+import { WebSocket, type ClientOptions, type RawData } from 'ws';
 import { JOB_ENV } from '@tsmpi/core/pmi';
 import { isLoopbackAddress, resolveIface } from './iface.ts';
 import { LineForwarder } from './output-forwarder.ts';
@@ -55,6 +55,8 @@ const STDIO_GRACE_MS = 500;
  */
 const OUTPUT_HIGH_WATER_BYTES = 4 * 1024 * 1024;
 const OUTPUT_CHECK_MS = 10;
+/** The longest delay a Node timer takes (about 24.8 days): no close timeout of ws's own. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
 /** TCP keep-alive probe start on the link, so a dead peer is found by the kernel too. */
 const KEEPALIVE_MS = 2_000;
 
@@ -130,7 +132,13 @@ export function candidateAddresses(spec: LaunchSpec, sshConnection: string | und
 function openLink(address: string, port: number): Promise<{ ws: WebSocket; socket: Socket }> {
   const host = address.includes(':') ? `[${address}]` : address;
   return new Promise((resolve, reject) => {
-    const ws = new WebSocket(`ws://${host}:${port}${PROXY_PATH}`, { perMessageDeflate: false, handshakeTimeout: CONNECT_TIMEOUT_MS });
+    // closeTimeout: ws destroys the socket this long after close() when mpiexec has not answered
+    // (30 s by default), dropping output still queued here; mpiexec answers only once its own
+    // reader took everything before the close (minutes behind a paged `mpiexec | less`). The
+    // proxy's heartbeat rule decides instead (#closed): wait while mpiexec is alive.
+    // (ws 8.23, as pnpm-lock.yaml pins it, reads the option; its type declarations do not list it.)
+    const options: ClientOptions & { closeTimeout: number } = { perMessageDeflate: false, handshakeTimeout: CONNECT_TIMEOUT_MS, closeTimeout: MAX_TIMER_MS };
+    const ws = new WebSocket(`ws://${host}:${port}${PROXY_PATH}`, options);
     let socket: Socket | null = null;
     ws.once('upgrade', (res) => {
       socket = res.socket as Socket;

@@ -139,6 +139,19 @@ describe('mpiexec with per-host proxies (fake remote shell)', () => {
     expect(perRank).toEqual([4000, 4000, 4000]);
   }, 130_000);
 
+  it('waits as long as mpiexec takes to read the last output of a finished host (a reader 1 s apart)', async () => {
+    // Read 1 s apart, mpiexec takes longer than 30 s to read what the proxy still holds when its
+    // ranks are done: ws's own close timeout (30 s) used to cut the link then (lines lost, "lost
+    // its proxy"). About 80 s, nearly all of it the reader's pauses.
+    const r = await runTracked(['-n', '3', '--hosts', 'localhost,fakeh1:2', ...RSH, PMI_RANK, 'lines', '4000', '400'], { slowReaderMs: 1000, deadlineMs: 200_000 });
+    const perRank = [0, 0, 0];
+    for (const m of r.stdout.matchAll(/^R(\d):\d+:x+$/gm)) perRank[Number(m[1])]!++;
+    expect(r.timedOut, `mpiexec still ran after 200 s and was killed: lines per rank ${JSON.stringify(perRank)}, stderr:\n${r.stderr}`).toBe(false);
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(0);
+    expect(perRank).toEqual([4000, 4000, 4000]);
+  }, 230_000);
+
   it('ends the job when a rank on a proxied host fails, naming rank and host', async () => {
     const r = await runTracked(['-n', '4', '--hosts', 'localhost:2,fakeh1:2', ...RSH, PMI_RANK, 'exit-code', '3', '7']);
     expect(r.status).toBe(7);
