@@ -21,7 +21,7 @@
  * event-loop turns (a check-phase hook: one count per loop iteration), and the
  * time on a core of the main thread apart from the other threads (V8's compiler
  * and GC helpers: thread-cpu.ts).
- * docs/PERFORMANCE.md 4.17 used it to find what the first 1,000 iterations pay for.
+ * docs/PERFORMANCE.md 4.16 used it to find what the first 1,000 iterations pay for.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
