@@ -30,8 +30,7 @@ export const HAS_ABSTRACT_SOCKETS = process.platform === 'linux';
 
 /** The abstract socket name of the transport that published `address` in the job keyed `jobKey`. */
 export function sameHostSocketName(jobKey: string, address: string): string {
-  const tag = createHmac('sha256', jobKey).update('unix').digest('hex').slice(0, 24);
-  return `\0tsmpi-${tag}-${address}`;
+  return `\0tsmpi-${jobTag(jobKey)}-${address}`;
 }
 
 /**
@@ -41,8 +40,12 @@ export function sameHostSocketName(jobKey: string, address: string): string {
  * keeps a sender that still knows an old reader from reaching a new one by its name.
  */
 export function readerSocketName(jobKey: string, process: number, endpoint: number, epoch: number): string {
-  const tag = createHmac('sha256', jobKey).update('unix').digest('hex').slice(0, 24);
-  return `\0tsmpi-${tag}-reader-${process}-${endpoint}-${epoch}`;
+  return `\0tsmpi-${jobTag(jobKey)}-reader-${process}-${endpoint}-${epoch}`;
+}
+
+/** The part of every same-host name that says whose job it is: derived from the job key, never the key itself. */
+function jobTag(jobKey: string): string {
+  return createHmac('sha256', jobKey).update('unix').digest('hex').slice(0, 24);
 }
 
 /**

@@ -159,44 +159,39 @@ export class TcpTransport implements Transport, ConnectionOwner {
   /** Listens on the same-host socket of `address`; without one (not Linux, name taken), peers here use TCP. */
   #listenUnix(address: string): Promise<void> {
     if (!this._tuning.sameHostUnix || !HAS_ABSTRACT_SOCKETS) return Promise.resolve();
+    const server = this.#newNameServer();
+    return listenOnSameHostName(server, sameHostSocketName(this._jobKey, address)).then(
+      () => {
+        this.#unixServer = server;
+      },
+      (err: Error) => {
+        this._log.debug({ err: err.message }, 'no same-host socket; same-host peers connect over TCP');
+      },
+    );
+  }
+
+  /** A server for an abstract Unix-domain name, whose connections this transport accepts. */
+  #newNameServer(): OwnedServer {
     const server = net.createServer({ pauseOnConnect: true }) as OwnedServer;
     server[kTransport] = this;
-    return new Promise<void>((resolve) => {
-      server.once('error', (err) => {
-        this._log.debug({ err: err.message }, 'no same-host socket; same-host peers connect over TCP');
-        resolve();
-      });
-      server.listen(sameHostSocketName(this._jobKey, address), () => {
-        server.removeAllListeners('error');
-        server.on('error', serverOnError);
-        server.on('connection', serverOnConnection);
-        server.unref();
-        this.#unixServer = server;
-        resolve();
-      });
-    });
+    return server;
   }
 
   /** An endpoint reader's listener: the same-host name only; a name already taken rejects (it is computed, never chosen). */
   #listenOnName(name: string): Promise<string> {
     if (!HAS_ABSTRACT_SOCKETS) return Promise.reject(new Error('a same-host name needs abstract Unix-domain sockets (Linux)'));
-    const server = net.createServer({ pauseOnConnect: true }) as OwnedServer;
-    server[kTransport] = this;
+    const server = this.#newNameServer();
     this.#server = server;
-    return new Promise<string>((resolve, reject) => {
-      server.once('error', (err) => {
-        this.#server = null;
-        reject(err);
-      });
-      server.listen(name, () => {
-        server.removeAllListeners('error');
-        server.on('error', serverOnError);
-        server.on('connection', serverOnConnection);
+    return listenOnSameHostName(server, name).then(
+      () => {
         this.#isServerClosed = false;
-        server.unref();
-        resolve(name);
-      });
-    });
+        return name;
+      },
+      (err: unknown) => {
+        this.#server = null;
+        throw err;
+      },
+    );
   }
 
   start(peerAddresses: readonly string[]): void {
@@ -405,4 +400,21 @@ function serverOnConnection(this: OwnedServer, socket: net.Socket): void {
 
 function serverOnError(this: OwnedServer, err: Error): void {
   this[kTransport]._log.error({ err: err.message }, 'listening server error');
+}
+
+/**
+ * Listens on an abstract same-host name: resolves once listening, with the server accepting and
+ * unref'd (the transport never holds the event loop); rejects when the name is taken.
+ */
+function listenOnSameHostName(server: OwnedServer, name: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(name, () => {
+      server.removeListener('error', reject);
+      server.on('error', serverOnError);
+      server.on('connection', serverOnConnection);
+      server.unref();
+      resolve();
+    });
+  });
 }
