@@ -1,6 +1,6 @@
 // MPI_THREAD_MULTIPLE with real worker threads over real TCP: every program in
 // both matching modes and the progress modes.
-// testlist: mt-pt2pt np 2; mt-mixed np 2; mt-objects np 2; mt-busy np 2; mt-strand np 2; endpoints np 2 (--endpoints 3)
+// testlist: mt-pt2pt np 2; mt-mixed np 2; mt-objects np 2; mt-busy np 2; mt-strand np 2; endpoints np 2 (--endpoints 3); late-init np 2 (--timeout)
 import { describe, expect, it } from 'vitest';
 import { ROOT, program, runJob } from './run-job.ts';
 import path from 'node:path';
@@ -56,5 +56,19 @@ describe('examples/endpoints-hello.ts (the proposal\'s Listing 1)', () => {
     const r = await runJob(2, path.join(ROOT, 'examples/endpoints-hello.ts'), { flags: ['--endpoints', '3'] });
     expectOk(r, 'COMM_ENDPOINTS has 6 endpoints');
     for (let e = 0; e < 6; e++) expect(r.stdout).toMatch(new RegExp(`endpoint ${e}: process \\d+, thread \\d+`));
+  });
+});
+
+describe('roll-call of worker threads', () => {
+  it('names a worker thread that started but has not reached MPI.init', async () => {
+    // --timeout 30: both ranks must have started their worker before the roll-call (a loaded machine takes seconds).
+    const r = await runJob(2, program('late-init.ts'), { flags: ['--timeout', '30'], killAfterMs: 120_000 });
+    expect(r.code).toBe(124);
+    for (const rank of [0, 1]) {
+      expect(r.stdout).toContain(`late-init rank ${rank} started its worker`);
+      const line = r.stderr.split('\n').find((l) => l.includes(`rank ${rank} (`)) ?? '';
+      expect(line).toContain(`blocked in recv (comm COMM_WORLD, peer ${1 - rank}, tag 77)`);
+      expect(line).toMatch(/thread \d+ blocked in start, before MPI\.init/);
+    }
   });
 });

@@ -22,7 +22,7 @@ import type { TransportFactory } from '../transport/index.ts';
 import { ERR_ARG, ERR_OTHER, mpiError, schedYield } from '../util/index.ts';
 import { THREAD_LEVELS, type ThreadLevel } from './constants.ts';
 import {
-  BlockedCalls, BLOCKED_SLOT_WORDS, pollPolicy, WaitPoll, type WaitPollOptions, isInitialized, runtime, setRuntime, ThreadRuntime, workerBoot, type WorkerBoot, startWarmUp,
+  BlockedCalls, BLOCKED_SLOT_WORDS, INIT_CALL, pollPolicy, WaitPoll, type WaitPollOptions, isInitialized, runtime, setRuntime, ThreadRuntime, workerBoot, type WorkerBoot, startWarmUp,
 } from '../runtime/index.ts';
 import { MAX_THREADS } from '../device/index.ts';
 import { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE, setupPredefinedComms, attachPredefinedComms } from './predefined-comms.ts';
@@ -251,17 +251,19 @@ async function initWorkerThread(boot: WorkerBoot): Promise<ThreadLevel> {
   const size = boot.job?.size ?? 1;
   const log = createLogger(settings.logLevel, rank).child({ thread: threadId });
   const direct = boot.direct.length > 0 && size > 1;
+  // The roll-call shows this thread in MPI.init until it returns (opening its connections may wait for busy peers).
+  const waitPoll = new WaitPoll();
+  const blocked = new BlockedCalls(waitPoll);
+  blocked.attachTable(shared.buffers.blocked, threadId, MAX_THREADS);
+  blocked.enter(INIT_CALL, '', null, null);
   const device = new Device(
     { ...deviceBase(settings, boot.job, rank, size), log: log.child({ mod: 'device' }), transportFactory: direct ? await loadTransport(settings) : null, threadId, hosted: [], statsRow: threadId },
     shared,
   );
   device.start(null, boot.direct);
   await device.openDirect();
-  const waitPoll = new WaitPoll();
-  const blocked = new BlockedCalls(waitPoll);
   const policy = pollPolicy({ localSize: boot.job?.localSize ?? 1, cores: os.availableParallelism(), spinTurns: settings.waitSpinTurns });
   waitPoll.configure({ ...waitPollOptions(settings, size, log, device, false), spinTurns: policy.spinTurns });
-  blocked.attachTable(shared.buffers.blocked, threadId, MAX_THREADS);
   attachPredefinedComms(boot.predefined, size, settings.endpoints, device.firstEndpoint, boot.endpoint);
   const types = setupPredefinedTypes(null, boot.predefinedObjects);
   setupPredefinedOps(null, boot.predefinedObjects.slice(types.length));
@@ -272,6 +274,7 @@ async function initWorkerThread(boot: WorkerBoot): Promise<ThreadLevel> {
     predefined: boot.predefined, predefinedObjects: boot.predefinedObjects, directRoutes: boot.direct, engines: null, waitPoll, blocked,
   }));
   reviveWorkerData();
+  blocked.leave();
   return boot.threadLevel;
 }
 

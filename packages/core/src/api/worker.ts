@@ -8,7 +8,7 @@
  */
 import { Worker as NodeWorker, type WorkerOptions } from 'node:worker_threads';
 import { ERR_OTHER, mpiError, workerArgs } from '../util/index.ts';
-import { runtime, BOOT_KEY, type WorkerBoot } from '../runtime/index.ts';
+import { runtime, BOOT_KEY, clearSlot, markStarting, type WorkerBoot } from '../runtime/index.ts';
 import { MAX_THREADS } from '../device/index.ts';
 import { dehydrate } from './revive.ts';
 
@@ -55,7 +55,12 @@ export class Worker extends NodeWorker {
       shared.releaseThreadId(boot.threadId);
       throw e;
     }
-    this.once('exit', () => shared.releaseThreadId(boot.threadId));
+    // The roll-call reports the thread from now on (runtime/blocked.ts), not only once it is in an MPI call.
+    markStarting(shared.buffers.blocked, boot.threadId);
+    this.once('exit', () => {
+      clearSlot(shared.buffers.blocked, boot.threadId);
+      shared.releaseThreadId(boot.threadId);
+    });
   }
 
   /** Node's postMessage, with MPI objects in `value` dehydrated (the worker revives them with MPI.revive). */

@@ -11,6 +11,13 @@
  * Slot (Int32 words): ACTIVE, PEER, TAG, CALL_LEN, COMM_LEN, then NAME_BYTES
  * bytes of the call's name and NAME_BYTES of the communicator's name (ASCII,
  * cut to fit).
+ *
+ * A worker thread's slot also covers its start: the thread that makes an
+ * MPI.Worker marks the new thread's slot STARTING_CALL (markStarting) until the
+ * thread's MPI.init overwrites it, and init itself is reported while it opens
+ * the thread's connections (INIT_CALL). A roll-call during a slow start-up
+ * (16 threads per process loading their modules on a loaded machine) then
+ * says so, instead of showing nothing for threads that are not in MPI yet.
  */
 import type { BlockedIn } from '../pmi/index.ts';
 import type { WaitPoll } from './wait-poll.ts';
@@ -19,6 +26,41 @@ const NAME_BYTES = 32;
 const S = { ACTIVE: 0, PEER: 1, TAG: 2, CALL_LEN: 3, COMM_LEN: 4, NAMES: 5 } as const;
 export const BLOCKED_SLOT_WORDS = S.NAMES + (2 * NAME_BYTES) / 4;
 const NONE = -0x7fffffff;
+/** What a worker thread's slot says from its MPI.Worker constructor until its MPI.init begins. */
+export const STARTING_CALL = 'start, before MPI.init';
+/** What a worker thread's slot says while its MPI.init opens its connections. */
+export const INIT_CALL = 'MPI.init';
+
+/** Writes `text` (ASCII, cut to NAME_BYTES) at byte `at`; returns its length. */
+function writeName(bytes: Uint8Array, at: number, text: string): number {
+  const n = Math.min(text.length, NAME_BYTES);
+  for (let i = 0; i < n; i++) bytes[at + i] = text.charCodeAt(i) & 0x7f;
+  return n;
+}
+
+/** Fills slot `slot` of `table` and marks it active (the last store, so a reader sees a whole record). */
+function writeSlot(table: Int32Array, bytes: Uint8Array, slot: number, call: string, comm: string, peer: number | null, tag: number | null): void {
+  const b = slot * BLOCKED_SLOT_WORDS;
+  table[b + S.PEER] = peer ?? NONE;
+  table[b + S.TAG] = tag ?? NONE;
+  const nameAt = (b + S.NAMES) * 4;
+  table[b + S.CALL_LEN] = writeName(bytes, nameAt, call);
+  table[b + S.COMM_LEN] = writeName(bytes, nameAt + NAME_BYTES, comm);
+  Atomics.store(table, b + S.ACTIVE, 1);
+}
+
+/**
+ * Called by the thread that starts an MPI.Worker: thread `threadId`'s slot in the shared table
+ * `buffer` says STARTING_CALL until the new thread's MPI.init overwrites it.
+ */
+export function markStarting(buffer: SharedArrayBuffer, threadId: number): void {
+  writeSlot(new Int32Array(buffer), new Uint8Array(buffer), threadId, STARTING_CALL, '', null, null);
+}
+
+/** Called when thread `threadId` has ended (before its id is reused): its slot reports nothing. */
+export function clearSlot(buffer: SharedArrayBuffer, threadId: number): void {
+  Atomics.store(new Int32Array(buffer), threadId * BLOCKED_SLOT_WORDS + S.ACTIVE, 0);
+}
 
 /** What one thread is blocked in; made at init, before the roll-call handler that reads it. */
 export class BlockedCalls {
@@ -43,13 +85,6 @@ export class BlockedCalls {
     this.#threads = capacity;
   }
 
-  #writeName(at: number, text: string): number {
-    const n = Math.min(text.length, NAME_BYTES);
-    const bytes = this.#bytes!;
-    for (let i = 0; i < n; i++) bytes[at + i] = text.charCodeAt(i) & 0x7f;
-    return n;
-  }
-
   #readName(at: number, n: number): string {
     return String.fromCharCode(...this.#bytes!.subarray(at, at + n));
   }
@@ -64,15 +99,7 @@ export class BlockedCalls {
     this.#active = true;
     this.#waitPoll.begin();
     const table = this.#table;
-    if (table !== null) {
-      const b = this.#mySlot * BLOCKED_SLOT_WORDS;
-      table[b + S.PEER] = peer ?? NONE;
-      table[b + S.TAG] = tag ?? NONE;
-      const nameAt = (b + S.NAMES) * 4;
-      table[b + S.CALL_LEN] = this.#writeName(nameAt, call);
-      table[b + S.COMM_LEN] = this.#writeName(nameAt + NAME_BYTES, comm);
-      Atomics.store(table, b + S.ACTIVE, 1);
-    }
+    if (table !== null) writeSlot(table, this.#bytes!, this.#mySlot, call, comm, peer, tag);
   }
 
   /** The blocking call has returned. */

@@ -20,7 +20,7 @@ export { WaitPoll } from './wait-poll.ts';
 export type { WaitPollOptions } from './wait-poll.ts';
 export { pollPolicy } from './poll-policy.ts';
 export type { HostShare, PollPolicy } from './poll-policy.ts';
-export { BlockedCalls, BLOCKED_SLOT_WORDS } from './blocked.ts';
+export { BlockedCalls, BLOCKED_SLOT_WORDS, INIT_CALL, STARTING_CALL, clearSlot, markStarting } from './blocked.ts';
 export { BOOT_KEY, workerBoot } from './worker-boot.ts';
 export type { WorkerBoot } from './worker-boot.ts';
 export { RelayCell } from './relay-cell.ts';
