@@ -75,7 +75,14 @@ class Lane {
   /** Receives not yet complete that the current waitall counts, and its resolver. */
   waiting = 0;
   wake: (() => void) | null = null;
-  constructor(readonly sock: net.Socket, readonly me: number, readonly context: number) {}
+  readonly sock: net.Socket;
+  readonly me: number;
+  readonly context: number;
+  constructor(sock: net.Socket, me: number, context: number) {
+    this.sock = sock;
+    this.me = me;
+    this.context = context;
+  }
 }
 
 function flush(lane: Lane): void {
