@@ -14,12 +14,17 @@
  * path of this size can bring the 121 us of 4.16; the gap to raw-node.ts is
  * what the matching and request layer itself costs.
  *
- *   npx tsx packages/bench/src/lean-model.ts [--blocks 3] [--block 1000] [--window 12]
+ *   npx tsx packages/bench/src/lean-model.ts [--blocks 3] [--block 1000] [--window 12] [--raw]
+ *
+ * --raw runs raw-node.ts's kernel in the same harness instead: each iteration
+ * writes one batch of `window` 32-byte frames and waits until the peer's batch
+ * has arrived (no requests, no matching): the floor of Node's socket path.
  */
 import { fork } from 'node:child_process';
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { frameCounter } from './raw-frames.ts';
 import { threadCpu } from './thread-cpu.ts';
 
 const { values } = parseArgs({
@@ -28,11 +33,14 @@ const { values } = parseArgs({
     block: { type: 'string', default: '1000' },
     window: { type: 'string', default: '12' },
     peer: { type: 'string' },
+    raw: { type: 'boolean', default: false },
   },
 });
 const blocks = Number(values.blocks);
 const per = Number(values.block);
 const window = Number(values.window);
+/** --raw: no requests and no matching, only the batch written and the peer's frames counted (raw-node.ts's kernel). */
+const raw = values.raw === true;
 if (![blocks, per, window].every((n) => Number.isInteger(n) && n > 0)) {
   console.error('lean-model: --blocks, --block and --window must be positive integers');
   process.exit(2);
@@ -191,7 +199,33 @@ function waitall(lane: Lane, reqs: readonly LeanRequest[]): Promise<void> {
 async function run(sock: net.Socket, rank: number): Promise<void> {
   sock.setNoDelay(true);
   const lane = new Lane(sock, rank, 0);
-  sock.on('data', (chunk: Buffer) => onData(lane, chunk));
+  // --raw: the peer's frames are only counted; a whole window wakes the waiting iteration.
+  const batch = Buffer.alloc(window * HEADER);
+  let arrived = 0;
+  let rawWake: (() => void) | null = null;
+  if (raw) {
+    sock.on('data', frameCounter(window, () => {
+      if (rawWake !== null) {
+        const wake = rawWake;
+        rawWake = null;
+        wake();
+      } else {
+        arrived++;
+      }
+    }, HEADER));
+  } else {
+    sock.on('data', (chunk: Buffer) => onData(lane, chunk));
+  }
+  const rawIteration = (): Promise<void> => {
+    sock.write(batch);
+    if (arrived > 0) {
+      arrived--;
+      return Promise.resolve();
+    }
+    return new Promise((resolve) => {
+      rawWake = resolve;
+    });
+  };
   const recv = Array.from({ length: window }, () => new Uint8Array(0));
   const send = new Uint8Array(0);
   const reqs: LeanRequest[] = [];
@@ -200,7 +234,8 @@ async function run(sock: net.Socket, rank: number): Promise<void> {
     const t0 = performance.now();
     const c0 = process.cpuUsage();
     const k0 = threadCpu();
-    for (let it = 0; it < per; it++) {
+    for (let it = 0; raw && it < per; it++) await rawIteration();
+    for (let it = 0; !raw && it < per; it++) {
       for (let i = 0; i < window; i++) reqs[i] = irecv(lane, recv[i]!, 0);
       for (let i = 0; i < window; i++) reqs[window + i] = isend(lane, send, 0);
       await waitall(lane, reqs);
@@ -211,7 +246,7 @@ async function run(sock: net.Socket, rank: number): Promise<void> {
     lines.push(`${(b + 1) * per}\t${(((window * per) / (t1 - t0)) * 1000 / 1e6).toFixed(3)} M/s\tcpu ${((c.user + c.system) / per).toFixed(1)} us/it` +
       `\tmain thread ${((k1.mainNs - k0.mainNs) / 1000 / per).toFixed(1)} other threads ${((k1.otherNs - k0.otherNs) / 1000 / per).toFixed(1)} us/it`);
   }
-  if (rank === 0) console.log(`lean-model (rank 0)\n${lines.join('\n')}`);
+  if (rank === 0) console.log(`lean-model${raw ? ' --raw' : ''} (rank 0)\n${lines.join('\n')}`);
   sock.end();
 }
 
@@ -225,6 +260,6 @@ if (values.peer !== undefined) {
   });
   server.listen(0, '127.0.0.1', () => {
     const port = (server.address() as net.AddressInfo).port;
-    fork(fileURLToPath(import.meta.url), ['--blocks', String(blocks), '--block', String(per), '--window', String(window), '--peer', String(port)], { execArgv: process.execArgv });
+    fork(fileURLToPath(import.meta.url), ['--blocks', String(blocks), '--block', String(per), '--window', String(window), '--peer', String(port), ...(raw ? ['--raw'] : [])], { execArgv: process.execArgv });
   });
 }
