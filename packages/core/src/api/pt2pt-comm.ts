@@ -253,6 +253,20 @@ export class Pt2ptComm {
     return blocking(this.#startSendBuf(buf, dest, tag, true, 'Ssend'), 'Ssend', this, dest, tag);
   }
   Isend(buf: BufSpec, dest: number, tag = 0): Request<void> {
+    // The lean send (setting lean=send, docs/adr/0020-lean-common-path.md): a plain byte view on a
+    // predefined communicator, with every check of the general path made here or in leanSend; any
+    // other send, and any bad argument (for its MPIError), takes the general path.
+    if (buf instanceof Uint8Array && this._predefined && !this._freed) {
+      const rt = runtime('Isend');
+      if (rt.settings.lean === 'send' && Number.isInteger(tag) && tag >= 0 && tag <= TAG_UB && Number.isInteger(dest) && dest >= 0 && dest < this._endpoints.length) {
+        const me = rt.endpoint;
+        const dev = rt.device;
+        if (this._rankOfEndpoint(me) !== UNDEFINED && !dev.lifetime.countsPredefined && buf.length <= MAX_MESSAGE_BYTES &&
+          dev.leanSend(me, this._endpoints[dest]!, this._ctx, tag, buf)) {
+          return Request._completed(new DevRequest(REQ_KIND.SEND, 'Isend'), this, 'Isend');
+        }
+      }
+    }
     return this.#startSendBuf(buf, dest, tag, false, 'Isend');
   }
   Issend(buf: BufSpec, dest: number, tag = 0): Request<void> {

@@ -268,6 +268,28 @@ export class Device {
   }
 
   /**
+   * The lean send (setting `lean`, docs/adr/0020-lean-common-path.md): an eager, non-synchronous
+   * buffer-form send of `data` to an endpoint of another process, on a channel this thread hosts,
+   * queued straight into the channel's batch and counted as sent, with no request slot, event-loop
+   * hold or header object: what `send` does for such a message, without its bookkeeping, which
+   * an eager send completes at once anyway. Returns false, having done nothing, for any other
+   * send (or a failed process, or a transport without queueEager): the caller then takes `send`.
+   */
+  leanSend(srcEndpoint: number, dstEndpoint: number, ctx: number, tag: number, data: Uint8Array): boolean {
+    const len = data.length;
+    const first = this.firstEndpoint;
+    if (this.#failure !== null || (dstEndpoint >= first && dstEndpoint < first + this.opts.endpointsPerProcess)) return false;
+    if (len > this.#eagerInjectLimit && len > this.opts.eagerLimit) return false;
+    const c = channelOf(srcEndpoint, dstEndpoint, this.opts.endpointsPerProcess, this.opts.channels);
+    if (!this.#hosts[c] || this.shared.failedClass() !== 0) return false;
+    const t = this.transport;
+    if (t === null || t.queueEager === undefined) return false;
+    if (!t.queueEager((dstEndpoint / this.opts.endpointsPerProcess) | 0, c, ctx, srcEndpoint, dstEndpoint, tag, data)) return false;
+    this.#countSent(len);
+    return true;
+  }
+
+  /**
    * Sends `data` from endpoint srcEndpoint to dstEndpoint. `objectForm`: data is
    * msgpack. `sync`: completes only once matched. The caller must not modify
    * `data` until r completes. In a process whose device has failed (a peer lost:
