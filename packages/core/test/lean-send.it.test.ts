@@ -5,7 +5,7 @@ import { linesWith, program, runJob } from './run-job.ts';
 
 describe('lean send', () => {
   it.each([
-    ['send', 'inline'], ['off', 'inline'], ['send', 'threads'],
+    ['send', 'inline'], ['on', 'inline'], ['off', 'inline'], ['send', 'threads'], ['on', 'threads'],
   ])('keeps MPI order, probes, stats and errors with lean=%s, progress %s', async (lean, progress) => {
     const r = await runJob(2, program('lean-send.ts'), { flags: ['--progress', progress], env: { TSMPI_LEAN: lean } });
     if (r.code !== 0 || linesWith(r.stdout, 'lean-send OK').length !== 2) {
