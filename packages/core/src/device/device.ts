@@ -343,6 +343,11 @@ export class Device {
     if (lane !== null) this.#demote(ctx, lane);
   }
 
+  /** Diagnostics (tests): context `ctx`'s lane state (receive-lanes.ts LANE_STATE), or -1 where there are no lanes. */
+  laneState(ctx: number): number {
+    return this.#lanes === null ? -1 : this.#lanes.state(ctx);
+  }
+
   /** Moves a lane into the shared queues: posted receives in posting order, then unexpected messages in arrival order. */
   #demote(ctx: number, lane: Lane): void {
     const endpoint = this.firstEndpoint;
