@@ -178,10 +178,6 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
   }
 
   /**
-   * Queues one frame (hot path: no allocation unless the batch must grow).
-   * @returns false when the channel is past its high-water mark
-   */
-  /**
    * Queues one EAGER frame whose payload is copied (the lean send, interface.ts `queueEager`):
    * the header's bytes are stored in place, the same bytes encodeHeader writes for kind EAGER
    * with flags, seq, aux and aux2 zero.
@@ -209,6 +205,10 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
     if (!this.#isRefd && this.#owner._threadConnections) this.#holdLoop(true);
   }
 
+  /**
+   * Queues one frame (hot path: no allocation unless the batch must grow).
+   * @returns false when the channel is past its high-water mark
+   */
   queue(header: FrameHeader, payload: Uint8Array | null, sentToken: number): boolean {
     const plen = payload === null ? 0 : payload.length;
     const tuning = this.#owner._tuning;
