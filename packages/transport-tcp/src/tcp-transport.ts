@@ -230,6 +230,16 @@ export class TcpTransport implements Transport, ConnectionOwner {
     return conn.queue(header, payload, sentToken);
   }
 
+  /** The lean send's frame (interface.ts): only to a live peer on an open connection of an owned channel, else false. */
+  queueEager(dstProcess: number, channel: number, contextId: number, srcEndpoint: number, dstEndpoint: number, tag: number, payload: Uint8Array): boolean {
+    if (this._isClosing || this.#peerState[dstProcess] !== PEER_ALIVE || this.#isOwned[channel] !== true) return false;
+    const conn = this.#out[dstProcess * this.#channelCount + channel];
+    if (conn === undefined || conn === null) return false;
+    this.#sent[channel]!++;
+    conn.queueEager(contextId, srcEndpoint, dstEndpoint, tag, payload);
+    return true;
+  }
+
   /** Opens every owned channel to `peer` now; resolves once each is open or closed (interface.ts). */
   open(peer: number): Promise<void> {
     const C = this.#channelCount;

@@ -106,6 +106,8 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
       threadId: 0,
       hosted: useEngines ? [] : allChannels,
       statsRow: 0,
+      // Receive lanes only where this thread is the process's one MPI thread and hosts every channel (docs/adr/0020).
+      lanes: settings.lean === 'on' && !multithreaded && progress === 'inline',
     },
     shared,
   );

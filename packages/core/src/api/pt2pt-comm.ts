@@ -180,6 +180,20 @@ export class Pt2ptComm {
   }
 
   #startRecv(source: number, tag: number, objectForm: boolean, buf: BufSpec | null, call: string): Request<any> {
+    // The lean receive (setting lean=on, docs/adr/0020-lean-common-path.md): a plain byte view on a
+    // predefined communicator from a rank of another process (Device.leanRecv decides the rest);
+    // any other receive, and any bad argument (for its MPIError), takes the general path.
+    if (buf instanceof Uint8Array && this._predefined && !this._freed) {
+      const rt = runtime(call);
+      if (rt.settings.lean === 'on' && (tag === ANY_TAG || (Number.isInteger(tag) && tag >= 0 && tag <= TAG_UB)) &&
+        Number.isInteger(source) && source >= 0 && source < this._endpoints.length) {
+        const dev = rt.device;
+        if (this._rankOfEndpoint(rt.endpoint) !== UNDEFINED && !dev.lifetime.countsPredefined) {
+          const r = dev.leanRecv(this._ctx, this._endpoints[source]!, tag, buf, call);
+          if (r !== null) return new Request<void>(r, this, call);
+        }
+      }
+    }
     const me = this._me(call);
     const src = this._source(source, call);
     this._recvTag(tag, call);
@@ -253,6 +267,20 @@ export class Pt2ptComm {
     return blocking(this.#startSendBuf(buf, dest, tag, true, 'Ssend'), 'Ssend', this, dest, tag);
   }
   Isend(buf: BufSpec, dest: number, tag = 0): Request<void> {
+    // The lean send (setting lean=send or on, docs/adr/0020-lean-common-path.md): a plain byte view on a
+    // predefined communicator, with every check of the general path made here or in leanSend; any
+    // other send, and any bad argument (for its MPIError), takes the general path.
+    if (buf instanceof Uint8Array && this._predefined && !this._freed) {
+      const rt = runtime('Isend');
+      if (rt.settings.lean !== 'off' && Number.isInteger(tag) && tag >= 0 && tag <= TAG_UB && Number.isInteger(dest) && dest >= 0 && dest < this._endpoints.length) {
+        const me = rt.endpoint;
+        const dev = rt.device;
+        if (this._rankOfEndpoint(me) !== UNDEFINED && !dev.lifetime.countsPredefined && buf.length <= MAX_MESSAGE_BYTES &&
+          dev.leanSend(me, this._endpoints[dest]!, this._ctx, tag, buf)) {
+          return Request._completed(new DevRequest(REQ_KIND.SEND, 'Isend'), this, 'Isend');
+        }
+      }
+    }
     return this.#startSendBuf(buf, dest, tag, false, 'Isend');
   }
   Issend(buf: BufSpec, dest: number, tag = 0): Request<void> {

@@ -90,6 +90,12 @@ export const SETTINGS: readonly SettingRow[] = [
     doc: 'with --wait poll, where every process of the host has a core: poll turns of a blocking call that do not yield the core (sched_yield) before every later turn does; on a host with more processes than cores every turn yields',
   },
   {
+    name: 'lean', env: 'TSMPI_LEAN', flag: null, kind: oneOf('off', 'send', 'on'),
+    // A prototype of the first piece of docs/adr/0020 (proposed): off until the whole lean path is built and measured.
+    defaultValue: () => 'off', level: 'tuning',
+    doc: "send: Isend of a plain byte view (a Uint8Array or Buffer) on a predefined communicator to a rank of another process, eager and on a channel the calling thread hosts, skip the device's request bookkeeping and write the frame's header bytes straight into the channel's batch (the lean send of docs/adr/0020-lean-common-path.md). on: send, and in a process whose only MPI thread is the main thread (threadLevel single or funneled, progress inline, one endpoint) receives into a plain byte view from a rank of another process, and plain eager arrivals, match in per-context lanes instead of the shared queues; ANY_SOURCE, a probe, a synchronous, rendezvous or object-form message on the context move its lane into the shared queues in order, and the context stays on the general path. Anything else takes the general path, as with off (the default)",
+  },
+  {
     name: 'warmup', env: 'TSMPI_WARMUP', flag: '--warmup', kind: int(0, 1_000_000),
     // Off: measured, 3,000 turns cost about 150 ms of CPU in init and did not make the first 1,000 iterations cheaper (docs/adr/0016).
     defaultValue: () => 0, level: 'tuning',
@@ -146,6 +152,7 @@ export type Settings = {
   readonly endpointReceive: 'engine' | 'thread';
   readonly waitSpinTurns: number;
   readonly warmup: number;
+  readonly lean: 'off' | 'send' | 'on';
   readonly eagerLimit: number;
   readonly endpoints: number;
   readonly logLevel: 'silent' | 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';

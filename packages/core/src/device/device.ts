@@ -47,6 +47,7 @@ import type { ObjectTable } from './object-table.ts';
 import { createLifetime, type Lifetime, type RefcountStrategy } from './lifetime.ts';
 import { ThreadBridge } from './thread-bridge.ts';
 import { UnexpectedPayloads } from './unexpected-payloads.ts';
+import { ReceiveLanes, type Lane } from './receive-lanes.ts';
 
 
 export interface DeviceOptions {
@@ -69,6 +70,11 @@ export interface DeviceOptions {
   readonly statsRow: number;
   /** how requests reference the objects they use (lifetime.ts) */
   readonly refcount: RefcountStrategy;
+  /**
+   * Receive lanes (setting lean=on, docs/adr/0020-lean-common-path.md): only for the one MPI
+   * thread of a process that hosts every channel, one endpoint, no other thread matching.
+   */
+  readonly lanes?: boolean;
 }
 
 /** Channels a thread sends on directly, and every process's listening address for them. */
@@ -118,6 +124,8 @@ export class Device {
   readonly #hdr: FrameHeader = newFrameHeader();
   /** rings to and from the other threads of the process (thread-bridge.ts) */
   readonly #bridge: ThreadBridge;
+  /** the lean path's matching state (receive-lanes.ts); null: every receive takes the shared queues */
+  readonly #lanes: ReceiveLanes | null;
   #failure: Error | null = null;
   #closing = false;
   /** operations of this thread in flight; while > 0 (or while closing) #keepAlive holds the event loop */
@@ -151,6 +159,7 @@ export class Device {
     this.#bridge = new ThreadBridge(shared);
     if (this.#mt && opts.threadId >= 0) this.#completionRing = shared.completion(opts.threadId);
     this.#eagerInjectLimit = this.#mt ? Math.min(opts.eagerLimit, this.#bridge.maxInjectBytes) : opts.eagerLimit;
+    this.#lanes = opts.lanes === true && !this.#mt && opts.endpointsPerProcess === 1 ? new ReceiveLanes() : null;
   }
 
   get stats(): { messagesSent: number; messagesReceived: number; bytesSent: number; bytesReceived: number } {
@@ -255,7 +264,12 @@ export class Device {
    * r.buf (buffer form) or r.objectMode must be set. Completes r now or later.
    */
   postRecv(r: DevRequest, endpoint: number, ctx: number, srcEndpoint: number, tag: number): void {
-    const slot = this.#ownSlot(r, KIND.RECV);
+    if (this.#lanes !== null) this.#generalTouch(ctx, srcEndpoint);
+    this.#postSlot(r, this.#ownSlot(r, KIND.RECV), endpoint, ctx, srcEndpoint, tag);
+  }
+
+  /** Posts receive r, which owns `slot`, in the shared queues (and takes a waiting message). */
+  #postSlot(r: DevRequest, slot: number, endpoint: number, ctx: number, srcEndpoint: number, tag: number): void {
     const w = this.#w;
     const b = slot * SLOT_WORDS;
     w[b + SLOT.CTX] = ctx;
@@ -265,6 +279,131 @@ export class Device {
     w[b + SLOT.LENGTH] = r.buf === null ? -1 : r.buf.length;
     const msg = this.shared.queues[endpoint - this.firstEndpoint]!.postRecv(slot);
     if (msg !== NIL) this.#receiveMessage(slot, msg);
+  }
+
+  /**
+   * The lean receive (setting lean=on, docs/adr/0020-lean-common-path.md): a receive into the
+   * plain byte view `buf` from `srcEndpoint`, an endpoint of another process, on context `ctx`,
+   * matched in the context's lane (receive-lanes.ts) with no request slot and no shared queue.
+   * Returns the request, already complete when a waiting message matched, or null, having done
+   * nothing, when this receive must take postRecv (no lanes here, a GENERAL context, a local
+   * source, a failed process).
+   */
+  leanRecv(ctx: number, srcEndpoint: number, tag: number, buf: Uint8Array, call: string): DevRequest | null {
+    const lanes = this.#lanes;
+    if (lanes === null || this.#failure !== null || this.isLocal(srcEndpoint) || this.shared.failedClass() !== 0) return null;
+    const lane = lanes.lean(ctx);
+    if (lane === null) return null;
+    const r = new DevRequest(REQ_KIND.RECV, call);
+    r.buf = buf;
+    this.#hold();
+    const m = lane.takeUnexpected(srcEndpoint, tag);
+    if (m !== null) {
+      r.sourceEndpoint = m.src;
+      r.tag = m.tag;
+      this.#fill(r, m.data, false);
+      return r;
+    }
+    lane.posted.push({ r, src: srcEndpoint, tag });
+    return r;
+  }
+
+  /**
+   * A plain EAGER frame from another process, for a context that is or becomes LEAN: matched in
+   * its lane, or kept there (a private copy) as unexpected. False, having done nothing, for any
+   * other frame (the caller makes its context GENERAL and takes #arrive).
+   */
+  #laneArrive(srcProcess: number, h: FrameHeader, payload: Uint8Array): boolean {
+    if (h.kind !== FRAME_KIND.EAGER || h.flags !== 0) return false;
+    const lane = this.#lanes!.lean(h.contextId);
+    if (lane === null) return false;
+    const st = this.#stat;
+    st[STAT.RECEIVED]!++;
+    st[STAT.BYTES_RECEIVED]! += payload.length;
+    const src = h.srcEndpoint;
+    const r = lane.takePosted(src, h.tag);
+    if (r === null) {
+      lane.unexpected.push({ src, tag: h.tag, srcProcess, data: payload.slice() });
+      return true;
+    }
+    r.sourceEndpoint = src;
+    r.tag = h.tag;
+    this.#fill(r, payload, false);
+    return true;
+  }
+
+  /**
+   * Something of the general path touches context `ctx` from source `srcEndpoint` (ANY, or an
+   * endpoint): unless the source is local (lanes never hold those), the context becomes GENERAL,
+   * and a lane it had moves into the shared queues (demotion, receive-lanes.ts).
+   */
+  #generalTouch(ctx: number, srcEndpoint: number): void {
+    if (srcEndpoint !== ANY && this.isLocal(srcEndpoint)) return;
+    const lane = this.#lanes!.general(ctx);
+    if (lane !== null) this.#demote(ctx, lane);
+  }
+
+  /** Diagnostics (tests): context `ctx`'s lane state (receive-lanes.ts LANE_STATE), or -1 where there are no lanes. */
+  laneState(ctx: number): number {
+    return this.#lanes === null ? -1 : this.#lanes.state(ctx);
+  }
+
+  /** Moves a lane into the shared queues: posted receives in posting order, then unexpected messages in arrival order. */
+  #demote(ctx: number, lane: Lane): void {
+    const endpoint = this.firstEndpoint;
+    for (const p of lane.posted) {
+      const r = p.r;
+      // The lean receive already holds the event loop (#hold in leanRecv): a slot without another hold.
+      const slot = this.pool.alloc(KIND.RECV);
+      if (slot === NIL) {
+        r.error = mpiError(ERR_NO_MEM, r.call, `all ${this.shared.table.capacity} request slots are in use; complete or free requests, or raise TSMPI_REQUEST_SLOTS`);
+        this.#complete(r);
+        continue;
+      }
+      this.#w[slot * SLOT_WORDS + SLOT.OWNER] = this.#me;
+      r.slot = slot;
+      this.#reqs[slot] = r;
+      this.#postSlot(r, slot, endpoint, ctx, p.src, p.tag);
+    }
+    lane.posted.length = 0;
+    // A header of its own: the caller may be in the middle of using #hdr or a transport's header.
+    const h = newFrameHeader();
+    for (const m of lane.unexpected) {
+      h.kind = FRAME_KIND.EAGER;
+      h.flags = 0;
+      h.contextId = ctx;
+      h.srcEndpoint = m.src;
+      h.dstEndpoint = endpoint;
+      h.tag = m.tag;
+      h.seq = 0;
+      h.aux = 0;
+      h.aux2 = 0;
+      h.payloadLength = m.data.length;
+      this.#arrive(m.srcProcess, h, m.data, 0, false);
+    }
+    lane.unexpected.length = 0;
+  }
+
+  /**
+   * The lean send (setting `lean`, docs/adr/0020-lean-common-path.md): an eager, non-synchronous
+   * buffer-form send of `data` to an endpoint of another process, on a channel this thread hosts,
+   * queued straight into the channel's batch and counted as sent, with no request slot, event-loop
+   * hold or header object: what `send` does for such a message, without its bookkeeping, which
+   * an eager send completes at once anyway. Returns false, having done nothing, for any other
+   * send (or a failed process, or a transport without queueEager): the caller then takes `send`.
+   */
+  leanSend(srcEndpoint: number, dstEndpoint: number, ctx: number, tag: number, data: Uint8Array): boolean {
+    const len = data.length;
+    const first = this.firstEndpoint;
+    if (this.#failure !== null || (dstEndpoint >= first && dstEndpoint < first + this.opts.endpointsPerProcess)) return false;
+    if (len > this.#eagerInjectLimit && len > this.opts.eagerLimit) return false;
+    const c = channelOf(srcEndpoint, dstEndpoint, this.opts.endpointsPerProcess, this.opts.channels);
+    if (!this.#hosts[c] || this.shared.failedClass() !== 0) return false;
+    const t = this.transport;
+    if (t === null || t.queueEager === undefined) return false;
+    if (!t.queueEager((dstEndpoint / this.opts.endpointsPerProcess) | 0, c, ctx, srcEndpoint, dstEndpoint, tag, data)) return false;
+    this.#countSent(len);
+    return true;
   }
 
   /**
@@ -376,12 +515,14 @@ export class Device {
 
   /** Non-destructive look at the first message a receive (ctx, src, tag) on `endpoint` would match. */
   probe(endpoint: number, ctx: number, srcEndpoint: number, tag: number): ProbeInfo | null {
+    if (this.#lanes !== null) this.#generalTouch(ctx, srcEndpoint);
     const m = this.shared.queues[endpoint - this.firstEndpoint]!.probe(ctx, srcEndpoint, tag);
     return m === NIL ? null : this.#messageInfo(m);
   }
 
   /** Matched probe: removes the message from matching and returns its slot. */
   mprobe(endpoint: number, ctx: number, srcEndpoint: number, tag: number): { slot: number; info: ProbeInfo } | null {
+    if (this.#lanes !== null) this.#generalTouch(ctx, srcEndpoint);
     const m = this.shared.queues[endpoint - this.firstEndpoint]!.takeMatching(ctx, srcEndpoint, tag);
     if (m === NIL) return null;
     this.#w[m * SLOT_WORDS + SLOT.KIND] = KIND.MATCHED_MESSAGE;
@@ -417,7 +558,16 @@ export class Device {
 
   /** Cancels a pending receive that has not matched; true if it was cancelled. */
   cancel(r: DevRequest): boolean {
-    if (r.done || r.kind !== REQ_KIND.RECV || r.slot === NIL) return false;
+    if (r.done || r.kind !== REQ_KIND.RECV) return false;
+    if (r.slot === NIL) {
+      // A pending receive without a slot is a lean one: it waits in a lane.
+      if (this.#lanes === null || !this.#lanes.lanes().some((lane) => lane.unlink(r))) return false;
+      r.cancelled = true;
+      r.sourceEndpoint = ANY;
+      r.tag = ANY;
+      this.#complete(r);
+      return true;
+    }
     const ep = this.#w[r.slot * SLOT_WORDS + SLOT.ENDPOINT]!;
     if (!this.shared.queues[ep - this.firstEndpoint]!.cancelRecv(r.slot)) return false;
     r.cancelled = true;
@@ -445,12 +595,14 @@ export class Device {
   unexpectedQueued(): number {
     let n = 0;
     for (const q of this.shared.queues) n += q.unexpectedCount;
+    if (this.#lanes !== null) for (const lane of this.#lanes.lanes()) n += lane.unexpected.length;
     return n;
   }
 
   postedQueued(): number {
     let n = 0;
     for (const q of this.shared.queues) n += q.postedCount;
+    if (this.#lanes !== null) for (const lane of this.#lanes.lanes()) n += lane.posted.length;
     return n;
   }
 
@@ -643,12 +795,15 @@ export class Device {
   }
 
   /** An EAGER, EAGER_SYNC or RNDV_RTS frame for one of our endpoints. */
-  #arrive(srcProcess: number, h: FrameHeader, payload: Uint8Array, extraFlags: number): void {
-    const st = this.#stat;
-    st[STAT.RECEIVED]!++;
+  #arrive(srcProcess: number, h: FrameHeader, payload: Uint8Array, extraFlags: number, count = true): void {
     const rndv = h.kind === FRAME_KIND.RNDV_RTS;
     const len = rndv ? h.aux2 : payload.length;
-    st[STAT.BYTES_RECEIVED]! += len;
+    if (count) {
+      // Not when a lane's message moves to the shared queues: it was counted when it arrived.
+      const st = this.#stat;
+      st[STAT.RECEIVED]!++;
+      st[STAT.BYTES_RECEIVED]! += len;
+    }
     const msg = this.pool.alloc(KIND.MESSAGE);
     if (msg === NIL) {
       this.#fatal(mpiError(ERR_NO_MEM, 'progress', `all ${this.shared.table.capacity} request slots are in use by unexpected messages; raise TSMPI_REQUEST_SLOTS`), null);
@@ -816,6 +971,10 @@ export class Device {
       case FRAME_KIND.EAGER:
       case FRAME_KIND.EAGER_SYNC:
       case FRAME_KIND.RNDV_RTS:
+        if (this.#lanes !== null) {
+          if (this.#laneArrive(srcProcess, h, payload)) return;
+          this.#generalTouch(h.contextId, h.srcEndpoint);
+        }
         this.#arrive(srcProcess, h, payload, 0);
         return;
       case FRAME_KIND.SYNC_ACK:
@@ -948,6 +1107,15 @@ export class Device {
       if (r !== undefined && !r.done) {
         r.error = err;
         this.#complete(r);
+      }
+    }
+    if (this.#lanes !== null) {
+      for (const lane of this.#lanes.lanes()) {
+        const posted = lane.posted.splice(0);
+        for (const p of posted) {
+          p.r.error = err;
+          this.#complete(p.r);
+        }
       }
     }
     this.onFatal?.(err, lostProcess);

@@ -215,6 +215,15 @@ export interface Transport {
    * event loop, which a thread that computes after a send does not run.
    */
   open?(peer: number): Promise<void>;
+  /**
+   * Optional (the lean send of docs/adr/0020-lean-common-path.md): queues an EAGER frame
+   * (flags, seq, aux and aux2 zero) with `payload` copied, for `dstProcess` on `channel`, which
+   * must be channelOf(srcEndpoint, dstEndpoint, J, C) and owned here, writing the header's
+   * bytes in place instead of taking a FrameHeader. Returns false, having done nothing, when
+   * the frame cannot go this way now (closing, the peer not alive, the channel not open yet):
+   * the caller then uses `send`, which handles those cases.
+   */
+  queueEager?(dstProcess: number, channel: number, contextId: number, srcEndpoint: number, dstEndpoint: number, tag: number, payload: Uint8Array): boolean;
   /** Per owned channel: frames sent and received so far. Index = channel number. */
   channelStats(): { sent: number; received: number }[];
   /** Flushes what is queued, ends every connection gracefully and stops listening. */
