@@ -14,7 +14,7 @@ import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isMainThread } from 'node:worker_threads';
 import { resolveSettings, readJobEnv, type Settings, type JobEnv } from '../config/index.ts';
-import { Device, Engines, SharedState, endpointReceivePlan, type DirectRoute, type EngineBoot } from '../device/index.ts';
+import { Device, Engines, SharedState, endpointReceivePlan, type EndpointReceivePlan, type DirectRoute, type EngineBoot } from '../device/index.ts';
 import { ContextIdState } from '../comm/index.ts';
 import { createLogger, type Logger } from '../log/index.ts';
 import { connectPmi, type PmiClient } from '../pmi/index.ts';
@@ -82,7 +82,8 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
   }
   const multithreaded = level === 'serialized' || level === 'multiple';
   const progress = settings.progress === 'auto' ? (level === 'multiple' ? 'threads' : 'inline') : settings.progress;
-  logEndpointReceive(settings, progress, size, log);
+  const receivePlan = endpointReceivePlan(settings.endpointReceive, progress, size);
+  logEndpointReceive(settings, progress, receivePlan, log);
   const shared = SharedState.create({
     processCount: size,
     endpointsPerProcess: settings.endpoints,
@@ -91,6 +92,8 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     requestSlots: settings.requestSlots,
     multithreaded: multithreaded || progress !== 'inline',
     blockedSlotBytes: BLOCKED_SLOT_WORDS * 4,
+    // The route table exists only where a reader may serve (docs/adr/0019); the default allocates nothing.
+    endpointReaders: receivePlan.path === 'thread',
   });
   const allChannels = Array.from({ length: settings.channels }, (_, c) => c);
   const useEngines = progress !== 'inline' && size > 1;
@@ -183,9 +186,8 @@ function waitPollOptions(settings: Settings, size: number, log: Logger, device: 
  * endpointReceive (docs/adr/0019): one info line when a job asks for `thread`, saying which path
  * its endpoints' receives take and why. Never an error: the engine path serves every job.
  */
-function logEndpointReceive(settings: Settings, progress: 'inline' | 'threads' | 'engines', size: number, log: Logger): void {
+function logEndpointReceive(settings: Settings, progress: 'inline' | 'threads' | 'engines', plan: EndpointReceivePlan, log: Logger): void {
   if (settings.endpointReceive === 'engine') return;
-  const plan = endpointReceivePlan(settings.endpointReceive, progress, size);
   // The reader itself (ADR 0019 steps 2-4) is not built yet: a job where it would apply stays on the engine path too.
   const why = plan.why ?? 'the endpoint reader of docs/adr/0019 is not built in this version';
   log.info({ endpointReceive: settings.endpointReceive, progress, path: 'engine', why }, 'endpointReceive thread: receives stay on the engine path');
