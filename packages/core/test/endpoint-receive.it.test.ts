@@ -1,7 +1,10 @@
 // The endpointReceive setting (docs/adr/0019) through mpiexec: asking for `thread` never changes
 // what a job computes or fails it; each process says in one info line which path its endpoints'
 // receives take and why; a bad value is refused naming the variable and the allowed values.
-// testlist: endpoints np 2 (--endpoints 3) per progress mode
+// A worker thread's endpoint reader (the first slice of the ADR: it listens, no sender dials it yet):
+// claimed at threadAttach, handed back when the thread attaches elsewhere and when it ends, one
+// reading per epoch, while messages to the endpoint stay in order (ep-reader.ts).
+// testlist: endpoints np 2 (--endpoints 3) per progress mode; ep-reader np 2 (--endpoints 2) per progress mode
 import { describe, expect, it } from 'vitest';
 import { program, runJob, type JobResult } from './run-job.ts';
 
@@ -29,8 +32,50 @@ describe('endpointReceive', () => {
     for (const l of lines) {
       expect(l.path).toBe('engine');
       expect(l.progress).toBe(progress);
-      expect(l.why).toMatch(progress === 'engines' ? /--progress engines/ : /not built/);
+      expect(l.why).toMatch(progress === 'engines' ? /--progress engines/ : /no sender uses them yet/);
     }
+  }, 90_000);
+
+  /** The endpoint reader's info lines of a job's stderr, per process, as `reads|back endpoint epoch [why]`. */
+  function readerLines(stderr: string): Map<number, string[]> {
+    const byRank = new Map<number, string[]>();
+    for (const l of stderr.split('\n').filter((x) => x.includes('"endpoint reader: '))) {
+      const o = JSON.parse(l) as { rank: number; endpoint: number; epoch: number; why?: string; msg: string };
+      const what = o.msg.includes('reads') ? `reads ${o.endpoint} ${o.epoch}` : `back ${o.endpoint} ${o.epoch} ${o.why}`;
+      byRank.set(o.rank, [...(byRank.get(o.rank) ?? []), what]);
+    }
+    return byRank;
+  }
+
+  it.each(['threads', 'inline'] as const)('thread with --progress %s: a worker reads the endpoint it attaches to, in a new epoch each time, and hands it back', async (progress) => {
+    const r = await runJob(2, program('ep-reader.ts'), {
+      flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--timeout', '60'],
+      args: ['reader'],
+      env: { TSMPI_ENDPOINT_RECEIVE: 'thread' },
+      killAfterMs: 80_000,
+    });
+    expectOk(r, `ep-reader OK reader ${progress}`);
+    const lines = readerLines(r.stderr);
+    for (const rank of [0, 1]) {
+      const e = rank * 2;
+      // Each process logs its own worker's readings in the order they happened; the other process's timing does not matter.
+      expect(lines.get(rank), `process ${rank}`).toEqual([
+        `reads ${e + 1} 1`, `back ${e + 1} 1 threadAttach to another endpoint`,
+        `reads ${e} 1`, `back ${e} 1 threadAttach to another endpoint`,
+        `reads ${e + 1} 2`, `back ${e + 1} 2 the thread is ending`,
+      ]);
+    }
+  }, 90_000);
+
+  it.each([['engines', 'thread'], ['threads', 'engine']] as const)('--progress %s with endpointReceive %s: no thread reads an endpoint', async (progress, receive) => {
+    const r = await runJob(2, program('ep-reader.ts'), {
+      flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--timeout', '60'],
+      args: ['none'],
+      env: { TSMPI_ENDPOINT_RECEIVE: receive },
+      killAfterMs: 80_000,
+    });
+    expectOk(r, `ep-reader OK none ${progress}`);
+    expect(readerLines(r.stderr).size).toBe(0);
   }, 90_000);
 
   it('engine (the default) logs nothing about it', async () => {

@@ -18,7 +18,7 @@ import { Device, Engines, SharedState, endpointReceivePlan, type EndpointReceive
 import { ContextIdState } from '../comm/index.ts';
 import { createLogger, type Logger } from '../log/index.ts';
 import { connectPmi, type PmiClient } from '../pmi/index.ts';
-import type { TransportFactory } from '../transport/index.ts';
+import type { ReaderSocketName, TransportFactory } from '../transport/index.ts';
 import { ERR_ARG, ERR_OTHER, mpiError, schedYield } from '../util/index.ts';
 import { THREAD_LEVELS, type ThreadLevel } from './constants.ts';
 import {
@@ -188,8 +188,9 @@ function waitPollOptions(settings: Settings, size: number, log: Logger, device: 
  */
 function logEndpointReceive(settings: Settings, progress: 'inline' | 'threads' | 'engines', plan: EndpointReceivePlan, log: Logger): void {
   if (settings.endpointReceive === 'engine') return;
-  // The reader itself (ADR 0019 steps 2-4) is not built yet: a job where it would apply stays on the engine path too.
-  const why = plan.why ?? 'the endpoint reader of docs/adr/0019 is not built in this version';
+  // Readers listen where the plan allows (a worker thread's threadAttach), but no sender dials them
+  // yet (docs/adr/0019 "Left"): a job where they apply stays on the engine path too.
+  const why = plan.why ?? 'endpoint readers listen (docs/adr/0019) but no sender uses them yet';
   log.info({ endpointReceive: settings.endpointReceive, progress, path: 'engine', why }, 'endpointReceive thread: receives stay on the engine path');
 }
 
@@ -213,6 +214,12 @@ async function loadTransport(settings: Settings): Promise<TransportFactory> {
     throw mpiError(ERR_ARG, 'init', `transport module ${settings.transport} does not export createTransport`);
   }
   return mod.createTransport;
+}
+
+/** The transport module's reader names (interface.ts ReaderSocketName), or null when it has none. */
+async function loadReaderSocketName(settings: Settings): Promise<ReaderSocketName | null> {
+  const mod = (await import(settings.transport)) as { readerSocketName?: ReaderSocketName };
+  return typeof mod.readerSocketName === 'function' ? mod.readerSocketName : null;
 }
 
 /** Threads progress: one engine per channel, each publishing its own address; resolves to the engines and every process's address per channel. */
@@ -253,12 +260,20 @@ async function initWorkerThread(boot: WorkerBoot): Promise<ThreadLevel> {
   const size = boot.job?.size ?? 1;
   const log = createLogger(settings.logLevel, rank).child({ thread: threadId });
   const direct = boot.direct.length > 0 && size > 1;
+  // docs/adr/0019: a worker thread may read an endpoint where the process has a route table and the
+  // thread has connections of its own (the reader's senders will follow them), if the transport names readers.
+  const readerSocketName = direct && shared.routes !== null ? await loadReaderSocketName(settings) : null;
   const device = new Device(
-    { ...deviceBase(settings, boot.job, rank, size), log: log.child({ mod: 'device' }), transportFactory: direct ? await loadTransport(settings) : null, threadId, hosted: [], statsRow: threadId },
+    {
+      ...deviceBase(settings, boot.job, rank, size), log: log.child({ mod: 'device' }), transportFactory: direct ? await loadTransport(settings) : null, threadId, hosted: [], statsRow: threadId,
+      ...(readerSocketName === null ? {} : { readerSocketName }),
+    },
     shared,
   );
   device.start(null, boot.direct);
   await device.openDirect();
+  // Leaving when the thread's event loop empties (the worker is about to end): the reader hands its endpoint back.
+  if (readerSocketName !== null) process.on('beforeExit', () => void device.handBack('the thread is ending'));
   const waitPoll = new WaitPoll();
   const blocked = new BlockedCalls(waitPoll);
   const policy = pollPolicy({ localSize: boot.job?.localSize ?? 1, cores: os.availableParallelism(), spinTurns: settings.waitSpinTurns });

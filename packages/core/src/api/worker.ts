@@ -55,7 +55,11 @@ export class Worker extends NodeWorker {
       shared.releaseThreadId(boot.threadId);
       throw e;
     }
-    this.once('exit', () => shared.releaseThreadId(boot.threadId));
+    this.once('exit', () => {
+      // A thread that ended while reading an endpoint (docs/adr/0019) leaves no claim for the next thread with its id.
+      shared.routes?.releaseReaderOf(boot.threadId);
+      shared.releaseThreadId(boot.threadId);
+    });
   }
 
   /** Node's postMessage, with MPI objects in `value` dehydrated (the worker revives them with MPI.revive). */

@@ -36,7 +36,7 @@
  * protocols are unit-tested over the loopback transport (protocols.test.ts).
  */
 import { Packr } from 'msgpackr';
-import { FRAME_FLAG, FRAME_KIND, channelOf, newFrameHeader, type FrameHeader, type Transport, type TransportError, type TransportFactory } from '../transport/index.ts';
+import { FRAME_FLAG, FRAME_KIND, channelOf, newFrameHeader, type FrameHeader, type ReaderSocketName, type Transport, type TransportError, type TransportFactory } from '../transport/index.ts';
 import type { PayloadPool, Ring } from '../shm/index.ts';
 import { ANY, ERR_PROC_FAILED, ERR_TRUNCATE, ERR_NO_MEM, MPIError, mpiError } from '../util/index.ts';
 import type { Logger } from '../log/index.ts';
@@ -69,6 +69,19 @@ export interface DeviceOptions {
   readonly statsRow: number;
   /** how requests reference the objects they use (lifetime.ts) */
   readonly refcount: RefcountStrategy;
+  /**
+   * The transport module's reader names (docs/adr/0019), given only to a worker thread's device
+   * in a process with a route table (endpointReceive `thread` where it applies): such a device
+   * may read an endpoint (readEndpoint). Absent: it never does.
+   */
+  readonly readerSocketName?: ReaderSocketName;
+}
+
+/** The local endpoint a thread reads (docs/adr/0019): its reading's epoch and the transport listening on its socket. */
+interface EndpointReading {
+  readonly endpoint: number;
+  readonly epoch: number;
+  readonly transport: Transport;
 }
 
 /** Channels a thread sends on directly, and every process's listening address for them. */
@@ -118,6 +131,8 @@ export class Device {
   readonly #hdr: FrameHeader = newFrameHeader();
   /** rings to and from the other threads of the process (thread-bridge.ts) */
   readonly #bridge: ThreadBridge;
+  /** the endpoint this thread reads (readEndpoint), or null */
+  #reading: EndpointReading | null = null;
   #failure: Error | null = null;
   #closing = false;
   /** operations of this thread in flight; while > 0 (or while closing) #keepAlive holds the event loop */
@@ -237,6 +252,78 @@ export class Device {
       await Promise.all(waits);
     } finally {
       this.#release();
+    }
+  }
+
+  // --- endpoint reader (docs/adr/0019) ----------------------------------------------
+
+  /** The endpoint this thread reads (readEndpoint), or -1. */
+  get readingEndpoint(): number {
+    return this.#reading?.endpoint ?? -1;
+  }
+
+  /**
+   * This thread becomes the reader of local endpoint `endpoint` (docs/adr/0019) if it may (its
+   * device has readerSocketName, the process a route table) and the endpoint has no reader:
+   * claims it, opening a new epoch, and listens on the reader's same-host socket. Synchronous,
+   * as MPI.threadAttach is: the listen completes on this thread's event loop (a failure hands
+   * the endpoint back with a warning). True when this thread reads `endpoint` now.
+   *
+   * This is the first slice of the ADR: no sender dials the socket yet and no route is
+   * announced, so every message still arrives through the channel's host.
+   */
+  readEndpoint(endpoint: number): boolean {
+    const o = this.opts;
+    const routes = this.shared.routes;
+    if (this.#reading !== null) return this.#reading.endpoint === endpoint;
+    if (routes === null || o.readerSocketName === undefined || o.transportFactory === null || this.#closing || !this.isLocal(endpoint)) return false;
+    const epoch = routes.claimReader(endpoint - this.firstEndpoint, this.#me);
+    if (epoch < 0) return false;
+    const name = o.readerSocketName(o.jobKey, o.process, endpoint, epoch);
+    const transport = o.transportFactory({
+      process: o.process,
+      processCount: o.processCount,
+      channelCount: o.channels,
+      endpointsPerProcess: o.endpointsPerProcess,
+      jobKey: o.jobKey,
+      listenHost: o.listenHost,
+      listenName: name,
+      maxUnsolicitedPayloadBytes: o.eagerLimit,
+      log: o.log.child({ mod: 'transport', reader: endpoint }),
+      handlers: {
+        onDeliver: (src, header, payload) => this.#onDeliver(src, header, payload),
+        onSent: (token) => this.#onSent(token),
+        onPeerLost: (proc, err) => this.#onPeerLost(proc, err),
+        payloadTarget: (src, header) => this.#payloadTarget(src, header),
+      },
+    });
+    const reading: EndpointReading = { endpoint, epoch, transport };
+    this.#reading = reading;
+    o.log.info({ endpoint, epoch, thread: this.#me }, 'endpoint reader: this thread reads the endpoint');
+    transport.listen().catch((err: unknown) => {
+      if (this.#reading !== reading) return;
+      o.log.warn({ endpoint, epoch, err: (err as Error).message }, 'endpoint reader: cannot listen on the reader socket; the endpoint stays on the engine path');
+      void this.handBack('listen failed');
+    });
+    return true;
+  }
+
+  /**
+   * Hands the endpoint this thread reads back to the channel's host (docs/adr/0019 "Leaving":
+   * threadAttach elsewhere, the thread's event loop emptying): stops listening and releases the
+   * claim, so another thread may read it in a new epoch. Nothing to do when it reads none.
+   */
+  async handBack(why: string): Promise<void> {
+    const reading = this.#reading;
+    if (reading === null) return;
+    this.#reading = null;
+    this.shared.routes!.releaseReader(reading.endpoint - this.firstEndpoint, this.#me);
+    this.opts.log.info({ endpoint: reading.endpoint, epoch: reading.epoch, thread: this.#me, why }, 'endpoint reader: handed the endpoint back');
+    try {
+      await reading.transport.close();
+    } catch (err) {
+      // Nothing was sent to the socket that a close could lose; the name is the epoch's alone.
+      this.opts.log.warn({ endpoint: reading.endpoint, epoch: reading.epoch, err: (err as Error).message }, 'endpoint reader: closing the reader socket failed');
     }
   }
 
@@ -460,7 +547,7 @@ export class Device {
     // Frames other threads queued for our channels go out before the goodbye.
     this.#bridge.close();
     try {
-      await Promise.all([this.transport?.close(), ...this.#directAll.map((t) => t.close())]);
+      await Promise.all([this.transport?.close(), ...this.#directAll.map((t) => t.close()), this.handBack('close')]);
     } finally {
       this.#release();
       if (this.#keepAlive !== null) clearInterval(this.#keepAlive);
@@ -472,6 +559,7 @@ export class Device {
     this.#bridge.stop();
     this.transport?.destroy();
     for (const t of this.#directAll) t.destroy();
+    this.#reading?.transport.destroy();
     if (this.#keepAlive !== null) clearInterval(this.#keepAlive);
   }
 

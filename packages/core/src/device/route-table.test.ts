@@ -43,6 +43,16 @@ describe('RouteTable', () => {
     expect(t.readerEpoch(0)).toBe(0);
   });
 
+  it('releases every endpoint an ended thread still reads, and none of another thread', () => {
+    const t = table();
+    expect(t.claimReader(0, 3)).toBe(1);
+    expect(t.claimReader(1, 2)).toBe(1);
+    expect(t.releaseReaderOf(3)).toBe(1);
+    expect([t.readerOf(0), t.readerOf(1)]).toEqual([-1, 2]);
+    expect(t.releaseReaderOf(3)).toBe(0);
+    expect(t.claimReader(0, 3)).toBe(2);
+  });
+
   it('takes route announcements in any order but never goes back', async () => {
     const t = table();
     const seen = t.changes();

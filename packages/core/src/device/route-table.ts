@@ -114,6 +114,13 @@ export class RouteTable {
     return Atomics.compareExchange(this.#w, this.#readers + 2 * local, threadId + 1, 0) === threadId + 1;
   }
 
+  /** Releases every local endpoint thread `threadId` still reads (its thread has ended); returns how many. */
+  releaseReaderOf(threadId: number): number {
+    let released = 0;
+    for (let local = 0; local < this.layout.endpointsPerProcess; local++) if (this.releaseReader(local, threadId)) released++;
+    return released;
+  }
+
   /** The thread id of local endpoint `local`'s reader, or -1. */
   readerOf(local: number): number {
     return Atomics.load(this.#w, this.#readers + 2 * local) - 1;

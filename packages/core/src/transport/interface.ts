@@ -225,3 +225,11 @@ export interface Transport {
 
 /** What a transport module exports (core loads it by name, see the `transport` setting). */
 export type TransportFactory = (options: TransportOptions) => Transport;
+
+/**
+ * Optional export `readerSocketName` of a transport module that can carry endpoint readers
+ * (docs/adr/0019): the same-host name (listenName) of the reader of endpoint `endpoint` of
+ * process `process` in its `epoch`-th reading, computed alike by the reader and its senders.
+ * A module without it gives no readers: every endpoint stays on the engine path.
+ */
+export type ReaderSocketName = (jobKey: string, process: number, endpoint: number, epoch: number) => string;
