@@ -39,7 +39,7 @@ describe('endpointReceive', () => {
   /** The endpoint reader's info lines of a job's stderr, per process, as `reads|back endpoint epoch [why]`. */
   function readerLines(stderr: string): Map<number, string[]> {
     const byRank = new Map<number, string[]>();
-    for (const l of stderr.split('\n').filter((x) => x.includes('"endpoint reader: '))) {
+    for (const l of stderr.split('\n').filter((x) => x.includes('"endpoint reader: ') && !x.includes('route announced'))) {
       const o = JSON.parse(l) as { rank: number; endpoint: number; epoch: number; why?: string; msg: string };
       const what = o.msg.includes('reads') ? `reads ${o.endpoint} ${o.epoch}` : `back ${o.endpoint} ${o.epoch} ${o.why}`;
       byRank.set(o.rank, [...(byRank.get(o.rank) ?? []), what]);
@@ -47,9 +47,22 @@ describe('endpointReceive', () => {
     return byRank;
   }
 
-  it.each(['threads', 'inline'] as const)('thread with --progress %s: a worker reads the endpoint it attaches to, in a new epoch each time, and hands it back', async (progress) => {
+  /** The route announcements each process recorded, per (recording rank, endpoint), as `open|closing epoch`. */
+  function announcedRoutes(stderr: string): Map<string, string[]> {
+    const got = new Map<string, string[]>();
+    for (const l of stderr.split('\n').filter((x) => x.includes('"endpoint route announced"'))) {
+      const o = JSON.parse(l) as { rank: number; endpoint: number; epoch: number; state: string; recorded: boolean };
+      const key = `${o.rank}:${o.endpoint}`;
+      got.set(key, [...(got.get(key) ?? []), `${o.state} ${o.epoch}${o.recorded ? '' : ' ignored'}`]);
+    }
+    return got;
+  }
+
+  it.each(['threads', 'inline'] as const)('thread with --progress %s: a worker reads the endpoint it attaches to, in a new epoch each time, announces it and hands it back', async (progress) => {
     const r = await runJob(2, program('ep-reader.ts'), {
-      flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--timeout', '60'],
+      // One channel: a reader's announcements and its data frames to the other process share one
+      // connection, so what the peer's worker has received proves which announcements were recorded.
+      flags: ['--progress', progress, '--endpoints', '2', '--channels', '1', '--log-level', 'info', '--timeout', '60'],
       args: ['reader'],
       env: { TSMPI_ENDPOINT_RECEIVE: 'thread' },
       killAfterMs: 80_000,
@@ -65,6 +78,24 @@ describe('endpointReceive', () => {
         `reads ${e + 1} 2`, `back ${e + 1} 2 the thread is ending`,
       ]);
     }
+    // What each reader announced (its socket listening: a later turn of its event loop, so a reading
+    // handed back before that is never announced), and what the other process recorded: every
+    // announced reading's opening and closing, in order. Those of the last reading (endpoint e + 1,
+    // epoch 2) go out after the reader's last message, so the peer may finalize before its host reads
+    // them: a prefix of them, never out of order.
+    const announced = new Set(r.stderr.split('\n').filter((x) => x.includes('"endpoint reader: route announced'))
+      .map((x) => { const o = JSON.parse(x) as { endpoint: number; epoch: number }; return `${o.endpoint} ${o.epoch}`; }));
+    const routes = announcedRoutes(r.stderr);
+    for (const rank of [0, 1]) {
+      const e = (1 - rank) * 2;
+      const expected = (endpoint: number, epochs: number[]): string[] => epochs.filter((k) => announced.has(`${endpoint} ${k}`)).flatMap((k) => [`open ${k}`, `closing ${k}`]);
+      expect(routes.get(`${rank}:${e}`) ?? [], `process ${rank}, endpoint ${e}`).toEqual(expected(e, [1]));
+      const head = expected(e + 1, [1]);
+      const got = routes.get(`${rank}:${e + 1}`) ?? [];
+      expect(got.slice(0, head.length), `process ${rank}, endpoint ${e + 1}, epoch 1`).toEqual(head);
+      const last = expected(e + 1, [2]);
+      expect(got.slice(head.length), `process ${rank}, endpoint ${e + 1}, epoch 2: announced, or not yet read`).toEqual(last.slice(0, got.length - head.length));
+    }
   }, 90_000);
 
   it.each([['engines', 'thread'], ['threads', 'engine']] as const)('--progress %s with endpointReceive %s: no thread reads an endpoint', async (progress, receive) => {
@@ -76,6 +107,7 @@ describe('endpointReceive', () => {
     });
     expectOk(r, `ep-reader OK none ${progress}`);
     expect(readerLines(r.stderr).size).toBe(0);
+    expect(announcedRoutes(r.stderr).size).toBe(0);
   }, 90_000);
 
   it('engine (the default) logs nothing about it', async () => {

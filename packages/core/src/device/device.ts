@@ -46,6 +46,7 @@ import { STAT, type SharedState } from './shared-state.ts';
 import type { ObjectTable } from './object-table.ts';
 import { createLifetime, type Lifetime, type RefcountStrategy } from './lifetime.ts';
 import { ThreadBridge } from './thread-bridge.ts';
+import { ROUTE_STATE, type RouteState } from './route-table.ts';
 import { UnexpectedPayloads } from './unexpected-payloads.ts';
 
 
@@ -82,7 +83,16 @@ interface EndpointReading {
   readonly endpoint: number;
   readonly epoch: number;
   readonly transport: Transport;
+  /** ROUTE_OPEN went to every other process (only once the socket listens: a sender may dial it from then on) */
+  announced: boolean;
 }
+
+/**
+ * Sub-kinds of a CONTROL frame (in `aux`) that announce a reader's route (docs/adr/0019), sent by
+ * the reader to every other process on its own thread connections and recorded by whichever thread
+ * hosts the channel there: srcEndpoint is the reader's endpoint, aux2 the reading's epoch, no payload.
+ */
+export const ROUTE_CONTROL = { OPEN: 1, CLOSE: 2 } as const;
 
 /** Channels a thread sends on directly, and every process's listening address for them. */
 export interface DirectRoute {
@@ -297,14 +307,22 @@ export class Device {
         payloadTarget: (src, header) => this.#payloadTarget(src, header),
       },
     });
-    const reading: EndpointReading = { endpoint, epoch, transport };
+    const reading: EndpointReading = { endpoint, epoch, transport, announced: false };
     this.#reading = reading;
     o.log.info({ endpoint, epoch, thread: this.#me }, 'endpoint reader: this thread reads the endpoint');
-    transport.listen().catch((err: unknown) => {
+    transport.listen().then(() => {
+      if (this.#reading !== reading) return;
+      reading.announced = true;
+      this.#announceRoute(reading, ROUTE_CONTROL.OPEN);
+      o.log.info({ endpoint, epoch, thread: this.#me }, 'endpoint reader: route announced to every other process');
+    }, (err: unknown) => {
       if (this.#reading !== reading) return;
       o.log.warn({ endpoint, epoch, err: (err as Error).message }, 'endpoint reader: cannot listen on the reader socket; the endpoint stays on the engine path');
       void this.handBack('listen failed');
     });
+    // The listen resolves on a later turn of this thread's event loop: a thread that only waits in
+    // MPI meanwhile can run a whole exchange, and even hand the endpoint back, before its
+    // ROUTE_OPEN goes out (seen in ep-reader.ts; a reading never announced is never closed either).
     return true;
   }
 
@@ -317,6 +335,8 @@ export class Device {
     const reading = this.#reading;
     if (reading === null) return;
     this.#reading = null;
+    // Every process that heard the opening hears the close, on the same connections, after it.
+    if (reading.announced) this.#announceRoute(reading, ROUTE_CONTROL.CLOSE);
     this.shared.routes!.releaseReader(reading.endpoint - this.firstEndpoint, this.#me);
     this.opts.log.info({ endpoint: reading.endpoint, epoch: reading.epoch, thread: this.#me, why }, 'endpoint reader: handed the endpoint back');
     try {
@@ -325,6 +345,47 @@ export class Device {
       // Nothing was sent to the socket that a close could lose; the name is the epoch's alone.
       this.opts.log.warn({ endpoint: reading.endpoint, epoch: reading.epoch, err: (err as Error).message }, 'endpoint reader: closing the reader socket failed');
     }
+  }
+
+  /**
+   * ROUTE_OPEN or ROUTE_CLOSE of `reading` to every other process, on this thread's own connections
+   * (#out: its direct routes): one CONTROL frame per process, from the reader's endpoint to the
+   * process's first endpoint, so one reader's announcements to a process share a connection and
+   * arrive in the order sent. A process that is failing gets none (the job is ending).
+   */
+  #announceRoute(reading: EndpointReading, what: number): void {
+    const o = this.opts;
+    const h = this.#hdr;
+    for (let p = 0; p < o.processCount; p++) {
+      if (p === o.process) continue;
+      h.kind = FRAME_KIND.CONTROL;
+      h.flags = 0;
+      h.contextId = 0;
+      h.srcEndpoint = reading.endpoint;
+      h.dstEndpoint = p * o.endpointsPerProcess;
+      h.tag = 0;
+      h.seq = 0;
+      h.aux = what;
+      h.aux2 = reading.epoch;
+      h.payloadLength = 0;
+      try {
+        this.#out(p, h, null);
+      } catch (err) {
+        o.log.warn({ endpoint: reading.endpoint, epoch: reading.epoch, peer: p, err: (err as Error).message }, 'endpoint reader: a route announcement could not be sent');
+      }
+    }
+  }
+
+  /** A reader's route announcement from another process (#announceRoute): recorded in this process's route table. */
+  #onRouteControl(h: FrameHeader): void {
+    const routes = this.shared.routes;
+    const state = h.aux === ROUTE_CONTROL.OPEN ? ROUTE_STATE.OPEN : h.aux === ROUTE_CONTROL.CLOSE ? ROUTE_STATE.CLOSING : -1;
+    if (routes === null || state < 0 || this.isLocal(h.srcEndpoint) || h.srcEndpoint >= this.endpointCount) {
+      this.opts.log.warn({ aux: h.aux, endpoint: h.srcEndpoint, epoch: h.aux2 }, 'control frame dropped: no route table here, or not a route announcement');
+      return;
+    }
+    const word = routes.setRoute(h.srcEndpoint, h.aux2, state as RouteState);
+    this.opts.log.info({ endpoint: h.srcEndpoint, epoch: h.aux2, state: state === ROUTE_STATE.OPEN ? 'open' : 'closing', recorded: word >= 0 }, 'endpoint route announced');
   }
 
   processOf(endpoint: number): number {
@@ -974,6 +1035,9 @@ export class Device {
         }
         return;
       }
+      case FRAME_KIND.CONTROL:
+        this.#onRouteControl(h);
+        return;
       default:
         this.opts.log.warn({ kind: h.kind, srcProcess }, 'frame of unknown kind dropped');
     }
