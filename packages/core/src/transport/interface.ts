@@ -188,8 +188,8 @@ export interface TransportOptions {
    */
   readonly threadConnections?: boolean;
   /**
-   * Optional, an endpoint reader's transport (docs/adr/0019, proposed; the device does not use it
-   * yet): listen only on this same-host name (an abstract Unix-domain socket name, starting with
+   * Optional, an endpoint reader's transport (docs/adr/0019, proposed; the device listens with it,
+   * no sender dials it yet): listen only on this same-host name (an abstract Unix-domain socket name, starting with
    * NUL) and not on the network; listen() resolves to the name. On the sending side, a peer
    * address given to start() that starts with NUL is such a name: it is dialled as it is, with
    * no network connection to fall back to.
