@@ -13,9 +13,12 @@ const expectReader = process.argv[2] === 'reader';
 const rank = MPI.COMM_WORLD.rank;
 equal([MPI.COMM_WORLD.size, MPI.config().endpoints], [2, 2], 'job shape');
 const worker = new MPI.Worker(new URL('./ep-reader-worker.ts', import.meta.url), { workerData: { expectReader } });
+// Listen for the exit before the report arrives: a worker that ends at once can have its last
+// message and its exit emitted in one turn of this thread's loop (a hang seen under load).
+const exited = once(worker, 'exit');
 const [report] = (await once(worker, 'message')) as [{ inOrder: number; readings: number }];
 equal(report, { inOrder: 3 * 500, readings: expectReader ? 2 : 0 }, 'the worker\'s messages in order, and its readings');
-await once(worker, 'exit');
+await exited;
 // The worker handed its endpoint back as its event loop emptied: its second reading's socket is gone.
 const name = await readerSocketName(rank * 2 + 1, 2);
 await waitFor(() => unixSocketsNamed(name) === 0, 'the reader socket of epoch 2 to close after the worker ended');
