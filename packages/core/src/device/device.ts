@@ -279,8 +279,8 @@ export class Device {
    * as MPI.threadAttach is: the listen completes on this thread's event loop (a failure hands
    * the endpoint back with a warning). True when this thread reads `endpoint` now.
    *
-   * This is the first slice of the ADR: no sender dials the socket yet and no route is
-   * announced, so every message still arrives through the channel's host.
+   * Once the socket listens the reader announces its route (ROUTE_OPEN); no sender follows a
+   * route yet, so every message still arrives through the channel's host.
    */
   readEndpoint(endpoint: number): boolean {
     const o = this.opts;
@@ -351,7 +351,8 @@ export class Device {
    * ROUTE_OPEN or ROUTE_CLOSE of `reading` to every other process, on this thread's own connections
    * (#out: its direct routes): one CONTROL frame per process, from the reader's endpoint to the
    * process's first endpoint, so one reader's announcements to a process share a connection and
-   * arrive in the order sent. A process that is failing gets none (the job is ending).
+   * arrive in the order sent. A frame that cannot go (the process is failing) is logged, not thrown:
+   * hand-back runs at threadAttach and at the thread's end, where nobody could take the error.
    */
   #announceRoute(reading: EndpointReading, what: number): void {
     const o = this.opts;
@@ -608,7 +609,8 @@ export class Device {
     // Frames other threads queued for our channels go out before the goodbye.
     this.#bridge.close();
     try {
-      await Promise.all([this.transport?.close(), ...this.#directAll.map((t) => t.close()), this.handBack('close')]);
+      // handBack first: its ROUTE_CLOSE goes out on the direct connections before they close.
+      await Promise.all([this.handBack('close'), this.transport?.close(), ...this.#directAll.map((t) => t.close())]);
     } finally {
       this.#release();
       if (this.#keepAlive !== null) clearInterval(this.#keepAlive);
