@@ -243,6 +243,11 @@ export class TcpTransport implements Transport, ConnectionOwner {
     return Promise.all(waits).then(() => undefined);
   }
 
+  /** True once the listener is bound (interface.ts): a same-host name binds inside listen(), before its promise resolves. */
+  isListening(): boolean {
+    return this.#server?.listening === true;
+  }
+
   channelStats(): { sent: number; received: number }[] {
     const stats: { sent: number; received: number }[] = [];
     for (let c = 0; c < this.#channelCount; c++) stats.push({ sent: this.#sent[c]!, received: this._received[c]! });

@@ -311,19 +311,24 @@ export class Device {
     this.#reading = reading;
     o.log.info({ endpoint, epoch, thread: this.#me }, 'endpoint reader: this thread reads the endpoint');
     transport.listen().then(() => {
-      if (this.#reading !== reading) return;
-      reading.announced = true;
-      this.#announceRoute(reading, ROUTE_CONTROL.OPEN);
-      o.log.info({ endpoint, epoch, thread: this.#me }, 'endpoint reader: route announced to every other process');
+      if (this.#reading === reading && !reading.announced) this.#announceOpen(reading);
     }, (err: unknown) => {
       if (this.#reading !== reading) return;
       o.log.warn({ endpoint, epoch, err: (err as Error).message }, 'endpoint reader: cannot listen on the reader socket; the endpoint stays on the engine path');
       void this.handBack('listen failed');
     });
-    // The listen resolves on a later turn of this thread's event loop: a thread that only waits in
-    // MPI meanwhile can run a whole exchange, and even hand the endpoint back, before its
-    // ROUTE_OPEN goes out (seen in ep-reader.ts; a reading never announced is never closed either).
+    // A same-host name is bound inside listen(), whose promise resolves only on a later turn: a
+    // thread that only waits in MPI meanwhile could run a whole exchange before its ROUTE_OPEN went
+    // out. Announcing now puts it on this thread's connections ahead of anything it sends next.
+    if (transport.isListening?.() === true) this.#announceOpen(reading);
     return true;
+  }
+
+  /** ROUTE_OPEN of `reading`, once its socket listens (a sender may dial it from then on). */
+  #announceOpen(reading: EndpointReading): void {
+    reading.announced = true;
+    this.#announceRoute(reading, ROUTE_CONTROL.OPEN);
+    this.opts.log.info({ endpoint: reading.endpoint, epoch: reading.epoch, thread: this.#me }, 'endpoint reader: route announced to every other process');
   }
 
   /**

@@ -215,6 +215,12 @@ export interface Transport {
    * event loop, which a thread that computes after a send does not run.
    */
   open?(peer: number): Promise<void>;
+  /**
+   * Optional: true once this instance accepts connections. An endpoint reader's name (listenName)
+   * is bound inside listen() itself, while its promise resolves on a later turn: the device asks
+   * right after listen() so that a reader announces its route within MPI.threadAttach (docs/adr/0019).
+   */
+  isListening?(): boolean;
   /** Per owned channel: frames sent and received so far. Index = channel number. */
   channelStats(): { sent: number; received: number }[];
   /** Flushes what is queued, ends every connection gracefully and stops listening. */
