@@ -82,7 +82,7 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
   }
   const multithreaded = level === 'serialized' || level === 'multiple';
   const progress = settings.progress === 'auto' ? (level === 'multiple' ? 'threads' : 'inline') : settings.progress;
-  const receivePlan = endpointReceivePlan(settings.endpointReceive, progress, size);
+  const receivePlan = endpointReceivePlan(settings.endpointReceive, progress, size, job?.localSize ?? size);
   logEndpointReceive(settings, progress, receivePlan, log);
   const shared = SharedState.create({
     processCount: size,
@@ -101,6 +101,8 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
   // Runs while this rank waits for the fence (warm-up.ts); it talks only to itself. Only where this thread hosts the channels.
   const warm = transportFactory === null || useEngines || settings.warmup === 0 ? null
     : startWarmUp(transportFactory, settings.warmup, settings.channels);
+  // docs/adr/0019: the main thread never reads an endpoint, but it sends to remote readers like any thread.
+  const readerSocketName = shared.routes !== null && transportFactory !== null ? await loadReaderSocketName(settings) : null;
   const device = new Device(
     {
       ...deviceBase(settings, job, rank, size),
@@ -109,6 +111,7 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
       threadId: 0,
       hosted: useEngines ? [] : allChannels,
       statsRow: 0,
+      ...(readerSocketName === null ? {} : { readerSocketName }),
     },
     shared,
   );
@@ -188,10 +191,13 @@ function waitPollOptions(settings: Settings, size: number, log: Logger, device: 
  */
 function logEndpointReceive(settings: Settings, progress: 'inline' | 'threads' | 'engines', plan: EndpointReceivePlan, log: Logger): void {
   if (settings.endpointReceive === 'engine') return;
-  // Readers listen where the plan allows (a worker thread's threadAttach), but no sender dials them
-  // yet (docs/adr/0019 "Left"): a job where they apply stays on the engine path too.
-  const why = plan.why ?? 'endpoint readers listen (docs/adr/0019) but no sender uses them yet';
-  log.info({ endpointReceive: settings.endpointReceive, progress, path: 'engine', why }, 'endpointReceive thread: receives stay on the engine path');
+  if (plan.path === 'engine') {
+    log.info({ endpointReceive: settings.endpointReceive, progress, path: 'engine', why: plan.why }, 'endpointReceive thread: receives stay on the engine path');
+    return;
+  }
+  // What is built (docs/adr/0019): eager and rendezvous-request frames of the other processes' threads follow a reader's route.
+  const why = 'a worker thread reads the endpoint it attaches to (MPI.threadAttach) while no other thread does; the main thread never reads';
+  log.info({ endpointReceive: settings.endpointReceive, progress, path: 'thread', why }, 'endpointReceive thread: worker threads read their endpoints');
 }
 
 function deviceBase(settings: Settings, job: JobEnv | null, rank: number, size: number) {
@@ -266,14 +272,16 @@ async function initWorkerThread(boot: WorkerBoot): Promise<ThreadLevel> {
   const device = new Device(
     {
       ...deviceBase(settings, boot.job, rank, size), log: log.child({ mod: 'device' }), transportFactory: direct ? await loadTransport(settings) : null, threadId, hosted: [], statsRow: threadId,
-      ...(readerSocketName === null ? {} : { readerSocketName }),
+      ...(readerSocketName === null ? {} : { readerSocketName, readsEndpoints: true }),
     },
     shared,
   );
   device.start(null, boot.direct);
   await device.openDirect();
-  // Leaving when the thread's event loop empties (the worker is about to end): the reader hands its endpoint back.
-  if (readerSocketName !== null) process.on('beforeExit', () => void device.handBack('the thread is ending'));
+  // Leaving when the thread's event loop empties (the worker is about to end): its routes to remote
+  // readers end with a FIN each, and the endpoint it reads is handed back (both keep the loop alive
+  // until done; the next beforeExit finds nothing to do).
+  if (readerSocketName !== null) process.on('beforeExit', () => void device.leaveAll('the thread is ending'));
   const waitPoll = new WaitPoll();
   const blocked = new BlockedCalls(waitPoll);
   const policy = pollPolicy({ localSize: boot.job?.localSize ?? 1, cores: os.availableParallelism(), spinTurns: settings.waitSpinTurns });
@@ -299,6 +307,7 @@ async function initWorkerThread(boot: WorkerBoot): Promise<ThreadLevel> {
 export async function finalize(): Promise<void> {
   const rt = runtime('finalize');
   if (!isMainThread) throw mpiError(ERR_OTHER, 'finalize', 'worker threads never call MPI.finalize(): the main thread does, after the workers are done');
+  await readersHandBack(rt.device);
   await COMM_WORLD.barrier();
   // The finalize-time collection (papers/refcount-gc.txt §V.B): whatever only the collector still holds goes.
   rt.device.lifetime.collect();
@@ -314,6 +323,18 @@ export async function finalize(): Promise<void> {
     await rt.pmi.reportFinalized(totals);
     await rt.pmi.close();
   }
+}
+
+/**
+ * docs/adr/0019: every endpoint reader of this process hands back before finalize's barrier, while
+ * the other processes still answer its close and send their FINs (after the barrier they may be
+ * gone). A reader whose thread is idle hands back at once; one that computes delays finalize.
+ */
+async function readersHandBack(device: Device): Promise<void> {
+  const routes = device.shared.routes;
+  if (routes === null) return;
+  routes.beginFinalize();
+  while (routes.readerCount() > 0) await sleep(5);
 }
 
 /**

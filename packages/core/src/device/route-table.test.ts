@@ -151,6 +151,23 @@ describe('RouteTable', () => {
     expect(() => t.senderEpoch(LAYOUT.threads, 0)).toThrow(RangeError);
   });
 
+  it('records each process\'s answer to a reader\'s close apart, wakes the reader, and forgets them for the next reader', async () => {
+    const t = table();
+    const other = t.markWord(LAYOUT.processCount - 1, LAYOUT.threads - 1, LAYOUT.endpointsPerProcess - 1);
+    const endpoints = LAYOUT.processCount * LAYOUT.endpointsPerProcess;
+    for (let th = 0; th < LAYOUT.threads; th++) for (let d = 0; d < endpoints; d++) t.setSenderEpoch(th, d, 9);
+    expect([t.closedUsers(1, 0), t.closedUsers(1, 2), t.closedChanges(1)]).toEqual([-1, -1, 0]);
+    const woken = t.closedAfter(1, 0);
+    t.recordClosed(1, 0, 0);
+    t.recordClosed(1, 2, 3);
+    await woken;
+    expect([t.closedUsers(1, 0), t.closedUsers(1, 2), t.closedChanges(1)]).toEqual([0, 3, 2]);
+    // Endpoint 0's answers, the sender epochs and the mark words are other words.
+    expect([t.closedUsers(0, 0), t.closedUsers(0, 2), t.closedChanges(0), t.senderEpoch(LAYOUT.threads - 1, endpoints - 1), other.get()]).toEqual([-1, -1, 0, 9, 0]);
+    t.clearClosed(1);
+    expect([t.closedUsers(1, 0), t.closedUsers(1, 2)]).toEqual([-1, -1]);
+  });
+
   it('orders one sender\'s frames across 2 paths read by 2 threads, over hundreds of switches', async () => {
     const N = 20_000;
     const buffer = new SharedArrayBuffer(RouteTable.bytesFor(LAYOUT));

@@ -2,7 +2,7 @@
 // thread that attaches to endpoint 1 becomes its reader and listens on the reader's socket, hands
 // it back when it attaches elsewhere, reads it again in a new epoch, and hands it back when its
 // event loop empties; messages between the two processes' endpoints 1 arrive in order throughout
-// (they still take the engine path). Argument: `reader` (readers expected) or `none`.
+// (on the reader's path or the engine's: ep-route.ts checks which). Argument: `reader` (readers expected) or `none`.
 import { once } from 'node:events';
 import * as MPI from '@tsmpi/core';
 import { equal } from './check.ts';
