@@ -4,7 +4,8 @@
 // A worker thread's endpoint reader: claimed at threadAttach, handed back when the thread attaches elsewhere and when it ends, one
 // reading per epoch, while messages to the endpoint stay in order (ep-reader.ts).
 // Messages that take a reader's path (ep-route.ts): every message of a round once the reader said go,
-// and a stream sent while readings open and close, in order across both paths.
+// and a stream sent while readings open and close, in order across both paths; a reader that dies
+// fails the job naming its endpoint (ep-reader-dies.ts).
 // testlist: endpoints np 2 (--endpoints 3) per progress mode; ep-reader, ep-route np 2 (--endpoints 2) per progress mode
 import { describe, expect, it } from 'vitest';
 import { program, runJob, type JobResult } from './run-job.ts';
@@ -144,6 +145,19 @@ describe('endpointReceive', () => {
       for (const x of readings) expect(x.fins, `process ${rank}, epoch ${x.epoch}`).toBe(x.frames > 0 ? 1 : 0);
     }
   }, 130_000);
+
+  it.each(['threads', 'inline'] as const)('thread with --progress %s: a reader that dies without handing back fails the job with ERR_PROC_FAILED naming its endpoint', async (progress) => {
+    const r = await runJob(2, program('ep-reader-dies.ts'), {
+      flags: ['--progress', progress, '--endpoints', '2', '--timeout', '60'],
+      env: { TSMPI_ENDPOINT_RECEIVE: 'thread' },
+      killAfterMs: 80_000,
+    });
+    expect(r.code).not.toBe(0);
+    expect(r.stdout).not.toContain('not reached');
+    expect(r.stderr).toMatch(/MPI_ERR_PROC_FAILED: progress: the reader of endpoint 1 \(worker thread \d+\) ended without handing it back \(exit code 3\)/);
+    // The death ended the job, not mpiexec's deadline.
+    expect(r.stderr).not.toMatch(/--timeout 60 s fired/);
+  }, 90_000);
 
   it.each([['engines', 'thread'], ['threads', 'engine']] as const)('--progress %s with endpointReceive %s: no thread reads an endpoint', async (progress, receive) => {
     const r = await runJob(2, program('ep-reader.ts'), {
