@@ -332,7 +332,7 @@ export class Device {
     const epoch = routes.claimReader(endpoint - this.firstEndpoint, this.#me);
     if (epoch < 0) return false;
     const name = o.readerSocketName(o.jobKey, o.process, endpoint, epoch);
-    // eslint-disable-next-line prefer-const -- the transport's handler counts into it
+    // Assigned once the transport exists; its delivery handler counts the reading's frames.
     let reading: EndpointReading;
     const transport = o.transportFactory({
       process: o.process,
