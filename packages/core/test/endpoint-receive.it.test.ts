@@ -4,8 +4,9 @@
 // A worker thread's endpoint reader: claimed at threadAttach, handed back when the thread attaches elsewhere and when it ends, one
 // reading per epoch, while messages to the endpoint stay in order (ep-reader.ts).
 // Messages that take a reader's path (ep-route.ts): every message of a round once the reader said go,
-// and a stream sent while readings open and close, in order across both paths; a reader that dies
-// fails the job naming its endpoint (ep-reader-dies.ts).
+// and a stream sent while readings open and close, in order across both paths; a reader that
+// computes while eager isends to it complete (ep-reader-computes.ts); a reader that dies fails the
+// job naming its endpoint (ep-reader-dies.ts).
 // testlist: endpoints np 2 (--endpoints 3) per progress mode; ep-reader, ep-route np 2 (--endpoints 2) per progress mode
 import { describe, expect, it } from 'vitest';
 import { program, runJob, type JobResult } from './run-job.ts';
@@ -145,6 +146,17 @@ describe('endpointReceive', () => {
       for (const x of readings) expect(x.fins, `process ${rank}, epoch ${x.epoch}`).toBe(x.frames > 0 ? 1 : 0);
     }
   }, 130_000);
+
+  it.each(['threads', 'inline'] as const)('thread with --progress %s: eager isends to a reader that computes complete, and their messages wait in its socket, in order', async (progress) => {
+    const r = await runJob(2, program('ep-reader-computes.ts'), {
+      flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--timeout', '80'],
+      env: { TSMPI_ENDPOINT_RECEIVE: 'thread' },
+      killAfterMs: 100_000,
+    });
+    expectOk(r, `ep-reader-computes OK ${progress}`);
+    // All 200 took the socket (they were sent after `go`), and the sender left with its FIN.
+    expect(closedReadings(r.stderr).get(0)).toEqual([{ epoch: 1, frames: 200, fins: 1 }]);
+  }, 110_000);
 
   it.each(['threads', 'inline'] as const)('thread with --progress %s: a reader that dies without handing back fails the job with ERR_PROC_FAILED naming its endpoint', async (progress) => {
     const r = await runJob(2, program('ep-reader-dies.ts'), {
