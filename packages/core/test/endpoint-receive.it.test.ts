@@ -1,7 +1,13 @@
 // The endpointReceive setting (docs/adr/0019) through mpiexec: asking for `thread` never changes
 // what a job computes or fails it; each process says in one info line which path its endpoints'
 // receives take and why; a bad value is refused naming the variable and the allowed values.
-// testlist: endpoints np 2 (--endpoints 3) per progress mode
+// A worker thread's endpoint reader: claimed at threadAttach, handed back when the thread attaches elsewhere and when it ends, one
+// reading per epoch, while messages to the endpoint stay in order (ep-reader.ts).
+// Messages that take a reader's path (ep-route.ts): every message of a round once the reader said go,
+// and a stream sent while readings open and close, in order across both paths; a reader that
+// computes while eager isends to it complete (ep-reader-computes.ts); a reader that dies fails the
+// job naming its endpoint (ep-reader-dies.ts).
+// testlist: endpoints np 2 (--endpoints 3) per progress mode; ep-reader, ep-route np 2 (--endpoints 2) per progress mode
 import { describe, expect, it } from 'vitest';
 import { program, runJob, type JobResult } from './run-job.ts';
 
@@ -17,7 +23,7 @@ function planLines(stderr: string): { why: string; path: string; progress: strin
 }
 
 describe('endpointReceive', () => {
-  it.each(['threads', 'inline', 'engines'] as const)('thread with --progress %s: the job runs on the engine path and each process says why once', async (progress) => {
+  it.each(['threads', 'inline', 'engines'] as const)('thread with --progress %s: the job runs and each process says once which path its receives take and why', async (progress) => {
     const r = await runJob(2, program('endpoints.ts'), {
       flags: ['--progress', progress, '--endpoints', '3', '--log-level', 'info', '--timeout', '60'],
       env: { TSMPI_ENDPOINT_RECEIVE: 'thread' },
@@ -27,10 +33,156 @@ describe('endpointReceive', () => {
     const lines = planLines(r.stderr);
     expect(lines.length).toBe(2);
     for (const l of lines) {
-      expect(l.path).toBe('engine');
+      expect(l.path).toBe(progress === 'engines' ? 'engine' : 'thread');
       expect(l.progress).toBe(progress);
-      expect(l.why).toMatch(progress === 'engines' ? /--progress engines/ : /not built/);
+      expect(l.why).toMatch(progress === 'engines' ? /--progress engines/ : /worker thread reads the endpoint it attaches to/);
     }
+  }, 90_000);
+
+  /** The endpoint reader's info lines of a job's stderr, per process, as `reads|back endpoint epoch [why]`. */
+  function readerLines(stderr: string): Map<number, string[]> {
+    const byRank = new Map<number, string[]>();
+    for (const l of stderr.split('\n').filter((x) => x.includes('"endpoint reader: ') && !x.includes('route announced') && !x.includes('every sender has left'))) {
+      const o = JSON.parse(l) as { rank: number; endpoint: number; epoch: number; why?: string; msg: string };
+      const what = o.msg.includes('reads') ? `reads ${o.endpoint} ${o.epoch}` : `back ${o.endpoint} ${o.epoch} ${o.why}`;
+      byRank.set(o.rank, [...(byRank.get(o.rank) ?? []), what]);
+    }
+    return byRank;
+  }
+
+  /** The route announcements each process recorded, per (recording rank, endpoint), as `open|closing epoch`. */
+  function announcedRoutes(stderr: string): Map<string, string[]> {
+    const got = new Map<string, string[]>();
+    for (const l of stderr.split('\n').filter((x) => x.includes('"endpoint route announced"'))) {
+      const o = JSON.parse(l) as { rank: number; endpoint: number; epoch: number; state: string; recorded: boolean };
+      const key = `${o.rank}:${o.endpoint}`;
+      got.set(key, [...(got.get(key) ?? []), `${o.state} ${o.epoch}${o.recorded ? '' : ' ignored'}`]);
+    }
+    return got;
+  }
+
+  it.each(['threads', 'inline'] as const)('thread with --progress %s: a worker reads the endpoint it attaches to, in a new epoch each time, announces it and hands it back', async (progress) => {
+    const r = await runJob(2, program('ep-reader.ts'), {
+      // One channel: a reader's announcements and its data frames to the other process share one
+      // connection, so what the peer's worker has received proves which announcements were recorded.
+      flags: ['--progress', progress, '--endpoints', '2', '--channels', '1', '--log-level', 'info', '--timeout', '60'],
+      args: ['reader'],
+      env: { TSMPI_ENDPOINT_RECEIVE: 'thread' },
+      killAfterMs: 80_000,
+    });
+    expectOk(r, `ep-reader OK reader ${progress}`);
+    const lines = readerLines(r.stderr);
+    for (const rank of [0, 1]) {
+      const e = rank * 2;
+      // Each process logs its own worker's readings in the order they happened; the other process's timing does not matter.
+      expect(lines.get(rank), `process ${rank}`).toEqual([
+        `reads ${e + 1} 1`, `back ${e + 1} 1 threadAttach to another endpoint`,
+        `reads ${e} 1`, `back ${e} 1 threadAttach to another endpoint`,
+        `reads ${e + 1} 2`, `back ${e + 1} 2 the thread is ending`,
+      ]);
+    }
+    // What each reader announced (its socket listening: a later turn of its event loop, so a reading
+    // handed back before that is never announced), and what the other process recorded: every
+    // announced reading's opening and closing, in order. Those of the last reading (endpoint e + 1,
+    // epoch 2) go out after the reader's last message, so the peer may finalize before its host reads
+    // them: a prefix of them, never out of order.
+    const announced = new Set(r.stderr.split('\n').filter((x) => x.includes('"endpoint reader: route announced'))
+      .map((x) => { const o = JSON.parse(x) as { endpoint: number; epoch: number }; return `${o.endpoint} ${o.epoch}`; }));
+    const routes = announcedRoutes(r.stderr);
+    for (const rank of [0, 1]) {
+      const e = (1 - rank) * 2;
+      const expected = (endpoint: number, epochs: number[]): string[] => epochs.filter((k) => announced.has(`${endpoint} ${k}`)).flatMap((k) => [`open ${k}`, `closing ${k}`]);
+      expect(routes.get(`${rank}:${e}`) ?? [], `process ${rank}, endpoint ${e}`).toEqual(expected(e, [1]));
+      const head = expected(e + 1, [1]);
+      const got = routes.get(`${rank}:${e + 1}`) ?? [];
+      expect(got.slice(0, head.length), `process ${rank}, endpoint ${e + 1}, epoch 1`).toEqual(head);
+      const last = expected(e + 1, [2]);
+      expect(got.slice(head.length), `process ${rank}, endpoint ${e + 1}, epoch 2: announced, or not yet read`).toEqual(last.slice(0, got.length - head.length));
+    }
+  }, 90_000);
+
+  /** Each process's closed readings of `endpoint` (rank * 2 + 1 of its own), in order: `epoch frames fins`. */
+  function closedReadings(stderr: string): Map<number, { epoch: number; frames: number; fins: number }[]> {
+    const byRank = new Map<number, { epoch: number; frames: number; fins: number }[]>();
+    for (const l of stderr.split('\n').filter((x) => x.includes('"endpoint reader: every sender has left'))) {
+      const o = JSON.parse(l) as { rank: number; endpoint: number; epoch: number; frames: number; fins: number };
+      if (o.endpoint !== o.rank * 2 + 1) continue;
+      byRank.set(o.rank, [...(byRank.get(o.rank) ?? []), { epoch: o.epoch, frames: o.frames, fins: o.fins }]);
+    }
+    return byRank;
+  }
+
+  // ep-route.ts: 4 readings of endpoint 1 per process, 250 messages each from the other process's main thread.
+  it.each(['threads', 'inline'] as const)('thread with --progress %s: after the reader\'s go, every message of a round (eager, rendezvous, synchronous) takes its socket, in order, and each reading closes once its sender\'s FIN is in', async (progress) => {
+    const r = await runJob(2, program('ep-route.ts'), {
+      flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--timeout', '100'],
+      args: ['handshake'],
+      env: { TSMPI_ENDPOINT_RECEIVE: 'thread' },
+      killAfterMs: 120_000,
+    });
+    expectOk(r, `ep-route OK handshake ${progress}`);
+    const closed = closedReadings(r.stderr);
+    // The route's opening precedes `go` on one connection, so the other main thread sends the whole
+    // round to the reader's socket (250 data frames), and one FIN once the route closed.
+    for (const rank of [0, 1]) expect(closed.get(rank), `process ${rank}`).toEqual([1, 2, 3, 4].map((epoch) => ({ epoch, frames: 250, fins: 1 })));
+  }, 130_000);
+
+  it.each(['threads', 'inline'] as const)('thread with --progress %s: a stream sent while the readings open and close arrives in order, across both paths', async (progress) => {
+    const r = await runJob(2, program('ep-route.ts'), {
+      flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--timeout', '100'],
+      args: ['stream'],
+      env: { TSMPI_ENDPOINT_RECEIVE: 'thread' },
+      killAfterMs: 120_000,
+    });
+    // The order of all 1,000 messages is checked by the program; how many took each path depends on timing.
+    expectOk(r, `ep-route OK stream ${progress}`);
+    const closed = closedReadings(r.stderr);
+    for (const rank of [0, 1]) {
+      const readings = closed.get(rank) ?? [];
+      expect(readings.map((x) => x.epoch), `process ${rank}: every reading closed`).toEqual([1, 2, 3, 4]);
+      const frames = readings.reduce((a, x) => a + x.frames, 0);
+      expect(frames, `process ${rank}: frames on the reader's path`).toBeLessThanOrEqual(1000);
+      // A reading that got frames got them from a sender that joined its route, and that sender left it.
+      for (const x of readings) expect(x.fins, `process ${rank}, epoch ${x.epoch}`).toBe(x.frames > 0 ? 1 : 0);
+    }
+  }, 130_000);
+
+  it.each(['threads', 'inline'] as const)('thread with --progress %s: eager isends to a reader that computes complete, and their messages wait in its socket, in order', async (progress) => {
+    const r = await runJob(2, program('ep-reader-computes.ts'), {
+      flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--timeout', '80'],
+      env: { TSMPI_ENDPOINT_RECEIVE: 'thread' },
+      killAfterMs: 100_000,
+    });
+    expectOk(r, `ep-reader-computes OK ${progress}`);
+    // All 200 took the socket (they were sent after `go`), and the sender left with its FIN.
+    expect(closedReadings(r.stderr).get(0)).toEqual([{ epoch: 1, frames: 200, fins: 1 }]);
+  }, 110_000);
+
+  it.each(['threads', 'inline'] as const)('thread with --progress %s: a reader that dies without handing back fails the job with ERR_PROC_FAILED naming its endpoint', async (progress) => {
+    const r = await runJob(2, program('ep-reader-dies.ts'), {
+      flags: ['--progress', progress, '--endpoints', '2', '--timeout', '60'],
+      env: { TSMPI_ENDPOINT_RECEIVE: 'thread' },
+      killAfterMs: 80_000,
+    });
+    expect(r.code).not.toBe(0);
+    expect(r.stdout).not.toContain('not reached');
+    // Whichever side sees it first names the endpoint: the reader's process (its worker's exit) or
+    // the sender's (its connection to the reader ended); the first to exit has written its line.
+    expect(r.stderr).toMatch(/MPI_ERR_PROC_FAILED: progress: (the reader of endpoint 1 \(worker thread \d+\) ended without handing it back \(exit code 3\)|lost the connection to the reader of endpoint 1 in process 0)/);
+    // The death ended the job, not mpiexec's deadline.
+    expect(r.stderr).not.toMatch(/--timeout 60 s fired/);
+  }, 90_000);
+
+  it.each([['engines', 'thread'], ['threads', 'engine']] as const)('--progress %s with endpointReceive %s: no thread reads an endpoint', async (progress, receive) => {
+    const r = await runJob(2, program('ep-reader.ts'), {
+      flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--timeout', '60'],
+      args: ['none'],
+      env: { TSMPI_ENDPOINT_RECEIVE: receive },
+      killAfterMs: 80_000,
+    });
+    expectOk(r, `ep-reader OK none ${progress}`);
+    expect(readerLines(r.stderr).size).toBe(0);
+    expect(announcedRoutes(r.stderr).size).toBe(0);
   }, 90_000);
 
   it('engine (the default) logs nothing about it', async () => {

@@ -35,7 +35,7 @@ export function sameHostSocketName(jobKey: string, address: string): string {
 
 /**
  * The abstract socket name of the reader of endpoint `endpoint` of process `process`, in its
- * `epoch`-th reading (docs/adr/0019, proposed; the device does not use it yet): a sender computes it
+ * `epoch`-th reading (docs/adr/0019, proposed; core's readers listen on it): a sender computes it
  * from what it knows, as it does the transport's own name, so nothing is published. The epoch
  * keeps a sender that still knows an old reader from reaching a new one by its name.
  */

@@ -31,8 +31,8 @@
  * named after the job key and its address, and dials a peer that published
  * the same host there instead of over TCP (same-host.ts, docs/adr/0012).
  *
- * Endpoint readers (options.listenName, docs/adr/0019, proposed; the device does not use them
- * yet): an instance that listens only on its computed abstract name, never on the network; a
+ * Endpoint readers (options.listenName, docs/adr/0019, proposed; the device's readers listen,
+ * no sender dials them yet): an instance that listens only on its computed abstract name, never on the network; a
  * thread instance given such a name (it starts with NUL) as a peer's address dials only it.
  *
  * Peers: state per peer is ALIVE, DEPARTED (it sent GOODBYE: its close() is
@@ -251,6 +251,11 @@ export class TcpTransport implements Transport, ConnectionOwner {
       if (conn !== null) waits.push(conn.opened);
     }
     return Promise.all(waits).then(() => undefined);
+  }
+
+  /** True once the listener is bound (interface.ts): a same-host name binds inside listen(), before its promise resolves. */
+  isListening(): boolean {
+    return this.#server?.listening === true;
   }
 
   channelStats(): { sent: number; received: number }[] {

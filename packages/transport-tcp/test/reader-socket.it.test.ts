@@ -41,7 +41,12 @@ describe.runIf(isLinux)('an endpoint reader\'s socket', () => {
     const name = readerSocketName('r1', 1, 3, 1);
     const got = new Rec();
     const r = reader('r1', name, got);
-    expect(await r.listen()).toBe(name);
+    expect(r.isListening(), 'not listening before listen()').toBe(false);
+    const listening = r.listen();
+    // The name is bound inside listen(): the device announces the reader's route before the promise resolves.
+    expect(r.isListening(), 'bound as listen() returns').toBe(true);
+    expect(unixSocketsNamed(name), 'the name is taken as listen() returns').toBe(1);
+    expect(await listening).toBe(name);
     const sent = [new Rec(), new Rec()];
     const ss = sent.map((rec) => sender('r1', name, rec));
     try {

@@ -25,6 +25,10 @@ export function threadAttach(rank: number, comm: Comm = COMM_CLIQUE): void {
     const first = dev.firstEndpoint;
     throw mpiError(ERR_ENDPOINTS, call, `endpoint ${ep} (rank ${rank} of ${comm.name}) is not in the calling thread's clique: endpoints ${first}..${first + rt.settings.endpoints - 1} of process ${dev.opts.process}`);
   }
+  // docs/adr/0019: a thread that reads an endpoint hands it back when it moves, and a worker
+  // thread may become the reader of the endpoint it attaches to (endpointReceive=thread only).
+  if (dev.readingEndpoint >= 0 && dev.readingEndpoint !== ep) void dev.handBack('threadAttach to another endpoint');
+  dev.readEndpoint(ep);
   rt.endpoint = ep;
   selfFollows(ep);
 }

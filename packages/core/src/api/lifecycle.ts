@@ -14,11 +14,11 @@ import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isMainThread } from 'node:worker_threads';
 import { resolveSettings, readJobEnv, type Settings, type JobEnv } from '../config/index.ts';
-import { Device, Engines, SharedState, endpointReceivePlan, type DirectRoute, type EngineBoot } from '../device/index.ts';
+import { Device, Engines, SharedState, endpointReceivePlan, type EndpointReceivePlan, type DirectRoute, type EngineBoot } from '../device/index.ts';
 import { ContextIdState } from '../comm/index.ts';
 import { createLogger, type Logger } from '../log/index.ts';
 import { connectPmi, type PmiClient } from '../pmi/index.ts';
-import type { TransportFactory } from '../transport/index.ts';
+import type { ReaderSocketName, TransportFactory } from '../transport/index.ts';
 import { ERR_ARG, ERR_OTHER, mpiError, schedYield } from '../util/index.ts';
 import { THREAD_LEVELS, type ThreadLevel } from './constants.ts';
 import {
@@ -82,7 +82,8 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
   }
   const multithreaded = level === 'serialized' || level === 'multiple';
   const progress = settings.progress === 'auto' ? (level === 'multiple' ? 'threads' : 'inline') : settings.progress;
-  logEndpointReceive(settings, progress, size, log);
+  const receivePlan = endpointReceivePlan(settings.endpointReceive, progress, size, job?.localSize ?? size);
+  logEndpointReceive(settings, progress, receivePlan, log);
   const shared = SharedState.create({
     processCount: size,
     endpointsPerProcess: settings.endpoints,
@@ -91,6 +92,8 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     requestSlots: settings.requestSlots,
     multithreaded: multithreaded || progress !== 'inline',
     blockedSlotBytes: BLOCKED_SLOT_WORDS * 4,
+    // The route table exists only where a reader may serve (docs/adr/0019); the default allocates nothing.
+    endpointReaders: receivePlan.path === 'thread',
   });
   const allChannels = Array.from({ length: settings.channels }, (_, c) => c);
   const useEngines = progress !== 'inline' && size > 1;
@@ -98,6 +101,8 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
   // Runs while this rank waits for the fence (warm-up.ts); it talks only to itself. Only where this thread hosts the channels.
   const warm = transportFactory === null || useEngines || settings.warmup === 0 ? null
     : startWarmUp(transportFactory, settings.warmup, settings.channels);
+  // docs/adr/0019: the main thread never reads an endpoint, but it sends to remote readers like any thread.
+  const readerSocketName = shared.routes !== null && transportFactory !== null ? await loadReaderSocketName(settings) : null;
   const device = new Device(
     {
       ...deviceBase(settings, job, rank, size),
@@ -108,6 +113,7 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
       statsRow: 0,
       // Receive lanes only where this thread is the process's one MPI thread and hosts every channel (docs/adr/0020).
       lanes: settings.lean === 'on' && !multithreaded && progress === 'inline',
+      ...(readerSocketName === null ? {} : { readerSocketName }),
     },
     shared,
   );
@@ -185,12 +191,15 @@ function waitPollOptions(settings: Settings, size: number, log: Logger, device: 
  * endpointReceive (docs/adr/0019): one info line when a job asks for `thread`, saying which path
  * its endpoints' receives take and why. Never an error: the engine path serves every job.
  */
-function logEndpointReceive(settings: Settings, progress: 'inline' | 'threads' | 'engines', size: number, log: Logger): void {
+function logEndpointReceive(settings: Settings, progress: 'inline' | 'threads' | 'engines', plan: EndpointReceivePlan, log: Logger): void {
   if (settings.endpointReceive === 'engine') return;
-  const plan = endpointReceivePlan(settings.endpointReceive, progress, size);
-  // The reader itself (ADR 0019 steps 2-4) is not built yet: a job where it would apply stays on the engine path too.
-  const why = plan.why ?? 'the endpoint reader of docs/adr/0019 is not built in this version';
-  log.info({ endpointReceive: settings.endpointReceive, progress, path: 'engine', why }, 'endpointReceive thread: receives stay on the engine path');
+  if (plan.path === 'engine') {
+    log.info({ endpointReceive: settings.endpointReceive, progress, path: 'engine', why: plan.why }, 'endpointReceive thread: receives stay on the engine path');
+    return;
+  }
+  // What is built (docs/adr/0019): eager and rendezvous-request frames of the other processes' threads follow a reader's route.
+  const why = 'a worker thread reads the endpoint it attaches to (MPI.threadAttach) while no other thread does; the main thread never reads';
+  log.info({ endpointReceive: settings.endpointReceive, progress, path: 'thread', why }, 'endpointReceive thread: worker threads read their endpoints');
 }
 
 function deviceBase(settings: Settings, job: JobEnv | null, rank: number, size: number) {
@@ -213,6 +222,12 @@ async function loadTransport(settings: Settings): Promise<TransportFactory> {
     throw mpiError(ERR_ARG, 'init', `transport module ${settings.transport} does not export createTransport`);
   }
   return mod.createTransport;
+}
+
+/** The transport module's reader names (interface.ts ReaderSocketName), or null when it has none. */
+async function loadReaderSocketName(settings: Settings): Promise<ReaderSocketName | null> {
+  const mod = (await import(settings.transport)) as { readerSocketName?: ReaderSocketName };
+  return typeof mod.readerSocketName === 'function' ? mod.readerSocketName : null;
 }
 
 /** Threads progress: one engine per channel, each publishing its own address; resolves to the engines and every process's address per channel. */
@@ -258,12 +273,22 @@ async function initWorkerThread(boot: WorkerBoot): Promise<ThreadLevel> {
   const blocked = new BlockedCalls(waitPoll);
   blocked.attachTable(shared.buffers.blocked, threadId, MAX_THREADS);
   blocked.enter(INIT_CALL, '', null, null);
+  // docs/adr/0019: a worker thread may read an endpoint where the process has a route table and the
+  // thread has connections of its own (the reader's senders will follow them), if the transport names readers.
+  const readerSocketName = direct && shared.routes !== null ? await loadReaderSocketName(settings) : null;
   const device = new Device(
-    { ...deviceBase(settings, boot.job, rank, size), log: log.child({ mod: 'device' }), transportFactory: direct ? await loadTransport(settings) : null, threadId, hosted: [], statsRow: threadId },
+    {
+      ...deviceBase(settings, boot.job, rank, size), log: log.child({ mod: 'device' }), transportFactory: direct ? await loadTransport(settings) : null, threadId, hosted: [], statsRow: threadId,
+      ...(readerSocketName === null ? {} : { readerSocketName, readsEndpoints: true }),
+    },
     shared,
   );
   device.start(null, boot.direct);
   await device.openDirect();
+  // Leaving when the thread's event loop empties (the worker is about to end): its routes to remote
+  // readers end with a FIN each, and the endpoint it reads is handed back (both keep the loop alive
+  // until done; the next beforeExit finds nothing to do).
+  if (readerSocketName !== null) process.on('beforeExit', () => void device.leaveAll('the thread is ending'));
   const policy = pollPolicy({ localSize: boot.job?.localSize ?? 1, cores: os.availableParallelism(), spinTurns: settings.waitSpinTurns });
   waitPoll.configure({ ...waitPollOptions(settings, size, log, device, false), spinTurns: policy.spinTurns });
   attachPredefinedComms(boot.predefined, size, settings.endpoints, device.firstEndpoint, boot.endpoint);
@@ -287,6 +312,7 @@ async function initWorkerThread(boot: WorkerBoot): Promise<ThreadLevel> {
 export async function finalize(): Promise<void> {
   const rt = runtime('finalize');
   if (!isMainThread) throw mpiError(ERR_OTHER, 'finalize', 'worker threads never call MPI.finalize(): the main thread does, after the workers are done');
+  await readersHandBack(rt.device);
   await COMM_WORLD.barrier();
   // The finalize-time collection (papers/refcount-gc.txt §V.B): whatever only the collector still holds goes.
   rt.device.lifetime.collect();
@@ -302,6 +328,18 @@ export async function finalize(): Promise<void> {
     await rt.pmi.reportFinalized(totals);
     await rt.pmi.close();
   }
+}
+
+/**
+ * docs/adr/0019: every endpoint reader of this process hands back before finalize's barrier, while
+ * the other processes still answer its close and send their FINs (after the barrier they may be
+ * gone). A reader whose thread is idle hands back at once; one that computes delays finalize.
+ */
+async function readersHandBack(device: Device): Promise<void> {
+  const routes = device.shared.routes;
+  if (routes === null) return;
+  routes.beginFinalize();
+  while (routes.readerCount() > 0) await sleep(5);
 }
 
 /**

@@ -7,7 +7,7 @@
  * program does (the worker inherits the process's loader flags).
  */
 import { Worker as NodeWorker, type WorkerOptions } from 'node:worker_threads';
-import { ERR_OTHER, mpiError, workerArgs } from '../util/index.ts';
+import { ERR_OTHER, ERR_PROC_FAILED, mpiError, workerArgs } from '../util/index.ts';
 import { runtime, BOOT_KEY, clearSlot, markStarting, type WorkerBoot } from '../runtime/index.ts';
 import { MAX_THREADS } from '../device/index.ts';
 import { dehydrate } from './revive.ts';
@@ -48,7 +48,8 @@ export class Worker extends NodeWorker {
    */
   constructor(file: string | URL, options?: WorkerOptions) {
     const boot = bootFor(options);
-    const shared = runtime('Worker').device.shared;
+    const device = runtime('Worker').device;
+    const shared = device.shared;
     try {
       super(...workerArgs(file, { ...options, workerData: { [BOOT_KEY]: boot } }));
     } catch (e) {
@@ -57,9 +58,17 @@ export class Worker extends NodeWorker {
     }
     // The roll-call reports the thread from now on (runtime/blocked.ts), not only once it is in an MPI call.
     markStarting(shared.buffers.blocked, boot.threadId);
-    this.once('exit', () => {
+    this.once('exit', (code) => {
       clearSlot(shared.buffers.blocked, boot.threadId);
+      // A thread that ended while reading an endpoint (docs/adr/0019) leaves no claim for the next
+      // thread with its id. A clean end hands back first (the thread's loop stays alive until every
+      // sender has left), so a claim still here means it died reading: what its socket held is lost.
+      const routes = shared.routes;
+      const died: number[] = [];
+      if (routes !== null) for (let local = 0; local < routes.layout.endpointsPerProcess; local++) if (routes.readerOf(local) === boot.threadId) died.push(device.firstEndpoint + local);
+      routes?.releaseReaderOf(boot.threadId);
       shared.releaseThreadId(boot.threadId);
+      if (died.length > 0) readerDied(shared, died, boot.threadId, code);
     });
   }
 
@@ -67,4 +76,16 @@ export class Worker extends NodeWorker {
   override postMessage(value: unknown, transferList?: Parameters<NodeWorker['postMessage']>[1]): void {
     super.postMessage(dehydrate(value), transferList);
   }
+}
+
+/**
+ * docs/adr/0019 "The reader dies": messages sent to the endpoint were in its thread's sockets and
+ * are gone, as a crashed process's are; the process fails with ERR_PROC_FAILED naming the endpoint
+ * and exits, and mpiexec ends the job (as when a channel engine dies, engines.ts).
+ */
+function readerDied(shared: ReturnType<typeof runtime>['device']['shared'], endpoints: number[], thread: number, code: number): void {
+  shared.markFailed(ERR_PROC_FAILED);
+  const err = mpiError(ERR_PROC_FAILED, 'progress', `the reader of endpoint ${endpoints.join(', ')} (worker thread ${thread}) ended without handing it back (exit code ${code}): messages sent to it are lost`);
+  process.stderr.write(`tsmpi: ${err.message}\n`);
+  process.exit(1);
 }

@@ -79,9 +79,9 @@ export const SETTINGS: readonly SettingRow[] = [
   },
   {
     name: 'endpointReceive', env: 'TSMPI_ENDPOINT_RECEIVE', flag: null, kind: oneOf('engine', 'thread'),
-    // engine: the endpoint reader of docs/adr/0019 is proposed and only its decision and ordering core exist; thread never changes a job yet.
+    // engine: the endpoint reader of docs/adr/0019 is proposed and partly built; thread is opt-in until measured.
     defaultValue: () => 'engine', level: 'tuning',
-    doc: "who reads the messages for an endpoint that a worker thread attached to (docs/adr/0019, proposed). engine: the channel's host (an engine in --progress threads, the main thread in inline) reads and matches them and completes the thread's receives through its completion ring (a cross-thread wake-up per message). thread: the attached worker thread would read them on same-host connections of its own; not built yet: a job that asks for it runs on the engine path and logs one info line saying why (also with --progress engines, a single process, or an endpoint whose peers are on other hosts, where ADR 0019 keeps the engine path)",
+    doc: "who reads the messages for an endpoint that a worker thread attached to (docs/adr/0019, proposed, partly built). engine: the channel's host (an engine in --progress threads, the main thread in inline) reads and matches them and completes the thread's receives through its completion ring (a cross-thread wake-up per message). thread: a worker thread that attaches (MPI.threadAttach) to an endpoint without a reader becomes its reader: it listens on a same-host socket of its own, the other processes' threads send their eager, synchronous and rendezvous-request frames for the endpoint there once they see its route open (in order across every switch), and it hands the endpoint back when it attaches elsewhere, when its event loop empties and at MPI.finalize, closing once every sender has left. While it computes, messages to its endpoint wait; a reader thread that dies fails the job with ERR_PROC_FAILED. Each process logs one info line saying which path applies (the engine path with --progress engines, a single process, or a job on several hosts)",
   },
   {
     name: 'waitSpinTurns', env: 'TSMPI_WAIT_SPIN_TURNS', flag: null, kind: int(0, 1_000_000),

@@ -36,7 +36,7 @@
  * protocols are unit-tested over the loopback transport (protocols.test.ts).
  */
 import { Packr } from 'msgpackr';
-import { FRAME_FLAG, FRAME_KIND, channelOf, newFrameHeader, type FrameHeader, type Transport, type TransportError, type TransportFactory } from '../transport/index.ts';
+import { FRAME_FLAG, FRAME_KIND, channelOf, newFrameHeader, type FrameHeader, type ReaderSocketName, type Transport, type TransportError, type TransportFactory } from '../transport/index.ts';
 import type { PayloadPool, Ring } from '../shm/index.ts';
 import { ANY, ERR_PROC_FAILED, ERR_TRUNCATE, ERR_NO_MEM, MPIError, mpiError } from '../util/index.ts';
 import type { Logger } from '../log/index.ts';
@@ -46,6 +46,9 @@ import { STAT, type SharedState } from './shared-state.ts';
 import type { ObjectTable } from './object-table.ts';
 import { createLifetime, type Lifetime, type RefcountStrategy } from './lifetime.ts';
 import { ThreadBridge } from './thread-bridge.ts';
+import { ROUTE_STATE, routeUsers } from './route-table.ts';
+import { RouteIntakes } from './route-intake.ts';
+import { PATH_READER, RouteSender, type SendStep } from './route-sender.ts';
 import { UnexpectedPayloads } from './unexpected-payloads.ts';
 import { ReceiveLanes, type Lane } from './receive-lanes.ts';
 
@@ -75,7 +78,48 @@ export interface DeviceOptions {
    * thread of a process that hosts every channel, one endpoint, no other thread matching.
    */
   readonly lanes?: boolean;
+  /**
+   * The transport module's reader names (docs/adr/0019), given to the devices of the threads that
+   * send (main and workers) in a process with a route table (endpointReceive `thread` where it
+   * applies): such a device follows the routes of remote readers. Absent: it never does.
+   */
+  readonly readerSocketName?: ReaderSocketName;
+  /** This thread may read an endpoint (readEndpoint): a worker thread's device with readerSocketName; never the main thread's. */
+  readonly readsEndpoints?: boolean;
 }
+
+/** The local endpoint a thread reads (docs/adr/0019): its reading's epoch and the transport listening on its socket. */
+interface EndpointReading {
+  readonly endpoint: number;
+  readonly epoch: number;
+  readonly transport: Transport;
+  /** ROUTE_OPEN went to every other process (only once the socket listens: a sender may dial it from then on) */
+  announced: boolean;
+  /** data frames read on the reader's socket (the info line at its close says how many took the path) */
+  frames: number;
+  /** per process: its senders' FINs consumed (handBack waits for as many as that process counted users) */
+  readonly fins: number[];
+  /** told when a FIN is consumed, while handBack waits */
+  onFin: (() => void) | null;
+}
+
+/** A route this thread sends on to a remote endpoint's reader: the reader's epoch and this thread's transport to its socket. */
+interface ReaderPath {
+  readonly epoch: number;
+  readonly transport: Transport;
+}
+
+/**
+ * Sub-kinds of a CONTROL frame (in `aux`) for the routes of docs/adr/0019, no payload:
+ * - OPEN, CLOSE: a reader announces its route, to every other process on its own thread
+ *   connections, recorded by whichever thread hosts the channel there: srcEndpoint is the reader's
+ *   endpoint, dstEndpoint the process's first endpoint, aux2 the reading's epoch;
+ * - CLOSED: that thread's answer to a CLOSE, the other way on the same channel: `tag` counts the
+ *   process's threads registered as the route's users (the FINs the reader waits for from it);
+ * - MARK: a sending thread's switch mark (route-switch.ts) on the path it leaves, tagged in `seq`
+ *   like its data frames (route-intake.ts); on a reader's socket it is the FIN the reader counts.
+ */
+export const ROUTE_CONTROL = { OPEN: 1, CLOSE: 2, CLOSED: 3, MARK: 4 } as const;
 
 /** Channels a thread sends on directly, and every process's listening address for them. */
 export interface DirectRoute {
@@ -126,8 +170,24 @@ export class Device {
   readonly #bridge: ThreadBridge;
   /** the lean path's matching state (receive-lanes.ts); null: every receive takes the shared queues */
   readonly #lanes: ReceiveLanes | null;
+  /** the endpoint this thread reads (readEndpoint), or null */
+  #reading: EndpointReading | null = null;
+  /** readings handed back whose senders have not all left yet, by endpoint (handBack) */
+  readonly #closingReadings = new Map<number, EndpointReading>();
+  /**
+   * docs/adr/0019, only in a process with a route table: this thread's choice of path per frame
+   * to a remote endpoint (null where it sends no data frames: engines, or no transport), its
+   * connections to remote readers by endpoint, and the consumer side of the switch for the frames
+   * it reads (as a channel's host, or as a reader).
+   */
+  readonly #routeSender: RouteSender | null = null;
+  readonly #readerPaths = new Map<number, ReaderPath>();
+  readonly #intakes: RouteIntakes | null = null;
+  #watchingRoutes = false;
+  readonly #markHdr: FrameHeader = newFrameHeader();
   #failure: Error | null = null;
   #closing = false;
+  #destroyed = false;
   /** operations of this thread in flight; while > 0 (or while closing) #keepAlive holds the event loop */
   #active = 0;
   #keepAlive: NodeJS.Timeout | null = null;
@@ -160,6 +220,11 @@ export class Device {
     if (this.#mt && opts.threadId >= 0) this.#completionRing = shared.completion(opts.threadId);
     this.#eagerInjectLimit = this.#mt ? Math.min(opts.eagerLimit, this.#bridge.maxInjectBytes) : opts.eagerLimit;
     this.#lanes = opts.lanes === true && !this.#mt && opts.endpointsPerProcess === 1 ? new ReceiveLanes() : null;
+    const routes = shared.routes;
+    if (routes !== null) {
+      this.#intakes = new RouteIntakes(routes, this.firstEndpoint, this.#arriveFrame, this.#onMarkConsumed);
+      if (opts.readerSocketName !== undefined && opts.transportFactory !== null && opts.threadId >= 0) this.#routeSender = new RouteSender(routes, opts.threadId);
+    }
   }
 
   get stats(): { messagesSent: number; messagesReceived: number; bytesSent: number; bytesReceived: number } {
@@ -247,6 +312,369 @@ export class Device {
     } finally {
       this.#release();
     }
+  }
+
+  // --- endpoint reader (docs/adr/0019) ----------------------------------------------
+
+  /** The endpoint this thread reads (readEndpoint), or -1. */
+  get readingEndpoint(): number {
+    return this.#reading?.endpoint ?? -1;
+  }
+
+  /**
+   * This thread becomes the reader of local endpoint `endpoint` (docs/adr/0019) if it may (its
+   * device has readerSocketName, the process a route table) and the endpoint has no reader:
+   * claims it, opening a new epoch, and listens on the reader's same-host socket. Synchronous,
+   * as MPI.threadAttach is: the listen completes on this thread's event loop (a failure hands
+   * the endpoint back with a warning). True when this thread reads `endpoint` now.
+   *
+   * Once the socket listens the reader announces its route (ROUTE_OPEN): the other processes'
+   * threads may then send it their frames to `endpoint` directly (send), which this thread
+   * matches as they arrive (#onDeliver). An endpoint this thread handed back whose senders have
+   * not all left yet (handBack) cannot be read again until they have: false.
+   */
+  readEndpoint(endpoint: number): boolean {
+    const o = this.opts;
+    const routes = this.shared.routes;
+    if (this.#reading !== null) return this.#reading.endpoint === endpoint;
+    if (routes === null || o.readsEndpoints !== true || o.readerSocketName === undefined || o.transportFactory === null || this.#closing || !this.isLocal(endpoint)) return false;
+    const epoch = routes.claimReader(endpoint - this.firstEndpoint, this.#me);
+    if (epoch < 0) return false;
+    const name = o.readerSocketName(o.jobKey, o.process, endpoint, epoch);
+    // Assigned once the transport exists; its delivery handler counts the reading's frames.
+    let reading: EndpointReading;
+    const transport = o.transportFactory({
+      process: o.process,
+      processCount: o.processCount,
+      channelCount: o.channels,
+      endpointsPerProcess: o.endpointsPerProcess,
+      jobKey: o.jobKey,
+      listenHost: o.listenHost,
+      listenName: name,
+      maxUnsolicitedPayloadBytes: o.eagerLimit,
+      log: o.log.child({ mod: 'transport', reader: endpoint }),
+      handlers: {
+        onDeliver: (src, header, payload) => {
+          if (header.kind !== FRAME_KIND.CONTROL) reading.frames++;
+          this.#onDeliver(src, header, payload);
+        },
+        onSent: (token) => this.#onSent(token),
+        onPeerLost: (proc, err) => this.#onPeerLost(proc, err),
+        payloadTarget: (src, header) => this.#payloadTarget(src, header),
+      },
+    });
+    reading = { endpoint, epoch, transport, announced: false, frames: 0, fins: new Array<number>(o.processCount).fill(0), onFin: null };
+    this.#reading = reading;
+    o.log.info({ endpoint, epoch, thread: this.#me }, 'endpoint reader: this thread reads the endpoint');
+    // MPI.finalize waits for every reader of the process to hand back before its barrier, while the
+    // other processes can still answer the close (lifecycle.ts).
+    const finalizing = reading;
+    void routes.finalizingAfter().then(() => {
+      if (this.#reading === finalizing) void this.handBack('the process finalizes');
+    });
+    transport.listen().then(() => {
+      if (this.#reading === reading && !reading.announced) this.#announceOpen(reading);
+    }, (err: unknown) => {
+      if (this.#reading !== reading) return;
+      o.log.warn({ endpoint, epoch, err: (err as Error).message }, 'endpoint reader: cannot listen on the reader socket; the endpoint stays on the engine path');
+      void this.handBack('listen failed');
+    });
+    // A same-host name is bound inside listen(), whose promise resolves only on a later turn: a
+    // thread that only waits in MPI meanwhile could run a whole exchange before its ROUTE_OPEN went
+    // out. Announcing now puts it on this thread's connections ahead of anything it sends next.
+    if (transport.isListening?.() === true) this.#announceOpen(reading);
+    return true;
+  }
+
+  /** ROUTE_OPEN of `reading`, once its socket listens (a sender may dial it from then on). */
+  #announceOpen(reading: EndpointReading): void {
+    reading.announced = true;
+    this.#announceRoute(reading, ROUTE_CONTROL.OPEN);
+    this.opts.log.info({ endpoint: reading.endpoint, epoch: reading.epoch, thread: this.#me }, 'endpoint reader: route announced to every other process');
+  }
+
+  /**
+   * Hands the endpoint this thread reads back to the channel's host (docs/adr/0019 "Leaving":
+   * threadAttach elsewhere, the thread's event loop emptying, close): announces ROUTE_CLOSE, and
+   * once every other process has answered how many of its threads had joined the route
+   * (ROUTE_CLOSED) and each of those has sent its FIN on the reader's socket (everything they
+   * sent there has then been matched), stops listening and releases the claim, so another
+   * thread may read it in a new epoch. Until then the socket stays open and this thread's event
+   * loop alive: a sender that computes delays the reader's end, never a message. Nothing to do
+   * when it reads none.
+   */
+  async handBack(why: string): Promise<void> {
+    const reading = this.#reading;
+    if (reading === null) return;
+    this.#reading = null;
+    const log = this.opts.log;
+    log.info({ endpoint: reading.endpoint, epoch: reading.epoch, thread: this.#me, why }, 'endpoint reader: handed the endpoint back');
+    const routes = this.shared.routes!;
+    const local = reading.endpoint - this.firstEndpoint;
+    // Every process that heard the opening hears the close, on the same connections, after it.
+    if (reading.announced) {
+      this.#announceRoute(reading, ROUTE_CONTROL.CLOSE);
+      this.#closingReadings.set(reading.endpoint, reading);
+      this.#hold();
+      try {
+        await this.#sendersLeft(reading);
+      } finally {
+        this.#release();
+        this.#closingReadings.delete(reading.endpoint);
+      }
+      log.info({ endpoint: reading.endpoint, epoch: reading.epoch, thread: this.#me, frames: reading.frames, fins: reading.fins.reduce((a, b) => a + b, 0) }, 'endpoint reader: every sender has left; the socket closes');
+    }
+    routes.clearClosed(local);
+    routes.releaseReader(local, this.#me);
+    try {
+      await reading.transport.close();
+    } catch (err) {
+      // Every sender has sent its FIN: nothing can be lost; the name is the epoch's alone.
+      log.warn({ endpoint: reading.endpoint, epoch: reading.epoch, err: (err as Error).message }, 'endpoint reader: closing the reader socket failed');
+    }
+  }
+
+  /**
+   * Resolves once every other process answered `reading`'s ROUTE_CLOSE and as many FINs as it
+   * counted users have been consumed here, or this device fails or is destroyed.
+   */
+  async #sendersLeft(reading: EndpointReading): Promise<void> {
+    const routes = this.shared.routes!;
+    const local = reading.endpoint - this.firstEndpoint;
+    const o = this.opts;
+    for (;;) {
+      const seen = routes.closedChanges(local);
+      let left = true;
+      for (let p = 0; p < o.processCount && left; p++) {
+        if (p === o.process) continue;
+        const users = routes.closedUsers(local, p);
+        if (users < 0 || reading.fins[p]! < users) left = false;
+      }
+      if (left || this.#failure !== null || this.shared.failedClass() !== 0 || this.#destroyed) return;
+      await new Promise<void>((resolve) => {
+        reading.onFin = resolve;
+        void routes.closedAfter(local, seen).then(resolve);
+        // A failing job ends the wait too (its transports are being destroyed).
+        const failed = setTimeout(resolve, 1000);
+        failed.unref();
+      });
+      reading.onFin = null;
+    }
+  }
+
+  /**
+   * ROUTE_OPEN or ROUTE_CLOSE of `reading` to every other process, on this thread's own connections
+   * (#out: its direct routes): one CONTROL frame per process, from the reader's endpoint to the
+   * process's first endpoint, so one reader's announcements to a process share a connection and
+   * arrive in the order sent. A frame that cannot go (the process is failing) is logged, not thrown:
+   * hand-back runs at threadAttach and at the thread's end, where nobody could take the error.
+   */
+  #announceRoute(reading: EndpointReading, what: number): void {
+    const o = this.opts;
+    const h = this.#markHdr;
+    for (let p = 0; p < o.processCount; p++) {
+      if (p === o.process) continue;
+      h.kind = FRAME_KIND.CONTROL;
+      h.flags = 0;
+      h.contextId = 0;
+      h.srcEndpoint = reading.endpoint;
+      h.dstEndpoint = p * o.endpointsPerProcess;
+      h.tag = 0;
+      h.seq = 0;
+      h.aux = what;
+      h.aux2 = reading.epoch;
+      h.payloadLength = 0;
+      try {
+        this.#out(p, h, null);
+      } catch (err) {
+        o.log.warn({ endpoint: reading.endpoint, epoch: reading.epoch, peer: p, err: (err as Error).message }, 'endpoint reader: a route announcement could not be sent');
+      }
+    }
+  }
+
+  /**
+   * A route CONTROL frame from another process (ROUTE_CONTROL): a reader's announcement, recorded
+   * in this process's route table (a close is answered with the users it counted: ROUTE_CLOSED);
+   * an answer to one of this process's readers; or a sender's switch mark, consumed in order with
+   * its data frames (#intakes).
+   */
+  #onRouteControl(srcProcess: number, h: FrameHeader): void {
+    const routes = this.shared.routes;
+    const remote = !this.isLocal(h.srcEndpoint) && h.srcEndpoint < this.endpointCount && this.isLocal(h.dstEndpoint);
+    if (routes === null || !remote) {
+      this.opts.log.warn({ aux: h.aux, src: h.srcEndpoint, dst: h.dstEndpoint, epoch: h.aux2 }, 'control frame dropped: no route table here, or not between a remote and a local endpoint');
+      return;
+    }
+    switch (h.aux) {
+      case ROUTE_CONTROL.MARK:
+        this.#intakes!.offer(srcProcess, h, EMPTY, true);
+        return;
+      case ROUTE_CONTROL.CLOSED:
+        routes.recordClosed(h.dstEndpoint - this.firstEndpoint, srcProcess, h.tag);
+        return;
+      case ROUTE_CONTROL.OPEN:
+      case ROUTE_CONTROL.CLOSE: {
+        const open = h.aux === ROUTE_CONTROL.OPEN;
+        const word = routes.setRoute(h.srcEndpoint, h.aux2, open ? ROUTE_STATE.OPEN : ROUTE_STATE.CLOSING);
+        this.opts.log.info({ endpoint: h.srcEndpoint, epoch: h.aux2, state: open ? 'open' : 'closing', recorded: word >= 0 }, 'endpoint route announced');
+        if (!open) this.#answerClose(srcProcess, h, word < 0 ? 0 : routeUsers(word));
+        return;
+      }
+      default:
+        this.opts.log.warn({ aux: h.aux, src: h.srcEndpoint }, 'control frame of unknown sub-kind dropped');
+    }
+  }
+
+  /**
+   * ROUTE_CLOSED to the reader that sent ROUTE_CLOSE `h`: `users` of this process's threads joined
+   * the route (its count is final once closing: RouteTable.registerUser). It goes back on the
+   * channel the close came on, which this thread hosts.
+   */
+  #answerClose(srcProcess: number, h: FrameHeader, users: number): void {
+    const out = this.#markHdr;
+    out.kind = FRAME_KIND.CONTROL;
+    out.flags = 0;
+    out.contextId = 0;
+    out.srcEndpoint = h.dstEndpoint;
+    out.dstEndpoint = h.srcEndpoint;
+    out.tag = users;
+    out.seq = 0;
+    out.aux = ROUTE_CONTROL.CLOSED;
+    out.aux2 = h.aux2;
+    out.payloadLength = 0;
+    try {
+      this.#out(srcProcess, out, null);
+    } catch (err) {
+      this.opts.log.warn({ endpoint: h.srcEndpoint, epoch: h.aux2, err: (err as Error).message }, 'endpoint route: the answer to a close could not be sent');
+    }
+  }
+
+  /** A frame the route intakes let through (route-intake.ts): data frames only; marks never reach here. */
+  readonly #arriveFrame = (srcProcess: number, h: FrameHeader, payload: Uint8Array): void => {
+    this.#arrive(srcProcess, h, payload, 0);
+  };
+
+  /** A mark consumed here: on a reader's socket it is a sender's FIN. */
+  readonly #onMarkConsumed = (srcProcess: number, dstEndpoint: number): void => {
+    const reading = this.#reading?.endpoint === dstEndpoint ? this.#reading : this.#closingReadings.get(dstEndpoint);
+    // Only a reader's device consumes marks for an endpoint it reads: it hosts no channel (an
+    // engine or inline progress's main thread does, and never reads), so its marks are FINs.
+    if (reading === undefined || reading === null) return;
+    reading.fins[srcProcess]!++;
+    reading.onFin?.();
+  };
+
+  // --- sending on routes (docs/adr/0019) ----------------------------------------------
+
+  /**
+   * Sends data frame `h` to remote process `proc` on the path this thread's route to h.dstEndpoint
+   * takes now (RouteSender): the engine path (#out) or the reader's socket, with the switch mark
+   * first on the path it leaves, and the route's tag in `seq` on both.
+   */
+  #outRouted(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string): void {
+    const step = this.#routeSender!.next(h.dstEndpoint);
+    h.seq = step.tag;
+    if (step.mark) this.#sendMark(proc, h.srcEndpoint, h.dstEndpoint, step, call);
+    if (step.path === PATH_READER) {
+      this.#readerPath(proc, h.dstEndpoint, step.readerEpoch).transport.send(proc, h, payload, -1);
+      this.#watchRoutes();
+    } else {
+      this.#out(proc, h, payload, call);
+    }
+  }
+
+  /** The switch mark of `step` on the path it leaves; leaving a reader's socket (the FIN) ends this thread's connection to it. */
+  #sendMark(proc: number, src: number, d: number, step: SendStep, call: string): void {
+    const m = this.#markHdr;
+    m.kind = FRAME_KIND.CONTROL;
+    m.flags = 0;
+    m.contextId = 0;
+    m.srcEndpoint = src;
+    m.dstEndpoint = d;
+    m.tag = 0;
+    m.seq = step.tag;
+    m.aux = ROUTE_CONTROL.MARK;
+    m.aux2 = 0;
+    m.payloadLength = 0;
+    if (step.markPath !== PATH_READER) {
+      this.#out(proc, m, null, call);
+      return;
+    }
+    const path = this.#readerPath(proc, d, step.markReaderEpoch);
+    path.transport.send(proc, m, null, -1);
+    this.#readerPaths.delete(d);
+    // close() sends what is queued first; the reader takes the connection's end for no loss.
+    path.transport.close().catch((err: unknown) => this.opts.log.warn({ endpoint: d, epoch: path.epoch, err: (err as Error).message }, 'endpoint route: closing a connection to a reader failed'));
+  }
+
+  /** This thread's connection to the reader of remote endpoint `d` in `epoch` (made on first use). */
+  #readerPath(proc: number, d: number, epoch: number): ReaderPath {
+    const known = this.#readerPaths.get(d);
+    if (known !== undefined && known.epoch === epoch) return known;
+    const o = this.opts;
+    const addresses = new Array<string>(o.processCount).fill('');
+    addresses[proc] = o.readerSocketName!(o.jobKey, proc, d, epoch);
+    const transport = o.transportFactory!({
+      process: o.process,
+      processCount: o.processCount,
+      channelCount: o.channels,
+      endpointsPerProcess: o.endpointsPerProcess,
+      jobKey: o.jobKey,
+      listenHost: o.listenHost,
+      log: o.log.child({ mod: 'transport', toReader: d }),
+      threadConnections: true,
+      handlers: {
+        onDeliver: (src, header, payload) => this.#onDeliver(src, header, payload),
+        onSent: (token) => this.#onSent(token),
+        onPeerLost: (p, err) => this.#onReaderLost(p, d, err),
+      },
+    });
+    transport.start(addresses);
+    const path: ReaderPath = { epoch, transport };
+    this.#readerPaths.set(d, path);
+    return path;
+  }
+
+  /**
+   * FINs for every route this thread is on whose reader has closed (`all`: every route, the thread
+   * is about to end), each ending its connection: the reader waits for them (handBack).
+   */
+  #leaveRoutes(all: boolean): void {
+    const rs = this.#routeSender;
+    if (rs === null) return;
+    for (const { d, step } of rs.finish(all)) this.#sendMark(this.processOf(d), this.firstEndpoint, d, step, 'progress');
+  }
+
+  /**
+   * While this thread is on a reader's path: one wait on the route-change counter (no event-loop
+   * reference), and at each change the FINs of the routes that closed, so a thread that stops
+   * sending to an endpoint still lets its reader go.
+   */
+  #watchRoutes(): void {
+    if (this.#watchingRoutes || this.#readerPaths.size === 0) return;
+    const routes = this.shared.routes!;
+    this.#watchingRoutes = true;
+    const seen = routes.changes();
+    // A close recorded between this thread's choice of path and `seen` would not wake the wait.
+    this.#leaveRoutes(false);
+    void routes.changedAfter(seen).then(() => {
+      this.#watchingRoutes = false;
+      if (this.#destroyed) return;
+      this.#leaveRoutes(false);
+      this.#watchRoutes();
+    });
+  }
+
+  /** The thread is about to end (or the process finalizes): every route left (FINs), then the endpoint it reads handed back. */
+  async leaveAll(why: string): Promise<void> {
+    this.#leaveRoutes(true);
+    await this.handBack(why);
+  }
+
+  #onReaderLost(proc: number, d: number, err: TransportError): void {
+    if (this.#closing) return;
+    this.opts.log.error({ peer: proc, endpoint: d, code: err.code }, 'endpoint reader lost');
+    this.#fatal(mpiError(ERR_PROC_FAILED, 'progress', `lost the connection to the reader of endpoint ${d} in process ${proc} (${err.code}: ${err.message})`, err), proc);
   }
 
   processOf(endpoint: number): number {
@@ -395,7 +823,8 @@ export class Device {
   leanSend(srcEndpoint: number, dstEndpoint: number, ctx: number, tag: number, data: Uint8Array): boolean {
     const len = data.length;
     const first = this.firstEndpoint;
-    if (this.#failure !== null || (dstEndpoint >= first && dstEndpoint < first + this.opts.endpointsPerProcess)) return false;
+    // A thread that follows remote readers' routes (docs/adr/0019) tags each data frame: the general path does that.
+    if (this.#failure !== null || this.#routeSender !== null || (dstEndpoint >= first && dstEndpoint < first + this.opts.endpointsPerProcess)) return false;
     if (len > this.#eagerInjectLimit && len > this.opts.eagerLimit) return false;
     const c = channelOf(srcEndpoint, dstEndpoint, this.opts.endpointsPerProcess, this.opts.channels);
     if (!this.#hosts[c] || this.shared.failedClass() !== 0) return false;
@@ -489,7 +918,8 @@ export class Device {
    */
   #outFirst(r: DevRequest, proc: number, h: FrameHeader, payload: Uint8Array | null): void {
     try {
-      this.#out(proc, h, payload, r.call);
+      if (this.#routeSender !== null) this.#outRouted(proc, h, payload, r.call);
+      else this.#out(proc, h, payload, r.call);
     } catch (e) {
       if (r.slot !== NIL && (this.#w[r.slot * SLOT_WORDS + SLOT.FLAGS]! & FLAG.BIG) !== 0) this.#big!.free(this.#w[r.slot * SLOT_WORDS + SLOT.PAYLOAD]!);
       this.#abandon(r, true);
@@ -611,8 +1041,10 @@ export class Device {
     this.#hold();
     // Frames other threads queued for our channels go out before the goodbye.
     this.#bridge.close();
+    // This thread's FINs to remote readers, and its own reading's ROUTE_CLOSE, go out on its connections before they close.
+    this.#leaveRoutes(true);
     try {
-      await Promise.all([this.transport?.close(), ...this.#directAll.map((t) => t.close())]);
+      await Promise.all([this.handBack('close'), this.transport?.close(), ...this.#directAll.map((t) => t.close()), ...[...this.#readerPaths.values()].map((p) => p.transport.close())]);
     } finally {
       this.#release();
       if (this.#keepAlive !== null) clearInterval(this.#keepAlive);
@@ -621,9 +1053,13 @@ export class Device {
 
   destroy(): void {
     this.#closing = true;
+    this.#destroyed = true;
     this.#bridge.stop();
     this.transport?.destroy();
     for (const t of this.#directAll) t.destroy();
+    this.#reading?.transport.destroy();
+    for (const r of this.#closingReadings.values()) r.transport.destroy();
+    for (const p of this.#readerPaths.values()) p.transport.destroy();
     if (this.#keepAlive !== null) clearInterval(this.#keepAlive);
   }
 
@@ -971,6 +1407,12 @@ export class Device {
       case FRAME_KIND.EAGER:
       case FRAME_KIND.EAGER_SYNC:
       case FRAME_KIND.RNDV_RTS:
+        // With a route table, a sender that switched paths tags its frames: the intakes keep them in order across the switch.
+        // (Receive lanes and route tables never meet: lanes need one endpoint per process, routes several.)
+        if (this.#intakes !== null) {
+          this.#intakes.offer(srcProcess, h, payload, false);
+          return;
+        }
         if (this.#lanes !== null) {
           if (this.#laneArrive(srcProcess, h, payload)) return;
           this.#generalTouch(h.contextId, h.srcEndpoint);
@@ -1045,6 +1487,9 @@ export class Device {
         }
         return;
       }
+      case FRAME_KIND.CONTROL:
+        this.#onRouteControl(srcProcess, h);
+        return;
       default:
         this.opts.log.warn({ kind: h.kind, srcProcess }, 'frame of unknown kind dropped');
     }

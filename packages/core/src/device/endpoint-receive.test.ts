@@ -22,5 +22,9 @@ describe('endpointReceivePlan', () => {
     const single = endpointReceivePlan('thread', 'threads', 1);
     expect(single.path).toBe('engine');
     expect(single.why).toMatch(/one process/);
+    const hosts = endpointReceivePlan('thread', 'threads', 4, 2);
+    expect(hosts.path).toBe('engine');
+    expect(hosts.why).toMatch(/several hosts/);
+    expect(endpointReceivePlan('thread', 'threads', 4, 4)).toEqual({ path: 'thread', why: null });
   });
 });

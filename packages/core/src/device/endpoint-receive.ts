@@ -5,8 +5,8 @@
  *
  * The ADR keeps the engine path where a reader cannot serve: with --progress engines (the mode
  * for threads that compute right after an isend, which a reader cannot progress) and in a job of
- * one process (nothing arrives over sockets). Per peer it keeps it for peers on other hosts too
- * (readers listen on same-host sockets only); that choice is made per connection, not here.
+ * one process (nothing arrives over sockets), and, for now, in a job on several hosts (readers
+ * listen on same-host sockets only, and routes do not carry a reader's TCP port yet).
  */
 
 export type EndpointReceive = 'engine' | 'thread';
@@ -17,9 +17,13 @@ export interface EndpointReceivePlan {
   readonly why: string | null;
 }
 
-export function endpointReceivePlan(asked: EndpointReceive, progress: 'inline' | 'threads' | 'engines', processCount: number): EndpointReceivePlan {
+/** `localCount`: the job's processes on this host (default: all of them). */
+export function endpointReceivePlan(asked: EndpointReceive, progress: 'inline' | 'threads' | 'engines', processCount: number, localCount = processCount): EndpointReceivePlan {
   if (asked === 'engine') return { path: 'engine', why: null };
   if (processCount === 1) return { path: 'engine', why: 'a job of one process receives nothing over sockets' };
+  // Readers listen on same-host sockets only and a sender does not know which peers share its
+  // host: until routes carry a reader's port, a job on several hosts keeps the engine path.
+  if (localCount < processCount) return { path: 'engine', why: 'readers listen on same-host sockets only, and this job runs on several hosts' };
   if (progress === 'engines') {
     return { path: 'engine', why: '--progress engines keeps every endpoint on its channel engine (a reader cannot progress a thread that computes right after an isend)' };
   }

@@ -61,12 +61,18 @@ export class RouteIntakes {
   /** by (srcProcess * threads + thread) * J + local endpoint */
   readonly #intakes = new Map<number, SenderIntake>();
   readonly #matchFrame = (f: Frame): void => this.#deliver(f.srcProcess, f.header, f.payload);
+  readonly #onMark: ((srcProcess: number, dstEndpoint: number) => void) | null;
+  readonly #markConsumed = (f: Frame): void => this.#onMark?.(f.srcProcess, f.header.dstEndpoint);
 
-  /** `firstEndpoint`: this process's first endpoint (frames are for firstEndpoint..+J-1). */
-  constructor(table: RouteTable, firstEndpoint: number, deliver: DeliverFrame) {
+  /**
+   * `firstEndpoint`: this process's first endpoint (frames are for firstEndpoint..+J-1).
+   * `onMark`: told of every mark consumed (a reader counts its senders' FINs with it).
+   */
+  constructor(table: RouteTable, firstEndpoint: number, deliver: DeliverFrame, onMark: ((srcProcess: number, dstEndpoint: number) => void) | null = null) {
     this.#table = table;
     this.#firstEndpoint = firstEndpoint;
     this.#deliver = deliver;
+    this.#onMark = onMark;
   }
 
   /** Frames held, over every sender (for tests and the debug log). */
@@ -101,7 +107,7 @@ export class RouteIntakes {
     let s = this.#intakes.get(key);
     if (s === undefined) {
       const word = this.#table.markWord(srcProcess, thread, local);
-      s = { intake: new Intake<Frame>(word, this.#matchFrame), word, waiting: false };
+      s = { intake: new Intake<Frame>(word, this.#matchFrame, this.#markConsumed), word, waiting: false };
       this.#intakes.set(key, s);
     }
     return s;

@@ -83,6 +83,19 @@ describe('route switch (sender marks, consumers hold)', () => {
     expect([early, intake.heldCount]).toEqual([[1], 0]);
   });
 
+  it('tells of each mark as it is consumed, not as it is read', () => {
+    let word = 0;
+    const marks: string[] = [];
+    const intake = new Intake<string>({ get: () => word, set: (e) => (word = e) }, () => undefined, (m) => marks.push(m));
+    // A FIN (mark 2) read on the path of epoch 1 before epoch 1 opened waits with its epoch's frames.
+    intake.offer('frame', 1, false);
+    intake.offer('fin', 2, true);
+    expect(marks).toEqual([]);
+    word = 1;
+    intake.resume();
+    expect([marks, word]).toEqual([['fin'], 2]);
+  });
+
   it('needs the hold: matching each path as it is read lets a frame overtake, and the model finds it', () => {
     // The same holds for the rejected first draft of ADR 0019 (keep the old path until the mark is
     // acknowledged): frames sent on the old path after the mark are not covered by the acknowledgement.

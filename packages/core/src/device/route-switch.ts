@@ -74,12 +74,14 @@ export class SenderRoute {
 export class Intake<T> {
   readonly #word: MarkWord;
   readonly #deliver: (item: T) => void;
+  readonly #onMark: ((item: T) => void) | null;
   readonly #held: { item: T; epoch: number; isMark: boolean }[] = [];
 
-  /** `deliver` matches a frame (never called for marks). */
-  constructor(word: MarkWord, deliver: (item: T) => void) {
+  /** `deliver` matches a frame (never called for marks); `onMark` is told of each mark consumed. */
+  constructor(word: MarkWord, deliver: (item: T) => void, onMark: ((item: T) => void) | null = null) {
     this.#word = word;
     this.#deliver = deliver;
+    this.#onMark = onMark;
   }
 
   /** Items waiting for a mark of the other path. */
@@ -106,6 +108,7 @@ export class Intake<T> {
       if (h.isMark) {
         this.#word.set(h.epoch + 1);
         consumedMark = true;
+        this.#onMark?.(h.item);
       } else {
         this.#deliver(h.item);
       }

@@ -43,6 +43,16 @@ describe('RouteTable', () => {
     expect(t.readerEpoch(0)).toBe(0);
   });
 
+  it('releases every endpoint an ended thread still reads, and none of another thread', () => {
+    const t = table();
+    expect(t.claimReader(0, 3)).toBe(1);
+    expect(t.claimReader(1, 2)).toBe(1);
+    expect(t.releaseReaderOf(3)).toBe(1);
+    expect([t.readerOf(0), t.readerOf(1)]).toEqual([-1, 2]);
+    expect(t.releaseReaderOf(3)).toBe(0);
+    expect(t.claimReader(0, 3)).toBe(2);
+  });
+
   it('takes route announcements in any order but never goes back', async () => {
     const t = table();
     const seen = t.changes();
@@ -139,6 +149,23 @@ describe('RouteTable', () => {
     // The mark words live elsewhere: writing every sender epoch left them at 0.
     expect(t.markWord(LAYOUT.processCount - 1, LAYOUT.threads - 1, LAYOUT.endpointsPerProcess - 1).get()).toBe(0);
     expect(() => t.senderEpoch(LAYOUT.threads, 0)).toThrow(RangeError);
+  });
+
+  it('records each process\'s answer to a reader\'s close apart, wakes the reader, and forgets them for the next reader', async () => {
+    const t = table();
+    const other = t.markWord(LAYOUT.processCount - 1, LAYOUT.threads - 1, LAYOUT.endpointsPerProcess - 1);
+    const endpoints = LAYOUT.processCount * LAYOUT.endpointsPerProcess;
+    for (let th = 0; th < LAYOUT.threads; th++) for (let d = 0; d < endpoints; d++) t.setSenderEpoch(th, d, 9);
+    expect([t.closedUsers(1, 0), t.closedUsers(1, 2), t.closedChanges(1)]).toEqual([-1, -1, 0]);
+    const woken = t.closedAfter(1, 0);
+    t.recordClosed(1, 0, 0);
+    t.recordClosed(1, 2, 3);
+    await woken;
+    expect([t.closedUsers(1, 0), t.closedUsers(1, 2), t.closedChanges(1)]).toEqual([0, 3, 2]);
+    // Endpoint 0's answers, the sender epochs and the mark words are other words.
+    expect([t.closedUsers(0, 0), t.closedUsers(0, 2), t.closedChanges(0), t.senderEpoch(LAYOUT.threads - 1, endpoints - 1), other.get()]).toEqual([-1, -1, 0, 9, 0]);
+    t.clearClosed(1);
+    expect([t.closedUsers(1, 0), t.closedUsers(1, 2)]).toEqual([-1, -1]);
   });
 
   it('orders one sender\'s frames across 2 paths read by 2 threads, over hundreds of switches', async () => {

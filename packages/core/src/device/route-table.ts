@@ -1,5 +1,5 @@
 /**
- * The shared words of endpoint routes (docs/adr/0019, proposed; not yet used by the device): one
+ * The shared words of endpoint routes (docs/adr/0019, proposed; the device claims readers and records announcements, no sender follows a route yet): one
  * process's view of which endpoints have a reader, in one SharedArrayBuffer every thread attaches.
  *
  *   readers   per local endpoint: the thread id + 1 of its reader (0: none), and the epoch of its
@@ -17,6 +17,10 @@
  *             too, written so that no reader sees one epoch's state with another's port (several
  *             threads record announcements: whichever hosts the channel they came on)
  *   changes   a counter bumped at every route change, for one Atomics.waitAsync per change
+ *   closed    per local endpoint: a counter bumped at each ROUTE_CLOSED recorded for it, and per
+ *             process the users + 1 that process counted when it recorded the reader's close (0: not
+ *             yet): the FINs the closing reader waits for from it before its socket may close
+ *             (recorded by whichever thread hosts the channel the answer came on, read by the reader)
  *   senders   per (local thread id, remote endpoint): the epoch of that thread's route switch
  *             (route-switch.ts SenderRoute), kept here and not in the thread's heap because thread
  *             ids are recycled and the receiving side's mark word goes on from the last epoch the
@@ -65,7 +69,9 @@ export interface RouteTableLayout {
 }
 
 const CHANGES = 0;
-const HEADER_WORDS = 1;
+/** 1 once the process's main thread entered MPI.finalize: every reader hands its endpoint back */
+const FINALIZING = 1;
+const HEADER_WORDS = 2;
 
 export class RouteTable {
   readonly layout: RouteTableLayout;
@@ -74,10 +80,11 @@ export class RouteTable {
   readonly #routes: number;
   readonly #marks: number;
   readonly #senders: number;
+  readonly #closed: number;
 
   static bytesFor(l: RouteTableLayout): number {
     const endpoints = l.processCount * l.endpointsPerProcess;
-    return (HEADER_WORDS + 2 * l.endpointsPerProcess + endpoints + 2 * l.threads * endpoints) * 4;
+    return (HEADER_WORDS + 2 * l.endpointsPerProcess + endpoints + 2 * l.threads * endpoints + l.endpointsPerProcess * (1 + l.processCount)) * 4;
   }
 
   /** A view of `buffer` (RouteTable.bytesFor(layout) bytes, zeroed when new: every word starts at none). */
@@ -89,6 +96,7 @@ export class RouteTable {
     this.#routes = this.#readers + 2 * layout.endpointsPerProcess;
     this.#marks = this.#routes + layout.processCount * layout.endpointsPerProcess;
     this.#senders = this.#marks + layout.threads * layout.processCount * layout.endpointsPerProcess;
+    this.#closed = this.#senders + layout.threads * layout.processCount * layout.endpointsPerProcess;
   }
 
   // --- readers of this process's endpoints -------------------------------------------
@@ -112,6 +120,13 @@ export class RouteTable {
   /** Thread `threadId` stops reading local endpoint `local`; false if it was not its reader. */
   releaseReader(local: number, threadId: number): boolean {
     return Atomics.compareExchange(this.#w, this.#readers + 2 * local, threadId + 1, 0) === threadId + 1;
+  }
+
+  /** Releases every local endpoint thread `threadId` still reads (its thread has ended); returns how many. */
+  releaseReaderOf(threadId: number): number {
+    let released = 0;
+    for (let local = 0; local < this.layout.endpointsPerProcess; local++) if (this.releaseReader(local, threadId)) released++;
+    return released;
   }
 
   /** The thread id of local endpoint `local`'s reader, or -1. */
@@ -180,6 +195,65 @@ export class RouteTable {
   /** Resolves once a route changed after `seen` (changes()); holds no event-loop reference. */
   changedAfter(seen: number): Promise<void> {
     return waitChange(this.#w, CHANGES, seen);
+  }
+
+  // --- finalize ----------------------------------------------------------------------
+
+  /** The main thread entered MPI.finalize: readers hand back (finalizingAfter wakes them). */
+  beginFinalize(): void {
+    Atomics.store(this.#w, FINALIZING, 1);
+    Atomics.notify(this.#w, FINALIZING);
+  }
+
+  /** Resolves once the process finalizes (at once if it already does); holds no event-loop reference. */
+  finalizingAfter(): Promise<void> {
+    return waitChange(this.#w, FINALIZING, 0);
+  }
+
+  /** How many local endpoints have a reader now. */
+  readerCount(): number {
+    let n = 0;
+    for (let local = 0; local < this.layout.endpointsPerProcess; local++) if (this.readerOf(local) >= 0) n++;
+    return n;
+  }
+
+  // --- a closing reader's answers -------------------------------------------------------
+
+  /**
+   * Process `process` recorded the close of local endpoint `local`'s reading with `users` of its
+   * threads registered: the reader waits for that many FINs from it (docs/adr/0019, gap 1).
+   */
+  recordClosed(local: number, process: number, users: number): void {
+    const w = this.#w;
+    const at = this.#closedAt(local);
+    Atomics.store(w, at + 1 + process, users + 1);
+    Atomics.add(w, at, 1);
+    Atomics.notify(w, at);
+  }
+
+  /** The users process `process` counted at local endpoint `local`'s close, or -1 before its answer. */
+  closedUsers(local: number, process: number): number {
+    return Atomics.load(this.#w, this.#closedAt(local) + 1 + process) - 1;
+  }
+
+  /** The counter of answers recorded for local endpoint `local`, to pass to closedAfter(). */
+  closedChanges(local: number): number {
+    return Atomics.load(this.#w, this.#closedAt(local));
+  }
+
+  /** Resolves once an answer for local endpoint `local` was recorded after `seen`; holds no event-loop reference. */
+  closedAfter(local: number, seen: number): Promise<void> {
+    return waitChange(this.#w, this.#closedAt(local), seen);
+  }
+
+  /** Forgets local endpoint `local`'s answers: its reading has closed (before the claim goes, so the next reader starts clean). */
+  clearClosed(local: number): void {
+    const at = this.#closedAt(local);
+    for (let p = 0; p < this.layout.processCount; p++) Atomics.store(this.#w, at + 1 + p, 0);
+  }
+
+  #closedAt(local: number): number {
+    return this.#closed + local * (1 + this.layout.processCount);
   }
 
   // --- marks ------------------------------------------------------------------------------

@@ -15,6 +15,8 @@
  *   control            thread ids in use (a bitmap: ids are recycled), per-thread statistics rows
  *   slot caches        per thread: its cache of free request slots (request-table.ts), which
  *                      the next thread with the same id inherits
+ *   routes             endpoint readers and the routes to them (route-table.ts, docs/adr/0019),
+ *                      only in a process whose layout asks for endpoint readers
  */
 import { PayloadPool, Ring } from '../shm/index.ts';
 import { waitAsync } from '../util/index.ts';
@@ -22,6 +24,7 @@ import { MatchQueues, type MatchingMode } from './match-queues.ts';
 import { ObjectTable, type ObjectTableBuffers } from './object-table.ts';
 import { RequestTable, SlotPool } from './request-table.ts';
 import { allocateLifetimeBuffers, type LifetimeBuffers } from './lifetime.ts';
+import { RouteTable, type RouteTableLayout } from './route-table.ts';
 
 /** Threads (main, workers) that may own requests; each has a completion ring. */
 export const MAX_THREADS = 64;
@@ -55,6 +58,11 @@ export interface SharedLayout {
   readonly multithreaded: boolean;
   /** bytes per thread of the roll-call table, whose layout belongs to runtime/blocked.ts */
   readonly blockedSlotBytes: number;
+  /**
+   * endpoints may get a reader (endpointReceive `thread` where it applies, endpoint-receive.ts):
+   * the route table is allocated. Absent or false: no table, and nothing of ADR 0019 runs.
+   */
+  readonly endpointReaders?: boolean;
 }
 
 export interface SharedBuffers {
@@ -77,6 +85,8 @@ export interface SharedBuffers {
   readonly collSeq: SharedArrayBuffer;
   /** per thread: what it is blocked in, for the launcher's roll-call (runtime/blocked.ts lays it out) */
   readonly blocked: SharedArrayBuffer;
+  /** the route table (route-table.ts), or null when the layout asks for no endpoint readers */
+  readonly routes: SharedArrayBuffer | null;
 }
 
 const SMALL_MAX_SHIFT = 16;
@@ -97,6 +107,8 @@ export class SharedState {
   readonly stats: Float64Array;
   /** collective sequence numbers, index = record index * endpointsPerProcess + local endpoint */
   readonly collSeq: Int32Array;
+  /** endpoint readers and routes (docs/adr/0019); null unless the layout asks for endpoint readers */
+  readonly routes: RouteTable | null;
   readonly #control: Int32Array;
   readonly #injection: (Ring | undefined)[];
   readonly #completion: (Ring | undefined)[];
@@ -125,6 +137,7 @@ export class SharedState {
       stats: new SharedArrayBuffer((MAX_THREADS + layout.channels) * STAT.WORDS * 8),
       collSeq: new SharedArrayBuffer(OBJECT_RECORDS * layout.endpointsPerProcess * 4),
       blocked: new SharedArrayBuffer(MAX_THREADS * layout.blockedSlotBytes),
+      routes: layout.endpointReaders === true ? new SharedArrayBuffer(RouteTable.bytesFor(routeTableLayout(layout))) : null,
     };
     return new SharedState(buffers, true);
   }
@@ -147,6 +160,7 @@ export class SharedState {
     this.objects = new ObjectTable(buffers.objects, initialize);
     this.stats = new Float64Array(buffers.stats);
     this.collSeq = new Int32Array(buffers.collSeq);
+    this.routes = buffers.routes === null ? null : new RouteTable(buffers.routes, routeTableLayout(layout));
     this.#control = new Int32Array(buffers.control);
     this.#injection = new Array(layout.channels);
     this.#completion = new Array(MAX_THREADS);
@@ -237,4 +251,9 @@ export class SharedState {
   statsRow(row: number): Float64Array {
     return this.stats.subarray(row * STAT.WORDS, (row + 1) * STAT.WORDS);
   }
+}
+
+/** The route table's sizes for a process of `layout`: every thread id may send. */
+function routeTableLayout(layout: SharedLayout): RouteTableLayout {
+  return { processCount: layout.processCount, endpointsPerProcess: layout.endpointsPerProcess, threads: MAX_THREADS };
 }

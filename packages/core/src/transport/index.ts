@@ -1,6 +1,6 @@
 export { FRAME_KIND, FRAME_FLAG, MAX_MESSAGE_BYTES, channelOf, newFrameHeader } from './interface.ts';
 export type {
-  FrameKind, FrameHeader, Transport, TransportFactory, TransportHandlers, TransportOptions, TransportLog, TransportError,
+  FrameKind, FrameHeader, ReaderSocketName, Transport, TransportFactory, TransportHandlers, TransportOptions, TransportLog, TransportError,
 } from './interface.ts';
 export { createLoopbackNetwork, createLoopbackFactory, LOOPBACK_TARGET_MIN_BYTES, LOOPBACK_HIGH_WATER_MARK_BYTES } from './loopback.ts';
 export type { LoopbackNetworkOptions } from './loopback.ts';

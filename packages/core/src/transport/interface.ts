@@ -188,8 +188,8 @@ export interface TransportOptions {
    */
   readonly threadConnections?: boolean;
   /**
-   * Optional, an endpoint reader's transport (docs/adr/0019, proposed; the device does not use it
-   * yet): listen only on this same-host name (an abstract Unix-domain socket name, starting with
+   * Optional, an endpoint reader's transport (docs/adr/0019, proposed; the device listens with it,
+   * no sender dials it yet): listen only on this same-host name (an abstract Unix-domain socket name, starting with
    * NUL) and not on the network; listen() resolves to the name. On the sending side, a peer
    * address given to start() that starts with NUL is such a name: it is dialled as it is, with
    * no network connection to fall back to.
@@ -224,6 +224,12 @@ export interface Transport {
    * the caller then uses `send`, which handles those cases.
    */
   queueEager?(dstProcess: number, channel: number, contextId: number, srcEndpoint: number, dstEndpoint: number, tag: number, payload: Uint8Array): boolean;
+  /**
+   * Optional: true once this instance accepts connections. An endpoint reader's name (listenName)
+   * is bound inside listen() itself, while its promise resolves on a later turn: the device asks
+   * right after listen() so that a reader announces its route within MPI.threadAttach (docs/adr/0019).
+   */
+  isListening?(): boolean;
   /** Per owned channel: frames sent and received so far. Index = channel number. */
   channelStats(): { sent: number; received: number }[];
   /** Flushes what is queued, ends every connection gracefully and stops listening. */
@@ -234,3 +240,11 @@ export interface Transport {
 
 /** What a transport module exports (core loads it by name, see the `transport` setting). */
 export type TransportFactory = (options: TransportOptions) => Transport;
+
+/**
+ * Optional export `readerSocketName` of a transport module that can carry endpoint readers
+ * (docs/adr/0019): the same-host name (listenName) of the reader of endpoint `endpoint` of
+ * process `process` in its `epoch`-th reading, computed alike by the reader and its senders.
+ * A module without it gives no readers: every endpoint stays on the engine path.
+ */
+export type ReaderSocketName = (jobKey: string, process: number, endpoint: number, epoch: number) => string;

@@ -1,0 +1,28 @@
+// mpiexec -n 2 --endpoints 2, TSMPI_ENDPOINT_RECEIVE=thread (docs/adr/0019 "The reader dies"): rank
+// 0's worker reads endpoint 1, receives one message on its socket from rank 1's main thread, and
+// exits without handing the endpoint back (process.exit in the worker). The job must fail with
+// ERR_PROC_FAILED naming endpoint 1, not hang: rank 1 then waits for a message that never comes.
+import * as MPI from '@tsmpi/core';
+import { isMainThread } from 'node:worker_threads';
+import { equal } from './check.ts';
+
+if (!isMainThread) {
+  await MPI.init();
+  MPI.threadAttach(1);
+  await MPI.COMM_ENDPOINTS.send('go', 2, 8);
+  equal(await MPI.COMM_ENDPOINTS.recv<string>(2, 9), 'first', 'the first message, on the reader\'s socket');
+  process.exit(3);
+} else {
+  await MPI.init({ threadLevel: 'multiple' });
+  if (MPI.COMM_WORLD.rank === 0) {
+    new MPI.Worker(new URL(import.meta.url));
+    // Never answered: the worker's death ends the job first.
+    await MPI.COMM_ENDPOINTS.recv(2, 10);
+  } else {
+    equal(await MPI.COMM_ENDPOINTS.recv<string>(1, 8), 'go', 'go from the reader');
+    await MPI.COMM_ENDPOINTS.send('first', 1, 9);
+    await MPI.COMM_ENDPOINTS.recv(1, 10);
+  }
+  console.log('ep-reader-dies: not reached');
+  await MPI.finalize();
+}
