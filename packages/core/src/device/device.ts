@@ -269,22 +269,7 @@ export class Device {
     const o = this.opts;
     if (o.transportFactory !== null && o.processCount > 1) {
       for (const route of direct) {
-        const t = o.transportFactory({
-          process: o.process,
-          processCount: o.processCount,
-          channelCount: o.channels,
-      endpointsPerProcess: o.endpointsPerProcess,
-          channels: route.channels,
-          jobKey: o.jobKey,
-          listenHost: o.listenHost,
-          log: o.log.child({ mod: 'transport', direct: true }),
-          threadConnections: true,
-          handlers: {
-            onDeliver: (src, header, payload) => this.#onDeliver(src, header, payload),
-            onSent: (token) => this.#onSent(token),
-            onPeerLost: (proc, err) => this.#onPeerLost(proc, err),
-          },
-        });
+        const t = this.#threadTransport({ mod: 'transport', direct: true }, (proc, err) => this.#onPeerLost(proc, err), route.channels);
         t.start(route.addresses);
         this.#directAll.push(t);
         for (const c of route.channels) if (!this.#hosts[c]) this.#direct[c] = t;
@@ -614,25 +599,35 @@ export class Device {
     const o = this.opts;
     const addresses = new Array<string>(o.processCount).fill('');
     addresses[proc] = o.readerSocketName!(o.jobKey, proc, d, epoch);
-    const transport = o.transportFactory!({
-      process: o.process,
-      processCount: o.processCount,
-      channelCount: o.channels,
-      endpointsPerProcess: o.endpointsPerProcess,
-      jobKey: o.jobKey,
-      listenHost: o.listenHost,
-      log: o.log.child({ mod: 'transport', toReader: d }),
-      threadConnections: true,
-      handlers: {
-        onDeliver: (src, header, payload) => this.#onDeliver(src, header, payload),
-        onSent: (token) => this.#onSent(token),
-        onPeerLost: (p, err) => this.#onReaderLost(p, d, err),
-      },
-    });
+    const transport = this.#threadTransport({ mod: 'transport', toReader: d }, (p, err) => this.#onReaderLost(p, d, err));
     transport.start(addresses);
     const path: ReaderPath = { epoch, transport };
     this.#readerPaths.set(d, path);
     return path;
+  }
+
+  /**
+   * A transport of this thread's own connections (threadConnections): a direct route's, owning
+   * `channels`, or a connection to a remote endpoint's reader (docs/adr/0019). Not started.
+   */
+  #threadTransport(logFields: Record<string, unknown>, onPeerLost: (proc: number, err: TransportError) => void, channels?: readonly number[]): Transport {
+    const o = this.opts;
+    return o.transportFactory!({
+      process: o.process,
+      processCount: o.processCount,
+      channelCount: o.channels,
+      endpointsPerProcess: o.endpointsPerProcess,
+      ...(channels === undefined ? {} : { channels }),
+      jobKey: o.jobKey,
+      listenHost: o.listenHost,
+      log: o.log.child(logFields),
+      threadConnections: true,
+      handlers: {
+        onDeliver: (src, header, payload) => this.#onDeliver(src, header, payload),
+        onSent: (token) => this.#onSent(token),
+        onPeerLost,
+      },
+    });
   }
 
   /**
