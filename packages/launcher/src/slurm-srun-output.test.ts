@@ -112,6 +112,14 @@ describe('SrunOutcome on whole stderr texts seen on Slurm 22.05', () => {
       'slurmstepd-n01: error: *** STEP 9.0 ON n01 CANCELLED AT 2026-11-23T15:55:30 ***',
       'srun: error: n02: task 1: Terminated',
     ].join('\n'))).toEqual({ kind: 'slurm-cancelled', message: 'Slurm cancelled step 9.0 (scancel)' });
+    // Seen in CI: the first task's end and srun's own "Terminating" before the CANCELLED and "aborted" lines.
+    expect(verdictOf([
+      'srun: error: n02: task 1: Terminated',
+      'srun: launch/slurm: _step_signal: Terminating StepId=9.0',
+      'slurmstepd-n01: error: *** STEP 9.0 ON n01 CANCELLED AT 2026-11-26T09:15:47 ***',
+      'srun: Job step aborted: Waiting up to 7 seconds for job step to finish.',
+      'srun: error: n01: task 0: Terminated',
+    ].join('\n'))).toEqual({ kind: 'slurm-cancelled', message: 'Slurm cancelled step 9.0 (scancel)' });
     expect(verdictOf('srun: Job step aborted: Waiting up to 7 seconds for job step to finish.\nsrun: error: n01: task 0: Killed'))
       .toEqual({ kind: 'slurm-cancelled', message: 'Slurm cancelled the step (scancel)' });
   });

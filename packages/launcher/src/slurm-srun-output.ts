@@ -41,13 +41,19 @@
  *      preemption, node failure)                       -> Slurm cancelled it
  *   2. a CANCELLED line or "Job step aborted" came before srun's
  *      "Terminating" (or without one)                  -> Slurm cancelled it
- *   3. a task ended badly                              -> that task (proxy) failed
+ *   3. "Job step aborted" came at all, and the first task to end was
+ *      Terminated (SIGTERM, what scancel sends)        -> Slurm cancelled it
+ *   4. a task ended badly                              -> that task (proxy) failed
  * Both orders were seen after a scancel of the job on 22.05: CANCELLED before
  * the tasks' ends, and "aborted", a task's end, "Terminating", CANCELLED.
- * Left open: if slurmctld's word to srun were slower than the kill it orders
- * (ctld -> slurmd -> task -> srun), rule 3 would name the killed proxy
- * instead of Slurm. mpiexec must not count a "Job step aborted" that follows
- * its own signal to srun (Ctrl-C), which also sets it.
+ * Rule 3 is the case that was left open here before: slurmctld's word to
+ * srun slower than the kill it orders (ctld -> slurmd -> task -> srun). CI
+ * saw it after a scancel of the job: a task Terminated, srun's
+ * "Terminating", CANCELLED, "aborted", the other task Terminated. A task
+ * srun's --kill-on-bad-exit blames ends otherwise (an exit code, Killed, a
+ * crash), and srun ending the step itself prints no "aborted". mpiexec must
+ * not count a "Job step aborted" that follows its own signal to srun
+ * (Ctrl-C), which also sets it.
  */
 import { expandHostlist } from './slurm-hostlist.ts';
 
@@ -155,6 +161,8 @@ export class SrunOutcome {
   #slurmFirst = false;
   #firstFailure: Extract<SrunLine, { kind: 'task-ended' }> | null = null;
   #srunTerminated = false;
+  /** "Job step aborted" came, in any order (rule 3). */
+  #aborted = false;
 
   /** Takes one line; returns its classification (so the caller can drop noise). */
   push(line: string): SrunLine {
@@ -169,6 +177,7 @@ export class SrunOutcome {
         break;
       case 'aborted':
         if (!this.#srunTerminated) this.#slurmFirst = true;
+        this.#aborted = true;
         break;
       case 'terminating':
         this.#srunTerminated = true;
@@ -189,6 +198,9 @@ export class SrunOutcome {
       return { kind: 'slurm-cancelled', message: this.#cancelAny === null ? 'Slurm cancelled the step (scancel)' : cancelledMessage(this.#cancelAny) };
     }
     const f = this.#firstFailure;
+    if (this.#aborted && f !== null && f.signal === 'Terminated') {
+      return { kind: 'slurm-cancelled', message: this.#cancelAny === null ? 'Slurm cancelled the step (scancel)' : cancelledMessage(this.#cancelAny) };
+    }
     if (f !== null) return { kind: 'task-failed', host: f.hosts[0]!, task: f.tasks[0]!, exitCode: f.exitCode, signal: f.signal };
     return { kind: 'none' };
   }
