@@ -112,14 +112,19 @@ describe('endpointReceive', () => {
     return byRank;
   }
 
-  // ep-route.ts: 4 readings of endpoint 1 per process, 250 messages each from the other process's main thread.
-  it.each(['threads', 'inline'] as const)('thread with --progress %s: after the reader\'s go, every message of a round (eager, rendezvous, synchronous) takes its socket, in order, and each reading closes once its sender\'s FIN is in', async (progress) => {
-    const r = await runJob(2, program('ep-route.ts'), {
+  /** ep-route.ts in `mode` under endpointReceive=thread, with the readers' info lines on stderr. */
+  function runEpRoute(mode: 'handshake' | 'stream', progress: string): ReturnType<typeof runJob> {
+    return runJob(2, program('ep-route.ts'), {
       flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--timeout', '100'],
-      args: ['handshake'],
+      args: [mode],
       env: { TSMPI_ENDPOINT_RECEIVE: 'thread' },
       killAfterMs: 120_000,
     });
+  }
+
+  // ep-route.ts: 4 readings of endpoint 1 per process, 250 messages each from the other process's main thread.
+  it.each(['threads', 'inline'] as const)('thread with --progress %s: after the reader\'s go, every message of a round (eager, rendezvous, synchronous) takes its socket, in order, and each reading closes once its sender\'s FIN is in', async (progress) => {
+    const r = await runEpRoute('handshake', progress);
     expectOk(r, `ep-route OK handshake ${progress}`);
     const closed = closedReadings(r.stderr);
     // The route's opening precedes `go` on one connection, so the other main thread sends the whole
@@ -128,12 +133,7 @@ describe('endpointReceive', () => {
   }, 130_000);
 
   it.each(['threads', 'inline'] as const)('thread with --progress %s: a stream sent while the readings open and close arrives in order, across both paths', async (progress) => {
-    const r = await runJob(2, program('ep-route.ts'), {
-      flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--timeout', '100'],
-      args: ['stream'],
-      env: { TSMPI_ENDPOINT_RECEIVE: 'thread' },
-      killAfterMs: 120_000,
-    });
+    const r = await runEpRoute('stream', progress);
     // The order of all 1,000 messages is checked by the program; how many took each path depends on timing.
     expectOk(r, `ep-route OK stream ${progress}`);
     const closed = closedReadings(r.stderr);
