@@ -277,7 +277,7 @@ export class Pt2ptComm {
         const dev = rt.device;
         if (this._rankOfEndpoint(me) !== UNDEFINED && !dev.lifetime.countsPredefined && buf.length <= MAX_MESSAGE_BYTES &&
           dev.leanSend(me, this._endpoints[dest]!, this._ctx, tag, buf)) {
-          return Request._completed(new DevRequest(REQ_KIND.SEND, 'Isend'), this, 'Isend');
+          return Request._leanSent(this);
         }
       }
     }

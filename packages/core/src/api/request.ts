@@ -24,6 +24,16 @@ export interface RequestComm {
   _rankOfEndpoint(endpoint: number): number;
 }
 
+/**
+ * The one completed DevRequest that every lean send's Request shares (setting lean,
+ * docs/adr/0020-lean-common-path.md step 3): an eager send that completed at once has nothing of
+ * its own to keep (its status is a completed send's: no source, tag or count, no error), and
+ * nothing writes to a done DevRequest again, so one object serves them all and a lean Isend
+ * makes no DevRequest.
+ */
+const LEAN_SENT = new DevRequest(REQ_KIND.SEND, 'Isend');
+LEAN_SENT.done = true;
+
 function onDevComplete(r: DevRequest): void {
   (r.owner as Request<unknown>)._onDone();
 }
@@ -64,6 +74,13 @@ export class Request<T = void> {
   static _completed<T>(r: DevRequest, comm: RequestComm | null, call: string): Request<T> {
     r.done = true;
     return new Request<T>(r, comm, call);
+  }
+
+  /** @internal A lean send's request (setting lean): complete, sharing LEAN_SENT, with no DevRequest of its own. */
+  static _leanSent(comm: RequestComm): Request<void> {
+    const req = new Request<void>(null, comm, 'Isend');
+    req._r = LEAN_SENT;
+    return req;
   }
 
   /**
@@ -260,18 +277,28 @@ export class Request<T = void> {
   static waitall(reqs: Request<any>[]): Promise<any[]> {
     const rt = runtime();
     rt.checkActive('Request.waitall');
+    // The fields are read here, not through _isDone: this runs once per batch of messages, and each
+    // getter is a call on the path of every message (docs/adr/0020-lean-common-path.md step 3).
     let pending = 0;
-    for (let i = 0; i < reqs.length; i++) if (!reqs[i]!._isDone) pending++;
+    for (let i = 0; i < reqs.length; i++) {
+      const d = reqs[i]!._r;
+      if (d !== null && !d.done) pending++;
+    }
     if (pending === 0) return settleAll(reqs);
     return new Promise((resolve, reject) => {
       rt.blocked.enter('Request.waitall', reqs[0]?._comm?.name ?? '', null, null);
+      // One waiter for the whole array: a count and one promise.
       const onOne = (): void => {
         if (--pending === 0) {
           rt.blocked.leave();
           settleAll(reqs).then(resolve, reject);
         }
       };
-      for (let i = 0; i < reqs.length; i++) if (!reqs[i]!._isDone) reqs[i]!._listen(onOne);
+      for (let i = 0; i < reqs.length; i++) {
+        const req = reqs[i]!;
+        const d = req._r;
+        if (d !== null && !d.done) req._listen(onOne);
+      }
     });
   }
 
@@ -370,9 +397,10 @@ function settleAll(reqs: Request<any>[]): Promise<any[]> {
   let failed = false;
   for (let i = 0; i < reqs.length; i++) {
     const r = reqs[i]!;
-    if (r._isInactive) continue;
+    const d = r._r;
+    // _isInactive, read as fields (see waitall)
+    if (r._reported || r._freed || d === null) continue;
     r._reported = true;
-    const d = r._r!;
     if (d.error !== null) failed = true;
     else if (r._valueOf !== null) values[i] = r._valueOf(d);
   }

@@ -719,14 +719,15 @@ export class Device {
     if (lane === null) return null;
     const r = new DevRequest(REQ_KIND.RECV, call);
     r.buf = buf;
-    this.#hold();
     const m = lane.takeUnexpected(srcEndpoint, tag);
     if (m !== null) {
       r.sourceEndpoint = m.src;
       r.tag = m.tag;
-      this.#fill(r, m.data, false);
+      this.#laneFill(r, m.data);
       return r;
     }
+    // The lane, not each receive, holds the event loop while it has posted receives (step 3).
+    if (lane.posted.length === 0) this.#hold();
     lane.posted.push({ r, src: srcEndpoint, tag });
     return r;
   }
@@ -749,10 +750,40 @@ export class Device {
       lane.unexpected.push({ src, tag: h.tag, srcProcess, data: payload.slice() });
       return true;
     }
+    if (lane.posted.length === 0) this.#release();
     r.sourceEndpoint = src;
     r.tag = h.tag;
-    this.#fill(r, payload, false);
+    this.#laneFill(r, payload);
     return true;
+  }
+
+  /**
+   * Completes lean receive r with message bytes `data`: #fill and #complete for a request that
+   * has no slot, no lifetime reference, no finish step and no event-loop hold of its own (its
+   * lane holds the loop while it has posted receives).
+   */
+  #laneFill(r: DevRequest, data: Uint8Array): void {
+    const n = data.length;
+    const buf = r.buf!;
+    r.count = n;
+    if (n > buf.length) {
+      buf.set(data.subarray(0, buf.length));
+      r.count = buf.length;
+      r.error = mpiError(ERR_TRUNCATE, r.call, `message of ${n} bytes from endpoint ${r.sourceEndpoint} (tag ${r.tag}) is longer than the receive buffer of ${buf.length} bytes`);
+    } else if (n > 0) {
+      buf.set(data);
+    }
+    this.#laneDone(r);
+  }
+
+  /** Completes lean receive r (#complete without what a lean receive does not have). */
+  #laneDone(r: DevRequest): void {
+    r.done = true;
+    const cb = r.onComplete;
+    if (cb !== null) {
+      r.onComplete = null;
+      cb(r);
+    }
   }
 
   /**
@@ -774,9 +805,11 @@ export class Device {
   /** Moves a lane into the shared queues: posted receives in posting order, then unexpected messages in arrival order. */
   #demote(ctx: number, lane: Lane): void {
     const endpoint = this.firstEndpoint;
+    // Each moved receive holds the event loop as a general one does (#complete releases it); the lane's hold goes.
+    const laneHeld = lane.posted.length > 0;
     for (const p of lane.posted) {
       const r = p.r;
-      // The lean receive already holds the event loop (#hold in leanRecv): a slot without another hold.
+      this.#hold();
       const slot = this.pool.alloc(KIND.RECV);
       if (slot === NIL) {
         r.error = mpiError(ERR_NO_MEM, r.call, `all ${this.shared.table.capacity} request slots are in use; complete or free requests, or raise TSMPI_REQUEST_SLOTS`);
@@ -789,6 +822,7 @@ export class Device {
       this.#postSlot(r, slot, endpoint, ctx, p.src, p.tag);
     }
     lane.posted.length = 0;
+    if (laneHeld) this.#release();
     // A header of its own: the caller may be in the middle of using #hdr or a transport's header.
     const h = newFrameHeader();
     for (const m of lane.unexpected) {
@@ -985,12 +1019,14 @@ export class Device {
   cancel(r: DevRequest): boolean {
     if (r.done || r.kind !== REQ_KIND.RECV) return false;
     if (r.slot === NIL) {
-      // A pending receive without a slot is a lean one: it waits in a lane.
-      if (this.#lanes === null || !this.#lanes.lanes().some((lane) => lane.unlink(r))) return false;
+      // A pending receive without a slot is a lean one: it waits in a lane, which holds the loop while it has any.
+      const lane = this.#lanes === null ? undefined : this.#lanes.lanes().find((l) => l.unlink(r));
+      if (lane === undefined) return false;
+      if (lane.posted.length === 0) this.#release();
       r.cancelled = true;
       r.sourceEndpoint = ANY;
       r.tag = ANY;
-      this.#complete(r);
+      this.#laneDone(r);
       return true;
     }
     const ep = this.#w[r.slot * SLOT_WORDS + SLOT.ENDPOINT]!;
@@ -1552,9 +1588,10 @@ export class Device {
     if (this.#lanes !== null) {
       for (const lane of this.#lanes.lanes()) {
         const posted = lane.posted.splice(0);
+        if (posted.length > 0) this.#release();
         for (const p of posted) {
           p.r.error = err;
-          this.#complete(p.r);
+          this.#laneDone(p.r);
         }
       }
     }
