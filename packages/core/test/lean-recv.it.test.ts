@@ -1,7 +1,8 @@
 // The receive lanes of setting lean=on (docs/adr/0020-lean-common-path.md, step 1) over real
 // mpiexec jobs on loopback TCP: each demotion trigger with a sender that runs ahead (order, the
 // moved receive, cancel, truncation, ANY_TAG, MPI.stats), with lean=on and, for a few triggers,
-// off (the same program must pass on the general path); and a lean receive whose peer is lost.
+// off (the same program must pass on the general path); the lanes' event-loop hold (step 3); and a
+// lean receive whose peer is lost.
 import { describe, expect, it } from 'vitest';
 import { linesWith, program, runJob } from './run-job.ts';
 
@@ -22,6 +23,13 @@ describe('receive lanes', () => {
 
   it.each(['anysource', 'mprobe', 'rndv'])('the same program passes on %s with lean=off', async (trigger) => {
     await expectOk(trigger, 'off');
+  });
+
+  it('hold the event loop once per lane with posted receives', async () => {
+    const r = await runJob(2, program('lean-hold.ts'), { flags: ['--progress', 'inline'], env: { TSMPI_LEAN: 'on' } });
+    if (r.code !== 0 || linesWith(r.stdout, 'lean-hold OK').length !== 2) {
+      throw new Error(`job failed (exit ${r.code})\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
+    }
   });
 
   it('fail a lean receive whose peer is lost', async () => {

@@ -212,4 +212,37 @@ describe('frame parser', () => {
     sink.targets.set(7, new Uint8Array(499));
     expect(p.feed(frame(7, range(500, 3)))).toBe(PARSE_STATUS.UNSOLICITED);
   });
+
+  it('offers whole frames to frameBytes first, undecoded; declined, split or targeted frames go to frameArrived, in stream order', () => {
+    // frameBytes takes the frames of odd seq (byte 16 is seq's low byte in the codec's layout).
+    const sink = new Sink();
+    const order: string[] = [];
+    const taken: { seq: number; payload: number[] }[] = [];
+    const frameArrived = sink.frameArrived.bind(sink);
+    sink.frameArrived = (h, payload) => {
+      order.push(`arrived ${h.seq}`);
+      frameArrived(h, payload);
+    };
+    const frameBytes = (buf: Uint8Array, at: number): boolean => {
+      const seq = buf[at + 16]!;
+      if (seq % 2 === 0) return false;
+      const len = buf[at + 28]!;
+      order.push(`bytes ${seq}`);
+      taken.push({ seq, payload: Array.from(buf.subarray(at + HEADER_BYTES, at + HEADER_BYTES + len)) });
+      return true;
+    };
+    const p = new FrameParser(sink, 64, 1 << 20, 1 << 20, frameBytes);
+    const whole = concat([frame(0, range(5, 1)), frame(1, range(3, 2)), frame(2, []), frame(3, []), frame(5, range(80, 4))]);
+    expect(p.feed(whole)).toBe(PARSE_STATUS.OK);
+    // seq 5's payload reaches targetMinBytes: it is offered to frameTarget, never as bytes.
+    expect(order).toEqual(['arrived 0', 'bytes 1', 'arrived 2', 'bytes 3', 'arrived 5']);
+    expect(taken).toEqual([{ seq: 1, payload: range(3, 2) }, { seq: 3, payload: [] }]);
+    // A frame split over two chunks is never offered as bytes.
+    order.length = 0;
+    const split = frame(7, range(6, 5));
+    expect(p.feed(split.subarray(0, 35))).toBe(PARSE_STATUS.OK);
+    expect(p.feed(split.subarray(35))).toBe(PARSE_STATUS.OK);
+    expect(order).toEqual(['arrived 7']);
+    expect(sink.got.at(-1)!.payload).toEqual(range(6, 5));
+  });
 });

@@ -64,6 +64,8 @@ export class FrameParser {
   readonly #targetMinBytes: number;
   readonly #maxPayloadBytes: number;
   readonly #maxUnsolicitedBytes: number;
+  /** offered a whole frame's bytes before decoding (TransportHandlers.onFrameBytes), or null */
+  readonly #frameBytes: ((buf: Uint8Array, offset: number) => boolean) | null;
   readonly #header: FrameHeader = newFrameHeader();
   readonly #head = new Uint8Array(HEADER_BYTES);
   #headFill = 0;
@@ -77,9 +79,14 @@ export class FrameParser {
    * @param maxPayloadBytes larger announced payloads make feed() return TOO_LARGE
    * @param maxUnsolicitedBytes larger payloads that frameTarget does not supply an array for make
    *   feed() return UNSOLICITED (default: maxPayloadBytes, no such bound)
+   * @param frameBytes offered, undecoded, each frame that lies whole in one chunk and whose payload
+   *   would go to frameArrived as a view of the chunk; true: it consumed the frame, false: the
+   *   parser decodes it and goes on as without it
    */
-  constructor(sink: FrameSink, targetMinBytes: number, maxPayloadBytes: number, maxUnsolicitedBytes = maxPayloadBytes) {
+  constructor(sink: FrameSink, targetMinBytes: number, maxPayloadBytes: number, maxUnsolicitedBytes = maxPayloadBytes,
+    frameBytes: ((buf: Uint8Array, offset: number) => boolean) | null = null) {
     this.#sink = sink;
+    this.#frameBytes = frameBytes;
     this.#targetMinBytes = targetMinBytes;
     this.#maxPayloadBytes = maxPayloadBytes;
     this.#maxUnsolicitedBytes = maxUnsolicitedBytes;
@@ -122,6 +129,16 @@ export class FrameParser {
         let base: Uint8Array;
         let at: number;
         if (this.#headFill === 0 && len - pos >= HEADER_BYTES) {
+          const frameBytes = this.#frameBytes;
+          if (frameBytes !== null) {
+            // The frames the view branch below would deliver, offered as bytes first (no header object).
+            const plen = (chunk[pos + 28]! | (chunk[pos + 29]! << 8) | (chunk[pos + 30]! << 16) | (chunk[pos + 31]! << 24)) >>> 0;
+            const end = pos + HEADER_BYTES + plen;
+            if (end <= len && plen <= this.#maxPayloadBytes && plen < this.#targetMinBytes && plen <= this.#maxUnsolicitedBytes && frameBytes(chunk, pos)) {
+              pos = end;
+              continue;
+            }
+          }
           base = chunk; // fast path: the header lies wholly in this chunk
           at = pos;
           pos += HEADER_BYTES;

@@ -91,6 +91,20 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
     this.#socket.destroy();
   }
 
+  /** The parser's bytes hook when the handlers take frames as bytes (interface.ts onFrameBytes), else null. */
+  #frameBytesHook(owner: ConnectionOwner): ((buf: Uint8Array, offset: number) => boolean) | null {
+    const handlers = owner._handlers;
+    if (handlers.onFrameBytes === undefined) return null;
+    const process = this.process;
+    const received = owner._received;
+    const channel = this.channel;
+    return (buf, offset) => {
+      if (!handlers.onFrameBytes!(process, buf, offset)) return false;
+      received[channel]!++;
+      return true;
+    };
+  }
+
   // FrameSink
   frameArrived(header: FrameHeader, payload: Uint8Array): void {
     if (header.kind === KIND_GOODBYE) {
@@ -137,7 +151,7 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
     this.#state = STATE_OPEN;
     this.#socket.setTimeout(0);
     this.#socket.write(hs.reply);
-    this.#parser = new FrameParser(this, owner._tuning.targetMinBytes, MAX_PAYLOAD_BYTES, owner._maxUnsolicitedBytes);
+    this.#parser = new FrameParser(this, owner._tuning.targetMinBytes, MAX_PAYLOAD_BYTES, owner._maxUnsolicitedBytes, this.#frameBytesHook(owner));
     if (owner._isClosing) {
       this.beginClose();
       return;

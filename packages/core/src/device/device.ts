@@ -253,6 +253,7 @@ export class Device {
         onSent: (token) => this.#onSent(token),
         onPeerLost: (proc, err) => this.#onPeerLost(proc, err),
         payloadTarget: (src, header) => this.#payloadTarget(src, header),
+        ...(this.#lanes === null ? {} : { onFrameBytes: this.#laneFrameBytes }),
       },
     });
     return this.transport.listen();
@@ -741,20 +742,42 @@ export class Device {
     if (h.kind !== FRAME_KIND.EAGER || h.flags !== 0) return false;
     const lane = this.#lanes!.lean(h.contextId);
     if (lane === null) return false;
+    this.#laneMessage(lane, srcProcess, h.srcEndpoint, h.tag, payload);
+    return true;
+  }
+
+  /**
+   * The transport's onFrameBytes (interface.ts) where there are lanes: #onDeliver and #laneArrive
+   * for a frame still in its bytes (the frame codec's layout), with no header decoded. False,
+   * having done nothing, for any frame but a plain EAGER one for a context that is or becomes LEAN
+   * (the transport then decodes it and calls onDeliver).
+   */
+  readonly #laneFrameBytes = (srcProcess: number, b: Uint8Array, o: number): boolean => {
+    if (b[o] !== FRAME_KIND.EAGER || b[o + 1] !== 0 || this.#intakes !== null) return false;
+    const lane = this.#lanes!.lean(b[o + 2]! | (b[o + 3]! << 8));
+    if (lane === null) return false;
+    this.onFrame?.();
+    const src = (b[o + 4]! | (b[o + 5]! << 8) | (b[o + 6]! << 16) | (b[o + 7]! << 24)) >>> 0;
+    const tag = b[o + 12]! | (b[o + 13]! << 8) | (b[o + 14]! << 16) | (b[o + 15]! << 24);
+    const len = (b[o + 28]! | (b[o + 29]! << 8) | (b[o + 30]! << 16) | (b[o + 31]! << 24)) >>> 0;
+    this.#laneMessage(lane, srcProcess, src, tag, b.subarray(o + FRAME_HEADER_BYTES, o + FRAME_HEADER_BYTES + len));
+    return true;
+  };
+
+  /** A plain EAGER message (src, tag, payload) from process srcProcess in LEAN `lane`: counted, then matched or kept as unexpected. */
+  #laneMessage(lane: Lane, srcProcess: number, src: number, tag: number, payload: Uint8Array): void {
     const st = this.#stat;
     st[STAT.RECEIVED]!++;
     st[STAT.BYTES_RECEIVED]! += payload.length;
-    const src = h.srcEndpoint;
-    const r = lane.takePosted(src, h.tag);
+    const r = lane.takePosted(src, tag);
     if (r === null) {
-      lane.unexpected.push({ src, tag: h.tag, srcProcess, data: payload.slice() });
-      return true;
+      lane.unexpected.push({ src, tag, srcProcess, data: payload.slice() });
+      return;
     }
     if (lane.posted.length === 0) this.#release();
     r.sourceEndpoint = src;
-    r.tag = h.tag;
+    r.tag = tag;
     this.#laneFill(r, payload);
-    return true;
   }
 
   /**
@@ -795,6 +818,11 @@ export class Device {
     if (srcEndpoint !== ANY && this.isLocal(srcEndpoint)) return;
     const lane = this.#lanes!.general(ctx);
     if (lane !== null) this.#demote(ctx, lane);
+  }
+
+  /** Diagnostics (tests): operations of this thread holding the event loop (a lane with posted receives counts once). */
+  heldOperations(): number {
+    return this.#active;
   }
 
   /** Diagnostics (tests): context `ctx`'s lane state (receive-lanes.ts LANE_STATE), or -1 where there are no lanes. */
@@ -1612,4 +1640,6 @@ export class Device {
 }
 
 const EMPTY = new Uint8Array(0);
+/** A frame header's size on the wire (the transport's frame codec; onFrameBytes hands frames in that layout). */
+const FRAME_HEADER_BYTES = 32;
 const noop = (): void => undefined;
