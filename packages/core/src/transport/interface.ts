@@ -152,9 +152,9 @@ export interface TransportHandlers {
    * Optional (the lean path's arrival, docs/adr/0020-lean-common-path.md): offered, before it is
    * decoded, each frame that arrives whole in one read with a payload onDeliver would get as a view
    * of that read: `buf` holds the 32-byte header at `offset` (the layout of
-   * packages/transport-tcp/src/frame-codec.ts) and the payload right after it, valid only during the call. True: the
-   * handler consumed the frame (the transport counts it received); false, having done nothing:
-   * the transport decodes it and calls onDeliver as usual.
+   * packages/transport-tcp/src/frame-codec.ts) and the payload right after it, valid only during
+   * the call. True: the handler consumed the frame (the transport counts it received); false,
+   * having done nothing: the transport decodes it and calls onDeliver as usual.
    */
   onFrameBytes?(srcProcess: number, buf: Uint8Array, offset: number): boolean;
 }
