@@ -46,7 +46,7 @@ import { STAT, type SharedState } from './shared-state.ts';
 import type { ObjectTable } from './object-table.ts';
 import { createLifetime, type Lifetime, type RefcountStrategy } from './lifetime.ts';
 import { ThreadBridge } from './thread-bridge.ts';
-import { ROUTE_STATE, routeUsers } from './route-table.ts';
+import { ROUTE_STATE, routeEpoch, routeState, routeUsers } from './route-table.ts';
 import { RouteIntakes } from './route-intake.ts';
 import { PATH_READER, RouteSender, type SendStep } from './route-sender.ts';
 import { UnexpectedPayloads } from './unexpected-payloads.ts';
@@ -103,10 +103,19 @@ interface EndpointReading {
   onFin: (() => void) | null;
 }
 
-/** A route this thread sends on to a remote endpoint's reader: the reader's epoch and this thread's transport to its socket. */
+/**
+ * This thread's connection to a remote endpoint's reader: the reader's epoch and this thread's
+ * transport to its socket. Made at the first send that finds the route open; the thread joins the
+ * route (RouteSender.next's mayJoin) only once `ready`, so its frames never wait for a handshake
+ * that needs its own event loop (docs/adr/0019 Left item 1).
+ */
 interface ReaderPath {
   readonly epoch: number;
   readonly transport: Transport;
+  /** the transport's open() resolved: the connection takes frames without this thread's loop */
+  ready: boolean;
+  /** a frame or the mark went out on it: its loss loses messages (until then, losing it loses nothing) */
+  carried: boolean;
 }
 
 /**
@@ -184,6 +193,8 @@ export class Device {
   readonly #readerPaths = new Map<number, ReaderPath>();
   readonly #intakes: RouteIntakes | null = null;
   #watchingRoutes = false;
+  /** data frames this thread sent on readers' paths (MPI.stats readerRoutes) */
+  #framesToReaders = 0;
   readonly #markHdr: FrameHeader = newFrameHeader();
   #failure: Error | null = null;
   #closing = false;
@@ -557,11 +568,14 @@ export class Device {
    * first on the path it leaves, and the route's tag in `seq` on both.
    */
   #outRouted(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string): void {
-    const step = this.#routeSender!.next(h.dstEndpoint);
+    const step = this.#routeSender!.next(h.dstEndpoint, this.#mayJoin);
     h.seq = step.tag;
     if (step.mark) this.#sendMark(proc, h.srcEndpoint, h.dstEndpoint, step, call);
     if (step.path === PATH_READER) {
-      this.#readerPath(proc, h.dstEndpoint, step.readerEpoch).transport.send(proc, h, payload, -1);
+      const path = this.#readerPath(proc, h.dstEndpoint, step.readerEpoch);
+      path.carried = true;
+      path.transport.send(proc, h, payload, -1);
+      this.#framesToReaders++;
       this.#watchRoutes();
     } else {
       this.#out(proc, h, payload, call);
@@ -586,24 +600,62 @@ export class Device {
       return;
     }
     const path = this.#readerPath(proc, d, step.markReaderEpoch);
+    path.carried = true;
     path.transport.send(proc, m, null, -1);
     this.#readerPaths.delete(d);
     // close() sends what is queued first; the reader takes the connection's end for no loss.
     path.transport.close().catch((err: unknown) => this.opts.log.warn({ endpoint: d, epoch: path.epoch, err: (err as Error).message }, 'endpoint route: closing a connection to a reader failed'));
   }
 
-  /** This thread's connection to the reader of remote endpoint `d` in `epoch` (made on first use). */
+  /**
+   * RouteSender's mayJoin: whether this thread's connection to the reader of `d` in `epoch` carries
+   * frames yet. The first ask starts it (open(): connect and handshake, on this thread's event loop)
+   * and says no, so the frame takes the engine path; once open() resolved the thread joins at its
+   * next frame. A thread that computes right after sending has sent everything on the engine path.
+   */
+  readonly #mayJoin = (d: number, epoch: number): boolean => {
+    const path = this.#readerPath(this.processOf(d), d, epoch);
+    this.#watchRoutes();
+    return path.ready;
+  };
+
+  /**
+   * This thread's connection to the reader of remote endpoint `d` in `epoch` (made on first use,
+   * opened at once; one of an older epoch that never carried a frame is dropped).
+   */
   #readerPath(proc: number, d: number, epoch: number): ReaderPath {
     const known = this.#readerPaths.get(d);
     if (known !== undefined && known.epoch === epoch) return known;
+    if (known !== undefined) this.#dropReaderPath(d, known);
     const o = this.opts;
     const addresses = new Array<string>(o.processCount).fill('');
     addresses[proc] = o.readerSocketName!(o.jobKey, proc, d, epoch);
-    const transport = this.#threadTransport({ mod: 'transport', toReader: d }, (p, err) => this.#onReaderLost(p, d, err));
-    transport.start(addresses);
-    const path: ReaderPath = { epoch, transport };
+    let path: ReaderPath;
+    const transport = this.#threadTransport({ mod: 'transport', toReader: d }, (p, err) => this.#onReaderLost(p, d, path, err));
+    path = { epoch, transport, ready: transport.open === undefined, carried: false };
     this.#readerPaths.set(d, path);
+    transport.start(addresses);
+    if (transport.open !== undefined) {
+      void transport.open(proc).then(() => {
+        // open() also resolves when the connection failed (onPeerLost has dropped the path then).
+        if (this.#readerPaths.get(d) === path) path.ready = true;
+      });
+    }
     return path;
+  }
+
+  /** Drops a connection to a reader that never carried a frame (the route closed, moved on before it was ready, or the thread leaves). */
+  #dropReaderPath(d: number, path: ReaderPath): void {
+    if (this.#readerPaths.get(d) === path) this.#readerPaths.delete(d);
+    // Nothing is queued on it: destroy, as close() could wait on a handshake that needs this thread's loop.
+    path.transport.destroy();
+  }
+
+  /** This thread's routes to remote readers, for MPI.stats (docs/adr/0019): connections that carry frames, and data frames sent on them. */
+  get readerRoutes(): { ready: number; framesSent: number } {
+    let ready = 0;
+    for (const p of this.#readerPaths.values()) if (p.ready) ready++;
+    return { ready, framesSent: this.#framesToReaders };
   }
 
   /**
@@ -638,6 +690,13 @@ export class Device {
     const rs = this.#routeSender;
     if (rs === null) return;
     for (const { d, step } of rs.finish(all)) this.#sendMark(this.processOf(d), this.firstEndpoint, d, step, 'progress');
+    // Connections made for a route this thread never joined: dropped once the route is no longer open in their epoch.
+    const routes = this.shared.routes!;
+    for (const [d, path] of [...this.#readerPaths]) {
+      if (path.carried) continue;
+      const w = routes.route(d);
+      if (all || routeState(w) !== ROUTE_STATE.OPEN || routeEpoch(w) !== path.epoch) this.#dropReaderPath(d, path);
+    }
   }
 
   /**
@@ -666,8 +725,14 @@ export class Device {
     await this.handBack(why);
   }
 
-  #onReaderLost(proc: number, d: number, err: TransportError): void {
-    if (this.#closing) return;
+  #onReaderLost(proc: number, d: number, path: ReaderPath, err: TransportError): void {
+    if (this.#closing || this.#readerPaths.get(d) !== path) return;
+    if (!path.carried) {
+      // Nothing went out on it: the reader left (or is leaving) before this thread joined; the frames stay on the engine path.
+      this.opts.log.info({ peer: proc, endpoint: d, epoch: path.epoch, code: err.code }, 'endpoint route: a connection to a reader that carried nothing ended; staying on the engine path');
+      this.#dropReaderPath(d, path);
+      return;
+    }
     this.opts.log.error({ peer: proc, endpoint: d, code: err.code }, 'endpoint reader lost');
     this.#fatal(mpiError(ERR_PROC_FAILED, 'progress', `lost the connection to the reader of endpoint ${d} in process ${proc} (${err.code}: ${err.message})`, err), proc);
   }
