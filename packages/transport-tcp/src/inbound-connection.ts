@@ -51,6 +51,8 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
   #isEnding = false;
   /** A user thread's own connection (handshake.ts THREAD_CONNECTION_BIT): its end is not the process's. */
   #isThread = false;
+  /** the seq word of the last frame delivered (TransportHandlers.onThreadConnectionEnd), -1: none */
+  #lastSeq = -1;
   /** Peer process and channel, known once the handshake is done (-1 before). */
   process = -1;
   channel = -1;
@@ -100,6 +102,7 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
     }
     const owner = this.#owner;
     owner._received[this.channel]!++;
+    this.#lastSeq = header.seq;
     owner._handlers.onDeliver(this.process, header, payload);
   }
 
@@ -171,6 +174,8 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
     if (this.#state === STATE_OPEN && !this.#hasGoodbye && !this.#owner._isClosing) {
       this.#lose('TSMPI_ERR_PEER_CLOSED', 'connection closed unexpectedly');
     }
+    // 'close' follows every 'data': each frame this connection carried has been delivered.
+    if (this.#state === STATE_OPEN && this.#isThread) this.#owner._handlers.onThreadConnectionEnd?.(this.process, this.#lastSeq);
     this.#state = STATE_CLOSED;
     this.#parser?.stop();
     this.#owner._socketClosed();

@@ -47,7 +47,7 @@ import type { ObjectTable } from './object-table.ts';
 import { createLifetime, type Lifetime, type RefcountStrategy } from './lifetime.ts';
 import { ThreadBridge } from './thread-bridge.ts';
 import { ROUTE_STATE, routeEpoch, routeState, routeUsers } from './route-table.ts';
-import { RouteIntakes } from './route-intake.ts';
+import { RouteIntakes, isRouteTagged, routeTag, tagEpoch, tagThread } from './route-intake.ts';
 import { PATH_READER, RouteSender, type SendStep } from './route-sender.ts';
 import { UnexpectedPayloads } from './unexpected-payloads.ts';
 import { ReceiveLanes, type Lane } from './receive-lanes.ts';
@@ -99,6 +99,8 @@ interface EndpointReading {
   frames: number;
   /** per process: its senders' FINs consumed (handBack waits for as many as that process counted users) */
   readonly fins: number[];
+  /** FINs taken from the end of a dead sender thread's connection, by `process:thread:epoch` (#onSenderConnectionEnd) */
+  readonly finsTaken: Set<string>;
   /** told when a FIN is consumed, while handBack waits */
   onFin: (() => void) | null;
 }
@@ -357,9 +359,10 @@ export class Device {
         onSent: (token) => this.#onSent(token),
         onPeerLost: (proc, err) => this.#onPeerLost(proc, err),
         payloadTarget: (src, header) => this.#payloadTarget(src, header),
+        onThreadConnectionEnd: (src, lastSeq) => this.#onSenderConnectionEnd(reading, src, lastSeq),
       },
     });
-    reading = { endpoint, epoch, transport, announced: false, frames: 0, fins: new Array<number>(o.processCount).fill(0), onFin: null };
+    reading = { endpoint, epoch, transport, announced: false, frames: 0, fins: new Array<number>(o.processCount).fill(0), finsTaken: new Set(), onFin: null };
     this.#reading = reading;
     o.log.info({ endpoint, epoch, thread: this.#me }, 'endpoint reader: this thread reads the endpoint');
     // MPI.finalize waits for every reader of the process to hand back before its barrier, while the
@@ -549,6 +552,35 @@ export class Device {
   readonly #arriveFrame = (srcProcess: number, h: FrameHeader, payload: Uint8Array): void => {
     this.#arrive(srcProcess, h, payload, 0);
   };
+
+  /**
+   * A sender thread's connection to `reading`'s socket from process `src` closed, its last frame's
+   * tag `lastSeq` (docs/adr/0019 gap 4). A thread that leaves sends its FIN last (an even epoch), so
+   * a connection whose last frame is a data frame of a reader epoch (odd) belonged to a thread that
+   * died on the route (terminate, an uncaught error): everything it sent has been read, which is
+   * what a FIN vouches for, so its end is taken for that FIN, consumed in order behind its frames.
+   * The handBack then counts it, and the channel host releases the frames of that thread id's next
+   * epoch (route-sender.ts: the next thread with the id goes on there).
+   */
+  #onSenderConnectionEnd(reading: EndpointReading, src: number, lastSeq: number): void {
+    if (lastSeq < 0 || !isRouteTagged(lastSeq) || (tagEpoch(lastSeq) & 1) !== PATH_READER || this.#intakes === null || this.#destroyed) return;
+    const thread = tagThread(lastSeq);
+    const fin = tagEpoch(lastSeq) + 1;
+    const local = reading.endpoint - this.firstEndpoint;
+    // Once per (process, thread, epoch): the FIN may be in already (its words say so), and a thread's
+    // other connections to this socket end too.
+    const key = `${src}:${thread}:${fin}`;
+    if (this.shared.routes!.markWord(src, thread, local).get() >= fin || reading.finsTaken.has(key)) return;
+    reading.finsTaken.add(key);
+    this.opts.log.warn({ endpoint: reading.endpoint, epoch: reading.epoch, peer: src, thread, tagEpoch: fin - 1 }, 'endpoint reader: a sender thread\'s connection ended without its FIN (the thread died); its end is taken for the FIN');
+    const h = newFrameHeader();
+    h.kind = FRAME_KIND.CONTROL;
+    h.srcEndpoint = src * this.opts.endpointsPerProcess;
+    h.dstEndpoint = reading.endpoint;
+    h.seq = routeTag(thread, fin);
+    h.aux = ROUTE_CONTROL.MARK;
+    this.#intakes.offer(src, h, EMPTY, true);
+  }
 
   /** A mark consumed here: on a reader's socket it is a sender's FIN. */
   readonly #onMarkConsumed = (srcProcess: number, dstEndpoint: number): void => {
