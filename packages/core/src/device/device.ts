@@ -663,7 +663,11 @@ export class Device {
     const addresses = new Array<string>(o.processCount).fill('');
     addresses[proc] = o.readerSocketName!(o.jobKey, proc, d, epoch);
     let path: ReaderPath;
-    const transport = this.#threadTransport({ mod: 'transport', toReader: d }, (p, err) => this.#onReaderLost(p, d, path, err));
+    // One channel: every frame of this thread to the reader, whatever endpoint it is attached to, and
+    // its FIN (sent from the process's first endpoint) go on one connection, in the order sent; with
+    // the job's C channels, channelOf would spread them by source endpoint over connections that
+    // the reader reads in no common order (and open() would dial all C of them).
+    const transport = this.#threadTransport({ mod: 'transport', toReader: d }, (p, err) => this.#onReaderLost(p, d, path, err), undefined, 1);
     path = { epoch, transport, ready: transport.open === undefined, carried: false };
     this.#readerPaths.set(d, path);
     transport.start(addresses);
@@ -694,12 +698,12 @@ export class Device {
    * A transport of this thread's own connections (threadConnections): a direct route's, owning
    * `channels`, or a connection to a remote endpoint's reader (docs/adr/0019). Not started.
    */
-  #threadTransport(logFields: Record<string, unknown>, onPeerLost: (proc: number, err: TransportError) => void, channels?: readonly number[]): Transport {
+  #threadTransport(logFields: Record<string, unknown>, onPeerLost: (proc: number, err: TransportError) => void, channels?: readonly number[], channelCount = this.opts.channels): Transport {
     const o = this.opts;
     return o.transportFactory!({
       process: o.process,
       processCount: o.processCount,
-      channelCount: o.channels,
+      channelCount,
       endpointsPerProcess: o.endpointsPerProcess,
       ...(channels === undefined ? {} : { channels }),
       jobKey: o.jobKey,
