@@ -5,8 +5,10 @@
 // reading per epoch, while messages to the endpoint stay in order (ep-reader.ts).
 // Messages that take a reader's path (ep-route.ts): every message of a round once the reader said go,
 // and a stream sent while readings open and close, in order across both paths; a reader that
-// computes while eager isends to it complete (ep-reader-computes.ts); a reader that dies fails the
-// job naming its endpoint (ep-reader-dies.ts).
+// computes while eager isends to it complete (ep-reader-computes.ts); a sender that computes right
+// after its isends to a reader holds none of them (ep-sender-computes.ts); a sender thread that dies
+// on a reader's path lets the reader go (ep-sender-dies.ts); a reader that dies fails the job naming
+// its endpoint (ep-reader-dies.ts).
 // testlist: endpoints np 2 (--endpoints 3) per progress mode; ep-reader, ep-route np 2 (--endpoints 2) per progress mode
 import { describe, expect, it } from 'vitest';
 import { program, runJob, type JobResult } from './run-job.ts';
@@ -127,9 +129,10 @@ describe('endpointReceive', () => {
     const r = await runEpRoute('handshake', progress);
     expectOk(r, `ep-route OK handshake ${progress}`);
     const closed = closedReadings(r.stderr);
-    // The route's opening precedes `go` on one connection, so the other main thread sends the whole
-    // round to the reader's socket (250 data frames), and one FIN once the route closed.
-    for (const rank of [0, 1]) expect(closed.get(rank), `process ${rank}`).toEqual([1, 2, 3, 4].map((epoch) => ({ epoch, frames: 250, fins: 1 })));
+    // The route's opening precedes `go` on one connection, so the other main thread's first message
+    // of a round starts its connection to the reader (by the engine path), and once that carries
+    // frames it sends the other 249 to the reader's socket, and one FIN once the route closed.
+    for (const rank of [0, 1]) expect(closed.get(rank), `process ${rank}`).toEqual([1, 2, 3, 4].map((epoch) => ({ epoch, frames: 249, fins: 1 })));
   }, 130_000);
 
   it.each(['threads', 'inline'] as const)('thread with --progress %s: a stream sent while the readings open and close arrives in order, across both paths', async (progress) => {
@@ -154,8 +157,32 @@ describe('endpointReceive', () => {
       killAfterMs: 100_000,
     });
     expectOk(r, `ep-reader-computes OK ${progress}`);
-    // All 200 took the socket (they were sent after `go`), and the sender left with its FIN.
-    expect(closedReadings(r.stderr).get(0)).toEqual([{ epoch: 1, frames: 200, fins: 1 }]);
+    // The first started the sender's connection (engine path); the other 199, sent once it was
+    // ready, took the socket; the sender left with its FIN.
+    expect(closedReadings(r.stderr).get(0)).toEqual([{ epoch: 1, frames: 199, fins: 1 }]);
+  }, 110_000);
+
+  it.each(['threads', 'inline'] as const)('thread with --progress %s: a sender that computes right after its isends to a reader holds none of them', async (progress) => {
+    const r = await runJob(2, program('ep-sender-computes.ts'), {
+      flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--timeout', '80'],
+      env: { TSMPI_ENDPOINT_RECEIVE: 'thread' },
+      killAfterMs: 100_000,
+    });
+    expectOk(r, `ep-sender-computes OK ${progress}`);
+    // The sender never joined the route (its connection needed its event loop): nothing on the socket, no FIN.
+    expect(closedReadings(r.stderr).get(0)).toEqual([{ epoch: 1, frames: 0, fins: 0 }]);
+  }, 110_000);
+
+  it.each(['threads', 'inline'] as const)('thread with --progress %s: a sender thread terminated on a reader\'s path: the reader takes its connection\'s end for its FIN, hands back, and the job goes on', async (progress) => {
+    const r = await runJob(2, program('ep-sender-dies.ts'), {
+      flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--timeout', '80'],
+      env: { TSMPI_ENDPOINT_RECEIVE: 'thread' },
+      killAfterMs: 100_000,
+    });
+    expectOk(r, `ep-sender-dies OK ${progress}`);
+    // Messages 1-9 took the socket; the one FIN is the dead sender's connection end.
+    expect(closedReadings(r.stderr).get(0)).toEqual([{ epoch: 1, frames: 9, fins: 1 }]);
+    expect(r.stderr.split('\n').filter((l) => l.includes('its end is taken for the FIN')).length).toBe(1);
   }, 110_000);
 
   it.each(['threads', 'inline'] as const)('thread with --progress %s: a reader that dies without handing back fails the job with ERR_PROC_FAILED naming its endpoint', async (progress) => {

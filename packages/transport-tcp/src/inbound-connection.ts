@@ -51,6 +51,8 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
   #isEnding = false;
   /** A user thread's own connection (handshake.ts THREAD_CONNECTION_BIT): its end is not the process's. */
   #isThread = false;
+  /** the seq word of the last frame delivered (TransportHandlers.onThreadConnectionEnd), -1: none */
+  #lastSeq = -1;
   /** Peer process and channel, known once the handshake is done (-1 before). */
   process = -1;
   channel = -1;
@@ -91,10 +93,13 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
     this.#socket.destroy();
   }
 
-  /** The parser's bytes hook when the handlers take frames as bytes (interface.ts onFrameBytes), else null. */
+  /**
+   * The parser's bytes hook when the handlers take frames as bytes (interface.ts onFrameBytes), else
+   * null. A thread connection has none: its frames are decoded so that #lastSeq names its last one.
+   */
   #frameBytesHook(owner: ConnectionOwner): ((buf: Uint8Array, offset: number) => boolean) | null {
     const handlers = owner._handlers;
-    if (handlers.onFrameBytes === undefined) return null;
+    if (handlers.onFrameBytes === undefined || this.#isThread) return null;
     const process = this.process;
     const received = owner._received;
     const channel = this.channel;
@@ -114,6 +119,7 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
     }
     const owner = this.#owner;
     owner._received[this.channel]!++;
+    this.#lastSeq = header.seq;
     owner._handlers.onDeliver(this.process, header, payload);
   }
 
@@ -185,6 +191,8 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
     if (this.#state === STATE_OPEN && !this.#hasGoodbye && !this.#owner._isClosing) {
       this.#lose('TSMPI_ERR_PEER_CLOSED', 'connection closed unexpectedly');
     }
+    // 'close' follows every 'data': each frame this connection carried has been delivered.
+    if (this.#state === STATE_OPEN && this.#isThread) this.#owner._handlers.onThreadConnectionEnd?.(this.process, this.#lastSeq);
     this.#state = STATE_CLOSED;
     this.#parser?.stop();
     this.#owner._socketClosed();

@@ -70,6 +70,41 @@ describe.runIf(isLinux)('an endpoint reader\'s socket', () => {
     await waitUntil(() => unixSocketsNamed(name) === 0, 'the reader\'s name to be gone', 10_000);
   });
 
+  it('tells the reader of each sender connection\'s end with the seq of its last frame, after that frame, whether the sender closed or died', async () => {
+    const name = readerSocketName('r5', 1, 3, 1);
+    const events: string[] = [];
+    // Every delivery and every connection end, in the order the reader's handlers saw them.
+    const got = new (class extends Rec {
+      override onDeliver(src: number, h: FrameHeader): void {
+        super.onDeliver(src, h);
+        events.push(`frame ${h.seq}`);
+      }
+      onThreadConnectionEnd(src: number, lastSeq: number): void {
+        events.push(`end ${src} ${lastSeq}`);
+      }
+    })();
+    const r = reader('r5', name, got);
+    await r.listen();
+    const ss = [new Rec(), new Rec()].map((rec) => sender('r5', name, rec));
+    try {
+      for (let i = 1; i <= 300; i++) ss[0]!.send(1, hdr(i, 0), null, -1);
+      for (let i = 1; i <= 300; i++) ss[1]!.send(1, hdr(1000 + i, 1), null, -1);
+      await waitUntil(() => got.seqs.length === 600, '600 frames at the reader', 20_000);
+      // Sender 0 leaves cleanly; sender 1 is dropped at once, as a thread that dies.
+      await ss[0]!.close();
+      ss[1]!.destroy();
+      await waitUntil(() => events.filter((e) => e.startsWith('end')).length === 2, 'both connections\' ends', 10_000);
+      expect(events.filter((e) => e.startsWith('end')).sort()).toEqual(['end 0 1300', 'end 0 300']);
+      // Each end comes after its connection's last frame.
+      expect(events.indexOf('end 0 300')).toBeGreaterThan(events.indexOf('frame 300'));
+      expect(events.indexOf('end 0 1300')).toBeGreaterThan(events.indexOf('frame 1300'));
+      expect(got.lost).toEqual([]);
+    } finally {
+      for (const s of ss) s.destroy();
+      await r.close();
+    }
+  });
+
   it('reports the reader\'s end to a connected sender as the loss of its process', async () => {
     const name = readerSocketName('r2', 1, 3, 1);
     const got = new Rec();

@@ -24,6 +24,13 @@ export interface Stats {
   contextIdsInUse: number;
   liveObjects: { comm: number; group: number; datatype: number; request: number; op: number };
   gcCycles: number;
+  /**
+   * The calling thread's routes to remote endpoints' readers (endpointReceive `thread`,
+   * docs/adr/0019): `ready`, its connections to readers that carry frames now (a thread joins an
+   * open route only once its connection is ready); `framesSent`, data frames it sent on them
+   * since init. Zeros when no route is followed.
+   */
+  readerRoutes: { ready: number; framesSent: number };
 }
 
 /** The settings in force for this process. */
@@ -48,6 +55,7 @@ export function stats(): Stats {
     contextIdsInUse: live.comm,
     liveObjects: live,
     gcCycles: d.lifetime.gcCycles(),
+    readerRoutes: d.readerRoutes,
   };
 }
 

@@ -46,8 +46,8 @@ import { STAT, type SharedState } from './shared-state.ts';
 import type { ObjectTable } from './object-table.ts';
 import { createLifetime, type Lifetime, type RefcountStrategy } from './lifetime.ts';
 import { ThreadBridge } from './thread-bridge.ts';
-import { ROUTE_STATE, routeUsers } from './route-table.ts';
-import { RouteIntakes } from './route-intake.ts';
+import { ROUTE_STATE, routeEpoch, routeState, routeUsers } from './route-table.ts';
+import { RouteIntakes, isRouteTagged, routeTag, tagEpoch, tagThread } from './route-intake.ts';
 import { PATH_READER, RouteSender, type SendStep } from './route-sender.ts';
 import { UnexpectedPayloads } from './unexpected-payloads.ts';
 import { ReceiveLanes, type Lane } from './receive-lanes.ts';
@@ -99,14 +99,25 @@ interface EndpointReading {
   frames: number;
   /** per process: its senders' FINs consumed (handBack waits for as many as that process counted users) */
   readonly fins: number[];
+  /** FINs taken from the end of a dead sender thread's connection, by `process:thread:epoch` (#onSenderConnectionEnd) */
+  readonly finsTaken: Set<string>;
   /** told when a FIN is consumed, while handBack waits */
   onFin: (() => void) | null;
 }
 
-/** A route this thread sends on to a remote endpoint's reader: the reader's epoch and this thread's transport to its socket. */
+/**
+ * This thread's connection to a remote endpoint's reader: the reader's epoch and this thread's
+ * transport to its socket. Made at the first send that finds the route open; the thread joins the
+ * route (RouteSender.next's mayJoin) only once `ready`, so its frames never wait for a handshake
+ * that needs its own event loop (docs/adr/0019 Left item 1).
+ */
 interface ReaderPath {
   readonly epoch: number;
   readonly transport: Transport;
+  /** the transport's open() resolved: the connection takes frames without this thread's loop */
+  ready: boolean;
+  /** a frame or the mark went out on it: its loss loses messages (until then, losing it loses nothing) */
+  carried: boolean;
 }
 
 /**
@@ -184,6 +195,8 @@ export class Device {
   readonly #readerPaths = new Map<number, ReaderPath>();
   readonly #intakes: RouteIntakes | null = null;
   #watchingRoutes = false;
+  /** data frames this thread sent on readers' paths (MPI.stats readerRoutes) */
+  #framesToReaders = 0;
   readonly #markHdr: FrameHeader = newFrameHeader();
   #failure: Error | null = null;
   #closing = false;
@@ -347,9 +360,10 @@ export class Device {
         onSent: (token) => this.#onSent(token),
         onPeerLost: (proc, err) => this.#onPeerLost(proc, err),
         payloadTarget: (src, header) => this.#payloadTarget(src, header),
+        onThreadConnectionEnd: (src, lastSeq) => this.#onSenderConnectionEnd(reading, src, lastSeq),
       },
     });
-    reading = { endpoint, epoch, transport, announced: false, frames: 0, fins: new Array<number>(o.processCount).fill(0), onFin: null };
+    reading = { endpoint, epoch, transport, announced: false, frames: 0, fins: new Array<number>(o.processCount).fill(0), finsTaken: new Set(), onFin: null };
     this.#reading = reading;
     o.log.info({ endpoint, epoch, thread: this.#me }, 'endpoint reader: this thread reads the endpoint');
     // MPI.finalize waits for every reader of the process to hand back before its barrier, while the
@@ -540,6 +554,35 @@ export class Device {
     this.#arrive(srcProcess, h, payload, 0);
   };
 
+  /**
+   * A sender thread's connection to `reading`'s socket from process `src` closed, its last frame's
+   * tag `lastSeq` (docs/adr/0019 gap 4). A thread that leaves sends its FIN last (an even epoch), so
+   * a connection whose last frame is a data frame of a reader epoch (odd) belonged to a thread that
+   * died on the route (terminate, an uncaught error): everything it sent has been read, which is
+   * what a FIN vouches for, so its end is taken for that FIN, consumed in order behind its frames.
+   * The handBack then counts it, and the channel host releases the frames of that thread id's next
+   * epoch (route-sender.ts: the next thread with the id goes on there).
+   */
+  #onSenderConnectionEnd(reading: EndpointReading, src: number, lastSeq: number): void {
+    if (lastSeq < 0 || !isRouteTagged(lastSeq) || (tagEpoch(lastSeq) & 1) !== PATH_READER || this.#intakes === null || this.#destroyed) return;
+    const thread = tagThread(lastSeq);
+    const fin = tagEpoch(lastSeq) + 1;
+    const local = reading.endpoint - this.firstEndpoint;
+    // Once per (process, thread, epoch): the FIN may be in already (its words say so), and a thread's
+    // other connections to this socket end too.
+    const key = `${src}:${thread}:${fin}`;
+    if (this.shared.routes!.markWord(src, thread, local).get() >= fin || reading.finsTaken.has(key)) return;
+    reading.finsTaken.add(key);
+    this.opts.log.warn({ endpoint: reading.endpoint, epoch: reading.epoch, peer: src, thread, tagEpoch: fin - 1 }, 'endpoint reader: a sender thread\'s connection ended without its FIN (the thread died); its end is taken for the FIN');
+    const h = newFrameHeader();
+    h.kind = FRAME_KIND.CONTROL;
+    h.srcEndpoint = src * this.opts.endpointsPerProcess;
+    h.dstEndpoint = reading.endpoint;
+    h.seq = routeTag(thread, fin);
+    h.aux = ROUTE_CONTROL.MARK;
+    this.#intakes.offer(src, h, EMPTY, true);
+  }
+
   /** A mark consumed here: on a reader's socket it is a sender's FIN. */
   readonly #onMarkConsumed = (srcProcess: number, dstEndpoint: number): void => {
     const reading = this.#reading?.endpoint === dstEndpoint ? this.#reading : this.#closingReadings.get(dstEndpoint);
@@ -558,11 +601,14 @@ export class Device {
    * first on the path it leaves, and the route's tag in `seq` on both.
    */
   #outRouted(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string): void {
-    const step = this.#routeSender!.next(h.dstEndpoint);
+    const step = this.#routeSender!.next(h.dstEndpoint, this.#mayJoin);
     h.seq = step.tag;
     if (step.mark) this.#sendMark(proc, h.srcEndpoint, h.dstEndpoint, step, call);
     if (step.path === PATH_READER) {
-      this.#readerPath(proc, h.dstEndpoint, step.readerEpoch).transport.send(proc, h, payload, -1);
+      const path = this.#readerPath(proc, h.dstEndpoint, step.readerEpoch);
+      path.carried = true;
+      path.transport.send(proc, h, payload, -1);
+      this.#framesToReaders++;
       this.#watchRoutes();
     } else {
       this.#out(proc, h, payload, call);
@@ -587,36 +633,78 @@ export class Device {
       return;
     }
     const path = this.#readerPath(proc, d, step.markReaderEpoch);
+    path.carried = true;
     path.transport.send(proc, m, null, -1);
     this.#readerPaths.delete(d);
     // close() sends what is queued first; the reader takes the connection's end for no loss.
     path.transport.close().catch((err: unknown) => this.opts.log.warn({ endpoint: d, epoch: path.epoch, err: (err as Error).message }, 'endpoint route: closing a connection to a reader failed'));
   }
 
-  /** This thread's connection to the reader of remote endpoint `d` in `epoch` (made on first use). */
+  /**
+   * RouteSender's mayJoin: whether this thread's connection to the reader of `d` in `epoch` carries
+   * frames yet. The first ask starts it (open(): connect and handshake, on this thread's event loop)
+   * and says no, so the frame takes the engine path; once open() resolved the thread joins at its
+   * next frame. A thread that computes right after sending has sent everything on the engine path.
+   */
+  readonly #mayJoin = (d: number, epoch: number): boolean => {
+    const path = this.#readerPath(this.processOf(d), d, epoch);
+    this.#watchRoutes();
+    return path.ready;
+  };
+
+  /**
+   * This thread's connection to the reader of remote endpoint `d` in `epoch` (made on first use,
+   * opened at once; one of an older epoch that never carried a frame is dropped).
+   */
   #readerPath(proc: number, d: number, epoch: number): ReaderPath {
     const known = this.#readerPaths.get(d);
     if (known !== undefined && known.epoch === epoch) return known;
+    if (known !== undefined) this.#dropReaderPath(d, known);
     const o = this.opts;
     const addresses = new Array<string>(o.processCount).fill('');
     addresses[proc] = o.readerSocketName!(o.jobKey, proc, d, epoch);
-    const transport = this.#threadTransport({ mod: 'transport', toReader: d }, (p, err) => this.#onReaderLost(p, d, err));
-    transport.start(addresses);
-    const path: ReaderPath = { epoch, transport };
+    let path: ReaderPath;
+    // One channel: every frame of this thread to the reader, whatever endpoint it is attached to, and
+    // its FIN (sent from the process's first endpoint) go on one connection, in the order sent; with
+    // the job's C channels, channelOf would spread them by source endpoint over connections that
+    // the reader reads in no common order (and open() would dial all C of them).
+    const transport = this.#threadTransport({ mod: 'transport', toReader: d }, (p, err) => this.#onReaderLost(p, d, path, err), undefined, 1);
+    path = { epoch, transport, ready: transport.open === undefined, carried: false };
     this.#readerPaths.set(d, path);
+    transport.start(addresses);
+    if (transport.open !== undefined) {
+      void transport.open(proc).then(() => {
+        // open() also resolves when the connection failed (onPeerLost has dropped the path then).
+        if (this.#readerPaths.get(d) === path) path.ready = true;
+      });
+    }
     return path;
+  }
+
+  /** Drops a connection to a reader that never carried a frame (the route closed, moved on before it was ready, or the thread leaves). */
+  #dropReaderPath(d: number, path: ReaderPath): void {
+    if (this.#readerPaths.get(d) === path) this.#readerPaths.delete(d);
+    // Nothing is queued on it: destroy, as close() could wait on a handshake that needs this thread's loop.
+    path.transport.destroy();
+  }
+
+  /** This thread's routes to remote readers, for MPI.stats (docs/adr/0019): connections that carry frames, and data frames sent on them. */
+  get readerRoutes(): { ready: number; framesSent: number } {
+    let ready = 0;
+    for (const p of this.#readerPaths.values()) if (p.ready) ready++;
+    return { ready, framesSent: this.#framesToReaders };
   }
 
   /**
    * A transport of this thread's own connections (threadConnections): a direct route's, owning
    * `channels`, or a connection to a remote endpoint's reader (docs/adr/0019). Not started.
    */
-  #threadTransport(logFields: Record<string, unknown>, onPeerLost: (proc: number, err: TransportError) => void, channels?: readonly number[]): Transport {
+  #threadTransport(logFields: Record<string, unknown>, onPeerLost: (proc: number, err: TransportError) => void, channels?: readonly number[], channelCount = this.opts.channels): Transport {
     const o = this.opts;
     return o.transportFactory!({
       process: o.process,
       processCount: o.processCount,
-      channelCount: o.channels,
+      channelCount,
       endpointsPerProcess: o.endpointsPerProcess,
       ...(channels === undefined ? {} : { channels }),
       jobKey: o.jobKey,
@@ -639,6 +727,13 @@ export class Device {
     const rs = this.#routeSender;
     if (rs === null) return;
     for (const { d, step } of rs.finish(all)) this.#sendMark(this.processOf(d), this.firstEndpoint, d, step, 'progress');
+    // Connections made for a route this thread never joined: dropped once the route is no longer open in their epoch.
+    const routes = this.shared.routes!;
+    for (const [d, path] of [...this.#readerPaths]) {
+      if (path.carried) continue;
+      const w = routes.route(d);
+      if (all || routeState(w) !== ROUTE_STATE.OPEN || routeEpoch(w) !== path.epoch) this.#dropReaderPath(d, path);
+    }
   }
 
   /**
@@ -667,8 +762,14 @@ export class Device {
     await this.handBack(why);
   }
 
-  #onReaderLost(proc: number, d: number, err: TransportError): void {
-    if (this.#closing) return;
+  #onReaderLost(proc: number, d: number, path: ReaderPath, err: TransportError): void {
+    if (this.#closing || this.#readerPaths.get(d) !== path) return;
+    if (!path.carried) {
+      // Nothing went out on it: the reader left (or is leaving) before this thread joined; the frames stay on the engine path.
+      this.opts.log.info({ peer: proc, endpoint: d, epoch: path.epoch, code: err.code }, 'endpoint route: a connection to a reader that carried nothing ended; staying on the engine path');
+      this.#dropReaderPath(d, path);
+      return;
+    }
     this.opts.log.error({ peer: proc, endpoint: d, code: err.code }, 'endpoint reader lost');
     this.#fatal(mpiError(ERR_PROC_FAILED, 'progress', `lost the connection to the reader of endpoint ${d} in process ${proc} (${err.code}: ${err.message})`, err), proc);
   }

@@ -52,6 +52,27 @@ describe('RouteSender', () => {
     expect(tagEpoch(again.tag)).toBe(3);
   });
 
+  it('stays on the engine path, not registered, while mayJoin says its connection to the reader does not carry frames yet', () => {
+    const t = table();
+    const s = new RouteSender(t, 5);
+    t.setRoute(D, 1, ROUTE_STATE.OPEN);
+    const asked: number[][] = [];
+    let ready = false;
+    const mayJoin = (d: number, epoch: number): boolean => {
+      asked.push([d, epoch]);
+      return ready;
+    };
+    for (let i = 0; i < 3; i++) expect(copy(s.next(D, mayJoin))).toMatchObject({ path: PATH_ENGINE, mark: false });
+    expect(asked).toEqual([[D, 1], [D, 1], [D, 1]]);
+    // Not a user: a close now counts no FIN from this thread.
+    expect(routeUsers(t.route(D))).toBe(0);
+    ready = true;
+    expect(copy(s.next(D, mayJoin))).toMatchObject({ path: PATH_READER, readerEpoch: 1, mark: true, markPath: PATH_ENGINE });
+    expect(routeUsers(t.route(D))).toBe(1);
+    // On the reader's path it is not asked again.
+    expect(copy(s.next(D, () => false))).toMatchObject({ path: PATH_READER, mark: false });
+  });
+
   it('is refused a route that is already closing, and stays on the engine path', () => {
     const t = table();
     t.setRoute(D, 1, ROUTE_STATE.OPEN);

@@ -55,15 +55,22 @@ export class RouteSender {
     this.#thread = thread;
   }
 
-  /** The step for the next frame to remote endpoint `d`. */
-  next(d: number): SendStep {
+  /**
+   * The step for the next frame to remote endpoint `d`. `mayJoin(d, epoch)`, asked only when d's
+   * route is open in an epoch this thread may join: whether this thread's connection to that
+   * reader carries frames yet (docs/adr/0019 Left item 1: its handshake runs on this thread's
+   * event loop, so a thread that joined before it completes and then computes would hold its
+   * frames); false keeps the frame on the engine path, and the question comes again at the next
+   * frame. Absent: join at once.
+   */
+  next(d: number, mayJoin?: (d: number, epoch: number) => boolean): SendStep {
     const r = this.#route(d);
     const w = this.#table.route(d);
     const onReader = (r.sender.epoch & 1) === PATH_READER;
     let want = onReader ? PATH_READER : PATH_ENGINE;
     if (onReader) {
       if (routeState(w) !== ROUTE_STATE.OPEN || routeEpoch(w) !== r.registered) want = PATH_ENGINE;
-    } else if (routeState(w) === ROUTE_STATE.OPEN && routeEpoch(w) > r.registered && this.#table.registerUser(d, routeEpoch(w))) {
+    } else if (routeState(w) === ROUTE_STATE.OPEN && routeEpoch(w) > r.registered && (mayJoin === undefined || mayJoin(d, routeEpoch(w))) && this.#table.registerUser(d, routeEpoch(w))) {
       r.registered = routeEpoch(w);
       want = PATH_READER;
     }

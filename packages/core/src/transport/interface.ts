@@ -157,6 +157,14 @@ export interface TransportHandlers {
    * having done nothing: the transport decodes it and calls onDeliver as usual.
    */
   onFrameBytes?(srcProcess: number, buf: Uint8Array, offset: number): boolean;
+  /**
+   * Optional: an accepted thread connection (TransportOptions.threadConnections on the dialling
+   * side) from `srcProcess` closed, its thread having left or died, after every frame it carried
+   * was delivered; `lastSeq` is the `seq` word of its last frame (-1: it carried none). An endpoint
+   * reader takes the end of a sender thread's connection for that thread's FIN when the thread
+   * died before sending one (docs/adr/0019, gap 4).
+   */
+  onThreadConnectionEnd?(srcProcess: number, lastSeq: number): void;
 }
 
 export interface TransportOptions {

@@ -1,16 +1,19 @@
 // mpiexec -n 2 --endpoints 2, TSMPI_ENDPOINT_RECEIVE=thread (docs/adr/0019 "The reader dies"): rank
-// 0's worker reads endpoint 1, receives one message on its socket from rank 1's main thread, and
+// 0's worker reads endpoint 1, receives two messages from rank 1's main thread (the first by the
+// engine path, starting rank 1's connection to the reader; the second on its socket), and
 // exits without handing the endpoint back (process.exit in the worker). The job must fail with
 // ERR_PROC_FAILED naming endpoint 1, not hang: rank 1 then waits for a message that never comes.
 import * as MPI from '@tsmpi/core';
 import { isMainThread } from 'node:worker_threads';
 import { equal } from './check.ts';
+import { readerConnectionReady } from './ep-reader-sockets.ts';
 
 if (!isMainThread) {
   await MPI.init();
   MPI.threadAttach(1);
   await MPI.COMM_ENDPOINTS.send('go', 2, 8);
-  equal(await MPI.COMM_ENDPOINTS.recv<string>(2, 9), 'first', 'the first message, on the reader\'s socket');
+  equal(await MPI.COMM_ENDPOINTS.recv<string>(2, 9), 'zero', 'the first message, by the engine path');
+  equal(await MPI.COMM_ENDPOINTS.recv<string>(2, 9), 'first', 'the second message, on the reader\'s socket');
   process.exit(3);
 } else {
   await MPI.init({ threadLevel: 'multiple' });
@@ -20,6 +23,8 @@ if (!isMainThread) {
     await MPI.COMM_ENDPOINTS.recv(2, 10);
   } else {
     equal(await MPI.COMM_ENDPOINTS.recv<string>(1, 8), 'go', 'go from the reader');
+    await MPI.COMM_ENDPOINTS.send('zero', 1, 9);
+    await readerConnectionReady();
     await MPI.COMM_ENDPOINTS.send('first', 1, 9);
     await MPI.COMM_ENDPOINTS.recv(1, 10);
   }

@@ -5,8 +5,10 @@
 // endpoint 1, which must arrive in order across every open and close. Argument:
 //   handshake  the worker sends `go` from endpoint 1 once it reads it, and the other main sends a
 //              round only after `go`: the route's opening went out before `go` on the same
-//              connection, so every message of a round takes the reader's path (one of them a
-//              rendezvous message, one a synchronous send)
+//              connection, so the round's first message sees the route open, takes the engine
+//              path and starts the main thread's connection to the reader; once that carries
+//              frames (readerConnectionReady) every other message of the round takes the
+//              reader's path (one of them a rendezvous message, one a synchronous send)
 //   stream     after the first `go` the main threads send without waiting, in windows, while the
 //              readings come and go: any frame may take either path, and a switch can fall between
 //              any two of them
@@ -14,6 +16,7 @@ import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as MPI from '@tsmpi/core';
 import { equal } from './check.ts';
+import { readerConnectionReady } from './ep-reader-sockets.ts';
 
 await MPI.init({ threadLevel: 'multiple' });
 const mode = process.argv[2];
@@ -36,6 +39,7 @@ if (mode === 'handshake') {
     const sends: MPI.Request<void>[] = [];
     for (let k = 0; k < PER_ROUND; k++) {
       const i = r * PER_ROUND + k;
+      if (k === 1) await readerConnectionReady();
       if (k === 10) sends.push(MPI.COMM_ENDPOINTS.isend(big(i), to, 9));
       else if (k === PER_ROUND - 1) await MPI.COMM_ENDPOINTS.ssend(i, to, 9);
       else sends.push(MPI.COMM_ENDPOINTS.isend(i, to, 9));
