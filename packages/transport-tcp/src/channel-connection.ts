@@ -184,7 +184,8 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
    */
   queueEager(contextId: number, src: number, dst: number, tag: number, payload: Uint8Array): void {
     const plen = payload.length;
-    this.#reserve(HEADER_BYTES + plen);
+    // #reserve only when the batch must grow (the lean path counts its calls, ADR 0020).
+    if (this.#batchLen + HEADER_BYTES + plen > this.#batch.length) this.#reserve(HEADER_BYTES + plen);
     const b = this.#batch;
     const o = this.#batchLen;
     b[o] = FRAME_KIND_EAGER;

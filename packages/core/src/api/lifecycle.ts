@@ -25,7 +25,7 @@ import {
   BlockedCalls, BLOCKED_SLOT_WORDS, INIT_CALL, pollPolicy, WaitPoll, type WaitPollOptions, isInitialized, runtime, setRuntime, ThreadRuntime, workerBoot, type WorkerBoot, startWarmUp,
 } from '../runtime/index.ts';
 import { MAX_THREADS } from '../device/index.ts';
-import { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE, setupPredefinedComms, attachPredefinedComms } from './predefined-comms.ts';
+import { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE, setupPredefinedComms, attachPredefinedComms, bindLeanPredefined } from './predefined-comms.ts';
 import { reviveWorkerData } from './revive.ts';
 import { destroyCommRecord } from './comm.ts';
 import { setupPredefinedTypes } from './datatype.ts';
@@ -166,6 +166,7 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     contextIds: Array.from({ length: settings.endpoints }, () => ContextIdState.create()),
     predefined, predefinedObjects, directRoutes, engines, waitPoll, blocked,
   }));
+  bindLeanPredefined(runtime('init'));
   pmi?.reportInitialized();
   log.debug({ size, channels: settings.channels, matching: settings.matching, progress }, 'initialized');
   return level;
@@ -300,6 +301,7 @@ async function initWorkerThread(boot: WorkerBoot): Promise<ThreadLevel> {
     contextIds: boot.contextIds.map((b) => ContextIdState.attach(b)),
     predefined: boot.predefined, predefinedObjects: boot.predefinedObjects, directRoutes: boot.direct, engines: null, waitPoll, blocked,
   }));
+  bindLeanPredefined(runtime('init'));
   reviveWorkerData();
   blocked.leave();
   return boot.threadLevel;
@@ -323,6 +325,7 @@ export async function finalize(): Promise<void> {
   const totals = messageTotals(rt);
   await rt.device.close();
   if (rt.engines !== null) await rt.engines.close();
+  bindLeanPredefined(null);
   setRuntime(null);
   if (rt.pmi !== null) {
     await rt.pmi.reportFinalized(totals);

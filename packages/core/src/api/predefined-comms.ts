@@ -9,6 +9,7 @@
  */
 import { OBJECT_KIND, type ObjectTable } from '../device/index.ts';
 import { PREDEFINED_CONTEXT_ID } from '../comm/index.ts';
+import type { ThreadRuntime } from '../runtime/index.ts';
 import { Comm } from './comm.ts';
 
 export const COMM_WORLD = new Comm('COMM_WORLD', PREDEFINED_CONTEXT_ID.COMM_WORLD, new Int32Array(0), true);
@@ -47,6 +48,11 @@ export function attachPredefinedComms(handles: readonly number[], processes: num
 /** COMM_SELF follows the calling thread's endpoint (MPI.threadAttach). */
 export function selfFollows(endpoint: number): void {
   COMM_SELF._setEndpoints(Int32Array.of(endpoint));
+}
+
+/** Decides the lean path of the predefined communicators for this thread (Pt2ptComm._bindLean): after init's setRuntime; null at finalize. */
+export function bindLeanPredefined(rt: ThreadRuntime | null): void {
+  for (const comm of PREDEFINED) comm._bindLean(rt);
 }
 
 const PREDEFINED = [COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE];

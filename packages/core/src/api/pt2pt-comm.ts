@@ -8,7 +8,7 @@
  * traffic on ctx + 1, group-collective on ctx + 2) plus the endpoints of its
  * group in rank order.
  */
-import { DevRequest, MAX_MESSAGE_BYTES, REQ_KIND, handleIndex, packr } from '../device/index.ts';
+import { DevRequest, MAX_MESSAGE_BYTES, REQ_KIND, handleIndex, packr, type Device } from '../device/index.ts';
 import { CONTEXT_SUFFIX, ERR_ARG, ERR_COMM, ERR_RANK, ERR_TAG, MPIError, mpiError } from '../util/index.ts';
 import { ANY_SOURCE, ANY_TAG, CONGRUENT, IDENT, PROC_NULL, SIMILAR, TAG_UB, UNDEFINED, UNEQUAL } from './constants.ts';
 import { bytesOfBuf, messageTooLong, recvTargetOf, sendSourceOf, setRecvBuf, typeHandleOf, type BufSpec, describe } from './buffer.ts';
@@ -34,6 +34,16 @@ export class Pt2ptComm {
   /** the record in the object table (NULL_HANDLE until init for predefined communicators) */
   _handle = 0;
   _freed = false;
+  /**
+   * The lean path (setting lean, docs/adr/0020-lean-common-path.md), decided once per thread at
+   * init (_bindLean), so that a call pays one field test for it and lean=off pays nothing more:
+   * this thread's device where byte-view Isends may take Device.leanSend, else null.
+   */
+  _leanDev: Device | null = null;
+  /** lean=on on a device with receive lanes: byte-view receives may take Device.leanRecv */
+  _leanRecv = false;
+  /** the calling thread's endpoint, a member, where it cannot move (one endpoint per process); -1: look it up per call */
+  _leanMe = -1;
 
   /**
    * Sequence of this endpoint's collective calls on the communicator: each call
@@ -72,6 +82,26 @@ export class Pt2ptComm {
     let identity = true;
     for (let i = 0; i < endpoints.length; i++) if (endpoints[i] !== i) identity = false;
     this.#rankOf = identity ? null : new Map(Array.from(endpoints, (e, i) => [e, i] as [number, number]));
+  }
+
+  /**
+   * @internal Decides the lean path for this thread (a predefined communicator, at init; null at
+   * finalize): on for lean=send|on where the device takes no lifetime references for predefined
+   * objects (Device.leanSend then checks per message what can change: the channel, failures).
+   */
+  _bindLean(rt: ThreadRuntime | null): void {
+    this._leanDev = null;
+    this._leanRecv = false;
+    this._leanMe = -1;
+    if (rt === null || !this._predefined || rt.settings.lean === 'off' || rt.device.lifetime.countsPredefined) return;
+    const dev = rt.device;
+    if (dev.opts.endpointsPerProcess === 1) {
+      // MPI.threadAttach cannot move a thread off the process's one endpoint: its membership is fixed.
+      if (this._rankOfEndpoint(rt.endpoint) === UNDEFINED) return;
+      this._leanMe = rt.endpoint;
+    }
+    this._leanDev = dev;
+    this._leanRecv = rt.settings.lean === 'on' && dev.hasLanes;
   }
 
   get name(): string {
@@ -183,16 +213,11 @@ export class Pt2ptComm {
     // The lean receive (setting lean=on, docs/adr/0020-lean-common-path.md): a plain byte view on a
     // predefined communicator from a rank of another process (Device.leanRecv decides the rest);
     // any other receive, and any bad argument (for its MPIError), takes the general path.
-    if (buf instanceof Uint8Array && this._predefined && !this._freed) {
-      const rt = runtime(call);
-      if (rt.settings.lean === 'on' && (tag === ANY_TAG || (Number.isInteger(tag) && tag >= 0 && tag <= TAG_UB)) &&
-        Number.isInteger(source) && source >= 0 && source < this._endpoints.length) {
-        const dev = rt.device;
-        if (this._rankOfEndpoint(rt.endpoint) !== UNDEFINED && !dev.lifetime.countsPredefined) {
-          const r = dev.leanRecv(this._ctx, this._endpoints[source]!, tag, buf, call);
-          if (r !== null) return new Request<void>(r, this, call);
-        }
-      }
+    if (this._leanRecv && buf instanceof Uint8Array && !this._freed && (tag === ANY_TAG || (Number.isInteger(tag) && tag >= 0 && tag <= TAG_UB)) &&
+      Number.isInteger(source) && source >= 0 && source < this._endpoints.length) {
+      // _leanRecv implies one endpoint per process, so _leanMe is set (the caller is a member).
+      const r = this._leanDev!.leanRecv(this._ctx, this._endpoints[source]!, tag, buf, call);
+      if (r !== null) return new Request<void>(r, this, call);
     }
     const me = this._me(call);
     const src = this._source(source, call);
@@ -270,16 +295,16 @@ export class Pt2ptComm {
     // The lean send (setting lean=send or on, docs/adr/0020-lean-common-path.md): a plain byte view on a
     // predefined communicator, with every check of the general path made here or in leanSend; any
     // other send, and any bad argument (for its MPIError), takes the general path.
-    if (buf instanceof Uint8Array && this._predefined && !this._freed) {
-      const rt = runtime('Isend');
-      if (rt.settings.lean !== 'off' && Number.isInteger(tag) && tag >= 0 && tag <= TAG_UB && Number.isInteger(dest) && dest >= 0 && dest < this._endpoints.length) {
-        const me = rt.endpoint;
-        const dev = rt.device;
-        if (this._rankOfEndpoint(me) !== UNDEFINED && !dev.lifetime.countsPredefined && buf.length <= MAX_MESSAGE_BYTES &&
-          dev.leanSend(me, this._endpoints[dest]!, this._ctx, tag, buf)) {
-          return Request._leanSent(this);
-        }
+    const dev = this._leanDev;
+    if (dev !== null && buf instanceof Uint8Array && !this._freed && Number.isInteger(tag) && tag >= 0 && tag <= TAG_UB &&
+      Number.isInteger(dest) && dest >= 0 && dest < this._endpoints.length && buf.length <= MAX_MESSAGE_BYTES) {
+      let me = this._leanMe;
+      if (me < 0) {
+        // Several endpoints per process: the thread's endpoint may move (MPI.threadAttach).
+        me = runtime('Isend').endpoint;
+        if (this._rankOfEndpoint(me) === UNDEFINED) me = -1;
       }
+      if (me >= 0 && dev.leanSend(me, this._endpoints[dest]!, this._ctx, tag, buf)) return Request._leanSent(this);
     }
     return this.#startSendBuf(buf, dest, tag, false, 'Isend');
   }
@@ -293,6 +318,12 @@ export class Pt2ptComm {
     return req.status!;
   }
   Irecv(buf: BufSpec, source: number = ANY_SOURCE, tag: number = ANY_TAG): Request<void> {
+    // #startRecv's lean receive, inline: one call less on the path of the common message (ADR 0020).
+    if (this._leanRecv && buf instanceof Uint8Array && !this._freed && (tag === ANY_TAG || (Number.isInteger(tag) && tag >= 0 && tag <= TAG_UB)) &&
+      Number.isInteger(source) && source >= 0 && source < this._endpoints.length) {
+      const r = this._leanDev!.leanRecv(this._ctx, this._endpoints[source]!, tag, buf, 'Irecv');
+      if (r !== null) return new Request<void>(r, this, 'Irecv');
+    }
     return this.#startRecv(source, tag, false, buf, 'Irecv');
   }
   async Sendrecv(sendbuf: BufSpec, dest: number, sendtag: number, recvbuf: BufSpec, source: number, recvtag: number): Promise<Status> {

@@ -778,6 +778,11 @@ export class Device {
     return (endpoint / this.opts.endpointsPerProcess) | 0;
   }
 
+  /** Receive lanes (setting lean=on, docs/adr/0020-lean-common-path.md) exist on this device: Device.leanRecv may take receives. */
+  get hasLanes(): boolean {
+    return this.#lanes !== null;
+  }
+
   isLocal(endpoint: number): boolean {
     return endpoint >= this.firstEndpoint && endpoint < this.firstEndpoint + this.opts.endpointsPerProcess;
   }
@@ -816,12 +821,15 @@ export class Device {
    */
   leanRecv(ctx: number, srcEndpoint: number, tag: number, buf: Uint8Array, call: string): DevRequest | null {
     const lanes = this.#lanes;
-    if (lanes === null || this.#failure !== null || this.isLocal(srcEndpoint) || this.shared.failedClass() !== 0) return null;
-    const lane = lanes.lean(ctx);
+    // Lanes exist only with one endpoint per process (the constructor), so a local source is the
+    // first endpoint. A process with lanes has one MPI thread and no engines: only this device's
+    // #fatal marks the shared failure, after setting #failure, so #failure alone says it.
+    if (lanes === null || this.#failure !== null || srcEndpoint === this.firstEndpoint) return null;
+    const lane = lanes.byContext[ctx] ?? lanes.lean(ctx);
     if (lane === null) return null;
     const r = new DevRequest(REQ_KIND.RECV, call);
     r.buf = buf;
-    const m = lane.takeUnexpected(srcEndpoint, tag);
+    const m = lane.unexpected.length === 0 ? null : lane.takeUnexpected(srcEndpoint, tag);
     if (m !== null) {
       r.sourceEndpoint = m.src;
       r.tag = m.tag;
@@ -841,7 +849,8 @@ export class Device {
    */
   #laneArrive(srcProcess: number, h: FrameHeader, payload: Uint8Array): boolean {
     if (h.kind !== FRAME_KIND.EAGER || h.flags !== 0) return false;
-    const lane = this.#lanes!.lean(h.contextId);
+    const lanes = this.#lanes!;
+    const lane = lanes.byContext[h.contextId] ?? lanes.lean(h.contextId);
     if (lane === null) return false;
     this.#laneMessage(lane, srcProcess, h.srcEndpoint, h.tag, payload);
     return true;
@@ -855,7 +864,9 @@ export class Device {
    */
   readonly #laneFrameBytes = (srcProcess: number, b: Uint8Array, o: number): boolean => {
     if (b[o] !== FRAME_KIND.EAGER || b[o + 1] !== 0 || this.#intakes !== null) return false;
-    const lane = this.#lanes!.lean(b[o + 2]! | (b[o + 3]! << 8));
+    const lanes = this.#lanes!;
+    const ctx = b[o + 2]! | (b[o + 3]! << 8);
+    const lane = lanes.byContext[ctx] ?? lanes.lean(ctx);
     if (lane === null) return false;
     this.onFrame?.();
     const src = (b[o + 4]! | (b[o + 5]! << 8) | (b[o + 6]! << 16) | (b[o + 7]! << 24)) >>> 0;
@@ -870,12 +881,21 @@ export class Device {
     const st = this.#stat;
     st[STAT.RECEIVED]!++;
     st[STAT.BYTES_RECEIVED]! += payload.length;
-    const r = lane.takePosted(src, tag);
+    // The common case inline: the oldest posted receive matches (Lane.takePosted's rule); else the lane searches.
+    const posted = lane.posted;
+    const head = posted[0];
+    let r: DevRequest | null;
+    if (head !== undefined && head.src === src && (head.tag === tag || head.tag === ANY)) {
+      posted.shift();
+      r = head.r;
+    } else {
+      r = posted.length === 0 ? null : lane.takePosted(src, tag);
+    }
     if (r === null) {
       lane.unexpected.push({ src, tag, srcProcess, data: payload.slice() });
       return;
     }
-    if (lane.posted.length === 0) this.#release();
+    if (posted.length === 0) this.#release();
     r.sourceEndpoint = src;
     r.tag = tag;
     this.#laneFill(r, payload);
@@ -897,7 +917,13 @@ export class Device {
     } else if (n > 0) {
       buf.set(data);
     }
-    this.#laneDone(r);
+    // #laneDone inline (one call less per message).
+    r.done = true;
+    const cb = r.onComplete;
+    if (cb !== null) {
+      r.onComplete = null;
+      cb(r);
+    }
   }
 
   /** Completes lean receive r (#complete without what a lean receive does not have). */
@@ -984,12 +1010,18 @@ export class Device {
     // A thread that follows remote readers' routes (docs/adr/0019) tags each data frame: the general path does that.
     if (this.#failure !== null || this.#routeSender !== null || (dstEndpoint >= first && dstEndpoint < first + this.opts.endpointsPerProcess)) return false;
     if (len > this.#eagerInjectLimit && len > this.opts.eagerLimit) return false;
-    const c = channelOf(srcEndpoint, dstEndpoint, this.opts.endpointsPerProcess, this.opts.channels);
-    if (!this.#hosts[c] || this.shared.failedClass() !== 0) return false;
+    // channelOf's one-endpoint case inline (interface.ts): the common process has one endpoint.
+    const J = this.opts.endpointsPerProcess;
+    const c = J === 1 ? (srcEndpoint + dstEndpoint) % this.opts.channels : channelOf(srcEndpoint, dstEndpoint, J, this.opts.channels);
+    // With lanes, #failure alone says a failure (leanRecv); elsewhere another thread or an engine may have marked one.
+    if (!this.#hosts[c] || (this.#lanes === null && this.shared.failedClass() !== 0)) return false;
     const t = this.transport;
     if (t === null || t.queueEager === undefined) return false;
-    if (!t.queueEager((dstEndpoint / this.opts.endpointsPerProcess) | 0, c, ctx, srcEndpoint, dstEndpoint, tag, data)) return false;
-    this.#countSent(len);
+    if (!t.queueEager((dstEndpoint / J) | 0, c, ctx, srcEndpoint, dstEndpoint, tag, data)) return false;
+    // #countSent inline (one call less per message).
+    const st = this.#stat;
+    st[STAT.SENT]!++;
+    st[STAT.BYTES_SENT]! += len;
     return true;
   }
 

@@ -91,18 +91,22 @@ export class Lane {
 /** Every context's state and the lanes of the LEAN ones. */
 export class ReceiveLanes {
   readonly #state = new Uint8Array(CONTEXT_IDS);
-  readonly #lanes: (Lane | undefined)[] = [];
+  /**
+   * The lane of each LEAN context (undefined for the others): the device reads it directly on the
+   * path of every message, and calls lean() only when it finds none. Only this class writes it.
+   */
+  readonly byContext: (Lane | undefined)[] = [];
   /** the lanes in the order their contexts became LEAN (failures and counts walk them) */
   readonly #all: Lane[] = [];
 
   /** The lane of `ctx`, making an UNDECIDED context LEAN; null when the context is GENERAL. */
   lean(ctx: number): Lane | null {
     const s = this.#state[ctx]!;
-    if (s === LANE_STATE.LEAN) return this.#lanes[ctx]!;
+    if (s === LANE_STATE.LEAN) return this.byContext[ctx]!;
     if (s === LANE_STATE.GENERAL) return null;
     this.#state[ctx] = LANE_STATE.LEAN;
     const lane = new Lane();
-    this.#lanes[ctx] = lane;
+    this.byContext[ctx] = lane;
     this.#all.push(lane);
     return lane;
   }
@@ -115,8 +119,8 @@ export class ReceiveLanes {
     const s = this.#state[ctx]!;
     this.#state[ctx] = LANE_STATE.GENERAL;
     if (s !== LANE_STATE.LEAN) return null;
-    const lane = this.#lanes[ctx]!;
-    this.#lanes[ctx] = undefined;
+    const lane = this.byContext[ctx]!;
+    this.byContext[ctx] = undefined;
     this.#all.splice(this.#all.indexOf(lane), 1);
     return lane;
   }
@@ -127,7 +131,7 @@ export class ReceiveLanes {
 
   /** The lane a posted receive of context `ctx` waits in (cancel), or null. */
   laneOf(ctx: number): Lane | null {
-    return this.#state[ctx] === LANE_STATE.LEAN ? this.#lanes[ctx]! : null;
+    return this.#state[ctx] === LANE_STATE.LEAN ? this.byContext[ctx]! : null;
   }
 
   /** Every LEAN context's lane. */
