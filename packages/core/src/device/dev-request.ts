@@ -10,45 +10,66 @@ export const REQ_KIND = { SEND: 1, RECV: 2, GENERALIZED: 3 } as const;
 
 export class DevRequest {
   /** shared slot, or -1 once released */
-  slot = -1;
-  kind: number;
-  done = false;
+  declare slot: number;
+  declare kind: number;
+  declare done: boolean;
   /** receive: the bytes to fill (null in object mode); send: the bytes to send (rendezvous keeps them) */
-  buf: Uint8Array | null = null;
+  declare buf: Uint8Array | null;
   /** receive in object form: decode msgpack into `value` */
-  objectMode = false;
-  value: unknown = undefined;
-  error: MPIError | null = null;
+  declare objectMode: boolean;
+  declare value: unknown;
+  declare error: MPIError | null;
   /** completed status (source is an endpoint; the API layer maps it to a comm rank) */
-  sourceEndpoint = -2;
-  tag = -1;
-  count = 0;
-  cancelled = false;
+  declare sourceEndpoint: number;
+  declare tag: number;
+  declare count: number;
+  declare cancelled: boolean;
   /** freed by the user while pending: release on completion */
-  freed = false;
+  declare freed: boolean;
   /** the API-layer object that wraps this request */
-  owner: unknown = null;
+  declare owner: unknown;
   /** called once on completion (a waiter: a promise resolver or a waitall counter) */
-  onComplete: ((r: DevRequest) => void) | null = null;
+  declare onComplete: ((r: DevRequest) => void) | null;
   /** how this request references the objects it uses (REF_MODE in lifetime.ts; NONE: internal, or done) */
-  refMode = 0;
+  declare refMode: number;
   /** the handles it holds counted references to (0: none) */
-  refComm = 0;
-  refType = 0;
-  refOp = 0;
+  declare refComm: number;
+  declare refType: number;
+  declare refOp: number;
   /** its reference cell (gc strategy) */
-  refCell = -1;
+  declare refCell: number;
   /** optional post-processing before onComplete (e.g. unpack a non-contiguous datatype) */
-  finish: ((r: DevRequest) => void) | null = null;
+  declare finish: ((r: DevRequest) => void) | null;
   /**
    * The API call that started this request (e.g. 'Isend', 'bcast', 'SendInit.start'): the errors
    * the device raises for it name this call, not a device function (docs/ERRORS.md).
    */
-  readonly call: string;
+  declare readonly call: string;
 
   /** @param call the API call that starts it (default: an internal request, its errors say 'progress') */
   constructor(kind: number, call = 'progress') {
+    // Every field is set here, in declaration order, not by class-field initializers: V8 runs those as a
+    // function of their own per object made, a call on the path of every message (docs/adr/0020-lean-common-path.md).
+    this.slot = -1;
     this.kind = kind;
+    this.done = false;
+    this.buf = null;
+    this.objectMode = false;
+    this.value = undefined;
+    this.error = null;
+    this.sourceEndpoint = -2;
+    this.tag = -1;
+    this.count = 0;
+    this.cancelled = false;
+    this.freed = false;
+    this.owner = null;
+    this.onComplete = null;
+    this.refMode = 0;
+    this.refComm = 0;
+    this.refType = 0;
+    this.refOp = 0;
+    this.refCell = -1;
+    this.finish = null;
     this.call = call;
   }
 }
