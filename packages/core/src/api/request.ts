@@ -39,29 +39,41 @@ function onDevComplete(r: DevRequest): void {
 }
 
 export class Request<T = void> {
+  // Every field is declared here and set in the constructor, not by class-field initializers: V8 runs
+  // those as a function of their own per object made, a call on the path of every message
+  // (docs/adr/0020-lean-common-path.md); hence _ fields where # would otherwise do.
   /** the current operation (a persistent request gets a new one per start) */
-  _r: DevRequest | null;
-  _comm: RequestComm | null;
+  declare _r: DevRequest | null;
+  declare _comm: RequestComm | null;
   /** completion reported to the user: the request is inactive */
-  _reported = false;
-  _freed = false;
+  declare _reported: boolean;
+  declare _freed: boolean;
   /** persistent: starts one operation */
-  _starter: ((r: DevRequest) => void) | null = null;
+  declare _starter: ((r: DevRequest) => void) | null;
   /** turns the completed DevRequest into the value wait() resolves to */
-  _valueOf: ((r: DevRequest) => T) | null = null;
-  _call: string;
-  /** persistent: the handles it holds from init to free (non-transient references) */
-  #held: number[] | null = null;
-  #status: Status | null = null;
-  /** completion callbacks: one in the common case, an array when several wait */
-  #waiter: Waiter | null = null;
-  #waiters: Waiter[] | null = null;
+  declare _valueOf: ((r: DevRequest) => T) | null;
+  declare _call: string;
+  /** persistent: the handles it holds from init to free (non-transient references); private */
+  declare _held: number[] | null;
+  /** private */
+  declare _status: Status | null;
+  /** completion callbacks: one in the common case, an array when several wait; private */
+  declare _waiter: Waiter | null;
+  declare _waiters: Waiter[] | null;
 
   /** @internal */
   constructor(r: DevRequest | null, comm: RequestComm | null, call: string) {
     this._r = r;
     this._comm = comm;
+    this._reported = false;
+    this._freed = false;
+    this._starter = null;
+    this._valueOf = null;
     this._call = call;
+    this._held = null;
+    this._status = null;
+    this._waiter = null;
+    this._waiters = null;
     if (r !== null) {
       // #attach inline: a call less for every request made (the lean path counts them, ADR 0020).
       r.owner = this;
@@ -94,7 +106,7 @@ export class Request<T = void> {
   _hold(comm: number, buf: unknown): number {
     const lt = runtime(this._call).device.lifetime;
     const type = typeHandleOf(buf, lt.countsPredefined);
-    this.#held = [comm, type];
+    this._held = [comm, type];
     lt.retain(comm);
     if (type !== 0) lt.retain(type);
     lt.countRequest(1);
@@ -125,32 +137,32 @@ export class Request<T = void> {
 
   /** @internal */
   _onDone(): void {
-    this.#status = null;
-    const w = this.#waiter;
+    this._status = null;
+    const w = this._waiter;
     if (w !== null) {
-      this.#waiter = null;
+      this._waiter = null;
       w(this as Request<unknown>);
     }
-    const ws = this.#waiters;
+    const ws = this._waiters;
     if (ws !== null) {
-      this.#waiters = null;
+      this._waiters = null;
       for (let i = 0; i < ws.length; i++) ws[i]!(this as Request<unknown>);
     }
   }
 
   /** @internal Registers a one-shot completion callback (the request must be pending). */
   _listen(fn: Waiter): void {
-    if (this.#waiter === null && this.#waiters === null) this.#waiter = fn;
-    else (this.#waiters ??= []).push(fn);
+    if (this._waiter === null && this._waiters === null) this._waiter = fn;
+    else (this._waiters ??= []).push(fn);
   }
 
   /** @internal */
   _unlisten(fn: Waiter): void {
-    if (this.#waiter === fn) {
-      this.#waiter = null;
+    if (this._waiter === fn) {
+      this._waiter = null;
       return;
     }
-    const ws = this.#waiters;
+    const ws = this._waiters;
     if (ws === null) return;
     const i = ws.indexOf(fn);
     if (i >= 0) ws.splice(i, 1);
@@ -226,14 +238,14 @@ export class Request<T = void> {
   get status(): Status | null {
     const r = this._r;
     if (r === null || !r.done) return null;
-    if (this.#status === null) {
+    if (this._status === null) {
       const st = new Status();
       const src = r.sourceEndpoint;
       const source = src < 0 ? src : this._comm === null ? src : this._comm._rankOfEndpoint(src);
       st._set(source, r.tag, r.count, r.error === null ? SUCCESS : r.error.errorClass, r.cancelled);
-      this.#status = st;
+      this._status = st;
     }
-    return this.#status;
+    return this._status;
   }
 
   /** Cancels a pending receive (status.cancelled tells whether it took effect). Sends cannot be cancelled once queued. */
@@ -247,9 +259,9 @@ export class Request<T = void> {
   free(): void {
     this._freed = true;
     if (this._r !== null && !this._r.done) this._r.freed = true;
-    const held = this.#held;
+    const held = this._held;
     if (held !== null) {
-      this.#held = null;
+      this._held = null;
       const lt = runtime('Request.free').device.lifetime;
       lt.countRequest(-1);
       for (const h of held) if (h !== 0) lt.release(h);
@@ -266,7 +278,7 @@ export class Request<T = void> {
     const r = new DevRequest(REQ_KIND.RECV, call);
     this._r = r;
     this._reported = false;
-    this.#status = null;
+    this._status = null;
     this.#attach(r);
     try {
       this._starter(r);
