@@ -10,7 +10,7 @@
 import * as MPI from '@tsmpi/core';
 import { runtime } from '../../src/runtime/index.ts';
 import { CTX_COLL } from '../../src/api/pt2pt-comm.ts';
-import { check, equal } from './check.ts';
+import { check, equal, throwsMPI } from './check.ts';
 
 await MPI.init();
 const world = MPI.COMM_WORLD;
@@ -111,6 +111,14 @@ async function smallRounds(phase: string): Promise<void> {
       equal(await world.allreduce(rank + k, MPI.SUM), ranks.reduce((s, r) => s + r + k, 0), `${phase} round ${k} object allreduce`);
     }
   }
+}
+
+// Bad arguments throw the general path's errors, on a first call and again (the lean path keeps
+// what it checked per array kind and op, not what failed).
+for (let i = 0; i < 2; i++) {
+  await throwsMPI(() => world.Allreduce(new Float64Array(1), new Float64Array(1), MPI.BAND), MPI.ERR_OP, 'Allreduce', 'BAND on FLOAT64');
+  await throwsMPI(() => world.Allreduce(new Float64Array(3), new Float64Array(3), MPI.MAXLOC), MPI.ERR_COUNT, 'Allreduce', 'MAXLOC on an odd count');
+  await throwsMPI(() => world.Iallreduce(new Float64Array(2), new Float64Array(3), MPI.SUM), MPI.ERR_COUNT, 'Iallreduce', 'buffers of different sizes');
 }
 
 await smallRounds('first');
