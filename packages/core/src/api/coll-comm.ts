@@ -20,14 +20,13 @@
  */
 import { packr } from '../device/index.ts';
 import {
-  allgather as collAllgather, allgatherBytes, allgatherv as collAllgatherv, allreduce as collAllreduce, allreduceObjects,
+  DEFAULT_COLL_TUNING, allgather as collAllgather, allgatherBytes, allgatherv as collAllgatherv, allreduce as collAllreduce, allreduceObjects,
   alltoall as collAlltoall, alltoallBytes, alltoallv as collAlltoallv, barrier as collBarrier, bcast as collBcast, bcastBytes,
   exscan as collExscan, exscanObjects, gather as collGather, gatherBytes, gatherv as collGatherv, reduce as collReduce,
   reduceObjects, reduceScatterBlock as collReduceScatterBlock, scan as collScan, scanObjects, scatter as collScatter,
   scatterBytes, scatterv as collScatterv, type ByteOp, type Codec, type ObjectOp,
 } from '../coll/index.ts';
 import { applyUserOpValues, reduceValues } from '../datatype/index.ts';
-import { DEFAULT_COLL_TUNING } from '../coll/select.ts';
 import { datatypeOfView } from './datatype.ts';
 import { ERR_ARG, ERR_BUFFER, ERR_COUNT, ERR_ROOT, mpiError } from '../util/index.ts';
 import { IN_PLACE } from './constants.ts';
