@@ -20,13 +20,14 @@
  */
 import { packr } from '../device/index.ts';
 import {
-  allgather as collAllgather, allgatherBytes, allgatherv as collAllgatherv, allreduce as collAllreduce, allreduceObjects,
+  DEFAULT_COLL_TUNING, allgather as collAllgather, allgatherBytes, allgatherv as collAllgatherv, allreduce as collAllreduce, allreduceObjects,
   alltoall as collAlltoall, alltoallBytes, alltoallv as collAlltoallv, barrier as collBarrier, bcast as collBcast, bcastBytes,
   exscan as collExscan, exscanObjects, gather as collGather, gatherBytes, gatherv as collGatherv, reduce as collReduce,
   reduceObjects, reduceScatterBlock as collReduceScatterBlock, scan as collScan, scanObjects, scatter as collScatter,
   scatterBytes, scatterv as collScatterv, type ByteOp, type Codec, type ObjectOp,
 } from '../coll/index.ts';
 import { applyUserOpValues, reduceValues } from '../datatype/index.ts';
+import { datatypeOfView } from './datatype.ts';
 import { ERR_ARG, ERR_BUFFER, ERR_COUNT, ERR_ROOT, mpiError } from '../util/index.ts';
 import { IN_PLACE } from './constants.ts';
 import { CommCollPt2pt } from './coll-pt2pt.ts';
@@ -39,6 +40,30 @@ import {
 } from './buffer.ts';
 
 type InPlace = typeof IN_PLACE;
+
+/**
+ * The lean small allreduce (setting lean, docs/adr/0022-small-collectives-lean.md): the byte ops
+ * of the predefined ops already checked on a plain typed array, by the array's constructor and
+ * the op's code, so that a repeated call skips resolveBuf and byteOpOf.
+ */
+const LEAN_BYTE_OPS = new Map<Function, (ByteOp | undefined)[]>();
+/** The lean path takes vectors up to this many bytes: the short messages of the selection (coll/select.ts). */
+const LEAN_MAX_BYTES = DEFAULT_COLL_TUNING.allreduceShortBytes;
+
+/** A communicator's state for the lean small allreduce, made on its first use by the calling thread. */
+interface LeanColl {
+  /** the collective context's point-to-point for Allreduce, and for Iallreduce (their errors name the call) */
+  readonly blocking: CommCollPt2pt;
+  readonly nonblocking: CommCollPt2pt;
+  /** where the communicator's collective sequence number lives (Pt2ptComm._collSeq) */
+  readonly seqCells: Int32Array;
+  readonly seqIndex: number;
+}
+
+/** A plain typed array (not a DataView): its bytes are the packed vector of a predefined datatype. */
+function isTypedArray(x: unknown): x is ArrayBufferView {
+  return ArrayBuffer.isView(x) && !(x instanceof DataView);
+}
 /** A `[buf, counts, displs]` argument of the v-collectives. */
 export type VBufSpec = [BufSpec, number[], number[]];
 
@@ -300,11 +325,61 @@ export class CollComm extends Pt2ptComm {
    * @example await comm.Allreduce(MPI.IN_PLACE, grad, MPI.SUM);
    */
   Allreduce(sendbuf: BufSpec | InPlace, recvbuf: BufSpec, op: Op): Promise<void> {
-    return this.#blocking('Allreduce', this.#vectorOp(sendbuf, recvbuf, op, 'Allreduce', collAllreduce, false));
+    const lean = this.#leanAllreduce(sendbuf, recvbuf, op, 'Allreduce');
+    return this.#blocking('Allreduce', lean ?? this.#vectorOp(sendbuf, recvbuf, op, 'Allreduce', collAllreduce, false));
   }
   /** Nonblocking Allreduce. */
   Iallreduce(sendbuf: BufSpec | InPlace, recvbuf: BufSpec, op: Op): Request<void> {
-    return this.#nonblocking('Iallreduce', this.#vectorOp(sendbuf, recvbuf, op, 'Iallreduce', collAllreduce, false), recvbuf, op);
+    const lean = this.#leanAllreduce(sendbuf, recvbuf, op, 'Iallreduce');
+    return this.#nonblocking('Iallreduce', lean ?? this.#vectorOp(sendbuf, recvbuf, op, 'Iallreduce', collAllreduce, false), recvbuf, op);
+  }
+
+  #lean: LeanColl | null = null;
+
+  /**
+   * The lean small allreduce (setting lean=send or on, docs/adr/0022-small-collectives-lean.md):
+   * on a predefined communicator, a predefined op on plain typed arrays of one kind and length
+   * (or IN_PLACE) of at most LEAN_MAX_BYTES starts the same algorithm as #vectorOp with the same
+   * checks, but from the state of the communicator's previous call (its point-to-point view, its
+   * sequence cell) and an op checked once per array kind: no resolveBuf, byteOpOf or per-call
+   * objects. Null, having done nothing, for anything else: the caller takes #vectorOp, which also
+   * throws the MPIError of a bad argument.
+   */
+  #leanAllreduce(sendbuf: BufSpec | InPlace, recvbuf: BufSpec, op: Op, call: 'Allreduce' | 'Iallreduce'): Promise<void> | null {
+    if (!this._predefined || !(op instanceof Op) || op._fn !== null || !isTypedArray(recvbuf)) return null;
+    const bytes = recvbuf.byteLength;
+    if (bytes > LEAN_MAX_BYTES) return null;
+    const sendIsView = sendbuf !== IN_PLACE;
+    if (sendIsView && !(isTypedArray(sendbuf) && sendbuf.constructor === recvbuf.constructor && sendbuf.byteLength === bytes)) return null;
+    let lean = this.#lean;
+    if (lean === null) {
+      const rt = runtime(call);
+      if (rt.settings.lean === 'off') return null;
+      this._me(call);
+      const seq = this._collSeqCell();
+      lean = { blocking: new CommCollPt2pt(this, 'Allreduce'), nonblocking: new CommCollPt2pt(this, 'Iallreduce'), seqCells: seq.cells, seqIndex: seq.index };
+      this.#lean = lean;
+    }
+    // The checks of #vectorOp, in its order: the communicator and the caller, then the op on the datatype.
+    this._me(call);
+    let ops = LEAN_BYTE_OPS.get(recvbuf.constructor);
+    if (ops === undefined) {
+      ops = [];
+      LEAN_BYTE_OPS.set(recvbuf.constructor, ops);
+    }
+    let bop = ops[op._code];
+    if (bop === undefined) {
+      bop = byteOpOf(op, datatypeOfView(recvbuf), bytes, call);
+      ops[op._code] = bop;
+    }
+    // MINLOC and MAXLOC take whole (value, index) pairs: byteOpOf throws for an odd count.
+    if (bytes % bop.itemBytes !== 0) return null;
+    const cells = lean.seqCells;
+    const seq = Atomics.load(cells, lean.seqIndex);
+    Atomics.store(cells, lean.seqIndex, (seq + 1) | 0);
+    const recv = new Uint8Array(recvbuf.buffer, recvbuf.byteOffset, bytes);
+    const send = sendIsView ? new Uint8Array(sendbuf.buffer, sendbuf.byteOffset, bytes) : null;
+    return collAllreduce(call === 'Allreduce' ? lean.blocking : lean.nonblocking, seq & 0x3fffffff, send, recv, bop);
   }
 
   /** Inclusive prefix reduction: rank r's recvbuf = x0 op ... op xr. IN_PLACE: the input is in recvbuf. */

@@ -9,6 +9,9 @@ import { runtime } from '../runtime/index.ts';
 
 export class CommCollPt2pt extends GroupPt2pt {
   constructor(comm: Pt2ptComm, call: string) {
-    super(runtime(call).device, comm._endpoints, comm._me(call), comm._ctx + CTX_COLL, call);
+    const rt = runtime(call);
+    // The lean path (docs/adr/0022-small-collectives-lean.md) on predefined communicators, as for
+    // Isend and Irecv: their contexts are never freed and reused while a lane could hold messages.
+    super(rt.device, comm._endpoints, comm._me(call), comm._ctx + CTX_COLL, call, comm._predefined ? rt.settings.lean : 'off');
   }
 }

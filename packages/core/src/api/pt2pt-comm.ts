@@ -57,6 +57,14 @@ export class Pt2ptComm {
   set _collSeq(v: number) {
     Atomics.store(this.#seqCells(), this.#seqIndex(), v | 0);
   }
+  /**
+   * @internal Where _collSeq lives for the calling thread: the shared cells and this
+   * communicator's index in them (fixed for a thread while the communicator lives), for a caller
+   * that keeps them across calls (coll-comm.ts, the lean small allreduce).
+   */
+  _collSeqCell(): { readonly cells: Int32Array; readonly index: number } {
+    return { cells: this.#seqCells(), index: this.#seqIndex() };
+  }
   #seqCells(): Int32Array {
     return runtime('collective').device.shared.collSeq;
   }

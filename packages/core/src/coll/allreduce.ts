@@ -33,7 +33,7 @@ import { byteFold, objectFold, type Fold } from './fold.ts';
 import type { ByteOp, Codec, CollPt2pt, ObjectOp } from './pt2pt.ts';
 import { rabenseifner } from './rabenseifner.ts';
 import { reduce } from './reduce.ts';
-import { choose, type CollOptions } from './select.ts';
+import { choose, DEFAULT_COLL_TUNING, type CollOptions } from './select.ts';
 import { floorPowerOfTwo } from './tree.ts';
 
 /** The recursive-doubling skeleton over any Fold; `mine` must be owned. Resolves the result on every rank. */
@@ -71,6 +71,51 @@ export async function recursiveDoublingAllreduce<V>(pt: CollPt2pt, tag: number, 
 }
 
 /**
+ * The recursive-doubling skeleton above for packed bytes alone, in `acc` (owned, the result ends
+ * there): what recursiveDoublingAllreduce(pt, tag, byteFold(op), acc) does, without the Fold
+ * object, Promise.all or a promise of its own per round. The small allreduce runs it on every
+ * call, and its first calls are dear in proportion to the functions they run (docs/adr/0022).
+ */
+async function recursiveDoublingBytes(pt: CollPt2pt, tag: number, op: ByteOp, acc: Uint8Array): Promise<void> {
+  const { rank, size } = pt;
+  const pof2 = floorPowerOfTwo(size);
+  const rem = size - pof2;
+  const mine = acc;
+  let newrank = rank - rem;
+  if (rank < 2 * rem) {
+    if (rank % 2 === 0) {
+      await pt.send(rank + 1, tag, acc);
+      newrank = -1;
+    } else {
+      op.combine(await pt.recv(rank - 1, tag), acc);
+      newrank = rank >> 1;
+    }
+  }
+  if (newrank >= 0) {
+    for (let mask = 1; mask < pof2; mask <<= 1) {
+      const peerNew = newrank ^ mask;
+      const peer = peerNew < rem ? peerNew * 2 + 1 : peerNew + rem;
+      // The receive is posted before the send is awaited (a rendezvous send completes only once matched).
+      const sent = pt.send(peer, tag, acc);
+      const got = await pt.recv(peer, tag);
+      await sent;
+      // ByteFold.merge: the lower ranks' value is the left operand; a commutative op writes into acc.
+      if (peer < rank || op.commute) {
+        op.combine(got, acc);
+      } else {
+        op.combine(acc, got);
+        acc = got;
+      }
+    }
+  }
+  if (rank < 2 * rem) {
+    if (rank % 2 === 1) await pt.send(rank - 1, tag, acc);
+    else acc = await pt.recv(rank + 1, tag);
+  }
+  if (acc !== mine) mine.set(acc);
+}
+
+/**
  * Reduces every rank's vector and leaves the result in every rank's `recv` (MPI_Allreduce).
  * @param send this rank's vector; null means IN_PLACE (it is already in `recv`)
  * @param recv the result (same length as `send`)
@@ -79,6 +124,13 @@ export async function allreduce(
   pt: CollPt2pt, tag: number, send: Uint8Array | null, recv: Uint8Array, op: ByteOp, opts?: CollOptions,
 ): Promise<void> {
   const { rank, size } = pt;
+  if (opts === undefined && recv.length <= DEFAULT_COLL_TUNING.allreduceShortBytes) {
+    // SELECTION_TABLE's choice for every short vector, whatever the op (select.ts; allreduce.test.ts
+    // checks it): recursive doubling, taken here without choose() for the small calls' sake.
+    if (send !== null) recv.set(send);
+    if (size > 1 && recv.length > 0) await recursiveDoublingBytes(pt, tag, op, recv);
+    return;
+  }
   const algorithm = choose('allreduce', { size, bytes: recv.length, items: recv.length / op.itemBytes, commute: op.commute }, opts);
   if (size === 1 || recv.length === 0) {
     if (send !== null) recv.set(send);

@@ -3,7 +3,7 @@ import { allreduce } from './allreduce.ts';
 import type { ByteOp } from './pt2pt.ts';
 import { reduceScatterBlock } from './reduce-scatter.ts';
 import { exscan, scan } from './scan.ts';
-import { DEFAULT_COLL_TUNING, type CollOptions, type CollTuning } from './select.ts';
+import { DEFAULT_COLL_TUNING, selectAlgorithm, type CollOptions, type CollTuning } from './select.ts';
 import { MATMUL, SUM_I32, Sim, diff, foldLeft, nonCommutative, randomBytes } from './sim.test-util.ts';
 
 const SIZES = [1, 2, 3, 4, 5, 7, 8];
@@ -56,6 +56,45 @@ describe('allreduce', () => {
         else expect(expected.has('allreduce:reduce-bcast')).toBe(true);
       });
     }
+  }
+
+  // Without options, a vector of at most allreduceShortBytes takes the byte-only recursive doubling
+  // (allreduce.ts recursiveDoublingBytes) without asking the table: it must agree with the table
+  // and give the rank-ordered result.
+  it('the table picks recursive doubling for every short vector, whatever the op', () => {
+    for (let size = 1; size <= 9; size++) {
+      for (const bytes of [0, 1, 8, DEFAULT_COLL_TUNING.allreduceShortBytes]) {
+        for (const commute of [true, false]) {
+          expect(selectAlgorithm('allreduce', { size, bytes, items: bytes, commute })).toBe('recursive-doubling');
+        }
+      }
+    }
+  });
+
+  for (const [name, op] of OPS) {
+    it.each(SIZES)(`${name}, short vectors without options: p=%i, in place and not`, async (p) => {
+      const maxItems = Math.floor(DEFAULT_COLL_TUNING.allreduceShortBytes / op.itemBytes);
+      for (const items of [0, 1, 3, maxItems]) {
+        for (const inPlace of [false, true]) {
+          const n = items * op.itemBytes;
+          const xs = contributions(p, n, op, items + 11);
+          const want = foldLeft(op, xs);
+          const sim = new Sim(p, { seed: items * 3 + p + (inPlace ? 1 : 0) });
+          const out = await sim.run(async (pt, r) => {
+            const send = xs[r]!.slice();
+            if (inPlace) {
+              await allreduce(pt, 9, null, send, op);
+              return send;
+            }
+            const recv = new Uint8Array(n);
+            await allreduce(pt, 9, send, recv, op);
+            expect(diff(send, xs[r]!)).toBe('');
+            return recv;
+          });
+          out.forEach((b) => expect(diff(b, want)).toBe(''));
+        }
+      }
+    });
   }
 
   it('recursive doubling uses 2 * rem + pof2 * log2(pof2) messages', async () => {

@@ -30,6 +30,8 @@ function settle(r: DevRequest, resolve: (v: any) => void, reject: (e: unknown) =
 }
 
 const none = (): undefined => undefined;
+/** What a lean send resolves: it has left the caller's buffer when leanSend returns. */
+const SENT: Promise<void> = Promise.resolve();
 const bytesOf = (r: DevRequest): Uint8Array => r.value as Uint8Array;
 const countOf = (r: DevRequest): number => r.count;
 
@@ -42,6 +44,10 @@ export class GroupPt2pt implements CollPt2pt {
   readonly #me: number;
   readonly #contextId: number;
   readonly #call: string;
+  /** sends may take Device.leanSend (setting lean=send or on) */
+  readonly #leanSend: boolean;
+  /** receives may take the device's receive lanes (setting lean=on) */
+  readonly #leanRecv: boolean;
 
   /**
    * @param device the process's device
@@ -49,8 +55,11 @@ export class GroupPt2pt implements CollPt2pt {
    * @param me the calling thread's endpoint (a member)
    * @param contextId the context every message of these collectives uses
    * @param call the API call these messages serve (e.g. 'bcast'): the device's errors name it
+   * @param lean the lean path for this context (docs/adr/0022-small-collectives-lean.md): 'send'
+   *   lets eager sends take Device.leanSend, 'on' also lets receives match in the receive lanes;
+   *   only for contexts whose tags stay within 0..TAG_UB (the lanes read a tag as a signed word)
    */
-  constructor(device: Device, members: Int32Array, me: number, contextId: number, call = 'progress') {
+  constructor(device: Device, members: Int32Array, me: number, contextId: number, call = 'progress', lean: 'off' | 'send' | 'on' = 'off') {
     this.#device = device;
     this.#members = members;
     this.#me = me;
@@ -58,15 +67,22 @@ export class GroupPt2pt implements CollPt2pt {
     this.#call = call;
     this.rank = members.indexOf(me);
     this.size = members.length;
+    this.#leanSend = lean !== 'off';
+    this.#leanRecv = lean === 'on';
   }
 
   send(dest: number, tag: number, data: Uint8Array): Promise<void> {
+    if (this.#leanSend && this.#device.leanSend(this.#me, this.#members[dest]!, this.#contextId, tag, data)) return SENT;
     const r = new DevRequest(REQ_KIND.SEND, this.#call);
     this.#device.send(r, this.#me, this.#members[dest]!, this.#contextId, tag, data, false, false);
     return new Promise((resolve, reject) => settle(r, resolve, reject, none));
   }
 
   recv(source: number, tag: number): Promise<Uint8Array> {
+    if (this.#leanRecv) {
+      const lr = this.#device.leanRecvBytes(this.#contextId, this.#members[source]!, tag, this.#call);
+      if (lr !== null) return new Promise((resolve, reject) => settle(lr, resolve, reject, bytesOf));
+    }
     const r = new DevRequest(REQ_KIND.RECV, this.#call);
     r.objectMode = true; // a fresh Uint8Array of the message's length
     this.#device.postRecv(r, this.#me, this.#contextId, this.#members[source]!, tag);
@@ -75,6 +91,10 @@ export class GroupPt2pt implements CollPt2pt {
 
   /** Receives into `buf` (a rendezvous payload lands there directly); resolves the byte count. */
   recvInto(source: number, tag: number, buf: Uint8Array): Promise<number> {
+    if (this.#leanRecv) {
+      const lr = this.#device.leanRecv(this.#contextId, this.#members[source]!, tag, buf, this.#call);
+      if (lr !== null) return new Promise((resolve, reject) => settle(lr, resolve, reject, countOf));
+    }
     const r = new DevRequest(REQ_KIND.RECV, this.#call);
     r.buf = buf;
     this.#device.postRecv(r, this.#me, this.#contextId, this.#members[source]!, tag);

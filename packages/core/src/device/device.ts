@@ -843,6 +843,34 @@ export class Device {
   }
 
   /**
+   * leanRecv for a receive of the collectives (coll/pt2pt.ts recv(), docs/adr/0022): the message
+   * lands in a fresh Uint8Array of its length (r.value), as postRecv does for r.objectMode with a
+   * message that is not object-form. Null, having done nothing, where leanRecv would be null.
+   */
+  leanRecvBytes(ctx: number, srcEndpoint: number, tag: number, call: string): DevRequest | null {
+    const lanes = this.#lanes;
+    if (lanes === null || this.#failure !== null || this.isLocal(srcEndpoint) || this.shared.failedClass() !== 0) return null;
+    const lane = lanes.lean(ctx);
+    if (lane === null) return null;
+    const r = new DevRequest(REQ_KIND.RECV, call);
+    // Demoted into the shared queues, it is an object-mode receive there (#postSlot, #fill).
+    r.objectMode = true;
+    const m = lane.takeUnexpected(srcEndpoint, tag);
+    if (m !== null) {
+      r.sourceEndpoint = m.src;
+      r.tag = m.tag;
+      // The lane's copy is private already (#laneMessage): it becomes the result as it is.
+      r.value = m.data;
+      r.count = m.data.length;
+      this.#laneDone(r);
+      return r;
+    }
+    if (lane.posted.length === 0) this.#hold();
+    lane.posted.push({ r, src: srcEndpoint, tag });
+    return r;
+  }
+
+  /**
    * A plain EAGER frame from another process, for a context that is or becomes LEAN: matched in
    * its lane, or kept there (a private copy) as unexpected. False, having done nothing, for any
    * other frame (the caller makes its context GENERAL and takes #arrive).
@@ -908,8 +936,14 @@ export class Device {
    */
   #laneFill(r: DevRequest, data: Uint8Array): void {
     const n = data.length;
-    const buf = r.buf!;
     r.count = n;
+    const buf = r.buf;
+    if (buf === null) {
+      // leanRecvBytes: a fresh array (`data` may lie in the transport's read buffer).
+      r.value = data.slice();
+      this.#laneDone(r);
+      return;
+    }
     if (n > buf.length) {
       buf.set(data.subarray(0, buf.length));
       r.count = buf.length;
