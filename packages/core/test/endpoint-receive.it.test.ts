@@ -63,13 +63,14 @@ describe('endpointReceive', () => {
     return got;
   }
 
-  it.each(['threads', 'inline'] as const)('thread with --progress %s: a worker reads the endpoint it attaches to, in a new epoch each time, announces it and hands it back', async (progress) => {
+  // `auto`, the default, is `thread` with --endpoints 2 or more (docs/adr/0021).
+  it.each([['thread', 'threads'], ['thread', 'inline'], ['auto (the default)', 'threads']] as const)('%s with --progress %s: a worker reads the endpoint it attaches to, in a new epoch each time, announces it and hands it back', async (receive, progress) => {
     const r = await runJob(2, program('ep-reader.ts'), {
       // One channel: a reader's announcements and its data frames to the other process share one
       // connection, so what the peer's worker has received proves which announcements were recorded.
       flags: ['--progress', progress, '--endpoints', '2', '--channels', '1', '--log-level', 'info', '--timeout', '60'],
       args: ['reader'],
-      env: { TSMPI_ENDPOINT_RECEIVE: 'thread' },
+      env: receive === 'thread' ? { TSMPI_ENDPOINT_RECEIVE: 'thread' } : {},
       killAfterMs: 80_000,
     });
     expectOk(r, `ep-reader OK reader ${progress}`);
@@ -212,15 +213,26 @@ describe('endpointReceive', () => {
     expect(announcedRoutes(r.stderr).size).toBe(0);
   }, 90_000);
 
-  it('engine (the default) logs nothing about it', async () => {
+  it('engine logs nothing about it, nor auto (the default) with one endpoint', async () => {
+    const engine = await runJob(2, program('endpoints.ts'), { flags: ['--endpoints', '3', '--log-level', 'info', '--timeout', '60'], env: { TSMPI_ENDPOINT_RECEIVE: 'engine' }, killAfterMs: 80_000 });
+    expectOk(engine, 'endpoints OK');
+    expect(planLines(engine.stderr)).toEqual([]);
+    const auto = await runJob(2, program('mt-pt2pt.ts'), { flags: ['--progress', 'threads', '--log-level', 'info', '--timeout', '60'], args: ['2', '20'], killAfterMs: 80_000 });
+    expectOk(auto, 'mt-pt2pt OK');
+    expect(planLines(auto.stderr)).toEqual([]);
+  }, 150_000);
+
+  it('auto (the default) with --endpoints 3: each process says once that worker threads read their endpoints', async () => {
     const r = await runJob(2, program('endpoints.ts'), { flags: ['--endpoints', '3', '--log-level', 'info', '--timeout', '60'], killAfterMs: 80_000 });
     expectOk(r, 'endpoints OK');
-    expect(planLines(r.stderr)).toEqual([]);
+    const lines = planLines(r.stderr);
+    expect(lines.length).toBe(2);
+    for (const l of lines) expect(l.path).toBe('thread');
   }, 90_000);
 
-  it('refuses a value outside engine, thread, naming the variable', async () => {
+  it('refuses a value outside auto, engine, thread, naming the variable', async () => {
     const r = await runJob(2, program('endpoints.ts'), { flags: ['--timeout', '60'], env: { TSMPI_ENDPOINT_RECEIVE: 'reader' }, killAfterMs: 80_000 });
     expect(r.code).not.toBe(0);
-    expect(r.stderr).toMatch(/TSMPI_ENDPOINT_RECEIVE.*reader.*engine, thread/);
+    expect(r.stderr).toMatch(/TSMPI_ENDPOINT_RECEIVE.*reader.*auto, engine, thread/);
   }, 90_000);
 });
