@@ -7,8 +7,9 @@
 // and a stream sent while readings open and close, in order across both paths; a reader that
 // computes while eager isends to it complete (ep-reader-computes.ts); a sender that computes right
 // after its isends to a reader holds none of them (ep-sender-computes.ts); a sender thread that dies
-// on a reader's path lets the reader go (ep-sender-dies.ts); a reader that dies fails the job naming
-// its endpoint (ep-reader-dies.ts).
+// on a reader's path lets the reader go (ep-sender-dies.ts); a reader that ends while its sender
+// computes waits for the sender's FIN (ep-reader-ends.ts); a reader that dies fails the job naming
+// its endpoint (ep-reader-dies.ts); 10,000 messages through 40 readings (ep-route.ts stream 40).
 // testlist: endpoints np 2 (--endpoints 3) per progress mode; ep-reader, ep-route np 2 (--endpoints 2) per progress mode
 import { describe, expect, it } from 'vitest';
 import { program, runJob, type JobResult } from './run-job.ts';
@@ -116,12 +117,12 @@ describe('endpointReceive', () => {
   }
 
   /** ep-route.ts in `mode` under endpointReceive=thread, with the readers' info lines on stderr. */
-  function runEpRoute(mode: 'handshake' | 'stream', progress: string): ReturnType<typeof runJob> {
+  function runEpRoute(mode: 'handshake' | 'stream', progress: string, readings = 4): ReturnType<typeof runJob> {
     return runJob(2, program('ep-route.ts'), {
-      flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--timeout', '100'],
-      args: [mode],
+      flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--timeout', readings > 4 ? '200' : '100'],
+      args: [mode, String(readings)],
       env: { TSMPI_ENDPOINT_RECEIVE: 'thread' },
-      killAfterMs: 120_000,
+      killAfterMs: readings > 4 ? 220_000 : 120_000,
     });
   }
 
@@ -150,6 +151,19 @@ describe('endpointReceive', () => {
       for (const x of readings) expect(x.fins, `process ${rank}, epoch ${x.epoch}`).toBe(x.frames > 0 ? 1 : 0);
     }
   }, 130_000);
+
+  // docs/adr/0019 Consequences: 10,000 messages while 40 readings per process open and close.
+  it('thread with --progress threads: a stream of 10,000 messages sent while 40 readings open and close arrives in order', async () => {
+    const r = await runEpRoute('stream', 'threads', 40);
+    expectOk(r, 'ep-route OK stream threads');
+    const closed = closedReadings(r.stderr);
+    for (const rank of [0, 1]) {
+      const readings = closed.get(rank) ?? [];
+      expect(readings.map((x) => x.epoch), `process ${rank}: every reading closed`).toEqual(Array.from({ length: 40 }, (_, k) => k + 1));
+      expect(readings.reduce((a, x) => a + x.frames, 0), `process ${rank}: frames on the reader's path`).toBeLessThanOrEqual(10_000);
+      for (const x of readings) expect(x.fins, `process ${rank}, epoch ${x.epoch}`).toBe(x.frames > 0 ? 1 : 0);
+    }
+  }, 230_000);
 
   it.each(['threads', 'inline'] as const)('thread with --progress %s: eager isends to a reader that computes complete, and their messages wait in its socket, in order', async (progress) => {
     const r = await runJob(2, program('ep-reader-computes.ts'), {
@@ -184,6 +198,20 @@ describe('endpointReceive', () => {
     // Messages 1-9 took the socket; the one FIN is the dead sender's connection end.
     expect(closedReadings(r.stderr).get(0)).toEqual([{ epoch: 1, frames: 9, fins: 1 }]);
     expect(r.stderr.split('\n').filter((l) => l.includes('its end is taken for the FIN')).length).toBe(1);
+  }, 110_000);
+
+  it.each(['threads', 'inline'] as const)('thread with --progress %s: a reader that ends while its sender computes ends only after the sender\'s FIN', async (progress) => {
+    const r = await runJob(2, program('ep-reader-ends.ts'), {
+      flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--timeout', '80'],
+      env: { TSMPI_ENDPOINT_RECEIVE: 'thread' },
+      killAfterMs: 100_000,
+    });
+    // The program checks that the reader's thread exited only after the sender stopped computing.
+    expectOk(r, `ep-reader-ends OK ${progress}`);
+    expect(readerLines(r.stderr).get(0)).toEqual(['reads 1 1', 'back 1 1 the thread is ending']);
+    // Messages 1-9 took the socket; the FIN is the sender's own (it was alive), not its connection's end.
+    expect(closedReadings(r.stderr).get(0)).toEqual([{ epoch: 1, frames: 9, fins: 1 }]);
+    expect(r.stderr).not.toContain('its end is taken for the FIN');
   }, 110_000);
 
   it.each(['threads', 'inline'] as const)('thread with --progress %s: a reader that dies without handing back fails the job with ERR_PROC_FAILED naming its endpoint', async (progress) => {
