@@ -109,7 +109,7 @@ export const SETTINGS: readonly SettingRow[] = [
   },
   {
     name: 'endpoints', env: 'TSMPI_ENDPOINTS', flag: '--endpoints', kind: int(1, 1024),
-    defaultValue: () => 1, level: 'user', doc: 'MPI endpoints per process (COMM_ENDPOINTS has P*J ranks)',
+    defaultValue: () => 1, level: 'user', doc: 'MPI endpoints per process (COMM_ENDPOINTS has P*J ranks). With 2 or more, a worker thread that attaches to an endpoint reads its messages itself (endpointReceive auto, docs/adr/0021): they wait while that thread computes',
   },
   {
     name: 'logLevel', env: 'TSMPI_LOG_LEVEL', flag: '--log-level', kind: oneOf('silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'),
