@@ -39,15 +39,22 @@ const OMPI_BINARY = path.join(REFERENCE, 'build/msgrate-threads_ompi');
  *   defaults    no flags: what a program that asks for threadLevel 'multiple' gets (issue 16's target)
  *   threads     one engine per channel reads it; user threads send on their own connections (default)
  *   engines     as threads, and every send handed to the engines (the full hand-off)
- *   endpoints   threads progress, every thread on its own endpoint (COMM_ENDPOINTS)
+ *   endpoints   threads progress, every thread on its own endpoint (COMM_ENDPOINTS), each thread
+ *               reading its endpoint (endpointReceive's default for --endpoints >= 2, docs/adr/0021)
+ *   endpoints-engine  the same with TSMPI_ENDPOINT_RECEIVE=engine: the channel engines read the
+ *               endpoints and hand each receive to its thread (the default before docs/adr/0021)
  *   inline      the main thread reads every channel; workers send on their own connections
  *   global      one queue pair under one lock, one channel (the paper's baseline)
  */
-const CONFIGS: readonly { name: string; key: string; layout?: string; flags: (n: number) => string[] }[] = [
+const CONFIGS: readonly { name: string; key: string; layout?: string; env?: Record<string, string>; flags: (n: number) => string[] }[] = [
   { key: 'defaults', name: "threadLevel 'multiple' defaults", flags: () => [] },
   { key: 'threads', name: 'threads progress, C=N', flags: (n) => ['--channels', String(n), '--progress', 'threads'] },
   { key: 'engines', name: 'engines progress (hand-off), C=N', flags: (n) => ['--channels', String(n), '--progress', 'engines'] },
   { key: 'endpoints', name: 'endpoints, one per thread, C=N', layout: 'endpoints', flags: (n) => ['--channels', String(n), '--endpoints', String(n), '--progress', 'threads'] },
+  {
+    key: 'endpoints-engine', name: 'endpoints, engine receive, C=N', layout: 'endpoints', env: { TSMPI_ENDPOINT_RECEIVE: 'engine' },
+    flags: (n) => ['--channels', String(n), '--endpoints', String(n), '--progress', 'threads'],
+  },
   { key: 'inline', name: 'inline progress, C=N', flags: (n) => ['--channels', String(n), '--progress', 'inline'] },
   { key: 'global', name: 'global, C=1 (baseline)', flags: () => ['--channels', '1', '--matching', 'global', '--progress', 'threads'] },
 ];
@@ -59,7 +66,7 @@ const { values } = parseArgs({
     repeat: { type: 'string', default: '3' },
     iterations: { type: 'string', default: '10000' },
     warmup: { type: 'string', default: '2000' },
-    configs: { type: 'string', default: 'defaults,threads,engines,endpoints,inline' },
+    configs: { type: 'string', default: 'defaults,threads,engines,endpoints,endpoints-engine,inline' },
     out: { type: 'string', default: 'bench-results/msgrate-sweep' },
     help: { type: 'boolean', short: 'h' },
   },
@@ -88,7 +95,7 @@ const ompi = openMpiBinary();
 
 interface Run { config: string; threads: number; rate: number | null }
 const runs: Run[] = [];
-const plan: { config: string; threads: number; cmd: string; argv: string[] }[] = [];
+const plan: { config: string; threads: number; cmd: string; argv: string[]; env?: Record<string, string> }[] = [];
 const SINGLE = 'tsmpi single-threaded, 1 process per side';
 const SINGLE_N = 'tsmpi single-threaded, N processes per side';
 const OMPI = 'Open MPI 4, N threads per process (TCP)';
@@ -97,7 +104,7 @@ for (let r = 0; r < repeat; r++) {
   plan.push({ config: SINGLE, threads: 0, cmd: MPIEXEC, argv: ['-n', String(procs(1)), PROGRAM, '--thread-level', 'single', '--layout', layout] });
   for (const n of threadCounts) {
     for (const c of chosen) {
-      plan.push({ config: c.name, threads: n, cmd: MPIEXEC, argv: ['-n', String(procs(n)), ...c.flags(n), PROGRAM, '--threads', String(n), '--layout', c.layout ?? layout] });
+      plan.push({ config: c.name, threads: n, cmd: MPIEXEC, argv: ['-n', String(procs(n)), ...c.flags(n), PROGRAM, '--threads', String(n), '--layout', c.layout ?? layout], env: c.env ?? {} });
     }
     if (layout === 'pair' && n > 1) plan.push({ config: SINGLE_N, threads: n, cmd: MPIEXEC, argv: ['-n', String(2 * n), PROGRAM, '--thread-level', 'single'] });
     if (ompi !== null) {
@@ -108,7 +115,7 @@ for (let r = 0; r < repeat; r++) {
 const bar = new ProgressBar({ total: plan.length, label: `msgrate sweep (${layout})` });
 for (const p of plan) {
   bar.tick(0, `${p.config.slice(0, 30)}, ${p.threads} threads`);
-  const res = spawnSync(p.cmd, [...p.argv, '--iterations', values.iterations!, '--warmup', values.warmup!], { cwd: ROOT, encoding: 'utf8', timeout: 300_000 });
+  const res = spawnSync(p.cmd, [...p.argv, '--iterations', values.iterations!, '--warmup', values.warmup!], { cwd: ROOT, encoding: 'utf8', timeout: 300_000, env: { ...process.env, ...p.env } });
   const m = /msgrate-threads: ([0-9.]+) M/.exec(res.stdout ?? '');
   if (m === null) process.stderr.write(`\nrun failed: ${path.basename(p.cmd)} ${p.argv.join(' ')}\n${res.stderr}\n`);
   runs.push({ config: p.config, threads: p.threads, rate: m === null ? null : Number(m[1]) });
@@ -166,6 +173,7 @@ for (const n of threadCounts) {
   const dflt = point(CONFIGS[0]!.name, n);
   const om = reference.find((p) => p.threads === n);
   const ep = point(CONFIGS.find((c) => c.key === 'endpoints')!.name, n);
+  const epEngine = point(CONFIGS.find((c) => c.key === 'endpoints-engine')!.name, n);
   const procsN = n === 1 ? single : point(SINGLE_N, n);
   if (dflt !== null && om !== undefined) {
     console.log(om.collapsed === null
@@ -173,6 +181,8 @@ for (const n of threadCounts) {
       : `target, N=${n}: defaults / Open MPI not given: Open MPI collapsed (${om.collapsed}); against its best run only: ${(dflt / om.best).toFixed(2)}x`);
   }
   if (ep !== null && procsN !== null) console.log(`target, N=${n}: endpoints / ${n} single-threaded processes per side = ${(ep / procsN).toFixed(2)}x (>= 1.0)`);
+  if (epEngine !== null && procsN !== null) console.log(`N=${n}: endpoints with engine receive / ${n} single-threaded processes per side = ${(epEngine / procsN).toFixed(2)}x`);
+  if (ep !== null && epEngine !== null) console.log(`N=${n}: endpoints, thread receive / engine receive = ${(ep / epEngine).toFixed(2)}x`);
 }
 for (const s of series) console.log(`${s.name}: ${s.points.map((p) => `${p.x}:${p.y.toFixed(3)}`).join('  ')}`);
 console.log(`wrote ${out}.json and ${out}.svg`);

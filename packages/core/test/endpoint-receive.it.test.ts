@@ -7,8 +7,9 @@
 // and a stream sent while readings open and close, in order across both paths; a reader that
 // computes while eager isends to it complete (ep-reader-computes.ts); a sender that computes right
 // after its isends to a reader holds none of them (ep-sender-computes.ts); a sender thread that dies
-// on a reader's path lets the reader go (ep-sender-dies.ts); a reader that dies fails the job naming
-// its endpoint (ep-reader-dies.ts).
+// on a reader's path lets the reader go (ep-sender-dies.ts); a reader that ends while its sender
+// computes waits for the sender's FIN (ep-reader-ends.ts); a reader that dies fails the job naming
+// its endpoint (ep-reader-dies.ts); 10,000 messages through 40 readings (ep-route.ts stream 40).
 // testlist: endpoints np 2 (--endpoints 3) per progress mode; ep-reader, ep-route np 2 (--endpoints 2) per progress mode
 import { describe, expect, it } from 'vitest';
 import { program, runJob, type JobResult } from './run-job.ts';
@@ -63,13 +64,14 @@ describe('endpointReceive', () => {
     return got;
   }
 
-  it.each(['threads', 'inline'] as const)('thread with --progress %s: a worker reads the endpoint it attaches to, in a new epoch each time, announces it and hands it back', async (progress) => {
+  // `auto`, the default, is `thread` with --endpoints 2 or more (docs/adr/0021).
+  it.each([['thread', 'threads'], ['thread', 'inline'], ['auto (the default)', 'threads']] as const)('%s with --progress %s: a worker reads the endpoint it attaches to, in a new epoch each time, announces it and hands it back', async (receive, progress) => {
     const r = await runJob(2, program('ep-reader.ts'), {
       // One channel: a reader's announcements and its data frames to the other process share one
       // connection, so what the peer's worker has received proves which announcements were recorded.
       flags: ['--progress', progress, '--endpoints', '2', '--channels', '1', '--log-level', 'info', '--timeout', '60'],
       args: ['reader'],
-      env: { TSMPI_ENDPOINT_RECEIVE: 'thread' },
+      env: receive === 'thread' ? { TSMPI_ENDPOINT_RECEIVE: 'thread' } : {},
       killAfterMs: 80_000,
     });
     expectOk(r, `ep-reader OK reader ${progress}`);
@@ -115,12 +117,12 @@ describe('endpointReceive', () => {
   }
 
   /** ep-route.ts in `mode` under endpointReceive=thread, with the readers' info lines on stderr. */
-  function runEpRoute(mode: 'handshake' | 'stream', progress: string): ReturnType<typeof runJob> {
+  function runEpRoute(mode: 'handshake' | 'stream', progress: string, readings = 4): ReturnType<typeof runJob> {
     return runJob(2, program('ep-route.ts'), {
-      flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--timeout', '100'],
-      args: [mode],
+      flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--timeout', readings > 4 ? '200' : '100'],
+      args: [mode, String(readings)],
       env: { TSMPI_ENDPOINT_RECEIVE: 'thread' },
-      killAfterMs: 120_000,
+      killAfterMs: readings > 4 ? 220_000 : 120_000,
     });
   }
 
@@ -149,6 +151,19 @@ describe('endpointReceive', () => {
       for (const x of readings) expect(x.fins, `process ${rank}, epoch ${x.epoch}`).toBe(x.frames > 0 ? 1 : 0);
     }
   }, 130_000);
+
+  // docs/adr/0019 Consequences: 10,000 messages while 40 readings per process open and close.
+  it('thread with --progress threads: a stream of 10,000 messages sent while 40 readings open and close arrives in order', async () => {
+    const r = await runEpRoute('stream', 'threads', 40);
+    expectOk(r, 'ep-route OK stream threads');
+    const closed = closedReadings(r.stderr);
+    for (const rank of [0, 1]) {
+      const readings = closed.get(rank) ?? [];
+      expect(readings.map((x) => x.epoch), `process ${rank}: every reading closed`).toEqual(Array.from({ length: 40 }, (_, k) => k + 1));
+      expect(readings.reduce((a, x) => a + x.frames, 0), `process ${rank}: frames on the reader's path`).toBeLessThanOrEqual(10_000);
+      for (const x of readings) expect(x.fins, `process ${rank}, epoch ${x.epoch}`).toBe(x.frames > 0 ? 1 : 0);
+    }
+  }, 230_000);
 
   it.each(['threads', 'inline'] as const)('thread with --progress %s: eager isends to a reader that computes complete, and their messages wait in its socket, in order', async (progress) => {
     const r = await runJob(2, program('ep-reader-computes.ts'), {
@@ -185,6 +200,20 @@ describe('endpointReceive', () => {
     expect(r.stderr.split('\n').filter((l) => l.includes('its end is taken for the FIN')).length).toBe(1);
   }, 110_000);
 
+  it.each(['threads', 'inline'] as const)('thread with --progress %s: a reader that ends while its sender computes ends only after the sender\'s FIN', async (progress) => {
+    const r = await runJob(2, program('ep-reader-ends.ts'), {
+      flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--timeout', '80'],
+      env: { TSMPI_ENDPOINT_RECEIVE: 'thread' },
+      killAfterMs: 100_000,
+    });
+    // The program checks that the reader's thread exited only after the sender stopped computing.
+    expectOk(r, `ep-reader-ends OK ${progress}`);
+    expect(readerLines(r.stderr).get(0)).toEqual(['reads 1 1', 'back 1 1 the thread is ending']);
+    // Messages 1-9 took the socket; the FIN is the sender's own (it was alive), not its connection's end.
+    expect(closedReadings(r.stderr).get(0)).toEqual([{ epoch: 1, frames: 9, fins: 1 }]);
+    expect(r.stderr).not.toContain('its end is taken for the FIN');
+  }, 110_000);
+
   it.each(['threads', 'inline'] as const)('thread with --progress %s: a reader that dies without handing back fails the job with ERR_PROC_FAILED naming its endpoint', async (progress) => {
     const r = await runJob(2, program('ep-reader-dies.ts'), {
       flags: ['--progress', progress, '--endpoints', '2', '--timeout', '60'],
@@ -212,15 +241,26 @@ describe('endpointReceive', () => {
     expect(announcedRoutes(r.stderr).size).toBe(0);
   }, 90_000);
 
-  it('engine (the default) logs nothing about it', async () => {
+  it('engine logs nothing about it, nor auto (the default) with one endpoint', async () => {
+    const engine = await runJob(2, program('endpoints.ts'), { flags: ['--endpoints', '3', '--log-level', 'info', '--timeout', '60'], env: { TSMPI_ENDPOINT_RECEIVE: 'engine' }, killAfterMs: 80_000 });
+    expectOk(engine, 'endpoints OK');
+    expect(planLines(engine.stderr)).toEqual([]);
+    const auto = await runJob(2, program('mt-pt2pt.ts'), { flags: ['--progress', 'threads', '--log-level', 'info', '--timeout', '60'], args: ['2', '20'], killAfterMs: 80_000 });
+    expectOk(auto, 'mt-pt2pt OK');
+    expect(planLines(auto.stderr)).toEqual([]);
+  }, 150_000);
+
+  it('auto (the default) with --endpoints 3: each process says once that worker threads read their endpoints', async () => {
     const r = await runJob(2, program('endpoints.ts'), { flags: ['--endpoints', '3', '--log-level', 'info', '--timeout', '60'], killAfterMs: 80_000 });
     expectOk(r, 'endpoints OK');
-    expect(planLines(r.stderr)).toEqual([]);
+    const lines = planLines(r.stderr);
+    expect(lines.length).toBe(2);
+    for (const l of lines) expect(l.path).toBe('thread');
   }, 90_000);
 
-  it('refuses a value outside engine, thread, naming the variable', async () => {
+  it('refuses a value outside auto, engine, thread, naming the variable', async () => {
     const r = await runJob(2, program('endpoints.ts'), { flags: ['--timeout', '60'], env: { TSMPI_ENDPOINT_RECEIVE: 'reader' }, killAfterMs: 80_000 });
     expect(r.code).not.toBe(0);
-    expect(r.stderr).toMatch(/TSMPI_ENDPOINT_RECEIVE.*reader.*engine, thread/);
+    expect(r.stderr).toMatch(/TSMPI_ENDPOINT_RECEIVE.*reader.*auto, engine, thread/);
   }, 90_000);
 });

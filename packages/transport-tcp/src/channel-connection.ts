@@ -283,8 +283,13 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
     if (this.#isRefd && socket.writableLength === 0) this.#holdLoop(false);
   }
 
-  /** Refs (or unrefs) the socket, so the thread's event loop lives until its frames reach the kernel. */
+  /**
+   * Refs (or unrefs) the socket, so the thread's event loop lives until its frames reach the kernel,
+   * and tells the owner (TransportOptions.onHoldChange): a thread that dies while one of its
+   * connections holds frames has lost them.
+   */
   #holdLoop(hold: boolean): void {
+    if (hold !== this.#isRefd) this.#owner._onHoldChange?.(hold);
     this.#isRefd = hold;
     if (hold) this.#socket?.ref();
     else this.#socket?.unref();
@@ -472,6 +477,8 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
     this.#refCount = 0;
     this.#refBytes = 0;
     this.#copiedTokens.length = 0;
+    // Closed: nothing of this connection waits for the kernel any more (the owner's count says so).
+    if (this.#isRefd) this.#holdLoop(false);
   }
 
   #reserve(extra: number): void {

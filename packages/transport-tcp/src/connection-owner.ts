@@ -18,6 +18,8 @@ export interface ConnectionOwner {
   readonly _received: number[];
   /** Outbound connections are a user thread's own (TransportOptions.threadConnections): they say so in the handshake. */
   readonly _threadConnections: boolean;
+  /** TransportOptions.onHoldChange: a thread connection starts (true) or stops (false) holding frames the kernel has not taken. */
+  readonly _onHoldChange: ((holding: boolean) => void) | null;
   /** Largest payload a peer may send unasked (TransportOptions.maxUnsolicitedPayloadBytes). */
   readonly _maxUnsolicitedBytes: number;
   /** True once close() or destroy() was called: connections ending now are expected. */

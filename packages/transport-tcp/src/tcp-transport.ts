@@ -73,6 +73,7 @@ export class TcpTransport implements Transport, ConnectionOwner {
   readonly _processCount: number;
   readonly _received: number[];
   readonly _threadConnections: boolean;
+  readonly _onHoldChange: ((holding: boolean) => void) | null;
   readonly _maxUnsolicitedBytes: number;
   _isClosing = false;
 
@@ -132,6 +133,7 @@ export class TcpTransport implements Transport, ConnectionOwner {
     this.#out = new Array<ChannelConnection | undefined>(options.processCount * C);
     this.#peerState = new Uint8Array(options.processCount);
     this._threadConnections = options.threadConnections === true;
+    this._onHoldChange = options.onHoldChange ?? null;
     this.#listenName = options.listenName ?? null;
     // A thread's own connections flush at the end of its microtask: a thread that computes
     // right after `await send()` must not keep the frame (interface.ts threadConnections).

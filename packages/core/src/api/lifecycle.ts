@@ -14,7 +14,7 @@ import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isMainThread } from 'node:worker_threads';
 import { resolveSettings, readJobEnv, type Settings, type JobEnv } from '../config/index.ts';
-import { Device, Engines, SharedState, endpointReceivePlan, type EndpointReceivePlan, type DirectRoute, type EngineBoot } from '../device/index.ts';
+import { Device, Engines, SharedState, endpointReceivePlan, resolveEndpointReceive, type EndpointReceivePlan, type DirectRoute, type EngineBoot } from '../device/index.ts';
 import { ContextIdState } from '../comm/index.ts';
 import { createLogger, type Logger } from '../log/index.ts';
 import { connectPmi, type PmiClient } from '../pmi/index.ts';
@@ -82,8 +82,9 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
   }
   const multithreaded = level === 'serialized' || level === 'multiple';
   const progress = settings.progress === 'auto' ? (level === 'multiple' ? 'threads' : 'inline') : settings.progress;
-  const receivePlan = endpointReceivePlan(settings.endpointReceive, progress, size, job?.localSize ?? size);
-  logEndpointReceive(settings, progress, receivePlan, log);
+  const receiveAsked = resolveEndpointReceive(settings.endpointReceive, settings.endpoints);
+  const receivePlan = endpointReceivePlan(receiveAsked, progress, size, job?.localSize ?? size);
+  logEndpointReceive(settings, receiveAsked, progress, receivePlan, log);
   const shared = SharedState.create({
     processCount: size,
     endpointsPerProcess: settings.endpoints,
@@ -189,11 +190,12 @@ function waitPollOptions(settings: Settings, size: number, log: Logger, device: 
 }
 
 /**
- * endpointReceive (docs/adr/0019): one info line when a job asks for `thread`, saying which path
- * its endpoints' receives take and why. Never an error: the engine path serves every job.
+ * endpointReceive (docs/adr/0019, 0021): one info line when a job asks for `thread`, or `auto`
+ * chose it (--endpoints 2 or more), saying which path its endpoints' receives take and why.
+ * Never an error: the engine path serves every job.
  */
-function logEndpointReceive(settings: Settings, progress: 'inline' | 'threads' | 'engines', plan: EndpointReceivePlan, log: Logger): void {
-  if (settings.endpointReceive === 'engine') return;
+function logEndpointReceive(settings: Settings, asked: 'engine' | 'thread', progress: 'inline' | 'threads' | 'engines', plan: EndpointReceivePlan, log: Logger): void {
+  if (asked === 'engine') return;
   if (plan.path === 'engine') {
     log.info({ endpointReceive: settings.endpointReceive, progress, path: 'engine', why: plan.why }, 'endpointReceive thread: receives stay on the engine path');
     return;

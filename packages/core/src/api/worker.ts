@@ -67,8 +67,12 @@ export class Worker extends NodeWorker {
       const died: number[] = [];
       if (routes !== null) for (let local = 0; local < routes.layout.endpointsPerProcess; local++) if (routes.readerOf(local) === boot.threadId) died.push(device.firstEndpoint + local);
       routes?.releaseReaderOf(boot.threadId);
+      // Frames the thread had queued on its own connections and the kernel had not taken (a clean end
+      // waits for them: its loop stays alive): lost with the thread. Read before its id is reused.
+      const held = Atomics.exchange(shared.heldConnections, boot.threadId, 0);
       shared.releaseThreadId(boot.threadId);
       if (died.length > 0) readerDied(shared, died, boot.threadId, code);
+      if (held > 0) framesLost(shared, boot.threadId, held, code);
     });
   }
 
@@ -86,6 +90,20 @@ export class Worker extends NodeWorker {
 function readerDied(shared: ReturnType<typeof runtime>['device']['shared'], endpoints: number[], thread: number, code: number): void {
   shared.markFailed(ERR_PROC_FAILED);
   const err = mpiError(ERR_PROC_FAILED, 'progress', `the reader of endpoint ${endpoints.join(', ')} (worker thread ${thread}) ended without handing it back (exit code ${code}): messages sent to it are lost`);
+  process.stderr.write(`tsmpi: ${err.message}\n`);
+  process.exit(1);
+}
+
+/**
+ * Issue 16's rule for a thread's own connections (docs/adr/0015 direct routes, docs/adr/0019 readers'
+ * routes): a thread that ends while some hold frames the kernel had not taken (it was terminated, or
+ * threw, while a write waited for a full socket, or before its microtask ended) lost messages it sent,
+ * which their receivers would wait for for ever: the process fails with ERR_PROC_FAILED naming the
+ * thread and exits, and mpiexec ends the job.
+ */
+function framesLost(shared: ReturnType<typeof runtime>['device']['shared'], thread: number, connections: number, code: number): void {
+  shared.markFailed(ERR_PROC_FAILED);
+  const err = mpiError(ERR_PROC_FAILED, 'progress', `worker thread ${thread} ended (exit code ${code}) with frames on ${connections} of its own connection${connections === 1 ? '' : 's'} that had not reached the kernel: messages it sent are lost`);
   process.stderr.write(`tsmpi: ${err.message}\n`);
   process.exit(1);
 }

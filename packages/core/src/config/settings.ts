@@ -58,7 +58,7 @@ export const SETTINGS: readonly SettingRow[] = [
   {
     name: 'progress', env: 'TSMPI_PROGRESS', flag: '--progress', kind: oneOf('auto', 'inline', 'threads', 'engines'),
     defaultValue: () => 'auto', level: 'user',
-    doc: "where channels make progress. inline: the main thread reads every channel; worker threads send on connections of their own. threads: one engine worker per channel reads it, so receives progress while every user thread computes; user threads send on connections of their own (no hand-off per message; a frame leaves when the sending thread's current microtask ends). engines: as threads, and user threads also hand every send to the engines (a send leaves even while its thread computes synchronously, at a cross-thread wake-up per message). auto: threads when threadLevel is 'multiple', else inline",
+    doc: "where channels make progress. inline: the main thread reads every channel; worker threads send on connections of their own. threads: one engine worker per channel reads it, so receives progress while every user thread computes; user threads send on connections of their own (no hand-off per message; a frame leaves when the sending thread's current microtask ends). engines: as threads, and user threads also hand every send to the engines (a send leaves even while its thread computes synchronously, at a cross-thread wake-up per message). auto: threads when threadLevel is 'multiple', else inline. With --endpoints 2 or more (endpointReceive auto), in threads and inline a worker thread reads the endpoint it attaches to instead of the engine: no wake-up per message, but messages to that endpoint wait while its thread computes (set TSMPI_ENDPOINT_RECEIVE=engine, or use engines, to keep them progressing)",
   },
   {
     name: 'wait', env: 'TSMPI_WAIT', flag: '--wait', kind: oneOf('poll', 'block'),
@@ -78,10 +78,10 @@ export const SETTINGS: readonly SettingRow[] = [
     doc: 'with --progress threads and --wait poll: milliseconds user threads poll their completion ring after a blocking call begins, and channel engines their sockets after a frame, yielding the core between turns, before they sleep; 0 sleeps at once (a wake-up per batch)',
   },
   {
-    name: 'endpointReceive', env: 'TSMPI_ENDPOINT_RECEIVE', flag: null, kind: oneOf('engine', 'thread'),
-    // engine: the endpoint reader of docs/adr/0019 is proposed and partly built; thread is opt-in until measured.
-    defaultValue: () => 'engine', level: 'tuning',
-    doc: "who reads the messages for an endpoint that a worker thread attached to (docs/adr/0019, proposed, partly built). engine: the channel's host (an engine in --progress threads, the main thread in inline) reads and matches them and completes the thread's receives through its completion ring (a cross-thread wake-up per message). thread: a worker thread that attaches (MPI.threadAttach) to an endpoint without a reader becomes its reader: it listens on a same-host socket of its own, the other processes' threads send their eager, synchronous and rendezvous-request frames for the endpoint there once they see its route open (in order across every switch), and it hands the endpoint back when it attaches elsewhere, when its event loop empties and at MPI.finalize, closing once every sender has left. While it computes, messages to its endpoint wait; a reader thread that dies fails the job with ERR_PROC_FAILED. Each process logs one info line saying which path applies (the engine path with --progress engines, a single process, or a job on several hosts)",
+    name: 'endpointReceive', env: 'TSMPI_ENDPOINT_RECEIVE', flag: null, kind: oneOf('auto', 'engine', 'thread'),
+    // auto: thread for --endpoints >= 2, measured on a quiet machine at 1.66x the engine path's rate at N=2 (docs/adr/0021).
+    defaultValue: () => 'auto', level: 'tuning',
+    doc: "who reads the messages for an endpoint that a worker thread attached to (docs/adr/0019, docs/adr/0021). engine: the channel's host (an engine in --progress threads, the main thread in inline) reads and matches them and completes the thread's receives through its completion ring (a cross-thread wake-up per message); they progress while the thread computes. thread: a worker thread that attaches (MPI.threadAttach) to an endpoint without a reader becomes its reader: it listens on a same-host socket of its own, the other processes' threads send their eager, synchronous and rendezvous-request frames for the endpoint there once they see its route open (in order across every switch), and it hands the endpoint back when it attaches elsewhere, when its event loop empties and at MPI.finalize, closing once every sender has left. The trade: while a reader computes, messages to its endpoint wait in its socket (as they wait for a single-threaded process that computes), a rendezvous send to it completes only once it runs, and its MPI.finalize waits for it; a reader thread that dies fails the job with ERR_PROC_FAILED. auto (the default): thread in a job with --endpoints 2 or more, engine otherwise. The engine path stays, whatever is asked, with --progress engines, in a single process and in a job on several hosts; each process of a job where thread was asked or chosen logs one info line saying which path applies",
   },
   {
     name: 'waitSpinTurns', env: 'TSMPI_WAIT_SPIN_TURNS', flag: null, kind: int(0, 1_000_000),
@@ -109,7 +109,7 @@ export const SETTINGS: readonly SettingRow[] = [
   },
   {
     name: 'endpoints', env: 'TSMPI_ENDPOINTS', flag: '--endpoints', kind: int(1, 1024),
-    defaultValue: () => 1, level: 'user', doc: 'MPI endpoints per process (COMM_ENDPOINTS has P*J ranks)',
+    defaultValue: () => 1, level: 'user', doc: 'MPI endpoints per process (COMM_ENDPOINTS has P*J ranks). With 2 or more, a worker thread that attaches to an endpoint reads its messages itself (endpointReceive auto, docs/adr/0021): they wait while that thread computes',
   },
   {
     name: 'logLevel', env: 'TSMPI_LOG_LEVEL', flag: '--log-level', kind: oneOf('silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'),
@@ -149,7 +149,7 @@ export type Settings = {
   readonly wait: 'poll' | 'block';
   readonly waitPollMs: number;
   readonly threadPollMs: number;
-  readonly endpointReceive: 'engine' | 'thread';
+  readonly endpointReceive: 'auto' | 'engine' | 'thread';
   readonly waitSpinTurns: number;
   readonly warmup: number;
   readonly lean: 'off' | 'send' | 'on';

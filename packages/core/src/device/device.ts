@@ -711,6 +711,8 @@ export class Device {
       listenHost: o.listenHost,
       log: o.log.child(logFields),
       threadConnections: true,
+      // A worker that dies while this count is above 0 has lost frames (worker.ts).
+      ...(this.#me > 0 ? { onHoldChange: (holding: boolean) => { Atomics.add(this.shared.heldConnections, this.#me, holding ? 1 : -1); } } : {}),
       handlers: {
         onDeliver: (src, header, payload) => this.#onDeliver(src, header, payload),
         onSent: (token) => this.#onSent(token),

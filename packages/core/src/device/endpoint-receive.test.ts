@@ -1,7 +1,22 @@
-// The endpointReceive decision (endpoint-receive.ts): engine is never second-guessed; thread is
+// The endpointReceive decision (endpoint-receive.ts): auto resolves by the endpoint count; engine is never second-guessed; thread is
 // kept only where docs/adr/0019 lets a reader serve, and every refusal says why.
 import { describe, expect, it } from 'vitest';
-import { endpointReceivePlan } from './endpoint-receive.ts';
+import { endpointReceivePlan, resolveEndpointReceive } from './endpoint-receive.ts';
+
+describe('resolveEndpointReceive', () => {
+  it('takes auto (the default) for thread with two or more endpoints per process, engine with one (docs/adr/0021)', () => {
+    expect(resolveEndpointReceive('auto', 1)).toBe('engine');
+    expect(resolveEndpointReceive('auto', 2)).toBe('thread');
+    expect(resolveEndpointReceive('auto', 8)).toBe('thread');
+  });
+
+  it('never second-guesses engine or thread', () => {
+    for (const j of [1, 2, 8]) {
+      expect(resolveEndpointReceive('engine', j)).toBe('engine');
+      expect(resolveEndpointReceive('thread', j)).toBe('thread');
+    }
+  });
+});
 
 describe('endpointReceivePlan', () => {
   it('leaves the engine path alone, silently, in every mode', () => {

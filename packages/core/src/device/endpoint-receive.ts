@@ -7,9 +7,19 @@
  * for threads that compute right after an isend, which a reader cannot progress) and in a job of
  * one process (nothing arrives over sockets), and, for now, in a job on several hosts (readers
  * listen on same-host sockets only, and routes do not carry a reader's TCP port yet).
+ * `auto`, the default, asks for `thread` in a job with two or more endpoints per process and for
+ * `engine` otherwise (docs/adr/0021: measured, the reader's path is 1.66x the engine path's rate
+ * at --endpoints 2; with one endpoint the main thread shares it with every worker).
  */
 
 export type EndpointReceive = 'engine' | 'thread';
+export type EndpointReceiveSetting = EndpointReceive | 'auto';
+
+/** What `auto` stands for in a job with `endpoints` endpoints per process; `engine` and `thread` stand for themselves. */
+export function resolveEndpointReceive(asked: EndpointReceiveSetting, endpoints: number): EndpointReceive {
+  if (asked !== 'auto') return asked;
+  return endpoints >= 2 ? 'thread' : 'engine';
+}
 
 /** The path for the process, and why the engine path was kept when `thread` was asked for (null: nothing to say). */
 export interface EndpointReceivePlan {
@@ -17,7 +27,7 @@ export interface EndpointReceivePlan {
   readonly why: string | null;
 }
 
-/** `localCount`: the job's processes on this host (default: all of them). */
+/** `asked`: the setting after resolveEndpointReceive. `localCount`: the job's processes on this host (default: all of them). */
 export function endpointReceivePlan(asked: EndpointReceive, progress: 'inline' | 'threads' | 'engines', processCount: number, localCount = processCount): EndpointReceivePlan {
   if (asked === 'engine') return { path: 'engine', why: null };
   if (processCount === 1) return { path: 'engine', why: 'a job of one process receives nothing over sockets' };

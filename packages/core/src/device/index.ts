@@ -14,5 +14,5 @@ export { Engines } from './engines.ts';
 export type { EngineBoot } from './engine-worker.ts';
 export { Lifetime, GcLifetime, createLifetime, allocateLifetimeBuffers, REF_MODE, REFCOUNT_STRATEGIES, GC_THRESHOLD, CELLS_PER_THREAD } from './lifetime.ts';
 export type { RefcountStrategy, LifetimeBuffers } from './lifetime.ts';
-export { endpointReceivePlan } from './endpoint-receive.ts';
+export { endpointReceivePlan, resolveEndpointReceive } from './endpoint-receive.ts';
 export type { EndpointReceive, EndpointReceivePlan } from './endpoint-receive.ts';

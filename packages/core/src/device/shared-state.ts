@@ -87,6 +87,8 @@ export interface SharedBuffers {
   readonly blocked: SharedArrayBuffer;
   /** the route table (route-table.ts), or null when the layout asks for no endpoint readers */
   readonly routes: SharedArrayBuffer | null;
+  /** per thread (Int32): how many of its own connections hold frames the kernel has not taken (TransportOptions.onHoldChange) */
+  readonly heldConnections: SharedArrayBuffer;
 }
 
 const SMALL_MAX_SHIFT = 16;
@@ -109,6 +111,8 @@ export class SharedState {
   readonly collSeq: Int32Array;
   /** endpoint readers and routes (docs/adr/0019); null unless the layout asks for endpoint readers */
   readonly routes: RouteTable | null;
+  /** per thread id: its own connections that hold frames the kernel has not taken (Atomics; worker.ts reads it at a thread's exit) */
+  readonly heldConnections: Int32Array;
   readonly #control: Int32Array;
   readonly #injection: (Ring | undefined)[];
   readonly #completion: (Ring | undefined)[];
@@ -138,6 +142,7 @@ export class SharedState {
       collSeq: new SharedArrayBuffer(OBJECT_RECORDS * layout.endpointsPerProcess * 4),
       blocked: new SharedArrayBuffer(MAX_THREADS * layout.blockedSlotBytes),
       routes: layout.endpointReaders === true ? new SharedArrayBuffer(RouteTable.bytesFor(routeTableLayout(layout))) : null,
+      heldConnections: new SharedArrayBuffer(MAX_THREADS * 4),
     };
     return new SharedState(buffers, true);
   }
@@ -161,6 +166,7 @@ export class SharedState {
     this.stats = new Float64Array(buffers.stats);
     this.collSeq = new Int32Array(buffers.collSeq);
     this.routes = buffers.routes === null ? null : new RouteTable(buffers.routes, routeTableLayout(layout));
+    this.heldConnections = new Int32Array(buffers.heldConnections);
     this.#control = new Int32Array(buffers.control);
     this.#injection = new Array(layout.channels);
     this.#completion = new Array(MAX_THREADS);

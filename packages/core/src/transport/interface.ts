@@ -205,6 +205,14 @@ export interface TransportOptions {
    */
   readonly threadConnections?: boolean;
   /**
+   * Optional, with threadConnections: called when one of this instance's connections starts (true)
+   * or stops (false) holding frames the kernel has not taken (queued, connecting, or the part of a
+   * write the kernel refused), so the calls balance. Those frames need this thread's event loop:
+   * a thread that dies while any connection holds them has lost them (its process says so,
+   * packages/core/src/api/worker.ts), and one that computes delays them until it runs again.
+   */
+  readonly onHoldChange?: (holding: boolean) => void;
+  /**
    * Optional, an endpoint reader's transport (docs/adr/0019, proposed; the device listens with it,
    * no sender dials it yet): listen only on this same-host name (an abstract Unix-domain socket name, starting with
    * NUL) and not on the network; listen() resolves to the name. On the sending side, a peer

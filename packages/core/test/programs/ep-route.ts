@@ -12,6 +12,8 @@
 //   stream     after the first `go` the main threads send without waiting, in windows, while the
 //              readings come and go: any frame may take either path, and a switch can fall between
 //              any two of them
+// A second argument sets the readings per process (default 4; 250 messages each): `stream 40` is
+// docs/adr/0019's 10,000-message stream.
 import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as MPI from '@tsmpi/core';
@@ -23,7 +25,7 @@ const mode = process.argv[2];
 if (mode !== 'handshake' && mode !== 'stream') throw new Error(`ep-route.ts: mode handshake or stream, got ${mode}`);
 const rank = MPI.COMM_WORLD.rank;
 equal([MPI.COMM_WORLD.size, MPI.config().endpoints], [2, 2], 'job shape');
-const ROUNDS = 4;
+const ROUNDS = process.argv[3] === undefined ? 4 : Number(process.argv[3]);
 const PER_ROUND = 250;
 const worker = new MPI.Worker(new URL('./ep-route-worker.ts', import.meta.url), { workerData: { mode, rounds: ROUNDS, perRound: PER_ROUND } });
 // Listen for the exit before the report arrives: the last message and the exit can come in one turn.
