@@ -11,6 +11,7 @@ import * as MPI from '@tsmpi/core';
 import { runtime } from '../../src/runtime/index.ts';
 import { CTX_COLL } from '../../src/api/pt2pt-comm.ts';
 import { check, equal, throwsMPI } from './check.ts';
+import { affineOf, affineOp, affineSeq } from './affine-op.ts';
 
 await MPI.init();
 const world = MPI.COMM_WORLD;
@@ -40,16 +41,7 @@ const INT_OPS: [MPI.Op, (a: number, b: number) => number][] = [
   [MPI.LAND, (a, b) => Number(a !== 0 && b !== 0)], [MPI.LOR, (a, b) => Number(a !== 0 || b !== 0)],
   [MPI.LXOR, (a, b) => Number((a !== 0) !== (b !== 0))],
 ];
-// Non-commutative: (a1, b1) op (a2, b2) = (a1 a2, a2 b1 + b2) on pairs, applied in rank order.
-const PAIR = MPI.Datatype.contiguous(2, MPI.FLOAT64).commit();
-const affine = MPI.Op.create((invec: Float64Array, inout: Float64Array) => {
-  for (let i = 0; i < invec.length; i += 2) {
-    const a1 = invec[i]!, b1 = invec[i + 1]!, a2 = inout[i]!, b2 = inout[i + 1]!;
-    inout[i] = a1 * a2;
-    inout[i + 1] = a2 * b1 + b2;
-  }
-}, false);
-const affineOf = (r: number, k: number): [number, number] => [((r + k) % 3) + 1, (r * 2 + k) % 5];
+const { PAIR, affine } = affineOp();
 
 async function smallRounds(phase: string): Promise<void> {
   for (let k = 0; k < ROUNDS; k++) {
@@ -68,12 +60,7 @@ async function smallRounds(phase: string): Promise<void> {
     const [a, b] = affineOf(rank, k);
     const pair = new Float64Array(2);
     await world.Allreduce([new Float64Array([a, b]), 1, PAIR], [pair, 1, PAIR], affine);
-    let acc = affineOf(0, k);
-    for (let r = 1; r < size; r++) {
-      const [a2, b2] = affineOf(r, k);
-      acc = [acc[0] * a2, a2 * acc[1] + b2];
-    }
-    equal([...pair], acc, `${phase} round ${k} Allreduce affine (rank order)`);
+    equal([...pair], affineSeq(0, size, k), `${phase} round ${k} Allreduce affine (rank order)`);
     // MAXLOC on (value, index) pairs; ties keep the lower index.
     const loc = new Float64Array(2);
     await world.Allreduce(new Float64Array([v(rank, k), rank]), loc, MPI.MAXLOC);

@@ -6,6 +6,7 @@
 // Args: [large] elements of the large count (default 40000).
 import * as MPI from '@tsmpi/core';
 import { check, equal, throwsMPI } from './check.ts';
+import { affineOf, affineOp, affineSeq } from './affine-op.ts';
 
 await MPI.init();
 const world = MPI.COMM_WORLD;
@@ -16,26 +17,8 @@ const g = (r: number, i: number): number => (r * 5 + i * 3 + 1) % 7;
 const arr = (n: number, f: (i: number) => number): Float64Array => Float64Array.from({ length: n }, (_, i) => f(i));
 const list = (a: ArrayLike<number | bigint>): (number | bigint)[] => Array.from(a as ArrayLike<number>);
 const roots = (size: number): number[] => [...new Set([0, size - 1, size >> 1])];
+const { PAIR, affine } = affineOp();
 
-// The affine-map composition (a1, b1) op (a2, b2) = (a1 a2, a2 b1 + b2): associative, not commutative.
-// Items are pairs, so the datatype is contiguous(2, FLOAT64).
-const PAIR = MPI.Datatype.contiguous(2, MPI.FLOAT64).commit();
-const affine = MPI.Op.create((invec: Float64Array, inout: Float64Array) => {
-  for (let i = 0; i < invec.length; i += 2) {
-    const a1 = invec[i]!, b1 = invec[i + 1]!, a2 = inout[i]!, b2 = inout[i + 1]!;
-    inout[i] = a1 * a2;
-    inout[i + 1] = a2 * b1 + b2;
-  }
-}, false);
-const affineOf = (r: number, k: number): [number, number] => [(r + k) % 3 + 1, (r * 2 + k) % 5];
-function affineSeq(from: number, to: number, k: number): [number, number] {
-  let acc = affineOf(from, k);
-  for (let r = from + 1; r < to; r++) {
-    const [a2, b2] = affineOf(r, k);
-    acc = [acc[0] * a2, a2 * acc[1] + b2];
-  }
-  return acc;
-}
 function affineVec(r: number, n: number): Float64Array {
   const v = new Float64Array(2 * n);
   for (let k = 0; k < n; k++) v.set(affineOf(r, k), 2 * k);
