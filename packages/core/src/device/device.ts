@@ -943,13 +943,10 @@ export class Device {
     if (buf === null) {
       // leanRecvBytes: a fresh array (`data` may lie in the transport's read buffer).
       r.value = data.slice();
-      this.#laneDone(r);
-      return;
-    }
-    if (n > buf.length) {
+    } else if (n > buf.length) {
       buf.set(data.subarray(0, buf.length));
       r.count = buf.length;
-      r.error = mpiError(ERR_TRUNCATE, r.call, `message of ${n} bytes from endpoint ${r.sourceEndpoint} (tag ${r.tag}) is longer than the receive buffer of ${buf.length} bytes`);
+      r.error = truncated(r, n, buf.length);
     } else if (n > 0) {
       buf.set(data);
     }
@@ -1598,7 +1595,7 @@ export class Device {
       if (n > buf.length) {
         buf.set(data.subarray(0, buf.length));
         r.count = buf.length;
-        r.error = mpiError(ERR_TRUNCATE, r.call, `message of ${n} bytes from endpoint ${r.sourceEndpoint} (tag ${r.tag}) is longer than the receive buffer of ${buf.length} bytes`);
+        r.error = truncated(r, n, buf.length);
       } else if (n > 0) {
         buf.set(data);
       }
@@ -1812,3 +1809,8 @@ const EMPTY = new Uint8Array(0);
 /** A frame header's size on the wire (the transport's frame codec; onFrameBytes hands frames in that layout). */
 const FRAME_HEADER_BYTES = 32;
 const noop = (): void => undefined;
+
+/** ERR_TRUNCATE for receive r: a message of `n` bytes for a buffer of `capacity` (#fill and #laneFill). */
+function truncated(r: DevRequest, n: number, capacity: number): MPIError {
+  return mpiError(ERR_TRUNCATE, r.call, `message of ${n} bytes from endpoint ${r.sourceEndpoint} (tag ${r.tag}) is longer than the receive buffer of ${capacity} bytes`);
+}
