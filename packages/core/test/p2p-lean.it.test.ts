@@ -1,32 +1,32 @@
 // The point-to-point ordering, wildcard, probe, cancel and unexpected-message programs of
-// p2p.it.test.ts run once more with TSMPI_LEAN=on (docs/adr/0020-lean-common-path.md): every MPI
-// rule must hold through the lean send, the receive lanes and their demotion as on the general path.
+// p2p.it.test.ts run once more with each explicit value of setting lean
+// (docs/adr/0020-lean-common-path.md): every MPI rule must hold through the lean send, the receive
+// lanes and their demotion (on, the default, pinned here so a change of default keeps it covered)
+// and on the general path alone (off).
 import { describe, it } from 'vitest';
 import { program, runJob } from './run-job.ts';
 
-const LEAN = { flags: ['--progress', 'inline'], env: { TSMPI_LEAN: 'on' } };
-
-async function expectOk(np: number, name: string, marker: string): Promise<void> {
-  const r = await runJob(np, program(name), LEAN);
+async function expectOk(lean: string, np: number, name: string, marker: string): Promise<void> {
+  const r = await runJob(np, program(name), { flags: ['--progress', 'inline'], env: { TSMPI_LEAN: lean } });
   if (r.code !== 0 || !r.stdout.includes(marker)) {
-    throw new Error(`job failed (exit ${r.code})\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
+    throw new Error(`job failed with lean=${lean} (exit ${r.code})\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
   }
 }
 
-describe('point-to-point with lean=on', () => {
+describe.each(['on', 'off'])('point-to-point with lean=%s', (lean) => {
   it('keeps MPI order with many outstanding, wildcard and specific receives (np 4)', async () => {
-    await expectOk(4, 'p2p-order.ts', 'p2p-order OK');
+    await expectOk(lean, 4, 'p2p-order.ts', 'p2p-order OK');
   });
 
   it('probes, then receives; mprobe by two ANY_SOURCE consumers delivers each message once', async () => {
-    await expectOk(3, 'p2p-probe.ts', 'p2p-probe OK');
+    await expectOk(lean, 3, 'p2p-probe.ts', 'p2p-probe OK');
   });
 
   it('handles truncation, PROC_NULL, persistent requests, ssend, cancel, values and request semantics', async () => {
-    await expectOk(2, 'p2p-misc.ts', 'p2p-misc OK');
+    await expectOk(lean, 2, 'p2p-misc.ts', 'p2p-misc OK');
   });
 
   it('drains 10,000 unexpected messages in order', async () => {
-    await expectOk(2, 'p2p-unexpected.ts', 'p2p-unexpected OK');
+    await expectOk(lean, 2, 'p2p-unexpected.ts', 'p2p-unexpected OK');
   });
 });
