@@ -22,7 +22,7 @@ import type { ReaderSocketName, TransportFactory } from '../transport/index.ts';
 import { ERR_ARG, ERR_OTHER, mpiError, schedYield } from '../util/index.ts';
 import { THREAD_LEVELS, type ThreadLevel } from './constants.ts';
 import {
-  BlockedCalls, BLOCKED_SLOT_WORDS, INIT_CALL, pollPolicy, WaitPoll, type WaitPollOptions, isInitialized, runtime, setRuntime, ThreadRuntime, workerBoot, type WorkerBoot, startWarmUp,
+  BlockedCalls, BLOCKED_SLOT_WORDS, INIT_CALL, pollPolicy, WaitPoll, type WaitPollOptions, isInitialized, runtime, setRuntime, ThreadRuntime, workerBoot, type WorkerBoot, startWarmUp, lowerTierUpBudget,
 } from '../runtime/index.ts';
 import { MAX_THREADS } from '../device/index.ts';
 import { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE, setupPredefinedComms, attachPredefinedComms, bindLeanPredefined } from './predefined-comms.ts';
@@ -168,8 +168,10 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     predefined, predefinedObjects, directRoutes, engines, waitPoll, blocked,
   }));
   bindLeanPredefined(runtime('init'));
+  // Last, so that init's own code tiers up at V8's pace (runtime/tier-up.ts).
+  const tierUpBudget = lowerTierUpBudget(settings.tierUpBudget);
   pmi?.reportInitialized();
-  log.debug({ size, channels: settings.channels, matching: settings.matching, progress }, 'initialized');
+  log.debug({ size, channels: settings.channels, matching: settings.matching, progress, tierUpBudget }, 'initialized');
   return level;
 }
 
