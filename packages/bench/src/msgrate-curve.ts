@@ -27,6 +27,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import * as MPI from '@tsmpi/core';
 import { isLeadProcess } from './lead-rank.ts';
+import { exchangeWindow } from './neighbor-rate.ts';
 import { threadCpu } from './thread-cpu.ts';
 
 const { values } = parseArgs({
@@ -84,6 +85,18 @@ function countTurn(): void {
   loopTurns++;
   if (countingTurns) setImmediate(countTurn).unref();
 }
+/**
+ * One block: `per` iterations of msgrate.ts's kernel (neighbor-rate.ts), in functions of their own as
+ * there. Written inline in the block loop, the kernel was compiled with the per-block measuring code
+ * around it, which had not run yet: TurboFan's code for the loop, which inlines Isend, Irecv and
+ * waitall, was thrown away at the first block's end (insufficient type feedback) and again at the
+ * second's, and compiled anew each time, 17-48 ms of compiler thread per compile
+ * (docs/adr/0020-lean-common-path.md section 8).
+ */
+async function runBlock(comm: MPI.Comm, peer: number, per: number, recv: Uint8Array[], send: Uint8Array, reqs: MPI.Request<void>[]): Promise<void> {
+  for (let it = 0; it < per; it++) await exchangeWindow(comm, peer, 0, recv, send, reqs);
+}
+
 if (values.help === true || ![blocks, per, window].every((n) => Number.isInteger(n) && n > 0)) {
   if (isLeadProcess()) console.error('usage: mpiexec -n 2 packages/bench/src/msgrate-curve.ts [--blocks N] [--block ITERATIONS] [--window N] (positive integers)');
   process.exitCode = values.help === true ? 0 : 2;
@@ -111,11 +124,7 @@ if (values.help === true || ![blocks, per, window].every((n) => Number.isInteger
       const k0 = withCounters ? kernelCounts() : null;
       const turns0 = loopTurns;
       const cpu0 = process.cpuUsage();
-      for (let it = 0; it < per; it++) {
-        for (let i = 0; i < window; i++) reqs[i] = comm.Irecv(recv[i]!, peer, 0);
-        for (let i = 0; i < window; i++) reqs[window + i] = comm.Isend(send, peer, 0);
-        await MPI.Request.waitall(reqs);
-      }
+      await runBlock(comm, peer, per, recv, send, reqs);
       const end = MPI.wtime();
       const cpu = process.cpuUsage(cpu0);
       // Formatting waits until the end: no string work inside the timed blocks.
