@@ -102,6 +102,12 @@ export const SETTINGS: readonly SettingRow[] = [
     doc: 'turns of the event loop that init spends sending small frames to itself over a private connection of the transport (nothing reaches another rank), starting while it waits for the wire-up fence, so that V8 compiles the per-turn write and read path before the first message; 3000 turns compile it. Only with --progress inline; 0 (the default) turns it off',
   },
   {
+    name: 'leanWarmup', env: 'TSMPI_LEAN_WARMUP', flag: null, kind: int(0, 100_000),
+    // Off until measured for the default: 300 iterations cost about 45 ms of CPU and wall time in init (docs/adr/0020 section 8).
+    defaultValue: () => 0, level: 'tuning',
+    doc: "with lean=on, iterations of the neighbour-rate exchange (12 small messages each way) that init runs with the ring neighbours over COMM_WORLD's lean path, so that V8 compiles Irecv, Isend and Request.waitall before the program's first message (docs/adr/0020-lean-common-path.md section 8); a neighbour that did not publish the same count is skipped, and the messages are left out of MPI.stats. 0 (the default) turns it off",
+  },
+  {
     name: 'eagerLimit', env: 'TSMPI_EAGER_LIMIT', flag: '--eager-limit', kind: int(0, MAX_EAGER_LIMIT_BYTES),
     // 64 KiB: below it one copy into the socket beats the extra round trip of rendezvous.
     defaultValue: () => 65536, level: 'tuning',
@@ -152,6 +158,7 @@ export type Settings = {
   readonly endpointReceive: 'auto' | 'engine' | 'thread';
   readonly waitSpinTurns: number;
   readonly warmup: number;
+  readonly leanWarmup: number;
   readonly lean: 'off' | 'send' | 'on';
   readonly eagerLimit: number;
   readonly endpoints: number;

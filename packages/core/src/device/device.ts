@@ -245,6 +245,18 @@ export class Device {
     return { messagesSent: s[STAT.SENT]!, messagesReceived: s[STAT.RECEIVED]!, bytesSent: s[STAT.BYTES_SENT]!, bytesReceived: s[STAT.BYTES_RECEIVED]! };
   }
 
+  /**
+   * Takes messages that tsmpi exchanged for itself out of this thread's counts (MPI.stats): init's
+   * warm-up of the lean path (api/lean-warm-up.ts), which the program did not send or receive.
+   */
+  uncount(sent: number, bytesSent: number, received: number, bytesReceived: number): void {
+    const s = this.#stat;
+    s[STAT.SENT]! -= sent;
+    s[STAT.BYTES_SENT]! -= bytesSent;
+    s[STAT.RECEIVED]! -= received;
+    s[STAT.BYTES_RECEIVED]! -= bytesReceived;
+  }
+
   /** Creates the transport of the hosted channels and starts listening; resolves to the address to publish (null: none). */
   async listen(): Promise<string | null> {
     const o = this.opts;
