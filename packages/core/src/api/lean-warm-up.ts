@@ -15,8 +15,15 @@
  * same number of iterations before the wire-up fence (a rank without lanes publishes 0), so
  * mismatched settings skip the warm-up instead of leaving a message behind. The messages are taken
  * out of MPI.stats afterwards.
+ *
+ * Each iteration also sends one message each way on COMM_WORLD's collective context through the
+ * collectives' own send and receive (coll-pt2pt.ts), as a barrier or a small allreduce does: the
+ * arrival path that the warm-up compiles serves both contexts, and without a collective message in
+ * its feedback it was thrown away by the program's first barrier (docs/adr/0020 section 8). The
+ * same ordering argument holds on that context.
  */
 import type { Device } from '../device/index.ts';
+import { CommCollPt2pt } from './coll-pt2pt.ts';
 import type { Pt2ptComm } from './pt2pt-comm.ts';
 import { Request } from './request.ts';
 
@@ -64,6 +71,7 @@ export async function leanWarmUp(comm: Pt2ptComm, device: Device, links: WarmUpL
   const recvBufs = Array.from({ length: WINDOW }, () => new Uint8Array(PAYLOAD_BYTES));
   const payloads = [new Uint8Array(0), new Uint8Array(PAYLOAD_BYTES)];
   const reqs: Request<void>[] = [];
+  const coll = new CommCollPt2pt(comm, 'init');
   let sent = 0;
   let bytesSent = 0;
   let received = 0;
@@ -82,10 +90,17 @@ export async function leanWarmUp(comm: Pt2ptComm, device: Device, links: WarmUpL
           bytesSent += data.length;
         }
       }
+      const collIn = it < links.fromLeft ? coll.recv(links.left, TAG) : null;
+      if (it < links.toRight) {
+        await coll.send(links.right, TAG, payloads[1]!);
+        sent++;
+        bytesSent += PAYLOAD_BYTES;
+      }
       await Request.waitall(reqs);
-      if (it < links.fromLeft) {
-        received += WINDOW;
-        bytesReceived += (WINDOW / 2) * PAYLOAD_BYTES;
+      if (collIn !== null) {
+        await collIn;
+        received += WINDOW + 1;
+        bytesReceived += (WINDOW / 2 + 1) * PAYLOAD_BYTES;
       }
     }
   } catch {
