@@ -13,8 +13,8 @@
  * message of the warm-up, whatever tag the program uses; the program's messages that arrive early
  * wait, unmatched, for the program's receives. A link is used only where both ends published the
  * same number of iterations before the wire-up fence (a rank without lanes publishes 0), so
- * mismatched settings skip the warm-up instead of leaving a message behind. The messages are taken
- * out of MPI.stats afterwards.
+ * mismatched settings skip the warm-up instead of leaving a message behind. The messages and their
+ * frames are taken out of MPI.stats afterwards.
  *
  * Each iteration also sends one message each way on COMM_WORLD's collective context through the
  * collectives' own send and receive (coll-pt2pt.ts), as a barrier or a small allreduce does: the
@@ -106,6 +106,6 @@ export async function leanWarmUp(comm: Pt2ptComm, device: Device, links: WarmUpL
   } catch {
     // The job is failing; the program's next call says so.
   } finally {
-    device.uncount(sent, bytesSent, received, bytesReceived);
+    device.uncount(sent, bytesSent, comm._endpoints[links.right]!, received, bytesReceived, comm._endpoints[links.left]!);
   }
 }

@@ -103,9 +103,9 @@ export const SETTINGS: readonly SettingRow[] = [
   },
   {
     name: 'leanWarmup', env: 'TSMPI_LEAN_WARMUP', flag: null, kind: int(0, 100_000),
-    // Off until measured for the default: 300 iterations cost about 45 ms of CPU and wall time in init (docs/adr/0020 section 8).
-    defaultValue: () => 0, level: 'tuning',
-    doc: "with lean=on, iterations of the neighbour-rate exchange (12 small messages each way) that init runs with the ring neighbours over COMM_WORLD's lean path, so that V8 compiles Irecv, Isend and Request.waitall before the program's first message (docs/adr/0020-lean-common-path.md section 8); a neighbour that did not publish the same count is skipped, and the messages are left out of MPI.stats. 0 (the default) turns it off",
+    // 300: the first 1,000 iterations of the neighbour rate a third cheaper, for about 50 ms of CPU in init (docs/adr/0020 section 8).
+    defaultValue: () => 300, level: 'tuning',
+    doc: "with lean=on, iterations of the neighbour-rate exchange (12 small messages each way) that init runs with the ring neighbours over COMM_WORLD's lean path, so that V8 compiles Irecv, Isend and Request.waitall before the program's first message (docs/adr/0020-lean-common-path.md section 8); a neighbour that did not publish the same count is skipped, and the messages are left out of MPI.stats. 0 turns it off; without lean=on it does nothing",
   },
   {
     name: 'eagerLimit', env: 'TSMPI_EAGER_LIMIT', flag: '--eager-limit', kind: int(0, MAX_EAGER_LIMIT_BYTES),

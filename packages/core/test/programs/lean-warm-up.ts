@@ -21,6 +21,7 @@ function check(what: string, ok: boolean): void {
 
 const atInit = MPI.stats();
 check(`nothing sent when init returns (sent ${atInit.messagesSent}, ${atInit.bytesSent} bytes)`, atInit.messagesSent === 0 && atInit.bytesSent === 0);
+check(`no frame counted as sent when init returns (${atInit.perChannel.map((c) => c.sent).join(',')})`, atInit.perChannel.every((c) => c.sent === 0));
 check(`no more received when init returns than the left neighbour sends after its init (${atInit.messagesReceived})`, atInit.messagesReceived <= K + 4 * n);
 
 const sum = new Float64Array(1);
