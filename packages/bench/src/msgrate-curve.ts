@@ -27,6 +27,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import * as MPI from '@tsmpi/core';
 import { isLeadProcess } from './lead-rank.ts';
+import { exchangeWindow } from './neighbor-rate.ts';
 import { threadCpu } from './thread-cpu.ts';
 
 const { values } = parseArgs({
@@ -35,6 +36,7 @@ const { values } = parseArgs({
     block: { type: 'string', default: '500' },
     window: { type: 'string', default: '12' },
     counters: { type: 'boolean', default: false },
+    prewarm: { type: 'string', default: '0' },
     help: { type: 'boolean', short: 'h' },
   },
 });
@@ -42,6 +44,7 @@ const blocks = Number(values.blocks);
 const per = Number(values.block);
 const window = Number(values.window);
 const withCounters = values.counters === true;
+const prewarm = Number(values.prewarm);
 
 /** Kernel counters of this process that --counters reports per block. */
 interface KernelCounts {
@@ -84,8 +87,36 @@ function countTurn(): void {
   loopTurns++;
   if (countingTurns) setImmediate(countTurn).unref();
 }
-if (values.help === true || ![blocks, per, window].every((n) => Number.isInteger(n) && n > 0)) {
-  if (isLeadProcess()) console.error('usage: mpiexec -n 2 packages/bench/src/msgrate-curve.ts [--blocks N] [--block ITERATIONS] [--window N] (positive integers)');
+/**
+ * One block: `per` iterations of msgrate.ts's kernel (neighbor-rate.ts), in functions of their own as
+ * there. Written inline in the block loop, the kernel was compiled with the per-block measuring code
+ * around it, which had not run yet: TurboFan's code for the loop, which inlines Isend, Irecv and
+ * waitall, was thrown away at the first block's end (insufficient type feedback) and again at the
+ * second's, and compiled anew each time, 17-48 ms of compiler thread per compile
+ * (docs/adr/0020-lean-common-path.md section 8).
+ */
+async function runBlock(comm: MPI.Comm, peer: number, per: number, recv: Uint8Array[], send: Uint8Array, reqs: MPI.Request<void>[]): Promise<void> {
+  for (let it = 0; it < per; it++) await exchangeWindow(comm, peer, 0, recv, send, reqs);
+}
+
+/**
+ * --prewarm N: N iterations of the same exchange (tag 1) before the timed blocks, from a function of
+ * their own, so that the timed kernel's own functions stay cold as a program's would: what a
+ * warm-up of tsmpi's hot paths at init could buy and what it costs (docs/adr/0020-lean-common-path.md section 8).
+ */
+async function prewarmExchange(comm: MPI.Comm, peer: number, iterations: number): Promise<void> {
+  const recvBufs = Array.from({ length: window }, () => new Uint8Array(0));
+  const sendBuf = new Uint8Array(0);
+  const pending: MPI.Request<void>[] = [];
+  for (let it = 0; it < iterations; it++) {
+    for (let i = 0; i < window; i++) pending[i] = comm.Irecv(recvBufs[i]!, peer, 1);
+    for (let i = 0; i < window; i++) pending[window + i] = comm.Isend(sendBuf, peer, 1);
+    await MPI.Request.waitall(pending);
+  }
+}
+
+if (values.help === true || ![blocks, per, window].every((n) => Number.isInteger(n) && n > 0) || !(Number.isInteger(prewarm) && prewarm >= 0)) {
+  if (isLeadProcess()) console.error('usage: mpiexec -n 2 packages/bench/src/msgrate-curve.ts [--blocks N] [--block ITERATIONS] [--window N] [--prewarm ITERATIONS] (positive integers; prewarm 0 or more)');
   process.exitCode = values.help === true ? 0 : 2;
 } else {
   await MPI.init();
@@ -99,6 +130,17 @@ if (values.help === true || ![blocks, per, window].every((n) => Number.isInteger
     const send = new Uint8Array(0);
     const reqs: MPI.Request<void>[] = [];
     const lines: string[] = [];
+    // Start-up as the blocks' CPU counts it (all threads of this process), then the prewarm's share.
+    const initCpu = process.cpuUsage();
+    const initWallMs = performance.now();
+    let prewarmLine = '';
+    if (prewarm > 0) {
+      const w0 = MPI.wtime();
+      const c0 = process.cpuUsage();
+      await prewarmExchange(comm, peer, prewarm);
+      const c = process.cpuUsage(c0);
+      prewarmLine = `\nprewarm ${prewarm} iterations: ${((MPI.wtime() - w0) * 1000).toFixed(1)} ms wall, ${((c.user + c.system) / 1000).toFixed(1)} ms cpu`;
+    }
     await comm.barrier();
     if (withCounters) {
       countingTurns = true;
@@ -111,11 +153,7 @@ if (values.help === true || ![blocks, per, window].every((n) => Number.isInteger
       const k0 = withCounters ? kernelCounts() : null;
       const turns0 = loopTurns;
       const cpu0 = process.cpuUsage();
-      for (let it = 0; it < per; it++) {
-        for (let i = 0; i < window; i++) reqs[i] = comm.Irecv(recv[i]!, peer, 0);
-        for (let i = 0; i < window; i++) reqs[window + i] = comm.Isend(send, peer, 0);
-        await MPI.Request.waitall(reqs);
-      }
+      await runBlock(comm, peer, per, recv, send, reqs);
       const end = MPI.wtime();
       const cpu = process.cpuUsage(cpu0);
       // Formatting waits until the end: no string work inside the timed blocks.
@@ -138,7 +176,10 @@ if (values.help === true || ![blocks, per, window].every((n) => Number.isInteger
       if (withCounters) process.stdout.write(`### rank ${comm.rank} end of block ${b + 1} at ${process.hrtime.bigint() / 1000n} us\n`);
     }
     countingTurns = false;
-    if (comm.rank === 0) console.log(`iterations\telapsed\trate\tcpu per iteration (rank 0)\n${lines.join('\n')}`);
+    if (comm.rank === 0) {
+      console.log(`start-up to the end of init: ${initWallMs.toFixed(0)} ms wall, ${((initCpu.user + initCpu.system) / 1000).toFixed(0)} ms cpu${prewarmLine}`);
+      console.log(`iterations\telapsed\trate\tcpu per iteration (rank 0)\n${lines.join('\n')}`);
+    }
   }
   await MPI.finalize();
 }

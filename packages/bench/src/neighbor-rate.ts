@@ -103,8 +103,8 @@ export async function runNeighborRate(
   return { messagesSent, elapsedSeconds, messagesPerSecond: messagesSent / elapsedSeconds };
 }
 
-/** One iteration: post every receive, then every send, then wait for all. */
-async function exchangeWindow(
+/** One iteration: post every receive, then every send, then wait for all (msgrate-curve.ts runs it too). */
+export async function exchangeWindow(
   comm: MPI.Comm,
   peer: number,
   tag: number,

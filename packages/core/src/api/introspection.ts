@@ -45,7 +45,7 @@ export function stats(): Stats {
   const rt = runtime('stats');
   const d = rt.device;
   const live = liveObjects(rt);
-  const perChannel = d.transport?.channelStats() ?? Array.from({ length: rt.settings.channels }, () => ({ sent: 0, received: 0 }));
+  const perChannel = d.channelStats() ?? Array.from({ length: rt.settings.channels }, () => ({ sent: 0, received: 0 }));
   const { messagesSent, messagesReceived, bytesSent, bytesReceived } = messageTotals(rt);
   return {
     messagesSent, messagesReceived, bytesSent, bytesReceived,

@@ -31,6 +31,7 @@ import { destroyCommRecord } from './comm.ts';
 import { setupPredefinedTypes } from './datatype.ts';
 import { setupPredefinedOps } from './op.ts';
 import { liveObjects, messageTotals } from './introspection.ts';
+import { leanWarmUp, warmUpKey, warmUpLinks } from './lean-warm-up.ts';
 
 /**
  * Direct sends (device.ts) open C connections per user thread to every other process at the
@@ -126,6 +127,7 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
   }
   let engines: Engines | null = null;
   let directRoutes: readonly DirectRoute[];
+  let leanWarmUpIterations = 0;
   if (useEngines) {
     const started = await startEngines(shared, settings, job!, pmi!, rank, size, progress === 'threads' && settings.wait === 'poll' ? settings.threadPollMs : 0);
     engines = started.engines;
@@ -137,6 +139,9 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     const address = await device.listen();
     if (pmi !== null) {
       if (address !== null) pmi.put(`tcp:${rank}`, address);
+      // The lean path's warm-up runs only between neighbours that both publish the same count (lean-warm-up.ts).
+      leanWarmUpIterations = device.hasLanes && settings.endpoints === 1 ? settings.leanWarmup : 0;
+      pmi.put(warmUpKey(rank), String(leanWarmUpIterations));
       await pmi.fence();
     }
     if (warm !== null) {
@@ -168,6 +173,13 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     predefined, predefinedObjects, directRoutes, engines, waitPoll, blocked,
   }));
   bindLeanPredefined(runtime('init'));
+  if (leanWarmUpIterations > 0 && COMM_WORLD._leanRecv) {
+    const published = (r: number): Promise<number | null> => pmi!.get(warmUpKey(r)).then(Number, () => null);
+    const links = warmUpLinks(rank, size, leanWarmUpIterations, await published((rank + size - 1) % size), await published((rank + 1) % size));
+    const warmFrom = performance.now();
+    await leanWarmUp(COMM_WORLD, device, links);
+    log.debug({ links, ms: performance.now() - warmFrom }, 'lean warm-up done');
+  }
   // Last, so that init's own code tiers up at V8's pace (runtime/tier-up.ts).
   const tierUpBudget = lowerTierUpBudget(settings.tierUpBudget);
   pmi?.reportInitialized();

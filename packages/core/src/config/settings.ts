@@ -108,6 +108,12 @@ export const SETTINGS: readonly SettingRow[] = [
     doc: "V8's interrupt budget (--interrupt-budget: bytecode a function runs between its tier-up checks), set by MPI.init once it is done, for the rest of the process: the MPI calls of a program's first thousand iterations then run optimised code sooner (docs/adr/0025-tier-up-budget-after-init.md). Start-up (tsx, the module loader, init) keeps V8's own budget. 0 leaves V8's budget alone; a budget given on the node command line (--interrupt-budget, rankNodeFlags) is also left alone",
   },
   {
+    name: 'leanWarmup', env: 'TSMPI_LEAN_WARMUP', flag: null, kind: int(0, 100_000),
+    // 300: the first 1,000 iterations of the neighbour rate a third cheaper, for about 50 ms of CPU in init (docs/adr/0020 section 8).
+    defaultValue: () => 300, level: 'tuning',
+    doc: "with lean=on, iterations of the neighbour-rate exchange (12 small messages each way) that init runs with the ring neighbours over COMM_WORLD's lean path, so that V8 compiles Irecv, Isend and Request.waitall before the program's first message (docs/adr/0020-lean-common-path.md section 8); a neighbour that did not publish the same count is skipped, and the messages are left out of MPI.stats. 0 turns it off; without lean=on it does nothing",
+  },
+  {
     name: 'eagerLimit', env: 'TSMPI_EAGER_LIMIT', flag: '--eager-limit', kind: int(0, MAX_EAGER_LIMIT_BYTES),
     // 64 KiB: below it one copy into the socket beats the extra round trip of rendezvous.
     defaultValue: () => 65536, level: 'tuning',
@@ -159,6 +165,7 @@ export type Settings = {
   readonly waitSpinTurns: number;
   readonly warmup: number;
   readonly tierUpBudget: number;
+  readonly leanWarmup: number;
   readonly lean: 'off' | 'send' | 'on';
   readonly eagerLimit: number;
   readonly endpoints: number;

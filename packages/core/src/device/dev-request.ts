@@ -4,7 +4,7 @@
  * side is the slot (device/request-table.ts). The public Request of the API
  * layer wraps one of these.
  */
-import type { MPIError } from '../util/index.ts';
+import { ERR_OTHER, mpiError, type MPIError } from '../util/index.ts';
 
 export const REQ_KIND = { SEND: 1, RECV: 2, GENERALIZED: 3 } as const;
 
@@ -73,3 +73,38 @@ export class DevRequest {
     this.call = call;
   }
 }
+
+/**
+ * Rewrites every field of one throwaway request, once, when this module loads. V8 treats a field
+ * that no object has rewritten since its constructor as constant, and code TurboFan compiled while
+ * that held (the constructor, and every caller it is inlined into: Isend, Irecv, the lean path) is
+ * thrown away the first time any request rewrites it. The lean path's receives never rewrite
+ * objectMode, value, error or the reference fields, so a program's first collective, truncation or
+ * general-path receive after its lean loop had been compiled threw the loop's code away
+ * (docs/adr/0020-lean-common-path.md section 8). Same representations as the real values: small
+ * integers, booleans, objects.
+ */
+function rewriteEveryFieldOnce(): void {
+  const r = new DevRequest(REQ_KIND.SEND);
+  r.slot = 0;
+  r.kind = REQ_KIND.RECV;
+  r.done = true;
+  r.buf = new Uint8Array(0);
+  r.objectMode = true;
+  r.value = null;
+  r.error = mpiError(ERR_OTHER, 'progress', 'a request that never ran');
+  r.sourceEndpoint = 0;
+  r.tag = 0;
+  r.count = 1;
+  r.cancelled = true;
+  r.freed = true;
+  r.owner = r;
+  r.onComplete = rewriteEveryFieldOnce;
+  r.refMode = 1;
+  r.refComm = 1;
+  r.refType = 1;
+  r.refOp = 1;
+  r.refCell = 0;
+  r.finish = rewriteEveryFieldOnce;
+}
+rewriteEveryFieldOnce();

@@ -167,6 +167,8 @@ export class Device {
   readonly #mt: boolean;
   readonly #me: number;
   readonly #stat: Float64Array;
+  /** frames per channel that uncount() took out of the transport's counts (null: none) */
+  #framesUncounted: { sent: number; received: number }[] | null = null;
   readonly #hosts: boolean[];
   /** the JavaScript side of each slot this thread owns */
   readonly #reqs: (DevRequest | undefined)[];
@@ -243,6 +245,32 @@ export class Device {
   get stats(): { messagesSent: number; messagesReceived: number; bytesSent: number; bytesReceived: number } {
     const s = this.#stat;
     return { messagesSent: s[STAT.SENT]!, messagesReceived: s[STAT.RECEIVED]!, bytesSent: s[STAT.BYTES_SENT]!, bytesReceived: s[STAT.BYTES_RECEIVED]! };
+  }
+
+  /**
+   * Takes messages that tsmpi exchanged for itself out of this thread's counts (MPI.stats), and
+   * their frames out of the channels' counts (channelStats): init's warm-up of the lean path
+   * (api/lean-warm-up.ts), which the program did not send or receive. `sent` went from this
+   * thread's endpoint to `toEndpoint`, `received` came from `fromEndpoint`, one frame each.
+   */
+  uncount(sent: number, bytesSent: number, toEndpoint: number, received: number, bytesReceived: number, fromEndpoint: number): void {
+    const s = this.#stat;
+    s[STAT.SENT]! -= sent;
+    s[STAT.BYTES_SENT]! -= bytesSent;
+    s[STAT.RECEIVED]! -= received;
+    s[STAT.BYTES_RECEIVED]! -= bytesReceived;
+    const o = this.opts;
+    this.#framesUncounted ??= Array.from({ length: o.channels }, () => ({ sent: 0, received: 0 }));
+    this.#framesUncounted[channelOf(this.firstEndpoint, toEndpoint, o.endpointsPerProcess, o.channels)]!.sent += sent;
+    this.#framesUncounted[channelOf(fromEndpoint, this.firstEndpoint, o.endpointsPerProcess, o.channels)]!.received += received;
+  }
+
+  /** Frames sent and received per channel (MPI.stats perChannel): the transport's counts less those uncount() took out. */
+  channelStats(): { sent: number; received: number }[] | null {
+    const counts = this.transport?.channelStats() ?? null;
+    const less = this.#framesUncounted;
+    if (counts === null || less === null) return counts;
+    return counts.map((c, i) => ({ sent: c.sent - (less[i]?.sent ?? 0), received: c.received - (less[i]?.received ?? 0) }));
   }
 
   /** Creates the transport of the hosted channels and starts listening; resolves to the address to publish (null: none). */

@@ -42,10 +42,24 @@ export interface LaneReceive {
   readonly tag: number;
 }
 
+/**
+ * An empty array that V8 already stores as an array of objects. A `[]` starts as an array of small
+ * integers and changes its map at its first push of an object; code that TurboFan compiled after
+ * another lane's array had changed (the map it saw) threw itself away at this lane's first push:
+ * the arrival path (the transport's bytes hook, which inlines #laneMessage) at the first unexpected
+ * message in the neighbour-rate kernel, in one rank of every run, at about iteration 2,500
+ * (docs/adr/0020-lean-common-path.md section 8).
+ */
+function objectArray<T extends object>(): T[] {
+  const a: (T | null)[] = [null];
+  a.length = 0;
+  return a as T[];
+}
+
 /** One LEAN context's posted receives and unexpected messages, oldest first. */
 export class Lane {
-  readonly posted: LaneReceive[] = [];
-  readonly unexpected: LaneMessage[] = [];
+  readonly posted: LaneReceive[] = objectArray<LaneReceive>();
+  readonly unexpected: LaneMessage[] = objectArray<LaneMessage>();
 
   /** The oldest posted receive that a message (src, tag) matches, removed; or null. */
   takePosted(src: number, tag: number): DevRequest | null {
