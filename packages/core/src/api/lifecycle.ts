@@ -139,8 +139,9 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     const address = await device.listen();
     if (pmi !== null) {
       if (address !== null) pmi.put(`tcp:${rank}`, address);
-      // The lean path's warm-up runs only between neighbours that both publish the same count (lean-warm-up.ts).
-      leanWarmUpIterations = device.hasLanes && settings.endpoints === 1 ? settings.leanWarmup : 0;
+      // The lean path's warm-up runs only between neighbours that both publish the same count (lean-warm-up.ts),
+      // and exactly where this rank published one: where COMM_WORLD will take the lean path (Pt2ptComm._bindLean).
+      leanWarmUpIterations = device.hasLanes && settings.endpoints === 1 && !device.lifetime.countsPredefined ? settings.leanWarmup : 0;
       pmi.put(warmUpKey(rank), String(leanWarmUpIterations));
       await pmi.fence();
     }
@@ -173,7 +174,7 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     predefined, predefinedObjects, directRoutes, engines, waitPoll, blocked,
   }));
   bindLeanPredefined(runtime('init'));
-  if (leanWarmUpIterations > 0 && COMM_WORLD._leanRecv) {
+  if (leanWarmUpIterations > 0) {
     const published = (r: number): Promise<number | null> => pmi!.get(warmUpKey(r)).then(Number, () => null);
     const links = warmUpLinks(rank, size, leanWarmUpIterations, await published((rank + size - 1) % size), await published((rank + 1) % size));
     const warmFrom = performance.now();
