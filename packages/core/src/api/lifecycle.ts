@@ -182,7 +182,7 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     log.debug({ links, ms: performance.now() - warmFrom }, 'lean warm-up done');
   }
   // Last, so that init's own code tiers up at V8's pace (runtime/tier-up.ts).
-  const tierUpBudget = lowerTierUpBudget(settings.tierUpBudget);
+  const tierUpBudget = lowerTierUpBudget(settings.tierUpBudget, policy.isOversubscribed);
   pmi?.reportInitialized();
   log.debug({ size, channels: settings.channels, matching: settings.matching, progress, tierUpBudget }, 'initialized');
   return level;

@@ -10,8 +10,9 @@ describe('tier-up budget', () => {
     expect(commandLineSetsBudget([])).toBe(false);
   });
 
-  it('changes nothing for 0 or when the command line chose a budget', () => {
-    expect(lowerTierUpBudget(0, [])).toBeNull();
-    expect(lowerTierUpBudget(4096, ['--interrupt-budget=16384'])).toBeNull();
+  it('changes nothing for 0, where each process has a core, or when the command line chose a budget', () => {
+    expect(lowerTierUpBudget(0, true, [])).toBeNull();
+    expect(lowerTierUpBudget(4096, false, [])).toBeNull();
+    expect(lowerTierUpBudget(4096, true, ['--interrupt-budget=16384'])).toBeNull();
   });
 });

@@ -30,12 +30,17 @@ export function commandLineSetsBudget(execArgv: readonly string[]): boolean {
 
 /**
  * Sets V8's interrupt budget for the rest of the process (the main thread's init calls it; worker
- * threads share the process's flags).
+ * threads share the process's flags), on a host with more of the job's processes than cores only.
+ * There the ranks take turns on the cores anyway and the 8-byte allreduce's first 1,000 calls ran
+ * about twice as fast with it; where each rank has a core, the compiler threads it keeps busy compete
+ * with the ranks, and the neighbour rate's first 1,000 iterations ran a third slower with it than
+ * without (docs/adr/0025-tier-up-budget-after-init.md, "Only where the host is oversubscribed").
  * @param budget - the tierUpBudget setting; 0 leaves V8's budget alone
+ * @param oversubscribed - whether this host has more of the job's processes than cores (poll-policy.ts)
  * @returns the budget now in force from this call, or null when nothing was changed
  */
-export function lowerTierUpBudget(budget: number, execArgv: readonly string[] = process.execArgv): number | null {
-  if (budget <= 0 || commandLineSetsBudget(execArgv)) return null;
+export function lowerTierUpBudget(budget: number, oversubscribed: boolean, execArgv: readonly string[] = process.execArgv): number | null {
+  if (budget <= 0 || !oversubscribed || commandLineSetsBudget(execArgv)) return null;
   v8.setFlagsFromString(`--interrupt-budget=${Math.floor(budget)}`);
   return Math.floor(budget);
 }
