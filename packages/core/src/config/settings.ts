@@ -103,9 +103,9 @@ export const SETTINGS: readonly SettingRow[] = [
   },
   {
     name: 'tierUpBudget', env: 'TSMPI_TIER_UP_BUDGET', flag: null, kind: int(0, 1 << 24),
-    // 4096 where ranks outnumber cores: the 8-byte allreduce on 4 processes, 1,000 calls, about 2x faster; with a core per rank it slowed the neighbour rate (docs/adr/0025).
-    defaultValue: () => 4096, level: 'tuning',
-    doc: "V8's interrupt budget (--interrupt-budget: bytecode a function runs between its tier-up checks), set by MPI.init once it is done, for the rest of the process, on a host with more of the job's processes than cores: the MPI calls of a program's first thousand iterations then run optimised code sooner (docs/adr/0025-tier-up-budget-after-init.md). Where each process has a core V8's budget stays (there the compiler threads it keeps busy slowed the ranks). Start-up (tsx, the module loader, init) keeps V8's own budget. 0 leaves V8's budget alone; a budget given on the node command line (--interrupt-budget, rankNodeFlags) is also left alone",
+    // 0: 4096 made the 8-byte allreduce's first 1,000 calls on 4 processes about 1.7x faster but the 8 MiB allreduce 1.3x slower (docs/adr/0025).
+    defaultValue: () => 0, level: 'tuning',
+    doc: "V8's interrupt budget (--interrupt-budget: bytecode a function runs between its tier-up checks), set by MPI.init once it is done, for the rest of the process, on a host with more of the job's processes than cores: the MPI calls of a program's first thousand iterations then run optimised code sooner (docs/adr/0025-tier-up-budget-after-init.md). Where each process has a core V8's budget stays (there the compiler threads it keeps busy slowed the ranks). Start-up (tsx, the module loader, init) keeps V8's own budget. 0 (the default) leaves V8's budget alone: with 4096 the 8 MiB allreduce on 4 processes ran 1.3x slower; a budget given on the node command line (--interrupt-budget, rankNodeFlags) is also left alone",
   },
   {
     name: 'leanWarmup', env: 'TSMPI_LEAN_WARMUP', flag: null, kind: int(0, 100_000),
