@@ -32,6 +32,7 @@ import { setupPredefinedTypes } from './datatype.ts';
 import { setupPredefinedOps } from './op.ts';
 import { liveObjects, messageTotals } from './introspection.ts';
 import { leanWarmUp, warmUpKey, warmUpLinks } from './lean-warm-up.ts';
+import { leanReceives } from './pt2pt-comm.ts';
 
 /**
  * Direct sends (device.ts) open C connections per user thread to every other process at the
@@ -140,8 +141,8 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     if (pmi !== null) {
       if (address !== null) pmi.put(`tcp:${rank}`, address);
       // The lean path's warm-up runs only between neighbours that both publish the same count (lean-warm-up.ts),
-      // and exactly where this rank published one: where COMM_WORLD will take the lean path (Pt2ptComm._bindLean).
-      leanWarmUpIterations = device.hasLanes && settings.endpoints === 1 && !device.lifetime.countsPredefined ? settings.leanWarmup : 0;
+      // and exactly where this rank published one: where COMM_WORLD will receive on the lanes.
+      leanWarmUpIterations = leanReceives(device) ? settings.leanWarmup : 0;
       pmi.put(warmUpKey(rank), String(leanWarmUpIterations));
       await pmi.fence();
     }

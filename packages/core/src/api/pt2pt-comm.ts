@@ -109,7 +109,7 @@ export class Pt2ptComm {
       this._leanMe = rt.endpoint;
     }
     this._leanDev = dev;
-    this._leanRecv = rt.settings.lean === 'on' && dev.hasLanes;
+    this._leanRecv = leanReceives(dev);
   }
 
   get name(): string {
@@ -496,6 +496,15 @@ function procNullStatus(): Status {
 }
 
 /** Awaits a request as a blocking call: records it for the roll-call, fills `status`. */
+/**
+ * Whether a predefined communicator of which this thread is a member receives on `device`'s lanes
+ * (Pt2ptComm._bindLean): the device has lanes (lean=on, one MPI thread, one endpoint) and takes no
+ * lifetime references for predefined objects. Init asks it before binding, for its warm-up.
+ */
+export function leanReceives(device: Device): boolean {
+  return device.hasLanes && !device.lifetime.countsPredefined;
+}
+
 export function blocking<T>(req: Request<T>, call: string, comm: Pt2ptComm, peer: number, tag: number, status?: Status): Promise<T> {
   if (req._isDone) {
     if (status !== undefined) copyStatus(req, status);
