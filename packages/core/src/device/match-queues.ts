@@ -42,8 +42,10 @@
  *   off under that lock (HANDED_OFF), so a thread holding every lock has seen every hand-off.
  * - Giving a claim up (demoteInto) runs under every lock: the holder collects what was handed to
  *   it, its lane's posted receives go to the tails of their sources' posted queues and its
- *   unexpected messages to the tails of their unexpected queues, in the lane's order, and the
- *   claim ends (the hook answers -1 for the key) before any lock is released.
+ *   unexpected messages back to their places in their sources' unexpected queues (by the arrival
+ *   number each took when it was handed off: a receive that matches them and messages of other
+ *   tags, ANY_TAG, takes them in arrival order), and the claim ends (the hook answers -1 for the
+ *   key) before any lock is released.
  */
 import { SpinLocks } from '../shm/index.ts';
 import { ANY, waitAsync } from '../util/index.ts';
@@ -203,8 +205,8 @@ export class MatchQueues {
   /**
    * Gives a claim up, under every lock: collect() returns what the holder's lane held, receive
    * slots (CTX, SRC, TAG set; each for one source) in posting order and message slots in arrival
-   * order, having taken in everything handed off to it; they join the tails of their queues in
-   * that order; then end() ends the claim, before any lock is released. Nothing in a lane can
+   * order, having taken in everything handed off to it; the receives join the tails of their
+   * posted queues, the messages their places by arrival in their unexpected queues; then end() ends the claim, before any lock is released. Nothing in a lane can
    * match anything else in it, so nothing here matches.
    */
   demoteInto(collect: () => { posted: readonly number[]; unexpected: readonly number[] }, end: () => void): void {
@@ -220,9 +222,8 @@ export class MatchQueues {
         this.#append(this.#src(w[r * SLOT_WORDS + SLOT.SRC]!) + Q.POSTED_HEAD, r);
       }
       for (const m of unexpected) {
-        w[m * SLOT_WORDS + SLOT.ARRIVAL] = Atomics.add(q, H.ARRIVAL, 1);
         Atomics.add(q, H.UNEXPECTED, 1);
-        this.#append(this.#src(w[m * SLOT_WORDS + SLOT.SRC]!) + Q.UNEXP_HEAD, m);
+        this.#insertByArrival(this.#src(w[m * SLOT_WORDS + SLOT.SRC]!) + Q.UNEXP_HEAD, m);
       }
       end();
     } finally {
@@ -308,6 +309,8 @@ export class MatchQueues {
     if (claims !== null) {
       const owner = claims.holder(ctx, tag);
       if (owner >= 0) {
+        // Its place among this source's arrivals: a demotion merges it back there (demoteInto).
+        w[mb + SLOT.ARRIVAL] = Atomics.add(q, H.ARRIVAL, 1);
         claims.handOff(msg, owner);
         this.#unlockSource(src);
         return HANDED_OFF;
@@ -450,6 +453,28 @@ export class MatchQueues {
     if (tail === NIL) q[headIdx] = slot;
     else this.#w[tail * SLOT_WORDS + SLOT.NEXT] = slot;
     q[headIdx + 1] = slot;
+  }
+
+  /**
+   * Inserts message `slot` into the unexpected list at `headIdx` before the first message that
+   * arrived after it (its ARRIVAL stamp), so that a receive matching both (ANY_TAG) takes them in
+   * the order they arrived, as if the message had never left the queue.
+   */
+  #insertByArrival(headIdx: number, slot: number): void {
+    const w = this.#w;
+    const q = this.#q;
+    const arrival = w[slot * SLOT_WORDS + SLOT.ARRIVAL]!;
+    let prev = NIL;
+    let s = q[headIdx]!;
+    // Arrival numbers wrap at 2^31; compare by signed difference.
+    while (s !== NIL && ((w[s * SLOT_WORDS + SLOT.ARRIVAL]! - arrival) | 0) < 0) {
+      prev = s;
+      s = w[s * SLOT_WORDS + SLOT.NEXT]!;
+    }
+    w[slot * SLOT_WORDS + SLOT.NEXT] = s;
+    if (prev === NIL) q[headIdx] = slot;
+    else w[prev * SLOT_WORDS + SLOT.NEXT] = slot;
+    if (s === NIL) q[headIdx + 1] = slot;
   }
 
   /** Removes `s`, whose predecessor is `prev` (NIL: s is the head), from the list at `headIdx`. */
