@@ -118,6 +118,7 @@ describe('ClaimTable', () => {
     expect(t.demoteContext(0, 5)).toEqual([same[1]]);
     expect(t.finishDemotion(same[1]!, 2)).toBe(true);
     expect(t.demoteContext(0, 5)).toEqual([]);
+    expect(t.heldEntries().sort()).toEqual([...other].sort());
   });
 
   it('gives each key one holder when four threads race for the same 48 keys', async () => {

@@ -225,6 +225,16 @@ export class ClaimTable {
     return out;
   }
 
+  /** The entries some thread still holds (CLAIMED or DEMOTING): what MPI.finalize waits for. */
+  heldEntries(): number[] {
+    const out: number[] = [];
+    for (let i = 0; i < CLAIM_ENTRIES; i++) {
+      const st = claimState(Atomics.load(this.#w, this.#entries + i * E.WORDS + E.STATE));
+      if (st === CLAIM_STATE.CLAIMED || st === CLAIM_STATE.DEMOTING) out.push(i);
+    }
+    return out;
+  }
+
   /** The key of a taken entry: [local endpoint, context id, tag]. */
   key(entry: number): [number, number, number] {
     const at = this.#entries + this.#check(entry) * E.WORDS;
