@@ -874,13 +874,20 @@ export class Device {
     this.#deferredCount++;
     const claims = this.#claims!;
     this.#deferred = this.#deferred.then(async () => {
-      let pending: number[] | null = wait;
-      while (pending !== null) {
-        for (const e of pending) await claims.generalAfter(e);
-        // Asked again: a claim taken meanwhile (another tag of the context) may need ending too.
-        pending = this.#destroyed ? null : this.#placeClaimRecv(r, slot, endpoint, ctx, src, tag);
+      try {
+        let pending: number[] | null = wait;
+        while (pending !== null) {
+          for (const e of pending) await claims.generalAfter(e);
+          // Asked again: a claim taken meanwhile (another tag of the context) may need ending too.
+          pending = this.#destroyed ? null : this.#placeClaimRecv(r, slot, endpoint, ctx, src, tag);
+        }
+      } catch (err) {
+        // The receive fails alone; the thread's later receives still go on.
+        r.error = err instanceof MPIError ? err : mpiError(ERR_OTHER, r.call, `posting a receive that waited for a receive claim failed: ${String(err)}`);
+        if (!r.done) this.#complete(r);
+      } finally {
+        this.#deferredCount--;
       }
-      this.#deferredCount--;
     });
   }
 
