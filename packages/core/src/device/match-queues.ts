@@ -311,8 +311,12 @@ export class MatchQueues {
       if (owner >= 0) {
         // Its place among this source's arrivals: a demotion merges it back there (demoteInto).
         w[mb + SLOT.ARRIVAL] = Atomics.add(q, H.ARRIVAL, 1);
-        claims.handOff(msg, owner);
-        this.#unlockSource(src);
+        try {
+          claims.handOff(msg, owner);
+        } finally {
+          // A hand-off that throws (the holder's ring closed: its thread is gone) must not keep the lock.
+          this.#unlockSource(src);
+        }
         return HANDED_OFF;
       }
     }
