@@ -991,19 +991,30 @@ export class Device {
     const ring = this.#completionRing!;
     const w = this.#w;
     const later: number[] = [];
+    /** [receive slot, message slot] pairs the drain matched: delivered once the locks are released */
+    const matched: [number, number][] = [];
     this.shared.queues[lane.local]!.demoteInto(() => {
       const drained: number[] = [];
       this.#bridge.drainCompletions(ring, (offset) => drained.push(ring.words[offset >>> 2]!));
       for (const s of drained) {
         const b = s * SLOT_WORDS;
-        if (this.#reqs[s] === undefined && claims.find(w[b + SLOT.ENDPOINT]! - this.firstEndpoint, w[b + SLOT.CTX]!, w[b + SLOT.TAG]!) === entry) lane.unexpected.push(s);
-        else later.push(s);
+        if (this.#reqs[s] !== undefined || claims.find(w[b + SLOT.ENDPOINT]! - this.firstEndpoint, w[b + SLOT.CTX]!, w[b + SLOT.TAG]!) !== entry) {
+          later.push(s);
+          continue;
+        }
+        // A hand-off not yet served meets the lane's posted receives first, as #claimArrival would
+        // (moved unmatched, the two would wait in the shared queues for each other for ever).
+        const src = w[b + SLOT.SRC]!;
+        const i = lane.posted.findIndex((recv) => w[recv * SLOT_WORDS + SLOT.SRC] === src);
+        if (i >= 0) matched.push([lane.posted.splice(i, 1)[0]!, s]);
+        else lane.unexpected.push(s);
       }
       return { posted: lane.posted, unexpected: lane.unexpected };
     }, () => {
       claims.finishDemotion(entry, this.#me);
     });
     this.#claimLanes.delete(entry);
+    for (const [recv, msg] of matched) this.#receiveMessage(recv, msg);
     for (const s of later) this.#onCompletionSlot(s);
   }
 
