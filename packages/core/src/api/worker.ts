@@ -9,8 +9,7 @@
 import { Worker as NodeWorker, type WorkerOptions } from 'node:worker_threads';
 import { ERR_OTHER, ERR_PROC_FAILED, mpiError, workerArgs } from '../util/index.ts';
 import { runtime, BOOT_KEY, clearSlot, markStarting, type WorkerBoot } from '../runtime/index.ts';
-import { MAX_THREADS } from '../device/index.ts';
-import { CLAIM_STATE } from '../device/claim-table.ts';
+import { CLAIM_STATE, MAX_THREADS } from '../device/index.ts';
 import { dehydrate } from './revive.ts';
 
 function bootFor(options: WorkerOptions | undefined): WorkerBoot {
