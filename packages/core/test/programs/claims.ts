@@ -118,6 +118,9 @@ if (!isMainThread) {
     equal(await ctl.recv(1, 0), 'done', 'handshake');
   } else {
     const a = new MPI.Worker(url, { workerData: { role: 'A', trigger } });
+    // Listened for from the start: a worker's last message and its 'exit' can be emitted in one
+    // turn (Node drains the port at exit), and a listener added after the message would miss it.
+    const aExit = once(a, 'exit');
     const fromA = (): Promise<string> => once(a, 'message').then(([m]) => m as string);
     equal(await fromA(), 'posted', 'handshake');
     await ctl.send('go', 0, 0);
@@ -125,17 +128,18 @@ if (!isMainThread) {
     a.postMessage('all arrived');
     if (trigger === 'thread' || trigger === 'iprobe' || trigger === 'exit') {
       equal(await fromA(), 'K done', 'handshake');
-      if (trigger === 'exit') await once(a, 'exit');
+      if (trigger === 'exit') await aExit;
       const b = new MPI.Worker(url, { workerData: { role: 'B', trigger } });
+      const bExit = once(b, 'exit');
       equal((await once(b, 'message'))[0], 'B done', 'handshake');
-      await once(b, 'exit');
+      await bExit;
       if (trigger !== 'exit') a.postMessage('B done');
     }
     if (trigger === 'finalize') {
       equal(await fromA(), 'received all', 'handshake');
     } else if (trigger !== 'exit') {
       equal(await fromA(), 'A done', 'handshake');
-      await once(a, 'exit');
+      await aExit;
     }
     await ctl.send('done', 0, 0);
     if (trigger === 'finalize') {
@@ -143,7 +147,7 @@ if (!isMainThread) {
       await world.barrier();
       await MPI.finalize();
       a.postMessage('bye');
-      await once(a, 'exit');
+      await aExit;
       console.log(`claims OK (${trigger}, receiveClaims ${setting})`);
       process.exit(0);
     }
