@@ -5,7 +5,7 @@
 import { describe, it } from 'vitest';
 import { linesWith, program, runJob } from './run-job.ts';
 
-const TRIGGERS = ['thread', 'anytag', 'anysource', 'probe', 'iprobe', 'object', 'exit', 'finalize'];
+const TRIGGERS = ['thread', 'anytag', 'anysource', 'probe', 'iprobe', 'object', 'exit', 'finalize', 'ring'];
 
 async function expectOk(trigger: string, claims: string, progress: string): Promise<void> {
   const r = await runJob(2, program('claims.ts'), { flags: ['--progress', progress], args: [trigger], env: { TSMPI_RECEIVE_CLAIMS: claims }, killAfterMs: 120_000 });
@@ -19,11 +19,11 @@ describe('receive claims', () => {
     await expectOk(trigger, 'on', 'threads');
   });
 
-  it.each(['thread', 'anytag', 'exit'])('give a claim up in order on %s (receiveClaims on, progress inline)', async (trigger) => {
+  it.each(['thread', 'anytag', 'exit', 'ring'])('give a claim up in order on %s (receiveClaims on, progress inline)', async (trigger) => {
     await expectOk(trigger, 'on', 'inline');
   });
 
-  it.each(['thread', 'anytag', 'probe', 'finalize'])('the same program passes on %s with receiveClaims off', async (trigger) => {
+  it.each(['thread', 'anytag', 'probe', 'finalize', 'ring'])('the same program passes on %s with receiveClaims off', async (trigger) => {
     await expectOk(trigger, 'off', 'threads');
   });
 });

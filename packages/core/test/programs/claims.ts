@@ -11,6 +11,12 @@
 //   object     A receives an object (another datatype than its claim's byte view)
 //   exit       A ends holding the claim; B, started after, receives the rest
 //   finalize   A receives everything and is still alive, holding its claim, at MPI.finalize
+//   ring       (2 messages) the holder computes: A posts one receive in its lane and computes;
+//              B's receive of the key asks A to give the claim up and rank 0 sends both messages
+//              while A computes, so both are handed to A's completion ring while its bell waits.
+//              A gets message 0, B message 1. (A serves its ring before its bell: the demotion
+//              finds message 1 in the lane and no posted receive, so this does not reach the
+//              path where a drained hand-off meets a posted receive in the demotion itself)
 // Run with 2 processes, threadLevel multiple, TSMPI_RECEIVE_CLAIMS=on or off (the same program
 // passes both ways; with on it also checks that A held the claim and gave it up).
 import { once } from 'node:events';
@@ -19,7 +25,7 @@ import * as MPI from '@tsmpi/core';
 import { runtime } from '../../src/runtime/index.ts';
 import { check, equal } from './check.ts';
 
-const TRIGGERS = ['thread', 'anytag', 'anysource', 'probe', 'iprobe', 'object', 'exit', 'finalize'] as const;
+const TRIGGERS = ['thread', 'anytag', 'anysource', 'probe', 'iprobe', 'object', 'exit', 'finalize', 'ring'] as const;
 type Trigger = (typeof TRIGGERS)[number];
 /** Messages rank 0 sends, value = sequence number; A takes the first K before the trigger; B takes M in 'thread'. */
 const N = 40;
@@ -42,11 +48,36 @@ async function receiveRun(from: number, count: number, trigger: Trigger, source 
   }
 }
 
+/** A's computation in 'ring': until the main thread sets the flag (every message handed off), or 60 s (a failure). */
+function computeUntil(flag: Int32Array): void {
+  const giveUp = Date.now() + 60_000;
+  while (Atomics.load(flag, 0) === 0) check(Date.now() < giveUp, 'A: the main thread never said the messages had arrived');
+}
+
 if (!isMainThread) {
-  const { role, trigger } = MPI.workerData as { role: 'A' | 'B'; trigger: Trigger };
+  const { role, trigger, flag } = MPI.workerData as { role: 'A' | 'B'; trigger: Trigger; flag?: Int32Array };
   const port = parentPort!;
   const next = async (): Promise<string> => (await once(port, 'message'))[0] as string;
-  if (role === 'A') {
+  if (trigger === 'ring') {
+    const b = new Uint8Array(1);
+    const r = world.Irecv(b, 0, 1);
+    if (role === 'A') {
+      equal(claimsHeld(), claimsOn() ? 1 : 0, 'A holds the claim of tag 1 after its receive');
+      port.postMessage('posted');
+      // Away from the event loop: B's request rings the bell, then the engine hands both messages
+      // to A's completion ring.
+      computeUntil(flag!);
+      await r.wait();
+      equal(b[0], 0, 'A: message 0');
+      equal(claimsHeld(), 0, 'A gave its claim up to B');
+    } else {
+      // Irecv has asked A to give the claim up before it returns.
+      port.postMessage('asked');
+      await r.wait();
+      equal(b[0], 1, 'B: message 1');
+    }
+    port.postMessage(`${role} done`);
+  } else if (role === 'A') {
     const first = new Uint8Array(1);
     const r0 = world.Irecv(first, 0, 1);
     equal(claimsHeld(), claimsOn() ? 1 : 0, 'A holds the claim of tag 1 after its first receive');
@@ -111,11 +142,29 @@ if (!isMainThread) {
   if (world.rank === 0) {
     equal(await ctl.recv(1, 0), 'go', 'handshake');
     // Runs ahead: every message before the receiver takes any but the first.
-    const reqs = Array.from({ length: N }, (_, i) => world.Isend(Uint8Array.of(i), 1, tagOf(trigger, i)));
+    const reqs = Array.from({ length: trigger === 'ring' ? 2 : N }, (_, i) => world.Isend(Uint8Array.of(i), 1, tagOf(trigger, i)));
     await MPI.Request.waitall(reqs);
     // On the same connection after them: once it is read, every message above has arrived.
     await ctl.send('all sent', 1, 0);
     equal(await ctl.recv(1, 0), 'done', 'handshake');
+  } else if (trigger === 'ring') {
+    const flag = new Int32Array(new SharedArrayBuffer(4));
+    const a = new MPI.Worker(url, { workerData: { role: 'A', trigger, flag } });
+    const aExit = once(a, 'exit');
+    equal((await once(a, 'message'))[0], 'posted', 'handshake');
+    const aDone = once(a, 'message');
+    const b = new MPI.Worker(url, { workerData: { role: 'B', trigger } });
+    const bExit = once(b, 'exit');
+    equal((await once(b, 'message'))[0], 'asked', 'handshake');
+    const bDone = once(b, 'message');
+    await ctl.send('go', 0, 0);
+    // On the connection after both messages: once it is read, both were handed to A's ring.
+    equal(await ctl.recv(0, 0), 'all sent', 'handshake');
+    Atomics.store(flag, 0, 1);
+    equal((await bDone)[0], 'B done', 'handshake');
+    equal((await aDone)[0], 'A done', 'handshake');
+    await Promise.all([aExit, bExit]);
+    await ctl.send('done', 0, 0);
   } else {
     const a = new MPI.Worker(url, { workerData: { role: 'A', trigger } });
     // Listened for from the start: a worker's last message and its 'exit' can be emitted in one
