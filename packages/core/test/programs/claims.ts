@@ -168,7 +168,8 @@ if (!isMainThread) {
   } else {
     const a = new MPI.Worker(url, { workerData: { role: 'A', trigger } });
     // Listened for from the start: a worker's last message and its 'exit' can be emitted in one
-    // turn (Node drains the port at exit), and a listener added after the message would miss it.
+    // turn when this thread is busy as the worker ends, and a listener added after the message
+    // would miss the exit.
     const aExit = once(a, 'exit');
     const fromA = (): Promise<string> => once(a, 'message').then(([m]) => m as string);
     equal(await fromA(), 'posted', 'handshake');

@@ -21,8 +21,8 @@ if (world.rank === 0) {
   const flag = new Int32Array(new SharedArrayBuffer(4));
   const computing = new MPI.Worker(url, { workerData: { role: 'compute', flag, giveUpMs } });
   const computed = once(computing, 'message');
-  // From the start: its last message and its 'exit' can be emitted in one turn (Node drains the
-  // port at exit), and a listener added after the message would miss the exit.
+  // From the start: its last message and its 'exit' can be emitted in one turn when this thread
+  // is busy as the worker ends, and a listener added after the message would miss the exit.
   const computingExit = once(computing, 'exit');
   const exiting = new MPI.Worker(url, { workerData: { role: 'exit' } });
   await once(exiting, 'exit');
