@@ -97,6 +97,8 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     blockedSlotBytes: BLOCKED_SLOT_WORDS * 4,
     // The route table exists only where a reader may serve (docs/adr/0019); the default allocates nothing.
     endpointReaders: receivePlan.path === 'thread',
+    // Claims only matter where worker threads receive (docs/adr/0023); off allocates nothing.
+    receiveClaims: settings.receiveClaims === 'on',
   });
   const allChannels = Array.from({ length: settings.channels }, (_, c) => c);
   const useEngines = progress !== 'inline' && size > 1;
@@ -308,6 +310,8 @@ async function initWorkerThread(boot: WorkerBoot): Promise<ThreadLevel> {
   // readers end with a FIN each, and the endpoint it reads is handed back (both keep the loop alive
   // until done; the next beforeExit finds nothing to do).
   if (readerSocketName !== null) process.on('beforeExit', () => void device.leaveAll('the thread is ending'));
+  // Receive claims (docs/adr/0023) end with their thread: its lanes go back to the shared queues.
+  if (shared.claims !== null) process.on('beforeExit', () => device.handBackClaims());
   const policy = pollPolicy({ localSize: boot.job?.localSize ?? 1, cores: os.availableParallelism(), spinTurns: settings.waitSpinTurns });
   waitPoll.configure({ ...waitPollOptions(settings, size, log, device, false), spinTurns: policy.spinTurns });
   attachPredefinedComms(boot.predefined, size, settings.endpoints, device.firstEndpoint, boot.endpoint);
@@ -333,6 +337,7 @@ export async function finalize(): Promise<void> {
   const rt = runtime('finalize');
   if (!isMainThread) throw mpiError(ERR_OTHER, 'finalize', 'worker threads never call MPI.finalize(): the main thread does, after the workers are done');
   await readersHandBack(rt.device);
+  await claimsHandBack(rt.device);
   await COMM_WORLD.barrier();
   // The finalize-time collection (papers/refcount-gc.txt §V.B): whatever only the collector still holds goes.
   rt.device.lifetime.collect();
@@ -361,6 +366,20 @@ async function readersHandBack(device: Device): Promise<void> {
   if (routes === null) return;
   routes.beginFinalize();
   while (routes.readerCount() > 0) await sleep(5);
+}
+
+/**
+ * docs/adr/0023: every receive claim of this process ends before finalize's barrier (its thread
+ * moves its lane into the shared queues when it next runs; a thread that has ended did so at its
+ * end). A claiming thread that computes delays finalize, as a reader does.
+ */
+async function claimsHandBack(device: Device): Promise<void> {
+  const claims = device.shared.claims;
+  if (claims === null) return;
+  for (let held = claims.heldEntries(); held.length > 0; held = claims.heldEntries()) {
+    for (const e of held) claims.requestDemotion(e);
+    await sleep(5);
+  }
 }
 
 /**

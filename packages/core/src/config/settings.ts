@@ -96,6 +96,12 @@ export const SETTINGS: readonly SettingRow[] = [
     doc: "send: Isend of a plain byte view (a Uint8Array or Buffer) on a predefined communicator to a rank of another process, eager and on a channel the calling thread hosts, skip the device's request bookkeeping and write the frame's header bytes straight into the channel's batch (the lean send of docs/adr/0020-lean-common-path.md). on: send, and in a process whose only MPI thread is the main thread (threadLevel single or funneled, progress inline, one endpoint) receives into a plain byte view from a rank of another process, and plain eager arrivals, match in per-context lanes instead of the shared queues; ANY_SOURCE, a probe, a synchronous, rendezvous or object-form message on the context move its lane into the shared queues in order, and the context stays on the general path. The collectives of a predefined communicator send and receive their messages on the same paths (docs/adr/0022-small-collectives-lean.md). Anything else takes the general path, as with off. on is the default; off keeps every message on the general path",
   },
   {
+    name: 'receiveClaims', env: 'TSMPI_RECEIVE_CLAIMS', flag: null, kind: oneOf('off', 'on'),
+    // Step 1 of docs/adr/0023 (proposed): the claims' correctness; off until step 2's route is built and measured.
+    defaultValue: () => 'off', level: 'tuning',
+    doc: "on: in a process with worker threads, a worker thread's receive into a byte view with a named source and tag on (communicator, tag) that no other thread holds claims it (docs/adr/0023-receive-claims.md, step 1): later messages of that (communicator, tag) to the thread's endpoint are handed to the thread and matched there, in its own lane. Another thread's receive of the same (communicator, tag), ANY_TAG or ANY_SOURCE or a probe on the communicator, or an object receive gives the claim up for good (its messages go back to the shared queues in order) before that call proceeds, which waits for the claiming thread to run; the thread's end and MPI.finalize give claims up too. At most 64 claims per process. Step 1 only: messages are still read by the channel's engine, so this changes no rate yet; experimental: docs/adr/0023-receive-claims.md records a hang found and fixed late, not yet re-verified by the full thread tests. off (the default): no claims",
+  },
+  {
     name: 'warmup', env: 'TSMPI_WARMUP', flag: '--warmup', kind: int(0, 1_000_000),
     // Off: measured, 3,000 turns cost about 150 ms of CPU in init and did not make the first 1,000 iterations cheaper (docs/adr/0016).
     defaultValue: () => 0, level: 'tuning',
@@ -167,6 +173,7 @@ export type Settings = {
   readonly tierUpBudget: number;
   readonly leanWarmup: number;
   readonly lean: 'off' | 'send' | 'on';
+  readonly receiveClaims: 'off' | 'on';
   readonly eagerLimit: number;
   readonly endpoints: number;
   readonly logLevel: 'silent' | 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';

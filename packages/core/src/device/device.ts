@@ -38,7 +38,7 @@
 import { Packr } from 'msgpackr';
 import { FRAME_FLAG, FRAME_KIND, channelOf, newFrameHeader, type FrameHeader, type ReaderSocketName, type Transport, type TransportError, type TransportFactory } from '../transport/index.ts';
 import type { PayloadPool, Ring } from '../shm/index.ts';
-import { ANY, ERR_PROC_FAILED, ERR_TRUNCATE, ERR_NO_MEM, MPIError, mpiError } from '../util/index.ts';
+import { ANY, ERR_OTHER, ERR_PROC_FAILED, ERR_TRUNCATE, ERR_NO_MEM, MPIError, mpiError } from '../util/index.ts';
 import type { Logger } from '../log/index.ts';
 import { DevRequest, REQ_KIND } from './dev-request.ts';
 import { FLAG, KIND, NIL, SLOT, SLOT_WORDS, STATE, SlotPool } from './request-table.ts';
@@ -51,6 +51,8 @@ import { RouteIntakes, isRouteTagged, routeTag, tagEpoch, tagThread } from './ro
 import { PATH_READER, RouteSender, type SendStep } from './route-sender.ts';
 import { UnexpectedPayloads } from './unexpected-payloads.ts';
 import { ReceiveLanes, type Lane } from './receive-lanes.ts';
+import { CLAIM_STATE, claimOwner, claimState, type ClaimTable } from './claim-table.ts';
+import { HANDED_OFF } from './match-queues.ts';
 
 
 export interface DeviceOptions {
@@ -132,6 +134,26 @@ interface ReaderPath {
  */
 export const ROUTE_CONTROL = { OPEN: 1, CLOSE: 2, CLOSED: 3, MARK: 4 } as const;
 
+/**
+ * A receive claim this thread holds (docs/adr/0023, receiveClaims on): its local endpoint, its
+ * lane's posted receive slots in posting order and the message slots handed to it that no receive
+ * took yet, in arrival order. Only this thread touches it.
+ */
+interface ClaimLane {
+  readonly local: number;
+  readonly posted: number[];
+  readonly unexpected: number[];
+}
+
+/** The thread that holds (local endpoint, ctx, tag), CLAIMED or being given up; -1 for none. */
+function claimHolder(claims: ClaimTable, local: number, ctx: number, tag: number): number {
+  const e = claims.find(local, ctx, tag);
+  if (e < 0) return -1;
+  const w = claims.word(e);
+  const st = claimState(w);
+  return st === CLAIM_STATE.CLAIMED || st === CLAIM_STATE.DEMOTING ? claimOwner(w) : -1;
+}
+
 /** Channels a thread sends on directly, and every process's listening address for them. */
 export interface DirectRoute {
   readonly channels: readonly number[];
@@ -183,6 +205,16 @@ export class Device {
   readonly #bridge: ThreadBridge;
   /** the lean path's matching state (receive-lanes.ts); null: every receive takes the shared queues */
   readonly #lanes: ReceiveLanes | null;
+  /** receive claims (docs/adr/0023): the process's claim table, or null (receiveClaims off, or one thread) */
+  readonly #claims: ClaimTable | null;
+  /** this thread may take claims: a worker thread (not the main thread, not an engine) */
+  readonly #claimer: boolean;
+  /** the claims this thread holds, by claim-table entry */
+  readonly #claimLanes = new Map<number, ClaimLane>();
+  #bellWatching = false;
+  /** this thread's receives waiting for claims to end, chained so that they are posted in the order they were made */
+  #deferred: Promise<void> = Promise.resolve();
+  #deferredCount = 0;
   /** the endpoint this thread reads (readEndpoint), or null */
   #reading: EndpointReading | null = null;
   /** readings handed back whose senders have not all left yet, by endpoint (handBack) */
@@ -235,6 +267,16 @@ export class Device {
     if (this.#mt && opts.threadId >= 0) this.#completionRing = shared.completion(opts.threadId);
     this.#eagerInjectLimit = this.#mt ? Math.min(opts.eagerLimit, this.#bridge.maxInjectBytes) : opts.eagerLimit;
     this.#lanes = opts.lanes === true && !this.#mt && opts.endpointsPerProcess === 1 ? new ReceiveLanes() : null;
+    this.#claims = shared.claims;
+    this.#claimer = shared.claims !== null && opts.threadId > 0;
+    const claims = shared.claims;
+    if (claims !== null) {
+      // Every thread that arrives messages hands those of a claimed key to the holder's completion ring.
+      shared.queues.forEach((q, local) => q.setClaimHook({
+        holder: (ctx, tag) => claimHolder(claims, local, ctx, tag),
+        handOff: (msg, owner) => this.#bridge.complete(owner, msg),
+      }));
+    }
     const routes = shared.routes;
     if (routes !== null) {
       this.#intakes = new RouteIntakes(routes, this.firstEndpoint, this.#arriveFrame, this.#onMarkConsumed);
@@ -825,6 +867,10 @@ export class Device {
    */
   postRecv(r: DevRequest, endpoint: number, ctx: number, srcEndpoint: number, tag: number): void {
     if (this.#lanes !== null) this.#generalTouch(ctx, srcEndpoint);
+    if (this.#claims !== null) {
+      this.#claimRecv(r, this.#ownSlot(r, KIND.RECV), endpoint, ctx, srcEndpoint, tag);
+      return;
+    }
     this.#postSlot(r, this.#ownSlot(r, KIND.RECV), endpoint, ctx, srcEndpoint, tag);
   }
 
@@ -839,6 +885,195 @@ export class Device {
     w[b + SLOT.LENGTH] = r.buf === null ? -1 : r.buf.length;
     const msg = this.shared.queues[endpoint - this.firstEndpoint]!.postRecv(slot);
     if (msg !== NIL) this.#receiveMessage(slot, msg);
+  }
+
+  // --- receive claims (docs/adr/0023, step 1) ---------------------------------------
+
+  /**
+   * Receive r, which owns `slot`, where claims exist: in this thread's lane when it holds the key
+   * (or claims it now), else in the shared queues once no claim that its pattern could meet is
+   * held (another thread's claim of the key, any claim of the context for ANY_TAG or ANY_SOURCE,
+   * this thread's own claim for an object receive): those are asked to end and r waits, behind
+   * this thread's earlier waiting receives.
+   */
+  #claimRecv(r: DevRequest, slot: number, endpoint: number, ctx: number, src: number, tag: number): void {
+    const wait = this.#deferredCount > 0 ? [] : this.#placeClaimRecv(r, slot, endpoint, ctx, src, tag);
+    if (wait === null) return;
+    this.#deferredCount++;
+    const claims = this.#claims!;
+    this.#deferred = this.#deferred.then(async () => {
+      try {
+        let pending: number[] | null = wait;
+        while (pending !== null) {
+          for (const e of pending) await claims.generalAfter(e);
+          // Asked again: a claim taken meanwhile (another tag of the context) may need ending too.
+          pending = this.#destroyed ? null : this.#placeClaimRecv(r, slot, endpoint, ctx, src, tag);
+        }
+      } catch (err) {
+        // The receive fails alone; the thread's later receives still go on.
+        r.error = err instanceof MPIError ? err : mpiError(ERR_OTHER, r.call, `posting a receive that waited for a receive claim failed: ${String(err)}`);
+        if (!r.done) this.#complete(r);
+      } finally {
+        this.#deferredCount--;
+      }
+    });
+  }
+
+  /** Posts r (owning `slot`) in a lane or the shared queues and returns null; or returns the claims it must wait for, having asked them to end. */
+  #placeClaimRecv(r: DevRequest, slot: number, endpoint: number, ctx: number, src: number, tag: number): number[] | null {
+    const claims = this.#claims!;
+    const local = endpoint - this.firstEndpoint;
+    if (src === ANY || tag === ANY) {
+      const wait = claims.demoteContext(local, ctx);
+      if (wait.length > 0) return wait;
+      this.#postSlot(r, slot, endpoint, ctx, src, tag);
+      return null;
+    }
+    const byteView = !r.objectMode && r.buf !== null;
+    let e = claims.find(local, ctx, tag);
+    if (e < 0 && this.#claimer && byteView) {
+      let held = false;
+      this.shared.queues[local]!.claimIfClear(ctx, tag, () => {
+        const c = claims.claim(local, ctx, tag, this.#me);
+        e = c.entry;
+        held = c.held;
+        return held;
+      });
+      if (held) {
+        this.#claimLanes.set(e, { local, posted: [], unexpected: [] });
+        this.#watchBell();
+      }
+    }
+    if (e >= 0) {
+      const w = claims.word(e);
+      const st = claimState(w);
+      if (st === CLAIM_STATE.CLAIMED && claimOwner(w) === this.#me && byteView) {
+        this.#laneRecv(r, slot, e, endpoint, ctx, src, tag);
+        return null;
+      }
+      if (st !== CLAIM_STATE.GENERAL) {
+        claims.requestDemotion(e);
+        return [e];
+      }
+    }
+    this.#postSlot(r, slot, endpoint, ctx, src, tag);
+    return null;
+  }
+
+  /** Receive r (owning `slot`, from named source `src`) in the lane of claim `entry`, which this thread holds. */
+  #laneRecv(r: DevRequest, slot: number, entry: number, endpoint: number, ctx: number, src: number, tag: number): void {
+    const w = this.#w;
+    const b = slot * SLOT_WORDS;
+    w[b + SLOT.CTX] = ctx;
+    w[b + SLOT.SRC] = src;
+    w[b + SLOT.TAG] = tag;
+    w[b + SLOT.ENDPOINT] = endpoint;
+    w[b + SLOT.LENGTH] = r.buf === null ? -1 : r.buf.length;
+    const lane = this.#claimLanes.get(entry)!;
+    const u = lane.unexpected;
+    for (let i = 0; i < u.length; i++) {
+      const m = u[i]!;
+      if (w[m * SLOT_WORDS + SLOT.SRC] === src) {
+        u.splice(i, 1);
+        this.#receiveMessage(slot, m);
+        return;
+      }
+    }
+    lane.posted.push(slot);
+  }
+
+  /** A message slot another thread handed to this thread's claim (its completion ring): matched in the claim's lane, or kept there. */
+  #claimArrival(msg: number): void {
+    const w = this.#w;
+    const b = msg * SLOT_WORDS;
+    const local = w[b + SLOT.ENDPOINT]! - this.firstEndpoint;
+    const e = this.#claims!.find(local, w[b + SLOT.CTX]!, w[b + SLOT.TAG]!);
+    const lane = this.#claimLanes.get(e);
+    if (lane === undefined) {
+      // A demotion takes every hand-off of its claim under every lock (#giveUp): none can come later.
+      this.#fatal(mpiError(ERR_OTHER, 'progress', `a message for receive claim ${e} reached thread ${this.#me}, which does not hold it (an internal error)`), null);
+      return;
+    }
+    const src = w[b + SLOT.SRC]!;
+    const p = lane.posted;
+    for (let i = 0; i < p.length; i++) {
+      const recv = p[i]!;
+      if (w[recv * SLOT_WORDS + SLOT.SRC] === src) {
+        p.splice(i, 1);
+        this.#receiveMessage(recv, msg);
+        return;
+      }
+    }
+    lane.unexpected.push(msg);
+  }
+
+  /**
+   * Gives up claim `entry`, which this thread holds: under every lock of its endpoint's queues,
+   * takes in what was handed to it (this thread's completion ring), moves its lane into the shared
+   * queues (docs/adr/0023) and ends it. Other completions drained meanwhile are served after.
+   */
+  #giveUp(entry: number): void {
+    const lane = this.#claimLanes.get(entry);
+    if (lane === undefined) return;
+    const claims = this.#claims!;
+    const ring = this.#completionRing!;
+    const w = this.#w;
+    const later: number[] = [];
+    /** [receive slot, message slot] pairs the drain matched: delivered once the locks are released */
+    const matched: [number, number][] = [];
+    this.shared.queues[lane.local]!.demoteInto(() => {
+      const drained: number[] = [];
+      this.#bridge.drainCompletions(ring, (offset) => drained.push(ring.words[offset >>> 2]!));
+      for (const s of drained) {
+        const b = s * SLOT_WORDS;
+        if (this.#reqs[s] !== undefined || claims.find(w[b + SLOT.ENDPOINT]! - this.firstEndpoint, w[b + SLOT.CTX]!, w[b + SLOT.TAG]!) !== entry) {
+          later.push(s);
+          continue;
+        }
+        // A hand-off not yet served meets the lane's posted receives first, as #claimArrival would
+        // (moved unmatched, the two would wait in the shared queues for each other for ever).
+        const src = w[b + SLOT.SRC]!;
+        const i = lane.posted.findIndex((recv) => w[recv * SLOT_WORDS + SLOT.SRC] === src);
+        if (i >= 0) matched.push([lane.posted.splice(i, 1)[0]!, s]);
+        else lane.unexpected.push(s);
+      }
+      return { posted: lane.posted, unexpected: lane.unexpected };
+    }, () => {
+      claims.finishDemotion(entry, this.#me);
+    });
+    this.#claimLanes.delete(entry);
+    for (const [recv, msg] of matched) this.#receiveMessage(recv, msg);
+    for (const s of later) this.#onCompletionSlot(s);
+  }
+
+  /** Answers this thread's bell: every claim another thread asked it to end is given up (one wait per ring, no event-loop hold). */
+  #watchBell(): void {
+    if (this.#bellWatching) return;
+    this.#bellWatching = true;
+    const claims = this.#claims!;
+    const me = this.#me;
+    const turn = (): void => {
+      if (this.#destroyed) return;
+      const seen = claims.bell(me);
+      for (const e of claims.entriesOf(me, CLAIM_STATE.DEMOTING)) this.#giveUp(e);
+      void claims.bellAfter(me, seen).then(turn);
+    };
+    turn();
+  }
+
+  /** The thread is ending (or the process finalizes): every claim it holds is given up (docs/adr/0023). */
+  handBackClaims(): void {
+    for (const e of [...this.#claimLanes.keys()]) this.#giveUp(e);
+  }
+
+  /** Diagnostics (tests): receive claims this thread holds. */
+  get claimsHeld(): number {
+    return this.#claimLanes.size;
+  }
+
+  /** A probe (any thread) on `ctx` of `endpoint`: claims of the context are asked to end, so that what they hold becomes visible. */
+  #probeTouch(endpoint: number, ctx: number): void {
+    this.#claims!.demoteContext(endpoint - this.firstEndpoint, ctx);
   }
 
   /**
@@ -1197,6 +1432,7 @@ export class Device {
   /** Non-destructive look at the first message a receive (ctx, src, tag) on `endpoint` would match. */
   probe(endpoint: number, ctx: number, srcEndpoint: number, tag: number): ProbeInfo | null {
     if (this.#lanes !== null) this.#generalTouch(ctx, srcEndpoint);
+    if (this.#claims !== null) this.#probeTouch(endpoint, ctx);
     const m = this.shared.queues[endpoint - this.firstEndpoint]!.probe(ctx, srcEndpoint, tag);
     return m === NIL ? null : this.#messageInfo(m);
   }
@@ -1204,6 +1440,7 @@ export class Device {
   /** Matched probe: removes the message from matching and returns its slot. */
   mprobe(endpoint: number, ctx: number, srcEndpoint: number, tag: number): { slot: number; info: ProbeInfo } | null {
     if (this.#lanes !== null) this.#generalTouch(ctx, srcEndpoint);
+    if (this.#claims !== null) this.#probeTouch(endpoint, ctx);
     const m = this.shared.queues[endpoint - this.firstEndpoint]!.takeMatching(ctx, srcEndpoint, tag);
     if (m === NIL) return null;
     this.#w[m * SLOT_WORDS + SLOT.KIND] = KIND.MATCHED_MESSAGE;
@@ -1250,6 +1487,18 @@ export class Device {
       r.tag = ANY;
       this.#laneDone(r);
       return true;
+    }
+    if (this.#claims !== null) {
+      for (const lane of this.#claimLanes.values()) {
+        const i = lane.posted.indexOf(r.slot);
+        if (i < 0) continue;
+        lane.posted.splice(i, 1);
+        r.cancelled = true;
+        r.sourceEndpoint = ANY;
+        r.tag = ANY;
+        this.#complete(r);
+        return true;
+      }
     }
     const ep = this.#w[r.slot * SLOT_WORDS + SLOT.ENDPOINT]!;
     if (!this.shared.queues[ep - this.firstEndpoint]!.cancelRecv(r.slot)) return false;
@@ -1399,10 +1648,15 @@ export class Device {
   readonly #isActive = (): boolean => this.#active > 0;
 
   readonly #onCompletionRecord = (offset: number): void => {
-    const slot = this.#completionRing!.words[offset >>> 2]!;
+    this.#onCompletionSlot(this.#completionRing!.words[offset >>> 2]!);
+  };
+
+  /** A slot from this thread's completion ring: its request completed elsewhere, or (claims) a message handed to its lane. */
+  #onCompletionSlot(slot: number): void {
     const r = this.#reqs[slot];
     if (r !== undefined) this.#completeFromSlot(r, slot);
-  };
+    else if (this.#claims !== null) this.#claimArrival(slot);
+  }
 
   /** Completes this thread's request r from what another thread left in its slot. */
   #completeFromSlot(r: DevRequest, slot: number): void {
@@ -1518,6 +1772,8 @@ export class Device {
     if (!rndv && len > 0) this.#keep(msg, payload);
     const recv = queues.arrive(msg);
     if (recv !== NIL) {
+      // A claim's holder took it (receive claims, docs/adr/0023): its thread matches it.
+      if (recv === HANDED_OFF) return;
       this.#deliverMatched(recv, msg, payload);
       this.#unexpected.drop(msg);
       this.pool.free(msg);

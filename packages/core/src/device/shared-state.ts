@@ -17,6 +17,8 @@
  *                      the next thread with the same id inherits
  *   routes             endpoint readers and the routes to them (route-table.ts, docs/adr/0019),
  *                      only in a process whose layout asks for endpoint readers
+ *   claims             receive claims (claim-table.ts, docs/adr/0023), only in a multithreaded
+ *                      process whose layout asks for them (receiveClaims on)
  */
 import { PayloadPool, Ring } from '../shm/index.ts';
 import { waitAsync } from '../util/index.ts';
@@ -25,6 +27,7 @@ import { ObjectTable, type ObjectTableBuffers } from './object-table.ts';
 import { RequestTable, SlotPool } from './request-table.ts';
 import { allocateLifetimeBuffers, type LifetimeBuffers } from './lifetime.ts';
 import { RouteTable, type RouteTableLayout } from './route-table.ts';
+import { ClaimTable } from './claim-table.ts';
 
 /** Threads (main, workers) that may own requests; each has a completion ring. */
 export const MAX_THREADS = 64;
@@ -63,6 +66,8 @@ export interface SharedLayout {
    * the route table is allocated. Absent or false: no table, and nothing of ADR 0019 runs.
    */
   readonly endpointReaders?: boolean;
+  /** worker threads may claim receives (receiveClaims on, docs/adr/0023): the claim table is allocated */
+  readonly receiveClaims?: boolean;
 }
 
 export interface SharedBuffers {
@@ -87,6 +92,8 @@ export interface SharedBuffers {
   readonly blocked: SharedArrayBuffer;
   /** the route table (route-table.ts), or null when the layout asks for no endpoint readers */
   readonly routes: SharedArrayBuffer | null;
+  /** the claim table (claim-table.ts), or null when the layout asks for no receive claims */
+  readonly claims: SharedArrayBuffer | null;
   /** per thread (Int32): how many of its own connections hold frames the kernel has not taken (TransportOptions.onHoldChange) */
   readonly heldConnections: SharedArrayBuffer;
 }
@@ -111,6 +118,8 @@ export class SharedState {
   readonly collSeq: Int32Array;
   /** endpoint readers and routes (docs/adr/0019); null unless the layout asks for endpoint readers */
   readonly routes: RouteTable | null;
+  /** receive claims (docs/adr/0023); null unless the layout asks for them in a multithreaded process */
+  readonly claims: ClaimTable | null;
   /** per thread id: its own connections that hold frames the kernel has not taken (Atomics; worker.ts reads it at a thread's exit) */
   readonly heldConnections: Int32Array;
   readonly #control: Int32Array;
@@ -143,6 +152,7 @@ export class SharedState {
       blocked: new SharedArrayBuffer(MAX_THREADS * layout.blockedSlotBytes),
       routes: layout.endpointReaders === true ? new SharedArrayBuffer(RouteTable.bytesFor(routeTableLayout(layout))) : null,
       heldConnections: new SharedArrayBuffer(MAX_THREADS * 4),
+      claims: layout.receiveClaims === true && layout.multithreaded ? new SharedArrayBuffer(ClaimTable.bytesFor(MAX_THREADS)) : null,
     };
     return new SharedState(buffers, true);
   }
@@ -167,6 +177,7 @@ export class SharedState {
     this.collSeq = new Int32Array(buffers.collSeq);
     this.routes = buffers.routes === null ? null : new RouteTable(buffers.routes, routeTableLayout(layout));
     this.heldConnections = new Int32Array(buffers.heldConnections);
+    this.claims = buffers.claims === null ? null : new ClaimTable(buffers.claims, MAX_THREADS);
     this.#control = new Int32Array(buffers.control);
     this.#injection = new Array(layout.channels);
     this.#completion = new Array(MAX_THREADS);

@@ -1,0 +1,29 @@
+// Receive claims (setting receiveClaims, docs/adr/0023-receive-claims.md, step 1) over real
+// mpiexec jobs on loopback TCP with real worker threads: each trigger that gives a claim up, with
+// a sender that runs ahead (test/programs/claims.ts), with receiveClaims on, and the same program
+// with it off, in both progress modes that have worker threads receiving through the engines.
+import { describe, it } from 'vitest';
+import { linesWith, program, runJob } from './run-job.ts';
+
+const TRIGGERS = ['thread', 'anytag', 'anysource', 'probe', 'iprobe', 'object', 'exit', 'finalize', 'ring'];
+
+async function expectOk(trigger: string, claims: string, progress: string): Promise<void> {
+  const r = await runJob(2, program('claims.ts'), { flags: ['--progress', progress], args: [trigger], env: { TSMPI_RECEIVE_CLAIMS: claims }, killAfterMs: 120_000 });
+  if (r.code !== 0 || linesWith(r.stdout, `claims OK (${trigger}, receiveClaims ${claims})`).length !== 1) {
+    throw new Error(`job failed (exit ${r.code})\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
+  }
+}
+
+describe('receive claims', () => {
+  it.each(TRIGGERS)('give a claim up in order on %s (receiveClaims on, progress threads)', async (trigger) => {
+    await expectOk(trigger, 'on', 'threads');
+  });
+
+  it.each(['thread', 'anytag', 'exit', 'ring'])('give a claim up in order on %s (receiveClaims on, progress inline)', async (trigger) => {
+    await expectOk(trigger, 'on', 'inline');
+  });
+
+  it.each(['thread', 'anytag', 'probe', 'finalize', 'ring'])('the same program passes on %s with receiveClaims off', async (trigger) => {
+    await expectOk(trigger, 'off', 'threads');
+  });
+});
