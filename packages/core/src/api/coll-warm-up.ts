@@ -5,9 +5,10 @@
  * doubling, the collectives' send and receive), alternating a Float64 SUM and an Int32 MAX, so that
  * V8 has compiled them before the program's first collective. Two kinds, so that the reduction's call
  * site is polymorphic already: a program's third kind takes a generic call there, not a deopt (a
- * program's Float32 SUM gained as much as the kinds run here: PERFORMANCE 4.31). init runs it, with the
- * lean path's warm-up (lean-warm-up.ts), inside a window of a lower V8 interrupt budget
- * (runtime/tier-up.ts, setting warmUpTierUpBudget), so that what they run is optimised within them.
+ * program's Float32 SUM gained as much as the kinds run here: docs/PERFORMANCE.md 4.31). init runs it
+ * inside a window of a lower V8 interrupt budget (runtime/tier-up.ts, setting warmUpTierUpBudget), so
+ * that what it runs is optimised within it; not the lean path's warm-up (lean-warm-up.ts), whose
+ * window made the 8 MiB allreduce's calls dearer.
  *
  * Why it cannot disturb the program: an allreduce is collective, so every rank must run the same
  * number or the job hangs in init. Each rank publishes its count before the wire-up fence, reads

@@ -121,9 +121,9 @@ export const SETTINGS: readonly SettingRow[] = [
   },
   {
     name: 'warmUpTierUpBudget', env: 'TSMPI_WARM_UP_TIER_UP_BUDGET', flag: null, kind: int(0, 1 << 24),
-    // 4096: with it the warm-ups' functions are optimised within them; V8's own budget is back before init returns (docs/adr/0026).
+    // 4096: the small allreduce's functions optimised within its warm-up; V8's own budget is back before init returns (docs/adr/0026).
     defaultValue: () => 4096, level: 'tuning',
-    doc: "V8's interrupt budget (--interrupt-budget) while init runs its warm-ups (leanWarmup, collWarmup), V8's own restored before init returns: the functions the warm-ups run are optimised within them, and the program's code, a large allreduce's loops among it, tiers up at V8's pace (docs/adr/0026-tier-up-window-at-init.md). 0 leaves V8's budget alone; so does a budget given on the node command line (--interrupt-budget, rankNodeFlags), or a V8 whose own budget tsmpi does not know",
+    doc: "V8's interrupt budget (--interrupt-budget) while init runs its warm-up of the small allreduce (collWarmup), V8's own restored before init returns: the functions it runs are optimised within it, and the program's code, a large allreduce's loops among it, tiers up at V8's pace (docs/adr/0026-tier-up-window-at-init.md). 0 leaves V8's budget alone; so does a budget given on the node command line (--interrupt-budget, rankNodeFlags), or a V8 whose own budget tsmpi does not know",
   },
   {
     name: 'eagerLimit', env: 'TSMPI_EAGER_LIMIT', flag: '--eager-limit', kind: int(0, MAX_EAGER_LIMIT_BYTES),

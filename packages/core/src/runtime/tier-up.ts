@@ -1,6 +1,6 @@
 /**
  * How soon V8 optimises the code a program runs after MPI.init: the interrupt
- * budget, lowered for init's warm-ups only (setting warmUpTierUpBudget,
+ * budget, lowered for init's warm-up of the small allreduce only (setting warmUpTierUpBudget,
  * openTierUpWindow) and, if asked, for the rest of the process once init is
  * done (setting tierUpBudget, lowerTierUpBudget).
  *
@@ -62,8 +62,8 @@ export function v8InterruptBudget(v8Version: string = process.versions.v8): numb
 
 /**
  * Lowers V8's interrupt budget to `budget` until the returned function is called, which puts V8's
- * own back (init calls it around its warm-ups, whose work is fixed: a window bounded by work, not by
- * time). The warm-ups' functions are then optimised within the warm-up instead of in the program's
+ * own back (init calls it around its warm-up of the small allreduce, whose work is fixed: a window
+ * bounded by work, not by time). Its functions are then optimised within the warm-up instead of in the program's
  * first calls; once the budget is back, the program's own code (a large allreduce's loops among it)
  * is compiled as V8 would: with the budget kept low after init the 8 MiB allreduce on 4 processes ran
  * 1.3x slower (docs/adr/0025-tier-up-budget-after-init.md, docs/adr/0026-tier-up-window-at-init.md).
