@@ -7,7 +7,7 @@
  *   thread-level.ts    the thread levels of MPI.init
  *   wait-poll.ts       how a blocking call waits: poll the event loop or sleep (--wait)
  *   poll-policy.ts     how often a polling thread yields its core
- *   tier-up.ts         V8's interrupt budget, lowered for init's warm-ups (warmUpTierUpBudget) or after init (tierUpBudget)
+ *   tier-up.ts         V8's interrupt budget, lowered around init's allreduce warm-up (warmUpTierUpBudget) or after init (tierUpBudget)
  *   blocked.ts         what each thread is blocked in, for mpiexec's roll-call
  *   worker-boot.ts     what an MPI.Worker thread receives to join its process
  *   relay-cell.ts      how a request's outcome reaches another thread that waits on it
