@@ -4,8 +4,9 @@
  * makes (COMM_WORLD.Allreduce, its lean path of docs/adr/0022-small-collectives-lean.md, recursive
  * doubling, the collectives' send and receive), alternating a Float64 SUM and an Int32 MAX, so that
  * V8 has compiled them before the program's first collective. Two kinds, so that the reduction's call
- * site is polymorphic already: a program's third kind takes a generic call there, not a deopt (a
- * program's Float32 SUM gained as much as the kinds run here: docs/PERFORMANCE.md 4.31). init runs it
+ * site has seen more than one target and a program's third kind should take a generic call there
+ * rather than throw the compiled code away (a Float32 SUM, not run here, gained about as much as the
+ * two kinds run here: docs/PERFORMANCE.md 4.31). init runs it
  * inside a window of a lower V8 interrupt budget (runtime/tier-up.ts, setting warmUpTierUpBudget), so
  * that what it runs is optimised within it; not the lean path's warm-up (lean-warm-up.ts), whose
  * window made the 8 MiB allreduce's calls dearer.
