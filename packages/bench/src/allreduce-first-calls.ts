@@ -7,9 +7,11 @@
  * blocks' unoptimised code from the run-queue waits of polling ranks that
  * outnumber the cores.
  *
- *   pnpm exec mpiexec -n 4 packages/bench/src/allreduce-first-calls.ts [--iterations N]
+ *   pnpm exec mpiexec -n 4 packages/bench/src/allreduce-first-calls.ts [--iterations N] [--kind float64-sum|int32-max|float32-sum]
  *
  * Like allreduce.ts: a barrier, 50 untimed calls, a barrier, then N timed calls (default 1000).
+ * --kind picks the vector's element type and the op (default float64-sum, allreduce.ts's): init's
+ * warm-up of the small allreduce (coll-warm-up.ts) must help every kind, not only those it runs.
  */
 import * as MPI from '@tsmpi/core';
 import { readFileSync } from 'node:fs';
@@ -33,12 +35,22 @@ const at = process.argv.indexOf('--iterations');
 const calls = at >= 0 ? Number(process.argv[at + 1]) : 1000;
 if (!Number.isInteger(calls) || calls < BLOCK) throw new Error(`allreduce-first-calls: --iterations must be an integer of at least ${BLOCK}`);
 
+const KINDS = {
+  'float64-sum': () => ({ send: new Float64Array(1), recv: new Float64Array(1), op: MPI.SUM }),
+  'int32-max': () => ({ send: new Int32Array(2), recv: new Int32Array(2), op: MPI.MAX }),
+  'float32-sum': () => ({ send: new Float32Array(2), recv: new Float32Array(2), op: MPI.SUM }),
+};
+const kindAt = process.argv.indexOf('--kind');
+const kind = kindAt >= 0 ? process.argv[kindAt + 1]! : 'float64-sum';
+if (!(kind in KINDS)) throw new Error(`allreduce-first-calls: --kind must be one of ${Object.keys(KINDS).join(', ')}`);
+
 await MPI.init();
 const comm = MPI.COMM_WORLD;
-const send = new Float64Array(1).fill(comm.rank + 1);
-const recv = new Float64Array(1);
+// 8 bytes whatever the kind.
+const { send, recv, op } = KINDS[kind as keyof typeof KINDS]();
+send.fill(comm.rank + 1);
 await comm.barrier();
-for (let i = 0; i < WARMUP; i++) await comm.Allreduce(send, recv, MPI.SUM);
+for (let i = 0; i < WARMUP; i++) await comm.Allreduce(send, recv, op);
 await comm.barrier();
 const samples = new Float64Array(calls);
 const cpuBefore = process.cpuUsage();
@@ -46,7 +58,7 @@ const schedBefore = mainThreadSched();
 const t0 = MPI.wtime();
 for (let i = 0; i < calls; i++) {
   const start = MPI.wtime();
-  await comm.Allreduce(send, recv, MPI.SUM);
+  await comm.Allreduce(send, recv, op);
   samples[i] = MPI.wtime() - start;
 }
 const wall = MPI.wtime() - t0;

@@ -22,7 +22,7 @@ import type { ReaderSocketName, TransportFactory } from '../transport/index.ts';
 import { ERR_ARG, ERR_OTHER, mpiError, schedYield } from '../util/index.ts';
 import { THREAD_LEVELS, type ThreadLevel } from './constants.ts';
 import {
-  BlockedCalls, BLOCKED_SLOT_WORDS, INIT_CALL, pollPolicy, WaitPoll, type WaitPollOptions, isInitialized, runtime, setRuntime, ThreadRuntime, workerBoot, type WorkerBoot, startWarmUp, lowerTierUpBudget,
+  BlockedCalls, BLOCKED_SLOT_WORDS, INIT_CALL, pollPolicy, WaitPoll, type WaitPollOptions, isInitialized, runtime, setRuntime, ThreadRuntime, workerBoot, type WorkerBoot, startWarmUp, lowerTierUpBudget, openTierUpWindow,
 } from '../runtime/index.ts';
 import { MAX_THREADS } from '../device/index.ts';
 import { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE, setupPredefinedComms, attachPredefinedComms, bindLeanPredefined } from './predefined-comms.ts';
@@ -32,6 +32,7 @@ import { setupPredefinedTypes } from './datatype.ts';
 import { setupPredefinedOps } from './op.ts';
 import { liveObjects, messageTotals } from './introspection.ts';
 import { leanWarmUp, warmUpKey, warmUpLinks } from './lean-warm-up.ts';
+import { agreedCalls, collWarmUp, collWarmUpKey } from './coll-warm-up.ts';
 import { leanReceives } from './pt2pt-comm.ts';
 
 /**
@@ -131,6 +132,7 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
   let engines: Engines | null = null;
   let directRoutes: readonly DirectRoute[];
   let leanWarmUpIterations = 0;
+  let collWarmUpPublished = 0;
   if (useEngines) {
     const started = await startEngines(shared, settings, job!, pmi!, rank, size, progress === 'threads' && settings.wait === 'poll' ? settings.threadPollMs : 0);
     engines = started.engines;
@@ -146,6 +148,9 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
       // and exactly where this rank published one: where COMM_WORLD will receive on the lanes.
       leanWarmUpIterations = leanReceives(device) ? settings.leanWarmup : 0;
       pmi.put(warmUpKey(rank), String(leanWarmUpIterations));
+      // The small allreduce's warm-up runs only where every rank publishes the same count (coll-warm-up.ts).
+      collWarmUpPublished = leanReceives(device) ? settings.collWarmup : 0;
+      pmi.put(collWarmUpKey(rank), String(collWarmUpPublished));
       await pmi.fence();
     }
     if (warm !== null) {
@@ -177,12 +182,28 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     predefined, predefinedObjects, directRoutes, engines, waitPoll, blocked,
   }));
   bindLeanPredefined(runtime('init'));
+  // Every rank reads every rank's count (as it read every address): all decide alike whether to run it.
+  const collWarmUpCalls = collWarmUpPublished > 0
+    ? agreedCalls(await Promise.all(Array.from({ length: size }, (_, r) => pmi!.get(collWarmUpKey(r)).then(Number, () => null))))
+    : 0;
   if (leanWarmUpIterations > 0) {
     const published = (r: number): Promise<number | null> => pmi!.get(warmUpKey(r)).then(Number, () => null);
     const links = warmUpLinks(rank, size, leanWarmUpIterations, await published((rank + size - 1) % size), await published((rank + 1) % size));
     const warmFrom = performance.now();
     await leanWarmUp(COMM_WORLD, device, links);
     log.debug({ links, ms: performance.now() - warmFrom }, 'lean warm-up done');
+  }
+  if (collWarmUpCalls > 0) {
+    // Around this warm-up only: what it runs is optimised within it, the program's code at V8's pace (runtime/tier-up.ts).
+    // Not around the lean path's: with it there, the 8 MiB allreduce's calls cost 2-3 ms more CPU on V8's threads (docs/adr/0026).
+    const closeWindow = openTierUpWindow(settings.warmUpTierUpBudget);
+    const warmFrom = performance.now();
+    try {
+      await collWarmUp(COMM_WORLD, device, collWarmUpCalls);
+    } finally {
+      closeWindow?.();
+    }
+    log.debug({ calls: collWarmUpCalls, tierUpWindow: closeWindow === null ? 0 : settings.warmUpTierUpBudget, ms: performance.now() - warmFrom }, 'allreduce warm-up done');
   }
   // Last, so that init's own code tiers up at V8's pace (runtime/tier-up.ts).
   const tierUpBudget = lowerTierUpBudget(settings.tierUpBudget, policy.isOversubscribed);

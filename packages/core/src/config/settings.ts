@@ -120,6 +120,18 @@ export const SETTINGS: readonly SettingRow[] = [
     doc: "with lean=on, iterations of the neighbour-rate exchange (12 small messages each way) that init runs with the ring neighbours over COMM_WORLD's lean path, so that V8 compiles Irecv, Isend and Request.waitall before the program's first message (docs/adr/0020-lean-common-path.md section 8); a neighbour that did not publish the same count is skipped, and the messages are left out of MPI.stats. 0 turns it off; without lean=on it does nothing",
   },
   {
+    name: 'collWarmup', env: 'TSMPI_COLL_WARMUP', flag: null, kind: int(0, 100_000),
+    // 300: the 8-byte allreduce's first 1,000 calls on 4 processes about 2.5x cheaper in CPU with the window below (docs/adr/0026).
+    defaultValue: () => 300, level: 'tuning',
+    doc: "8-byte allreduces (alternately a Float64 SUM and an Int32 MAX) that init runs on COMM_WORLD where COMM_WORLD receives on the lean path (lean=on, one MPI thread), so that V8 compiles the small allreduce before the program's first collective (docs/adr/0026-tier-up-window-at-init.md); it runs only where every rank published the same count, and its messages are left out of MPI.stats. 0 turns it off",
+  },
+  {
+    name: 'warmUpTierUpBudget', env: 'TSMPI_WARM_UP_TIER_UP_BUDGET', flag: null, kind: int(0, 1 << 24),
+    // 4096: the small allreduce's functions optimised within its warm-up; V8's own budget is back before init returns (docs/adr/0026).
+    defaultValue: () => 4096, level: 'tuning',
+    doc: "V8's interrupt budget (--interrupt-budget) while init runs its warm-up of the small allreduce (collWarmup), V8's own restored before init returns: the functions it runs are optimised within it, and the program's code, a large allreduce's loops among it, tiers up at V8's pace (docs/adr/0026-tier-up-window-at-init.md). 0 leaves V8's budget alone; so does a budget given on the node command line (--interrupt-budget, rankNodeFlags), or a V8 whose own budget tsmpi does not know",
+  },
+  {
     name: 'eagerLimit', env: 'TSMPI_EAGER_LIMIT', flag: '--eager-limit', kind: int(0, MAX_EAGER_LIMIT_BYTES),
     // 64 KiB: below it one copy into the socket beats the extra round trip of rendezvous.
     defaultValue: () => 65536, level: 'tuning',
@@ -172,6 +184,8 @@ export type Settings = {
   readonly warmup: number;
   readonly tierUpBudget: number;
   readonly leanWarmup: number;
+  readonly collWarmup: number;
+  readonly warmUpTierUpBudget: number;
   readonly lean: 'off' | 'send' | 'on';
   readonly receiveClaims: 'off' | 'on';
   readonly eagerLimit: number;
