@@ -970,16 +970,22 @@ export class Device {
     w[b + SLOT.ENDPOINT] = endpoint;
     w[b + SLOT.LENGTH] = r.buf === null ? -1 : r.buf.length;
     const lane = this.#claimLanes.get(entry)!;
-    const u = lane.unexpected;
-    for (let i = 0; i < u.length; i++) {
-      const m = u[i]!;
-      if (w[m * SLOT_WORDS + SLOT.SRC] === src) {
-        u.splice(i, 1);
-        this.#receiveMessage(slot, m);
-        return;
+    const m = this.#takeFromSource(lane.unexpected, src);
+    if (m !== NIL) this.#receiveMessage(slot, m);
+    else lane.posted.push(slot);
+  }
+
+  /** Removes and returns the first slot of `slots` (a claim lane's list) whose source is `src`; NIL if none. */
+  #takeFromSource(slots: number[], src: number): number {
+    const w = this.#w;
+    for (let i = 0; i < slots.length; i++) {
+      const s = slots[i]!;
+      if (w[s * SLOT_WORDS + SLOT.SRC] === src) {
+        slots.splice(i, 1);
+        return s;
       }
     }
-    lane.posted.push(slot);
+    return NIL;
   }
 
   /** A message slot another thread handed to this thread's claim (its completion ring): matched in the claim's lane, or kept there. */
@@ -994,17 +1000,9 @@ export class Device {
       this.#fatal(mpiError(ERR_OTHER, 'progress', `a message for receive claim ${e} reached thread ${this.#me}, which does not hold it (an internal error)`), null);
       return;
     }
-    const src = w[b + SLOT.SRC]!;
-    const p = lane.posted;
-    for (let i = 0; i < p.length; i++) {
-      const recv = p[i]!;
-      if (w[recv * SLOT_WORDS + SLOT.SRC] === src) {
-        p.splice(i, 1);
-        this.#receiveMessage(recv, msg);
-        return;
-      }
-    }
-    lane.unexpected.push(msg);
+    const recv = this.#takeFromSource(lane.posted, w[b + SLOT.SRC]!);
+    if (recv !== NIL) this.#receiveMessage(recv, msg);
+    else lane.unexpected.push(msg);
   }
 
   /**
@@ -1032,9 +1030,8 @@ export class Device {
         }
         // A hand-off not yet served meets the lane's posted receives first, as #claimArrival would
         // (moved unmatched, the two would wait in the shared queues for each other for ever).
-        const src = w[b + SLOT.SRC]!;
-        const i = lane.posted.findIndex((recv) => w[recv * SLOT_WORDS + SLOT.SRC] === src);
-        if (i >= 0) matched.push([lane.posted.splice(i, 1)[0]!, s]);
+        const recv = this.#takeFromSource(lane.posted, w[b + SLOT.SRC]!);
+        if (recv !== NIL) matched.push([recv, s]);
         else lane.unexpected.push(s);
       }
       return { posted: lane.posted, unexpected: lane.unexpected };
