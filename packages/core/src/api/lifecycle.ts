@@ -182,13 +182,14 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     predefined, predefinedObjects, directRoutes, engines, waitPoll, blocked,
   }));
   bindLeanPredefined(runtime('init'));
+  /** A count a rank published under `key` before the fence (the warm-ups'), or null if it published none. */
+  const published = (key: string): Promise<number | null> => pmi!.get(key).then(Number, () => null);
   // Every rank reads every rank's count (as it read every address): all decide alike whether to run it.
   const collWarmUpCalls = collWarmUpPublished > 0
-    ? agreedCalls(await Promise.all(Array.from({ length: size }, (_, r) => pmi!.get(collWarmUpKey(r)).then(Number, () => null))))
+    ? agreedCalls(await Promise.all(Array.from({ length: size }, (_, r) => published(collWarmUpKey(r)))))
     : 0;
   if (leanWarmUpIterations > 0) {
-    const published = (r: number): Promise<number | null> => pmi!.get(warmUpKey(r)).then(Number, () => null);
-    const links = warmUpLinks(rank, size, leanWarmUpIterations, await published((rank + size - 1) % size), await published((rank + 1) % size));
+    const links = warmUpLinks(rank, size, leanWarmUpIterations, await published(warmUpKey((rank + size - 1) % size)), await published(warmUpKey((rank + 1) % size)));
     const warmFrom = performance.now();
     await leanWarmUp(COMM_WORLD, device, links);
     log.debug({ links, ms: performance.now() - warmFrom }, 'lean warm-up done');
