@@ -1,0 +1,148 @@
+/**
+ * Issue 15's targets checked from the rounds of reference/headline.sh: each
+ * round runs compare.sh once per comparison (--repeat 1 --json), so every
+ * implementation of a comparison shares the round's minutes and load. The
+ * table gives, per target, each implementation's median over the rounds, the
+ * ratio of the medians, and in how many rounds the target held on that
+ * round's own ratio: a target that holds on the medians but in only 2 of 5
+ * rounds sits in this machine's noise and is reported as such.
+ *
+ *   npx tsx packages/bench/src/headline-table.ts DIR
+ *
+ * DIR holds headline.sh's files, named STEP-ROUND.json (msgrate-1.json,
+ * allreduce8-1.json, ...), each compare.sh's --json document.
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import type { CompareResult } from './compare-chart.ts';
+
+/** One of issue 15's targets: tsmpi's figure against another implementation's. */
+export interface Target {
+  /** Which headline.sh step measured it (the file prefix). */
+  readonly step: string;
+  /** compare.sh's metric name, e.g. msgrate@1000. */
+  readonly metric: string;
+  /** The implementation tsmpi is held against. */
+  readonly versus: 'openmpi' | 'node';
+  /** Whether a larger figure is better (a rate) or worse (a time). */
+  readonly higherIsBetter: boolean;
+  /** The target on tsmpi / versus: at least this for a rate, at most this for a time. */
+  readonly bound: number;
+  /** What the table calls it. */
+  readonly label: string;
+}
+
+/** Issue 15, "Performance to reach". */
+export const ISSUE_15_TARGETS: readonly Target[] = [
+  { step: 'msgrate', metric: 'msgrate@1000', versus: 'openmpi', higherIsBetter: true, bound: 1.0, label: 'neighbor rate, 1,000 iterations (M msgs/s)' },
+  { step: 'msgrate', metric: 'msgrate@10000', versus: 'openmpi', higherIsBetter: true, bound: 1.3, label: 'neighbor rate, 10,000 iterations (M msgs/s)' },
+  { step: 'allreduce8', metric: '8-byte@1000', versus: 'openmpi', higherIsBetter: false, bound: 1.5, label: 'allreduce 8 B, 4 processes, 1,000 calls (µs)' },
+  { step: 'allreduce8', metric: '8-byte@10000', versus: 'openmpi', higherIsBetter: false, bound: 1.5, label: 'allreduce 8 B, 4 processes, 10,000 calls (µs)' },
+  { step: 'allreduce8m', metric: '8388608-byte', versus: 'openmpi', higherIsBetter: false, bound: 1.0, label: 'allreduce 8 MiB, 4 processes (µs)' },
+  { step: 'pingpong', metric: '0-byte@1000', versus: 'node', higherIsBetter: false, bound: 1.3, label: 'ping-pong 0 B, 1,000 iterations (µs)' },
+];
+
+/** One target's outcome over the rounds. */
+export interface TargetRow {
+  readonly target: Target;
+  /** tsmpi's median over the rounds, or NaN when no round measured it. */
+  readonly ours: number;
+  /** The other implementation's median over the rounds, or NaN. */
+  readonly theirs: number;
+  /** ours / theirs. */
+  readonly ratio: number;
+  /** Rounds that measured both. */
+  readonly rounds: number;
+  /** Of those, the rounds whose own ratio met the bound. */
+  readonly heldIn: number;
+}
+
+/** The median of `xs` (NaN for none). */
+export function median(xs: readonly number[]): number {
+  if (xs.length === 0) return Number.NaN;
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = s.length >> 1;
+  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+function figure(result: CompareResult, impl: string, metric: string): number | undefined {
+  const r = result.results.find((x) => x.impl === impl && x.metric === metric);
+  return r === undefined || !Number.isFinite(r.median) ? undefined : r.median;
+}
+
+function meets(target: Target, ratio: number): boolean {
+  return target.higherIsBetter ? ratio >= target.bound : ratio <= target.bound;
+}
+
+/**
+ * Each target's medians, ratio and rounds held.
+ * @param rounds - per headline step, that step's compare.sh documents, one per round
+ * @param targets - what to check (default: issue 15's)
+ */
+export function targetRows(rounds: ReadonlyMap<string, readonly CompareResult[]>, targets: readonly Target[] = ISSUE_15_TARGETS): TargetRow[] {
+  return targets.map((target) => {
+    const ours: number[] = [];
+    const theirs: number[] = [];
+    let heldIn = 0;
+    for (const result of rounds.get(target.step) ?? []) {
+      const a = figure(result, 'tsmpi', target.metric);
+      const b = figure(result, target.versus, target.metric);
+      if (a === undefined || b === undefined) continue;
+      ours.push(a);
+      theirs.push(b);
+      if (meets(target, a / b)) heldIn++;
+    }
+    const mOurs = median(ours);
+    const mTheirs = median(theirs);
+    return { target, ours: mOurs, theirs: mTheirs, ratio: mOurs / mTheirs, rounds: ours.length, heldIn };
+  });
+}
+
+/** The rows as a Markdown table, ready for docs/PERFORMANCE.md. */
+export function markdownTable(rows: readonly TargetRow[]): string {
+  const versusName = { openmpi: 'Open MPI', node: 'plain Node' } as const;
+  const fmt = (x: number): string => (Number.isNaN(x) ? '-' : x >= 100 ? x.toFixed(0) : x >= 1 ? x.toFixed(2) : x.toFixed(3));
+  const lines = [
+    '| target | tsmpi | against | ratio | bound | met on the medians | rounds it held |',
+    '|---|---|---|---|---|---|---|',
+  ];
+  for (const r of rows) {
+    const bound = `${r.target.higherIsBetter ? '>=' : '<='} ${r.target.bound.toFixed(1)}x`;
+    const met = Number.isNaN(r.ratio) ? 'not measured' : meets(r.target, r.ratio) ? 'yes' : '**no**';
+    lines.push(`| ${r.target.label} | ${fmt(r.ours)} | ${versusName[r.target.versus]} ${fmt(r.theirs)} | ${Number.isNaN(r.ratio) ? '-' : `${r.ratio.toFixed(2)}x`} | ${bound} | ${met} | ${r.heldIn} of ${r.rounds} |`);
+  }
+  return lines.join('\n');
+}
+
+/** headline.sh's documents in `dir`, grouped by step (file name STEP-ROUND.json), rounds in order. */
+export function readRounds(dir: string): Map<string, CompareResult[]> {
+  const byStep = new Map<string, { round: number; result: CompareResult }[]>();
+  for (const name of fs.readdirSync(dir)) {
+    const m = /^(.+)-(\d+)\.json$/.exec(name);
+    if (m === null) continue;
+    const list = byStep.get(m[1]!) ?? [];
+    list.push({ round: Number(m[2]), result: JSON.parse(fs.readFileSync(path.join(dir, name), 'utf8')) as CompareResult });
+    byStep.set(m[1]!, list);
+  }
+  return new Map([...byStep].map(([step, list]) => [step, list.sort((a, b) => a.round - b.round).map((x) => x.result)]));
+}
+
+function main(): void {
+  const dir = process.argv[2];
+  if (dir === undefined || dir === '-h' || dir === '--help') {
+    console.error('usage: npx tsx packages/bench/src/headline-table.ts DIR   (DIR: packages/bench/reference/headline.sh --out DIR)');
+    process.exitCode = dir === undefined ? 2 : 0;
+    return;
+  }
+  const rounds = readRounds(dir);
+  if (rounds.size === 0) {
+    console.error(`headline-table: ${dir} holds no STEP-ROUND.json file of headline.sh`);
+    process.exitCode = 2;
+    return;
+  }
+  const first = [...rounds.values()][0]![0]!;
+  console.log(`issue 15's targets: ${first.host}, ${first.cores ?? '?'} cores, rounds from ${first.date}; medians over the rounds, ratio tsmpi / other`);
+  console.log(markdownTable(targetRows(rounds)));
+}
+
+if (process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].split('/').pop()!)) main();
