@@ -2,6 +2,8 @@
 // mpiexec jobs on loopback TCP with real worker threads: each trigger that gives a claim up, with
 // a sender that runs ahead (test/programs/claims.ts), with receiveClaims on, and the same program
 // with it off, in both progress modes that have worker threads receiving through the engines.
+// With it on the claims have routes (docs/adr/0023 step 2): claims.ts checks that its messages
+// took the claim's socket, and claims-switch.ts runs a sender ahead across the switch onto it.
 import { describe, it } from 'vitest';
 import { linesWith, program, runJob } from './run-job.ts';
 
@@ -25,5 +27,12 @@ describe('receive claims', () => {
 
   it.each(['thread', 'anytag', 'probe', 'finalize', 'ring'])('the same program passes on %s with receiveClaims off', async (trigger) => {
     await expectOk(trigger, 'off', 'threads');
+  });
+
+  it.each(['threads', 'inline'])('keeps the order of a sender that runs ahead across the switch onto a claim route (progress %s)', async (progress) => {
+    const r = await runJob(2, program('claims-switch.ts'), { flags: ['--progress', progress], env: { TSMPI_RECEIVE_CLAIMS: 'on' }, killAfterMs: 120_000 });
+    if (r.code !== 0 || linesWith(r.stdout, 'claims-switch OK').length !== 1) {
+      throw new Error(`job failed (exit ${r.code})\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
+    }
   });
 });

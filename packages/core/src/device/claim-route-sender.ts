@@ -12,8 +12,10 @@
  * to d in the order sent, so the arrival numbers the match queues stamp (match-queues.ts) follow
  * the send order per sending thread, and a demotion's merge by arrival number stays right
  * (docs/adr/0023 "What is built": step 2). The price: a frame to d of another key while on a
- * claim's route leaves it (FIN), and the thread does not join that claim's route again (a claim
- * route has one epoch): an interleaving sender goes back to step 1's path for that claim.
+ * claim's route leaves it (FIN), and the next frame of the key joins it again (a mark), each
+ * join counted as one more user of the route (one more FIN for the claim's socket to wait for):
+ * a sender that interleaves keys pays a switch per change of key, and once a route has
+ * MAX_ROUTE_USERS joins from this process its frames stay on the engine path.
  *
  * Rules per frame to d for (context, tag), read from the shared words (one hashed probe of the
  * claim-route mirror, then one Atomics.load):
@@ -49,8 +51,6 @@ interface Stream {
   readonly sender: SenderRoute;
   /** the claim entry whose route the thread is on (-1: the engine path) */
   on: number;
-  /** claim entries of d's process this thread has joined (a route is joined once: its one epoch) */
-  readonly joined: Set<number>;
 }
 
 export class ClaimRouteSender {
@@ -88,10 +88,9 @@ export class ClaimRouteSender {
       }
     } else {
       const e = claims.find(q, d - q * this.#endpointsPerProcess, ctx, tag);
-      if (e >= 0 && !s.joined.has(e)) {
+      if (e >= 0) {
         const w = claims.route(q, e);
         if (routeState(w) === ROUTE_STATE.OPEN && mayJoin(d, e, routeEpoch(w)) && claims.registerUser(q, e, routeEpoch(w))) {
-          s.joined.add(e);
           want = CLAIM_PATH_ROUTE;
           target = e;
         }
@@ -111,9 +110,15 @@ export class ClaimRouteSender {
     return out;
   }
 
-  /** Whether this thread is on some claim's route now (its route watcher should run). */
+  /** Whether this thread is on some claim's route now. */
   get onAnyRoute(): boolean {
     for (const s of this.#streams.values()) if (s.on >= 0) return true;
+    return false;
+  }
+
+  /** Whether one of this thread's streams is on the route of claim `entry` of process `q` now (has joined it and not sent its FIN). */
+  onRoute(q: number, entry: number): boolean {
+    for (const [d, s] of this.#streams) if (s.on === entry && ((d / this.#endpointsPerProcess) | 0) === q) return true;
     return false;
   }
 
@@ -127,7 +132,7 @@ export class ClaimRouteSender {
         epoch++;
         this.#routes.setSenderEpoch(this.#thread, d, epoch);
       }
-      s = { sender: new SenderRoute(CLAIM_PATH_ENGINE, epoch), on: -1, joined: new Set() };
+      s = { sender: new SenderRoute(CLAIM_PATH_ENGINE, epoch), on: -1 };
       this.#streams.set(d, s);
     }
     return s;

@@ -91,7 +91,11 @@ export class ClaimRouteTable {
     return -1;
   }
 
-  /** A thread of this process is about to dial the route of `q`'s claim `entry` in `epoch`: one more user, only while it is open there. */
+  /**
+   * A thread of this process joins the route of `q`'s claim `entry` in `epoch` (each join is one
+   * user, and one FIN when it leaves): one more user, only while it is open there and has fewer
+   * than MAX_ROUTE_USERS (false: the thread stays on the engine path).
+   */
   registerUser(q: number, entry: number, epoch: number): boolean {
     const w = this.#w;
     const at = this.#at(q, entry) + M.ROUTE;
@@ -99,7 +103,7 @@ export class ClaimRouteTable {
       const old = Atomics.load(w, at);
       if (routeEpoch(old) !== epoch || routeState(old) !== ROUTE_STATE.OPEN) return false;
       const users = routeUsers(old);
-      if (users === MAX_ROUTE_USERS) throw new RangeError(`more than ${MAX_ROUTE_USERS} threads dial the route of claim ${entry} of process ${q}`);
+      if (users === MAX_ROUTE_USERS) return false;
       if (Atomics.compareExchange(w, at, old, routeWord(epoch, ROUTE_STATE.OPEN, users + 1)) === old) return true;
     }
   }

@@ -1339,7 +1339,11 @@ export class Device {
     }
   }
 
-  /** The switch mark of `step` on the path it leaves; leaving a claim's socket (the FIN, entry + 1 in aux2) ends this thread's connection to it. */
+  /**
+   * The switch mark of `step` on the path it leaves. Leaving a claim's socket (the FIN, entry + 1
+   * in aux2) keeps this thread's connection to it: the stream may join the route again at its next
+   * frame of the key; the connection closes once the route does (#leaveClaimRoutes).
+   */
   #sendClaimMark(proc: number, src: number, d: number, step: ClaimSendStep, call: string): void {
     const m = this.#markHdr;
     m.kind = FRAME_KIND.CONTROL;
@@ -1357,12 +1361,9 @@ export class Device {
       return;
     }
     m.aux2 = step.markEntry + 1;
-    const key = proc * CLAIM_ENTRIES + step.markEntry;
     const path = this.#claimPath(proc, step.markEntry);
     path.carried = true;
     path.transport.send(proc, m, null, -1);
-    this.#claimPaths.delete(key);
-    path.transport.close().catch((err: unknown) => this.opts.log.warn({ peer: proc, claim: step.markEntry, err: (err as Error).message }, 'claim route: closing a connection to a claim socket failed'));
   }
 
   /** ClaimRouteSender's mayJoin: whether this thread's connection to claim `entry` of d's process carries frames yet (the first ask starts it and says no). */
@@ -1394,8 +1395,9 @@ export class Device {
   }
 
   /**
-   * FINs for every stream on a claim's route that closed (`all`: every one), and connections that
-   * never carried a frame dropped once their route is no longer open (or the thread leaves).
+   * FINs for every stream on a claim's route that closed (`all`: every one), then this thread's
+   * connections to routes no longer open (or all of them) end: after their FINs (close() sends
+   * what is queued first), or at once when they never carried a frame.
    */
   #leaveClaimRoutes(all: boolean): void {
     const cs = this.#claimSender;
@@ -1403,18 +1405,20 @@ export class Device {
     for (const { d, step } of cs.finish(all)) this.#sendClaimMark(this.processOf(d), this.firstEndpoint, d, step, 'progress');
     const table = this.#claimRoutes!;
     for (const [key, path] of [...this.#claimPaths]) {
-      if (path.carried) continue;
       const proc = (key / CLAIM_ENTRIES) | 0;
-      if (all || routeState(table.route(proc, key - proc * CLAIM_ENTRIES)) !== ROUTE_STATE.OPEN) {
-        this.#claimPaths.delete(key);
-        path.transport.destroy();
-      }
+      const entry = key - proc * CLAIM_ENTRIES;
+      if (!all && (routeState(table.route(proc, entry)) === ROUTE_STATE.OPEN || cs.onRoute(proc, entry))) continue;
+      this.#claimPaths.delete(key);
+      if (!path.carried) path.transport.destroy();
+      else path.transport.close().catch((err: unknown) => this.opts.log.warn({ peer: proc, claim: entry, err: (err as Error).message }, 'claim route: closing a connection to a claim socket failed'));
     }
   }
 
   #onClaimRouteLost(proc: number, key: number, path: ReaderPath, err: TransportError): void {
     if (this.#closing || this.#claimPaths.get(key) !== path) return;
-    if (!path.carried) {
+    // Off the route (never joined, or its FIN sent: the claim's socket closes only once it has read
+    // every FIN), nothing of this thread's is lost with the connection.
+    if (!path.carried || !this.#claimSender!.onRoute(proc, key - proc * CLAIM_ENTRIES)) {
       this.opts.log.info({ peer: proc, claim: key - proc * CLAIM_ENTRIES, code: err.code }, 'claim route: a connection that carried nothing ended; staying on the engine path');
       this.#claimPaths.delete(key);
       path.transport.destroy();

@@ -23,9 +23,10 @@
 // The claim's route (docs/adr/0023 step 2: on, threads or inline progress, one host): with it,
 // rank 0 waits until A's route is recorded, sends message 0 by the engine (which starts its
 // connection to A's claim socket), waits until that connection carries frames, then runs ahead
-// with the rest, which take the route (in 'anytag' until the first tag-2 message: a sender leaves
-// the route at a frame of another key and does not join it again). A checks how many frames its
-// socket read: 39 (anytag 10), so the test fails if the messages silently took the engine.
+// with the rest, which take the route (in 'anytag' only the tag-1 ones: a sender leaves the route
+// at a frame of another key, with a FIN, and joins it again at the next frame of the key, so its
+// stream switches paths at every message from message K on). A checks how many frames its socket
+// read: 39 (anytag 24), so the test fails if the messages silently took the engine.
 // 'ring' keeps every message on the engine: its A computes, and a frame on its socket would wait
 // for it (and rank 0's later frames to rank 1 behind the FIN that A would have to read).
 import { once } from 'node:events';
@@ -49,8 +50,8 @@ const claimsHeld = (): number => runtime('claims').device.claimsHeld;
 const claimsOn = (): boolean => runtime('claims').settings.receiveClaims === 'on';
 /** Claims have routes in this job (receiveClaims on; the programs run on one host in threads or inline progress). */
 const routesOn = (): boolean => runtime('claims').device.shared.claimRoutes !== null;
-/** Frames of the key that A's claim socket reads: every message after message 0, in 'anytag' those before the first tag 2. */
-const routedFrames = (trigger: Trigger): number => (trigger === 'anytag' ? K : N - 1);
+/** Frames of the key that A's claim socket reads: every message of tag 1 after message 0. */
+const routedFrames = (trigger: Trigger): number => Array.from({ length: N - 1 }, (_, i) => tagOf(trigger, i + 1)).filter((t) => t === 1).length;
 
 /** Resolves once `cond` holds (polled every millisecond); fails after 20 s (a deadlock guard, not a timing). */
 async function until(cond: () => boolean, what: string): Promise<void> {
