@@ -241,6 +241,8 @@ export class Device {
   /** the claims this thread holds, by claim-table entry */
   readonly #claimLanes = new Map<number, ClaimLane>();
   #bellWatching = false;
+  /** a message the claim hook handed to this thread itself during the current #arrive (NIL: none) */
+  #ownHandOff = NIL;
   /** docs/adr/0023 step 2: the other processes' claim routes (null: claims have no routes here), this thread's claims' routes by entry, its sending side and its connections to claims' sockets (by process * CLAIM_ENTRIES + entry) */
   readonly #claimRoutes: ClaimRouteTable | null;
   readonly #claimReadings = new Map<number, ClaimReading>();
@@ -312,7 +314,12 @@ export class Device {
       // Every thread that arrives messages hands those of a claimed key to the holder's completion ring.
       shared.queues.forEach((q, local) => q.setClaimHook({
         holder: (ctx, tag) => claimHolder(claims, local, ctx, tag),
-        handOff: (msg, owner) => this.#bridge.complete(owner, msg),
+        // A message this thread arrives for a claim it holds itself (read on the claim's socket,
+        // docs/adr/0023 step 2) skips its own completion ring: #arrive takes it into the lane.
+        handOff: (msg, owner) => {
+          if (owner === this.#me && this.#claimLanes.size > 0) this.#ownHandOff = msg;
+          else this.#bridge.complete(owner, msg);
+        },
       }));
     }
     const routes = shared.routes;
@@ -2147,7 +2154,17 @@ export class Device {
     const recv = queues.arrive(msg);
     if (recv !== NIL) {
       // A claim's holder took it (receive claims, docs/adr/0023): its thread matches it.
-      if (recv === HANDED_OFF) return;
+      if (recv === HANDED_OFF) {
+        const own = this.#ownHandOff;
+        if (own !== NIL) {
+          this.#ownHandOff = NIL;
+          // What other threads handed over before it (the frames before the sender's switch mark)
+          // waits in this thread's completion ring: matched first, in order.
+          if (this.#completionRing !== null) this.#bridge.drainCompletions(this.#completionRing, this.#onCompletionRecord);
+          this.#claimArrival(own);
+        }
+        return;
+      }
       this.#deliverMatched(recv, msg, payload);
       this.#unexpected.drop(msg);
       this.pool.free(msg);
