@@ -20,7 +20,7 @@ const CTX = 4;
 function tables(): { routes: RouteTable; claims: ClaimRouteTable } {
   return {
     routes: new RouteTable(new SharedArrayBuffer(RouteTable.bytesFor(LAYOUT)), LAYOUT),
-    claims: new ClaimRouteTable(new SharedArrayBuffer(ClaimRouteTable.bytesFor(2)), 2),
+    claims: new ClaimRouteTable(new SharedArrayBuffer(ClaimRouteTable.bytesFor(2, 64)), 2, 64),
   };
 }
 
@@ -69,9 +69,14 @@ describe('ClaimRouteTable', () => {
     await woke;
     expect(claims.closedUsers(9, 0)).toBe(3);
     expect(claims.closedUsers(9, 1)).toBe(-1);
-    claims.addOpen(1);
-    claims.addOpen(1);
-    claims.addOpen(-1);
+    claims.addOpen(3, 1);
+    claims.addOpen(3, 1);
+    claims.addOpen(7, 1);
+    claims.addOpen(3, -1);
+    expect(claims.openCount()).toBe(2);
+    // A thread that ended with a route open: counted once, then forgotten.
+    expect(claims.takeOpenOf(7)).toBe(1);
+    expect(claims.takeOpenOf(7)).toBe(0);
     expect(claims.openCount()).toBe(1);
   });
 });

@@ -14,8 +14,9 @@
  *   closed   per local claim entry: a counter bumped at each ROUTE_CLOSED recorded for it, and per
  *            process the users + 1 it counted when it recorded the close (0: not yet): the FINs the
  *            closing claim's socket waits for from it (route-table.ts's `closed`, per claim)
- *   open     how many claim routes of this process are open or closing (MPI.finalize waits for 0:
- *            a closing route needs the other processes' answers and FINs before the barrier)
+ *   open     per thread: how many of its claims' routes are open or closing (MPI.finalize waits for
+ *            a sum of 0: a closing route needs the other processes' answers and FINs before the
+ *            barrier; a thread that ends with some open died with its sockets: worker.ts)
  *
  * A claim opens its route at most once (claims are never taken again: GENERAL for good), so every
  * route here has epoch 1 and a claim's socket is named by its entry (Device #claimSocketName).
@@ -26,26 +27,29 @@ import { ROUTE_STATE, routeEpoch, routeState, routeUsers, routeWord, MAX_ROUTE_U
 
 /** Words of one mirror entry. */
 const M = { ROUTE: 0, KEY: 1, TAG: 2, WORDS: 4 } as const;
-const OPEN_COUNT = 0;
 const HEADER_WORDS = 2;
 
 export class ClaimRouteTable {
   readonly processCount: number;
+  readonly threads: number;
   readonly #w: Int32Array;
   readonly #mirror: number;
   readonly #closed: number;
+  readonly #open: number;
 
-  static bytesFor(processCount: number): number {
-    return (HEADER_WORDS + processCount * CLAIM_ENTRIES * M.WORDS + CLAIM_ENTRIES * (1 + processCount)) * 4;
+  static bytesFor(processCount: number, threads: number): number {
+    return (HEADER_WORDS + processCount * CLAIM_ENTRIES * M.WORDS + CLAIM_ENTRIES * (1 + processCount) + threads) * 4;
   }
 
-  /** A view of `buffer` (ClaimRouteTable.bytesFor(processCount) bytes, zeroed when new). */
-  constructor(buffer: SharedArrayBuffer, processCount: number) {
-    if (buffer.byteLength < ClaimRouteTable.bytesFor(processCount)) throw new RangeError(`claim route table needs ${ClaimRouteTable.bytesFor(processCount)} bytes, got ${buffer.byteLength}`);
+  /** A view of `buffer` (ClaimRouteTable.bytesFor(processCount, threads) bytes, zeroed when new). */
+  constructor(buffer: SharedArrayBuffer, processCount: number, threads: number) {
+    if (buffer.byteLength < ClaimRouteTable.bytesFor(processCount, threads)) throw new RangeError(`claim route table needs ${ClaimRouteTable.bytesFor(processCount, threads)} bytes, got ${buffer.byteLength}`);
     this.processCount = processCount;
+    this.threads = threads;
     this.#w = new Int32Array(buffer);
     this.#mirror = HEADER_WORDS;
     this.#closed = this.#mirror + processCount * CLAIM_ENTRIES * M.WORDS;
+    this.#open = this.#closed + CLAIM_ENTRIES * (1 + processCount);
   }
 
   // --- the other processes' claim routes -----------------------------------------------
@@ -115,14 +119,26 @@ export class ClaimRouteTable {
 
   // --- this process's claim routes -------------------------------------------------------
 
-  /** A claim route of this process opened (+1) or finished closing (-1). */
-  addOpen(delta: number): void {
-    Atomics.add(this.#w, OPEN_COUNT, delta);
+  /** A route of thread `thread`'s claims opened (+1) or finished closing (-1). */
+  addOpen(thread: number, delta: number): void {
+    Atomics.add(this.#w, this.#openAt(thread), delta);
   }
 
-  /** This process's claim routes open or closing: MPI.finalize waits for 0. */
+  /** This process's claim routes open or closing, over every thread: MPI.finalize waits for 0. */
   openCount(): number {
-    return Atomics.load(this.#w, OPEN_COUNT);
+    let n = 0;
+    for (let t = 0; t < this.threads; t++) n += Atomics.load(this.#w, this.#open + t);
+    return n;
+  }
+
+  /** Thread `thread` has ended: how many of its claims' routes it left open (its sockets died with it), now forgotten. */
+  takeOpenOf(thread: number): number {
+    return Atomics.exchange(this.#w, this.#openAt(thread), 0);
+  }
+
+  #openAt(thread: number): number {
+    if (thread < 0 || thread >= this.threads) throw new RangeError(`thread ${thread} is outside 0..${this.threads - 1}`);
+    return this.#open + thread;
   }
 
   /** Process `process` recorded the close of this process's claim `entry` with `users` of its threads registered. */

@@ -1006,8 +1006,9 @@ export class Device {
       });
       if (held) {
         this.#claimLanes.set(e, { local, posted: [], unexpected: [] });
-        this.#watchBell();
+        // Before the bell: a demotion asked for meanwhile (the bell's first turn gives it up at once) then closes the route too.
         this.#openClaimRoute(e, local, ctx, tag);
+        this.#watchBell();
       }
     }
     if (e >= 0) {
@@ -1126,9 +1127,10 @@ export class Device {
     turn();
   }
 
-  /** The thread is ending (or the process finalizes): every claim it holds is given up (docs/adr/0023). */
+  /** The thread is ending (or the process finalizes): every claim it holds is given up (docs/adr/0023), and every route of its claims closes (step 2). */
   handBackClaims(): void {
     for (const e of [...this.#claimLanes.keys()]) this.#giveUp(e);
+    for (const e of [...this.#claimReadings.keys()]) void this.#closeClaimRoute(e, 'the thread is ending');
   }
 
   /** Diagnostics (tests): receive claims this thread holds. */
@@ -1153,7 +1155,7 @@ export class Device {
    */
   #openClaimRoute(entry: number, local: number, ctx: number, tag: number): void {
     const o = this.opts;
-    if (this.#claimRoutes === null || o.readerSocketName === undefined || o.transportFactory === null || this.#closing || this.#claimReadings.has(entry)) return;
+    if (this.#claimRoutes === null || o.readerSocketName === undefined || o.transportFactory === null || this.#closing || this.#claimReadings.has(entry) || !this.#claimLanes.has(entry)) return;
     let reading: ClaimReading;
     const transport = o.transportFactory({
       process: o.process,
@@ -1181,7 +1183,7 @@ export class Device {
     });
     reading = { entry, local, ctx, tag, transport, announced: false, closing: false, frames: 0, fins: new Array<number>(o.processCount).fill(0), finsTaken: new Set(), onFin: null };
     this.#claimReadings.set(entry, reading);
-    this.#claimRoutes.addOpen(1);
+    this.#claimRoutes.addOpen(this.#me, 1);
     this.#claimRoutesOpened++;
     transport.listen().then(() => {
       if (!reading.announced && !reading.closing) this.#announceClaim(reading, ROUTE_CONTROL.CLAIM_OPEN);
@@ -1244,7 +1246,7 @@ export class Device {
       }
     } finally {
       this.#claimReadings.delete(entry);
-      this.#claimRoutes!.addOpen(-1);
+      this.#claimRoutes!.addOpen(this.#me, -1);
       this.#release();
     }
   }

@@ -167,7 +167,7 @@ export class SharedState {
       routes: layout.endpointReaders === true || claimRoutes ? new SharedArrayBuffer(RouteTable.bytesFor(routeTableLayout(layout))) : null,
       heldConnections: new SharedArrayBuffer(MAX_THREADS * 4),
       claims: layout.receiveClaims === true && layout.multithreaded ? new SharedArrayBuffer(ClaimTable.bytesFor(MAX_THREADS)) : null,
-      claimRoutes: claimRoutes ? new SharedArrayBuffer(ClaimRouteTable.bytesFor(layout.processCount)) : null,
+      claimRoutes: claimRoutes ? new SharedArrayBuffer(ClaimRouteTable.bytesFor(layout.processCount, MAX_THREADS)) : null,
     };
     return new SharedState(buffers, true);
   }
@@ -193,7 +193,7 @@ export class SharedState {
     this.routes = buffers.routes === null ? null : new RouteTable(buffers.routes, routeTableLayout(layout));
     this.heldConnections = new Int32Array(buffers.heldConnections);
     this.claims = buffers.claims === null ? null : new ClaimTable(buffers.claims, MAX_THREADS);
-    this.claimRoutes = buffers.claimRoutes === null ? null : new ClaimRouteTable(buffers.claimRoutes, layout.processCount);
+    this.claimRoutes = buffers.claimRoutes === null ? null : new ClaimRouteTable(buffers.claimRoutes, layout.processCount, MAX_THREADS);
     this.#control = new Int32Array(buffers.control);
     this.#injection = new Array(layout.channels);
     this.#completion = new Array(MAX_THREADS);
