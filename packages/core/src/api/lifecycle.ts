@@ -100,6 +100,9 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     endpointReaders: receivePlan.path === 'thread',
     // Claims only matter where worker threads receive (docs/adr/0023); off allocates nothing.
     receiveClaims: settings.receiveClaims === 'on',
+    // Their routes (step 2) where a reader's socket could serve (same host, threads or inline
+    // progress, two processes or more) and no endpoint has readers (the table serves one kind).
+    claimRoutes: settings.receiveClaims === 'on' && receivePlan.path === 'engine' && endpointReceivePlan('thread', progress, size, job?.localSize ?? size).path === 'thread',
   });
   const allChannels = Array.from({ length: settings.channels }, (_, c) => c);
   const useEngines = progress !== 'inline' && size > 1;
@@ -322,7 +325,8 @@ async function initWorkerThread(boot: WorkerBoot): Promise<ThreadLevel> {
   const device = new Device(
     {
       ...deviceBase(settings, boot.job, rank, size), log: log.child({ mod: 'device' }), transportFactory: direct ? await loadTransport(settings) : null, threadId, hosted: [], statsRow: threadId,
-      ...(readerSocketName === null ? {} : { readerSocketName, readsEndpoints: true }),
+      // Endpoint readers only where the table serves them (not claim routes, docs/adr/0023 step 2).
+      ...(readerSocketName === null ? {} : { readerSocketName, readsEndpoints: shared.layout.endpointReaders === true }),
     },
     shared,
   );
@@ -402,6 +406,10 @@ async function claimsHandBack(device: Device): Promise<void> {
     for (const e of held) claims.requestDemotion(e);
     await sleep(5);
   }
+  // Their routes (step 2) close once the other processes answered and their senders' FINs are in:
+  // before the barrier, while they are all still there.
+  const routes = device.shared.claimRoutes;
+  if (routes !== null) while (routes.openCount() > 0) await sleep(5);
 }
 
 /**

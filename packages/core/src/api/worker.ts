@@ -74,8 +74,11 @@ export class Worker extends NodeWorker {
       // thread's lane, and the key's later messages would be handed to nobody. Read before the id is reused.
       const claims = shared.claims;
       const claimed = claims === null ? 0 : claims.entriesOf(boot.threadId, CLAIM_STATE.CLAIMED).length + claims.entriesOf(boot.threadId, CLAIM_STATE.DEMOTING).length;
+      // Their routes (step 2): a clean end closes them (its loop lives until every sender's FIN is in);
+      // one still open died with its socket, and what was in it is lost.
+      const routesOpen = shared.claimRoutes?.takeOpenOf(boot.threadId) ?? 0;
       shared.releaseThreadId(boot.threadId);
-      if (claimed > 0) claimsDied(shared, boot.threadId, claimed, code);
+      if (claimed > 0 || routesOpen > 0) claimsDied(shared, boot.threadId, claimed, routesOpen, code);
       if (died.length > 0) readerDied(shared, died, boot.threadId, code);
       if (held > 0) framesLost(shared, boot.threadId, held, code);
     });
@@ -104,9 +107,9 @@ function readerDied(shared: ReturnType<typeof runtime>['device']['shared'], endp
  * up) took its lane's messages with it and would be handed its keys' later ones: the process fails
  * with ERR_PROC_FAILED naming the thread and exits, as for a reader (readerDied).
  */
-function claimsDied(shared: ReturnType<typeof runtime>['device']['shared'], thread: number, claimed: number, code: number): void {
+function claimsDied(shared: ReturnType<typeof runtime>['device']['shared'], thread: number, claimed: number, routesOpen: number, code: number): void {
   shared.markFailed(ERR_PROC_FAILED);
-  const err = mpiError(ERR_PROC_FAILED, 'progress', `worker thread ${thread} ended (exit code ${code}) holding ${claimed} receive claim${claimed === 1 ? '' : 's'} (receiveClaims on): messages handed to it are lost`);
+  const err = mpiError(ERR_PROC_FAILED, 'progress', `worker thread ${thread} ended (exit code ${code}) holding ${claimed} receive claim${claimed === 1 ? '' : 's'} and ${routesOpen} open claim route${routesOpen === 1 ? '' : 's'} (receiveClaims on): messages handed or sent to it are lost`);
   process.stderr.write(`tsmpi: ${err.message}\n`);
   process.exit(1);
 }

@@ -203,7 +203,9 @@ describe('ClaimTable', () => {
         await within(t.generalAfter(e), 30_000, `key ${k} given up`);
       }
       const rest = [...t.demoteContext(0, 41), ...t.demoteContext(0, 43)];
-      expect(rest.length).toBe(CLAIMS / 2);
+      // Not toBe(CLAIMS / 2): the owner may already have given some up before demoteContext looked at
+      // their state again (a count taken while the other thread runs ahead); the loop below checks all.
+      expect(rest.length).toBeLessThanOrEqual(CLAIMS / 2);
       await within(Promise.all(rest.map((e) => t.generalAfter(e))), 30_000, 'the odd contexts given up');
       expect(await within(last, 30_000, 'the owner\'s end')).toBe(`gave up ${CLAIMS}`);
       for (let k = 0; k < CLAIMS; k++) expect(claimState(t.word(t.find(0, 40 + (k & 3), k)))).toBe(CLAIM_STATE.GENERAL);

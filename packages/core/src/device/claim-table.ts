@@ -83,7 +83,7 @@ export class ClaimTable {
   find(local: number, ctx: number, tag: number): number {
     const w = this.#w;
     const key = (local << 16) | ctx;
-    let i = hash(key, tag);
+    let i = claimHash(key, tag);
     for (let n = 0; n < CLAIM_ENTRIES; n++) {
       const at = this.#entries + i * E.WORDS;
       if (Atomics.load(w, at + E.STATE) === 0) return -1;
@@ -114,7 +114,7 @@ export class ClaimTable {
     try {
       // Again under the lock: another thread may have inserted the key since the lock-free look.
       const key = (local << 16) | ctx;
-      let i = hash(key, tag);
+      let i = claimHash(key, tag);
       for (let n = 0; n < CLAIM_ENTRIES; n++) {
         const at = this.#entries + i * E.WORDS;
         const s = Atomics.load(w, at + E.STATE);
@@ -248,7 +248,11 @@ export class ClaimTable {
   }
 }
 
-/** The first entry to probe for (key, tag): Fibonacci hashing of the two words, top bits. */
-function hash(key: number, tag: number): number {
+/**
+ * The first entry to probe for (key = local endpoint << 16 | context, tag): Fibonacci hashing of
+ * the two words, top bits. Exported for claim-route-table.ts, whose mirror of another process's
+ * entries is probed the same way.
+ */
+export function claimHash(key: number, tag: number): number {
   return (Math.imul(key ^ Math.imul(tag, 0x85ebca6b), 0x9e3779b1) >>> HASH_SHIFT) & (CLAIM_ENTRIES - 1);
 }

@@ -61,14 +61,14 @@ export class RouteIntakes {
   /** by (srcProcess * threads + thread) * J + local endpoint */
   readonly #intakes = new Map<number, SenderIntake>();
   readonly #matchFrame = (f: Frame): void => this.#deliver(f.srcProcess, f.header, f.payload);
-  readonly #onMark: ((srcProcess: number, dstEndpoint: number) => void) | null;
-  readonly #markConsumed = (f: Frame): void => this.#onMark?.(f.srcProcess, f.header.dstEndpoint);
+  readonly #onMark: ((srcProcess: number, mark: FrameHeader) => void) | null;
+  readonly #markConsumed = (f: Frame): void => this.#onMark?.(f.srcProcess, f.header);
 
   /**
    * `firstEndpoint`: this process's first endpoint (frames are for firstEndpoint..+J-1).
-   * `onMark`: told of every mark consumed (a reader counts its senders' FINs with it).
+   * `onMark`: told of every mark consumed, with its header (a reader counts its senders' FINs with it).
    */
-  constructor(table: RouteTable, firstEndpoint: number, deliver: DeliverFrame, onMark: ((srcProcess: number, dstEndpoint: number) => void) | null = null) {
+  constructor(table: RouteTable, firstEndpoint: number, deliver: DeliverFrame, onMark: ((srcProcess: number, mark: FrameHeader) => void) | null = null) {
     this.#table = table;
     this.#firstEndpoint = firstEndpoint;
     this.#deliver = deliver;

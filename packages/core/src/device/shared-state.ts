@@ -19,6 +19,9 @@
  *                      only in a process whose layout asks for endpoint readers
  *   claims             receive claims (claim-table.ts, docs/adr/0023), only in a multithreaded
  *                      process whose layout asks for them (receiveClaims on)
+ *   claim routes       the other processes' claim routes (claim-route-table.ts, docs/adr/0023
+ *                      step 2), only where the layout asks for them (with the route table, whose
+ *                      marks and sender epochs they use)
  */
 import { PayloadPool, Ring } from '../shm/index.ts';
 import { waitAsync } from '../util/index.ts';
@@ -28,6 +31,7 @@ import { RequestTable, SlotPool } from './request-table.ts';
 import { allocateLifetimeBuffers, type LifetimeBuffers } from './lifetime.ts';
 import { RouteTable, type RouteTableLayout } from './route-table.ts';
 import { ClaimTable } from './claim-table.ts';
+import { ClaimRouteTable } from './claim-route-table.ts';
 
 /** Threads (main, workers) that may own requests; each has a completion ring. */
 export const MAX_THREADS = 64;
@@ -68,6 +72,11 @@ export interface SharedLayout {
   readonly endpointReaders?: boolean;
   /** worker threads may claim receives (receiveClaims on, docs/adr/0023): the claim table is allocated */
   readonly receiveClaims?: boolean;
+  /**
+   * claims get routes (docs/adr/0023 step 2; only with receiveClaims, never with endpointReaders):
+   * the route table and the claim-route table are allocated
+   */
+  readonly claimRoutes?: boolean;
 }
 
 export interface SharedBuffers {
@@ -94,6 +103,8 @@ export interface SharedBuffers {
   readonly routes: SharedArrayBuffer | null;
   /** the claim table (claim-table.ts), or null when the layout asks for no receive claims */
   readonly claims: SharedArrayBuffer | null;
+  /** the claim-route table (claim-route-table.ts), or null when the layout asks for no claim routes */
+  readonly claimRoutes: SharedArrayBuffer | null;
   /** per thread (Int32): how many of its own connections hold frames the kernel has not taken (TransportOptions.onHoldChange) */
   readonly heldConnections: SharedArrayBuffer;
 }
@@ -120,6 +131,8 @@ export class SharedState {
   readonly routes: RouteTable | null;
   /** receive claims (docs/adr/0023); null unless the layout asks for them in a multithreaded process */
   readonly claims: ClaimTable | null;
+  /** the other processes' claim routes (docs/adr/0023 step 2); null unless the layout asks for them */
+  readonly claimRoutes: ClaimRouteTable | null;
   /** per thread id: its own connections that hold frames the kernel has not taken (Atomics; worker.ts reads it at a thread's exit) */
   readonly heldConnections: Int32Array;
   readonly #control: Int32Array;
@@ -131,6 +144,7 @@ export class SharedState {
     const rt = RequestTable.allocateBuffers(layout.requestSlots);
     const small = PayloadPool.allocateBuffers(64 << 20, SMALL_MAX_SHIFT);
     const big = layout.multithreaded ? PayloadPool.allocateBuffers(BIG_ARENA_BYTES, BIG_MAX_SHIFT) : null;
+    const claimRoutes = layout.claimRoutes === true && layout.receiveClaims === true && layout.multithreaded && layout.endpointReaders !== true;
     const buffers: SharedBuffers = {
       layout,
       slots: rt.slots,
@@ -150,9 +164,10 @@ export class SharedState {
       stats: new SharedArrayBuffer((MAX_THREADS + layout.channels) * STAT.WORDS * 8),
       collSeq: new SharedArrayBuffer(OBJECT_RECORDS * layout.endpointsPerProcess * 4),
       blocked: new SharedArrayBuffer(MAX_THREADS * layout.blockedSlotBytes),
-      routes: layout.endpointReaders === true ? new SharedArrayBuffer(RouteTable.bytesFor(routeTableLayout(layout))) : null,
+      routes: layout.endpointReaders === true || claimRoutes ? new SharedArrayBuffer(RouteTable.bytesFor(routeTableLayout(layout))) : null,
       heldConnections: new SharedArrayBuffer(MAX_THREADS * 4),
       claims: layout.receiveClaims === true && layout.multithreaded ? new SharedArrayBuffer(ClaimTable.bytesFor(MAX_THREADS)) : null,
+      claimRoutes: claimRoutes ? new SharedArrayBuffer(ClaimRouteTable.bytesFor(layout.processCount, MAX_THREADS)) : null,
     };
     return new SharedState(buffers, true);
   }
@@ -178,6 +193,7 @@ export class SharedState {
     this.routes = buffers.routes === null ? null : new RouteTable(buffers.routes, routeTableLayout(layout));
     this.heldConnections = new Int32Array(buffers.heldConnections);
     this.claims = buffers.claims === null ? null : new ClaimTable(buffers.claims, MAX_THREADS);
+    this.claimRoutes = buffers.claimRoutes === null ? null : new ClaimRouteTable(buffers.claimRoutes, layout.processCount, MAX_THREADS);
     this.#control = new Int32Array(buffers.control);
     this.#injection = new Array(layout.channels);
     this.#completion = new Array(MAX_THREADS);

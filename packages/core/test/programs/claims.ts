@@ -19,6 +19,16 @@
 //              path where a drained hand-off meets a posted receive in the demotion itself)
 // Run with 2 processes, threadLevel multiple, TSMPI_RECEIVE_CLAIMS=on or off (the same program
 // passes both ways; with on it also checks that A held the claim and gave it up).
+//
+// The claim's route (docs/adr/0023 step 2: on, threads or inline progress, one host): with it,
+// rank 0 waits until A's route is recorded, sends message 0 by the engine (which starts its
+// connection to A's claim socket), waits until that connection carries frames, then runs ahead
+// with the rest, which take the route (in 'anytag' only the tag-1 ones: a sender leaves the route
+// at a frame of another key, with a FIN, and joins it again at the next frame of the key, so its
+// stream switches paths at every message from message K on). A checks how many frames its socket
+// read: 39 (anytag 24), so the test fails if the messages silently took the engine.
+// 'ring' keeps every message on the engine: its A computes, and a frame on its socket would wait
+// for it (and rank 0's later frames to rank 1 behind the FIN that A would have to read).
 import { once } from 'node:events';
 import { isMainThread, parentPort } from 'node:worker_threads';
 import * as MPI from '@tsmpi/core';
@@ -38,6 +48,19 @@ await MPI.init({ threadLevel: 'multiple' });
 const world = MPI.COMM_WORLD;
 const claimsHeld = (): number => runtime('claims').device.claimsHeld;
 const claimsOn = (): boolean => runtime('claims').settings.receiveClaims === 'on';
+/** Claims have routes in this job (receiveClaims on; the programs run on one host in threads or inline progress). */
+const routesOn = (): boolean => runtime('claims').device.shared.claimRoutes !== null;
+/** Frames of the key that A's claim socket reads: every message of tag 1 after message 0. */
+const routedFrames = (trigger: Trigger): number => Array.from({ length: N - 1 }, (_, i) => tagOf(trigger, i + 1)).filter((t) => t === 1).length;
+
+/** Resolves once `cond` holds (polled every millisecond); fails after 20 s (a deadlock guard, not a timing). */
+async function until(cond: () => boolean, what: string): Promise<void> {
+  const giveUp = Date.now() + 20_000;
+  while (!cond()) {
+    check(Date.now() < giveUp, `rank 0: ${what} after 20 s`);
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
 
 /** Receives `count` messages of `tag` (or ANY_TAG) into a byte view and checks they are `from`, from+1, ... */
 async function receiveRun(from: number, count: number, trigger: Trigger, source = 0, tag = 1, what = 'A'): Promise<void> {
@@ -86,6 +109,10 @@ if (!isMainThread) {
     equal(first[0], 0, 'A: message 0');
     await receiveRun(1, K - 1, trigger);
     equal(await next(), 'all arrived', 'A: handshake');
+    // Rank 0 left the route before 'all sent' (a frame of another key: its FIN), which the engine
+    // matched only after this thread read the FIN: every routed frame has been read.
+    if (claimsOn()) check(routesOn(), 'A: claims have routes in this job');
+    equal(runtime('claims').device.claimRouteStats.framesReceived, routesOn() ? routedFrames(trigger) : 0, 'A: frames its claim socket read');
     if (trigger === 'thread' || trigger === 'iprobe') {
       port.postMessage('K done');
       equal(await next(), 'B done', 'A: handshake');
@@ -141,9 +168,18 @@ if (!isMainThread) {
   const url = new URL(import.meta.url);
   if (world.rank === 0) {
     equal(await ctl.recv(1, 0), 'go', 'handshake');
+    const device = runtime('claims').device;
+    const reqs: MPI.Request[] = [];
+    if (routesOn() && trigger !== 'ring') {
+      const table = device.shared.claimRoutes!;
+      await until(() => table.find(1, 0, (world as unknown as { _ctx: number })._ctx, 1) >= 0, 'A\'s claim route never recorded');
+      reqs.push(world.Isend(Uint8Array.of(0), 1, tagOf(trigger, 0)));
+      await until(() => device.claimRouteStats.ready >= 1, 'the connection to A\'s claim socket never came up');
+    }
     // Runs ahead: every message before the receiver takes any but the first.
-    const reqs = Array.from({ length: trigger === 'ring' ? 2 : N }, (_, i) => world.Isend(Uint8Array.of(i), 1, tagOf(trigger, i)));
+    for (let i = reqs.length; i < (trigger === 'ring' ? 2 : N); i++) reqs.push(world.Isend(Uint8Array.of(i), 1, tagOf(trigger, i)));
     await MPI.Request.waitall(reqs);
+    if (routesOn() && trigger !== 'ring') equal(device.claimRouteStats.framesSent, routedFrames(trigger), 'rank 0: frames sent on A\'s claim route');
     // On the same connection after them: once it is read, every message above has arrived.
     await ctl.send('all sent', 1, 0);
     equal(await ctl.recv(1, 0), 'done', 'handshake');
