@@ -749,8 +749,8 @@ export class Device {
     }
   }
 
-  /** The switch mark of `step` on the path it leaves; leaving a reader's socket (the FIN) ends this thread's connection to it. */
-  #sendMark(proc: number, src: number, d: number, step: SendStep, call: string): void {
+  /** The reused header of a switch mark from `src` to `d` carrying the route tag `tag` (aux2 0: the caller sets what its path needs). */
+  #markHeader(src: number, d: number, tag: number): FrameHeader {
     const m = this.#markHdr;
     m.kind = FRAME_KIND.CONTROL;
     m.flags = 0;
@@ -758,10 +758,16 @@ export class Device {
     m.srcEndpoint = src;
     m.dstEndpoint = d;
     m.tag = 0;
-    m.seq = step.tag;
+    m.seq = tag;
     m.aux = ROUTE_CONTROL.MARK;
     m.aux2 = 0;
     m.payloadLength = 0;
+    return m;
+  }
+
+  /** The switch mark of `step` on the path it leaves; leaving a reader's socket (the FIN) ends this thread's connection to it. */
+  #sendMark(proc: number, src: number, d: number, step: SendStep, call: string): void {
+    const m = this.#markHeader(src, d, step.tag);
     if (step.markPath !== PATH_READER) {
       this.#out(proc, m, null, call);
       return;
@@ -1354,17 +1360,7 @@ export class Device {
    * frame of the key; the connection closes once the route does (#leaveClaimRoutes).
    */
   #sendClaimMark(proc: number, src: number, d: number, step: ClaimSendStep, call: string): void {
-    const m = this.#markHdr;
-    m.kind = FRAME_KIND.CONTROL;
-    m.flags = 0;
-    m.contextId = 0;
-    m.srcEndpoint = src;
-    m.dstEndpoint = d;
-    m.tag = 0;
-    m.seq = step.tag;
-    m.aux = ROUTE_CONTROL.MARK;
-    m.aux2 = 0;
-    m.payloadLength = 0;
+    const m = this.#markHeader(src, d, step.tag);
     if (step.markPath !== CLAIM_PATH_ROUTE) {
       this.#out(proc, m, null, call);
       return;
