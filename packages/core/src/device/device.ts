@@ -801,21 +801,33 @@ export class Device {
     if (known !== undefined && known.epoch === epoch) return known;
     if (known !== undefined) this.#dropReaderPath(d, known);
     const o = this.opts;
-    const addresses = new Array<string>(o.processCount).fill('');
-    addresses[proc] = o.readerSocketName!(o.jobKey, proc, d, epoch);
+    return this.#connectPath(this.#readerPaths, d, proc, o.readerSocketName!(o.jobKey, proc, d, epoch), epoch, { toReader: d },
+      (p, path, err) => this.#onReaderLost(p, d, path, err));
+  }
+
+  /**
+   * Makes, records under `key` in `paths` and starts opening this thread's connection to the socket
+   * named `address` of process `proc` (a reader's or a claim's); the path is ready once open() resolved.
+   */
+  #connectPath(
+    paths: Map<number, ReaderPath>, key: number, proc: number, address: string, epoch: number,
+    logFields: Record<string, unknown>, onLost: (proc: number, path: ReaderPath, err: TransportError) => void,
+  ): ReaderPath {
+    const addresses = new Array<string>(this.opts.processCount).fill('');
+    addresses[proc] = address;
     let path: ReaderPath;
-    // One channel: every frame of this thread to the reader, whatever endpoint it is attached to, and
+    // One channel: every frame of this thread to the socket, whatever endpoint it is attached to, and
     // its FIN (sent from the process's first endpoint) go on one connection, in the order sent; with
     // the job's C channels, channelOf would spread them by source endpoint over connections that
     // the reader reads in no common order (and open() would dial all C of them).
-    const transport = this.#threadTransport({ mod: 'transport', toReader: d }, (p, err) => this.#onReaderLost(p, d, path, err), undefined, 1);
+    const transport = this.#threadTransport({ mod: 'transport', ...logFields }, (p, err) => onLost(p, path, err), undefined, 1);
     path = { epoch, transport, ready: transport.open === undefined, carried: false };
-    this.#readerPaths.set(d, path);
+    paths.set(key, path);
     transport.start(addresses);
     if (transport.open !== undefined) {
       void transport.open(proc).then(() => {
         // open() also resolves when the connection failed (onPeerLost has dropped the path then).
-        if (this.#readerPaths.get(d) === path) path.ready = true;
+        if (paths.get(key) === path) path.ready = true;
       });
     }
     return path;
@@ -1383,20 +1395,8 @@ export class Device {
     const key = proc * CLAIM_ENTRIES + entry;
     const known = this.#claimPaths.get(key);
     if (known !== undefined) return known;
-    const addresses = new Array<string>(this.opts.processCount).fill('');
-    addresses[proc] = this.#claimSocketName(proc, entry);
-    let path: ReaderPath;
-    // One channel: the thread's frames to the claim and its FIN share one connection, in the order sent.
-    const transport = this.#threadTransport({ mod: 'transport', toClaim: entry, peer: proc }, (p, err) => this.#onClaimRouteLost(p, key, path, err), undefined, 1);
-    path = { epoch: CLAIM_ROUTE_EPOCH, transport, ready: transport.open === undefined, carried: false };
-    this.#claimPaths.set(key, path);
-    transport.start(addresses);
-    if (transport.open !== undefined) {
-      void transport.open(proc).then(() => {
-        if (this.#claimPaths.get(key) === path) path.ready = true;
-      });
-    }
-    return path;
+    return this.#connectPath(this.#claimPaths, key, proc, this.#claimSocketName(proc, entry), CLAIM_ROUTE_EPOCH, { toClaim: entry, peer: proc },
+      (p, path, err) => this.#onClaimRouteLost(p, key, path, err));
   }
 
   /**
