@@ -461,27 +461,8 @@ export class Device {
     const name = o.readerSocketName(o.jobKey, o.process, endpoint, epoch);
     // Assigned once the transport exists; its delivery handler counts the reading's frames.
     let reading: EndpointReading;
-    const transport = o.transportFactory({
-      process: o.process,
-      processCount: o.processCount,
-      channelCount: o.channels,
-      endpointsPerProcess: o.endpointsPerProcess,
-      jobKey: o.jobKey,
-      listenHost: o.listenHost,
-      listenName: name,
-      maxUnsolicitedPayloadBytes: o.eagerLimit,
-      log: o.log.child({ mod: 'transport', reader: endpoint }),
-      handlers: {
-        onDeliver: (src, header, payload) => {
-          if (header.kind !== FRAME_KIND.CONTROL) reading.frames++;
-          this.#onDeliver(src, header, payload);
-        },
-        onSent: (token) => this.#onSent(token),
-        onPeerLost: (proc, err) => this.#onPeerLost(proc, err),
-        payloadTarget: (src, header) => this.#payloadTarget(src, header),
-        onThreadConnectionEnd: (src, lastSeq) => this.#onSenderConnectionEnd(reading, src, lastSeq),
-      },
-    });
+    const transport = this.#listeningTransport(name, { reader: endpoint }, () => reading.frames++,
+      (src, lastSeq) => this.#onSenderConnectionEnd(reading, src, lastSeq));
     reading = { endpoint, epoch, transport, announced: false, frames: 0, fins: new Array<number>(o.processCount).fill(0), finsTaken: new Set(), onFin: null };
     this.#reading = reading;
     o.log.info({ endpoint, epoch, thread: this.#me }, 'endpoint reader: this thread reads the endpoint');
@@ -763,6 +744,39 @@ export class Device {
     m.aux2 = 0;
     m.payloadLength = 0;
     return m;
+  }
+
+  /**
+   * A transport that listens on the same-host socket `listenName` (an endpoint reader's or a claim's)
+   * and delivers what it reads as the engine's would; `countFrame` runs for each data frame (not
+   * control), `onConnectionEnd` when a sending thread's connection ends.
+   */
+  #listeningTransport(
+    listenName: string, logFields: Record<string, unknown>, countFrame: () => void,
+    onConnectionEnd: (src: number, lastSeq: number) => void,
+  ): Transport {
+    const o = this.opts;
+    return o.transportFactory!({
+      process: o.process,
+      processCount: o.processCount,
+      channelCount: o.channels,
+      endpointsPerProcess: o.endpointsPerProcess,
+      jobKey: o.jobKey,
+      listenHost: o.listenHost,
+      listenName,
+      maxUnsolicitedPayloadBytes: o.eagerLimit,
+      log: o.log.child({ mod: 'transport', ...logFields }),
+      handlers: {
+        onDeliver: (src, header, payload) => {
+          if (header.kind !== FRAME_KIND.CONTROL) countFrame();
+          this.#onDeliver(src, header, payload);
+        },
+        onSent: (token) => this.#onSent(token),
+        onPeerLost: (proc, err) => this.#onPeerLost(proc, err),
+        payloadTarget: (src, header) => this.#payloadTarget(src, header),
+        onThreadConnectionEnd: onConnectionEnd,
+      },
+    });
   }
 
   /** The switch mark of `step` on the path it leaves; leaving a reader's socket (the FIN) ends this thread's connection to it. */
@@ -1175,30 +1189,10 @@ export class Device {
     const o = this.opts;
     if (this.#claimRoutes === null || o.readerSocketName === undefined || o.transportFactory === null || this.#closing || this.#claimReadings.has(entry) || !this.#claimLanes.has(entry)) return;
     let reading: ClaimReading;
-    const transport = o.transportFactory({
-      process: o.process,
-      processCount: o.processCount,
-      channelCount: o.channels,
-      endpointsPerProcess: o.endpointsPerProcess,
-      jobKey: o.jobKey,
-      listenHost: o.listenHost,
-      listenName: this.#claimSocketName(o.process, entry),
-      maxUnsolicitedPayloadBytes: o.eagerLimit,
-      log: o.log.child({ mod: 'transport', claim: entry }),
-      handlers: {
-        onDeliver: (src, header, payload) => {
-          if (header.kind !== FRAME_KIND.CONTROL) {
-            reading.frames++;
-            this.#framesOnClaimSockets++;
-          }
-          this.#onDeliver(src, header, payload);
-        },
-        onSent: (token) => this.#onSent(token),
-        onPeerLost: (proc, err) => this.#onPeerLost(proc, err),
-        payloadTarget: (src, header) => this.#payloadTarget(src, header),
-        onThreadConnectionEnd: (src, lastSeq) => this.#onClaimSenderEnd(reading, src, lastSeq),
-      },
-    });
+    const transport = this.#listeningTransport(this.#claimSocketName(o.process, entry), { claim: entry }, () => {
+      reading.frames++;
+      this.#framesOnClaimSockets++;
+    }, (src, lastSeq) => this.#onClaimSenderEnd(reading, src, lastSeq));
     reading = { entry, local, ctx, tag, transport, announced: false, closing: false, frames: 0, fins: new Array<number>(o.processCount).fill(0), finsTaken: new Set(), onFin: null };
     this.#claimReadings.set(entry, reading);
     this.#claimRoutes.addOpen(this.#me, 1);
