@@ -4,8 +4,9 @@
 // with it off, in both progress modes that have worker threads receiving through the engines.
 // With it on the claims have routes (docs/adr/0023 step 2): claims.ts checks that its messages
 // took the claim's socket, claims-switch.ts runs a sender ahead across the switch onto it, and
-// claims-sender-dies.ts terminates a sender thread on the route.
-import { describe, it } from 'vitest';
+// claims-sender-dies.ts terminates a sender thread on the route, claims-holder-dies.ts the claiming
+// thread with its route open.
+import { describe, expect, it } from 'vitest';
 import { linesWith, program, runJob } from './run-job.ts';
 
 const TRIGGERS = ['thread', 'anytag', 'anysource', 'probe', 'iprobe', 'object', 'exit', 'finalize', 'ring'];
@@ -37,6 +38,21 @@ describe('receive claims', () => {
       throw new Error(`job failed (exit ${r.code})\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
     }
   });
+
+  // The claiming thread dies with its route open (process.exit(3) inside it, or worker.terminate()
+  // from its main thread: exit code 1), after its socket carried nine frames (the program checks)
+  // and after the sender thread ended cleanly, so the peer process cannot see the death and only the
+  // check of packages/core/src/api/worker.ts (claimsDied) can end the job. Checked: with that check
+  // disabled both ways hang until mpiexec's --timeout (each rank blocked in its never-answered recv).
+  it.each([['threads', 'exit'], ['threads', 'terminate'], ['inline', 'exit'], ['inline', 'terminate']] as const)('a claiming thread that dies with its route open fails the job with ERR_PROC_FAILED naming it (progress %s, %s)', async (progress, how) => {
+    const r = await runJob(2, program('claims-holder-dies.ts'), { flags: ['--progress', progress, '--timeout', '60'], args: [how], env: { TSMPI_RECEIVE_CLAIMS: 'on' }, killAfterMs: 90_000 });
+    const why = `exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
+    expect(r.code, why).not.toBe(0);
+    expect(r.stdout, why).not.toContain('not reached');
+    expect(r.stderr, why).toMatch(new RegExp(`MPI_ERR_PROC_FAILED: progress: worker thread \\d+ ended \\(exit code ${how === 'exit' ? 3 : 1}\\) holding 1 receive claim and 1 open claim route \\(receiveClaims on\\)`));
+    // The death ended the job, not mpiexec's deadline.
+    expect(r.stderr, why).not.toMatch(/--timeout 60 s fired/);
+  }, 100_000);
 
   it.each(['threads', 'inline'])('keeps the order of a sender that runs ahead across the switch onto a claim route (progress %s)', async (progress) => {
     const r = await runJob(2, program('claims-switch.ts'), { flags: ['--progress', progress], env: { TSMPI_RECEIVE_CLAIMS: 'on' }, killAfterMs: 120_000 });
