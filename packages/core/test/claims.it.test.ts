@@ -5,7 +5,7 @@
 // With it on the claims have routes (docs/adr/0023 step 2): claims.ts checks that its messages
 // took the claim's socket, claims-switch.ts runs a sender ahead across the switch onto it, and
 // claims-sender-dies.ts terminates a sender thread on the route, claims-holder-dies.ts the claiming
-// thread with its route open.
+// thread with its route open, and claims-rendezvous.ts sends rendezvous messages on a claim's socket.
 import { describe, expect, it } from 'vitest';
 import { linesWith, program, runJob } from './run-job.ts';
 
@@ -53,6 +53,18 @@ describe('receive claims', () => {
     // The death ended the job, not mpiexec's deadline.
     expect(r.stderr, why).not.toMatch(/--timeout 60 s fired/);
   }, 100_000);
+
+  // 256 KiB and 4 MiB messages (rendezvous) mixed with eager ones, every first frame (eager or the
+  // rendezvous request) read on the claim's socket: the program checks the count on both sides, the
+  // order and every byte. Checked: with #outClaimRouted sending the rendezvous requests by the engine
+  // instead (device.ts, one condition) the job fails in both modes ("A: message 2's length (in the
+  // order sent): got 4194304, expected 3").
+  it.each(['threads', 'inline'])('delivers rendezvous messages on a claim\'s socket in order, every byte (progress %s)', async (progress) => {
+    const r = await runJob(2, program('claims-rendezvous.ts'), { flags: ['--progress', progress, '--timeout', '90'], env: { TSMPI_RECEIVE_CLAIMS: 'on' }, killAfterMs: 120_000 });
+    if (r.code !== 0 || linesWith(r.stdout, `claims-rendezvous OK ${progress}`).length !== 1) {
+      throw new Error(`job failed (exit ${r.code})\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
+    }
+  }, 130_000);
 
   it.each(['threads', 'inline'])('keeps the order of a sender that runs ahead across the switch onto a claim route (progress %s)', async (progress) => {
     const r = await runJob(2, program('claims-switch.ts'), { flags: ['--progress', progress], env: { TSMPI_RECEIVE_CLAIMS: 'on' }, killAfterMs: 120_000 });
