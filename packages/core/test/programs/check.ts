@@ -15,6 +15,15 @@ function big(_k: string, v: unknown): unknown {
   return typeof v === 'bigint' ? `${v}n` : v;
 }
 
+/** Resolves once `cond` holds (polled every millisecond); fails after 20 s (a deadlock guard, not a timing). */
+export async function until(cond: () => boolean, what: string): Promise<void> {
+  const giveUp = Date.now() + 20_000;
+  while (!cond()) {
+    check(Date.now() < giveUp, `${what} after 20 s`);
+    await new Promise((r) => setTimeout(r, 1));
+  }
+}
+
 /** Expects `fn` to throw (or reject with) an MPIError of `errorClass` whose call is `call`. */
 export async function throwsMPI(fn: () => unknown, errorClass: number, call: string, what: string): Promise<void> {
   try {

@@ -12,7 +12,7 @@ import { once } from 'node:events';
 import { isMainThread, parentPort } from 'node:worker_threads';
 import * as MPI from '@tsmpi/core';
 import { runtime } from '../../src/runtime/index.ts';
-import { check, equal } from './check.ts';
+import { check, equal, until } from './check.ts';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -35,15 +35,6 @@ function fill(i: number): Uint8Array {
 function expectMessage(i: number, b: Uint8Array, count: number): void {
   equal(count, SIZES[i], `A: message ${i}'s length (in the order sent)`);
   for (let j = 0; j < count; j++) if (b[j] !== byteOf(i, j)) check(false, `A: message ${i} byte ${j} is ${b[j]}, not ${byteOf(i, j)}`);
-}
-
-/** Resolves once `cond` holds (polled every millisecond); fails after 20 s (a deadlock guard, not a timing). */
-async function until(cond: () => boolean, what: string): Promise<void> {
-  const giveUp = Date.now() + 20_000;
-  while (!cond()) {
-    check(Date.now() < giveUp, `${what} after 20 s`);
-    await new Promise((r) => setTimeout(r, 1));
-  }
 }
 
 await MPI.init({ threadLevel: 'multiple' });

@@ -11,16 +11,7 @@ import { once } from 'node:events';
 import { isMainThread, parentPort } from 'node:worker_threads';
 import * as MPI from '@tsmpi/core';
 import { runtime } from '../../src/runtime/index.ts';
-import { check, equal } from './check.ts';
-
-/** Resolves once `cond` holds (polled every millisecond); fails after 20 s (a deadlock guard, not a timing). */
-async function until(cond: () => boolean, what: string): Promise<void> {
-  const giveUp = Date.now() + 20_000;
-  while (!cond()) {
-    check(Date.now() < giveUp, `${what} after 20 s`);
-    await new Promise((r) => setTimeout(r, 1));
-  }
-}
+import { check, equal, until } from './check.ts';
 
 await MPI.init({ threadLevel: 'multiple' });
 const world = MPI.COMM_WORLD;

@@ -33,7 +33,7 @@ import { once } from 'node:events';
 import { isMainThread, parentPort } from 'node:worker_threads';
 import * as MPI from '@tsmpi/core';
 import { runtime } from '../../src/runtime/index.ts';
-import { check, equal } from './check.ts';
+import { check, equal, until } from './check.ts';
 
 const TRIGGERS = ['thread', 'anytag', 'anysource', 'probe', 'iprobe', 'object', 'exit', 'finalize', 'ring'] as const;
 type Trigger = (typeof TRIGGERS)[number];
@@ -52,15 +52,6 @@ const claimsOn = (): boolean => runtime('claims').settings.receiveClaims === 'on
 const routesOn = (): boolean => runtime('claims').device.shared.claimRoutes !== null;
 /** Frames of the key that A's claim socket reads: every message of tag 1 after message 0. */
 const routedFrames = (trigger: Trigger): number => Array.from({ length: N - 1 }, (_, i) => tagOf(trigger, i + 1)).filter((t) => t === 1).length;
-
-/** Resolves once `cond` holds (polled every millisecond); fails after 20 s (a deadlock guard, not a timing). */
-async function until(cond: () => boolean, what: string): Promise<void> {
-  const giveUp = Date.now() + 20_000;
-  while (!cond()) {
-    check(Date.now() < giveUp, `rank 0: ${what} after 20 s`);
-    await new Promise((r) => setTimeout(r, 1));
-  }
-}
 
 /** Receives `count` messages of `tag` (or ANY_TAG) into a byte view and checks they are `from`, from+1, ... */
 async function receiveRun(from: number, count: number, trigger: Trigger, source = 0, tag = 1, what = 'A'): Promise<void> {
