@@ -25,8 +25,9 @@
 #            --size payload bytes for the ping-pong; its window is 12 (msgrate's default). For allreduce it
 #            runs recursive doubling / Rabenseifner among 4 processes with allreduce.ts's defaults
 #            (2000 calls, 50 warm-up) unless --iterations/--warmup say otherwise, and waits in epoll.
-#   node-poll (allreduce only) the same with --poll: each call waits as tsmpi's blocking calls do
-#            (polling the event loop, sched_yield between turns), the floor for tsmpi's way of waiting.
+#   node-poll (allreduce and pingpong) the same with --poll: each call (pingpong: the whole exchange)
+#            waits as tsmpi's blocking calls do (polling the event loop, sched_yield between turns), the
+#            floor for tsmpi's way of waiting.
 # Runs are interleaved (tsmpi, Open MPI, MPICH, tsmpi, ...) so that drift in the machine's
 # load spreads over all of them. --lengths runs every implementation at each number of timed
 # iterations (interleaved too) and reports each metric per length ("msgrate@1000"), since a
@@ -59,7 +60,7 @@ usage() {
   --lengths LIST   comma-separated timed iteration counts, e.g. 1000,10000,100000: every
                    implementation runs at each (instead of --iterations); metrics per length
   --impls LIST     comma-separated subset of tsmpi,node,node-poll,openmpi,openmpi-nobind,mpich (default: all
-                   installed; node-poll, plain Node sockets that poll as tsmpi does, runs allreduce only)
+                   installed; node-poll, plain Node sockets that poll as tsmpi does, runs allreduce and pingpong only)
   --ours-args 'A'  extra mpiexec options for tsmpi, e.g. '--channels 1 --matching global'
   --timeout S      kill a run after S seconds (default 300)
 EOF
@@ -128,7 +129,7 @@ build_ref() { # impl mpicc suffix
 # Plain Node sockets: the same tsx that runs tsmpi's ranks. The polling variant exists for allreduce only.
 if [ -x "$root/node_modules/.bin/tsx" ]; then
   want node && active+=(node)
-  want node-poll && [ "$bench" = allreduce ] && active+=(node-poll)
+  want node-poll && { [ "$bench" = allreduce ] || [ "$bench" = pingpong ]; } && active+=(node-poll)
 fi
 # raw-node.ts allreduce's own defaults (1000 calls, 2000 warm-up) differ from allreduce.ts's: pass allreduce.ts's.
 node_defaults=()

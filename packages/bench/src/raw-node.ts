@@ -39,7 +39,7 @@
  * summed over the 4 processes, in the words compare.sh parses; then one call
  * with input rank + 1 + (i % 7) is checked element by element.
  *
- * --poll (allreduce): each call waits the way tsmpi's blocking calls do at their
+ * --poll (allreduce; pingpong: both sides for the whole exchange): each call waits the way tsmpi's blocking calls do at their
  * defaults (packages/core/src/api/wait-poll.ts and poll-policy.ts) instead of
  * sleeping in epoll: while a call is in progress a setImmediate turn stays
  * queued, so libuv checks the sockets without sleeping, and each turn calls
@@ -312,6 +312,16 @@ class WaitPoller {
   };
 }
 
+/** A WaitPoller for `processes` processes on this machine (--poll). */
+async function loadPoller(processes: number): Promise<WaitPoller> {
+  // Core's own sched_yield, loaded by path: core does not export it, and this benchmark runs from the repository.
+  const source = new URL('../../core/src/util/sched-yield.ts', import.meta.url).href;
+  const { schedYield } = (await import(source)) as { schedYield: () => (() => number) | null };
+  const yieldCore = schedYield();
+  if (yieldCore === null) fail('--poll needs sched_yield, which this Node does not offer (node:wasi)');
+  return new WaitPoller(yieldCore, processes > os.availableParallelism());
+}
+
 /** Set by --poll (allreduceMain): each allreduce call polls while it waits; null: calls sleep in epoll. */
 let poller: WaitPoller | null = null;
 /** tsmpi's threshold of bulk traffic (BULK_BYTES in packages/core/src/api/wait-poll.ts). */
@@ -498,14 +508,7 @@ async function allreduceMain(): Promise<void> {
   if (!Number.isInteger(iterations) || iterations < 1) fail('--iterations must be a positive integer');
   if (warmupGiven !== null && (!Number.isInteger(warmupGiven) || warmupGiven < 0)) fail('--warmup must be a non-negative integer');
   const polls = process.argv.includes('--poll');
-  if (polls) {
-    // Core's own sched_yield, loaded by path: core does not export it, and this benchmark runs from the repository.
-    const source = new URL('../../core/src/util/sched-yield.ts', import.meta.url).href;
-    const { schedYield } = (await import(source)) as { schedYield: () => (() => number) | null };
-    const yieldCore = schedYield();
-    if (yieldCore === null) fail('--poll needs sched_yield, which this Node does not offer (node:wasi)');
-    poller = new WaitPoller(yieldCore, P > os.availableParallelism());
-  }
+  if (polls) poller = await loadPoller(P);
 
   let finished = false;
   const children: ChildProcess[] = [];
@@ -614,11 +617,13 @@ if (pairsFlag !== null) {
   const batch = Buffer.alloc(mode === 'msgrate' ? WINDOW * FRAME : FRAME + p2pPayload);
   s.on('data', frameCounter(mode === 'msgrate' ? WINDOW : 1, () => s.write(batch), FRAME + p2pPayload));
   s.on('error', () => process.exit(0));
+  if (mode === 'pingpong' && process.argv.includes('--poll')) void loadPoller(2).then((p) => p.begin());
   // msgrate: like MPI's Isend/Irecv/waitall, both sides send their batch without waiting for the peer's.
   if (mode === 'msgrate') s.on('connect', () => s.write(batch));
 } else {
   const server = net.createServer((s) => {
     s.setNoDelay(true);
+    if (mode === 'pingpong' && process.argv.includes('--poll')) void loadPoller(2).then((p) => { p.begin(); s.once('close', () => p.end()); });
     const batch = Buffer.alloc(mode === 'msgrate' ? WINDOW * FRAME : FRAME + p2pPayload);
     const times: number[] = [];
     let done = -p2pWarmup;
@@ -633,7 +638,7 @@ if (pairsFlag !== null) {
           console.log(`raw-node msgrate: ${((WINDOW * iterations) / ((now - t0) / 1000) / 1e6).toFixed(3)} M messages/s (${WINDOW} x ${iterations} iterations, one write per batch, ${unixDir === null ? 'tcp' : 'unix'})`);
         } else {
           times.sort((a, b) => a - b);
-          console.log(`raw-node pingpong: round trip median ${(times[times.length >> 1]! * 1000).toFixed(2)} us (${iterations} iterations, ${p2pPayload}-byte payload, ${unixDir === null ? 'tcp' : 'unix'})`);
+          console.log(`raw-node pingpong: round trip median ${(times[times.length >> 1]! * 1000).toFixed(2)} us (${iterations} iterations, ${p2pPayload}-byte payload, ${unixDir === null ? 'tcp' : 'unix'}${process.argv.includes('--poll') ? ', poll' : ''})`);
         }
         s.destroy();
         server.close();
@@ -651,7 +656,7 @@ if (pairsFlag !== null) {
   let child: ReturnType<typeof fork>;
   const unixDir = process.argv.includes('--unix') ? fs.mkdtempSync(path.join(os.tmpdir(), 'raw-node-')) : null;
   const startPeer = (where: string): void => {
-    child = fork(fileURLToPath(import.meta.url), [mode, '--peer', where, '--size', String(p2pPayload)], { execArgv: process.execArgv });
+    child = fork(fileURLToPath(import.meta.url), [mode, '--peer', where, '--size', String(p2pPayload), ...(process.argv.includes('--poll') ? ['--poll'] : [])], { execArgv: process.execArgv });
   };
   if (unixDir === null) {
     server.listen(0, '127.0.0.1', () => startPeer(String((server.address() as net.AddressInfo).port)));
