@@ -79,6 +79,8 @@ const iterations = itIdx > 0 ? Number(process.argv[itIdx + 1]) : mode === 'msgra
 const p2pWarmup = process.argv.includes('--warmup') ? Number(process.argv[process.argv.indexOf('--warmup') + 1]) : mode === 'pingpong' ? 100 : 10;
 /** pingpong: payload bytes after each frame (a tsmpi message of that size); msgrate sends bare frames. */
 const p2pPayload = mode === 'pingpong' && process.argv.includes('--size') ? Number(process.argv[process.argv.indexOf('--size') + 1]) : 0;
+/** pingpong --poll: both sides keep their event loop turning for the whole exchange, as tsmpi's blocking calls wait. */
+const pingpongPolls = mode === 'pingpong' && process.argv.includes('--poll');
 if (mode !== 'allreduce' && (![iterations, p2pWarmup, p2pPayload].every((n) => Number.isInteger(n) && n >= 0) || iterations === 0)) {
   console.error('raw-node: --iterations must be a positive integer, --warmup and --size non-negative integers');
   process.exit(2);
@@ -617,13 +619,13 @@ if (pairsFlag !== null) {
   const batch = Buffer.alloc(mode === 'msgrate' ? WINDOW * FRAME : FRAME + p2pPayload);
   s.on('data', frameCounter(mode === 'msgrate' ? WINDOW : 1, () => s.write(batch), FRAME + p2pPayload));
   s.on('error', () => process.exit(0));
-  if (mode === 'pingpong' && process.argv.includes('--poll')) void loadPoller(2).then((p) => p.begin());
+  if (pingpongPolls) void loadPoller(2).then((p) => p.begin());
   // msgrate: like MPI's Isend/Irecv/waitall, both sides send their batch without waiting for the peer's.
   if (mode === 'msgrate') s.on('connect', () => s.write(batch));
 } else {
   const server = net.createServer((s) => {
     s.setNoDelay(true);
-    if (mode === 'pingpong' && process.argv.includes('--poll')) void loadPoller(2).then((p) => { p.begin(); s.once('close', () => p.end()); });
+    if (pingpongPolls) void loadPoller(2).then((p) => { p.begin(); s.once('close', () => p.end()); });
     const batch = Buffer.alloc(mode === 'msgrate' ? WINDOW * FRAME : FRAME + p2pPayload);
     const times: number[] = [];
     let done = -p2pWarmup;
@@ -638,7 +640,7 @@ if (pairsFlag !== null) {
           console.log(`raw-node msgrate: ${((WINDOW * iterations) / ((now - t0) / 1000) / 1e6).toFixed(3)} M messages/s (${WINDOW} x ${iterations} iterations, one write per batch, ${unixDir === null ? 'tcp' : 'unix'})`);
         } else {
           times.sort((a, b) => a - b);
-          console.log(`raw-node pingpong: round trip median ${(times[times.length >> 1]! * 1000).toFixed(2)} us (${iterations} iterations, ${p2pPayload}-byte payload, ${unixDir === null ? 'tcp' : 'unix'}${process.argv.includes('--poll') ? ', poll' : ''})`);
+          console.log(`raw-node pingpong: round trip median ${(times[times.length >> 1]! * 1000).toFixed(2)} us (${iterations} iterations, ${p2pPayload}-byte payload, ${unixDir === null ? 'tcp' : 'unix'}${pingpongPolls ? ', poll' : ''})`);
         }
         s.destroy();
         server.close();
@@ -656,7 +658,7 @@ if (pairsFlag !== null) {
   let child: ReturnType<typeof fork>;
   const unixDir = process.argv.includes('--unix') ? fs.mkdtempSync(path.join(os.tmpdir(), 'raw-node-')) : null;
   const startPeer = (where: string): void => {
-    child = fork(fileURLToPath(import.meta.url), [mode, '--peer', where, '--size', String(p2pPayload), ...(process.argv.includes('--poll') ? ['--poll'] : [])], { execArgv: process.execArgv });
+    child = fork(fileURLToPath(import.meta.url), [mode, '--peer', where, '--size', String(p2pPayload), ...(pingpongPolls ? ['--poll'] : [])], { execArgv: process.execArgv });
   };
   if (unixDir === null) {
     server.listen(0, '127.0.0.1', () => startPeer(String((server.address() as net.AddressInfo).port)));
