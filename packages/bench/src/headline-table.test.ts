@@ -3,7 +3,8 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CompareResult } from './compare-chart.ts';
-import { markdownTable, median, readRounds, targetRows, type Target } from './headline-table.ts';
+import { markdownTable, readRounds, targetRows, type Target } from './headline-table.ts';
+import { median } from './stats.ts';
 
 function doc(results: { impl: string; metric: string; median: number }[]): CompareResult {
   return { bench: 'msgrate', date: '2026-11-26T20:00:00Z', host: 'vm', cores: 2, unit: 'x', results };

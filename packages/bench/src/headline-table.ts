@@ -15,6 +15,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import type { CompareResult } from './compare-chart.ts';
+import { median } from './stats.ts';
 
 /** One of issue 15's targets: tsmpi's figure against another implementation's. */
 export interface Target {
@@ -55,14 +56,6 @@ export interface TargetRow {
   readonly rounds: number;
   /** Of those, the rounds whose own ratio met the bound. */
   readonly heldIn: number;
-}
-
-/** The median of `xs` (NaN for none). */
-export function median(xs: readonly number[]): number {
-  if (xs.length === 0) return Number.NaN;
-  const s = [...xs].sort((a, b) => a - b);
-  const mid = s.length >> 1;
-  return s.length % 2 === 1 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
 }
 
 function figure(result: CompareResult, impl: string, metric: string): number | undefined {
