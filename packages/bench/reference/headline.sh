@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Issue 15's headline comparisons, repeated in rounds: each round runs compare.sh once for the
 # neighbor rate (1,000 and 10,000 iterations), the 8-byte allreduce (1,000 and 10,000 calls, 4
-# processes), the 0-byte ping-pong (1,000 iterations, with plain Node sockets) and the 8 MiB
-# allreduce, each implementation at its defaults, so every comparison shares its round's minutes;
-# then headline-table.ts prints each target's medians over the rounds and in how many rounds it held.
+# processes), the 0-byte ping-pong (1,000 iterations, against plain Node sockets that sleep in epoll
+# and ones that poll as tsmpi waits) and the 8 MiB allreduce, each implementation at its defaults,
+# so every comparison shares its round's minutes; then headline-table.ts prints each target's
+# medians over the rounds and in how many rounds it held.
 #
 #   packages/bench/reference/headline.sh [--rounds R] [--out DIR]
 #
@@ -19,7 +20,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds=${2:?--rounds needs a value}; shift 2 ;;
     --out) out=${2:?--out needs a value}; shift 2 ;;
-    -h|--help) sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "headline.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -33,7 +34,7 @@ step_args() {
   case "$1" in
     msgrate) echo "--bench msgrate --lengths 1000,10000 --impls tsmpi,node,openmpi,mpich" ;;
     allreduce8) echo "--bench allreduce --size 8 --lengths 1000,10000 --impls tsmpi,openmpi" ;;
-    pingpong) echo "--bench pingpong --lengths 1000 --impls tsmpi,node,openmpi" ;;
+    pingpong) echo "--bench pingpong --lengths 1000 --impls tsmpi,node,node-poll,openmpi" ;;
     allreduce8m) echo "--bench allreduce --size 8388608 --iterations 30 --warmup 5 --impls tsmpi,openmpi" ;;
   esac
 }

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CompareResult } from './compare-chart.ts';
-import { markdownTable, readRounds, targetRows, type Target } from './headline-table.ts';
+import { ISSUE_15_TARGETS, markdownTable, readRounds, targetRows, type Target } from './headline-table.ts';
 import { median } from './stats.ts';
 
 function doc(results: { impl: string; metric: string; median: number }[]): CompareResult {
@@ -41,6 +41,15 @@ describe('headline-table', () => {
     expect(row).toMatchObject({ ours: 13.5, theirs: 10, rounds: 2, heldIn: 1 });
     const table = markdownTable([row!]);
     expect(table).toContain('| time | 13.50 | plain Node 10.00 | 1.35x | <= 1.3x | **no** | 1 of 2 |');
+  });
+
+  it("holds the ping-pong against both of plain Node's floors, each from its own implementation's figure", () => {
+    const rounds = new Map([['pingpong', [
+      doc([{ impl: 'tsmpi', metric: '0-byte@1000', median: 12 }, { impl: 'node', metric: '0-byte@1000', median: 40 }, { impl: 'node-poll', metric: '0-byte@1000', median: 8 }]),
+    ]]]);
+    const rows = targetRows(rounds, ISSUE_15_TARGETS.filter((t) => t.step === 'pingpong'));
+    expect(rows.map((r) => [r.target.versus, r.ratio, r.heldIn])).toEqual([['node', 0.3, 1], ['node-poll', 1.5, 0]]);
+    expect(markdownTable(rows)).toContain('| polling Node 8.00 | 1.50x | <= 1.3x | **no** | 0 of 1 |');
   });
 
   it('says "not measured" for a target whose step has no rounds', () => {

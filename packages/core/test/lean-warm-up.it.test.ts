@@ -1,6 +1,7 @@
 // Init's warm-up of the lean path (setting leanWarmup, packages/core/src/api/lean-warm-up.ts) over real
-// mpiexec jobs on loopback TCP: it runs with both ring neighbours (the debug log names the links),
-// and a program that sends on the warm-up's tag and runs a collective the moment init returns gets
+// mpiexec jobs on loopback TCP: it runs with both ring neighbours (the debug log names the links)
+// and its blocking round trips in pairs 0-1, 2-3, ... (the log names each rank's partner; the last
+// rank of an odd job has none), and a program that sends on the warm-up's tag and runs a collective the moment init returns gets
 // every message in order and counts only its own (programs/lean-warm-up.ts); with lean=off it does
 // not run and the same program passes.
 import { describe, expect, it } from 'vitest';
@@ -21,6 +22,8 @@ describe("init's warm-up of the lean path", () => {
     const done = warmUpLines(r.stderr);
     expect(done.length).toBe(3);
     for (const line of done) expect(line.links).toMatchObject({ fromLeft: 200, toRight: 200 });
+    const partners = r.stderr.split('\n').filter((l) => l.includes('"round-trip warm-up done"')).map((l) => JSON.parse(l).partner).sort();
+    expect(partners).toEqual([0, 1]);
   }, 90_000);
 
   it('does not run with lean=off, and the program passes', async () => {
@@ -31,6 +34,7 @@ describe("init's warm-up of the lean path", () => {
       throw new Error(`job failed (exit ${r.code})\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
     }
     expect(warmUpLines(r.stderr).length).toBe(0);
+    expect(linesWith(r.stderr, 'round-trip warm-up done').length).toBe(0);
   }, 90_000);
 
   it('rejects a negative TSMPI_LEAN_WARMUP with the allowed range', async () => {

@@ -21,6 +21,16 @@
  * arrival path that the warm-up compiles serves both contexts, and without a collective message in
  * its feedback it was thrown away by the program's first barrier (docs/adr/0020 section 8). The
  * same ordering argument holds on that context.
+ *
+ * Then, inside init's tier-up window (runtime/tier-up.ts, with the small allreduce's warm-up), pairs of
+ * ranks (0 and 1, 2 and 3, ...; the last rank of an odd job sits out) run blocking round trips, the
+ * even rank Send then Recv, the odd one Recv then Send, as a ping-pong does (roundTripWarmUp): the
+ * blocking calls' own code (the wait of pt2pt-comm.ts's `blocking`, a receive posted before its
+ * message) is not what the exchange compiles, and a program's first 1,000 round trips ran at 1.6x their
+ * later speed without it (docs/adr/0027-round-trip-warm-up.md). A pair is two ring neighbours whose
+ * link both used for the exchange, so the ordering argument is the same: every round-trip message
+ * from the partner follows its exchange messages and is received, on a receive naming the partner,
+ * before init returns.
  */
 import type { Device } from '../device/index.ts';
 import { CommCollPt2pt } from './coll-pt2pt.ts';
@@ -107,5 +117,48 @@ export async function leanWarmUp(comm: Pt2ptComm, device: Device, links: WarmUpL
     // The job is failing; the program's next call says so.
   } finally {
     device.uncount(sent, bytesSent, comm._endpoints[links.right]!, received, bytesReceived, comm._endpoints[links.left]!);
+  }
+}
+
+/**
+ * The partner of this rank in the round-trip warm-up: its right neighbour for an even rank, its left
+ * for an odd one, where the exchange used that link (both ends published the same count); null for
+ * the last rank of an odd job, a rank alone, or a link the exchange skipped.
+ */
+export function roundTripPartner(rank: number, size: number, links: WarmUpLinks): number | null {
+  if (rank % 2 === 0) return rank + 1 < size && links.toRight > 0 ? links.right : null;
+  return links.fromLeft > 0 ? links.left : null;
+}
+
+/**
+ * Runs `iterations` blocking round trips with `partner` (roundTripPartner) through COMM_WORLD's Send
+ * and Recv, the lower rank of the pair sending first, and takes their messages out of `device`'s
+ * counts. A failure of the job on the way ends it early without an error, as in leanWarmUp.
+ */
+export async function roundTripWarmUp(comm: Pt2ptComm, device: Device, rank: number, partner: number, iterations: number): Promise<void> {
+  const starts = rank < partner;
+  const payloads = [new Uint8Array(0), new Uint8Array(PAYLOAD_BYTES)];
+  const recvBuf = new Uint8Array(PAYLOAD_BYTES);
+  let sent = 0;
+  let bytes = 0;
+  try {
+    for (let it = 0; it < iterations; it++) {
+      // Both copy branches of the lean path, as in the exchange: the sizes alternate, the same each way.
+      const data = payloads[it & 1]!;
+      if (starts) {
+        await comm.Send(data, partner, TAG);
+        await comm.Recv(recvBuf, partner, TAG);
+      } else {
+        await comm.Recv(recvBuf, partner, TAG);
+        await comm.Send(data, partner, TAG);
+      }
+      sent++;
+      bytes += data.length;
+    }
+  } catch {
+    // The job is failing; the program's next call says so.
+  } finally {
+    const endpoint = comm._endpoints[partner]!;
+    device.uncount(sent, bytes, endpoint, sent, bytes, endpoint);
   }
 }

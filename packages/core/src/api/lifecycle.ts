@@ -31,7 +31,7 @@ import { destroyCommRecord } from './comm.ts';
 import { setupPredefinedTypes } from './datatype.ts';
 import { setupPredefinedOps } from './op.ts';
 import { liveObjects, messageTotals } from './introspection.ts';
-import { leanWarmUp, warmUpKey, warmUpLinks } from './lean-warm-up.ts';
+import { leanWarmUp, roundTripPartner, roundTripWarmUp, warmUpKey, warmUpLinks, type WarmUpLinks } from './lean-warm-up.ts';
 import { agreedCalls, collWarmUp, collWarmUpKey } from './coll-warm-up.ts';
 import { leanReceives } from './pt2pt-comm.ts';
 
@@ -191,23 +191,33 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
   const collWarmUpCalls = collWarmUpPublished > 0
     ? agreedCalls(await Promise.all(Array.from({ length: size }, (_, r) => published(collWarmUpKey(r)))))
     : 0;
+  let links: WarmUpLinks | null = null;
   if (leanWarmUpIterations > 0) {
-    const links = warmUpLinks(rank, size, leanWarmUpIterations, await published(warmUpKey((rank + size - 1) % size)), await published(warmUpKey((rank + 1) % size)));
+    links = warmUpLinks(rank, size, leanWarmUpIterations, await published(warmUpKey((rank + size - 1) % size)), await published(warmUpKey((rank + 1) % size)));
     const warmFrom = performance.now();
     await leanWarmUp(COMM_WORLD, device, links);
     log.debug({ links, ms: performance.now() - warmFrom }, 'lean warm-up done');
   }
-  if (collWarmUpCalls > 0) {
-    // Around this warm-up only: what it runs is optimised within it, the program's code at V8's pace (runtime/tier-up.ts).
-    // Not around the lean path's: with it there, the 8 MiB allreduce's calls cost 2-3 ms more CPU on V8's threads (docs/adr/0026).
+  const partner = links === null ? null : roundTripPartner(rank, size, links);
+  if (partner !== null || collWarmUpCalls > 0) {
+    // Around these warm-ups only: what they run is optimised within them, the program's code at V8's pace (runtime/tier-up.ts).
+    // Not around the exchange's: with it there, the 8 MiB allreduce's calls cost 2-3 ms more CPU on V8's threads (docs/adr/0026);
+    // the round trips in it cost nothing measurable there (docs/adr/0027).
     const closeWindow = openTierUpWindow(settings.warmUpTierUpBudget);
-    const warmFrom = performance.now();
     try {
-      await collWarmUp(COMM_WORLD, device, collWarmUpCalls);
+      if (partner !== null) {
+        const warmFrom = performance.now();
+        await roundTripWarmUp(COMM_WORLD, device, rank, partner, leanWarmUpIterations);
+        log.debug({ partner, ms: performance.now() - warmFrom }, 'round-trip warm-up done');
+      }
+      if (collWarmUpCalls > 0) {
+        const warmFrom = performance.now();
+        await collWarmUp(COMM_WORLD, device, collWarmUpCalls);
+        log.debug({ calls: collWarmUpCalls, tierUpWindow: closeWindow === null ? 0 : settings.warmUpTierUpBudget, ms: performance.now() - warmFrom }, 'allreduce warm-up done');
+      }
     } finally {
       closeWindow?.();
     }
-    log.debug({ calls: collWarmUpCalls, tierUpWindow: closeWindow === null ? 0 : settings.warmUpTierUpBudget, ms: performance.now() - warmFrom }, 'allreduce warm-up done');
   }
   // Last, so that init's own code tiers up at V8's pace (runtime/tier-up.ts).
   const tierUpBudget = lowerTierUpBudget(settings.tierUpBudget, policy.isOversubscribed);

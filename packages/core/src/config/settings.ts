@@ -115,9 +115,10 @@ export const SETTINGS: readonly SettingRow[] = [
   },
   {
     name: 'leanWarmup', env: 'TSMPI_LEAN_WARMUP', flag: null, kind: int(0, 100_000),
-    // 300: the first 1,000 iterations of the neighbour rate a third cheaper, for about 50 ms of CPU in init (docs/adr/0020 section 8).
+    // 300: the first 1,000 iterations of the neighbour rate a third cheaper, for about 50 ms of CPU in init (docs/adr/0020 section 8);
+    // its 300 round trips, a ping-pong's first 1,000 about 1.6x faster for a few ms (docs/adr/0027).
     defaultValue: () => 300, level: 'tuning',
-    doc: "with lean=on, iterations of the neighbour-rate exchange (12 small messages each way) that init runs with the ring neighbours over COMM_WORLD's lean path, so that V8 compiles Irecv, Isend and Request.waitall before the program's first message (docs/adr/0020-lean-common-path.md section 8); a neighbour that did not publish the same count is skipped, and the messages are left out of MPI.stats. 0 turns it off; without lean=on it does nothing",
+    doc: "with lean=on, iterations of the neighbour-rate exchange (12 small messages each way) that init runs with the ring neighbours over COMM_WORLD's lean path, so that V8 compiles Irecv, Isend and Request.waitall before the program's first message (docs/adr/0020-lean-common-path.md section 8), then as many blocking Send/Recv round trips between ranks 0 and 1, 2 and 3, ... (the last rank of an odd job sits out) inside the tier-up window of warmUpTierUpBudget, so that a ping-pong's first round trips run compiled (docs/adr/0027-round-trip-warm-up.md); a neighbour that did not publish the same count is skipped, and the messages are left out of MPI.stats. 0 turns both off; without lean=on it does nothing",
   },
   {
     name: 'collWarmup', env: 'TSMPI_COLL_WARMUP', flag: null, kind: int(0, 100_000),
@@ -129,7 +130,7 @@ export const SETTINGS: readonly SettingRow[] = [
     name: 'warmUpTierUpBudget', env: 'TSMPI_WARM_UP_TIER_UP_BUDGET', flag: null, kind: int(0, 1 << 24),
     // 4096: the small allreduce's functions optimised within its warm-up; V8's own budget is back before init returns (docs/adr/0026).
     defaultValue: () => 4096, level: 'tuning',
-    doc: "V8's interrupt budget (--interrupt-budget) while init runs its warm-up of the small allreduce (collWarmup), V8's own restored before init returns: the functions it runs are optimised within it, and the program's code, a large allreduce's loops among it, tiers up at V8's pace (docs/adr/0026-tier-up-window-at-init.md). 0 leaves V8's budget alone; so does a budget given on the node command line (--interrupt-budget, rankNodeFlags), or a V8 whose own budget tsmpi does not know",
+    doc: "V8's interrupt budget (--interrupt-budget) while init runs its blocking round trips (leanWarmup) and its warm-up of the small allreduce (collWarmup), V8's own restored before init returns: the functions it runs are optimised within it, and the program's code, a large allreduce's loops among it, tiers up at V8's pace (docs/adr/0026-tier-up-window-at-init.md). 0 leaves V8's budget alone; so does a budget given on the node command line (--interrupt-budget, rankNodeFlags), or a V8 whose own budget tsmpi does not know",
   },
   {
     name: 'eagerLimit', env: 'TSMPI_EAGER_LIMIT', flag: '--eager-limit', kind: int(0, MAX_EAGER_LIMIT_BYTES),

@@ -1,6 +1,6 @@
 /**
  * How soon V8 optimises the code a program runs after MPI.init: the interrupt
- * budget, lowered for init's warm-up of the small allreduce only (setting warmUpTierUpBudget,
+ * budget, lowered for init's blocking round trips and small allreduces only (setting warmUpTierUpBudget,
  * openTierUpWindow) and, if asked, for the rest of the process once init is
  * done (setting tierUpBudget, lowerTierUpBudget).
  *
@@ -62,7 +62,7 @@ export function v8InterruptBudget(v8Version: string = process.versions.v8): numb
 
 /**
  * Lowers V8's interrupt budget to `budget` until the returned function is called, which puts V8's
- * own back (init calls it around its warm-up of the small allreduce, whose work is fixed: a window
+ * own back (init calls it around its blocking round trips and warm-up of the small allreduce, whose work is fixed: a window
  * bounded by work, not by time). Its functions are then optimised within the warm-up instead of in the program's
  * first calls; once the budget is back, the program's own code (a large allreduce's loops among it)
  * is compiled as V8 would: with the budget kept low after init the 8 MiB allreduce on 4 processes ran
