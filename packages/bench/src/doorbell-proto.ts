@@ -33,7 +33,9 @@
  *   earlier byte is still queued in its process (a byte already waiting wakes the claimant anyway).
  *   The bytes carry nothing: the claimant, woken, drains the data socket, so nobody else ever needs
  *   to read the bell. --wait poll: the claimant keeps a setImmediate turn queued and drains the
- *   data socket with readSync every turn; no doorbell.
+ *   data socket with readSync every turn; no doorbell. --wait poll-bell: turns queued as with poll
+ *   (libuv polls the bell without sleeping, as tsmpi's blocking calls poll), and the data socket is
+ *   read only when the bell rang, as with loop.
  *   The socket variant's --wait poll keeps a setImmediate turn queued too (libuv then polls without
  *   sleeping, as tsmpi's blocking calls do), --wait loop lets it sleep in epoll.
  *
@@ -62,7 +64,7 @@ import { Worker, isMainThread, parentPort, workerData } from 'node:worker_thread
 // --- options ----------------------------------------------------------------------------------
 
 type Variant = 'socket' | 'doorbell';
-type WaitMode = 'loop' | 'poll';
+type WaitMode = 'loop' | 'poll' | 'poll-bell';
 
 interface Options {
   readonly variant: Variant;
@@ -81,7 +83,8 @@ interface Options {
 
 const HELP = `doorbell-proto.ts: ADR 0023's doorbell prototype (see the file's header comment)
   --variant socket|doorbell  who may read the claimant's data socket (default doorbell)
-  --wait loop|poll           claimant waits in its event loop / polls every turn (default loop)
+  --wait loop|poll|poll-bell claimant waits in its event loop / polls every turn / doorbell: turns
+                             queued as with poll, the data socket read only when the bell rang (default loop)
   --window W                 frames per window, one ack each (default 12)
   --batch F                  frames per sender write call (default W)
   --windows N                timed windows (default 50000)
@@ -123,7 +126,8 @@ function parseOptions(argv: readonly string[]): Options | 'help' {
   const variant = values.variant;
   const wait = values.wait;
   if (variant !== 'socket' && variant !== 'doorbell') throw new Error(`--variant must be socket or doorbell, got ${variant}`);
-  if (wait !== 'loop' && wait !== 'poll') throw new Error(`--wait must be loop or poll, got ${wait}`);
+  if (wait !== 'loop' && wait !== 'poll' && wait !== 'poll-bell') throw new Error(`--wait must be loop, poll or poll-bell, got ${wait}`);
+  if (wait === 'poll-bell' && variant !== 'doorbell') throw new Error('--wait poll-bell needs --variant doorbell');
   const window = int('window', values.window, 1);
   return {
     variant,
@@ -546,8 +550,9 @@ const cTurnWords = new Int32Array(1);
 
 function pollTurn(): void {
   if (cDone) return;
-  if (cShared !== null) drainShared();
-  else Atomics.add(cTurnWords, 0, 1);
+  if (cShared === null) Atomics.add(cTurnWords, 0, 1);
+  else if (cOpts.wait === 'poll') drainShared();
+  else Atomics.add(cShared.words, W_TURN, 1); // poll-bell: the bell's handler drains
   if (!cDone) setImmediate(pollTurn);
 }
 
@@ -602,12 +607,12 @@ async function claimantMain(boot: ClaimantBoot): Promise<void> {
   await new Promise<void>((resolve, reject) => { cData.once('connect', resolve); cData.once('error', reject); });
   if (cShared !== null) {
     Atomics.store(cShared.words, W_FD, (cData as unknown as { _handle: { fd: number } })._handle.fd);
-    if (cOpts.wait === 'loop') {
+    if (cOpts.wait !== 'poll') {
       const bell = net.connect({ path: path.join(boot.dir, 'bell'), onread: { buffer: Buffer.alloc(4096), callback: onBellRead } });
       await new Promise<void>((resolve, reject) => { bell.once('connect', resolve); bell.once('error', reject); });
     }
   }
-  if (cOpts.wait === 'poll') setImmediate(pollTurn);
+  if (cOpts.wait !== 'loop') setImmediate(pollTurn);
   parentPort!.postMessage({ type: 'ready' });
 }
 
@@ -789,7 +794,7 @@ function onAckBytes(d: Buffer): void {
 async function senderMain(o: Options, dir: string): Promise<void> {
   sOpts = o;
   sPlan = planOf(o);
-  const needBell = o.variant === 'doorbell' && o.wait === 'loop';
+  const needBell = o.variant === 'doorbell' && o.wait !== 'poll';
   const accept = (name: string): Promise<net.Socket> => new Promise((resolve, reject) => {
     const server = net.createServer({ noDelay: true }, (socket) => {
       server.close();
