@@ -303,6 +303,10 @@ function pumpSocket(s: Shared, who: number, maxReads: number): number {
     // The engine stops while the ring could not take a whole read's frames (backpressure to the sender).
     if (who === WHO_ENGINE && s.ringFrames - (w[W_RING_TAIL]! - w[W_RING_HEAD]!) < (carry + s.readBytes) / FRAME_BYTES + 1) break;
     let n: number;
+    // An empty read is an EAGAIN exception; without a stack trace it costs 2.5 us instead of 3.4
+    // (Node 20, this machine, 2026-11-27 02:23 UTC, load 2.5, 3 x 200,000 calls).
+    const stackTraceLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     try {
       n = fs.readSync(fd, b, carry, s.readBytes, null);
     } catch (e) {
@@ -310,6 +314,8 @@ function pumpSocket(s: Shared, who: number, maxReads: number): number {
       w[W_EMPTY_READS + who]!++;
       pumpDrained = true;
       break;
+    } finally {
+      Error.stackTraceLimit = stackTraceLimit;
     }
     if (n === 0) {
       pumpDrained = true; // the sender closed
