@@ -1,9 +1,9 @@
 // Init's warm-up of the lean path (setting leanWarmup, packages/core/src/api/lean-warm-up.ts) over real
 // mpiexec jobs on loopback TCP: it runs with both ring neighbours (the debug log names the links)
 // and its blocking round trips in pairs 0-1, 2-3, ... (the log names each rank's partner; the last
-// rank of an odd job has none), and a program that sends on the warm-up's tag and runs a collective the moment init returns gets
-// every message in order and counts only its own (programs/lean-warm-up.ts); with lean=off it does
-// not run and the same program passes.
+// rank of an odd job has none), and a program that sends on the warm-up's tag and runs a collective
+// the moment init returns gets every message in order and counts only its own
+// (programs/lean-warm-up.ts); with lean=off it does not run and the same program passes.
 import { describe, expect, it } from 'vitest';
 import { linesWith, program, runJob } from './run-job.ts';
 

@@ -116,7 +116,7 @@ export const SETTINGS: readonly SettingRow[] = [
   {
     name: 'leanWarmup', env: 'TSMPI_LEAN_WARMUP', flag: null, kind: int(0, 100_000),
     // 300: the first 1,000 iterations of the neighbour rate a third cheaper, for about 50 ms of CPU in init (docs/adr/0020 section 8);
-    // its 300 round trips, a ping-pong's first 1,000 about 1.6x faster for a few ms (docs/adr/0027).
+    // its 300 round trips, a ping-pong's first 1,000 about 1.6x faster for 70-80 ms more init on 2 processes (docs/adr/0027).
     defaultValue: () => 300, level: 'tuning',
     doc: "with lean=on, iterations of the neighbour-rate exchange (12 small messages each way) that init runs with the ring neighbours over COMM_WORLD's lean path, so that V8 compiles Irecv, Isend and Request.waitall before the program's first message (docs/adr/0020-lean-common-path.md section 8), then as many blocking Send/Recv round trips between ranks 0 and 1, 2 and 3, ... (the last rank of an odd job sits out) inside the tier-up window of warmUpTierUpBudget, so that a ping-pong's first round trips run compiled (docs/adr/0027-round-trip-warm-up.md); a neighbour that did not publish the same count is skipped, and the messages are left out of MPI.stats. 0 turns both off; without lean=on it does nothing",
   },
