@@ -67,6 +67,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Worker, isMainThread, parentPort, workerData } from 'node:worker_threads';
+import { processCpuNs, taskCpuNs } from './thread-cpu.ts';
 
 // --- options ----------------------------------------------------------------------------------
 
@@ -214,19 +215,9 @@ function nowAbsMs(): number {
   return performance.timeOrigin + performance.now();
 }
 
-/** CPU nanoseconds of thread `tid` of this process (Linux schedstat, not rounded to ticks). */
-function threadCpuNs(tid: number): number {
-  return Number(fs.readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
-}
-
 /** The calling thread's kernel id (/proc/thread-self links to PID/task/TID). */
 function ownTid(): number {
   return Number(path.basename(fs.readlinkSync('/proc/thread-self')));
-}
-
-function processCpuNs(): number {
-  const u = process.cpuUsage();
-  return (u.user + u.system) * 1000;
 }
 
 // --- shared state of the doorbell variant -----------------------------------------------------
@@ -432,7 +423,7 @@ let cCarryLen = 0;
 function counters(): number[] {
   const w = cShared?.words;
   return [
-    threadCpuNs(cTid), threadCpuNs(cEnginePid), processCpuNs(),
+    taskCpuNs(cTid), taskCpuNs(cEnginePid), processCpuNs(),
     w === undefined ? 0 : w[W_ENGINE_FRAMES]!,
     w === undefined ? cReads : w[W_READS]! + w[W_READS + 1]!,
     w === undefined ? cEmptyReads : w[W_EMPTY_READS]! + w[W_EMPTY_READS + 1]!,

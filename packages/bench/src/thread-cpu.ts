@@ -18,15 +18,24 @@ export interface ThreadCpu {
   readonly otherNs: number;
 }
 
+/** Nanoseconds on a core of thread `tid` of this process (its kernel id; the main thread's is the pid); throws without procfs. */
+export function taskCpuNs(tid: number): number {
+  return Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+}
+
+/** Nanoseconds on a core of the whole process, its exited threads included (process.cpuUsage). */
+export function processCpuNs(): number {
+  const total = process.cpuUsage();
+  return (total.user + total.system) * 1000;
+}
+
 export function threadCpu(): ThreadCpu {
   let mainNs = 0;
   try {
-    mainNs = Number(readFileSync(`/proc/self/task/${process.pid}/schedstat`, 'utf8').split(' ')[0]);
+    mainNs = taskCpuNs(process.pid);
   } catch {
     // no procfs: everything counts as the other threads'
   }
-  const total = process.cpuUsage();
-  const totalNs = (total.user + total.system) * 1000;
   // The two clocks are read a moment apart: never report a negative share.
-  return { mainNs, otherNs: Math.max(0, totalNs - mainNs) };
+  return { mainNs, otherNs: Math.max(0, processCpuNs() - mainNs) };
 }
