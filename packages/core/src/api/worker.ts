@@ -77,6 +77,9 @@ export class Worker extends NodeWorker {
       // Their routes (step 2): a clean end closes them (its loop lives until every sender's FIN is in);
       // one still open died with its socket, and what was in it is lost.
       const routesOpen = shared.claimRoutes?.takeOpenOf(boot.threadId) ?? 0;
+      // A shared spin lock the thread held when it was stopped (terminate(), out of memory) is never
+      // released: the mark lets a thread spinning on it throw instead (shm/spin-lock.ts). Before the id is reused.
+      shared.markEnded(boot.threadId);
       shared.releaseThreadId(boot.threadId);
       if (claimed > 0 || routesOpen > 0) claimsDied(shared, boot.threadId, claimed, routesOpen, code);
       if (died.length > 0) readerDied(shared, died, boot.threadId, code);

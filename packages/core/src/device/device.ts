@@ -37,7 +37,7 @@
  */
 import { Packr } from 'msgpackr';
 import { FRAME_FLAG, FRAME_KIND, channelOf, newFrameHeader, type FrameHeader, type ReaderSocketName, type Transport, type TransportError, type TransportFactory } from '../transport/index.ts';
-import type { PayloadPool, Ring } from '../shm/index.ts';
+import { setLockHolder, type PayloadPool, type Ring } from '../shm/index.ts';
 import { ANY, ERR_OTHER, ERR_PROC_FAILED, ERR_TRUNCATE, ERR_NO_MEM, MPIError, mpiError } from '../util/index.ts';
 import type { Logger } from '../log/index.ts';
 import { DevRequest, REQ_KIND } from './dev-request.ts';
@@ -298,6 +298,9 @@ export class Device {
     this.#mt = shared.layout.multithreaded;
     this.#me = opts.threadId;
     this.#stat = shared.statsRow(opts.statsRow);
+    // The shared spin locks this thread takes name it (shm/spin-lock.ts), and its row, if recycled, has not ended.
+    setLockHolder(opts.statsRow);
+    shared.clearEnded(opts.statsRow);
     this.#hosts = Array.from({ length: opts.channels }, (_, c) => opts.hosted.includes(c));
     this.#direct = new Array(opts.channels);
     this.#reqs = new Array(shared.table.capacity);

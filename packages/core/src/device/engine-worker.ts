@@ -56,6 +56,8 @@ function die(err: unknown): void {
   const what = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
   log.error({ err }, 'channel engine failed: uncaught exception');
   shared.markFailed(ERR_INTERN);
+  // The thread lives on, but a shared spin lock it held when it threw is never released: threads spinning on one throw (shm/spin-lock.ts).
+  shared.markEnded(MAX_THREADS + boot.channel);
   shared.injection(boot.channel).close();
   port.postMessage({ type: 'fatal', message: `channel ${boot.channel}: uncaught exception in its engine thread (${what})`, lostProcess: null });
 }

@@ -13,7 +13,7 @@
 import { Worker } from 'node:worker_threads';
 import { ERR_INTERN, workerArgs } from '../util/index.ts';
 import type { EngineBoot } from './engine-worker.ts';
-import { SharedState } from './shared-state.ts';
+import { MAX_THREADS, SharedState } from './shared-state.ts';
 
 // engine-worker.ts when running from source, engine-worker.js from a built package (dist/).
 const ENGINE_WORKER = new URL(`./engine-worker${import.meta.url.slice(import.meta.url.lastIndexOf('.'))}`, import.meta.url);
@@ -41,11 +41,15 @@ export class Engines {
             workers.push(w);
             w.unref();
             let hasReported = false;
-            /** The engine's thread ended before close() without reporting why itself. */
+            let shared: SharedState | null = null;
+            /** The engine's thread ended before close(): marked ended, and reported unless it reported why itself. */
             const ended = (why: string): void => {
-              if (hasReported || life.isClosing) return;
+              if (life.isClosing) return;
+              shared ??= SharedState.attach(boot.shared);
+              // A shared spin lock the engine held when its thread stopped is never released: threads spinning on one throw (shm/spin-lock.ts).
+              shared.markEnded(MAX_THREADS + boot.channel);
+              if (hasReported) return;
               hasReported = true;
-              const shared = SharedState.attach(boot.shared);
               shared.markFailed(ERR_INTERN);
               shared.injection(boot.channel).close();
               onFatal(`channel ${boot.channel}: ${why}`, null);

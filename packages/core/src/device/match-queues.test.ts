@@ -188,3 +188,43 @@ describe.each(['parallel', 'global'] as const)('MatchQueues (%s)', (mode) => {
     expect(handed).toEqual(['m1', 'm3']);
   });
 });
+
+describe('MatchQueues (parallel) when a lock\'s holder died (shm/spin-lock.ts)', () => {
+  /** Shared queues whose lock holder 4 (worker thread 3) has ended; returns them and their lock words. */
+  function deadHolderSetup() {
+    const table = new RequestTable(RequestTable.allocateBuffers(256), true, true);
+    const pool = new SlotPool(table);
+    const buffer = MatchQueues.allocateBuffer(SOURCES);
+    const holders = { hasEnded: (holder: number) => holder === 4, heldByEnded: (lock: string, holder: number) => new Error(`${lock}: ${holder}`) };
+    const q = new MatchQueues(table, buffer, SOURCES, 'parallel', true, true, holders);
+    // The lock words are the buffer's last SOURCES + 1 words: one per source, then the wildcard queue's.
+    const locks = new Int32Array(buffer, buffer.byteLength - (SOURCES + 1) * 4, SOURCES + 1);
+    const recv = (src: number): number => {
+      const s = pool.alloc(KIND.RECV);
+      table.words[s * SLOT_WORDS + SLOT.CTX] = 0;
+      table.words[s * SLOT_WORDS + SLOT.SRC] = src;
+      table.words[s * SLOT_WORDS + SLOT.TAG] = 7;
+      return s;
+    };
+    return { q, locks, recv };
+  }
+
+  it('a wildcard receive that meets a dead source lock releases the source locks it took, and throws', () => {
+    const { q, locks, recv } = deadHolderSetup();
+    locks[2] = 4;
+    expect(() => q.postRecv(recv(ANY))).toThrow('matching queues: 4');
+    expect(Array.from(locks)).toEqual([0, 0, 4, 0, 0]);
+    expect(q.postedCount).toBe(0);
+  });
+
+  it('a receive from one source that meets a dead wildcard lock releases its source lock, and throws', () => {
+    const { q, locks, recv } = deadHolderSetup();
+    expect(q.postRecv(recv(ANY))).toBe(NIL); // a wildcard is queued: the next receive takes the wildcard lock too
+    locks[SOURCES] = 4;
+    expect(() => q.postRecv(recv(1))).toThrow('matching queues: 4');
+    expect(Array.from(locks)).toEqual([0, 0, 0, 0, 4]);
+    expect(q.postedCount).toBe(1); // the wildcard only
+    expect(() => q.cancelRecv(recv(3))).toThrow('matching queues: 4');
+    expect(Array.from(locks)).toEqual([0, 0, 0, 0, 4]);
+  });
+});

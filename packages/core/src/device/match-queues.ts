@@ -47,7 +47,7 @@
  *   tags, ANY_TAG, takes them in arrival order), and the claim ends (the hook answers -1 for the
  *   key) before any lock is released.
  */
-import { SpinLocks } from '../shm/index.ts';
+import { SpinLocks, type LockHolders } from '../shm/index.ts';
 import { ANY, waitAsync } from '../util/index.ts';
 import { NIL, SLOT, SLOT_WORDS, type RequestTable } from './request-table.ts';
 
@@ -96,12 +96,15 @@ export class MatchQueues {
   /** receive claims on this endpoint (setClaimHook), or null: none, and nothing here changes */
   #claims: ClaimHook | null = null;
 
-  /** `sources`: number of endpoints in the job (source indices 0..sources-1). `shared`: several threads use it. */
-  constructor(table: RequestTable, buffer: SharedArrayBuffer, sources: number, mode: MatchingMode, initialize: boolean, shared = false) {
+  /**
+   * `sources`: number of endpoints in the job (source indices 0..sources-1). `shared`: several threads use it.
+   * `holders`: what the locks ask about a holder that may have died (shm/spin-lock.ts).
+   */
+  constructor(table: RequestTable, buffer: SharedArrayBuffer, sources: number, mode: MatchingMode, initialize: boolean, shared = false, holders: LockHolders | null = null) {
     this.#w = table.words;
     const queueWords = H.WORDS + (sources + 1) * Q.WORDS;
     this.#q = new Int32Array(buffer, 0, queueWords);
-    this.#locks = new SpinLocks(new Int32Array(buffer, queueWords * 4, sources + 1), shared);
+    this.#locks = new SpinLocks(new Int32Array(buffer, queueWords * 4, sources + 1), shared, 'matching queues', holders);
     this.#wildLock = sources;
     this.#sources = sources;
     this.#global = mode === 'global';
@@ -150,10 +153,29 @@ export class MatchQueues {
   #unlockSource(s: number): void {
     this.#locks.unlock(this.#global ? this.#wildLock : s);
   }
-  /** Every source lock, then the wildcard lock (parallel mode); the one lock in global mode. */
+  /**
+   * Every source lock, then the wildcard lock (parallel mode); the one lock in global mode. A lock
+   * whose holder died throws (shm/spin-lock.ts): the ones this thread took are released first, so
+   * only the dead holder's stays taken.
+   */
   #lockAll(): void {
-    if (!this.#global) for (let s = 0; s < this.#sources; s++) this.#locks.lock(s);
-    this.#locks.lock(this.#wildLock);
+    let s = 0;
+    try {
+      if (!this.#global) for (; s < this.#sources; s++) this.#locks.lock(s);
+      this.#locks.lock(this.#wildLock);
+    } catch (e) {
+      while (s > 0) this.#locks.unlock(--s);
+      throw e;
+    }
+  }
+  /** The wildcard lock, taken while holding source `src`'s, which is released if it throws (as in #lockAll). */
+  #lockWildHolding(src: number): void {
+    try {
+      this.#locks.lock(this.#wildLock);
+    } catch (e) {
+      this.#locks.unlock(src);
+      throw e;
+    }
   }
   #unlockAll(): void {
     this.#locks.unlock(this.#wildLock);
@@ -274,10 +296,11 @@ export class MatchQueues {
       this.#locks.unlock(src);
       return found;
     }
-    Atomics.add(q, H.POSTED, 1);
+    // POSTED counts the receive only once its queue is known: a wildcard lock that throws leaves it as it was.
     if (Atomics.load(q, H.WILD_COUNT) > 0) {
-      this.#locks.lock(this.#wildLock);
+      this.#lockWildHolding(src);
       if (this.#wildcardBlocks(ctx, src)) {
+        Atomics.add(q, H.POSTED, 1);
         this.#append(H.WILD_HEAD, recv);
         Atomics.add(q, H.WILD_COUNT, 1);
         this.#locks.unlock(this.#wildLock);
@@ -286,6 +309,7 @@ export class MatchQueues {
       }
       this.#locks.unlock(this.#wildLock);
     }
+    Atomics.add(q, H.POSTED, 1);
     this.#append(this.#src(src) + Q.POSTED_HEAD, recv);
     this.#locks.unlock(src);
     return NIL;
@@ -322,7 +346,7 @@ export class MatchQueues {
     }
     let found = this.#takeFirst(base + Q.POSTED_HEAD, ctx, src, tag);
     if (found === NIL && !this.#global && Atomics.load(q, H.WILD_COUNT) > 0) {
-      this.#locks.lock(this.#wildLock);
+      this.#lockWildHolding(src);
       found = this.#takeFirst(H.WILD_HEAD, ctx, src, tag);
       if (found !== NIL) {
         Atomics.sub(q, H.WILD_COUNT, 1);
@@ -374,7 +398,7 @@ export class MatchQueues {
       this.#locks.lock(src);
       removed = this.#unlink(this.#src(src) + Q.POSTED_HEAD, recv);
       if (!removed && Atomics.load(q, H.WILD_COUNT) > 0) {
-        this.#locks.lock(this.#wildLock);
+        this.#lockWildHolding(src);
         removed = this.#unlink(H.WILD_HEAD, recv);
         if (removed) Atomics.sub(q, H.WILD_COUNT, 1);
         this.#locks.unlock(this.#wildLock);

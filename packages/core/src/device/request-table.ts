@@ -14,7 +14,7 @@
  * own SlotPool, which refills in batches (papers/refcount-gc.txt: thread-local
  * request pools keep allocation off the shared path).
  */
-import { SpinLocks } from '../shm/index.ts';
+import { SpinLocks, type LockHolders } from '../shm/index.ts';
 
 /** Word offsets inside one slot. */
 export const SLOT = {
@@ -91,12 +91,13 @@ export class RequestTable {
   readonly #lock: SpinLocks;
   readonly #lockIndex: number;
 
-  constructor(buffers: { slots: SharedArrayBuffer; free: SharedArrayBuffer }, initialize: boolean, shared = false) {
+  /** `holders`: what the lock asks about a holder that may have died (shm/spin-lock.ts). */
+  constructor(buffers: { slots: SharedArrayBuffer; free: SharedArrayBuffer }, initialize: boolean, shared = false, holders: LockHolders | null = null) {
     this.words = new Int32Array(buffers.slots);
     this.capacity = this.words.length / SLOT_WORDS;
     this.#freeStack = new Int32Array(buffers.free);
     this.#lockIndex = this.capacity + 1;
-    this.#lock = new SpinLocks(this.#freeStack, shared);
+    this.#lock = new SpinLocks(this.#freeStack, shared, 'request table', holders);
     if (initialize) {
       for (let i = 0; i < this.capacity; i++) this.#freeStack[1 + i] = this.capacity - 1 - i;
       this.#freeStack[0] = this.capacity;

@@ -13,6 +13,8 @@
  *   injection rings    one per channel: frames for the thread that hosts the channel
  *   completion rings   one per thread: slots completed for it by another thread
  *   control            thread ids in use (a bitmap: ids are recycled), per-thread statistics rows
+ *   ended              per statistics row: the thread has ended, so a spin lock it holds is never
+ *                      released (shm/spin-lock.ts; docs/RELIABILITY.md section 5)
  *   slot caches        per thread: its cache of free request slots (request-table.ts), which
  *                      the next thread with the same id inherits
  *   routes             endpoint readers and the routes to them (route-table.ts, docs/adr/0019),
@@ -23,8 +25,8 @@
  *                      step 2), only where the layout asks for them (with the route table, whose
  *                      marks and sender epochs they use)
  */
-import { PayloadPool, Ring } from '../shm/index.ts';
-import { waitAsync } from '../util/index.ts';
+import { PayloadPool, Ring, type LockHolders } from '../shm/index.ts';
+import { ERR_PROC_FAILED, mpiError, waitAsync } from '../util/index.ts';
 import { MatchQueues, type MatchingMode } from './match-queues.ts';
 import { ObjectTable, type ObjectTableBuffers } from './object-table.ts';
 import { RequestTable, SlotPool } from './request-table.ts';
@@ -107,6 +109,8 @@ export interface SharedBuffers {
   readonly claimRoutes: SharedArrayBuffer | null;
   /** per thread (Int32): how many of its own connections hold frames the kernel has not taken (TransportOptions.onHoldChange) */
   readonly heldConnections: SharedArrayBuffer;
+  /** per statistics row (Int32, user threads then channel engines): 1 once the thread has ended (SharedState.markEnded) */
+  readonly ended: SharedArrayBuffer;
 }
 
 const SMALL_MAX_SHIFT = 16;
@@ -116,7 +120,7 @@ const OBJECT_RECORDS = 1 << 15;
 const BIG_MAX_SHIFT = 30;
 const BIG_ARENA_BYTES = 2 ** 31 - 64;
 
-export class SharedState {
+export class SharedState implements LockHolders {
   readonly buffers: SharedBuffers;
   readonly layout: SharedLayout;
   readonly table: RequestTable;
@@ -136,6 +140,7 @@ export class SharedState {
   /** per thread id: its own connections that hold frames the kernel has not taken (Atomics; worker.ts reads it at a thread's exit) */
   readonly heldConnections: Int32Array;
   readonly #control: Int32Array;
+  readonly #ended: Int32Array;
   readonly #injection: (Ring | undefined)[];
   readonly #completion: (Ring | undefined)[];
 
@@ -166,6 +171,7 @@ export class SharedState {
       blocked: new SharedArrayBuffer(MAX_THREADS * layout.blockedSlotBytes),
       routes: layout.endpointReaders === true || claimRoutes ? new SharedArrayBuffer(RouteTable.bytesFor(routeTableLayout(layout))) : null,
       heldConnections: new SharedArrayBuffer(MAX_THREADS * 4),
+      ended: new SharedArrayBuffer((MAX_THREADS + layout.channels) * 4),
       claims: layout.receiveClaims === true && layout.multithreaded ? new SharedArrayBuffer(ClaimTable.bytesFor(MAX_THREADS)) : null,
       claimRoutes: claimRoutes ? new SharedArrayBuffer(ClaimRouteTable.bytesFor(layout.processCount, MAX_THREADS)) : null,
     };
@@ -183,10 +189,15 @@ export class SharedState {
     this.layout = layout;
     const mt = layout.multithreaded;
     const endpoints = layout.processCount * layout.endpointsPerProcess;
-    this.table = new RequestTable({ slots: buffers.slots, free: buffers.slotFree }, initialize, mt);
-    this.queues = buffers.queues.map((b) => new MatchQueues(this.table, b, endpoints, layout.matching, initialize, mt));
-    this.payloads = new PayloadPool({ arena: buffers.payloadArena, meta: buffers.payloadMeta }, SMALL_MAX_SHIFT, initialize, mt);
-    this.big = buffers.bigArena === null ? null : new PayloadPool({ arena: buffers.bigArena, meta: buffers.bigMeta! }, BIG_MAX_SHIFT, initialize, true);
+    // Before the structures: their spin locks ask this state about a holder that may have died.
+    this.#ended = new Int32Array(buffers.ended);
+    this.table = new RequestTable({ slots: buffers.slots, free: buffers.slotFree }, initialize, mt, this);
+    this.queues = buffers.queues.map((b) => new MatchQueues(this.table, b, endpoints, layout.matching, initialize, mt, this));
+    this.payloads = new PayloadPool({ arena: buffers.payloadArena, meta: buffers.payloadMeta }, SMALL_MAX_SHIFT, initialize, mt, 'payload pool', this);
+    this.big =
+      buffers.bigArena === null
+        ? null
+        : new PayloadPool({ arena: buffers.bigArena, meta: buffers.bigMeta! }, BIG_MAX_SHIFT, initialize, true, 'large-payload arena', this);
     this.objects = new ObjectTable(buffers.objects, initialize);
     this.stats = new Float64Array(buffers.stats);
     this.collSeq = new Int32Array(buffers.collSeq);
@@ -280,10 +291,45 @@ export class SharedState {
     return Atomics.load(this.#control, CONTROL.FAILED);
   }
 
+  /**
+   * The thread of statistics row `row` has ended (its Worker's exit event, or an engine that stopped
+   * serving its channel): a spin lock it holds will never be released, and a thread spinning on one
+   * throws instead (shm/spin-lock.ts).
+   */
+  markEnded(row: number): void {
+    Atomics.store(this.#ended, row, 1);
+  }
+
+  /**
+   * A new thread took statistics row `row` (a recycled worker thread id): it has not ended. Called by
+   * the new thread's Device, not when the id is handed out, so a thread spinning on a lock the row's
+   * previous thread died holding has the new thread's whole start-up to see the mark.
+   */
+  clearEnded(row: number): void {
+    Atomics.store(this.#ended, row, 0);
+  }
+
+  /** LockHolders (spin-lock.ts): holder ids are statistics rows + 1. */
+  hasEnded(holder: number): boolean {
+    return Atomics.load(this.#ended, holder - 1) !== 0;
+  }
+
+  /** LockHolders (spin-lock.ts): the process fails, with an error naming the lock and the thread. */
+  heldByEnded(lockName: string, holder: number): Error {
+    this.markFailed(ERR_PROC_FAILED);
+    return mpiError(ERR_PROC_FAILED, 'progress', `the lock of the ${lockName} is held by ${rowName(holder - 1)}, which ended without releasing it (terminated, out of memory, or failed): this process cannot go on`);
+  }
+
   /** The statistics row of a user thread (0..MAX_THREADS-1) or of channel engine c (MAX_THREADS + c). */
   statsRow(row: number): Float64Array {
     return this.stats.subarray(row * STAT.WORDS, (row + 1) * STAT.WORDS);
   }
+}
+
+/** A statistics row as the thread it belongs to: "the main thread", "worker thread 3", "channel engine 1". */
+export function rowName(row: number): string {
+  if (row === 0) return 'the main thread';
+  return row < MAX_THREADS ? `worker thread ${row}` : `channel engine ${row - MAX_THREADS}`;
 }
 
 /** The route table's sizes for a process of `layout`: every thread id may send. */

@@ -1,4 +1,4 @@
 export { Mutex } from './mutex.ts';
 export { PayloadPool } from './payload-pool.ts';
 export { Ring } from './ring.ts';
-export { SpinLocks } from './spin-lock.ts';
+export { SpinLocks, setLockHolder, lockHolder, type LockHolders } from './spin-lock.ts';

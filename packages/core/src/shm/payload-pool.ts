@@ -13,7 +13,7 @@
  * free list, [last] spin lock, taken around alloc/free when several threads
  * share the arena.
  */
-import { SpinLocks } from './spin-lock.ts';
+import { SpinLocks, type LockHolders } from './spin-lock.ts';
 
 const NIL = -1;
 const MIN_SHIFT = 6;
@@ -26,13 +26,21 @@ export class PayloadPool {
   readonly #lock: SpinLocks;
   readonly #lockIndex: number;
 
-  constructor(buffers: { arena: SharedArrayBuffer; meta: SharedArrayBuffer }, maxShift: number, initialize: boolean, shared = false) {
+  /** `name` and `holders`: the lock's name and what it asks about a holder that may have died (spin-lock.ts). */
+  constructor(
+    buffers: { arena: SharedArrayBuffer; meta: SharedArrayBuffer },
+    maxShift: number,
+    initialize: boolean,
+    shared = false,
+    name = 'payload pool',
+    holders: LockHolders | null = null,
+  ) {
     this.bytes = new Uint8Array(buffers.arena);
     this.#words = new Int32Array(buffers.arena);
     this.#meta = new Int32Array(buffers.meta);
     this.#maxShift = maxShift;
     this.#lockIndex = this.#meta.length - 1;
-    this.#lock = new SpinLocks(this.#meta, shared);
+    this.#lock = new SpinLocks(this.#meta, shared, name, holders);
     if (initialize) {
       this.#meta.fill(NIL);
       this.#meta[0] = 8;

@@ -1,29 +1,86 @@
 /**
- * A spin lock on one Int32 cell: compareExchange 0 -> 1, store 0 to release.
- * For critical sections of a few dozen instructions (queue and allocator
- * updates) on any thread, including threads that own sockets and must never
- * sleep in Atomics.wait. `enabled` false turns it into nothing, for a process
- * where only one thread touches the structure.
+ * A spin lock on one Int32 cell: compareExchange 0 -> holder id, store 0 to
+ * release. For critical sections of a few dozen instructions (queue and
+ * allocator updates) on any thread, including threads that own sockets and
+ * must never sleep in Atomics.wait. `enabled` false turns it into nothing, for
+ * a process where only one thread touches the structure.
+ *
+ * The word a thread writes names it (its holder id: its statistics row + 1,
+ * set once per thread by setLockHolder), so a thread that finds the lock taken
+ * knows who holds it. A thread can die inside a locked section without
+ * running another instruction (worker.terminate(), out of memory) and never
+ * release it: a contended lock() asks its LockHolders, every few thousand
+ * spins, whether the holder has ended, and if so throws the error they give
+ * instead of spinning forever (docs/RELIABILITY.md section 5). The lock is
+ * not taken when it throws, so the structure stays as it was.
  */
+
+/** What a contended lock asks about the thread that holds it (SharedState's table of ended threads). */
+export interface LockHolders {
+  /** True once the thread with holder id `holder` has ended: it will never release a lock it holds. */
+  hasEnded(holder: number): boolean;
+  /** The lock `lockName` is held by `holder`, which has ended: marks the process failed and returns the error to throw. */
+  heldByEnded(lockName: string, holder: number): Error;
+}
+
+/**
+ * This thread's holder id. Each worker thread has its own instance of this
+ * module, so the value is per thread; 1 (statistics row 0, the main thread)
+ * until the thread's Device sets it.
+ */
+let holderId = 1;
+
+/** Spins between two looks at the holder's ended word: a look is one shared load, a spin one compareExchange. */
+const SPINS_PER_LOOK = 4096;
+
+/** Sets the id this thread writes when it takes a lock: its statistics row + 1 (never 0, the free value). */
+export function setLockHolder(statsRow: number): void {
+  holderId = statsRow + 1;
+}
+
+/** The id this thread writes when it takes a lock. */
+export function lockHolder(): number {
+  return holderId;
+}
+
 export class SpinLocks {
   readonly cells: Int32Array;
   readonly enabled: boolean;
+  /** What the lock guards, for the error when its holder died ("matching queues", "request table", ...). */
+  readonly name: string;
+  readonly #holders: LockHolders | null;
 
-  constructor(cells: Int32Array, enabled: boolean) {
+  /** `holders` null: a contended lock spins until released, whoever holds it (single-threaded tests). */
+  constructor(cells: Int32Array, enabled: boolean, name = 'spin lock', holders: LockHolders | null = null) {
     this.cells = cells;
     this.enabled = enabled;
+    this.name = name;
+    this.#holders = holders;
   }
 
   lock(i: number): void {
     if (!this.enabled) return;
-    const c = this.cells;
-    while (Atomics.compareExchange(c, i, 0, 1) !== 0) {
-      // another thread holds it for a few instructions
-    }
+    if (Atomics.compareExchange(this.cells, i, 0, holderId) !== 0) this.#spin(i);
   }
 
   unlock(i: number): void {
     if (!this.enabled) return;
     Atomics.store(this.cells, i, 0);
+  }
+
+  /** Another thread holds cell i, for a few instructions unless it died there. */
+  #spin(i: number): void {
+    const c = this.cells;
+    const me = holderId;
+    let spins = 0;
+    for (;;) {
+      const held = Atomics.compareExchange(c, i, 0, me);
+      if (held === 0) return;
+      if (++spins === SPINS_PER_LOOK) {
+        spins = 0;
+        const holders = this.#holders;
+        if (holders !== null && holders.hasEnded(held)) throw holders.heldByEnded(this.name, held);
+      }
+    }
   }
 }
