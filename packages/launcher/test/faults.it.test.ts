@@ -1,4 +1,4 @@
-// testlist: fault-phase np 3 (12 phases x inline/threads progress x kill -9 / SIGSTOP + --timeout / exit 3); engine-throw np 2
+// testlist: fault-phase np 3 (12 phases x inline/threads progress x kill -9 / SIGSTOP + --timeout / exit 3); engine-throw np 2 (3 cases)
 /**
  * The fault matrix of issue 17 (docs/RELIABILITY.md section 1.1): rank 1 of a
  * real 3-rank job (packages/core/test/programs/fault-phase.ts) is killed -9,
@@ -13,8 +13,9 @@
  * is where RELIABILITY.md's table comes from.
  *
  * One more case kills mpiexec itself with -9 while a rank has not joined yet,
- * and two make a channel engine throw (engine-throw.ts) while the main thread
- * pushes into its ring or waits for it to complete a receive.
+ * and three make a channel engine throw (engine-throw.ts) while the main thread
+ * pushes into its ring, waits for it to complete a receive, or (the engine
+ * holding a matching-queue lock) posts receives without yielding.
  *
  * Cost: 73 jobs of 3 processes; they run a few at a time (it.concurrent), the
  * SIGSTOP cases mostly waiting for their --timeout next to the others.
@@ -239,6 +240,26 @@ describe('a channel engine that dies from an uncaught exception (--progress thre
       if (mode === 'wait') expect(r.stderr).toMatch(engineLine);
       else expect(engineLine.test(r.stderr) || pushError.test(r.stderr), r.stderr).toBe(true);
       expect(job.length, 'processes of the job seen').toBeGreaterThanOrEqual(2);
+      await waitGone(job, 10_000);
+    } finally {
+      killLeft(job, 'engine-throw');
+    }
+  }, DEADLINE_MS + 30_000);
+
+  // docs/RELIABILITY.md section 5: the engine dies holding a matching-queue lock (the hook's ':locked'), and rank 0's
+  // main thread, which never yields, next wants that lock. Before the fix it spun there until mpiexec's deadline.
+  it('rank 0, locked: the main thread that wants the dead engine\'s lock throws ERR_PROC_FAILED naming both, never hangs', async () => {
+    let job: number[] = [];
+    const r = await runMpiexec(['-n', '2', '--progress', 'threads', 'packages/core/test/programs/engine-throw.ts', 'locked'], {
+      deadlineMs: DEADLINE_MS,
+      env: { TSMPI_TEST_ENGINE_THROW: '0:1:1000:locked' },
+      onOutput: { text: 'engine-throw: rank 0', action: (mpiexecPid) => (job = descendants(mpiexecPid)) },
+    });
+    try {
+      expect(r.timedOut, `locked: the job hung (mpiexec killed at its deadline)\n${r.stderr}`).toBe(false);
+      expect(r.status, r.stderr).toBe(1);
+      expect(r.stderr).toMatch(/MPI_ERR_PROC_FAILED: progress: the lock of the matching queues is held by channel engine 1, which ended without releasing it/);
+      expect(failureLines(r.stderr).length, r.stderr).toBe(1);
       await waitGone(job, 10_000);
     } finally {
       killLeft(job, 'engine-throw');

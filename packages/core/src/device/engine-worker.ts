@@ -25,6 +25,7 @@ import type { TransportFactory } from '../transport/index.ts';
 import { createLogger } from '../log/index.ts';
 import { ERR_INTERN, schedYield } from '../util/index.ts';
 import { EnginePoll } from './engine-poll.ts';
+import { lockHolder } from '../shm/index.ts';
 import { Device, type DeviceOptions } from './device.ts';
 import { MAX_THREADS, SharedState, type SharedBuffers } from './shared-state.ts';
 
@@ -86,15 +87,25 @@ port.postMessage({ type: 'listening', address: await device.listen() });
 /**
  * Test hook (issue 17, packages/core/test/programs/engine-throw.ts):
  * TSMPI_TEST_ENGINE_THROW=RANK:CHANNEL:MS makes that engine throw an uncaught
- * exception MS ms after it started, as a bug in tsmpi would. Only tests set
- * it; read once per engine, never on a hot path.
+ * exception MS ms after it started, as a bug in tsmpi would. RANK:CHANNEL:MS:locked
+ * makes it throw holding the matching-queue lock of source 1 on local endpoint 0,
+ * as a throw inside that locked section would leave it (docs/RELIABILITY.md
+ * section 5): the hook writes the engine's holder id into the lock word (the
+ * queue buffer's lock words are its last sources + 1, match-queues.ts). Only
+ * tests set it; read once per engine, never on a hot path.
  */
 function testThrowHook(): void {
   const spec = process.env['TSMPI_TEST_ENGINE_THROW'];
   if (spec === undefined) return;
   const [rank, channel, ms] = spec.split(':').map(Number);
   if (rank !== boot.device.process || channel !== boot.channel) return;
+  const locked = spec.endsWith(':locked');
   setTimeout(() => {
-    throw new Error(`TSMPI_TEST_ENGINE_THROW: engine of channel ${channel} throws as asked`);
+    if (locked) {
+      const words = new Int32Array(boot.shared.queues[0]!);
+      const sources = boot.shared.layout.processCount * boot.shared.layout.endpointsPerProcess;
+      while (Atomics.compareExchange(words, words.length - (sources + 1) + 1, 0, lockHolder()) !== 0);
+    }
+    throw new Error(`TSMPI_TEST_ENGINE_THROW: engine of channel ${channel} throws as asked${locked ? ', holding a matching-queue lock' : ''}`);
   }, ms ?? 0);
 }

@@ -6,13 +6,18 @@
  * with the default 2 channels) throw MS ms after it started (engine-worker.ts;
  * nothing else reads the variable).
  *
- *   engine-throw.ts push|wait
+ *   engine-throw.ts push|wait|locked
  *
  * push  rank 0's main thread floods rank 1 with eager isends and never waits
  *       for them: once the engine is dead its injection ring fills (4 MiB)
  *       and the next isend would wait for room that never comes.
  * wait  rank 0 waits in a receive from rank 1 that rank 1 answers only after
  *       MS + 1 s: its dead engine would have to complete it.
+ * locked (with TSMPI_TEST_ENGINE_THROW=0:1:MS:locked: the engine dies holding
+ *       the matching-queue lock of source 1) rank 0's main thread posts and
+ *       cancels receives from rank 1 in a loop that never yields: the first
+ *       post after the engine died must throw ERR_PROC_FAILED naming the lock
+ *       and the engine (docs/RELIABILITY.md section 5), not spin forever.
  * Rank 1 receives everything rank 0 sends. The job must end with rank 0 named
  * (and the line `tsmpi: rank 0: channel engine failed: channel 1 ...`, or the
  * MPIError of the isend that found the ring closed), never hang. A rank still
@@ -30,8 +35,8 @@ setTimeout(() => {
   process.exit(99);
 }, SAFETY_MS).unref();
 
-if (mode !== 'push' && mode !== 'wait') {
-  console.error(`engine-throw: unknown mode '${mode}'; usage: engine-throw.ts push|wait`);
+if (mode !== 'push' && mode !== 'wait' && mode !== 'locked') {
+  console.error(`engine-throw: unknown mode '${mode}'; usage: engine-throw.ts push|wait|locked`);
   process.exit(2);
 }
 await MPI.init();
@@ -48,6 +53,21 @@ if (mode === 'push') {
     }
   } else {
     for (;;) await world.Recv(buf, 0, TAG);
+  }
+} else if (mode === 'locked') {
+  if (world.rank === 0) {
+    console.log('engine-throw: rank 0 posting');
+    // Never yields: the engine's report cannot reach this thread's event loop, only the lock's word can.
+    const until = Date.now() + throwAfterMs + 20_000;
+    while (Date.now() < until) {
+      const r = world.Irecv(buf, 1, TAG);
+      r.cancel();
+      r.free();
+    }
+    console.error('engine-throw: rank 0 posted receives for 20 s after the engine died without an error');
+    process.exit(98);
+  } else {
+    await world.Recv(buf, 0, TAG); // never sent: rank 1 ends when rank 0 does
   }
 } else {
   if (world.rank === 0) {
