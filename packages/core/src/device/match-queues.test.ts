@@ -1,3 +1,4 @@
+import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { HANDED_OFF, MatchQueues, type MatchingMode } from './match-queues.ts';
 import { NIL, RequestTable, SLOT, SLOT_WORDS, SlotPool, KIND } from './request-table.ts';
@@ -189,42 +190,87 @@ describe.each(['parallel', 'global'] as const)('MatchQueues (%s)', (mode) => {
   });
 });
 
-describe('MatchQueues (parallel) when a lock\'s holder died (shm/spin-lock.ts)', () => {
-  /** Shared queues whose lock holder 4 (worker thread 3) has ended; returns them and their lock words. */
-  function deadHolderSetup() {
-    const table = new RequestTable(RequestTable.allocateBuffers(256), true, true);
-    const pool = new SlotPool(table);
-    const buffer = MatchQueues.allocateBuffer(SOURCES);
-    const holders = { hasEnded: (holder: number) => holder === 4, heldByEnded: (lock: string, holder: number) => new Error(`${lock}: ${holder}`) };
-    const q = new MatchQueues(table, buffer, SOURCES, 'parallel', true, true, holders);
-    // The lock words are the buffer's last SOURCES + 1 words: one per source, then the wildcard queue's.
-    const locks = new Int32Array(buffer, buffer.byteLength - (SOURCES + 1) * 4, SOURCES + 1);
-    const recv = (src: number): number => {
-      const s = pool.alloc(KIND.RECV);
-      table.words[s * SLOT_WORDS + SLOT.CTX] = 0;
-      table.words[s * SLOT_WORDS + SLOT.SRC] = src;
-      table.words[s * SLOT_WORDS + SLOT.TAG] = 7;
-      return s;
-    };
-    return { q, locks, recv };
-  }
-
-  it('a wildcard receive that meets a dead source lock releases the source locks it took, and throws', () => {
-    const { q, locks, recv } = deadHolderSetup();
+/**
+ * Worker body (plain JS, evaluated) for the dead-holder cases: builds shared parallel queues whose
+ * locks see holder 4 (worker thread 3) as ended, runs `scenario`, and reports the lock words and
+ * what threw. In a worker, so that a lock() that failed to notice the dead holder spins where the
+ * test's timeout can end it (shm/spin-lock.test.ts tests the noticing itself).
+ */
+const DEAD_HOLDER_WORKER = `
+import('node:worker_threads').then(async ({ parentPort, workerData }) => {
+  const { register } = await import('tsx/esm/api');
+  register();
+  const { MatchQueues } = await import(workerData.matchQueuesUrl);
+  const { RequestTable, SlotPool, SLOT, SLOT_WORDS, KIND } = await import(workerData.requestTableUrl);
+  const SOURCES = workerData.sources;
+  const table = new RequestTable(RequestTable.allocateBuffers(256), true, true);
+  const pool = new SlotPool(table);
+  const buffer = MatchQueues.allocateBuffer(SOURCES);
+  const holders = { hasEnded: (holder) => holder === 4, heldByEnded: (lock, holder) => new Error(lock + ': ' + holder) };
+  const q = new MatchQueues(table, buffer, SOURCES, 'parallel', true, true, holders);
+  // The lock words are the buffer's last SOURCES + 1 words: one per source, then the wildcard queue's.
+  const locks = new Int32Array(buffer, buffer.byteLength - (SOURCES + 1) * 4, SOURCES + 1);
+  const recv = (src) => {
+    const s = pool.alloc(KIND.RECV);
+    table.words[s * SLOT_WORDS + SLOT.CTX] = 0;
+    table.words[s * SLOT_WORDS + SLOT.SRC] = src;
+    table.words[s * SLOT_WORDS + SLOT.TAG] = 7;
+    return s;
+  };
+  const steps = [];
+  const attempt = (name, f) => {
+    try { f(); steps.push({ name, threw: null, locks: Array.from(locks), posted: q.postedCount }); }
+    catch (e) { steps.push({ name, threw: e.message, locks: Array.from(locks), posted: q.postedCount }); }
+  };
+  if (workerData.scenario === 'source') {
     locks[2] = 4;
-    expect(() => q.postRecv(recv(ANY))).toThrow('matching queues: 4');
-    expect(Array.from(locks)).toEqual([0, 0, 4, 0, 0]);
-    expect(q.postedCount).toBe(0);
-  });
-
-  it('a receive from one source that meets a dead wildcard lock releases its source lock, and throws', () => {
-    const { q, locks, recv } = deadHolderSetup();
-    expect(q.postRecv(recv(ANY))).toBe(NIL); // a wildcard is queued: the next receive takes the wildcard lock too
+    attempt('wildcard receive', () => q.postRecv(recv(-1)));
+  } else {
+    attempt('queue a wildcard', () => q.postRecv(recv(-1)));
     locks[SOURCES] = 4;
-    expect(() => q.postRecv(recv(1))).toThrow('matching queues: 4');
-    expect(Array.from(locks)).toEqual([0, 0, 0, 0, 4]);
-    expect(q.postedCount).toBe(1); // the wildcard only
-    expect(() => q.cancelRecv(recv(3))).toThrow('matching queues: 4');
-    expect(Array.from(locks)).toEqual([0, 0, 0, 0, 4]);
+    attempt('receive from source 1', () => q.postRecv(recv(1)));
+    attempt('cancel a receive from source 3', () => q.cancelRecv(recv(3)));
+  }
+  parentPort.postMessage(steps);
+});
+`;
+
+type Step = { name: string; threw: string | null; locks: number[]; posted: number };
+
+/** Runs DEAD_HOLDER_WORKER's `scenario`; rejects after 10 s, saying the worker hung. */
+async function deadHolderSteps(scenario: 'source' | 'wildcard'): Promise<Step[]> {
+  const w = new Worker(DEAD_HOLDER_WORKER, {
+    eval: true,
+    workerData: { scenario, sources: SOURCES, matchQueuesUrl: new URL('./match-queues.ts', import.meta.url).href, requestTableUrl: new URL('./request-table.ts', import.meta.url).href },
   });
+  try {
+    return await new Promise<Step[]>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error('the worker still spun after 10 s: a lock whose holder ended was not noticed')), 10_000);
+      w.once('message', (steps: Step[]) => {
+        clearTimeout(timer);
+        resolve(steps);
+      });
+      w.once('error', (e) => {
+        clearTimeout(timer);
+        reject(e);
+      });
+    });
+  } finally {
+    await w.terminate();
+  }
+}
+
+describe('MatchQueues (parallel) when a lock\'s holder died (shm/spin-lock.ts; in a worker thread)', () => {
+  it('a wildcard receive that meets a dead source lock releases the source locks it took, and throws', async () => {
+    expect(await deadHolderSteps('source')).toEqual([{ name: 'wildcard receive', threw: 'matching queues: 4', locks: [0, 0, 4, 0, 0], posted: 0 }]);
+  }, 15_000);
+
+  it('a receive or cancel from one source that meets a dead wildcard lock releases its source lock, and throws', async () => {
+    expect(await deadHolderSteps('wildcard')).toEqual([
+      { name: 'queue a wildcard', threw: null, locks: [0, 0, 0, 0, 0], posted: 1 },
+      // the wildcard only: the receive is not counted as posted
+      { name: 'receive from source 1', threw: 'matching queues: 4', locks: [0, 0, 0, 0, 4], posted: 1 },
+      { name: 'cancel a receive from source 3', threw: 'matching queues: 4', locks: [0, 0, 0, 0, 4], posted: 1 },
+    ]);
+  }, 15_000);
 });
