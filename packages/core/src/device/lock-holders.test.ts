@@ -8,6 +8,7 @@ import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { ERR_PROC_FAILED, MPIError } from '../util/index.ts';
 import { SharedState } from './shared-state.ts';
+import { workerReport } from '../shm/worker-report.test-util.ts';
 
 const SHARED_STATE_URL = new URL('./shared-state.ts', import.meta.url).href;
 const SPIN_LOCK_URL = new URL('../shm/spin-lock.ts', import.meta.url).href;
@@ -54,28 +55,9 @@ type Outcome = { type: 'took'; got: number } | { type: 'threw'; name: string; er
  * Starts a worker that takes the request table's lock; once it spins, runs `whileSpinning`. Resolves
  * with what the worker reported, or rejects after HANG_MS with a message that says it hung.
  */
-async function contend(shared: SharedState, whileSpinning: () => void): Promise<Outcome> {
+function contend(shared: SharedState, whileSpinning: () => void): Promise<Outcome> {
   const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { sharedStateUrl: SHARED_STATE_URL, spinLockUrl: SPIN_LOCK_URL, buffers: shared.buffers } });
-  try {
-    return await new Promise<Outcome>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the worker still spun on the lock after ${HANG_MS} ms: a dead holder was not detected`)), HANG_MS);
-      w.on('message', (m: Outcome | { type: 'spinning' }) => {
-        if (m.type === 'spinning') {
-          // Let it spin for a while first: the lock must be contended when the state changes.
-          setTimeout(whileSpinning, 50);
-          return;
-        }
-        clearTimeout(timer);
-        resolve(m);
-      });
-      w.once('error', (e) => {
-        clearTimeout(timer);
-        reject(e);
-      });
-    });
-  } finally {
-    await w.terminate();
-  }
+  return workerReport(w, (m): m is Outcome => (m as { type: string }).type !== 'spinning', HANG_MS, `the worker still spun on the lock after ${HANG_MS} ms: a dead holder was not detected`, whileSpinning);
 }
 
 describe('SharedState as LockHolders (one thread)', () => {

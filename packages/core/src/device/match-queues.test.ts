@@ -2,6 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { HANDED_OFF, MatchQueues, type MatchingMode } from './match-queues.ts';
 import { NIL, RequestTable, SLOT, SLOT_WORDS, SlotPool, KIND } from './request-table.ts';
+import { workerReport } from '../shm/worker-report.test-util.ts';
 
 const ANY = -1;
 const SOURCES = 4;
@@ -238,26 +239,12 @@ import('node:worker_threads').then(async ({ parentPort, workerData }) => {
 type Step = { name: string; threw: string | null; locks: number[]; posted: number };
 
 /** Runs DEAD_HOLDER_WORKER's `scenario`; rejects after 10 s, saying the worker hung. */
-async function deadHolderSteps(scenario: 'source' | 'wildcard'): Promise<Step[]> {
+function deadHolderSteps(scenario: 'source' | 'wildcard'): Promise<Step[]> {
   const w = new Worker(DEAD_HOLDER_WORKER, {
     eval: true,
     workerData: { scenario, sources: SOURCES, matchQueuesUrl: new URL('./match-queues.ts', import.meta.url).href, requestTableUrl: new URL('./request-table.ts', import.meta.url).href },
   });
-  try {
-    return await new Promise<Step[]>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error('the worker still spun after 10 s: a lock whose holder ended was not noticed')), 10_000);
-      w.once('message', (steps: Step[]) => {
-        clearTimeout(timer);
-        resolve(steps);
-      });
-      w.once('error', (e) => {
-        clearTimeout(timer);
-        reject(e);
-      });
-    });
-  } finally {
-    await w.terminate();
-  }
+  return workerReport(w, (m): m is Step[] => Array.isArray(m), 10_000, 'the worker still spun after 10 s: a lock whose holder ended was not noticed');
 }
 
 describe('MatchQueues (parallel) when a lock\'s holder died (shm/spin-lock.ts; in a worker thread)', () => {

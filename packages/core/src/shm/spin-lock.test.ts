@@ -6,6 +6,7 @@
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SpinLocks, lockHolder, setLockHolder } from './spin-lock.ts';
+import { workerReport } from './worker-report.test-util.ts';
 
 const SPIN_LOCK_URL = new URL('./spin-lock.ts', import.meta.url).href;
 /** How long a worker may spin before the test calls it a hang (the ended check fires within milliseconds). */
@@ -43,28 +44,9 @@ import('node:worker_threads').then(async ({ parentPort, workerData }) => {
 type Outcome = { type: 'took'; word: number } | { type: 'threw'; message: string };
 
 /** Runs the worker on lock 0 of `cells`; once it spins, runs `whileSpinning`. Rejects after HANG_MS, saying it hung. */
-async function contend(cells: Int32Array, ended: Int32Array, whileSpinning: () => void): Promise<Outcome> {
+function contend(cells: Int32Array, ended: Int32Array, whileSpinning: () => void): Promise<Outcome> {
   const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { spinLockUrl: SPIN_LOCK_URL, cells, ended } });
-  try {
-    return await new Promise<Outcome>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`the worker still spun on the lock after ${HANG_MS} ms: a dead holder was not detected`)), HANG_MS);
-      w.on('message', (m: Outcome | { type: 'spinning' }) => {
-        if (m.type === 'spinning') {
-          // Let it spin for a while first: the lock must be contended when the holder changes.
-          setTimeout(whileSpinning, 50);
-          return;
-        }
-        clearTimeout(timer);
-        resolve(m);
-      });
-      w.once('error', (e) => {
-        clearTimeout(timer);
-        reject(e);
-      });
-    });
-  } finally {
-    await w.terminate();
-  }
+  return workerReport(w, (m): m is Outcome => (m as { type: string }).type !== 'spinning', HANG_MS, `the worker still spun on the lock after ${HANG_MS} ms: a dead holder was not detected`, whileSpinning);
 }
 
 function sharedInts(n: number): Int32Array {
