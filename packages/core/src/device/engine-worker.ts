@@ -27,7 +27,7 @@ import { ERR_INTERN, schedYield } from '../util/index.ts';
 import { EnginePoll } from './engine-poll.ts';
 import { lockHolder } from '../shm/index.ts';
 import { Device, type DeviceOptions } from './device.ts';
-import { MAX_THREADS, SharedState, type SharedBuffers } from './shared-state.ts';
+import { SharedState, engineStatsRow, type SharedBuffers } from './shared-state.ts';
 
 export interface EngineBoot {
   readonly shared: SharedBuffers;
@@ -45,7 +45,7 @@ const log = createLogger(boot.logLevel, boot.device.process).child({ mod: 'engin
 const mod = (await import(boot.transportModule)) as { createTransport: TransportFactory };
 const shared = SharedState.attach(boot.shared);
 const device = new Device(
-  { ...boot.device, log, transportFactory: mod.createTransport, threadId: -1, hosted: [boot.channel], statsRow: MAX_THREADS + boot.channel },
+  { ...boot.device, log, transportFactory: mod.createTransport, threadId: -1, hosted: [boot.channel], statsRow: engineStatsRow(boot.channel) },
   shared,
 );
 device.onFatal = (err, lostProcess) => port.postMessage({ type: 'fatal', message: err.message, lostProcess });
@@ -58,7 +58,7 @@ function die(err: unknown): void {
   log.error({ err }, 'channel engine failed: uncaught exception');
   shared.markFailed(ERR_INTERN);
   // The thread lives on, but a shared spin lock it held when it threw is never released: threads spinning on one throw (shm/spin-lock.ts).
-  shared.markEnded(MAX_THREADS + boot.channel);
+  shared.markEnded(engineStatsRow(boot.channel));
   shared.injection(boot.channel).close();
   port.postMessage({ type: 'fatal', message: `channel ${boot.channel}: uncaught exception in its engine thread (${what})`, lostProcess: null });
 }
@@ -104,7 +104,9 @@ function testThrowHook(): void {
     if (locked) {
       const words = new Int32Array(boot.shared.queues[0]!);
       const sources = boot.shared.layout.processCount * boot.shared.layout.endpointsPerProcess;
-      while (Atomics.compareExchange(words, words.length - (sources + 1) + 1, 0, lockHolder()) !== 0);
+      // The lock words are the buffer's last sources + 1 (source s at the first of them + s): source 1's.
+      const sourceOneLock = words.length - (sources + 1) + 1;
+      while (Atomics.compareExchange(words, sourceOneLock, 0, lockHolder()) !== 0);
     }
     throw new Error(`TSMPI_TEST_ENGINE_THROW: engine of channel ${channel} throws as asked${locked ? ', holding a matching-queue lock' : ''}`);
   }, ms ?? 0);

@@ -13,7 +13,7 @@
 import { Worker } from 'node:worker_threads';
 import { ERR_INTERN, workerArgs } from '../util/index.ts';
 import type { EngineBoot } from './engine-worker.ts';
-import { MAX_THREADS, SharedState } from './shared-state.ts';
+import { SharedState, engineStatsRow } from './shared-state.ts';
 
 // engine-worker.ts when running from source, engine-worker.js from a built package (dist/).
 const ENGINE_WORKER = new URL(`./engine-worker${import.meta.url.slice(import.meta.url.lastIndexOf('.'))}`, import.meta.url);
@@ -47,7 +47,7 @@ export class Engines {
               if (life.isClosing) return;
               shared ??= SharedState.attach(boot.shared);
               // A shared spin lock the engine held when its thread stopped is never released: threads spinning on one throw (shm/spin-lock.ts).
-              shared.markEnded(MAX_THREADS + boot.channel);
+              shared.markEnded(engineStatsRow(boot.channel));
               if (hasReported) return;
               hasReported = true;
               shared.markFailed(ERR_INTERN);

@@ -326,8 +326,13 @@ export class SharedState implements LockHolders {
   }
 }
 
+/** The statistics row of channel `channel`'s engine (user threads have rows 0..MAX_THREADS-1). */
+export function engineStatsRow(channel: number): number {
+  return MAX_THREADS + channel;
+}
+
 /** A statistics row as the thread it belongs to: "the main thread", "worker thread 3", "channel engine 1". */
-export function rowName(row: number): string {
+function rowName(row: number): string {
   if (row === 0) return 'the main thread';
   return row < MAX_THREADS ? `worker thread ${row}` : `channel engine ${row - MAX_THREADS}`;
 }
