@@ -85,7 +85,7 @@ for (let i = 0; i < calls; i++) {
   const start = MPI.wtime();
   await comm.Allreduce(send, recv, op);
   samples[i] = MPI.wtime() - start;
-  if ((i + 1) % BLOCK === 0 && i < blocks * BLOCK) {
+  if ((i + 1) % BLOCK === 0) {
     const b = (i + 1) / BLOCK - 1;
     const used = process.cpuUsage(blockCpu);
     const threads = threadCpu();
