@@ -298,9 +298,10 @@ export class Device {
     this.#mt = shared.layout.multithreaded;
     this.#me = opts.threadId;
     this.#stat = shared.statsRow(opts.statsRow);
-    // The shared spin locks this thread takes name it (shm/spin-lock.ts), and its row, if recycled, has not ended.
+    // The shared spin locks this thread takes name it (shm/spin-lock.ts); its row, if recycled, has not
+    // ended, and names this thread's kernel id.
     setLockHolder(opts.statsRow);
-    shared.clearEnded(opts.statsRow);
+    shared.markStarted(opts.statsRow);
     this.#hosts = Array.from({ length: opts.channels }, (_, c) => opts.hosted.includes(c));
     this.#direct = new Array(opts.channels);
     this.#reqs = new Array(shared.table.capacity);

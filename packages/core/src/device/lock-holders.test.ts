@@ -1,7 +1,8 @@
 // SharedState as the LockHolders of the process's spin locks (docs/RELIABILITY.md section 5): its
 // ended table, the error naming the lock and the thread, and, in a real worker thread, the request
-// table's lock held by a thread that ended (ERR_PROC_FAILED, the lock not taken) or by a live one
-// that releases it (taken). shm/spin-lock.test.ts tests SpinLocks alone. A dead holder is only ever
+// table's lock held by a thread that ended (ERR_PROC_FAILED, the lock not taken), by one that was
+// terminated with nobody to mark it (the kernel says it is gone), or by a live one that releases it
+// (taken). shm/spin-lock.test.ts tests SpinLocks alone. A dead holder is only ever
 // tested from another thread: in the test's own thread, a lock() that failed to notice it would spin
 // where no timeout can end it.
 import { Worker } from 'node:worker_threads';
@@ -35,6 +36,24 @@ import('node:worker_threads').then(async ({ parentPort, workerData }) => {
   } catch (e) {
     parentPort.postMessage({ type: 'threw', name: e.name, errorClass: e.errorClass, message: e.message });
   }
+});
+`;
+
+/**
+ * Holder body (plain JS, evaluated): attaches the shared state, starts statistics row 5 as its own
+ * (markStarted: its kernel id), takes the request table's lock as worker thread 5 and keeps it,
+ * computing until it is terminated.
+ */
+const HOLDER_SOURCE = `
+import('node:worker_threads').then(async ({ parentPort, workerData }) => {
+  const { register } = await import('tsx/esm/api');
+  register();
+  const { SharedState } = await import(workerData.sharedStateUrl);
+  const shared = SharedState.attach(workerData.buffers);
+  shared.markStarted(5);
+  Atomics.store(new Int32Array(workerData.buffers.slotFree), workerData.lockIndex, 6);
+  parentPort.postMessage({ type: 'holding' });
+  for (;;);
 });
 `;
 
@@ -77,11 +96,11 @@ describe('SharedState as LockHolders (one thread)', () => {
     expect(shared.failedClass()).toBe(ERR_PROC_FAILED);
   });
 
-  it('a recycled row is live again once cleared', () => {
+  it('a recycled row is live again once its new thread starts', () => {
     const shared = multithreadedState();
     shared.markEnded(3);
     expect(shared.hasEnded(4)).toBe(true);
-    shared.clearEnded(3);
+    shared.markStarted(3);
     expect(shared.hasEnded(4)).toBe(false);
   });
 });
@@ -100,6 +119,22 @@ describe('the request table\'s lock with its holder in another thread (real work
     expect(Atomics.load(cells, index)).toBe(4);
     expect(shared.table.inUse()).toBe(before);
   }, HANG_MS + 5_000);
+
+  it('a worker spinning on a lock whose holder was terminated, which nobody marks ended, throws ERR_PROC_FAILED', async () => {
+    // The main thread of a rank spinning on a lock while the holder's Worker is terminated: its 'exit'
+    // event, which would mark the row, waits for the spinning thread's own event loop. Here nothing
+    // marks it; the spinner must learn from the kernel that the holder's thread is gone.
+    const shared = multithreadedState();
+    const { cells, index } = tableLockWord(shared);
+    const holder = new Worker(HOLDER_SOURCE, { eval: true, workerData: { sharedStateUrl: SHARED_STATE_URL, buffers: shared.buffers, lockIndex: index } });
+    await workerReport(holder, (m): m is { type: 'holding' } => (m as { type: string }).type === 'holding', HANG_MS, 'the holder never took the lock', () => undefined, { terminate: false });
+    expect(Atomics.load(cells, index)).toBe(6);
+    expect(shared.hasEnded(6)).toBe(false); // running, computing
+    const outcome = await contend(shared, () => void holder.terminate());
+    expect(outcome).toMatchObject({ type: 'threw', name: 'MPIError', errorClass: ERR_PROC_FAILED });
+    expect((outcome as { message: string }).message).toContain('the lock of the request table is held by worker thread 5, which ended without releasing it');
+    expect(Atomics.load(cells, index)).toBe(6);
+  }, 2 * HANG_MS + 5_000);
 
   it('a worker spinning on a lock whose live holder releases it gets through', async () => {
     const shared = multithreadedState();

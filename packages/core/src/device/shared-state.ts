@@ -14,7 +14,8 @@
  *   completion rings   one per thread: slots completed for it by another thread
  *   control            thread ids in use (a bitmap: ids are recycled), per-thread statistics rows
  *   ended              per statistics row: the thread has ended, so a spin lock it holds is never
- *                      released (shm/spin-lock.ts; docs/RELIABILITY.md section 5)
+ *                      released, and the thread's kernel id, to ask the kernel whether it still
+ *                      runs (shm/spin-lock.ts, shm/kernel-thread.ts; docs/RELIABILITY.md section 5)
  *   slot caches        per thread: its cache of free request slots (request-table.ts), which
  *                      the next thread with the same id inherits
  *   routes             endpoint readers and the routes to them (route-table.ts, docs/adr/0019),
@@ -25,7 +26,7 @@
  *                      step 2), only where the layout asks for them (with the route table, whose
  *                      marks and sender epochs they use)
  */
-import { PayloadPool, Ring, type LockHolders } from '../shm/index.ts';
+import { isKernelThreadGone, kernelThreadId, PayloadPool, Ring, type LockHolders } from '../shm/index.ts';
 import { ERR_PROC_FAILED, mpiError, waitAsync } from '../util/index.ts';
 import { MatchQueues, type MatchingMode } from './match-queues.ts';
 import { ObjectTable, type ObjectTableBuffers } from './object-table.ts';
@@ -109,9 +110,15 @@ export interface SharedBuffers {
   readonly claimRoutes: SharedArrayBuffer | null;
   /** per thread (Int32): how many of its own connections hold frames the kernel has not taken (TransportOptions.onHoldChange) */
   readonly heldConnections: SharedArrayBuffer;
-  /** per statistics row (Int32, user threads then channel engines): 1 once the thread has ended (SharedState.markEnded) */
+  /**
+   * per statistics row (user threads then channel engines), two Int32 words: 1 once the thread has
+   * ended (SharedState.markEnded), and the kernel id of the thread that took the row (markStarted)
+   */
   readonly ended: SharedArrayBuffer;
 }
+
+/** Words per statistics row in the ended table: the ended mark, then the kernel id of the row's thread. */
+const ENDED_WORDS = 2;
 
 const SMALL_MAX_SHIFT = 16;
 // 32,768 records: more than the 16,376 context ids a process can hand out, so ids (ERR_OTHER) run out before records.
@@ -171,7 +178,7 @@ export class SharedState implements LockHolders {
       blocked: new SharedArrayBuffer(MAX_THREADS * layout.blockedSlotBytes),
       routes: layout.endpointReaders === true || claimRoutes ? new SharedArrayBuffer(RouteTable.bytesFor(routeTableLayout(layout))) : null,
       heldConnections: new SharedArrayBuffer(MAX_THREADS * 4),
-      ended: new SharedArrayBuffer((MAX_THREADS + layout.channels) * 4),
+      ended: new SharedArrayBuffer((MAX_THREADS + layout.channels) * ENDED_WORDS * 4),
       claims: layout.receiveClaims === true && layout.multithreaded ? new SharedArrayBuffer(ClaimTable.bytesFor(MAX_THREADS)) : null,
       claimRoutes: claimRoutes ? new SharedArrayBuffer(ClaimRouteTable.bytesFor(layout.processCount, MAX_THREADS)) : null,
     };
@@ -297,21 +304,28 @@ export class SharedState implements LockHolders {
    * throws instead (shm/spin-lock.ts).
    */
   markEnded(row: number): void {
-    Atomics.store(this.#ended, row, 1);
+    Atomics.store(this.#ended, row * ENDED_WORDS, 1);
   }
 
   /**
-   * A new thread took statistics row `row` (a recycled worker thread id): it has not ended. Called by
-   * the new thread's Device, not when the id is handed out, so a thread spinning on a lock the row's
-   * previous thread died holding has the new thread's whole start-up to see the mark.
+   * The calling thread took statistics row `row` (a recycled worker thread id, or its first): it has
+   * not ended, and the row names its kernel thread. Called by the new thread's Device, not when the id
+   * is handed out, so a thread spinning on a lock the row's previous thread died holding has the new
+   * thread's whole start-up to see the mark.
    */
-  clearEnded(row: number): void {
-    Atomics.store(this.#ended, row, 0);
+  markStarted(row: number): void {
+    Atomics.store(this.#ended, row * ENDED_WORDS + 1, kernelThreadId());
+    Atomics.store(this.#ended, row * ENDED_WORDS, 0);
   }
 
-  /** LockHolders (spin-lock.ts): holder ids are statistics rows + 1. */
+  /**
+   * LockHolders (spin-lock.ts): holder ids are statistics rows + 1. The thread has ended when its row
+   * is marked, or when the kernel no longer runs it: a Worker stopped by terminate() or out of memory
+   * whose 'exit' event waits for the main thread's event loop, while the main thread spins here.
+   */
   hasEnded(holder: number): boolean {
-    return Atomics.load(this.#ended, holder - 1) !== 0;
+    const at = (holder - 1) * ENDED_WORDS;
+    return Atomics.load(this.#ended, at) !== 0 || isKernelThreadGone(Atomics.load(this.#ended, at + 1));
   }
 
   /** LockHolders (spin-lock.ts): the process fails, with an error naming the lock and the thread. */

@@ -9,9 +9,11 @@ import type { Worker } from 'node:worker_threads';
  * Resolves with the first message of `w` that `isReport` accepts; any other message is a sign the
  * worker is spinning, and runs `onSpinning` 50 ms later (the lock must be contended when the test
  * changes its holder). Rejects with `hungMessage` after `hangMs`, or with the worker's error. The
- * worker is terminated either way.
+ * worker is terminated either way, unless `terminate` is false (a worker the test still needs).
  */
-export async function workerReport<T>(w: Worker, isReport: (m: unknown) => m is T, hangMs: number, hungMessage: string, onSpinning: () => void = () => undefined): Promise<T> {
+export async function workerReport<T>(
+  w: Worker, isReport: (m: unknown) => m is T, hangMs: number, hungMessage: string, onSpinning: () => void = () => undefined, { terminate = true } = {},
+): Promise<T> {
   try {
     return await new Promise<T>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(hungMessage)), hangMs);
@@ -29,6 +31,6 @@ export async function workerReport<T>(w: Worker, isReport: (m: unknown) => m is 
       });
     });
   } finally {
-    await w.terminate();
+    if (terminate) await w.terminate();
   }
 }
