@@ -246,17 +246,20 @@ describe('a channel engine that dies from an uncaught exception (--progress thre
     }
   }, DEADLINE_MS + 30_000);
 
-  // docs/RELIABILITY.md section 5: the engine dies holding a matching-queue lock (the hook's ':locked'), and rank 0's
-  // main thread, which never yields, next wants that lock. Before the fix it spun there until mpiexec's deadline.
-  it('rank 0, locked: the main thread that wants the dead engine\'s lock throws ERR_PROC_FAILED naming both, never hangs', async () => {
+  // docs/RELIABILITY.md section 5: the engine dies holding a matching-queue lock, and rank 0's main thread, which never
+  // yields, next wants that lock. Before the fix it spun there until mpiexec's deadline. ':locked': the engine throws
+  // (its own handler marks it ended); ':locked-exit': its thread ends at once, and the Worker's 'exit' event that would
+  // mark it waits for the spinning thread's event loop, so only the kernel's word that the thread is gone ends the spin
+  // (without it rank 0 spun until rank 1, which lost the engine's connection, ended the job blaming that connection).
+  it.each(['locked', 'locked-exit'])('rank 0, %s: the main thread that wants the dead engine\'s lock throws ERR_PROC_FAILED naming both, never hangs', async (how) => {
     let job: number[] = [];
     const r = await runMpiexec(['-n', '2', '--progress', 'threads', 'packages/core/test/programs/engine-throw.ts', 'locked'], {
       deadlineMs: DEADLINE_MS,
-      env: { TSMPI_TEST_ENGINE_THROW: '0:1:1000:locked' },
+      env: { TSMPI_TEST_ENGINE_THROW: `0:1:1000:${how}` },
       onOutput: { text: 'engine-throw: rank 0', action: (mpiexecPid) => (job = descendants(mpiexecPid)) },
     });
     try {
-      expect(r.timedOut, `locked: the job hung (mpiexec killed at its deadline)\n${r.stderr}`).toBe(false);
+      expect(r.timedOut, `${how}: the job hung (mpiexec killed at its deadline)\n${r.stderr}`).toBe(false);
       expect(r.status, r.stderr).toBe(1);
       expect(r.stderr).toMatch(/MPI_ERR_PROC_FAILED: progress: the lock of the matching queues is held by channel engine 1, which ended without releasing it/);
       expect(failureLines(r.stderr).length, r.stderr).toBe(1);

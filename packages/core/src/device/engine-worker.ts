@@ -91,15 +91,20 @@ port.postMessage({ type: 'listening', address: await device.listen() });
  * makes it throw holding the matching-queue lock of source 1 on local endpoint 0,
  * as a throw inside that locked section would leave it (docs/RELIABILITY.md
  * section 5): the hook writes the engine's holder id into the lock word (the
- * queue buffer's lock words are its last sources + 1, match-queues.ts). Only
- * tests set it; read once per engine, never on a hot path.
+ * queue buffer's lock words are its last sources + 1, match-queues.ts).
+ * RANK:CHANNEL:MS:locked-exit takes the same lock and ends the engine's thread
+ * at once (process.exit in a worker), as terminate() or running out of memory
+ * would: no code of the engine runs after it, so only the kernel can tell a
+ * thread that spins on the lock. Only tests set it; read once per engine, never
+ * on a hot path.
  */
 function testThrowHook(): void {
   const spec = process.env['TSMPI_TEST_ENGINE_THROW'];
   if (spec === undefined) return;
   const [rank, channel, ms] = spec.split(':').map(Number);
   if (rank !== boot.device.process || channel !== boot.channel) return;
-  const locked = spec.endsWith(':locked');
+  const how = spec.split(':')[3];
+  const locked = how === 'locked' || how === 'locked-exit';
   setTimeout(() => {
     if (locked) {
       const words = new Int32Array(boot.shared.queues[0]!);
@@ -107,6 +112,7 @@ function testThrowHook(): void {
       // The lock words are the buffer's last sources + 1 (source s at the first of them + s): source 1's.
       const sourceOneLock = words.length - (sources + 1) + 1;
       while (Atomics.compareExchange(words, sourceOneLock, 0, lockHolder()) !== 0);
+      if (how === 'locked-exit') process.exit(1);
     }
     throw new Error(`TSMPI_TEST_ENGINE_THROW: engine of channel ${channel} throws as asked${locked ? ', holding a matching-queue lock' : ''}`);
   }, ms ?? 0);

@@ -13,8 +13,9 @@
  *       and the next isend would wait for room that never comes.
  * wait  rank 0 waits in a receive from rank 1 that rank 1 answers only after
  *       MS + 1 s: its dead engine would have to complete it.
- * locked (with TSMPI_TEST_ENGINE_THROW=0:1:MS:locked: the engine dies holding
- *       the matching-queue lock of source 1) rank 0's main thread posts and
+ * locked (with TSMPI_TEST_ENGINE_THROW=0:1:MS:locked or :locked-exit: the engine
+ *       dies holding the matching-queue lock of source 1, by an uncaught
+ *       exception or with its thread gone) rank 0's main thread posts and
  *       cancels receives from rank 1 in a loop that never yields: the first
  *       post after the engine died must throw ERR_PROC_FAILED naming the lock
  *       and the engine (docs/RELIABILITY.md section 5), not spin forever.
