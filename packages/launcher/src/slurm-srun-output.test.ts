@@ -27,7 +27,7 @@ describe('classifySrunLine', () => {
     ['srun: cluster configuration lacks support for cpu binding', { kind: 'noise' }],
     ['srun: Job step aborted: Waiting up to 7 seconds for job step to finish.', { kind: 'aborted' }],
     ['srun: got SIGCONT', { kind: 'noise' }],
-    ['srun: launch/slurm: _step_signal: Terminating StepId=1.0', { kind: 'terminating' }],
+    ['srun: launch/slurm: _step_signal: Terminating StepId=1.0', { kind: 'terminating', step: '1.0' }],
     ['srun: Force Terminated StepId=1.0', { kind: 'noise' }],
     ['srun: forcing job termination', { kind: 'noise' }],
     ['srun: error: Unable to create step for job 11: Job/step already completing or completed', { kind: 'other' }],
@@ -122,6 +122,15 @@ describe('SrunOutcome on whole stderr texts seen on Slurm 22.05', () => {
     ].join('\n'))).toEqual({ kind: 'slurm-cancelled', message: 'Slurm cancelled step 9.0 (scancel)' });
     expect(verdictOf('srun: Job step aborted: Waiting up to 7 seconds for job step to finish.\nsrun: error: n01: task 0: Killed'))
       .toEqual({ kind: 'slurm-cancelled', message: 'Slurm cancelled the step (scancel)' });
+  });
+
+  it('scancel of the step with no CANCELLED line before srun exits (seen in CI): the step of srun\'s "Terminating"', () => {
+    expect(verdictOf([
+      'srun: Job step aborted: Waiting up to 7 seconds for job step to finish.',
+      'srun: error: n02: task 1: Killed',
+      'srun: launch/slurm: _step_signal: Terminating StepId=8.0',
+      'srun: error: n01: task 0: Terminated',
+    ].join('\n'))).toEqual({ kind: 'slurm-cancelled', message: 'Slurm cancelled step 8.0 (scancel)' });
   });
 
   it('a time limit names itself; TASK FAILURE is srun\'s own doing', () => {

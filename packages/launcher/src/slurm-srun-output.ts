@@ -53,7 +53,10 @@
  * srun's --kill-on-bad-exit blames ends otherwise (an exit code, Killed, a
  * crash), and srun ending the step itself prints no "aborted". mpiexec must
  * not count a "Job step aborted" that follows its own signal to srun
- * (Ctrl-C), which also sets it.
+ * (Ctrl-C), which also sets it. The message names the step of the CANCELLED
+ * line, else the step of srun's "Terminating" line: CI also saw srun exit
+ * after a scancel of the step with no CANCELLED line at all ("aborted", a
+ * task Killed, "Terminating", a task Terminated).
  */
 import { expandHostlist } from './slurm-hostlist.ts';
 
@@ -64,8 +67,8 @@ export type SrunLine =
   | { readonly kind: 'failed'; readonly scope: 'job' | 'step'; readonly id: string; readonly node: string }
   /** Tasks (proxies) ended badly: exit code, or the signal's description. */
   | { readonly kind: 'task-ended'; readonly hosts: readonly string[]; readonly tasks: readonly number[]; readonly exitCode: number | null; readonly signal: string | null }
-  /** srun itself is ending the step (--kill-on-bad-exit after a task failed). */
-  | { readonly kind: 'terminating' }
+  /** srun itself is ending step `step` (--kill-on-bad-exit after a task failed). */
+  | { readonly kind: 'terminating'; readonly step: string }
   /** slurmctld told srun the step is over (scancel, time limit), or srun was signalled twice. */
   | { readonly kind: 'aborted' }
   /** srun's own chatter that mpiexec's messages replace (or, for cpu binding, that only says task/none is configured). */
@@ -76,7 +79,7 @@ export type SrunLine =
 const CANCELLED = /\*\*\* (JOB|STEP) (\S+) ON (\S+) CANCELLED AT \S+(?: DUE (?:TO|to) (.+?))? \*\*\*/;
 const FAILED = /\*\*\* (JOB|STEP) (\S+) ON (\S+) FAILED\b/;
 const TASK = /^srun: error: (\S+): tasks? ([\d,-]+): (.+)$/;
-const TERMINATING = /^srun: (?:launch\/slurm: )?(?:_step_signal: )?Terminating (?:StepId=)?\d+/;
+const TERMINATING = /^srun: (?:launch\/slurm: )?(?:_step_signal: )?Terminating (?:StepId=)?(\d+(?:\.\d+)?)/;
 const ABORTED = /^srun: Job step aborted\b/;
 const NOISE = [
   /^srun: Force Terminated (?:StepId=)?\d+/,
@@ -110,7 +113,8 @@ export function classifySrunLine(line: string): SrunLine {
   if (m !== null) return { kind: 'cancelled', scope: m[1] === 'JOB' ? 'job' : 'step', id: m[2]!, node: m[3]!, reason: m[4] ?? null };
   m = FAILED.exec(text);
   if (m !== null) return { kind: 'failed', scope: m[1] === 'JOB' ? 'job' : 'step', id: m[2]!, node: m[3]! };
-  if (TERMINATING.test(text)) return { kind: 'terminating' };
+  m = TERMINATING.exec(text);
+  if (m !== null) return { kind: 'terminating', step: m[1]! };
   if (ABORTED.test(text)) return { kind: 'aborted' };
   m = TASK.exec(text);
   if (m !== null) {
@@ -161,6 +165,8 @@ export class SrunOutcome {
   #slurmFirst = false;
   #firstFailure: Extract<SrunLine, { kind: 'task-ended' }> | null = null;
   #srunTerminated = false;
+  /** The step srun's "Terminating" line names: the message's step when no CANCELLED line came. */
+  #terminatedStep: string | null = null;
   /** "Job step aborted" came, in any order (rule 3). */
   #aborted = false;
 
@@ -181,6 +187,7 @@ export class SrunOutcome {
         break;
       case 'terminating':
         this.#srunTerminated = true;
+        this.#terminatedStep ??= c.step;
         break;
       case 'task-ended':
         this.#firstFailure ??= c;
@@ -194,14 +201,19 @@ export class SrunOutcome {
   /** The verdict from every line pushed so far; call it after srun exited. */
   verdict(): SrunVerdict {
     if (this.#cancelWithReason !== null) return { kind: 'slurm-cancelled', message: cancelledMessage(this.#cancelWithReason) };
-    if (this.#slurmFirst) {
-      return { kind: 'slurm-cancelled', message: this.#cancelAny === null ? 'Slurm cancelled the step (scancel)' : cancelledMessage(this.#cancelAny) };
-    }
+    if (this.#slurmFirst) return { kind: 'slurm-cancelled', message: this.#scancelMessage() };
     const f = this.#firstFailure;
-    if (this.#aborted && f !== null && f.signal === 'Terminated') {
-      return { kind: 'slurm-cancelled', message: this.#cancelAny === null ? 'Slurm cancelled the step (scancel)' : cancelledMessage(this.#cancelAny) };
-    }
+    if (this.#aborted && f !== null && f.signal === 'Terminated') return { kind: 'slurm-cancelled', message: this.#scancelMessage() };
     if (f !== null) return { kind: 'task-failed', host: f.hosts[0]!, task: f.tasks[0]!, exitCode: f.exitCode, signal: f.signal };
     return { kind: 'none' };
+  }
+
+  /**
+   * A scancel without a reason: the step of the CANCELLED line, else of srun's "Terminating" line
+   * (srun may exit before slurmstepd's CANCELLED line reaches it: seen in CI), else no step.
+   */
+  #scancelMessage(): string {
+    if (this.#cancelAny !== null) return cancelledMessage(this.#cancelAny);
+    return this.#terminatedStep === null ? 'Slurm cancelled the step (scancel)' : `Slurm cancelled step ${this.#terminatedStep} (scancel)`;
   }
 }

@@ -220,7 +220,9 @@ describe.skipIf(why !== null)(`Slurm harness${why === null ? '' : ` (skipped: ${
   it('scancel of a running step ends its tasks on every node: srun lines say Slurm cancelled it', async () => {
     const r = await cancelWhileSleeping('cancel-step', (id) => [`${id}.0`]);
     expect(r.srunStatus).toBeGreaterThan(128);
-    expect(verdictOf(r.srunStderr), r.srunStderr).toEqual({ kind: 'slurm-cancelled', message: expect.stringMatching(/^Slurm cancelled step \d+\.0 \(scancel\)$/) });
+    // srun may exit before slurmstepd's CANCELLED line and its own "Terminating" line reach it (the step is then
+    // unnamed; slurm-srun-output.test.ts covers which line names it): the verdict is what must hold.
+    expect(verdictOf(r.srunStderr), r.srunStderr).toEqual({ kind: 'slurm-cancelled', message: expect.stringMatching(/^Slurm cancelled (step \d+\.0|the step) \(scancel\)$/) });
   });
 
   it('scancel of the whole job ends its tasks: srun lines say Slurm cancelled the step', async () => {
