@@ -127,13 +127,17 @@ describe('the request table\'s lock with its holder in another thread (real work
     const shared = multithreadedState();
     const { cells, index } = tableLockWord(shared);
     const holder = new Worker(HOLDER_SOURCE, { eval: true, workerData: { sharedStateUrl: SHARED_STATE_URL, buffers: shared.buffers, lockIndex: index } });
-    await workerReport(holder, (m): m is { type: 'holding' } => (m as { type: string }).type === 'holding', HANG_MS, 'the holder never took the lock', () => undefined, { terminate: false });
-    expect(Atomics.load(cells, index)).toBe(6);
-    expect(shared.hasEnded(6)).toBe(false); // running, computing
-    const outcome = await contend(shared, () => void holder.terminate());
-    expect(outcome).toMatchObject({ type: 'threw', name: 'MPIError', errorClass: ERR_PROC_FAILED });
-    expect((outcome as { message: string }).message).toContain('the lock of the request table is held by worker thread 5, which ended without releasing it');
-    expect(Atomics.load(cells, index)).toBe(6);
+    try {
+      await workerReport(holder, (m): m is { type: 'holding' } => (m as { type: string }).type === 'holding', HANG_MS, 'the holder never took the lock', () => undefined, { terminate: false });
+      expect(Atomics.load(cells, index)).toBe(6);
+      expect(shared.hasEnded(6)).toBe(false); // running, computing
+      const outcome = await contend(shared, () => void holder.terminate());
+      expect(outcome).toMatchObject({ type: 'threw', name: 'MPIError', errorClass: ERR_PROC_FAILED });
+      expect((outcome as { message: string }).message).toContain('the lock of the request table is held by worker thread 5, which ended without releasing it');
+      expect(Atomics.load(cells, index)).toBe(6);
+    } finally {
+      await holder.terminate();
+    }
   }, 2 * HANG_MS + 5_000);
 
   it('a worker spinning on a lock whose live holder releases it gets through', async () => {

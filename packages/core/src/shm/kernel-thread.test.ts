@@ -26,15 +26,19 @@ describe.runIf(process.platform === 'linux')('kernel thread ids (Linux procfs)',
   it('a terminated worker thread is gone while the asking thread spins without its event loop', async () => {
     const word = new Int32Array(new SharedArrayBuffer(4));
     const w = new Worker(WORKER_SOURCE, { eval: true, workerData: word });
-    await waitAsync(word, 0, 0);
-    const tid = Atomics.load(word, 0);
-    expect(tid).not.toBe(kernelThreadId());
-    expect(isKernelThreadGone(tid)).toBe(false);
-    void w.terminate();
-    // No await: this thread spins as a rank's main thread would, bounded so that a thread that never
-    // goes fails the test instead of hanging it.
-    const from = Date.now();
-    while (!isKernelThreadGone(tid) && Date.now() - from < 10_000);
-    expect(isKernelThreadGone(tid), `worker thread ${tid} still runs 10 s after terminate()`).toBe(true);
+    try {
+      await waitAsync(word, 0, 0);
+      const tid = Atomics.load(word, 0);
+      expect(tid).not.toBe(kernelThreadId());
+      expect(isKernelThreadGone(tid)).toBe(false);
+      void w.terminate();
+      // No await: this thread spins as a rank's main thread would, bounded so that a thread that never
+      // goes fails the test instead of hanging it.
+      const from = Date.now();
+      while (!isKernelThreadGone(tid) && Date.now() - from < 10_000);
+      expect(isKernelThreadGone(tid), `worker thread ${tid} still runs 10 s after terminate()`).toBe(true);
+    } finally {
+      await w.terminate();
+    }
   }, 20_000);
 });
