@@ -101,9 +101,10 @@ port.postMessage({ type: 'listening', address: await device.listen() });
 function testThrowHook(): void {
   const spec = process.env['TSMPI_TEST_ENGINE_THROW'];
   if (spec === undefined) return;
-  const [rank, channel, ms] = spec.split(':').map(Number);
+  const fields = spec.split(':');
+  const [rank, channel, ms] = fields.map(Number);
   if (rank !== boot.device.process || channel !== boot.channel) return;
-  const how = spec.split(':')[3];
+  const how = fields[3];
   const locked = how === 'locked' || how === 'locked-exit';
   setTimeout(() => {
     if (locked) {

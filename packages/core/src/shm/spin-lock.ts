@@ -30,7 +30,10 @@ export interface LockHolders {
  */
 let holderId = 1;
 
-/** Spins between two looks at the holder's ended word: a look is one shared load, a spin one compareExchange. */
+/**
+ * Spins between two looks at whether the holder has ended: a spin is one compareExchange, a look
+ * (LockHolders.hasEnded) a shared load and, where the kernel can say, one stat of the holder's thread.
+ */
 const SPINS_PER_LOOK = 4096;
 
 /** Sets the id this thread writes when it takes a lock: its statistics row + 1 (never 0, the free value). */
