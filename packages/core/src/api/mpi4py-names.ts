@@ -13,7 +13,7 @@
  * tsmpi call. Aliases are installed non-enumerable on the prototypes (and
  * statics), so they do not show up in `Object.keys` or in object messages.
  */
-import { errorString } from '../util/index.ts';
+import { assert, errorString } from '../util/index.ts';
 import { Comm } from './comm.ts';
 import { Datatype } from './datatype.ts';
 import { Group } from './group.ts';
@@ -164,49 +164,48 @@ export interface AliasTarget {
   readonly properties: readonly PropertyAlias[];
 }
 
-const m = (alias: string, canonical: string): MethodAlias => ({ alias, canonical });
-const get = (alias: string, property: string): PropertyAlias => ({ alias, property });
-const set = (alias: string, property: string): PropertyAlias => ({ alias, property, write: true });
+/**
+ * One row of the table. The names are keys of the class as declared above, so a misspelt alias or canonical
+ * name, or an alias missing from the declarations, fails the type check.
+ */
+function aliases<C extends object>(
+  owner: string,
+  on: C,
+  methods: [alias: keyof C & string, canonical: keyof C & string][],
+  getters: [alias: keyof C & string, property: keyof C & string][] = [],
+  setters: [alias: keyof C & string, property: keyof C & string][] = [],
+): AliasTarget {
+  return {
+    owner,
+    on,
+    methods: methods.map(([alias, canonical]) => ({ alias, canonical })),
+    properties: [
+      ...getters.map(([alias, property]) => ({ alias, property })),
+      ...setters.map(([alias, property]) => ({ alias, property, write: true as const })),
+    ],
+  };
+}
 
 /** The table: every alias on a class, in one place. docs/API.md "mpi4py spellings" lists the same. */
 export const MPI4PY_ALIASES: readonly AliasTarget[] = [
-  {
-    owner: 'Comm',
-    on: Comm.prototype,
-    methods: [
-      m('Barrier', 'barrier'), m('Dup', 'dup'), m('Split', 'split'), m('Split_type', 'splitType'), m('Create', 'create'),
-      m('Create_group', 'createGroup'), m('Compare', 'compare'), m('Free', 'free'),
-    ],
-    properties: [get('Get_rank', 'rank'), get('Get_size', 'size'), get('Get_group', 'group'), get('Get_name', 'name'), set('Set_name', 'name')],
-  },
-  {
-    owner: 'Group',
-    on: Group.prototype,
-    methods: [
-      m('Incl', 'incl'), m('Excl', 'excl'), m('Range_incl', 'rangeIncl'), m('Range_excl', 'rangeExcl'),
-      m('Translate_ranks', 'translateRanks'), m('Compare', 'compare'), m('Free', 'free'),
-    ],
-    properties: [get('Get_rank', 'rank'), get('Get_size', 'size')],
-  },
-  { owner: 'Group (static)', on: Group, methods: [m('Union', 'union'), m('Intersection', 'intersection'), m('Difference', 'difference')], properties: [] },
-  {
-    owner: 'Request',
-    on: Request.prototype,
-    methods: [m('Wait', 'wait'), m('Test', 'test'), m('Cancel', 'cancel'), m('Free', 'free'), m('Start', 'start')],
-    properties: [],
-  },
-  { owner: 'Request (static)', on: Request, methods: [m('Waitall', 'waitall'), m('Testall', 'testall')], properties: [] },
-  {
-    owner: 'Status',
-    on: Status.prototype,
-    methods: [m('Get_count', 'getCount')],
-    properties: [
-      get('Get_source', 'source'), get('Get_tag', 'tag'), get('Get_error', 'error'), get('Is_cancelled', 'cancelled'),
-      set('Set_source', 'source'), set('Set_tag', 'tag'), set('Set_error', 'error'),
-    ],
-  },
-  { owner: 'Datatype', on: Datatype.prototype, methods: [m('Commit', 'commit'), m('Free', 'free')], properties: [get('Get_size', 'size')] },
-  { owner: 'Op', on: Op.prototype, methods: [m('Free', 'free')], properties: [] },
+  aliases('Comm', Comm.prototype,
+    [['Barrier', 'barrier'], ['Dup', 'dup'], ['Split', 'split'], ['Split_type', 'splitType'], ['Create', 'create'],
+      ['Create_group', 'createGroup'], ['Compare', 'compare'], ['Free', 'free']],
+    [['Get_rank', 'rank'], ['Get_size', 'size'], ['Get_group', 'group'], ['Get_name', 'name']],
+    [['Set_name', 'name']]),
+  aliases('Group', Group.prototype,
+    [['Incl', 'incl'], ['Excl', 'excl'], ['Range_incl', 'rangeIncl'], ['Range_excl', 'rangeExcl'],
+      ['Translate_ranks', 'translateRanks'], ['Compare', 'compare'], ['Free', 'free']],
+    [['Get_rank', 'rank'], ['Get_size', 'size']]),
+  aliases('Group (static)', Group, [['Union', 'union'], ['Intersection', 'intersection'], ['Difference', 'difference']]),
+  aliases('Request', Request.prototype, [['Wait', 'wait'], ['Test', 'test'], ['Cancel', 'cancel'], ['Free', 'free'], ['Start', 'start']]),
+  aliases('Request (static)', Request, [['Waitall', 'waitall'], ['Testall', 'testall']]),
+  aliases('Status', Status.prototype,
+    [['Get_count', 'getCount']],
+    [['Get_source', 'source'], ['Get_tag', 'tag'], ['Get_error', 'error'], ['Is_cancelled', 'cancelled']],
+    [['Set_source', 'source'], ['Set_tag', 'tag'], ['Set_error', 'error']]),
+  aliases('Datatype', Datatype.prototype, [['Commit', 'commit'], ['Free', 'free']], [['Get_size', 'size']]),
+  aliases('Op', Op.prototype, [['Free', 'free']]),
 ];
 
 function install(target: AliasTarget): void {
@@ -215,7 +214,7 @@ function install(target: AliasTarget): void {
     Object.defineProperty(on, name, { value, writable: true, configurable: true, enumerable: false });
   };
   for (const { alias, canonical } of target.methods) {
-    if (typeof on[canonical] !== 'function') throw new Error(`mpi4py-names: ${target.owner}.${canonical} is not a method`);
+    assert(typeof on[canonical] === 'function', `mpi4py-names: ${target.owner}.${canonical} is a method`);
     define(alias, on[canonical]);
   }
   for (const { alias, property, write } of target.properties) {
