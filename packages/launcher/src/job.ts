@@ -59,6 +59,7 @@ import { fileURLToPath } from 'node:url';
 import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import { JOB_ENV } from '@tsmpi/core/pmi';
+import { removeSameHostDirectory } from '@tsmpi/transport-tcp';
 import type { WebSocket } from 'ws';
 import { externalAddresses, isThisMachine, resolveIface, type InterfaceTable } from './iface.ts';
 import type { FinalizeReport } from '@tsmpi/core/pmi';
@@ -295,6 +296,8 @@ export class Job {
       clearTimeout(t);
     }
     this.closeRemote();
+    // Every rank here is gone: what killed ones left of the job's same-host sockets goes too (docs/adr/0029).
+    removeSameHostDirectory(this.#jobKey);
     await this.#server.close();
     await Promise.all(this.#ranks.flatMap((s) => [closeFile(s.outFile), closeFile(s.errFile)]));
     const status = this.#failure?.status ?? 0;

@@ -16,11 +16,14 @@
  * Other users can neither connect to these sockets nor bind names in the directory, and cannot
  * create the directory first: its name needs the job key, which they do not have.
  *
- * Nothing removes the directory while the job runs (a rank that removed it while another was
- * about to bind in it would open a window for a stranger's directory of that name); each socket
- * file goes with its listener (Node unlinks it on close) or with its process's 'exit' event, and
- * mpiexec (and each host's proxy) removes the directory once the job's ranks on the host are gone
- * (removeSameHostDirectory). A rank killed by a signal leaves its socket file until then.
+ * Each socket file goes with its listener (Node unlinks it on close) or, if the listener never
+ * closed, at its thread's 'exit', which then removes the directory if it is empty: a rank exits
+ * after MPI.finalize, when every rank of the job has bound its transport's socket, and a rank that
+ * may still bind keeps its own there, so the directory is not empty while anyone may need it (a
+ * transport that closes does not try: the warm-up's closes before the rank's own binds). A rank
+ * killed by a signal leaves its files: each host's proxy removes those of its ranks once they are
+ * gone (removeSameHostSockets), and mpiexec the directory on its host once the job is over
+ * (removeSameHostDirectory).
  *
  * Why Unix sockets at all: raw Node, same machine and run (adr 0012): a 32-byte ping-pong took
  * 18.6 us per round trip over a Unix socket against 23.1 over TCP loopback, and 12-frame batches
@@ -91,8 +94,8 @@ export function checkOwnDirectory(dir: string): void {
 
 /**
  * Removes the job's same-host directory on this host and what is left in it (the socket files of
- * ranks that were killed): mpiexec and each proxy call it once the job's ranks there are gone. Only
- * a directory of this user's, as ensureSameHostDirectory checks, is touched; never throws.
+ * ranks that were killed): mpiexec calls it once the job is over, when no rank of the job runs.
+ * Only a directory of this user's, as ensureSameHostDirectory checks, is touched; never throws.
  */
 export function removeSameHostDirectory(jobKey: string): void {
   const dir = sameHostDirectory(jobKey);
@@ -104,28 +107,62 @@ export function removeSameHostDirectory(jobKey: string): void {
   }
 }
 
+/**
+ * Removes the socket files of processes `processes` of the job from its same-host directory on this
+ * host, then the directory if that left it empty: a proxy calls it once its ranks are gone (other
+ * ranks of the job may share the host, and the directory, in a cluster of network namespaces).
+ * Only a directory of this user's is touched; never throws.
+ */
+export function removeSameHostSockets(jobKey: string, processes: readonly number[]): void {
+  const dir = sameHostDirectory(jobKey);
+  const own = new Set(processes.map((p) => String(p >>> 0)));
+  try {
+    checkOwnDirectory(dir);
+    for (const name of fs.readdirSync(dir)) {
+      // t-<process>-<port> and r-<process>-<endpoint>-<epoch>
+      if (own.has(name.split('-')[1] ?? '')) fs.rmSync(path.join(dir, name), { force: true });
+    }
+    fs.rmdirSync(dir);
+  } catch {
+    // Absent, not ours, or still in use by other ranks here.
+  }
+}
+
 /** Socket files this thread bound and has not closed yet: removed at its 'exit' if still there. */
 const boundPaths = new Set<string>();
+/** Directories this thread bound sockets in: removed at its 'exit' if empty. */
+const usedDirs = new Set<string>();
 let isExitHookSet = false;
 
 /** Records the socket file `socketPath` this thread just bound (forgetBoundPath when its listener closes). */
 export function rememberBoundPath(socketPath: string): void {
   boundPaths.add(socketPath);
+  usedDirs.add(path.dirname(socketPath));
   if (isExitHookSet) return;
   isExitHookSet = true;
-  process.on('exit', () => {
-    for (const p of boundPaths) {
-      try {
-        fs.unlinkSync(p);
-      } catch {
-        // already gone
-      }
-    }
-  });
+  process.on('exit', removeBoundPaths);
 }
 
 export function forgetBoundPath(socketPath: string): void {
   boundPaths.delete(socketPath);
+}
+
+/** At exit: the socket files still bound, then their directories if that left them empty (see the header). */
+function removeBoundPaths(): void {
+  for (const p of boundPaths) {
+    try {
+      fs.unlinkSync(p);
+    } catch {
+      // already gone
+    }
+  }
+  for (const dir of usedDirs) {
+    try {
+      fs.rmdirSync(dir);
+    } catch {
+      // not empty: other ranks here still use it
+    }
+  }
 }
 
 /**

@@ -440,9 +440,11 @@ function serverOnError(this: OwnedServer, err: Error): void {
 
 /**
  * Listens on the Unix-domain socket `socketPath` in the job's same-host directory (same-host.ts),
- * which is made or checked first, synchronously, so that the socket is bound when this returns (a
- * reader announces itself at once, interface.ts isListening). Resolves once listening, with the
- * server accepting and unref'd (the transport never holds the event loop); rejects when the
+ * which is made or checked first. Synchronously, as a reader needs (it announces itself at once,
+ * interface.ts isListening): the check, the bind (Node binds a Unix socket inside listen()) and a
+ * second check that the directory is still this user's (nobody put another in its place between
+ * the first check and the bind; if so the socket is closed at once). Resolves once listening, with
+ * the server accepting and unref'd (the transport never holds the event loop); rejects when the
  * directory is not one of this user's of mode 0700, or the path is taken. The socket file goes when
  * the server closes (Node unlinks it) or, if it never does, when this thread exits.
  */
@@ -457,20 +459,21 @@ function listenOnPath(server: OwnedServer, socketPath: string): Promise<void> {
     server.once('error', reject);
     server.listen(socketPath, () => {
       server.removeListener('error', reject);
-      rememberBoundPath(socketPath);
-      server.once('close', () => forgetBoundPath(socketPath));
-      try {
-        // Still ours after the bind: nobody replaced the directory between the check and the bind.
-        checkOwnDirectory(dir);
-      } catch (err) {
-        server.close();
-        reject(err as Error);
-        return;
-      }
       server.on('error', serverOnError);
       server.on('connection', serverOnConnection);
       server.unref();
       resolve();
     });
+    if (!server.listening) return; // the bind failed: 'error' follows
+    rememberBoundPath(socketPath);
+    server.once('close', () => forgetBoundPath(socketPath));
+    try {
+      checkOwnDirectory(dir);
+    } catch (err) {
+      server.removeAllListeners('listening');
+      server.removeListener('error', reject);
+      server.close();
+      reject(err as Error);
+    }
   });
 }
