@@ -270,6 +270,9 @@ export class Job {
   /** Runs the job to its end. @returns mpiexec's exit status */
   async run(): Promise<number> {
     this.#t0 = performance.now();
+    // However mpiexec ends (a failed start returns early, a second signal exits at once), the job's
+    // same-host directory on this host goes with it; the end of run() removes it sooner (docs/adr/0029).
+    process.once('exit', () => removeSameHostDirectory(this.#jobKey));
     const done = new Promise<void>((resolve) => {
       this.#resolveDone = resolve;
     });
