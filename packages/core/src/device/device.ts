@@ -55,6 +55,7 @@ import { CLAIM_ENTRIES, CLAIM_STATE, claimOwner, claimState, type ClaimTable } f
 import type { ClaimRouteTable } from './claim-route-table.ts';
 import { CLAIM_PATH_ROUTE, ClaimRouteSender, type ClaimSendStep } from './claim-route-sender.ts';
 import { HANDED_OFF } from './match-queues.ts';
+import { peerFrameFault, type FrameCheckContext } from './peer-frame-check.ts';
 
 
 export interface DeviceOptions {
@@ -213,6 +214,10 @@ export class Device {
   readonly #direct: (Transport | undefined)[];
   readonly #directAll: Transport[] = [];
   readonly #w: Int32Array;
+  /** What peerFrameFault reads of this device (peer-frame-check.ts): every frame from another process is checked first. */
+  readonly #frameCheck: FrameCheckContext;
+  /** Per process: 1 once this device took it for lost (#onPeerLost); nothing it still sends is acted on. */
+  readonly #lostPeers: Uint8Array;
   readonly #payloads: PayloadPool;
   readonly #big: PayloadPool | null;
   readonly #mt: boolean;
@@ -289,6 +294,8 @@ export class Device {
     this.opts = opts;
     this.shared = shared;
     this.#w = shared.table.words;
+    this.#lostPeers = new Uint8Array(opts.processCount);
+    this.#frameCheck = { process: opts.process, endpointsPerProcess: opts.endpointsPerProcess, words: shared.table.words, slots: shared.table.capacity };
     this.pool = new SlotPool(shared.table, opts.threadId >= 0 ? shared.slotCache(opts.threadId) : null);
     this.objects = shared.objects;
     this.lifetime = createLifetime(opts.refcount, shared.objects, shared.buffers.lifetime, opts.threadId);
@@ -1528,12 +1535,14 @@ export class Device {
    */
   readonly #laneFrameBytes = (srcProcess: number, b: Uint8Array, o: number): boolean => {
     if (b[o] !== FRAME_KIND.EAGER || b[o + 1] !== 0 || this.#intakes !== null) return false;
+    const src = (b[o + 4]! | (b[o + 5]! << 8) | (b[o + 6]! << 16) | (b[o + 7]! << 24)) >>> 0;
+    // Lanes have one endpoint per process: any other source is a peer's fault, which #onDeliver reports.
+    if (src !== srcProcess) return false;
     const lanes = this.#lanes!;
     const ctx = b[o + 2]! | (b[o + 3]! << 8);
     const lane = lanes.byContext[ctx] ?? lanes.lean(ctx);
     if (lane === null) return false;
     this.onFrame?.();
-    const src = (b[o + 4]! | (b[o + 5]! << 8) | (b[o + 6]! << 16) | (b[o + 7]! << 24)) >>> 0;
     const tag = b[o + 12]! | (b[o + 13]! << 8) | (b[o + 14]! << 16) | (b[o + 15]! << 24);
     const len = (b[o + 28]! | (b[o + 29]! << 8) | (b[o + 30]! << 16) | (b[o + 31]! << 24)) >>> 0;
     this.#laneMessage(lane, srcProcess, src, tag, b.subarray(o + FRAME_HEADER_BYTES, o + FRAME_HEADER_BYTES + len));
@@ -2299,6 +2308,12 @@ export class Device {
 
   #onDeliver(srcProcess: number, h: FrameHeader, payload: Uint8Array): void {
     this.onFrame?.();
+    if (this.#lostPeers[srcProcess] === 1) return;
+    const fault = peerFrameFault(srcProcess, h, this.#frameCheck);
+    if (fault !== null) {
+      this.#protocolError(srcProcess, fault);
+      return;
+    }
     switch (h.kind) {
       case FRAME_KIND.EAGER:
       case FRAME_KIND.EAGER_SYNC:
@@ -2323,12 +2338,17 @@ export class Device {
         const b = s * SLOT_WORDS;
         const w = this.#w;
         const own = w[b + SLOT.OWNER] === this.#me ? this.#reqs[s] : undefined;
-        let data: Uint8Array;
-        if (own !== undefined && (w[b + SLOT.FLAGS]! & FLAG.BIG) === 0) {
-          data = own.buf!;
-        } else {
+        let data: Uint8Array | null = null;
+        if ((w[b + SLOT.FLAGS]! & FLAG.BIG) !== 0) {
           const off = w[b + SLOT.PAYLOAD]!;
           data = this.#big!.bytes.subarray(off, off + w[b + SLOT.LENGTH]!);
+        } else if (own !== undefined) {
+          data = own.buf;
+        }
+        if (data === null) {
+          // A pending send with no rendezvous data (an eager one, or another thread's not in shared memory).
+          this.#protocolError(srcProcess, `a RNDV_CTS frame for request slot ${s}, which has no rendezvous data to send`);
+          return;
         }
         const out = this.#hdr;
         out.kind = FRAME_KIND.RNDV_DATA;
@@ -2433,8 +2453,17 @@ export class Device {
     this.#finishSlot(token);
   }
 
+  /**
+   * Process `proc` sent a frame this device cannot act on (peer-frame-check.ts): what else it sends
+   * cannot be trusted, so it is lost, as the transport takes a peer whose frame it refuses.
+   */
+  #protocolError(proc: number, fault: string): void {
+    this.#onPeerLost(proc, { code: 'TSMPI_ERR_PROTOCOL', message: `process ${proc} sent ${fault}` });
+  }
+
   #onPeerLost(proc: number, err: TransportError): void {
     if (this.#closing) return;
+    this.#lostPeers[proc] = 1;
     this.opts.log.error({ peer: proc, code: err.code }, 'peer process lost');
     this.#fatal(mpiError(ERR_PROC_FAILED, 'progress', `lost the connection to process ${proc} (${err.code}: ${err.message})`, err), proc);
   }
