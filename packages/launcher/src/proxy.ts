@@ -130,8 +130,19 @@ export function candidateAddresses(spec: LaunchSpec, sshConnection: string | und
   return out;
 }
 
-/** Opens the link; resolves to it and its TCP socket (for the local address and keep-alive). */
-function openLink(address: string, port: number): Promise<{ ws: WebSocket; socket: Socket }> {
+/** An open, not yet authenticated link: its TCP socket, and the messages that came with the upgrade (mpiexec's challenge). */
+interface OpenLink {
+  readonly ws: WebSocket;
+  readonly socket: Socket;
+  readonly arrived: Buffer[];
+  readonly stopCollecting: () => void;
+}
+
+/**
+ * Opens the link; resolves to it and its TCP socket (for the local address and keep-alive).
+ * Messages are collected from the start: mpiexec's challenge may come in the same read as the upgrade.
+ */
+function openLink(address: string, port: number): Promise<OpenLink> {
   const host = address.includes(':') ? `[${address}]` : address;
   return new Promise((resolve, reject) => {
     // closeTimeout: ws destroys the socket this long after close() when mpiexec has not answered
@@ -141,6 +152,11 @@ function openLink(address: string, port: number): Promise<{ ws: WebSocket; socke
     // (ws 8.23, as pnpm-lock.yaml pins it, reads the option; its type declarations do not list it.)
     const options: ClientOptions & { closeTimeout: number } = { perMessageDeflate: false, handshakeTimeout: CONNECT_TIMEOUT_MS, closeTimeout: MAX_TIMER_MS };
     const ws = new WebSocket(`ws://${host}:${port}${PROXY_PATH}`, options);
+    const arrived: Buffer[] = [];
+    const collect = (data: RawData): void => {
+      if (arrived.length < 4) arrived.push(data as Buffer);
+    };
+    ws.on('message', collect);
     let socket: Socket | null = null;
     ws.once('upgrade', (res) => {
       socket = res.socket as Socket;
@@ -157,7 +173,7 @@ function openLink(address: string, port: number): Promise<{ ws: WebSocket; socke
         reject(new Error('no socket after the upgrade'));
         return;
       }
-      resolve({ ws, socket });
+      resolve({ ws, socket, arrived, stopCollecting: () => ws.off('message', collect) });
     });
   });
 }
@@ -178,7 +194,8 @@ interface Link {
  * closes the link) when the server does not prove the key, speaks out of turn,
  * or takes longer than CONNECT_TIMEOUT_MS.
  */
-function authenticateLink(ws: WebSocket, socket: Socket, spec: LaunchSpec): Promise<Link> {
+function authenticateLink(open: OpenLink, spec: LaunchSpec): Promise<Link> {
+  const { ws, socket } = open;
   const hostname = nodeName();
   const proofs = new KeyResponse(spec.key, proxyProofBinding(PROXY_PROTOCOL_VERSION, spec.index, hostname, process.pid));
   const early: Buffer[] = [];
@@ -216,9 +233,11 @@ function authenticateLink(ws: WebSocket, socket: Socket, spec: LaunchSpec): Prom
       resolve({ ws, socket, early, detach: () => ws.off('message', onMessage) });
     };
     const onClose = (code: number): void => fail(`the server closed the link (code ${code}) before proving the job key`);
+    open.stopCollecting();
     ws.on('message', onMessage);
     ws.once('close', onClose);
     ws.on('error', () => undefined); // 'close' follows
+    for (const data of open.arrived.splice(0)) onMessage(data);
   });
 }
 
@@ -509,7 +528,7 @@ export async function runProxy(argv: readonly string[] = process.argv.slice(2)):
   for (const a of candidateAddresses(spec, isSlurm ? process.env['SLURM_SRUN_COMM_HOST'] : process.env['SSH_CONNECTION'])) {
     try {
       const opened = await openLink(a, spec.port);
-      link = await authenticateLink(opened.ws, opened.socket, spec);
+      link = await authenticateLink(opened, spec);
       url = `ws://${a.includes(':') ? `[${a}]` : a}:${spec.port}`;
       break;
     } catch (err) {
