@@ -4,9 +4,11 @@
  * machine, anyone on the network of a multi-host job) gets this far, so
  * everything here is bounded and nothing is decoded.
  *
- *   - at most MAX_WAITING connections wait for authentication; one more
- *     closes the oldest waiting one (an idle attacker cannot hold the door
- *     shut for long, and a real rank or proxy authenticates in milliseconds);
+ *   - at most MAX_WAITING connections (or the job's size and some, for a
+ *     job whose ranks could all arrive at once) wait for authentication; one
+ *     more closes the oldest waiting one (an idle attacker cannot hold the
+ *     door shut for long, and a real rank or proxy authenticates in
+ *     milliseconds);
  *   - each has LIFETIME_MS from its TCP accept to a proved hello;
  *   - after the WebSocket upgrade it may send at most MAX_BYTES raw bytes
  *     (the hello of a rank or proxy is about 200): counted on the socket
@@ -49,9 +51,12 @@ export class PreAuthGate {
   /** In accept order: the first is the oldest. */
   readonly #waiting = new Map<Socket, Waiting>();
   readonly #warned = new Set<string>();
+  readonly #maxWaiting: number;
 
-  constructor(log: Logger) {
+  /** @param expected - connections the job itself makes at once (its ranks and proxies): the bound is never below it */
+  constructor(log: Logger, expected = 0) {
     this.#log = log;
+    this.#maxWaiting = Math.max(MAX_WAITING, expected + 64);
   }
 
   /** Connections waiting for authentication now. */
@@ -61,7 +66,7 @@ export class PreAuthGate {
 
   /** A TCP connection was accepted: it waits for authentication from now on. */
   admit(socket: Socket): void {
-    if (this.#waiting.size >= MAX_WAITING) {
+    if (this.#waiting.size >= this.#maxWaiting) {
       const oldest = this.#waiting.values().next().value as Waiting;
       this.refuse(oldest.socket, 'too many connections waiting for authentication; closed the oldest');
     }

@@ -109,7 +109,8 @@ export class WireupServer {
     this.#key = jobKeyHex;
     this.#log = log;
     this.#events = events;
-    this.#gate = new PreAuthGate(log);
+    // Every rank (and, fewer than ranks, every proxy) may connect at the same moment.
+    this.#gate = new PreAuthGate(log, size);
   }
 
   /**
