@@ -9,8 +9,10 @@
  * and names a free rank, and the welcome proves the key back. Until then the
  * limits of pre-auth.ts hold (few bytes, few connections, a short life,
  * nothing decoded beyond a hello of MAX_HELLO_BYTES); anything else is
- * closed, logged with its remote address, and the job goes on. State: the committed key/value store, the ranks that arrived at
- * the current fence with the pairs they put, and the members by rank.
+ * closed, logged with its remote address, and the job goes on.
+ *
+ * State: the committed key/value store, the ranks that arrived at the
+ * current fence with the pairs they put, and the members by rank.
  *
  * Fence: completes when all `size` ranks have arrived; the pairs put before
  * it are committed and sent back with fenceDone to everyone. A rank that dies
