@@ -40,7 +40,7 @@ const isCall = (b: Rec): boolean => isStr(b['call']) && isStr(b['comm']) && (b['
 function isValidClient(m: unknown): boolean {
   if (!isObj(m)) return false;
   switch (m['t']) {
-    case 'hello': return isInt(m['v']) && isInt(m['rank']) && isStr(m['key']) && isInt(m['pid']);
+    case 'hello': return isInt(m['v']) && isInt(m['rank']) && isInt(m['pid']) && m['nonce'] instanceof Uint8Array && m['proof'] instanceof Uint8Array;
     case 'fence': return isPairs(m['puts']);
     case 'get': return isInt(m['id']) && isStr(m['key']);
     case 'initialized': return true;
@@ -65,7 +65,8 @@ function isValidClient(m: unknown): boolean {
 function isValidServer(m: unknown): boolean {
   if (!isObj(m)) return false;
   switch (m['t']) {
-    case 'welcome': return isInt(m['size']) && (m['size'] as number) > 0;
+    case 'challenge': return isInt(m['v']) && m['nonce'] instanceof Uint8Array;
+    case 'welcome': return isInt(m['size']) && (m['size'] as number) > 0 && m['proof'] instanceof Uint8Array;
     case 'fenceDone': return isPairs(m['kvs']);
     case 'getReply': return isInt(m['id']) && (m['value'] === null || isStr(m['value']));
     case 'ack':
@@ -96,9 +97,11 @@ const int = fc.integer({ min: -(2 ** 31), max: 2 ** 31 - 1 });
 const pairs = fc.array(fc.tuple(fc.string(), fc.string()), { maxLength: 5 });
 const call = fc.record({ call: fc.string(), comm: fc.string(), peer: fc.option(int), tag: fc.option(int) });
 const count = fc.nat();
+// msgpackr decodes binaries as Buffers: generate Buffers so round trips compare equal.
+const bytes32 = fc.uint8Array({ minLength: 0, maxLength: 40 }).map((a) => Buffer.from(a));
 
 const clientArb: fc.Arbitrary<ClientMessage> = fc.oneof(
-  fc.record({ t: fc.constant('hello' as const), v: int, rank: int, key: fc.string(), pid: int }),
+  fc.record({ t: fc.constant('hello' as const), v: int, rank: int, pid: int, nonce: bytes32, proof: bytes32 }),
   fc.record({ t: fc.constant('fence' as const), puts: pairs }),
   fc.record({ t: fc.constant('get' as const), id: int, key: fc.string() }),
   fc.constant({ t: 'initialized' as const }),
@@ -113,7 +116,8 @@ const clientArb: fc.Arbitrary<ClientMessage> = fc.oneof(
 );
 
 const serverArb: fc.Arbitrary<ServerMessage> = fc.oneof(
-  fc.record({ t: fc.constant('welcome' as const), size: fc.integer({ min: 1, max: 1 << 20 }) }),
+  fc.record({ t: fc.constant('challenge' as const), v: int, nonce: bytes32 }),
+  fc.record({ t: fc.constant('welcome' as const), size: fc.integer({ min: 1, max: 1 << 20 }), proof: bytes32 }),
   fc.record({ t: fc.constant('fenceDone' as const), kvs: pairs }),
   fc.record({ t: fc.constant('getReply' as const), id: int, value: fc.option(fc.string()) }),
   fc.record({ t: fc.constant('ack' as const), id: int }),
@@ -188,7 +192,7 @@ describe('wire-up protocol decoders under fuzzing (fast-check)', () => {
 
   it('oversized messages (1 MiB strings, 10 000 pairs) decode without throwing', () => {
     const big = 'x'.repeat(1 << 20);
-    expect(decodeClientMessage(encodeClientMessage({ t: 'hello', v: 1, rank: 0, key: big, pid: 1 }))).toMatchObject({ t: 'hello' });
+    expect(decodeClientMessage(encodeClientMessage({ t: 'get', id: 1, key: big }))).toMatchObject({ t: 'get' });
     const puts = Array.from({ length: 10_000 }, (_, i) => [`k${i}`, big.slice(0, 64)] as const);
     expect(decodeClientMessage(encodeClientMessage({ t: 'fence', puts }))).toMatchObject({ t: 'fence' });
     // Truncated by one byte: malformed, so null.

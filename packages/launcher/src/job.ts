@@ -60,7 +60,6 @@ import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import { JOB_ENV } from '@tsmpi/core/pmi';
 import { removeSameHostDirectory } from '@tsmpi/transport-tcp';
-import type { WebSocket } from 'ws';
 import { externalAddresses, isThisMachine, resolveIface, type InterfaceTable } from './iface.ts';
 import type { FinalizeReport } from '@tsmpi/core/pmi';
 import type { LaunchOptions } from './options.ts';
@@ -74,7 +73,7 @@ import { PROXY_PROTOCOL_VERSION, type LaunchSpec } from './proxy-protocol.ts';
 import { writeJobReport, type JobReport } from './report.ts';
 import { rollCallLines } from './roll-call.ts';
 import { findSetting } from './settings-flags.ts';
-import { WireupServer } from './wireup-server.ts';
+import { WireupServer, type PendingLink } from './wireup-server.ts';
 import { buildSrunCommand, srunEnvironment, type SlurmVersion, type SrunTarget } from './slurm-srun.ts';
 import { SrunStep, type SrunExit } from './slurm-step.ts';
 
@@ -262,7 +261,7 @@ export class Job {
         if (s.lostPeer === null) s.lostPeer = lost;
       },
       ...(this.#hosts.length === 0 ? {} : {
-        onProxyLink: (ws: WebSocket, localAddress: string) => acceptProxyLink(ws, localAddress, this.#jobKey, this.#hosts, deps.log),
+        onProxyLink: (link: PendingLink) => acceptProxyLink(link, this.#jobKey, this.#hosts, deps.log),
       }),
     });
   }

@@ -27,6 +27,8 @@ export interface Placement {
 }
 
 function parseEntry(entry: string, where: string): HostSlots | Error {
+  // ssh (and any --launcher-exec) would read such a name as an option: `-oProxyCommand=...` runs a command.
+  if (entry.trim().startsWith('-')) return new Error(`${where}: "${entry.trim()}" is not a host: a host name may not begin with "-"`);
   const m = /^([A-Za-z0-9_.\-]+|\[[0-9a-fA-F:]+\])(?::(\d+)|\s+slots\s*=\s*(\d+))?$/.exec(entry.trim());
   if (m === null) return new Error(`${where}: "${entry}" is not a host: expected NAME, NAME:SLOTS or NAME slots=SLOTS`);
   const slotsText = m[2] ?? m[3];

@@ -11,14 +11,14 @@ const SPEC = {
 describe('proxy protocol', () => {
   it('round-trips every message both ways', () => {
     const fromProxy = [
-      { t: 'hello', v: 1, key: 'k', index: 0, hostname: 'h', pid: 9 }, { t: 'address', listenHost: '10.0.0.2' },
+      { t: 'hello', v: 3, index: 0, hostname: 'h', pid: 9, nonce: Buffer.alloc(32, 1), proof: Buffer.alloc(32, 2) }, { t: 'address', listenHost: '10.0.0.2' },
       { t: 'started', rank: 1, pid: 5 }, { t: 'startError', rank: 1, message: 'ENOENT' },
       { t: 'out', rank: 1, fd: 2, data: new Uint8Array([104, 10]) }, { t: 'exit', rank: 1, code: null, signal: 'SIGKILL' },
       { t: 'closed', rank: 1 }, { t: 'fatal', message: 'bad iface' }, { t: 'stdinAck', bytes: 65536 }, { t: 'hb' },
     ] as const;
     const plain = (m: object | null): unknown => (m !== null && 'data' in m ? { ...m, data: [...(m.data as Uint8Array)] } : m);
     for (const m of fromProxy) expect(plain(decodeProxyMessage(encodeProxyMessage(m)))).toEqual(plain(m));
-    for (const m of [{ t: 'welcome' }, { t: 'signal', rank: -1, sig: 'SIGINT' }, { t: 'stdinEnd' }, { t: 'hb' }] as const) {
+    for (const m of [{ t: 'challenge', v: 3, nonce: Buffer.alloc(32, 5) }, { t: 'welcome', proof: Buffer.alloc(32, 6) }, { t: 'signal', rank: -1, sig: 'SIGINT' }, { t: 'stdinEnd' }, { t: 'hb' }] as const) {
       expect(decodeHeadMessage(encodeProxyMessage(m))).toEqual(m);
     }
     const chunk = decodeHeadMessage(encodeProxyMessage({ t: 'stdin', data: new Uint8Array([1, 2, 3]) }));
@@ -27,6 +27,9 @@ describe('proxy protocol', () => {
 
   it('returns null for malformed messages instead of throwing', () => {
     expect(decodeProxyMessage(new Uint8Array([0xc1]))).toBe(null);
+    // A hello that carries a key instead of a proof is no hello (the key never travels on the link).
+    expect(decodeProxyMessage(encodeProxyMessage({ t: 'hello', v: 3, key: 'k'.repeat(64), index: 0, hostname: 'h', pid: 9 } as never))).toBe(null);
+    expect(decodeHeadMessage(encodeProxyMessage({ t: 'welcome' } as never))).toBe(null);
     expect(decodeProxyMessage(encodeProxyMessage({ t: 'out', rank: 1, fd: 3, data: new Uint8Array() } as never))).toBe(null);
     expect(decodeHeadMessage(encodeProxyMessage({ t: 'signal', rank: 'x' } as never))).toBe(null);
     expect(decodeHeadMessage(encodeProxyMessage({ t: 'stdin', data: 'text' } as never))).toBe(null);

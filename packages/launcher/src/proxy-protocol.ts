@@ -16,8 +16,13 @@
  * PROXY_PATH (ranks use "/"), one WebSocket, binary frames, each one message
  * encoded with msgpackr, `t` naming its type:
  *
- *     hello {v, key, index, hostname, pid}   must be first; a wrong key closes the link
- *     <- welcome {}
+ *     <- challenge {v, nonce}                mpiexec's first message: a fresh nonce
+ *     hello {v, index, hostname, pid,        must be first; proof proves the job key (core's
+ *            nonce, proof}                   util/key-proof.ts, bound to proxyProofBinding);
+ *                                            the key itself never travels on the link
+ *     <- welcome {proof}                     mpiexec's proof of the key: the proxy checks it
+ *                                            before it sends or starts anything, and tries its
+ *                                            next address of mpiexec when it does not hold
  *     address {listenHost}                   the address its ranks listen on (after --iface)
  *     started {rank, pid}  |  startError {rank, message}
  *     out {rank, fd, data}                   whole lines of a rank's stdout (1) or stderr (2)
@@ -37,9 +42,17 @@
  * malformed.
  */
 import { Packr } from 'msgpackr';
+import { keyProofBinding } from '@tsmpi/core/pmi';
 
-/** Bumped on any incompatible change. */
-export const PROXY_PROTOCOL_VERSION = 2;
+/** Bumped on any incompatible change. 3: challenge-response, no key on the link. */
+export const PROXY_PROTOCOL_VERSION = 3;
+/** What the proofs of a proxy link are bound to, besides its nonces. */
+const PROXY_PROOF_LABEL = 'tsmpi-proxy';
+
+/** The binding of a proxy's proofs: protocol, version and the identity its hello claims. */
+export function proxyProofBinding(v: number, index: number, hostname: string, pid: number): Buffer {
+  return keyProofBinding(PROXY_PROOF_LABEL, v, index, hostname, pid);
+}
 /** URL path of the proxy link on the wire-up service. */
 export const PROXY_PATH = '/proxy';
 /**
@@ -93,7 +106,10 @@ export interface LaunchSpec {
 }
 
 export type ProxyMessage =
-  | { readonly t: 'hello'; readonly v: number; readonly key: string; readonly index: number; readonly hostname: string; readonly pid: number }
+  | {
+    readonly t: 'hello'; readonly v: number; readonly index: number; readonly hostname: string; readonly pid: number;
+    readonly nonce: Uint8Array; readonly proof: Uint8Array;
+  }
   | { readonly t: 'address'; readonly listenHost: string }
   | { readonly t: 'started'; readonly rank: number; readonly pid: number }
   | { readonly t: 'startError'; readonly rank: number; readonly message: string }
@@ -105,7 +121,8 @@ export type ProxyMessage =
   | { readonly t: 'hb' };
 
 export type HeadMessage =
-  | { readonly t: 'welcome' }
+  | { readonly t: 'challenge'; readonly v: number; readonly nonce: Uint8Array }
+  | { readonly t: 'welcome'; readonly proof: Uint8Array }
   | { readonly t: 'signal'; readonly rank: number; readonly sig: string }
   | { readonly t: 'stdin'; readonly data: Uint8Array }
   | { readonly t: 'stdinEnd' }
@@ -130,6 +147,7 @@ function unpack(data: Uint8Array): Record<string, unknown> | null {
 
 const isInt = (v: unknown): v is number => typeof v === 'number' && Number.isInteger(v);
 const isStr = (v: unknown): v is string => typeof v === 'string';
+const isBytes = (v: unknown): v is Uint8Array => v instanceof Uint8Array;
 
 /** Decodes a message from a proxy; null when malformed. */
 export function decodeProxyMessage(data: Uint8Array): ProxyMessage | null {
@@ -137,8 +155,8 @@ export function decodeProxyMessage(data: Uint8Array): ProxyMessage | null {
   if (m === null) return null;
   switch (m['t']) {
     case 'hello':
-      return isInt(m['v']) && isStr(m['key']) && isInt(m['index']) && isStr(m['hostname']) && isInt(m['pid'])
-        ? { t: 'hello', v: m['v'], key: m['key'], index: m['index'], hostname: m['hostname'], pid: m['pid'] } : null;
+      return isInt(m['v']) && isInt(m['index']) && isStr(m['hostname']) && isInt(m['pid']) && isBytes(m['nonce']) && isBytes(m['proof'])
+        ? { t: 'hello', v: m['v'], index: m['index'], hostname: m['hostname'], pid: m['pid'], nonce: Buffer.from(m['nonce']), proof: Buffer.from(m['proof']) } : null;
     case 'address':
       return isStr(m['listenHost']) ? { t: 'address', listenHost: m['listenHost'] } : null;
     case 'started':
@@ -169,8 +187,10 @@ export function decodeHeadMessage(data: Uint8Array): HeadMessage | null {
   const m = unpack(data);
   if (m === null) return null;
   switch (m['t']) {
+    case 'challenge':
+      return isInt(m['v']) && isBytes(m['nonce']) ? { t: 'challenge', v: m['v'], nonce: Buffer.from(m['nonce']) } : null;
     case 'welcome':
-      return { t: 'welcome' };
+      return isBytes(m['proof']) ? { t: 'welcome', proof: Buffer.from(m['proof']) } : null;
     case 'signal':
       return isInt(m['rank']) && isStr(m['sig']) ? { t: 'signal', rank: m['rank'], sig: m['sig'] } : null;
     case 'stdin':

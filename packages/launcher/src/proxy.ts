@@ -3,8 +3,10 @@
  * PRRTE's prted). mpiexec starts it through ssh; it
  *   1. reads the LaunchSpec (job key included) from the first line of stdin;
  *   2. connects back to mpiexec's wire-up service (PROXY_PATH), trying the
- *      client address of SSH_CONNECTION first, then mpiexec's addresses, and
- *      proves the job key;
+ *      client address of SSH_CONNECTION first, then mpiexec's addresses; on
+ *      each, answers mpiexec's challenge with a proof of the job key (never
+ *      the key) and takes the link only when mpiexec's welcome proves the key
+ *      back: a server that cannot is refused and the next address tried;
  *   3. picks the address its ranks listen on (--iface resolved here, else the
  *      local address of this link: never loopback, never the host name);
  *   4. forks its ranks, each the leader of its own process group, and relays
@@ -32,19 +34,19 @@ import os from 'node:os';
 import type { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
 import { WebSocket, type ClientOptions, type RawData } from 'ws';
-import { JOB_ENV } from '@tsmpi/core/pmi';
+import { JOB_ENV, KeyResponse } from '@tsmpi/core/pmi';
 import { removeSameHostSockets } from '@tsmpi/transport-tcp';
 import { isLoopbackAddress, resolveIface } from './iface.ts';
 import { LineForwarder } from './output-forwarder.ts';
 import { findSetpriv, withParentDeath } from './parent-death.ts';
 import {
   HEARTBEAT_MISSES, HEARTBEAT_MS, PROXY_PATH, PROXY_PROTOCOL_VERSION, decodeHeadMessage, encodeProxyMessage, parseLaunchSpec,
-  type LaunchSpec, type ProxyMessage, type SpecRank,
+  proxyProofBinding, type LaunchSpec, type ProxyMessage, type SpecRank,
 } from './proxy-protocol.ts';
 
 /** How long the proxy waits for its launch spec on stdin. */
 const SPEC_TIMEOUT_MS = 30_000;
-/** How long one connection attempt to mpiexec may take. */
+/** How long one connection attempt to mpiexec may take (the WebSocket upgrade; then as long again for the key proofs). */
 const CONNECT_TIMEOUT_MS = 5_000;
 /** How long a rank's pipes may stay open after it exited (held by its children) before they are killed (as job.ts). */
 const STDIO_GRACE_MS = 500;
@@ -129,8 +131,19 @@ export function candidateAddresses(spec: LaunchSpec, sshConnection: string | und
   return out;
 }
 
-/** Opens the link; resolves to it and its TCP socket (for the local address and keep-alive). */
-function openLink(address: string, port: number): Promise<{ ws: WebSocket; socket: Socket }> {
+/** An open, not yet authenticated link: its TCP socket, and the messages that came with the upgrade (mpiexec's challenge). */
+interface OpenLink {
+  readonly ws: WebSocket;
+  readonly socket: Socket;
+  readonly arrived: Buffer[];
+  readonly stopCollecting: () => void;
+}
+
+/**
+ * Opens the link; resolves to it and its TCP socket (for the local address and keep-alive).
+ * Messages are collected from the start: mpiexec's challenge may come in the same read as the upgrade.
+ */
+function openLink(address: string, port: number): Promise<OpenLink> {
   const host = address.includes(':') ? `[${address}]` : address;
   return new Promise((resolve, reject) => {
     // closeTimeout: ws destroys the socket this long after close() when mpiexec has not answered
@@ -140,6 +153,11 @@ function openLink(address: string, port: number): Promise<{ ws: WebSocket; socke
     // (ws 8.23, as pnpm-lock.yaml pins it, reads the option; its type declarations do not list it.)
     const options: ClientOptions & { closeTimeout: number } = { perMessageDeflate: false, handshakeTimeout: CONNECT_TIMEOUT_MS, closeTimeout: MAX_TIMER_MS };
     const ws = new WebSocket(`ws://${host}:${port}${PROXY_PATH}`, options);
+    const arrived: Buffer[] = [];
+    const collect = (data: RawData): void => {
+      if (arrived.length < 4) arrived.push(data as Buffer);
+    };
+    ws.on('message', collect);
     let socket: Socket | null = null;
     ws.once('upgrade', (res) => {
       socket = res.socket as Socket;
@@ -156,8 +174,71 @@ function openLink(address: string, port: number): Promise<{ ws: WebSocket; socke
         reject(new Error('no socket after the upgrade'));
         return;
       }
-      resolve({ ws, socket });
+      resolve({ ws, socket, arrived, stopCollecting: () => ws.off('message', collect) });
     });
+  });
+}
+
+/** An authenticated link: the messages mpiexec sent after its welcome wait in `early` until the proxy reads the link. */
+interface Link {
+  readonly ws: WebSocket;
+  readonly socket: Socket;
+  readonly early: Buffer[];
+  /** Stops queueing into `early` (the proxy's own reader takes over). */
+  readonly detach: () => void;
+}
+
+/**
+ * Runs the key proofs on a fresh link: waits for mpiexec's challenge, answers
+ * with a hello that proves the key, and resolves once the welcome proves that
+ * the server knows the key too. Nothing else is sent before. Rejects (and
+ * closes the link) when the server does not prove the key, speaks out of turn,
+ * or takes longer than CONNECT_TIMEOUT_MS.
+ */
+function authenticateLink(open: OpenLink, spec: LaunchSpec): Promise<Link> {
+  const { ws, socket } = open;
+  const hostname = nodeName();
+  const proofs = new KeyResponse(spec.key, proxyProofBinding(PROXY_PROTOCOL_VERSION, spec.index, hostname, process.pid));
+  const early: Buffer[] = [];
+  return new Promise((resolve, reject) => {
+    let isAuthenticated = false;
+    const fail = (why: string): void => {
+      clearTimeout(timer);
+      ws.off('message', onMessage);
+      ws.terminate();
+      reject(new Error(why));
+    };
+    const timer = setTimeout(() => fail(`no proof of the job key within ${CONNECT_TIMEOUT_MS / 1000} s`), CONNECT_TIMEOUT_MS);
+    const onMessage = (data: RawData): void => {
+      if (isAuthenticated) {
+        early.push(data as Buffer);
+        return;
+      }
+      const m = decodeHeadMessage(data as Buffer);
+      if (m?.t === 'challenge') {
+        const proof = m.v === PROXY_PROTOCOL_VERSION ? proofs.respond(m.nonce) : null;
+        if (proof === null) {
+          fail(m.v === PROXY_PROTOCOL_VERSION ? 'a malformed or second challenge' : `protocol version ${m.v}, this proxy's ${PROXY_PROTOCOL_VERSION}`);
+          return;
+        }
+        ws.send(encodeProxyMessage({ t: 'hello', v: PROXY_PROTOCOL_VERSION, index: spec.index, hostname, pid: process.pid, nonce: proofs.nonce, proof }));
+        return;
+      }
+      if (m?.t !== 'welcome' || !proofs.isServerProof(m.proof)) {
+        fail('the server did not prove the job key (not this job\'s mpiexec)');
+        return;
+      }
+      isAuthenticated = true;
+      clearTimeout(timer);
+      ws.off('close', onClose);
+      resolve({ ws, socket, early, detach: () => ws.off('message', onMessage) });
+    };
+    const onClose = (code: number): void => fail(`the server closed the link (code ${code}) before proving the job key`);
+    open.stopCollecting();
+    ws.on('message', onMessage);
+    ws.once('close', onClose);
+    ws.on('error', () => undefined); // 'close' follows
+    for (const data of open.arrived.splice(0)) onMessage(data);
   });
 }
 
@@ -174,20 +255,26 @@ class Proxy {
   /** setpriv, when this host has one that sets a parent-death signal; probed once, before the first rank starts. */
   #setpriv: string | null = null;
 
-  constructor(spec: LaunchSpec, ws: WebSocket, socket: Socket, url: string) {
+  readonly #link: Link;
+
+  constructor(spec: LaunchSpec, link: Link, url: string) {
     this.#spec = spec;
-    this.#ws = ws;
-    this.#socket = socket;
+    this.#link = link;
+    this.#ws = link.ws;
+    this.#socket = link.socket;
     this.#url = url;
     this.#ranks = spec.ranks.map((r) => ({ spec: r, child: null, pid: null, hasExited: false, isClosed: false }));
   }
 
   run(): void {
     const ws = this.#ws;
+    // The welcome (mpiexec's proof of the key) is in: the link is this proxy's; read what followed it first.
+    this.#link.detach();
     ws.on('message', (data: RawData) => this.#onMessage(data as Buffer));
     ws.on('close', () => this.die('its link to mpiexec closed'));
     ws.on('error', () => undefined); // 'close' follows
-    this.#send({ t: 'hello', v: PROXY_PROTOCOL_VERSION, key: this.#spec.key, index: this.#spec.index, hostname: nodeName(), pid: process.pid });
+    for (const data of this.#link.early.splice(0)) this.#onMessage(data);
+    this.#start();
     this.#hbTimer = setInterval(() => {
       if (Date.now() - this.#lastHeard > HEARTBEAT_MS * HEARTBEAT_MISSES) {
         this.die(`no heartbeat from mpiexec for ${(HEARTBEAT_MS * HEARTBEAT_MISSES) / 1000} s`);
@@ -222,8 +309,9 @@ class Proxy {
       return;
     }
     switch (m.t) {
+      case 'challenge':
       case 'welcome':
-        this.#start();
+        this.die(`mpiexec sent ${m.t} on an authenticated link`);
         return;
       case 'signal':
         for (const r of this.#ranks) if (m.rank < 0 || r.spec.rank === m.rank) this.#kill(r, m.sig as NodeJS.Signals);
@@ -438,11 +526,12 @@ export async function runProxy(argv: readonly string[] = process.argv.slice(2)):
   // However the proxy ends, its ranks are gone by then (it kills them): their same-host sockets go too (docs/adr/0029).
   process.on('exit', () => removeSameHostSockets(spec.key, spec.ranks.map((r) => r.rank)));
   const tried: string[] = [];
-  let link: { ws: WebSocket; socket: Socket } | null = null;
+  let link: Link | null = null;
   let url = '';
   for (const a of candidateAddresses(spec, isSlurm ? process.env['SLURM_SRUN_COMM_HOST'] : process.env['SSH_CONNECTION'])) {
     try {
-      link = await openLink(a, spec.port);
+      const opened = await openLink(a, spec.port);
+      link = await authenticateLink(opened, spec);
       url = `ws://${a.includes(':') ? `[${a}]` : a}:${spec.port}`;
       break;
     } catch (err) {
@@ -454,7 +543,7 @@ export async function runProxy(argv: readonly string[] = process.argv.slice(2)):
     process.exit(1);
   }
   link.socket.setKeepAlive(true, KEEPALIVE_MS);
-  proxy = new Proxy(spec, link.ws, link.socket, url);
+  proxy = new Proxy(spec, link, url);
   proxy.run();
   if (stdinEnded) proxy.die(`mpiexec went away (${session} ended)`);
 }

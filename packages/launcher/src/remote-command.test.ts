@@ -5,7 +5,7 @@ describe('remote launch command', () => {
   it('runs ssh without X11, terminal or prompts, with a connect timeout and keep-alives', () => {
     const { file, args } = remoteLaunchArgv(null, 'th1', 'CMD');
     expect(file).toBe('ssh');
-    expect(args).toEqual(['-x', '-T', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=10', '-o', 'ServerAliveInterval=5', '-o', 'ServerAliveCountMax=3', 'th1', 'CMD']);
+    expect(args).toEqual(['-x', '-T', '-o', 'BatchMode=yes', '-o', 'ConnectTimeout=10', '-o', 'ServerAliveInterval=5', '-o', 'ServerAliveCountMax=3', '--', 'th1', 'CMD']);
   });
 
   it('keeps --launcher-exec words; adds the ssh options only when the program is ssh', () => {

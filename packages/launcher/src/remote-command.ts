@@ -5,12 +5,14 @@
  * The command (Hydra's bootstrap ssh, Open MPI's plm/ssh, in spirit):
  *
  *     ssh -x -T -o BatchMode=yes -o ConnectTimeout=10 -o ServerAliveInterval=5 \
- *         -o ServerAliveCountMax=3 HOST 'cd WDIR || exit 126; exec NODE PROXY'
+ *         -o ServerAliveCountMax=3 -- HOST 'cd WDIR || exit 126; exec NODE PROXY'
  *
  * -x: no X11; -T: no terminal (stdin stays a pipe carrying the launch spec);
  * BatchMode: never ask for a password or a host key (a prompt would hang the
- * job: fail with a message instead). `--launcher-exec CMD` replaces "ssh";
- * when CMD's program is ssh, the options above are still added.
+ * job: fail with a message instead). `--`: nothing after it is an option, so
+ * a host name can never become one (names beginning with "-" are refused
+ * when the host list is read, process-map.ts). `--launcher-exec CMD` replaces
+ * "ssh"; when CMD's program is ssh, the options above and `--` are still added.
  */
 import path from 'node:path';
 
@@ -77,6 +79,7 @@ export function remoteLaunchArgv(launcherExec: readonly string[] | null, host: s
       '-o', `ConnectTimeout=${SSH_CONNECT_TIMEOUT_SEC}`,
       '-o', `ServerAliveInterval=${SSH_ALIVE_INTERVAL_SEC}`,
       '-o', `ServerAliveCountMax=${SSH_ALIVE_COUNT}`,
+      '--',
     );
   }
   args.push(host, command);

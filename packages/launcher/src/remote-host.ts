@@ -19,19 +19,18 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { timingSafeEqual } from 'node:crypto';
 import type { Logger } from 'pino';
 import { WebSocket, type RawData } from 'ws';
+import { CLOSE_CODES, KeyChallenge, MAX_HELLO_BYTES } from '@tsmpi/core/pmi';
 import { explainStartFailure } from './remote-command.ts';
 import {
-  HEARTBEAT_MISSES, HEARTBEAT_MS, PROXY_PROTOCOL_VERSION, STDIN_WINDOW_BYTES, decodeProxyMessage, encodeProxyMessage,
+  HEARTBEAT_MISSES, HEARTBEAT_MS, PROXY_PROTOCOL_VERSION, STDIN_WINDOW_BYTES, decodeProxyMessage, encodeProxyMessage, proxyProofBinding,
   type HeadMessage, type ProxyMessage,
 } from './proxy-protocol.ts';
+import type { PendingLink } from './wireup-server.ts';
 
 /** A proxy must connect back within this time (ssh connect timeout 10 s + Node start on a loaded host). */
 const CONNECT_BACK_MS = 30_000;
-/** A proxy link that has not said hello in this time is closed. */
-const HELLO_TIMEOUT_MS = 10_000;
 /** Most ssh stderr kept for the failure message. */
 const MAX_STDERR_CHARS = 8192;
 /** Status when a host fails or vanishes (as Hydra: 255, ssh's own failure status). */
@@ -172,8 +171,8 @@ export class RemoteHost {
 
   #settleOnLink: (() => void) | null = null;
 
-  /** The proxy's hello was accepted: this link is the host's from now on. */
-  attach(ws: WebSocket, localAddress: string, hostname = ''): void {
+  /** The proxy's hello was accepted: this link is the host's from now on; `proof` (mpiexec's proof of the key) goes in the welcome. */
+  attach(ws: WebSocket, localAddress: string, hostname: string, proof: Uint8Array): void {
     this.#ws = ws;
     this.#linkedName = hostname;
     this.#localAddress = localAddress.replace(/^::ffff:/, '');
@@ -194,7 +193,7 @@ export class RemoteHost {
       }
       this.#send({ t: 'hb' });
     }, HEARTBEAT_MS);
-    this.#send({ t: 'welcome' });
+    this.#send({ t: 'welcome', proof });
   }
 
   /** The job failed before this host linked: forget it quietly and stop its launch. */
@@ -333,32 +332,45 @@ export class RemoteHost {
 }
 
 /**
- * Turns a new connection on the proxy path into a host's link: the first
- * message must be a hello with the job key (constant-time compare), this
- * protocol's version and the index of a host that is still waiting.
+ * Turns a new connection on the proxy path into a host's link: mpiexec sends
+ * a challenge; the first message must be a hello of at most MAX_HELLO_BYTES
+ * (larger is refused undecoded) that proves the job key for this challenge,
+ * in this protocol's version, naming a host that is still waiting. The
+ * welcome then proves the key back. Until the proof, the wire-up service's
+ * pre-authentication limits hold (pre-auth.ts); refusals are logged with the
+ * remote address.
  */
-export function acceptProxyLink(ws: WebSocket, localAddress: string, jobKey: string, hosts: readonly RemoteHost[], log: Logger): void {
-  const key = Buffer.from(jobKey, 'utf8');
-  const timer = setTimeout(() => ws.terminate(), HELLO_TIMEOUT_MS);
-  timer.unref();
-  ws.on('error', () => undefined);
+export function acceptProxyLink(link: PendingLink, jobKey: string, hosts: readonly RemoteHost[], log: Logger): void {
+  const { ws } = link;
+  const challenge = new KeyChallenge(jobKey);
   ws.once('message', (data: RawData) => {
-    clearTimeout(timer);
-    const m = decodeProxyMessage(data as Buffer);
-    const given = m !== null && m.t === 'hello' ? Buffer.from(m.key, 'utf8') : null;
-    if (m === null || m.t !== 'hello' || given === null || given.length !== key.length || !timingSafeEqual(given, key)) {
-      log.warn({ remote: localAddress }, 'proxy link refused: no hello with the job key');
-      ws.close(4001, 'wrong job key');
-      setTimeout(() => ws.terminate(), 1000).unref();
+    const bytes = data as Buffer;
+    if (bytes.length > MAX_HELLO_BYTES) {
+      link.refuse(CLOSE_CODES.protocol, 'proxy link: message before hello too large', { bytes: bytes.length });
       return;
     }
+    const m = decodeProxyMessage(bytes);
+    if (m === null || m.t !== 'hello') {
+      link.refuse(CLOSE_CODES.protocol, 'proxy link: first message is not a hello');
+      return;
+    }
+    if (m.v !== PROXY_PROTOCOL_VERSION) {
+      link.refuse(CLOSE_CODES.protocol, 'proxy link: protocol version mismatch', { version: m.v, expected: PROXY_PROTOCOL_VERSION });
+      return;
+    }
+    const proof = challenge.answer(m.nonce, proxyProofBinding(m.v, m.index, m.hostname, m.pid), m.proof);
+    if (proof === null) {
+      link.refuse(CLOSE_CODES.badKey, 'proxy link: hello does not prove the job key', { index: m.index });
+      return;
+    }
+    link.authenticated();
     const h = hosts[m.index];
-    if (m.v !== PROXY_PROTOCOL_VERSION || h === undefined || h.isLinked || h.isDone) {
-      log.warn({ index: m.index, version: m.v }, 'proxy link refused: bad version or host index');
-      ws.close(4002, 'bad version or host index');
+    if (h === undefined || h.isLinked || h.isDone) {
+      link.refuse(CLOSE_CODES.protocol, 'proxy link: no host waits for this index', { index: m.index });
       return;
     }
-    log.debug({ host: h.host, hostname: m.hostname, pid: m.pid }, 'proxy linked');
-    h.attach(ws, localAddress, m.hostname);
+    log.debug({ host: h.host, hostname: m.hostname, pid: m.pid, remote: link.remote }, 'proxy linked');
+    h.attach(ws, link.localAddress, m.hostname, proof);
   });
+  if (ws.readyState === WebSocket.OPEN) ws.send(encodeProxyMessage({ t: 'challenge', v: PROXY_PROTOCOL_VERSION, nonce: challenge.nonce }));
 }

@@ -69,6 +69,8 @@ describe('expandHostlist', () => {
     ['n[1x2]', 'not a number'],
     ['n{1..3}', 'not supported'],
     ['n$1', 'not allowed'],
+    ['-oProxyCommand=x', 'may not begin with "-"'],
+    ['n1,-n[1-2]', 'may not begin with "-"'],
     ['n[0-99999999]', 'more than'],
     ['a[0-999]b[0-999]', 'more than'],
     [`n[1-${MAX_HOSTLIST_HOSTS}],x`, 'more than'],

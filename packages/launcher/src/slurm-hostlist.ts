@@ -85,6 +85,8 @@ function parseRanges(body: string): Range[] | Error {
 
 function parsePattern(token: string): Pattern | Error {
   if (token.includes('{')) return new Error(`"${token}": hostlist functions {...} are not supported; give the hosts by name`);
+  // ssh would read such a name as an option (and the expansion of "[1-2]" alone never starts with one).
+  if (token.startsWith('-')) return new Error(`"${token}": a host name may not begin with "-"`);
   const text: string[] = [];
   const groups: Range[][] = [];
   let rest = token;

@@ -3,11 +3,16 @@
  *
  * A ws server on loopback (on every address, or the --iface address, when
  * the job spans hosts), on a random port or one of --port-range. Connections
- * on PROXY_PATH are per-host proxies' links, handed to the job (remote-host.ts). A connection becomes a rank's only
- * after a hello that carries the job key (compared in constant time) and a
- * free rank number; anything else is closed, logged at warn, and the job
- * goes on. State: the committed key/value store, the ranks that arrived at
- * the current fence with the pairs they put, and the members by rank.
+ * on PROXY_PATH are per-host proxies' links, handed to the job (remote-host.ts).
+ * Every connection gets a challenge first; one becomes a rank's only after a
+ * hello that proves the job key (util/key-proof.ts: the key never travels)
+ * and names a free rank, and the welcome proves the key back. Until then the
+ * limits of pre-auth.ts hold (few bytes, few connections, a short life,
+ * nothing decoded beyond a hello of MAX_HELLO_BYTES); anything else is
+ * closed, logged with its remote address, and the job goes on.
+ *
+ * State: the committed key/value store, the ranks that arrived at the
+ * current fence with the pairs they put, and the members by rank.
  *
  * Fence: completes when all `size` ranks have arrived; the pairs put before
  * it are committed and sent back with fenceDone to everyone. A rank that dies
@@ -18,23 +23,39 @@
  * sent, so a process that waits for the ack and then exits is always known
  * as finalized or aborting by the time its exit is seen.
  */
-import { timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import {
   CLOSE_CODES,
+  KeyChallenge,
+  MAX_HELLO_BYTES,
   PMI_PROTOCOL_VERSION,
   decodeClientMessage,
   encodeServerMessage,
+  pmiProofBinding,
   type BlockedIn,
   type ClientMessage,
   type FinalizeReport,
   type ServerMessage,
 } from '@tsmpi/core/pmi';
 import { listenInRange } from '@tsmpi/transport-tcp';
+import { PreAuthGate, remoteOf } from './pre-auth.ts';
 import { PROXY_PATH } from './proxy-protocol.ts';
+
+/** A connection on PROXY_PATH, upgraded, not yet authenticated: the job runs the proxy's hello on it. */
+export interface PendingLink {
+  readonly ws: WebSocket;
+  /** The peer's address:port, for the log. */
+  readonly remote: string;
+  /** mpiexec's address on this connection. */
+  readonly localAddress: string;
+  /** The link proved the job key: the pre-authentication limits no longer apply. */
+  authenticated(): void;
+  /** Refuses the link: logged with its remote address, closed with `code`. */
+  refuse(code: number, reason: string, data?: Record<string, unknown>): void;
+}
 
 /** What the job learns from the service. */
 export interface WireupEvents {
@@ -44,8 +65,8 @@ export interface WireupEvents {
   onAbort(rank: number, code: number, message: string): void;
   /** `rank` lost its connection to process `process`: a failure of `rank` that follows is its consequence. */
   onPeerLost(rank: number, process: number): void;
-  /** A connection on PROXY_PATH (proxy-protocol.ts): the job checks its hello. */
-  onProxyLink?(ws: WebSocket, localAddress: string): void;
+  /** A connection on PROXY_PATH (proxy-protocol.ts): the job runs its challenge and checks its hello. */
+  onProxyLink?(link: PendingLink): void;
 }
 
 /** One rank's answer to a roll-call. */
@@ -54,26 +75,28 @@ export type RollCallAnswer =
   | { readonly kind: 'notInMpi' }
   | { readonly kind: 'noAnswer' };
 
-/** A connection that has not said hello in this time is closed. */
-const HELLO_TIMEOUT_MS = 10_000;
 /** TCP keep-alive probe start on every wire-up connection. */
 const KEEPALIVE_MS = 5_000;
-/** Largest message from a process (a fence carries the pairs it put). */
+/** Largest message from a process once it authenticated (a fence carries the pairs it put). */
 const MAX_PAYLOAD_BYTES = 64 * 1024 * 1024;
+/** Largest HTTP request head (the upgrade request of ws is about 250 bytes). */
+const MAX_HEADER_BYTES = 4096;
 
 interface Conn {
   readonly ws: WebSocket;
+  readonly socket: Socket;
   readonly remote: string;
+  readonly challenge: KeyChallenge;
   rank: number;
-  helloTimer: NodeJS.Timeout | null;
 }
 
 /** The service for one job. */
 export class WireupServer {
   readonly #size: number;
-  readonly #key: Buffer;
+  readonly #key: string;
   readonly #log: Logger;
   readonly #events: WireupEvents;
+  readonly #gate: PreAuthGate;
   #wss: WebSocketServer | null = null;
   #http: Server | null = null;
   readonly #members = new Map<number, Conn>();
@@ -85,9 +108,11 @@ export class WireupServer {
 
   constructor(size: number, jobKeyHex: string, log: Logger, events: WireupEvents) {
     this.#size = size;
-    this.#key = Buffer.from(jobKeyHex, 'utf8');
+    this.#key = jobKeyHex;
     this.#log = log;
     this.#events = events;
+    // Every rank (and, fewer than ranks, every proxy) may connect at the same moment.
+    this.#gate = new PreAuthGate(log, size);
   }
 
   /**
@@ -96,13 +121,27 @@ export class WireupServer {
    * of `ports` (--port-range); resolves to the port.
    */
   async start(host = '127.0.0.1', ports: { readonly lo: number; readonly hi: number } | null = null): Promise<number> {
-    const http = createServer();
+    const gate = this.#gate;
+    // Only WebSocket upgrades are served; a plain request is refused at once.
+    const http = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+      gate.refuse(req.socket, 'not a WebSocket upgrade');
+      res.destroy();
+    });
+    http.on('connection', (socket: Socket) => gate.admit(socket));
+    http.on('clientError', (err: Error, socket: Socket) => gate.refuse(socket, 'malformed HTTP request', { error: err.message }));
     await listenInRange(http, host, ports ?? undefined);
-    const wss = new WebSocketServer({ server: http, perMessageDeflate: false, maxPayload: MAX_PAYLOAD_BYTES });
+    const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: MAX_PAYLOAD_BYTES });
+    http.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
+      if (!gate.isWaiting(socket)) {
+        socket.destroy();
+        return;
+      }
+      gate.countBytes(socket, head);
+      wss.handleUpgrade(req, socket, head, (ws) => this.#onConnection(ws, req, socket));
+    });
     this.#wss = wss;
     this.#http = http;
     wss.on('error', (err) => this.#log.error({ err }, 'wire-up service error'));
-    wss.on('connection', (ws, req) => this.#onConnection(ws, req));
     return (http.address() as AddressInfo).port;
   }
 
@@ -149,41 +188,49 @@ export class WireupServer {
     this.#http = null;
     if (wss === null || http === null) return Promise.resolve();
     for (const ws of wss.clients) ws.terminate();
+    this.#gate.close();
     return new Promise((resolve) => wss.close(() => http.close(() => resolve())));
   }
 
-  #onConnection(ws: WebSocket, req: IncomingMessage): void {
+  #onConnection(ws: WebSocket, req: IncomingMessage, socket: Socket): void {
     // A vanished host is found by the kernel too (remote ranks and proxies); mpiexec's heartbeats are faster.
-    req.socket.setKeepAlive(true, KEEPALIVE_MS);
+    socket.setKeepAlive(true, KEEPALIVE_MS);
+    const remote = remoteOf(socket);
     if (req.url === PROXY_PATH) {
-      if (this.#events.onProxyLink === undefined) ws.close(CLOSE_CODES.protocol, 'no proxies in this job');
-      else this.#events.onProxyLink(ws, req.socket.localAddress ?? '');
+      ws.on('error', (err) => this.#log.debug({ err, remote }, 'proxy link error'));
+      if (this.#events.onProxyLink === undefined) {
+        this.#refuseWs(ws, socket, remote, CLOSE_CODES.protocol, 'no proxies in this job');
+        return;
+      }
+      this.#events.onProxyLink({
+        ws, remote, localAddress: socket.localAddress ?? '',
+        authenticated: () => this.#gate.authenticated(socket),
+        refuse: (code, reason, data = {}) => this.#refuseWs(ws, socket, remote, code, reason, data),
+      });
       return;
     }
-    const conn: Conn = { ws, remote: `${req.socket.remoteAddress ?? '?'}:${req.socket.remotePort ?? '?'}`, rank: -1, helloTimer: null };
-    conn.helloTimer = setTimeout(() => this.#refuse(conn, CLOSE_CODES.helloTimeout, 'no hello in time'), HELLO_TIMEOUT_MS);
-    conn.helloTimer.unref();
+    const conn: Conn = { ws, socket, remote, challenge: new KeyChallenge(this.#key), rank: -1 };
     ws.on('message', (data: RawData) => this.#onMessage(conn, data as Buffer));
     ws.on('error', (err) => this.#log.debug({ err, remote: conn.remote }, 'wire-up connection error'));
     ws.on('close', () => {
-      if (conn.helloTimer !== null) clearTimeout(conn.helloTimer);
       if (conn.rank >= 0 && this.#members.get(conn.rank) === conn) {
         this.#members.delete(conn.rank);
         this.#log.debug({ rank: conn.rank }, 'rank disconnected from the wire-up service');
       }
     });
+    this.#send(conn, { t: 'challenge', v: PMI_PROTOCOL_VERSION, nonce: conn.challenge.nonce });
   }
 
   #refuse(conn: Conn, code: number, reason: string, data: Record<string, unknown> = {}): void {
-    this.#log.warn({ remote: conn.remote, reason, ...data }, 'wire-up connection refused');
-    conn.ws.close(code, reason);
-    // Do not wait for a peer that ignores the closing handshake.
-    setTimeout(() => conn.ws.terminate(), 1000).unref();
+    this.#refuseWs(conn.ws, conn.socket, conn.remote, code, reason, data);
   }
 
-  #isKeyValid(key: string): boolean {
-    const given = Buffer.from(key, 'utf8');
-    return given.length === this.#key.length && timingSafeEqual(given, this.#key);
+  #refuseWs(ws: WebSocket, socket: Socket, remote: string, code: number, reason: string, data: Record<string, unknown> = {}): void {
+    // A peer that has not authenticated stays under the gate's limits meanwhile (bytes, lifetime).
+    this.#gate.logRefusal(socket, remote, reason, data);
+    ws.close(code, reason);
+    // Do not wait for a peer that ignores the closing handshake.
+    setTimeout(() => ws.terminate(), 1000).unref();
   }
 
   #send(conn: Conn, m: ServerMessage): void {
@@ -191,6 +238,10 @@ export class WireupServer {
   }
 
   #onMessage(conn: Conn, data: Buffer): void {
+    if (conn.rank < 0 && data.length > MAX_HELLO_BYTES) {
+      this.#refuse(conn, CLOSE_CODES.protocol, 'message before hello too large', { bytes: data.length });
+      return;
+    }
     const m: ClientMessage | null = decodeClientMessage(data);
     if (m === null) {
       this.#refuse(conn, CLOSE_CODES.protocol, 'malformed message', { rank: conn.rank });
@@ -236,24 +287,25 @@ export class WireupServer {
       this.#refuse(conn, CLOSE_CODES.protocol, 'first message is not hello', { type: m.t });
       return;
     }
-    if (!this.#isKeyValid(m.key)) {
-      this.#refuse(conn, CLOSE_CODES.badKey, 'wrong job key', { rank: m.rank, clientPid: m.pid });
-      return;
-    }
     if (m.v !== PMI_PROTOCOL_VERSION) {
       this.#refuse(conn, CLOSE_CODES.protocol, 'protocol version mismatch', { version: m.v, expected: PMI_PROTOCOL_VERSION });
       return;
     }
+    const proof = conn.challenge.answer(m.nonce, pmiProofBinding(m.v, m.rank, m.pid), m.proof);
+    if (proof === null) {
+      this.#refuse(conn, CLOSE_CODES.badKey, 'hello does not prove the job key', { rank: m.rank, clientPid: m.pid });
+      return;
+    }
+    // Authenticated from here on: a refusal below is a job member's mistake, closed properly.
+    this.#gate.authenticated(conn.socket);
     if (m.rank < 0 || m.rank >= this.#size || this.#members.has(m.rank)) {
       this.#refuse(conn, CLOSE_CODES.badRank, 'rank out of range or already connected', { rank: m.rank, clientPid: m.pid });
       return;
     }
-    if (conn.helloTimer !== null) clearTimeout(conn.helloTimer);
-    conn.helloTimer = null;
     conn.rank = m.rank;
     this.#members.set(m.rank, conn);
     this.#log.debug({ rank: m.rank, pid: m.pid }, 'rank joined the wire-up service');
-    this.#send(conn, { t: 'welcome', size: this.#size });
+    this.#send(conn, { t: 'welcome', size: this.#size, proof });
     this.#events.onJoined(m.rank, m.pid);
   }
 

@@ -53,6 +53,8 @@ describe('parseArgs', () => {
     [['--wdir', '/does/not/exist', 'p'], /not an existing directory/],
     [['--hosts', 'a:0', 'p'], /slots must be from 1 to 65536/],
     [['--hosts', 'a:70000', 'p'], /slots must be from 1 to 65536/],
+    [['--hosts', '-Eevil.log', 'p'], /"-Eevil.log" is not a host: a host name may not begin with "-"/],
+    [['--hosts', 'a,-oProxyCommand=touch:2', 'p'], /may not begin with "-"/],
     [['-l=1', 'p'], /unknown option/],
     [['--dry-run=yes', 'p'], /takes no value/],
   ])('%j is an error', (argv, message) => {
@@ -128,6 +130,18 @@ describe('process map', () => {
     expect((bad as Error).message).toMatch(/TSMPI_RANK_NODE_FLAGS.*'app\.js' is not a flag/);
     expect(nodeFlagsFor(placeRanks(3, null, null, 'me'), 2, ['--maglev'])).toEqual(['--maglev', '--single-threaded-gc']);
     expect(nodeFlagsFor(placeRanks(2, null, null, 'me'), 2, ['--maglev'])).toEqual(['--maglev']);
+  });
+
+  it('refuses a hostfile line beginning with "-"; --dry-run shows "--" before the host in the ssh command', async () => {
+    expect(parseHostfile('node1\n-oProxyCommand=x slots=2\n', 'f')).toEqual(new Error('--hostfile f line 2: "-oProxyCommand=x slots=2" is not a host: a host name may not begin with "-"'));
+    const out: string[] = [];
+    const write = vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => out.push(String(chunk)) > 0);
+    try {
+      expect(await main(['-n', '2', '--hosts', 'other-host-of-test:2', '--dry-run', 'app.ts'], {})).toBe(0);
+      expect(out.join('')).toMatch(/proxy: ssh -x -T .* -o ServerAliveCountMax=3 -- other-host-of-test /);
+    } finally {
+      write.mockRestore();
+    }
   });
 
   it('shows the rankNodeFlags in --dry-run\'s command, and refuses a word that is not a flag', async () => {

@@ -13,7 +13,7 @@ import {
 describe('wire-up protocol', () => {
   it('round-trips every client message', () => {
     const messages: ClientMessage[] = [
-      { t: 'hello', v: 1, rank: 3, key: 'ab', pid: 42 },
+      { t: 'hello', v: 2, rank: 3, pid: 42, nonce: Buffer.alloc(32, 1), proof: Buffer.alloc(32, 2) },
       { t: 'fence', puts: [['k', 'v'], ['k2', '']] },
       { t: 'get', id: 7, key: 'k' },
       { t: 'initialized' },
@@ -27,7 +27,8 @@ describe('wire-up protocol', () => {
 
   it('round-trips every server message', () => {
     const messages: ServerMessage[] = [
-      { t: 'welcome', size: 4 },
+      { t: 'challenge', v: 2, nonce: Buffer.alloc(32, 3) },
+      { t: 'welcome', size: 4, proof: Buffer.alloc(32, 4) },
       { t: 'fenceDone', kvs: [['a', 'b']] },
       { t: 'getReply', id: 1, value: null },
       { t: 'getReply', id: 2, value: 'x' },
@@ -48,8 +49,12 @@ describe('wire-up protocol', () => {
     ['garbage bytes', Buffer.from([0xc1, 0xff, 0x00])],
     ['an array', pack([1, 2])],
     ['unknown type', pack({ t: 'nope' })],
-    ['hello without key', pack({ t: 'hello', v: 1, rank: 0, pid: 1 })],
-    ['fractional rank', pack({ t: 'hello', v: 1, rank: 0.5, key: 'k', pid: 1 })],
+    ['hello without proof', pack({ t: 'hello', v: 2, rank: 0, pid: 1, nonce: Buffer.alloc(32) })],
+    ['hello with a key instead of a proof', pack({ t: 'hello', v: 2, rank: 0, pid: 1, key: 'ab'.repeat(32) })],
+    ['proof as text', pack({ t: 'hello', v: 2, rank: 0, pid: 1, nonce: Buffer.alloc(32), proof: 'x'.repeat(32) })],
+    ['fractional rank', pack({ t: 'hello', v: 2, rank: 0.5, pid: 1, nonce: Buffer.alloc(32), proof: Buffer.alloc(32) })],
+    ['welcome without proof', pack({ t: 'welcome', size: 2 })],
+    ['challenge without nonce', pack({ t: 'challenge', v: 2 })],
     ['bad puts', pack({ t: 'fence', puts: [['k']] })],
     ['bad report', pack({ t: 'finalized', id: 1, report: { messagesSent: -1 } })],
     ['bad blockedIn', pack({ t: 'rollCallReply', id: 1, blockedIn: { call: 1 } })],

@@ -29,13 +29,16 @@
  * treats every byte after HELLO as frames. Both sides are explicit state
  * machines fed raw chunks (no sockets here), returning a status; they never
  * throw. A failed handshake reports a constant reason string for the log.
+ * The MACs are core's job-key proofs (util/key-proof.ts), bound to the 8
+ * bytes of process and channel and to the listener the handshake runs over:
+ * the launcher's links use the same mechanism.
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { KEY_PROOF_BYTES, KEY_PROOF_NONCE_BYTES, isJobKeyProof, newKeyProofNonce, proveJobKey } from '@tsmpi/core/transport';
 
 /** 'TSMPI' + 0 + protocol version 2 (the MACs bind the listener) + 0. */
 const MAGIC = Uint8Array.of(0x54, 0x53, 0x4d, 0x50, 0x49, 0x00, 0x02, 0x00);
-const NONCE_BYTES = 32;
-const MAC_BYTES = 32;
+const NONCE_BYTES = KEY_PROOF_NONCE_BYTES;
+const MAC_BYTES = KEY_PROOF_BYTES;
 /** Top bit of HELLO's channel word: the connection belongs to one user thread of the process. */
 export const THREAD_CONNECTION_BIT = 0x8000_0000;
 /** Size of the server's CHALLENGE message. */
@@ -61,11 +64,13 @@ export function listenerBinding(kind: 'tcp' | 'unix', where: string): string {
   return `${kind} ${where}`;
 }
 
-function mac(jobKey: string, side: string, nonceS: Uint8Array, nonceC: Uint8Array, process: number, channel: number, listener: string): Buffer {
-  const ids = Buffer.allocUnsafe(8);
-  ids.writeUInt32LE(process >>> 0, 0);
-  ids.writeUInt32LE(channel >>> 0, 4);
-  return createHmac('sha256', jobKey).update(side).update(nonceS).update(nonceC).update(ids).update(listener, 'utf8').digest();
+/** What the MACs bind: process and channel, 8 bytes little-endian, then the listener (listenerBinding) in UTF-8. */
+function bound(process: number, channel: number, listener: string): Buffer {
+  const b = Buffer.allocUnsafe(8 + Buffer.byteLength(listener, 'utf8'));
+  b.writeUInt32LE(process >>> 0, 0);
+  b.writeUInt32LE(channel >>> 0, 4);
+  b.write(listener, 8, 'utf8');
+  return b;
 }
 
 function hasMagic(buf: Uint8Array): boolean {
@@ -118,7 +123,7 @@ export class ServerHandshake {
   constructor(jobKey: string, listener: string, nonce?: Uint8Array) {
     this.#jobKey = jobKey;
     this.#listener = listener;
-    this.#nonceS = nonce !== undefined && nonce.length === NONCE_BYTES ? nonce : randomBytes(NONCE_BYTES);
+    this.#nonceS = nonce !== undefined && nonce.length === NONCE_BYTES ? nonce : newKeyProofNonce();
   }
 
   /** Bytes of HELLO collected so far (never more than HELLO_BYTES). */
@@ -155,14 +160,13 @@ export class ServerHandshake {
     const channel = dv.readUInt32LE(MAGIC.length + 4);
     const nonceC = b.subarray(MAGIC.length + 8, MAGIC.length + 8 + NONCE_BYTES);
     const got = b.subarray(MAGIC.length + 8 + NONCE_BYTES);
-    const want = mac(this.#jobKey, 'C', this.#nonceS, nonceC, process, channel, this.#listener);
-    if (!timingSafeEqual(got, want)) return this.#fail('job key proof does not match');
+    if (!isJobKeyProof(this.#jobKey, 'C', this.#nonceS, nonceC, bound(process, channel, this.#listener), got)) return this.#fail('job key proof does not match');
     this.process = process;
     this.channel = channel & ~THREAD_CONNECTION_BIT;
     this.isThreadConnection = (channel & THREAD_CONNECTION_BIT) !== 0;
     const accept = new Uint8Array(ACCEPT_BYTES);
     accept.set(MAGIC, 0);
-    accept.set(mac(this.#jobKey, 'S', this.#nonceS, nonceC, process, channel, this.#listener), MAGIC.length);
+    accept.set(proveJobKey(this.#jobKey, 'S', this.#nonceS, nonceC, bound(process, channel, this.#listener)), MAGIC.length);
     this.accept = accept;
     this.rest = c.rest;
     return HANDSHAKE_STATUS.DONE;
@@ -181,7 +185,7 @@ export class ClientHandshake {
   readonly #process: number;
   readonly #channel: number;
   readonly #listener: string;
-  readonly #nonceC = randomBytes(NONCE_BYTES);
+  readonly #nonceC = newKeyProofNonce();
   readonly #challenge = new Collector(CHALLENGE_BYTES);
   readonly #accept = new Collector(ACCEPT_BYTES);
   #nonceS: Uint8Array | null = null;
@@ -219,7 +223,7 @@ export class ClientHandshake {
       ids.writeUInt32LE(this.#process >>> 0, MAGIC.length);
       ids.writeUInt32LE(this.#channel >>> 0, MAGIC.length + 4);
       hello.set(this.#nonceC, MAGIC.length + 8);
-      hello.set(mac(this.#jobKey, 'C', this.#nonceS, this.#nonceC, this.#process, this.#channel, this.#listener), MAGIC.length + 8 + NONCE_BYTES);
+      hello.set(proveJobKey(this.#jobKey, 'C', this.#nonceS, this.#nonceC, bound(this.#process, this.#channel, this.#listener)), MAGIC.length + 8 + NONCE_BYTES);
       this.hello = hello;
       data = this.#challenge.rest;
       if (data.length === 0) return HANDSHAKE_STATUS.PENDING;
@@ -228,8 +232,9 @@ export class ClientHandshake {
     this.#finished = true;
     const b = this.#accept.buf;
     if (!hasMagic(b)) return this.#fail('bad magic in accept');
-    const want = mac(this.#jobKey, 'S', this.#nonceS, this.#nonceC, this.#process, this.#channel, this.#listener);
-    if (!timingSafeEqual(b.subarray(MAGIC.length), want)) return this.#fail('server job key proof does not match');
+    if (!isJobKeyProof(this.#jobKey, 'S', this.#nonceS, this.#nonceC, bound(this.#process, this.#channel, this.#listener), b.subarray(MAGIC.length))) {
+      return this.#fail('server job key proof does not match');
+    }
     this.rest = this.#accept.rest;
     return HANDSHAKE_STATUS.DONE;
   }

@@ -13,7 +13,7 @@
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isMainThread } from 'node:worker_threads';
-import { resolveSettings, readJobEnv, type Settings, type JobEnv } from '../config/index.ts';
+import { resolveSettings, takeJobEnv, type Settings, type JobEnv } from '../config/index.ts';
 import { Device, Engines, SharedState, endpointReceivePlan, resolveEndpointReceive, type EndpointReceivePlan, type DirectRoute, type EngineBoot } from '../device/index.ts';
 import { ContextIdState } from '../comm/index.ts';
 import { createLogger, type Logger } from '../log/index.ts';
@@ -67,7 +67,8 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
   } catch (e) {
     throw mpiError(ERR_ARG, 'init', (e as Error).message);
   }
-  const job = readJobEnv();
+  // The key leaves process.env here: children this rank starts do not inherit it.
+  const job = takeJobEnv();
   const rank = job?.rank ?? 0;
   const size = job?.size ?? 1;
   const log = createLogger(settings.logLevel, rank);

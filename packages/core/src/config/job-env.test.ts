@@ -1,6 +1,6 @@
-// Unit tests of the job environment's host label (what COMM_TYPE_SHARED groups by).
+// Unit tests of the job environment: the host label (what COMM_TYPE_SHARED groups by) and taking the key out of it.
 import { describe, expect, it } from 'vitest';
-import { hostLabel } from './job-env.ts';
+import { hostLabel, takeJobEnv } from './job-env.ts';
 
 describe('hostLabel', () => {
   it('tells apart two hosts that share one host name by their listen addresses', () => {
@@ -14,5 +14,17 @@ describe('hostLabel', () => {
   });
   it('tells apart hosts with different names even on the same address', () => {
     expect(hostLabel('a', { TSMPI_LISTEN_HOST: '127.0.0.1' })).not.toBe(hostLabel('b', { TSMPI_LISTEN_HOST: '127.0.0.1' }));
+  });
+});
+
+describe('takeJobEnv', () => {
+  it('reads the job key and removes it from the environment it read', () => {
+    const env: NodeJS.ProcessEnv = { TSMPI_PMI_URL: 'ws://127.0.0.1:1', TSMPI_JOB_KEY: 'ab'.repeat(32), TSMPI_RANK: '1', TSMPI_SIZE: '2', OTHER: 'x' };
+    const job = takeJobEnv(env);
+    expect(job?.jobKey).toBe('ab'.repeat(32));
+    expect(job?.rank).toBe(1);
+    expect('TSMPI_JOB_KEY' in env).toBe(false);
+    expect(env['TSMPI_PMI_URL']).toBe('ws://127.0.0.1:1');
+    expect(env['OTHER']).toBe('x');
   });
 });

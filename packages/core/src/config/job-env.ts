@@ -63,6 +63,17 @@ export function readJobEnv(env: NodeJS.ProcessEnv = process.env): JobEnv | null 
 }
 
 /**
+ * The job environment, read once at init: the job key is then removed from
+ * `env`, so that it lives only in this process's memory and no process this
+ * rank starts (child_process inherits process.env) learns it.
+ */
+export function takeJobEnv(env: NodeJS.ProcessEnv = process.env): JobEnv | null {
+  const job = readJobEnv(env);
+  delete env[JOB_ENV.jobKey];
+  return job;
+}
+
+/**
  * What tells this process's host apart from the job's other hosts (COMM_TYPE_SHARED groups by it).
  * The host name alone is not enough: several machines may share one (issue 11 section 3). In a
  * multi-host job each rank listens on its own host's address, chosen from its link to mpiexec and

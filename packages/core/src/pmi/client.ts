@@ -12,6 +12,11 @@
  * a finished program alive, while a rank waiting in fence stays alive until the
  * fence completes. After close() nothing of the client remains.
  *
+ * Joining: the service sends a challenge first; the client answers with a
+ * hello that proves the job key (the key itself is never sent), and sends
+ * nothing else until the welcome has proved that the service knows the key
+ * too (util/key-proof.ts). A server that cannot prove it is refused.
+ *
  * put() buffers locally; the buffered pairs travel with the next fence (PMI-2
  * style), and fenceDone brings back every pair put before that fence, so get()
  * after a fence is normally answered locally.
@@ -19,13 +24,14 @@
 import type { Socket } from 'node:net';
 import { WebSocket, type RawData } from 'ws';
 import type { JobEnv } from '../config/index.ts';
-import { ERR_OTHER, mpiError } from '../util/index.ts';
+import { ERR_OTHER, KeyResponse, mpiError } from '../util/index.ts';
 import type { BlockedIn, FinalizeReport, PmiClient } from './client-api.ts';
 import {
   CLOSE_CODES,
   PMI_PROTOCOL_VERSION,
   decodeServerMessage,
   encodeClientMessage,
+  pmiProofBinding,
   type ClientMessage,
   type ServerMessage,
 } from './protocol.ts';
@@ -54,18 +60,22 @@ class WsPmiClient implements PmiClient {
   #fence: Pending | null = null;
   #puts: [string, string][] = [];
   readonly #kv = new Map<string, string>();
+  readonly #proof: KeyResponse;
   #rollCall: (() => BlockedIn | null) | null = null;
   #lost: ((err: Error) => void) | null = null;
   #isWelcomed = false;
   #isClosing = false;
   #isClosed = false;
   #lastError: Error | null = null;
+  /** Why this client refused the service (its close code then says nothing reliable). */
+  #refusal: string | null = null;
   #connect: { resolve: () => void; reject: (err: Error) => void } | null = null;
   #closeWaiters: (() => void)[] = [];
 
   constructor(env: JobEnv) {
     this.rank = env.rank;
     this.size = env.size;
+    this.#proof = new KeyResponse(env.jobKey, pmiProofBinding(PMI_PROTOCOL_VERSION, env.rank, process.pid));
     this.#ws = new WebSocket(env.pmiUrl, {
       perMessageDeflate: false,
       maxPayload: MAX_PAYLOAD_BYTES,
@@ -75,9 +85,7 @@ class WsPmiClient implements PmiClient {
     ws.on('upgrade', (res) => {
       this.#socket = res.socket as Socket;
     });
-    ws.on('open', () => {
-      this.#send({ t: 'hello', v: PMI_PROTOCOL_VERSION, rank: env.rank, key: env.jobKey, pid: process.pid });
-    });
+    // Nothing is sent on 'open': the service speaks first (its challenge).
     ws.on('message', (data: RawData) => this.#onMessage(data as Buffer));
     ws.on('error', (err: Error) => {
       this.#lastError = err;
@@ -195,15 +203,41 @@ class WsPmiClient implements PmiClient {
     if (this.#outstanding === 0) this.#socket?.unref();
   }
 
+  /** Refuses the service: closes with `code` and remembers why, for the rejection. */
+  #refuseServer(code: number, why: string): void {
+    this.#refusal ??= why;
+    this.#lastError = new Error(why);
+    this.#ws.close(code, why.length > 100 ? 'refused' : why);
+  }
+
   #onMessage(data: Buffer): void {
     const m: ServerMessage | null = decodeServerMessage(data);
     if (m === null) {
-      this.#lastError = new Error('malformed message from the wire-up service');
-      this.#ws.close(CLOSE_CODES.protocol, 'malformed message');
+      this.#refuseServer(CLOSE_CODES.protocol, 'malformed message from the wire-up service');
+      return;
+    }
+    // Before the welcome, only the challenge and the welcome that proves the key count.
+    if (!this.#isWelcomed && m.t !== 'challenge' && m.t !== 'welcome') {
+      this.#refuseServer(CLOSE_CODES.protocol, `the wire-up service sent ${m.t} before proving the job key`);
       return;
     }
     switch (m.t) {
+      case 'challenge': {
+        const proof = m.v === PMI_PROTOCOL_VERSION ? this.#proof.respond(m.nonce) : null;
+        if (proof === null) {
+          this.#refuseServer(CLOSE_CODES.protocol, m.v === PMI_PROTOCOL_VERSION
+            ? 'the wire-up service sent a malformed or second challenge'
+            : `the wire-up service speaks protocol version ${m.v}, this process ${PMI_PROTOCOL_VERSION} (mpiexec and the program from different tsmpi versions?)`);
+          return;
+        }
+        this.#send({ t: 'hello', v: PMI_PROTOCOL_VERSION, rank: this.rank, pid: process.pid, nonce: this.#proof.nonce, proof });
+        return;
+      }
       case 'welcome': {
+        if (this.#isWelcomed || !this.#proof.isServerProof(m.proof)) {
+          this.#refuseServer(CLOSE_CODES.badKey, 'the wire-up service did not prove the job key (not this job\'s mpiexec?)');
+          return;
+        }
         if (m.size !== this.size) {
           this.#lastError = new Error(`the wire-up service reports a job of size ${m.size}, expected ${this.size}`);
           this.#ws.close(CLOSE_CODES.protocol, 'size mismatch');
@@ -277,7 +311,9 @@ class WsPmiClient implements PmiClient {
     this.#socket = null;
     const wasClosing = this.#isClosing;
     const detail =
-      code === CLOSE_CODES.badKey
+      this.#refusal !== null
+        ? this.#refusal
+        : code === CLOSE_CODES.badKey
         ? 'the wire-up service refused the job key'
         : `connection to the launcher's wire-up service lost (close code ${code}${reason === '' ? '' : `: ${reason}`}${
             this.#lastError === null ? '' : `; ${this.#lastError.message}`

@@ -5,7 +5,9 @@
 export { connectPmi } from './client.ts';
 export {
   PMI_PROTOCOL_VERSION,
+  MAX_HELLO_BYTES,
   CLOSE_CODES,
+  pmiProofBinding,
   encodeClientMessage,
   encodeServerMessage,
   decodeClientMessage,
@@ -15,6 +17,7 @@ export type {
   ClientMessage,
   ServerMessage,
   HelloMessage,
+  ChallengeMessage,
   FenceMessage,
   GetMessage,
   InitializedMessage,
@@ -30,6 +33,8 @@ export type {
 } from './protocol.ts';
 export type { PmiClient, BlockedIn, FinalizeReport } from './client-api.ts';
 export type { JobEnv } from '../config/index.ts';
+// The job-key proof (util/key-proof.ts): the launcher's service and proxy link use the mechanism the ranks use.
+export { KeyChallenge, KeyResponse, keyProofBinding } from '../util/index.ts';
 // The launcher may import only @tsmpi/core/pmi: the settings table (for its
 // flags and --help) and the job environment names are part of that contract.
 export { SETTINGS, parseSetting, JOB_ENV } from '../config/index.ts';

@@ -7,8 +7,12 @@
  *
  * Conversation (client -> server unless marked <-):
  *
- *     hello {rank, key, pid}          must be first; a wrong key closes with CLOSE_CODES.badKey
- *     <- welcome {size}               the connection is now a member of the job
+ *     <- challenge {v, nonce}         the service's first message: a fresh nonce
+ *     hello {v, rank, pid,            must be first; proof proves the job key (util/key-proof.ts,
+ *            nonce, proof}            bound to PMI_PROOF_LABEL, v, rank and pid); a wrong proof
+ *                                     closes with CLOSE_CODES.badKey. The key never travels.
+ *     <- welcome {size, proof}        the service's proof of the key: the client checks it before
+ *                                     it sends anything else; the connection is now a member
  *     fence {puts}                    the puts made since the last fence travel with it
  *     <- fenceDone {kvs}              every rank called fence; kvs = everything those fences put
  *     get {id, key}                   <- getReply {id, value|null}
@@ -22,18 +26,31 @@
  * The decoders never throw: they return the message, or null for anything
  * malformed (the receiver then closes with CLOSE_CODES.protocol). Encoders copy
  * out of msgpackr's shared buffer, because ws masks client frames in place.
+ *
+ * Before hello is accepted the service decodes nothing larger than
+ * MAX_HELLO_BYTES (the launcher's pre-authentication limits).
  */
 import { Packr } from 'msgpackr';
+import { keyProofBinding } from '../util/index.ts';
 import type { BlockedIn, FinalizeReport } from './client-api.ts';
 
-/** Bumped on any incompatible change; hello carries it. */
-export const PMI_PROTOCOL_VERSION = 1;
+/** Bumped on any incompatible change; challenge and hello carry it. 2: challenge-response, no key in hello. */
+export const PMI_PROTOCOL_VERSION = 2;
+/** Largest hello the service reads before a connection authenticated (a real one is about 150 bytes). */
+export const MAX_HELLO_BYTES = 1024;
+/** What the proofs of a wire-up connection are bound to, besides its nonces. */
+const PMI_PROOF_LABEL = 'tsmpi-pmi';
+
+/** The binding of a rank's proofs: protocol, version, rank and pid of its hello. */
+export function pmiProofBinding(v: number, rank: number, pid: number): Buffer {
+  return keyProofBinding(PMI_PROOF_LABEL, v, rank, pid);
+}
 
 /** WebSocket close codes of the protocol (4000-4999 is the application range). */
 export const CLOSE_CODES = {
   /** Normal end (client close() or job end). */
   normal: 1000,
-  /** hello carried a wrong job key. */
+  /** hello did not prove the job key. */
   badKey: 4001,
   /** A malformed or out-of-order message. */
   protocol: 4002,
@@ -45,7 +62,9 @@ export const CLOSE_CODES = {
   jobEnding: 4005,
 } as const;
 
-export type HelloMessage = { readonly t: 'hello'; readonly v: number; readonly rank: number; readonly key: string; readonly pid: number };
+export type HelloMessage = {
+  readonly t: 'hello'; readonly v: number; readonly rank: number; readonly pid: number; readonly nonce: Uint8Array; readonly proof: Uint8Array;
+};
 export type FenceMessage = { readonly t: 'fence'; readonly puts: readonly (readonly [string, string])[] };
 export type GetMessage = { readonly t: 'get'; readonly id: number; readonly key: string };
 export type InitializedMessage = { readonly t: 'initialized' };
@@ -65,14 +84,15 @@ export type ClientMessage =
   | PeerLostMessage
   | RollCallReplyMessage;
 
-export type WelcomeMessage = { readonly t: 'welcome'; readonly size: number };
+export type ChallengeMessage = { readonly t: 'challenge'; readonly v: number; readonly nonce: Uint8Array };
+export type WelcomeMessage = { readonly t: 'welcome'; readonly size: number; readonly proof: Uint8Array };
 export type FenceDoneMessage = { readonly t: 'fenceDone'; readonly kvs: readonly (readonly [string, string])[] };
 export type GetReplyMessage = { readonly t: 'getReply'; readonly id: number; readonly value: string | null };
 export type AckMessage = { readonly t: 'ack'; readonly id: number };
 export type RollCallMessage = { readonly t: 'rollCall'; readonly id: number };
 
 /** Everything the wire-up service sends to a process. */
-export type ServerMessage = WelcomeMessage | FenceDoneMessage | GetReplyMessage | AckMessage | RollCallMessage;
+export type ServerMessage = ChallengeMessage | WelcomeMessage | FenceDoneMessage | GetReplyMessage | AckMessage | RollCallMessage;
 
 const packr = new Packr({ useRecords: false });
 
@@ -102,6 +122,10 @@ function unpackObject(data: Uint8Array): Record<string, unknown> | null {
   return value as Record<string, unknown>;
 }
 
+// Binaries (nonces, proofs) are copied out: msgpackr returns views of the input, a Buffer or not as the input was.
+function isBytes(v: unknown): v is Uint8Array {
+  return v instanceof Uint8Array;
+}
 function isInt(v: unknown): v is number {
   return typeof v === 'number' && Number.isInteger(v);
 }
@@ -161,8 +185,8 @@ export function decodeClientMessage(data: Uint8Array): ClientMessage | null {
   if (m === null) return null;
   switch (m['t']) {
     case 'hello':
-      return isInt(m['v']) && isInt(m['rank']) && typeof m['key'] === 'string' && isInt(m['pid'])
-        ? { t: 'hello', v: m['v'], rank: m['rank'], key: m['key'], pid: m['pid'] }
+      return isInt(m['v']) && isInt(m['rank']) && isInt(m['pid']) && isBytes(m['nonce']) && isBytes(m['proof'])
+        ? { t: 'hello', v: m['v'], rank: m['rank'], pid: m['pid'], nonce: Buffer.from(m['nonce']), proof: Buffer.from(m['proof']) }
         : null;
     case 'fence':
       return isPairs(m['puts']) ? { t: 'fence', puts: m['puts'] } : null;
@@ -194,8 +218,10 @@ export function decodeServerMessage(data: Uint8Array): ServerMessage | null {
   const m = unpackObject(data);
   if (m === null) return null;
   switch (m['t']) {
+    case 'challenge':
+      return isInt(m['v']) && isBytes(m['nonce']) ? { t: 'challenge', v: m['v'], nonce: Buffer.from(m['nonce']) } : null;
     case 'welcome':
-      return isInt(m['size']) && m['size'] > 0 ? { t: 'welcome', size: m['size'] } : null;
+      return isInt(m['size']) && m['size'] > 0 && isBytes(m['proof']) ? { t: 'welcome', size: m['size'], proof: Buffer.from(m['proof']) } : null;
     case 'fenceDone':
       return isPairs(m['kvs']) ? { t: 'fenceDone', kvs: m['kvs'] } : null;
     case 'getReply':

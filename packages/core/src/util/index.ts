@@ -9,3 +9,7 @@ export { workerArgs } from './ts-worker.ts';
 export { waitAsync } from './wait-async.ts';
 export { schedYield } from './sched-yield.ts';
 export { ANY, ANY_SOURCE, ANY_TAG, PROC_NULL, UNDEFINED, CONTEXT_SUFFIX, CONTEXT_SUFFIX_BITS } from './sentinels.ts';
+export {
+  KEY_PROOF_NONCE_BYTES, KEY_PROOF_BYTES, KeyChallenge, KeyResponse, isJobKeyProof, keyProofBinding, newKeyProofNonce, proveJobKey,
+} from './key-proof.ts';
+export type { KeyProofSide } from './key-proof.ts';

@@ -14,7 +14,7 @@ import { check, equal } from './check.ts';
 import { readerConnectionReady } from './ep-reader-sockets.ts';
 
 const N = 200;
-const marker = path.join(os.tmpdir(), `tsmpi-ep-reader-computes-${(process.env.TSMPI_JOB_KEY ?? 'none').slice(0, 16)}`);
+const marker = path.join(os.tmpdir(), `tsmpi-ep-reader-computes-${(process.env.TSMPI_PMI_URL ?? 'none').replace(/\W/g, '') /* one job's (its wire-up port); the key leaves process.env at init */}`);
 
 if (!isMainThread) {
   await MPI.init();

@@ -14,7 +14,7 @@ import * as MPI from '@tsmpi/core';
 import { check, equal } from './check.ts';
 import { readerConnectionReady, waitFor } from './ep-reader-sockets.ts';
 
-const key = (process.env.TSMPI_JOB_KEY ?? 'none').slice(0, 16);
+const key = (process.env.TSMPI_PMI_URL ?? 'none').replace(/\W/g, '') /* one job's (its wire-up port); the key leaves process.env at init */;
 const computing = path.join(os.tmpdir(), `tsmpi-ep-reader-ends-computing-${key}`);
 const computed = path.join(os.tmpdir(), `tsmpi-ep-reader-ends-computed-${key}`);
 /** How long S computes once R may end: pacing only (R's end must wait for S whatever this is). */

@@ -4,11 +4,23 @@
 import fs from 'node:fs';
 import * as MPI from '@tsmpi/core';
 
-/** The socket path of the reader of `endpoint` of this process in `epoch` (the transport's readerSocketName). */
+/**
+ * The job key, read when this module loads: in a rank's main thread that is before MPI.init,
+ * which removes it from process.env; a worker thread gets it in the env its creator gives it
+ * (workerEnv).
+ */
+const JOB_KEY = process.env.TSMPI_JOB_KEY ?? '';
+
+/** The environment for a worker thread that computes reader socket names: process.env plus the job key. */
+export function workerEnv(): NodeJS.ProcessEnv {
+  return { ...process.env, TSMPI_JOB_KEY: JOB_KEY };
+}
+
+/** The socket path of the reader of `endpoint` of this process in `epoch`. */
 export async function readerSocketName(endpoint: number, epoch: number): Promise<string> {
   const mod = (await import(process.env.TSMPI_TRANSPORT ?? '@tsmpi/transport-tcp')) as { readerSocketName: (k: string, p: number, e: number, epoch: number) => string };
   const process_ = Number(process.env.TSMPI_RANK);
-  return mod.readerSocketName(process.env.TSMPI_JOB_KEY ?? '', process_, endpoint, epoch);
+  return mod.readerSocketName(JOB_KEY, process_, endpoint, epoch);
 }
 
 /** Sockets bound to the socket file `name` (/proc/net/unix ends their line with its path; accepted sockets share it). */

@@ -6,13 +6,13 @@
 import { once } from 'node:events';
 import * as MPI from '@tsmpi/core';
 import { equal } from './check.ts';
-import { readerSocketName, unixSocketsNamed, waitFor } from './ep-reader-sockets.ts';
+import { readerSocketName, unixSocketsNamed, waitFor, workerEnv } from './ep-reader-sockets.ts';
 
 await MPI.init({ threadLevel: 'multiple' });
 const expectReader = process.argv[2] === 'reader';
 const rank = MPI.COMM_WORLD.rank;
 equal([MPI.COMM_WORLD.size, MPI.config().endpoints], [2, 2], 'job shape');
-const worker = new MPI.Worker(new URL('./ep-reader-worker.ts', import.meta.url), { workerData: { expectReader } });
+const worker = new MPI.Worker(new URL('./ep-reader-worker.ts', import.meta.url), { workerData: { expectReader }, env: workerEnv() });
 // Listen for the exit before the report arrives: a worker that ends at once can have its last
 // message and its exit emitted in one turn of this thread's loop (a hang seen under load).
 const exited = once(worker, 'exit');

@@ -18,7 +18,7 @@ import { once } from 'node:events';
 import { setTimeout as sleep } from 'node:timers/promises';
 import * as MPI from '@tsmpi/core';
 import { equal } from './check.ts';
-import { readerConnectionReady } from './ep-reader-sockets.ts';
+import { readerConnectionReady, workerEnv } from './ep-reader-sockets.ts';
 
 await MPI.init({ threadLevel: 'multiple' });
 const mode = process.argv[2];
@@ -27,7 +27,7 @@ const rank = MPI.COMM_WORLD.rank;
 equal([MPI.COMM_WORLD.size, MPI.config().endpoints], [2, 2], 'job shape');
 const ROUNDS = process.argv[3] === undefined ? 4 : Number(process.argv[3]);
 const PER_ROUND = 250;
-const worker = new MPI.Worker(new URL('./ep-route-worker.ts', import.meta.url), { workerData: { mode, rounds: ROUNDS, perRound: PER_ROUND } });
+const worker = new MPI.Worker(new URL('./ep-route-worker.ts', import.meta.url), { workerData: { mode, rounds: ROUNDS, perRound: PER_ROUND }, env: workerEnv() });
 // Listen for the exit before the report arrives: the last message and the exit can come in one turn.
 const exited = once(worker, 'exit');
 const reported = once(worker, 'message');

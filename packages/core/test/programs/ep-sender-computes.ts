@@ -13,7 +13,7 @@ import * as MPI from '@tsmpi/core';
 import { check, equal } from './check.ts';
 
 const N = 100;
-const marker = path.join(os.tmpdir(), `tsmpi-ep-sender-computes-${(process.env.TSMPI_JOB_KEY ?? 'none').slice(0, 16)}`);
+const marker = path.join(os.tmpdir(), `tsmpi-ep-sender-computes-${(process.env.TSMPI_PMI_URL ?? 'none').replace(/\W/g, '') /* one job's (its wire-up port); the key leaves process.env at init */}`);
 
 if (!isMainThread) {
   await MPI.init();

@@ -8,7 +8,7 @@
 import { isMainThread, parentPort } from 'node:worker_threads';
 import * as MPI from '@tsmpi/core';
 import { equal } from './check.ts';
-import { readerConnectionReady, readerSocketName, unixSocketsNamed, waitFor } from './ep-reader-sockets.ts';
+import { readerConnectionReady, readerSocketName, unixSocketsNamed, waitFor, workerEnv } from './ep-reader-sockets.ts';
 
 if (!isMainThread) {
   await MPI.init();
@@ -38,7 +38,7 @@ if (!isMainThread) {
   }
 } else {
   await MPI.init({ threadLevel: 'multiple' });
-  const worker = new MPI.Worker(new URL(import.meta.url));
+  const worker = new MPI.Worker(new URL(import.meta.url), { env: workerEnv() });
   // Listen for the exit before the report arrives: the last message and the exit can come in one turn.
   const exited = new Promise((resolve) => worker.once('exit', resolve));
   const [said] = await new Promise<unknown[]>((resolve) => worker.once('message', (m) => resolve([m])));
