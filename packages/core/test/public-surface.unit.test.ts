@@ -27,6 +27,7 @@ describe('public surface of @tsmpi/core', () => {
         "ERR_BUFFER",
         "ERR_COMM",
         "ERR_COUNT",
+        "ERR_DIMS",
         "ERR_ENDPOINTS",
         "ERR_GROUP",
         "ERR_INTERN",
