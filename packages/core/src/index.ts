@@ -14,6 +14,11 @@ export {
 } from './api/constants.ts';
 export type { ThreadLevel } from './api/constants.ts';
 export { Comm } from './api/comm.ts';
+// Topologies and neighborhood collectives (issue 36): the classes, and Comm's create* calls installed by topology-create.ts.
+export { CartComm, GraphComm, DistGraphComm } from './api/topology-comm.ts';
+export { computeDims } from './api/topology-create.ts';
+export type { DistGraphOptions } from './api/topology-create.ts';
+export type { WBufSpec } from './api/neighbor-comm.ts';
 // Communicators and groups (issue 4): the public Group.
 export { Group } from './api/group.ts';
 export { Request } from './api/request.ts';
