@@ -67,16 +67,16 @@ export class TopoComm extends Comm {
 
   /**
    * Sends `value` to every out-neighbour; resolves what each in-neighbour sent, in neighbour
-   * order (undefined for a PROC_NULL neighbour).
+   * order (API.md's `T[]`; the entry of a PROC_NULL neighbour is undefined, as mpi4py's None).
    * @example const [below, above, left, right] = await cart.neighborAllgather(myEdge);
    */
-  neighborAllgather<T>(value: T): Promise<(T | undefined)[]> {
+  neighborAllgather<T>(value: T): Promise<T[]> {
     const call = 'neighborAllgather';
     const plan = this._neighbors(call);
     const bytes = encode(value, call);
     return this._collBlocking(call, this._collStart(call, async (pt, tag) => {
       const got = await neighborAlltoallBytes(pt, tag, plan, plan.destinations.map(() => bytes));
-      return got.map((b) => (b === undefined ? undefined : (packr.unpack(b) as T)));
+      return got.map((b) => (b === undefined ? undefined : packr.unpack(b)) as T);
     }));
   }
 
@@ -84,7 +84,7 @@ export class TopoComm extends Comm {
    * Sends values[j] to out-neighbour j; resolves what each in-neighbour sent, in neighbour order.
    * @throws MPIError(ERR_ARG) unless values has one entry per out-neighbour
    */
-  neighborAlltoall<T>(values: T[]): Promise<(T | undefined)[]> {
+  neighborAlltoall<T>(values: T[]): Promise<T[]> {
     const call = 'neighborAlltoall';
     const plan = this._neighbors(call);
     if (!Array.isArray(values) || values.length !== plan.destinations.length) {
@@ -93,7 +93,7 @@ export class TopoComm extends Comm {
     const datas = values.map((v) => encode(v, call));
     return this._collBlocking(call, this._collStart(call, async (pt, tag) => {
       const got = await neighborAlltoallBytes(pt, tag, plan, datas);
-      return got.map((b) => (b === undefined ? undefined : (packr.unpack(b) as T)));
+      return got.map((b) => (b === undefined ? undefined : packr.unpack(b)) as T);
     }));
   }
 
