@@ -196,7 +196,19 @@ for (const [dims, periods] of grids) {
   check(copy instanceof MPI.DistGraphComm, 'dup of a DistGraphComm');
   equal([copy.inNeighbors(), copy.outWeights], [[prev, prev], [3, 4]], 'dup keeps the lists');
   copy.free();
+  // A persistent request: start() while active is refused; it holds its communicator past free()
+  const pr = new Float64Array(2);
+  const persistent = dg.NeighborAlltoallInit(Float64Array.of(rank, -rank), pr);
+  persistent.start();
+  await throwsMPI(() => persistent.start(), MPI.ERR_ARG, 'NeighborAlltoallInit.start', 'start while active');
+  await persistent.wait();
   dg.free();
+  pr.fill(0);
+  persistent.start();
+  await persistent.wait();
+  equal(Array.from(pr), [prev, -prev], 'a start after the communicator\'s free');
+  persistent.free();
+  await throwsMPI(() => dg.NeighborAlltoall(new Float64Array(2), new Float64Array(2)), MPI.ERR_COMM, 'NeighborAlltoall', 'a freed communicator');
 
   // General form: rank 0 names every edge i -> i+1 (weight i); the others name nothing
   const srcs = rank === 0 ? Array.from({ length: size }, (_, i) => i) : [];
