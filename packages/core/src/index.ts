@@ -14,6 +14,11 @@ export {
 } from './api/constants.ts';
 export type { ThreadLevel } from './api/constants.ts';
 export { Comm } from './api/comm.ts';
+// Topologies and neighborhood collectives (issue 36): the classes, and Comm's create* calls installed by topology-create.ts.
+export { CartComm, GraphComm, DistGraphComm } from './api/topology-comm.ts';
+export { computeDims } from './api/topology-create.ts';
+export type { DistGraphOptions } from './api/topology-create.ts';
+export type { WBufSpec } from './api/neighbor-comm.ts';
 // Communicators and groups (issue 4): the public Group.
 export { Group } from './api/group.ts';
 export { Request } from './api/request.ts';
@@ -40,4 +45,5 @@ export {
   MPIError, errorString,
   SUCCESS, ERR_BUFFER, ERR_COUNT, ERR_TYPE, ERR_TAG, ERR_COMM, ERR_RANK, ERR_ROOT, ERR_GROUP, ERR_OP, ERR_ARG,
   ERR_TRUNCATE, ERR_OTHER, ERR_INTERN, ERR_IN_STATUS, ERR_PENDING, ERR_NO_MEM, ERR_PROC_FAILED, ERR_ENDPOINTS,
+  ERR_DIMS,
 } from './util/index.ts';

@@ -141,6 +141,19 @@ export class CollComm extends Pt2ptComm {
     return Request._fromPromise(started, this, call, type, op === null ? 0 : op._handle);
   }
 
+  /** @internal #start for a subclass's collectives (api/neighbor-comm.ts): a fresh tag, then `body`. */
+  _collStart<T>(call: string, body: (pt: CommCollPt2pt, tag: number) => Promise<T>): Promise<T> {
+    return this.#start(call, body);
+  }
+  /** @internal #blocking for a subclass's collectives. */
+  _collBlocking<T>(call: string, started: Promise<T>): Promise<T> {
+    return this.#blocking(call, started);
+  }
+  /** @internal #nonblocking for a subclass's collectives. */
+  _collNonblocking(call: string, started: Promise<void>, buf: unknown): Request<void> {
+    return this.#nonblocking(call, started, buf);
+  }
+
   // --- object form -----------------------------------------------------------
 
   /** Blocks until every rank has called barrier. */

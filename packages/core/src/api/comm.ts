@@ -45,7 +45,8 @@ import os from 'node:os';
 import {
   allocateContextId, collectivePriorityTag, contextIdCollectives, contextIdOptions, decodeSplitEntry, encodeSplitEntry,
   freeContextId, groupCollTag, GroupPt2pt, splitRanks,
-  type ContextIdCollectives, type ContextIdOptions, type ContextIdState,
+  type ContextIdCollectives, type ContextIdOptions, type ContextIdState, type SplitEntry, type Topology, type TopologyKind,
+  encodeTopology,
 } from '../comm/index.ts';
 import { allgatherBytes } from '../coll/index.ts';
 import { hostLabel } from '../config/index.ts';
@@ -78,8 +79,42 @@ interface Creation {
   readonly options: ContextIdOptions;
 }
 
+/**
+ * @internal What a topology communicator (api/topology-comm.ts) adds to a creation: the topology
+ * its record keeps (so dup and other threads see it) and the wrapper class to make. Those classes
+ * extend Comm, so this file cannot import them: they come in through this.
+ */
+export interface TopologySpec {
+  readonly topology: Topology;
+  make(name: string, ctx: number, endpoints: Int32Array): Comm;
+}
+
+/** @internal Where a member lands in a split-like creation (color null: no new communicator) and the new communicator's topology. */
+export interface Placement extends SplitEntry {
+  readonly topology: TopologySpec | null;
+}
+
 /** A communicator: a group of processes and a private context for their messages. See API.md "Comm". */
 export class Comm extends CollComm {
+  /** The virtual topology: 'cart', 'graph', 'dist_graph', or null for none (API.md "Topologies"). */
+  get topology(): TopologyKind | null {
+    return null;
+  }
+
+  /** @internal The topology a dup keeps (topology communicators override it). */
+  _topologySpec(): TopologySpec | null {
+    return null;
+  }
+
+  /**
+   * @internal A split-like creation whose placement (color, key, topology) may still be computed
+   * by collectives already started (reorder's host exchange): the creation's own collective
+   * sequence number is taken now, so call order sets collective order, as for split.
+   */
+  _createPlaced(call: string, placement: Placement | Promise<Placement>, name: string): Promise<Comm | null> {
+    return blockingCreation(call, this.name, this.#split(call, placement, name));
+  }
+
   /**
    * The communicator's group (a new reference: free it when done).
    * @throws MPIError(ERR_COMM) when the communicator has been freed
@@ -119,7 +154,7 @@ export class Comm extends CollComm {
     const name = `${this.name}.dup`;
     return consumingGroup(group, call, async () => {
       const ctx = await allocateContextId(c.state, this._ctx, priority, coll, c.options);
-      return Comm.#make(c, name, ctx, this._endpoints, group);
+      return Comm.#make(c, name, ctx, this._endpoints, group, this._topologySpec());
     });
   }
 
@@ -139,7 +174,7 @@ export class Comm extends CollComm {
     }
     checkKey(key, call);
     const label = color === UNDEFINED ? null : String(color);
-    return blockingCreation(call, this.name, this.#split(call, label, key, `${this.name}.split(${color})`));
+    return blockingCreation(call, this.name, this.#split(call, { color: label, key, topology: null }, `${this.name}.split(${color})`));
   }
 
   /**
@@ -157,14 +192,15 @@ export class Comm extends CollComm {
     }
     checkKey(key, call);
     const label = type === UNDEFINED ? null : `host:${hostLabel(os.hostname())}`;
-    return blockingCreation(call, this.name, this.#split(call, label, key, `${this.name}.splitType(shared)`));
+    return blockingCreation(call, this.name, this.#split(call, { color: label, key, topology: null }, `${this.name}.splitType(shared)`));
   }
 
-  #split(call: string, color: string | null, key: number, name: string): Promise<Comm | null> {
+  #split(call: string, placement: Placement | Promise<Placement>, name: string): Promise<Comm | null> {
     const c = this.#begin(call);
     const pt = new CommCollPt2pt(this, call);
     const [coll, priority, tag] = this.#commCollectives(call, pt);
     return (async () => {
+      const { color, key, topology } = await placement;
       const all = await allgatherBytes(pt, tag, encodeSplitEntry({ color, key }));
       const ctx = await allocateContextId(c.state, this._ctx, priority, coll, c.options);
       if (color === null) {
@@ -172,7 +208,7 @@ export class Comm extends CollComm {
         return null;
       }
       const ranks = splitRanks(all.map(decodeSplitEntry), color);
-      return Comm.#make(c, name, ctx, Int32Array.from(ranks, (r) => this._endpoints[r]!), null);
+      return Comm.#make(c, name, ctx, Int32Array.from(ranks, (r) => this._endpoints[r]!), null, topology);
     })();
   }
 
@@ -276,8 +312,9 @@ export class Comm extends CollComm {
    * A new communicator and its records. On failure (object table full) the context id goes back.
    * @param group the group record to share (a reference the caller took with holdGroup, which the
    *   new communicator keeps), or null to make one
+   * @param topo the topology its record keeps and the class to make; null: a plain Comm
    */
-  static #make(c: Creation, name: string, ctx: number, endpoints: Int32Array, group: number | null): Comm {
+  static #make(c: Creation, name: string, ctx: number, endpoints: Int32Array, group: number | null, topo: TopologySpec | null = null): Comm {
     const dev = runtime(c.call).device;
     const objects = dev.objects;
     let groupHandle: number;
@@ -293,13 +330,13 @@ export class Comm extends CollComm {
       throw e;
     }
     try {
-      handle = dev.lifetime.create(OBJECT_KIND.COMM, [ctx, groupHandle, c.me - dev.firstEndpoint], null, c.call);
+      handle = dev.lifetime.create(OBJECT_KIND.COMM, [ctx, groupHandle, c.me - dev.firstEndpoint], topo === null ? null : encodeTopology(topo.topology), c.call);
     } catch (e) {
       objects.release(groupHandle);
       freeContextId(c.state, ctx);
       throw e;
     }
-    const comm = new Comm(name, ctx, endpoints, false);
+    const comm = topo === null ? new Comm(name, ctx, endpoints, false) : topo.make(name, ctx, endpoints);
     comm._handle = handle;
     // The collective sequence may live in a per-record cell that a freed communicator used: start it over.
     comm._collSeq = 0;

@@ -122,16 +122,23 @@ export class Request<T = void> {
     const req = new Request<T>(r, comm, call);
     runtime(call).device.lifetime.acquire(r, comm?._handle ?? 0, type, op);
     req._valueOf = (d) => d.value as T;
-    promise.then(
-      (v) => {
-        r.value = v;
-        runtime().device.completeNow(r);
-      },
-      (e: unknown) => {
-        r.error = e instanceof MPIError ? e : mpiError(ERR_OTHER, call, String(e), e);
-        runtime().device.completeNow(r);
-      },
-    );
+    completeWith(r, promise, call);
+    return req;
+  }
+
+  /**
+   * @internal A persistent request whose every start() runs `run` and completes with its promise,
+   * as _fromPromise does (MPI 4.0 persistent collectives, e.g. NeighborAlltoallInit). Like
+   * SendInit it holds its communicator and the datatype of `buf` (a checked BufSpec) until free().
+   */
+  static _persistentFromPromise(comm: RequestComm, call: string, buf: unknown, run: () => Promise<void>): Request<void> {
+    const req = new Request<void>(null, comm, call);
+    const type = req._hold(comm._handle, buf);
+    req._starter = (r) => {
+      r.kind = REQ_KIND.GENERALIZED;
+      runtime(call).device.lifetime.acquire(r, comm._handle, type, 0);
+      completeWith(r, run(), call);
+    };
     return req;
   }
 
@@ -271,7 +278,7 @@ export class Request<T = void> {
   /** (Re)activates a persistent request. */
   start(): void {
     const call = `${this._call}.start`;
-    if (this._starter === null) throw mpiError(ERR_ARG, call, 'start() is only for persistent requests (SendInit/RecvInit)');
+    if (this._starter === null) throw mpiError(ERR_ARG, call, 'start() is only for persistent requests (SendInit, RecvInit, ...Init)');
     if (this._freed) throw mpiError(ERR_ARG, call, 'the request has been freed');
     if (this._r !== null && !this._r.done) throw mpiError(ERR_ARG, call, 'the request is still active: wait for it before start()');
     runtime().checkActive(call);
@@ -374,6 +381,20 @@ export class Request<T = void> {
     reqs[i]!._result();
     return i;
   }
+}
+
+/** Completes generalized request `r` when `promise` settles: its value, or its error as an MPIError naming `call`. */
+function completeWith(r: DevRequest, promise: Promise<unknown>, call: string): void {
+  promise.then(
+    (v) => {
+      r.value = v;
+      runtime().device.completeNow(r);
+    },
+    (e: unknown) => {
+      r.error = e instanceof MPIError ? e : mpiError(ERR_OTHER, call, String(e), e);
+      runtime().device.completeNow(r);
+    },
+  );
 }
 
 const NONE = -1;

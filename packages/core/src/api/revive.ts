@@ -20,8 +20,10 @@
  * communicator (device/lifetime.ts). User ops hold a function and cannot cross.
  */
 import { OBJECT_KIND, handleKind } from '../device/index.ts';
+import { decodeTopology } from '../comm/index.ts';
 import { ERR_ARG, mpiError } from '../util/index.ts';
 import { Comm } from './comm.ts';
+import { topologyCommOf } from './topology-comm.ts';
 import { Group } from './group.ts';
 import { Request } from './request.ts';
 import { RelayedRequest, relayOut, type RelayMark } from './request-relay.ts';
@@ -181,7 +183,10 @@ function commOf(handle: number, name: string | null): Comm {
   if (c !== undefined && !c._freed && c._ctx === objects.data(handle, 0)) return c;
   const group = objects.data(handle, 1);
   const members = new Int32Array(objects.blob(group).slice().buffer);
-  c = new Comm(name ?? `comm#${handle & 0xffffff}`, objects.data(handle, 0), members, false);
+  // A topology communicator's record keeps its topology: the same class, the same topology here.
+  const topology = decodeTopology(objects.blob(handle));
+  const commName = name ?? `comm#${handle & 0xffffff}`;
+  c = topology === null ? new Comm(commName, objects.data(handle, 0), members, false) : topologyCommOf(topology, commName, objects.data(handle, 0), members);
   c._setEndpoints(members, handle);
   comms.set(handle, c);
   return c;

@@ -19,6 +19,8 @@ export { scatter, scatterv, scatterBytes } from './scatter.ts';
 export { allgather, allgatherv, allgatherBytes } from './allgather.ts';
 export { alltoall, alltoallv, alltoallBytes } from './alltoall.ts';
 export { reduceScatterBlock } from './reduce-scatter.ts';
+export { neighborAlltoallv, neighborAlltoallBytes } from './neighbor.ts';
+export type { NeighborPlan } from './neighbor.ts';
 export { ALGORITHMS, DEFAULT_COLL_TUNING, SELECTION_TABLE, selectAlgorithm } from './select.ts';
 export type { AlgorithmOf, CollOptions, Collective, CollTuning, SelectionInput, SelectionRule } from './select.ts';
 export type { ByteOp, Codec, CollPt2pt, Combine, ObjectOp, VBuffer } from './pt2pt.ts';

@@ -15,3 +15,8 @@ export { GroupPt2pt } from './group-pt2pt.ts';
 export { GROUP_COLL_TAG_BASE, groupCollTag, collectivePriorityTag, contextIdCollectives } from './context-id-collectives.ts';
 export { encodeSplitEntry, decodeSplitEntry, splitRanks } from './split.ts';
 export type { SplitEntry } from './split.ts';
+export { computeDims, gridSize, cartRank, cartCoords, wrapCoords, cartShift, cartSub, cartNeighbors, cartSendOrder } from './cart.ts';
+export { checkGraph, graphNeighbors, noticesOf, adjacencyOf } from './graph.ts';
+export type { DistEdge, EdgeNotice } from './graph.ts';
+export { encodeTopology, decodeTopology, neighborLists, reorderKeys } from './topology.ts';
+export type { Topology, TopologyKind, CartTopology, GraphTopology, DistGraphTopology, NeighborLists } from './topology.ts';

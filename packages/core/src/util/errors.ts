@@ -22,6 +22,7 @@ export const ERROR_CLASSES = [
   [7, 'ERR_ROOT', 'invalid root'],
   [8, 'ERR_GROUP', 'invalid group'],
   [9, 'ERR_OP', 'invalid reduce operation'],
+  [11, 'ERR_DIMS', 'invalid dimension argument'],
   [12, 'ERR_ARG', 'invalid argument of some other kind'],
   [15, 'ERR_TRUNCATE', 'message truncated'],
   [16, 'ERR_OTHER', 'known error not in this list'],
@@ -51,6 +52,7 @@ export const ERR_RANK = classValue('ERR_RANK');
 export const ERR_ROOT = classValue('ERR_ROOT');
 export const ERR_GROUP = classValue('ERR_GROUP');
 export const ERR_OP = classValue('ERR_OP');
+export const ERR_DIMS = classValue('ERR_DIMS');
 export const ERR_ARG = classValue('ERR_ARG');
 export const ERR_TRUNCATE = classValue('ERR_TRUNCATE');
 export const ERR_OTHER = classValue('ERR_OTHER');
