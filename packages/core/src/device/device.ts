@@ -38,7 +38,7 @@
 import { Packr } from 'msgpackr';
 import { FRAME_FLAG, FRAME_KIND, channelOf, newFrameHeader, type FrameHeader, type ReaderSocketName, type Transport, type TransportError, type TransportFactory } from '../transport/index.ts';
 import { setLockHolder, type PayloadPool, type Ring } from '../shm/index.ts';
-import { ANY, ERR_OTHER, ERR_PROC_FAILED, ERR_TRUNCATE, ERR_NO_MEM, MPIError, mpiError } from '../util/index.ts';
+import { ANY, ERR_PROC_FAILED, ERR_TRUNCATE, ERR_NO_MEM, MPIError, mpiError } from '../util/index.ts';
 import type { Logger } from '../log/index.ts';
 import { DevRequest, REQ_KIND } from './dev-request.ts';
 import { FLAG, KIND, NIL, SLOT, SLOT_WORDS, STATE, SlotPool } from './request-table.ts';
@@ -51,10 +51,6 @@ import { RouteIntakes, isRouteTagged, routeTag, tagEpoch, tagThread } from './ro
 import { PATH_READER, RouteSender, type SendStep } from './route-sender.ts';
 import { UnexpectedPayloads } from './unexpected-payloads.ts';
 import { ReceiveLanes, type Lane } from './receive-lanes.ts';
-import { CLAIM_ENTRIES, CLAIM_STATE, claimOwner, claimState, type ClaimTable } from './claim-table.ts';
-import type { ClaimRouteTable } from './claim-route-table.ts';
-import { CLAIM_PATH_ROUTE, ClaimRouteSender, type ClaimSendStep } from './claim-route-sender.ts';
-import { HANDED_OFF } from './match-queues.ts';
 
 
 export interface DeviceOptions {
@@ -134,54 +130,7 @@ interface ReaderPath {
  * - MARK: a sending thread's switch mark (route-switch.ts) on the path it leaves, tagged in `seq`
  *   like its data frames (route-intake.ts); on a reader's socket it is the FIN the reader counts.
  */
-export const ROUTE_CONTROL = { OPEN: 1, CLOSE: 2, CLOSED: 3, MARK: 4, CLAIM_OPEN: 5, CLAIM_CLOSE: 6, CLAIM_CLOSED: 7 } as const;
-
-/**
- * The route of a receive claim this thread holds (docs/adr/0023 step 2): its socket, listening
- * while the claim is held and until every sender that joined has sent its FIN after the close
- * (the claim itself is GENERAL by then: frames read here meanwhile go to the shared queues).
- * CLAIM_OPEN, CLAIM_CLOSE (to every other process: contextId and tag the claim's key, srcEndpoint
- * its endpoint, aux2 its entry) and CLAIM_CLOSED (the answer: tag the users, aux2 the entry) are
- * ROUTE_CONTROL sub-kinds; a sender's FIN on the claim's socket carries entry + 1 in aux2.
- */
-interface ClaimReading {
-  readonly entry: number;
-  /** the claim's local endpoint (its index in this process) */
-  readonly local: number;
-  readonly ctx: number;
-  readonly tag: number;
-  readonly transport: Transport;
-  announced: boolean;
-  closing: boolean;
-  /** data frames read on the claim's socket */
-  frames: number;
-  readonly fins: number[];
-  readonly finsTaken: Set<string>;
-  onFin: (() => void) | null;
-}
-
-/** Every claim route has one epoch: a claim is taken once (claim-route-table.ts). */
-const CLAIM_ROUTE_EPOCH = 1;
-
-/**
- * A receive claim this thread holds (docs/adr/0023, receiveClaims on): its local endpoint, its
- * lane's posted receive slots in posting order and the message slots handed to it that no receive
- * took yet, in arrival order. Only this thread touches it.
- */
-interface ClaimLane {
-  readonly local: number;
-  readonly posted: number[];
-  readonly unexpected: number[];
-}
-
-/** The thread that holds (local endpoint, ctx, tag), CLAIMED or being given up; -1 for none. */
-function claimHolder(claims: ClaimTable, local: number, ctx: number, tag: number): number {
-  const e = claims.find(local, ctx, tag);
-  if (e < 0) return -1;
-  const w = claims.word(e);
-  const st = claimState(w);
-  return st === CLAIM_STATE.CLAIMED || st === CLAIM_STATE.DEMOTING ? claimOwner(w) : -1;
-}
+export const ROUTE_CONTROL = { OPEN: 1, CLOSE: 2, CLOSED: 3, MARK: 4 } as const;
 
 /** Channels a thread sends on directly, and every process's listening address for them. */
 export interface DirectRoute {
@@ -218,8 +167,6 @@ export class Device {
   readonly #mt: boolean;
   readonly #me: number;
   readonly #stat: Float64Array;
-  /** frames per channel that uncount() took out of the transport's counts (null: none) */
-  #framesUncounted: { sent: number; received: number }[] | null = null;
   readonly #hosts: boolean[];
   /** the JavaScript side of each slot this thread owns */
   readonly #reqs: (DevRequest | undefined)[];
@@ -234,27 +181,6 @@ export class Device {
   readonly #bridge: ThreadBridge;
   /** the lean path's matching state (receive-lanes.ts); null: every receive takes the shared queues */
   readonly #lanes: ReceiveLanes | null;
-  /** receive claims (docs/adr/0023): the process's claim table, or null (receiveClaims off, or one thread) */
-  readonly #claims: ClaimTable | null;
-  /** this thread may take claims: a worker thread (not the main thread, not an engine) */
-  readonly #claimer: boolean;
-  /** the claims this thread holds, by claim-table entry */
-  readonly #claimLanes = new Map<number, ClaimLane>();
-  #bellWatching = false;
-  /** a message the claim hook handed to this thread itself during the current #arrive (NIL: none) */
-  #ownHandOff = NIL;
-  /** docs/adr/0023 step 2: the other processes' claim routes (null: claims have no routes here), this thread's claims' routes by entry, its sending side and its connections to claims' sockets (by process * CLAIM_ENTRIES + entry) */
-  readonly #claimRoutes: ClaimRouteTable | null;
-  readonly #claimReadings = new Map<number, ClaimReading>();
-  readonly #claimSender: ClaimRouteSender | null = null;
-  readonly #claimPaths = new Map<number, ReaderPath>();
-  /** data frames this thread sent on claim routes, and read on its claims' sockets (claimRouteStats) */
-  #framesToClaims = 0;
-  #framesOnClaimSockets = 0;
-  #claimRoutesOpened = 0;
-  /** this thread's receives waiting for claims to end, chained so that they are posted in the order they were made */
-  #deferred: Promise<void> = Promise.resolve();
-  #deferredCount = 0;
   /** the endpoint this thread reads (readEndpoint), or null */
   #reading: EndpointReading | null = null;
   /** readings handed back whose senders have not all left yet, by endpoint (handBack) */
@@ -311,29 +237,10 @@ export class Device {
     if (this.#mt && opts.threadId >= 0) this.#completionRing = shared.completion(opts.threadId);
     this.#eagerInjectLimit = this.#mt ? Math.min(opts.eagerLimit, this.#bridge.maxInjectBytes) : opts.eagerLimit;
     this.#lanes = opts.lanes === true && !this.#mt && opts.endpointsPerProcess === 1 ? new ReceiveLanes() : null;
-    this.#claims = shared.claims;
-    this.#claimer = shared.claims !== null && opts.threadId > 0;
-    const claims = shared.claims;
-    if (claims !== null) {
-      // Every thread that arrives messages hands those of a claimed key to the holder's completion ring.
-      shared.queues.forEach((q, local) => q.setClaimHook({
-        holder: (ctx, tag) => claimHolder(claims, local, ctx, tag),
-        // A message this thread arrives for a claim it holds itself (read on the claim's socket,
-        // docs/adr/0023 step 2) skips its own completion ring: #arrive takes it into the lane.
-        handOff: (msg, owner) => {
-          if (owner === this.#me && this.#claimLanes.size > 0) this.#ownHandOff = msg;
-          else this.#bridge.complete(owner, msg);
-        },
-      }));
-    }
     const routes = shared.routes;
-    this.#claimRoutes = shared.claimRoutes;
     if (routes !== null) {
       this.#intakes = new RouteIntakes(routes, this.firstEndpoint, this.#arriveFrame, this.#onMarkConsumed);
-      const sends = opts.readerSocketName !== undefined && opts.transportFactory !== null && opts.threadId >= 0;
-      // The table serves endpoint readers or claim routes, never both (shared-state.ts): a thread follows one kind.
-      if (sends && shared.claimRoutes !== null) this.#claimSender = new ClaimRouteSender(routes, shared.claimRoutes, opts.threadId, opts.endpointsPerProcess);
-      else if (sends) this.#routeSender = new RouteSender(routes, opts.threadId);
+      if (opts.readerSocketName !== undefined && opts.transportFactory !== null && opts.threadId >= 0) this.#routeSender = new RouteSender(routes, opts.threadId);
     }
   }
 
@@ -342,30 +249,9 @@ export class Device {
     return { messagesSent: s[STAT.SENT]!, messagesReceived: s[STAT.RECEIVED]!, bytesSent: s[STAT.BYTES_SENT]!, bytesReceived: s[STAT.BYTES_RECEIVED]! };
   }
 
-  /**
-   * Takes messages that tsmpi exchanged for itself out of this thread's counts (MPI.stats), and
-   * their frames out of the channels' counts (channelStats): init's warm-up of the lean path
-   * (api/lean-warm-up.ts), which the program did not send or receive. `sent` went from this
-   * thread's endpoint to `toEndpoint`, `received` came from `fromEndpoint`, one frame each.
-   */
-  uncount(sent: number, bytesSent: number, toEndpoint: number, received: number, bytesReceived: number, fromEndpoint: number): void {
-    const s = this.#stat;
-    s[STAT.SENT]! -= sent;
-    s[STAT.BYTES_SENT]! -= bytesSent;
-    s[STAT.RECEIVED]! -= received;
-    s[STAT.BYTES_RECEIVED]! -= bytesReceived;
-    const o = this.opts;
-    this.#framesUncounted ??= Array.from({ length: o.channels }, () => ({ sent: 0, received: 0 }));
-    this.#framesUncounted[channelOf(this.firstEndpoint, toEndpoint, o.endpointsPerProcess, o.channels)]!.sent += sent;
-    this.#framesUncounted[channelOf(fromEndpoint, this.firstEndpoint, o.endpointsPerProcess, o.channels)]!.received += received;
-  }
-
-  /** Frames sent and received per channel (MPI.stats perChannel): the transport's counts less those uncount() took out. */
+  /** Frames sent and received per channel (MPI.stats perChannel), as the transport counts them. */
   channelStats(): { sent: number; received: number }[] | null {
-    const counts = this.transport?.channelStats() ?? null;
-    const less = this.#framesUncounted;
-    if (counts === null || less === null) return counts;
-    return counts.map((c, i) => ({ sent: c.sent - (less[i]?.sent ?? 0), received: c.received - (less[i]?.received ?? 0) }));
+    return this.transport?.channelStats() ?? null;
   }
 
   /** Creates the transport of the hosted channels and starts listening; resolves to the address to publish (null: none). */
@@ -616,11 +502,6 @@ export class Device {
       case ROUTE_CONTROL.CLOSED:
         routes.recordClosed(h.dstEndpoint - this.firstEndpoint, srcProcess, h.tag);
         return;
-      case ROUTE_CONTROL.CLAIM_OPEN:
-      case ROUTE_CONTROL.CLAIM_CLOSE:
-      case ROUTE_CONTROL.CLAIM_CLOSED:
-        this.#onClaimRouteControl(srcProcess, h);
-        return;
       case ROUTE_CONTROL.OPEN:
       case ROUTE_CONTROL.CLOSE: {
         const open = h.aux === ROUTE_CONTROL.OPEN;
@@ -694,15 +575,6 @@ export class Device {
 
   /** A mark consumed here: on a reader's socket it is a sender's FIN. */
   readonly #onMarkConsumed = (srcProcess: number, mark: FrameHeader): void => {
-    if (mark.aux2 > 0) {
-      // A FIN on one of this thread's claims' sockets (docs/adr/0023 step 2): aux2 is its entry + 1.
-      const claim = this.#claimReadings.get(mark.aux2 - 1);
-      if (claim !== undefined) {
-        claim.fins[srcProcess]!++;
-        claim.onFin?.();
-      }
-      return;
-    }
     const dstEndpoint = mark.dstEndpoint;
     const reading = this.#reading?.endpoint === dstEndpoint ? this.#reading : this.#closingReadings.get(dstEndpoint);
     // Only a reader's device consumes marks for an endpoint it reads: it hosts no channel (an
@@ -751,7 +623,7 @@ export class Device {
   }
 
   /**
-   * A transport that listens on the same-host socket `listenName` (an endpoint reader's or a claim's)
+   * A transport that listens on the same-host socket `listenName` (an endpoint reader's)
    * and delivers what it reads as the engine's would; `countFrame` runs for each data frame (not
    * control), `onConnectionEnd` when a sending thread's connection ends.
    */
@@ -825,7 +697,7 @@ export class Device {
 
   /**
    * Makes, records under `key` in `paths` and starts opening this thread's connection to the socket
-   * named `address` of process `proc` (a reader's or a claim's); the path is ready once open() resolved.
+   * named `address` of process `proc` (a reader's); the path is ready once open() resolved.
    */
   #connectPath(
     paths: Map<number, ReaderPath>, key: number, proc: number, address: string, epoch: number,
@@ -896,7 +768,6 @@ export class Device {
    * is about to end), each ending its connection: the reader waits for them (handBack).
    */
   #leaveRoutes(all: boolean): void {
-    this.#leaveClaimRoutes(all);
     const rs = this.#routeSender;
     if (rs === null) return;
     for (const { d, step } of rs.finish(all)) this.#sendMark(this.processOf(d), this.firstEndpoint, d, step, 'progress');
@@ -915,7 +786,7 @@ export class Device {
    * sending to an endpoint still lets its reader go.
    */
   #watchRoutes(): void {
-    if (this.#watchingRoutes || (this.#readerPaths.size === 0 && this.#claimPaths.size === 0)) return;
+    if (this.#watchingRoutes || this.#readerPaths.size === 0) return;
     const routes = this.shared.routes!;
     this.#watchingRoutes = true;
     const seen = routes.changes();
@@ -968,10 +839,6 @@ export class Device {
    */
   postRecv(r: DevRequest, endpoint: number, ctx: number, srcEndpoint: number, tag: number): void {
     if (this.#lanes !== null) this.#generalTouch(ctx, srcEndpoint);
-    if (this.#claims !== null) {
-      this.#claimRecv(r, this.#ownSlot(r, KIND.RECV), endpoint, ctx, srcEndpoint, tag);
-      return;
-    }
     this.#postSlot(r, this.#ownSlot(r, KIND.RECV), endpoint, ctx, srcEndpoint, tag);
   }
 
@@ -986,465 +853,6 @@ export class Device {
     w[b + SLOT.LENGTH] = r.buf === null ? -1 : r.buf.length;
     const msg = this.shared.queues[endpoint - this.firstEndpoint]!.postRecv(slot);
     if (msg !== NIL) this.#receiveMessage(slot, msg);
-  }
-
-  // --- receive claims (docs/adr/0023, step 1) ---------------------------------------
-
-  /**
-   * Receive r, which owns `slot`, where claims exist: in this thread's lane when it holds the key
-   * (or claims it now), else in the shared queues once no claim that its pattern could meet is
-   * held (another thread's claim of the key, any claim of the context for ANY_TAG or ANY_SOURCE,
-   * this thread's own claim for an object receive): those are asked to end and r waits, behind
-   * this thread's earlier waiting receives.
-   */
-  #claimRecv(r: DevRequest, slot: number, endpoint: number, ctx: number, src: number, tag: number): void {
-    const wait = this.#deferredCount > 0 ? [] : this.#placeClaimRecv(r, slot, endpoint, ctx, src, tag);
-    if (wait === null) return;
-    this.#deferredCount++;
-    const claims = this.#claims!;
-    this.#deferred = this.#deferred.then(async () => {
-      try {
-        let pending: number[] | null = wait;
-        while (pending !== null) {
-          for (const e of pending) await claims.generalAfter(e);
-          // Asked again: a claim taken meanwhile (another tag of the context) may need ending too.
-          pending = this.#destroyed ? null : this.#placeClaimRecv(r, slot, endpoint, ctx, src, tag);
-        }
-      } catch (err) {
-        // The receive fails alone; the thread's later receives still go on.
-        r.error = err instanceof MPIError ? err : mpiError(ERR_OTHER, r.call, `posting a receive that waited for a receive claim failed: ${String(err)}`);
-        if (!r.done) this.#complete(r);
-      } finally {
-        this.#deferredCount--;
-      }
-    });
-  }
-
-  /** Posts r (owning `slot`) in a lane or the shared queues and returns null; or returns the claims it must wait for, having asked them to end. */
-  #placeClaimRecv(r: DevRequest, slot: number, endpoint: number, ctx: number, src: number, tag: number): number[] | null {
-    const claims = this.#claims!;
-    const local = endpoint - this.firstEndpoint;
-    if (src === ANY || tag === ANY) {
-      const wait = claims.demoteContext(local, ctx);
-      if (wait.length > 0) return wait;
-      this.#postSlot(r, slot, endpoint, ctx, src, tag);
-      return null;
-    }
-    const byteView = !r.objectMode && r.buf !== null;
-    let e = claims.find(local, ctx, tag);
-    if (e < 0 && this.#claimer && byteView) {
-      let held = false;
-      this.shared.queues[local]!.claimIfClear(ctx, tag, () => {
-        const c = claims.claim(local, ctx, tag, this.#me);
-        e = c.entry;
-        held = c.held;
-        return held;
-      });
-      if (held) {
-        this.#claimLanes.set(e, { local, posted: [], unexpected: [] });
-        // Before the bell: a demotion asked for meanwhile (the bell's first turn gives it up at once) then closes the route too.
-        this.#openClaimRoute(e, local, ctx, tag);
-        this.#watchBell();
-      }
-    }
-    if (e >= 0) {
-      const w = claims.word(e);
-      const st = claimState(w);
-      if (st === CLAIM_STATE.CLAIMED && claimOwner(w) === this.#me && byteView) {
-        this.#laneRecv(r, slot, e, endpoint, ctx, src, tag);
-        return null;
-      }
-      if (st !== CLAIM_STATE.GENERAL) {
-        claims.requestDemotion(e);
-        return [e];
-      }
-    }
-    this.#postSlot(r, slot, endpoint, ctx, src, tag);
-    return null;
-  }
-
-  /** Receive r (owning `slot`, from named source `src`) in the lane of claim `entry`, which this thread holds. */
-  #laneRecv(r: DevRequest, slot: number, entry: number, endpoint: number, ctx: number, src: number, tag: number): void {
-    const w = this.#w;
-    const b = slot * SLOT_WORDS;
-    w[b + SLOT.CTX] = ctx;
-    w[b + SLOT.SRC] = src;
-    w[b + SLOT.TAG] = tag;
-    w[b + SLOT.ENDPOINT] = endpoint;
-    w[b + SLOT.LENGTH] = r.buf === null ? -1 : r.buf.length;
-    const lane = this.#claimLanes.get(entry)!;
-    const m = this.#takeFromSource(lane.unexpected, src);
-    if (m !== NIL) this.#receiveMessage(slot, m);
-    else lane.posted.push(slot);
-  }
-
-  /** Removes and returns the first slot of `slots` (a claim lane's list) whose source is `src`; NIL if none. */
-  #takeFromSource(slots: number[], src: number): number {
-    const w = this.#w;
-    for (let i = 0; i < slots.length; i++) {
-      const s = slots[i]!;
-      if (w[s * SLOT_WORDS + SLOT.SRC] === src) {
-        slots.splice(i, 1);
-        return s;
-      }
-    }
-    return NIL;
-  }
-
-  /** A message slot another thread handed to this thread's claim (its completion ring): matched in the claim's lane, or kept there. */
-  #claimArrival(msg: number): void {
-    const w = this.#w;
-    const b = msg * SLOT_WORDS;
-    const local = w[b + SLOT.ENDPOINT]! - this.firstEndpoint;
-    const e = this.#claims!.find(local, w[b + SLOT.CTX]!, w[b + SLOT.TAG]!);
-    const lane = this.#claimLanes.get(e);
-    if (lane === undefined) {
-      // A demotion takes every hand-off of its claim under every lock (#giveUp): none can come later.
-      this.#fatal(mpiError(ERR_OTHER, 'progress', `a message for receive claim ${e} reached thread ${this.#me}, which does not hold it (an internal error)`), null);
-      return;
-    }
-    const recv = this.#takeFromSource(lane.posted, w[b + SLOT.SRC]!);
-    if (recv !== NIL) this.#receiveMessage(recv, msg);
-    else lane.unexpected.push(msg);
-  }
-
-  /**
-   * Gives up claim `entry`, which this thread holds: under every lock of its endpoint's queues,
-   * takes in what was handed to it (this thread's completion ring), moves its lane into the shared
-   * queues (docs/adr/0023) and ends it. Other completions drained meanwhile are served after.
-   */
-  #giveUp(entry: number): void {
-    const lane = this.#claimLanes.get(entry);
-    if (lane === undefined) return;
-    const claims = this.#claims!;
-    const ring = this.#completionRing!;
-    const w = this.#w;
-    const later: number[] = [];
-    /** [receive slot, message slot] pairs the drain matched: delivered once the locks are released */
-    const matched: [number, number][] = [];
-    this.shared.queues[lane.local]!.demoteInto(() => {
-      const drained: number[] = [];
-      this.#bridge.drainCompletions(ring, (offset) => drained.push(ring.words[offset >>> 2]!));
-      for (const s of drained) {
-        const b = s * SLOT_WORDS;
-        if (this.#reqs[s] !== undefined || claims.find(w[b + SLOT.ENDPOINT]! - this.firstEndpoint, w[b + SLOT.CTX]!, w[b + SLOT.TAG]!) !== entry) {
-          later.push(s);
-          continue;
-        }
-        // A hand-off not yet served meets the lane's posted receives first, as #claimArrival would
-        // (moved unmatched, the two would wait in the shared queues for each other for ever).
-        const recv = this.#takeFromSource(lane.posted, w[b + SLOT.SRC]!);
-        if (recv !== NIL) matched.push([recv, s]);
-        else lane.unexpected.push(s);
-      }
-      return { posted: lane.posted, unexpected: lane.unexpected };
-    }, () => {
-      claims.finishDemotion(entry, this.#me);
-    });
-    this.#claimLanes.delete(entry);
-    for (const [recv, msg] of matched) this.#receiveMessage(recv, msg);
-    for (const s of later) this.#onCompletionSlot(s);
-    // The claim is GENERAL: its route closes behind it; what its socket still reads goes to the shared queues.
-    if (this.#claimReadings.has(entry)) void this.#closeClaimRoute(entry, 'the claim was given up');
-  }
-
-  /** Answers this thread's bell: every claim another thread asked it to end is given up (one wait per ring, no event-loop hold). */
-  #watchBell(): void {
-    if (this.#bellWatching) return;
-    this.#bellWatching = true;
-    const claims = this.#claims!;
-    const me = this.#me;
-    const turn = (): void => {
-      if (this.#destroyed) return;
-      const seen = claims.bell(me);
-      for (const e of claims.entriesOf(me, CLAIM_STATE.DEMOTING)) this.#giveUp(e);
-      void claims.bellAfter(me, seen).then(turn);
-    };
-    turn();
-  }
-
-  /** The thread is ending (or the process finalizes): every claim it holds is given up (docs/adr/0023), and every route of its claims closes (step 2). */
-  handBackClaims(): void {
-    for (const e of [...this.#claimLanes.keys()]) this.#giveUp(e);
-    for (const e of [...this.#claimReadings.keys()]) void this.#closeClaimRoute(e, 'the thread is ending');
-  }
-
-  /** Diagnostics (tests): receive claims this thread holds. */
-  get claimsHeld(): number {
-    return this.#claimLanes.size;
-  }
-
-  // --- claim routes (docs/adr/0023, step 2) -------------------------------------------
-
-  /** The same-host socket name of process `q`'s claim `entry` (readerSocketName of a number past every endpoint: never an endpoint's). */
-  #claimSocketName(q: number, entry: number): string {
-    const o = this.opts;
-    return o.readerSocketName!(o.jobKey, q, this.endpointCount + entry, CLAIM_ROUTE_EPOCH);
-  }
-
-  /**
-   * The route of claim `entry` (local, ctx, tag), which this thread has just taken: listens on the
-   * claim's socket and announces CLAIM_OPEN to every other process once it listens; their threads
-   * then send their frames of the key there (#outClaimRouted), in order with what they sent by the
-   * engine (route-switch.ts's marks). Only where claims have routes and this thread may listen; a
-   * failure leaves the claim on step 1's path (the engine hands its messages over) with a warning.
-   */
-  #openClaimRoute(entry: number, local: number, ctx: number, tag: number): void {
-    const o = this.opts;
-    if (this.#claimRoutes === null || o.readerSocketName === undefined || o.transportFactory === null || this.#closing || this.#claimReadings.has(entry) || !this.#claimLanes.has(entry)) return;
-    let reading: ClaimReading;
-    const transport = this.#listeningTransport(this.#claimSocketName(o.process, entry), { claim: entry }, () => {
-      reading.frames++;
-      this.#framesOnClaimSockets++;
-    }, (src, lastSeq) => this.#onClaimSenderEnd(reading, src, lastSeq));
-    reading = { entry, local, ctx, tag, transport, announced: false, closing: false, frames: 0, fins: new Array<number>(o.processCount).fill(0), finsTaken: new Set(), onFin: null };
-    this.#claimReadings.set(entry, reading);
-    this.#claimRoutes.addOpen(this.#me, 1);
-    this.#claimRoutesOpened++;
-    transport.listen().then(() => {
-      if (!reading.announced && !reading.closing) this.#announceClaim(reading, ROUTE_CONTROL.CLAIM_OPEN);
-    }, (err: unknown) => {
-      o.log.warn({ claim: entry, ctx, tag, err: (err as Error).message }, 'claim route: cannot listen on the claim socket; the claim stays on the engine path');
-      void this.#closeClaimRoute(entry, 'listen failed');
-    });
-    // Bound inside listen() (a same-host name): announce now, ahead of anything this thread sends next.
-    if (transport.isListening?.() === true) this.#announceClaim(reading, ROUTE_CONTROL.CLAIM_OPEN);
-  }
-
-  /** CLAIM_OPEN or CLAIM_CLOSE of `reading` to every other process, on this thread's own connections (as #announceRoute). */
-  #announceClaim(reading: ClaimReading, what: number): void {
-    const o = this.opts;
-    if (what === ROUTE_CONTROL.CLAIM_OPEN) reading.announced = true;
-    const h = this.#markHdr;
-    for (let p = 0; p < o.processCount; p++) {
-      if (p === o.process) continue;
-      h.kind = FRAME_KIND.CONTROL;
-      h.flags = 0;
-      h.contextId = reading.ctx;
-      h.srcEndpoint = this.firstEndpoint + reading.local;
-      h.dstEndpoint = p * o.endpointsPerProcess;
-      h.tag = reading.tag;
-      h.seq = 0;
-      h.aux = what;
-      h.aux2 = reading.entry;
-      h.payloadLength = 0;
-      try {
-        this.#out(p, h, null);
-      } catch (err) {
-        o.log.warn({ claim: reading.entry, peer: p, err: (err as Error).message }, 'claim route: an announcement could not be sent');
-      }
-    }
-    o.log.info({ claim: reading.entry, ctx: reading.ctx, tag: reading.tag, thread: this.#me, open: what === ROUTE_CONTROL.CLAIM_OPEN }, 'claim route announced to every other process');
-  }
-
-  /**
-   * Closes claim `entry`'s route (the claim is GENERAL, or the device closes): CLAIM_CLOSE to every
-   * process that heard the opening, then, once each answered how many of its threads joined and
-   * as many FINs were consumed on the socket (everything they sent there has been arrived), the
-   * socket closes. The event loop is held meanwhile: a sender that computes delays this thread's
-   * end, never a message.
-   */
-  async #closeClaimRoute(entry: number, why: string): Promise<void> {
-    const reading = this.#claimReadings.get(entry);
-    if (reading === undefined || reading.closing) return;
-    reading.closing = true;
-    this.#hold();
-    try {
-      if (reading.announced) {
-        this.#announceClaim(reading, ROUTE_CONTROL.CLAIM_CLOSE);
-        await this.#claimSendersLeft(reading);
-      }
-      this.opts.log.info({ claim: entry, thread: this.#me, why, frames: reading.frames, fins: reading.fins.reduce((a, b) => a + b, 0) }, 'claim route: every sender has left; the socket closes');
-      try {
-        await reading.transport.close();
-      } catch (err) {
-        this.opts.log.warn({ claim: entry, err: (err as Error).message }, 'claim route: closing the claim socket failed');
-      }
-    } finally {
-      this.#claimReadings.delete(entry);
-      this.#claimRoutes!.addOpen(this.#me, -1);
-      this.#release();
-    }
-  }
-
-  /** Resolves once every other process answered `reading`'s CLAIM_CLOSE and its FINs are in, or this device fails or is destroyed. */
-  async #claimSendersLeft(reading: ClaimReading): Promise<void> {
-    const table = this.#claimRoutes!;
-    const o = this.opts;
-    for (;;) {
-      const seen = table.closedChanges(reading.entry);
-      let left = true;
-      for (let p = 0; p < o.processCount && left; p++) {
-        if (p === o.process) continue;
-        const users = table.closedUsers(reading.entry, p);
-        if (users < 0 || reading.fins[p]! < users) left = false;
-      }
-      if (left || this.#failure !== null || this.shared.failedClass() !== 0 || this.#destroyed) return;
-      await new Promise<void>((resolve) => {
-        reading.onFin = resolve;
-        void table.closedAfter(reading.entry, seen).then(resolve);
-        const failed = setTimeout(resolve, 1000);
-        failed.unref();
-      });
-      reading.onFin = null;
-    }
-  }
-
-  /** CLAIM_OPEN / CLAIM_CLOSE from another process's claiming thread (recorded; a close answered with the users), or CLAIM_CLOSED for one of ours. */
-  #onClaimRouteControl(srcProcess: number, h: FrameHeader): void {
-    const table = this.#claimRoutes;
-    if (table === null) {
-      this.opts.log.warn({ aux: h.aux, src: h.srcEndpoint }, 'claim route control frame dropped: claims have no routes in this process');
-      return;
-    }
-    if (h.aux === ROUTE_CONTROL.CLAIM_CLOSED) {
-      table.recordClosed(h.aux2, srcProcess, h.tag);
-      return;
-    }
-    const open = h.aux === ROUTE_CONTROL.CLAIM_OPEN;
-    const local = h.srcEndpoint - srcProcess * this.opts.endpointsPerProcess;
-    const word = table.setRoute(srcProcess, h.aux2, local, h.contextId, h.tag, CLAIM_ROUTE_EPOCH, open ? ROUTE_STATE.OPEN : ROUTE_STATE.CLOSING);
-    this.shared.routes!.noteChange();
-    this.opts.log.info({ peer: srcProcess, claim: h.aux2, ctx: h.contextId, tag: h.tag, state: open ? 'open' : 'closing', recorded: word >= 0 }, 'claim route announced');
-    if (open) return;
-    const out = this.#markHdr;
-    out.kind = FRAME_KIND.CONTROL;
-    out.flags = 0;
-    out.contextId = 0;
-    out.srcEndpoint = h.dstEndpoint;
-    out.dstEndpoint = h.srcEndpoint;
-    out.tag = word < 0 ? 0 : routeUsers(word);
-    out.seq = 0;
-    out.aux = ROUTE_CONTROL.CLAIM_CLOSED;
-    out.aux2 = h.aux2;
-    out.payloadLength = 0;
-    try {
-      this.#out(srcProcess, out, null);
-    } catch (err) {
-      this.opts.log.warn({ peer: srcProcess, claim: h.aux2, err: (err as Error).message }, 'claim route: the answer to a close could not be sent');
-    }
-  }
-
-  /** A sender thread's connection to a claim's socket ended: as #onSenderConnectionEnd (a thread that died on the route: its end is its FIN). */
-  #onClaimSenderEnd(reading: ClaimReading, src: number, lastSeq: number): void {
-    if (lastSeq < 0 || !isRouteTagged(lastSeq) || (tagEpoch(lastSeq) & 1) !== CLAIM_PATH_ROUTE || this.#intakes === null || this.#destroyed) return;
-    const thread = tagThread(lastSeq);
-    const fin = tagEpoch(lastSeq) + 1;
-    const key = `${src}:${thread}:${fin}`;
-    if (this.shared.routes!.markWord(src, thread, reading.local).get() >= fin || reading.finsTaken.has(key)) return;
-    reading.finsTaken.add(key);
-    this.opts.log.warn({ claim: reading.entry, peer: src, thread, tagEpoch: fin - 1 }, 'claim route: a sender thread\'s connection ended without its FIN (the thread died); its end is taken for the FIN');
-    const h = newFrameHeader();
-    h.kind = FRAME_KIND.CONTROL;
-    h.srcEndpoint = src * this.opts.endpointsPerProcess;
-    h.dstEndpoint = this.firstEndpoint + reading.local;
-    h.seq = routeTag(thread, fin);
-    h.aux = ROUTE_CONTROL.MARK;
-    h.aux2 = reading.entry + 1;
-    this.#intakes.offer(src, h, EMPTY, true);
-  }
-
-  /**
-   * Sends data frame `h` to remote process `proc` on the path this thread's stream to h.dstEndpoint
-   * takes now (ClaimRouteSender): the engine path or a claim's socket, the switch mark first on the
-   * path it leaves, the stream's tag in `seq` on both.
-   */
-  #outClaimRouted(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string): void {
-    const step = this.#claimSender!.next(h.dstEndpoint, h.contextId, h.tag, this.#mayJoinClaim);
-    h.seq = step.tag;
-    if (step.mark) this.#sendClaimMark(proc, h.srcEndpoint, h.dstEndpoint, step, call);
-    if (step.path === CLAIM_PATH_ROUTE) {
-      const path = this.#claimPath(proc, step.entry);
-      path.carried = true;
-      path.transport.send(proc, h, payload, -1);
-      this.#framesToClaims++;
-      this.#watchRoutes();
-    } else {
-      this.#out(proc, h, payload, call);
-    }
-  }
-
-  /**
-   * The switch mark of `step` on the path it leaves. Leaving a claim's socket (the FIN, entry + 1
-   * in aux2) keeps this thread's connection to it: the stream may join the route again at its next
-   * frame of the key; the connection closes once the route does (#leaveClaimRoutes).
-   */
-  #sendClaimMark(proc: number, src: number, d: number, step: ClaimSendStep, call: string): void {
-    const m = this.#markHeader(src, d, step.tag);
-    if (step.markPath !== CLAIM_PATH_ROUTE) {
-      this.#out(proc, m, null, call);
-      return;
-    }
-    m.aux2 = step.markEntry + 1;
-    const path = this.#claimPath(proc, step.markEntry);
-    path.carried = true;
-    path.transport.send(proc, m, null, -1);
-  }
-
-  /** ClaimRouteSender's mayJoin: whether this thread's connection to claim `entry` of d's process carries frames yet (the first ask starts it and says no). */
-  readonly #mayJoinClaim = (d: number, entry: number): boolean => {
-    const path = this.#claimPath(this.processOf(d), entry);
-    this.#watchRoutes();
-    return path.ready;
-  };
-
-  /** This thread's connection to the socket of claim `entry` of process `proc` (made on first use, opened at once). */
-  #claimPath(proc: number, entry: number): ReaderPath {
-    const key = proc * CLAIM_ENTRIES + entry;
-    const known = this.#claimPaths.get(key);
-    if (known !== undefined) return known;
-    return this.#connectPath(this.#claimPaths, key, proc, this.#claimSocketName(proc, entry), CLAIM_ROUTE_EPOCH, { toClaim: entry, peer: proc },
-      (p, path, err) => this.#onClaimRouteLost(p, key, path, err));
-  }
-
-  /**
-   * FINs for every stream on a claim's route that closed (`all`: every one), then this thread's
-   * connections to routes no longer open (or all of them) end: after their FINs (close() sends
-   * what is queued first), or at once when they never carried a frame.
-   */
-  #leaveClaimRoutes(all: boolean): void {
-    const cs = this.#claimSender;
-    if (cs === null) return;
-    for (const { d, step } of cs.finish(all)) this.#sendClaimMark(this.processOf(d), this.firstEndpoint, d, step, 'progress');
-    const table = this.#claimRoutes!;
-    for (const [key, path] of [...this.#claimPaths]) {
-      const proc = (key / CLAIM_ENTRIES) | 0;
-      const entry = key - proc * CLAIM_ENTRIES;
-      if (!all && (routeState(table.route(proc, entry)) === ROUTE_STATE.OPEN || cs.onRoute(proc, entry))) continue;
-      this.#claimPaths.delete(key);
-      if (!path.carried) path.transport.destroy();
-      else path.transport.close().catch((err: unknown) => this.opts.log.warn({ peer: proc, claim: entry, err: (err as Error).message }, 'claim route: closing a connection to a claim socket failed'));
-    }
-  }
-
-  #onClaimRouteLost(proc: number, key: number, path: ReaderPath, err: TransportError): void {
-    if (this.#closing || this.#claimPaths.get(key) !== path) return;
-    // Off the route (never joined, or its FIN sent: the claim's socket closes only once it has read
-    // every FIN), nothing of this thread's is lost with the connection.
-    if (!path.carried || !this.#claimSender!.onRoute(proc, key - proc * CLAIM_ENTRIES)) {
-      this.opts.log.info({ peer: proc, claim: key - proc * CLAIM_ENTRIES, code: err.code }, 'claim route: a connection that carried nothing ended; staying on the engine path');
-      this.#claimPaths.delete(key);
-      path.transport.destroy();
-      return;
-    }
-    this.opts.log.error({ peer: proc, claim: key - proc * CLAIM_ENTRIES, code: err.code }, 'claim route lost');
-    this.#fatal(mpiError(ERR_PROC_FAILED, 'progress', `lost the connection to the socket of receive claim ${key - proc * CLAIM_ENTRIES} in process ${proc} (${err.code}: ${err.message})`, err), proc);
-  }
-
-  /**
-   * Diagnostics (tests, docs/adr/0023 step 2): this thread's claim routes: `opened` routes of its
-   * claims so far, `open` now (or closing), `framesReceived` data frames read on their sockets,
-   * `framesSent` data frames it sent on other processes' claim routes, `ready` connections to them.
-   */
-  get claimRouteStats(): { opened: number; open: number; framesReceived: number; framesSent: number; ready: number } {
-    let ready = 0;
-    for (const p of this.#claimPaths.values()) if (p.ready) ready++;
-    return { opened: this.#claimRoutesOpened, open: this.#claimReadings.size, framesReceived: this.#framesOnClaimSockets, framesSent: this.#framesToClaims, ready };
-  }
-
-  /** A probe (any thread) on `ctx` of `endpoint`: claims of the context are asked to end, so that what they hold becomes visible. */
-  #probeTouch(endpoint: number, ctx: number): void {
-    this.#claims!.demoteContext(endpoint - this.firstEndpoint, ctx);
   }
 
   /**
@@ -1675,7 +1083,7 @@ export class Device {
     const len = data.length;
     const first = this.firstEndpoint;
     // A thread that follows remote readers' routes (docs/adr/0019) tags each data frame: the general path does that.
-    if (this.#failure !== null || this.#routeSender !== null || this.#claimSender !== null || (dstEndpoint >= first && dstEndpoint < first + this.opts.endpointsPerProcess)) return false;
+    if (this.#failure !== null || this.#routeSender !== null || (dstEndpoint >= first && dstEndpoint < first + this.opts.endpointsPerProcess)) return false;
     if (len > this.#eagerInjectLimit && len > this.opts.eagerLimit) return false;
     // channelOf's one-endpoint case inline (interface.ts): the common process has one endpoint.
     const J = this.opts.endpointsPerProcess;
@@ -1775,8 +1183,7 @@ export class Device {
    */
   #outFirst(r: DevRequest, proc: number, h: FrameHeader, payload: Uint8Array | null): void {
     try {
-      if (this.#claimSender !== null) this.#outClaimRouted(proc, h, payload, r.call);
-      else if (this.#routeSender !== null) this.#outRouted(proc, h, payload, r.call);
+      if (this.#routeSender !== null) this.#outRouted(proc, h, payload, r.call);
       else this.#out(proc, h, payload, r.call);
     } catch (e) {
       if (r.slot !== NIL && (this.#w[r.slot * SLOT_WORDS + SLOT.FLAGS]! & FLAG.BIG) !== 0) this.#big!.free(this.#w[r.slot * SLOT_WORDS + SLOT.PAYLOAD]!);
@@ -1804,7 +1211,6 @@ export class Device {
   /** Non-destructive look at the first message a receive (ctx, src, tag) on `endpoint` would match. */
   probe(endpoint: number, ctx: number, srcEndpoint: number, tag: number): ProbeInfo | null {
     if (this.#lanes !== null) this.#generalTouch(ctx, srcEndpoint);
-    if (this.#claims !== null) this.#probeTouch(endpoint, ctx);
     const m = this.shared.queues[endpoint - this.firstEndpoint]!.probe(ctx, srcEndpoint, tag);
     return m === NIL ? null : this.#messageInfo(m);
   }
@@ -1812,7 +1218,6 @@ export class Device {
   /** Matched probe: removes the message from matching and returns its slot. */
   mprobe(endpoint: number, ctx: number, srcEndpoint: number, tag: number): { slot: number; info: ProbeInfo } | null {
     if (this.#lanes !== null) this.#generalTouch(ctx, srcEndpoint);
-    if (this.#claims !== null) this.#probeTouch(endpoint, ctx);
     const m = this.shared.queues[endpoint - this.firstEndpoint]!.takeMatching(ctx, srcEndpoint, tag);
     if (m === NIL) return null;
     this.#w[m * SLOT_WORDS + SLOT.KIND] = KIND.MATCHED_MESSAGE;
@@ -1859,18 +1264,6 @@ export class Device {
       r.tag = ANY;
       this.#laneDone(r);
       return true;
-    }
-    if (this.#claims !== null) {
-      for (const lane of this.#claimLanes.values()) {
-        const i = lane.posted.indexOf(r.slot);
-        if (i < 0) continue;
-        lane.posted.splice(i, 1);
-        r.cancelled = true;
-        r.sourceEndpoint = ANY;
-        r.tag = ANY;
-        this.#complete(r);
-        return true;
-      }
     }
     const ep = this.#w[r.slot * SLOT_WORDS + SLOT.ENDPOINT]!;
     if (!this.shared.queues[ep - this.firstEndpoint]!.cancelRecv(r.slot)) return false;
@@ -1920,7 +1313,6 @@ export class Device {
     try {
       await Promise.all([
         this.handBack('close'), this.transport?.close(), ...this.#directAll.map((t) => t.close()), ...[...this.#readerPaths.values()].map((p) => p.transport.close()),
-        ...[...this.#claimPaths.values()].map((p) => p.transport.close()), ...[...this.#claimReadings.keys()].map((e) => this.#closeClaimRoute(e, 'close')),
       ]);
     } finally {
       this.#release();
@@ -1937,8 +1329,6 @@ export class Device {
     this.#reading?.transport.destroy();
     for (const r of this.#closingReadings.values()) r.transport.destroy();
     for (const p of this.#readerPaths.values()) p.transport.destroy();
-    for (const p of this.#claimPaths.values()) p.transport.destroy();
-    for (const r of this.#claimReadings.values()) r.transport.destroy();
     if (this.#keepAlive !== null) clearInterval(this.#keepAlive);
   }
 
@@ -2028,11 +1418,10 @@ export class Device {
     this.#onCompletionSlot(this.#completionRing!.words[offset >>> 2]!);
   };
 
-  /** A slot from this thread's completion ring: its request completed elsewhere, or (claims) a message handed to its lane. */
+  /** A slot from this thread's completion ring: its request completed elsewhere. */
   #onCompletionSlot(slot: number): void {
     const r = this.#reqs[slot];
     if (r !== undefined) this.#completeFromSlot(r, slot);
-    else if (this.#claims !== null) this.#claimArrival(slot);
   }
 
   /** Completes this thread's request r from what another thread left in its slot. */
@@ -2149,18 +1538,6 @@ export class Device {
     if (!rndv && len > 0) this.#keep(msg, payload);
     const recv = queues.arrive(msg);
     if (recv !== NIL) {
-      // A claim's holder took it (receive claims, docs/adr/0023): its thread matches it.
-      if (recv === HANDED_OFF) {
-        const own = this.#ownHandOff;
-        if (own !== NIL) {
-          this.#ownHandOff = NIL;
-          // What other threads handed over before it (the frames before the sender's switch mark)
-          // waits in this thread's completion ring: matched first, in order.
-          if (this.#completionRing !== null) this.#bridge.drainCompletions(this.#completionRing, this.#onCompletionRecord);
-          this.#claimArrival(own);
-        }
-        return;
-      }
       this.#deliverMatched(recv, msg, payload);
       this.#unexpected.drop(msg);
       this.pool.free(msg);

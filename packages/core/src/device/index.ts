@@ -10,7 +10,6 @@ export {
 export type { ObjectKind, ObjectTableBuffers } from './object-table.ts';
 export { SharedState, MAX_THREADS, STAT } from './shared-state.ts';
 export type { SharedBuffers, SharedLayout } from './shared-state.ts';
-export { CLAIM_STATE } from './claim-table.ts';
 export { Engines } from './engines.ts';
 export type { EngineBoot } from './engine-worker.ts';
 export { Lifetime, GcLifetime, createLifetime, allocateLifetimeBuffers, REF_MODE, REFCOUNT_STRATEGIES, GC_THRESHOLD, CELLS_PER_THREAD } from './lifetime.ts';
