@@ -1042,7 +1042,7 @@ export class Device {
       this.#hold();
       const slot = this.pool.alloc(KIND.RECV);
       if (slot === NIL) {
-        r.error = mpiError(ERR_NO_MEM, r.call, `all ${this.shared.table.capacity} request slots are in use; complete or free requests, or raise TSMPI_REQUEST_SLOTS`);
+        r.error = slotsExhausted(r.call, this.shared.table.capacity);
         this.#complete(r);
         continue;
       }
@@ -1342,7 +1342,7 @@ export class Device {
     const slot = this.pool.alloc(kind);
     if (slot === NIL) {
       this.#abandon(r, !hold);
-      throw mpiError(ERR_NO_MEM, r.call, `all ${this.shared.table.capacity} request slots are in use; complete or free requests, or raise TSMPI_REQUEST_SLOTS`);
+      throw slotsExhausted(r.call, this.shared.table.capacity);
     }
     if (hold) this.#hold();
     this.#w[slot * SLOT_WORDS + SLOT.OWNER] = this.#me;
@@ -1515,7 +1515,7 @@ export class Device {
     }
     const msg = this.pool.alloc(KIND.MESSAGE);
     if (msg === NIL) {
-      this.#fatal(mpiError(ERR_NO_MEM, 'progress', `all ${this.shared.table.capacity} request slots are in use by unexpected messages; raise TSMPI_REQUEST_SLOTS`), null);
+      this.#fatal(mpiError(ERR_NO_MEM, 'progress', `all ${this.shared.table.capacity} request slots are in use by unexpected messages; raise ${REQUEST_SLOTS_ENV}`), null);
       return;
     }
     const w = this.#w;
@@ -1857,6 +1857,18 @@ const EMPTY = new Uint8Array(0);
 /** A frame header's size on the wire (the transport's frame codec; onFrameBytes hands frames in that layout). */
 const FRAME_HEADER_BYTES = 32;
 const noop = (): void => undefined;
+
+/**
+ * The environment variable of the settings table's requestSlots row (config/settings.ts), which the
+ * errors of a full request table name: device/ does not import config/, and
+ * packages/core/test/env-names.unit.test.ts keeps the two equal.
+ */
+export const REQUEST_SLOTS_ENV = 'TSMPI_REQUEST_SLOTS';
+
+/** ERR_NO_MEM for call `call` that found all `capacity` request slots in use. */
+function slotsExhausted(call: string, capacity: number): MPIError {
+  return mpiError(ERR_NO_MEM, call, `all ${capacity} request slots are in use; complete or free requests, or raise ${REQUEST_SLOTS_ENV}`);
+}
 
 /** ERR_TRUNCATE for receive r: a message of `n` bytes for a buffer of `capacity` (#fill and #laneFill). */
 function truncated(r: DevRequest, n: number, capacity: number): MPIError {
