@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The run-length comparison of issue 15 (docs/PERFORMANCE.md 4.11): compare.sh for the
+# The run-length comparison of issue 15 (docs/notebook/performance-2026-11.md 4.11): compare.sh for the
 # neighbor message rate, the ping-pong and the 8-byte allreduce at 1,000 / 10,000 / 100,000
 # timed iterations, every implementation at its defaults (plus Open MPI --bind-to none), runs
 # interleaved, then one chart per benchmark (rate or time against iterations). The neighbor rate

@@ -6,7 +6,7 @@
  * runnable but waiting for one, context switches), from Linux's
  * /proc/self/task/PID/schedstat and status. Issue 15 used it to tell the first
  * blocks' unoptimised code from the run-queue waits of polling ranks that
- * outnumber the cores (8 bytes, docs/PERFORMANCE.md 4.26), and to follow the
+ * outnumber the cores (8 bytes, docs/notebook/performance-2026-11.md 4.26), and to follow the
  * 8 MiB allreduce's CPU per call as V8 compiles its path (4.43).
  *
  *   pnpm exec mpiexec -n 4 packages/bench/src/allreduce-first-calls.ts [--iterations N] [--block N] [--warmup N]

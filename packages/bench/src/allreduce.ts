@@ -11,7 +11,7 @@
  * than cores the cores are the bottleneck, and CPU per call is the steadier
  * measure on a shared machine (docs/adr/0006). A second line splits that CPU
  * into the ranks' main threads and their other threads (V8's compiler and GC
- * helpers: thread-cpu.ts, Linux only; docs/PERFORMANCE.md 4.16). Large sizes run fewer calls:
+ * helpers: thread-cpu.ts, Linux only; docs/notebook/performance-2026-11.md 4.16). Large sizes run fewer calls:
  * iterations * min(1, 64 KiB / size), at least 10.
  * reference/allreduce.c is the same benchmark in C.
  */

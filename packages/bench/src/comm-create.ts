@@ -64,7 +64,7 @@ export interface JobResult {
   readonly create: number[];
   readonly createGroup: number[];
   readonly dup: number;
-  /** dup again, as the mean of a back-to-back loop (total time / iterations): the per-call median and the mean disagree (docs/PERFORMANCE.md §4.7) */
+  /** dup again, as the mean of a back-to-back loop (total time / iterations): the per-call median and the mean disagree (docs/notebook/performance-2026-11.md §4.7) */
   readonly dupMean: number;
 }
 

@@ -3,7 +3,7 @@
  * neighbor-rate.ts (window of Irecv then Isend, then waitall) timed in blocks,
  * each printed with its rate and this process's CPU time per iteration (all
  * its threads: V8's compiler and GC threads included). Issue 15 used it to
- * find where the first ~20,000 iterations go (docs/PERFORMANCE.md 4.11).
+ * find where the first ~20,000 iterations go (docs/notebook/performance-2026-11.md 4.11).
  *
  *   pnpm exec mpiexec -n 2 packages/bench/src/msgrate-curve.ts [--blocks 20] [--block 500] [--window 12]
  *
@@ -21,7 +21,7 @@
  * event-loop turns (a check-phase hook: one count per loop iteration), and the
  * time on a core of the main thread apart from the other threads (V8's compiler
  * and GC helpers: thread-cpu.ts).
- * docs/PERFORMANCE.md 4.16 used it to find what the first 1,000 iterations pay for.
+ * docs/notebook/performance-2026-11.md 4.16 used it to find what the first 1,000 iterations pay for.
  */
 import { readFileSync, readdirSync } from 'node:fs';
 import { parseArgs } from 'node:util';

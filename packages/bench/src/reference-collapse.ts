@@ -1,7 +1,7 @@
 /**
  * Collapsed points of a sweep's reference line. Open MPI with N pthreads per
  * process sometimes collapses on a 2-core machine (its threads spin for the
- * cores: 0.006 M/s at N = 2 against 0.186 at N = 1, docs/PERFORMANCE.md
+ * cores: 0.006 M/s at N = 2 against 0.186 at N = 1, docs/notebook/performance-2026-11.md
  * section 4.13), and a ratio against such a point says nothing about tsmpi.
  * Each point keeps the median and the best of its repeats and is flagged
  * collapsed when

@@ -2,7 +2,7 @@
  * Start-up time of a job: runs a command (an mpiexec invocation) N times in
  * a directory and prints the wall time from spawn to exit of each run and
  * their median. Used for the installed-package figure in
- * docs/PERFORMANCE.md ("Start-up from a user project").
+ * docs/notebook/performance-2026-11.md 4.9 ("start-up from a user project").
  *
  *   npx tsx packages/bench/src/startup-time.ts [--repeat 5] [--cwd DIR] -- COMMAND [ARGS...]
  */

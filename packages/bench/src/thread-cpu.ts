@@ -7,7 +7,7 @@
  * the main thread's. Summing the live threads' schedstat instead would lose
  * the time of every thread that exits between two readings. Issue 15 used the
  * split to find that most of the CPU of a rank's first 1,000 iterations is V8
- * compiling on its background threads (docs/PERFORMANCE.md 4.16). Elsewhere
+ * compiling on its background threads (docs/notebook/performance-2026-11.md 4.16). Elsewhere
  * than Linux the main thread's share is 0 and the others' the whole process's.
  */
 import { readFileSync } from 'node:fs';

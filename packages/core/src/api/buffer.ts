@@ -114,7 +114,7 @@ export function typeHandleOf(spec: unknown, countsPredefined: boolean): number {
  * Returns null for anything else, including a spec resolveBuf rejects, so that the caller falls
  * back to resolveBuf, which throws the error. This is the point-to-point path of derived types:
  * resolveBuf's two result objects, its type-map lookup and its subarray cost a derived-type
- * message about a third of the local-path rate (docs/PERFORMANCE.md 4.10).
+ * message about a third of the local-path rate (docs/notebook/performance-2026-11.md 4.10).
  */
 export function denseBytesOf(spec: unknown): Uint8Array | null {
   if (!Array.isArray(spec)) return null;

@@ -4,7 +4,7 @@
  * Rabenseifner's allreduce on 8 MiB needs a 4 MiB scratch per call; allocated
  * fresh, each one is a large ArrayBuffer whose memory V8 reclaims only with a
  * full garbage collection, and those collections took more time than the
- * reductions (docs/PERFORMANCE.md §4.6). A small per-thread free list keeps a
+ * reductions (docs/notebook/performance-2026-11.md §4.6). A small per-thread free list keeps a
  * couple of buffers instead. Each borrower gets a buffer of its own, so
  * overlapping nonblocking collectives never share one.
  */

@@ -17,7 +17,7 @@
  *
  * SUM, PROD, MIN and MAX on the types that are not BigInt run four elements
  * per iteration: V8 neither unrolls nor vectorizes, and on 512 Ki-element
- * FLOAT64 arrays (Node 20, machine A of docs/PERFORMANCE.md) the unrolled
+ * FLOAT64 arrays (Node 20, machine A of docs/notebook/performance-2026-11.md) the unrolled
  * loops take 0.66 instead of 1.0 ns per element for SUM and 0.55 instead of
  * 1.3 for MAX. The rest of the table is rarely hot: logical and bitwise ops,
  * and 64-bit integers, whose BigInt arithmetic costs far more than the loop.

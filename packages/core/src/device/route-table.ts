@@ -33,7 +33,7 @@
  *             attached to, stricter than MPI asks, for one word instead of J
  *
  * Why a shared table and not messages between threads: the sender's check is on the hot path of
- * every send, and a load costs nothing against a wake-up (docs/PERFORMANCE.md 4.4).
+ * every send, and a load costs nothing against a wake-up (docs/notebook/performance-2026-11.md 4.4).
  */
 import { waitAsync } from '../util/index.ts';
 import type { MarkWord } from './route-switch.ts';
