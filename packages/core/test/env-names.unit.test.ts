@@ -8,7 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { JOB_ENV, SETTINGS } from '../src/config/index.ts';
-import { REQUEST_SLOTS_ENV } from '../src/device/device.ts';
+import { REQUEST_SLOTS_ENV } from '../src/device/completion.ts';
 
 const PACKAGES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 

@@ -35,13 +35,12 @@
  * unexpected message's bytes wait is unexpected-payloads.ts; the
  * protocols are unit-tested over the loopback transport (protocols.test.ts).
  */
-import { Packr } from 'msgpackr';
 import { FRAME_FLAG, FRAME_KIND, channelOf, newFrameHeader, type FrameHeader, type ReaderSocketName, type Transport, type TransportError, type TransportFactory } from '../transport/index.ts';
-import { setLockHolder, type PayloadPool, type Ring } from '../shm/index.ts';
-import { ANY, ERR_PROC_FAILED, ERR_TRUNCATE, ERR_NO_MEM, MPIError, mpiError } from '../util/index.ts';
+import { setLockHolder, type PayloadPool } from '../shm/index.ts';
+import { ANY, ERR_PROC_FAILED, ERR_NO_MEM, MPIError, mpiError } from '../util/index.ts';
 import type { Logger } from '../log/index.ts';
 import { DevRequest, REQ_KIND } from './dev-request.ts';
-import { FLAG, KIND, NIL, SLOT, SLOT_WORDS, STATE, SlotPool } from './request-table.ts';
+import { FLAG, KIND, NIL, SLOT, SLOT_WORDS, SlotPool } from './request-table.ts';
 import { STAT, type SharedState } from './shared-state.ts';
 import type { ObjectTable } from './object-table.ts';
 import { createLifetime, type Lifetime, type RefcountStrategy } from './lifetime.ts';
@@ -50,6 +49,7 @@ import { ROUTE_STATE, routeEpoch, routeState, routeUsers } from './route-table.t
 import { RouteIntakes, isRouteTagged, routeTag, tagEpoch, tagThread } from './route-intake.ts';
 import { PATH_READER, RouteSender, type SendStep } from './route-sender.ts';
 import { UnexpectedPayloads } from './unexpected-payloads.ts';
+import { Completion, EMPTY, REQUEST_SLOTS_ENV, slotsExhausted, truncated } from './completion.ts';
 import { ReceiveLanes, type Lane } from './receive-lanes.ts';
 
 
@@ -145,8 +145,6 @@ export interface ProbeInfo {
   count: number;
 }
 
-/** msgpack for object payloads: typed arrays keep their type; decoded binaries never alias the input. */
-export const packr = new Packr({ useRecords: false, moreTypes: true, copyBuffers: true, structuredClone: false });
 
 export class Device {
   readonly opts: DeviceOptions;
@@ -162,14 +160,11 @@ export class Device {
   readonly #direct: (Transport | undefined)[];
   readonly #directAll: Transport[] = [];
   readonly #w: Int32Array;
-  readonly #payloads: PayloadPool;
   readonly #big: PayloadPool | null;
   readonly #mt: boolean;
   readonly #me: number;
   readonly #stat: Float64Array;
   readonly #hosts: boolean[];
-  /** the JavaScript side of each slot this thread owns */
-  readonly #reqs: (DevRequest | undefined)[];
   /** where unexpected eager messages' bytes wait for their receive */
   readonly #unexpected: UnexpectedPayloads;
   /** big-arena blocks receiving rendezvous data for other threads' receives, by receive slot */
@@ -179,6 +174,8 @@ export class Device {
   readonly #hdr: FrameHeader = newFrameHeader();
   /** rings to and from the other threads of the process (thread-bridge.ts) */
   readonly #bridge: ThreadBridge;
+  /** slots and completion of this thread's requests, and its hold of the event loop (completion.ts) */
+  readonly #completion: Completion;
   /** the lean path's matching state (receive-lanes.ts); null: every receive takes the shared queues */
   readonly #lanes: ReceiveLanes | null;
   /** the endpoint this thread reads (readEndpoint), or null */
@@ -201,10 +198,6 @@ export class Device {
   #failure: Error | null = null;
   #closing = false;
   #destroyed = false;
-  /** operations of this thread in flight; while > 0 (or while closing) #keepAlive holds the event loop */
-  #active = 0;
-  #keepAlive: NodeJS.Timeout | null = null;
-  #completionRing: Ring | null = null;
   /**
    * Largest message sent eagerly on a channel this thread neither hosts nor has a direct route for:
    * the eager limit, or less when the injection ring could not take it (ThreadBridge.maxInjectBytes); larger ones go by rendezvous.
@@ -218,7 +211,6 @@ export class Device {
     this.pool = new SlotPool(shared.table, opts.threadId >= 0 ? shared.slotCache(opts.threadId) : null);
     this.objects = shared.objects;
     this.lifetime = createLifetime(opts.refcount, shared.objects, shared.buffers.lifetime, opts.threadId);
-    this.#payloads = shared.payloads;
     this.#big = shared.big;
     this.#unexpected = new UnexpectedPayloads(shared);
     this.#mt = shared.layout.multithreaded;
@@ -230,11 +222,10 @@ export class Device {
     shared.markStarted(opts.statsRow);
     this.#hosts = Array.from({ length: opts.channels }, (_, c) => opts.hosted.includes(c));
     this.#direct = new Array(opts.channels);
-    this.#reqs = new Array(shared.table.capacity);
     this.endpointCount = opts.processCount * opts.endpointsPerProcess;
     this.firstEndpoint = opts.process * opts.endpointsPerProcess;
     this.#bridge = new ThreadBridge(shared);
-    if (this.#mt && opts.threadId >= 0) this.#completionRing = shared.completion(opts.threadId);
+    this.#completion = new Completion(shared, this.pool, this.lifetime, this.#bridge, opts.threadId, this.#stat, this.#mt && opts.threadId >= 0 ? shared.completion(opts.threadId) : null);
     this.#eagerInjectLimit = this.#mt ? Math.min(opts.eagerLimit, this.#bridge.maxInjectBytes) : opts.eagerLimit;
     this.#lanes = opts.lanes === true && !this.#mt && opts.endpointsPerProcess === 1 ? new ReceiveLanes() : null;
     const routes = shared.routes;
@@ -314,11 +305,11 @@ export class Device {
       for (let p = 0; p < o.processCount; p++) if (p !== o.process) waits.push(t.open(p));
     }
     if (waits.length === 0) return;
-    this.#hold();
+    this.#completion.hold();
     try {
       await Promise.all(waits);
     } finally {
-      this.#release();
+      this.#completion.release();
     }
   }
 
@@ -405,11 +396,11 @@ export class Device {
     if (reading.announced) {
       this.#announceRoute(reading, ROUTE_CONTROL.CLOSE);
       this.#closingReadings.set(reading.endpoint, reading);
-      this.#hold();
+      this.#completion.hold();
       try {
         await this.#sendersLeft(reading);
       } finally {
-        this.#release();
+        this.#completion.release();
         this.#closingReadings.delete(reading.endpoint);
       }
       log.info({ endpoint: reading.endpoint, epoch: reading.epoch, thread: this.#me, frames: reading.frames, fins: reading.fins.reduce((a, b) => a + b, 0) }, 'endpoint reader: every sender has left; the socket closes');
@@ -839,7 +830,7 @@ export class Device {
    */
   postRecv(r: DevRequest, endpoint: number, ctx: number, srcEndpoint: number, tag: number): void {
     if (this.#lanes !== null) this.#generalTouch(ctx, srcEndpoint);
-    this.#postSlot(r, this.#ownSlot(r, KIND.RECV), endpoint, ctx, srcEndpoint, tag);
+    this.#postSlot(r, this.#completion.ownSlot(r, KIND.RECV), endpoint, ctx, srcEndpoint, tag);
   }
 
   /** Posts receive r, which owns `slot`, in the shared queues (and takes a waiting message). */
@@ -881,7 +872,7 @@ export class Device {
       return r;
     }
     // The lane, not each receive, holds the event loop while it has posted receives (step 3).
-    if (lane.posted.length === 0) this.#hold();
+    if (lane.posted.length === 0) this.#completion.hold();
     lane.posted.push({ r, src: srcEndpoint, tag });
     return r;
   }
@@ -909,7 +900,7 @@ export class Device {
       this.#laneDone(r);
       return r;
     }
-    if (lane.posted.length === 0) this.#hold();
+    if (lane.posted.length === 0) this.#completion.hold();
     lane.posted.push({ r, src: srcEndpoint, tag });
     return r;
   }
@@ -967,7 +958,7 @@ export class Device {
       lane.unexpected.push({ src, tag, srcProcess, data: payload.slice() });
       return;
     }
-    if (posted.length === 0) this.#release();
+    if (posted.length === 0) this.#completion.release();
     r.sourceEndpoint = src;
     r.tag = tag;
     this.#laneFill(r, payload);
@@ -1024,7 +1015,7 @@ export class Device {
 
   /** Diagnostics (tests): operations of this thread holding the event loop (a lane with posted receives counts once). */
   heldOperations(): number {
-    return this.#active;
+    return this.#completion.active;
   }
 
   /** Diagnostics (tests): context `ctx`'s lane state (receive-lanes.ts LANE_STATE), or -1 where there are no lanes. */
@@ -1039,20 +1030,20 @@ export class Device {
     const laneHeld = lane.posted.length > 0;
     for (const p of lane.posted) {
       const r = p.r;
-      this.#hold();
+      this.#completion.hold();
       const slot = this.pool.alloc(KIND.RECV);
       if (slot === NIL) {
         r.error = slotsExhausted(r.call, this.shared.table.capacity);
-        this.#complete(r);
+        this.#completion.complete(r);
         continue;
       }
       this.#w[slot * SLOT_WORDS + SLOT.OWNER] = this.#me;
       r.slot = slot;
-      this.#reqs[slot] = r;
+      this.#completion.reqs[slot] = r;
       this.#postSlot(r, slot, endpoint, ctx, p.src, p.tag);
     }
     lane.posted.length = 0;
-    if (laneHeld) this.#release();
+    if (laneHeld) this.#completion.release();
     // A header of its own: the caller may be in the middle of using #hdr or a transport's header.
     const h = newFrameHeader();
     for (const m of lane.unexpected) {
@@ -1110,7 +1101,7 @@ export class Device {
    */
   send(r: DevRequest, srcEndpoint: number, dstEndpoint: number, ctx: number, tag: number, data: Uint8Array, objectForm: boolean, sync: boolean): void {
     const len = data.length;
-    this.#hold();
+    this.#completion.hold();
     if (this.#failure !== null || this.shared.failedClass() !== 0) {
       this.#failSend(r);
       return;
@@ -1142,8 +1133,8 @@ export class Device {
       h.payloadLength = len;
       this.#outFirst(r, proc, h, len === 0 ? null : data);
       if (!sync) {
-        this.#countSent(len);
-        this.#complete(r);
+        this.#completion.countSent(len);
+        this.#completion.complete(r);
       }
       return;
     }
@@ -1155,7 +1146,7 @@ export class Device {
       // Another thread answers the CTS: it needs the data in shared memory.
       const off = this.#big!.alloc(len);
       if (off === NIL) {
-        this.#abandon(r, true);
+        this.#completion.abandon(r, true);
         throw mpiError(ERR_NO_MEM, r.call, `no room for a ${len}-byte message in the shared large-payload arena`);
       }
       this.#big!.bytes.set(data, off);
@@ -1171,7 +1162,7 @@ export class Device {
 
   /** A send slot for r (its LENGTH word: the bytes #countSent counts when it completes). */
   #sendSlot(r: DevRequest, len: number): number {
-    const slot = this.#ownSlot(r, KIND.SEND, false);
+    const slot = this.#completion.ownSlot(r, KIND.SEND, false);
     this.#w[slot * SLOT_WORDS + SLOT.LENGTH] = len;
     return slot;
   }
@@ -1187,17 +1178,11 @@ export class Device {
       else this.#out(proc, h, payload, r.call);
     } catch (e) {
       if (r.slot !== NIL && (this.#w[r.slot * SLOT_WORDS + SLOT.FLAGS]! & FLAG.BIG) !== 0) this.#big!.free(this.#w[r.slot * SLOT_WORDS + SLOT.PAYLOAD]!);
-      this.#abandon(r, true);
+      this.#completion.abandon(r, true);
       throw e;
     }
   }
 
-  /** A send that completed without error: MPI.stats counts it (a failed one never is). */
-  #countSent(len: number): void {
-    const st = this.#stat;
-    st[STAT.SENT]!++;
-    st[STAT.BYTES_SENT]! += len;
-  }
 
   /** Send r, started after this process's device failed: it completes with the failure, nothing goes out. */
   #failSend(r: DevRequest): void {
@@ -1205,7 +1190,7 @@ export class Device {
     const failed = this.shared.failedClass(); // #fatal marks it before anything else
     const why = failure === null ? 'the process is failing (see the job output)' : `this process has failed (${failure.message})`;
     r.error = mpiError(failed !== 0 ? failed : ERR_PROC_FAILED, r.call, `not sent: ${why}`, failure ?? undefined);
-    this.#complete(r);
+    this.#completion.complete(r);
   }
 
   /** Non-destructive look at the first message a receive (ctx, src, tag) on `endpoint` would match. */
@@ -1226,7 +1211,7 @@ export class Device {
 
   /** Receives a message taken by mprobe into r (r.buf or r.objectMode set). */
   recvMatched(r: DevRequest, msgSlot: number): void {
-    const slot = this.#ownSlot(r, KIND.RECV);
+    const slot = this.#completion.ownSlot(r, KIND.RECV);
     const w = this.#w;
     w[slot * SLOT_WORDS + SLOT.LENGTH] = r.buf === null ? -1 : r.buf.length;
     w[slot * SLOT_WORDS + SLOT.ENDPOINT] = w[msgSlot * SLOT_WORDS + SLOT.ENDPOINT]!;
@@ -1238,11 +1223,11 @@ export class Device {
    * thread): blocking probes re-check after it. Holds the event loop meanwhile.
    */
   async arrivalAfter(endpoint: number, seen: number): Promise<void> {
-    this.#hold();
+    this.#completion.hold();
     try {
       await this.shared.queues[endpoint - this.firstEndpoint]!.waitArrival(seen);
     } finally {
-      this.#release();
+      this.#completion.release();
     }
   }
 
@@ -1258,7 +1243,7 @@ export class Device {
       // A pending receive without a slot is a lean one: it waits in a lane, which holds the loop while it has any.
       const lane = this.#lanes === null ? undefined : this.#lanes.lanes().find((l) => l.unlink(r));
       if (lane === undefined) return false;
-      if (lane.posted.length === 0) this.#release();
+      if (lane.posted.length === 0) this.#completion.release();
       r.cancelled = true;
       r.sourceEndpoint = ANY;
       r.tag = ANY;
@@ -1270,19 +1255,19 @@ export class Device {
     r.cancelled = true;
     r.sourceEndpoint = ANY;
     r.tag = ANY;
-    this.#complete(r);
+    this.#completion.complete(r);
     return true;
   }
 
   /** Completes a request created outside the protocols (generalized: collectives, PROC_NULL). */
   completeNow(r: DevRequest): void {
-    this.#hold();
-    this.#complete(r);
+    this.#completion.hold();
+    this.#completion.complete(r);
   }
 
   /** Completes this thread's requests that other threads finished (drains the completion ring). */
   poll(): void {
-    if (this.#completionRing !== null) this.#bridge.drainCompletions(this.#completionRing, this.#onCompletionRecord);
+    this.#completion.poll();
   }
 
   failure(): Error | null {
@@ -1305,7 +1290,7 @@ export class Device {
 
   async close(): Promise<void> {
     this.#closing = true;
-    this.#hold();
+    this.#completion.hold();
     // Frames other threads queued for our channels go out before the goodbye.
     this.#bridge.close();
     // This thread's FINs to remote readers, and its own reading's ROUTE_CLOSE, go out on its connections before they close.
@@ -1315,8 +1300,8 @@ export class Device {
         this.handBack('close'), this.transport?.close(), ...this.#directAll.map((t) => t.close()), ...[...this.#readerPaths.values()].map((p) => p.transport.close()),
       ]);
     } finally {
-      this.#release();
-      if (this.#keepAlive !== null) clearInterval(this.#keepAlive);
+      this.#completion.release();
+      this.#completion.stop();
     }
   }
 
@@ -1329,129 +1314,20 @@ export class Device {
     this.#reading?.transport.destroy();
     for (const r of this.#closingReadings.values()) r.transport.destroy();
     for (const p of this.#readerPaths.values()) p.transport.destroy();
-    if (this.#keepAlive !== null) clearInterval(this.#keepAlive);
+    this.#completion.stop();
   }
 
   // --- slots, completion, event loop ----------------------------------------------
 
-  /**
-   * A slot owned by this thread for request r (the request holds the event loop until it completes).
-   * `hold` false: the caller (send) already holds it for r. On ERR_NO_MEM r is abandoned (#abandon).
-   */
-  #ownSlot(r: DevRequest, kind: number, hold = true): number {
-    const slot = this.pool.alloc(kind);
-    if (slot === NIL) {
-      this.#abandon(r, !hold);
-      throw slotsExhausted(r.call, this.shared.table.capacity);
-    }
-    if (hold) this.#hold();
-    this.#w[slot * SLOT_WORDS + SLOT.OWNER] = this.#me;
-    r.slot = slot;
-    this.#reqs[slot] = r;
-    return slot;
-  }
 
-  /**
-   * The transport holds no event-loop reference; the device holds one while an
-   * operation of this thread is in flight, so a program that returns without
-   * finalize exits. In a multithreaded process it also listens to its completion ring.
-   */
-  #hold(): void {
-    if (this.#active++ === 0) {
-      if (this.#keepAlive === null) this.#keepAlive = setInterval(noop, 1 << 30);
-      else this.#keepAlive.ref();
-      if (this.#completionRing !== null) this.#bridge.serveCompletions(this.#completionRing, this.#onCompletionRecord, this.#isActive);
-    }
-  }
 
-  #release(): void {
-    if (--this.#active === 0) this.#keepAlive?.unref();
-  }
 
-  /**
-   * Undoes request r, which failed to start (ERR_NO_MEM) and will never complete: its slot, the
-   * references the API layer took for it (lifetime.ts), and, when `held`, the caller's hold of the
-   * event loop go back, so that a failed call leaves nothing live behind.
-   */
-  #abandon(r: DevRequest, held: boolean): void {
-    if (held) this.#release();
-    if (r.slot !== NIL) {
-      this.#reqs[r.slot] = undefined;
-      this.pool.free(r.slot);
-      r.slot = NIL;
-    }
-    if (r.refMode !== 0) this.lifetime.releaseRequest(r);
-  }
 
-  #complete(r: DevRequest): void {
-    this.#release();
-    r.done = true;
-    if (r.slot !== NIL) {
-      this.#reqs[r.slot] = undefined;
-      this.pool.free(r.slot);
-      r.slot = NIL;
-    }
-    if (r.refMode !== 0) this.lifetime.releaseRequest(r);
-    if (r.finish !== null) r.finish(r);
-    const cb = r.onComplete;
-    if (cb !== null) {
-      r.onComplete = null;
-      cb(r);
-    }
-  }
 
-  /** Completes slot `slot` (its status and payload already in shared memory) wherever its owner is. */
-  #finishSlot(slot: number): void {
-    const owner = this.#w[slot * SLOT_WORDS + SLOT.OWNER]!;
-    if (owner === this.#me) {
-      const r = this.#reqs[slot];
-      if (r !== undefined) this.#completeFromSlot(r, slot);
-      return;
-    }
-    Atomics.store(this.#w, slot * SLOT_WORDS + SLOT.STATE, STATE.COMPLETE);
-    this.#bridge.complete(owner, slot);
-  }
 
-  readonly #isActive = (): boolean => this.#active > 0;
 
-  readonly #onCompletionRecord = (offset: number): void => {
-    this.#onCompletionSlot(this.#completionRing!.words[offset >>> 2]!);
-  };
 
-  /** A slot from this thread's completion ring: its request completed elsewhere. */
-  #onCompletionSlot(slot: number): void {
-    const r = this.#reqs[slot];
-    if (r !== undefined) this.#completeFromSlot(r, slot);
-  }
 
-  /** Completes this thread's request r from what another thread left in its slot. */
-  #completeFromSlot(r: DevRequest, slot: number): void {
-    const w = this.#w;
-    const b = slot * SLOT_WORDS;
-    const err = w[b + SLOT.ST_ERROR]!;
-    if (err !== 0) {
-      r.error = err === ERR_NO_MEM
-        ? mpiError(err, r.call, 'the message did not fit the shared large-payload arena on its way from the channel\'s thread (at most 1 GiB per message crosses threads)')
-        : mpiError(err, r.call, 'the operation failed in another thread (see the job output)');
-      this.#complete(r);
-      return;
-    }
-    if (r.kind !== REQ_KIND.RECV) {
-      // A sync send matched, or a rendezvous send's data left.
-      this.#countSent(w[b + SLOT.LENGTH]! >>> 0);
-      this.#complete(r);
-      return;
-    }
-    r.sourceEndpoint = w[b + SLOT.ST_SOURCE]!;
-    r.tag = w[b + SLOT.ST_TAG]!;
-    const count = w[b + SLOT.ST_COUNT]! >>> 0; // lengths above 2^31 wrap in the Int32 words
-    const off = w[b + SLOT.PAYLOAD]!;
-    const flags = w[b + SLOT.FLAGS]!;
-    const arena = (flags & FLAG.BIG) !== 0 ? this.#big! : this.#payloads;
-    const data = off === NIL || count === 0 ? EMPTY : arena.bytes.subarray(off, off + count);
-    this.#fill(r, data, (flags & FLAG.OBJECT) !== 0);
-    if (off !== NIL) arena.free(off);
-  }
 
   /** A frame another thread queued for a channel this thread hosts: hand it to the transport (which copies it). */
   readonly #sendInjected = (proc: number, h: FrameHeader, payload: Uint8Array | null): void => {
@@ -1498,8 +1374,8 @@ export class Device {
     h.payloadLength = data.length;
     this.#arrive(this.opts.process, h, data, FLAG.LOCAL);
     if (!sync) {
-      this.#countSent(data.length);
-      this.#complete(r);
+      this.#completion.countSent(data.length);
+      this.#completion.complete(r);
     }
   }
 
@@ -1595,68 +1471,17 @@ export class Device {
       return;
     }
     if ((flags & FLAG.SYNC) !== 0) this.#ackSync(msg);
-    this.#fillSlot(recv, payload);
+    this.#completion.fillSlot(recv, payload);
   }
 
-  /** Completes receive slot `recv` (status words set) with `data`, wherever its owner is. */
-  #fillSlot(recv: number, data: Uint8Array): void {
-    const w = this.#w;
-    const rb = recv * SLOT_WORDS;
-    if (w[rb + SLOT.OWNER] === this.#me) {
-      const r = this.#reqs[recv]!;
-      r.sourceEndpoint = w[rb + SLOT.ST_SOURCE]!;
-      r.tag = w[rb + SLOT.ST_TAG]!;
-      this.#fill(r, data, (w[rb + SLOT.FLAGS]! & FLAG.OBJECT) !== 0);
-      return;
-    }
-    const len = data.length;
-    let off = NIL;
-    if (len > 0) {
-      off = this.#payloads.alloc(len);
-      if (off !== NIL) {
-        this.#payloads.bytes.set(data, off);
-      } else {
-        off = this.#big!.alloc(len);
-        if (off === NIL) {
-          w[rb + SLOT.ST_ERROR] = ERR_NO_MEM;
-          this.#finishSlot(recv);
-          return;
-        }
-        this.#big!.bytes.set(data, off);
-        w[rb + SLOT.FLAGS] |= FLAG.BIG;
-      }
-    }
-    w[rb + SLOT.PAYLOAD] = off;
-    w[rb + SLOT.ST_COUNT] = len;
-    this.#finishSlot(recv);
-  }
 
-  /** Completes receive r (this thread's) with message bytes `data`. */
-  #fill(r: DevRequest, data: Uint8Array, isObject: boolean): void {
-    const n = data.length;
-    r.count = n;
-    if (r.objectMode) {
-      // msgpackr's native string extraction refuses shared memory: decode a private copy of shared bytes.
-      r.value = isObject ? packr.unpack(data.buffer instanceof SharedArrayBuffer ? data.slice() : data) : data.slice();
-    } else {
-      const buf = r.buf!;
-      if (n > buf.length) {
-        buf.set(data.subarray(0, buf.length));
-        r.count = buf.length;
-        r.error = truncated(r, n, buf.length);
-      } else if (n > 0) {
-        buf.set(data);
-      }
-    }
-    this.#complete(r);
-  }
 
   #ackSync(msg: number): void {
     const w = this.#w;
     const b = msg * SLOT_WORDS;
     const senderSlot = w[b + SLOT.PEER_SLOT]!;
     if ((w[b + SLOT.FLAGS]! & FLAG.LOCAL) !== 0) {
-      this.#finishSlot(senderSlot);
+      this.#completion.finishSlot(senderSlot);
       return;
     }
     const h = this.#hdr;
@@ -1693,13 +1518,13 @@ export class Device {
         this.#arrive(srcProcess, h, payload, 0);
         return;
       case FRAME_KIND.SYNC_ACK:
-        this.#finishSlot(h.aux);
+        this.#completion.finishSlot(h.aux);
         return;
       case FRAME_KIND.RNDV_CTS: {
         const s = h.aux;
         const b = s * SLOT_WORDS;
         const w = this.#w;
-        const own = w[b + SLOT.OWNER] === this.#me ? this.#reqs[s] : undefined;
+        const own = w[b + SLOT.OWNER] === this.#me ? this.#completion.reqs[s] : undefined;
         let data: Uint8Array;
         if (own !== undefined && (w[b + SLOT.FLAGS]! & FLAG.BIG) === 0) {
           data = own.buf!;
@@ -1726,22 +1551,22 @@ export class Device {
         const w = this.#w;
         const rb = recv * SLOT_WORDS;
         if (w[rb + SLOT.OWNER] === this.#me) {
-          const r = this.#reqs[recv];
+          const r = this.#completion.reqs[recv];
           if (r === undefined) return;
           r.sourceEndpoint = w[rb + SLOT.ST_SOURCE]!;
           r.tag = w[rb + SLOT.ST_TAG]!;
           if (!r.objectMode && r.buf !== null && payload.buffer === r.buf.buffer && payload.byteOffset === r.buf.byteOffset) {
             r.count = payload.length;
-            this.#complete(r);
+            this.#completion.complete(r);
           } else if (r.objectMode && this.#privateTargets.get(recv) === payload && (w[rb + SLOT.FLAGS]! & FLAG.OBJECT) === 0) {
             // Bytes (a collective's recv) landed in an array of their own: hand it over without another copy.
             this.#privateTargets.delete(recv);
             r.count = payload.length;
             r.value = payload;
-            this.#complete(r);
+            this.#completion.complete(r);
           } else {
             this.#privateTargets.delete(recv);
-            this.#fill(r, payload, (w[rb + SLOT.FLAGS]! & FLAG.OBJECT) !== 0);
+            this.#completion.fill(r, payload, (w[rb + SLOT.FLAGS]! & FLAG.OBJECT) !== 0);
           }
           return;
         }
@@ -1754,9 +1579,9 @@ export class Device {
           w[rb + SLOT.PAYLOAD] = target;
           w[rb + SLOT.FLAGS] |= FLAG.BIG;
           w[rb + SLOT.ST_COUNT] = payload.length;
-          this.#finishSlot(recv);
+          this.#completion.finishSlot(recv);
         } else {
-          this.#fillSlot(recv, payload);
+          this.#completion.fillSlot(recv, payload);
         }
         return;
       }
@@ -1781,7 +1606,7 @@ export class Device {
     const plen = h.payloadLength;
     if (recv >= this.shared.table.capacity || (w[rb + SLOT.FLAGS]! & FLAG.RNDV) === 0 || plen > w[rb + SLOT.ST_COUNT]! >>> 0) return null;
     if (w[rb + SLOT.OWNER] === this.#me) {
-      const r = this.#reqs[recv];
+      const r = this.#completion.reqs[recv];
       if (r === undefined) return null;
       if (r.objectMode) {
         const own = new Uint8Array(plen);
@@ -1807,7 +1632,7 @@ export class Device {
       this.#big!.free(w[b + SLOT.PAYLOAD]!);
       w[b + SLOT.PAYLOAD] = NIL;
     }
-    this.#finishSlot(token);
+    this.#completion.finishSlot(token);
   }
 
   #onPeerLost(proc: number, err: TransportError): void {
@@ -1820,17 +1645,17 @@ export class Device {
   #fatal(err: MPIError, lostProcess: number | null): void {
     if (this.#failure === null) this.#failure = err;
     this.shared.markFailed(err.errorClass);
-    for (let i = 0; i < this.#reqs.length; i++) {
-      const r = this.#reqs[i];
+    for (let i = 0; i < this.#completion.reqs.length; i++) {
+      const r = this.#completion.reqs[i];
       if (r !== undefined && !r.done) {
         r.error = err;
-        this.#complete(r);
+        this.#completion.complete(r);
       }
     }
     if (this.#lanes !== null) {
       for (const lane of this.#lanes.lanes()) {
         const posted = lane.posted.splice(0);
-        if (posted.length > 0) this.#release();
+        if (posted.length > 0) this.#completion.release();
         for (const p of posted) {
           p.r.error = err;
           this.#laneDone(p.r);
@@ -1853,24 +1678,5 @@ export class Device {
   onRendezvous: ((bytes: number) => void) | null = null;
 }
 
-const EMPTY = new Uint8Array(0);
 /** A frame header's size on the wire (the transport's frame codec; onFrameBytes hands frames in that layout). */
 const FRAME_HEADER_BYTES = 32;
-const noop = (): void => undefined;
-
-/**
- * The environment variable of the settings table's requestSlots row (config/settings.ts), which the
- * errors of a full request table name: device/ does not import config/, and
- * packages/core/test/env-names.unit.test.ts keeps the two equal.
- */
-export const REQUEST_SLOTS_ENV = 'TSMPI_REQUEST_SLOTS';
-
-/** ERR_NO_MEM for call `call` that found all `capacity` request slots in use. */
-function slotsExhausted(call: string, capacity: number): MPIError {
-  return mpiError(ERR_NO_MEM, call, `all ${capacity} request slots are in use; complete or free requests, or raise ${REQUEST_SLOTS_ENV}`);
-}
-
-/** ERR_TRUNCATE for receive r: a message of `n` bytes for a buffer of `capacity` (#fill and #laneFill). */
-function truncated(r: DevRequest, n: number, capacity: number): MPIError {
-  return mpiError(ERR_TRUNCATE, r.call, `message of ${n} bytes from endpoint ${r.sourceEndpoint} (tag ${r.tag}) is longer than the receive buffer of ${capacity} bytes`);
-}
