@@ -47,8 +47,8 @@ import { createLifetime, type Lifetime, type RefcountStrategy } from './lifetime
 import { ThreadBridge } from './thread-bridge.ts';
 import { ReaderRoutes, type RouteHost } from './reader-routes.ts';
 import { UnexpectedPayloads } from './unexpected-payloads.ts';
-import { Completion, EMPTY, REQUEST_SLOTS_ENV, slotsExhausted, truncated } from './completion.ts';
-import { ReceiveLanes, type Lane } from './receive-lanes.ts';
+import { Completion, EMPTY, REQUEST_SLOTS_ENV, slotsExhausted } from './completion.ts';
+import { LaneMatcher } from './lane-matcher.ts';
 
 
 export interface DeviceOptions {
@@ -130,8 +130,8 @@ export class Device {
   readonly #bridge: ThreadBridge;
   /** slots and completion of this thread's requests, and its hold of the event loop (completion.ts) */
   readonly #completion: Completion;
-  /** the lean path's matching state (receive-lanes.ts); null: every receive takes the shared queues */
-  readonly #lanes: ReceiveLanes | null;
+  /** the receive lanes' matcher (lane-matcher.ts, lean=on); null: every receive takes the shared queues */
+  readonly #lanes: LaneMatcher | null;
   /** endpoint readers and the routes to them (reader-routes.ts): only in a process with a route table */
   readonly #routes: ReaderRoutes | null;
   /** this thread follows remote readers' routes: its data frames to remote endpoints go through #routes */
@@ -167,7 +167,9 @@ export class Device {
     this.#bridge = new ThreadBridge(shared);
     this.#completion = new Completion(shared, this.pool, this.lifetime, this.#bridge, opts.threadId, this.#stat, this.#mt && opts.threadId >= 0 ? shared.completion(opts.threadId) : null);
     this.#eagerInjectLimit = this.#mt ? Math.min(opts.eagerLimit, this.#bridge.maxInjectBytes) : opts.eagerLimit;
-    this.#lanes = opts.lanes === true && !this.#mt && opts.endpointsPerProcess === 1 ? new ReceiveLanes() : null;
+    this.#lanes = opts.lanes === true && !this.#mt && opts.endpointsPerProcess === 1
+      ? new LaneMatcher({ postDemoted: (r, ctx, src, tag) => this.#postDemoted(r, ctx, src, tag), arriveDemoted: (p, h, data) => this.#arrive(p, h, data, 0, false) }, this.#completion, shared, this.#stat, this.firstEndpoint)
+      : null;
     this.#routes = shared.routes === null ? null : new ReaderRoutes(this.#routeHost());
     this.#followsRoutes = this.#routes?.follows ?? false;
   }
@@ -203,7 +205,8 @@ export class Device {
         onSent: (token) => this.#onSent(token),
         onPeerLost: (proc, err) => this.#onPeerLost(proc, err),
         payloadTarget: (src, header) => this.#payloadTarget(src, header),
-        ...(this.#lanes === null ? {} : { onFrameBytes: this.#laneFrameBytes }),
+        // Frames still in their bytes go to the lanes, except where route tags must be read first (reader-routes.ts).
+        ...(this.#lanes === null || this.#routes !== null ? {} : { onFrameBytes: this.#lanes.frameBytes }),
       },
     });
     return this.transport.listen();
@@ -347,7 +350,7 @@ export class Device {
    * r.buf (buffer form) or r.objectMode must be set. Completes r now or later.
    */
   postRecv(r: DevRequest, endpoint: number, ctx: number, srcEndpoint: number, tag: number): void {
-    if (this.#lanes !== null) this.#generalTouch(ctx, srcEndpoint);
+    this.#lanes?.generalTouch(ctx, srcEndpoint);
     this.#postSlot(r, this.#completion.ownSlot(r, KIND.RECV), endpoint, ctx, srcEndpoint, tag);
   }
 
@@ -365,170 +368,19 @@ export class Device {
   }
 
   /**
-   * The lean receive (setting lean=on, docs/adr/0020-lean-common-path.md): a receive into the
-   * plain byte view `buf` from `srcEndpoint`, an endpoint of another process, on context `ctx`,
-   * matched in the context's lane (receive-lanes.ts) with no request slot and no shared queue.
-   * Returns the request, already complete when a waiting message matched, or null, having done
-   * nothing, when this receive must take postRecv (no lanes here, a GENERAL context, a local
-   * source, a failed process).
+   * The lean receive (setting lean=on, docs/adr/0020-lean-common-path.md): a receive into the plain
+   * byte view `buf` from an endpoint of another process, matched in its context's lane
+   * (LaneMatcher.recv). Returns the request, or null, having done nothing, when it must take postRecv.
    */
   leanRecv(ctx: number, srcEndpoint: number, tag: number, buf: Uint8Array, call: string): DevRequest | null {
     const lanes = this.#lanes;
-    // Lanes exist only with one endpoint per process (the constructor), so a local source is the
-    // first endpoint. A process with lanes has one MPI thread and no engines: only this device's
-    // #fatal marks the shared failure, after setting #failure, so #failure alone says it.
-    if (lanes === null || this.#failure !== null || srcEndpoint === this.firstEndpoint) return null;
-    const lane = lanes.byContext[ctx] ?? lanes.lean(ctx);
-    if (lane === null) return null;
-    const r = new DevRequest(REQ_KIND.RECV, call);
-    r.buf = buf;
-    const m = lane.unexpected.length === 0 ? null : lane.takeUnexpected(srcEndpoint, tag);
-    if (m !== null) {
-      r.sourceEndpoint = m.src;
-      r.tag = m.tag;
-      this.#laneFill(r, m.data);
-      return r;
-    }
-    // The lane, not each receive, holds the event loop while it has posted receives (step 3).
-    if (lane.posted.length === 0) this.#completion.hold();
-    lane.posted.push({ r, src: srcEndpoint, tag });
-    return r;
+    return lanes === null ? null : lanes.recv(ctx, srcEndpoint, tag, buf, call);
   }
 
-  /**
-   * leanRecv for a receive of the collectives (coll/pt2pt.ts recv(), docs/adr/0022): the message
-   * lands in a fresh Uint8Array of its length (r.value), as postRecv does for r.objectMode with a
-   * message that is not object-form. Null, having done nothing, where leanRecv would be null.
-   */
+  /** leanRecv for a receive of the collectives (LaneMatcher.recvBytes, docs/adr/0022): the message lands in a fresh array (r.value). */
   leanRecvBytes(ctx: number, srcEndpoint: number, tag: number, call: string): DevRequest | null {
     const lanes = this.#lanes;
-    if (lanes === null || this.#failure !== null || this.isLocal(srcEndpoint) || this.shared.failedClass() !== 0) return null;
-    const lane = lanes.lean(ctx);
-    if (lane === null) return null;
-    const r = new DevRequest(REQ_KIND.RECV, call);
-    // Demoted into the shared queues, it is an object-mode receive there (#postSlot, #fill).
-    r.objectMode = true;
-    const m = lane.takeUnexpected(srcEndpoint, tag);
-    if (m !== null) {
-      r.sourceEndpoint = m.src;
-      r.tag = m.tag;
-      // The lane's copy is private already (#laneMessage): it becomes the result as it is.
-      r.value = m.data;
-      r.count = m.data.length;
-      this.#laneDone(r);
-      return r;
-    }
-    if (lane.posted.length === 0) this.#completion.hold();
-    lane.posted.push({ r, src: srcEndpoint, tag });
-    return r;
-  }
-
-  /**
-   * A plain EAGER frame from another process, for a context that is or becomes LEAN: matched in
-   * its lane, or kept there (a private copy) as unexpected. False, having done nothing, for any
-   * other frame (the caller makes its context GENERAL and takes #arrive).
-   */
-  #laneArrive(srcProcess: number, h: FrameHeader, payload: Uint8Array): boolean {
-    if (h.kind !== FRAME_KIND.EAGER || h.flags !== 0) return false;
-    const lanes = this.#lanes!;
-    const lane = lanes.byContext[h.contextId] ?? lanes.lean(h.contextId);
-    if (lane === null) return false;
-    this.#laneMessage(lane, srcProcess, h.srcEndpoint, h.tag, payload);
-    return true;
-  }
-
-  /**
-   * The transport's onFrameBytes (interface.ts) where there are lanes: #onDeliver and #laneArrive
-   * for a frame still in its bytes (the frame codec's layout), with no header decoded. False,
-   * having done nothing, for any frame but a plain EAGER one for a context that is or becomes LEAN
-   * (the transport then decodes it and calls onDeliver).
-   */
-  readonly #laneFrameBytes = (srcProcess: number, b: Uint8Array, o: number): boolean => {
-    if (b[o] !== FRAME_KIND.EAGER || b[o + 1] !== 0 || this.#routes !== null) return false;
-    const lanes = this.#lanes!;
-    const ctx = b[o + 2]! | (b[o + 3]! << 8);
-    const lane = lanes.byContext[ctx] ?? lanes.lean(ctx);
-    if (lane === null) return false;
-    this.onFrame?.();
-    const src = (b[o + 4]! | (b[o + 5]! << 8) | (b[o + 6]! << 16) | (b[o + 7]! << 24)) >>> 0;
-    const tag = b[o + 12]! | (b[o + 13]! << 8) | (b[o + 14]! << 16) | (b[o + 15]! << 24);
-    const len = (b[o + 28]! | (b[o + 29]! << 8) | (b[o + 30]! << 16) | (b[o + 31]! << 24)) >>> 0;
-    this.#laneMessage(lane, srcProcess, src, tag, b.subarray(o + FRAME_HEADER_BYTES, o + FRAME_HEADER_BYTES + len));
-    return true;
-  };
-
-  /** A plain EAGER message (src, tag, payload) from process srcProcess in LEAN `lane`: counted, then matched or kept as unexpected. */
-  #laneMessage(lane: Lane, srcProcess: number, src: number, tag: number, payload: Uint8Array): void {
-    const st = this.#stat;
-    st[STAT.RECEIVED]!++;
-    st[STAT.BYTES_RECEIVED]! += payload.length;
-    // The common case inline: the oldest posted receive matches (Lane.takePosted's rule); else the lane searches.
-    const posted = lane.posted;
-    const head = posted[0];
-    let r: DevRequest | null;
-    if (head !== undefined && head.src === src && (head.tag === tag || head.tag === ANY)) {
-      posted.shift();
-      r = head.r;
-    } else {
-      r = posted.length === 0 ? null : lane.takePosted(src, tag);
-    }
-    if (r === null) {
-      lane.unexpected.push({ src, tag, srcProcess, data: payload.slice() });
-      return;
-    }
-    if (posted.length === 0) this.#completion.release();
-    r.sourceEndpoint = src;
-    r.tag = tag;
-    this.#laneFill(r, payload);
-  }
-
-  /**
-   * Completes lean receive r with message bytes `data`: #fill and #complete for a request that
-   * has no slot, no lifetime reference, no finish step and no event-loop hold of its own (its
-   * lane holds the loop while it has posted receives).
-   */
-  #laneFill(r: DevRequest, data: Uint8Array): void {
-    const n = data.length;
-    r.count = n;
-    const buf = r.buf;
-    if (buf === null) {
-      // leanRecvBytes: a fresh array (`data` may lie in the transport's read buffer).
-      r.value = data.slice();
-    } else if (n > buf.length) {
-      buf.set(data.subarray(0, buf.length));
-      r.count = buf.length;
-      r.error = truncated(r, n, buf.length);
-    } else if (n > 0) {
-      buf.set(data);
-    }
-    // #laneDone inline (one call less per message).
-    r.done = true;
-    const cb = r.onComplete;
-    if (cb !== null) {
-      r.onComplete = null;
-      cb(r);
-    }
-  }
-
-  /** Completes lean receive r (#complete without what a lean receive does not have). */
-  #laneDone(r: DevRequest): void {
-    r.done = true;
-    const cb = r.onComplete;
-    if (cb !== null) {
-      r.onComplete = null;
-      cb(r);
-    }
-  }
-
-  /**
-   * Something of the general path touches context `ctx` from source `srcEndpoint` (ANY, or an
-   * endpoint): unless the source is local (lanes never hold those), the context becomes GENERAL,
-   * and a lane it had moves into the shared queues (demotion, receive-lanes.ts).
-   */
-  #generalTouch(ctx: number, srcEndpoint: number): void {
-    if (srcEndpoint !== ANY && this.isLocal(srcEndpoint)) return;
-    const lane = this.#lanes!.general(ctx);
-    if (lane !== null) this.#demote(ctx, lane);
+    return lanes === null ? null : lanes.recvBytes(ctx, srcEndpoint, tag, call);
   }
 
   /** Diagnostics (tests): operations of this thread holding the event loop (a lane with posted receives counts once). */
@@ -541,43 +393,19 @@ export class Device {
     return this.#lanes === null ? -1 : this.#lanes.state(ctx);
   }
 
-  /** Moves a lane into the shared queues: posted receives in posting order, then unexpected messages in arrival order. */
-  #demote(ctx: number, lane: Lane): void {
-    const endpoint = this.firstEndpoint;
-    // Each moved receive holds the event loop as a general one does (#complete releases it); the lane's hold goes.
-    const laneHeld = lane.posted.length > 0;
-    for (const p of lane.posted) {
-      const r = p.r;
-      this.#completion.hold();
-      const slot = this.pool.alloc(KIND.RECV);
-      if (slot === NIL) {
-        r.error = slotsExhausted(r.call, this.shared.table.capacity);
-        this.#completion.complete(r);
-        continue;
-      }
-      this.#w[slot * SLOT_WORDS + SLOT.OWNER] = this.#me;
-      r.slot = slot;
-      this.#completion.reqs[slot] = r;
-      this.#postSlot(r, slot, endpoint, ctx, p.src, p.tag);
+  /** A receive of a demoted lane (LaneMatcher): it holds the event loop and a slot of its own, as a general one does. */
+  #postDemoted(r: DevRequest, ctx: number, src: number, tag: number): void {
+    this.#completion.hold();
+    const slot = this.pool.alloc(KIND.RECV);
+    if (slot === NIL) {
+      r.error = slotsExhausted(r.call, this.shared.table.capacity);
+      this.#completion.complete(r);
+      return;
     }
-    lane.posted.length = 0;
-    if (laneHeld) this.#completion.release();
-    // A header of its own: the caller may be in the middle of using #hdr or a transport's header.
-    const h = newFrameHeader();
-    for (const m of lane.unexpected) {
-      h.kind = FRAME_KIND.EAGER;
-      h.flags = 0;
-      h.contextId = ctx;
-      h.srcEndpoint = m.src;
-      h.dstEndpoint = endpoint;
-      h.tag = m.tag;
-      h.seq = 0;
-      h.aux = 0;
-      h.aux2 = 0;
-      h.payloadLength = m.data.length;
-      this.#arrive(m.srcProcess, h, m.data, 0, false);
-    }
-    lane.unexpected.length = 0;
+    this.#w[slot * SLOT_WORDS + SLOT.OWNER] = this.#me;
+    r.slot = slot;
+    this.#completion.reqs[slot] = r;
+    this.#postSlot(r, slot, this.firstEndpoint, ctx, src, tag);
   }
 
   /**
@@ -713,14 +541,14 @@ export class Device {
 
   /** Non-destructive look at the first message a receive (ctx, src, tag) on `endpoint` would match. */
   probe(endpoint: number, ctx: number, srcEndpoint: number, tag: number): ProbeInfo | null {
-    if (this.#lanes !== null) this.#generalTouch(ctx, srcEndpoint);
+    this.#lanes?.generalTouch(ctx, srcEndpoint);
     const m = this.shared.queues[endpoint - this.firstEndpoint]!.probe(ctx, srcEndpoint, tag);
     return m === NIL ? null : this.#messageInfo(m);
   }
 
   /** Matched probe: removes the message from matching and returns its slot. */
   mprobe(endpoint: number, ctx: number, srcEndpoint: number, tag: number): { slot: number; info: ProbeInfo } | null {
-    if (this.#lanes !== null) this.#generalTouch(ctx, srcEndpoint);
+    this.#lanes?.generalTouch(ctx, srcEndpoint);
     const m = this.shared.queues[endpoint - this.firstEndpoint]!.takeMatching(ctx, srcEndpoint, tag);
     if (m === NIL) return null;
     this.#w[m * SLOT_WORDS + SLOT.KIND] = KIND.MATCHED_MESSAGE;
@@ -757,17 +585,8 @@ export class Device {
   /** Cancels a pending receive that has not matched; true if it was cancelled. */
   cancel(r: DevRequest): boolean {
     if (r.done || r.kind !== REQ_KIND.RECV) return false;
-    if (r.slot === NIL) {
-      // A pending receive without a slot is a lean one: it waits in a lane, which holds the loop while it has any.
-      const lane = this.#lanes === null ? undefined : this.#lanes.lanes().find((l) => l.unlink(r));
-      if (lane === undefined) return false;
-      if (lane.posted.length === 0) this.#completion.release();
-      r.cancelled = true;
-      r.sourceEndpoint = ANY;
-      r.tag = ANY;
-      this.#laneDone(r);
-      return true;
-    }
+    // A pending receive without a slot is a lean one: it waits in a lane.
+    if (r.slot === NIL) return this.#lanes !== null && this.#lanes.cancel(r);
     const ep = this.#w[r.slot * SLOT_WORDS + SLOT.ENDPOINT]!;
     if (!this.shared.queues[ep - this.firstEndpoint]!.cancelRecv(r.slot)) return false;
     r.cancelled = true;
@@ -795,14 +614,14 @@ export class Device {
   unexpectedQueued(): number {
     let n = 0;
     for (const q of this.shared.queues) n += q.unexpectedCount;
-    if (this.#lanes !== null) for (const lane of this.#lanes.lanes()) n += lane.unexpected.length;
+    if (this.#lanes !== null) n += this.#lanes.unexpectedCount();
     return n;
   }
 
   postedQueued(): number {
     let n = 0;
     for (const q of this.shared.queues) n += q.postedCount;
-    if (this.#lanes !== null) for (const lane of this.#lanes.lanes()) n += lane.posted.length;
+    if (this.#lanes !== null) n += this.#lanes.postedCount();
     return n;
   }
 
@@ -1024,10 +843,7 @@ export class Device {
           this.#routes.offer(srcProcess, h, payload);
           return;
         }
-        if (this.#lanes !== null) {
-          if (this.#laneArrive(srcProcess, h, payload)) return;
-          this.#generalTouch(h.contextId, h.srcEndpoint);
-        }
+        if (this.#lanes !== null && this.#lanes.arrive(srcProcess, h, payload)) return;
         this.#arrive(srcProcess, h, payload, 0);
         return;
       case FRAME_KIND.SYNC_ACK:
@@ -1166,16 +982,7 @@ export class Device {
         this.#completion.complete(r);
       }
     }
-    if (this.#lanes !== null) {
-      for (const lane of this.#lanes.lanes()) {
-        const posted = lane.posted.splice(0);
-        if (posted.length > 0) this.#completion.release();
-        for (const p of posted) {
-          p.r.error = err;
-          this.#laneDone(p.r);
-        }
-      }
-    }
+    this.#lanes?.fail(err);
     this.onFatal?.(err, lostProcess);
   }
 
@@ -1192,5 +999,3 @@ export class Device {
   onRendezvous: ((bytes: number) => void) | null = null;
 }
 
-/** A frame header's size on the wire (the transport's frame codec; onFrameBytes hands frames in that layout). */
-const FRAME_HEADER_BYTES = 32;
