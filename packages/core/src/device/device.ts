@@ -1,103 +1,44 @@
 /**
- * The device: point-to-point protocols over the shared matching queues and a
- * transport (the CH4 core, in MPICH words). One Device per thread.
+ * The device: one thread's point-to-point engine, a facade over the parts that do the work. One
+ * Device per thread (main, MPI.Worker, channel engine). It chooses its parts once, at
+ * construction, from the options and the process's layout:
  *
- * Protocols (frame kinds in transport/interface.ts):
- *   eager      EAGER(data)                      length <= eagerLimit
- *   sync       EAGER_SYNC(data) -> SYNC_ACK     ssend: the send completes once matched
- *   rendezvous RNDV_RTS -> RNDV_CTS -> RNDV_DATA length > eagerLimit: nothing big is
- *                                               buffered before its receive is posted
- * Messages between endpoints of one process never touch the transport: they
- * take the local path (#arrive is called directly); #out() is the one place
- * that chooses between the same-process path and TCP.
+ *   completion.ts     slots and completion of this thread's requests, its hold of the event loop
+ *   protocol.ts       eager / synchronous / rendezvous over the slots and the shared matching
+ *                     queues (match-queues.ts, the paper's per-source queues)
+ *   lane-matcher.ts   the receive lanes (lean=on, one MPI thread): matched before the shared queues
+ *   reader-routes.ts  endpoint readers and the routes to them (a process with a route table)
+ *   thread-bridge.ts  the rings between the threads of a process (injection, completion)
  *
- * Threads. Every request slot has an OWNER (the thread whose JavaScript
- * request it backs). Any thread may match and complete any slot: the owner
- * completes its own directly; for another thread's slot the data goes to
- * shared memory (payload pool, or the big arena for large payloads), the
- * status into the slot, and the slot number into the owner's completion ring,
- * which the owner drains (on its event loop, or in test()). A channel is
- * *hosted* by one thread, which runs its transport: in inline progress the
- * main thread hosts every channel; in threads progress one engine worker per
- * channel does. The host accepts the channel's connections, so everything a
- * process receives on it goes through the host. A thread sends on a channel
- * it hosts directly; a thread that does not host it sends on connections of
- * its own to the peers' hosts (`direct` routes, threads and inline progress:
- * no hop to another thread per message, and MPI orders messages per sending
- * thread only, so one connection per thread keeps the order), or, without
- * direct routes (engines progress), through the channel's injection ring.
- * Answers to a thread's sends (CTS, SYNC_ACK) come back through the host.
- * docs/adr/0015. Nothing here logs or throws per message.
+ * What stays here is the wiring (listen, start, close, fatal), the calls the API makes (send,
+ * postRecv, probe, cancel, poll) and the one place that chooses a frame's path (#out, #outFirst):
+ * a channel this thread hosts (its transport), a direct route (connections of its own to the
+ * peers' hosts, docs/adr/0015), the channel's injection ring (engines progress), or a remote
+ * reader's route. Messages between endpoints of one process never touch a transport
+ * (Protocol.local). A channel is *hosted* by one thread, which runs its transport: in inline
+ * progress the main thread hosts every channel; in threads progress one engine worker per
+ * channel does, and answers to a thread's sends (CTS, SYNC_ACK) come back through the host.
+ * Nothing here logs or throws per message; the protocols are unit-tested over the loopback
+ * transport (protocols.test.ts).
  *
- * Size: one protocol engine over the slots (STYLE rule 7 allows it past 600
- * lines): every path shares the slot words, the owner's request map and the
- * header scratch. The rings between threads are thread-bridge.ts, where an
- * unexpected message's bytes wait is unexpected-payloads.ts; the
- * protocols are unit-tested over the loopback transport (protocols.test.ts).
+ * Size: past 600 lines while the redesign of issue 34 is under way (the send paths and the wiring are next to leave).
  */
-import { FRAME_FLAG, FRAME_KIND, channelOf, newFrameHeader, type FrameHeader, type ReaderSocketName, type Transport, type TransportError, type TransportFactory } from '../transport/index.ts';
+import { FRAME_FLAG, FRAME_KIND, channelOf, newFrameHeader, type FrameHeader, type Transport, type TransportError } from '../transport/index.ts';
 import { setLockHolder, type PayloadPool } from '../shm/index.ts';
 import { ANY, ERR_PROC_FAILED, ERR_NO_MEM, MPIError, mpiError } from '../util/index.ts';
-import type { Logger } from '../log/index.ts';
 import { DevRequest, REQ_KIND } from './dev-request.ts';
 import { FLAG, KIND, NIL, SLOT, SLOT_WORDS, SlotPool } from './request-table.ts';
 import { STAT, type SharedState } from './shared-state.ts';
 import type { ObjectTable } from './object-table.ts';
-import { createLifetime, type Lifetime, type RefcountStrategy } from './lifetime.ts';
+import { createLifetime, type Lifetime } from './lifetime.ts';
 import { ThreadBridge } from './thread-bridge.ts';
 import { ReaderRoutes, type RouteHost } from './reader-routes.ts';
-import { UnexpectedPayloads } from './unexpected-payloads.ts';
-import { Completion, EMPTY, REQUEST_SLOTS_ENV, slotsExhausted } from './completion.ts';
+import { Completion, slotsExhausted } from './completion.ts';
+import { Protocol } from './protocol.ts';
 import { LaneMatcher } from './lane-matcher.ts';
+import type { DeviceOptions, DirectRoute, ProbeInfo } from './device-options.ts';
 
-
-export interface DeviceOptions {
-  readonly process: number;
-  readonly processCount: number;
-  readonly endpointsPerProcess: number;
-  readonly eagerLimit: number;
-  readonly channels: number;
-  readonly jobKey: string;
-  readonly listenHost: string;
-  /** Ports the transport may listen on (mpiexec --port-range). */
-  readonly listenPorts?: { readonly lo: number; readonly hi: number };
-  readonly transportFactory: TransportFactory | null;
-  readonly log: Logger;
-  /** owner id of this thread's requests (0 = main thread) */
-  readonly threadId: number;
-  /** channels whose transport this thread runs */
-  readonly hosted: readonly number[];
-  /** row of this thread in the shared statistics */
-  readonly statsRow: number;
-  /** how requests reference the objects they use (lifetime.ts) */
-  readonly refcount: RefcountStrategy;
-  /**
-   * Receive lanes (setting lean=on, docs/adr/0020-lean-common-path.md): only for the one MPI
-   * thread of a process that hosts every channel, one endpoint, no other thread matching.
-   */
-  readonly lanes?: boolean;
-  /**
-   * The transport module's reader names (docs/adr/0019), given to the devices of the threads that
-   * send (main and workers) in a process with a route table (endpointReceive `thread` where it
-   * applies): such a device follows the routes of remote readers. Absent: it never does.
-   */
-  readonly readerSocketName?: ReaderSocketName;
-  /** This thread may read an endpoint (readEndpoint): a worker thread's device with readerSocketName; never the main thread's. */
-  readonly readsEndpoints?: boolean;
-}
-
-/** Channels a thread sends on directly, and every process's listening address for them. */
-export interface DirectRoute {
-  readonly channels: readonly number[];
-  readonly addresses: readonly string[];
-}
-
-/** What probe() reports about a pending message. */
-export interface ProbeInfo {
-  sourceEndpoint: number;
-  tag: number;
-  count: number;
-}
+export type { DeviceOptions, DirectRoute, ProbeInfo } from './device-options.ts';
 
 
 export class Device {
@@ -119,17 +60,13 @@ export class Device {
   readonly #me: number;
   readonly #stat: Float64Array;
   readonly #hosts: boolean[];
-  /** where unexpected eager messages' bytes wait for their receive */
-  readonly #unexpected: UnexpectedPayloads;
-  /** big-arena blocks receiving rendezvous data for other threads' receives, by receive slot */
-  readonly #dataTargets = new Map<number, number>();
-  /** private arrays receiving rendezvous data for this thread's object-form receives, by receive slot: kept, not copied again */
-  readonly #privateTargets = new Map<number, Uint8Array>();
   readonly #hdr: FrameHeader = newFrameHeader();
   /** rings to and from the other threads of the process (thread-bridge.ts) */
   readonly #bridge: ThreadBridge;
   /** slots and completion of this thread's requests, and its hold of the event loop (completion.ts) */
   readonly #completion: Completion;
+  /** the eager, synchronous and rendezvous protocols (protocol.ts) */
+  readonly #protocol: Protocol;
   /** the receive lanes' matcher (lane-matcher.ts, lean=on); null: every receive takes the shared queues */
   readonly #lanes: LaneMatcher | null;
   /** endpoint readers and the routes to them (reader-routes.ts): only in a process with a route table */
@@ -152,7 +89,6 @@ export class Device {
     this.objects = shared.objects;
     this.lifetime = createLifetime(opts.refcount, shared.objects, shared.buffers.lifetime, opts.threadId);
     this.#big = shared.big;
-    this.#unexpected = new UnexpectedPayloads(shared);
     this.#mt = shared.layout.multithreaded;
     this.#me = opts.threadId;
     this.#stat = shared.statsRow(opts.statsRow);
@@ -166,9 +102,15 @@ export class Device {
     this.firstEndpoint = opts.process * opts.endpointsPerProcess;
     this.#bridge = new ThreadBridge(shared);
     this.#completion = new Completion(shared, this.pool, this.lifetime, this.#bridge, opts.threadId, this.#stat, this.#mt && opts.threadId >= 0 ? shared.completion(opts.threadId) : null);
+    this.#protocol = new Protocol({
+      out: (proc, h, payload, call) => this.#out(proc, h, payload, call),
+      sendData: (proc, h, data, token) => this.transport!.send(proc, h, data, token),
+      rendezvous: (bytes) => this.onRendezvous?.(bytes),
+      fatal: (err, lostProcess) => this.#fatal(err, lostProcess),
+    }, shared, this.#completion, this.pool, this.#stat, opts.threadId, opts.process, this.firstEndpoint);
     this.#eagerInjectLimit = this.#mt ? Math.min(opts.eagerLimit, this.#bridge.maxInjectBytes) : opts.eagerLimit;
     this.#lanes = opts.lanes === true && !this.#mt && opts.endpointsPerProcess === 1
-      ? new LaneMatcher({ postDemoted: (r, ctx, src, tag) => this.#postDemoted(r, ctx, src, tag), arriveDemoted: (p, h, data) => this.#arrive(p, h, data, 0, false) }, this.#completion, shared, this.#stat, this.firstEndpoint)
+      ? new LaneMatcher({ postDemoted: (r, ctx, src, tag) => this.#postDemoted(r, ctx, src, tag), arriveDemoted: (p, h, data) => this.#protocol.arrive(p, h, data, 0, false) }, this.#completion, shared, this.#stat, this.firstEndpoint)
       : null;
     this.#routes = shared.routes === null ? null : new ReaderRoutes(this.#routeHost());
     this.#followsRoutes = this.#routes?.follows ?? false;
@@ -202,9 +144,9 @@ export class Device {
       log: o.log.child({ mod: 'transport' }),
       handlers: {
         onDeliver: (src, header, payload) => this.#onDeliver(src, header, payload),
-        onSent: (token) => this.#onSent(token),
+        onSent: (token) => this.#protocol.sent(token),
         onPeerLost: (proc, err) => this.#onPeerLost(proc, err),
-        payloadTarget: (src, header) => this.#payloadTarget(src, header),
+        payloadTarget: (src, header) => this.#protocol.payloadTarget(src, header),
         // Frames still in their bytes go to the lanes, except where route tags must be read first (reader-routes.ts).
         ...(this.#lanes === null || this.#routes !== null ? {} : { onFrameBytes: this.#lanes.frameBytes }),
       },
@@ -273,7 +215,7 @@ export class Device {
       ...(this.#me > 0 ? { onHoldChange: (holding: boolean) => { Atomics.add(this.shared.heldConnections, this.#me, holding ? 1 : -1); } } : {}),
       handlers: {
         onDeliver: (src, header, payload) => this.#onDeliver(src, header, payload),
-        onSent: (token) => this.#onSent(token),
+        onSent: (token) => this.#protocol.sent(token),
         onPeerLost,
       },
     });
@@ -292,11 +234,11 @@ export class Device {
       out: (proc, h, payload, call) => this.#out(proc, h, payload, call),
       threadTransport: (logFields, onPeerLost, channels, channelCount) => this.#threadTransport(logFields, onPeerLost, channels, channelCount),
       deliver: (src, h, payload) => this.#onDeliver(src, h, payload),
-      sent: (token) => this.#onSent(token),
+      sent: (token) => this.#protocol.sent(token),
       peerLost: (proc, err) => this.#onPeerLost(proc, err),
-      payloadTarget: (src, h) => this.#payloadTarget(src, h),
+      payloadTarget: (src, h) => this.#protocol.payloadTarget(src, h),
       // A frame the route intakes let through (route-intake.ts): data frames only; marks never reach here.
-      arrive: (srcProcess, h, payload) => this.#arrive(srcProcess, h, payload, 0),
+      arrive: (srcProcess, h, payload) => this.#protocol.arrive(srcProcess, h, payload, 0),
       fatal: (err, lostProcess) => this.#fatal(err, lostProcess),
       failure: () => this.#failure,
       isClosing: () => this.#closing,
@@ -351,20 +293,7 @@ export class Device {
    */
   postRecv(r: DevRequest, endpoint: number, ctx: number, srcEndpoint: number, tag: number): void {
     this.#lanes?.generalTouch(ctx, srcEndpoint);
-    this.#postSlot(r, this.#completion.ownSlot(r, KIND.RECV), endpoint, ctx, srcEndpoint, tag);
-  }
-
-  /** Posts receive r, which owns `slot`, in the shared queues (and takes a waiting message). */
-  #postSlot(r: DevRequest, slot: number, endpoint: number, ctx: number, srcEndpoint: number, tag: number): void {
-    const w = this.#w;
-    const b = slot * SLOT_WORDS;
-    w[b + SLOT.CTX] = ctx;
-    w[b + SLOT.SRC] = srcEndpoint;
-    w[b + SLOT.TAG] = tag;
-    w[b + SLOT.ENDPOINT] = endpoint;
-    w[b + SLOT.LENGTH] = r.buf === null ? -1 : r.buf.length;
-    const msg = this.shared.queues[endpoint - this.firstEndpoint]!.postRecv(slot);
-    if (msg !== NIL) this.#receiveMessage(slot, msg);
+    this.#protocol.postSlot(r, this.#completion.ownSlot(r, KIND.RECV), endpoint, ctx, srcEndpoint, tag);
   }
 
   /**
@@ -405,7 +334,7 @@ export class Device {
     this.#w[slot * SLOT_WORDS + SLOT.OWNER] = this.#me;
     r.slot = slot;
     this.#completion.reqs[slot] = r;
-    this.#postSlot(r, slot, this.firstEndpoint, ctx, src, tag);
+    this.#protocol.postSlot(r, slot, this.firstEndpoint, ctx, src, tag);
   }
 
   /**
@@ -454,7 +383,7 @@ export class Device {
     }
     const flags = (objectForm ? FRAME_FLAG.OBJECT : 0) | (sync ? FRAME_FLAG.SYNC : 0);
     if (this.isLocal(dstEndpoint)) {
-      this.#sendLocal(r, srcEndpoint, dstEndpoint, ctx, tag, data, flags, sync);
+      this.#protocol.local(r, srcEndpoint, dstEndpoint, ctx, tag, data, flags, sync);
       return;
     }
     const h = this.#hdr;
@@ -471,7 +400,7 @@ export class Device {
     if (len <= this.#eagerInjectLimit || (len <= this.opts.eagerLimit && (this.#hosts[c] || this.#direct[c] !== undefined))) {
       if (sync) {
         h.kind = FRAME_KIND.EAGER_SYNC;
-        h.aux = this.#sendSlot(r, len);
+        h.aux = this.#protocol.sendSlot(r, len);
       } else {
         h.kind = FRAME_KIND.EAGER;
         h.aux = 0;
@@ -484,7 +413,7 @@ export class Device {
       }
       return;
     }
-    const slot = this.#sendSlot(r, len);
+    const slot = this.#protocol.sendSlot(r, len);
     const b = slot * SLOT_WORDS;
     if (this.#hosts[c]) {
       r.buf = data; // this thread will answer the CTS itself: send straight from the user's buffer
@@ -506,13 +435,6 @@ export class Device {
     this.#outFirst(r, proc, h, null);
   }
 
-  /** A send slot for r (its LENGTH word: the bytes #countSent counts when it completes). */
-  #sendSlot(r: DevRequest, len: number): number {
-    const slot = this.#completion.ownSlot(r, KIND.SEND, false);
-    this.#w[slot * SLOT_WORDS + SLOT.LENGTH] = len;
-    return slot;
-  }
-
   /**
    * The first frame of send r. When it cannot go (its channel's thread has stopped, or the
    * process is failing: ThreadBridge.inject throws) r is undone, its shared copy freed, and the
@@ -528,7 +450,6 @@ export class Device {
       throw e;
     }
   }
-
 
   /** Send r, started after this process's device failed: it completes with the failure, nothing goes out. */
   #failSend(r: DevRequest): void {
@@ -561,7 +482,7 @@ export class Device {
     const w = this.#w;
     w[slot * SLOT_WORDS + SLOT.LENGTH] = r.buf === null ? -1 : r.buf.length;
     w[slot * SLOT_WORDS + SLOT.ENDPOINT] = w[msgSlot * SLOT_WORDS + SLOT.ENDPOINT]!;
-    this.#receiveMessage(slot, msgSlot);
+    this.#protocol.receiveMessage(slot, msgSlot);
   }
 
   /**
@@ -649,17 +570,7 @@ export class Device {
     this.#completion.stop();
   }
 
-  // --- slots, completion, event loop ----------------------------------------------
-
-
-
-
-
-
-
-
-
-
+  // --- send paths ------------------------------------------------------------------
 
   /** A frame another thread queued for a channel this thread hosts: hand it to the transport (which copies it). */
   readonly #sendInjected = (proc: number, h: FrameHeader, payload: Uint8Array | null): void => {
@@ -691,144 +602,6 @@ export class Device {
     return { sourceEndpoint: w[b + SLOT.SRC]!, tag: w[b + SLOT.TAG]!, count: w[b + SLOT.LENGTH]! >>> 0 };
   }
 
-  // --- protocols ---------------------------------------------------------------
-
-  #sendLocal(r: DevRequest, src: number, dst: number, ctx: number, tag: number, data: Uint8Array, flags: number, sync: boolean): void {
-    const h = this.#hdr;
-    h.kind = sync ? FRAME_KIND.EAGER_SYNC : FRAME_KIND.EAGER;
-    h.flags = flags;
-    h.contextId = ctx;
-    h.srcEndpoint = src;
-    h.dstEndpoint = dst;
-    h.tag = tag;
-    h.aux = sync ? this.#sendSlot(r, data.length) : NIL;
-    h.aux2 = 0;
-    h.payloadLength = data.length;
-    this.#arrive(this.opts.process, h, data, FLAG.LOCAL);
-    if (!sync) {
-      this.#completion.countSent(data.length);
-      this.#completion.complete(r);
-    }
-  }
-
-  /** An EAGER, EAGER_SYNC or RNDV_RTS frame for one of our endpoints. */
-  #arrive(srcProcess: number, h: FrameHeader, payload: Uint8Array, extraFlags: number, count = true): void {
-    const rndv = h.kind === FRAME_KIND.RNDV_RTS;
-    const len = rndv ? h.aux2 : payload.length;
-    if (count) {
-      // Not when a lane's message moves to the shared queues: it was counted when it arrived.
-      const st = this.#stat;
-      st[STAT.RECEIVED]!++;
-      st[STAT.BYTES_RECEIVED]! += len;
-    }
-    const msg = this.pool.alloc(KIND.MESSAGE);
-    if (msg === NIL) {
-      this.#fatal(mpiError(ERR_NO_MEM, 'progress', `all ${this.shared.table.capacity} request slots are in use by unexpected messages; raise ${REQUEST_SLOTS_ENV}`), null);
-      return;
-    }
-    const w = this.#w;
-    const b = msg * SLOT_WORDS;
-    w[b + SLOT.CTX] = h.contextId;
-    w[b + SLOT.SRC] = h.srcEndpoint;
-    w[b + SLOT.TAG] = h.tag;
-    w[b + SLOT.LENGTH] = len;
-    w[b + SLOT.ENDPOINT] = h.dstEndpoint;
-    w[b + SLOT.OWNER] = NIL;
-    w[b + SLOT.FLAGS] =
-      extraFlags |
-      ((h.flags & FRAME_FLAG.OBJECT) !== 0 ? FLAG.OBJECT : 0) |
-      (h.kind === FRAME_KIND.EAGER_SYNC ? FLAG.SYNC : 0) |
-      (rndv ? FLAG.RNDV : 0);
-    w[b + SLOT.PEER_SLOT] = h.kind === FRAME_KIND.EAGER ? NIL : h.aux;
-    w[b + SLOT.PEER_PROCESS] = srcProcess;
-    const queues = this.shared.queues[h.dstEndpoint - this.firstEndpoint]!;
-    // Keep the bytes in shared memory first: once queued, another thread may take the message.
-    if (!rndv && len > 0) this.#keep(msg, payload);
-    const recv = queues.arrive(msg);
-    if (recv !== NIL) {
-      this.#deliverMatched(recv, msg, payload);
-      this.#unexpected.drop(msg);
-      this.pool.free(msg);
-      return;
-    }
-    queues.notifyArrival();
-  }
-
-  /** Stores an arriving payload for a later receive (unexpected-payloads.ts); no memory left fails the job. */
-  #keep(msg: number, payload: Uint8Array): void {
-    if (!this.#unexpected.keep(msg, payload)) {
-      this.#fatal(mpiError(ERR_NO_MEM, 'progress', `no shared memory left for a ${payload.length}-byte unexpected message`), null);
-    }
-  }
-
-  /** An unexpected message `msg` now matched by this thread's receive slot `recv`. */
-  #receiveMessage(recv: number, msg: number): void {
-    const w = this.#w;
-    const b = msg * SLOT_WORDS;
-    const len = w[b + SLOT.LENGTH]! >>> 0;
-    const flags = w[b + SLOT.FLAGS]!;
-    const data = (flags & FLAG.RNDV) !== 0 || len === 0 ? EMPTY : this.#unexpected.bytesOf(msg, len, flags);
-    this.#deliverMatched(recv, msg, data);
-    this.#unexpected.drop(msg);
-    this.pool.free(msg);
-  }
-
-  /** A matched message (slot `msg`) for receive slot `recv`; its data, if eager, is `payload`. */
-  #deliverMatched(recv: number, msg: number, payload: Uint8Array): void {
-    const w = this.#w;
-    const b = msg * SLOT_WORDS;
-    const rb = recv * SLOT_WORDS;
-    const flags = w[b + SLOT.FLAGS]!;
-    const src = w[b + SLOT.SRC]!;
-    const tag = w[b + SLOT.TAG]!;
-    w[rb + SLOT.ST_SOURCE] = src;
-    w[rb + SLOT.ST_TAG] = tag;
-    if ((flags & FLAG.OBJECT) !== 0) w[rb + SLOT.FLAGS] |= FLAG.OBJECT;
-    if ((flags & FLAG.RNDV) !== 0) {
-      // Clear to send: the data will come straight to this receive, which now expects (FLAG.RNDV) up to the announced length.
-      w[rb + SLOT.FLAGS] |= FLAG.RNDV;
-      w[rb + SLOT.ST_COUNT] = w[b + SLOT.LENGTH]!;
-      const h = this.#hdr;
-      h.kind = FRAME_KIND.RNDV_CTS;
-      h.flags = 0;
-      h.contextId = w[b + SLOT.CTX]!;
-      h.srcEndpoint = w[b + SLOT.ENDPOINT]!;
-      h.dstEndpoint = src;
-      h.tag = tag;
-      h.aux = w[b + SLOT.PEER_SLOT]!;
-      h.aux2 = recv;
-      h.payloadLength = 0;
-      this.#out(w[b + SLOT.PEER_PROCESS]!, h, null);
-      this.onRendezvous?.(w[b + SLOT.LENGTH]! >>> 0);
-      return;
-    }
-    if ((flags & FLAG.SYNC) !== 0) this.#ackSync(msg);
-    this.#completion.fillSlot(recv, payload);
-  }
-
-
-
-  #ackSync(msg: number): void {
-    const w = this.#w;
-    const b = msg * SLOT_WORDS;
-    const senderSlot = w[b + SLOT.PEER_SLOT]!;
-    if ((w[b + SLOT.FLAGS]! & FLAG.LOCAL) !== 0) {
-      this.#completion.finishSlot(senderSlot);
-      return;
-    }
-    const h = this.#hdr;
-    h.kind = FRAME_KIND.SYNC_ACK;
-    h.flags = 0;
-    h.contextId = w[b + SLOT.CTX]!;
-    h.srcEndpoint = w[b + SLOT.ENDPOINT]!;
-    h.dstEndpoint = w[b + SLOT.SRC]!;
-    h.tag = 0;
-    h.aux = senderSlot;
-    h.aux2 = 0;
-    h.payloadLength = 0;
-    this.#out(w[b + SLOT.PEER_PROCESS]!, h, null);
-  }
-
   // --- transport upcalls (threads that host channels) ----------------------------
 
   #onDeliver(srcProcess: number, h: FrameHeader, payload: Uint8Array): void {
@@ -844,76 +617,17 @@ export class Device {
           return;
         }
         if (this.#lanes !== null && this.#lanes.arrive(srcProcess, h, payload)) return;
-        this.#arrive(srcProcess, h, payload, 0);
+        this.#protocol.arrive(srcProcess, h, payload, 0);
         return;
       case FRAME_KIND.SYNC_ACK:
         this.#completion.finishSlot(h.aux);
         return;
-      case FRAME_KIND.RNDV_CTS: {
-        const s = h.aux;
-        const b = s * SLOT_WORDS;
-        const w = this.#w;
-        const own = w[b + SLOT.OWNER] === this.#me ? this.#completion.reqs[s] : undefined;
-        let data: Uint8Array;
-        if (own !== undefined && (w[b + SLOT.FLAGS]! & FLAG.BIG) === 0) {
-          data = own.buf!;
-        } else {
-          const off = w[b + SLOT.PAYLOAD]!;
-          data = this.#big!.bytes.subarray(off, off + w[b + SLOT.LENGTH]!);
-        }
-        const out = this.#hdr;
-        out.kind = FRAME_KIND.RNDV_DATA;
-        out.flags = 0;
-        out.contextId = h.contextId;
-        out.srcEndpoint = h.dstEndpoint;
-        out.dstEndpoint = h.srcEndpoint;
-        out.tag = 0;
-        out.aux = h.aux2;
-        out.aux2 = 0;
-        out.payloadLength = data.length;
-        this.transport!.send(srcProcess, out, data, s);
-        this.onRendezvous?.(data.length);
+      case FRAME_KIND.RNDV_CTS:
+        this.#protocol.cts(srcProcess, h);
         return;
-      }
-      case FRAME_KIND.RNDV_DATA: {
-        const recv = h.aux;
-        const w = this.#w;
-        const rb = recv * SLOT_WORDS;
-        if (w[rb + SLOT.OWNER] === this.#me) {
-          const r = this.#completion.reqs[recv];
-          if (r === undefined) return;
-          r.sourceEndpoint = w[rb + SLOT.ST_SOURCE]!;
-          r.tag = w[rb + SLOT.ST_TAG]!;
-          if (!r.objectMode && r.buf !== null && payload.buffer === r.buf.buffer && payload.byteOffset === r.buf.byteOffset) {
-            r.count = payload.length;
-            this.#completion.complete(r);
-          } else if (r.objectMode && this.#privateTargets.get(recv) === payload && (w[rb + SLOT.FLAGS]! & FLAG.OBJECT) === 0) {
-            // Bytes (a collective's recv) landed in an array of their own: hand it over without another copy.
-            this.#privateTargets.delete(recv);
-            r.count = payload.length;
-            r.value = payload;
-            this.#completion.complete(r);
-          } else {
-            this.#privateTargets.delete(recv);
-            this.#completion.fill(r, payload, (w[rb + SLOT.FLAGS]! & FLAG.OBJECT) !== 0);
-          }
-          return;
-        }
-        const target = this.#dataTargets.get(recv);
-        if (target !== undefined) {
-          this.#dataTargets.delete(recv);
-          // The transport may have delivered the bytes elsewhere (a frame whole in one chunk): then copy them in.
-          const big = this.#big!.bytes;
-          if (payload.buffer !== big.buffer || payload.byteOffset !== big.byteOffset + target) big.set(payload, target);
-          w[rb + SLOT.PAYLOAD] = target;
-          w[rb + SLOT.FLAGS] |= FLAG.BIG;
-          w[rb + SLOT.ST_COUNT] = payload.length;
-          this.#completion.finishSlot(recv);
-        } else {
-          this.#completion.fillSlot(recv, payload);
-        }
+      case FRAME_KIND.RNDV_DATA:
+        this.#protocol.data(h, payload);
         return;
-      }
       case FRAME_KIND.CONTROL:
         if (this.#routes !== null) this.#routes.onControl(srcProcess, h);
         else this.opts.log.warn({ aux: h.aux, src: h.srcEndpoint, dst: h.dstEndpoint, epoch: h.aux2 }, 'control frame dropped: no route table here');
@@ -921,48 +635,6 @@ export class Device {
       default:
         this.opts.log.warn({ kind: h.kind, srcProcess }, 'frame of unknown kind dropped');
     }
-  }
-
-  /**
-   * The array rendezvous data for receive slot h.aux is read into. Every frame this device asked
-   * for gets one (the transport refuses a large payload it was not asked for, interface.ts): a
-   * receive that sent a CTS (FLAG.RNDV) for no more than the RTS announced (ST_COUNT).
-   */
-  #payloadTarget(_src: number, h: FrameHeader): Uint8Array | null {
-    if (h.kind !== FRAME_KIND.RNDV_DATA) return null;
-    const recv = h.aux;
-    const w = this.#w;
-    const rb = recv * SLOT_WORDS;
-    const plen = h.payloadLength;
-    if (recv >= this.shared.table.capacity || (w[rb + SLOT.FLAGS]! & FLAG.RNDV) === 0 || plen > w[rb + SLOT.ST_COUNT]! >>> 0) return null;
-    if (w[rb + SLOT.OWNER] === this.#me) {
-      const r = this.#completion.reqs[recv];
-      if (r === undefined) return null;
-      if (r.objectMode) {
-        const own = new Uint8Array(plen);
-        this.#privateTargets.set(recv, own);
-        return own;
-      }
-      // A receive buffer too short (#fill truncates): a scratch array.
-      if (r.buf === null || r.buf.length < plen) return new Uint8Array(plen);
-      return r.buf.subarray(0, plen);
-    }
-    const big = this.#big;
-    const off = big === null ? NIL : big.alloc(plen);
-    if (off === NIL) return new Uint8Array(plen); // #fillSlot then fails the receive with ERR_NO_MEM
-    this.#dataTargets.set(recv, off);
-    return big!.bytes.subarray(off, off + plen);
-  }
-
-  /** Rendezvous data of send slot `token` has left: free its shared copy, complete the send. */
-  #onSent(token: number): void {
-    const w = this.#w;
-    const b = token * SLOT_WORDS;
-    if ((w[b + SLOT.FLAGS]! & FLAG.BIG) !== 0) {
-      this.#big!.free(w[b + SLOT.PAYLOAD]!);
-      w[b + SLOT.PAYLOAD] = NIL;
-    }
-    this.#completion.finishSlot(token);
   }
 
   #onPeerLost(proc: number, err: TransportError): void {

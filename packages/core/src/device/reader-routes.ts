@@ -12,6 +12,8 @@
  * Invariants: a sending thread's frames to one endpoint take one path at a time, the switch mark
  * first on the path it leaves; a reader's socket closes only once every user it was counted has
  * sent its FIN (or its connection ended after its last data frame: a dead sender's end is its FIN).
+ *
+ * Size: past 600 lines as one mechanism, reading and sending, whose halves share the route words and the FIN rules.
  */
 import { FRAME_KIND, newFrameHeader, type FrameHeader, type ReaderSocketName, type Transport, type TransportError, type TransportFactory } from '../transport/index.ts';
 import { ERR_PROC_FAILED, mpiError, type MPIError } from '../util/index.ts';
