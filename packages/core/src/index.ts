@@ -31,6 +31,10 @@ export { config, stats } from './api/introspection.ts';
 export { Worker } from './api/worker.ts';
 export { dehydrate, revive, workerData } from './api/revive.ts';
 export { threadAttach, attachedEndpoint } from './api/endpoints.ts';
+// mpi4py spellings (issue 39): aliases of the names above, one table in mpi4py-names.ts.
+export {
+  Init, Finalize, Is_initialized, Is_finalized, Query_thread, Wtime, Wtick, Get_processor_name, Get_error_string,
+} from './api/mpi4py-names.ts';
 export type { Config, Stats } from './api/introspection.ts';
 export {
   MPIError, errorString,

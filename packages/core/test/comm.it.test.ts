@@ -1,5 +1,6 @@
 // Communicator management over real mpiexec jobs on loopback TCP (issue 4).
-// testlist: comm-create np 4 (default, TSMPI_CTXID_EAGER=0, TSMPI_CTXID_ALGO=original); comm-many np 2
+// testlist: comm-create np 4 (default, TSMPI_CTXID_EAGER=0, TSMPI_CTXID_ALGO=original); comm-many np 2;
+// comm-idup-overlap np 6, 8 rounds per job, 4 jobs (3 default, 1 TSMPI_LEAN=off)
 import { describe, expect, it } from 'vitest';
 import { linesWith, program, runJob } from './run-job.ts';
 
@@ -17,6 +18,20 @@ describe('communicators', () => {
   ])('dup, idup, split, splitType, create and concurrent createGroup work and are isolated: %s', async (_what, env) => {
     expectOk(await runJob(4, program('comm-create.ts'), { env, flags: ['--timeout', '90'] }), 'comm-create OK', 4);
   });
+
+  // Issue 34: a Comm.free ran while a pending idup of the same thread held the context-id mutex
+  // across an await, and slept in lockSync for good (two of six ranks stopped answering until
+  // --timeout, in about one job in three). The race depends on timing, so several jobs of
+  // several rounds each; every one must finish.
+  it.each([
+    ['job 1', {}],
+    ['job 2', {}],
+    ['job 3', {}],
+    ['job 4, lean off', { TSMPI_LEAN: 'off' }],
+  ])('five pending idups overlapping dup, split, create and createGroup on 6 processes, 8 rounds: %s', async (_what, env) => {
+    const r = await runJob(6, program('comm-idup-overlap.ts'), { env, args: ['8'], flags: ['--timeout', '100'], killAfterMs: 115_000 });
+    expectOk(r, 'comm-idup-overlap OK', 6);
+  }, 130_000);
 
   it('reuses context ids: 100,000 COMM_SELF dups and 2,000 COMM_WORLD dups; running out is ERR_OTHER', async () => {
     const r = await runJob(2, program('comm-many.ts'), { flags: ['--timeout', '90'] });

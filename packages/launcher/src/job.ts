@@ -59,6 +59,7 @@ import { fileURLToPath } from 'node:url';
 import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import { JOB_ENV } from '@tsmpi/core/pmi';
+import { removeSameHostDirectory } from '@tsmpi/transport-tcp';
 import type { WebSocket } from 'ws';
 import { externalAddresses, isThisMachine, resolveIface, type InterfaceTable } from './iface.ts';
 import type { FinalizeReport } from '@tsmpi/core/pmi';
@@ -269,6 +270,9 @@ export class Job {
   /** Runs the job to its end. @returns mpiexec's exit status */
   async run(): Promise<number> {
     this.#t0 = performance.now();
+    // However mpiexec ends (a failed start returns early, a second signal exits at once), the job's
+    // same-host directory on this host goes with it; the end of run() removes it sooner (docs/adr/0029).
+    process.once('exit', () => removeSameHostDirectory(this.#jobKey));
     const done = new Promise<void>((resolve) => {
       this.#resolveDone = resolve;
     });
@@ -295,6 +299,8 @@ export class Job {
       clearTimeout(t);
     }
     this.closeRemote();
+    // Every rank here is gone: what killed ones left of the job's same-host sockets goes too (docs/adr/0029).
+    removeSameHostDirectory(this.#jobKey);
     await this.#server.close();
     await Promise.all(this.#ranks.flatMap((s) => [closeFile(s.outFile), closeFile(s.errFile)]));
     const status = this.#failure?.status ?? 0;

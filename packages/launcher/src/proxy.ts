@@ -33,6 +33,7 @@ import type { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
 import { WebSocket, type ClientOptions, type RawData } from 'ws';
 import { JOB_ENV } from '@tsmpi/core/pmi';
+import { removeSameHostSockets } from '@tsmpi/transport-tcp';
 import { isLoopbackAddress, resolveIface } from './iface.ts';
 import { LineForwarder } from './output-forwarder.ts';
 import { findSetpriv, withParentDeath } from './parent-death.ts';
@@ -434,6 +435,8 @@ export async function runProxy(argv: readonly string[] = process.argv.slice(2)):
     process.stderr.write(`tsmpi proxy on ${nodeName()}: ${(err as Error).message}${which}\n`);
     process.exit(1);
   }
+  // However the proxy ends, its ranks are gone by then (it kills them): their same-host sockets go too (docs/adr/0029).
+  process.on('exit', () => removeSameHostSockets(spec.key, spec.ranks.map((r) => r.rank)));
   const tried: string[] = [];
   let link: { ws: WebSocket; socket: Socket } | null = null;
   let url = '';

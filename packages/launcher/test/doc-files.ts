@@ -3,7 +3,9 @@
  * and docs/**.md) and the fenced code blocks in them. A TypeScript or
  * JavaScript block is either a complete program, marked by `<!-- run: MPIEXEC-ARGS -->` on the line
  * before its fence (doc-examples.it.test.ts runs it through mpiexec with
- * those arguments), or a fragment, marked by the info string `ts fragment`.
+ * those arguments; `<!-- run: MPIEXEC-ARGS; direct -->` also runs it without
+ * mpiexec, as `npx tsx app.ts` does, a job of one process), or a fragment,
+ * marked by the info string `ts fragment`.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -37,6 +39,8 @@ export interface CodeBlock {
   readonly fragment: boolean;
   /** mpiexec arguments of a `<!-- run: ... -->` mark, or null. */
   readonly run: string[] | null;
+  /** The mark ends in `; direct`: the program also runs without mpiexec (`npx tsx app.ts`). */
+  readonly direct: boolean;
   readonly code: string;
 }
 
@@ -56,13 +60,14 @@ export function codeBlocks(file: string): CodeBlock[] {
     if (open === null) continue;
     let j = i + 1;
     while (j < lines.length && !lines[j]!.startsWith('```')) j++;
-    const mark = i > 0 ? /^<!-- run: (.*) -->$/.exec(lines[i - 1]!) : null;
+    const mark = i > 0 ? /^<!-- run: (.*?)(; direct)? -->$/.exec(lines[i - 1]!) : null;
     blocks.push({
       file,
       line: i + 1,
       lang: open[1]!,
       fragment: open[2]!.split(/\s+/).includes('fragment'),
       run: mark === null ? null : mark[1]!.trim().split(/\s+/),
+      direct: mark?.[2] !== undefined,
       code: lines.slice(i + 1, j).join('\n'),
     });
     i = j;

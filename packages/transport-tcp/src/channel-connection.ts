@@ -30,7 +30,7 @@ import type { HostPort } from './address.ts';
 import type { ConnectionOwner } from './connection-owner.ts';
 import { HEADER_BYTES, KIND_GOODBYE, encodeHeader } from './frame-codec.ts';
 import { FrameParser, PARSE_STATUS, type FrameSink } from './frame-parser.ts';
-import { ClientHandshake, HANDSHAKE_STATUS, THREAD_CONNECTION_BIT } from './handshake.ts';
+import { ClientHandshake, HANDSHAKE_STATUS, THREAD_CONNECTION_BIT, listenerBinding } from './handshake.ts';
 import { wireSocket, type SocketEventSink } from './socket-events.ts';
 
 /** The kind byte of the lean send's frames (queueEager). */
@@ -55,7 +55,8 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
   readonly #owner: ConnectionOwner;
   #state = STATE_CONNECTING;
   #socket: net.Socket | null = null;
-  #handshake: ClientHandshake | null;
+  /** Made afresh at every dial: its MACs bind the listener dialled (handshake.ts). */
+  #handshake: ClientHandshake | null = null;
   #helloSent = false;
   #parser: FrameParser | null = null;
   #isFlushScheduled = false;
@@ -64,6 +65,8 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
   #isEnded = false;
   #error: TransportError | null = null;
   #address: HostPort | null = null;
+  /** The peer's TCP address as it published it ("host:port"): what a TCP handshake binds. */
+  #addressText = '';
   /** The peer's same-host socket (same-host.ts) while it is still to be tried, else null. */
   #unixPath: string | null = null;
   #firstConnectAt = 0;
@@ -95,7 +98,6 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
     this.peer = peer;
     this.channel = channel;
     this.#batch = Buffer.allocUnsafe(owner._tuning.batchInitialBytes);
-    this.#handshake = this.#newHandshake();
     this.#afterWrite = (err) => this.#writeDone(err);
     this.opened = new Promise((resolve) => {
       this.#resolveOpened = resolve;
@@ -103,28 +105,31 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
   }
 
   /**
-   * Starts connecting to the peer's listener: its same-host socket `unixPath` first when given, else
-   * TCP. `address` null: the same-host socket only, no TCP to fall back to (an endpoint reader's).
+   * Starts connecting to the peer's listener: its same-host socket `unixPath` first when given (a
+   * path the peer published as bound, or a reader's), else TCP to `address`, published as
+   * `addressText`. `address` null: the same-host socket only, no TCP to fall back to (a reader's).
    */
-  connect(address: HostPort | null, unixPath: string | null = null): void {
+  connect(address: HostPort | null, addressText: string, unixPath: string | null = null): void {
     this.#address = address;
+    this.#addressText = addressText;
     this.#unixPath = unixPath;
     this.#firstConnectAt = Date.now();
     this.#retryDelayMs = this.#owner._tuning.connectRetryDelayMs;
     this.#dial();
   }
 
+  /** The handshake for the listener about to be dialled: the same-host socket while it is to be tried, else the TCP address. */
   #newHandshake(): ClientHandshake {
     const o = this.#owner;
-    return new ClientHandshake(o._jobKey, o._process, o._threadConnections ? (this.channel | THREAD_CONNECTION_BIT) >>> 0 : this.channel);
+    const listener = this.#unixPath !== null ? listenerBinding('unix', this.#unixPath) : listenerBinding('tcp', this.#addressText);
+    return new ClientHandshake(o._jobKey, o._process, o._threadConnections ? (this.channel | THREAD_CONNECTION_BIT) >>> 0 : this.channel, listener);
   }
 
   #dial(): void {
-    if (this.#helloSent) {
-      // A thread connection retried after its handshake began (#isThreadHandshakeStall): a fresh one.
-      this.#helloSent = false;
-      this.#handshake = this.#newHandshake();
-    }
+    // Every dial starts a fresh handshake: a retry, a thread connection retried after its handshake
+    // began (#isThreadHandshakeStall), or the fall back from the same-host socket to TCP.
+    this.#helloSent = false;
+    this.#handshake = this.#newHandshake();
     // Without an address the Unix path is never dropped (_onClose falls back to TCP only with one).
     const socket = this.#unixPath !== null
       ? net.connect({ path: this.#unixPath })

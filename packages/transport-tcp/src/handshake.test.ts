@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import { ACCEPT_BYTES, CHALLENGE_BYTES, ClientHandshake, HANDSHAKE_STATUS, HELLO_BYTES, ServerHandshake } from './handshake.ts';
+import { ACCEPT_BYTES, CHALLENGE_BYTES, ClientHandshake, HANDSHAKE_STATUS, HELLO_BYTES, ServerHandshake, listenerBinding } from './handshake.ts';
 
-function run(serverKey: string, clientKey: string, split = 0) {
-  const server = new ServerHandshake(serverKey);
-  const client = new ClientHandshake(clientKey, 3, 2);
+const TCP = listenerBinding('tcp', '127.0.0.1:4000');
+
+function run(serverKey: string, clientKey: string, split = 0, serverListener = TCP, clientListener = TCP) {
+  const server = new ServerHandshake(serverKey, serverListener);
+  const client = new ClientHandshake(clientKey, 3, 2, clientListener);
   const challenge = server.challenge();
   expect(challenge.length).toBe(CHALLENGE_BYTES);
   let cs: number = HANDSHAKE_STATUS.PENDING;
@@ -46,22 +48,34 @@ describe('job-key handshake', () => {
   });
 
   it('refuses garbage at its first bad byte', () => {
-    const server = new ServerHandshake('k');
+    const server = new ServerHandshake('k', TCP);
     expect(server.feed(Buffer.from('GET / HTTP/1.1\r\n'))).toBe(HANDSHAKE_STATUS.FAILED);
-    const s2 = new ServerHandshake('k');
+    const s2 = new ServerHandshake('k', TCP);
     expect(s2.feed(Uint8Array.of(0x54))).toBe(HANDSHAKE_STATUS.PENDING);
     expect(s2.feed(Uint8Array.of(0x00))).toBe(HANDSHAKE_STATUS.FAILED);
   });
 
   it('lets the client refuse a server that cannot prove the key', () => {
     const { client } = run('k', 'k');
-    const impostor = new ServerHandshake('other');
-    const fake = new ClientHandshake('k', 3, 2);
+    const impostor = new ServerHandshake('other', TCP);
+    const fake = new ClientHandshake('k', 3, 2, TCP);
     fake.feed(impostor.challenge());
     expect(impostor.feed(fake.hello!)).toBe(HANDSHAKE_STATUS.FAILED);
     const forged = new Uint8Array(ACCEPT_BYTES);
     forged.set(impostor.challenge().subarray(0, 8));
     expect(client.feed(forged)).toBe(HANDSHAKE_STATUS.FAILED);
     expect(client.failure).toBe('server job key proof does not match');
+  });
+
+  it('fails when the two sides ran over different listeners (a relay between sockets)', () => {
+    const unix = listenerBinding('unix', '/tmp/tsmpi-x/t-1-4000');
+    // A client that dialled a same-host socket, relayed to the TCP port: the server refuses its HELLO.
+    const relayed = run('k', 'k', 0, TCP, unix);
+    expect(relayed.ss).toBe(HANDSHAKE_STATUS.FAILED);
+    expect(relayed.server.failure).toBe('job key proof does not match');
+    // Another rank's port, or another path: refused as well.
+    expect(run('k', 'k', 0, listenerBinding('tcp', '127.0.0.1:4001')).ss).toBe(HANDSHAKE_STATUS.FAILED);
+    expect(run('k', 'k', 0, unix, listenerBinding('unix', '/tmp/tsmpi-x/t-1-4001')).ss).toBe(HANDSHAKE_STATUS.FAILED);
+    expect(run('k', 'k', 0, unix, unix).ss).toBe(HANDSHAKE_STATUS.DONE);
   });
 });

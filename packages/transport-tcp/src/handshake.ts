@@ -9,8 +9,16 @@
  *              nonceC(32) macC(32)           ──>                          80 B
  *                        <── ACCEPT     magic(8) macS(32)                40 B
  *
- *   macC = HMAC(jobKey, "C" nonceS nonceC process channel)
- *   macS = HMAC(jobKey, "S" nonceS nonceC process channel)
+ *   macC = HMAC(jobKey, "C" nonceS nonceC process channel listener)
+ *   macS = HMAC(jobKey, "S" nonceS nonceC process channel listener)
+ *
+ * `listener` says which socket the handshake runs over, as each side sees it
+ * (listenerBinding): "tcp host:port" of the published TCP address the client
+ * dialled and the server listens on, or "unix /path" of a same-host socket. A
+ * process of the job's, or a relay, that carries a connection from one
+ * listener to another (a Unix socket to a TCP port, one rank's socket to
+ * another's) makes the two sides disagree, and the MACs do not match
+ * (docs/adr/0029). It is the last field hashed, so needs no length.
  *
  * The channel word's top bit (THREAD_CONNECTION_BIT) marks a thread
  * connection: one a user thread opened to send on directly (device.ts), whose
@@ -24,8 +32,8 @@
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 
-/** 'TSMPI' + 0 + protocol version 1 + 0. */
-const MAGIC = Uint8Array.of(0x54, 0x53, 0x4d, 0x50, 0x49, 0x00, 0x01, 0x00);
+/** 'TSMPI' + 0 + protocol version 2 (the MACs bind the listener) + 0. */
+const MAGIC = Uint8Array.of(0x54, 0x53, 0x4d, 0x50, 0x49, 0x00, 0x02, 0x00);
 const NONCE_BYTES = 32;
 const MAC_BYTES = 32;
 /** Top bit of HELLO's channel word: the connection belongs to one user thread of the process. */
@@ -48,11 +56,16 @@ export const HANDSHAKE_STATUS = {
 } as const;
 export type HandshakeStatus = (typeof HANDSHAKE_STATUS)[keyof typeof HANDSHAKE_STATUS];
 
-function mac(jobKey: string, side: string, nonceS: Uint8Array, nonceC: Uint8Array, process: number, channel: number): Buffer {
+/** The listener a handshake runs over, as hashed into its MACs: which kind of socket, and its published address or path. */
+export function listenerBinding(kind: 'tcp' | 'unix', where: string): string {
+  return `${kind} ${where}`;
+}
+
+function mac(jobKey: string, side: string, nonceS: Uint8Array, nonceC: Uint8Array, process: number, channel: number, listener: string): Buffer {
   const ids = Buffer.allocUnsafe(8);
   ids.writeUInt32LE(process >>> 0, 0);
   ids.writeUInt32LE(channel >>> 0, 4);
-  return createHmac('sha256', jobKey).update(side).update(nonceS).update(nonceC).update(ids).digest();
+  return createHmac('sha256', jobKey).update(side).update(nonceS).update(nonceC).update(ids).update(listener, 'utf8').digest();
 }
 
 function hasMagic(buf: Uint8Array): boolean {
@@ -82,6 +95,7 @@ class Collector {
 /** Listening side: sends CHALLENGE, checks HELLO, answers ACCEPT. */
 export class ServerHandshake {
   readonly #jobKey: string;
+  readonly #listener: string;
   readonly #nonceS: Uint8Array;
   readonly #hello = new Collector(HELLO_BYTES);
   #done = false;
@@ -97,9 +111,13 @@ export class ServerHandshake {
   /** After FAILED: why (constant text for the log). */
   failure = '';
 
-  /** @param nonce the server nonce; omitted (always, outside tests), a fresh random one */
-  constructor(jobKey: string, nonce?: Uint8Array) {
+  /**
+   * @param listener the listener that accepted the connection (listenerBinding)
+   * @param nonce the server nonce; omitted (always, outside tests), a fresh random one
+   */
+  constructor(jobKey: string, listener: string, nonce?: Uint8Array) {
     this.#jobKey = jobKey;
+    this.#listener = listener;
     this.#nonceS = nonce !== undefined && nonce.length === NONCE_BYTES ? nonce : randomBytes(NONCE_BYTES);
   }
 
@@ -137,14 +155,14 @@ export class ServerHandshake {
     const channel = dv.readUInt32LE(MAGIC.length + 4);
     const nonceC = b.subarray(MAGIC.length + 8, MAGIC.length + 8 + NONCE_BYTES);
     const got = b.subarray(MAGIC.length + 8 + NONCE_BYTES);
-    const want = mac(this.#jobKey, 'C', this.#nonceS, nonceC, process, channel);
+    const want = mac(this.#jobKey, 'C', this.#nonceS, nonceC, process, channel, this.#listener);
     if (!timingSafeEqual(got, want)) return this.#fail('job key proof does not match');
     this.process = process;
     this.channel = channel & ~THREAD_CONNECTION_BIT;
     this.isThreadConnection = (channel & THREAD_CONNECTION_BIT) !== 0;
     const accept = new Uint8Array(ACCEPT_BYTES);
     accept.set(MAGIC, 0);
-    accept.set(mac(this.#jobKey, 'S', this.#nonceS, nonceC, process, channel), MAGIC.length);
+    accept.set(mac(this.#jobKey, 'S', this.#nonceS, nonceC, process, channel, this.#listener), MAGIC.length);
     this.accept = accept;
     this.rest = c.rest;
     return HANDSHAKE_STATUS.DONE;
@@ -162,6 +180,7 @@ export class ClientHandshake {
   readonly #jobKey: string;
   readonly #process: number;
   readonly #channel: number;
+  readonly #listener: string;
   readonly #nonceC = randomBytes(NONCE_BYTES);
   readonly #challenge = new Collector(CHALLENGE_BYTES);
   readonly #accept = new Collector(ACCEPT_BYTES);
@@ -174,10 +193,12 @@ export class ClientHandshake {
   /** After FAILED: why (constant text). */
   failure = '';
 
-  constructor(jobKey: string, process: number, channel: number) {
+  /** @param listener the listener this side dialled (listenerBinding) */
+  constructor(jobKey: string, process: number, channel: number, listener: string) {
     this.#jobKey = jobKey;
     this.#process = process;
     this.#channel = channel;
+    this.#listener = listener;
   }
 
   /**
@@ -198,7 +219,7 @@ export class ClientHandshake {
       ids.writeUInt32LE(this.#process >>> 0, MAGIC.length);
       ids.writeUInt32LE(this.#channel >>> 0, MAGIC.length + 4);
       hello.set(this.#nonceC, MAGIC.length + 8);
-      hello.set(mac(this.#jobKey, 'C', this.#nonceS, this.#nonceC, this.#process, this.#channel), MAGIC.length + 8 + NONCE_BYTES);
+      hello.set(mac(this.#jobKey, 'C', this.#nonceS, this.#nonceC, this.#process, this.#channel, this.#listener), MAGIC.length + 8 + NONCE_BYTES);
       this.hello = hello;
       data = this.#challenge.rest;
       if (data.length === 0) return HANDSHAKE_STATUS.PENDING;
@@ -207,7 +228,7 @@ export class ClientHandshake {
     this.#finished = true;
     const b = this.#accept.buf;
     if (!hasMagic(b)) return this.#fail('bad magic in accept');
-    const want = mac(this.#jobKey, 'S', this.#nonceS, this.#nonceC, this.#process, this.#channel);
+    const want = mac(this.#jobKey, 'S', this.#nonceS, this.#nonceC, this.#process, this.#channel, this.#listener);
     if (!timingSafeEqual(b.subarray(MAGIC.length), want)) return this.#fail('server job key proof does not match');
     this.rest = this.#accept.rest;
     return HANDSHAKE_STATUS.DONE;

@@ -44,6 +44,8 @@ encodeHeader(GOODBYE, 0, { kind: KIND_GOODBYE, flags: 0, contextId: 0, srcEndpoi
 export class InboundConnection implements FrameSink, SocketEventSink, ReadTargetSource {
   readonly #owner: ConnectionOwner;
   readonly #socket: net.Socket;
+  /** The listener that accepted this connection, for the log of a refusal (a Unix socket has no remote address). */
+  readonly #listener: string;
   #state = STATE_HANDSHAKE;
   #handshake: InboundHandshake | null;
   #parser: FrameParser | null = null;
@@ -60,12 +62,14 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
   /**
    * @param accepted a socket from the transport's server (pauseOnConnect); it stays paused until resume()
    * @param readBuffer the transport's shared read buffer (read-buffer.ts)
+   * @param listener the listener that accepted it (handshake.ts listenerBinding): the HELLO must be made for it
    */
-  constructor(owner: ConnectionOwner, accepted: net.Socket, readBuffer: Uint8Array) {
+  constructor(owner: ConnectionOwner, accepted: net.Socket, readBuffer: Uint8Array, listener: string) {
     this.#owner = owner;
+    this.#listener = listener;
     const socket = withReadBuffer(accepted, readBuffer, this);
     this.#socket = socket;
-    this.#handshake = new InboundHandshake(owner._jobKey, { processCount: owner._processCount, isChannelOwned: (c) => owner._isChannelOwned(c) });
+    this.#handshake = new InboundHandshake(owner._jobKey, { processCount: owner._processCount, listener, isChannelOwned: (c) => owner._isChannelOwned(c) });
     wireSocket(socket, this, owner._tuning.handshakeTimeoutMs, owner._tuning.keepAliveMs);
     socket.write(this.#handshake.start());
   }
@@ -211,7 +215,7 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
 
   #refuse(reason: string): void {
     const s = this.#socket;
-    this.#owner._log.warn({ remoteAddress: s.remoteAddress, remotePort: s.remotePort, reason }, 'refused a connection that failed the handshake');
+    this.#owner._log.warn({ listener: this.#listener, remoteAddress: s.remoteAddress, remotePort: s.remotePort, reason }, 'refused a connection that failed the handshake');
     this.#state = STATE_CLOSED;
     this.#handshake = null;
     s.destroy();

@@ -9,7 +9,8 @@
  * The oracle is a reference verifier written from the protocol's description
  * (handshake.ts header), not from the code: the first byte that breaks the
  * magic refuses at once; 80 bytes decide by HMAC-SHA256(key, "C" nonceS
- * nonceC process channel) against this connection's own nonce, then by the
+ * nonceC process channel listener) against this connection's own nonce and
+ * listener (a HELLO made for another listener is a relay), then by the
  * channel and the process index. Properties:
  *   - nothing throws; every action is WAIT, CLOSE with a known reason, or one
  *     ACCEPT, and exactly the reference's, at the chunk holding the deciding
@@ -38,7 +39,9 @@ const SEED = process.env['TSMPI_FUZZ_SEED'] === undefined ? undefined : Number(p
 const params = (runs = RUNS): fc.Parameters<unknown> => (SEED === undefined ? { numRuns: runs } : { numRuns: runs, seed: SEED });
 
 const KEY = '5f3c9a0e7b214d68a1c2e3f405162738';
-const MAGIC = Uint8Array.of(0x54, 0x53, 0x4d, 0x50, 0x49, 0x00, 0x01, 0x00);
+const MAGIC = Uint8Array.of(0x54, 0x53, 0x4d, 0x50, 0x49, 0x00, 0x02, 0x00);
+/** The listener every machine here runs on (handshake.ts listenerBinding). */
+const LISTENER = 'tcp 127.0.0.1:4000';
 const REASONS = new Set([
   'bad magic in hello',
   'job key proof does not match',
@@ -59,11 +62,11 @@ function sameAction(a: InboundAction, b: InboundAction): boolean {
 
 // ---- the reference, from the protocol's description ----
 
-function refMac(key: string, side: string, nonceS: Uint8Array, nonceC: Uint8Array, process: number, channel: number): Uint8Array {
+function refMac(key: string, side: string, nonceS: Uint8Array, nonceC: Uint8Array, process: number, channel: number, listener = LISTENER): Uint8Array {
   const ids = new Uint8Array(8);
   new DataView(ids.buffer).setUint32(0, process, true);
   new DataView(ids.buffer).setUint32(4, channel, true);
-  return createHmac('sha256', key).update(side).update(nonceS).update(nonceC).update(ids).digest();
+  return createHmac('sha256', key).update(side).update(nonceS).update(nonceC).update(ids).update(listener).digest();
 }
 
 function sameBytes(a: Uint8Array, b: Uint8Array): boolean {
@@ -103,13 +106,13 @@ function reference(stream: Uint8Array, key: string, nonceS: Uint8Array, policy: 
 }
 
 /** A HELLO as a client with `key` would send it to a server whose nonce is `nonceS`. */
-function hello(key: string, nonceS: Uint8Array, nonceC: Uint8Array, process: number, channel: number): Uint8Array {
+function hello(key: string, nonceS: Uint8Array, nonceC: Uint8Array, process: number, channel: number, listener = LISTENER): Uint8Array {
   const out = new Uint8Array(80);
   out.set(MAGIC);
   new DataView(out.buffer).setUint32(8, process, true);
   new DataView(out.buffer).setUint32(12, channel, true);
   out.set(nonceC, 16);
-  out.set(refMac(key, 'C', nonceS, nonceC, process, channel), 48);
+  out.set(refMac(key, 'C', nonceS, nonceC, process, channel, listener), 48);
   return out;
 }
 
@@ -130,7 +133,7 @@ function concat(...parts: Uint8Array[]): Uint8Array {
 const nonceArb = fc.uint8Array({ minLength: 32, maxLength: 32 });
 const policyArb: fc.Arbitrary<Policy> = fc
   .record({ processCount: fc.integer({ min: 1, max: 8 }), owned: fc.uniqueArray(fc.integer({ min: 0, max: 5 }), { maxLength: 4 }) })
-  .map(({ processCount, owned }) => ({ processCount, owned, isChannelOwned: (c: number) => owned.includes(c) }));
+  .map(({ processCount, owned }) => ({ processCount, owned, listener: LISTENER, isChannelOwned: (c: number) => owned.includes(c) }));
 // Mostly near the limits; sometimes any 31-bit value (the top bit is the
 // protocol's own business: a flag, so never a channel of ours).
 const processArb = fc.oneof({ arbitrary: fc.integer({ min: 0, max: 9 }), weight: 4 }, { arbitrary: fc.integer({ min: 0, max: 0x7fffffff }), weight: 1 });
@@ -159,6 +162,8 @@ function streamArb(nonceS: Uint8Array): fc.Arbitrary<Uint8Array> {
     fc.tuple(any, otherKey).map(([h, k]) => concat(hello(k, nonceS, h.nonceC, h.process, h.channel), h.tail)),
     // replayed: it proved the key to another connection's nonce
     fc.tuple(any, nonceArb).map(([h, other]) => concat(hello(KEY, other, h.nonceC, h.process, h.channel), h.tail)),
+    // relayed: made for another listener (a same-host socket, another rank's port)
+    fc.tuple(any, fc.constantFrom('unix /tmp/tsmpi-0/t-0-4000', 'tcp 127.0.0.1:4001', 'tcp 127.0.0.1:4000 ', '')).map(([h, l]) => concat(hello(KEY, nonceS, h.nonceC, h.process, h.channel, l), h.tail)),
     // one bit flipped anywhere in a correct HELLO
     fc.tuple(any, fc.integer({ min: 0, max: 80 * 8 - 1 })).map(([h, bit]) => {
       const b = hello(KEY, nonceS, h.nonceC, h.process, h.channel);
@@ -248,7 +253,7 @@ describe('inbound handshake state machine under fuzzing (fast-check, reference v
   });
 
   it('a correct HELLO split at every single point is accepted exactly once, the bytes after it intact', () => {
-    const policy: Policy = { processCount: 4, owned: [0, 1], isChannelOwned: (c) => c <= 1 };
+    const policy: Policy = { processCount: 4, owned: [0, 1], listener: LISTENER, isChannelOwned: (c) => c <= 1 };
     fc.assert(
       fc.property(nonceArb, nonceArb, fc.integer({ min: 0, max: 3 }), fc.integer({ min: 0, max: 1 }), fc.uint8Array({ maxLength: 24 }), (nonceS, nonceC, process, channel, tail) => {
         const stream = concat(hello(KEY, nonceS, nonceC, process, channel), tail);
@@ -280,7 +285,7 @@ describe('inbound handshake state machine under fuzzing (fast-check, reference v
         fc.array(fc.nat(), { maxLength: 4 }),
         fc.boolean(),
         (nonceS, serverKey, shape, garbage, cuts, isGarbageChallenge) => {
-          const client = new ClientHandshake(KEY, 3, 1);
+          const client = new ClientHandshake(KEY, 3, 1, LISTENER);
           // The server's bytes: a CHALLENGE (or garbage) then an ACCEPT made with serverKey (correct, bit-flipped or garbage).
           const challenge = isGarbageChallenge ? garbage.subarray(0, 40) : concat(MAGIC, nonceS);
           let statuses: number[] = [];

@@ -17,7 +17,8 @@
  *   - nothing throws; a finished machine answers CLOSE to any further feed,
  *     so ACCEPT comes at most once;
  *   - ACCEPT only for a HELLO whose MAC proves the job key to this
- *     connection's own nonce (a HELLO recorded on another connection fails),
+ *     connection's own nonce and listener (a HELLO recorded on another
+ *     connection, or made for another listener, fails),
  *     from a process index below the process count, for a channel this
  *     transport owns;
  *   - at most HELLO_BYTES (80) are buffered, whatever arrives: a HELLO has no
@@ -28,6 +29,8 @@ import { ServerHandshake, HANDSHAKE_STATUS } from './handshake.ts';
 /** What a connection may accept, decided by the transport that owns it. */
 export interface InboundPolicy {
   readonly processCount: number;
+  /** The listener that accepted the connection (handshake.ts listenerBinding): the HELLO must have been made for it. */
+  readonly listener: string;
   isChannelOwned(channel: number): boolean;
 }
 
@@ -68,7 +71,7 @@ export class InboundHandshake {
    *   tests pass one, to replay a run.
    */
   constructor(jobKey: string, policy: InboundPolicy, nonce?: Uint8Array) {
-    this.#hs = new ServerHandshake(jobKey, nonce);
+    this.#hs = new ServerHandshake(jobKey, policy.listener, nonce);
     this.#policy = policy;
   }
 

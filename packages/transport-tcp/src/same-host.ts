@@ -1,51 +1,168 @@
 /**
- * Same-host connections over Unix-domain sockets (docs/adr/0012).
+ * Same-host connections over Unix-domain sockets in a directory no other user can enter
+ * (docs/adr/0029, superseding 0012's abstract names).
  *
- * Besides its TCP listener, a transport listens on an abstract Unix-domain
- * socket (Linux only: a name in the kernel's abstract namespace, no file to
- * create or remove, gone when the listener closes). The name is derived from
- * the job key and the transport's published "host:port", so a peer computes it
- * from what it already has and the address format stays as it is:
+ * Every process of a job on one host puts its same-host sockets in one directory:
  *
- *   "\0tsmpi-" + HMAC-SHA256(jobKey, "unix")[0..12) as hex + "-" + address
+ *   <tmp>/tsmpi-<HMAC-SHA256(jobKey, "same-host directory")[0..16) as hex>/
+ *       t-<process>-<port>              a transport's listener (published, see address.ts)
+ *       r-<process>-<endpoint>-<epoch>  an endpoint reader's or a claim's listener (computed)
  *
- * A connecting transport dials that name instead of TCP when the peer
- * published the same host (an IP literal) as itself (one host, or at least one network
- * namespace: abstract names are scoped by network namespace, as loopback is).
- * If the name is not there (the peer could not listen on it) the connection
- * falls back to TCP once, before any handshake byte. The job-key handshake
- * runs on the Unix socket exactly as on TCP, so a process squatting a name
- * learns nothing and is refused.
+ * <tmp> is os.tmpdir() (TMPDIR), or /tmp when that would make a path longer than a
+ * sockaddr_un holds. The directory has mode 0700 and belongs to the job's user: whoever of the
+ * job comes first creates it (mkdir is atomic), the others check it (ensureSameHostDirectory),
+ * and a directory that is not one (a symbolic link, another owner, other users' permission bits)
+ * turns the same-host sockets off: that transport is reached over TCP, a reader does not listen.
+ * Other users can neither connect to these sockets nor bind names in the directory, and cannot
+ * create the directory first: its name needs the job key, which they do not have.
  *
- * Why: raw Node, same machine and run, 5 interleaved rounds (adr 0012): a
- * 32-byte ping-pong took 18.6 us per round trip over a Unix socket against
- * 23.1 over TCP loopback, and 12-frame batches ran at 0.339 against 0.278 M
- * frames/s (medians): a Unix socket skips the TCP/IP stack in the kernel.
+ * Each socket file goes with its listener (Node unlinks it on close) or, if the listener never
+ * closed, at its thread's 'exit', which then removes the directory if it is empty: a rank exits
+ * after MPI.finalize, when every rank of the job has bound its transport's socket, and a rank that
+ * may still bind keeps its own there, so the directory is not empty while anyone may need it (a
+ * transport that closes does not try: the warm-up's closes before the rank's own binds). A rank
+ * killed by a signal leaves its files: each host's proxy removes those of its ranks once they are
+ * gone (removeSameHostSockets), and mpiexec the directory on its host once the job is over
+ * (removeSameHostDirectory).
+ *
+ * Why Unix sockets at all: raw Node, same machine and run (adr 0012): a 32-byte ping-pong took
+ * 18.6 us per round trip over a Unix socket against 23.1 over TCP loopback, and 12-frame batches
+ * ran at 0.339 against 0.278 M frames/s (medians): a Unix socket skips the TCP/IP stack.
  */
 import { createHmac } from 'node:crypto';
+import fs from 'node:fs';
 import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
 
-/** Whether abstract Unix-domain socket names exist on this platform. */
-export const HAS_ABSTRACT_SOCKETS = process.platform === 'linux';
+/** Whether this platform has Unix-domain sockets with file names (every one Node runs on but Windows). */
+export const HAS_UNIX_SOCKETS = process.platform !== 'win32';
 
-/** The abstract socket name of the transport that published `address` in the job keyed `jobKey`. */
-export function sameHostSocketName(jobKey: string, address: string): string {
-  return `\0tsmpi-${jobTag(jobKey)}-${address}`;
+/** sun_path holds 108 bytes on Linux and 104 on macOS, the terminating NUL included. */
+const MAX_SOCKET_PATH_BYTES = 103;
+/** The longest file name made here: a reader's with three u32 numbers. */
+const LONGEST_NAME = 'r-4294967295-4294967295-4294967295';
+
+/** The directory of the job keyed `jobKey`'s same-host sockets on this host (not created here). */
+export function sameHostDirectory(jobKey: string): string {
+  const name = `tsmpi-${createHmac('sha256', jobKey).update('same-host directory').digest('hex').slice(0, 32)}`;
+  const base = os.tmpdir();
+  const fits = Buffer.byteLength(path.join(base, name, LONGEST_NAME)) <= MAX_SOCKET_PATH_BYTES;
+  return path.join(fits ? base : '/tmp', name);
+}
+
+/** The socket path of the transport of process `process` whose TCP listener has port `port`. */
+export function transportSocketPath(jobKey: string, process: number, port: number): string {
+  return path.join(sameHostDirectory(jobKey), `t-${process >>> 0}-${port}`);
 }
 
 /**
- * The abstract socket name of the reader of endpoint `endpoint` of process `process`, in its
- * `epoch`-th reading (docs/adr/0019, proposed; core's readers listen on it): a sender computes it
- * from what it knows, as it does the transport's own name, so nothing is published. The epoch
- * keeps a sender that still knows an old reader from reaching a new one by its name.
+ * The socket path of the reader of endpoint `endpoint` of process `process`, in its `epoch`-th
+ * reading (docs/adr/0019; core's readers and claims listen on it): a sender computes it from what it
+ * knows, so nothing is published; a sender dials it only once the reader announced that it listens.
+ * The epoch keeps a sender that still knows an old reader from reaching a new one by its name.
  */
 export function readerSocketName(jobKey: string, process: number, endpoint: number, epoch: number): string {
-  return `\0tsmpi-${jobTag(jobKey)}-reader-${process}-${endpoint}-${epoch}`;
+  return path.join(sameHostDirectory(jobKey), `r-${process >>> 0}-${endpoint >>> 0}-${epoch >>> 0}`);
 }
 
-/** The part of every same-host name that says whose job it is: derived from the job key, never the key itself. */
-function jobTag(jobKey: string): string {
-  return createHmac('sha256', jobKey).update('unix').digest('hex').slice(0, 24);
+/**
+ * Makes sure the directory `dir` exists, is a directory (not a link to one), belongs to this user
+ * and has no permission bits for anyone else; creates it (mode 0700) when it does not exist.
+ * @throws an Error saying what is wrong with it (the caller then does without same-host sockets)
+ */
+export function ensureSameHostDirectory(dir: string): void {
+  let created = false;
+  try {
+    fs.mkdirSync(dir, { mode: 0o700 });
+    created = true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  if (created) fs.chmodSync(dir, 0o700); // the umask may have taken the owner's own bits
+  checkOwnDirectory(dir);
+}
+
+/** @throws unless `dir` is a directory (not a link) of this user's with no bits for group or others */
+export function checkOwnDirectory(dir: string): void {
+  const st = fs.lstatSync(dir);
+  const uid = process.getuid?.() ?? -1;
+  if (!st.isDirectory()) throw new Error(`${dir} is not a directory`);
+  if (st.uid !== uid) throw new Error(`${dir} belongs to uid ${st.uid}, not to this user (uid ${uid})`);
+  if ((st.mode & 0o077) !== 0) throw new Error(`${dir} has mode ${(st.mode & 0o777).toString(8)}, open to other users`);
+}
+
+/**
+ * Removes the job's same-host directory on this host and what is left in it (the socket files of
+ * ranks that were killed): mpiexec calls it once the job is over, when no rank of the job runs.
+ * Only a directory of this user's, as ensureSameHostDirectory checks, is touched; never throws.
+ */
+export function removeSameHostDirectory(jobKey: string): void {
+  const dir = sameHostDirectory(jobKey);
+  try {
+    checkOwnDirectory(dir);
+    fs.rmSync(dir, { recursive: true, force: true });
+  } catch {
+    // Absent (no rank here used it) or not ours: nothing of ours to remove.
+  }
+}
+
+/**
+ * Removes the socket files of processes `processes` of the job from its same-host directory on this
+ * host, then the directory if that left it empty: a proxy calls it once its ranks are gone (other
+ * ranks of the job may share the host, and the directory, in a cluster of network namespaces).
+ * Only a directory of this user's is touched; never throws.
+ */
+export function removeSameHostSockets(jobKey: string, processes: readonly number[]): void {
+  const dir = sameHostDirectory(jobKey);
+  const own = new Set(processes.map((p) => String(p >>> 0)));
+  try {
+    checkOwnDirectory(dir);
+    for (const name of fs.readdirSync(dir)) {
+      // t-<process>-<port> and r-<process>-<endpoint>-<epoch>
+      if (own.has(name.split('-')[1] ?? '')) fs.rmSync(path.join(dir, name), { force: true });
+    }
+    fs.rmdirSync(dir);
+  } catch {
+    // Absent, not ours, or still in use by other ranks here.
+  }
+}
+
+/** Socket files this thread bound and has not closed yet: removed at its 'exit' if still there. */
+const boundPaths = new Set<string>();
+/** Directories this thread bound sockets in: removed at its 'exit' if empty. */
+const usedDirs = new Set<string>();
+let isExitHookSet = false;
+
+/** Records the socket file `socketPath` this thread just bound (forgetBoundPath when its listener closes). */
+export function rememberBoundPath(socketPath: string): void {
+  boundPaths.add(socketPath);
+  usedDirs.add(path.dirname(socketPath));
+  if (isExitHookSet) return;
+  isExitHookSet = true;
+  process.on('exit', removeBoundPaths);
+}
+
+export function forgetBoundPath(socketPath: string): void {
+  boundPaths.delete(socketPath);
+}
+
+/** At exit: the socket files still bound, then their directories if that left them empty (see the header). */
+function removeBoundPaths(): void {
+  for (const p of boundPaths) {
+    try {
+      fs.unlinkSync(p);
+    } catch {
+      // already gone
+    }
+  }
+  for (const dir of usedDirs) {
+    try {
+      fs.rmdirSync(dir);
+    } catch {
+      // not empty: other ranks here still use it
+    }
+  }
 }
 
 /**

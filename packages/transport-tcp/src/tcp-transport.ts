@@ -27,13 +27,16 @@
  * process.nextTick (tuning.flushWith) flushes them all: one socket write per
  * channel per turn. See tuning.ts for why nextTick is the default.
  *
- * Same host: the instance also listens on an abstract Unix-domain socket
- * named after the job key and its address, and dials a peer that published
- * the same host there instead of over TCP (same-host.ts, docs/adr/0012).
+ * Same host: the instance also listens on a Unix-domain socket in the job's
+ * directory of mode 0700 (same-host.ts, docs/adr/0029) and, when that worked,
+ * publishes its path with its address (address.ts); it dials a peer that
+ * published the same host and a path there instead of over TCP. The
+ * handshake binds the listener it runs over (handshake.ts), so a connection
+ * carried from one listener to another fails.
  *
- * Endpoint readers (options.listenName, docs/adr/0019, proposed; the device's readers listen,
- * no sender dials them yet): an instance that listens only on its computed abstract name, never on the network; a
- * thread instance given such a name (it starts with NUL) as a peer's address dials only it.
+ * Endpoint readers (options.listenName, docs/adr/0019): an instance that listens only on its
+ * computed socket path in the job's directory, never on the network; a thread instance given
+ * such a path (it starts with '/') as a peer's address dials only it.
  *
  * Peers: state per peer is ALIVE, DEPARTED (it sent GOODBYE: its close() is
  * graceful) or LOST (reported once through onPeerLost). Sending to a departed
@@ -45,12 +48,16 @@ import net from 'node:net';
 import {
   channelOf, type FrameHeader, type Transport, type TransportError, type TransportHandlers, type TransportLog, type TransportOptions,
 } from '@tsmpi/core/transport';
-import { formatAddress, parseAddress, type HostPort } from './address.ts';
+import path from 'node:path';
+import { formatAddress, formatPublished, parsePublished, type PublishedAddress } from './address.ts';
 import { ChannelConnection } from './channel-connection.ts';
 import type { ConnectionOwner } from './connection-owner.ts';
+import { listenerBinding } from './handshake.ts';
 import { InboundConnection } from './inbound-connection.ts';
 import { listenInRange } from './listen-port.ts';
-import { HAS_ABSTRACT_SOCKETS, isSameHost, sameHostSocketName } from './same-host.ts';
+import {
+  HAS_UNIX_SOCKETS, checkOwnDirectory, ensureSameHostDirectory, forgetBoundPath, isSameHost, rememberBoundPath, transportSocketPath,
+} from './same-host.ts';
 import { DEFAULT_TUNING, MAX_PAYLOAD_BYTES, type TcpTuning } from './tuning.ts';
 
 const PEER_ALIVE = 0;
@@ -58,7 +65,9 @@ const PEER_DEPARTED = 1;
 const PEER_LOST = 2;
 
 const kTransport = Symbol('tsmpi.tcpTransport');
-type OwnedServer = net.Server & { [kTransport]: TcpTransport };
+const kListener = Symbol('tsmpi.listener');
+/** A listener of a transport's, and what its handshakes bind (handshake.ts listenerBinding). */
+type OwnedServer = net.Server & { [kTransport]: TcpTransport; [kListener]: string };
 
 interface Flushable {
   flush(): void;
@@ -87,10 +96,10 @@ export class TcpTransport implements Transport, ConnectionOwner {
   readonly #out: (ChannelConnection | undefined)[];
   readonly #inbound = new Set<InboundConnection>();
   readonly #peerState: Uint8Array;
-  #addresses: (HostPort | null)[] = [];
-  /** Per peer: the same-host name to dial instead of an address (an endpoint reader's, interface.ts listenName), or null. */
+  #addresses: (PublishedAddress | null)[] = [];
+  /** Per peer: the same-host socket path to dial instead of an address (an endpoint reader's, interface.ts listenName), or null. */
   #names: (string | null)[] = [];
-  /** Listen only on this same-host name (interface.ts listenName), or null. */
+  /** Listen only on this same-host socket path (interface.ts listenName), or null. */
   readonly #listenName: string | null;
   #server: net.Server | null = null;
   /** The same-host listener (same-host.ts), or null. */
@@ -146,45 +155,53 @@ export class TcpTransport implements Transport, ConnectionOwner {
     server[kTransport] = this;
     this.#server = server;
     return listenInRange(server, this.#listenHost, this.#listenPorts).then(() => {
+      const port = (server.address() as net.AddressInfo).port;
+      const address = formatAddress(this.#listenHost, port);
+      server[kListener] = listenerBinding('tcp', address);
       server.on('error', serverOnError);
       server.on('connection', serverOnConnection);
       this.#isServerClosed = false;
       // The transport never holds the event loop (interface.ts): the device does while operations are pending.
       server.unref();
-      const port = (server.address() as net.AddressInfo).port;
-      const address = formatAddress(this.#listenHost, port);
-      this.#ownHost = parseAddress(address)?.host ?? null;
-      return this.#listenUnix(address).then(() => address);
+      this.#ownHost = parsePublished(address)?.tcp.host ?? null;
+      return this.#listenUnix(port).then((unixPath) => formatPublished(address, unixPath));
     });
   }
 
-  /** Listens on the same-host socket of `address`; without one (not Linux, name taken), peers here use TCP. */
-  #listenUnix(address: string): Promise<void> {
-    if (!this._tuning.sameHostUnix || !HAS_ABSTRACT_SOCKETS) return Promise.resolve();
-    const server = this.#newNameServer();
-    return listenOnSameHostName(server, sameHostSocketName(this._jobKey, address)).then(
+  /**
+   * Listens on this instance's same-host socket; resolves to its path, or to null without one (turned
+   * off, no Unix sockets here, the job's directory not safe, the bind failed): peers here then use TCP.
+   */
+  #listenUnix(port: number): Promise<string | null> {
+    if (!this._tuning.sameHostUnix || !HAS_UNIX_SOCKETS) return Promise.resolve(null);
+    const socketPath = transportSocketPath(this._jobKey, this._process, port);
+    const server = this.#newPathServer(socketPath);
+    return listenOnPath(server, socketPath).then(
       () => {
         this.#unixServer = server;
+        return socketPath;
       },
       (err: Error) => {
-        this._log.debug({ err: err.message }, 'no same-host socket; same-host peers connect over TCP');
+        this._log.warn({ path: socketPath, err: err.message }, 'no same-host socket; the processes on this host connect to this one over TCP');
+        return null;
       },
     );
   }
 
-  /** A server for an abstract Unix-domain name, whose connections this transport accepts. */
-  #newNameServer(): OwnedServer {
+  /** A server for the Unix-domain socket `socketPath`, whose connections this transport accepts. */
+  #newPathServer(socketPath: string): OwnedServer {
     const server = net.createServer({ pauseOnConnect: true }) as OwnedServer;
     server[kTransport] = this;
+    server[kListener] = listenerBinding('unix', socketPath);
     return server;
   }
 
-  /** An endpoint reader's listener: the same-host name only; a name already taken rejects (it is computed, never chosen). */
+  /** An endpoint reader's listener: the socket path only; a path already taken rejects (it is computed, never chosen). */
   #listenOnName(name: string): Promise<string> {
-    if (!HAS_ABSTRACT_SOCKETS) return Promise.reject(new Error('a same-host name needs abstract Unix-domain sockets (Linux)'));
-    const server = this.#newNameServer();
+    if (!HAS_UNIX_SOCKETS) return Promise.reject(new Error('a same-host socket needs Unix-domain sockets'));
+    const server = this.#newPathServer(name);
     this.#server = server;
-    return listenOnSameHostName(server, name).then(
+    return listenOnPath(server, name).then(
       () => {
         this.#isServerClosed = false;
         return name;
@@ -197,10 +214,10 @@ export class TcpTransport implements Transport, ConnectionOwner {
   }
 
   start(peerAddresses: readonly string[]): void {
-    this.#names = peerAddresses.map((a) => (a.startsWith('\0') ? a : null));
-    this.#addresses = peerAddresses.map((a) => (a.startsWith('\0') ? null : parseAddress(a)));
+    this.#names = peerAddresses.map((a) => (a.startsWith('/') ? a : null));
+    this.#addresses = peerAddresses.map((a) => (a.startsWith('/') ? null : parsePublished(a)));
     // A thread instance never listens: its host is the one its own process published, so same-host peers are still reached over Unix sockets.
-    if (this._threadConnections && this.#ownHost === null) this.#ownHost = this.#addresses[this._process]?.host ?? null;
+    if (this._threadConnections && this.#ownHost === null) this.#ownHost = this.#addresses[this._process]?.tcp.host ?? null;
   }
 
   /**
@@ -331,14 +348,15 @@ export class TcpTransport implements Transport, ConnectionOwner {
     this.#checkClosed();
   }
 
-  _accept(socket: net.Socket): void {
+  /** A connection `listener` (handshake.ts listenerBinding) accepted. */
+  _accept(socket: net.Socket, listener: string): void {
     if (this._isClosing) {
       socket.destroy();
       return;
     }
     this.#liveSockets++;
     this.#readBuffer ??= new Uint8Array(this._tuning.readBufferBytes);
-    const conn = new InboundConnection(this, socket, this.#readBuffer);
+    const conn = new InboundConnection(this, socket, this.#readBuffer, listener);
     this.#inbound.add(conn);
     conn.resume(() => this.#inbound.delete(conn));
   }
@@ -349,7 +367,7 @@ export class TcpTransport implements Transport, ConnectionOwner {
       const conn = new ChannelConnection(this, peer, channel);
       this.#out[peer * this.#channelCount + channel] = conn;
       this.#liveSockets++;
-      conn.connect(null, name);
+      conn.connect(null, '', name);
       return conn;
     }
     const address = this.#addresses[peer];
@@ -360,8 +378,9 @@ export class TcpTransport implements Transport, ConnectionOwner {
     const conn = new ChannelConnection(this, peer, channel);
     this.#out[peer * this.#channelCount + channel] = conn;
     this.#liveSockets++;
-    const sameHost = this._tuning.sameHostUnix && HAS_ABSTRACT_SOCKETS && isSameHost(this.#ownHost, address.host);
-    conn.connect(address, sameHost ? sameHostSocketName(this._jobKey, formatAddress(address.host, address.port)) : null);
+    // Only a path the peer published, so one it bound; only on its host, where the path means its socket.
+    const sameHost = this._tuning.sameHostUnix && HAS_UNIX_SOCKETS && address.unixPath !== null && isSameHost(this.#ownHost, address.tcp.host);
+    conn.connect(address.tcp, address.tcpText, sameHost ? address.unixPath : null);
     return conn;
   }
 
@@ -412,7 +431,7 @@ function closeTimedOut(t: TcpTransport): void {
 }
 
 function serverOnConnection(this: OwnedServer, socket: net.Socket): void {
-  this[kTransport]._accept(socket);
+  this[kTransport]._accept(socket, this[kListener]);
 }
 
 function serverOnError(this: OwnedServer, err: Error): void {
@@ -420,18 +439,41 @@ function serverOnError(this: OwnedServer, err: Error): void {
 }
 
 /**
- * Listens on an abstract same-host name: resolves once listening, with the server accepting and
- * unref'd (the transport never holds the event loop); rejects when the name is taken.
+ * Listens on the Unix-domain socket `socketPath` in the job's same-host directory (same-host.ts),
+ * which is made or checked first. Synchronously, as a reader needs (it announces itself at once,
+ * interface.ts isListening): the check, the bind (Node binds a Unix socket inside listen()) and a
+ * second check that the directory is still this user's (nobody put another in its place between
+ * the first check and the bind; if so the socket is closed at once). Resolves once listening, with
+ * the server accepting and unref'd (the transport never holds the event loop); rejects when the
+ * directory is not one of this user's of mode 0700, or the path is taken. The socket file goes when
+ * the server closes (Node unlinks it) or, if it never does, when this thread exits.
  */
-function listenOnSameHostName(server: OwnedServer, name: string): Promise<void> {
+function listenOnPath(server: OwnedServer, socketPath: string): Promise<void> {
+  const dir = path.dirname(socketPath);
+  try {
+    ensureSameHostDirectory(dir);
+  } catch (err) {
+    return Promise.reject(err as Error);
+  }
   return new Promise<void>((resolve, reject) => {
     server.once('error', reject);
-    server.listen(name, () => {
+    server.listen(socketPath, () => {
       server.removeListener('error', reject);
       server.on('error', serverOnError);
       server.on('connection', serverOnConnection);
       server.unref();
       resolve();
     });
+    if (!server.listening) return; // the bind failed: 'error' follows
+    rememberBoundPath(socketPath);
+    server.once('close', () => forgetBoundPath(socketPath));
+    try {
+      checkOwnDirectory(dir);
+    } catch (err) {
+      server.removeAllListeners('listening');
+      server.removeListener('error', reject);
+      server.close();
+      reject(err as Error);
+    }
   });
 }

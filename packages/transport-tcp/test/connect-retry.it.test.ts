@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { newFrameHeader, type FrameHeader } from '@tsmpi/core/transport';
 import { TcpTransport } from '../src/tcp-transport.ts';
 import { DEFAULT_TUNING } from '../src/tuning.ts';
-import { recordingLog, RecordingHandlers as Rec, waitUntil as waitFor } from './tcp-harness.ts';
+import { parsePublished } from '../src/address.ts';
+import { jobKeyUsed, recordingLog, RecordingHandlers as Rec, waitUntil as waitFor } from './tcp-harness.ts';
 
 /** This file's patience for a condition (a hang fails with a message, never a timeout of the runner). */
 const waitUntil = (cond: () => boolean, what: string, timeoutMs = 15_000): Promise<void> => waitFor(cond, what, timeoutMs);
@@ -23,7 +24,7 @@ async function freePort(): Promise<number> {
 
 function transport(process: number, rec: Rec, extra: { listenPorts?: { lo: number; hi: number } } = {}, retryMs = 10_000): TcpTransport {
   return new TcpTransport(
-    { process, processCount: 2, channelCount: 1, jobKey: 'k', listenHost: '127.0.0.1', log: recordingLog(), handlers: rec, ...extra },
+    { process, processCount: 2, channelCount: 1, jobKey: jobKeyUsed('k'), listenHost: '127.0.0.1', log: recordingLog(), handlers: rec, ...extra },
     { ...DEFAULT_TUNING, connectRetryMs: retryMs, connectRefusedRetryMs: retryMs },
   );
 }
@@ -43,7 +44,7 @@ describe('tcp transport: connect retry, keep-alive and port range', () => {
       a.send(1, hdr(2), null, -1);
       await new Promise((r) => setTimeout(r, 300));
       expect(rs[0]!.lost).toEqual([]); // still retrying, not lost
-      expect(await b.listen()).toBe(`127.0.0.1:${port}`);
+      expect(parsePublished(await b.listen())?.tcpText).toBe(`127.0.0.1:${port}`);
       b.start([addrA, `127.0.0.1:${port}`]);
       await waitUntil(() => rs[1]!.seqs.length === 2, 'delivery after the retry');
       expect(rs[1]!.seqs).toEqual([1, 2]);
@@ -94,7 +95,7 @@ describe('tcp transport: connect retry, keep-alive and port range', () => {
         addresses.push(await t.listen());
       }
       for (const a of addresses) {
-        const port = Number(a.slice(a.lastIndexOf(':') + 1));
+        const port = parsePublished(a)!.tcp.port;
         expect(port).toBeGreaterThan(lo); // lo is taken
         expect(port).toBeLessThanOrEqual(lo + 3);
       }

@@ -17,9 +17,9 @@ import type { TransportError } from '@tsmpi/core/transport';
 import { CHALLENGE_BYTES, HELLO_BYTES } from '../src/handshake.ts';
 import { TcpTransport } from '../src/tcp-transport.ts';
 import { DEFAULT_TUNING } from '../src/tuning.ts';
-import { RecordingHandlers, recordingLog, waitUntil } from './tcp-harness.ts';
+import { jobKeyUsed, RecordingHandlers, recordingLog, waitUntil } from './tcp-harness.ts';
 
-const MAGIC = Uint8Array.of(0x54, 0x53, 0x4d, 0x50, 0x49, 0x00, 0x01, 0x00);
+const MAGIC = Uint8Array.of(0x54, 0x53, 0x4d, 0x50, 0x49, 0x00, 0x02, 0x00);
 
 class Handlers extends RecordingHandlers {
   errors: TransportError[] = [];
@@ -56,7 +56,7 @@ async function lossAfterHello(ending: 'reset' | 'close'): Promise<{ err: Transpo
   const handlers = new Handlers();
   const log = recordingLog();
   const t = new TcpTransport(
-    { process: 0, processCount: 2, channelCount: 1, jobKey: 'c0ffee', listenHost: '127.0.0.1', log, handlers },
+    { process: 0, processCount: 2, channelCount: 1, jobKey: jobKeyUsed('c0ffee'), listenHost: '127.0.0.1', log, handlers },
     { ...DEFAULT_TUNING, sameHostUnix: false },
   );
   try {

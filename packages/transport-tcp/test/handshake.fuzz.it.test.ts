@@ -29,13 +29,13 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { newFrameHeader, type FrameHeader, type TransportHandlers } from '@tsmpi/core/transport';
 import { HEADER_BYTES, encodeHeader } from '../src/frame-codec.ts';
-import { CHALLENGE_BYTES, ClientHandshake, HANDSHAKE_STATUS, HELLO_BYTES } from '../src/handshake.ts';
-import { makeTcpJob, recordingLog, type LogRecord } from './tcp-harness.ts';
+import { CHALLENGE_BYTES, ClientHandshake, HANDSHAKE_STATUS, HELLO_BYTES, listenerBinding } from '../src/handshake.ts';
+import { hostPort, makeTcpJob, recordingLog, tcpListener, type LogRecord } from './tcp-harness.ts';
 
 const RUNS = Number(process.env['TSMPI_FUZZ_RUNS'] ?? '') || 20;
 const SEED = process.env['TSMPI_FUZZ_SEED'] === undefined ? undefined : Number(process.env['TSMPI_FUZZ_SEED']);
 const KEY = 'a1b2c3d4e5f60718293a4b5c6d7e8f90';
-const MAGIC = Uint8Array.of(0x54, 0x53, 0x4d, 0x50, 0x49, 0x00, 0x01, 0x00);
+const MAGIC = Uint8Array.of(0x54, 0x53, 0x4d, 0x50, 0x49, 0x00, 0x02, 0x00);
 const REASONS = new Set([
   'bad magic in hello',
   'job key proof does not match',
@@ -54,11 +54,6 @@ class Rec implements TransportHandlers {
   onPeerLost(process: number, err: { code: string }): void {
     this.lost.push({ process, code: err.code });
   }
-}
-
-function hostPort(address: string): { host: string; port: number } {
-  const i = address.lastIndexOf(':');
-  return { host: address.slice(0, i), port: Number(address.slice(i + 1)) };
 }
 
 async function waitUntil(cond: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
@@ -122,9 +117,9 @@ function attack(address: string, plan: Plan, cuts: number[], endsAfterWriting = 
   });
 }
 
-/** A HELLO answering `challenge` as (process, channel) with `key`. */
-function hello(key: string, process: number, channel: number, challenge: Uint8Array): Uint8Array {
-  const hs = new ClientHandshake(key, process, channel);
+/** A HELLO answering `challenge` as (process, channel) with `key`, made for the listener `listener` (handshake.ts). */
+function hello(key: string, process: number, channel: number, challenge: Uint8Array, listener: string): Uint8Array {
+  const hs = new ClientHandshake(key, process, channel, listener);
   expect(hs.feed(challenge)).toBe(HANDSHAKE_STATUS.PENDING);
   return hs.hello!;
 }
@@ -134,6 +129,7 @@ type Attack =
   | { kind: 'truncated'; hasKey: boolean; at: number }
   | { kind: 'oversized'; extra: number }
   | { kind: 'replayed' }
+  | { kind: 'relayed' }
   | { kind: 'badIds'; process: number; channel: number };
 
 const attackArb: fc.Arbitrary<Attack> = fc.oneof(
@@ -141,6 +137,7 @@ const attackArb: fc.Arbitrary<Attack> = fc.oneof(
   { arbitrary: fc.record({ kind: fc.constant('truncated' as const), hasKey: fc.boolean(), at: fc.integer({ min: 0, max: HELLO_BYTES - 1 }) }), weight: 1 },
   { arbitrary: fc.record({ kind: fc.constant('oversized' as const), extra: fc.integer({ min: 1, max: 2 << 20 }) }), weight: 2 },
   { arbitrary: fc.constant({ kind: 'replayed' as const }), weight: 2 },
+  { arbitrary: fc.constant({ kind: 'relayed' as const }), weight: 1 },
   {
     arbitrary: fc.oneof(
       fc.record({ kind: fc.constant('badIds' as const), process: fc.integer({ min: 2, max: 0xffffffff }), channel: fc.integer({ min: 0, max: 1 }) }),
@@ -159,17 +156,17 @@ async function run(address: string, a: Attack, cuts: number[]): Promise<number> 
       break;
     case 'truncated':
       // `at` 0 sends nothing: a silent connection, refused by the timeout too.
-      outcomes.push(await attack(address, (c) => hello(a.hasKey ? KEY : 'not-the-key', 0, 0, c).subarray(0, a.at), cuts));
+      outcomes.push(await attack(address, (c) => hello(a.hasKey ? KEY : 'not-the-key', 0, 0, c, tcpListener(address)).subarray(0, a.at), cuts));
       break;
     case 'oversized':
-      outcomes.push(await attack(address, (c) => Buffer.concat([hello('not-the-key', 0, 0, c), Buffer.alloc(a.extra, 0xab)]), cuts));
+      outcomes.push(await attack(address, (c) => Buffer.concat([hello('not-the-key', 0, 0, c, tcpListener(address)), Buffer.alloc(a.extra, 0xab)]), cuts));
       break;
     case 'replayed': {
       // Capture a HELLO that really proves the key to connection 1's nonce, spoil
       // connection 1 with a flipped MAC bit, then replay the good HELLO on connection 2.
       let captured: Uint8Array | null = null;
       outcomes.push(await attack(address, (c) => {
-        captured = hello(KEY, 0, 1, c);
+        captured = hello(KEY, 0, 1, c, tcpListener(address));
         const spoiled = Uint8Array.from(captured);
         spoiled[HELLO_BYTES - 1]! ^= 1;
         return spoiled;
@@ -177,8 +174,12 @@ async function run(address: string, a: Attack, cuts: number[]): Promise<number> 
       outcomes.push(await attack(address, () => captured!, cuts));
       break;
     }
+    case 'relayed':
+      // The key and a good identity, but made for a same-host socket: carried from one to this TCP port.
+      outcomes.push(await attack(address, (c) => hello(KEY, 0, 1, c, listenerBinding('unix', '/tmp/tsmpi-relay/t-1-1')), cuts));
+      break;
     case 'badIds':
-      outcomes.push(await attack(address, (c) => hello(KEY, a.process, a.channel, c), cuts));
+      outcomes.push(await attack(address, (c) => hello(KEY, a.process, a.channel, c, tcpListener(address)), cuts));
       break;
   }
   for (const o of outcomes) {
@@ -246,7 +247,7 @@ describe('job-key handshake under fuzzing over real sockets (fast-check)', () =>
         const { transports: ts, addresses } = await makeTcpJob({ processCount: 2, channelCount: 2, handlers: rs, log, jobKey: KEY });
         try {
           const o = await attack(addresses[1]!, (c) => {
-            const hs = new ClientHandshake(KEY, 0, 1);
+            const hs = new ClientHandshake(KEY, 0, 1, tcpListener(addresses[1]!));
             hs.feed(c);
             const parts: Uint8Array[] = [hs.hello!];
             for (const [kind, seq, payload] of frames) {

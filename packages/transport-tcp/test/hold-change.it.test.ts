@@ -1,4 +1,4 @@
-// testlist: { file: 'hold-change.it.test.ts', np: [1] } — transports in one process, a real abstract Unix-domain socket.
+// testlist: { file: 'hold-change.it.test.ts', np: [1] } — transports in one process, a real Unix-domain socket.
 // TransportOptions.onHoldChange (interface.ts): a thread's transport says when a connection starts
 // and stops holding frames the kernel has not taken, and the calls balance, whether the frames
 // reach the kernel or the connection is destroyed with them (a thread that dies then has lost
@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { newFrameHeader, type FrameHeader } from '@tsmpi/core/transport';
 import { readerSocketName } from '../src/same-host.ts';
 import { TcpTransport } from '../src/tcp-transport.ts';
-import { recordingLog, RecordingHandlers as Rec, waitUntil } from './tcp-harness.ts';
+import { jobKeyUsed, recordingLog, RecordingHandlers as Rec, waitUntil } from './tcp-harness.ts';
 
 const JOB = { processCount: 2, channelCount: 1, endpointsPerProcess: 1, listenHost: '127.0.0.1' } as const;
 const FRAMES = 1024;
@@ -20,7 +20,7 @@ function hdr(seq: number): FrameHeader {
 
 /** A reader transport listening on its name, and a thread's transport dialling it that counts its holding connections. */
 async function pair(key: string): Promise<{ got: Rec; r: TcpTransport; s: TcpTransport; held: () => number; calls: boolean[] }> {
-  const name = readerSocketName(key, 1, 1, 1);
+  const name = readerSocketName(jobKeyUsed(key), 1, 1, 1);
   const got = new Rec();
   const r = new TcpTransport({ ...JOB, process: 1, jobKey: key, log: recordingLog(), handlers: got, listenName: name });
   await r.listen();

@@ -1,6 +1,6 @@
-// testlist: { file: 'reader-socket.it.test.ts', np: [1] } — transports in one process, real abstract Unix-domain sockets.
+// testlist: { file: 'reader-socket.it.test.ts', np: [1] } — transports in one process, real Unix-domain sockets.
 // An endpoint reader's transport (interface.ts listenName, docs/adr/0019): it listens only on its
-// computed same-host name; a thread's transport given that name as the peer's address dials it with
+// computed socket path in the job's directory (same-host.ts); a thread's transport given that name as the peer's address dials it with
 // no TCP fallback; a sender ending is not a loss for the reader, the reader ending is one for the sender.
 import fs from 'node:fs';
 import { describe, expect, it } from 'vitest';
@@ -8,15 +8,13 @@ import { newFrameHeader, type FrameHeader } from '@tsmpi/core/transport';
 import { readerSocketName } from '../src/same-host.ts';
 import { TcpTransport } from '../src/tcp-transport.ts';
 import { DEFAULT_TUNING } from '../src/tuning.ts';
-import { recordingLog, RecordingHandlers as Rec, waitUntil } from './tcp-harness.ts';
+import { jobKeyUsed, recordingLog, RecordingHandlers as Rec, waitUntil } from './tcp-harness.ts';
 
 const isLinux = process.platform === 'linux';
 
-/** Sockets of this machine bound to abstract name `name` (see same-host.it.test.ts). */
+/** Sockets of this machine bound to the socket file `name` (see same-host.it.test.ts). */
 function unixSocketsNamed(name: string): number {
-  const shown = `@${name.slice(1)}`;
-  return fs.readFileSync('/proc/net/unix', 'utf8').split('\n')
-    .filter((line) => { const at = line.indexOf(` ${shown}`); return at >= 0 && /^@*$/.test(line.slice(at + 1 + shown.length)); }).length;
+  return fs.readFileSync('/proc/net/unix', 'utf8').split('\n').filter((line) => line.endsWith(` ${name}`)).length;
 }
 
 /** Endpoint 0 or 1 of process 0 to endpoint 3 of process 1 (J = 2). */
@@ -38,7 +36,7 @@ function sender(jobKey: string, name: string, rec: Rec, log = recordingLog(), co
 
 describe.runIf(isLinux)('an endpoint reader\'s socket', () => {
   it('carries two senders\' frames, each in order, and takes their end for no loss', async () => {
-    const name = readerSocketName('r1', 1, 3, 1);
+    const name = readerSocketName(jobKeyUsed('r1'), 1, 3, 1);
     const got = new Rec();
     const r = reader('r1', name, got);
     expect(r.isListening(), 'not listening before listen()').toBe(false);
@@ -71,7 +69,7 @@ describe.runIf(isLinux)('an endpoint reader\'s socket', () => {
   });
 
   it('tells the reader of each sender connection\'s end with the seq of its last frame, after that frame, whether the sender closed or died', async () => {
-    const name = readerSocketName('r5', 1, 3, 1);
+    const name = readerSocketName(jobKeyUsed('r5'), 1, 3, 1);
     const events: string[] = [];
     // Every delivery and every connection end, in the order the reader's handlers saw them.
     const got = new (class extends Rec {
@@ -106,7 +104,7 @@ describe.runIf(isLinux)('an endpoint reader\'s socket', () => {
   });
 
   it('reports the reader\'s end to a connected sender as the loss of its process', async () => {
-    const name = readerSocketName('r2', 1, 3, 1);
+    const name = readerSocketName(jobKeyUsed('r2'), 1, 3, 1);
     const got = new Rec();
     const r = reader('r2', name, got);
     await r.listen();
@@ -125,7 +123,7 @@ describe.runIf(isLinux)('an endpoint reader\'s socket', () => {
   });
 
   it('fails a sender whose reader is not there, without trying TCP', async () => {
-    const name = readerSocketName('r3', 1, 3, 7);
+    const name = readerSocketName(jobKeyUsed('r3'), 1, 3, 7);
     const sent = new Rec();
     const log = recordingLog();
     const s = sender('r3', name, sent, log, 200);
@@ -139,7 +137,7 @@ describe.runIf(isLinux)('an endpoint reader\'s socket', () => {
   });
 
   it('refuses a second reader on a name in use', async () => {
-    const name = readerSocketName('r4', 1, 3, 1);
+    const name = readerSocketName(jobKeyUsed('r4'), 1, 3, 1);
     const first = reader('r4', name, new Rec());
     await first.listen();
     try {

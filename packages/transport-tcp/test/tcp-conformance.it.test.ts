@@ -5,17 +5,12 @@ import { newFrameHeader, transportConformance, type FrameHeader, type TransportH
 import { HEADER_BYTES, encodeHeader } from '../src/frame-codec.ts';
 import { CHALLENGE_BYTES, ClientHandshake, HANDSHAKE_STATUS } from '../src/handshake.ts';
 import { createTransport, TcpTransport } from '../src/index.ts';
-import { makeTcpJob, makeTcpTransports, recordingLog, RecordingHandlers as Rec, waitUntil as waitFor, waitWhileProgressing } from './tcp-harness.ts';
+import { hostPort, jobKeyUsed, makeTcpJob, makeTcpTransports, recordingLog, tcpListener, RecordingHandlers as Rec, waitUntil as waitFor, waitWhileProgressing } from './tcp-harness.ts';
 
 transportConformance('tcp', (spec) => makeTcpTransports(spec), { describe, it, expect });
 
 /** This file's patience for a condition (a hang fails with a message, never a timeout of the runner). */
 const waitUntil = (cond: () => boolean, what: string, timeoutMs = 10_000): Promise<void> => waitFor(cond, what, timeoutMs);
-
-function hostPort(address: string): { host: string; port: number } {
-  const i = address.lastIndexOf(':');
-  return { host: address.slice(0, i), port: Number(address.slice(i + 1)) };
-}
 
 /** Connects raw, sends `bytes`, resolves when the server closes the connection. */
 function rawConnect(address: string, bytes: Uint8Array | null): Promise<{ received: number }> {
@@ -68,10 +63,10 @@ function hdr(seq: number): FrameHeader {
 describe('tcp transport', () => {
   it('is created through the createTransport factory', async () => {
     const t = createTransport({
-      process: 0, processCount: 1, channelCount: 2, jobKey: 'k', listenHost: '127.0.0.1', log: recordingLog(), handlers: new Rec(),
+      process: 0, processCount: 1, channelCount: 2, jobKey: jobKeyUsed('k'), listenHost: '127.0.0.1', log: recordingLog(), handlers: new Rec(),
     });
     const address = await t.listen();
-    expect(address).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(address).toMatch(/^127\.0\.0\.1:\d+( unix:\/.+)?$/);
     await t.close();
   });
 
@@ -166,7 +161,7 @@ describe('tcp transport', () => {
         for (let i = 0; i < 50; i++) ts[0]!.send(1, hdr(n++), Uint8Array.of(1, 2, 3), -1);
       }, 5);
       // a process with the wrong key: the server closes it right after HELLO
-      const wrong = new ClientHandshake('wrong-key', 0, 1);
+      const wrong = new ClientHandshake('wrong-key', 0, 1, tcpListener(addresses[1]!));
       const wrongDone = new Promise<number>((resolve) => {
         const s = net.connect(hostPort(addresses[1]!));
         s.on('data', (d) => {
@@ -231,7 +226,7 @@ describe('tcp transport', () => {
       });
       const a = await other.listen();
       // a client for channel 1 knocks at the instance that owns only channel 0
-      const hs = new ClientHandshake('k', 0, 1);
+      const hs = new ClientHandshake('k', 0, 1, tcpListener(a));
       await new Promise<void>((resolve) => {
         const s = net.connect(hostPort(a));
         s.on('data', (d) => {
@@ -255,7 +250,7 @@ describe('tcp transport', () => {
     const { transports: ts, addresses } = await makeTcpJob({ processCount: 2, channelCount: 1, handlers: rs, jobKey: 'k' });
     try {
       // pretend to be process 0 on channel 0: handshake, one frame, then end without GOODBYE
-      const hs = new ClientHandshake('k', 0, 0);
+      const hs = new ClientHandshake('k', 0, 0, tcpListener(addresses[1]!));
       const s = net.connect(hostPort(addresses[1]!));
       s.on('error', () => {});
       s.on('data', (d) => {

@@ -2,9 +2,37 @@
  * Builds N TCP transports in this process on 127.0.0.1 (listen, exchange
  * addresses, start): what the device and the wire-up service do in a job.
  */
+import { afterAll } from 'vitest';
 import type { FrameHeader, TransportHandlers, TransportLog } from '@tsmpi/core/transport';
+import { parsePublished, type HostPort } from '../src/address.ts';
+import { listenerBinding } from '../src/handshake.ts';
+import { removeSameHostDirectory } from '../src/same-host.ts';
 import { TcpTransport } from '../src/tcp-transport.ts';
 import { DEFAULT_TUNING, type TcpTuning } from '../src/tuning.ts';
+
+/** Job keys of this file's transports: their same-host directories (same-host.ts) go when the file's tests are done. */
+const usedKeys = new Set<string>();
+afterAll(() => {
+  for (const key of usedKeys) removeSameHostDirectory(key);
+});
+
+/** Records `jobKey` as used by a transport made outside makeTcpJob (see usedKeys); returns it. */
+export function jobKeyUsed(jobKey: string): string {
+  usedKeys.add(jobKey);
+  return jobKey;
+}
+
+/** The TCP host and port of a published address (address.ts), for a raw connection. */
+export function hostPort(published: string): HostPort {
+  const a = parsePublished(published);
+  if (a === null) throw new Error(`not a published address: ${published}`);
+  return a.tcp;
+}
+
+/** What a raw client's handshake must bind to reach the TCP listener that published `published` (handshake.ts). */
+export function tcpListener(published: string): string {
+  return listenerBinding('tcp', parsePublished(published)!.tcpText);
+}
 
 export interface LogRecord {
   level: string;
@@ -97,7 +125,7 @@ export async function makeTcpJob(spec: {
     process,
     processCount: spec.processCount,
     channelCount: spec.channelCount,
-    jobKey: spec.jobKey ?? 'c0ffee',
+    jobKey: jobKeyUsed(spec.jobKey ?? 'c0ffee'),
     listenHost: '127.0.0.1',
     log: spec.log ?? recordingLog(),
     handlers,

@@ -7,9 +7,12 @@
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { newFrameHeader, type FrameHeader } from '@tsmpi/core/transport';
+import { ClientHandshake, HANDSHAKE_STATUS, ServerHandshake, THREAD_CONNECTION_BIT, listenerBinding } from '../src/handshake.ts';
 import { TcpTransport } from '../src/tcp-transport.ts';
 import { DEFAULT_TUNING, type TcpTuning } from '../src/tuning.ts';
-import { makeTcpJob, recordingLog, RecordingHandlers as Rec, waitUntil } from './tcp-harness.ts';
+import { hostPort, jobKeyUsed, makeTcpJob, recordingLog, RecordingHandlers as Rec, tcpListener, waitUntil } from './tcp-harness.ts';
+
+const KEY = 'k';
 
 const hdr = (seq: number): FrameHeader => ({ ...newFrameHeader(), kind: 1, seq, srcEndpoint: 0, dstEndpoint: 0 });
 
@@ -18,26 +21,23 @@ const TUNING: TcpTuning = { ...DEFAULT_TUNING, handshakeTimeoutMs: 200, connectR
 
 /**
  * A TCP proxy in front of `target` that accepts its first `stalls` connections and never answers
- * on them (a listener whose event loop is busy), and pipes every later one to the target.
+ * on them (a listener whose event loop is busy), and carries every later one to the target. The
+ * handshake binds the listener a client dialled (handshake.ts), so a plain pipe would be refused:
+ * the proxy is one of the job's (it knows the key) and runs the handshake on each side, as a
+ * listener with its own address towards the client and as the same client towards the target.
  */
 async function stallingProxy(target: string, stalls: number): Promise<{ address: string; accepted: () => number; close: () => Promise<void> }> {
-  const colon = target.lastIndexOf(':');
-  const host = target.slice(0, colon);
-  const port = Number(target.slice(colon + 1));
   const sockets: net.Socket[] = [];
   let accepted = 0;
+  let address = '';
   const server = net.createServer((s) => {
     sockets.push(s);
     s.on('error', () => undefined);
     if (accepted++ < stalls) return;
-    const up = net.connect({ host, port });
-    sockets.push(up);
-    up.on('error', () => s.destroy());
-    s.pipe(up);
-    up.pipe(s);
+    carry(s, address, target, sockets);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
-  const address = `127.0.0.1:${(server.address() as net.AddressInfo).port}`;
+  address = `127.0.0.1:${(server.address() as net.AddressInfo).port}`;
   return {
     address,
     accepted: () => accepted,
@@ -48,9 +48,51 @@ async function stallingProxy(target: string, stalls: number): Promise<{ address:
   };
 }
 
+/** Authenticates the client on `s` as the listener `address`, then carries its connection to `target` as that client. */
+function carry(s: net.Socket, address: string, target: string, sockets: net.Socket[]): void {
+  const inner = new ServerHandshake(KEY, listenerBinding('tcp', address));
+  s.write(inner.challenge());
+  const early: Uint8Array[] = [];
+  let isAuthenticated = false;
+  const onClient = (d: Buffer): void => {
+    if (isAuthenticated) {
+      early.push(d);
+      return;
+    }
+    const st = inner.feed(d);
+    if (st === HANDSHAKE_STATUS.FAILED) s.destroy();
+    if (st !== HANDSHAKE_STATUS.DONE) return;
+    isAuthenticated = true;
+    early.push(inner.rest);
+    const channel = (inner.channel | (inner.isThreadConnection ? THREAD_CONNECTION_BIT : 0)) >>> 0;
+    const outer = new ClientHandshake(KEY, inner.process, channel, tcpListener(target));
+    const up = net.connect(hostPort(target));
+    sockets.push(up);
+    up.on('error', () => s.destroy());
+    let isHelloSent = false;
+    const onUp = (c: Buffer): void => {
+      const st2 = outer.feed(c);
+      if (outer.hello !== null && !isHelloSent) {
+        isHelloSent = true;
+        up.write(outer.hello);
+      }
+      if (st2 !== HANDSHAKE_STATUS.DONE) return;
+      up.off('data', onUp);
+      s.off('data', onClient);
+      s.write(inner.accept);
+      if (outer.rest.length > 0) s.write(outer.rest);
+      for (const b of early) up.write(b);
+      s.pipe(up);
+      up.pipe(s);
+    };
+    up.on('data', onUp);
+  };
+  s.on('data', onClient);
+}
+
 function sender(rec: Rec, threadConnections: boolean, tuning: TcpTuning = TUNING): TcpTransport {
   return new TcpTransport(
-    { process: 0, processCount: 2, channelCount: 1, jobKey: 'k', listenHost: '127.0.0.1', log: recordingLog(), handlers: rec, threadConnections },
+    { process: 0, processCount: 2, channelCount: 1, jobKey: jobKeyUsed(KEY), listenHost: '127.0.0.1', log: recordingLog(), handlers: rec, threadConnections },
     tuning,
   );
 }

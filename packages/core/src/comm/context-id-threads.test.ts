@@ -1,7 +1,7 @@
 /**
  * One endpoint's ContextIdState shared by real worker_threads: every thread
  * allocates and frees COMM_SELF dups (one participant, so the collectives are
- * the identity) at the same time, taking the shared mutex with lockAsync and
+ * the identity) at the same time, taking the shared mutex with runLockedAsync and
  * freeing with the synchronous lock. Ids must never be handed out twice.
  */
 import { Worker } from 'node:worker_threads';

@@ -618,6 +618,35 @@ describe('freeContextId', () => {
     expect((await dupAll(sim, worldOf(2))).ctx).toBe(32);
   });
 
+  it.each([
+    ['eager', {}],
+    ['base', { eager: 0 }],
+    ['original', { algo: 'original' as const }],
+  ])('finds the mutex free whenever other code of the allocating thread runs (%s; issue 34)', async (_what, options) => {
+    // A free on the thread of a pending allocation (a user's Comm.free between two of its
+    // stages) waits in lockSync, the event loop stopped: a mutex the allocation held across
+    // an await would never be released. One participant: the collectives settle in
+    // microtasks, so the stages and the observer's microtasks interleave as tightly as they can.
+    const s = ContextIdState.create();
+    const alone: ContextIdCollectives = { allreduceBand: (words) => Promise.resolve(words), barrier: () => Promise.resolve() };
+    let isDone = false;
+    let turns = 0;
+    let heldTurns = 0;
+    const observe = (): void => {
+      turns++;
+      if (s.mutex.isLocked) heldTurns++;
+      if (!isDone) queueMicrotask(observe);
+    };
+    queueMicrotask(observe);
+    const ids: number[] = [];
+    for (let i = 0; i < 20; i++) ids.push(await allocateContextId(s, PREDEFINED_CONTEXT_ID.COMM_SELF, i, alone, options));
+    for (const id of ids) freeContextId(s, id);
+    isDone = true;
+    expect(new Set(ids).size).toBe(20);
+    expect(turns).toBeGreaterThan(20);
+    expect(heldTurns).toBe(0);
+  });
+
   it('freeing a reserved or unallocated id is an internal error (ERR_INTERN)', () => {
     const s = ContextIdState.create();
     for (const id of [PREDEFINED_CONTEXT_ID.COMM_WORLD, PREDEFINED_CONTEXT_ID.COMM_SELF, 28, 32]) {

@@ -3,8 +3,11 @@
  * context-id-stages.ts (which holds the algorithm, its source and invariants).
  *
  * - `allocateContextId` drives the stages with `await` (Comm.dup, split,
- *   create, createGroup). It waits for the mutex with lockAsync, so the
- *   calling thread's event loop keeps running.
+ *   create, createGroup). It runs each stage with runLockedAsync, so the
+ *   calling thread's event loop keeps running while another thread holds the
+ *   mutex, and this thread holds it only while the stage runs: never across an
+ *   await, where a freeContextId of the same thread (a user's Comm.free)
+ *   would wait for it forever.
  * - `ContextIdPoller` drives the same stages from `test()` (Comm.idup's
  *   Request): it never waits, it takes the mutex with tryLock and looks at
  *   whether the pending collective has settled.
@@ -59,13 +62,8 @@ export async function allocateContextId(
   const alloc = new ContextIdAllocation(parentContextId, tag, options);
   let result: Uint32Array | null = null;
   for (;;) {
-    await state.mutex.lockAsync();
-    let step: AllocationStep;
-    try {
-      step = stepAllocation(state, alloc, result);
-    } finally {
-      state.mutex.unlock();
-    }
+    const input = result;
+    const step = await state.mutex.runLockedAsync(() => stepAllocation(state, alloc, input));
     if (step.kind === 'done') return step.contextId;
     if (step.kind === 'failed') throw step.error;
     try {
@@ -77,9 +75,7 @@ export async function allocateContextId(
         result = await coll.allreduceBand(step.words);
       }
     } catch (err) {
-      await state.mutex.lockAsync();
-      abandonAllocation(state, alloc);
-      state.mutex.unlock();
+      await state.mutex.runLockedAsync(() => abandonAllocation(state, alloc));
       throw err;
     }
   }

@@ -37,6 +37,7 @@ import { Completion, slotsExhausted } from './completion.ts';
 import { Protocol } from './protocol.ts';
 import { LaneMatcher } from './lane-matcher.ts';
 import type { DeviceOptions, DirectRoute, ProbeInfo } from './device-options.ts';
+import { peerFrameFault, type FrameCheckContext } from './peer-frame-check.ts';
 
 export type { DeviceOptions, DirectRoute, ProbeInfo } from './device-options.ts';
 
@@ -55,6 +56,10 @@ export class Device {
   readonly #direct: (Transport | undefined)[];
   readonly #directAll: Transport[] = [];
   readonly #w: Int32Array;
+  /** What peerFrameFault reads of this device (peer-frame-check.ts): every frame from another process is checked first. */
+  readonly #frameCheck: FrameCheckContext;
+  /** Per process: 1 once this device took it for lost (#onPeerLost); nothing it still sends is acted on. */
+  readonly #lostPeers: Uint8Array;
   readonly #big: PayloadPool | null;
   readonly #mt: boolean;
   readonly #me: number;
@@ -85,6 +90,8 @@ export class Device {
     this.opts = opts;
     this.shared = shared;
     this.#w = shared.table.words;
+    this.#lostPeers = new Uint8Array(opts.processCount);
+    this.#frameCheck = { process: opts.process, endpointsPerProcess: opts.endpointsPerProcess, words: shared.table.words, slots: shared.table.capacity };
     this.pool = new SlotPool(shared.table, opts.threadId >= 0 ? shared.slotCache(opts.threadId) : null);
     this.objects = shared.objects;
     this.lifetime = createLifetime(opts.refcount, shared.objects, shared.buffers.lifetime, opts.threadId);
@@ -107,6 +114,7 @@ export class Device {
       sendData: (proc, h, data, token) => this.transport!.send(proc, h, data, token),
       rendezvous: (bytes) => this.onRendezvous?.(bytes),
       fatal: (err, lostProcess) => this.#fatal(err, lostProcess),
+      protocolError: (proc, fault) => this.#protocolError(proc, fault),
     }, shared, this.#completion, this.pool, this.#stat, opts.threadId, opts.process, this.firstEndpoint);
     this.#eagerInjectLimit = this.#mt ? Math.min(opts.eagerLimit, this.#bridge.maxInjectBytes) : opts.eagerLimit;
     this.#lanes = opts.lanes === true && !this.#mt && opts.endpointsPerProcess === 1
@@ -606,6 +614,12 @@ export class Device {
 
   #onDeliver(srcProcess: number, h: FrameHeader, payload: Uint8Array): void {
     this.onFrame?.();
+    if (this.#lostPeers[srcProcess] === 1) return;
+    const fault = peerFrameFault(srcProcess, h, this.#frameCheck);
+    if (fault !== null) {
+      this.#protocolError(srcProcess, fault);
+      return;
+    }
     switch (h.kind) {
       case FRAME_KIND.EAGER:
       case FRAME_KIND.EAGER_SYNC:
@@ -637,8 +651,17 @@ export class Device {
     }
   }
 
+  /**
+   * Process `proc` sent a frame this device cannot act on (peer-frame-check.ts): what else it sends
+   * cannot be trusted, so it is lost, as the transport takes a peer whose frame it refuses.
+   */
+  #protocolError(proc: number, fault: string): void {
+    this.#onPeerLost(proc, { code: 'TSMPI_ERR_PROTOCOL', message: `process ${proc} sent ${fault}` });
+  }
+
   #onPeerLost(proc: number, err: TransportError): void {
     if (this.#closing) return;
+    this.#lostPeers[proc] = 1;
     this.opts.log.error({ peer: proc, code: err.code }, 'peer process lost');
     this.#fatal(mpiError(ERR_PROC_FAILED, 'progress', `lost the connection to process ${proc} (${err.code}: ${err.message})`, err), proc);
   }

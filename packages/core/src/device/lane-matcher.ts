@@ -135,11 +135,13 @@ export class LaneMatcher {
    */
   readonly frameBytes = (srcProcess: number, b: Uint8Array, o: number): boolean => {
     if (b[o] !== FRAME_KIND.EAGER || b[o + 1] !== 0) return false;
+    const src = (b[o + 4]! | (b[o + 5]! << 8) | (b[o + 6]! << 16) | (b[o + 7]! << 24)) >>> 0;
+    // Lanes have one endpoint per process: any other source is a peer's fault, which the device's onDeliver reports.
+    if (src !== srcProcess) return false;
     const lanes = this.#lanes;
     const ctx = b[o + 2]! | (b[o + 3]! << 8);
     const lane = lanes.byContext[ctx] ?? lanes.lean(ctx);
     if (lane === null) return false;
-    const src = (b[o + 4]! | (b[o + 5]! << 8) | (b[o + 6]! << 16) | (b[o + 7]! << 24)) >>> 0;
     const tag = b[o + 12]! | (b[o + 13]! << 8) | (b[o + 14]! << 16) | (b[o + 15]! << 24);
     const len = (b[o + 28]! | (b[o + 29]! << 8) | (b[o + 30]! << 16) | (b[o + 31]! << 24)) >>> 0;
     this.#message(lane, srcProcess, src, tag, b.subarray(o + FRAME_HEADER_BYTES, o + FRAME_HEADER_BYTES + len));

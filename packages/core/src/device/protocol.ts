@@ -36,6 +36,8 @@ export interface ProtocolHost {
   /** The length of a rendezvous message whose data this thread is about to send or receive (wait-poll.ts). */
   rendezvous(bytes: number): void;
   fatal(err: MPIError, lostProcess: number | null): void;
+  /** Process `proc` sent a frame this device cannot act on: it is taken for lost. */
+  protocolError(proc: number, fault: string): void;
 }
 
 export class Protocol {
@@ -276,12 +278,17 @@ export class Protocol {
     const b = s * SLOT_WORDS;
     const w = this.#w;
     const own = w[b + SLOT.OWNER] === this.#me ? this.#completion.reqs[s] : undefined;
-    let data: Uint8Array;
-    if (own !== undefined && (w[b + SLOT.FLAGS]! & FLAG.BIG) === 0) {
-      data = own.buf!;
-    } else {
+    let data: Uint8Array | null = null;
+    if ((w[b + SLOT.FLAGS]! & FLAG.BIG) !== 0) {
       const off = w[b + SLOT.PAYLOAD]!;
       data = this.#big!.bytes.subarray(off, off + w[b + SLOT.LENGTH]!);
+    } else if (own !== undefined) {
+      data = own.buf;
+    }
+    if (data === null) {
+      // A pending send with no rendezvous data (an eager one, or another thread's not in shared memory).
+      this.#host.protocolError(srcProcess, `a RNDV_CTS frame for request slot ${s}, which has no rendezvous data to send`);
+      return;
     }
     const out = this.#hdr;
     out.kind = FRAME_KIND.RNDV_DATA;

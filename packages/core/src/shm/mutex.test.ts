@@ -7,7 +7,7 @@ const MUTEX_URL = new URL('./mutex.ts', import.meta.url).href;
 /**
  * Worker body (plain JS, evaluated): registers tsx so it can import mutex.ts,
  * waits at a start line, then increments a plain (non-atomic) counter under the
- * lock `iterations` times. `mode` picks lockSync, lockAsync or a tryLock loop.
+ * lock `iterations` times. `mode` picks lockSync, runLockedAsync or a tryLock loop.
  */
 const WORKER_SOURCE = `
 import('node:worker_threads').then(async ({ parentPort, workerData }) => {
@@ -19,13 +19,19 @@ import('node:worker_threads').then(async ({ parentPort, workerData }) => {
   const counter = cells;            // cell 1: counter, cell 2: start line
   Atomics.add(counter, 3, 1);       // cell 3: ready count
   Atomics.wait(counter, 2, 0);
-  for (let n = 0; n < iterations; n++) {
-    if (mode === 'sync') mutex.lockSync();
-    else if (mode === 'async') await mutex.lockAsync();
-    else while (!mutex.tryLock()) {}
+  const increment = (n) => {
     const v = counter[1];           // deliberately non-atomic read-modify-write
     if ((n & 63) === 0) for (let k = 0; k < 50; k++) counter[4] = k;   // widen the race window
     counter[1] = v + 1;
+  };
+  for (let n = 0; n < iterations; n++) {
+    if (mode === 'async') {
+      await mutex.runLockedAsync(() => increment(n));
+      continue;
+    }
+    if (mode === 'sync') mutex.lockSync();
+    else while (!mutex.tryLock()) {}
+    increment(n);
     mutex.unlock();
   }
   parentPort.postMessage('done');
@@ -77,21 +83,45 @@ describe('Mutex (single thread)', () => {
     m.unlock();
   });
 
-  it('lockAsync waiters get the mutex one at a time, in turn, as it is released', async () => {
+  it('runLockedAsync on a free mutex runs the section holding it and releases it before returning', async () => {
     const m = Mutex.create();
-    await m.lockAsync();
-    const order: number[] = [];
-    const waiters = [1, 2, 3].map(async (id) => {
-      await m.lockAsync();
-      order.push(id);
-      expect(order.length).toBe(id); // nobody else got in between
-      await new Promise((r) => setImmediate(r));
-      m.unlock();
+    let wasHeld = false;
+    const result = m.runLockedAsync(() => {
+      wasHeld = m.isLocked;
+      return 7;
     });
-    await new Promise((r) => setTimeout(r, 10));
+    // Released in the same synchronous run: no other code of this thread can find it held (issue 34).
+    expect([wasHeld, m.isLocked]).toEqual([true, false]);
+    expect(await result).toBe(7);
+  });
+
+  it('runLockedAsync rejects with what the section threw, the mutex released', async () => {
+    const m = Mutex.create();
+    const boom = new Error('boom');
+    await expect(m.runLockedAsync(() => { throw boom; })).rejects.toBe(boom);
+    expect(m.isLocked).toBe(false);
+    expect(m.tryLock()).toBe(true);
+    const waiting = m.runLockedAsync(() => { throw boom; }); // the contended path too
+    m.unlock();
+    await expect(waiting).rejects.toBe(boom);
+    expect(m.isLocked).toBe(false);
+  });
+
+  it('runLockedAsync waiters run their sections one at a time, in turn, as the mutex is released', async () => {
+    const m = Mutex.create();
+    expect(m.tryLock()).toBe(true); // as another thread would hold it
+    const order: number[] = [];
+    const waiters = [1, 2, 3].map((id) =>
+      m.runLockedAsync(() => {
+        expect(m.isLocked).toBe(true);
+        order.push(id);
+        return id;
+      }),
+    );
+    await new Promise((r) => setTimeout(r, 10)); // timers run: the waiters sleep without blocking the loop
     expect(order).toEqual([]); // all three wait while the mutex is held
     m.unlock();
-    await Promise.all(waiters);
+    expect(await Promise.all(waiters)).toEqual([1, 2, 3]);
     expect(order.sort()).toEqual([1, 2, 3]);
     expect(m.isLocked).toBe(false);
   });
@@ -117,11 +147,11 @@ describe('Mutex (worker_threads contending)', () => {
     expect(await contend(['sync', 'sync', 'sync', 'sync'], 10_000)).toBe(40_000);
   });
 
-  it('4 workers x 10,000 lockAsync increments are exact', async () => {
+  it('4 workers x 10,000 runLockedAsync increments are exact', async () => {
     expect(await contend(['async', 'async', 'async', 'async'], 10_000)).toBe(40_000);
   });
 
-  it('mixed lockSync, lockAsync and tryLock workers: 4 x 10,000 increments are exact', async () => {
+  it('mixed lockSync, runLockedAsync and tryLock workers: 4 x 10,000 increments are exact', async () => {
     expect(await contend(['sync', 'async', 'try', 'async'], 10_000)).toBe(40_000);
   });
 });

@@ -19,17 +19,26 @@
  * - `lockSync()` spins, then sleeps in `Atomics.wait`. Use it only on threads
  *   whose event loop may stop (workers that own no sockets), or for critical
  *   sections known to be a few instructions long everywhere.
- * - `lockAsync()` sleeps in `Atomics.waitAsync`, so the event loop keeps
- *   running: use it on threads that own sockets or timers.
+ * - `runLockedAsync(section)` sleeps in `Atomics.waitAsync`, so the event loop
+ *   keeps running: use it on threads that own sockets or timers. It takes the
+ *   mutex, runs `section` and releases it in one synchronous run of the thread.
  * - `tryLock()` never waits: for pollers (a `test()` that must not block).
  *
+ * Why there is no `await lock()`: a promise that resolves once the caller holds
+ * the mutex hands it over across at least one microtask turn. Code of the same
+ * thread that runs in between and calls lockSync (comm/context-id.ts: a free
+ * while an allocation of that thread is between two stages) sleeps in
+ * Atomics.wait for a holder that can run only after it: the thread never turns
+ * its event loop again. So the mutex is held only inside synchronous code.
+ *
  * Node caveat: a pending `Atomics.waitAsync` does not keep the event loop alive
- * (a worker waiting only on it exits), so a contended `lockAsync()` holds a
+ * (a worker waiting only on it exits), so a contended `runLockedAsync()` holds a
  * ref'd timer until it owns the mutex.
  *
  * Invariants: the mutex is not reentrant and not owner-checked; `unlock()` must
- * be called exactly once by the thread that locked it. Any number of Mutex
- * objects (one per thread) may wrap the same cell.
+ * be called exactly once by the thread that locked it, before that thread
+ * awaits anything. Any number of Mutex objects (one per thread) may wrap the
+ * same cell.
  */
 
 import { waitAsync } from '../util/index.ts';
@@ -39,7 +48,7 @@ const LOCKED = 1;
 const CONTENDED = 2;
 
 
-/** Period of the keep-alive timer of a contended lockAsync; it never needs to fire. */
+/** Period of the keep-alive timer of a contended runLockedAsync; it never needs to fire. */
 const KEEP_ALIVE_MS = 1 << 30;
 function keepAliveTick(): void {}
 
@@ -109,17 +118,25 @@ export class Mutex {
   }
 
   /**
-   * Takes the mutex without blocking the event loop: a contended caller sleeps in
-   * Atomics.waitAsync. Resolves once the caller holds the mutex.
+   * Runs `section` holding the mutex, without blocking the event loop: a contended caller
+   * sleeps in Atomics.waitAsync. The mutex is taken, `section` runs and the mutex is released
+   * in one synchronous run of this thread, so no other code of this thread ever runs while it
+   * holds the mutex (see the file header).
+   * @param section synchronous code; it must not wait for the mutex itself
+   * @returns a promise of section's result; it rejects with what section threw (the mutex released)
    */
-  lockAsync(): Promise<void> {
-    const cells = this.#cells;
-    const i = this.#index;
-    if (Atomics.compareExchange(cells, i, UNLOCKED, LOCKED) === UNLOCKED) return Promise.resolve();
-    return this.#lockContendedAsync();
+  runLockedAsync<T>(section: () => T): Promise<T> {
+    if (Atomics.compareExchange(this.#cells, this.#index, UNLOCKED, LOCKED) !== UNLOCKED) return this.#runContendedAsync(section);
+    try {
+      return Promise.resolve(section());
+    } catch (err) {
+      return Promise.reject(err);
+    } finally {
+      this.unlock();
+    }
   }
 
-  async #lockContendedAsync(): Promise<void> {
+  async #runContendedAsync<T>(section: () => T): Promise<T> {
     const cells = this.#cells;
     const i = this.#index;
     // A pending Atomics.waitAsync does not keep a Node event loop alive (Node 20: a
@@ -135,6 +152,12 @@ export class Mutex {
       }
     } finally {
       clearInterval(keepAlive);
+    }
+    // Held from the exchange above: no await until the unlock.
+    try {
+      return section();
+    } finally {
+      this.unlock();
     }
   }
 

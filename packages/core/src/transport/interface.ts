@@ -213,11 +213,11 @@ export interface TransportOptions {
    */
   readonly onHoldChange?: (holding: boolean) => void;
   /**
-   * Optional, an endpoint reader's transport (docs/adr/0019, proposed; the device listens with it,
-   * no sender dials it yet): listen only on this same-host name (an abstract Unix-domain socket name, starting with
-   * NUL) and not on the network; listen() resolves to the name. On the sending side, a peer
-   * address given to start() that starts with NUL is such a name: it is dialled as it is, with
-   * no network connection to fall back to.
+   * Optional, an endpoint reader's transport (docs/adr/0019): listen only on this same-host name (a
+   * Unix-domain socket's absolute path, which ReaderSocketName gives, in a directory only the job's
+   * user may enter: docs/adr/0029) and not on the network; listen() resolves to the name. On the
+   * sending side, a peer address given to start() that starts with '/' is such a name: it is
+   * dialled as it is, with no network connection to fall back to.
    */
   readonly listenName?: string;
 }

@@ -17,7 +17,7 @@ if (world.rank === 1) {
   const ports = await world.recv<number[]>(1, 1);
   for (const port of ports) {
     // An HTTP request, random bytes, and a well-formed hello whose key proof is wrong.
-    const wrongKeyHello = Buffer.concat([Buffer.from([0x54, 0x53, 0x4d, 0x50, 0x49, 0x00, 0x01, 0x00]), Buffer.alloc(72, 7)]);
+    const wrongKeyHello = Buffer.concat([Buffer.from([0x54, 0x53, 0x4d, 0x50, 0x49, 0x00, 0x02, 0x00]), Buffer.alloc(72, 7)]);
     for (const payload of [Buffer.from('GET / HTTP/1.0\r\n\r\n'), Buffer.alloc(64, 0xab), wrongKeyHello]) {
       const closed = await new Promise<boolean>((resolve) => {
         const sock = net.connect(port, '127.0.0.1', () => sock.write(payload));

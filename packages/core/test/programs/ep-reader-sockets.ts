@@ -4,18 +4,16 @@
 import fs from 'node:fs';
 import * as MPI from '@tsmpi/core';
 
-/** The abstract socket name of the reader of `endpoint` of this process in `epoch`. */
+/** The socket path of the reader of `endpoint` of this process in `epoch` (the transport's readerSocketName). */
 export async function readerSocketName(endpoint: number, epoch: number): Promise<string> {
   const mod = (await import(process.env.TSMPI_TRANSPORT ?? '@tsmpi/transport-tcp')) as { readerSocketName: (k: string, p: number, e: number, epoch: number) => string };
   const process_ = Number(process.env.TSMPI_RANK);
   return mod.readerSocketName(process.env.TSMPI_JOB_KEY ?? '', process_, endpoint, epoch);
 }
 
-/** Sockets bound to abstract name `name` (/proc/net/unix shows the leading NUL as '@'). */
+/** Sockets bound to the socket file `name` (/proc/net/unix ends their line with its path; accepted sockets share it). */
 export function unixSocketsNamed(name: string): number {
-  const shown = `@${name.slice(1)}`;
-  return fs.readFileSync('/proc/net/unix', 'utf8').split('\n')
-    .filter((line) => { const at = line.indexOf(` ${shown}`); return at >= 0 && /^@*$/.test(line.slice(at + 1 + shown.length)); }).length;
+  return fs.readFileSync('/proc/net/unix', 'utf8').split('\n').filter((line) => line.endsWith(` ${name}`)).length;
 }
 
 /** Polls `cond` every 10 ms; throws naming `what` after 20 s (a deadlock guard, not a timing assertion). */

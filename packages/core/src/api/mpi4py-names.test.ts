@@ -1,0 +1,73 @@
+/**
+ * The mpi4py spellings (mpi4py-names.ts): every alias is the canonical function itself, or reads /
+ * writes the canonical property; none is enumerable; docs/API.md lists every one. Pure: no init
+ * (the property aliases are checked on plain receivers and on a Status, which needs no runtime).
+ * A real job calling them runs in the doc tests (docs/MPI4PY.md).
+ */
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { describe, expect, it } from 'vitest';
+import * as MPI from '../index.ts';
+import { MPI4PY_ALIASES } from './mpi4py-names.ts';
+
+const API_DOC = fs.readFileSync(path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../../docs/API.md'), 'utf8');
+const apiSection = API_DOC.slice(API_DOC.indexOf('## mpi4py spellings'));
+
+const MODULE_ALIASES = [
+  ['Init', 'init'], ['Finalize', 'finalize'], ['Is_initialized', 'isInitialized'], ['Is_finalized', 'isFinalized'],
+  ['Query_thread', 'queryThread'], ['Wtime', 'wtime'], ['Wtick', 'wtick'], ['Get_processor_name', 'getProcessorName'],
+  ['Get_error_string', 'errorString'],
+] as const;
+
+const methodRows = MPI4PY_ALIASES.flatMap((t) => t.methods.map((a) => [`${t.owner} ${a.alias}`, t.on, a.alias, a.canonical] as const));
+const propertyRows = MPI4PY_ALIASES.flatMap((t) => t.properties.map((a) => [`${t.owner} ${a.alias}`, t.on, a] as const));
+
+describe('mpi4py spellings', () => {
+  it.each(MODULE_ALIASES)('MPI.%s is MPI.%s', (alias, canonical) => {
+    expect(MPI[alias]).toBe(MPI[canonical]);
+  });
+
+  it.each(methodRows)('%s is the canonical method itself', (_, on, alias, canonical) => {
+    const o = on as Record<string, unknown>;
+    expect(typeof o[canonical]).toBe('function');
+    expect(o[alias]).toBe(o[canonical]);
+    expect(Object.getOwnPropertyDescriptor(on, alias)!.enumerable).toBe(false);
+  });
+
+  it.each(propertyRows)('%s reads or writes its property', (_, on, a) => {
+    const fn = (on as Record<string, (v?: unknown) => unknown>)[a.alias]!;
+    expect(fn.name).toBe(a.alias);
+    expect(Object.getOwnPropertyDescriptor(on, a.alias)!.enumerable).toBe(false);
+    const receiver: Record<string, unknown> = { [a.property]: 'before' };
+    if (a.write === true) {
+      expect(fn.call(receiver, 'after')).toBeUndefined();
+      expect(receiver[a.property]).toBe('after');
+    } else {
+      expect(fn.call(receiver)).toBe('before');
+    }
+  });
+
+  it('a Status answers through both spellings', () => {
+    const s = new MPI.Status()._set(3, 7, 16, MPI.SUCCESS, false);
+    expect([s.Get_source(), s.Get_tag(), s.Get_error(), s.Is_cancelled()]).toEqual([3, 7, MPI.SUCCESS, false]);
+    expect(s.Get_count()).toBe(16);
+    expect(s.Get_count(MPI.FLOAT64)).toBe(s.getCount(MPI.FLOAT64));
+    s.Set_tag(9);
+    expect(s.tag).toBe(9);
+    expect(Object.keys(s)).not.toContain('Get_source');
+  });
+
+  it('a derived Datatype answers through both spellings', () => {
+    const t = MPI.Datatype.contiguous(3, MPI.INT32).Commit();
+    expect(t.Get_size()).toBe(12);
+    expect(t.Get_size()).toBe(t.size);
+  });
+
+  it.each([...MODULE_ALIASES.map(([a]) => `MPI.${a}`), ...MPI4PY_ALIASES.flatMap((t) => [...t.methods, ...t.properties].map((a) => a.alias))])(
+    'docs/API.md "mpi4py spellings" lists %s',
+    (alias) => {
+      expect(apiSection).toMatch(new RegExp(`[\`.]${alias.replace(/^MPI\./, '')}\\(`));
+    },
+  );
+});
