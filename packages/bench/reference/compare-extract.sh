@@ -3,7 +3,7 @@
 # the parser of compare.sh, kept apart so that packages/bench/src/compare-extract.test.ts can feed it
 # the result lines of every implementation.
 #
-# The result lines of ../src/report.ts, ../src/raw-node.ts and the C references:
+# The result lines of ../src/report.ts, raw-node.ts and the C references:
 #   msgrate: 0.412 M messages/s (...)                         -> "msgrate 0.412"
 #   raw-node msgrate: 0.480 M messages/s (...)                -> "msgrate 0.480"
 #   pingpong: 8-byte round trip median 48.20 us (...)         -> "8-byte 48.20"

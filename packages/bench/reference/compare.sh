@@ -19,7 +19,7 @@
 #            Debian 12 ships MPICH 4.0.2 built as ch4:ucx (not ch4:ofi), so TCP means UCX's tcp
 #            transport; NOLOCAL makes MPICH treat the peer as remote (no POSIX shm path) and
 #            UCX_TLS keeps UCX off its own shared-memory transports (sysv/posix/cma).
-#   node     packages/bench/src/raw-node.ts --unix: plain Node sockets doing the same exchange over the
+#   node     packages/bench/reference/raw-node.ts --unix: plain Node sockets doing the same exchange over the
 #            socket kind tsmpi's same-host ranks use (a Unix-domain socket), no MPI: the floor this runtime
 #            allows (issue 15: ping-pong within 1.3x of it). Its frames are 32 bytes (a tsmpi header) plus
 #            --size payload bytes for the ping-pong; its window is 12 (msgrate's default). For allreduce it
@@ -158,7 +158,7 @@ run_one() { # impl [extra benchmark args...] -> benchmark stdout on stdout, its 
     node|node-poll)
       local poll=()
       [ "$impl" = node-poll ] && poll=(--poll)
-      (cd "$root" && timeout "$run_timeout" node_modules/.bin/tsx packages/bench/src/raw-node.ts "$bench" --unix "${poll[@]}" \
+      (cd "$root" && timeout "$run_timeout" node_modules/.bin/tsx packages/bench/reference/raw-node.ts "$bench" --unix "${poll[@]}" \
         "${bench_args[@]}" "$@" "${node_defaults[@]}") ;;
     openmpi|openmpi-nobind)
       local bind=()

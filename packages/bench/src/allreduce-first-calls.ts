@@ -14,8 +14,8 @@
  *
  * Like allreduce.ts: a barrier, --warmup untimed calls (default 50), a barrier, then N timed
  * calls (default 1000) in blocks of --block (default 100). --kind picks the 8-byte vector's element
- * type and the op (default float64-sum, allreduce.ts's): init's warm-up of the small allreduce
- * (coll-warm-up.ts) must help every kind, not only those it runs. --size runs a FLOAT64 SUM of
+ * type and the op (default float64-sum, allreduce.ts's), to compare how each kind's first calls
+ * compile. --size runs a FLOAT64 SUM of
  * BYTES instead (a multiple of 8), as allreduce.ts --size does.
  */
 import * as MPI from '@tsmpi/core';

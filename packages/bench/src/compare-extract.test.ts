@@ -1,5 +1,5 @@
 // compare.sh's parser (reference/compare-extract.sh) against the result lines each implementation prints:
-// tsmpi's (report.ts, allreduce.ts), the C references' and plain Node's (raw-node.ts).
+// tsmpi's (report.ts, allreduce.ts), the C references' and plain Node's (reference/raw-node.ts).
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';

@@ -41,7 +41,7 @@ export const ISSUE_15_TARGETS: readonly Target[] = [
   { step: 'allreduce8', metric: '8-byte@10000', versus: 'openmpi', higherIsBetter: false, bound: 1.5, label: 'allreduce 8 B, 4 processes, 10,000 calls (µs)' },
   { step: 'allreduce8m', metric: '8388608-byte', versus: 'openmpi', higherIsBetter: false, bound: 1.0, label: 'allreduce 8 MiB, 4 processes (µs)' },
   { step: 'pingpong', metric: '0-byte@1000', versus: 'node', higherIsBetter: false, bound: 1.3, label: 'ping-pong 0 B, 1,000 iterations (µs)' },
-  // The same bound against plain Node sockets that poll the event loop as tsmpi's blocking calls wait (raw-node.ts --poll):
+  // The same bound against plain Node sockets that poll the event loop as tsmpi's blocking calls wait (reference/raw-node.ts --poll):
   // the floor of tsmpi's way of waiting, where the row above is the floor of Node's own (epoll).
   { step: 'pingpong', metric: '0-byte@1000', versus: 'node-poll', higherIsBetter: false, bound: 1.3, label: 'ping-pong 0 B, 1,000 iterations, against polling Node (µs)' },
 ];

@@ -1,8 +1,7 @@
 /**
  * What MPI.init costs each rank: the wall time from the process's start (performance.timeOrigin) to
  * the end of init, the process's CPU (all threads) by then, and of that the CPU spent inside init;
- * rank 0 prints every rank's line and the sums. Init's warm-ups (leanWarmup, collWarmup and the
- * tier-up window around them, docs/adr/0026-tier-up-window-at-init.md) are what it was written to weigh.
+ * rank 0 prints every rank's line and the sums (issue 38: a job's start-up is part of its time).
  *
  *   pnpm exec mpiexec -n 4 packages/bench/src/init-cost.ts
  */

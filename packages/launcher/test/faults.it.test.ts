@@ -200,6 +200,12 @@ describe('mpiexec itself killed -9', () => {
   }, DEADLINE_MS + 30_000);
 });
 
+/**
+ * The fault injection of the engine tests: a test-only module every thread of a rank preloads
+ * (packages/core/test/programs/engine-throw-hook.cjs reads TSMPI_TEST_ENGINE_THROW; production code reads nothing).
+ */
+const ENGINE_THROW_HOOK = `--require=${path.resolve('packages/core/test/programs/engine-throw-hook.cjs')}`;
+
 describe('a channel engine that dies from an uncaught exception (--progress threads)', () => {
   // Engines exist only with --progress threads (inline: the main thread hosts the channels, and an uncaught
   // exception there is the process's own, as in failures.it.test.ts). Before the fix, 'push' hung with the
@@ -209,7 +215,7 @@ describe('a channel engine that dies from an uncaught exception (--progress thre
     let pid0 = 0;
     const r = await runMpiexec(['-n', '2', '--progress', 'threads', 'packages/core/test/programs/engine-throw.ts', mode], {
       deadlineMs: DEADLINE_MS,
-      env: { TSMPI_TEST_ENGINE_THROW: '0:1:1000' },
+      env: { TSMPI_TEST_ENGINE_THROW: '0:1:1000', TSMPI_RANK_NODE_FLAGS: ENGINE_THROW_HOOK },
       onOutput: {
         text: 'engine-throw: rank 0',
         action: (mpiexecPid) => {
@@ -255,7 +261,7 @@ describe('a channel engine that dies from an uncaught exception (--progress thre
     let job: number[] = [];
     const r = await runMpiexec(['-n', '2', '--progress', 'threads', 'packages/core/test/programs/engine-throw.ts', 'locked'], {
       deadlineMs: DEADLINE_MS,
-      env: { TSMPI_TEST_ENGINE_THROW: `0:1:1000:${how}` },
+      env: { TSMPI_TEST_ENGINE_THROW: `0:1:1000:${how}`, TSMPI_RANK_NODE_FLAGS: ENGINE_THROW_HOOK },
       onOutput: { text: 'engine-throw: rank 0', action: (mpiexecPid) => (job = descendants(mpiexecPid)) },
     });
     try {

@@ -22,7 +22,7 @@ import type { ReaderSocketName, TransportFactory } from '../transport/index.ts';
 import { ERR_ARG, ERR_OTHER, mpiError, schedYield } from '../util/index.ts';
 import { THREAD_LEVELS, type ThreadLevel } from './constants.ts';
 import {
-  BlockedCalls, BLOCKED_SLOT_WORDS, INIT_CALL, pollPolicy, WaitPoll, type WaitPollOptions, isInitialized, runtime, setRuntime, ThreadRuntime, workerBoot, type WorkerBoot, startWarmUp, lowerTierUpBudget, openTierUpWindow,
+  BlockedCalls, BLOCKED_SLOT_WORDS, INIT_CALL, pollPolicy, WaitPoll, type WaitPollOptions, isInitialized, runtime, setRuntime, ThreadRuntime, workerBoot, type WorkerBoot,
 } from '../runtime/index.ts';
 import { MAX_THREADS } from '../device/index.ts';
 import { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE, setupPredefinedComms, attachPredefinedComms, bindLeanPredefined } from './predefined-comms.ts';
@@ -31,9 +31,6 @@ import { destroyCommRecord } from './comm.ts';
 import { setupPredefinedTypes } from './datatype.ts';
 import { setupPredefinedOps } from './op.ts';
 import { liveObjects, messageTotals } from './introspection.ts';
-import { leanWarmUp, roundTripPartner, roundTripWarmUp, warmUpKey, warmUpLinks, type WarmUpLinks } from './lean-warm-up.ts';
-import { agreedCalls, collWarmUp, collWarmUpKey } from './coll-warm-up.ts';
-import { leanReceives } from './pt2pt-comm.ts';
 
 /**
  * Direct sends (device.ts) open C connections per user thread to every other process at the
@@ -99,18 +96,10 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     blockedSlotBytes: BLOCKED_SLOT_WORDS * 4,
     // The route table exists only where a reader may serve (docs/adr/0019); the default allocates nothing.
     endpointReaders: receivePlan.path === 'thread',
-    // Claims only matter where worker threads receive (docs/adr/0023); off allocates nothing.
-    receiveClaims: settings.receiveClaims === 'on',
-    // Their routes (step 2) where a reader's socket could serve (same host, threads or inline
-    // progress, two processes or more) and no endpoint has readers (the table serves one kind).
-    claimRoutes: settings.receiveClaims === 'on' && receivePlan.path === 'engine' && endpointReceivePlan('thread', progress, size, job?.localSize ?? size).path === 'thread',
   });
   const allChannels = Array.from({ length: settings.channels }, (_, c) => c);
   const useEngines = progress !== 'inline' && size > 1;
   const transportFactory = size > 1 ? await loadTransport(settings) : null;
-  // Runs while this rank waits for the fence (warm-up.ts); it talks only to itself. Only where this thread hosts the channels.
-  const warm = transportFactory === null || useEngines || settings.warmup === 0 ? null
-    : startWarmUp(transportFactory, settings.warmup, settings.channels);
   // docs/adr/0019: the main thread never reads an endpoint, but it sends to remote readers like any thread.
   const readerSocketName = shared.routes !== null && transportFactory !== null ? await loadReaderSocketName(settings) : null;
   const device = new Device(
@@ -135,8 +124,6 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
   }
   let engines: Engines | null = null;
   let directRoutes: readonly DirectRoute[];
-  let leanWarmUpIterations = 0;
-  let collWarmUpPublished = 0;
   if (useEngines) {
     const started = await startEngines(shared, settings, job!, pmi!, rank, size, progress === 'threads' && settings.wait === 'poll' ? settings.threadPollMs : 0);
     engines = started.engines;
@@ -148,21 +135,7 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     const address = await device.listen();
     if (pmi !== null) {
       if (address !== null) pmi.put(`tcp:${rank}`, address);
-      // The lean path's warm-up runs only between neighbours that both publish the same count (lean-warm-up.ts),
-      // and exactly where this rank published one: where COMM_WORLD will receive on the lanes.
-      leanWarmUpIterations = leanReceives(device) ? settings.leanWarmup : 0;
-      pmi.put(warmUpKey(rank), String(leanWarmUpIterations));
-      // The small allreduce's warm-up runs only where every rank publishes the same count (coll-warm-up.ts).
-      collWarmUpPublished = leanReceives(device) ? settings.collWarmup : 0;
-      pmi.put(collWarmUpKey(rank), String(collWarmUpPublished));
       await pmi.fence();
-    }
-    if (warm !== null) {
-      // The rank that reaches the fence last has had no wait to overlap: it finishes its turns here.
-      const turnsAtFence = warm.turns();
-      const fencedAt = performance.now();
-      await warm.done;
-      log.debug({ turnsAtFence, turns: warm.turns(), afterFenceMs: performance.now() - fencedAt }, 'warm-up done');
     }
     const addresses = size > 1 ? await Promise.all(Array.from({ length: size }, (_, p) => pmi!.get(`tcp:${p}`))) : null;
     // Inline progress: this thread hosts every channel; worker threads send on their own connections to the peers' main threads.
@@ -186,44 +159,8 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
     predefined, predefinedObjects, directRoutes, engines, waitPoll, blocked,
   }));
   bindLeanPredefined(runtime('init'));
-  /** A count a rank published under `key` before the fence (the warm-ups'), or null if it published none. */
-  const published = (key: string): Promise<number | null> => pmi!.get(key).then(Number, () => null);
-  // Every rank reads every rank's count (as it read every address): all decide alike whether to run it.
-  const collWarmUpCalls = collWarmUpPublished > 0
-    ? agreedCalls(await Promise.all(Array.from({ length: size }, (_, r) => published(collWarmUpKey(r)))))
-    : 0;
-  let links: WarmUpLinks | null = null;
-  if (leanWarmUpIterations > 0) {
-    links = warmUpLinks(rank, size, leanWarmUpIterations, await published(warmUpKey((rank + size - 1) % size)), await published(warmUpKey((rank + 1) % size)));
-    const warmFrom = performance.now();
-    await leanWarmUp(COMM_WORLD, device, links);
-    log.debug({ links, ms: performance.now() - warmFrom }, 'lean warm-up done');
-  }
-  const partner = links === null ? null : roundTripPartner(rank, size, links);
-  if (partner !== null || collWarmUpCalls > 0) {
-    // Around these warm-ups only: what they run is optimised within them, the program's code at V8's pace (runtime/tier-up.ts).
-    // Not around the exchange's: with it there, the 8 MiB allreduce's calls cost 2-3 ms more CPU on V8's threads (docs/adr/0026);
-    // the round trips in it cost nothing measurable there (docs/adr/0027).
-    const closeWindow = openTierUpWindow(settings.warmUpTierUpBudget);
-    try {
-      if (partner !== null) {
-        const warmFrom = performance.now();
-        await roundTripWarmUp(COMM_WORLD, device, rank, partner, leanWarmUpIterations);
-        log.debug({ partner, ms: performance.now() - warmFrom }, 'round-trip warm-up done');
-      }
-      if (collWarmUpCalls > 0) {
-        const warmFrom = performance.now();
-        await collWarmUp(COMM_WORLD, device, collWarmUpCalls);
-        log.debug({ calls: collWarmUpCalls, tierUpWindow: closeWindow === null ? 0 : settings.warmUpTierUpBudget, ms: performance.now() - warmFrom }, 'allreduce warm-up done');
-      }
-    } finally {
-      closeWindow?.();
-    }
-  }
-  // Last, so that init's own code tiers up at V8's pace (runtime/tier-up.ts).
-  const tierUpBudget = lowerTierUpBudget(settings.tierUpBudget, policy.isOversubscribed);
   pmi?.reportInitialized();
-  log.debug({ size, channels: settings.channels, matching: settings.matching, progress, tierUpBudget }, 'initialized');
+  log.debug({ size, channels: settings.channels, matching: settings.matching, progress }, 'initialized');
   return level;
 }
 
@@ -336,7 +273,6 @@ async function initWorkerThread(boot: WorkerBoot): Promise<ThreadLevel> {
   const device = new Device(
     {
       ...deviceBase(settings, boot.job, rank, size), log: log.child({ mod: 'device' }), transportFactory: direct ? await loadTransport(settings) : null, threadId, hosted: [], statsRow: threadId,
-      // Endpoint readers only where the table serves them (not claim routes, docs/adr/0023 step 2).
       ...(readerSocketName === null ? {} : { readerSocketName, readsEndpoints: shared.layout.endpointReaders === true }),
     },
     shared,
@@ -347,8 +283,6 @@ async function initWorkerThread(boot: WorkerBoot): Promise<ThreadLevel> {
   // readers end with a FIN each, and the endpoint it reads is handed back (both keep the loop alive
   // until done; the next beforeExit finds nothing to do).
   if (readerSocketName !== null) process.on('beforeExit', () => void device.leaveAll('the thread is ending'));
-  // Receive claims (docs/adr/0023) end with their thread: its lanes go back to the shared queues.
-  if (shared.claims !== null) process.on('beforeExit', () => device.handBackClaims());
   const policy = pollPolicy({ localSize: boot.job?.localSize ?? 1, cores: os.availableParallelism(), spinTurns: settings.waitSpinTurns });
   waitPoll.configure({ ...waitPollOptions(settings, size, log, device, false), spinTurns: policy.spinTurns });
   attachPredefinedComms(boot.predefined, size, settings.endpoints, device.firstEndpoint, boot.endpoint);
@@ -374,7 +308,6 @@ export async function finalize(): Promise<void> {
   const rt = runtime('finalize');
   if (!isMainThread) throw mpiError(ERR_OTHER, 'finalize', 'worker threads never call MPI.finalize(): the main thread does, after the workers are done');
   await readersHandBack(rt.device);
-  await claimsHandBack(rt.device);
   await COMM_WORLD.barrier();
   // The finalize-time collection (papers/refcount-gc.txt §V.B): whatever only the collector still holds goes.
   rt.device.lifetime.collect();
@@ -403,24 +336,6 @@ async function readersHandBack(device: Device): Promise<void> {
   if (routes === null) return;
   routes.beginFinalize();
   while (routes.readerCount() > 0) await sleep(5);
-}
-
-/**
- * docs/adr/0023: every receive claim of this process ends before finalize's barrier (its thread
- * moves its lane into the shared queues when it next runs; a thread that has ended did so at its
- * end). A claiming thread that computes delays finalize, as a reader does.
- */
-async function claimsHandBack(device: Device): Promise<void> {
-  const claims = device.shared.claims;
-  if (claims === null) return;
-  for (let held = claims.heldEntries(); held.length > 0; held = claims.heldEntries()) {
-    for (const e of held) claims.requestDemotion(e);
-    await sleep(5);
-  }
-  // Their routes (step 2) close once the other processes answered and their senders' FINs are in:
-  // before the barrier, while they are all still there.
-  const routes = device.shared.claimRoutes;
-  if (routes !== null) while (routes.openCount() > 0) await sleep(5);
 }
 
 /**

@@ -499,7 +499,7 @@ function procNullStatus(): Status {
 /**
  * Whether a predefined communicator of which this thread is a member receives on `device`'s lanes
  * (Pt2ptComm._bindLean): the device has lanes (lean=on, one MPI thread, one endpoint) and takes no
- * lifetime references for predefined objects. Init asks it before binding, for its warm-up.
+ * lifetime references for predefined objects.
  */
 export function leanReceives(device: Device): boolean {
   return device.hasLanes && !device.lifetime.countsPredefined;

@@ -9,7 +9,7 @@
 import { Worker as NodeWorker, type WorkerOptions } from 'node:worker_threads';
 import { ERR_OTHER, ERR_PROC_FAILED, mpiError, workerArgs } from '../util/index.ts';
 import { runtime, BOOT_KEY, clearSlot, markStarting, type WorkerBoot } from '../runtime/index.ts';
-import { CLAIM_STATE, MAX_THREADS } from '../device/index.ts';
+import { MAX_THREADS } from '../device/index.ts';
 import { dehydrate } from './revive.ts';
 
 function bootFor(options: WorkerOptions | undefined): WorkerBoot {
@@ -70,18 +70,10 @@ export class Worker extends NodeWorker {
       // Frames the thread had queued on its own connections and the kernel had not taken (a clean end
       // waits for them: its loop stays alive): lost with the thread. Read before its id is reused.
       const held = Atomics.exchange(shared.heldConnections, boot.threadId, 0);
-      // Receive claims (docs/adr/0023) a clean end gave up (beforeExit): any still held died with the
-      // thread's lane, and the key's later messages would be handed to nobody. Read before the id is reused.
-      const claims = shared.claims;
-      const claimed = claims === null ? 0 : claims.entriesOf(boot.threadId, CLAIM_STATE.CLAIMED).length + claims.entriesOf(boot.threadId, CLAIM_STATE.DEMOTING).length;
-      // Their routes (step 2): a clean end closes them (its loop lives until every sender's FIN is in);
-      // one still open died with its socket, and what was in it is lost.
-      const routesOpen = shared.claimRoutes?.takeOpenOf(boot.threadId) ?? 0;
       // A shared spin lock the thread held when it was stopped (terminate(), out of memory) is never
       // released: the mark lets a thread spinning on it throw instead (shm/spin-lock.ts). Before the id is reused.
       shared.markEnded(boot.threadId);
       shared.releaseThreadId(boot.threadId);
-      if (claimed > 0 || routesOpen > 0) claimsDied(shared, boot.threadId, claimed, routesOpen, code);
       if (died.length > 0) readerDied(shared, died, boot.threadId, code);
       if (held > 0) framesLost(shared, boot.threadId, held, code);
     });
@@ -101,18 +93,6 @@ export class Worker extends NodeWorker {
 function readerDied(shared: ReturnType<typeof runtime>['device']['shared'], endpoints: number[], thread: number, code: number): void {
   shared.markFailed(ERR_PROC_FAILED);
   const err = mpiError(ERR_PROC_FAILED, 'progress', `the reader of endpoint ${endpoints.join(', ')} (worker thread ${thread}) ended without handing it back (exit code ${code}): messages sent to it are lost`);
-  process.stderr.write(`tsmpi: ${err.message}\n`);
-  process.exit(1);
-}
-
-/**
- * docs/adr/0023: a thread that ended holding receive claims (terminated, or its end did not give them
- * up) took its lane's messages with it and would be handed its keys' later ones: the process fails
- * with ERR_PROC_FAILED naming the thread and exits, as for a reader (readerDied).
- */
-function claimsDied(shared: ReturnType<typeof runtime>['device']['shared'], thread: number, claimed: number, routesOpen: number, code: number): void {
-  shared.markFailed(ERR_PROC_FAILED);
-  const err = mpiError(ERR_PROC_FAILED, 'progress', `worker thread ${thread} ended (exit code ${code}) holding ${claimed} receive claim${claimed === 1 ? '' : 's'} and ${routesOpen} open claim route${routesOpen === 1 ? '' : 's'} (receiveClaims on): messages handed or sent to it are lost`);
   process.stderr.write(`tsmpi: ${err.message}\n`);
   process.exit(1);
 }

@@ -116,43 +116,6 @@ async function recursiveDoublingBytes(pt: CollPt2pt, tag: number, op: ByteOp, ac
 }
 
 /**
- * Whom `rank` sends to and receives from in one short allreduce (recursive doubling, above), one
- * message each per entry, in the order of the steps: what init's warm-up of the small allreduce
- * takes out of MPI.stats (api/coll-warm-up.ts). allreduce.test.ts checks it against the messages of
- * simulated runs.
- */
-export function recursiveDoublingPeers(rank: number, size: number): { sendsTo: number[]; receivesFrom: number[] } {
-  const sendsTo: number[] = [];
-  const receivesFrom: number[] = [];
-  if (size <= 1) return { sendsTo, receivesFrom };
-  const pof2 = floorPowerOfTwo(size);
-  const rem = size - pof2;
-  let newrank = rank - rem;
-  if (rank < 2 * rem) {
-    if (rank % 2 === 0) {
-      sendsTo.push(rank + 1);
-      newrank = -1;
-    } else {
-      receivesFrom.push(rank - 1);
-      newrank = rank >> 1;
-    }
-  }
-  if (newrank >= 0) {
-    for (let mask = 1; mask < pof2; mask <<= 1) {
-      const peerNew = newrank ^ mask;
-      const peer = peerNew < rem ? peerNew * 2 + 1 : peerNew + rem;
-      sendsTo.push(peer);
-      receivesFrom.push(peer);
-    }
-  }
-  if (rank < 2 * rem) {
-    if (rank % 2 === 1) sendsTo.push(rank - 1);
-    else receivesFrom.push(rank + 1);
-  }
-  return { sendsTo, receivesFrom };
-}
-
-/**
  * Reduces every rank's vector and leaves the result in every rank's `recv` (MPI_Allreduce).
  * @param send this rank's vector; null means IN_PLACE (it is already in `recv`)
  * @param recv the result (same length as `send`)

@@ -12,7 +12,7 @@
 export { barrier } from './barrier.ts';
 export { bcast, bcastBytes } from './bcast.ts';
 export { reduce, reduceObjects } from './reduce.ts';
-export { allreduce, allreduceObjects, recursiveDoublingPeers } from './allreduce.ts';
+export { allreduce, allreduceObjects } from './allreduce.ts';
 export { scan, exscan, scanObjects, exscanObjects } from './scan.ts';
 export { gather, gatherv, gatherBytes } from './gather.ts';
 export { scatter, scatterv, scatterBytes } from './scatter.ts';

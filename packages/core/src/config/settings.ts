@@ -95,43 +95,12 @@ export const SETTINGS: readonly SettingRow[] = [
     defaultValue: () => 'on', level: 'tuning',
     doc: "send: Isend of a plain byte view (a Uint8Array or Buffer) on a predefined communicator to a rank of another process, eager and on a channel the calling thread hosts, skip the device's request bookkeeping and write the frame's header bytes straight into the channel's batch (the lean send of docs/adr/0020-lean-common-path.md). on: send, and in a process whose only MPI thread is the main thread (threadLevel single or funneled, progress inline, one endpoint) receives into a plain byte view from a rank of another process, and plain eager arrivals, match in per-context lanes instead of the shared queues; ANY_SOURCE, a probe, a synchronous, rendezvous or object-form message on the context move its lane into the shared queues in order, and the context stays on the general path. The collectives of a predefined communicator send and receive their messages on the same paths (docs/adr/0022-small-collectives-lean.md). Anything else takes the general path, as with off. on is the default; off keeps every message on the general path",
   },
-  {
-    name: 'receiveClaims', env: 'TSMPI_RECEIVE_CLAIMS', flag: null, kind: oneOf('off', 'on'),
-    // docs/adr/0023: steps 1 (the claims) and 2 (their routes); off: with it on, other threads' receives can wait for a thread that computes ("The progress trade").
-    defaultValue: () => 'off', level: 'tuning',
-    doc: "on: in a process with worker threads, a worker thread's receive into a byte view with a named source and tag on (communicator, tag) that no other thread holds claims it (docs/adr/0023-receive-claims.md, step 1): later messages of that (communicator, tag) to the thread's endpoint are handed to the thread and matched there, in its own lane. Another thread's receive of the same (communicator, tag), ANY_TAG or ANY_SOURCE or a probe on the communicator, or an object receive gives the claim up for good (its messages go back to the shared queues in order) before that call proceeds, which waits for the claiming thread to run; the thread's end and MPI.finalize give claims up too. At most 64 claims per process. Step 2 (a route per claim): where the job's processes share one host, progress is threads or inline and no endpoint has a reader (endpointReceive engine, or one endpoint per process), the claiming thread also listens on a socket of its own for the claim, and the other processes' threads send it their messages of that (communicator, tag) there instead of through the engine; a sending thread's messages to one endpoint take one path at a time, so while the claiming thread computes without returning to its event loop, that sender's later messages to the same endpoint (any tag) wait too. Off by default for that reason: with it on, progress of other threads' receives can wait for one user thread (docs/adr/0023-receive-claims.md, \"The progress trade\"). off (the default): no claims",
-  },
-  {
-    name: 'warmup', env: 'TSMPI_WARMUP', flag: '--warmup', kind: int(0, 1_000_000),
-    // Off: measured, 3,000 turns cost about 150 ms of CPU in init and did not make the first 1,000 iterations cheaper (docs/adr/0016).
-    defaultValue: () => 0, level: 'tuning',
-    doc: 'turns of the event loop that init spends sending small frames to itself over a private connection of the transport (nothing reaches another rank), starting while it waits for the wire-up fence, so that V8 compiles the per-turn write and read path before the first message; 3000 turns compile it. Only with --progress inline; 0 (the default) turns it off',
-  },
-  {
-    name: 'tierUpBudget', env: 'TSMPI_TIER_UP_BUDGET', flag: null, kind: int(0, 1 << 24),
-    // 0: 4096 made the 8-byte allreduce's first 1,000 calls on 4 processes about 1.7x faster but the 8 MiB allreduce 1.3x slower (docs/adr/0025).
-    defaultValue: () => 0, level: 'tuning',
-    doc: "V8's interrupt budget (--interrupt-budget: bytecode a function runs between its tier-up checks), set by MPI.init once it is done, for the rest of the process, on a host with more of the job's processes than cores: the MPI calls of a program's first thousand iterations then run optimised code sooner (docs/adr/0025-tier-up-budget-after-init.md). Where each process has a core V8's budget stays (there the compiler threads it keeps busy slowed the ranks). Start-up (tsx, the module loader, init) keeps V8's own budget. 0 (the default) leaves V8's budget alone: with 4096 the 8 MiB allreduce on 4 processes ran 1.3x slower; a budget given on the node command line (--interrupt-budget, rankNodeFlags) is also left alone",
-  },
-  {
-    name: 'leanWarmup', env: 'TSMPI_LEAN_WARMUP', flag: null, kind: int(0, 100_000),
-    // 300: the first 1,000 iterations of the neighbour rate a third cheaper, for about 50 ms of CPU in init (docs/adr/0020 section 8);
-    // its 300 round trips, a ping-pong's first 1,000 about 1.6x faster for 70-80 ms more init on 2 processes (docs/adr/0027).
-    defaultValue: () => 300, level: 'tuning',
-    doc: "with lean=on, iterations of the neighbour-rate exchange (12 small messages each way) that init runs with the ring neighbours over COMM_WORLD's lean path, so that V8 compiles Irecv, Isend and Request.waitall before the program's first message (docs/adr/0020-lean-common-path.md section 8), then as many blocking Send/Recv round trips between ranks 0 and 1, 2 and 3, ... (the last rank of an odd job sits out) inside the tier-up window of warmUpTierUpBudget, so that a ping-pong's first round trips run compiled (docs/adr/0027-round-trip-warm-up.md); a neighbour that did not publish the same count is skipped, and the messages are left out of MPI.stats. 0 turns both off; without lean=on it does nothing",
-  },
-  {
-    name: 'collWarmup', env: 'TSMPI_COLL_WARMUP', flag: null, kind: int(0, 100_000),
-    // 300: the 8-byte allreduce's first 1,000 calls on 4 processes about 2.5x cheaper in CPU with the window below (docs/adr/0026).
-    defaultValue: () => 300, level: 'tuning',
-    doc: "8-byte allreduces (alternately a Float64 SUM and an Int32 MAX) that init runs on COMM_WORLD where COMM_WORLD receives on the lean path (lean=on, one MPI thread), so that V8 compiles the small allreduce before the program's first collective (docs/adr/0026-tier-up-window-at-init.md); it runs only where every rank published the same count, and its messages are left out of MPI.stats. 0 turns it off",
-  },
-  {
-    name: 'warmUpTierUpBudget', env: 'TSMPI_WARM_UP_TIER_UP_BUDGET', flag: null, kind: int(0, 1 << 24),
-    // 4096: the small allreduce's functions optimised within its warm-up; V8's own budget is back before init returns (docs/adr/0026).
-    defaultValue: () => 4096, level: 'tuning',
-    doc: "V8's interrupt budget (--interrupt-budget) while init runs its blocking round trips (leanWarmup) and its warm-up of the small allreduce (collWarmup), V8's own restored before init returns: the functions it runs are optimised within it, and the program's code, a large allreduce's loops among it, tiers up at V8's pace (docs/adr/0026-tier-up-window-at-init.md). 0 leaves V8's budget alone; so does a budget given on the node command line (--interrupt-budget, rankNodeFlags), or a V8 whose own budget tsmpi does not know",
-  },
+
+
+
+
+
+
   {
     name: 'eagerLimit', env: 'TSMPI_EAGER_LIMIT', flag: '--eager-limit', kind: int(0, MAX_EAGER_LIMIT_BYTES),
     // 64 KiB: below it one copy into the socket beats the extra round trip of rendezvous.
@@ -182,13 +151,7 @@ export type Settings = {
   readonly threadPollMs: number;
   readonly endpointReceive: 'auto' | 'engine' | 'thread';
   readonly waitSpinTurns: number;
-  readonly warmup: number;
-  readonly tierUpBudget: number;
-  readonly leanWarmup: number;
-  readonly collWarmup: number;
-  readonly warmUpTierUpBudget: number;
   readonly lean: 'off' | 'send' | 'on';
-  readonly receiveClaims: 'off' | 'on';
   readonly eagerLimit: number;
   readonly endpoints: number;
   readonly logLevel: 'silent' | 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';

@@ -1,204 +1,46 @@
 /**
- * The device: point-to-point protocols over the shared matching queues and a
- * transport (the CH4 core, in MPICH words). One Device per thread.
+ * The device: one thread's point-to-point engine, a facade over the parts that do the work. One
+ * Device per thread (main, MPI.Worker, channel engine). It chooses its parts once, at
+ * construction, from the options and the process's layout:
  *
- * Protocols (frame kinds in transport/interface.ts):
- *   eager      EAGER(data)                      length <= eagerLimit
- *   sync       EAGER_SYNC(data) -> SYNC_ACK     ssend: the send completes once matched
- *   rendezvous RNDV_RTS -> RNDV_CTS -> RNDV_DATA length > eagerLimit: nothing big is
- *                                               buffered before its receive is posted
- * Messages between endpoints of one process never touch the transport: they
- * take the local path (#arrive is called directly); #out() is the one place
- * that chooses between the same-process path and TCP.
+ *   completion.ts     slots and completion of this thread's requests, its hold of the event loop
+ *   protocol.ts       eager / synchronous / rendezvous over the slots and the shared matching
+ *                     queues (match-queues.ts, the paper's per-source queues)
+ *   lane-matcher.ts   the receive lanes (lean=on, one MPI thread): matched before the shared queues
+ *   reader-routes.ts  endpoint readers and the routes to them (a process with a route table)
+ *   thread-bridge.ts  the rings between the threads of a process (injection, completion)
  *
- * Threads. Every request slot has an OWNER (the thread whose JavaScript
- * request it backs). Any thread may match and complete any slot: the owner
- * completes its own directly; for another thread's slot the data goes to
- * shared memory (payload pool, or the big arena for large payloads), the
- * status into the slot, and the slot number into the owner's completion ring,
- * which the owner drains (on its event loop, or in test()). A channel is
- * *hosted* by one thread, which runs its transport: in inline progress the
- * main thread hosts every channel; in threads progress one engine worker per
- * channel does. The host accepts the channel's connections, so everything a
- * process receives on it goes through the host. A thread sends on a channel
- * it hosts directly; a thread that does not host it sends on connections of
- * its own to the peers' hosts (`direct` routes, threads and inline progress:
- * no hop to another thread per message, and MPI orders messages per sending
- * thread only, so one connection per thread keeps the order), or, without
- * direct routes (engines progress), through the channel's injection ring.
- * Answers to a thread's sends (CTS, SYNC_ACK) come back through the host.
- * docs/adr/0015. Nothing here logs or throws per message.
+ * What stays here is the wiring (listen, start, close, fatal), the calls the API makes (send,
+ * postRecv, probe, cancel, poll) and the one place that chooses a frame's path (#out, #outFirst):
+ * a channel this thread hosts (its transport), a direct route (connections of its own to the
+ * peers' hosts, docs/adr/0015), the channel's injection ring (engines progress), or a remote
+ * reader's route. Messages between endpoints of one process never touch a transport
+ * (Protocol.local). A channel is *hosted* by one thread, which runs its transport: in inline
+ * progress the main thread hosts every channel; in threads progress one engine worker per
+ * channel does, and answers to a thread's sends (CTS, SYNC_ACK) come back through the host.
+ * Nothing here logs or throws per message; the protocols are unit-tested over the loopback
+ * transport (protocols.test.ts).
  *
- * Size: one protocol engine over the slots (STYLE rule 7 allows it past 600
- * lines): every path shares the slot words, the owner's request map and the
- * header scratch. The rings between threads are thread-bridge.ts, where an
- * unexpected message's bytes wait is unexpected-payloads.ts; the
- * protocols are unit-tested over the loopback transport (protocols.test.ts).
+ * Size: past 600 lines while the redesign of issue 34 is under way (the send paths and the wiring are next to leave).
  */
-import { Packr } from 'msgpackr';
-import { FRAME_FLAG, FRAME_KIND, channelOf, newFrameHeader, type FrameHeader, type ReaderSocketName, type Transport, type TransportError, type TransportFactory } from '../transport/index.ts';
-import { setLockHolder, type PayloadPool, type Ring } from '../shm/index.ts';
-import { ANY, ERR_OTHER, ERR_PROC_FAILED, ERR_TRUNCATE, ERR_NO_MEM, MPIError, mpiError } from '../util/index.ts';
-import type { Logger } from '../log/index.ts';
+import { FRAME_FLAG, FRAME_KIND, channelOf, newFrameHeader, type FrameHeader, type Transport, type TransportError } from '../transport/index.ts';
+import { setLockHolder, type PayloadPool } from '../shm/index.ts';
+import { ANY, ERR_PROC_FAILED, ERR_NO_MEM, MPIError, mpiError } from '../util/index.ts';
 import { DevRequest, REQ_KIND } from './dev-request.ts';
-import { FLAG, KIND, NIL, SLOT, SLOT_WORDS, STATE, SlotPool } from './request-table.ts';
+import { FLAG, KIND, NIL, SLOT, SLOT_WORDS, SlotPool } from './request-table.ts';
 import { STAT, type SharedState } from './shared-state.ts';
 import type { ObjectTable } from './object-table.ts';
-import { createLifetime, type Lifetime, type RefcountStrategy } from './lifetime.ts';
+import { createLifetime, type Lifetime } from './lifetime.ts';
 import { ThreadBridge } from './thread-bridge.ts';
-import { ROUTE_STATE, routeEpoch, routeState, routeUsers } from './route-table.ts';
-import { RouteIntakes, isRouteTagged, routeTag, tagEpoch, tagThread } from './route-intake.ts';
-import { PATH_READER, RouteSender, type SendStep } from './route-sender.ts';
-import { UnexpectedPayloads } from './unexpected-payloads.ts';
-import { ReceiveLanes, type Lane } from './receive-lanes.ts';
-import { CLAIM_ENTRIES, CLAIM_STATE, claimOwner, claimState, type ClaimTable } from './claim-table.ts';
-import type { ClaimRouteTable } from './claim-route-table.ts';
-import { CLAIM_PATH_ROUTE, ClaimRouteSender, type ClaimSendStep } from './claim-route-sender.ts';
-import { HANDED_OFF } from './match-queues.ts';
+import { ReaderRoutes, type RouteHost } from './reader-routes.ts';
+import { Completion, slotsExhausted } from './completion.ts';
+import { Protocol } from './protocol.ts';
+import { LaneMatcher } from './lane-matcher.ts';
+import type { DeviceOptions, DirectRoute, ProbeInfo } from './device-options.ts';
 import { peerFrameFault, type FrameCheckContext } from './peer-frame-check.ts';
 
+export type { DeviceOptions, DirectRoute, ProbeInfo } from './device-options.ts';
 
-export interface DeviceOptions {
-  readonly process: number;
-  readonly processCount: number;
-  readonly endpointsPerProcess: number;
-  readonly eagerLimit: number;
-  readonly channels: number;
-  readonly jobKey: string;
-  readonly listenHost: string;
-  /** Ports the transport may listen on (mpiexec --port-range). */
-  readonly listenPorts?: { readonly lo: number; readonly hi: number };
-  readonly transportFactory: TransportFactory | null;
-  readonly log: Logger;
-  /** owner id of this thread's requests (0 = main thread) */
-  readonly threadId: number;
-  /** channels whose transport this thread runs */
-  readonly hosted: readonly number[];
-  /** row of this thread in the shared statistics */
-  readonly statsRow: number;
-  /** how requests reference the objects they use (lifetime.ts) */
-  readonly refcount: RefcountStrategy;
-  /**
-   * Receive lanes (setting lean=on, docs/adr/0020-lean-common-path.md): only for the one MPI
-   * thread of a process that hosts every channel, one endpoint, no other thread matching.
-   */
-  readonly lanes?: boolean;
-  /**
-   * The transport module's reader names (docs/adr/0019), given to the devices of the threads that
-   * send (main and workers) in a process with a route table (endpointReceive `thread` where it
-   * applies): such a device follows the routes of remote readers. Absent: it never does.
-   */
-  readonly readerSocketName?: ReaderSocketName;
-  /** This thread may read an endpoint (readEndpoint): a worker thread's device with readerSocketName; never the main thread's. */
-  readonly readsEndpoints?: boolean;
-}
-
-/** The local endpoint a thread reads (docs/adr/0019): its reading's epoch and the transport listening on its socket. */
-interface EndpointReading {
-  readonly endpoint: number;
-  readonly epoch: number;
-  readonly transport: Transport;
-  /** ROUTE_OPEN went to every other process (only once the socket listens: a sender may dial it from then on) */
-  announced: boolean;
-  /** data frames read on the reader's socket (the info line at its close says how many took the path) */
-  frames: number;
-  /** per process: its senders' FINs consumed (handBack waits for as many as that process counted users) */
-  readonly fins: number[];
-  /** FINs taken from the end of a dead sender thread's connection, by `process:thread:epoch` (#onSenderConnectionEnd) */
-  readonly finsTaken: Set<string>;
-  /** told when a FIN is consumed, while handBack waits */
-  onFin: (() => void) | null;
-}
-
-/**
- * This thread's connection to a remote endpoint's reader: the reader's epoch and this thread's
- * transport to its socket. Made at the first send that finds the route open; the thread joins the
- * route (RouteSender.next's mayJoin) only once `ready`, so its frames never wait for a handshake
- * that needs its own event loop (docs/adr/0019 Left item 1).
- */
-interface ReaderPath {
-  readonly epoch: number;
-  readonly transport: Transport;
-  /** the transport's open() resolved: the connection takes frames without this thread's loop */
-  ready: boolean;
-  /** a frame or the mark went out on it: its loss loses messages (until then, losing it loses nothing) */
-  carried: boolean;
-}
-
-/**
- * Sub-kinds of a CONTROL frame (in `aux`) for the routes of docs/adr/0019, no payload:
- * - OPEN, CLOSE: a reader announces its route, to every other process on its own thread
- *   connections, recorded by whichever thread hosts the channel there: srcEndpoint is the reader's
- *   endpoint, dstEndpoint the process's first endpoint, aux2 the reading's epoch;
- * - CLOSED: that thread's answer to a CLOSE, the other way on the same channel: `tag` counts the
- *   process's threads registered as the route's users (the FINs the reader waits for from it);
- * - MARK: a sending thread's switch mark (route-switch.ts) on the path it leaves, tagged in `seq`
- *   like its data frames (route-intake.ts); on a reader's socket it is the FIN the reader counts.
- */
-export const ROUTE_CONTROL = { OPEN: 1, CLOSE: 2, CLOSED: 3, MARK: 4, CLAIM_OPEN: 5, CLAIM_CLOSE: 6, CLAIM_CLOSED: 7 } as const;
-
-/**
- * The route of a receive claim this thread holds (docs/adr/0023 step 2): its socket, listening
- * while the claim is held and until every sender that joined has sent its FIN after the close
- * (the claim itself is GENERAL by then: frames read here meanwhile go to the shared queues).
- * CLAIM_OPEN, CLAIM_CLOSE (to every other process: contextId and tag the claim's key, srcEndpoint
- * its endpoint, aux2 its entry) and CLAIM_CLOSED (the answer: tag the users, aux2 the entry) are
- * ROUTE_CONTROL sub-kinds; a sender's FIN on the claim's socket carries entry + 1 in aux2.
- */
-interface ClaimReading {
-  readonly entry: number;
-  /** the claim's local endpoint (its index in this process) */
-  readonly local: number;
-  readonly ctx: number;
-  readonly tag: number;
-  readonly transport: Transport;
-  announced: boolean;
-  closing: boolean;
-  /** data frames read on the claim's socket */
-  frames: number;
-  readonly fins: number[];
-  readonly finsTaken: Set<string>;
-  onFin: (() => void) | null;
-}
-
-/** Every claim route has one epoch: a claim is taken once (claim-route-table.ts). */
-const CLAIM_ROUTE_EPOCH = 1;
-
-/**
- * A receive claim this thread holds (docs/adr/0023, receiveClaims on): its local endpoint, its
- * lane's posted receive slots in posting order and the message slots handed to it that no receive
- * took yet, in arrival order. Only this thread touches it.
- */
-interface ClaimLane {
-  readonly local: number;
-  readonly posted: number[];
-  readonly unexpected: number[];
-}
-
-/** The thread that holds (local endpoint, ctx, tag), CLAIMED or being given up; -1 for none. */
-function claimHolder(claims: ClaimTable, local: number, ctx: number, tag: number): number {
-  const e = claims.find(local, ctx, tag);
-  if (e < 0) return -1;
-  const w = claims.word(e);
-  const st = claimState(w);
-  return st === CLAIM_STATE.CLAIMED || st === CLAIM_STATE.DEMOTING ? claimOwner(w) : -1;
-}
-
-/** Channels a thread sends on directly, and every process's listening address for them. */
-export interface DirectRoute {
-  readonly channels: readonly number[];
-  readonly addresses: readonly string[];
-}
-
-/** What probe() reports about a pending message. */
-export interface ProbeInfo {
-  sourceEndpoint: number;
-  tag: number;
-  count: number;
-}
-
-/** msgpack for object payloads: typed arrays keep their type; decoded binaries never alias the input. */
-export const packr = new Packr({ useRecords: false, moreTypes: true, copyBuffers: true, structuredClone: false });
 
 export class Device {
   readonly opts: DeviceOptions;
@@ -218,72 +60,26 @@ export class Device {
   readonly #frameCheck: FrameCheckContext;
   /** Per process: 1 once this device took it for lost (#onPeerLost); nothing it still sends is acted on. */
   readonly #lostPeers: Uint8Array;
-  readonly #payloads: PayloadPool;
   readonly #big: PayloadPool | null;
   readonly #mt: boolean;
   readonly #me: number;
   readonly #stat: Float64Array;
-  /** frames per channel that uncount() took out of the transport's counts (null: none) */
-  #framesUncounted: { sent: number; received: number }[] | null = null;
   readonly #hosts: boolean[];
-  /** the JavaScript side of each slot this thread owns */
-  readonly #reqs: (DevRequest | undefined)[];
-  /** where unexpected eager messages' bytes wait for their receive */
-  readonly #unexpected: UnexpectedPayloads;
-  /** big-arena blocks receiving rendezvous data for other threads' receives, by receive slot */
-  readonly #dataTargets = new Map<number, number>();
-  /** private arrays receiving rendezvous data for this thread's object-form receives, by receive slot: kept, not copied again */
-  readonly #privateTargets = new Map<number, Uint8Array>();
   readonly #hdr: FrameHeader = newFrameHeader();
   /** rings to and from the other threads of the process (thread-bridge.ts) */
   readonly #bridge: ThreadBridge;
-  /** the lean path's matching state (receive-lanes.ts); null: every receive takes the shared queues */
-  readonly #lanes: ReceiveLanes | null;
-  /** receive claims (docs/adr/0023): the process's claim table, or null (receiveClaims off, or one thread) */
-  readonly #claims: ClaimTable | null;
-  /** this thread may take claims: a worker thread (not the main thread, not an engine) */
-  readonly #claimer: boolean;
-  /** the claims this thread holds, by claim-table entry */
-  readonly #claimLanes = new Map<number, ClaimLane>();
-  #bellWatching = false;
-  /** a message the claim hook handed to this thread itself during the current #arrive (NIL: none) */
-  #ownHandOff = NIL;
-  /** docs/adr/0023 step 2: the other processes' claim routes (null: claims have no routes here), this thread's claims' routes by entry, its sending side and its connections to claims' sockets (by process * CLAIM_ENTRIES + entry) */
-  readonly #claimRoutes: ClaimRouteTable | null;
-  readonly #claimReadings = new Map<number, ClaimReading>();
-  readonly #claimSender: ClaimRouteSender | null = null;
-  readonly #claimPaths = new Map<number, ReaderPath>();
-  /** data frames this thread sent on claim routes, and read on its claims' sockets (claimRouteStats) */
-  #framesToClaims = 0;
-  #framesOnClaimSockets = 0;
-  #claimRoutesOpened = 0;
-  /** this thread's receives waiting for claims to end, chained so that they are posted in the order they were made */
-  #deferred: Promise<void> = Promise.resolve();
-  #deferredCount = 0;
-  /** the endpoint this thread reads (readEndpoint), or null */
-  #reading: EndpointReading | null = null;
-  /** readings handed back whose senders have not all left yet, by endpoint (handBack) */
-  readonly #closingReadings = new Map<number, EndpointReading>();
-  /**
-   * docs/adr/0019, only in a process with a route table: this thread's choice of path per frame
-   * to a remote endpoint (null where it sends no data frames: engines, or no transport), its
-   * connections to remote readers by endpoint, and the consumer side of the switch for the frames
-   * it reads (as a channel's host, or as a reader).
-   */
-  readonly #routeSender: RouteSender | null = null;
-  readonly #readerPaths = new Map<number, ReaderPath>();
-  readonly #intakes: RouteIntakes | null = null;
-  #watchingRoutes = false;
-  /** data frames this thread sent on readers' paths (MPI.stats readerRoutes) */
-  #framesToReaders = 0;
-  readonly #markHdr: FrameHeader = newFrameHeader();
+  /** slots and completion of this thread's requests, and its hold of the event loop (completion.ts) */
+  readonly #completion: Completion;
+  /** the eager, synchronous and rendezvous protocols (protocol.ts) */
+  readonly #protocol: Protocol;
+  /** the receive lanes' matcher (lane-matcher.ts, lean=on); null: every receive takes the shared queues */
+  readonly #lanes: LaneMatcher | null;
+  /** endpoint readers and the routes to them (reader-routes.ts): only in a process with a route table */
+  readonly #routes: ReaderRoutes | null;
+  /** this thread follows remote readers' routes: its data frames to remote endpoints go through #routes */
+  readonly #followsRoutes: boolean;
   #failure: Error | null = null;
   #closing = false;
-  #destroyed = false;
-  /** operations of this thread in flight; while > 0 (or while closing) #keepAlive holds the event loop */
-  #active = 0;
-  #keepAlive: NodeJS.Timeout | null = null;
-  #completionRing: Ring | null = null;
   /**
    * Largest message sent eagerly on a channel this thread neither hosts nor has a direct route for:
    * the eager limit, or less when the injection ring could not take it (ThreadBridge.maxInjectBytes); larger ones go by rendezvous.
@@ -299,9 +95,7 @@ export class Device {
     this.pool = new SlotPool(shared.table, opts.threadId >= 0 ? shared.slotCache(opts.threadId) : null);
     this.objects = shared.objects;
     this.lifetime = createLifetime(opts.refcount, shared.objects, shared.buffers.lifetime, opts.threadId);
-    this.#payloads = shared.payloads;
     this.#big = shared.big;
-    this.#unexpected = new UnexpectedPayloads(shared);
     this.#mt = shared.layout.multithreaded;
     this.#me = opts.threadId;
     this.#stat = shared.statsRow(opts.statsRow);
@@ -311,37 +105,23 @@ export class Device {
     shared.markStarted(opts.statsRow);
     this.#hosts = Array.from({ length: opts.channels }, (_, c) => opts.hosted.includes(c));
     this.#direct = new Array(opts.channels);
-    this.#reqs = new Array(shared.table.capacity);
     this.endpointCount = opts.processCount * opts.endpointsPerProcess;
     this.firstEndpoint = opts.process * opts.endpointsPerProcess;
     this.#bridge = new ThreadBridge(shared);
-    if (this.#mt && opts.threadId >= 0) this.#completionRing = shared.completion(opts.threadId);
+    this.#completion = new Completion(shared, this.pool, this.lifetime, this.#bridge, opts.threadId, this.#stat, this.#mt && opts.threadId >= 0 ? shared.completion(opts.threadId) : null);
+    this.#protocol = new Protocol({
+      out: (proc, h, payload, call) => this.#out(proc, h, payload, call),
+      sendData: (proc, h, data, token) => this.transport!.send(proc, h, data, token),
+      rendezvous: (bytes) => this.onRendezvous?.(bytes),
+      fatal: (err, lostProcess) => this.#fatal(err, lostProcess),
+      protocolError: (proc, fault) => this.#protocolError(proc, fault),
+    }, shared, this.#completion, this.pool, this.#stat, opts.threadId, opts.process, this.firstEndpoint);
     this.#eagerInjectLimit = this.#mt ? Math.min(opts.eagerLimit, this.#bridge.maxInjectBytes) : opts.eagerLimit;
-    this.#lanes = opts.lanes === true && !this.#mt && opts.endpointsPerProcess === 1 ? new ReceiveLanes() : null;
-    this.#claims = shared.claims;
-    this.#claimer = shared.claims !== null && opts.threadId > 0;
-    const claims = shared.claims;
-    if (claims !== null) {
-      // Every thread that arrives messages hands those of a claimed key to the holder's completion ring.
-      shared.queues.forEach((q, local) => q.setClaimHook({
-        holder: (ctx, tag) => claimHolder(claims, local, ctx, tag),
-        // A message this thread arrives for a claim it holds itself (read on the claim's socket,
-        // docs/adr/0023 step 2) skips its own completion ring: #arrive takes it into the lane.
-        handOff: (msg, owner) => {
-          if (owner === this.#me && this.#claimLanes.size > 0) this.#ownHandOff = msg;
-          else this.#bridge.complete(owner, msg);
-        },
-      }));
-    }
-    const routes = shared.routes;
-    this.#claimRoutes = shared.claimRoutes;
-    if (routes !== null) {
-      this.#intakes = new RouteIntakes(routes, this.firstEndpoint, this.#arriveFrame, this.#onMarkConsumed);
-      const sends = opts.readerSocketName !== undefined && opts.transportFactory !== null && opts.threadId >= 0;
-      // The table serves endpoint readers or claim routes, never both (shared-state.ts): a thread follows one kind.
-      if (sends && shared.claimRoutes !== null) this.#claimSender = new ClaimRouteSender(routes, shared.claimRoutes, opts.threadId, opts.endpointsPerProcess);
-      else if (sends) this.#routeSender = new RouteSender(routes, opts.threadId);
-    }
+    this.#lanes = opts.lanes === true && !this.#mt && opts.endpointsPerProcess === 1
+      ? new LaneMatcher({ postDemoted: (r, ctx, src, tag) => this.#postDemoted(r, ctx, src, tag), arriveDemoted: (p, h, data) => this.#protocol.arrive(p, h, data, 0, false) }, this.#completion, shared, this.#stat, this.firstEndpoint)
+      : null;
+    this.#routes = shared.routes === null ? null : new ReaderRoutes(this.#routeHost());
+    this.#followsRoutes = this.#routes?.follows ?? false;
   }
 
   get stats(): { messagesSent: number; messagesReceived: number; bytesSent: number; bytesReceived: number } {
@@ -349,30 +129,9 @@ export class Device {
     return { messagesSent: s[STAT.SENT]!, messagesReceived: s[STAT.RECEIVED]!, bytesSent: s[STAT.BYTES_SENT]!, bytesReceived: s[STAT.BYTES_RECEIVED]! };
   }
 
-  /**
-   * Takes messages that tsmpi exchanged for itself out of this thread's counts (MPI.stats), and
-   * their frames out of the channels' counts (channelStats): init's warm-up of the lean path
-   * (api/lean-warm-up.ts), which the program did not send or receive. `sent` went from this
-   * thread's endpoint to `toEndpoint`, `received` came from `fromEndpoint`, one frame each.
-   */
-  uncount(sent: number, bytesSent: number, toEndpoint: number, received: number, bytesReceived: number, fromEndpoint: number): void {
-    const s = this.#stat;
-    s[STAT.SENT]! -= sent;
-    s[STAT.BYTES_SENT]! -= bytesSent;
-    s[STAT.RECEIVED]! -= received;
-    s[STAT.BYTES_RECEIVED]! -= bytesReceived;
-    const o = this.opts;
-    this.#framesUncounted ??= Array.from({ length: o.channels }, () => ({ sent: 0, received: 0 }));
-    this.#framesUncounted[channelOf(this.firstEndpoint, toEndpoint, o.endpointsPerProcess, o.channels)]!.sent += sent;
-    this.#framesUncounted[channelOf(fromEndpoint, this.firstEndpoint, o.endpointsPerProcess, o.channels)]!.received += received;
-  }
-
-  /** Frames sent and received per channel (MPI.stats perChannel): the transport's counts less those uncount() took out. */
+  /** Frames sent and received per channel (MPI.stats perChannel), as the transport counts them. */
   channelStats(): { sent: number; received: number }[] | null {
-    const counts = this.transport?.channelStats() ?? null;
-    const less = this.#framesUncounted;
-    if (counts === null || less === null) return counts;
-    return counts.map((c, i) => ({ sent: c.sent - (less[i]?.sent ?? 0), received: c.received - (less[i]?.received ?? 0) }));
+    return this.transport?.channelStats() ?? null;
   }
 
   /** Creates the transport of the hosted channels and starts listening; resolves to the address to publish (null: none). */
@@ -393,10 +152,11 @@ export class Device {
       log: o.log.child({ mod: 'transport' }),
       handlers: {
         onDeliver: (src, header, payload) => this.#onDeliver(src, header, payload),
-        onSent: (token) => this.#onSent(token),
+        onSent: (token) => this.#protocol.sent(token),
         onPeerLost: (proc, err) => this.#onPeerLost(proc, err),
-        payloadTarget: (src, header) => this.#payloadTarget(src, header),
-        ...(this.#lanes === null ? {} : { onFrameBytes: this.#laneFrameBytes }),
+        payloadTarget: (src, header) => this.#protocol.payloadTarget(src, header),
+        // Frames still in their bytes go to the lanes, except where route tags must be read first (reader-routes.ts).
+        ...(this.#lanes === null || this.#routes !== null ? {} : { onFrameBytes: this.#lanes.frameBytes }),
       },
     });
     return this.transport.listen();
@@ -435,441 +195,12 @@ export class Device {
       for (let p = 0; p < o.processCount; p++) if (p !== o.process) waits.push(t.open(p));
     }
     if (waits.length === 0) return;
-    this.#hold();
+    this.#completion.hold();
     try {
       await Promise.all(waits);
     } finally {
-      this.#release();
+      this.#completion.release();
     }
-  }
-
-  // --- endpoint reader (docs/adr/0019) ----------------------------------------------
-
-  /** The endpoint this thread reads (readEndpoint), or -1. */
-  get readingEndpoint(): number {
-    return this.#reading?.endpoint ?? -1;
-  }
-
-  /**
-   * This thread becomes the reader of local endpoint `endpoint` (docs/adr/0019) if it may (its
-   * device has readerSocketName, the process a route table) and the endpoint has no reader:
-   * claims it, opening a new epoch, and listens on the reader's same-host socket. Synchronous,
-   * as MPI.threadAttach is: the listen completes on this thread's event loop (a failure hands
-   * the endpoint back with a warning). True when this thread reads `endpoint` now.
-   *
-   * Once the socket listens the reader announces its route (ROUTE_OPEN): the other processes'
-   * threads may then send it their frames to `endpoint` directly (send), which this thread
-   * matches as they arrive (#onDeliver). An endpoint this thread handed back whose senders have
-   * not all left yet (handBack) cannot be read again until they have: false.
-   */
-  readEndpoint(endpoint: number): boolean {
-    const o = this.opts;
-    const routes = this.shared.routes;
-    if (this.#reading !== null) return this.#reading.endpoint === endpoint;
-    if (routes === null || o.readsEndpoints !== true || o.readerSocketName === undefined || o.transportFactory === null || this.#closing || !this.isLocal(endpoint)) return false;
-    const epoch = routes.claimReader(endpoint - this.firstEndpoint, this.#me);
-    if (epoch < 0) return false;
-    const name = o.readerSocketName(o.jobKey, o.process, endpoint, epoch);
-    // Assigned once the transport exists; its delivery handler counts the reading's frames.
-    let reading: EndpointReading;
-    const transport = this.#listeningTransport(name, { reader: endpoint }, () => reading.frames++,
-      (src, lastSeq) => this.#onSenderConnectionEnd(reading, src, lastSeq));
-    reading = { endpoint, epoch, transport, announced: false, frames: 0, fins: new Array<number>(o.processCount).fill(0), finsTaken: new Set(), onFin: null };
-    this.#reading = reading;
-    o.log.info({ endpoint, epoch, thread: this.#me }, 'endpoint reader: this thread reads the endpoint');
-    // MPI.finalize waits for every reader of the process to hand back before its barrier, while the
-    // other processes can still answer the close (lifecycle.ts).
-    const finalizing = reading;
-    void routes.finalizingAfter().then(() => {
-      if (this.#reading === finalizing) void this.handBack('the process finalizes');
-    });
-    transport.listen().then(() => {
-      if (this.#reading === reading && !reading.announced) this.#announceOpen(reading);
-    }, (err: unknown) => {
-      if (this.#reading !== reading) return;
-      o.log.warn({ endpoint, epoch, err: (err as Error).message }, 'endpoint reader: cannot listen on the reader socket; the endpoint stays on the engine path');
-      void this.handBack('listen failed');
-    });
-    // A same-host name is bound inside listen(), whose promise resolves only on a later turn: a
-    // thread that only waits in MPI meanwhile could run a whole exchange before its ROUTE_OPEN went
-    // out. Announcing now puts it on this thread's connections ahead of anything it sends next.
-    if (transport.isListening?.() === true) this.#announceOpen(reading);
-    return true;
-  }
-
-  /** ROUTE_OPEN of `reading`, once its socket listens (a sender may dial it from then on). */
-  #announceOpen(reading: EndpointReading): void {
-    reading.announced = true;
-    this.#announceRoute(reading, ROUTE_CONTROL.OPEN);
-    this.opts.log.info({ endpoint: reading.endpoint, epoch: reading.epoch, thread: this.#me }, 'endpoint reader: route announced to every other process');
-  }
-
-  /**
-   * Hands the endpoint this thread reads back to the channel's host (docs/adr/0019 "Leaving":
-   * threadAttach elsewhere, the thread's event loop emptying, close): announces ROUTE_CLOSE, and
-   * once every other process has answered how many of its threads had joined the route
-   * (ROUTE_CLOSED) and each of those has sent its FIN on the reader's socket (everything they
-   * sent there has then been matched), stops listening and releases the claim, so another
-   * thread may read it in a new epoch. Until then the socket stays open and this thread's event
-   * loop alive: a sender that computes delays the reader's end, never a message. Nothing to do
-   * when it reads none.
-   */
-  async handBack(why: string): Promise<void> {
-    const reading = this.#reading;
-    if (reading === null) return;
-    this.#reading = null;
-    const log = this.opts.log;
-    log.info({ endpoint: reading.endpoint, epoch: reading.epoch, thread: this.#me, why }, 'endpoint reader: handed the endpoint back');
-    const routes = this.shared.routes!;
-    const local = reading.endpoint - this.firstEndpoint;
-    // Every process that heard the opening hears the close, on the same connections, after it.
-    if (reading.announced) {
-      this.#announceRoute(reading, ROUTE_CONTROL.CLOSE);
-      this.#closingReadings.set(reading.endpoint, reading);
-      this.#hold();
-      try {
-        await this.#sendersLeft(reading);
-      } finally {
-        this.#release();
-        this.#closingReadings.delete(reading.endpoint);
-      }
-      log.info({ endpoint: reading.endpoint, epoch: reading.epoch, thread: this.#me, frames: reading.frames, fins: reading.fins.reduce((a, b) => a + b, 0) }, 'endpoint reader: every sender has left; the socket closes');
-    }
-    routes.clearClosed(local);
-    routes.releaseReader(local, this.#me);
-    try {
-      await reading.transport.close();
-    } catch (err) {
-      // Every sender has sent its FIN: nothing can be lost; the name is the epoch's alone.
-      log.warn({ endpoint: reading.endpoint, epoch: reading.epoch, err: (err as Error).message }, 'endpoint reader: closing the reader socket failed');
-    }
-  }
-
-  /**
-   * Resolves once every other process answered `reading`'s ROUTE_CLOSE and as many FINs as it
-   * counted users have been consumed here, or this device fails or is destroyed.
-   */
-  async #sendersLeft(reading: EndpointReading): Promise<void> {
-    const routes = this.shared.routes!;
-    const local = reading.endpoint - this.firstEndpoint;
-    const o = this.opts;
-    for (;;) {
-      const seen = routes.closedChanges(local);
-      let left = true;
-      for (let p = 0; p < o.processCount && left; p++) {
-        if (p === o.process) continue;
-        const users = routes.closedUsers(local, p);
-        if (users < 0 || reading.fins[p]! < users) left = false;
-      }
-      if (left || this.#failure !== null || this.shared.failedClass() !== 0 || this.#destroyed) return;
-      await new Promise<void>((resolve) => {
-        reading.onFin = resolve;
-        void routes.closedAfter(local, seen).then(resolve);
-        // A failing job ends the wait too (its transports are being destroyed).
-        const failed = setTimeout(resolve, 1000);
-        failed.unref();
-      });
-      reading.onFin = null;
-    }
-  }
-
-  /**
-   * ROUTE_OPEN or ROUTE_CLOSE of `reading` to every other process, on this thread's own connections
-   * (#out: its direct routes): one CONTROL frame per process, from the reader's endpoint to the
-   * process's first endpoint, so one reader's announcements to a process share a connection and
-   * arrive in the order sent. A frame that cannot go (the process is failing) is logged, not thrown:
-   * hand-back runs at threadAttach and at the thread's end, where nobody could take the error.
-   */
-  #announceRoute(reading: EndpointReading, what: number): void {
-    const o = this.opts;
-    const h = this.#markHdr;
-    for (let p = 0; p < o.processCount; p++) {
-      if (p === o.process) continue;
-      h.kind = FRAME_KIND.CONTROL;
-      h.flags = 0;
-      h.contextId = 0;
-      h.srcEndpoint = reading.endpoint;
-      h.dstEndpoint = p * o.endpointsPerProcess;
-      h.tag = 0;
-      h.seq = 0;
-      h.aux = what;
-      h.aux2 = reading.epoch;
-      h.payloadLength = 0;
-      try {
-        this.#out(p, h, null);
-      } catch (err) {
-        o.log.warn({ endpoint: reading.endpoint, epoch: reading.epoch, peer: p, err: (err as Error).message }, 'endpoint reader: a route announcement could not be sent');
-      }
-    }
-  }
-
-  /**
-   * A route CONTROL frame from another process (ROUTE_CONTROL): a reader's announcement, recorded
-   * in this process's route table (a close is answered with the users it counted: ROUTE_CLOSED);
-   * an answer to one of this process's readers; or a sender's switch mark, consumed in order with
-   * its data frames (#intakes).
-   */
-  #onRouteControl(srcProcess: number, h: FrameHeader): void {
-    const routes = this.shared.routes;
-    const remote = !this.isLocal(h.srcEndpoint) && h.srcEndpoint < this.endpointCount && this.isLocal(h.dstEndpoint);
-    if (routes === null || !remote) {
-      this.opts.log.warn({ aux: h.aux, src: h.srcEndpoint, dst: h.dstEndpoint, epoch: h.aux2 }, 'control frame dropped: no route table here, or not between a remote and a local endpoint');
-      return;
-    }
-    switch (h.aux) {
-      case ROUTE_CONTROL.MARK:
-        this.#intakes!.offer(srcProcess, h, EMPTY, true);
-        return;
-      case ROUTE_CONTROL.CLOSED:
-        routes.recordClosed(h.dstEndpoint - this.firstEndpoint, srcProcess, h.tag);
-        return;
-      case ROUTE_CONTROL.CLAIM_OPEN:
-      case ROUTE_CONTROL.CLAIM_CLOSE:
-      case ROUTE_CONTROL.CLAIM_CLOSED:
-        this.#onClaimRouteControl(srcProcess, h);
-        return;
-      case ROUTE_CONTROL.OPEN:
-      case ROUTE_CONTROL.CLOSE: {
-        const open = h.aux === ROUTE_CONTROL.OPEN;
-        const word = routes.setRoute(h.srcEndpoint, h.aux2, open ? ROUTE_STATE.OPEN : ROUTE_STATE.CLOSING);
-        this.opts.log.info({ endpoint: h.srcEndpoint, epoch: h.aux2, state: open ? 'open' : 'closing', recorded: word >= 0 }, 'endpoint route announced');
-        if (!open) this.#answerClose(srcProcess, h, word < 0 ? 0 : routeUsers(word));
-        return;
-      }
-      default:
-        this.opts.log.warn({ aux: h.aux, src: h.srcEndpoint }, 'control frame of unknown sub-kind dropped');
-    }
-  }
-
-  /**
-   * ROUTE_CLOSED to the reader that sent ROUTE_CLOSE `h`: `users` of this process's threads joined
-   * the route (its count is final once closing: RouteTable.registerUser). It goes back on the
-   * channel the close came on, which this thread hosts.
-   */
-  #answerClose(srcProcess: number, h: FrameHeader, users: number): void {
-    const out = this.#markHdr;
-    out.kind = FRAME_KIND.CONTROL;
-    out.flags = 0;
-    out.contextId = 0;
-    out.srcEndpoint = h.dstEndpoint;
-    out.dstEndpoint = h.srcEndpoint;
-    out.tag = users;
-    out.seq = 0;
-    out.aux = ROUTE_CONTROL.CLOSED;
-    out.aux2 = h.aux2;
-    out.payloadLength = 0;
-    try {
-      this.#out(srcProcess, out, null);
-    } catch (err) {
-      this.opts.log.warn({ endpoint: h.srcEndpoint, epoch: h.aux2, err: (err as Error).message }, 'endpoint route: the answer to a close could not be sent');
-    }
-  }
-
-  /** A frame the route intakes let through (route-intake.ts): data frames only; marks never reach here. */
-  readonly #arriveFrame = (srcProcess: number, h: FrameHeader, payload: Uint8Array): void => {
-    this.#arrive(srcProcess, h, payload, 0);
-  };
-
-  /**
-   * A sender thread's connection to `reading`'s socket from process `src` closed, its last frame's
-   * tag `lastSeq` (docs/adr/0019 gap 4). A thread that leaves sends its FIN last (an even epoch), so
-   * a connection whose last frame is a data frame of a reader epoch (odd) belonged to a thread that
-   * died on the route (terminate, an uncaught error): everything it sent has been read, which is
-   * what a FIN vouches for, so its end is taken for that FIN, consumed in order behind its frames.
-   * The handBack then counts it, and the channel host releases the frames of that thread id's next
-   * epoch (route-sender.ts: the next thread with the id goes on there).
-   */
-  #onSenderConnectionEnd(reading: EndpointReading, src: number, lastSeq: number): void {
-    if (lastSeq < 0 || !isRouteTagged(lastSeq) || (tagEpoch(lastSeq) & 1) !== PATH_READER || this.#intakes === null || this.#destroyed) return;
-    const thread = tagThread(lastSeq);
-    const fin = tagEpoch(lastSeq) + 1;
-    const local = reading.endpoint - this.firstEndpoint;
-    // Once per (process, thread, epoch): the FIN may be in already (its words say so), and a thread's
-    // other connections to this socket end too.
-    const key = `${src}:${thread}:${fin}`;
-    if (this.shared.routes!.markWord(src, thread, local).get() >= fin || reading.finsTaken.has(key)) return;
-    reading.finsTaken.add(key);
-    this.opts.log.warn({ endpoint: reading.endpoint, epoch: reading.epoch, peer: src, thread, tagEpoch: fin - 1 }, 'endpoint reader: a sender thread\'s connection ended without its FIN (the thread died); its end is taken for the FIN');
-    const h = newFrameHeader();
-    h.kind = FRAME_KIND.CONTROL;
-    h.srcEndpoint = src * this.opts.endpointsPerProcess;
-    h.dstEndpoint = reading.endpoint;
-    h.seq = routeTag(thread, fin);
-    h.aux = ROUTE_CONTROL.MARK;
-    this.#intakes.offer(src, h, EMPTY, true);
-  }
-
-  /** A mark consumed here: on a reader's socket it is a sender's FIN. */
-  readonly #onMarkConsumed = (srcProcess: number, mark: FrameHeader): void => {
-    if (mark.aux2 > 0) {
-      // A FIN on one of this thread's claims' sockets (docs/adr/0023 step 2): aux2 is its entry + 1.
-      const claim = this.#claimReadings.get(mark.aux2 - 1);
-      if (claim !== undefined) {
-        claim.fins[srcProcess]!++;
-        claim.onFin?.();
-      }
-      return;
-    }
-    const dstEndpoint = mark.dstEndpoint;
-    const reading = this.#reading?.endpoint === dstEndpoint ? this.#reading : this.#closingReadings.get(dstEndpoint);
-    // Only a reader's device consumes marks for an endpoint it reads: it hosts no channel (an
-    // engine or inline progress's main thread does, and never reads), so its marks are FINs.
-    if (reading === undefined || reading === null) return;
-    reading.fins[srcProcess]!++;
-    reading.onFin?.();
-  };
-
-  // --- sending on routes (docs/adr/0019) ----------------------------------------------
-
-  /**
-   * Sends data frame `h` to remote process `proc` on the path this thread's route to h.dstEndpoint
-   * takes now (RouteSender): the engine path (#out) or the reader's socket, with the switch mark
-   * first on the path it leaves, and the route's tag in `seq` on both.
-   */
-  #outRouted(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string): void {
-    const step = this.#routeSender!.next(h.dstEndpoint, this.#mayJoin);
-    h.seq = step.tag;
-    if (step.mark) this.#sendMark(proc, h.srcEndpoint, h.dstEndpoint, step, call);
-    if (step.path === PATH_READER) {
-      const path = this.#readerPath(proc, h.dstEndpoint, step.readerEpoch);
-      path.carried = true;
-      path.transport.send(proc, h, payload, -1);
-      this.#framesToReaders++;
-      this.#watchRoutes();
-    } else {
-      this.#out(proc, h, payload, call);
-    }
-  }
-
-  /** The reused header of a switch mark from `src` to `d` carrying the route tag `tag` (aux2 0: the caller sets what its path needs). */
-  #markHeader(src: number, d: number, tag: number): FrameHeader {
-    const m = this.#markHdr;
-    m.kind = FRAME_KIND.CONTROL;
-    m.flags = 0;
-    m.contextId = 0;
-    m.srcEndpoint = src;
-    m.dstEndpoint = d;
-    m.tag = 0;
-    m.seq = tag;
-    m.aux = ROUTE_CONTROL.MARK;
-    m.aux2 = 0;
-    m.payloadLength = 0;
-    return m;
-  }
-
-  /**
-   * A transport that listens on the same-host socket `listenName` (an endpoint reader's or a claim's)
-   * and delivers what it reads as the engine's would; `countFrame` runs for each data frame (not
-   * control), `onConnectionEnd` when a sending thread's connection ends.
-   */
-  #listeningTransport(
-    listenName: string, logFields: Record<string, unknown>, countFrame: () => void,
-    onConnectionEnd: (src: number, lastSeq: number) => void,
-  ): Transport {
-    const o = this.opts;
-    return o.transportFactory!({
-      process: o.process,
-      processCount: o.processCount,
-      channelCount: o.channels,
-      endpointsPerProcess: o.endpointsPerProcess,
-      jobKey: o.jobKey,
-      listenHost: o.listenHost,
-      listenName,
-      maxUnsolicitedPayloadBytes: o.eagerLimit,
-      log: o.log.child({ mod: 'transport', ...logFields }),
-      handlers: {
-        onDeliver: (src, header, payload) => {
-          if (header.kind !== FRAME_KIND.CONTROL) countFrame();
-          this.#onDeliver(src, header, payload);
-        },
-        onSent: (token) => this.#onSent(token),
-        onPeerLost: (proc, err) => this.#onPeerLost(proc, err),
-        payloadTarget: (src, header) => this.#payloadTarget(src, header),
-        onThreadConnectionEnd: onConnectionEnd,
-      },
-    });
-  }
-
-  /** The switch mark of `step` on the path it leaves; leaving a reader's socket (the FIN) ends this thread's connection to it. */
-  #sendMark(proc: number, src: number, d: number, step: SendStep, call: string): void {
-    const m = this.#markHeader(src, d, step.tag);
-    if (step.markPath !== PATH_READER) {
-      this.#out(proc, m, null, call);
-      return;
-    }
-    const path = this.#readerPath(proc, d, step.markReaderEpoch);
-    path.carried = true;
-    path.transport.send(proc, m, null, -1);
-    this.#readerPaths.delete(d);
-    // close() sends what is queued first; the reader takes the connection's end for no loss.
-    path.transport.close().catch((err: unknown) => this.opts.log.warn({ endpoint: d, epoch: path.epoch, err: (err as Error).message }, 'endpoint route: closing a connection to a reader failed'));
-  }
-
-  /**
-   * RouteSender's mayJoin: whether this thread's connection to the reader of `d` in `epoch` carries
-   * frames yet. The first ask starts it (open(): connect and handshake, on this thread's event loop)
-   * and says no, so the frame takes the engine path; once open() resolved the thread joins at its
-   * next frame. A thread that computes right after sending has sent everything on the engine path.
-   */
-  readonly #mayJoin = (d: number, epoch: number): boolean => {
-    const path = this.#readerPath(this.processOf(d), d, epoch);
-    this.#watchRoutes();
-    return path.ready;
-  };
-
-  /**
-   * This thread's connection to the reader of remote endpoint `d` in `epoch` (made on first use,
-   * opened at once; one of an older epoch that never carried a frame is dropped).
-   */
-  #readerPath(proc: number, d: number, epoch: number): ReaderPath {
-    const known = this.#readerPaths.get(d);
-    if (known !== undefined && known.epoch === epoch) return known;
-    if (known !== undefined) this.#dropReaderPath(d, known);
-    const o = this.opts;
-    return this.#connectPath(this.#readerPaths, d, proc, o.readerSocketName!(o.jobKey, proc, d, epoch), epoch, { toReader: d },
-      (p, path, err) => this.#onReaderLost(p, d, path, err));
-  }
-
-  /**
-   * Makes, records under `key` in `paths` and starts opening this thread's connection to the socket
-   * named `address` of process `proc` (a reader's or a claim's); the path is ready once open() resolved.
-   */
-  #connectPath(
-    paths: Map<number, ReaderPath>, key: number, proc: number, address: string, epoch: number,
-    logFields: Record<string, unknown>, onLost: (proc: number, path: ReaderPath, err: TransportError) => void,
-  ): ReaderPath {
-    const addresses = new Array<string>(this.opts.processCount).fill('');
-    addresses[proc] = address;
-    let path: ReaderPath;
-    // One channel: every frame of this thread to the socket, whatever endpoint it is attached to, and
-    // its FIN (sent from the process's first endpoint) go on one connection, in the order sent; with
-    // the job's C channels, channelOf would spread them by source endpoint over connections that
-    // the reader reads in no common order (and open() would dial all C of them).
-    const transport = this.#threadTransport({ mod: 'transport', ...logFields }, (p, err) => onLost(p, path, err), undefined, 1);
-    path = { epoch, transport, ready: transport.open === undefined, carried: false };
-    paths.set(key, path);
-    transport.start(addresses);
-    if (transport.open !== undefined) {
-      void transport.open(proc).then(() => {
-        // open() also resolves when the connection failed (onPeerLost has dropped the path then).
-        if (paths.get(key) === path) path.ready = true;
-      });
-    }
-    return path;
-  }
-
-  /** Drops a connection to a reader that never carried a frame (the route closed, moved on before it was ready, or the thread leaves). */
-  #dropReaderPath(d: number, path: ReaderPath): void {
-    if (this.#readerPaths.get(d) === path) this.#readerPaths.delete(d);
-    // Nothing is queued on it: destroy, as close() could wait on a handshake that needs this thread's loop.
-    path.transport.destroy();
-  }
-
-  /** This thread's routes to remote readers, for MPI.stats (docs/adr/0019): connections that carry frames, and data frames sent on them. */
-  get readerRoutes(): { ready: number; framesSent: number } {
-    let ready = 0;
-    for (const p of this.#readerPaths.values()) if (p.ready) ready++;
-    return { ready, framesSent: this.#framesToReaders };
   }
 
   /**
@@ -892,66 +223,61 @@ export class Device {
       ...(this.#me > 0 ? { onHoldChange: (holding: boolean) => { Atomics.add(this.shared.heldConnections, this.#me, holding ? 1 : -1); } } : {}),
       handlers: {
         onDeliver: (src, header, payload) => this.#onDeliver(src, header, payload),
-        onSent: (token) => this.#onSent(token),
+        onSent: (token) => this.#protocol.sent(token),
         onPeerLost,
       },
     });
   }
 
-  /**
-   * FINs for every route this thread is on whose reader has closed (`all`: every route, the thread
-   * is about to end), each ending its connection: the reader waits for them (handBack).
-   */
-  #leaveRoutes(all: boolean): void {
-    this.#leaveClaimRoutes(all);
-    const rs = this.#routeSender;
-    if (rs === null) return;
-    for (const { d, step } of rs.finish(all)) this.#sendMark(this.processOf(d), this.firstEndpoint, d, step, 'progress');
-    // Connections made for a route this thread never joined: dropped once the route is no longer open in their epoch.
-    const routes = this.shared.routes!;
-    for (const [d, path] of [...this.#readerPaths]) {
-      if (path.carried) continue;
-      const w = routes.route(d);
-      if (all || routeState(w) !== ROUTE_STATE.OPEN || routeEpoch(w) !== path.epoch) this.#dropReaderPath(d, path);
-    }
+  /** What the reader routes ask of this device (reader-routes.ts RouteHost). */
+  #routeHost(): RouteHost {
+    return {
+      opts: this.opts,
+      shared: this.shared,
+      firstEndpoint: this.firstEndpoint,
+      endpointCount: this.endpointCount,
+      completion: this.#completion,
+      isLocal: (endpoint) => this.isLocal(endpoint),
+      processOf: (endpoint) => this.processOf(endpoint),
+      out: (proc, h, payload, call) => this.#out(proc, h, payload, call),
+      threadTransport: (logFields, onPeerLost, channels, channelCount) => this.#threadTransport(logFields, onPeerLost, channels, channelCount),
+      deliver: (src, h, payload) => this.#onDeliver(src, h, payload),
+      sent: (token) => this.#protocol.sent(token),
+      peerLost: (proc, err) => this.#onPeerLost(proc, err),
+      payloadTarget: (src, h) => this.#protocol.payloadTarget(src, h),
+      // A frame the route intakes let through (route-intake.ts): data frames only; marks never reach here.
+      arrive: (srcProcess, h, payload) => this.#protocol.arrive(srcProcess, h, payload, 0),
+      fatal: (err, lostProcess) => this.#fatal(err, lostProcess),
+      failure: () => this.#failure,
+      isClosing: () => this.#closing,
+    };
   }
 
-  /**
-   * While this thread is on a reader's path: one wait on the route-change counter (no event-loop
-   * reference), and at each change the FINs of the routes that closed, so a thread that stops
-   * sending to an endpoint still lets its reader go.
-   */
-  #watchRoutes(): void {
-    if (this.#watchingRoutes || (this.#readerPaths.size === 0 && this.#claimPaths.size === 0)) return;
-    const routes = this.shared.routes!;
-    this.#watchingRoutes = true;
-    const seen = routes.changes();
-    // A close recorded between this thread's choice of path and `seen` would not wake the wait.
-    this.#leaveRoutes(false);
-    void routes.changedAfter(seen).then(() => {
-      this.#watchingRoutes = false;
-      if (this.#destroyed) return;
-      this.#leaveRoutes(false);
-      this.#watchRoutes();
-    });
+  // --- endpoint readers (reader-routes.ts, docs/adr/0019) -------------------------------
+
+  /** The endpoint this thread reads (readEndpoint), or -1. */
+  get readingEndpoint(): number {
+    return this.#routes?.readingEndpoint ?? -1;
+  }
+
+  /** This thread becomes the reader of local endpoint `endpoint` if it may (ReaderRoutes.readEndpoint); true when it reads it now. */
+  readEndpoint(endpoint: number): boolean {
+    return this.#routes?.readEndpoint(endpoint) ?? false;
+  }
+
+  /** Hands the endpoint this thread reads back (ReaderRoutes.handBack); nothing to do when it reads none. */
+  async handBack(why: string): Promise<void> {
+    await this.#routes?.handBack(why);
   }
 
   /** The thread is about to end (or the process finalizes): every route left (FINs), then the endpoint it reads handed back. */
   async leaveAll(why: string): Promise<void> {
-    this.#leaveRoutes(true);
-    await this.handBack(why);
+    await this.#routes?.leaveAll(why);
   }
 
-  #onReaderLost(proc: number, d: number, path: ReaderPath, err: TransportError): void {
-    if (this.#closing || this.#readerPaths.get(d) !== path) return;
-    if (!path.carried) {
-      // Nothing went out on it: the reader left (or is leaving) before this thread joined; the frames stay on the engine path.
-      this.opts.log.info({ peer: proc, endpoint: d, epoch: path.epoch, code: err.code }, 'endpoint route: a connection to a reader that carried nothing ended; staying on the engine path');
-      this.#dropReaderPath(d, path);
-      return;
-    }
-    this.opts.log.error({ peer: proc, endpoint: d, code: err.code }, 'endpoint reader lost');
-    this.#fatal(mpiError(ERR_PROC_FAILED, 'progress', `lost the connection to the reader of endpoint ${d} in process ${proc} (${err.code}: ${err.message})`, err), proc);
+  /** This thread's routes to remote readers, for MPI.stats: connections that carry frames, and data frames sent on them. */
+  get readerRoutes(): { ready: number; framesSent: number } {
+    return this.#routes?.readerRoutes ?? { ready: 0, framesSent: 0 };
   }
 
   processOf(endpoint: number): number {
@@ -974,658 +300,29 @@ export class Device {
    * r.buf (buffer form) or r.objectMode must be set. Completes r now or later.
    */
   postRecv(r: DevRequest, endpoint: number, ctx: number, srcEndpoint: number, tag: number): void {
-    if (this.#lanes !== null) this.#generalTouch(ctx, srcEndpoint);
-    if (this.#claims !== null) {
-      this.#claimRecv(r, this.#ownSlot(r, KIND.RECV), endpoint, ctx, srcEndpoint, tag);
-      return;
-    }
-    this.#postSlot(r, this.#ownSlot(r, KIND.RECV), endpoint, ctx, srcEndpoint, tag);
-  }
-
-  /** Posts receive r, which owns `slot`, in the shared queues (and takes a waiting message). */
-  #postSlot(r: DevRequest, slot: number, endpoint: number, ctx: number, srcEndpoint: number, tag: number): void {
-    const w = this.#w;
-    const b = slot * SLOT_WORDS;
-    w[b + SLOT.CTX] = ctx;
-    w[b + SLOT.SRC] = srcEndpoint;
-    w[b + SLOT.TAG] = tag;
-    w[b + SLOT.ENDPOINT] = endpoint;
-    w[b + SLOT.LENGTH] = r.buf === null ? -1 : r.buf.length;
-    const msg = this.shared.queues[endpoint - this.firstEndpoint]!.postRecv(slot);
-    if (msg !== NIL) this.#receiveMessage(slot, msg);
-  }
-
-  // --- receive claims (docs/adr/0023, step 1) ---------------------------------------
-
-  /**
-   * Receive r, which owns `slot`, where claims exist: in this thread's lane when it holds the key
-   * (or claims it now), else in the shared queues once no claim that its pattern could meet is
-   * held (another thread's claim of the key, any claim of the context for ANY_TAG or ANY_SOURCE,
-   * this thread's own claim for an object receive): those are asked to end and r waits, behind
-   * this thread's earlier waiting receives.
-   */
-  #claimRecv(r: DevRequest, slot: number, endpoint: number, ctx: number, src: number, tag: number): void {
-    const wait = this.#deferredCount > 0 ? [] : this.#placeClaimRecv(r, slot, endpoint, ctx, src, tag);
-    if (wait === null) return;
-    this.#deferredCount++;
-    const claims = this.#claims!;
-    this.#deferred = this.#deferred.then(async () => {
-      try {
-        let pending: number[] | null = wait;
-        while (pending !== null) {
-          for (const e of pending) await claims.generalAfter(e);
-          // Asked again: a claim taken meanwhile (another tag of the context) may need ending too.
-          pending = this.#destroyed ? null : this.#placeClaimRecv(r, slot, endpoint, ctx, src, tag);
-        }
-      } catch (err) {
-        // The receive fails alone; the thread's later receives still go on.
-        r.error = err instanceof MPIError ? err : mpiError(ERR_OTHER, r.call, `posting a receive that waited for a receive claim failed: ${String(err)}`);
-        if (!r.done) this.#complete(r);
-      } finally {
-        this.#deferredCount--;
-      }
-    });
-  }
-
-  /** Posts r (owning `slot`) in a lane or the shared queues and returns null; or returns the claims it must wait for, having asked them to end. */
-  #placeClaimRecv(r: DevRequest, slot: number, endpoint: number, ctx: number, src: number, tag: number): number[] | null {
-    const claims = this.#claims!;
-    const local = endpoint - this.firstEndpoint;
-    if (src === ANY || tag === ANY) {
-      const wait = claims.demoteContext(local, ctx);
-      if (wait.length > 0) return wait;
-      this.#postSlot(r, slot, endpoint, ctx, src, tag);
-      return null;
-    }
-    const byteView = !r.objectMode && r.buf !== null;
-    let e = claims.find(local, ctx, tag);
-    if (e < 0 && this.#claimer && byteView) {
-      let held = false;
-      this.shared.queues[local]!.claimIfClear(ctx, tag, () => {
-        const c = claims.claim(local, ctx, tag, this.#me);
-        e = c.entry;
-        held = c.held;
-        return held;
-      });
-      if (held) {
-        this.#claimLanes.set(e, { local, posted: [], unexpected: [] });
-        // Before the bell: a demotion asked for meanwhile (the bell's first turn gives it up at once) then closes the route too.
-        this.#openClaimRoute(e, local, ctx, tag);
-        this.#watchBell();
-      }
-    }
-    if (e >= 0) {
-      const w = claims.word(e);
-      const st = claimState(w);
-      if (st === CLAIM_STATE.CLAIMED && claimOwner(w) === this.#me && byteView) {
-        this.#laneRecv(r, slot, e, endpoint, ctx, src, tag);
-        return null;
-      }
-      if (st !== CLAIM_STATE.GENERAL) {
-        claims.requestDemotion(e);
-        return [e];
-      }
-    }
-    this.#postSlot(r, slot, endpoint, ctx, src, tag);
-    return null;
-  }
-
-  /** Receive r (owning `slot`, from named source `src`) in the lane of claim `entry`, which this thread holds. */
-  #laneRecv(r: DevRequest, slot: number, entry: number, endpoint: number, ctx: number, src: number, tag: number): void {
-    const w = this.#w;
-    const b = slot * SLOT_WORDS;
-    w[b + SLOT.CTX] = ctx;
-    w[b + SLOT.SRC] = src;
-    w[b + SLOT.TAG] = tag;
-    w[b + SLOT.ENDPOINT] = endpoint;
-    w[b + SLOT.LENGTH] = r.buf === null ? -1 : r.buf.length;
-    const lane = this.#claimLanes.get(entry)!;
-    const m = this.#takeFromSource(lane.unexpected, src);
-    if (m !== NIL) this.#receiveMessage(slot, m);
-    else lane.posted.push(slot);
-  }
-
-  /** Removes and returns the first slot of `slots` (a claim lane's list) whose source is `src`; NIL if none. */
-  #takeFromSource(slots: number[], src: number): number {
-    const w = this.#w;
-    for (let i = 0; i < slots.length; i++) {
-      const s = slots[i]!;
-      if (w[s * SLOT_WORDS + SLOT.SRC] === src) {
-        slots.splice(i, 1);
-        return s;
-      }
-    }
-    return NIL;
-  }
-
-  /** A message slot another thread handed to this thread's claim (its completion ring): matched in the claim's lane, or kept there. */
-  #claimArrival(msg: number): void {
-    const w = this.#w;
-    const b = msg * SLOT_WORDS;
-    const local = w[b + SLOT.ENDPOINT]! - this.firstEndpoint;
-    const e = this.#claims!.find(local, w[b + SLOT.CTX]!, w[b + SLOT.TAG]!);
-    const lane = this.#claimLanes.get(e);
-    if (lane === undefined) {
-      // A demotion takes every hand-off of its claim under every lock (#giveUp): none can come later.
-      this.#fatal(mpiError(ERR_OTHER, 'progress', `a message for receive claim ${e} reached thread ${this.#me}, which does not hold it (an internal error)`), null);
-      return;
-    }
-    const recv = this.#takeFromSource(lane.posted, w[b + SLOT.SRC]!);
-    if (recv !== NIL) this.#receiveMessage(recv, msg);
-    else lane.unexpected.push(msg);
+    this.#lanes?.generalTouch(ctx, srcEndpoint);
+    this.#protocol.postSlot(r, this.#completion.ownSlot(r, KIND.RECV), endpoint, ctx, srcEndpoint, tag);
   }
 
   /**
-   * Gives up claim `entry`, which this thread holds: under every lock of its endpoint's queues,
-   * takes in what was handed to it (this thread's completion ring), moves its lane into the shared
-   * queues (docs/adr/0023) and ends it. Other completions drained meanwhile are served after.
-   */
-  #giveUp(entry: number): void {
-    const lane = this.#claimLanes.get(entry);
-    if (lane === undefined) return;
-    const claims = this.#claims!;
-    const ring = this.#completionRing!;
-    const w = this.#w;
-    const later: number[] = [];
-    /** [receive slot, message slot] pairs the drain matched: delivered once the locks are released */
-    const matched: [number, number][] = [];
-    this.shared.queues[lane.local]!.demoteInto(() => {
-      const drained: number[] = [];
-      this.#bridge.drainCompletions(ring, (offset) => drained.push(ring.words[offset >>> 2]!));
-      for (const s of drained) {
-        const b = s * SLOT_WORDS;
-        if (this.#reqs[s] !== undefined || claims.find(w[b + SLOT.ENDPOINT]! - this.firstEndpoint, w[b + SLOT.CTX]!, w[b + SLOT.TAG]!) !== entry) {
-          later.push(s);
-          continue;
-        }
-        // A hand-off not yet served meets the lane's posted receives first, as #claimArrival would
-        // (moved unmatched, the two would wait in the shared queues for each other for ever).
-        const recv = this.#takeFromSource(lane.posted, w[b + SLOT.SRC]!);
-        if (recv !== NIL) matched.push([recv, s]);
-        else lane.unexpected.push(s);
-      }
-      return { posted: lane.posted, unexpected: lane.unexpected };
-    }, () => {
-      claims.finishDemotion(entry, this.#me);
-    });
-    this.#claimLanes.delete(entry);
-    for (const [recv, msg] of matched) this.#receiveMessage(recv, msg);
-    for (const s of later) this.#onCompletionSlot(s);
-    // The claim is GENERAL: its route closes behind it; what its socket still reads goes to the shared queues.
-    if (this.#claimReadings.has(entry)) void this.#closeClaimRoute(entry, 'the claim was given up');
-  }
-
-  /** Answers this thread's bell: every claim another thread asked it to end is given up (one wait per ring, no event-loop hold). */
-  #watchBell(): void {
-    if (this.#bellWatching) return;
-    this.#bellWatching = true;
-    const claims = this.#claims!;
-    const me = this.#me;
-    const turn = (): void => {
-      if (this.#destroyed) return;
-      const seen = claims.bell(me);
-      for (const e of claims.entriesOf(me, CLAIM_STATE.DEMOTING)) this.#giveUp(e);
-      void claims.bellAfter(me, seen).then(turn);
-    };
-    turn();
-  }
-
-  /** The thread is ending (or the process finalizes): every claim it holds is given up (docs/adr/0023), and every route of its claims closes (step 2). */
-  handBackClaims(): void {
-    for (const e of [...this.#claimLanes.keys()]) this.#giveUp(e);
-    for (const e of [...this.#claimReadings.keys()]) void this.#closeClaimRoute(e, 'the thread is ending');
-  }
-
-  /** Diagnostics (tests): receive claims this thread holds. */
-  get claimsHeld(): number {
-    return this.#claimLanes.size;
-  }
-
-  // --- claim routes (docs/adr/0023, step 2) -------------------------------------------
-
-  /** The same-host socket name of process `q`'s claim `entry` (readerSocketName of a number past every endpoint: never an endpoint's). */
-  #claimSocketName(q: number, entry: number): string {
-    const o = this.opts;
-    return o.readerSocketName!(o.jobKey, q, this.endpointCount + entry, CLAIM_ROUTE_EPOCH);
-  }
-
-  /**
-   * The route of claim `entry` (local, ctx, tag), which this thread has just taken: listens on the
-   * claim's socket and announces CLAIM_OPEN to every other process once it listens; their threads
-   * then send their frames of the key there (#outClaimRouted), in order with what they sent by the
-   * engine (route-switch.ts's marks). Only where claims have routes and this thread may listen; a
-   * failure leaves the claim on step 1's path (the engine hands its messages over) with a warning.
-   */
-  #openClaimRoute(entry: number, local: number, ctx: number, tag: number): void {
-    const o = this.opts;
-    if (this.#claimRoutes === null || o.readerSocketName === undefined || o.transportFactory === null || this.#closing || this.#claimReadings.has(entry) || !this.#claimLanes.has(entry)) return;
-    let reading: ClaimReading;
-    const transport = this.#listeningTransport(this.#claimSocketName(o.process, entry), { claim: entry }, () => {
-      reading.frames++;
-      this.#framesOnClaimSockets++;
-    }, (src, lastSeq) => this.#onClaimSenderEnd(reading, src, lastSeq));
-    reading = { entry, local, ctx, tag, transport, announced: false, closing: false, frames: 0, fins: new Array<number>(o.processCount).fill(0), finsTaken: new Set(), onFin: null };
-    this.#claimReadings.set(entry, reading);
-    this.#claimRoutes.addOpen(this.#me, 1);
-    this.#claimRoutesOpened++;
-    transport.listen().then(() => {
-      if (!reading.announced && !reading.closing) this.#announceClaim(reading, ROUTE_CONTROL.CLAIM_OPEN);
-    }, (err: unknown) => {
-      o.log.warn({ claim: entry, ctx, tag, err: (err as Error).message }, 'claim route: cannot listen on the claim socket; the claim stays on the engine path');
-      void this.#closeClaimRoute(entry, 'listen failed');
-    });
-    // Bound inside listen() (a same-host name): announce now, ahead of anything this thread sends next.
-    if (transport.isListening?.() === true) this.#announceClaim(reading, ROUTE_CONTROL.CLAIM_OPEN);
-  }
-
-  /** CLAIM_OPEN or CLAIM_CLOSE of `reading` to every other process, on this thread's own connections (as #announceRoute). */
-  #announceClaim(reading: ClaimReading, what: number): void {
-    const o = this.opts;
-    if (what === ROUTE_CONTROL.CLAIM_OPEN) reading.announced = true;
-    const h = this.#markHdr;
-    for (let p = 0; p < o.processCount; p++) {
-      if (p === o.process) continue;
-      h.kind = FRAME_KIND.CONTROL;
-      h.flags = 0;
-      h.contextId = reading.ctx;
-      h.srcEndpoint = this.firstEndpoint + reading.local;
-      h.dstEndpoint = p * o.endpointsPerProcess;
-      h.tag = reading.tag;
-      h.seq = 0;
-      h.aux = what;
-      h.aux2 = reading.entry;
-      h.payloadLength = 0;
-      try {
-        this.#out(p, h, null);
-      } catch (err) {
-        o.log.warn({ claim: reading.entry, peer: p, err: (err as Error).message }, 'claim route: an announcement could not be sent');
-      }
-    }
-    o.log.info({ claim: reading.entry, ctx: reading.ctx, tag: reading.tag, thread: this.#me, open: what === ROUTE_CONTROL.CLAIM_OPEN }, 'claim route announced to every other process');
-  }
-
-  /**
-   * Closes claim `entry`'s route (the claim is GENERAL, or the device closes): CLAIM_CLOSE to every
-   * process that heard the opening, then, once each answered how many of its threads joined and
-   * as many FINs were consumed on the socket (everything they sent there has been arrived), the
-   * socket closes. The event loop is held meanwhile: a sender that computes delays this thread's
-   * end, never a message.
-   */
-  async #closeClaimRoute(entry: number, why: string): Promise<void> {
-    const reading = this.#claimReadings.get(entry);
-    if (reading === undefined || reading.closing) return;
-    reading.closing = true;
-    this.#hold();
-    try {
-      if (reading.announced) {
-        this.#announceClaim(reading, ROUTE_CONTROL.CLAIM_CLOSE);
-        await this.#claimSendersLeft(reading);
-      }
-      this.opts.log.info({ claim: entry, thread: this.#me, why, frames: reading.frames, fins: reading.fins.reduce((a, b) => a + b, 0) }, 'claim route: every sender has left; the socket closes');
-      try {
-        await reading.transport.close();
-      } catch (err) {
-        this.opts.log.warn({ claim: entry, err: (err as Error).message }, 'claim route: closing the claim socket failed');
-      }
-    } finally {
-      this.#claimReadings.delete(entry);
-      this.#claimRoutes!.addOpen(this.#me, -1);
-      this.#release();
-    }
-  }
-
-  /** Resolves once every other process answered `reading`'s CLAIM_CLOSE and its FINs are in, or this device fails or is destroyed. */
-  async #claimSendersLeft(reading: ClaimReading): Promise<void> {
-    const table = this.#claimRoutes!;
-    const o = this.opts;
-    for (;;) {
-      const seen = table.closedChanges(reading.entry);
-      let left = true;
-      for (let p = 0; p < o.processCount && left; p++) {
-        if (p === o.process) continue;
-        const users = table.closedUsers(reading.entry, p);
-        if (users < 0 || reading.fins[p]! < users) left = false;
-      }
-      if (left || this.#failure !== null || this.shared.failedClass() !== 0 || this.#destroyed) return;
-      await new Promise<void>((resolve) => {
-        reading.onFin = resolve;
-        void table.closedAfter(reading.entry, seen).then(resolve);
-        const failed = setTimeout(resolve, 1000);
-        failed.unref();
-      });
-      reading.onFin = null;
-    }
-  }
-
-  /** CLAIM_OPEN / CLAIM_CLOSE from another process's claiming thread (recorded; a close answered with the users), or CLAIM_CLOSED for one of ours. */
-  #onClaimRouteControl(srcProcess: number, h: FrameHeader): void {
-    const table = this.#claimRoutes;
-    if (table === null) {
-      this.opts.log.warn({ aux: h.aux, src: h.srcEndpoint }, 'claim route control frame dropped: claims have no routes in this process');
-      return;
-    }
-    if (h.aux === ROUTE_CONTROL.CLAIM_CLOSED) {
-      table.recordClosed(h.aux2, srcProcess, h.tag);
-      return;
-    }
-    const open = h.aux === ROUTE_CONTROL.CLAIM_OPEN;
-    const local = h.srcEndpoint - srcProcess * this.opts.endpointsPerProcess;
-    const word = table.setRoute(srcProcess, h.aux2, local, h.contextId, h.tag, CLAIM_ROUTE_EPOCH, open ? ROUTE_STATE.OPEN : ROUTE_STATE.CLOSING);
-    this.shared.routes!.noteChange();
-    this.opts.log.info({ peer: srcProcess, claim: h.aux2, ctx: h.contextId, tag: h.tag, state: open ? 'open' : 'closing', recorded: word >= 0 }, 'claim route announced');
-    if (open) return;
-    const out = this.#markHdr;
-    out.kind = FRAME_KIND.CONTROL;
-    out.flags = 0;
-    out.contextId = 0;
-    out.srcEndpoint = h.dstEndpoint;
-    out.dstEndpoint = h.srcEndpoint;
-    out.tag = word < 0 ? 0 : routeUsers(word);
-    out.seq = 0;
-    out.aux = ROUTE_CONTROL.CLAIM_CLOSED;
-    out.aux2 = h.aux2;
-    out.payloadLength = 0;
-    try {
-      this.#out(srcProcess, out, null);
-    } catch (err) {
-      this.opts.log.warn({ peer: srcProcess, claim: h.aux2, err: (err as Error).message }, 'claim route: the answer to a close could not be sent');
-    }
-  }
-
-  /** A sender thread's connection to a claim's socket ended: as #onSenderConnectionEnd (a thread that died on the route: its end is its FIN). */
-  #onClaimSenderEnd(reading: ClaimReading, src: number, lastSeq: number): void {
-    if (lastSeq < 0 || !isRouteTagged(lastSeq) || (tagEpoch(lastSeq) & 1) !== CLAIM_PATH_ROUTE || this.#intakes === null || this.#destroyed) return;
-    const thread = tagThread(lastSeq);
-    const fin = tagEpoch(lastSeq) + 1;
-    const key = `${src}:${thread}:${fin}`;
-    if (this.shared.routes!.markWord(src, thread, reading.local).get() >= fin || reading.finsTaken.has(key)) return;
-    reading.finsTaken.add(key);
-    this.opts.log.warn({ claim: reading.entry, peer: src, thread, tagEpoch: fin - 1 }, 'claim route: a sender thread\'s connection ended without its FIN (the thread died); its end is taken for the FIN');
-    const h = newFrameHeader();
-    h.kind = FRAME_KIND.CONTROL;
-    h.srcEndpoint = src * this.opts.endpointsPerProcess;
-    h.dstEndpoint = this.firstEndpoint + reading.local;
-    h.seq = routeTag(thread, fin);
-    h.aux = ROUTE_CONTROL.MARK;
-    h.aux2 = reading.entry + 1;
-    this.#intakes.offer(src, h, EMPTY, true);
-  }
-
-  /**
-   * Sends data frame `h` to remote process `proc` on the path this thread's stream to h.dstEndpoint
-   * takes now (ClaimRouteSender): the engine path or a claim's socket, the switch mark first on the
-   * path it leaves, the stream's tag in `seq` on both.
-   */
-  #outClaimRouted(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string): void {
-    const step = this.#claimSender!.next(h.dstEndpoint, h.contextId, h.tag, this.#mayJoinClaim);
-    h.seq = step.tag;
-    if (step.mark) this.#sendClaimMark(proc, h.srcEndpoint, h.dstEndpoint, step, call);
-    if (step.path === CLAIM_PATH_ROUTE) {
-      const path = this.#claimPath(proc, step.entry);
-      path.carried = true;
-      path.transport.send(proc, h, payload, -1);
-      this.#framesToClaims++;
-      this.#watchRoutes();
-    } else {
-      this.#out(proc, h, payload, call);
-    }
-  }
-
-  /**
-   * The switch mark of `step` on the path it leaves. Leaving a claim's socket (the FIN, entry + 1
-   * in aux2) keeps this thread's connection to it: the stream may join the route again at its next
-   * frame of the key; the connection closes once the route does (#leaveClaimRoutes).
-   */
-  #sendClaimMark(proc: number, src: number, d: number, step: ClaimSendStep, call: string): void {
-    const m = this.#markHeader(src, d, step.tag);
-    if (step.markPath !== CLAIM_PATH_ROUTE) {
-      this.#out(proc, m, null, call);
-      return;
-    }
-    m.aux2 = step.markEntry + 1;
-    const path = this.#claimPath(proc, step.markEntry);
-    path.carried = true;
-    path.transport.send(proc, m, null, -1);
-  }
-
-  /** ClaimRouteSender's mayJoin: whether this thread's connection to claim `entry` of d's process carries frames yet (the first ask starts it and says no). */
-  readonly #mayJoinClaim = (d: number, entry: number): boolean => {
-    const path = this.#claimPath(this.processOf(d), entry);
-    this.#watchRoutes();
-    return path.ready;
-  };
-
-  /** This thread's connection to the socket of claim `entry` of process `proc` (made on first use, opened at once). */
-  #claimPath(proc: number, entry: number): ReaderPath {
-    const key = proc * CLAIM_ENTRIES + entry;
-    const known = this.#claimPaths.get(key);
-    if (known !== undefined) return known;
-    return this.#connectPath(this.#claimPaths, key, proc, this.#claimSocketName(proc, entry), CLAIM_ROUTE_EPOCH, { toClaim: entry, peer: proc },
-      (p, path, err) => this.#onClaimRouteLost(p, key, path, err));
-  }
-
-  /**
-   * FINs for every stream on a claim's route that closed (`all`: every one), then this thread's
-   * connections to routes no longer open (or all of them) end: after their FINs (close() sends
-   * what is queued first), or at once when they never carried a frame.
-   */
-  #leaveClaimRoutes(all: boolean): void {
-    const cs = this.#claimSender;
-    if (cs === null) return;
-    for (const { d, step } of cs.finish(all)) this.#sendClaimMark(this.processOf(d), this.firstEndpoint, d, step, 'progress');
-    const table = this.#claimRoutes!;
-    for (const [key, path] of [...this.#claimPaths]) {
-      const proc = (key / CLAIM_ENTRIES) | 0;
-      const entry = key - proc * CLAIM_ENTRIES;
-      if (!all && (routeState(table.route(proc, entry)) === ROUTE_STATE.OPEN || cs.onRoute(proc, entry))) continue;
-      this.#claimPaths.delete(key);
-      if (!path.carried) path.transport.destroy();
-      else path.transport.close().catch((err: unknown) => this.opts.log.warn({ peer: proc, claim: entry, err: (err as Error).message }, 'claim route: closing a connection to a claim socket failed'));
-    }
-  }
-
-  #onClaimRouteLost(proc: number, key: number, path: ReaderPath, err: TransportError): void {
-    if (this.#closing || this.#claimPaths.get(key) !== path) return;
-    // Off the route (never joined, or its FIN sent: the claim's socket closes only once it has read
-    // every FIN), nothing of this thread's is lost with the connection.
-    if (!path.carried || !this.#claimSender!.onRoute(proc, key - proc * CLAIM_ENTRIES)) {
-      this.opts.log.info({ peer: proc, claim: key - proc * CLAIM_ENTRIES, code: err.code }, 'claim route: a connection that carried nothing ended; staying on the engine path');
-      this.#claimPaths.delete(key);
-      path.transport.destroy();
-      return;
-    }
-    this.opts.log.error({ peer: proc, claim: key - proc * CLAIM_ENTRIES, code: err.code }, 'claim route lost');
-    this.#fatal(mpiError(ERR_PROC_FAILED, 'progress', `lost the connection to the socket of receive claim ${key - proc * CLAIM_ENTRIES} in process ${proc} (${err.code}: ${err.message})`, err), proc);
-  }
-
-  /**
-   * Diagnostics (tests, docs/adr/0023 step 2): this thread's claim routes: `opened` routes of its
-   * claims so far, `open` now (or closing), `framesReceived` data frames read on their sockets,
-   * `framesSent` data frames it sent on other processes' claim routes, `ready` connections to them.
-   */
-  get claimRouteStats(): { opened: number; open: number; framesReceived: number; framesSent: number; ready: number } {
-    let ready = 0;
-    for (const p of this.#claimPaths.values()) if (p.ready) ready++;
-    return { opened: this.#claimRoutesOpened, open: this.#claimReadings.size, framesReceived: this.#framesOnClaimSockets, framesSent: this.#framesToClaims, ready };
-  }
-
-  /** A probe (any thread) on `ctx` of `endpoint`: claims of the context are asked to end, so that what they hold becomes visible. */
-  #probeTouch(endpoint: number, ctx: number): void {
-    this.#claims!.demoteContext(endpoint - this.firstEndpoint, ctx);
-  }
-
-  /**
-   * The lean receive (setting lean=on, docs/adr/0020-lean-common-path.md): a receive into the
-   * plain byte view `buf` from `srcEndpoint`, an endpoint of another process, on context `ctx`,
-   * matched in the context's lane (receive-lanes.ts) with no request slot and no shared queue.
-   * Returns the request, already complete when a waiting message matched, or null, having done
-   * nothing, when this receive must take postRecv (no lanes here, a GENERAL context, a local
-   * source, a failed process).
+   * The lean receive (setting lean=on, docs/adr/0020-lean-common-path.md): a receive into the plain
+   * byte view `buf` from an endpoint of another process, matched in its context's lane
+   * (LaneMatcher.recv). Returns the request, or null, having done nothing, when it must take postRecv.
    */
   leanRecv(ctx: number, srcEndpoint: number, tag: number, buf: Uint8Array, call: string): DevRequest | null {
     const lanes = this.#lanes;
-    // Lanes exist only with one endpoint per process (the constructor), so a local source is the
-    // first endpoint. A process with lanes has one MPI thread and no engines: only this device's
-    // #fatal marks the shared failure, after setting #failure, so #failure alone says it.
-    if (lanes === null || this.#failure !== null || srcEndpoint === this.firstEndpoint) return null;
-    const lane = lanes.byContext[ctx] ?? lanes.lean(ctx);
-    if (lane === null) return null;
-    const r = new DevRequest(REQ_KIND.RECV, call);
-    r.buf = buf;
-    const m = lane.unexpected.length === 0 ? null : lane.takeUnexpected(srcEndpoint, tag);
-    if (m !== null) {
-      r.sourceEndpoint = m.src;
-      r.tag = m.tag;
-      this.#laneFill(r, m.data);
-      return r;
-    }
-    // The lane, not each receive, holds the event loop while it has posted receives (step 3).
-    if (lane.posted.length === 0) this.#hold();
-    lane.posted.push({ r, src: srcEndpoint, tag });
-    return r;
+    return lanes === null ? null : lanes.recv(ctx, srcEndpoint, tag, buf, call);
   }
 
-  /**
-   * leanRecv for a receive of the collectives (coll/pt2pt.ts recv(), docs/adr/0022): the message
-   * lands in a fresh Uint8Array of its length (r.value), as postRecv does for r.objectMode with a
-   * message that is not object-form. Null, having done nothing, where leanRecv would be null.
-   */
+  /** leanRecv for a receive of the collectives (LaneMatcher.recvBytes, docs/adr/0022): the message lands in a fresh array (r.value). */
   leanRecvBytes(ctx: number, srcEndpoint: number, tag: number, call: string): DevRequest | null {
     const lanes = this.#lanes;
-    if (lanes === null || this.#failure !== null || this.isLocal(srcEndpoint) || this.shared.failedClass() !== 0) return null;
-    const lane = lanes.lean(ctx);
-    if (lane === null) return null;
-    const r = new DevRequest(REQ_KIND.RECV, call);
-    // Demoted into the shared queues, it is an object-mode receive there (#postSlot, #fill).
-    r.objectMode = true;
-    const m = lane.takeUnexpected(srcEndpoint, tag);
-    if (m !== null) {
-      r.sourceEndpoint = m.src;
-      r.tag = m.tag;
-      // The lane's copy is private already (#laneMessage): it becomes the result as it is.
-      r.value = m.data;
-      r.count = m.data.length;
-      this.#laneDone(r);
-      return r;
-    }
-    if (lane.posted.length === 0) this.#hold();
-    lane.posted.push({ r, src: srcEndpoint, tag });
-    return r;
-  }
-
-  /**
-   * A plain EAGER frame from another process, for a context that is or becomes LEAN: matched in
-   * its lane, or kept there (a private copy) as unexpected. False, having done nothing, for any
-   * other frame (the caller makes its context GENERAL and takes #arrive).
-   */
-  #laneArrive(srcProcess: number, h: FrameHeader, payload: Uint8Array): boolean {
-    if (h.kind !== FRAME_KIND.EAGER || h.flags !== 0) return false;
-    const lanes = this.#lanes!;
-    const lane = lanes.byContext[h.contextId] ?? lanes.lean(h.contextId);
-    if (lane === null) return false;
-    this.#laneMessage(lane, srcProcess, h.srcEndpoint, h.tag, payload);
-    return true;
-  }
-
-  /**
-   * The transport's onFrameBytes (interface.ts) where there are lanes: #onDeliver and #laneArrive
-   * for a frame still in its bytes (the frame codec's layout), with no header decoded. False,
-   * having done nothing, for any frame but a plain EAGER one for a context that is or becomes LEAN
-   * (the transport then decodes it and calls onDeliver).
-   */
-  readonly #laneFrameBytes = (srcProcess: number, b: Uint8Array, o: number): boolean => {
-    if (b[o] !== FRAME_KIND.EAGER || b[o + 1] !== 0 || this.#intakes !== null) return false;
-    const src = (b[o + 4]! | (b[o + 5]! << 8) | (b[o + 6]! << 16) | (b[o + 7]! << 24)) >>> 0;
-    // Lanes have one endpoint per process: any other source is a peer's fault, which #onDeliver reports.
-    if (src !== srcProcess) return false;
-    const lanes = this.#lanes!;
-    const ctx = b[o + 2]! | (b[o + 3]! << 8);
-    const lane = lanes.byContext[ctx] ?? lanes.lean(ctx);
-    if (lane === null) return false;
-    this.onFrame?.();
-    const tag = b[o + 12]! | (b[o + 13]! << 8) | (b[o + 14]! << 16) | (b[o + 15]! << 24);
-    const len = (b[o + 28]! | (b[o + 29]! << 8) | (b[o + 30]! << 16) | (b[o + 31]! << 24)) >>> 0;
-    this.#laneMessage(lane, srcProcess, src, tag, b.subarray(o + FRAME_HEADER_BYTES, o + FRAME_HEADER_BYTES + len));
-    return true;
-  };
-
-  /** A plain EAGER message (src, tag, payload) from process srcProcess in LEAN `lane`: counted, then matched or kept as unexpected. */
-  #laneMessage(lane: Lane, srcProcess: number, src: number, tag: number, payload: Uint8Array): void {
-    const st = this.#stat;
-    st[STAT.RECEIVED]!++;
-    st[STAT.BYTES_RECEIVED]! += payload.length;
-    // The common case inline: the oldest posted receive matches (Lane.takePosted's rule); else the lane searches.
-    const posted = lane.posted;
-    const head = posted[0];
-    let r: DevRequest | null;
-    if (head !== undefined && head.src === src && (head.tag === tag || head.tag === ANY)) {
-      posted.shift();
-      r = head.r;
-    } else {
-      r = posted.length === 0 ? null : lane.takePosted(src, tag);
-    }
-    if (r === null) {
-      lane.unexpected.push({ src, tag, srcProcess, data: payload.slice() });
-      return;
-    }
-    if (posted.length === 0) this.#release();
-    r.sourceEndpoint = src;
-    r.tag = tag;
-    this.#laneFill(r, payload);
-  }
-
-  /**
-   * Completes lean receive r with message bytes `data`: #fill and #complete for a request that
-   * has no slot, no lifetime reference, no finish step and no event-loop hold of its own (its
-   * lane holds the loop while it has posted receives).
-   */
-  #laneFill(r: DevRequest, data: Uint8Array): void {
-    const n = data.length;
-    r.count = n;
-    const buf = r.buf;
-    if (buf === null) {
-      // leanRecvBytes: a fresh array (`data` may lie in the transport's read buffer).
-      r.value = data.slice();
-    } else if (n > buf.length) {
-      buf.set(data.subarray(0, buf.length));
-      r.count = buf.length;
-      r.error = truncated(r, n, buf.length);
-    } else if (n > 0) {
-      buf.set(data);
-    }
-    // #laneDone inline (one call less per message).
-    r.done = true;
-    const cb = r.onComplete;
-    if (cb !== null) {
-      r.onComplete = null;
-      cb(r);
-    }
-  }
-
-  /** Completes lean receive r (#complete without what a lean receive does not have). */
-  #laneDone(r: DevRequest): void {
-    r.done = true;
-    const cb = r.onComplete;
-    if (cb !== null) {
-      r.onComplete = null;
-      cb(r);
-    }
-  }
-
-  /**
-   * Something of the general path touches context `ctx` from source `srcEndpoint` (ANY, or an
-   * endpoint): unless the source is local (lanes never hold those), the context becomes GENERAL,
-   * and a lane it had moves into the shared queues (demotion, receive-lanes.ts).
-   */
-  #generalTouch(ctx: number, srcEndpoint: number): void {
-    if (srcEndpoint !== ANY && this.isLocal(srcEndpoint)) return;
-    const lane = this.#lanes!.general(ctx);
-    if (lane !== null) this.#demote(ctx, lane);
+    return lanes === null ? null : lanes.recvBytes(ctx, srcEndpoint, tag, call);
   }
 
   /** Diagnostics (tests): operations of this thread holding the event loop (a lane with posted receives counts once). */
   heldOperations(): number {
-    return this.#active;
+    return this.#completion.active;
   }
 
   /** Diagnostics (tests): context `ctx`'s lane state (receive-lanes.ts LANE_STATE), or -1 where there are no lanes. */
@@ -1633,43 +330,19 @@ export class Device {
     return this.#lanes === null ? -1 : this.#lanes.state(ctx);
   }
 
-  /** Moves a lane into the shared queues: posted receives in posting order, then unexpected messages in arrival order. */
-  #demote(ctx: number, lane: Lane): void {
-    const endpoint = this.firstEndpoint;
-    // Each moved receive holds the event loop as a general one does (#complete releases it); the lane's hold goes.
-    const laneHeld = lane.posted.length > 0;
-    for (const p of lane.posted) {
-      const r = p.r;
-      this.#hold();
-      const slot = this.pool.alloc(KIND.RECV);
-      if (slot === NIL) {
-        r.error = mpiError(ERR_NO_MEM, r.call, `all ${this.shared.table.capacity} request slots are in use; complete or free requests, or raise TSMPI_REQUEST_SLOTS`);
-        this.#complete(r);
-        continue;
-      }
-      this.#w[slot * SLOT_WORDS + SLOT.OWNER] = this.#me;
-      r.slot = slot;
-      this.#reqs[slot] = r;
-      this.#postSlot(r, slot, endpoint, ctx, p.src, p.tag);
+  /** A receive of a demoted lane (LaneMatcher): it holds the event loop and a slot of its own, as a general one does. */
+  #postDemoted(r: DevRequest, ctx: number, src: number, tag: number): void {
+    this.#completion.hold();
+    const slot = this.pool.alloc(KIND.RECV);
+    if (slot === NIL) {
+      r.error = slotsExhausted(r.call, this.shared.table.capacity);
+      this.#completion.complete(r);
+      return;
     }
-    lane.posted.length = 0;
-    if (laneHeld) this.#release();
-    // A header of its own: the caller may be in the middle of using #hdr or a transport's header.
-    const h = newFrameHeader();
-    for (const m of lane.unexpected) {
-      h.kind = FRAME_KIND.EAGER;
-      h.flags = 0;
-      h.contextId = ctx;
-      h.srcEndpoint = m.src;
-      h.dstEndpoint = endpoint;
-      h.tag = m.tag;
-      h.seq = 0;
-      h.aux = 0;
-      h.aux2 = 0;
-      h.payloadLength = m.data.length;
-      this.#arrive(m.srcProcess, h, m.data, 0, false);
-    }
-    lane.unexpected.length = 0;
+    this.#w[slot * SLOT_WORDS + SLOT.OWNER] = this.#me;
+    r.slot = slot;
+    this.#completion.reqs[slot] = r;
+    this.#protocol.postSlot(r, slot, this.firstEndpoint, ctx, src, tag);
   }
 
   /**
@@ -1684,7 +357,7 @@ export class Device {
     const len = data.length;
     const first = this.firstEndpoint;
     // A thread that follows remote readers' routes (docs/adr/0019) tags each data frame: the general path does that.
-    if (this.#failure !== null || this.#routeSender !== null || this.#claimSender !== null || (dstEndpoint >= first && dstEndpoint < first + this.opts.endpointsPerProcess)) return false;
+    if (this.#failure !== null || this.#followsRoutes || (dstEndpoint >= first && dstEndpoint < first + this.opts.endpointsPerProcess)) return false;
     if (len > this.#eagerInjectLimit && len > this.opts.eagerLimit) return false;
     // channelOf's one-endpoint case inline (interface.ts): the common process has one endpoint.
     const J = this.opts.endpointsPerProcess;
@@ -1711,14 +384,14 @@ export class Device {
    */
   send(r: DevRequest, srcEndpoint: number, dstEndpoint: number, ctx: number, tag: number, data: Uint8Array, objectForm: boolean, sync: boolean): void {
     const len = data.length;
-    this.#hold();
+    this.#completion.hold();
     if (this.#failure !== null || this.shared.failedClass() !== 0) {
       this.#failSend(r);
       return;
     }
     const flags = (objectForm ? FRAME_FLAG.OBJECT : 0) | (sync ? FRAME_FLAG.SYNC : 0);
     if (this.isLocal(dstEndpoint)) {
-      this.#sendLocal(r, srcEndpoint, dstEndpoint, ctx, tag, data, flags, sync);
+      this.#protocol.local(r, srcEndpoint, dstEndpoint, ctx, tag, data, flags, sync);
       return;
     }
     const h = this.#hdr;
@@ -1735,7 +408,7 @@ export class Device {
     if (len <= this.#eagerInjectLimit || (len <= this.opts.eagerLimit && (this.#hosts[c] || this.#direct[c] !== undefined))) {
       if (sync) {
         h.kind = FRAME_KIND.EAGER_SYNC;
-        h.aux = this.#sendSlot(r, len);
+        h.aux = this.#protocol.sendSlot(r, len);
       } else {
         h.kind = FRAME_KIND.EAGER;
         h.aux = 0;
@@ -1743,12 +416,12 @@ export class Device {
       h.payloadLength = len;
       this.#outFirst(r, proc, h, len === 0 ? null : data);
       if (!sync) {
-        this.#countSent(len);
-        this.#complete(r);
+        this.#completion.countSent(len);
+        this.#completion.complete(r);
       }
       return;
     }
-    const slot = this.#sendSlot(r, len);
+    const slot = this.#protocol.sendSlot(r, len);
     const b = slot * SLOT_WORDS;
     if (this.#hosts[c]) {
       r.buf = data; // this thread will answer the CTS itself: send straight from the user's buffer
@@ -1756,7 +429,7 @@ export class Device {
       // Another thread answers the CTS: it needs the data in shared memory.
       const off = this.#big!.alloc(len);
       if (off === NIL) {
-        this.#abandon(r, true);
+        this.#completion.abandon(r, true);
         throw mpiError(ERR_NO_MEM, r.call, `no room for a ${len}-byte message in the shared large-payload arena`);
       }
       this.#big!.bytes.set(data, off);
@@ -1770,13 +443,6 @@ export class Device {
     this.#outFirst(r, proc, h, null);
   }
 
-  /** A send slot for r (its LENGTH word: the bytes #countSent counts when it completes). */
-  #sendSlot(r: DevRequest, len: number): number {
-    const slot = this.#ownSlot(r, KIND.SEND, false);
-    this.#w[slot * SLOT_WORDS + SLOT.LENGTH] = len;
-    return slot;
-  }
-
   /**
    * The first frame of send r. When it cannot go (its channel's thread has stopped, or the
    * process is failing: ThreadBridge.inject throws) r is undone, its shared copy freed, and the
@@ -1784,21 +450,13 @@ export class Device {
    */
   #outFirst(r: DevRequest, proc: number, h: FrameHeader, payload: Uint8Array | null): void {
     try {
-      if (this.#claimSender !== null) this.#outClaimRouted(proc, h, payload, r.call);
-      else if (this.#routeSender !== null) this.#outRouted(proc, h, payload, r.call);
+      if (this.#followsRoutes) this.#routes!.send(proc, h, payload, r.call);
       else this.#out(proc, h, payload, r.call);
     } catch (e) {
       if (r.slot !== NIL && (this.#w[r.slot * SLOT_WORDS + SLOT.FLAGS]! & FLAG.BIG) !== 0) this.#big!.free(this.#w[r.slot * SLOT_WORDS + SLOT.PAYLOAD]!);
-      this.#abandon(r, true);
+      this.#completion.abandon(r, true);
       throw e;
     }
-  }
-
-  /** A send that completed without error: MPI.stats counts it (a failed one never is). */
-  #countSent(len: number): void {
-    const st = this.#stat;
-    st[STAT.SENT]!++;
-    st[STAT.BYTES_SENT]! += len;
   }
 
   /** Send r, started after this process's device failed: it completes with the failure, nothing goes out. */
@@ -1807,21 +465,19 @@ export class Device {
     const failed = this.shared.failedClass(); // #fatal marks it before anything else
     const why = failure === null ? 'the process is failing (see the job output)' : `this process has failed (${failure.message})`;
     r.error = mpiError(failed !== 0 ? failed : ERR_PROC_FAILED, r.call, `not sent: ${why}`, failure ?? undefined);
-    this.#complete(r);
+    this.#completion.complete(r);
   }
 
   /** Non-destructive look at the first message a receive (ctx, src, tag) on `endpoint` would match. */
   probe(endpoint: number, ctx: number, srcEndpoint: number, tag: number): ProbeInfo | null {
-    if (this.#lanes !== null) this.#generalTouch(ctx, srcEndpoint);
-    if (this.#claims !== null) this.#probeTouch(endpoint, ctx);
+    this.#lanes?.generalTouch(ctx, srcEndpoint);
     const m = this.shared.queues[endpoint - this.firstEndpoint]!.probe(ctx, srcEndpoint, tag);
     return m === NIL ? null : this.#messageInfo(m);
   }
 
   /** Matched probe: removes the message from matching and returns its slot. */
   mprobe(endpoint: number, ctx: number, srcEndpoint: number, tag: number): { slot: number; info: ProbeInfo } | null {
-    if (this.#lanes !== null) this.#generalTouch(ctx, srcEndpoint);
-    if (this.#claims !== null) this.#probeTouch(endpoint, ctx);
+    this.#lanes?.generalTouch(ctx, srcEndpoint);
     const m = this.shared.queues[endpoint - this.firstEndpoint]!.takeMatching(ctx, srcEndpoint, tag);
     if (m === NIL) return null;
     this.#w[m * SLOT_WORDS + SLOT.KIND] = KIND.MATCHED_MESSAGE;
@@ -1830,11 +486,11 @@ export class Device {
 
   /** Receives a message taken by mprobe into r (r.buf or r.objectMode set). */
   recvMatched(r: DevRequest, msgSlot: number): void {
-    const slot = this.#ownSlot(r, KIND.RECV);
+    const slot = this.#completion.ownSlot(r, KIND.RECV);
     const w = this.#w;
     w[slot * SLOT_WORDS + SLOT.LENGTH] = r.buf === null ? -1 : r.buf.length;
     w[slot * SLOT_WORDS + SLOT.ENDPOINT] = w[msgSlot * SLOT_WORDS + SLOT.ENDPOINT]!;
-    this.#receiveMessage(slot, msgSlot);
+    this.#protocol.receiveMessage(slot, msgSlot);
   }
 
   /**
@@ -1842,11 +498,11 @@ export class Device {
    * thread): blocking probes re-check after it. Holds the event loop meanwhile.
    */
   async arrivalAfter(endpoint: number, seen: number): Promise<void> {
-    this.#hold();
+    this.#completion.hold();
     try {
       await this.shared.queues[endpoint - this.firstEndpoint]!.waitArrival(seen);
     } finally {
-      this.#release();
+      this.#completion.release();
     }
   }
 
@@ -1858,47 +514,26 @@ export class Device {
   /** Cancels a pending receive that has not matched; true if it was cancelled. */
   cancel(r: DevRequest): boolean {
     if (r.done || r.kind !== REQ_KIND.RECV) return false;
-    if (r.slot === NIL) {
-      // A pending receive without a slot is a lean one: it waits in a lane, which holds the loop while it has any.
-      const lane = this.#lanes === null ? undefined : this.#lanes.lanes().find((l) => l.unlink(r));
-      if (lane === undefined) return false;
-      if (lane.posted.length === 0) this.#release();
-      r.cancelled = true;
-      r.sourceEndpoint = ANY;
-      r.tag = ANY;
-      this.#laneDone(r);
-      return true;
-    }
-    if (this.#claims !== null) {
-      for (const lane of this.#claimLanes.values()) {
-        const i = lane.posted.indexOf(r.slot);
-        if (i < 0) continue;
-        lane.posted.splice(i, 1);
-        r.cancelled = true;
-        r.sourceEndpoint = ANY;
-        r.tag = ANY;
-        this.#complete(r);
-        return true;
-      }
-    }
+    // A pending receive without a slot is a lean one: it waits in a lane.
+    if (r.slot === NIL) return this.#lanes !== null && this.#lanes.cancel(r);
     const ep = this.#w[r.slot * SLOT_WORDS + SLOT.ENDPOINT]!;
     if (!this.shared.queues[ep - this.firstEndpoint]!.cancelRecv(r.slot)) return false;
     r.cancelled = true;
     r.sourceEndpoint = ANY;
     r.tag = ANY;
-    this.#complete(r);
+    this.#completion.complete(r);
     return true;
   }
 
   /** Completes a request created outside the protocols (generalized: collectives, PROC_NULL). */
   completeNow(r: DevRequest): void {
-    this.#hold();
-    this.#complete(r);
+    this.#completion.hold();
+    this.#completion.complete(r);
   }
 
   /** Completes this thread's requests that other threads finished (drains the completion ring). */
   poll(): void {
-    if (this.#completionRing !== null) this.#bridge.drainCompletions(this.#completionRing, this.#onCompletionRecord);
+    this.#completion.poll();
   }
 
   failure(): Error | null {
@@ -1908,170 +543,42 @@ export class Device {
   unexpectedQueued(): number {
     let n = 0;
     for (const q of this.shared.queues) n += q.unexpectedCount;
-    if (this.#lanes !== null) for (const lane of this.#lanes.lanes()) n += lane.unexpected.length;
+    if (this.#lanes !== null) n += this.#lanes.unexpectedCount();
     return n;
   }
 
   postedQueued(): number {
     let n = 0;
     for (const q of this.shared.queues) n += q.postedCount;
-    if (this.#lanes !== null) for (const lane of this.#lanes.lanes()) n += lane.posted.length;
+    if (this.#lanes !== null) n += this.#lanes.postedCount();
     return n;
   }
 
   async close(): Promise<void> {
     this.#closing = true;
-    this.#hold();
+    this.#completion.hold();
     // Frames other threads queued for our channels go out before the goodbye.
     this.#bridge.close();
     // This thread's FINs to remote readers, and its own reading's ROUTE_CLOSE, go out on its connections before they close.
-    this.#leaveRoutes(true);
+    this.#routes?.leave(true);
     try {
-      await Promise.all([
-        this.handBack('close'), this.transport?.close(), ...this.#directAll.map((t) => t.close()), ...[...this.#readerPaths.values()].map((p) => p.transport.close()),
-        ...[...this.#claimPaths.values()].map((p) => p.transport.close()), ...[...this.#claimReadings.keys()].map((e) => this.#closeClaimRoute(e, 'close')),
-      ]);
+      await Promise.all([...(this.#routes?.close() ?? []), this.transport?.close(), ...this.#directAll.map((t) => t.close())]);
     } finally {
-      this.#release();
-      if (this.#keepAlive !== null) clearInterval(this.#keepAlive);
+      this.#completion.release();
+      this.#completion.stop();
     }
   }
 
   destroy(): void {
     this.#closing = true;
-    this.#destroyed = true;
     this.#bridge.stop();
     this.transport?.destroy();
     for (const t of this.#directAll) t.destroy();
-    this.#reading?.transport.destroy();
-    for (const r of this.#closingReadings.values()) r.transport.destroy();
-    for (const p of this.#readerPaths.values()) p.transport.destroy();
-    for (const p of this.#claimPaths.values()) p.transport.destroy();
-    for (const r of this.#claimReadings.values()) r.transport.destroy();
-    if (this.#keepAlive !== null) clearInterval(this.#keepAlive);
+    this.#routes?.destroy();
+    this.#completion.stop();
   }
 
-  // --- slots, completion, event loop ----------------------------------------------
-
-  /**
-   * A slot owned by this thread for request r (the request holds the event loop until it completes).
-   * `hold` false: the caller (send) already holds it for r. On ERR_NO_MEM r is abandoned (#abandon).
-   */
-  #ownSlot(r: DevRequest, kind: number, hold = true): number {
-    const slot = this.pool.alloc(kind);
-    if (slot === NIL) {
-      this.#abandon(r, !hold);
-      throw mpiError(ERR_NO_MEM, r.call, `all ${this.shared.table.capacity} request slots are in use; complete or free requests, or raise TSMPI_REQUEST_SLOTS`);
-    }
-    if (hold) this.#hold();
-    this.#w[slot * SLOT_WORDS + SLOT.OWNER] = this.#me;
-    r.slot = slot;
-    this.#reqs[slot] = r;
-    return slot;
-  }
-
-  /**
-   * The transport holds no event-loop reference; the device holds one while an
-   * operation of this thread is in flight, so a program that returns without
-   * finalize exits. In a multithreaded process it also listens to its completion ring.
-   */
-  #hold(): void {
-    if (this.#active++ === 0) {
-      if (this.#keepAlive === null) this.#keepAlive = setInterval(noop, 1 << 30);
-      else this.#keepAlive.ref();
-      if (this.#completionRing !== null) this.#bridge.serveCompletions(this.#completionRing, this.#onCompletionRecord, this.#isActive);
-    }
-  }
-
-  #release(): void {
-    if (--this.#active === 0) this.#keepAlive?.unref();
-  }
-
-  /**
-   * Undoes request r, which failed to start (ERR_NO_MEM) and will never complete: its slot, the
-   * references the API layer took for it (lifetime.ts), and, when `held`, the caller's hold of the
-   * event loop go back, so that a failed call leaves nothing live behind.
-   */
-  #abandon(r: DevRequest, held: boolean): void {
-    if (held) this.#release();
-    if (r.slot !== NIL) {
-      this.#reqs[r.slot] = undefined;
-      this.pool.free(r.slot);
-      r.slot = NIL;
-    }
-    if (r.refMode !== 0) this.lifetime.releaseRequest(r);
-  }
-
-  #complete(r: DevRequest): void {
-    this.#release();
-    r.done = true;
-    if (r.slot !== NIL) {
-      this.#reqs[r.slot] = undefined;
-      this.pool.free(r.slot);
-      r.slot = NIL;
-    }
-    if (r.refMode !== 0) this.lifetime.releaseRequest(r);
-    if (r.finish !== null) r.finish(r);
-    const cb = r.onComplete;
-    if (cb !== null) {
-      r.onComplete = null;
-      cb(r);
-    }
-  }
-
-  /** Completes slot `slot` (its status and payload already in shared memory) wherever its owner is. */
-  #finishSlot(slot: number): void {
-    const owner = this.#w[slot * SLOT_WORDS + SLOT.OWNER]!;
-    if (owner === this.#me) {
-      const r = this.#reqs[slot];
-      if (r !== undefined) this.#completeFromSlot(r, slot);
-      return;
-    }
-    Atomics.store(this.#w, slot * SLOT_WORDS + SLOT.STATE, STATE.COMPLETE);
-    this.#bridge.complete(owner, slot);
-  }
-
-  readonly #isActive = (): boolean => this.#active > 0;
-
-  readonly #onCompletionRecord = (offset: number): void => {
-    this.#onCompletionSlot(this.#completionRing!.words[offset >>> 2]!);
-  };
-
-  /** A slot from this thread's completion ring: its request completed elsewhere, or (claims) a message handed to its lane. */
-  #onCompletionSlot(slot: number): void {
-    const r = this.#reqs[slot];
-    if (r !== undefined) this.#completeFromSlot(r, slot);
-    else if (this.#claims !== null) this.#claimArrival(slot);
-  }
-
-  /** Completes this thread's request r from what another thread left in its slot. */
-  #completeFromSlot(r: DevRequest, slot: number): void {
-    const w = this.#w;
-    const b = slot * SLOT_WORDS;
-    const err = w[b + SLOT.ST_ERROR]!;
-    if (err !== 0) {
-      r.error = err === ERR_NO_MEM
-        ? mpiError(err, r.call, 'the message did not fit the shared large-payload arena on its way from the channel\'s thread (at most 1 GiB per message crosses threads)')
-        : mpiError(err, r.call, 'the operation failed in another thread (see the job output)');
-      this.#complete(r);
-      return;
-    }
-    if (r.kind !== REQ_KIND.RECV) {
-      // A sync send matched, or a rendezvous send's data left.
-      this.#countSent(w[b + SLOT.LENGTH]! >>> 0);
-      this.#complete(r);
-      return;
-    }
-    r.sourceEndpoint = w[b + SLOT.ST_SOURCE]!;
-    r.tag = w[b + SLOT.ST_TAG]!;
-    const count = w[b + SLOT.ST_COUNT]! >>> 0; // lengths above 2^31 wrap in the Int32 words
-    const off = w[b + SLOT.PAYLOAD]!;
-    const flags = w[b + SLOT.FLAGS]!;
-    const arena = (flags & FLAG.BIG) !== 0 ? this.#big! : this.#payloads;
-    const data = off === NIL || count === 0 ? EMPTY : arena.bytes.subarray(off, off + count);
-    this.#fill(r, data, (flags & FLAG.OBJECT) !== 0);
-    if (off !== NIL) arena.free(off);
-  }
+  // --- send paths ------------------------------------------------------------------
 
   /** A frame another thread queued for a channel this thread hosts: hand it to the transport (which copies it). */
   readonly #sendInjected = (proc: number, h: FrameHeader, payload: Uint8Array | null): void => {
@@ -2103,207 +610,6 @@ export class Device {
     return { sourceEndpoint: w[b + SLOT.SRC]!, tag: w[b + SLOT.TAG]!, count: w[b + SLOT.LENGTH]! >>> 0 };
   }
 
-  // --- protocols ---------------------------------------------------------------
-
-  #sendLocal(r: DevRequest, src: number, dst: number, ctx: number, tag: number, data: Uint8Array, flags: number, sync: boolean): void {
-    const h = this.#hdr;
-    h.kind = sync ? FRAME_KIND.EAGER_SYNC : FRAME_KIND.EAGER;
-    h.flags = flags;
-    h.contextId = ctx;
-    h.srcEndpoint = src;
-    h.dstEndpoint = dst;
-    h.tag = tag;
-    h.aux = sync ? this.#sendSlot(r, data.length) : NIL;
-    h.aux2 = 0;
-    h.payloadLength = data.length;
-    this.#arrive(this.opts.process, h, data, FLAG.LOCAL);
-    if (!sync) {
-      this.#countSent(data.length);
-      this.#complete(r);
-    }
-  }
-
-  /** An EAGER, EAGER_SYNC or RNDV_RTS frame for one of our endpoints. */
-  #arrive(srcProcess: number, h: FrameHeader, payload: Uint8Array, extraFlags: number, count = true): void {
-    const rndv = h.kind === FRAME_KIND.RNDV_RTS;
-    const len = rndv ? h.aux2 : payload.length;
-    if (count) {
-      // Not when a lane's message moves to the shared queues: it was counted when it arrived.
-      const st = this.#stat;
-      st[STAT.RECEIVED]!++;
-      st[STAT.BYTES_RECEIVED]! += len;
-    }
-    const msg = this.pool.alloc(KIND.MESSAGE);
-    if (msg === NIL) {
-      this.#fatal(mpiError(ERR_NO_MEM, 'progress', `all ${this.shared.table.capacity} request slots are in use by unexpected messages; raise TSMPI_REQUEST_SLOTS`), null);
-      return;
-    }
-    const w = this.#w;
-    const b = msg * SLOT_WORDS;
-    w[b + SLOT.CTX] = h.contextId;
-    w[b + SLOT.SRC] = h.srcEndpoint;
-    w[b + SLOT.TAG] = h.tag;
-    w[b + SLOT.LENGTH] = len;
-    w[b + SLOT.ENDPOINT] = h.dstEndpoint;
-    w[b + SLOT.OWNER] = NIL;
-    w[b + SLOT.FLAGS] =
-      extraFlags |
-      ((h.flags & FRAME_FLAG.OBJECT) !== 0 ? FLAG.OBJECT : 0) |
-      (h.kind === FRAME_KIND.EAGER_SYNC ? FLAG.SYNC : 0) |
-      (rndv ? FLAG.RNDV : 0);
-    w[b + SLOT.PEER_SLOT] = h.kind === FRAME_KIND.EAGER ? NIL : h.aux;
-    w[b + SLOT.PEER_PROCESS] = srcProcess;
-    const queues = this.shared.queues[h.dstEndpoint - this.firstEndpoint]!;
-    // Keep the bytes in shared memory first: once queued, another thread may take the message.
-    if (!rndv && len > 0) this.#keep(msg, payload);
-    const recv = queues.arrive(msg);
-    if (recv !== NIL) {
-      // A claim's holder took it (receive claims, docs/adr/0023): its thread matches it.
-      if (recv === HANDED_OFF) {
-        const own = this.#ownHandOff;
-        if (own !== NIL) {
-          this.#ownHandOff = NIL;
-          // What other threads handed over before it (the frames before the sender's switch mark)
-          // waits in this thread's completion ring: matched first, in order.
-          if (this.#completionRing !== null) this.#bridge.drainCompletions(this.#completionRing, this.#onCompletionRecord);
-          this.#claimArrival(own);
-        }
-        return;
-      }
-      this.#deliverMatched(recv, msg, payload);
-      this.#unexpected.drop(msg);
-      this.pool.free(msg);
-      return;
-    }
-    queues.notifyArrival();
-  }
-
-  /** Stores an arriving payload for a later receive (unexpected-payloads.ts); no memory left fails the job. */
-  #keep(msg: number, payload: Uint8Array): void {
-    if (!this.#unexpected.keep(msg, payload)) {
-      this.#fatal(mpiError(ERR_NO_MEM, 'progress', `no shared memory left for a ${payload.length}-byte unexpected message`), null);
-    }
-  }
-
-  /** An unexpected message `msg` now matched by this thread's receive slot `recv`. */
-  #receiveMessage(recv: number, msg: number): void {
-    const w = this.#w;
-    const b = msg * SLOT_WORDS;
-    const len = w[b + SLOT.LENGTH]! >>> 0;
-    const flags = w[b + SLOT.FLAGS]!;
-    const data = (flags & FLAG.RNDV) !== 0 || len === 0 ? EMPTY : this.#unexpected.bytesOf(msg, len, flags);
-    this.#deliverMatched(recv, msg, data);
-    this.#unexpected.drop(msg);
-    this.pool.free(msg);
-  }
-
-  /** A matched message (slot `msg`) for receive slot `recv`; its data, if eager, is `payload`. */
-  #deliverMatched(recv: number, msg: number, payload: Uint8Array): void {
-    const w = this.#w;
-    const b = msg * SLOT_WORDS;
-    const rb = recv * SLOT_WORDS;
-    const flags = w[b + SLOT.FLAGS]!;
-    const src = w[b + SLOT.SRC]!;
-    const tag = w[b + SLOT.TAG]!;
-    w[rb + SLOT.ST_SOURCE] = src;
-    w[rb + SLOT.ST_TAG] = tag;
-    if ((flags & FLAG.OBJECT) !== 0) w[rb + SLOT.FLAGS] |= FLAG.OBJECT;
-    if ((flags & FLAG.RNDV) !== 0) {
-      // Clear to send: the data will come straight to this receive, which now expects (FLAG.RNDV) up to the announced length.
-      w[rb + SLOT.FLAGS] |= FLAG.RNDV;
-      w[rb + SLOT.ST_COUNT] = w[b + SLOT.LENGTH]!;
-      const h = this.#hdr;
-      h.kind = FRAME_KIND.RNDV_CTS;
-      h.flags = 0;
-      h.contextId = w[b + SLOT.CTX]!;
-      h.srcEndpoint = w[b + SLOT.ENDPOINT]!;
-      h.dstEndpoint = src;
-      h.tag = tag;
-      h.aux = w[b + SLOT.PEER_SLOT]!;
-      h.aux2 = recv;
-      h.payloadLength = 0;
-      this.#out(w[b + SLOT.PEER_PROCESS]!, h, null);
-      this.onRendezvous?.(w[b + SLOT.LENGTH]! >>> 0);
-      return;
-    }
-    if ((flags & FLAG.SYNC) !== 0) this.#ackSync(msg);
-    this.#fillSlot(recv, payload);
-  }
-
-  /** Completes receive slot `recv` (status words set) with `data`, wherever its owner is. */
-  #fillSlot(recv: number, data: Uint8Array): void {
-    const w = this.#w;
-    const rb = recv * SLOT_WORDS;
-    if (w[rb + SLOT.OWNER] === this.#me) {
-      const r = this.#reqs[recv]!;
-      r.sourceEndpoint = w[rb + SLOT.ST_SOURCE]!;
-      r.tag = w[rb + SLOT.ST_TAG]!;
-      this.#fill(r, data, (w[rb + SLOT.FLAGS]! & FLAG.OBJECT) !== 0);
-      return;
-    }
-    const len = data.length;
-    let off = NIL;
-    if (len > 0) {
-      off = this.#payloads.alloc(len);
-      if (off !== NIL) {
-        this.#payloads.bytes.set(data, off);
-      } else {
-        off = this.#big!.alloc(len);
-        if (off === NIL) {
-          w[rb + SLOT.ST_ERROR] = ERR_NO_MEM;
-          this.#finishSlot(recv);
-          return;
-        }
-        this.#big!.bytes.set(data, off);
-        w[rb + SLOT.FLAGS] |= FLAG.BIG;
-      }
-    }
-    w[rb + SLOT.PAYLOAD] = off;
-    w[rb + SLOT.ST_COUNT] = len;
-    this.#finishSlot(recv);
-  }
-
-  /** Completes receive r (this thread's) with message bytes `data`. */
-  #fill(r: DevRequest, data: Uint8Array, isObject: boolean): void {
-    const n = data.length;
-    r.count = n;
-    if (r.objectMode) {
-      // msgpackr's native string extraction refuses shared memory: decode a private copy of shared bytes.
-      r.value = isObject ? packr.unpack(data.buffer instanceof SharedArrayBuffer ? data.slice() : data) : data.slice();
-    } else {
-      const buf = r.buf!;
-      if (n > buf.length) {
-        buf.set(data.subarray(0, buf.length));
-        r.count = buf.length;
-        r.error = truncated(r, n, buf.length);
-      } else if (n > 0) {
-        buf.set(data);
-      }
-    }
-    this.#complete(r);
-  }
-
-  #ackSync(msg: number): void {
-    const w = this.#w;
-    const b = msg * SLOT_WORDS;
-    const senderSlot = w[b + SLOT.PEER_SLOT]!;
-    if ((w[b + SLOT.FLAGS]! & FLAG.LOCAL) !== 0) {
-      this.#finishSlot(senderSlot);
-      return;
-    }
-    const h = this.#hdr;
-    h.kind = FRAME_KIND.SYNC_ACK;
-    h.flags = 0;
-    h.contextId = w[b + SLOT.CTX]!;
-    h.srcEndpoint = w[b + SLOT.ENDPOINT]!;
-    h.dstEndpoint = w[b + SLOT.SRC]!;
-    h.tag = 0;
-    h.aux = senderSlot;
-    h.aux2 = 0;
-    h.payloadLength = 0;
-    this.#out(w[b + SLOT.PEER_PROCESS]!, h, null);
-  }
-
   // --- transport upcalls (threads that host channels) ----------------------------
 
   #onDeliver(srcProcess: number, h: FrameHeader, payload: Uint8Array): void {
@@ -2320,137 +626,29 @@ export class Device {
       case FRAME_KIND.RNDV_RTS:
         // With a route table, a sender that switched paths tags its frames: the intakes keep them in order across the switch.
         // (Receive lanes and route tables never meet: lanes need one endpoint per process, routes several.)
-        if (this.#intakes !== null) {
-          this.#intakes.offer(srcProcess, h, payload, false);
+        if (this.#routes !== null) {
+          this.#routes.offer(srcProcess, h, payload);
           return;
         }
-        if (this.#lanes !== null) {
-          if (this.#laneArrive(srcProcess, h, payload)) return;
-          this.#generalTouch(h.contextId, h.srcEndpoint);
-        }
-        this.#arrive(srcProcess, h, payload, 0);
+        if (this.#lanes !== null && this.#lanes.arrive(srcProcess, h, payload)) return;
+        this.#protocol.arrive(srcProcess, h, payload, 0);
         return;
       case FRAME_KIND.SYNC_ACK:
-        this.#finishSlot(h.aux);
+        this.#completion.finishSlot(h.aux);
         return;
-      case FRAME_KIND.RNDV_CTS: {
-        const s = h.aux;
-        const b = s * SLOT_WORDS;
-        const w = this.#w;
-        const own = w[b + SLOT.OWNER] === this.#me ? this.#reqs[s] : undefined;
-        let data: Uint8Array | null = null;
-        if ((w[b + SLOT.FLAGS]! & FLAG.BIG) !== 0) {
-          const off = w[b + SLOT.PAYLOAD]!;
-          data = this.#big!.bytes.subarray(off, off + w[b + SLOT.LENGTH]!);
-        } else if (own !== undefined) {
-          data = own.buf;
-        }
-        if (data === null) {
-          // A pending send with no rendezvous data (an eager one, or another thread's not in shared memory).
-          this.#protocolError(srcProcess, `a RNDV_CTS frame for request slot ${s}, which has no rendezvous data to send`);
-          return;
-        }
-        const out = this.#hdr;
-        out.kind = FRAME_KIND.RNDV_DATA;
-        out.flags = 0;
-        out.contextId = h.contextId;
-        out.srcEndpoint = h.dstEndpoint;
-        out.dstEndpoint = h.srcEndpoint;
-        out.tag = 0;
-        out.aux = h.aux2;
-        out.aux2 = 0;
-        out.payloadLength = data.length;
-        this.transport!.send(srcProcess, out, data, s);
-        this.onRendezvous?.(data.length);
+      case FRAME_KIND.RNDV_CTS:
+        this.#protocol.cts(srcProcess, h);
         return;
-      }
-      case FRAME_KIND.RNDV_DATA: {
-        const recv = h.aux;
-        const w = this.#w;
-        const rb = recv * SLOT_WORDS;
-        if (w[rb + SLOT.OWNER] === this.#me) {
-          const r = this.#reqs[recv];
-          if (r === undefined) return;
-          r.sourceEndpoint = w[rb + SLOT.ST_SOURCE]!;
-          r.tag = w[rb + SLOT.ST_TAG]!;
-          if (!r.objectMode && r.buf !== null && payload.buffer === r.buf.buffer && payload.byteOffset === r.buf.byteOffset) {
-            r.count = payload.length;
-            this.#complete(r);
-          } else if (r.objectMode && this.#privateTargets.get(recv) === payload && (w[rb + SLOT.FLAGS]! & FLAG.OBJECT) === 0) {
-            // Bytes (a collective's recv) landed in an array of their own: hand it over without another copy.
-            this.#privateTargets.delete(recv);
-            r.count = payload.length;
-            r.value = payload;
-            this.#complete(r);
-          } else {
-            this.#privateTargets.delete(recv);
-            this.#fill(r, payload, (w[rb + SLOT.FLAGS]! & FLAG.OBJECT) !== 0);
-          }
-          return;
-        }
-        const target = this.#dataTargets.get(recv);
-        if (target !== undefined) {
-          this.#dataTargets.delete(recv);
-          // The transport may have delivered the bytes elsewhere (a frame whole in one chunk): then copy them in.
-          const big = this.#big!.bytes;
-          if (payload.buffer !== big.buffer || payload.byteOffset !== big.byteOffset + target) big.set(payload, target);
-          w[rb + SLOT.PAYLOAD] = target;
-          w[rb + SLOT.FLAGS] |= FLAG.BIG;
-          w[rb + SLOT.ST_COUNT] = payload.length;
-          this.#finishSlot(recv);
-        } else {
-          this.#fillSlot(recv, payload);
-        }
+      case FRAME_KIND.RNDV_DATA:
+        this.#protocol.data(h, payload);
         return;
-      }
       case FRAME_KIND.CONTROL:
-        this.#onRouteControl(srcProcess, h);
+        if (this.#routes !== null) this.#routes.onControl(srcProcess, h);
+        else this.opts.log.warn({ aux: h.aux, src: h.srcEndpoint, dst: h.dstEndpoint, epoch: h.aux2 }, 'control frame dropped: no route table here');
         return;
       default:
         this.opts.log.warn({ kind: h.kind, srcProcess }, 'frame of unknown kind dropped');
     }
-  }
-
-  /**
-   * The array rendezvous data for receive slot h.aux is read into. Every frame this device asked
-   * for gets one (the transport refuses a large payload it was not asked for, interface.ts): a
-   * receive that sent a CTS (FLAG.RNDV) for no more than the RTS announced (ST_COUNT).
-   */
-  #payloadTarget(_src: number, h: FrameHeader): Uint8Array | null {
-    if (h.kind !== FRAME_KIND.RNDV_DATA) return null;
-    const recv = h.aux;
-    const w = this.#w;
-    const rb = recv * SLOT_WORDS;
-    const plen = h.payloadLength;
-    if (recv >= this.shared.table.capacity || (w[rb + SLOT.FLAGS]! & FLAG.RNDV) === 0 || plen > w[rb + SLOT.ST_COUNT]! >>> 0) return null;
-    if (w[rb + SLOT.OWNER] === this.#me) {
-      const r = this.#reqs[recv];
-      if (r === undefined) return null;
-      if (r.objectMode) {
-        const own = new Uint8Array(plen);
-        this.#privateTargets.set(recv, own);
-        return own;
-      }
-      // A receive buffer too short (#fill truncates): a scratch array.
-      if (r.buf === null || r.buf.length < plen) return new Uint8Array(plen);
-      return r.buf.subarray(0, plen);
-    }
-    const big = this.#big;
-    const off = big === null ? NIL : big.alloc(plen);
-    if (off === NIL) return new Uint8Array(plen); // #fillSlot then fails the receive with ERR_NO_MEM
-    this.#dataTargets.set(recv, off);
-    return big!.bytes.subarray(off, off + plen);
-  }
-
-  /** Rendezvous data of send slot `token` has left: free its shared copy, complete the send. */
-  #onSent(token: number): void {
-    const w = this.#w;
-    const b = token * SLOT_WORDS;
-    if ((w[b + SLOT.FLAGS]! & FLAG.BIG) !== 0) {
-      this.#big!.free(w[b + SLOT.PAYLOAD]!);
-      w[b + SLOT.PAYLOAD] = NIL;
-    }
-    this.#finishSlot(token);
   }
 
   /**
@@ -2472,23 +670,14 @@ export class Device {
   #fatal(err: MPIError, lostProcess: number | null): void {
     if (this.#failure === null) this.#failure = err;
     this.shared.markFailed(err.errorClass);
-    for (let i = 0; i < this.#reqs.length; i++) {
-      const r = this.#reqs[i];
+    for (let i = 0; i < this.#completion.reqs.length; i++) {
+      const r = this.#completion.reqs[i];
       if (r !== undefined && !r.done) {
         r.error = err;
-        this.#complete(r);
+        this.#completion.complete(r);
       }
     }
-    if (this.#lanes !== null) {
-      for (const lane of this.#lanes.lanes()) {
-        const posted = lane.posted.splice(0);
-        if (posted.length > 0) this.#release();
-        for (const p of posted) {
-          p.r.error = err;
-          this.#laneDone(p.r);
-        }
-      }
-    }
+    this.#lanes?.fail(err);
     this.onFatal?.(err, lostProcess);
   }
 
@@ -2505,12 +694,3 @@ export class Device {
   onRendezvous: ((bytes: number) => void) | null = null;
 }
 
-const EMPTY = new Uint8Array(0);
-/** A frame header's size on the wire (the transport's frame codec; onFrameBytes hands frames in that layout). */
-const FRAME_HEADER_BYTES = 32;
-const noop = (): void => undefined;
-
-/** ERR_TRUNCATE for receive r: a message of `n` bytes for a buffer of `capacity` (#fill and #laneFill). */
-function truncated(r: DevRequest, n: number, capacity: number): MPIError {
-  return mpiError(ERR_TRUNCATE, r.call, `message of ${n} bytes from endpoint ${r.sourceEndpoint} (tag ${r.tag}) is longer than the receive buffer of ${capacity} bytes`);
-}

@@ -25,7 +25,6 @@ import type { TransportFactory } from '../transport/index.ts';
 import { createLogger } from '../log/index.ts';
 import { ERR_INTERN, schedYield } from '../util/index.ts';
 import { EnginePoll } from './engine-poll.ts';
-import { lockHolder } from '../shm/index.ts';
 import { Device, type DeviceOptions } from './device.ts';
 import { SharedState, engineStatsRow, type SharedBuffers } from './shared-state.ts';
 
@@ -72,7 +71,6 @@ const keepAlive = setInterval(() => undefined, 1 << 30);
 port.on('message', (m: { type: string; peers?: string[] }) => {
   if (m.type === 'start') {
     device.start(m.peers!);
-    testThrowHook();
   } else if (m.type === 'close') {
     poll?.stop();
     void device.close().then(() => {
@@ -84,37 +82,3 @@ port.on('message', (m: { type: string; peers?: string[] }) => {
 });
 port.postMessage({ type: 'listening', address: await device.listen() });
 
-/**
- * Test hook (issue 17, packages/core/test/programs/engine-throw.ts):
- * TSMPI_TEST_ENGINE_THROW=RANK:CHANNEL:MS makes that engine throw an uncaught
- * exception MS ms after it started, as a bug in tsmpi would. RANK:CHANNEL:MS:locked
- * makes it throw holding the matching-queue lock of source 1 on local endpoint 0,
- * as a throw inside that locked section would leave it (docs/RELIABILITY.md
- * section 5): the hook writes the engine's holder id into the lock word (the
- * queue buffer's lock words are its last sources + 1, match-queues.ts).
- * RANK:CHANNEL:MS:locked-exit takes the same lock and ends the engine's thread
- * at once (process.exit in a worker), as terminate() or running out of memory
- * would: no code of the engine runs after it, so only the kernel can tell a
- * thread that spins on the lock. Only tests set it; read once per engine, never
- * on a hot path.
- */
-function testThrowHook(): void {
-  const spec = process.env['TSMPI_TEST_ENGINE_THROW'];
-  if (spec === undefined) return;
-  const fields = spec.split(':');
-  const [rank, channel, ms] = fields.map(Number);
-  if (rank !== boot.device.process || channel !== boot.channel) return;
-  const how = fields[3];
-  const locked = how === 'locked' || how === 'locked-exit';
-  setTimeout(() => {
-    if (locked) {
-      const words = new Int32Array(boot.shared.queues[0]!);
-      const sources = boot.shared.layout.processCount * boot.shared.layout.endpointsPerProcess;
-      // The lock words are the buffer's last sources + 1 (source s at the first of them + s): source 1's.
-      const sourceOneLock = words.length - (sources + 1) + 1;
-      while (Atomics.compareExchange(words, sourceOneLock, 0, lockHolder()) !== 0);
-      if (how === 'locked-exit') process.exit(1);
-    }
-    throw new Error(`TSMPI_TEST_ENGINE_THROW: engine of channel ${channel} throws as asked${locked ? ', holding a matching-queue lock' : ''}`);
-  }, ms ?? 0);
-}

@@ -1,4 +1,5 @@
-export { Device, packr } from './device.ts';
+export { Device } from './device.ts';
+export { packr } from './completion.ts';
 // The wire's message-size limit, for the API's argument checks (api/ does not import transport/).
 export { MAX_MESSAGE_BYTES } from '../transport/index.ts';
 export type { DeviceOptions, DirectRoute, ProbeInfo } from './device.ts';
@@ -10,7 +11,6 @@ export {
 export type { ObjectKind, ObjectTableBuffers } from './object-table.ts';
 export { SharedState, MAX_THREADS, STAT } from './shared-state.ts';
 export type { SharedBuffers, SharedLayout } from './shared-state.ts';
-export { CLAIM_STATE } from './claim-table.ts';
 export { Engines } from './engines.ts';
 export type { EngineBoot } from './engine-worker.ts';
 export { Lifetime, GcLifetime, createLifetime, allocateLifetimeBuffers, REF_MODE, REFCOUNT_STRATEGIES, GC_THRESHOLD, CELLS_PER_THREAD } from './lifetime.ts';

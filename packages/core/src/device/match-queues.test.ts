@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
-import { HANDED_OFF, MatchQueues, type MatchingMode } from './match-queues.ts';
+import { MatchQueues, type MatchingMode } from './match-queues.ts';
 import { NIL, RequestTable, SLOT, SLOT_WORDS, SlotPool, KIND } from './request-table.ts';
 import { workerReport } from '../shm/worker-report.test-util.ts';
 
@@ -127,67 +127,6 @@ describe.each(['parallel', 'global'] as const)('MatchQueues (%s)', (mode) => {
     t.arrive('from1', 1, 4);
     expect(t.post('W', ANY, 4)).toBe('from3');
     expect(t.post('W2', ANY, 4)).toBe('from1');
-  });
-
-  it('takes a receive claim only when nothing here could meet a message of its key', () => {
-    const t = setup(mode);
-    let taken = 0;
-    const take = (): boolean => {
-      taken++;
-      return true;
-    };
-    expect(t.q.claimIfClear(0, 5, take)).toBe(true);
-    t.arrive('m', 1, 5, 0);
-    expect(t.q.claimIfClear(0, 5, take)).toBe(false); // an unexpected message of the key
-    expect(t.q.claimIfClear(0, 6, take)).toBe(true);
-    expect(t.q.claimIfClear(1, 5, take)).toBe(true);
-    t.post('anyTag', 1, ANY, 2);
-    expect(t.q.claimIfClear(2, 9, take)).toBe(false); // a posted ANY_TAG receive of the context
-    t.post('anySource', ANY, 7, 3);
-    expect(t.q.claimIfClear(3, 7, take)).toBe(false); // a posted ANY_SOURCE receive of the key
-    expect(t.q.claimIfClear(3, 8, take)).toBe(true);
-    t.post('specific', 2, 4, 4);
-    expect(t.q.claimIfClear(4, 4, take)).toBe(false); // a posted receive of the key
-    expect(taken).toBe(4);
-    // Nothing was consumed by looking.
-    expect(t.post('r', 1, 5, 0)).toBe('m');
-    expect(t.arrive('m2', 2, 4, 4)).toBe('specific');
-  });
-
-  it('hands a claimed key\'s arrivals to its holder, and a demotion puts the lane back in order', () => {
-    const t = setup(mode);
-    const holders = new Map<string, number>([['0:5', 3]]);
-    const handed: string[] = [];
-    t.q.setClaimHook({
-      holder: (ctx, tag) => holders.get(`${ctx}:${tag}`) ?? -1,
-      handOff: (msg, owner) => {
-        expect(owner).toBe(3);
-        handed.push(t.labelOf(msg)!);
-      },
-    });
-    const arrive = (label: string, src: number, tag: number): number => t.q.arrive(t.slot(KIND.MESSAGE, 0, src, tag, label));
-    expect(arrive('m1', 1, 5)).toBe(HANDED_OFF);
-    expect(arrive('other', 1, 6)).toBe(NIL);
-    expect(arrive('m3', 2, 5)).toBe(HANDED_OFF);
-    expect(handed).toEqual(['m1', 'm3']);
-    expect(t.q.unexpectedCount).toBe(1);
-    // The holder's lane: a receive from source 3 it posted, and the two messages it was handed.
-    const laneRecv = t.slot(KIND.RECV, 0, 3, 5, 'R');
-    t.q.demoteInto(
-      () => ({ posted: [laneRecv], unexpected: [t.slotOf('m1'), t.slotOf('m3')] }),
-      () => holders.delete('0:5'),
-    );
-    expect(t.q.postedCount).toBe(1);
-    expect(t.q.unexpectedCount).toBe(3);
-    // Later arrivals queue behind the lane's messages and meet the lane's receive.
-    expect(t.arrive('m4', 1, 5)).toBeNull();
-    expect(t.arrive('m5', 3, 5)).toBe('R');
-    // m1 arrived before `other` (source 1, another tag): a receive that matches both takes m1 first.
-    expect(t.post('a', 1, ANY)).toBe('m1');
-    expect(t.post('b', 1, ANY)).toBe('other');
-    expect(t.post('c', ANY, 5)).toBe('m3');
-    expect(t.post('d', ANY, ANY)).toBe('m4');
-    expect(handed).toEqual(['m1', 'm3']);
   });
 });
 

@@ -31,21 +31,6 @@
  *   other sources may wait in the wildcard queue after their wildcard is gone.
  * - Counters shared across locks (posted, unexpected, arrival, wildcard sizes)
  *   change with Atomics.
- *
- * Receive claims (docs/adr/0023-receive-claims.md, step 1; only when the device sets claimHook):
- * a worker thread may hold (ctx, tag) of this endpoint, and then an arriving message of that key
- * is handed to its lane instead of being matched here. Three rules keep MPI's order:
- * - A claim is taken only under every lock, and only when nothing here could meet a message of
- *   the key (claimIfClear): no posted receive of ctx with the tag or ANY_TAG, from any source or
- *   ANY_SOURCE, and no unexpected message of the key.
- * - An arrival asks the hook for the key's holder under its source's lock and hands the message
- *   off under that lock (HANDED_OFF), so a thread holding every lock has seen every hand-off.
- * - Giving a claim up (demoteInto) runs under every lock: the holder collects what was handed to
- *   it, its lane's posted receives go to the tails of their sources' posted queues and its
- *   unexpected messages back to their places in their sources' unexpected queues (by the arrival
- *   number each took when it was handed off: a receive that matches them and messages of other
- *   tags, ANY_TAG, takes them in arrival order), and the claim ends (the hook answers -1 for the
- *   key) before any lock is released.
  */
 import { SpinLocks, type LockHolders } from '../shm/index.ts';
 import { ANY, waitAsync } from '../util/index.ts';
@@ -74,17 +59,6 @@ const Q = { POSTED_HEAD: 0, POSTED_TAIL: 1, UNEXP_HEAD: 2, UNEXP_TAIL: 3, WORDS:
 
 export type MatchingMode = 'parallel' | 'global';
 
-/** arrive()'s answer when the message went to a claim's holder (ClaimHook.handOff) instead. */
-export const HANDED_OFF = -2;
-
-/** The device's side of receive claims on one endpoint's queues (docs/adr/0023). */
-export interface ClaimHook {
-  /** The thread that holds (ctx, tag) on this endpoint, or -1 (no claim, or it has ended). */
-  holder(ctx: number, tag: number): number;
-  /** Message slot `msg` goes to thread `owner`'s lane. Runs under the message's source lock. */
-  handOff(msg: number, owner: number): void;
-}
-
 export class MatchQueues {
   readonly #w: Int32Array;
   readonly #q: Int32Array;
@@ -93,8 +67,6 @@ export class MatchQueues {
   readonly #locks: SpinLocks;
   /** lock cell of the wildcard queue (and, in global mode, of everything) */
   readonly #wildLock: number;
-  /** receive claims on this endpoint (setClaimHook), or null: none, and nothing here changes */
-  #claims: ClaimHook | null = null;
 
   /**
    * `sources`: number of endpoints in the job (source indices 0..sources-1). `shared`: several threads use it.
@@ -187,74 +159,6 @@ export class MatchQueues {
     return H.WORDS + (this.#global ? this.#sources : s) * Q.WORDS;
   }
 
-  // --- receive claims (docs/adr/0023) ---------------------------------------------
-
-  /** Turns receive claims on for this view of the queues (every thread's view that arrives messages needs it). */
-  setClaimHook(hook: ClaimHook): void {
-    this.#claims = hook;
-  }
-
-  /**
-   * Under every lock: when no posted receive and no unexpected message here could meet a
-   * message of (ctx, tag), returns take() (which takes the claim); else false, not calling it.
-   */
-  claimIfClear(ctx: number, tag: number, take: () => boolean): boolean {
-    this.#lockAll();
-    try {
-      const w = this.#w;
-      const q = this.#q;
-      const lists = this.#global ? 1 : this.#sources;
-      for (let i = 0; i < lists; i++) {
-        const base = this.#global ? this.#src(0) : this.#src(i);
-        for (let s = q[base + Q.POSTED_HEAD]!; s !== NIL; s = w[s * SLOT_WORDS + SLOT.NEXT]!) {
-          const b = s * SLOT_WORDS;
-          if (w[b + SLOT.CTX] === ctx && (w[b + SLOT.TAG] === tag || w[b + SLOT.TAG] === ANY)) return false;
-        }
-        if (this.#scanUnexpected(base, ctx, ANY, tag, false) !== NIL) return false;
-      }
-      if (!this.#global) {
-        for (let s = q[H.WILD_HEAD]!; s !== NIL; s = w[s * SLOT_WORDS + SLOT.NEXT]!) {
-          const b = s * SLOT_WORDS;
-          if (w[b + SLOT.CTX] === ctx && (w[b + SLOT.TAG] === tag || w[b + SLOT.TAG] === ANY)) return false;
-        }
-      }
-      return take();
-    } finally {
-      this.#unlockAll();
-    }
-  }
-
-  /**
-   * Gives a claim up, under every lock: collect() returns what the holder's lane held, receive
-   * slots (CTX, SRC, TAG set; each for one source) in posting order and message slots in arrival
-   * order, having taken in everything handed off to it; the receives join the tails of their
-   * posted queues, the messages their places by arrival in their unexpected queues; then end() ends the claim, before any lock is released. Nothing in a lane can
-   * match anything else in it, so nothing here matches.
-   */
-  demoteInto(collect: () => { posted: readonly number[]; unexpected: readonly number[] }, end: () => void): void {
-    let moved = 0;
-    this.#lockAll();
-    try {
-      const { posted, unexpected } = collect();
-      moved = unexpected.length;
-      const w = this.#w;
-      const q = this.#q;
-      for (const r of posted) {
-        Atomics.add(q, H.POSTED, 1);
-        this.#append(this.#src(w[r * SLOT_WORDS + SLOT.SRC]!) + Q.POSTED_HEAD, r);
-      }
-      for (const m of unexpected) {
-        Atomics.add(q, H.UNEXPECTED, 1);
-        this.#insertByArrival(this.#src(w[m * SLOT_WORDS + SLOT.SRC]!) + Q.UNEXP_HEAD, m);
-      }
-      end();
-    } finally {
-      this.#unlockAll();
-    }
-    // Blocking probes wait for unexpected arrivals: the moved messages are new to them.
-    if (moved > 0) this.notifyArrival();
-  }
-
   // --- operations ------------------------------------------------------------------
 
   /**
@@ -318,7 +222,7 @@ export class MatchQueues {
   /**
    * An arrived message slot (CTX, SRC, TAG set) looks for its receive. Returns
    * the receive slot, removed from matching, or NIL after queueing the message
-   * as unexpected, or HANDED_OFF when a claim's holder took it (claimHook).
+   * as unexpected.
    */
   arrive(msg: number): number {
     const w = this.#w;
@@ -329,21 +233,6 @@ export class MatchQueues {
     const q = this.#q;
     const base = this.#src(src);
     this.#lockSource(src);
-    const claims = this.#claims;
-    if (claims !== null) {
-      const owner = claims.holder(ctx, tag);
-      if (owner >= 0) {
-        // Its place among this source's arrivals: a demotion merges it back there (demoteInto).
-        w[mb + SLOT.ARRIVAL] = Atomics.add(q, H.ARRIVAL, 1);
-        try {
-          claims.handOff(msg, owner);
-        } finally {
-          // A hand-off that throws (the holder's ring closed: its thread is gone) must not keep the lock.
-          this.#unlockSource(src);
-        }
-        return HANDED_OFF;
-      }
-    }
     let found = this.#takeFirst(base + Q.POSTED_HEAD, ctx, src, tag);
     if (found === NIL && !this.#global && Atomics.load(q, H.WILD_COUNT) > 0) {
       this.#lockWildHolding(src);
@@ -481,28 +370,6 @@ export class MatchQueues {
     if (tail === NIL) q[headIdx] = slot;
     else this.#w[tail * SLOT_WORDS + SLOT.NEXT] = slot;
     q[headIdx + 1] = slot;
-  }
-
-  /**
-   * Inserts message `slot` into the unexpected list at `headIdx` before the first message that
-   * arrived after it (its ARRIVAL stamp), so that a receive matching both (ANY_TAG) takes them in
-   * the order they arrived, as if the message had never left the queue.
-   */
-  #insertByArrival(headIdx: number, slot: number): void {
-    const w = this.#w;
-    const q = this.#q;
-    const arrival = w[slot * SLOT_WORDS + SLOT.ARRIVAL]!;
-    let prev = NIL;
-    let s = q[headIdx]!;
-    // Arrival numbers wrap at 2^31; compare by signed difference.
-    while (s !== NIL && ((w[s * SLOT_WORDS + SLOT.ARRIVAL]! - arrival) | 0) < 0) {
-      prev = s;
-      s = w[s * SLOT_WORDS + SLOT.NEXT]!;
-    }
-    w[slot * SLOT_WORDS + SLOT.NEXT] = s;
-    if (prev === NIL) q[headIdx] = slot;
-    else w[prev * SLOT_WORDS + SLOT.NEXT] = slot;
-    if (s === NIL) q[headIdx + 1] = slot;
   }
 
   /** Removes `s`, whose predecessor is `prev` (NIL: s is the head), from the list at `headIdx`. */

@@ -187,12 +187,6 @@ export class RouteTable {
     }
   }
 
-  /** Bumps the route-change counter (a claim route changed: claim-route-table.ts), waking the senders' route watchers. */
-  noteChange(): void {
-    Atomics.add(this.#w, CHANGES, 1);
-    Atomics.notify(this.#w, CHANGES);
-  }
-
   /** The route-change counter, to pass to changedAfter(). */
   changes(): number {
     return Atomics.load(this.#w, CHANGES);

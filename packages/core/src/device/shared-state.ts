@@ -20,11 +20,6 @@
  *                      the next thread with the same id inherits
  *   routes             endpoint readers and the routes to them (route-table.ts, docs/adr/0019),
  *                      only in a process whose layout asks for endpoint readers
- *   claims             receive claims (claim-table.ts, docs/adr/0023), only in a multithreaded
- *                      process whose layout asks for them (receiveClaims on)
- *   claim routes       the other processes' claim routes (claim-route-table.ts, docs/adr/0023
- *                      step 2), only where the layout asks for them (with the route table, whose
- *                      marks and sender epochs they use)
  */
 import { isKernelThreadGone, kernelThreadId, PayloadPool, Ring, type LockHolders } from '../shm/index.ts';
 import { ERR_PROC_FAILED, mpiError, waitAsync } from '../util/index.ts';
@@ -33,8 +28,6 @@ import { ObjectTable, type ObjectTableBuffers } from './object-table.ts';
 import { RequestTable, SlotPool } from './request-table.ts';
 import { allocateLifetimeBuffers, type LifetimeBuffers } from './lifetime.ts';
 import { RouteTable, type RouteTableLayout } from './route-table.ts';
-import { ClaimTable } from './claim-table.ts';
-import { ClaimRouteTable } from './claim-route-table.ts';
 
 /** Threads (main, workers) that may own requests; each has a completion ring. */
 export const MAX_THREADS = 64;
@@ -73,13 +66,6 @@ export interface SharedLayout {
    * the route table is allocated. Absent or false: no table, and nothing of ADR 0019 runs.
    */
   readonly endpointReaders?: boolean;
-  /** worker threads may claim receives (receiveClaims on, docs/adr/0023): the claim table is allocated */
-  readonly receiveClaims?: boolean;
-  /**
-   * claims get routes (docs/adr/0023 step 2; only with receiveClaims, never with endpointReaders):
-   * the route table and the claim-route table are allocated
-   */
-  readonly claimRoutes?: boolean;
 }
 
 export interface SharedBuffers {
@@ -104,10 +90,6 @@ export interface SharedBuffers {
   readonly blocked: SharedArrayBuffer;
   /** the route table (route-table.ts), or null when the layout asks for no endpoint readers */
   readonly routes: SharedArrayBuffer | null;
-  /** the claim table (claim-table.ts), or null when the layout asks for no receive claims */
-  readonly claims: SharedArrayBuffer | null;
-  /** the claim-route table (claim-route-table.ts), or null when the layout asks for no claim routes */
-  readonly claimRoutes: SharedArrayBuffer | null;
   /** per thread (Int32): how many of its own connections hold frames the kernel has not taken (TransportOptions.onHoldChange) */
   readonly heldConnections: SharedArrayBuffer;
   /**
@@ -140,10 +122,6 @@ export class SharedState implements LockHolders {
   readonly collSeq: Int32Array;
   /** endpoint readers and routes (docs/adr/0019); null unless the layout asks for endpoint readers */
   readonly routes: RouteTable | null;
-  /** receive claims (docs/adr/0023); null unless the layout asks for them in a multithreaded process */
-  readonly claims: ClaimTable | null;
-  /** the other processes' claim routes (docs/adr/0023 step 2); null unless the layout asks for them */
-  readonly claimRoutes: ClaimRouteTable | null;
   /** per thread id: its own connections that hold frames the kernel has not taken (Atomics; worker.ts reads it at a thread's exit) */
   readonly heldConnections: Int32Array;
   readonly #control: Int32Array;
@@ -156,7 +134,6 @@ export class SharedState implements LockHolders {
     const rt = RequestTable.allocateBuffers(layout.requestSlots);
     const small = PayloadPool.allocateBuffers(64 << 20, SMALL_MAX_SHIFT);
     const big = layout.multithreaded ? PayloadPool.allocateBuffers(BIG_ARENA_BYTES, BIG_MAX_SHIFT) : null;
-    const claimRoutes = layout.claimRoutes === true && layout.receiveClaims === true && layout.multithreaded && layout.endpointReaders !== true;
     const buffers: SharedBuffers = {
       layout,
       slots: rt.slots,
@@ -176,11 +153,9 @@ export class SharedState implements LockHolders {
       stats: new SharedArrayBuffer((MAX_THREADS + layout.channels) * STAT.WORDS * 8),
       collSeq: new SharedArrayBuffer(OBJECT_RECORDS * layout.endpointsPerProcess * 4),
       blocked: new SharedArrayBuffer(MAX_THREADS * layout.blockedSlotBytes),
-      routes: layout.endpointReaders === true || claimRoutes ? new SharedArrayBuffer(RouteTable.bytesFor(routeTableLayout(layout))) : null,
+      routes: layout.endpointReaders === true ? new SharedArrayBuffer(RouteTable.bytesFor(routeTableLayout(layout))) : null,
       heldConnections: new SharedArrayBuffer(MAX_THREADS * 4),
       ended: new SharedArrayBuffer((MAX_THREADS + layout.channels) * ENDED_WORDS * 4),
-      claims: layout.receiveClaims === true && layout.multithreaded ? new SharedArrayBuffer(ClaimTable.bytesFor(MAX_THREADS)) : null,
-      claimRoutes: claimRoutes ? new SharedArrayBuffer(ClaimRouteTable.bytesFor(layout.processCount, MAX_THREADS)) : null,
     };
     return new SharedState(buffers, true);
   }
@@ -210,8 +185,6 @@ export class SharedState implements LockHolders {
     this.collSeq = new Int32Array(buffers.collSeq);
     this.routes = buffers.routes === null ? null : new RouteTable(buffers.routes, routeTableLayout(layout));
     this.heldConnections = new Int32Array(buffers.heldConnections);
-    this.claims = buffers.claims === null ? null : new ClaimTable(buffers.claims, MAX_THREADS);
-    this.claimRoutes = buffers.claimRoutes === null ? null : new ClaimRouteTable(buffers.claimRoutes, layout.processCount, MAX_THREADS);
     this.#control = new Int32Array(buffers.control);
     this.#injection = new Array(layout.channels);
     this.#completion = new Array(MAX_THREADS);

@@ -7,11 +7,9 @@
  *   thread-level.ts    the thread levels of MPI.init
  *   wait-poll.ts       how a blocking call waits: poll the event loop or sleep (--wait)
  *   poll-policy.ts     how often a polling thread yields its core
- *   tier-up.ts         V8's interrupt budget, lowered around init's allreduce warm-up (warmUpTierUpBudget) or after init (tierUpBudget)
  *   blocked.ts         what each thread is blocked in, for mpiexec's roll-call
  *   worker-boot.ts     what an MPI.Worker thread receives to join its process
  *   relay-cell.ts      how a request's outcome reaches another thread that waits on it
- *   warm-up.ts         the init warm-up of the transport's per-turn path
  */
 export { ThreadRuntime, isInitialized, isFinalized, setRuntime, runtime, runtimeOrNull, checkActive } from './thread-runtime.ts';
 export type { ThreadRuntimeParts } from './thread-runtime.ts';
@@ -21,11 +19,8 @@ export { WaitPoll } from './wait-poll.ts';
 export type { WaitPollOptions } from './wait-poll.ts';
 export { pollPolicy } from './poll-policy.ts';
 export type { HostShare, PollPolicy } from './poll-policy.ts';
-export { lowerTierUpBudget, openTierUpWindow } from './tier-up.ts';
 export { BlockedCalls, BLOCKED_SLOT_WORDS, INIT_CALL, STARTING_CALL, clearSlot, markStarting } from './blocked.ts';
 export { BOOT_KEY, workerBoot } from './worker-boot.ts';
 export type { WorkerBoot } from './worker-boot.ts';
 export { RelayCell } from './relay-cell.ts';
 export type { RelayContent, RelayStatus } from './relay-cell.ts';
-export { startWarmUp } from './warm-up.ts';
-export type { WarmUp } from './warm-up.ts';

@@ -1,10 +1,11 @@
 /**
  * A channel engine that dies from an uncaught exception (issue 17;
  * packages/launcher/test/faults.it.test.ts, docs/RELIABILITY.md section 1):
- * run under mpiexec with --progress threads and TSMPI_TEST_ENGINE_THROW=0:1:MS,
- * which makes rank 0's engine of channel 1 (the one between endpoints 0 and 1
- * with the default 2 channels) throw MS ms after it started (engine-worker.ts;
- * nothing else reads the variable).
+ * run under mpiexec with --progress threads, TSMPI_TEST_ENGINE_THROW=0:1:MS and
+ * TSMPI_RANK_NODE_FLAGS=--require=.../engine-throw-hook.cjs, the test-only
+ * module that makes rank 0's engine of channel 1 (the one between endpoints 0
+ * and 1 with the default 2 channels) throw MS ms after it started (this program
+ * reads the variable only for MS).
  *
  *   engine-throw.ts push|wait|locked
  *

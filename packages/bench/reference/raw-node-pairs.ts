@@ -3,8 +3,8 @@
  * lets threads that own their sockets run as fast as processes (the floor
  * under "an endpoint performs like a process", docs/adr/0019, issue 16).
  *
- *   npx tsx packages/bench/src/raw-node.ts msgrate --threads N [--unix] [--iterations N] [--warmup N]
- *   npx tsx packages/bench/src/raw-node.ts msgrate --pairs N [--unix] [--iterations N] [--warmup N]
+ *   npx tsx packages/bench/reference/raw-node.ts msgrate --threads N [--unix] [--iterations N] [--warmup N]
+ *   npx tsx packages/bench/reference/raw-node.ts msgrate --pairs N [--unix] [--iterations N] [--warmup N]
  *
  * --threads N: two processes with N worker_threads each; thread i of one and
  * thread i of the other run raw-node.ts's msgrate kernel (12 frames of 32

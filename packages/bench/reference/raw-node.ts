@@ -2,9 +2,9 @@
  * Raw Node.js sockets doing the benchmarks' patterns, with no MPI at all: the
  * ceiling that tsmpi's TCP path is measured against (docs/PERFORMANCE.md).
  *
- *   npx tsx packages/bench/src/raw-node.ts [msgrate|pingpong] [--iterations N] [--warmup N] [--size BYTES] [--unix]
- *   npx tsx packages/bench/src/raw-node.ts msgrate --threads N | --pairs N [--unix] [--iterations N] [--warmup N]
- *   npx tsx packages/bench/src/raw-node.ts allreduce [--size BYTES[,BYTES...]] [--iterations N] [--warmup N] [--recv data|onread]
+ *   npx tsx packages/bench/reference/raw-node.ts [msgrate|pingpong] [--iterations N] [--warmup N] [--size BYTES] [--unix]
+ *   npx tsx packages/bench/reference/raw-node.ts msgrate --threads N | --pairs N [--unix] [--iterations N] [--warmup N]
+ *   npx tsx packages/bench/reference/raw-node.ts allreduce [--size BYTES[,BYTES...]] [--iterations N] [--warmup N] [--recv data|onread]
  *                                                    [--unix] [--poll]
  *
  * msgrate: two processes, one loopback socket; each iteration both sides write
@@ -68,7 +68,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pairsMain } from './raw-node-pairs.ts';
 import { FRAME, WINDOW, frameCounter } from './raw-frames.ts';
-import { median, quantile } from './stats.ts';
+import { median, quantile } from '../src/stats.ts';
 
 const mode = process.argv[2] === 'pingpong' || process.argv[2] === 'allreduce' ? process.argv[2] : 'msgrate';
 const itIdx = process.argv.indexOf('--iterations');
