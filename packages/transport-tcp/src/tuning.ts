@@ -35,7 +35,7 @@ export interface TcpTuning {
    * but not refused, is retried, with the same backoff, for this long.
    */
   readonly threadConnectRetryMs: number;
-  /** Peers that published this transport's host are reached over an abstract Unix-domain socket (same-host.ts; Linux only). */
+  /** Peers that published this transport's host are reached over a Unix-domain socket file in the job's directory of mode 0700 (same-host.ts, docs/adr/0029). */
   readonly sameHostUnix: boolean;
 }
 

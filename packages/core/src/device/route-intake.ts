@@ -1,6 +1,5 @@
 /**
- * One consumer's side of ADR 0019's route switch for real frames (proposed; not yet used by the
- * device): the channel host and an endpoint's reader each run a RouteIntakes over the frames they
+ * One consumer's side of ADR 0019's route switch for real frames (used by reader-routes.ts): the channel host and an endpoint's reader each run a RouteIntakes over the frames they
  * read, and it decides per frame whether it may be matched now or must wait for the other path's
  * mark (route-switch.ts Intake, one per sending thread and destination endpoint).
  *

@@ -1,6 +1,5 @@
 /**
- * One sending thread's choice of path per frame under ADR 0019 (proposed; not yet used by the
- * device): for each remote endpoint d, the engine path (its thread connection to the channel's
+ * One sending thread's choice of path per frame under ADR 0019 (used by reader-routes.ts): for each remote endpoint d, the engine path (its thread connection to the channel's
  * host, path 0) or d's reader (a connection of its own to the reader's socket, path 1), with the
  * mark that a switch sends on the path it leaves and the tag every frame carries (route-intake.ts).
  *

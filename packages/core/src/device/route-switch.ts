@@ -1,6 +1,6 @@
 /**
- * The ordering core of an endpoint route switch (docs/adr/0019, proposed; not
- * wired into the device yet): how a sending thread moves its frames to one
+ * The ordering core of an endpoint route switch (docs/adr/0019; used through
+ * route-sender.ts and route-intake.ts by reader-routes.ts): how a sending thread moves its frames to one
  * remote endpoint from one path to another (the channel host's connection,
  * the endpoint reader's own) without a frame overtaking an earlier one.
  *

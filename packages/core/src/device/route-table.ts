@@ -1,5 +1,5 @@
 /**
- * The shared words of endpoint routes (docs/adr/0019, proposed; the device claims readers and records announcements, no sender follows a route yet): one
+ * The shared words of endpoint routes (docs/adr/0019; reader-routes.ts claims readers, records announcements and follows routes): one
  * process's view of which endpoints have a reader, in one SharedArrayBuffer every thread attaches.
  *
  *   readers   per local endpoint: the thread id + 1 of its reader (0: none), and the epoch of its
