@@ -23,8 +23,10 @@
  * lost peer (wire-up peerLost), so the line names the cause.
  * After the first failure, every process group gets SIGTERM and, one second
  * later, SIGKILL; what they do meanwhile is not reported. The failure line
- * waits (briefly) for the failed rank's output to drain, so a JavaScript
- * stack comes before it.
+ * is written once every rank ended, so the failed rank's stack comes before
+ * it; it is mpiexec's last line, after one line naming the ranks that
+ * stopped because of it (ranks that lose a peer exit quietly: core's
+ * api/lifecycle.ts), and names the error the rank printed (failure-cause.ts).
  *
  * A job that spans hosts listens on every address (or the --iface address); its ranks listen
  * on an address of their own host: --iface resolved there, else the local
@@ -41,6 +43,7 @@ import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import { removeSameHostDirectory } from '@tsmpi/transport-tcp';
 import type { FinalizeReport } from '@tsmpi/core/pmi';
+import { failureCause } from './failure-cause.ts';
 import { externalAddresses, resolveIface, type InterfaceTable } from './iface.ts';
 import { chooseLaunchers, type JobLaunchers } from './launchers.ts';
 import type { LaunchOptions } from './options.ts';
@@ -60,8 +63,8 @@ export type { SlurmLaunch } from './slurm-launcher.ts';
 const KILL_AFTER_MS = 1000;
 /** After Ctrl-C or SIGTERM to mpiexec: how long ranks get to handle the forwarded signal. */
 const SIGNAL_GRACE_MS = 2000;
-/** How long a failure line waits for the failed rank's output (its stack) to drain. */
-const ANNOUNCE_WAIT_MS = 300;
+/** How much of each rank's stderr is kept to find the cause of its failure (failure-cause.ts). */
+const STDERR_TAIL_CHARS = 16 * 1024;
 /** How long the --timeout roll-call waits for answers. */
 const ROLL_CALL_WAIT_MS = 1000;
 /** How long a failing exit waits for other exits and peer-loss reports before one rank is blamed. */
@@ -111,7 +114,8 @@ interface RankState {
   readonly err: LineForwarder;
   outFile: WriteStream | null;
   errFile: WriteStream | null;
-  closeWaiters: (() => void)[];
+  /** The end of its stderr (STDERR_TAIL_CHARS), where Node prints an uncaught error. */
+  errTail: string;
 }
 
 interface Failure {
@@ -141,7 +145,8 @@ export class Job {
   #settleTimer: NodeJS.Timeout | null = null;
   #signalCount = 0;
   #timers: NodeJS.Timeout[] = [];
-  #announcement: Promise<void> = Promise.resolve();
+  /** The rank blamed for the failure and its line, written once every rank ended (#announceFailure). */
+  #blamed: { readonly s: RankState; readonly text: string; readonly reason: string; readonly withCause: boolean; readonly stoppedBecause: string } | null = null;
   #timeoutTask: Promise<void> = Promise.resolve();
   #resolveDone: (() => void) | null = null;
   #isDone = false;
@@ -210,7 +215,7 @@ export class Job {
     this.#checkDone();
     await done;
     await this.#timeoutTask; // a roll-call in progress still prints
-    await this.#announcement;
+    this.#announceFailure();
     for (const t of this.#timers) clearTimeout(t);
     for (const s of this.#ranks) this.#killGroup(s, 'SIGKILL'); // leftover children of finished ranks
     await this.#launchers.remote?.settled();
@@ -339,6 +344,7 @@ export class Job {
         } else {
           s.err.push(data);
           s.errFile?.write(data);
+          s.errTail = (s.errTail + data.toString('utf8')).slice(-STDERR_TAIL_CHARS);
         }
       },
       onOutputEnd: (r, fd) => (fd === 1 ? rank(r).out : rank(r).err).flush(),
@@ -413,7 +419,7 @@ export class Job {
       isFinalized: false, report: null, lostPeer: null,
       out: new LineForwarder((b) => this.#outSink.write(b), prefix),
       err: new LineForwarder((b) => this.#errSink.write(b), prefix),
-      outFile: null, errFile: null, closeWaiters: [],
+      outFile: null, errFile: null, errTail: '',
     };
   }
 
@@ -448,7 +454,7 @@ export class Job {
     const s = exits.find((e) => e.lostPeer === null) ?? exits[0]!;
     const f = this.#classifyExit(s)!;
     const reason = s.lostPeer === null ? f.reason : `${f.reason} after losing its connection to rank ${s.lostPeer}`;
-    this.#fail(s, `${reason}; aborting the job (${this.#o.np} processes)`, reason, f.status);
+    this.#fail(s, `${reason}; aborting the job (${this.#o.np} processes)`, reason, f.status, s.lostPeer === null);
   }
 
   #classifyExit(s: RankState): { reason: string; status: number } | null {
@@ -477,31 +483,37 @@ export class Job {
     if (this.#failure !== null) return;
     const s = this.#ranks[rank]!;
     const status = code >= 0 && code <= 255 ? code : 1;
-    this.#fail(s, `called MPI.abort(${code}): ${message}`, `called MPI.abort(${code}): ${message}`, status);
+    this.#fail(s, `called MPI.abort(${code}): ${message}`, `called MPI.abort(${code}): ${message}`, status, false, `rank ${rank} called MPI.abort`);
   }
 
-  /** Records the first failure, stops every process and prints one line. */
-  #fail(s: RankState, text: string, reason: string, status: number): void {
+  /**
+   * Records the first failure and stops every process. Its line is written
+   * once every rank ended (#announceFailure): the failed rank's stack then
+   * came before it, and the other ranks' ends are known.
+   * @param withCause - the line names the error the rank printed (failure-cause.ts)
+   * @param stoppedBecause - how the summary line says why the other ranks stopped
+   */
+  #fail(s: RankState, text: string, reason: string, status: number, withCause = false, stoppedBecause = 'peer failed'): void {
     if (this.#failure !== null) return;
     this.#failure = { rank: s.rank, reason, status };
+    this.#blamed = { s, text, reason, withCause, stoppedBecause };
     this.#stopAll();
-    const line = `mpiexec: rank ${s.rank} (host ${s.host}, pid ${s.pid ?? '-'}) ${text}\n`;
-    if (s.isClosed) {
-      this.#errSink.write(line);
-      return;
-    }
-    this.#announcement = new Promise<void>((resolve) => {
-      let isWritten = false;
-      const write = (): void => {
-        if (isWritten) return;
-        isWritten = true;
-        clearTimeout(t);
-        this.#errSink.write(line);
-        resolve();
-      };
-      const t = setTimeout(write, ANNOUNCE_WAIT_MS);
-      s.closeWaiters.push(write);
-    });
+  }
+
+  /**
+   * The end of a failed job, as Open MPI and Hydra end theirs: one line for
+   * the ranks stopped because of the failure, then the failure itself,
+   * naming the error the rank printed and where in the user's code, last.
+   */
+  #announceFailure(): void {
+    const b = this.#blamed;
+    if (b === null) return;
+    const { s } = b;
+    const stopped = this.#ranks.filter((r) => r !== s && r.pid !== null && !(r.isFinalized && r.exitCode === 0 && r.signal === null)).map((r) => r.rank);
+    if (stopped.length > 0) this.#errSink.write(`mpiexec: rank${stopped.length === 1 ? '' : 's'} ${stopped.join(', ')} stopped (${b.stoppedBecause})\n`);
+    const cause = b.withCause ? failureCause(s.errTail, path.resolve(this.#o.wdir ?? process.cwd())) : null;
+    const text = cause !== null && b.text.startsWith(b.reason) ? `${b.reason}: ${cause}${b.text.slice(b.reason.length)}` : b.text;
+    this.#errSink.write(`mpiexec: rank ${s.rank} (host ${s.host}, pid ${s.pid ?? '-'}) ${text}\n`);
   }
 
   #stopAll(): void {
@@ -533,9 +545,6 @@ export class Job {
     s.isClosed = true;
     s.out.flush();
     s.err.flush();
-    const waiters = s.closeWaiters;
-    s.closeWaiters = [];
-    for (const w of waiters) w();
     this.#checkDone();
   }
 

@@ -31,6 +31,7 @@ import { destroyCommRecord } from './comm.ts';
 import { setupPredefinedTypes } from './datatype.ts';
 import { setupPredefinedOps } from './op.ts';
 import { liveObjects, messageTotals } from './introspection.ts';
+import { PEER_LOST_REPORT_MS, stopQuietlyOnPeerLoss } from './stop-on-peer-loss.ts';
 
 /**
  * Direct sends (device.ts) open C connections per user thread to every other process at the
@@ -39,8 +40,6 @@ import { liveObjects, messageTotals } from './introspection.ts';
  */
 const DIRECT_MAX_PEERS = 64;
 
-/** How long a failed engine waits for the launcher to acknowledge which peer loss caused the failure. */
-const PEER_LOST_REPORT_MS = 500;
 
 /**
  * Initializes MPI. Under mpiexec it joins the job; run directly it is a job of
@@ -68,7 +67,7 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
   const job = takeJobEnv();
   const rank = job?.rank ?? 0;
   const size = job?.size ?? 1;
-  const log = createLogger(settings.logLevel, rank);
+  const log = createLogger(settings.logLevel, rank, settings.logFormat);
   // This thread's waiting and roll-call state, before the roll-call handler that reads it.
   const waitPoll = new WaitPoll();
   const blocked = new BlockedCalls(waitPoll);
@@ -119,7 +118,7 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
   if (pmi !== null) {
     const reporter = pmi;
     device.onFatal = (_err, lostProcess) => {
-      if (lostProcess !== null) reporter.reportPeerLost(lostProcess).catch(() => undefined);
+      if (lostProcess !== null) stopQuietlyOnPeerLoss(() => reporter.reportPeerLost(lostProcess));
     };
   }
   let engines: Engines | null = null;
@@ -235,7 +234,8 @@ async function startEngines(shared: SharedState, settings: Settings, job: JobEnv
     device: deviceBase(settings, job, rank, size),
   }));
   const engines = await Engines.start(boots, (message, lostProcess) => {
-    process.stderr.write(`tsmpi: rank ${rank}: channel engine failed: ${message}\n`);
+    // A lost peer is the peer's failure, which mpiexec reports (stop-on-peer-loss.ts); anything else is this rank's.
+    if (lostProcess === null) process.stderr.write(`tsmpi: rank ${rank}: channel engine failed: ${message}\n`);
     // Exit only once the launcher knows which loss caused this (bounded: the launcher may be gone too).
     const told = lostProcess === null ? Promise.resolve() : pmi.reportPeerLost(lostProcess).catch(() => undefined);
     void Promise.race([told, sleep(PEER_LOST_REPORT_MS)]).then(() => process.exit(1));
@@ -260,7 +260,7 @@ async function initWorkerThread(boot: WorkerBoot): Promise<ThreadLevel> {
   const threadId = boot.threadId;
   const rank = boot.job?.rank ?? 0;
   const size = boot.job?.size ?? 1;
-  const log = createLogger(settings.logLevel, rank).child({ thread: threadId });
+  const log = createLogger(settings.logLevel, rank, settings.logFormat).child({ thread: threadId });
   const direct = boot.direct.length > 0 && size > 1;
   // The roll-call shows this thread in MPI.init until it returns (opening its connections may wait for busy peers).
   const waitPoll = new WaitPoll();
