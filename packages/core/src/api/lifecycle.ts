@@ -31,7 +31,7 @@ import { destroyCommRecord } from './comm.ts';
 import { setupPredefinedTypes } from './datatype.ts';
 import { setupPredefinedOps } from './op.ts';
 import { liveObjects, messageTotals } from './introspection.ts';
-import { PEER_LOST_REPORT_MS, stopQuietlyOnPeerLoss } from './stop-on-peer-loss.ts';
+import { stopQuietlyOnPeerLoss } from './stop-on-peer-loss.ts';
 
 /**
  * Direct sends (device.ts) open C connections per user thread to every other process at the
@@ -39,7 +39,6 @@ import { PEER_LOST_REPORT_MS, stopQuietlyOnPeerLoss } from './stop-on-peer-loss.
  * instead, so a thread's connections (and its init) stay bounded.
  */
 const DIRECT_MAX_PEERS = 64;
-
 
 /**
  * Initializes MPI. Under mpiexec it joins the job; run directly it is a job of
@@ -234,11 +233,11 @@ async function startEngines(shared: SharedState, settings: Settings, job: JobEnv
     device: deviceBase(settings, job, rank, size),
   }));
   const engines = await Engines.start(boots, (message, lostProcess) => {
-    // A lost peer is the peer's failure, which mpiexec reports (stop-on-peer-loss.ts); anything else is this rank's.
+    // A lost peer is the peer's failure, which mpiexec reports: this rank stops quietly (stop-on-peer-loss.ts),
+    // once the launcher knows which loss caused it (bounded: the launcher may be gone too). Anything else is this rank's.
     if (lostProcess === null) process.stderr.write(`tsmpi: rank ${rank}: channel engine failed: ${message}\n`);
-    // Exit only once the launcher knows which loss caused this (bounded: the launcher may be gone too).
-    const told = lostProcess === null ? Promise.resolve() : pmi.reportPeerLost(lostProcess).catch(() => undefined);
-    void Promise.race([told, sleep(PEER_LOST_REPORT_MS)]).then(() => process.exit(1));
+    const told = lostProcess === null ? Promise.resolve() : stopQuietlyOnPeerLoss(() => pmi.reportPeerLost(lostProcess));
+    void told.then(() => process.exit(1));
   });
   engines.addresses.forEach((a, c) => pmi.put(`tcp:${rank}:${c}`, a));
   await pmi.fence();

@@ -15,24 +15,27 @@
  */
 
 /** How long a rank that lost a peer waits for the launcher to acknowledge which peer it was. */
-export const PEER_LOST_REPORT_MS = 500;
+const PEER_LOST_REPORT_MS = 500;
 
-let isArmed = false;
+/** Once armed: settles when the launcher acknowledged the loss, or after PEER_LOST_REPORT_MS. */
+let told: Promise<unknown> | null = null;
 
 /**
- * Arms the quiet stop (once per process).
+ * Arms the quiet stop (once per process; later calls return the first report).
  * @param report - tells the launcher which peer was lost (wire-up peerLost); its failure is ignored
+ * @returns settles once the launcher knows (or PEER_LOST_REPORT_MS passed): a caller that ends the process itself waits for it
  */
-export function stopQuietlyOnPeerLoss(report: () => Promise<void>): void {
-  if (isArmed) return;
-  isArmed = true;
-  const told = Promise.race([report().catch(() => undefined), new Promise<void>((resolve) => setTimeout(resolve, PEER_LOST_REPORT_MS).unref())]);
+export function stopQuietlyOnPeerLoss(report: () => Promise<void>): Promise<unknown> {
+  if (told !== null) return told;
+  const reported = Promise.race([report().catch(() => undefined), new Promise<void>((resolve) => setTimeout(resolve, PEER_LOST_REPORT_MS).unref())]);
+  told = reported;
   let isExiting = false;
   const stop = (): void => {
     if (isExiting) return;
     isExiting = true;
-    void told.then(() => process.exit(1));
+    void reported.then(() => process.exit(1));
   };
   process.on('uncaughtException', stop);
   process.on('unhandledRejection', stop);
+  return reported;
 }
