@@ -13,6 +13,8 @@ import { FIXTURES, runMpiexec } from './run-mpiexec.ts';
 const PROGRAM = `${FIXTURES}/fail-rank.ts`;
 /** The budget of issue 39: one rank's exception in a 4-rank job fits a terminal's first screen. */
 const MAX_LINES = 15;
+/** A job takes 2-3 s on an idle machine; shared CI machines have been seen 30 times slower. The test's own timeout is vitest's 120 s. */
+const RUN = { deadlineMs: 100_000 } as const;
 
 function lines(text: string): string[] {
   return text.split('\n').filter((l) => l !== '');
@@ -27,7 +29,7 @@ function expectNoCollateral(stderr: string): void {
 
 describe('failure output of a 4-rank job', () => {
   it('a rank throwing: its stack once, one summary line, then mpiexec\'s line naming the error and the user\'s file and line', async () => {
-    const r = await runMpiexec(['-n', '4', PROGRAM, 'throw', '2']);
+    const r = await runMpiexec(['-n', '4', PROGRAM, 'throw', '2'], RUN);
     expect(r.timedOut).toBe(false);
     expect(r.status).toBe(1);
     const all = lines(r.stdout + r.stderr);
@@ -41,7 +43,7 @@ describe('failure output of a 4-rank job', () => {
   });
 
   it('a rank calling process.exit(0) without finalize: two lines', async () => {
-    const r = await runMpiexec(['-n', '4', PROGRAM, 'exit0', '2']);
+    const r = await runMpiexec(['-n', '4', PROGRAM, 'exit0', '2'], RUN);
     expect(r.timedOut).toBe(false);
     expect(r.status).toBe(1);
     expect(lines(r.stdout)).toEqual([]);
@@ -52,7 +54,7 @@ describe('failure output of a 4-rank job', () => {
   });
 
   it('MPI.abort: the rank\'s own line, the summary and the abort line, with its code as the status', async () => {
-    const r = await runMpiexec(['-n', '4', PROGRAM, 'abort', '2']);
+    const r = await runMpiexec(['-n', '4', PROGRAM, 'abort', '2'], RUN);
     expect(r.timedOut).toBe(false);
     expect(r.status).toBe(3);
     const err = lines(r.stderr);
@@ -63,7 +65,7 @@ describe('failure output of a 4-rank job', () => {
   });
 
   it('-l tags the failed rank\'s stack lines whole; mpiexec\'s own lines stay untagged', async () => {
-    const r = await runMpiexec(['-n', '4', '-l', PROGRAM, 'throw', '1']);
+    const r = await runMpiexec(['-n', '4', '-l', PROGRAM, 'throw', '1'], RUN);
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/^\[1\] Error: boom$/m);
     expect(r.stderr).toMatch(/^\[1\] {5}at .*fail-rank\.ts:10:\d+\)?$/m);
@@ -73,7 +75,7 @@ describe('failure output of a 4-rank job', () => {
   });
 
   it('--log-format json and --log-level info: each stopped rank\'s account of the loss as NDJSON', async () => {
-    const r = await runMpiexec(['-n', '4', '--log-level', 'info', '--log-format', 'json', PROGRAM, 'throw', '2']);
+    const r = await runMpiexec(['-n', '4', '--log-level', 'info', '--log-format', 'json', PROGRAM, 'throw', '2'], RUN);
     expect(r.status).toBe(1);
     const records = lines(r.stderr).filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: number; rank: number; msg: string; peer?: number });
     const lost = records.filter((o) => o.msg === 'peer process lost');
