@@ -28,7 +28,7 @@ function planLines(stderr: string): { why: string; path: string; progress: strin
 describe('endpointReceive', () => {
   it.each(['threads', 'inline', 'engines'] as const)('thread with --progress %s: the job runs and each process says once which path its receives take and why', async (progress) => {
     const r = await runJob(2, program('endpoints.ts'), {
-      flags: ['--progress', progress, '--endpoints', '3', '--log-level', 'info', '--timeout', '60'],
+      flags: ['--progress', progress, '--endpoints', '3', '--log-level', 'info', '--log-format', 'json', '--timeout', '60'],
       env: { TSMPI_ENDPOINT_RECEIVE: 'thread' },
       killAfterMs: 80_000,
     });
@@ -69,7 +69,7 @@ describe('endpointReceive', () => {
     const r = await runJob(2, program('ep-reader.ts'), {
       // One channel: a reader's announcements and its data frames to the other process share one
       // connection, so what the peer's worker has received proves which announcements were recorded.
-      flags: ['--progress', progress, '--endpoints', '2', '--channels', '1', '--log-level', 'info', '--timeout', '60'],
+      flags: ['--progress', progress, '--endpoints', '2', '--channels', '1', '--log-level', 'info', '--log-format', 'json', '--timeout', '60'],
       args: ['reader'],
       env: receive === 'thread' ? { TSMPI_ENDPOINT_RECEIVE: 'thread' } : {},
       killAfterMs: 80_000,
@@ -119,7 +119,7 @@ describe('endpointReceive', () => {
   /** ep-route.ts in `mode` under endpointReceive=thread, with the readers' info lines on stderr. */
   function runEpRoute(mode: 'handshake' | 'stream', progress: string, readings = 4): ReturnType<typeof runJob> {
     return runJob(2, program('ep-route.ts'), {
-      flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--timeout', readings > 4 ? '200' : '100'],
+      flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--log-format', 'json', '--timeout', readings > 4 ? '200' : '100'],
       args: [mode, String(readings)],
       env: { TSMPI_ENDPOINT_RECEIVE: 'thread' },
       killAfterMs: readings > 4 ? 220_000 : 120_000,
@@ -167,7 +167,7 @@ describe('endpointReceive', () => {
 
   it.each(['threads', 'inline'] as const)('thread with --progress %s: eager isends to a reader that computes complete, and their messages wait in its socket, in order', async (progress) => {
     const r = await runJob(2, program('ep-reader-computes.ts'), {
-      flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--timeout', '80'],
+      flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--log-format', 'json', '--timeout', '80'],
       env: { TSMPI_ENDPOINT_RECEIVE: 'thread' },
       killAfterMs: 100_000,
     });
@@ -179,7 +179,7 @@ describe('endpointReceive', () => {
 
   it.each(['threads', 'inline'] as const)('thread with --progress %s: a sender that computes right after its isends to a reader holds none of them', async (progress) => {
     const r = await runJob(2, program('ep-sender-computes.ts'), {
-      flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--timeout', '80'],
+      flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--log-format', 'json', '--timeout', '80'],
       env: { TSMPI_ENDPOINT_RECEIVE: 'thread' },
       killAfterMs: 100_000,
     });
@@ -190,7 +190,7 @@ describe('endpointReceive', () => {
 
   it.each(['threads', 'inline'] as const)('thread with --progress %s: a sender thread terminated on a reader\'s path: the reader takes its connection\'s end for its FIN, hands back, and the job goes on', async (progress) => {
     const r = await runJob(2, program('ep-sender-dies.ts'), {
-      flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--timeout', '80'],
+      flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--log-format', 'json', '--timeout', '80'],
       env: { TSMPI_ENDPOINT_RECEIVE: 'thread' },
       killAfterMs: 100_000,
     });
@@ -202,7 +202,7 @@ describe('endpointReceive', () => {
 
   it.each(['threads', 'inline'] as const)('thread with --progress %s: a reader that ends while its sender computes ends only after the sender\'s FIN', async (progress) => {
     const r = await runJob(2, program('ep-reader-ends.ts'), {
-      flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--timeout', '80'],
+      flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--log-format', 'json', '--timeout', '80'],
       env: { TSMPI_ENDPOINT_RECEIVE: 'thread' },
       killAfterMs: 100_000,
     });
@@ -231,7 +231,7 @@ describe('endpointReceive', () => {
 
   it.each([['engines', 'thread'], ['threads', 'engine']] as const)('--progress %s with endpointReceive %s: no thread reads an endpoint', async (progress, receive) => {
     const r = await runJob(2, program('ep-reader.ts'), {
-      flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--timeout', '60'],
+      flags: ['--progress', progress, '--endpoints', '2', '--log-level', 'info', '--log-format', 'json', '--timeout', '60'],
       args: ['none'],
       env: { TSMPI_ENDPOINT_RECEIVE: receive },
       killAfterMs: 80_000,
@@ -242,16 +242,16 @@ describe('endpointReceive', () => {
   }, 90_000);
 
   it('engine logs nothing about it, nor auto (the default) with one endpoint', async () => {
-    const engine = await runJob(2, program('endpoints.ts'), { flags: ['--endpoints', '3', '--log-level', 'info', '--timeout', '60'], env: { TSMPI_ENDPOINT_RECEIVE: 'engine' }, killAfterMs: 80_000 });
+    const engine = await runJob(2, program('endpoints.ts'), { flags: ['--endpoints', '3', '--log-level', 'info', '--log-format', 'json', '--timeout', '60'], env: { TSMPI_ENDPOINT_RECEIVE: 'engine' }, killAfterMs: 80_000 });
     expectOk(engine, 'endpoints OK');
     expect(planLines(engine.stderr)).toEqual([]);
-    const auto = await runJob(2, program('mt-pt2pt.ts'), { flags: ['--progress', 'threads', '--log-level', 'info', '--timeout', '60'], args: ['2', '20'], killAfterMs: 80_000 });
+    const auto = await runJob(2, program('mt-pt2pt.ts'), { flags: ['--progress', 'threads', '--log-level', 'info', '--log-format', 'json', '--timeout', '60'], args: ['2', '20'], killAfterMs: 80_000 });
     expectOk(auto, 'mt-pt2pt OK');
     expect(planLines(auto.stderr)).toEqual([]);
   }, 150_000);
 
   it('auto (the default) with --endpoints 3: each process says once that worker threads read their endpoints', async () => {
-    const r = await runJob(2, program('endpoints.ts'), { flags: ['--endpoints', '3', '--log-level', 'info', '--timeout', '60'], killAfterMs: 80_000 });
+    const r = await runJob(2, program('endpoints.ts'), { flags: ['--endpoints', '3', '--log-level', 'info', '--log-format', 'json', '--timeout', '60'], killAfterMs: 80_000 });
     expectOk(r, 'endpoints OK');
     const lines = planLines(r.stderr);
     expect(lines.length).toBe(2);

@@ -6,6 +6,7 @@ import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
+import { textLogDestination } from '@tsmpi/core/pmi';
 import { helpText } from './help.ts';
 import { Job, type HostLaunchLine, type SlurmLaunch } from './job.ts';
 import { parseArgs, type LaunchOptions } from './options.ts';
@@ -107,7 +108,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   }
   o = { ...o, program };
   const level = settingValue(o, 'logLevel', env);
-  const log = pino({ name: 'mpiexec', level }, pino.destination({ fd: 2, sync: true }));
+  const log = pino({ name: 'mpiexec', level }, settingValue(o, 'logFormat', env) === 'json' ? pino.destination({ fd: 2, sync: true }) : textLogDestination(2));
   const job = new Job(o, placements, { log, stdout: process.stdout, stderr: process.stderr, env: withTransport(env), tsxUrl, nodeFlags, hostname, ...slurm.deps });
   const onSigint = (): void => job.signal('SIGINT');
   const onSigterm = (): void => job.signal('SIGTERM');

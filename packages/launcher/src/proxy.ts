@@ -48,7 +48,7 @@ import {
 const SPEC_TIMEOUT_MS = 30_000;
 /** How long one connection attempt to mpiexec may take (the WebSocket upgrade; then as long again for the key proofs). */
 const CONNECT_TIMEOUT_MS = 5_000;
-/** How long a rank's pipes may stay open after it exited (held by its children) before they are killed (as job.ts). */
+/** How long a rank's pipes may stay open after it exited (held by its children) before they are killed (as fork-launcher.ts). */
 const STDIO_GRACE_MS = 500;
 /**
  * Output backpressure: when this much is queued on the link (mpiexec or the

@@ -86,8 +86,9 @@ describe('mpiexec runs a job', () => {
     expect(r.status).toBe(0);
     expect(r.stdout).toMatch(/intruder refused: .*refused the job key/);
     expect(r.stdout).not.toContain('intruder accepted');
-    // Logged with the intruder's own address (not mpiexec's) and a constant reason.
-    expect(r.stderr).toMatch(/"remote":"127\.0\.0\.1:\d+","reason":"hello does not prove the job key"/);
+    // Logged, as one line for people (--log-format text, the default), with the intruder's own address (not mpiexec's) and a constant reason.
+    expect(r.stderr).toMatch(/^mpiexec: warn: wire-up connection refused .*\(remote=127\.0\.0\.1:\d+, reason="hello does not prove the job key"/m);
+    expect(r.stderr).not.toMatch(/^\{"level"/m);
     expect(r.stdout.match(/saw 3 addresses/g)).toHaveLength(3);
   });
 

@@ -31,6 +31,7 @@ import { destroyCommRecord } from './comm.ts';
 import { setupPredefinedTypes } from './datatype.ts';
 import { setupPredefinedOps } from './op.ts';
 import { liveObjects, messageTotals } from './introspection.ts';
+import { stopQuietlyOnPeerLoss } from './stop-on-peer-loss.ts';
 
 /**
  * Direct sends (device.ts) open C connections per user thread to every other process at the
@@ -38,9 +39,6 @@ import { liveObjects, messageTotals } from './introspection.ts';
  * instead, so a thread's connections (and its init) stay bounded.
  */
 const DIRECT_MAX_PEERS = 64;
-
-/** How long a failed engine waits for the launcher to acknowledge which peer loss caused the failure. */
-const PEER_LOST_REPORT_MS = 500;
 
 /**
  * Initializes MPI. Under mpiexec it joins the job; run directly it is a job of
@@ -68,7 +66,7 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
   const job = takeJobEnv();
   const rank = job?.rank ?? 0;
   const size = job?.size ?? 1;
-  const log = createLogger(settings.logLevel, rank);
+  const log = createLogger(settings.logLevel, rank, settings.logFormat);
   // This thread's waiting and roll-call state, before the roll-call handler that reads it.
   const waitPoll = new WaitPoll();
   const blocked = new BlockedCalls(waitPoll);
@@ -119,7 +117,7 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
   if (pmi !== null) {
     const reporter = pmi;
     device.onFatal = (_err, lostProcess) => {
-      if (lostProcess !== null) reporter.reportPeerLost(lostProcess).catch(() => undefined);
+      if (lostProcess !== null) stopQuietlyOnPeerLoss(() => reporter.reportPeerLost(lostProcess));
     };
   }
   let engines: Engines | null = null;
@@ -235,10 +233,11 @@ async function startEngines(shared: SharedState, settings: Settings, job: JobEnv
     device: deviceBase(settings, job, rank, size),
   }));
   const engines = await Engines.start(boots, (message, lostProcess) => {
-    process.stderr.write(`tsmpi: rank ${rank}: channel engine failed: ${message}\n`);
-    // Exit only once the launcher knows which loss caused this (bounded: the launcher may be gone too).
-    const told = lostProcess === null ? Promise.resolve() : pmi.reportPeerLost(lostProcess).catch(() => undefined);
-    void Promise.race([told, sleep(PEER_LOST_REPORT_MS)]).then(() => process.exit(1));
+    // A lost peer is the peer's failure, which mpiexec reports: this rank stops quietly (stop-on-peer-loss.ts),
+    // once the launcher knows which loss caused it (bounded: the launcher may be gone too). Anything else is this rank's.
+    if (lostProcess === null) process.stderr.write(`tsmpi: rank ${rank}: channel engine failed: ${message}\n`);
+    const told = lostProcess === null ? Promise.resolve() : stopQuietlyOnPeerLoss(() => pmi.reportPeerLost(lostProcess));
+    void told.then(() => process.exit(1));
   });
   engines.addresses.forEach((a, c) => pmi.put(`tcp:${rank}:${c}`, a));
   await pmi.fence();
@@ -260,7 +259,7 @@ async function initWorkerThread(boot: WorkerBoot): Promise<ThreadLevel> {
   const threadId = boot.threadId;
   const rank = boot.job?.rank ?? 0;
   const size = boot.job?.size ?? 1;
-  const log = createLogger(settings.logLevel, rank).child({ thread: threadId });
+  const log = createLogger(settings.logLevel, rank, settings.logFormat).child({ thread: threadId });
   const direct = boot.direct.length > 0 && size > 1;
   // The roll-call shows this thread in MPI.init until it returns (opening its connections may wait for busy peers).
   const waitPoll = new WaitPoll();

@@ -113,7 +113,11 @@ export const SETTINGS: readonly SettingRow[] = [
   },
   {
     name: 'logLevel', env: 'TSMPI_LOG_LEVEL', flag: '--log-level', kind: oneOf('silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'),
-    defaultValue: () => 'warn', level: 'user', doc: 'structured per-rank logs (pino NDJSON on stderr)',
+    defaultValue: () => 'warn', level: 'user', doc: 'per-rank logs on stderr, from this level up',
+  },
+  {
+    name: 'logFormat', env: 'TSMPI_LOG_FORMAT', flag: '--log-format', kind: oneOf('text', 'json'),
+    defaultValue: () => 'text', level: 'user', doc: 'text: one line per record for people (tsmpi: rank 1: warn: ...); json: pino NDJSON, for programs that read the logs',
   },
   {
     name: 'ctxidAlgo', env: 'TSMPI_CTXID_ALGO', flag: null, kind: oneOf('new', 'original'),
@@ -155,6 +159,7 @@ export type Settings = {
   readonly eagerLimit: number;
   readonly endpoints: number;
   readonly logLevel: 'silent' | 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';
+  readonly logFormat: 'text' | 'json';
   readonly ctxidAlgo: 'new' | 'original';
   readonly ctxidEager: number;
   readonly requestSlots: number;

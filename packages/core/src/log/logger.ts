@@ -1,15 +1,53 @@
 /**
  * One pino root per process, created at init with base { rank, pid, host };
- * components get children (log.child({ mod: 'device' })). Logs are NDJSON on
- * stderr, which the launcher forwards per rank. Nothing logs per message.
+ * components get children (log.child({ mod: 'device' })). Logs go to stderr,
+ * which the launcher forwards per rank: one line per record for people by
+ * default (util/log-line.ts), NDJSON with `--log-format json`. Nothing logs
+ * per message.
+ *
+ * A lost peer is logged at info level, whatever level its caller chose (the
+ * transport warns, the device errs): the failure is the peer's, and mpiexec
+ * reports it once, as the job's failure; at the default level the ranks that
+ * stop because of it stay quiet. A record counts as a lost peer when it
+ * names one (`peer`) with the transport's code for a connection the peer
+ * ended or reset (TSMPI_ERR_PEER_CLOSED).
  */
 import os from 'node:os';
 import { pino, type Logger } from 'pino';
+import { textLogDestination, type LogFormat } from '../util/index.ts';
 
 export type { Logger };
 
-export function createLogger(level: string, rank: number): Logger {
-  return pino({ level, base: { rank, pid: process.pid, host: os.hostname() } }, pino.destination({ fd: 2, sync: true }));
+const INFO = 30;
+
+function isPeerClosed(first: unknown): boolean {
+  if (first === null || typeof first !== 'object') return false;
+  const o = first as { peer?: unknown; code?: unknown };
+  return o.peer !== undefined && o.code === 'TSMPI_ERR_PEER_CLOSED';
+}
+
+/**
+ * @param level - the lowest level written (logLevel setting)
+ * @param format - 'text' (default) or 'json' (logFormat setting)
+ */
+export function createLogger(level: string, rank: number, format: LogFormat = 'text'): Logger {
+  const destination = format === 'json' ? pino.destination({ fd: 2, sync: true }) : textLogDestination(2);
+  return pino(
+    {
+      level,
+      base: { rank, pid: process.pid, host: os.hostname() },
+      hooks: {
+        logMethod(args, method, lvl) {
+          if (lvl > INFO && isPeerClosed(args[0])) {
+            if (this.isLevelEnabled('info')) (this.info as (...a: unknown[]) => void)(...args);
+            return;
+          }
+          method.apply(this, args);
+        },
+      },
+    },
+    destination,
+  );
 }
 
 /** A logger that drops everything (unit tests, and before init). */

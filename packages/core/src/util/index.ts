@@ -13,3 +13,5 @@ export {
   KEY_PROOF_NONCE_BYTES, KEY_PROOF_BYTES, KeyChallenge, KeyResponse, isJobKeyProof, keyProofBinding, newKeyProofNonce, proveJobKey,
 } from './key-proof.ts';
 export type { KeyProofSide } from './key-proof.ts';
+export { formatLogLine, textLogDestination } from './log-line.ts';
+export type { LogFormat } from './log-line.ts';

@@ -1,0 +1,41 @@
+import { describe, expect, it } from 'vitest';
+import { failureCause } from './failure-cause.ts';
+
+const CWD = '/home/u/proj';
+
+describe('failureCause', () => {
+  it('names an uncaught Error and its first frame in the user\'s code, relative to the working directory', () => {
+    const err = [
+      '/home/u/proj/app.ts:14', "  throw new Error('boom');", '        ^', '', '',
+      'Error: boom', '    at <anonymous> (/home/u/proj/app.ts:14:9)', '    at node:internal/x:1:2', '', 'Node.js v20.20.2',
+    ].join('\n');
+    expect(failureCause(err, CWD)).toBe('Error: boom at app.ts:14');
+  });
+
+  it('skips tsmpi\'s own frames and Node\'s, so a library error points at the user\'s call', () => {
+    const err = [
+      'MPIError: MPI_ERR_RANK: send: dest 7 is out of range for COMM_WORLD (size 4)',
+      '    at mpiError (/repo/packages/core/src/util/errors.ts:114:73)',
+      '    at Comm.send (/repo/packages/core/src/api/pt2pt-comm.ts:20:5)',
+      '    at async main (file:///home/u/proj/src/ring.mjs:7:3)',
+    ].join('\n');
+    expect(failureCause(err, CWD)).toBe('MPIError: MPI_ERR_RANK: send: dest 7 is out of range for COMM_WORLD (size 4) at src/ring.mjs:7');
+  });
+
+  it('keeps an absolute path outside the working directory, and the error alone when no frame is the user\'s', () => {
+    expect(failureCause('TypeError [ERR_X]: bad\n    at f (/opt/lib/x.js:3:1)\n', CWD)).toBe('TypeError: bad at /opt/lib/x.js:3');
+    expect(failureCause('RangeError: too big\n    at node:internal/buffer:10:2\n', CWD)).toBe('RangeError: too big');
+  });
+
+  it('takes the last error printed (Node prints the uncaught one last) and ignores other stderr', () => {
+    const err = 'Error: handled earlier\n    at a (/home/u/proj/a.ts:1:1)\nsome log line\nError: the real one\n    at b (/home/u/proj/b.ts:2:2)\n';
+    expect(failureCause(err, CWD)).toBe('Error: the real one at b.ts:2');
+    expect(failureCause('just a line\nanother\n', CWD)).toBeNull();
+  });
+
+  it('shortens a very long message', () => {
+    const c = failureCause(`Error: ${'x'.repeat(500)}\n`, CWD)!;
+    expect(c.length).toBeLessThan(220);
+    expect(c.endsWith('...')).toBe(true);
+  });
+});

@@ -1,0 +1,88 @@
+/**
+ * What a user sees when one rank of a real MPI job fails (issue 39, docs/ERRORS.md "What a
+ * failed job prints"): the failed rank's own error once, one line for the ranks that stopped
+ * because of it, and mpiexec's line last, naming the error and the user's file and line. No
+ * other rank's MPI_ERR_PROC_FAILED stack, no raw log JSON. Runs packages/launcher/test/fixtures/
+ * fail-rank.ts (4 ranks in a barrier; rank 2 fails) through mpiexec.
+ *
+ * testlist: { file: 'failure-output.it.test.ts', np: [4] }
+ */
+import { describe, expect, it } from 'vitest';
+import { FIXTURES, runMpiexec } from './run-mpiexec.ts';
+
+const PROGRAM = `${FIXTURES}/fail-rank.ts`;
+/** The budget of issue 39: one rank's exception in a 4-rank job fits a terminal's first screen. */
+const MAX_LINES = 15;
+/** A job takes 2-3 s on an idle machine; shared CI machines have been seen 30 times slower. The test's own timeout is vitest's 120 s. */
+const RUN = { deadlineMs: 100_000 } as const;
+
+function lines(text: string): string[] {
+  return text.split('\n').filter((l) => l !== '');
+}
+
+/** What every failure case must not print: another rank's stack or a raw log record. */
+function expectNoCollateral(stderr: string): void {
+  expect(stderr).not.toContain('MPI_ERR_PROC_FAILED');
+  expect(stderr).not.toMatch(/^\{"level"/m);
+  expect(stderr).not.toContain('errors.ts');
+}
+
+describe('failure output of a 4-rank job', () => {
+  it('a rank throwing: its stack once, one summary line, then mpiexec\'s line naming the error and the user\'s file and line', async () => {
+    const r = await runMpiexec(['-n', '4', PROGRAM, 'throw', '2'], RUN);
+    expect(r.timedOut).toBe(false);
+    expect(r.status).toBe(1);
+    const all = lines(r.stdout + r.stderr);
+    expect(all.length, r.stderr).toBeLessThanOrEqual(MAX_LINES);
+    expect(r.stderr.match(/^Error: boom$/gm), r.stderr).toHaveLength(1);
+    expect(r.stderr).toMatch(/^ {4}at .*fail-rank\.ts:10:\d+\)?$/m);
+    const err = lines(r.stderr);
+    expect(err.at(-2)).toBe('mpiexec: ranks 0, 1, 3 stopped (peer failed)');
+    expect(err.at(-1)).toMatch(/^mpiexec: rank 2 \(host [^,]+, pid \d+\) exited with code 1: Error: boom at packages\/launcher\/test\/fixtures\/fail-rank\.ts:10; aborting the job \(4 processes\)$/);
+    expectNoCollateral(r.stderr);
+  });
+
+  it('a rank calling process.exit(0) without finalize: two lines', async () => {
+    const r = await runMpiexec(['-n', '4', PROGRAM, 'exit0', '2'], RUN);
+    expect(r.timedOut).toBe(false);
+    expect(r.status).toBe(1);
+    expect(lines(r.stdout)).toEqual([]);
+    expect(lines(r.stderr), r.stderr).toEqual([
+      'mpiexec: ranks 0, 1, 3 stopped (peer failed)',
+      expect.stringMatching(/^mpiexec: rank 2 \(host [^,]+, pid \d+\) exited with code 0 without calling MPI\.finalize; aborting the job \(4 processes\)$/),
+    ]);
+  });
+
+  it('MPI.abort: the rank\'s own line, the summary and the abort line, with its code as the status', async () => {
+    const r = await runMpiexec(['-n', '4', PROGRAM, 'abort', '2'], RUN);
+    expect(r.timedOut).toBe(false);
+    expect(r.status).toBe(3);
+    const err = lines(r.stderr);
+    expect(err.length, r.stderr).toBeLessThanOrEqual(3);
+    expect(err.at(-2)).toBe('mpiexec: ranks 0, 1, 3 stopped (rank 2 called MPI.abort)');
+    expect(err.at(-1)).toMatch(/^mpiexec: rank 2 \(host [^,]+, pid \d+\) called MPI\.abort\(3\)/);
+    expectNoCollateral(r.stderr);
+  });
+
+  it('-l tags the failed rank\'s stack lines whole; mpiexec\'s own lines stay untagged', async () => {
+    const r = await runMpiexec(['-n', '4', '-l', PROGRAM, 'throw', '1'], RUN);
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/^\[1\] Error: boom$/m);
+    expect(r.stderr).toMatch(/^\[1\] {5}at .*fail-rank\.ts:10:\d+\)?$/m);
+    expect(lines(r.stderr).at(-1)).toMatch(/^mpiexec: rank 1 \(host [^,]+, pid \d+\) exited with code 1: Error: boom at .*fail-rank\.ts:10; aborting/);
+    expect(lines(r.stderr).at(-2)).toBe('mpiexec: ranks 0, 2, 3 stopped (peer failed)');
+    expectNoCollateral(r.stderr);
+  });
+
+  it('--log-format json and --log-level info: each stopped rank\'s account of the loss as NDJSON', async () => {
+    const r = await runMpiexec(['-n', '4', '--log-level', 'info', '--log-format', 'json', PROGRAM, 'throw', '2'], RUN);
+    expect(r.status).toBe(1);
+    const records = lines(r.stderr).filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: number; rank: number; msg: string; peer?: number });
+    const lost = records.filter((o) => o.msg === 'peer process lost');
+    expect(lost.length, r.stderr).toBeGreaterThan(0);
+    for (const o of lost) {
+      expect(o.peer).toBe(2);
+      expect(o.level).toBe(30); // info: the failure is the peer's
+    }
+  });
+});
