@@ -20,7 +20,7 @@
  */
 import { packr } from '../device/index.ts';
 import {
-  DEFAULT_COLL_TUNING, allgather as collAllgather, allgatherBytes, allgatherv as collAllgatherv, allreduce as collAllreduce, allreduceObjects,
+  LeanAllreduce, LEAN_ALLREDUCE_MAX_BYTES, allgather as collAllgather, allgatherBytes, allgatherv as collAllgatherv, allreduce as collAllreduce, allreduceObjects,
   alltoall as collAlltoall, alltoallBytes, alltoallv as collAlltoallv, barrier as collBarrier, bcast as collBcast, bcastBytes,
   exscan as collExscan, exscanObjects, gather as collGather, gatherBytes, gatherv as collGatherv, reduce as collReduce,
   reduceObjects, reduceScatterBlock as collReduceScatterBlock, scan as collScan, scanObjects, scatter as collScatter,
@@ -42,23 +42,11 @@ import {
 type InPlace = typeof IN_PLACE;
 
 /**
- * The lean small allreduce (setting lean, docs/adr/0022-small-collectives-lean.md): the byte ops
- * of the predefined ops already checked on a plain typed array, by the array's constructor and
- * the op's code, so that a repeated call skips resolveBuf and byteOpOf.
+ * The lean small allreduce's op check (setting lean, docs/adr/0022-small-collectives-lean.md): the
+ * byte ops of the predefined ops already checked on a plain typed array, by the array's
+ * constructor and the op's code, so that a repeated call skips resolveBuf and byteOpOf.
  */
 const LEAN_BYTE_OPS = new Map<Function, (ByteOp | undefined)[]>();
-/** The lean path takes vectors up to this many bytes: the short messages of the selection (coll/select.ts). */
-const LEAN_MAX_BYTES = DEFAULT_COLL_TUNING.allreduceShortBytes;
-
-/** A communicator's state for the lean small allreduce, made on its first use by the calling thread. */
-interface LeanColl {
-  /** the collective context's point-to-point for Allreduce, and for Iallreduce (their errors name the call) */
-  readonly blocking: CommCollPt2pt;
-  readonly nonblocking: CommCollPt2pt;
-  /** where the communicator's collective sequence number lives (Pt2ptComm._collSeq) */
-  readonly seqCells: Int32Array;
-  readonly seqIndex: number;
-}
 
 /** A plain typed array (not a DataView): its bytes are the packed vector of a predefined datatype. */
 function isTypedArray(x: unknown): x is ArrayBufferView {
@@ -347,12 +335,12 @@ export class CollComm extends Pt2ptComm {
     return this.#nonblocking('Iallreduce', lean ?? this.#vectorOp(sendbuf, recvbuf, op, 'Iallreduce', collAllreduce, false), recvbuf, op);
   }
 
-  #lean: LeanColl | null = null;
+  #lean: LeanAllreduce | null = null;
 
   /**
    * The lean small allreduce (setting lean=send or on, docs/adr/0022-small-collectives-lean.md):
    * on a predefined communicator, a predefined op on plain typed arrays of one kind and length
-   * (or IN_PLACE) of at most LEAN_MAX_BYTES starts the same algorithm as #vectorOp with the same
+   * (or IN_PLACE) of at most LEAN_ALLREDUCE_MAX_BYTES starts the same algorithm as #vectorOp with the same
    * checks, but from the state of the communicator's previous call (its point-to-point view, its
    * sequence cell) and an op checked once per array kind: no resolveBuf, byteOpOf or per-call
    * objects. Null, having done nothing, for anything else: the caller takes #vectorOp, which also
@@ -361,7 +349,7 @@ export class CollComm extends Pt2ptComm {
   #leanAllreduce(sendbuf: BufSpec | InPlace, recvbuf: BufSpec, op: Op, call: 'Allreduce' | 'Iallreduce'): Promise<void> | null {
     if (!this._predefined || !(op instanceof Op) || op._fn !== null || !isTypedArray(recvbuf)) return null;
     const bytes = recvbuf.byteLength;
-    if (bytes > LEAN_MAX_BYTES) return null;
+    if (bytes > LEAN_ALLREDUCE_MAX_BYTES) return null;
     const sendIsView = sendbuf !== IN_PLACE;
     if (sendIsView && !(isTypedArray(sendbuf) && sendbuf.constructor === recvbuf.constructor && sendbuf.byteLength === bytes)) return null;
     let lean = this.#lean;
@@ -370,7 +358,7 @@ export class CollComm extends Pt2ptComm {
       if (rt.settings.lean === 'off') return null;
       this._me(call);
       const seq = this._collSeqCell();
-      lean = { blocking: new CommCollPt2pt(this, 'Allreduce'), nonblocking: new CommCollPt2pt(this, 'Iallreduce'), seqCells: seq.cells, seqIndex: seq.index };
+      lean = new LeanAllreduce(new CommCollPt2pt(this, 'Allreduce'), new CommCollPt2pt(this, 'Iallreduce'), seq.cells, seq.index);
       this.#lean = lean;
     }
     // The checks of #vectorOp, in its order: the communicator and the caller, then the op on the datatype.
@@ -387,12 +375,7 @@ export class CollComm extends Pt2ptComm {
     }
     // MINLOC and MAXLOC take whole (value, index) pairs: byteOpOf throws for an odd count.
     if (bytes % bop.itemBytes !== 0) return null;
-    const cells = lean.seqCells;
-    const seq = Atomics.load(cells, lean.seqIndex);
-    Atomics.store(cells, lean.seqIndex, (seq + 1) | 0);
-    const recv = new Uint8Array(recvbuf.buffer, recvbuf.byteOffset, bytes);
-    const send = sendIsView ? new Uint8Array(sendbuf.buffer, sendbuf.byteOffset, bytes) : null;
-    return collAllreduce(call === 'Allreduce' ? lean.blocking : lean.nonblocking, seq & 0x3fffffff, send, recv, bop);
+    return lean.start(call === 'Allreduce', sendIsView ? sendbuf : null, recvbuf, bytes, bop);
   }
 
   /** Inclusive prefix reduction: rank r's recvbuf = x0 op ... op xr. IN_PLACE: the input is in recvbuf. */
