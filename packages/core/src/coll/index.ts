@@ -19,7 +19,7 @@ export { gather, gatherv, gatherBytes } from './gather.ts';
 export { scatter, scatterv, scatterBytes } from './scatter.ts';
 export { allgather, allgatherv, allgatherBytes } from './allgather.ts';
 export { alltoall, alltoallv, alltoallBytes } from './alltoall.ts';
-export { reduceScatterBlock } from './reduce-scatter.ts';
+export { reduceScatter, reduceScatterBlock } from './reduce-scatter.ts';
 export { neighborAlltoallv, neighborAlltoallBytes } from './neighbor.ts';
 export type { NeighborPlan } from './neighbor.ts';
 export { ALGORITHMS, DEFAULT_COLL_TUNING, SELECTION_TABLE, selectAlgorithm } from './select.ts';
