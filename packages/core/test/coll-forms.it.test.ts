@@ -1,8 +1,9 @@
 // Every buffer collective in its blocking, I... and ...Init forms over real mpiexec jobs (issue 36):
 // the nonblocking forms all in flight at once, persistent requests started again and again with
 // new contents, ReduceScatter with uneven counts, Alltoallw, reduceLocal and the argument errors;
-// inline and threads progress; and the forms from two threads at once.
-// testlist: coll-forms np 2,4,5,8; coll-forms-threads np 3
+// inline and threads progress; the forms from two threads at once; and mismatched collectives
+// (issue 39 point 3) reported as MPIErrors that name the call.
+// testlist: coll-forms np 2,5,8 inline, 4 threads; coll-forms-threads np 3; coll-mismatch np 2
 import { describe, it } from 'vitest';
 import { program, runJob } from './run-job.ts';
 
@@ -26,4 +27,18 @@ describe('collectives in every form', () => {
   it('nonblocking and persistent collectives from a worker thread and the main thread at once (np 3)', async () => {
     expectOk(await runJob(3, program('coll-forms-threads.ts'), { flags: ['--timeout', '150'], killAfterMs: 170_000 }), 'coll-forms-threads OK', 3);
   }, 180_000);
+});
+
+describe('mismatched collectives (np 2)', () => {
+  it.each(['counts', 'reduce-scatter'])('%s: every rank gets an MPIError naming the call, and the job finishes', async (which) => {
+    expectOk(await runJob(2, program('coll-mismatch.ts'), { args: [which], flags: ['--timeout', '60'], killAfterMs: 80_000 }), 'coll-mismatch OK', 2);
+  }, 90_000);
+
+  it('barrier on one rank, bcast on the other: an MPIError naming bcast and the mismatch, no decoder error', async () => {
+    const r = await runJob(2, program('coll-mismatch.ts'), { args: ['kinds'], flags: ['--timeout', '60'], killAfterMs: 80_000 });
+    const out = r.stdout + r.stderr;
+    if (r.code === 0 || !/MPI_ERR_OTHER: bcast: .*different collective calls/.test(out) || /MessagePack|ERR_INTERN/.test(out)) {
+      throw new Error(`expected the job to fail with bcast's mismatch error (exit ${r.code})\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
+    }
+  }, 90_000);
 });

@@ -18,7 +18,7 @@ import {
   scanObjects, scatterBytes, type Codec, type ObjectOp,
 } from '../coll/index.ts';
 import { applyUserOpValues, reduceValues } from '../datatype/index.ts';
-import { ERR_ARG, ERR_ROOT, mpiError } from '../util/index.ts';
+import { ERR_ARG, ERR_OTHER, ERR_ROOT, mpiError } from '../util/index.ts';
 import { IN_PLACE } from './constants.ts';
 import { CommCollPt2pt } from './coll-pt2pt.ts';
 import { checkOpArg, type Op } from './op.ts';
@@ -30,10 +30,32 @@ import { describe, typeHandleOf } from './buffer.ts';
 /** The body of one collective call, once its arguments are checked: runs on a point-to-point view with a tag. */
 export type CollRun<T = void> = (pt: CommCollPt2pt, tag: number) => Promise<T>;
 
-const valueCodec: Codec<any> = {
-  encode: (v) => packr.pack(v).slice(),
-  decode: (b) => packr.unpack(b),
-};
+/** The codec of each object collective, by call: its decoder's error names the call. */
+const CODECS = new Map<string, Codec<any>>();
+
+/**
+ * How the object collective `call` moves values. A message that does not decode is a mismatch
+ * (coll/mismatch.ts): another rank sent it from a different collective call (a barrier's empty
+ * token, another call's bytes), so the error says that instead of msgpackr's decoder message.
+ */
+function codecOf(call: string): Codec<any> {
+  let codec = CODECS.get(call);
+  if (codec === undefined) {
+    codec = {
+      encode: (v) => packr.pack(v).slice(),
+      decode: (b) => {
+        try {
+          return packr.unpack(b);
+        } catch {
+          // msgpackr's own message ("Unexpected end of MessagePack data") would only mislead.
+          throw mpiError(ERR_OTHER, call, `a message of this ${call} is not one of its values: the ranks made different collective calls (every rank must make the same ones, in the same order)`);
+        }
+      },
+    };
+    CODECS.set(call, codec);
+  }
+  return codec;
+}
 
 /** An Op as the object collectives see it. */
 function objectOp(op: Op, call: string): ObjectOp<any> {
@@ -112,9 +134,9 @@ export class ObjectCollComm extends Pt2ptComm {
   bcast<T>(value: T, root = 0): Promise<T> {
     this._root(root, 'bcast');
     return this._collBlocking('bcast', this._collStart('bcast', async (pt, tag) => {
-      const mine = pt.rank === root ? valueCodec.encode(value) : null;
+      const mine = pt.rank === root ? codecOf('bcast').encode(value) : null;
       const bytes = await bcastBytes(pt, tag, mine, root);
-      return pt.rank === root ? value : (valueCodec.decode(bytes) as T);
+      return pt.rank === root ? value : (codecOf('bcast').decode(bytes) as T);
     }));
   }
 
@@ -122,34 +144,34 @@ export class ObjectCollComm extends Pt2ptComm {
   reduce<T>(value: T, op: Op, root = 0): Promise<T | undefined> {
     this._root(root, 'reduce');
     const o = objectOp(op, 'reduce');
-    return this._collBlocking('reduce', this._collStart('reduce', (pt, tag) => reduceObjects(pt, tag, value, o, valueCodec, root)));
+    return this._collBlocking('reduce', this._collStart('reduce', (pt, tag) => reduceObjects(pt, tag, value, o, codecOf('reduce'), root)));
   }
 
   /** Reduces values; every rank resolves to the result. */
   allreduce<T>(value: T, op: Op): Promise<T> {
     const o = objectOp(op, 'allreduce');
-    return this._collBlocking('allreduce', this._collStart('allreduce', (pt, tag) => allreduceObjects(pt, tag, value, o, valueCodec)));
+    return this._collBlocking('allreduce', this._collStart('allreduce', (pt, tag) => allreduceObjects(pt, tag, value, o, codecOf('allreduce'))));
   }
 
   /** Inclusive prefix reduction: rank r resolves to v0 op ... op vr. */
   scan<T>(value: T, op: Op): Promise<T> {
     const o = objectOp(op, 'scan');
-    return this._collBlocking('scan', this._collStart('scan', (pt, tag) => scanObjects(pt, tag, value, o, valueCodec)));
+    return this._collBlocking('scan', this._collStart('scan', (pt, tag) => scanObjects(pt, tag, value, o, codecOf('scan'))));
   }
 
   /** Exclusive prefix reduction: rank r > 0 resolves to v0 op ... op v(r-1); rank 0 to undefined. */
   exscan<T>(value: T, op: Op): Promise<T | undefined> {
     const o = objectOp(op, 'exscan');
-    return this._collBlocking('exscan', this._collStart('exscan', (pt, tag) => exscanObjects(pt, tag, value, o, valueCodec)));
+    return this._collBlocking('exscan', this._collStart('exscan', (pt, tag) => exscanObjects(pt, tag, value, o, codecOf('exscan'))));
   }
 
   /** Gathers every rank's value to root, by rank; undefined elsewhere. */
   gather<T>(value: T, root = 0): Promise<T[] | undefined> {
     this._root(root, 'gather');
     return this._collBlocking('gather', this._collStart('gather', async (pt, tag) => {
-      const all = await gatherBytes(pt, tag, valueCodec.encode(value), root);
+      const all = await gatherBytes(pt, tag, codecOf('gather').encode(value), root);
       if (all === undefined) return undefined;
-      return all.map((b, i) => (i === pt.rank ? value : (valueCodec.decode(b) as T)));
+      return all.map((b, i) => (i === pt.rank ? value : (codecOf('gather').decode(b) as T)));
     }));
   }
 
@@ -161,17 +183,17 @@ export class ObjectCollComm extends Pt2ptComm {
       throw mpiError(ERR_ARG, 'scatter', `values is ${describe(values)}: expected an array of ${this.size} values (one per rank) at the root`);
     }
     return this._collBlocking('scatter', this._collStart('scatter', async (pt, tag) => {
-      const datas = isRoot ? values!.map((v) => valueCodec.encode(v)) : undefined;
+      const datas = isRoot ? values!.map((v) => codecOf('scatter').encode(v)) : undefined;
       const mine = await scatterBytes(pt, tag, datas, root);
-      return isRoot ? values![root]! : (valueCodec.decode(mine) as T);
+      return isRoot ? values![root]! : (codecOf('scatter').decode(mine) as T);
     }));
   }
 
   /** Every rank resolves to every rank's value, by rank. */
   allgather<T>(value: T): Promise<T[]> {
     return this._collBlocking('allgather', this._collStart('allgather', async (pt, tag) => {
-      const all = await allgatherBytes(pt, tag, valueCodec.encode(value));
-      return all.map((b, i) => (i === pt.rank ? value : (valueCodec.decode(b) as T)));
+      const all = await allgatherBytes(pt, tag, codecOf('allgather').encode(value));
+      return all.map((b, i) => (i === pt.rank ? value : (codecOf('allgather').decode(b) as T)));
     }));
   }
 
@@ -181,8 +203,8 @@ export class ObjectCollComm extends Pt2ptComm {
       throw mpiError(ERR_ARG, 'alltoall', `values is ${describe(values)}: expected an array of ${this.size} values (one per rank)`);
     }
     return this._collBlocking('alltoall', this._collStart('alltoall', async (pt, tag) => {
-      const got = await alltoallBytes(pt, tag, values.map((v) => valueCodec.encode(v)));
-      return got.map((b, i) => (i === pt.rank ? values[i]! : (valueCodec.decode(b) as T)));
+      const got = await alltoallBytes(pt, tag, values.map((v) => codecOf('alltoall').encode(v)));
+      return got.map((b, i) => (i === pt.rank ? values[i]! : (codecOf('alltoall').decode(b) as T)));
     }));
   }
 }

@@ -27,8 +27,8 @@
  * Tag invariant: recursive halving and pairwise exchange once per pair; the
  * two-phase forms finish the reduce before the scatter on every rank.
  */
-import { ERR_COUNT, mpiError, type MPIError } from '../util/index.ts';
 import { recvInto, sendrecv } from './exchange.ts';
+import { operandMismatch } from './mismatch.ts';
 import type { ByteOp, CollPt2pt, VBuffer } from './pt2pt.ts';
 import { reduce } from './reduce.ts';
 import { scatter, scatterv } from './scatter.ts';
@@ -108,7 +108,7 @@ export async function reduceScatter(
       const sent = out > 0 ? pt.send(dest, tag, input.subarray(displs[dest]!, displs[dest]! + out)) : null;
       if (mine > 0) {
         const n = await recvInto(pt, source, tag, got, call);
-        if (n !== mine) throw shortBlock(call, source, n, mine);
+        if (n !== mine) throw operandMismatch(pt, n, mine, source);
         op.combine(got, acc);
       }
       if (sent !== null) await sent;
@@ -122,7 +122,3 @@ export async function reduceScatter(
   await scatterv(pt, tag, v, recv.subarray(0, mine), 0, opts);
 }
 
-/** A block shorter than this rank's count: the ranks passed different recvcounts (a user's mismatch). */
-function shortBlock(call: string, source: number, got: number, expected: number): MPIError {
-  return mpiError(ERR_COUNT, call, `rank ${source} sent ${got} bytes for this rank's block of ${expected} bytes: recvcounts differ between ranks (they must be the same on all)`);
-}
