@@ -387,6 +387,36 @@ async function reduceLocalSuite(): Promise<void> {
   await throwsMPI(() => MPI.reduceLocal(shared.subarray(0, 2), shared.subarray(1, 3), MPI.SUM), MPI.ERR_BUFFER, 'reduceLocal', 'reduceLocal overlapping buffers');
 }
 
+/** Zero counts everywhere (MPICH nonblocking, alltoallw_zeros): every form completes and touches nothing. */
+async function zeros(comm: MPI.Comm): Promise<void> {
+  const { size } = comm;
+  const z = new Array<number>(size).fill(0);
+  const e = new Int32Array(0);
+  const guard = Int32Array.of(-7);
+  const types = new Array<MPI.Datatype>(size).fill(MPI.INT32);
+  const reqs = [
+    comm.IreduceScatter(e, guard, z, MPI.SUM),
+    comm.IreduceScatterBlock(e, e, MPI.SUM),
+    comm.Iscan(e, e, MPI.SUM),
+    comm.Iexscan(e, e, MPI.SUM),
+    comm.Igatherv(e, [guard, z, z], 0),
+    comm.Iscatterv([guard, z, z], e, 0),
+    comm.Iallgatherv(e, [guard, z, z]),
+    comm.Ialltoallv([guard, z, z], [guard, z, z]),
+    comm.Ialltoallw([guard, z, z, types], [guard, z, z, types]),
+  ];
+  await MPI.Request.waitall(reqs);
+  await comm.ReduceScatter(e, guard, z, MPI.SUM);
+  await comm.Alltoallw([guard, z, z, types], [guard, z, z, types]);
+  const p = [comm.ReduceScatterInit(e, guard, z, MPI.SUM), comm.AlltoallwInit([guard, z, z, types], [guard, z, z, types]), comm.GathervInit(e, [guard, z, z], 0)];
+  for (let k = 0; k < 2; k++) {
+    p.forEach((r) => r.start());
+    await MPI.Request.waitall(p);
+  }
+  p.forEach((r) => r.free());
+  equal(guard[0], -7, `${comm.name} zero counts leave the buffers as they were`);
+}
+
 /** Argument errors: thrown before anything changes, so they are safe to raise on some ranks only. */
 async function errors(comm: MPI.Comm): Promise<void> {
   const { size } = comm;
@@ -428,6 +458,7 @@ async function errors(comm: MPI.Comm): Promise<void> {
 const half = await world.split(world.rank % 2, world.rank);
 for (const [comm, n] of [[world, 4], [world, 3000], [half!, 5], [MPI.COMM_SELF, 2]] as const) {
   await suite(comm, n);
+  await zeros(comm);
   await errors(comm);
 }
 await reduceLocalSuite();
