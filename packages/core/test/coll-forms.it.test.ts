@@ -3,7 +3,7 @@
 // new contents, ReduceScatter with uneven counts, Alltoallw, reduceLocal and the argument errors;
 // inline and threads progress; the forms from two threads at once; and mismatched collectives
 // (issue 39 point 3) reported as MPIErrors that name the call.
-// testlist: coll-forms np 2,5,8 inline, 4 threads; coll-forms-threads np 3; coll-mismatch np 2
+// testlist: coll-forms np 2,5,8 inline, 4 threads, 3 with refcount naive and gc; coll-forms-threads np 3; coll-mismatch np 2
 import { describe, it } from 'vitest';
 import { program, runJob } from './run-job.ts';
 
@@ -20,8 +20,11 @@ describe('collectives in every form', () => {
     [5, 'inline'],
     [8, 'inline'],
     [4, 'threads'],
-  ])('np %i, progress %s', async (np, progress) => {
-    expectOk(await runJob(np, program('coll-forms.ts'), { flags: ['--timeout', '200', '--progress', progress], killAfterMs: 220_000 }), 'coll-forms OK', np);
+    [3, 'inline', 'naive'],
+    [3, 'inline', 'gc'],
+  ])('np %i, progress %s, refcount %s', async (np, progress, refcount?: string) => {
+    const flags = ['--timeout', '200', '--progress', progress, ...(refcount === undefined ? [] : ['--refcount', refcount])];
+    expectOk(await runJob(np, program('coll-forms.ts'), { flags, killAfterMs: 220_000 }), 'coll-forms OK', np);
   }, 230_000);
 
   it('nonblocking and persistent collectives from a worker thread and the main thread at once (np 3)', async () => {

@@ -14,6 +14,7 @@ import { affineOf, affineOp, affineSeq } from './affine-op.ts';
 await MPI.init();
 const world = MPI.COMM_WORLD;
 const myRank = world.rank;
+const baseline = MPI.stats().liveObjects;
 const { PAIR, affine } = affineOp();
 
 /** Rank r's value at index i in iteration it: small integers, so sums are exact. */
@@ -465,5 +466,10 @@ await reduceLocalSuite();
 half!.free();
 PAIR.free();
 affine.free();
+// Every persistent request was freed and every nonblocking one completed: their references are gone.
+await world.barrier();
+const after = MPI.stats().liveObjects;
+equal(after.request, 0, 'no request is live');
+if (MPI.config().refcount !== 'gc') equal(after, baseline, `refcount ${MPI.config().refcount}: every object is released`);
 await MPI.finalize();
 console.log(`coll-forms OK rank ${myRank}`);
