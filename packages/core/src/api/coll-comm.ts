@@ -14,8 +14,9 @@
  * This layer checks arguments (coll-runs.ts) and delegates: the lean small
  * allreduce's start is coll/lean-allreduce.ts, its op check is here.
  */
-import { LeanAllreduce, LEAN_ALLREDUCE_MAX_BYTES, allreduce as collAllreduce, exscan as collExscan, scan as collScan, type ByteOp } from '../coll/index.ts';
-import { barrier as collBarrier } from '../coll/index.ts';
+import {
+  LeanAllreduce, LEAN_ALLREDUCE_MAX_BYTES, allreduce as collAllreduce, barrier as collBarrier, exscan as collExscan, scan as collScan, type ByteOp,
+} from '../coll/index.ts';
 import { datatypeOfView } from './datatype.ts';
 import { IN_PLACE } from './constants.ts';
 import { CommCollPt2pt } from './coll-pt2pt.ts';

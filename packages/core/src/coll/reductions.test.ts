@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { allreduce } from './allreduce.ts';
-import type { ByteOp } from './pt2pt.ts';
+import type { ByteOp, CollPt2pt } from './pt2pt.ts';
 import { reduceScatter, reduceScatterBlock } from './reduce-scatter.ts';
 import { exscan, scan } from './scan.ts';
+import { ERR_COUNT } from '../util/index.ts';
 import { DEFAULT_COLL_TUNING, selectAlgorithm, type CollOptions, type CollTuning } from './select.ts';
 import { MATMUL, SUM_I32, Sim, diff, foldLeft, nonCommutative, randomBytes } from './sim.test-util.ts';
 
@@ -202,4 +203,17 @@ describe('reduceScatter (varying blocks)', () => {
       expect(seen).toEqual(new Set([`reduceScatter:${op.commute ? 'pairwise' : 'reduce-scatterv'}`]));
     });
   }
+});
+
+describe('mismatched operands (coll/mismatch.ts)', () => {
+  // Two ranks with vectors of different lengths: a user's mistake, reported as ERR_COUNT, never ERR_INTERN.
+  const lengths = [8, 12];
+  it.each([
+    ['allreduce (short: recursive doubling on bytes)', (pt: CollPt2pt, v: Uint8Array) => allreduce(pt, 3, v, new Uint8Array(v.length), SUM_I32)],
+    ['allreduce (non-commutative: the byte fold)', (pt: CollPt2pt, v: Uint8Array) => allreduce(pt, 3, v, new Uint8Array(v.length), nonCommutative(SUM_I32))],
+    ['scan', (pt: CollPt2pt, v: Uint8Array) => scan(pt, 3, v, new Uint8Array(v.length), SUM_I32)],
+  ])('%s', async (_name, call) => {
+    const sim = new Sim(2, { seed: 1 });
+    await expect(sim.run((pt, r) => call(pt, new Uint8Array(lengths[r]!)))).rejects.toMatchObject({ errorClass: ERR_COUNT, call: 'collective' });
+  });
 });
