@@ -16,14 +16,14 @@ function expectOk(r: { code: number | null; stdout: string; stderr: string }, ma
 
 describe('collectives in every form', () => {
   it.each([
-    [2, 'inline'],
-    [5, 'inline'],
-    [8, 'inline'],
-    [4, 'threads'],
+    [2, 'inline', 'default'],
+    [5, 'inline', 'default'],
+    [8, 'inline', 'default'],
+    [4, 'threads', 'default'],
     [3, 'inline', 'naive'],
     [3, 'inline', 'gc'],
-  ])('np %i, progress %s, refcount %s', async (np, progress, refcount?: string) => {
-    const flags = ['--timeout', '200', '--progress', progress, ...(refcount === undefined ? [] : ['--refcount', refcount])];
+  ])('np %i, progress %s, refcount %s', async (np, progress, refcount) => {
+    const flags = ['--timeout', '200', '--progress', progress, ...(refcount === 'default' ? [] : ['--refcount', refcount])];
     expectOk(await runJob(np, program('coll-forms.ts'), { flags, killAfterMs: 220_000 }), 'coll-forms OK', np);
   }, 230_000);
 
