@@ -32,6 +32,8 @@ export type { BufSpec } from './api/buffer.ts';
 // Derived datatypes and packing (issue 5): Datatype statics live on the class; pack / unpack are functions.
 export { pack, unpack } from './api/buffer.ts';
 export { Op, SUM, PROD, MIN, MAX, LAND, LOR, LXOR, BAND, BOR, BXOR, MINLOC, MAXLOC } from './api/op.ts';
+// Every collective in every form (issue 36): the one local reduction.
+export { reduceLocal } from './api/reduce-local.ts';
 export { config, stats } from './api/introspection.ts';
 export { Worker } from './api/worker.ts';
 export { dehydrate, revive, workerData } from './api/revive.ts';

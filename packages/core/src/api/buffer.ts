@@ -98,10 +98,12 @@ export function unpackArea(rb: ResolvedBuf, area: Uint8Array, byteLength = rb.pa
 
 /**
  * The datatype handle a request on a checked BufSpec references: a bare view's predefined
- * type only when the strategy counts predefined objects (naive), else 0 for a bare view.
+ * type only when the strategy counts predefined objects (naive), else 0 for a bare view; 0 for
+ * no buffer (null, IN_PLACE: a collective's persistent form may have none).
  */
 export function typeHandleOf(spec: unknown, countsPredefined: boolean): number {
   if (isView(spec)) return countsPredefined ? datatypeOfView(spec)._handle : 0;
+  if (!Array.isArray(spec)) return 0;
   const list = spec as unknown[];
   return (list[list.length - 1] as Datatype)._handle;
 }
@@ -336,4 +338,59 @@ function intList(x: unknown, size: number, call: string, what: string, errorClas
     if (!Number.isSafeInteger(list[i]) || list[i]! < 0) throw mpiError(errorClass, call, `${what}[${i}] is ${String(list[i])}: expected an integer >= 0`);
   }
   return list;
+}
+
+/** A `[buf, counts, byteDispls, types]` argument of Alltoallw and NeighborAlltoallw: block i is counts[i] items of types[i] at byte byteDispls[i]. */
+export type WBufSpec = [ArrayBufferView, number[], number[], Datatype[]];
+
+/** A WBufSpec, resolved: its blocks, and a staging buffer that holds them packed back to back (what coll/ sees). */
+export interface WPlan {
+  readonly blocks: ResolvedBuf[];
+  /** the packed blocks back to back (a staging buffer) */
+  readonly v: { buf: Uint8Array; counts: number[]; displs: number[] };
+}
+
+/**
+ * Resolves `[buf, counts, byteDispls, types]` with one entry per `peer` (rank, in-neighbour, ...).
+ * @throws MPIError(ERR_BUFFER) when it is not such a quadruple; ERR_COUNT for lists of the wrong length; ERR_ARG for a bad displacement; ERR_TYPE for a bad datatype
+ */
+export function resolveW(spec: unknown, n: number, call: string, arg: string, peer: string): WPlan {
+  if (!Array.isArray(spec) || spec.length !== 4 || !ArrayBuffer.isView(spec[0])) {
+    throw mpiError(ERR_BUFFER, call, `${arg} is ${describe(spec)}: expected [buffer, counts, byteDispls, types]`);
+  }
+  const [view, counts, displs, types] = spec as [ArrayBufferView, unknown, unknown, unknown];
+  for (const [list, what] of [[counts, 'counts'], [displs, 'byteDispls'], [types, 'types']] as const) {
+    if (!Array.isArray(list) || list.length !== n) throw mpiError(ERR_COUNT, call, `${arg} ${what} is ${describe(list)}: expected one entry per ${peer} (${n})`);
+  }
+  const blocks: ResolvedBuf[] = [];
+  const byteCounts: number[] = [];
+  const byteDispls: number[] = [];
+  let at = 0;
+  for (let i = 0; i < n; i++) {
+    const d = (displs as unknown[])[i];
+    if (typeof d !== 'number' || !Number.isSafeInteger(d) || d < 0 || d > view.byteLength) {
+      throw mpiError(ERR_ARG, call, `${arg} byteDispls[${i}] is ${String(d)}: expected an integer 0..${view.byteLength} (the buffer's bytes)`);
+    }
+    const region = new Uint8Array(view.buffer, view.byteOffset + d, view.byteLength - d);
+    const rb = resolveBuf([region, (counts as unknown[])[i] as number, (types as unknown[])[i] as Datatype], call, `${arg} block ${i}`);
+    blocks.push(rb);
+    byteCounts.push(rb.packedBytes);
+    byteDispls.push(at);
+    at += rb.packedBytes;
+  }
+  return { blocks, v: { buf: new Uint8Array(at), counts: byteCounts, displs: byteDispls } };
+}
+
+/** Copies every block's current contents into the staging buffer. */
+export function stageW(w: WPlan): void {
+  w.blocks.forEach((rb, i) => w.v.buf.set(packedOf(rb), w.v.displs[i]!));
+}
+
+/** Copies every block of the staging buffer back into the user's layout. */
+export function unstageW(w: WPlan): void {
+  w.blocks.forEach((rb, i) => {
+    const block = w.v.buf.subarray(w.v.displs[i]!, w.v.displs[i]! + w.v.counts[i]!);
+    if (rb.contiguous !== null) rb.contiguous.set(block);
+    else unpackArea(rb, block);
+  });
 }

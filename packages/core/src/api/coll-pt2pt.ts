@@ -8,10 +8,14 @@ import { CTX_COLL, type Pt2ptComm } from './pt2pt-comm.ts';
 import { runtime } from '../runtime/index.ts';
 
 export class CommCollPt2pt extends GroupPt2pt {
+  /** The API call these messages serve: mismatch errors name it (coll/mismatch.ts). */
+  readonly call: string;
+
   constructor(comm: Pt2ptComm, call: string) {
     const rt = runtime(call);
     // The lean path (docs/adr/0022-small-collectives-lean.md) on predefined communicators, as for
     // Isend and Irecv: their contexts are never freed and reused while a lane could hold messages.
     super(rt.device, comm._endpoints, comm._me(call), comm._ctx + CTX_COLL, call, comm._predefined ? rt.settings.lean : 'off');
+    this.call = call;
   }
 }

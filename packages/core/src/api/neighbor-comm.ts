@@ -22,16 +22,16 @@
 import { packr } from '../device/index.ts';
 import { neighborAlltoallBytes, neighborAlltoallv, type NeighborPlan, type VBuffer } from '../coll/index.ts';
 import { neighborLists, type Topology } from '../comm/index.ts';
-import { ERR_ARG, ERR_BUFFER, ERR_COUNT, mpiError } from '../util/index.ts';
+import { ERR_ARG, ERR_COUNT, mpiError } from '../util/index.ts';
 import { Comm } from './comm.ts';
 import { CommCollPt2pt } from './coll-pt2pt.ts';
-import { describe, packedOf, packV, resolveBuf, resolveV, unpackArea, unpackV, type BufSpec, type ResolvedBuf } from './buffer.ts';
+import {
+  describe, packedOf, packV, resolveBuf, resolveV, resolveW, stageW, unpackArea, unpackV, unstageW, type BufSpec, type ResolvedBuf, type WBufSpec,
+} from './buffer.ts';
 import { Request } from './request.ts';
-import type { Datatype } from './datatype.ts';
-import type { VBufSpec } from './coll-comm.ts';
+import { vBase, type VBufSpec } from './coll-runs.ts';
 
-/** A `[buf, counts, byteDispls, types]` argument of NeighborAlltoallw. */
-export type WBufSpec = [ArrayBufferView, number[], number[], Datatype[]];
+export type { WBufSpec } from './buffer.ts';
 
 type Run = (pt: CommCollPt2pt, tag: number) => Promise<void>;
 
@@ -155,17 +155,13 @@ export class TopoComm extends Comm {
 
   #alltoallw(sendbuf: WBufSpec, recvbuf: WBufSpec, call: string): Run {
     const plan = this._neighbors(call);
-    const send = resolveW(sendbuf, plan.destinations.length, call, 'sendbuf');
-    const recv = resolveW(recvbuf, plan.sources.length, call, 'recvbuf');
+    const send = resolveW(sendbuf, plan.destinations.length, call, 'sendbuf', 'out-neighbour');
+    const recv = resolveW(recvbuf, plan.sources.length, call, 'recvbuf', 'in-neighbour');
     return async (pt, tag) => {
       stageW(send);
       stageW(recv);
       await neighborAlltoallv(pt, tag, plan, send.v, recv.v, call);
-      recv.blocks.forEach((rb, i) => {
-        const block = recv.v.buf.subarray(recv.v.displs[i]!, recv.v.displs[i]! + recv.v.counts[i]!);
-        if (rb.contiguous !== null) rb.contiguous.set(block);
-        else unpackArea(rb, block);
-      });
+      unstageW(recv);
     };
   }
 
@@ -177,10 +173,7 @@ export class TopoComm extends Comm {
     return this._collNonblocking(call, this._collStart(call, run), buf);
   }
   #persistent(call: string, run: Run, buf: unknown): Request<void> {
-    // Init is collective and ordered like any collective: its sequence number, taken now, is the tag of every start.
-    const pt = new CommCollPt2pt(this, call);
-    const tag = this._collSeq++ & 0x3fffffff;
-    return Request._persistentFromPromise(this, call, buf, () => run(pt, tag));
+    return this._collPersistent(call, run, buf);
   }
 
   // --- buffer form -------------------------------------------------------------
@@ -274,11 +267,6 @@ function encode(value: unknown, call: string): Uint8Array {
   }
 }
 
-/** The BufSpec inside a v-spec (what a request references for its datatype); the spec itself when malformed (already rejected). */
-function vBase(spec: VBufSpec): unknown {
-  return Array.isArray(spec) ? spec[0] : spec;
-}
-
 /** The one block size of NeighborAlltoall: recvbuf's indegree blocks and sendbuf's outdegree blocks must agree. */
 function blockBytes(send: ResolvedBuf, recv: ResolvedBuf, outdegree: number, indegree: number, call: string): number {
   const of = (rb: ResolvedBuf, n: number, arg: string): number | null => {
@@ -297,43 +285,4 @@ function blockBytes(send: ResolvedBuf, recv: ResolvedBuf, outdegree: number, ind
     throw mpiError(ERR_COUNT, call, `sendbuf's blocks are ${sb} bytes but recvbuf's are ${rbb} bytes: they must match`);
   }
   return sb ?? rbb ?? 0;
-}
-
-interface WPlan {
-  readonly blocks: ResolvedBuf[];
-  /** the packed blocks back to back (a staging buffer) */
-  readonly v: { buf: Uint8Array; counts: number[]; displs: number[] };
-}
-
-/** Resolves `[buf, counts, byteDispls, types]`: block i is counts[i] items of types[i] at byte byteDispls[i]. */
-function resolveW(spec: unknown, n: number, call: string, arg: string): WPlan {
-  if (!Array.isArray(spec) || spec.length !== 4 || !ArrayBuffer.isView(spec[0])) {
-    throw mpiError(ERR_BUFFER, call, `${arg} is ${describe(spec)}: expected [buffer, counts, byteDispls, types]`);
-  }
-  const [view, counts, displs, types] = spec as [ArrayBufferView, unknown, unknown, unknown];
-  for (const [list, what] of [[counts, 'counts'], [displs, 'byteDispls'], [types, 'types']] as const) {
-    if (!Array.isArray(list) || list.length !== n) throw mpiError(ERR_COUNT, call, `${arg} ${what} is ${describe(list)}: expected one entry per neighbour (${n})`);
-  }
-  const blocks: ResolvedBuf[] = [];
-  const byteCounts: number[] = [];
-  const byteDispls: number[] = [];
-  let at = 0;
-  for (let i = 0; i < n; i++) {
-    const d = (displs as unknown[])[i];
-    if (typeof d !== 'number' || !Number.isSafeInteger(d) || d < 0 || d > view.byteLength) {
-      throw mpiError(ERR_ARG, call, `${arg} byteDispls[${i}] is ${String(d)}: expected an integer 0..${view.byteLength} (the buffer's bytes)`);
-    }
-    const region = new Uint8Array(view.buffer, view.byteOffset + d, view.byteLength - d);
-    const rb = resolveBuf([region, (counts as unknown[])[i] as number, (types as unknown[])[i] as Datatype], call, `${arg} block ${i}`);
-    blocks.push(rb);
-    byteCounts.push(rb.packedBytes);
-    byteDispls.push(at);
-    at += rb.packedBytes;
-  }
-  return { blocks, v: { buf: new Uint8Array(at), counts: byteCounts, displs: byteDispls } };
-}
-
-/** Copies every block's current contents into the staging buffer. */
-function stageW(w: WPlan): void {
-  w.blocks.forEach((rb, i) => w.v.buf.set(packedOf(rb), w.v.displs[i]!));
 }

@@ -100,15 +100,17 @@ export class Request<T = void> {
   }
 
   /**
-   * @internal A persistent request's references, held until free(): its communicator and the
-   * datatype of `buf`. Returns the datatype handle each start references.
+   * @internal A persistent request's references, held until free(): its communicator, the
+   * datatype of `buf` and the op handle `op` (0: none; persistent reductions). Returns the datatype
+   * handle each start references.
    */
-  _hold(comm: number, buf: unknown): number {
+  _hold(comm: number, buf: unknown, op = 0): number {
     const lt = runtime(this._call).device.lifetime;
     const type = typeHandleOf(buf, lt.countsPredefined);
-    this._held = [comm, type];
+    this._held = op === 0 ? [comm, type] : [comm, type, op];
     lt.retain(comm);
     if (type !== 0) lt.retain(type);
+    if (op !== 0) lt.retain(op);
     lt.countRequest(1);
     return type;
   }
@@ -129,14 +131,15 @@ export class Request<T = void> {
   /**
    * @internal A persistent request whose every start() runs `run` and completes with its promise,
    * as _fromPromise does (MPI 4.0 persistent collectives, e.g. NeighborAlltoallInit). Like
-   * SendInit it holds its communicator and the datatype of `buf` (a checked BufSpec) until free().
+   * SendInit it holds its communicator, the datatype of `buf` (a checked BufSpec) and the op
+   * handle `op` (0: none) until free().
    */
-  static _persistentFromPromise(comm: RequestComm, call: string, buf: unknown, run: () => Promise<void>): Request<void> {
+  static _persistentFromPromise(comm: RequestComm, call: string, buf: unknown, run: () => Promise<void>, op = 0): Request<void> {
     const req = new Request<void>(null, comm, call);
-    const type = req._hold(comm._handle, buf);
+    const type = req._hold(comm._handle, buf, op);
     req._starter = (r) => {
       r.kind = REQ_KIND.GENERALIZED;
-      runtime(call).device.lifetime.acquire(r, comm._handle, type, 0);
+      runtime(call).device.lifetime.acquire(r, comm._handle, type, op);
       completeWith(r, run(), call);
     };
     return req;

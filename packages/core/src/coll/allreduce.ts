@@ -30,6 +30,7 @@
 import { bcast } from './bcast.ts';
 import { sendrecv } from './exchange.ts';
 import { byteFold, objectFold, type Fold } from './fold.ts';
+import { operandMismatch } from './mismatch.ts';
 import type { ByteOp, Codec, CollPt2pt, ObjectOp } from './pt2pt.ts';
 import { rabenseifner } from './rabenseifner.ts';
 import { reduce } from './reduce.ts';
@@ -72,7 +73,7 @@ export async function recursiveDoublingAllreduce<V>(pt: CollPt2pt, tag: number, 
 
 /**
  * The recursive-doubling skeleton above for packed bytes alone, in `acc` (owned, the result ends
- * there): what recursiveDoublingAllreduce(pt, tag, byteFold(op), acc) does, without the Fold
+ * there): what recursiveDoublingAllreduce(pt, tag, byteFold(op, pt), acc) does, without the Fold
  * object, Promise.all or a promise of its own per round. The small allreduce runs it on every
  * call, and its first calls are dear in proportion to the functions they run (docs/adr/0022).
  */
@@ -87,7 +88,9 @@ async function recursiveDoublingBytes(pt: CollPt2pt, tag: number, op: ByteOp, ac
       await pt.send(rank + 1, tag, acc);
       newrank = -1;
     } else {
-      op.combine(await pt.recv(rank - 1, tag), acc);
+      const got = await pt.recv(rank - 1, tag);
+      if (got.length !== acc.length) throw operandMismatch(pt, got.length, acc.length, rank - 1);
+      op.combine(got, acc);
       newrank = rank >> 1;
     }
   }
@@ -99,6 +102,7 @@ async function recursiveDoublingBytes(pt: CollPt2pt, tag: number, op: ByteOp, ac
       const sent = pt.send(peer, tag, acc);
       const got = await pt.recv(peer, tag);
       await sent;
+      if (got.length !== acc.length) throw operandMismatch(pt, got.length, acc.length, peer);
       // ByteFold.merge: the lower ranks' value is the left operand; a commutative op writes into acc.
       if (peer < rank || op.commute) {
         op.combine(got, acc);
@@ -110,7 +114,10 @@ async function recursiveDoublingBytes(pt: CollPt2pt, tag: number, op: ByteOp, ac
   }
   if (rank < 2 * rem) {
     if (rank % 2 === 1) await pt.send(rank - 1, tag, acc);
-    else acc = await pt.recv(rank + 1, tag);
+    else {
+      acc = await pt.recv(rank + 1, tag);
+      if (acc.length !== mine.length) throw operandMismatch(pt, acc.length, mine.length, rank + 1);
+    }
   }
   if (acc !== mine) mine.set(acc);
 }
@@ -143,7 +150,7 @@ export async function allreduce(
       return;
     case 'recursive-doubling': {
       if (send !== null) recv.set(send);
-      const result = await recursiveDoublingAllreduce(pt, tag, byteFold(op), recv);
+      const result = await recursiveDoublingAllreduce(pt, tag, byteFold(op, pt), recv);
       if (result !== recv) recv.set(result);
       return;
     }

@@ -14,7 +14,8 @@
  * - The byte fold never writes into `other` when otherIsLower, so scan/exscan
  *   may use one received message twice (the byte decode is the identity).
  */
-import type { ByteOp, Codec, ObjectOp } from './pt2pt.ts';
+import { operandMismatch } from './mismatch.ts';
+import type { ByteOp, Codec, CollPt2pt, ObjectOp } from './pt2pt.ts';
 
 /** A value algebra for the reduction skeletons. */
 export interface Fold<V> {
@@ -35,13 +36,16 @@ export interface Fold<V> {
 class ByteFold implements Fold<Uint8Array> {
   readonly commute: boolean;
   readonly #op: ByteOp;
+  readonly #pt: CollPt2pt;
 
-  constructor(op: ByteOp) {
+  constructor(op: ByteOp, pt: CollPt2pt) {
     this.#op = op;
+    this.#pt = pt;
     this.commute = op.commute;
   }
 
   merge(mine: Uint8Array, other: Uint8Array, otherIsLower: boolean): Uint8Array {
+    if (other.length !== mine.length) throw operandMismatch(this.#pt, other.length, mine.length);
     if (otherIsLower || this.commute) {
       this.#op.combine(other, mine);
       return mine;
@@ -64,8 +68,8 @@ class ByteFold implements Fold<Uint8Array> {
 }
 
 /** The fold over packed bytes. */
-export function byteFold(op: ByteOp): Fold<Uint8Array> {
-  return new ByteFold(op);
+export function byteFold(op: ByteOp, pt: CollPt2pt): Fold<Uint8Array> {
+  return new ByteFold(op, pt);
 }
 
 /** The fold over values moved with a caller-given codec. */

@@ -49,6 +49,8 @@
 export interface CollPt2pt {
   readonly rank: number;
   readonly size: number;
+  /** The API call these messages serve (e.g. 'Allreduce'), named by the errors that blame the caller's arguments (mismatch.ts); absent: 'collective'. */
+  readonly call?: string;
   /** Sends bytes; resolves when the buffer may be reused. */
   send(dest: number, tag: number, data: Uint8Array): Promise<void>;
   /** Receives exactly one message from `source` with `tag` into a fresh Uint8Array (any length). */

@@ -32,6 +32,7 @@
  */
 import { assert } from '../util/index.ts';
 import { recvInto, sendrecvInto } from './exchange.ts';
+import { operandMismatch } from './mismatch.ts';
 import type { ByteOp, CollPt2pt } from './pt2pt.ts';
 import { borrowScratch, giveBackScratch } from './scratch.ts';
 import { floorPowerOfTwo } from './tree.ts';
@@ -108,8 +109,7 @@ export async function rabenseifner(pt: CollPt2pt, tag: number, send: Uint8Array 
 async function exchangeCombine(
   pt: CollPt2pt, tag: number, peer: number, give: Uint8Array, kept: Uint8Array | null, into: Uint8Array, op: ByteOp,
 ): Promise<void> {
-  const [, n] = await Promise.all([pt.send(peer, tag, give), receiveCombine(pt, tag, peer, kept, into, op)]);
-  assert(n === into.length, 'rabenseifner: partner sent the matching half');
+  await Promise.all([pt.send(peer, tag, give), receiveCombine(pt, tag, peer, kept, into, op)]);
 }
 
 /**
@@ -119,14 +119,16 @@ async function exchangeCombine(
 async function receiveCombine(pt: CollPt2pt, tag: number, source: number, kept: Uint8Array | null, into: Uint8Array, op: ByteOp): Promise<number> {
   if (kept !== null) {
     // The data lies in the send vector: receive straight into place and fold the data in (op commutes).
-    const n = await recvInto(pt, source, tag, into, 'Allreduce');
+    const n = await recvInto(pt, source, tag, into, pt.call ?? 'Allreduce');
+    if (n !== into.length) throw operandMismatch(pt, n, into.length, source);
     op.combine(kept, into);
     return n;
   }
   const scratch = borrowScratch(into.length);
   try {
     const got = scratch.subarray(0, into.length);
-    const n = await recvInto(pt, source, tag, got, 'Allreduce');
+    const n = await recvInto(pt, source, tag, got, pt.call ?? 'Allreduce');
+    if (n !== into.length) throw operandMismatch(pt, n, into.length, source);
     op.combine(got, into);
     return n;
   } finally {

@@ -1,7 +1,9 @@
 /**
  * Reduce-scatter with equal blocks (MPI_Reduce_scatter_block): recursive
  * halving for commutative ops on a power of two, else binomial reduce to
- * rank 0 followed by binomial scatter.
+ * rank 0 followed by binomial scatter. With blocks of varying size
+ * (MPI_Reduce_scatter): pairwise exchange for commutative ops, else binomial
+ * reduce to rank 0 followed by scatterv.
  *
  * Sources: MPICH src/mpi/coll/reduce_scatter_block/
  * reduce_scatter_block_intra_recursive_halving.c; Thakur, Rabenseifner, Gropp
@@ -16,13 +18,20 @@
  *   reduced over all ranks. The pairing breaks rank order, hence
  *   commutative ops only (SELECTION_TABLE).
  * reduce-scatter: reduce.ts (rank order kept) then scatter.ts from rank 0.
- * Tag invariant: recursive halving exchanges once per pair; the two-phase
- * form finishes the reduce before the scatter on every rank.
+ * Pairwise (MPICH reduce_scatter_intra_pairwise.c, the long-message choice;
+ * Thakur et al. section 4.5): in step i = 1 .. p-1, rank r sends its input's
+ * block (r + i) mod p to that rank and combines the block that rank
+ * (r - i) mod p sends it into its own; every byte crosses one link once
+ * ((p-1)/p of the input per rank), the bandwidth bound. Combination order
+ * depends on the rank, hence commutative ops only.
+ * Tag invariant: recursive halving and pairwise exchange once per pair; the
+ * two-phase forms finish the reduce before the scatter on every rank.
  */
-import { sendrecv } from './exchange.ts';
-import type { ByteOp, CollPt2pt } from './pt2pt.ts';
+import { recvInto, sendrecv } from './exchange.ts';
+import { operandMismatch } from './mismatch.ts';
+import type { ByteOp, CollPt2pt, VBuffer } from './pt2pt.ts';
 import { reduce } from './reduce.ts';
-import { scatter } from './scatter.ts';
+import { scatter, scatterv } from './scatter.ts';
 import { choose, type CollOptions } from './select.ts';
 
 /**
@@ -61,3 +70,55 @@ export async function reduceScatterBlock(
   await reduce(pt, tag, input.subarray(0, size * bb), full, op, 0, opts);
   await scatter(pt, tag, full, recv.subarray(0, bb), bb, 0, opts);
 }
+
+/**
+ * Reduces the blocks of every rank's input element-wise; rank i gets block i (blockBytes[i] bytes) in `recv`.
+ * Blocks lie back to back in the input, in rank order.
+ * @param send sum(blockBytes) bytes; null means IN_PLACE (the input is in `recv`, and the result goes to its start)
+ * @param recv at least blockBytes[rank] bytes (sum(blockBytes) when in place)
+ * @param blockBytes bytes of each rank's block, each a multiple of op.itemBytes; the same on every rank
+ * @param call the API call, named by the error of a rank whose counts differ (ERR_COUNT, or ERR_TRUNCATE for a longer block)
+ */
+export async function reduceScatter(
+  pt: CollPt2pt, tag: number, send: Uint8Array | null, recv: Uint8Array, blockBytes: readonly number[], op: ByteOp, call: string, opts?: CollOptions,
+): Promise<void> {
+  const { rank, size } = pt;
+  const displs: number[] = [];
+  let total = 0;
+  for (const b of blockBytes) {
+    displs.push(total);
+    total += b;
+  }
+  const algorithm = choose('reduceScatter', { size, bytes: total, items: total / op.itemBytes, commute: op.commute }, opts);
+  const input = send ?? recv;
+  const mine = blockBytes[rank]!;
+  if (total === 0) return;
+  if (size === 1) {
+    if (send !== null) recv.set(send.subarray(0, mine));
+    return;
+  }
+  if (algorithm === 'pairwise') {
+    const acc = input.slice(displs[rank]!, displs[rank]! + mine);
+    const got = new Uint8Array(mine);
+    for (let i = 1; i < size; i++) {
+      const dest = (rank + i) % size;
+      const source = (rank - i + size) % size;
+      // Both sides know every count: a zero-byte block is neither sent nor awaited.
+      const out = blockBytes[dest]!;
+      const sent = out > 0 ? pt.send(dest, tag, input.subarray(displs[dest]!, displs[dest]! + out)) : null;
+      if (mine > 0) {
+        const n = await recvInto(pt, source, tag, got, call);
+        if (n !== mine) throw operandMismatch(pt, n, mine, source);
+        op.combine(got, acc);
+      }
+      if (sent !== null) await sent;
+    }
+    recv.set(acc, 0);
+    return;
+  }
+  const full = rank === 0 ? new Uint8Array(total) : null;
+  await reduce(pt, tag, input.subarray(0, total), full, op, 0, opts);
+  const v: VBuffer | null = full === null ? null : { buf: full, counts: blockBytes, displs };
+  await scatterv(pt, tag, v, recv.subarray(0, mine), 0, opts);
+}
+

@@ -65,7 +65,7 @@ export async function reduce(
   if (size === 1 || nbytes === 0) return;
   // The root accumulates in recv; others in a copy of their vector (merge writes into it).
   const mine = isRoot ? recv! : send!.slice();
-  const result = await binomialReduce(pt, tag, byteFold(op), mine, root);
+  const result = await binomialReduce(pt, tag, byteFold(op, pt), mine, root);
   if (isRoot && result !== recv) recv!.set(result!);
 }
 

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { allreduce } from './allreduce.ts';
-import type { ByteOp } from './pt2pt.ts';
-import { reduceScatterBlock } from './reduce-scatter.ts';
+import type { ByteOp, CollPt2pt } from './pt2pt.ts';
+import { reduceScatter, reduceScatterBlock } from './reduce-scatter.ts';
 import { exscan, scan } from './scan.ts';
+import { ERR_COUNT } from '../util/index.ts';
 import { DEFAULT_COLL_TUNING, selectAlgorithm, type CollOptions, type CollTuning } from './select.ts';
 import { MATMUL, SUM_I32, Sim, diff, foldLeft, nonCommutative, randomBytes } from './sim.test-util.ts';
 
@@ -167,4 +168,52 @@ describe('reduceScatterBlock', () => {
       expect(seen).toEqual(new Set([`reduceScatterBlock:${halving ? 'recursive-halving' : 'reduce-scatter'}`]));
     });
   }
+});
+
+describe('reduceScatter (varying blocks)', () => {
+  /** Block sizes in items for rank count p: some zero, some large, uneven. */
+  const countsOf = (p: number, scale: number): number[] => Array.from({ length: p }, (_, i) => (i % 3 === 1 ? 0 : (i + 1) * scale + (i % 2)));
+  for (const [name, op] of OPS) {
+    it.each(SIZES)(`${name}: p=%i, uneven blocks with zeros, small and large, in place`, async (p) => {
+      const seen = new Set<string>();
+      for (const scale of [0, 1, 700]) {
+        for (const inPlace of [false, true]) {
+          const blockBytes = countsOf(p, scale).map((c) => c * op.itemBytes);
+          const total = blockBytes.reduce((a, b) => a + b, 0);
+          const displs = blockBytes.map((_, i) => blockBytes.slice(0, i).reduce((a, b) => a + b, 0));
+          const xs = contributions(p, total, op, 11 * scale);
+          const want = foldLeft(op, xs);
+          const opts = recorder();
+          const sim = new Sim(p, { seed: 17 + scale + p });
+          const out = await sim.run(async (pt, r) => {
+            if (inPlace) {
+              const buf = xs[r]!.slice();
+              await reduceScatter(pt, 8, null, buf, blockBytes, op, 'ReduceScatter', opts);
+              return buf.subarray(0, blockBytes[r]!);
+            }
+            const recv = new Uint8Array(blockBytes[r]!);
+            await reduceScatter(pt, 8, xs[r]!, recv, blockBytes, op, 'ReduceScatter', opts);
+            expect(diff(xs[r]!, foldLeft(op, [xs[r]!]))).toBe('');
+            return recv;
+          });
+          out.forEach((b, r) => expect(diff(b, want.subarray(displs[r]!, displs[r]! + blockBytes[r]!))).toBe(''));
+          for (const s of opts.seen) if (s.startsWith('reduceScatter:')) seen.add(s);
+        }
+      }
+      expect(seen).toEqual(new Set([`reduceScatter:${op.commute ? 'pairwise' : 'reduce-scatterv'}`]));
+    });
+  }
+});
+
+describe('mismatched operands (coll/mismatch.ts)', () => {
+  // Two ranks with vectors of different lengths: a user's mistake, reported as ERR_COUNT, never ERR_INTERN.
+  const lengths = [8, 12];
+  it.each([
+    ['allreduce (short: recursive doubling on bytes)', (pt: CollPt2pt, v: Uint8Array) => allreduce(pt, 3, v, new Uint8Array(v.length), SUM_I32)],
+    ['allreduce (non-commutative: the byte fold)', (pt: CollPt2pt, v: Uint8Array) => allreduce(pt, 3, v, new Uint8Array(v.length), nonCommutative(SUM_I32))],
+    ['scan', (pt: CollPt2pt, v: Uint8Array) => scan(pt, 3, v, new Uint8Array(v.length), SUM_I32)],
+  ])('%s', async (_name, call) => {
+    const sim = new Sim(2, { seed: 1 });
+    await expect(sim.run((pt, r) => call(pt, new Uint8Array(lengths[r]!)))).rejects.toMatchObject({ errorClass: ERR_COUNT, call: 'collective' });
+  });
 });

@@ -54,7 +54,7 @@ export async function scan(pt: CollPt2pt, tag: number, send: Uint8Array | null, 
   choose('scan', { size: pt.size, bytes: recv.length, items: recv.length / op.itemBytes, commute: op.commute }, opts);
   if (send !== null) recv.set(send);
   if (pt.size === 1 || recv.length === 0) return;
-  const result = await recursiveDoublingScan(pt, tag, byteFold(op), recv, true);
+  const result = await recursiveDoublingScan(pt, tag, byteFold(op, pt), recv, true);
   if (result !== recv) recv.set(result!);
 }
 
@@ -67,7 +67,7 @@ export async function exscan(pt: CollPt2pt, tag: number, send: Uint8Array | null
   choose('exscan', { size: pt.size, bytes: recv.length, items: recv.length / op.itemBytes, commute: op.commute }, opts);
   if (pt.size === 1 || recv.length === 0) return;
   const mine = (send ?? recv).slice();
-  const result = await recursiveDoublingScan(pt, tag, byteFold(op), mine, false);
+  const result = await recursiveDoublingScan(pt, tag, byteFold(op, pt), mine, false);
   if (result !== undefined) recv.set(result);
 }
 

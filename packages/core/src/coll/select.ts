@@ -69,6 +69,7 @@ export const ALGORITHMS = {
   alltoall: ['bruck', 'pairwise'],
   alltoallv: ['pairwise'],
   reduceScatterBlock: ['recursive-halving', 'reduce-scatter'],
+  reduceScatter: ['pairwise', 'reduce-scatterv'],
   bcastBytes: ['binomial'],
   gatherBytes: ['binomial'],
   scatterBytes: ['binomial'],
@@ -151,6 +152,10 @@ export const SELECTION_TABLE: { readonly [C in Collective]: readonly SelectionRu
       why: 'commutative on a power of two: log p rounds, halving the data each round',
     },
     { algorithm: 'reduce-scatter', when: always, why: 'otherwise (rank order, any p): binomial reduce to 0, then binomial scatter' },
+  ],
+  reduceScatter: [
+    { algorithm: 'pairwise', when: (x) => x.commute, why: 'commutative: p - 1 exchanges, each block crosses one link once (MPICH reduce_scatter_intra_pairwise)' },
+    { algorithm: 'reduce-scatterv', when: always, why: 'non-commutative (rank order): binomial reduce to 0, then scatterv' },
   ],
   bcastBytes: [{ algorithm: 'binomial', when: always, why: 'only the root knows the size' }],
   gatherBytes: [{ algorithm: 'binomial', when: always, why: 'sizes vary; subtrees travel as one framed bundle' }],

@@ -1,0 +1,54 @@
+/**
+ * The lean small allreduce (setting lean, docs/adr/0022-small-collectives-lean.md): the state a
+ * communicator keeps so that a repeated small Allreduce or Iallreduce starts allreduce.ts's
+ * algorithm without building anything per call.
+ *
+ * The API layer (api/coll-comm.ts) checks the arguments and resolves the op once per array kind;
+ * this file owns what the call does after that: it takes the communicator's collective sequence
+ * number straight from its shared cell (Atomics, so every thread of the process that calls on
+ * the communicator draws from one counter, as Pt2ptComm._collSeq does) and runs allreduce() on
+ * byte views of the caller's arrays through a point-to-point view made once. The result is the
+ * same call the general path makes (same tag, same algorithm, same errors), minus its objects.
+ *
+ * State: one LeanAllreduce per communicator wrapper and thread, made on its first lean call.
+ */
+import { allreduce } from './allreduce.ts';
+import type { ByteOp, CollPt2pt } from './pt2pt.ts';
+import { DEFAULT_COLL_TUNING } from './select.ts';
+
+/** The lean path takes vectors up to this many bytes: the short messages of the selection (select.ts). */
+export const LEAN_ALLREDUCE_MAX_BYTES = DEFAULT_COLL_TUNING.allreduceShortBytes;
+
+/** A communicator's state for the lean small allreduce. */
+export class LeanAllreduce {
+  readonly blocking: CollPt2pt;
+  readonly nonblocking: CollPt2pt;
+  readonly seqCells: Int32Array;
+  readonly seqIndex: number;
+
+  /**
+   * @param blocking the collective context's point-to-point for Allreduce (its errors name the call)
+   * @param nonblocking the same for Iallreduce
+   * @param seqCells where the communicator's collective sequence number lives
+   * @param seqIndex its index in seqCells
+   */
+  constructor(blocking: CollPt2pt, nonblocking: CollPt2pt, seqCells: Int32Array, seqIndex: number) {
+    this.blocking = blocking;
+    this.nonblocking = nonblocking;
+    this.seqCells = seqCells;
+    this.seqIndex = seqIndex;
+  }
+
+  /**
+   * Starts one allreduce of `bytes` bytes: `send` (null: IN_PLACE) and `recv` are plain typed
+   * arrays of that many bytes, already checked, and `op` is the op on their element type.
+   */
+  start(isBlocking: boolean, send: ArrayBufferView | null, recv: ArrayBufferView, bytes: number, op: ByteOp): Promise<void> {
+    const cells = this.seqCells;
+    const seq = Atomics.load(cells, this.seqIndex);
+    Atomics.store(cells, this.seqIndex, (seq + 1) | 0);
+    const recvBytes = new Uint8Array(recv.buffer, recv.byteOffset, bytes);
+    const sendBytes = send === null ? null : new Uint8Array(send.buffer, send.byteOffset, bytes);
+    return allreduce(isBlocking ? this.blocking : this.nonblocking, seq & 0x3fffffff, sendBytes, recvBytes, op);
+  }
+}
