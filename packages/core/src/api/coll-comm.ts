@@ -18,7 +18,6 @@
  * Allgather, Alltoall and ReduceScatterBlock is the length of the
  * per-process buffer; the root's (or every rank's) buffer holds `size` blocks.
  */
-import { packr } from '../device/index.ts';
 import {
   DEFAULT_COLL_TUNING, allgather as collAllgather, allgatherBytes, allgatherv as collAllgatherv, allreduce as collAllreduce, allreduceObjects,
   alltoall as collAlltoall, alltoallBytes, alltoallv as collAlltoallv, barrier as collBarrier, bcast as collBcast, bcastBytes,
@@ -29,6 +28,7 @@ import {
 import { applyUserOpValues, reduceValues } from '../datatype/index.ts';
 import { datatypeOfView } from './datatype.ts';
 import { ERR_ARG, ERR_BUFFER, ERR_COUNT, ERR_ROOT, mpiError } from '../util/index.ts';
+import { decodeObject, encodeObject } from '../util/index.ts';
 import { IN_PLACE } from './constants.ts';
 import { CommCollPt2pt } from './coll-pt2pt.ts';
 import { byteOpOf, checkOpArg, Op } from './op.ts';
@@ -68,8 +68,8 @@ function isTypedArray(x: unknown): x is ArrayBufferView {
 export type VBufSpec = [BufSpec, number[], number[]];
 
 const valueCodec: Codec<any> = {
-  encode: (v) => packr.pack(v).slice(),
-  decode: (b) => packr.unpack(b),
+  encode: (v) => encodeObject(v, 'collective').slice(),
+  decode: (b) => decodeObject(b, 'collective'),
 };
 
 /** An Op as the object collectives see it. */
