@@ -105,6 +105,7 @@ describe('public surface of @tsmpi/core', () => {
         "isInitialized",
         "pack",
         "queryThread",
+        "registerClass",
         "revive",
         "stats",
         "threadAttach",

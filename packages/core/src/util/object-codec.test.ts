@@ -159,6 +159,16 @@ describe('object codec: registered classes', () => {
     expect(Object.getOwnPropertySymbols(y)).toEqual([]);
   });
 
+  it('an Error in a cycle through its own cause stays an Error', () => {
+    const e = new RangeError('loop');
+    e.cause = { back: e };
+    const out = roundTrip({ e }) as { e: RangeError & { cause: { back: unknown } } };
+    expect(out.e).toBeInstanceOf(RangeError);
+    expect([out.e.message, out.e.stack]).toEqual(['loop', e.stack]);
+    expect(out.e.cause.back).toBe(out.e);
+    expect(Object.getOwnPropertySymbols(out.e)).toEqual([]);
+  });
+
   it('a registered Error subclass keeps its class, its fields and its message', () => {
     const e = new AppError('app failed');
     const out = roundTrip(e) as AppError;

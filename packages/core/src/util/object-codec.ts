@@ -32,7 +32,7 @@
  * undefined and its non-index properties are dropped; a typed array arrives over a buffer of just
  * its own bytes (structuredClone copies the whole underlying buffer, and keeps two views of one
  * buffer sharing it); an Error keeps a non-standard name; a property named "__proto__" arrives as
- * "__proto_" (msgpackr's guard); an Error reached through its own cause chain loses its class.
+ * "__proto_" (msgpackr's guard).
  */
 import { Packr, addExtension } from 'msgpackr';
 import { ERR_ARG, ERR_OTHER, MPIError, mpiError } from './errors.ts';
@@ -114,26 +114,31 @@ addExtension({
   },
 });
 
-/** Registered instances made by the current decode, and how many a cycle copied (see reviveInstance). */
+/** Envelope values made by the current decode, and how many of them a cycle copied (see markRevived). */
 const revived: object[] = [];
 let cycleCopies = 0;
-/** Marks a revived instance until its decode ends; a copy of it carries its prototype. */
-const PROTO_MARK = Symbol('tsmpi.revived-prototype');
+/** Marks a revived value until its decode ends; a copy of it carries the original. */
+const REVIVED = Symbol('tsmpi.revived');
 
 /**
- * An instance of a registered class, from its fields. The constructor is not called (as pickle does
- * not call __init__). msgpackr decodes an object that is part of a cycle into a placeholder {} and
- * copies the decoded value's enumerable properties onto it: the marker, an enumerable getter, is
- * copied too, so decodeObject finds such copies and gives them the prototype.
+ * Marks `obj`, an Envelope's value, until the decode ends. msgpackr decodes an object that is part
+ * of a cycle into a placeholder {} (the cycle's pointers point to it) and then copies the decoded
+ * value's enumerable properties onto it, which loses a prototype and the non-enumerable parts of an
+ * Error. The marker, an enumerable getter, is copied too: decodeObject finds such copies and makes
+ * them whole (finishRevived).
  */
+function markRevived(obj: object): object {
+  Object.defineProperty(obj, REVIVED, { get: () => { cycleCopies++; return obj; }, enumerable: true, configurable: true });
+  revived.push(obj);
+  return obj;
+}
+
+/** An instance of a registered class, from its fields. The constructor is not called (as pickle does not call __init__). */
 function reviveInstance(entry: RegisteredClass, fields: object, error: unknown[] | null): object {
   const obj = Object.create(entry.prototype) as object;
   Object.assign(obj, fields);
   if (error !== null) restoreErrorParts(obj, error);
-  const proto = entry.prototype;
-  Object.defineProperty(obj, PROTO_MARK, { get: () => { cycleCopies++; return proto; }, enumerable: true, configurable: true });
-  revived.push(obj);
-  return obj;
+  return markRevived(obj);
 }
 
 /** Why decoding failed in a way the sender's rules did not catch (a class this process did not register). */
@@ -155,7 +160,7 @@ function readEnvelope(parts: unknown[]): unknown {
     const Ctor = ERROR_CLASSES[String(name)] ?? Error;
     const e = hasCause === true ? new Ctor(String(message), { cause }) : new Ctor(String(message));
     restoreErrorParts(e, parts.slice(1));
-    return e;
+    return markRevived(e);
   }
   throw new DecodeRefused('a malformed object message');
 }
@@ -210,25 +215,29 @@ export function decodeObject(bytes: Uint8Array, call: string): unknown {
   }
 }
 
-/** Ends a decode that revived instances: gives cycle copies their prototype, removes the markers. */
+/** Ends a decode that revived Envelope values: makes cycle copies whole, removes the markers. */
 function finishRevived(root: unknown): void {
   if (cycleCopies > 0) {
     const seen = new Set<object>();
     const visit = (v: unknown): void => {
       if (v === null || typeof v !== 'object' || seen.has(v) || ArrayBuffer.isView(v)) return;
       seen.add(v);
-      if (Object.hasOwn(v, PROTO_MARK) && Object.getPrototypeOf(v) === Object.prototype) {
-        const proto = (v as Record<symbol, object>)[PROTO_MARK]!;
-        delete (v as Record<symbol, unknown>)[PROTO_MARK];
-        Object.setPrototypeOf(v, proto);
+      if (Object.hasOwn(v, REVIVED) && Object.getPrototypeOf(v) === Object.prototype) {
+        const original = (v as Record<symbol, object>)[REVIVED]!;
+        delete (v as Record<symbol, unknown>)[REVIVED];
+        Object.setPrototypeOf(v, Object.getPrototypeOf(original));
+        for (const k of Reflect.ownKeys(original)) {
+          if (k !== REVIVED && !Object.hasOwn(v, k)) Object.defineProperty(v, k, Object.getOwnPropertyDescriptor(original, k)!);
+        }
       }
       if (v instanceof Map) for (const [k, x] of v) { visit(k); visit(x); }
       else if (v instanceof Set) for (const x of v) visit(x);
       else for (const k of Object.keys(v)) visit((v as Record<string, unknown>)[k]);
+      if (v instanceof Error) visit(v.cause);
     };
     visit(root);
   }
-  for (const obj of revived) delete (obj as Record<symbol, unknown>)[PROTO_MARK];
+  for (const obj of revived) delete (obj as Record<symbol, unknown>)[REVIVED];
 }
 
 // --- refusals: the slow walk, only after the encoder refused --------------------------------
