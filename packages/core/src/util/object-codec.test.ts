@@ -142,6 +142,26 @@ describe('object codec: registered classes', () => {
     expect(Object.getOwnPropertySymbols(out.p)).toEqual([]);
   });
 
+  it('fields arrive as own data properties: a setter of the class is not run', () => {
+    class Guarded {
+      static sets = 0;
+      #v = 0;
+      get v(): number {
+        return this.#v;
+      }
+      set v(x: number) {
+        Guarded.sets++;
+        this.#v = x;
+      }
+    }
+    registerClass(Guarded, { name: 'test.Guarded' });
+    const sent = Object.assign(new Guarded(), { plain: 1 });
+    const out = roundTrip(sent) as Guarded & { plain: number };
+    expect(out).toBeInstanceOf(Guarded);
+    expect(out.plain).toBe(1);
+    expect(Guarded.sets).toBe(0);
+  });
+
   it('a cycle through instances keeps every prototype and every identity', () => {
     const a = new ListNode(1);
     const b = new ListNode(2);

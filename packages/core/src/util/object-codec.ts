@@ -135,8 +135,8 @@ function markRevived(obj: object): object {
 
 /** An instance of a registered class, from its fields. The constructor is not called (as pickle does not call __init__). */
 function reviveInstance(entry: RegisteredClass, fields: object, error: unknown[] | null): object {
-  const obj = Object.create(entry.prototype) as object;
-  Object.assign(obj, fields);
+  // Own data properties, as the sender's fields were: assigning them would run setters of the prototype.
+  const obj = Object.create(entry.prototype, Object.getOwnPropertyDescriptors(fields)) as object;
   if (error !== null) restoreErrorParts(obj, error);
   return markRevived(obj);
 }
