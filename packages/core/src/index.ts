@@ -43,6 +43,9 @@ export {
   Init, Finalize, Is_initialized, Is_finalized, Query_thread, Wtime, Wtick, Get_processor_name, Get_error_string,
 } from './api/mpi4py-names.ts';
 export type { Config, Stats } from './api/introspection.ts';
+// Object messages (issue 39): classes that travel as themselves.
+export { registerClass } from './util/index.ts';
+export type { RegisterClassOptions } from './util/index.ts';
 export {
   MPIError, errorString,
   SUCCESS, ERR_BUFFER, ERR_COUNT, ERR_TYPE, ERR_TAG, ERR_COMM, ERR_RANK, ERR_ROOT, ERR_GROUP, ERR_OP, ERR_ARG,

@@ -106,6 +106,7 @@ describe('public surface of @tsmpi/core', () => {
         "pack",
         "queryThread",
         "reduceLocal",
+        "registerClass",
         "revive",
         "stats",
         "threadAttach",

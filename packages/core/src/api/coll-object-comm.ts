@@ -12,13 +12,12 @@
  * the same checked body again at every start(). coll-comm.ts (buffer forms)
  * and neighbor-comm.ts (neighborhood collectives) use the same three.
  */
-import { packr } from '../device/index.ts';
 import {
   allgatherBytes, allreduceObjects, alltoallBytes, barrier as collBarrier, bcastBytes, exscanObjects, gatherBytes, reduceObjects,
   scanObjects, scatterBytes, type Codec, type ObjectOp,
 } from '../coll/index.ts';
 import { applyUserOpValues, reduceValues } from '../datatype/index.ts';
-import { ERR_ARG, ERR_OTHER, ERR_ROOT, mpiError } from '../util/index.ts';
+import { ERR_ARG, ERR_OTHER, ERR_ROOT, MPIError, decodeObject, encodeObject, mpiError } from '../util/index.ts';
 import { IN_PLACE } from './constants.ts';
 import { CommCollPt2pt } from './coll-pt2pt.ts';
 import { checkOpArg, type Op } from './op.ts';
@@ -42,11 +41,13 @@ function codecOf(call: string): Codec<any> {
   let codec = CODECS.get(call);
   if (codec === undefined) {
     codec = {
-      encode: (v) => packr.pack(v).slice(),
+      encode: (v) => encodeObject(v, call).slice(),
       decode: (b) => {
         try {
-          return packr.unpack(b);
-        } catch {
+          return decodeObject(b, call);
+        } catch (e) {
+          // A value the codec refused (a class this rank did not register) says so itself.
+          if (e instanceof MPIError) throw e;
           // msgpackr's own message ("Unexpected end of MessagePack data") would only mislead.
           throw mpiError(ERR_OTHER, call, `a message of this ${call} is not one of its values: the ranks made different collective calls (every rank must make the same ones, in the same order)`);
         }

@@ -19,10 +19,9 @@
  * buffer holding indegree blocks and Alltoall's send buffer outdegree blocks.
  * No IN_PLACE (MPI has none for neighborhood collectives).
  */
-import { packr } from '../device/index.ts';
 import { neighborAlltoallBytes, neighborAlltoallv, type NeighborPlan, type VBuffer } from '../coll/index.ts';
 import { neighborLists, type Topology } from '../comm/index.ts';
-import { ERR_ARG, ERR_COUNT, mpiError } from '../util/index.ts';
+import { ERR_ARG, ERR_COUNT, decodeObject, encodeObject, mpiError } from '../util/index.ts';
 import { Comm } from './comm.ts';
 import { CommCollPt2pt } from './coll-pt2pt.ts';
 import {
@@ -76,7 +75,7 @@ export class TopoComm extends Comm {
     const bytes = encode(value, call);
     return this._collBlocking(call, this._collStart(call, async (pt, tag) => {
       const got = await neighborAlltoallBytes(pt, tag, plan, plan.destinations.map(() => bytes));
-      return got.map((b) => (b === undefined ? undefined : packr.unpack(b)) as T);
+      return got.map((b) => (b === undefined ? undefined : decodeObject(b, call)) as T);
     }));
   }
 
@@ -93,7 +92,7 @@ export class TopoComm extends Comm {
     const datas = values.map((v) => encode(v, call));
     return this._collBlocking(call, this._collStart(call, async (pt, tag) => {
       const got = await neighborAlltoallBytes(pt, tag, plan, datas);
-      return got.map((b) => (b === undefined ? undefined : packr.unpack(b)) as T);
+      return got.map((b) => (b === undefined ? undefined : decodeObject(b, call)) as T);
     }));
   }
 
@@ -260,11 +259,7 @@ export class TopoComm extends Comm {
 }
 
 function encode(value: unknown, call: string): Uint8Array {
-  try {
-    return packr.pack(value).slice();
-  } catch (e) {
-    throw mpiError(ERR_ARG, call, `value cannot be serialized with msgpack: ${(e as Error).message}`, e);
-  }
+  return encodeObject(value, call).slice();
 }
 
 /** The one block size of NeighborAlltoall: recvbuf's indegree blocks and sendbuf's outdegree blocks must agree. */

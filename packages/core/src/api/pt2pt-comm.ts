@@ -8,8 +8,9 @@
  * traffic on ctx + 1, group-collective on ctx + 2) plus the endpoints of its
  * group in rank order.
  */
-import { DevRequest, MAX_MESSAGE_BYTES, REQ_KIND, handleIndex, packr, type Device } from '../device/index.ts';
-import { CONTEXT_SUFFIX, ERR_ARG, ERR_COMM, ERR_RANK, ERR_TAG, MPIError, mpiError } from '../util/index.ts';
+import { DevRequest, MAX_MESSAGE_BYTES, REQ_KIND, handleIndex, type Device } from '../device/index.ts';
+import { CONTEXT_SUFFIX, ERR_COMM, ERR_RANK, ERR_TAG, MPIError, mpiError } from '../util/index.ts';
+import { encodeObject } from '../util/index.ts';
 import { ANY_SOURCE, ANY_TAG, CONGRUENT, IDENT, PROC_NULL, SIMILAR, TAG_UB, UNDEFINED, UNEQUAL } from './constants.ts';
 import { bytesOfBuf, messageTooLong, recvTargetOf, sendSourceOf, setRecvBuf, typeHandleOf, type BufSpec, describe } from './buffer.ts';
 import { Request } from './request.ts';
@@ -201,12 +202,7 @@ export class Pt2ptComm {
     const r = new DevRequest(REQ_KIND.SEND, call);
     if (dst === PROC_NULL) return Request._completed(r, this, call);
     const req = new Request<void>(r, this, call);
-    let data: Uint8Array;
-    try {
-      data = packr.pack(value);
-    } catch (e) {
-      throw mpiError(ERR_ARG, call, `value cannot be serialized with msgpack: ${(e as Error).message}`, e);
-    }
+    let data = encodeObject(value, call);
     if (data.length > MAX_MESSAGE_BYTES) throw messageTooLong(call, 'value', data.length);
     const rt = runtime(call);
     // The encoder's buffer is reused by the next pack: copy what the transport may keep (rendezvous).

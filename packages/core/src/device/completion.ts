@@ -11,17 +11,13 @@
  * flight (hold / release), so a program that returns without finalize exits. In a multithreaded
  * process the first hold also starts serving the completion ring.
  */
-import { Packr } from 'msgpackr';
 import type { PayloadPool, Ring } from '../shm/index.ts';
-import { ERR_NO_MEM, ERR_TRUNCATE, MPIError, mpiError } from '../util/index.ts';
+import { ERR_NO_MEM, ERR_OTHER, ERR_TRUNCATE, MPIError, decodeObject, mpiError } from '../util/index.ts';
 import { REQ_KIND, type DevRequest } from './dev-request.ts';
 import { FLAG, NIL, SLOT, SLOT_WORDS, STATE, type SlotPool } from './request-table.ts';
 import { STAT, type SharedState } from './shared-state.ts';
 import type { Lifetime } from './lifetime.ts';
 import type { ThreadBridge } from './thread-bridge.ts';
-
-/** msgpack for object payloads: typed arrays keep their type; decoded binaries never alias the input. */
-export const packr = new Packr({ useRecords: false, moreTypes: true, copyBuffers: true, structuredClone: false });
 
 export class Completion {
   /** the JavaScript side of each slot this thread owns */
@@ -194,7 +190,12 @@ export class Completion {
     r.count = n;
     if (r.objectMode) {
       // msgpackr's native string extraction refuses shared memory: decode a private copy of shared bytes.
-      r.value = isObject ? packr.unpack(data.buffer instanceof SharedArrayBuffer ? data.slice() : data) : data.slice();
+      // A value this process cannot make (a class it did not register) fails this receive, not the device.
+      try {
+        r.value = isObject ? decodeObject(data.buffer instanceof SharedArrayBuffer ? data.slice() : data, r.call) : data.slice();
+      } catch (e) {
+        r.error = e instanceof MPIError ? e : mpiError(ERR_OTHER, r.call, `the message could not be decoded: ${String(e)}`);
+      }
     } else {
       const buf = r.buf!;
       if (n > buf.length) {

@@ -1,5 +1,4 @@
 export { Device } from './device.ts';
-export { packr } from './completion.ts';
 // The wire's message-size limit, for the API's argument checks (api/ does not import transport/).
 export { MAX_MESSAGE_BYTES } from '../transport/index.ts';
 export type { DeviceOptions, DirectRoute, ProbeInfo } from './device.ts';

@@ -17,8 +17,7 @@
  * that waits on the cell asks for a cancel by moving CANCEL from OPEN to
  * REQUESTED; the origin's watch cancels its request if it has not completed.
  */
-import { packr } from '../device/index.ts';
-import { ERR_OTHER, waitAsync } from '../util/index.ts';
+import { ERR_OTHER, decodeObject, encodeObject, waitAsync } from '../util/index.ts';
 
 const W = { STATE: 0, CANCEL: 1, SOURCE: 2, TAG: 3, COUNT: 4, ERROR: 5, CANCELLED: 6, VALUE_BYTES: 7 } as const;
 const WORDS = 8;
@@ -79,10 +78,10 @@ export class RelayCell {
     words[W.CANCELLED] = status.cancelled ? 1 : 0;
     let payload: Uint8Array;
     try {
-      payload = packr.pack(content());
+      payload = encodeObject(content(), 'relay');
     } catch (e) {
       words[W.ERROR] = ERR_OTHER;
-      payload = packr.pack({ message: `the value could not be relayed to another thread: ${String(e)}` });
+      payload = encodeObject({ message: `the value could not be relayed to another thread: ${String(e)}` }, 'relay');
     }
     (this.buffer as unknown as { grow(bytes: number): void }).grow(VALUE_AT + payload.length);
     new Uint8Array(this.buffer, VALUE_AT, payload.length).set(payload);
@@ -125,6 +124,6 @@ export class RelayCell {
 
   /** What the bytes carry, decoded (call once isDone). */
   content(): RelayContent {
-    return packr.unpack(new Uint8Array(this.buffer, VALUE_AT, this.#words[W.VALUE_BYTES]!).slice()) as RelayContent;
+    return decodeObject(new Uint8Array(this.buffer, VALUE_AT, this.#words[W.VALUE_BYTES]!).slice(), 'wait') as RelayContent;
   }
 }

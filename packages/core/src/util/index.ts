@@ -5,6 +5,9 @@ export {
 } from './errors.ts';
 export type { ErrorClassName } from './errors.ts';
 export { assert } from './assert.ts';
+export { encodeObject, decodeObject } from './object-codec.ts';
+export { registerClass } from './class-registry.ts';
+export type { RegisterClassOptions } from './class-registry.ts';
 export { workerArgs } from './ts-worker.ts';
 export { waitAsync } from './wait-async.ts';
 export { schedYield } from './sched-yield.ts';
