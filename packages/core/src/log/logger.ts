@@ -3,8 +3,12 @@
  * components get children (log.child({ mod: 'device' })). Logs are NDJSON on
  * stderr, which the launcher forwards per rank. Nothing logs per message.
  */
+import { createRequire } from 'node:module';
 import os from 'node:os';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
+
+/** pino by require, as pmi/client.ts loads ws: importing it from an ES module runs the CJS lexer over its files at every start-up. */
+const { pino } = createRequire(import.meta.url)('pino') as typeof import('pino');
 
 export type { Logger };
 
