@@ -13,7 +13,7 @@ import { isLocalHost, placeRanks, type HostSlots, type Placement } from './proce
 import { readSlurmAllocation } from './slurm-allocation.ts';
 import { chooseLauncher, planSlurmJob } from './slurm-plan.ts';
 import { parseSlurmVersion } from './slurm-srun.ts';
-import { missingBuild, nodeFlagsFor, parseRankNodeFlags, rankCommand, resolveProgram, tsxLoaderUrl, withTransport } from './rank-command.ts';
+import { missingBuild, nodeFlagsFor, staleBuildWarning, parseRankNodeFlags, rankCommand, resolveProgram, tsxLoaderUrl, withTransport } from './rank-command.ts';
 import { effectiveSetting, findSetting } from './settings-flags.ts';
 
 /** Exit status for a bad command line. */
@@ -111,6 +111,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     process.stderr.write(`mpiexec: ${unbuilt}\n`);
     return NOT_FOUND_STATUS;
   }
+  const stale = await staleBuildWarning(program);
+  if (stale !== null) process.stderr.write(`mpiexec: warning: ${stale}\n`);
   const level = settingValue(o, 'logLevel', env);
   const log = pino({ name: 'mpiexec', level }, pino.destination({ fd: 2, sync: true }));
   const job = new Job(o, placements, { log, stdout: process.stdout, stderr: process.stderr, env: withTransport(env, program), tsxUrl, nodeFlags, hostname, ...slurm.deps });

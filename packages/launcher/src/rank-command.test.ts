@@ -2,7 +2,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { isJsProgram, missingBuild, rankCommand, TRANSPORT_ENV, withTransport } from './rank-command.ts';
+import { isJsProgram, missingBuild, rankCommand, staleBuildWarning, TRANSPORT_ENV, withTransport } from './rank-command.ts';
 
 describe('withTransport', () => {
   it('names the launcher\'s own @tsmpi/transport-tcp by file URL when the user chose none', () => {
@@ -45,5 +45,10 @@ describe('withTransport for JavaScript programs', () => {
   it('finds the built JavaScript present once built (npx tsc -b), and asks nothing of TypeScript programs', () => {
     expect(missingBuild('app.ts')).toBeNull();
     expect(missingBuild('app.mjs')).toBeNull();
+  });
+
+  it('never warns of a stale build for TypeScript programs, which run from source', async () => {
+    expect(await staleBuildWarning('app.ts')).toBeNull();
+    expect(await staleBuildWarning('app.mts')).toBeNull();
   });
 });

@@ -94,6 +94,20 @@ export function missingBuild(program: string): string | null {
   return missing === undefined ? null : `${path.basename(program)} is JavaScript, which runs on tsmpi's built JavaScript, and ${missing} is missing: build it with \`npx tsc -b\` (pnpm build)`;
 }
 
+/**
+ * A warning when `program` is JavaScript and this launcher runs in a checkout
+ * of the repo whose dist/ is older than its sources (bin/built-is-current.mjs,
+ * which only a checkout has): the program would run on the old build while
+ * mpiexec runs the new sources. Null otherwise.
+ */
+export async function staleBuildWarning(program: string): Promise<string | null> {
+  const check = new URL('../bin/built-is-current.mjs', import.meta.url);
+  if (!isJsProgram(program) || !existsSync(check)) return null;
+  const { builtIsCurrent } = (await import(check.href)) as { builtIsCurrent: () => boolean };
+  if (builtIsCurrent()) return null;
+  return `${path.basename(program)} is JavaScript and runs on tsmpi's built JavaScript (dist/), which is older than the sources in this checkout: run \`npx tsc -b\` to run what the sources say`;
+}
+
 /** True for JavaScript programs, which run in plain Node (no TypeScript loader). */
 export function isJsProgram(program: string): boolean {
   return JS_EXTENSIONS.has(path.extname(program).toLowerCase());
