@@ -1,8 +1,8 @@
 /**
  * JavaScript programs (.mjs, .cjs) run in plain Node under mpiexec: no
  * TypeScript loader in the rank (its execArgv names no --import), '@tsmpi/core'
- * resolved to the built JavaScript, and a syntax error reported by Node with
- * the file and line. The programs are written under node_modules/.cache so
+ * resolved to the built JavaScript, MPI.Worker threads on JavaScript and
+ * TypeScript files, and a syntax error reported by Node with the file and line. The programs are written under node_modules/.cache so
  * that they import '@tsmpi/core' as any program in the repository does.
  */
 import fs from 'node:fs';
@@ -53,6 +53,18 @@ describe('JavaScript programs run in plain node', () => {
       expect(row.sum).toBe(3);
       expect(row.execArgv.join(' ')).not.toMatch(/--import|tsx/);
       expect(row.core).toMatch(/\/packages\/core\/dist\/index\.js$/);
+    }
+  });
+
+  it('a .mjs rank starts MPI.Worker threads on .mjs and .ts files (channel engines from the built JavaScript)', async () => {
+    const worker = `import * as MPI from '@tsmpi/core';\nawait MPI.init();\nconst { comm } = MPI.workerData;\nconst total = await comm.allreduce(comm.rank + 1, MPI.SUM);\nconsole.log(\`worker of rank \${comm.rank}: sum \${total}\`);\n`;
+    program('worker.mjs', worker);
+    program('worker.ts', worker.replace('MPI.workerData;', 'MPI.workerData as { comm: MPI.Comm };'));
+    for (const file of ['worker.mjs', 'worker.ts']) {
+      const main = program(`threads-${file}.mjs`, `import * as MPI from '@tsmpi/core';\nawait MPI.init({ threadLevel: 'multiple' });\nconst w = new MPI.Worker(new URL('./${file}', import.meta.url), { workerData: { comm: MPI.COMM_WORLD } });\nawait new Promise((resolve, reject) => { w.once('exit', resolve); w.once('error', reject); });\nawait MPI.finalize();\n`);
+      const r = await runMpiexec(['-n', '2', main], { deadlineMs: 90_000 });
+      expect(r.status, `${file}: ${r.stderr}`).toBe(0);
+      expect(r.stdout.trim().split('\n').sort()).toEqual(['worker of rank 0: sum 3', 'worker of rank 1: sum 3']);
     }
   });
 
