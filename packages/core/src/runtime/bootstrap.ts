@@ -24,7 +24,7 @@ import { resolveSettings, takeJobEnv, type Settings, type JobEnv } from '../conf
 import { Device, Engines, SharedState, endpointReceivePlan, resolveEndpointReceive, MAX_THREADS, type EndpointReceivePlan, type DirectRoute, type EngineBoot, type ObjectTable } from '../device/index.ts';
 import { ContextIdState } from '../comm/index.ts';
 import { createLogger, type Logger } from '../log/index.ts';
-import { connectPmi, type FinalizeReport, type PmiClient } from '../pmi/index.ts';
+import type { FinalizeReport, PmiClient } from '../pmi/index.ts';
 import type { ReaderSocketName, TransportFactory } from '../transport/index.ts';
 import { ERR_ARG, mpiError, schedYield } from '../util/index.ts';
 import type { ThreadLevel } from './thread-level.ts';
@@ -88,6 +88,8 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
   const blocked = new BlockedCalls(waitPoll);
   let pmi: PmiClient | null = null;
   if (job !== null) {
+    // Loaded only under a launcher: a job of one process never needs the wire-up client (nor ws).
+    const { connectPmi } = await import('../pmi/index.ts');
     pmi = await connectPmi(job);
     pmi.setRollCallHandler(() => blocked.report());
     pmi.setLostHandler((err) => {
