@@ -1,12 +1,16 @@
 #!/usr/bin/env node
 // mpiexec (also tsmpiexec). In a checkout of the repository (src/ beside
-// bin/) it runs the launcher from its TypeScript sources: 1. tsx compiles .ts
-// on the fly; 2. the source-condition hook (registered last, so it runs first)
-// makes '@tsmpi/*' packages resolve to src/. An installed package has no src/
-// and runs the JavaScript that `pnpm build` wrote to dist/.
+// bin/) whose dist/ is older than its sources it runs the launcher from its
+// TypeScript sources: 1. tsx compiles .ts on the fly; 2. the source-condition
+// hook (registered last, so it runs first) makes '@tsmpi/*' packages resolve
+// to src/. An installed package has no src/, and a checkout built since its
+// last source edit (`npx tsc -b`: built-is-current.mjs) has the same code
+// compiled: both run the JavaScript in dist/, which starts without tsx.
 import { existsSync } from 'node:fs';
 
-if (existsSync(new URL('../src/cli.ts', import.meta.url))) {
+const fromSource = existsSync(new URL('../src/cli.ts', import.meta.url))
+  && !(await import('./built-is-current.mjs')).builtIsCurrent();
+if (fromSource) {
   const { register } = await import('node:module');
   const { register: registerTsx } = await import('tsx/esm/api');
   registerTsx();

@@ -14,7 +14,7 @@ import { isLocalHost, placeRanks, type HostSlots, type Placement } from './proce
 import { readSlurmAllocation } from './slurm-allocation.ts';
 import { chooseLauncher, planSlurmJob } from './slurm-plan.ts';
 import { parseSlurmVersion } from './slurm-srun.ts';
-import { nodeFlagsFor, parseRankNodeFlags, rankCommand, resolveProgram, tsxLoaderUrl, withTransport } from './rank-command.ts';
+import { missingBuild, nodeFlagsFor, staleBuildWarning, parseRankNodeFlags, rankCommand, resolveProgram, tsxLoaderUrl, withTransport } from './rank-command.ts';
 import { effectiveSetting, findSetting } from './settings-flags.ts';
 
 /** Exit status for a bad command line. */
@@ -107,9 +107,16 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     return NOT_FOUND_STATUS;
   }
   o = { ...o, program };
+  const unbuilt = missingBuild(program);
+  if (unbuilt !== null) {
+    process.stderr.write(`mpiexec: ${unbuilt}\n`);
+    return NOT_FOUND_STATUS;
+  }
+  const stale = await staleBuildWarning(program);
+  if (stale !== null) process.stderr.write(`mpiexec: warning: ${stale}\n`);
   const level = settingValue(o, 'logLevel', env);
   const log = pino({ name: 'mpiexec', level }, settingValue(o, 'logFormat', env) === 'json' ? pino.destination({ fd: 2, sync: true }) : textLogDestination(2));
-  const job = new Job(o, placements, { log, stdout: process.stdout, stderr: process.stderr, env: withTransport(env), tsxUrl, nodeFlags, hostname, ...slurm.deps });
+  const job = new Job(o, placements, { log, stdout: process.stdout, stderr: process.stderr, env: withTransport(env, program), tsxUrl, nodeFlags, hostname, ...slurm.deps });
   const onSigint = (): void => job.signal('SIGINT');
   const onSigterm = (): void => job.signal('SIGTERM');
   const onExit = (): void => {

@@ -1,10 +1,13 @@
 /**
- * The command line that starts one rank. TypeScript and JavaScript programs
- * run in this Node binary with --conditions=@tsmpi/source (so that
- * `import '@tsmpi/core'` resolves to the sources in the repo) and with tsx
- * loaded from the launcher's own dependencies (so it works wherever the
- * program lives). JavaScript gets tsx too: from source, '@tsmpi/core'
- * resolves to .ts files, which plain Node 20 cannot load. Anything else is
+ * The command line that starts one rank. TypeScript programs (.ts, .mts,
+ * .cts, .tsx) run in this Node binary with --conditions=@tsmpi/source (so
+ * that `import '@tsmpi/core'` resolves to the sources in the repo) and with
+ * tsx loaded from the launcher's own dependencies (so it works wherever the
+ * program lives). JavaScript programs (.js, .mjs, .cjs) run in plain Node:
+ * '@tsmpi/core' resolves by its exports' default condition to the built
+ * JavaScript (dist/, which an installed package ships and `npx tsc -b`
+ * writes in the repo), so no loader starts, start-up is Node's own and a
+ * syntax error is reported by Node with its file and line. Anything else is
  * executed directly.
  *
  * On a host that runs more ranks than it has cores, Node programs also get
@@ -16,8 +19,10 @@
  * (docs/adr/0006). NODE_OPTIONS cannot carry V8 flags like this one, so the
  * setting rankNodeFlags (TSMPI_RANK_NODE_FLAGS) names any others the ranks get.
  */
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { Placement } from './process-map.ts';
 
 export const SOURCE_CONDITION = '@tsmpi/source';
@@ -29,7 +34,7 @@ const JS_EXTENSIONS = new Set(['.js', '.mjs', '.cjs']);
 export interface RankCommand {
   readonly file: string;
   readonly args: readonly string[];
-  /** 'node' for .ts/.js programs, 'exec' for anything else. */
+  /** 'node' for .ts/.js programs (through tsx or plain), 'exec' for anything else. */
   readonly kind: 'node' | 'exec';
 }
 
@@ -42,17 +47,70 @@ export function tsxLoaderUrl(): string {
 export const TRANSPORT_ENV = 'TSMPI_TRANSPORT';
 
 /**
- * `env` for the ranks, with the transport module named by file URL. Core
- * loads its transport by module name and does not depend on one (the
- * transport depends on core's interface: docs/adr/0008); the launcher
+ * `env` for the ranks of `program`, with the transport module named by file
+ * URL. Core loads its transport by module name and does not depend on one
+ * (the transport depends on core's interface: docs/adr/0008); the launcher
  * depends on @tsmpi/transport-tcp, so it resolves it from its own
  * dependencies, which a strict install (pnpm) does not expose to core. A
- * transport the user chose (TSMPI_TRANSPORT) is left as given.
+ * TypeScript rank gets the module as mpiexec itself resolves it (the sources
+ * in the repo); a JavaScript rank gets it by the exports' default condition
+ * (the built JavaScript), as plain Node resolves '@tsmpi/core' in that rank.
+ * A transport the user chose (TSMPI_TRANSPORT) is left as given.
+ * @param program - the ranks' program (none: a TypeScript rank's environment)
  */
-export function withTransport(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+export function withTransport(env: NodeJS.ProcessEnv, program?: string): NodeJS.ProcessEnv {
   const given = env[TRANSPORT_ENV];
   if (given !== undefined && given !== '') return env;
-  return { ...env, [TRANSPORT_ENV]: import.meta.resolve('@tsmpi/transport-tcp') };
+  const url = program !== undefined && isJsProgram(program) ? pathToFileURL(builtTransportPath()).href : import.meta.resolve('@tsmpi/transport-tcp');
+  return { ...env, [TRANSPORT_ENV]: url };
+}
+
+/** The built transport module. */
+function builtTransportPath(): string {
+  return defaultTarget(createRequire(import.meta.url), '@tsmpi/transport-tcp');
+}
+
+/**
+ * The file a package's exports map gives plain Node (its '.' default
+ * condition), read from its package.json: resolving would apply whatever
+ * conditions this process runs with (bin/mpiexec.mjs adds the source one).
+ */
+function defaultTarget(require: NodeJS.Require, pkg: string): string {
+  const json = require.resolve(`${pkg}/package.json`);
+  const exp = (JSON.parse(readFileSync(json, 'utf8')) as { exports?: { '.'?: { default?: string } } }).exports?.['.']?.default;
+  if (exp === undefined) throw new Error(`${json} has no default export`);
+  return path.resolve(path.dirname(json), exp);
+}
+
+/**
+ * Null when `program` can run, or why not: a JavaScript program runs on
+ * tsmpi's built JavaScript, which a checkout of the repo has only after
+ * `npx tsc -b` (an installed package always has it).
+ */
+export function missingBuild(program: string): string | null {
+  if (!isJsProgram(program)) return null;
+  const transport = builtTransportPath();
+  const missing = [transport, defaultTarget(createRequire(transport), '@tsmpi/core')].find((f) => !existsSync(f));
+  return missing === undefined ? null : `${path.basename(program)} is JavaScript, which runs on tsmpi's built JavaScript, and ${missing} is missing: build it with \`npx tsc -b\` (pnpm build)`;
+}
+
+/**
+ * A warning when `program` is JavaScript and this launcher runs in a checkout
+ * of the repo whose dist/ is older than its sources (bin/built-is-current.mjs,
+ * which only a checkout has): the program would run on the old build while
+ * mpiexec runs the new sources. Null otherwise.
+ */
+export async function staleBuildWarning(program: string): Promise<string | null> {
+  const check = new URL('../bin/built-is-current.mjs', import.meta.url);
+  if (!isJsProgram(program) || !existsSync(check)) return null;
+  const { builtIsCurrent } = (await import(check.href)) as { builtIsCurrent: () => boolean };
+  if (builtIsCurrent()) return null;
+  return `${path.basename(program)} is JavaScript and runs on tsmpi's built JavaScript (dist/), which is older than the sources in this checkout: run \`npx tsc -b\` to run what the sources say`;
+}
+
+/** True for JavaScript programs, which run in plain Node (no TypeScript loader). */
+export function isJsProgram(program: string): boolean {
+  return JS_EXTENSIONS.has(path.extname(program).toLowerCase());
 }
 
 /** True for programs that run in Node. */
@@ -91,8 +149,9 @@ export function nodeFlagsFor(placements: readonly Placement[], cores: number, ex
   return [...extra, ...(placements.some((p) => p.localSize > cores) ? ['--single-threaded-gc'] : [])];
 }
 
-/** The command for one rank; `nodeFlags` go to Node programs only. */
+/** The command for one rank; `nodeFlags` go to Node programs only, tsx and the source condition to TypeScript only. */
 export function rankCommand(program: string, args: readonly string[], tsxUrl: string, nodeFlags: readonly string[] = []): RankCommand {
+  if (isJsProgram(program)) return { file: process.execPath, args: [...nodeFlags, program, ...args], kind: 'node' };
   if (isNodeProgram(program)) {
     return { file: process.execPath, args: [...nodeFlags, `--conditions=${SOURCE_CONDITION}`, '--import', tsxUrl, program, ...args], kind: 'node' };
   }

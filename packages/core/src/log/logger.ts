@@ -12,9 +12,13 @@
  * names one (`peer`) with the transport's code for a connection the peer
  * ended or reset (TSMPI_ERR_PEER_CLOSED).
  */
+import { createRequire } from 'node:module';
 import os from 'node:os';
-import { pino, type Logger } from 'pino';
+import type { Logger } from 'pino';
 import { textLogDestination, type LogFormat } from '../util/index.ts';
+
+/** pino by require, as pmi/client.ts loads ws: importing it from an ES module runs the CJS lexer over its files at every start-up. */
+const { pino } = createRequire(import.meta.url)('pino') as typeof import('pino');
 
 export type { Logger };
 

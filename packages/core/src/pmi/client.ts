@@ -22,7 +22,8 @@
  * after a fence is normally answered locally.
  */
 import type { Socket } from 'node:net';
-import { WebSocket, type RawData } from 'ws';
+import { createRequire } from 'node:module';
+import type { RawData, WebSocket as WsSocket } from 'ws';
 import type { JobEnv } from '../config/index.ts';
 import { ERR_OTHER, KeyResponse, mpiError } from '../util/index.ts';
 import type { BlockedIn, FinalizeReport, PmiClient } from './client-api.ts';
@@ -38,6 +39,13 @@ import {
 
 /** Largest message accepted from the launcher; fenceDone carries the whole key/value store of a fence. */
 const MAX_PAYLOAD_BYTES = 64 * 1024 * 1024;
+/**
+ * ws by require, not through its ES module wrapper: importing CommonJS from an
+ * ES module runs Node's CJS lexer over every file of the package, ~60 ms of
+ * CPU per rank at start-up against ~25 ms (docs/notebook/startup-2026-11.md).
+ */
+const { WebSocket } = createRequire(import.meta.url)('ws') as typeof import('ws');
+
 /** How long connecting (TCP + WebSocket upgrade) may take before connectPmi rejects. */
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 /** How long close() waits for the closing handshake before dropping the socket. */
@@ -52,7 +60,7 @@ interface Pending {
 class WsPmiClient implements PmiClient {
   readonly rank: number;
   readonly size: number;
-  readonly #ws: WebSocket;
+  readonly #ws: WsSocket;
   #socket: Socket | null = null;
   #outstanding = 1; // the connect itself
   #nextId = 1;

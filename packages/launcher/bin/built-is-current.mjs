@@ -1,0 +1,33 @@
+// In a checkout of the repository: whether the built JavaScript (dist/) of
+// the launcher, core and transport-tcp is at least as new as every source file
+// it is built from, so that bin/mpiexec.mjs and bin/tsmpi-proxy.mjs may run it
+// instead of compiling the sources through tsx (0.4-0.6 s of CPU at every
+// start: docs/notebook/startup-2026-11.md). `npx tsc -b` rewrites each
+// package's dist/.tsbuildinfo whenever its sources changed; a source edited
+// since (or a package never built) sends mpiexec back to the sources. Tests
+// are not built, so their files do not count. Costs a few ms of stat calls.
+import { readdirSync, statSync } from 'node:fs';
+
+const PACKAGES = ['launcher', 'core', 'transport-tcp'];
+const NOT_BUILT = /\.test(-util)?\.ts$/;
+
+/** The newest modification time (ms) of the built sources under `dir`. */
+function newestSource(dir) {
+  let newest = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = `${dir}/${e.name}`;
+    if (e.isDirectory()) newest = Math.max(newest, newestSource(p));
+    else if (!NOT_BUILT.test(e.name)) newest = Math.max(newest, statSync(p).mtimeMs);
+  }
+  return newest;
+}
+
+/** True when every package's dist/ was built after its last source change. */
+export function builtIsCurrent() {
+  const packages = new URL('../../', import.meta.url).pathname;
+  try {
+    return PACKAGES.every((p) => statSync(`${packages}${p}/dist/.tsbuildinfo`).mtimeMs >= newestSource(`${packages}${p}/src`));
+  } catch {
+    return false; // a package not built
+  }
+}
