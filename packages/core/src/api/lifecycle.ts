@@ -28,6 +28,7 @@ import { MAX_THREADS } from '../device/index.ts';
 import { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE, setupPredefinedComms, attachPredefinedComms, bindLeanPredefined } from './predefined-comms.ts';
 import { reviveWorkerData } from './revive.ts';
 import { destroyCommRecord } from './comm.ts';
+import { deleteAllAttrs } from './attributes.ts';
 import { setupPredefinedTypes } from './datatype.ts';
 import { setupPredefinedOps } from './op.ts';
 import { liveObjects, messageTotals } from './introspection.ts';
@@ -307,6 +308,9 @@ async function initWorkerThread(boot: WorkerBoot): Promise<ThreadLevel> {
 export async function finalize(): Promise<void> {
   const rt = runtime('finalize');
   if (!isMainThread) throw mpiError(ERR_OTHER, 'finalize', 'worker threads never call MPI.finalize(): the main thread does, after the workers are done');
+  // MPI 4.0 11.2.2: finalize first frees COMM_SELF's attributes (their delete callbacks run, last set first), then COMM_WORLD's.
+  deleteAllAttrs(COMM_SELF, COMM_SELF._handle);
+  deleteAllAttrs(COMM_WORLD, COMM_WORLD._handle);
   await readersHandBack(rt.device);
   await COMM_WORLD.barrier();
   // The finalize-time collection (papers/refcount-gc.txt §V.B): whatever only the collector still holds goes.
