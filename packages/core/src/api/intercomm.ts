@@ -30,12 +30,15 @@
  * member). The merged order: the group that passed high = false first; when
  * both passed the same, the group whose leader has the lower endpoint.
  *
+ * createIntercomm is api/intercomm-create.ts; what Intercomm does with the
+ * other methods of Comm is api/intercomm-stubs.ts.
+ *
  * Collectives present: barrier/ibarrier/Ibarrier, bcast/Bcast/Ibcast,
  * reduce/Reduce/Ireduce, allreduce/Allreduce/Iallreduce, gather/Gather/Igather,
  * scatter/Scatter/Iscatter, allgather/Allgather/Iallgather,
  * alltoall/Alltoall/Ialltoall. Every other method of Comm that has no meaning
  * here (scan, topologies, createGroup) or is not written yet (the v-variants,
- * ReduceScatterBlock) throws ERR_COMM naming the call (installIntercommStubs).
+ * ReduceScatterBlock) throws ERR_COMM naming the call (intercomm-stubs.ts).
  * IN_PLACE is not allowed on intercommunicators (MPI).
  *
  * An Intercomm cannot cross threads yet (revive.ts refuses it): its remote
@@ -46,26 +49,25 @@ import {
   Group as GroupLogic, GroupPt2pt, PeerPt2pt, splitRanks,
 } from '../comm/index.ts';
 import {
-  allgatherBytes, bcastBytes, interAllgather, interAlltoall, interBarrier, interBcast, interGather, interScatter, interSendToRoot, leaderSwap,
+  allgatherBytes, interAllgather, interAlltoall, interBarrier, interBcast, interGather, interScatter, interSendToRoot, leaderSwap,
   packBlocks, reduce as collReduce, reduceObjects, unpackBlocks, type InterRole, type ObjectOp,
 } from '../coll/index.ts';
 import { applyUserOpValues, reduceValues } from '../datatype/index.ts';
 import { packr } from '../device/index.ts';
 import { runtime } from '../runtime/index.ts';
-import { ERR_ARG, ERR_BUFFER, ERR_COMM, ERR_COUNT, ERR_GROUP, ERR_RANK, ERR_ROOT, ERR_TAG, ERR_TRUNCATE, mpiError } from '../util/index.ts';
+import { ERR_ARG, ERR_BUFFER, ERR_COUNT, ERR_GROUP, ERR_ROOT, ERR_TRUNCATE, mpiError } from '../util/index.ts';
 import { copyAttrs } from './attributes.ts';
 import { describe, packedOf, recvAreaOf, resolveBuf, unpackArea, type BufSpec, type ResolvedBuf } from './buffer.ts';
-import { CommCollPt2pt } from './coll-pt2pt.ts';
 import { Comm, type Creation } from './comm.ts';
-import { IN_PLACE, PROC_NULL, ROOT, TAG_UB, UNDEFINED, type InPlace } from './constants.ts';
+import { IN_PLACE, PROC_NULL, ROOT, UNDEFINED, type InPlace } from './constants.ts';
 import { Group } from './group.ts';
 import { Info, infoEntries } from './info.ts';
+import { installIntercommStubs } from './intercomm-stubs.ts';
 import { byteOpOf, checkOpArg, type Op } from './op.ts';
 import { Request } from './request.ts';
 
 const CTX_COLL = CONTEXT_SUFFIX.COLL;
 const CTX_GROUP = CONTEXT_SUFFIX.GROUP_COLL;
-const CTX_BOOT = CONTEXT_SUFFIX.INTERCOMM_BOOT;
 
 const codec = {
   encode: (v: unknown): Uint8Array => packr.pack(v).slice(),
@@ -82,13 +84,13 @@ function objectOp(op: Op, call: string): ObjectOp<any> {
 }
 
 /** A context id and a list of endpoints as bytes (the leaders' swaps). */
-function encodeSide(ctx: number, endpoints: Int32Array): Uint8Array {
+export function encodeSide(ctx: number, endpoints: Int32Array): Uint8Array {
   const words = new Int32Array(1 + endpoints.length);
   words[0] = ctx;
   words.set(endpoints, 1);
   return new Uint8Array(words.buffer);
 }
-function decodeSide(bytes: Uint8Array): { ctx: number; endpoints: Int32Array } {
+export function decodeSide(bytes: Uint8Array): { ctx: number; endpoints: Int32Array } {
   const words = new Int32Array(bytes.slice().buffer);
   return { ctx: words[0]!, endpoints: words.slice(1) };
 }
@@ -107,7 +109,7 @@ export class Intercomm extends Comm {
     this._peers = remote;
     this._sendCtx = remoteCtx;
     this.#remoteRankOf = new Map(Array.from(remote, (e, i) => [e, i] as [number, number]));
-    installIntercommStubs();
+    installIntercommStubs(Intercomm, Comm);
   }
 
   override get isInter(): boolean {
@@ -590,119 +592,3 @@ function blocksOf(rb: ResolvedBuf, n: number, call: string, arg: string): number
   }
   return rb.packedBytes / n;
 }
-
-let stubsInstalled = false;
-
-/** Comm methods that hold on an intercommunicator as they are (inherited). */
-const INHERITED = new Set([
-  'free', 'setAttr', 'getAttr', 'deleteAttr', 'setInfo', 'getInfo', 'setErrhandler', 'getErrhandler', 'callErrhandler', 'createIntercomm',
-]);
-
-/**
- * Every public method of Comm and of its collective layer that Intercomm does not define and that
- * does not hold as inherited (point-to-point, INHERITED): an mpi4py alias of a method Intercomm
- * defines (the same function on Comm, api/mpi4py-names.ts) becomes that definition; any other
- * throws ERR_COMM naming the call. Done at the first Intercomm, when every module has added its
- * methods (topology-create.ts, the aliases).
- */
-function installIntercommStubs(): void {
-  if (stubsInstalled) return;
-  stubsInstalled = true;
-  const ownNames = Object.getOwnPropertyNames(Intercomm.prototype);
-  // Comm.prototype and CollComm.prototype: up to (not into) the point-to-point layer, which holds as it is.
-  const layers: object[] = [];
-  for (let p: object | null = Comm.prototype; p !== null && !Object.hasOwn(p, 'send'); p = Object.getPrototypeOf(p) as object | null) layers.push(p);
-  const pt2pt = Object.getPrototypeOf(layers[layers.length - 1]!) as object;
-  // Descriptors, not property reads: a read would run getters (rank, _collSeq) on a prototype.
-  const valueOf = (p: object, n: string): unknown => Object.getOwnPropertyDescriptor(p, n)?.value;
-  const isInherited = (fn: unknown): boolean =>
-    [...INHERITED].some((n) => layers.some((q) => valueOf(q, n) === fn)) || Object.getOwnPropertyNames(pt2pt).some((n) => valueOf(pt2pt, n) === fn);
-  for (const p of layers) {
-    for (const name of Object.getOwnPropertyNames(p)) {
-      if (ownNames.includes(name) || INHERITED.has(name) || name.startsWith('_') || name === 'constructor') continue;
-      const d = Object.getOwnPropertyDescriptor(p, name)!;
-      if (typeof d.value !== 'function' || isInherited(d.value)) continue;
-      const fn = d.value as Function;
-      const canonical = ownNames.find((n) => layers.some((q) => valueOf(q, n) === fn));
-      const value = canonical !== undefined ? valueOf(Intercomm.prototype, canonical) : function unsupported(this: Intercomm): never {
-        throw mpiError(ERR_COMM, name, `${name} is not available on intercommunicator ${this.name}: ${INTRA_ONLY.has(name) ? 'MPI defines it on intracommunicators only' : 'not implemented for intercommunicators yet'}`);
-      };
-      Object.defineProperty(Intercomm.prototype, name, { value, writable: true, configurable: true, enumerable: false });
-    }
-  }
-}
-
-/** Methods MPI defines on intracommunicators only. */
-const INTRA_ONLY = new Set([
-  'scan', 'exscan', 'Scan', 'Exscan', 'Iscan', 'Iexscan', 'ScanInit', 'ExscanInit', 'createGroup', 'splitType', 'createCart', 'createGraph',
-  'createDistGraph', 'createDistGraphAdjacent',
-]);
-
-declare module './comm.ts' {
-  interface Comm {
-    /**
-     * An intercommunicator between this communicator's group and another group (MPI_Intercomm_create).
-     * Collective over this communicator and, through the leaders, the other group's.
-     * @param localLeader the rank here that talks to the other group
-     * @param peerComm a communicator holding both leaders (significant at the local leader only)
-     * @param remoteLeader the other leader's rank in peerComm (significant at the local leader only)
-     * @param tag 0..TAG_UB: the leaders' messages on peerComm (concurrent creations over one peerComm differ by tag)
-     * @throws MPIError(ERR_RANK) for a bad leader; ERR_TAG for a bad tag; ERR_COMM when peerComm is not a live Comm or the groups overlap
-     * @example const inter = await half.createIntercomm(0, MPI.COMM_WORLD, isLow ? size / 2 : 0, 7);
-     */
-    createIntercomm(localLeader: number, peerComm: Comm, remoteLeader: number, tag?: number): Promise<Intercomm>;
-  }
-}
-
-function createIntercomm(this: Comm, localLeader: number, peerComm: Comm, remoteLeader: number, tag = 0): Promise<Intercomm> {
-  const call = 'Comm.createIntercomm';
-  const me = this._me(call);
-  if (this.isInter) throw mpiError(ERR_COMM, call, `${this.name} is an intercommunicator: createIntercomm is called on an intracommunicator`);
-  if (!Number.isInteger(localLeader) || localLeader < 0 || localLeader >= this.size) {
-    throw mpiError(ERR_RANK, call, `localLeader ${String(localLeader)} is out of range for ${this.name} (size ${this.size}): expected 0..${this.size - 1}`);
-  }
-  if (!Number.isInteger(tag) || tag < 0 || tag > TAG_UB) throw mpiError(ERR_TAG, call, `tag ${String(tag)} is invalid: expected 0..${TAG_UB} (TAG_UB)`);
-  const isLeader = this.rank === localLeader;
-  let peerEndpoint = -1;
-  let peerCtx = -1;
-  if (isLeader) {
-    if (!(peerComm instanceof Comm)) throw mpiError(ERR_COMM, call, `peerComm is ${describe(peerComm)}: expected a Comm holding both leaders`);
-    peerComm._me(call);
-    if (peerComm.isInter) throw mpiError(ERR_COMM, call, `peerComm ${peerComm.name} is an intercommunicator: expected an intracommunicator`);
-    if (!Number.isInteger(remoteLeader) || remoteLeader < 0 || remoteLeader >= peerComm.size) {
-      throw mpiError(ERR_RANK, call, `remoteLeader ${String(remoteLeader)} is out of range for ${peerComm.name} (size ${peerComm.size}): expected 0..${peerComm.size - 1}`);
-    }
-    if (remoteLeader === peerComm.rank) throw mpiError(ERR_RANK, call, `remoteLeader ${remoteLeader} is the caller itself in ${peerComm.name}: the two groups must be disjoint`);
-    peerEndpoint = peerComm._endpoints[remoteLeader]!;
-    peerCtx = peerComm._ctx;
-  }
-  const c = this._beginCreation(call);
-  const [coll, priority, wtag] = this._creationCollectives(call);
-  const pt = new CommCollPt2pt(this, call);
-  const local = this._endpoints;
-  const dev = runtime(call).device;
-  return this._collBlocking(call, (async () => {
-    const ctx = await allocateContextId(c.state, this._ctx, priority, coll, c.options);
-    let remote: { ctx: number; endpoints: Int32Array };
-    try {
-      let got: Uint8Array | null = null;
-      if (isLeader) {
-        const boot = new PeerPt2pt(dev, me, 0, Int32Array.of(peerEndpoint), Int32Array.of(peerCtx + CTX_BOOT), peerCtx + CTX_BOOT, call);
-        [got] = await Promise.all([boot.recv(0, tag), boot.send(0, tag, encodeSide(ctx, local))]);
-      }
-      remote = decodeSide(await bcastBytes(pt, wtag, got, localLeader));
-    } catch (e) {
-      freeContextId(c.state, ctx);
-      throw e;
-    }
-    for (const e of remote.endpoints) {
-      if (this._rankOfEndpoint(e) !== UNDEFINED) {
-        freeContextId(c.state, ctx);
-        throw mpiError(ERR_COMM, call, `the remote group shares endpoint ${e} with ${this.name}: the two groups of an intercommunicator must be disjoint`);
-      }
-    }
-    return Comm._makeWith(c, `${this.name}.inter`, ctx, local, null, (n, x, e) => new Intercomm(n, x, e, remote.endpoints, remote.ctx)) as Intercomm;
-  })());
-}
-
-Object.defineProperty(Comm.prototype, 'createIntercomm', { value: createIntercomm, writable: true, configurable: true, enumerable: false });
