@@ -425,7 +425,10 @@ export class Comm extends CollComm {
   setErrhandler(h: Errhandler): void {
     const call = 'Comm.setErrhandler';
     checkActive(call);
-    const handler = checkErrhandler(h, call);
+    this.#useErrhandler(checkErrhandler(h, call));
+  }
+
+  #useErrhandler(handler: Errhandler): void {
     this._errhandler = handler;
     routeErrors(this, handler === ERRORS_RETURN ? null : (e) => this.#onError(e));
   }
@@ -540,7 +543,8 @@ export class Comm extends CollComm {
     // The collective sequence may live in a per-record cell that a freed communicator used: start it over.
     comm._collSeq = 0;
     // MPI 4.0 7.4: a new communicator inherits its parent's error handler (in this thread).
-    if (c.parent._errhandler !== ERRORS_RETURN) comm.setErrhandler(c.parent._errhandler);
+    // (Also a handler the user has freed since: it stays in force where it is set, MPI 4.0 9.3.4.)
+    if (c.parent._errhandler !== ERRORS_RETURN) comm.#useErrhandler(c.parent._errhandler);
     return comm;
   }
 }

@@ -87,6 +87,9 @@ try {
 h.free();
 await throwsMPI(() => comm.send(1, size), MPI.ERR_RANK, 'send', 'freed handler still set');
 equal(seen.length, 1, 'a freed handler still runs where it is set');
+const heir = await comm.dup();
+equal(heir.getErrhandler(), h, 'a dup inherits a freed handler');
+heir.free();
 await throwsMPI(() => h.free(), MPI.ERR_ARG, 'Errhandler.free', 'double free');
 await throwsMPI(() => MPI.ERRORS_RETURN.free(), MPI.ERR_ARG, 'Errhandler.free', 'free a predefined handler');
 await throwsMPI(() => world.setErrhandler(h), MPI.ERR_ARG, 'Comm.setErrhandler', 'set a freed handler');
