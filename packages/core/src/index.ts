@@ -10,7 +10,7 @@ export { init, finalize, abort, queryThread, wtime, wtick, getProcessorName } fr
 export { isInitialized, isFinalized } from './api/lifecycle.ts';
 export { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE } from './api/predefined-comms.ts';
 export {
-  ANY_SOURCE, ANY_TAG, PROC_NULL, UNDEFINED, TAG_UB, IN_PLACE, IDENT, CONGRUENT, SIMILAR, UNEQUAL, COMM_TYPE_SHARED,
+  ANY_SOURCE, ANY_TAG, PROC_NULL, UNDEFINED, TAG_UB, IN_PLACE, IDENT, CONGRUENT, SIMILAR, UNEQUAL, COMM_TYPE_SHARED, ROOT,
 } from './api/constants.ts';
 export type { ThreadLevel } from './api/constants.ts';
 export { Comm } from './api/comm.ts';
@@ -19,6 +19,14 @@ export { CartComm, GraphComm, DistGraphComm } from './api/topology-comm.ts';
 export { computeDims } from './api/topology-create.ts';
 export type { DistGraphOptions } from './api/topology-create.ts';
 export type { WBufSpec } from './api/neighbor-comm.ts';
+// Intercommunicators (issue 36): the class, and Comm's createIntercomm installed by intercomm.ts.
+export { Intercomm } from './api/intercomm-create.ts';
+// Attributes, info and error handlers (issue 36): predefined keyvals, Info, Errhandler and the predefined handlers.
+export { UNIVERSE_SIZE, APPNUM, WTIME_IS_GLOBAL, HOST, IO } from './api/attributes.ts';
+export type { KeyvalFns } from './api/attributes.ts';
+export { Info } from './api/info.ts';
+export { Errhandler, ERRORS_RETURN, ERRORS_ARE_FATAL, ERRORS_ABORT } from './api/errhandler.ts';
+export type { ErrhandlerFn } from './api/errhandler.ts';
 // Communicators and groups (issue 4): the public Group.
 export { Group } from './api/group.ts';
 export { Request } from './api/request.ts';
@@ -50,5 +58,5 @@ export {
   MPIError, errorString,
   SUCCESS, ERR_BUFFER, ERR_COUNT, ERR_TYPE, ERR_TAG, ERR_COMM, ERR_RANK, ERR_ROOT, ERR_GROUP, ERR_OP, ERR_ARG,
   ERR_TRUNCATE, ERR_OTHER, ERR_INTERN, ERR_IN_STATUS, ERR_PENDING, ERR_NO_MEM, ERR_PROC_FAILED, ERR_ENDPOINTS,
-  ERR_DIMS,
+  ERR_DIMS, ERR_INFO, ERR_INFO_KEY, ERR_INFO_VALUE, ERR_INFO_NOKEY, ERR_KEYVAL,
 } from './util/index.ts';

@@ -37,7 +37,7 @@ const CODECS = new Map<string, Codec<any>>();
  * (coll/mismatch.ts): another rank sent it from a different collective call (a barrier's empty
  * token, another call's bytes), so the error says that instead of msgpackr's decoder message.
  */
-function codecOf(call: string): Codec<any> {
+export function codecOf(call: string): Codec<any> {
   let codec = CODECS.get(call);
   if (codec === undefined) {
     codec = {
@@ -58,8 +58,8 @@ function codecOf(call: string): Codec<any> {
   return codec;
 }
 
-/** An Op as the object collectives see it. */
-function objectOp(op: Op, call: string): ObjectOp<any> {
+/** An Op as the object collectives see it (intracommunicators' and intercommunicators'). */
+export function objectOp(op: Op, call: string): ObjectOp<any> {
   checkOpArg(op, call);
   const fn = op._fn;
   if (fn !== null) return { combine: (a, b) => applyUserOpValues(fn, a, b, call), commute: op._commute };

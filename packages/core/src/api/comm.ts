@@ -51,14 +51,19 @@ import {
 import { allgatherBytes } from '../coll/index.ts';
 import { hostLabel } from '../config/index.ts';
 import { OBJECT_KIND, handleKind } from '../device/index.ts';
-import { ERR_ARG, ERR_GROUP, ERR_TAG, mpiError } from '../util/index.ts';
+import { ERR_ARG, ERR_GROUP, ERR_TAG, MPIError, mpiError } from '../util/index.ts';
+import { copyAttrs, createKeyval, deleteAllAttrs, deleteAttr, getAttr, setAttr, type KeyvalFns } from './attributes.ts';
+import { checkErrhandler, ERRORS_RETURN, invokeErrhandler, routeErrors, type Errhandler } from './errhandler.ts';
+import { Info, infoEntries } from './info.ts';
+import { abort } from './lifecycle.ts';
+import { freeKeyval } from './attributes.ts';
 import { CollComm } from './coll-comm.ts';
 import { CommCollPt2pt } from './coll-pt2pt.ts';
 import { COMM_TYPE_SHARED, TAG_UB, UNDEFINED } from './constants.ts';
 import { Group } from './group.ts';
 import { CTX_GROUP_COLL } from './pt2pt-comm.ts';
 import { Request } from './request.ts';
-import { runtime, runtimeOrNull } from '../runtime/index.ts';
+import { checkActive, runtime, runtimeOrNull } from '../runtime/index.ts';
 import { describe } from './buffer.ts';
 
 /** The group-handle data word of a COMM record (COMM_DATA.GROUP in predefined-comms.ts, which imports this file). */
@@ -69,9 +74,11 @@ const ID_ENDPOINT_WORD = 2;
 const INT_MAX = 0x7fffffff;
 const INT_MIN = -0x80000000;
 
-/** What every creation takes synchronously, at the call, before any await. */
-interface Creation {
+/** @internal What every creation takes synchronously, at the call, before any await. */
+export interface Creation {
   readonly call: string;
+  /** the communicator the creation is called on: the new one inherits its error handler */
+  readonly parent: Comm;
   /** the calling thread's endpoint */
   readonly me: number;
   /** that endpoint's context-id state */
@@ -147,14 +154,42 @@ export class Comm extends CollComm {
     return Request._fromPromise(this.#dup('Comm.idup'), this, 'idup');
   }
 
-  #dup(call: string): Promise<Comm> {
+  /**
+   * dup whose new communicator has the hints of `info` instead of this one's (MPI 4.0
+   * MPI_Comm_dup_with_info). Attributes are copied as by dup. Collective.
+   * @throws MPIError(ERR_INFO) when info is not an Info (or is freed); as dup otherwise
+   * @example const c = await comm.dupWithInfo(new MPI.Info({ mpi_assert_no_any_source: 'true' }));
+   */
+  dupWithInfo(info: Info): Promise<Comm> {
+    const call = 'Comm.dupWithInfo';
+    const hints = infoEntries(info, call) ?? [];
+    return blockingCreation(call, this.name, this.#dup(call, hints));
+  }
+
+  /** Nonblocking dupWithInfo: the request's wait() resolves the new Comm. */
+  idupWithInfo(info: Info): Request<Comm> {
+    const call = 'Comm.idupWithInfo';
+    const hints = infoEntries(info, call) ?? [];
+    return Request._fromPromise(this.#dup(call, hints), this, 'idupWithInfo');
+  }
+
+  /** @param hints the new communicator's info entries (default: this one's, as MPI_Comm_dup) */
+  #dup(call: string, hints: [string, string][] = this._hints): Promise<Comm> {
     const c = this.#begin(call);
     const [coll, priority] = this.#commCollectives(call);
     const group = holdGroup(runtime(call).device.objects.data(this._handle, GROUP_WORD), call);
     const name = `${this.name}.dup`;
     return consumingGroup(group, call, async () => {
       const ctx = await allocateContextId(c.state, this._ctx, priority, coll, c.options);
-      return Comm.#make(c, name, ctx, this._endpoints, group, this._topologySpec());
+      const comm = Comm.#make(c, name, ctx, this._endpoints, group, this._topologySpec());
+      comm._hints = hints.slice();
+      try {
+        copyAttrs(this, this._handle, comm, comm._handle);
+      } catch (e) {
+        comm.free();
+        throw e;
+      }
+      return comm;
     });
   }
 
@@ -273,8 +308,171 @@ export class Comm extends CollComm {
    * @throws MPIError(ERR_COMM) for a predefined or already freed communicator
    */
   override free(): void {
+    const call = 'Comm.free';
+    checkActive(call);
+    if (!this._predefined) {
+      this._checkNotFreed(call, 'has already been freed');
+      // MPI 4.0 7.7: the delete callbacks run when the communicator is freed; one that throws fails the free.
+      deleteAllAttrs(this, this._handle);
+    }
     super.free();
-    runtime('Comm.free').device.lifetime.userFree(this._handle);
+    runtime(call).device.lifetime.userFree(this._handle);
+  }
+
+  // --- attributes, info and error handlers (API.md Part 2) ---------------------
+
+  /** @internal This thread's info hints of the communicator (keys in the order set). */
+  _hints: [string, string][] = [];
+  /** @internal This thread's error handler of the communicator. */
+  _errhandler: Errhandler = ERRORS_RETURN;
+
+  /** Whether this is an intercommunicator (API.md "Intercommunicators"). */
+  get isInter(): boolean {
+    return false;
+  }
+
+  /**
+   * A new attribute key (MPI_Comm_create_keyval). `copy` runs when a communicator holding the
+   * attribute is duplicated (its result is the copy's value; undefined: not copied); `delete` when
+   * the attribute is deleted, replaced, or its communicator freed. Keyvals and attributes are per thread.
+   * @throws MPIError(ERR_ARG) when a callback is not a function
+   * @example const key = MPI.Comm.createKeyval({ copy: (c, k, v) => v, delete: (c, k, v) => release(v) });
+   */
+  static createKeyval(fns?: KeyvalFns): number {
+    checkActive('Comm.createKeyval');
+    return createKeyval(fns, 'Comm.createKeyval');
+  }
+
+  /**
+   * Frees a keyval: no new set/get with it; attributes already set keep it until deleted.
+   * @throws MPIError(ERR_KEYVAL) for a predefined, unknown or already freed keyval
+   */
+  static freeKeyval(keyval: number): void {
+    checkActive('Comm.freeKeyval');
+    freeKeyval(keyval, 'Comm.freeKeyval');
+  }
+
+  /**
+   * Caches `value` on the communicator under `keyval` (MPI_Comm_set_attr); a value already there is
+   * deleted first (its delete callback runs).
+   * @throws MPIError(ERR_KEYVAL) for a predefined, unknown or freed keyval; ERR_COMM on a freed communicator
+   * @example comm.setAttr(key, { calls: 0 });
+   */
+  setAttr(keyval: number, value: unknown): void {
+    const call = 'Comm.setAttr';
+    this._checkNotFreed(call);
+    setAttr(this, this._handle, keyval, value, call);
+  }
+
+  /**
+   * The value cached under `keyval`, or undefined (MPI_Comm_get_attr with flag false). On COMM_WORLD
+   * the predefined keyvals TAG_UB, UNIVERSE_SIZE, APPNUM, WTIME_IS_GLOBAL, HOST and IO give the job's values.
+   * @throws MPIError(ERR_KEYVAL) for an unknown or freed keyval; ERR_COMM on a freed communicator
+   * @example const tagUb = MPI.COMM_WORLD.getAttr(MPI.TAG_UB) as number;
+   */
+  getAttr(keyval: number): unknown | undefined {
+    const call = 'Comm.getAttr';
+    this._checkNotFreed(call);
+    const isWorld = this._predefined && this._ctx === 0;
+    return getAttr(this._handle, keyval, isWorld, this.size, call);
+  }
+
+  /**
+   * Deletes the attribute under `keyval`, running its delete callback (nothing when none is set).
+   * @throws MPIError(ERR_KEYVAL) for a predefined, unknown or freed keyval; the callback's error
+   */
+  deleteAttr(keyval: number): void {
+    const call = 'Comm.deleteAttr';
+    this._checkNotFreed(call);
+    deleteAttr(this, this._handle, keyval, call);
+  }
+
+  /**
+   * Sets the communicator's hints (MPI_Comm_set_info): the keys of `info` replace those of the same
+   * name. Among them the MPI 4.0 assertions mpi_assert_no_any_source, mpi_assert_no_any_tag,
+   * mpi_assert_exact_length and mpi_assert_allow_overtaking ("true" / "false"). Not collective here
+   * (MPI makes it collective; every rank should pass the same hints).
+   * @throws MPIError(ERR_INFO) when info is not a live Info
+   * @example comm.setInfo(new MPI.Info({ mpi_assert_no_any_tag: 'true' }));
+   */
+  setInfo(info: Info): void {
+    const call = 'Comm.setInfo';
+    this._checkNotFreed(call);
+    const entries = infoEntries(info, call) ?? [];
+    const merged = new Map(this._hints);
+    for (const [k, v] of entries) merged.set(k, v);
+    this._hints = [...merged];
+  }
+
+  /** A new Info with the communicator's hints (MPI_Comm_get_info): free it when done. */
+  getInfo(): Info {
+    this._checkNotFreed('Comm.getInfo');
+    return new Info(Object.fromEntries(this._hints));
+  }
+
+  /** @internal Whether the hint `key` is "true" (the MPI 4.0 assertions). */
+  _asserts(key: string): boolean {
+    for (const [k, v] of this._hints) if (k === key) return v.trim().toLowerCase() === 'true';
+    return false;
+  }
+
+  /**
+   * Sets the communicator's error handler in this thread (MPI_Comm_set_errhandler): ERRORS_RETURN
+   * (the default), ERRORS_ARE_FATAL, ERRORS_ABORT, or one of Errhandler.create.
+   * @throws MPIError(ERR_ARG) when h is not a live Errhandler
+   * @example MPI.COMM_WORLD.setErrhandler(MPI.ERRORS_ARE_FATAL);
+   */
+  setErrhandler(h: Errhandler): void {
+    const call = 'Comm.setErrhandler';
+    checkActive(call);
+    this.#useErrhandler(checkErrhandler(h, call));
+  }
+
+  #useErrhandler(handler: Errhandler): void {
+    this._errhandler = handler;
+    routeErrors(this, handler === ERRORS_RETURN ? null : (e) => this.#onError(e));
+  }
+
+  /** The communicator's error handler in this thread. */
+  getErrhandler(): Errhandler {
+    checkActive('Comm.getErrhandler');
+    return this._errhandler;
+  }
+
+  /**
+   * Invokes the communicator's error handler with an MPIError of `errorClass` (MPI_Comm_call_errhandler):
+   * a user handler runs, ERRORS_ARE_FATAL / ERRORS_ABORT end the job, ERRORS_RETURN does nothing. Returns normally otherwise.
+   * @throws MPIError(ERR_ARG) when errorClass is not an integer
+   */
+  callErrhandler(errorClass: number): void {
+    const call = 'Comm.callErrhandler';
+    checkActive(call);
+    if (!Number.isInteger(errorClass)) throw mpiError(ERR_ARG, call, `errorClass ${describe(errorClass)} is invalid: expected an error class (an integer)`);
+    this.#onError(mpiError(errorClass, call, `error handler called by the program on ${this.name}`));
+  }
+
+  /** The routed calls' hook (errhandler.ts): runs the handler, returns what the call throws. */
+  #onError(e: MPIError): MPIError {
+    invokeErrhandler(this._errhandler, this, e, runtimeOrNull()?.job?.rank ?? 0, (code, target) => abort(code, target as Comm));
+    return e;
+  }
+
+  /** @internal #begin for the creations of api/intercomm.ts. */
+  _beginCreation(call: string): Creation {
+    return this.#begin(call);
+  }
+
+  /** @internal #commCollectives for the creations of api/intercomm.ts: [collectives, priority tag, wire tag]. */
+  _creationCollectives(call: string): [ContextIdCollectives, number, number] {
+    return this.#commCollectives(call);
+  }
+
+  /**
+   * @internal #make for the creations of api/intercomm.ts: the records of a communicator whose
+   * wrapper `make` builds (the context id goes back if the records cannot be made).
+   */
+  static _makeWith(c: Creation, name: string, ctx: number, endpoints: Int32Array, group: number | null, make: (name: string, ctx: number, endpoints: Int32Array) => Comm): Comm {
+    return Comm.#make(c, name, ctx, endpoints, group, null, make);
   }
 
   /** Checks this communicator for a creation and snapshots what it needs. */
@@ -283,7 +481,7 @@ export class Comm extends CollComm {
     const rt = runtime(call);
     // gc: freed communicators whose operations are done give their context ids back before this allocation.
     rt.device.lifetime.maybeCollect();
-    return { call, me, state: rt.contextIds[me - rt.device.firstEndpoint]!, options: contextIdOptions(rt.settings, call) };
+    return { call, parent: this, me, state: rt.contextIds[me - rt.device.firstEndpoint]!, options: contextIdOptions(rt.settings, call) };
   }
 
   /**
@@ -313,8 +511,12 @@ export class Comm extends CollComm {
    * @param group the group record to share (a reference the caller took with holdGroup, which the
    *   new communicator keeps), or null to make one
    * @param topo the topology its record keeps and the class to make; null: a plain Comm
+   * @param make the wrapper to make instead (an intercommunicator), or null
    */
-  static #make(c: Creation, name: string, ctx: number, endpoints: Int32Array, group: number | null, topo: TopologySpec | null = null): Comm {
+  static #make(
+    c: Creation, name: string, ctx: number, endpoints: Int32Array, group: number | null, topo: TopologySpec | null = null,
+    make: ((name: string, ctx: number, endpoints: Int32Array) => Comm) | null = null,
+  ): Comm {
     const dev = runtime(c.call).device;
     const objects = dev.objects;
     let groupHandle: number;
@@ -336,10 +538,13 @@ export class Comm extends CollComm {
       freeContextId(c.state, ctx);
       throw e;
     }
-    const comm = topo === null ? new Comm(name, ctx, endpoints, false) : topo.make(name, ctx, endpoints);
+    const comm = make !== null ? make(name, ctx, endpoints) : topo === null ? new Comm(name, ctx, endpoints, false) : topo.make(name, ctx, endpoints);
     comm._handle = handle;
     // The collective sequence may live in a per-record cell that a freed communicator used: start it over.
     comm._collSeq = 0;
+    // MPI 4.0 7.4: a new communicator inherits its parent's error handler (in this thread).
+    // (Also a handler the user has freed since: it stays in force where it is set, MPI 4.0 9.3.4.)
+    if (c.parent._errhandler !== ERRORS_RETURN) comm.#useErrhandler(c.parent._errhandler);
     return comm;
   }
 }

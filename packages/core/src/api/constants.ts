@@ -7,6 +7,8 @@ export const CONGRUENT = 1;
 export const SIMILAR = 2;
 export const UNEQUAL = 3;
 export const COMM_TYPE_SHARED = 1;
+/** The root of a collective on an intercommunicator passes ROOT (MPI 4.0 6.2.2; MPICH's value). */
+export const ROOT = -3;
 
 /** The in-place marker: a unique constant accepted wherever MPI allows in-place operation. */
 export const IN_PLACE: unique symbol = Symbol.for('tsmpi.IN_PLACE') as never;

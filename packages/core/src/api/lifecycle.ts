@@ -16,6 +16,7 @@ import type { PmiClient } from '../pmi/index.ts';
 import { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE, setupPredefinedComms, attachPredefinedComms, bindLeanPredefined } from './predefined-comms.ts';
 import { reviveWorkerData } from './revive.ts';
 import { destroyCommRecord } from './comm.ts';
+import { deleteAllAttrs } from './attributes.ts';
 import { setupPredefinedTypes } from './datatype.ts';
 import { setupPredefinedOps } from './op.ts';
 import { liveObjects, messageTotals } from './introspection.ts';
@@ -72,6 +73,9 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
 export async function finalize(): Promise<void> {
   const rt = runtime('finalize');
   if (!isMainThread) throw mpiError(ERR_OTHER, 'finalize', 'worker threads never call MPI.finalize(): the main thread does, after the workers are done');
+  // MPI 4.0 11.2.2: finalize first frees COMM_SELF's attributes (their delete callbacks run, last set first), then COMM_WORLD's.
+  deleteAllAttrs(COMM_SELF, COMM_SELF._handle);
+  deleteAllAttrs(COMM_WORLD, COMM_WORLD._handle);
   await finishProcess(rt, API_PARTS);
 }
 

@@ -29,6 +29,13 @@ export class Pt2ptComm {
   _ctx: number;
   /** endpoints of the group, index = rank */
   _endpoints: Int32Array;
+  /**
+   * The endpoints point-to-point ranks address (dest, source): the group's, except on an
+   * intercommunicator, where they are the remote group's (api/intercomm.ts).
+   */
+  _peers: Int32Array;
+  /** The context sends go out on: _ctx, except on an intercommunicator (the remote group's id). */
+  _sendCtx: number;
   /** endpoint -> rank, for endpoints of this group */
   #rankOf: Map<number, number> | null = null;
   readonly _predefined: boolean;
@@ -78,8 +85,9 @@ export class Pt2ptComm {
   constructor(name: string, ctx: number, endpoints: Int32Array, predefined: boolean) {
     this.#name = name;
     this._ctx = ctx;
+    this._sendCtx = ctx;
     this._endpoints = endpoints;
-    this._endpoints = endpoints;
+    this._peers = endpoints;
     this._predefined = predefined;
     this._setEndpoints(endpoints);
   }
@@ -88,6 +96,7 @@ export class Pt2ptComm {
   _setEndpoints(endpoints: Int32Array, handle = this._handle): void {
     this._handle = handle;
     this._endpoints = endpoints;
+    this._peers = endpoints;
     let identity = true;
     for (let i = 0; i < endpoints.length; i++) if (endpoints[i] !== i) identity = false;
     this.#rankOf = identity ? null : new Map(Array.from(endpoints, (e, i) => [e, i] as [number, number]));
@@ -164,19 +173,26 @@ export class Pt2ptComm {
   /** @internal Checks a destination rank; returns its endpoint, or PROC_NULL. */
   _dest(dest: number, call: string, arg = 'dest'): number {
     if (dest === PROC_NULL) return PROC_NULL;
-    if (!Number.isInteger(dest) || dest < 0 || dest >= this._endpoints.length) {
-      throw mpiError(ERR_RANK, call, `${arg} ${String(dest)} is out of range for ${this.#name} (size ${this._endpoints.length}): expected 0..${this._endpoints.length - 1} or PROC_NULL`);
+    const peers = this._peers;
+    if (!Number.isInteger(dest) || dest < 0 || dest >= peers.length) {
+      throw mpiError(ERR_RANK, call, `${arg} ${String(dest)} is out of range for ${this.#name} (${this._peersAre()} ${peers.length}): expected 0..${peers.length - 1} or PROC_NULL`);
     }
-    return this._endpoints[dest]!;
+    return peers[dest]!;
   }
 
   /** @internal Checks a source rank; returns its endpoint, ANY_SOURCE or PROC_NULL. */
   _source(source: number, call: string): number {
     if (source === ANY_SOURCE || source === PROC_NULL) return source;
-    if (!Number.isInteger(source) || source < 0 || source >= this._endpoints.length) {
-      throw mpiError(ERR_RANK, call, `source ${String(source)} is out of range for ${this.#name} (size ${this._endpoints.length}): expected 0..${this._endpoints.length - 1}, ANY_SOURCE or PROC_NULL`);
+    const peers = this._peers;
+    if (!Number.isInteger(source) || source < 0 || source >= peers.length) {
+      throw mpiError(ERR_RANK, call, `source ${String(source)} is out of range for ${this.#name} (${this._peersAre()} ${peers.length}): expected 0..${peers.length - 1}, ANY_SOURCE or PROC_NULL`);
     }
-    return this._endpoints[source]!;
+    return peers[source]!;
+  }
+
+  /** @internal What the ranks of point-to-point calls count, for error messages ('remote size' on an intercommunicator). */
+  _peersAre(): string {
+    return 'size';
   }
 
   /** @internal */
@@ -209,7 +225,7 @@ export class Pt2ptComm {
     if (data.length > rt.settings.eagerLimit) data = data.slice();
     const dev = rt.device;
     dev.lifetime.acquire(r, this._handle, 0, 0);
-    dev.send(r, me, dst, this._ctx, tag, data, true, sync);
+    dev.send(r, me, dst, this._sendCtx, tag, data, true, sync);
     return req;
   }
 
@@ -285,7 +301,7 @@ export class Pt2ptComm {
     const dev = runtime(call).device;
     const lt = dev.lifetime;
     lt.acquire(r, this._handle, lt.countsPredefined || Array.isArray(buf) ? typeHandleOf(buf, lt.countsPredefined) : 0, 0);
-    dev.send(r, me, dst, this._ctx, tag, bytes, false, sync);
+    dev.send(r, me, dst, this._sendCtx, tag, bytes, false, sync);
     return req;
   }
 
@@ -353,7 +369,7 @@ export class Pt2ptComm {
       const dev = runtime(call).device;
       if (dst === PROC_NULL) return dev.completeNow(r);
       dev.lifetime.acquire(r, this._handle, type, 0);
-      dev.send(r, me, dst, this._ctx, tag, source(), false, false);
+      dev.send(r, me, dst, this._sendCtx, tag, source(), false, false);
     };
     return req;
   }

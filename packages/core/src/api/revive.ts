@@ -21,7 +21,7 @@
  */
 import { OBJECT_KIND, handleKind } from '../device/index.ts';
 import { decodeTopology } from '../comm/index.ts';
-import { ERR_ARG, mpiError } from '../util/index.ts';
+import { ERR_ARG, ERR_COMM, mpiError } from '../util/index.ts';
 import { Comm } from './comm.ts';
 import { topologyCommOf } from './topology-comm.ts';
 import { Group } from './group.ts';
@@ -82,6 +82,8 @@ export function dehydrate(value: unknown): unknown {
 function dehydrateLeaf(value: unknown): unknown {
   // The sender's own objects are what revive gives back in the sender's thread.
   if (value instanceof Comm) {
+    // An intercommunicator's remote group and send context live in its wrapper (api/intercomm.ts).
+    if (value.isInter) throw mpiError(ERR_COMM, 'dehydrate', `intercommunicator ${value.name} cannot cross threads yet: create it in the thread that uses it`);
     if (!value._freed) comms.set(value._handle, value);
     return { [MARK]: 'Comm', handle: value._freed ? -1 : value._handle, name: value.name };
   }

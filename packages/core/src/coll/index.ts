@@ -21,6 +21,8 @@ export { allgather, allgatherv, allgatherBytes } from './allgather.ts';
 export { alltoall, alltoallv, alltoallBytes } from './alltoall.ts';
 export { reduceScatter, reduceScatterBlock } from './reduce-scatter.ts';
 export { neighborAlltoallv, neighborAlltoallBytes } from './neighbor.ts';
+export { interAllgather, interAlltoall, interBarrier, interBcast, interGather, interScatter, interSendToRoot, leaderSwap, packBlocks, unpackBlocks } from './inter.ts';
+export type { InterRole } from './inter.ts';
 export type { NeighborPlan } from './neighbor.ts';
 export { ALGORITHMS, DEFAULT_COLL_TUNING, SELECTION_TABLE, selectAlgorithm } from './select.ts';
 export type { AlgorithmOf, CollOptions, Collective, CollTuning, SelectionInput, SelectionRule } from './select.ts';

@@ -14,7 +14,7 @@
  *      |<------- prefix (14 bits) ----->|
  *
  *   prefix = id >>> 2      word = id >>> 7      bit = (id >>> 2) & 31
- *   suffix 0: point-to-point   1: collective   2: group-collective   3: unused
+ *   suffix 0: point-to-point   1: collective   2: group-collective   3: intercommunicator bootstrap
  * ```
  *
  * A communicator owns one prefix (its four ids); the mask holds one bit per

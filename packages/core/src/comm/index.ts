@@ -12,6 +12,7 @@ export { ALLOCATION_PHASE, ContextIdAllocation, stepAllocation, abandonAllocatio
 export type { AllocationPhase, AllocationStep, ContextIdCollectives, ContextIdOptions } from './context-id-stages.ts';
 export { allocateContextId, freeContextId, contextIdsInUse, contextIdOptions, ContextIdPoller } from './context-id.ts';
 export { GroupPt2pt } from './group-pt2pt.ts';
+export { PeerPt2pt } from './peer-pt2pt.ts';
 export { GROUP_COLL_TAG_BASE, groupCollTag, collectivePriorityTag, contextIdCollectives } from './context-id-collectives.ts';
 export { encodeSplitEntry, decodeSplitEntry, splitRanks } from './split.ts';
 export type { SplitEntry } from './split.ts';

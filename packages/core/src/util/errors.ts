@@ -29,7 +29,12 @@ export const ERROR_CLASSES = [
   [17, 'ERR_INTERN', 'internal error'],
   [18, 'ERR_IN_STATUS', 'error code is in status'],
   [19, 'ERR_PENDING', 'pending request'],
+  [28, 'ERR_INFO', 'invalid info object'],
+  [29, 'ERR_INFO_KEY', 'invalid info key'],
+  [30, 'ERR_INFO_VALUE', 'invalid info value'],
+  [31, 'ERR_INFO_NOKEY', 'info key not found'],
   [34, 'ERR_NO_MEM', 'out of memory'],
+  [48, 'ERR_KEYVAL', 'invalid attribute key'],
   [54, 'ERR_PROC_FAILED', 'process failed'],
   [60, 'ERR_ENDPOINTS', 'invalid endpoint'],
 ] as const;
@@ -60,6 +65,11 @@ export const ERR_INTERN = classValue('ERR_INTERN');
 export const ERR_IN_STATUS = classValue('ERR_IN_STATUS');
 export const ERR_PENDING = classValue('ERR_PENDING');
 export const ERR_NO_MEM = classValue('ERR_NO_MEM');
+export const ERR_INFO = classValue('ERR_INFO');
+export const ERR_INFO_KEY = classValue('ERR_INFO_KEY');
+export const ERR_INFO_VALUE = classValue('ERR_INFO_VALUE');
+export const ERR_INFO_NOKEY = classValue('ERR_INFO_NOKEY');
+export const ERR_KEYVAL = classValue('ERR_KEYVAL');
 export const ERR_PROC_FAILED = classValue('ERR_PROC_FAILED');
 export const ERR_ENDPOINTS = classValue('ERR_ENDPOINTS');
 

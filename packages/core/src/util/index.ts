@@ -2,6 +2,7 @@ export {
   ERROR_CLASSES, MPIError, mpiError, errorString, errorClassName,
   SUCCESS, ERR_BUFFER, ERR_COUNT, ERR_TYPE, ERR_TAG, ERR_COMM, ERR_RANK, ERR_ROOT, ERR_GROUP, ERR_OP, ERR_ARG,
   ERR_DIMS, ERR_TRUNCATE, ERR_OTHER, ERR_INTERN, ERR_IN_STATUS, ERR_PENDING, ERR_NO_MEM, ERR_PROC_FAILED, ERR_ENDPOINTS,
+  ERR_INFO, ERR_INFO_KEY, ERR_INFO_VALUE, ERR_INFO_NOKEY, ERR_KEYVAL,
 } from './errors.ts';
 export type { ErrorClassName } from './errors.ts';
 export { assert } from './assert.ts';

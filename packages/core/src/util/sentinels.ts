@@ -22,8 +22,10 @@ export const CONTEXT_SUFFIX = {
   PT2PT: 0,
   /** Communicator-collective traffic (barrier, bcast, allreduce over the whole comm). */
   COLL: 1,
-  /** Group-collective traffic (createGroup's allreduce/barrier over a group, by tag). */
+  /** Group-collective traffic (createGroup's allreduce/barrier over a group, by tag; an intercommunicator's local-group phases). */
   GROUP_COLL: 2,
+  /** Intercommunicator bootstrap: createIntercomm's leaders, on the peer communicator, by the user's tag (api/intercomm.ts). */
+  INTERCOMM_BOOT: 3,
 } as const;
 /** Bits of suffix below a context id's prefix. */
 export const CONTEXT_SUFFIX_BITS = 2;

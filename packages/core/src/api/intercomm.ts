@@ -1,0 +1,582 @@
+/**
+ * Intercommunicators (API.md Part 2 "Intercommunicators"; MPI 4.0 sections
+ * 7.6 and 6.2.2): Comm.createIntercomm, the Intercomm class (remote group,
+ * point-to-point to remote ranks, collectives between the groups, dup, split,
+ * create, merge).
+ *
+ * Context ids (papers/context-id-allocation.txt, as MPICH's
+ * MPIR_Get_intercomm_contextid): each group allocates an id over its own
+ * members only, with the paper's allocator (deadlock-free with threads: a
+ * creation never waits for the other group while it holds its mask), and the
+ * leaders (local rank 0, or createIntercomm's local leader) swap them. An
+ * intercommunicator receives on its group's id (`_ctx`, freed by the record
+ * as any communicator's) and sends on the remote group's (`_sendCtx`):
+ * ```
+ *   suffix  traffic                                    sent on            received on
+ *   0       point-to-point (remote ranks)              remote id + 0      local id + 0
+ *   1       collective phases between the groups       remote id + 1      local id + 1
+ *   2       phases inside the group (and allocation)   local id + 2       local id + 2
+ *   3*      createIntercomm's leaders, on peerComm      peer id + 3        peer id + 3
+ * ```
+ * Every collective call takes the next number of the intercommunicator's
+ * collective sequence (both groups call collectives in the same order, as MPI
+ * requires) as its tag on suffixes 1 and 2. createGroup is intracommunicator
+ * only, so suffix 2 is free for the group phases; the leaders' bootstrap uses
+ * the peer communicator's unused suffix 3 with the user's tag, so it can match
+ * no user message on peerComm.
+ *
+ * merge allocates over both groups (a PeerPt2pt over the merged order), with
+ * the low group's id as the priority's parent (the same value at every
+ * member). The merged order: the group that passed high = false first; when
+ * both passed the same, the group whose leader has the lower endpoint.
+ *
+ * createIntercomm is api/intercomm-create.ts; what Intercomm does with the
+ * other methods of Comm is api/intercomm-stubs.ts.
+ *
+ * Collectives present: barrier/ibarrier/Ibarrier, bcast/Bcast/Ibcast,
+ * reduce/Reduce/Ireduce, allreduce/Allreduce/Iallreduce, gather/Gather/Igather,
+ * scatter/Scatter/Iscatter, allgather/Allgather/Iallgather,
+ * alltoall/Alltoall/Ialltoall. Every other method of Comm that has no meaning
+ * here (scan, topologies, createGroup) or is not written yet (the v-variants,
+ * ReduceScatterBlock) throws ERR_COMM naming the call (intercomm-stubs.ts).
+ * IN_PLACE is not allowed on intercommunicators (MPI).
+ *
+ * An Intercomm cannot cross threads yet (revive.ts refuses it): its remote
+ * group and send context live in the wrapper, not in the shared record.
+ */
+import {
+  allocateContextId, collectivePriorityTag, contextIdCollectives, CONTEXT_SUFFIX, decodeSplitEntry, encodeSplitEntry, freeContextId,
+  Group as GroupLogic, GroupPt2pt, PeerPt2pt, splitRanks,
+} from '../comm/index.ts';
+import {
+  allgatherBytes, interAllgather, interAlltoall, interBarrier, interBcast, interGather, interScatter, interSendToRoot, leaderSwap,
+  packBlocks, reduce as collReduce, reduceObjects, unpackBlocks, type InterRole,
+} from '../coll/index.ts';
+import { runtime } from '../runtime/index.ts';
+import { ERR_ARG, ERR_BUFFER, ERR_COUNT, ERR_GROUP, ERR_ROOT, ERR_TRUNCATE, mpiError } from '../util/index.ts';
+import { copyAttrs } from './attributes.ts';
+import { describe, packedOf, recvAreaOf, resolveBuf, unpackArea, type BufSpec, type ResolvedBuf } from './buffer.ts';
+import { Comm, type Creation } from './comm.ts';
+import { IN_PLACE, PROC_NULL, ROOT, UNDEFINED, type InPlace } from './constants.ts';
+import { Group } from './group.ts';
+import { Info, infoEntries } from './info.ts';
+import { installIntercommStubs } from './intercomm-stubs.ts';
+import { byteOpOf, type Op } from './op.ts';
+import { Request } from './request.ts';
+import { codecOf, objectOp } from './coll-object-comm.ts';
+
+const CTX_COLL = CONTEXT_SUFFIX.COLL;
+const CTX_GROUP = CONTEXT_SUFFIX.GROUP_COLL;
+
+/** Intercommunicator object collectives decode as the intracommunicator ones do (coll-object-comm.ts). */
+const codec = codecOf('intercomm collective');
+
+/** A context id and a list of endpoints as bytes (the leaders' swaps). */
+export function encodeSide(ctx: number, endpoints: Int32Array): Uint8Array {
+  const words = new Int32Array(1 + endpoints.length);
+  words[0] = ctx;
+  words.set(endpoints, 1);
+  return new Uint8Array(words.buffer);
+}
+export function decodeSide(bytes: Uint8Array): { ctx: number; endpoints: Int32Array } {
+  const words = new Int32Array(bytes.slice().buffer);
+  return { ctx: words[0]!, endpoints: words.slice(1) };
+}
+
+function noInPlace(x: unknown, call: string, arg: string): void {
+  if (x === IN_PLACE) throw mpiError(ERR_BUFFER, call, `${arg} is IN_PLACE, which MPI does not allow on an intercommunicator`);
+}
+
+/** An intercommunicator: a local group, a remote group, and traffic between them. See API.md "Intercommunicators". */
+export class Intercomm extends Comm {
+  readonly #remoteRankOf: Map<number, number>;
+
+  /** @internal */
+  constructor(name: string, ctx: number, local: Int32Array, remote: Int32Array, remoteCtx: number) {
+    super(name, ctx, local, false);
+    this._peers = remote;
+    this._sendCtx = remoteCtx;
+    this.#remoteRankOf = new Map(Array.from(remote, (e, i) => [e, i] as [number, number]));
+    installIntercommStubs(Intercomm, Comm);
+  }
+
+  override get isInter(): boolean {
+    return true;
+  }
+
+  /** The size of the remote group (MPI_Comm_remote_size). */
+  get remoteSize(): number {
+    this._checkNotFreed('Intercomm.remoteSize');
+    return this._peers.length;
+  }
+
+  /** The remote group (MPI_Comm_remote_group): a new Group, free it when done. */
+  get remoteGroup(): Group {
+    const call = 'Intercomm.remoteGroup';
+    this._checkNotFreed(call);
+    return Group._ofMembers(new GroupLogic(this._peers), call);
+  }
+
+  /** @internal */
+  override _peersAre(): string {
+    return 'remote size';
+  }
+
+  /**
+   * @internal The local rank of a local endpoint; for an endpoint of the remote group, its remote
+   * rank (a status's source). The groups are disjoint, so the two never clash.
+   */
+  override _rankOfEndpoint(endpoint: number): number {
+    const r = super._rankOfEndpoint(endpoint);
+    return r !== UNDEFINED ? r : (this.#remoteRankOf?.get(endpoint) ?? UNDEFINED);
+  }
+
+  // --- views and the collective sequence ----------------------------------------
+
+  /** The local group's view (suffix 2). */
+  #local(call: string): GroupPt2pt {
+    return new GroupPt2pt(runtime(call).device, this._endpoints, this._me(call), this._ctx + CTX_GROUP, call);
+  }
+  /** The remote group's view (suffix 1): rank = the caller's local rank. */
+  #inter(call: string): PeerPt2pt {
+    const me = this._me(call);
+    const remote = this._peers;
+    return new PeerPt2pt(runtime(call).device, me, this._rankOfEndpoint(me), remote, new Int32Array(remote.length).fill(this._sendCtx + CTX_COLL), this._ctx + CTX_COLL, call);
+  }
+  /** Starts one collective: the next sequence number as its tag, the two views. */
+  #start<T>(call: string, body: (local: GroupPt2pt, inter: PeerPt2pt, tag: number) => Promise<T>): Promise<T> {
+    const local = this.#local(call);
+    const inter = this.#inter(call);
+    const tag = this._collSeq++ & 0x3fffffff;
+    return body(local, inter, tag);
+  }
+  #nonblocking(call: string, started: Promise<void>): Request<void> {
+    return Request._fromPromise(started, this, call);
+  }
+
+  /** The caller's part in a rooted collective (MPI 4.0 6.2.2): ROOT, PROC_NULL, or the root's rank in the remote group. */
+  #role(root: number, call: string): InterRole {
+    this._me(call);
+    if (root === ROOT) return { kind: 'root' };
+    if (root === PROC_NULL) return { kind: 'idle' };
+    if (!Number.isInteger(root) || root < 0 || root >= this._peers.length) {
+      throw mpiError(ERR_ROOT, call, `root ${String(root)} is invalid on intercommunicator ${this.name}: expected MPI.ROOT (the root), PROC_NULL (the root's group) or a remote rank 0..${this._peers.length - 1}`);
+    }
+    return { kind: 'remote', root };
+  }
+
+  // --- object collectives -------------------------------------------------------
+
+  /** Returns once every rank of both groups has called it. */
+  override barrier(): Promise<void> {
+    return this._collBlocking('barrier', this.#start('barrier', (l, i, tag) => interBarrier(l, i, tag)));
+  }
+  /** Nonblocking barrier. */
+  override ibarrier(): Request<void> {
+    return this.#nonblocking('ibarrier', this.#start('ibarrier', (l, i, tag) => interBarrier(l, i, tag)));
+  }
+  /** Nonblocking barrier (buffer-form spelling). */
+  override Ibarrier(): Request<void> {
+    return this.#nonblocking('Ibarrier', this.#start('Ibarrier', (l, i, tag) => interBarrier(l, i, tag)));
+  }
+
+  /**
+   * root's value reaches every rank of the other group. root: MPI.ROOT at the root, PROC_NULL at the
+   * rest of its group (they resolve undefined), the root's remote rank in the other group.
+   */
+  override bcast<T>(value: T, root = 0): Promise<T> {
+    const call = 'bcast';
+    const role = this.#role(root, call);
+    return this._collBlocking(call, this.#start(call, async (l, i, tag) => {
+      const got = await interBcast(l, i, tag, role.kind === 'root' ? codec.encode(value) : null, role);
+      return (role.kind === 'root' ? value : role.kind === 'idle' ? undefined : codec.decode(got!)) as T;
+    }));
+  }
+
+  /** The other group's values reduced, at the root (MPI.ROOT); undefined elsewhere. */
+  override reduce<T>(value: T, op: Op, root = 0): Promise<T | undefined> {
+    const call = 'reduce';
+    const role = this.#role(root, call);
+    const o = objectOp(op, call);
+    return this._collBlocking(call, this.#start(call, async (l, i, tag) => {
+      if (role.kind === 'root') return codec.decode(await i.recv(0, tag)) as T;
+      if (role.kind === 'idle') return undefined;
+      const sum = await reduceObjects(l, tag, value, o, codec, 0);
+      await interSendToRoot(l, i, tag, l.rank === 0 ? codec.encode(sum) : null, role.root);
+      return undefined;
+    }));
+  }
+
+  /** Every rank resolves the reduction of the other group's values. */
+  override allreduce<T>(value: T, op: Op): Promise<T> {
+    const call = 'allreduce';
+    const o = objectOp(op, call);
+    return this._collBlocking(call, this.#start(call, async (l, i, tag) => {
+      const sum = await reduceObjects(l, tag, value, o, codec, 0);
+      return codec.decode(await leaderSwap(l, i, tag, l.rank === 0 ? codec.encode(sum) : null)) as T;
+    }));
+  }
+
+  /** The root (MPI.ROOT) resolves the other group's values, by remote rank; undefined elsewhere. */
+  override gather<T>(value: T, root = 0): Promise<T[] | undefined> {
+    const call = 'gather';
+    const role = this.#role(root, call);
+    return this._collBlocking(call, this.#start(call, async (l, i, tag) => {
+      const all = await interGather(l, i, tag, role.kind === 'remote' ? codec.encode(value) : null, role);
+      return all === null ? undefined : (all.map((b) => codec.decode(b)) as T[]);
+    }));
+  }
+
+  /** values[j] of the root (MPI.ROOT; remoteSize values) goes to remote rank j; the root's group resolves undefined. */
+  override scatter<T>(values: T[] | undefined, root = 0): Promise<T> {
+    const call = 'scatter';
+    const role = this.#role(root, call);
+    if (role.kind === 'root' && (!Array.isArray(values) || values.length !== this._peers.length)) {
+      throw mpiError(ERR_ARG, call, `values is ${describe(values)}: expected an array of ${this._peers.length} values (one per remote rank) at the root`);
+    }
+    return this._collBlocking(call, this.#start(call, async (l, i, tag) => {
+      const mine = await interScatter(l, i, tag, role.kind === 'root' ? values!.map((v) => codec.encode(v)) : null, role);
+      return (mine === null ? undefined : codec.decode(mine)) as T;
+    }));
+  }
+
+  /** Every rank resolves the other group's values, by remote rank. */
+  override allgather<T>(value: T): Promise<T[]> {
+    const call = 'allgather';
+    return this._collBlocking(call, this.#start(call, async (l, i, tag) => (await interAllgather(l, i, tag, codec.encode(value))).map((b) => codec.decode(b) as T)));
+  }
+
+  /** values[j] goes to remote rank j; resolves what each remote rank sent here, by remote rank. */
+  override alltoall<T>(values: T[]): Promise<T[]> {
+    const call = 'alltoall';
+    this._me(call);
+    if (!Array.isArray(values) || values.length !== this._peers.length) {
+      throw mpiError(ERR_COUNT, call, `values is ${describe(values)}: expected an array of ${this._peers.length} values (one per remote rank)`);
+    }
+    return this._collBlocking(call, this.#start(call, async (_l, i, tag) => (await interAlltoall(i, tag, values.map((v) => codec.encode(v)))).map((b) => codec.decode(b) as T)));
+  }
+
+  // --- buffer collectives ---------------------------------------------------------
+
+  #bcastBuf(buf: BufSpec, root: number, call: string): Promise<void> {
+    const role = this.#role(root, call);
+    const rb = role.kind === 'idle' ? null : resolveBuf(buf, call, 'buf');
+    return this.#start(call, async (l, i, tag) => {
+      const got = await interBcast(l, i, tag, role.kind === 'root' ? packedOf(rb!) : null, role);
+      if (role.kind === 'remote') landBytes(rb!, got!, call);
+    });
+  }
+  /** root's buffer (MPI.ROOT) into every buffer of the other group; PROC_NULL: not used. */
+  override Bcast(buf: BufSpec, root = 0): Promise<void> {
+    return this._collBlocking('Bcast', this.#bcastBuf(buf, root, 'Bcast'));
+  }
+  /** Nonblocking Bcast. */
+  override Ibcast(buf: BufSpec, root = 0): Request<void> {
+    return this.#nonblocking('Ibcast', this.#bcastBuf(buf, root, 'Ibcast'));
+  }
+
+  #reduceBuf(sendbuf: BufSpec | InPlace, recvbuf: BufSpec | null, op: Op, root: number, call: string): Promise<void> {
+    const role = this.#role(root, call);
+    noInPlace(sendbuf, call, 'sendbuf');
+    if (role.kind === 'idle') return this.#start(call, async () => undefined);
+    const rb = resolveBuf(role.kind === 'root' ? recvbuf : sendbuf, call, role.kind === 'root' ? 'recvbuf' : 'sendbuf');
+    const bop = byteOpOf(op, rb.datatype, rb.packedBytes, call);
+    return this.#start(call, async (l, i, tag) => {
+      if (role.kind === 'root') {
+        const area = recvAreaOf(rb);
+        landInto(area, await i.recv(0, tag), call);
+        unpackArea(rb, area);
+        return;
+      }
+      const sum = l.rank === 0 ? new Uint8Array(rb.packedBytes) : null;
+      await collReduce(l, tag, packedOf(rb), sum, bop, 0);
+      await interSendToRoot(l, i, tag, sum, role.root);
+    });
+  }
+  /** The other group's sendbufs reduced into the root's recvbuf (MPI.ROOT); PROC_NULL: nothing. */
+  override Reduce(sendbuf: BufSpec | InPlace, recvbuf: BufSpec | null, op: Op, root = 0): Promise<void> {
+    return this._collBlocking('Reduce', this.#reduceBuf(sendbuf, recvbuf, op, root, 'Reduce'));
+  }
+  /** Nonblocking Reduce. */
+  override Ireduce(sendbuf: BufSpec | InPlace, recvbuf: BufSpec | null, op: Op, root = 0): Request<void> {
+    return this.#nonblocking('Ireduce', this.#reduceBuf(sendbuf, recvbuf, op, root, 'Ireduce'));
+  }
+
+  #allreduceBuf(sendbuf: BufSpec | InPlace, recvbuf: BufSpec, op: Op, call: string): Promise<void> {
+    this._me(call);
+    noInPlace(sendbuf, call, 'sendbuf');
+    const send = resolveBuf(sendbuf, call, 'sendbuf');
+    const recv = resolveBuf(recvbuf, call, 'recvbuf');
+    const bop = byteOpOf(op, send.datatype, send.packedBytes, call);
+    return this.#start(call, async (l, i, tag) => {
+      const sum = l.rank === 0 ? new Uint8Array(send.packedBytes) : null;
+      await collReduce(l, tag, packedOf(send), sum, bop, 0);
+      landBytes(recv, await leaderSwap(l, i, tag, sum), call);
+    });
+  }
+  /** Every recvbuf gets the reduction of the other group's sendbufs. */
+  override Allreduce(sendbuf: BufSpec | InPlace, recvbuf: BufSpec, op: Op): Promise<void> {
+    return this._collBlocking('Allreduce', this.#allreduceBuf(sendbuf, recvbuf, op, 'Allreduce'));
+  }
+  /** Nonblocking Allreduce. */
+  override Iallreduce(sendbuf: BufSpec | InPlace, recvbuf: BufSpec, op: Op): Request<void> {
+    return this.#nonblocking('Iallreduce', this.#allreduceBuf(sendbuf, recvbuf, op, 'Iallreduce'));
+  }
+
+  #gatherBuf(sendbuf: BufSpec | InPlace, recvbuf: BufSpec | null, root: number, call: string): Promise<void> {
+    const role = this.#role(root, call);
+    noInPlace(sendbuf, call, 'sendbuf');
+    const rb = role.kind === 'idle' ? null : resolveBuf(role.kind === 'root' ? recvbuf : sendbuf, call, role.kind === 'root' ? 'recvbuf' : 'sendbuf');
+    if (role.kind === 'root') blocksOf(rb!, this._peers.length, call, 'recvbuf');
+    return this.#start(call, async (l, i, tag) => {
+      const all = await interGather(l, i, tag, role.kind === 'remote' ? packedOf(rb!) : null, role);
+      if (all !== null) landBytes(rb!, concat(all), call);
+    });
+  }
+  /** The root's recvbuf (MPI.ROOT; remoteSize blocks) gets each remote rank's sendbuf, by remote rank. */
+  override Gather(sendbuf: BufSpec | InPlace, recvbuf: BufSpec | null, root = 0): Promise<void> {
+    return this._collBlocking('Gather', this.#gatherBuf(sendbuf, recvbuf, root, 'Gather'));
+  }
+  /** Nonblocking Gather. */
+  override Igather(sendbuf: BufSpec | InPlace, recvbuf: BufSpec | null, root = 0): Request<void> {
+    return this.#nonblocking('Igather', this.#gatherBuf(sendbuf, recvbuf, root, 'Igather'));
+  }
+
+  #scatterBuf(sendbuf: BufSpec | null, recvbuf: BufSpec | InPlace, root: number, call: string): Promise<void> {
+    const role = this.#role(root, call);
+    noInPlace(recvbuf, call, 'recvbuf');
+    const rb = role.kind === 'idle' ? null : resolveBuf(role.kind === 'root' ? sendbuf : recvbuf, call, role.kind === 'root' ? 'sendbuf' : 'recvbuf');
+    const bb = role.kind === 'root' ? blocksOf(rb!, this._peers.length, call, 'sendbuf') : 0;
+    return this.#start(call, async (l, i, tag) => {
+      let blocks: Uint8Array[] | null = null;
+      if (role.kind === 'root') {
+        const all = packedOf(rb!);
+        blocks = Array.from({ length: this._peers.length }, (_, j) => all.subarray(j * bb, (j + 1) * bb));
+      }
+      const mine = await interScatter(l, i, tag, blocks, role);
+      if (mine !== null) landBytes(rb!, mine, call);
+    });
+  }
+  /** Block j of the root's sendbuf (MPI.ROOT; remoteSize blocks) into remote rank j's recvbuf. */
+  override Scatter(sendbuf: BufSpec | null, recvbuf: BufSpec | InPlace, root = 0): Promise<void> {
+    return this._collBlocking('Scatter', this.#scatterBuf(sendbuf, recvbuf, root, 'Scatter'));
+  }
+  /** Nonblocking Scatter. */
+  override Iscatter(sendbuf: BufSpec | null, recvbuf: BufSpec | InPlace, root = 0): Request<void> {
+    return this.#nonblocking('Iscatter', this.#scatterBuf(sendbuf, recvbuf, root, 'Iscatter'));
+  }
+
+  #allgatherBuf(sendbuf: BufSpec | InPlace, recvbuf: BufSpec, call: string): Promise<void> {
+    this._me(call);
+    noInPlace(sendbuf, call, 'sendbuf');
+    const send = resolveBuf(sendbuf, call, 'sendbuf');
+    const recv = resolveBuf(recvbuf, call, 'recvbuf');
+    blocksOf(recv, this._peers.length, call, 'recvbuf');
+    return this.#start(call, async (l, i, tag) => landBytes(recv, concat(await interAllgather(l, i, tag, packedOf(send))), call));
+  }
+  /** Every recvbuf (remoteSize blocks) gets each remote rank's sendbuf, by remote rank. */
+  override Allgather(sendbuf: BufSpec | InPlace, recvbuf: BufSpec): Promise<void> {
+    return this._collBlocking('Allgather', this.#allgatherBuf(sendbuf, recvbuf, 'Allgather'));
+  }
+  /** Nonblocking Allgather. */
+  override Iallgather(sendbuf: BufSpec | InPlace, recvbuf: BufSpec): Request<void> {
+    return this.#nonblocking('Iallgather', this.#allgatherBuf(sendbuf, recvbuf, 'Iallgather'));
+  }
+
+  #alltoallBuf(sendbuf: BufSpec | InPlace, recvbuf: BufSpec, call: string): Promise<void> {
+    this._me(call);
+    noInPlace(sendbuf, call, 'sendbuf');
+    const send = resolveBuf(sendbuf, call, 'sendbuf');
+    const recv = resolveBuf(recvbuf, call, 'recvbuf');
+    const n = this._peers.length;
+    const bb = blocksOf(send, n, call, 'sendbuf');
+    blocksOf(recv, n, call, 'recvbuf');
+    return this.#start(call, async (_l, i, tag) => {
+      const all = packedOf(send);
+      const got = await interAlltoall(i, tag, Array.from({ length: n }, (_, j) => all.subarray(j * bb, (j + 1) * bb)));
+      landBytes(recv, concat(got), call);
+    });
+  }
+  /** Block j of sendbuf (remoteSize blocks) goes to remote rank j; block i of recvbuf comes from remote rank i. */
+  override Alltoall(sendbuf: BufSpec | InPlace, recvbuf: BufSpec): Promise<void> {
+    return this._collBlocking('Alltoall', this.#alltoallBuf(sendbuf, recvbuf, 'Alltoall'));
+  }
+  /** Nonblocking Alltoall. */
+  override Ialltoall(sendbuf: BufSpec | InPlace, recvbuf: BufSpec): Request<void> {
+    return this.#nonblocking('Ialltoall', this.#alltoallBuf(sendbuf, recvbuf, 'Ialltoall'));
+  }
+
+  // --- communicator management -------------------------------------------------------
+
+  /**
+   * A new context id over the local group, and the remote group's, swapped by the leaders: the ids
+   * of a new intercommunicator between the same groups (MPIR_Get_intercomm_contextid). `extra` (the
+   * local group's payload, significant at local rank 0) travels with the id.
+   */
+  async #allocatePair(c: Creation, local: GroupPt2pt, inter: PeerPt2pt, tag: number, priority: number, extra: Uint8Array | null): Promise<{ ctx: number; remoteCtx: number; remoteExtra: Uint8Array }> {
+    const ctx = await allocateContextId(c.state, this._ctx, priority, contextIdCollectives(local, tag), c.options);
+    try {
+      const mine = local.rank === 0 ? packBlocks([encodeSide(ctx, new Int32Array(0)), extra ?? new Uint8Array(0)]) : null;
+      const [side, remoteExtra] = unpackBlocks(await leaderSwap(local, inter, tag, mine));
+      return { ctx, remoteCtx: decodeSide(side!).ctx, remoteExtra: remoteExtra! };
+    } catch (e) {
+      freeContextId(c.state, ctx);
+      throw e;
+    }
+  }
+
+  #creation(call: string): { c: Creation; local: GroupPt2pt; inter: PeerPt2pt; tag: number; priority: number } {
+    const c = this._beginCreation(call);
+    const local = this.#local(call);
+    const inter = this.#inter(call);
+    const seq = this._collSeq++;
+    return { c, local, inter, tag: seq & 0x3fffffff, priority: collectivePriorityTag(seq) };
+  }
+
+  /** An intercommunicator between the same groups, with a new context (attributes copied, hints kept). Collective over both groups. */
+  override dup(): Promise<Intercomm> {
+    return this._collBlocking('Comm.dup', this.#dup('Comm.dup'));
+  }
+  /** Nonblocking dup. */
+  override idup(): Request<Intercomm> {
+    return Request._fromPromise(this.#dup('Comm.idup'), this, 'idup');
+  }
+
+  /** dup whose copy has the hints of `info` (MPI_Comm_dup_with_info). */
+  override dupWithInfo(info: Info): Promise<Intercomm> {
+    const call = 'Comm.dupWithInfo';
+    return this._collBlocking(call, this.#dup(call, infoEntries(info, call) ?? []));
+  }
+  /** Nonblocking dupWithInfo. */
+  override idupWithInfo(info: Info): Request<Intercomm> {
+    const call = 'Comm.idupWithInfo';
+    return Request._fromPromise(this.#dup(call, infoEntries(info, call) ?? []), this, 'idupWithInfo');
+  }
+
+  async #dup(call: string, hints: [string, string][] = this._hints): Promise<Intercomm> {
+    const { c, local, inter, tag, priority } = this.#creation(call);
+    const remote = this._peers;
+    const { ctx, remoteCtx } = await this.#allocatePair(c, local, inter, tag, priority, null);
+    const comm = Comm._makeWith(c, `${this.name}.dup`, ctx, this._endpoints, null, (n, x, e) => new Intercomm(n, x, e, remote, remoteCtx)) as Intercomm;
+    comm._hints = hints.slice();
+    try {
+      copyAttrs(this, this._handle, comm, comm._handle);
+    } catch (e) {
+      comm.free();
+      throw e;
+    }
+    return comm;
+  }
+
+  /**
+   * Splits both groups by color: an intercommunicator between the local and remote ranks of the same
+   * color (ordered by key, ties by rank); null for color UNDEFINED, or when the color has no member
+   * on the other side. Collective over both groups.
+   */
+  override split(color: number, key = 0): Promise<Intercomm | null> {
+    const call = 'Comm.split';
+    if (color !== UNDEFINED && !(Number.isInteger(color) && color >= 0 && color <= 0x7fffffff)) {
+      throw mpiError(ERR_ARG, call, `color ${String(color)} is invalid: expected an integer 0..2147483647 or UNDEFINED`);
+    }
+    if (!Number.isInteger(key) || key < -0x80000000 || key > 0x7fffffff) {
+      throw mpiError(ERR_ARG, call, `key ${describe(key)} is invalid: expected an integer -2147483648..2147483647`);
+    }
+    return this._collBlocking(call, this.#split(call, color === UNDEFINED ? null : String(color), key, `${this.name}.split(${color})`));
+  }
+
+  /**
+   * An intercommunicator between `group` (a subgroup of the local group) and the group the remote side
+   * passed; null outside `group`, or when either side's group is empty. Collective over both groups.
+   */
+  override create(group: Group): Promise<Intercomm | null> {
+    const call = 'Comm.create';
+    const g = Group._check(group, call, 'group');
+    this._me(call);
+    const members = g._logic.members;
+    for (let r = 0; r < members.length; r++) {
+      if (super._rankOfEndpoint(members[r]!) === UNDEFINED) {
+        throw mpiError(ERR_GROUP, call, `group rank ${r} (endpoint ${members[r]}) is not a member of the local group of ${this.name}: the group must be a subgroup of the local group`);
+      }
+    }
+    const myRank = g.rank;
+    return this._collBlocking(call, this.#split(call, myRank === UNDEFINED ? null : 'in', myRank === UNDEFINED ? 0 : myRank, `${this.name}.create`));
+  }
+
+  async #split(call: string, color: string | null, key: number, name: string): Promise<Intercomm | null> {
+    const { c, local, inter, tag, priority } = this.#creation(call);
+    const localEntries = (await allgatherBytes(local, tag, encodeSplitEntry({ color, key }))).map(decodeSplitEntry);
+    const payload = local.rank === 0 ? packBlocks(localEntries.map((e) => encodeSplitEntry(e))) : null;
+    const { ctx, remoteCtx, remoteExtra } = await this.#allocatePair(c, local, inter, tag, priority, payload);
+    const remoteEntries = unpackBlocks(remoteExtra).map(decodeSplitEntry);
+    const localRanks = color === null ? [] : splitRanks(localEntries, color);
+    const remoteRanks = color === null ? [] : splitRanks(remoteEntries, color);
+    if (color === null || remoteRanks.length === 0) {
+      freeContextId(c.state, ctx);
+      return null;
+    }
+    const localEps = Int32Array.from(localRanks, (r) => this._endpoints[r]!);
+    const remoteEps = Int32Array.from(remoteRanks, (r) => this._peers[r]!);
+    return Comm._makeWith(c, name, ctx, localEps, null, (n, x, e) => new Intercomm(n, x, e, remoteEps, remoteCtx)) as Intercomm;
+  }
+
+  /**
+   * An intracommunicator of both groups (MPI_Intercomm_merge): the group that passes high = false
+   * comes first; when both pass the same, the group whose leader has the lower endpoint (in
+   * COMM_ENDPOINTS). Every rank of a group passes the same high. Collective over both groups.
+   * @example const all = await inter.merge(isUpper);
+   */
+  merge(high = false): Promise<Comm> {
+    const call = 'Intercomm.merge';
+    const c = this._beginCreation(call);
+    const local = this.#local(call);
+    const inter = this.#inter(call);
+    // Two sequence numbers: one for the swap of `high`, one for the allocation over both groups.
+    const swapTag = this._collSeq++ & 0x3fffffff;
+    const seq = this._collSeq++;
+    const me = c.me;
+    return this._collBlocking(call, (async () => {
+      const theirs = await leaderSwap(local, inter, swapTag, new Uint8Array([high ? 1 : 0]));
+      const remoteHigh = theirs[0] === 1;
+      const isLow = high !== remoteHigh ? !high : this._endpoints[0]! < this._peers[0]!;
+      const [first, second] = isLow ? [this._endpoints, this._peers] : [this._peers, this._endpoints];
+      const merged = new Int32Array(first.length + second.length);
+      merged.set(first, 0);
+      merged.set(second, first.length);
+      const sendCtxs = Int32Array.from(merged, (e) => (super._rankOfEndpoint(e) !== UNDEFINED ? this._ctx : this._sendCtx) + CTX_COLL);
+      const myRank = merged.indexOf(me);
+      const pt = new PeerPt2pt(runtime(call).device, me, myRank, merged, sendCtxs, this._ctx + CTX_COLL, call);
+      const parent = isLow ? this._ctx : this._sendCtx;
+      const ctx = await allocateContextId(c.state, parent, collectivePriorityTag(seq), contextIdCollectives(pt, seq & 0x3fffffff), c.options);
+      return Comm._makeWith(c, `${this.name}.merge`, ctx, merged, null, (n, x, e) => new Comm(n, x, e, false));
+    })());
+  }
+}
+
+/** The packed bytes of a buffer collective land in `rb` (ERR_TRUNCATE when they do not fit). */
+function landBytes(rb: ResolvedBuf, bytes: Uint8Array, call: string): void {
+  const area = recvAreaOf(rb);
+  landInto(area, bytes, call);
+  unpackArea(rb, area, bytes.length);
+}
+function landInto(area: Uint8Array, bytes: Uint8Array, call: string): void {
+  if (bytes.length > area.length) throw mpiError(ERR_TRUNCATE, call, `the message of ${bytes.length} bytes is longer than the receive buffer (${area.length} bytes)`);
+  area.set(bytes);
+}
+function concat(blocks: readonly Uint8Array[]): Uint8Array {
+  let n = 0;
+  for (const b of blocks) n += b.length;
+  const out = new Uint8Array(n);
+  let at = 0;
+  for (const b of blocks) {
+    out.set(b, at);
+    at += b.length;
+  }
+  return out;
+}
+/** Bytes of one of `n` equal blocks of rb (ERR_COUNT when rb does not split in n). */
+function blocksOf(rb: ResolvedBuf, n: number, call: string, arg: string): number {
+  if (rb.count % n !== 0) {
+    throw mpiError(ERR_COUNT, call, `${arg} holds ${rb.count} items of ${rb.datatype.name}, not a multiple of the remote group size ${n} (one block per remote rank)`);
+  }
+  return rb.packedBytes / n;
+}
