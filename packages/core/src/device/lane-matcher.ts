@@ -8,16 +8,18 @@
  * Invariants: a context is LEAN until anything of the general path touches it (ANY_SOURCE, a probe,
  * a synchronous, rendezvous or object-form message: generalTouch), then GENERAL for good, its lane
  * moved into the shared queues in order (posted receives in posting order, then unexpected messages
- * in arrival order: demote); a lane holds the event loop once while it has posted receives. The
- * other matcher, the shared per-source queues of the paper, is match-queues.ts; the device
- * (device.ts) asks this one first where it exists.
+ * in arrival order: demote); a lane holds the event loop once while it has posted receives. As the
+ * device's Matcher (matcher.ts) it asks the lanes first and hands everything else, and every
+ * demoted context, to the other matcher, the shared per-source queues (QueueMatcher, `general`).
  */
 import { FRAME_KIND, newFrameHeader, type FrameHeader } from '../transport/index.ts';
 import { ANY, type MPIError } from '../util/index.ts';
 import { DevRequest, REQ_KIND } from './dev-request.ts';
+import { NIL } from './request-table.ts';
 import { STAT, type SharedState } from './shared-state.ts';
 import { ReceiveLanes, type Lane } from './receive-lanes.ts';
 import { truncated, type Completion } from './completion.ts';
+import type { Matcher } from './matcher.ts';
 
 /** A frame header's size on the wire (the transport's frame codec; onFrameBytes hands frames in that layout). */
 const FRAME_HEADER_BYTES = 32;
@@ -30,9 +32,11 @@ export interface LaneHost {
   arriveDemoted(srcProcess: number, h: FrameHeader, data: Uint8Array): void;
 }
 
-export class LaneMatcher {
+export class LaneMatcher implements Matcher {
+  readonly hasLanes = true;
   readonly #lanes = new ReceiveLanes();
-  readonly #host: LaneHost;
+  /** the shared queues' matcher: demoted contexts and everything the lanes do not take */
+  readonly #host: LaneHost & Matcher;
   readonly #completion: Completion;
   readonly #shared: SharedState;
   readonly #stat: Float64Array;
@@ -45,13 +49,66 @@ export class LaneMatcher {
    */
   #failed = false;
 
-  constructor(host: LaneHost, completion: Completion, shared: SharedState, stat: Float64Array, endpoint: number) {
+  constructor(host: LaneHost & Matcher, completion: Completion, shared: SharedState, stat: Float64Array, endpoint: number) {
     this.#host = host;
     this.#completion = completion;
     this.#shared = shared;
     this.#stat = stat;
     this.#endpoint = endpoint;
   }
+
+  // --- the device's Matcher (matcher.ts): the lanes first, then the shared queues ---------
+
+  /** The transport takes plain EAGER frames to the lanes undecoded (frameBytes). */
+  get onFrameBytes(): (srcProcess: number, buf: Uint8Array, offset: number) => boolean {
+    return this.frameBytes;
+  }
+
+  arriveFrame(srcProcess: number, h: FrameHeader, payload: Uint8Array): void {
+    if (!this.arrive(srcProcess, h, payload)) this.#host.arriveFrame(srcProcess, h, payload);
+  }
+
+  postRecv(r: DevRequest, endpoint: number, ctx: number, srcEndpoint: number, tag: number): void {
+    this.generalTouch(ctx, srcEndpoint);
+    this.#host.postRecv(r, endpoint, ctx, srcEndpoint, tag);
+  }
+
+  leanRecv(ctx: number, srcEndpoint: number, tag: number, buf: Uint8Array, call: string): DevRequest | null {
+    return this.recv(ctx, srcEndpoint, tag, buf, call);
+  }
+
+  leanRecvBytes(ctx: number, srcEndpoint: number, tag: number, call: string): DevRequest | null {
+    return this.recvBytes(ctx, srcEndpoint, tag, call);
+  }
+
+  probe(endpoint: number, ctx: number, srcEndpoint: number, tag: number): number {
+    this.generalTouch(ctx, srcEndpoint);
+    return this.#host.probe(endpoint, ctx, srcEndpoint, tag);
+  }
+
+  takeMatching(endpoint: number, ctx: number, srcEndpoint: number, tag: number): number {
+    this.generalTouch(ctx, srcEndpoint);
+    return this.#host.takeMatching(endpoint, ctx, srcEndpoint, tag);
+  }
+
+  cancelRecv(r: DevRequest): boolean {
+    // A pending receive without a slot is a lean one: it waits in a lane.
+    return r.slot === NIL ? this.cancel(r) : this.#host.cancelRecv(r);
+  }
+
+  unexpectedQueued(): number {
+    return this.#host.unexpectedQueued() + this.unexpectedCount();
+  }
+
+  postedQueued(): number {
+    return this.#host.postedQueued() + this.postedCount();
+  }
+
+  laneState(ctx: number): number {
+    return this.#lanes.state(ctx);
+  }
+
+  // --- the lanes ------------------------------------------------------------------------
 
   /**
    * The lean receive: a receive into the plain byte view `buf` from `srcEndpoint`, an endpoint of

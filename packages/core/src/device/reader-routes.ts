@@ -151,8 +151,8 @@ export class ReaderRoutes {
     return this.#routeSender !== null;
   }
 
-  /** An EAGER, EAGER_SYNC or RNDV_RTS frame read here: the intakes keep a switching sender's frames in order. */
-  offer(srcProcess: number, h: FrameHeader, payload: Uint8Array): void {
+  /** An EAGER, EAGER_SYNC or RNDV_RTS frame read here: the intakes keep a switching sender's frames in order, then the matcher. */
+  arriveFrame(srcProcess: number, h: FrameHeader, payload: Uint8Array): void {
     this.#intakes.offer(srcProcess, h, payload, false);
   }
 
