@@ -15,15 +15,24 @@
  *       24   u32  aux2
  *       28   u32  payloadLength   bytes of payload that follow the header
  *
- * Invariants: encodeHeader writes exactly HEADER_BYTES bytes at `offset`;
- * decodeHeader reads exactly that many and fills every field of `out`, so a
- * reused header object never keeps a stale value. Values are truncated to
- * their wire width (the device keeps them in range).
+ * This file is the one place that knows the layout: the connections write
+ * headers through encodeHeader / encodeEagerHeader and the parser reads them
+ * through decodeHeader and the field readers below; core sees FrameHeader
+ * objects or the numbers of the typed contract (interface.ts queueEager,
+ * EagerArrived).
+ *
+ * Invariants: encodeHeader and encodeEagerHeader write exactly HEADER_BYTES
+ * bytes at `offset`; decodeHeader reads exactly that many and fills every
+ * field of `out`, so a reused header object never keeps a stale value. Values
+ * are truncated to their wire width (the device keeps them in range).
  */
-import type { FrameHeader } from '@tsmpi/core/transport';
+import { FRAME_KIND, type FrameHeader } from '@tsmpi/core/transport';
 
 /** Size of one encoded frame header. */
 export const HEADER_BYTES = 32;
+
+/** The kind byte of a plain EAGER frame (the lean send's, and what onEager is offered). */
+const KIND_EAGER = FRAME_KIND.EAGER;
 
 /**
  * Frame kind used by the transport itself, never given to the device: the
@@ -65,9 +74,52 @@ export function decodeHeader(buf: Uint8Array, offset: number, out: FrameHeader):
   out.payloadLength = readU32(buf, offset + 28);
 }
 
+/**
+ * Writes the header of a plain EAGER frame (flags, seq, aux and aux2 zero) at `offset`: the bytes
+ * encodeHeader writes for such a header, from numbers (the lean send: no header object).
+ */
+export function encodeEagerHeader(buf: Uint8Array, offset: number, contextId: number, src: number, dst: number, tag: number, payloadLength: number): void {
+  buf[offset] = KIND_EAGER;
+  buf[offset + 1] = 0;
+  buf[offset + 2] = contextId;
+  buf[offset + 3] = contextId >>> 8;
+  writeU32(buf, offset + 4, src);
+  writeU32(buf, offset + 8, dst);
+  writeU32(buf, offset + 12, tag);
+  writeU32(buf, offset + 16, 0);
+  writeU32(buf, offset + 20, 0);
+  writeU32(buf, offset + 24, 0);
+  writeU32(buf, offset + 28, payloadLength);
+}
+
 /** Reads only the payload length of the header at `offset`. */
 export function readPayloadLength(buf: Uint8Array, offset: number): number {
   return readU32(buf, offset + 28);
+}
+
+/** The header at `offset` is a plain EAGER frame's (flags 0): what TransportHandlers.onEager is offered. */
+export function isPlainEager(buf: Uint8Array, offset: number): boolean {
+  return buf[offset] === KIND_EAGER && buf[offset + 1] === 0;
+}
+
+/** Reads only the context id of the header at `offset`. */
+export function readContextId(buf: Uint8Array, offset: number): number {
+  return buf[offset + 2]! | (buf[offset + 3]! << 8);
+}
+
+/** Reads only the source endpoint of the header at `offset`. */
+export function readSrcEndpoint(buf: Uint8Array, offset: number): number {
+  return readU32(buf, offset + 4);
+}
+
+/** Reads only the destination endpoint of the header at `offset`. */
+export function readDstEndpoint(buf: Uint8Array, offset: number): number {
+  return readU32(buf, offset + 8);
+}
+
+/** Reads only the tag (i32) of the header at `offset`. */
+export function readTag(buf: Uint8Array, offset: number): number {
+  return readU32(buf, offset + 12) | 0;
 }
 
 function writeU32(buf: Uint8Array, o: number, v: number): void {

@@ -84,8 +84,8 @@ export class DeviceWiring {
     const o = this.#opts;
     if (o.processCount === 1 || o.transportFactory === null || o.hosted.length === 0) return null;
     const protocol = this.#p.protocol;
-    // Plain eager frames go to the matcher undecoded where it takes them so, except where route tags must be read first.
-    const onFrameBytes = this.routes === null ? this.#p.matcher.onFrameBytes : undefined;
+    // Plain eager frames go to the matcher as numbers where it takes them so, except where route tags must be read first.
+    const onEager = this.routes === null ? this.#p.matcher.onEager : undefined;
     this.transport = o.transportFactory({
       process: o.process,
       processCount: o.processCount,
@@ -103,7 +103,7 @@ export class DeviceWiring {
         onSent: (token) => protocol.sent(token),
         onPeerLost: (proc, err) => this.#onPeerLost(proc, err),
         payloadTarget: (src, header) => protocol.payloadTarget(src, header),
-        ...(onFrameBytes === undefined ? {} : { onFrameBytes }),
+        ...(onEager === undefined ? {} : { onEager }),
       },
     });
     return this.transport.listen();

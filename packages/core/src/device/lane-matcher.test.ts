@@ -1,9 +1,9 @@
-// lane-matcher.ts over a real shared state and Completion, with frames given in their wire bytes as
-// the transport's onFrameBytes hands them: matching in a lane (posted first, unexpected first, by
+// lane-matcher.ts over a real shared state and Completion, with frames given as numbers and a payload
+// range, as the transport's onEager hands them: matching in a lane (posted first, unexpected first, by
 // source and tag), demotion into the shared queues in order when the general path touches a context,
 // cancel, and failure.
 import { describe, expect, it } from 'vitest';
-import { FRAME_FLAG, FRAME_KIND, newFrameHeader, type FrameHeader } from '../transport/index.ts';
+import { FRAME_KIND, newFrameHeader, type FrameHeader } from '../transport/index.ts';
 import { DevRequest, REQ_KIND } from './dev-request.ts';
 import { Completion } from './completion.ts';
 import { LaneMatcher, type LaneHost } from './lane-matcher.ts';
@@ -18,20 +18,6 @@ const ANY = -1;
 const CTX = 7;
 /** This process's one endpoint; sources 1 and 2 are other processes' endpoints. */
 const ME = 0;
-
-/** A frame (EAGER unless told) from `src` with `tag` and `payload`, in the frame codec's 32-byte header layout. */
-function eagerBytes(src: number, tag: number, payload: number[], kind: number = FRAME_KIND.EAGER, flags = 0): Uint8Array {
-  const b = new Uint8Array(32 + payload.length);
-  const v = new DataView(b.buffer);
-  b[0] = kind;
-  b[1] = flags;
-  v.setUint16(2, CTX, true);
-  v.setUint32(4, src, true);
-  v.setInt32(12, tag, true);
-  v.setUint32(28, payload.length, true);
-  b.set(payload, 32);
-  return b;
-}
 
 function setup() {
   const shared = SharedState.create({ processCount: 3, endpointsPerProcess: 1, channels: 1, matching: 'parallel', requestSlots: 64, multithreaded: false, blockedSlotBytes: 4 });
@@ -51,7 +37,11 @@ function setup() {
     expect(r).not.toBeNull();
     return r!;
   };
-  const arrive = (src: number, tag: number, payload: number[]): boolean => lanes.frameBytes(src, eagerBytes(src, tag, payload), 0);
+  // As the transport offers a plain EAGER frame (interface.ts EagerArrived): numbers, and the payload as a range of a larger read.
+  const arrive = (src: number, tag: number, payload: number[]): boolean => {
+    const read = Uint8Array.of(0xee, 0xee, ...payload, 0xee);
+    return lanes.eagerArrived(src, CTX, src, ME, tag, read, 2, 2 + payload.length);
+  };
   const stop = (): void => completion.stop();
   return { lanes, completion, stat, demoted, recv, arrive, stop };
 }
@@ -98,11 +88,14 @@ describe('LaneMatcher', () => {
     t.stop();
   });
 
-  it('leaves a frame that is not plain EAGER to the general path and touches nothing', () => {
+  it('declines an eager frame whose endpoints a peer could not send (left to the device\'s check) and touches nothing', () => {
     const t = setup();
-    expect(t.lanes.frameBytes(1, eagerBytes(1, 5, [1], FRAME_KIND.EAGER_SYNC), 0)).toBe(false);
-    expect(t.lanes.frameBytes(1, eagerBytes(1, 5, [1], FRAME_KIND.EAGER, FRAME_FLAG.OBJECT), 0)).toBe(false);
+    const read = Uint8Array.of(1);
+    // Source endpoint not the sending process's, or destination not this process's endpoint.
+    expect(t.lanes.eagerArrived(1, CTX, 2, ME, 5, read, 0, 1)).toBe(false);
+    expect(t.lanes.eagerArrived(1, CTX, 1, 2, 5, read, 0, 1)).toBe(false);
     expect(t.lanes.state(CTX)).toBe(LANE_STATE.UNDECIDED);
+    expect(t.stat[STAT.RECEIVED]).toBe(0);
     t.stop();
   });
 

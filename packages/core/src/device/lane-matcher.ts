@@ -3,7 +3,7 @@
  * lean path's receive side. In a process whose only MPI thread is the main thread (threadLevel
  * single or funneled, inline progress, one endpoint) a receive into a plain byte view from another
  * process, and a plain EAGER arrival, match in the context's lane (receive-lanes.ts) with no
- * request slot and no shared queue; the transport hands such frames in their bytes (frameBytes).
+ * request slot and no shared queue; the transport hands such frames over as numbers (eagerArrived).
  *
  * Invariants: a context is LEAN until anything of the general path touches it (ANY_SOURCE, a probe,
  * a synchronous, rendezvous or object-form message: generalTouch), then GENERAL for good, its lane
@@ -12,7 +12,7 @@
  * device's Matcher (matcher.ts) it asks the lanes first and hands everything else, and every
  * demoted context, to the other matcher, the shared per-source queues (QueueMatcher, `general`).
  */
-import { FRAME_KIND, newFrameHeader, type FrameHeader } from '../transport/index.ts';
+import { FRAME_KIND, newFrameHeader, type EagerArrived, type FrameHeader } from '../transport/index.ts';
 import { ANY, type MPIError } from '../util/index.ts';
 import { DevRequest, REQ_KIND } from './dev-request.ts';
 import { NIL } from './request-table.ts';
@@ -20,9 +20,6 @@ import { STAT, type SharedState } from './shared-state.ts';
 import { ReceiveLanes, type Lane } from './receive-lanes.ts';
 import { truncated, type Completion } from './completion.ts';
 import type { Matcher } from './matcher.ts';
-
-/** A frame header's size on the wire (the transport's frame codec; onFrameBytes hands frames in that layout). */
-const FRAME_HEADER_BYTES = 32;
 
 /** What the lanes ask of the device that owns them (device.ts) when a context leaves the lean path. */
 export interface LaneHost {
@@ -59,9 +56,9 @@ export class LaneMatcher implements Matcher {
 
   // --- the device's Matcher (matcher.ts): the lanes first, then the shared queues ---------
 
-  /** The transport takes plain EAGER frames to the lanes undecoded (frameBytes). */
-  get onFrameBytes(): (srcProcess: number, buf: Uint8Array, offset: number) => boolean {
-    return this.frameBytes;
+  /** The transport hands plain EAGER frames to the lanes as numbers (eagerArrived). */
+  get onEager(): EagerArrived {
+    return this.eagerArrived;
   }
 
   arriveFrame(srcProcess: number, h: FrameHeader, payload: Uint8Array): void {
@@ -184,24 +181,20 @@ export class LaneMatcher implements Matcher {
   }
 
   /**
-   * The transport's onFrameBytes (interface.ts): arrive for a frame still in its bytes (the frame
-   * codec's layout), with no header decoded. False, having done nothing, for any frame but a plain
-   * EAGER one for a context that is or becomes LEAN (the transport then decodes it and calls
-   * onDeliver). (An engine's onFrame hook, engine-poll.ts, never meets lanes: engines run only in
+   * The transport's onEager (interface.ts EagerArrived): arrive for a plain EAGER frame whose header
+   * the transport read into numbers, its payload `bytes[start, end)`, with no header object. False,
+   * having done nothing, for a frame for a context that is GENERAL (the transport then decodes it
+   * and calls onDeliver) or whose endpoints a peer could not send (onDeliver's check reports it).
+   * (An engine's onFrame hook, engine-poll.ts, never meets lanes: engines run only in
    * multithreaded processes, lanes only in single-threaded ones.)
    */
-  readonly frameBytes = (srcProcess: number, b: Uint8Array, o: number): boolean => {
-    if (b[o] !== FRAME_KIND.EAGER || b[o + 1] !== 0) return false;
-    const src = (b[o + 4]! | (b[o + 5]! << 8) | (b[o + 6]! << 16) | (b[o + 7]! << 24)) >>> 0;
-    // Lanes have one endpoint per process: any other source is a peer's fault, which the device's onDeliver reports.
-    if (src !== srcProcess) return false;
+  readonly eagerArrived = (srcProcess: number, ctx: number, src: number, dst: number, tag: number, bytes: Uint8Array, start: number, end: number): boolean => {
+    // Lanes have one endpoint per process: any other source or destination is a peer's fault.
+    if (src !== srcProcess || dst !== this.#endpoint) return false;
     const lanes = this.#lanes;
-    const ctx = b[o + 2]! | (b[o + 3]! << 8);
     const lane = lanes.byContext[ctx] ?? lanes.lean(ctx);
     if (lane === null) return false;
-    const tag = b[o + 12]! | (b[o + 13]! << 8) | (b[o + 14]! << 16) | (b[o + 15]! << 24);
-    const len = (b[o + 28]! | (b[o + 29]! << 8) | (b[o + 30]! << 16) | (b[o + 31]! << 24)) >>> 0;
-    this.#message(lane, srcProcess, src, tag, b.subarray(o + FRAME_HEADER_BYTES, o + FRAME_HEADER_BYTES + len));
+    this.#message(lane, srcProcess, src, tag, bytes.subarray(start, end));
     return true;
   };
 

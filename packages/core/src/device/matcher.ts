@@ -12,7 +12,7 @@
  * One implementation per device, so the device's calls through the interface are monomorphic.
  * Slots (request-table.ts) are NIL where a message or receive has none.
  */
-import type { FrameHeader } from '../transport/index.ts';
+import type { EagerArrived, FrameHeader } from '../transport/index.ts';
 import type { MPIError } from '../util/index.ts';
 import { ANY } from '../util/index.ts';
 import type { DevRequest } from './dev-request.ts';
@@ -26,8 +26,8 @@ import { LaneMatcher, type LaneHost } from './lane-matcher.ts';
 export interface Matcher {
   /** Receive lanes exist here: leanRecv may take receives. */
   readonly hasLanes: boolean;
-  /** The transport's onFrameBytes hook where this matcher takes plain EAGER frames so, else undefined. */
-  readonly onFrameBytes: ((srcProcess: number, buf: Uint8Array, offset: number) => boolean) | undefined;
+  /** The transport's typed eager hook (TransportHandlers.onEager) where this matcher takes plain EAGER frames so, else undefined. */
+  readonly onEager: EagerArrived | undefined;
   /** A checked EAGER, EAGER_SYNC or RNDV_RTS frame from another process. */
   arriveFrame(srcProcess: number, h: FrameHeader, payload: Uint8Array): void;
   /** A general receive (r.buf or r.objectMode set) on local `endpoint` for (ctx, src|ANY, tag|ANY). */
@@ -71,7 +71,7 @@ export function selectMatcher(l: MatcherLayout, shared: SharedState, protocol: P
 /** The shared per-source queues (match-queues.ts) through the protocols: slots, any thread may match. */
 export class QueueMatcher implements Matcher, LaneHost {
   readonly hasLanes = false;
-  readonly onFrameBytes = undefined;
+  readonly onEager = undefined;
   readonly #protocol: Protocol;
   readonly #completion: Completion;
   readonly #pool: SlotPool;
