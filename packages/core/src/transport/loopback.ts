@@ -18,7 +18,8 @@
  *   below TARGET_MIN_BYTES before onDeliver.
  * - Channels: a transport owns options.channels (default all); a frame uses
  *   channel channelOf(src, dst, J, C) and is routed to the instance of dstProcess that
- *   owns that channel (several instances per process model threads mode).
+ *   owns that channel (several instances per process model threads mode). An
+ *   instance with threadConnections (a user thread's direct route) only sends.
  * - close(): delivers what is queued and keeps receiving until nothing queued
  *   for it by others is pending (as a TCP instance reads until its peers end
  *   their side), then the instance is closed; a closed instance receives nothing. A sender to a closed or destroyed peer drops the
@@ -117,7 +118,8 @@ class LoopbackTransport implements Transport {
     this.#sent = new Array<number>(C).fill(0);
     this.#received = new Array<number>(C).fill(0);
     this.#reported = new Array<boolean>(hub.processCount).fill(false);
-    for (let c = 0; c < C; c++) {
+    // A thread's own connections only send (TCP: it never listens): frames to its process reach the channel's host.
+    for (let c = 0; c < C && options.threadConnections !== true; c++) {
       if (this.#owned[c] === true) hub.routes[options.process * C + c] = this;
     }
     hub.members.push(this);
