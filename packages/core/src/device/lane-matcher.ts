@@ -21,7 +21,7 @@ import { ReceiveLanes, type Lane } from './receive-lanes.ts';
 import { truncated, type Completion } from './completion.ts';
 import type { Matcher } from './matcher.ts';
 
-/** What the lanes ask of the device that owns them (device.ts) when a context leaves the lean path. */
+/** What the lanes ask of the shared queues' matcher (QueueMatcher, matcher.ts) when a context leaves the lean path. */
 export interface LaneHost {
   /** A receive of a demoted lane: posted in the shared queues with a slot of its own (or failed: no slot left). */
   postDemoted(r: DevRequest, ctx: number, src: number, tag: number): void;
@@ -145,7 +145,7 @@ export class LaneMatcher implements Matcher {
     const lane = lanes.lean(ctx);
     if (lane === null) return null;
     const r = new DevRequest(REQ_KIND.RECV, call);
-    // Demoted into the shared queues, it is an object-mode receive there (the device's #postSlot, Completion.fill).
+    // Demoted into the shared queues, it is an object-mode receive there (QueueMatcher.postDemoted, Completion.fill).
     r.objectMode = true;
     const m = lane.takeUnexpected(srcEndpoint, tag);
     if (m !== null) {

@@ -14,7 +14,7 @@
  * lands straight in the receive's buffer (payloadTarget) or, for another thread's receive, in the
  * big arena. Messages between endpoints of one process take `local` and never touch a transport.
  * Where a frame goes (the thread's hosted channel, direct route, injection ring or a reader's
- * route) is the device's choice (ProtocolHost.out); completion is completion.ts's. Nothing here
+ * route) is the device's send path (ProtocolHost.out, send-path.ts); completion is completion.ts's. Nothing here
  * logs or throws per message.
  */
 import { FRAME_FLAG, FRAME_KIND, newFrameHeader, type FrameHeader } from '../transport/index.ts';
