@@ -33,7 +33,7 @@
  * allocate up to 4 GiB per frame by announcing it.
  */
 import { newFrameHeader, type FrameHeader } from '@tsmpi/core/transport';
-import { HEADER_BYTES, decodeHeader, isPlainEager, readContextId, readDstEndpoint, readPayloadLength, readSrcEndpoint, readTag } from './frame-codec.ts';
+import { HEADER_BYTES, decodeHeader, offerPlainEager } from './frame-codec.ts';
 
 /** Receives what the parser finds; the owner (a connection) implements it. */
 export interface FrameSink {
@@ -72,6 +72,8 @@ export class FrameParser {
   readonly #maxUnsolicitedBytes: number;
   /** offered each plain EAGER frame whole in one chunk before any header object (TransportHandlers.onEager), or null */
   readonly #eager: EagerHook | null;
+  /** the largest payload offered to #eager: one the view branch of feed() would deliver */
+  readonly #eagerMaxBytes: number;
   readonly #header: FrameHeader = newFrameHeader();
   readonly #head = new Uint8Array(HEADER_BYTES);
   #headFill = 0;
@@ -93,6 +95,7 @@ export class FrameParser {
     eager: EagerHook | null = null) {
     this.#sink = sink;
     this.#eager = eager;
+    this.#eagerMaxBytes = Math.min(maxPayloadBytes, targetMinBytes - 1, maxUnsolicitedBytes);
     this.#targetMinBytes = targetMinBytes;
     this.#maxPayloadBytes = maxPayloadBytes;
     this.#maxUnsolicitedBytes = maxUnsolicitedBytes;
@@ -136,13 +139,10 @@ export class FrameParser {
         let at: number;
         if (this.#headFill === 0 && len - pos >= HEADER_BYTES) {
           const eager = this.#eager;
-          if (eager !== null && isPlainEager(chunk, pos)) {
+          if (eager !== null) {
             // The frames the view branch below would deliver, offered as numbers first (no header object).
-            const plen = readPayloadLength(chunk, pos);
-            const start = pos + HEADER_BYTES;
-            const end = start + plen;
-            if (end <= len && plen <= this.#maxPayloadBytes && plen < this.#targetMinBytes && plen <= this.#maxUnsolicitedBytes &&
-              eager(readContextId(chunk, pos), readSrcEndpoint(chunk, pos), readDstEndpoint(chunk, pos), readTag(chunk, pos), chunk, start, end)) {
+            const end = offerPlainEager(chunk, pos, len, this.#eagerMaxBytes, eager);
+            if (end >= 0) {
               pos = end;
               continue;
             }

@@ -197,13 +197,13 @@ export class Device {
   /**
    * The lean receive (setting lean=on, docs/adr/0020-lean-common-path.md): a receive into the plain
    * byte view `buf` from an endpoint of another process, matched in its context's lane
-   * (LaneMatcher.recv). Returns the request, or null, having done nothing, when it must take postRecv.
+   * (LaneMatcher.leanRecv). Returns the request, or null, having done nothing, when it must take postRecv.
    */
   leanRecv(ctx: number, srcEndpoint: number, tag: number, buf: Uint8Array, call: string): DevRequest | null {
     return this.#matcher.leanRecv(ctx, srcEndpoint, tag, buf, call);
   }
 
-  /** leanRecv for a receive of the collectives (LaneMatcher.recvBytes, docs/adr/0022): the message lands in a fresh array (r.value). */
+  /** leanRecv for a receive of the collectives (LaneMatcher.leanRecvBytes, docs/adr/0022): the message lands in a fresh array (r.value). */
   leanRecvBytes(ctx: number, srcEndpoint: number, tag: number, call: string): DevRequest | null {
     return this.#matcher.leanRecvBytes(ctx, srcEndpoint, tag, call);
   }

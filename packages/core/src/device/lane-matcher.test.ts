@@ -33,7 +33,7 @@ function setup() {
   };
   const lanes = new LaneMatcher(general as LaneHost & Matcher, completion, shared, stat, ME);
   const recv = (src: number, tag: number, bytes = 8): DevRequest => {
-    const r = lanes.recv(CTX, src, tag, new Uint8Array(bytes), 'Irecv');
+    const r = lanes.leanRecv(CTX, src, tag, new Uint8Array(bytes), 'Irecv');
     expect(r).not.toBeNull();
     return r!;
   };
@@ -112,7 +112,7 @@ describe('LaneMatcher', () => {
     expect(t.demoted.arrived).toEqual([[2, 2001, [9]], [1, 1002, [8]]]);
     // The lane's hold went with it; a GENERAL context takes no lean receive again, nor a frame.
     expect(t.completion.active).toBe(0);
-    expect(t.lanes.recv(CTX, 1, 5, new Uint8Array(1), 'Irecv')).toBeNull();
+    expect(t.lanes.leanRecv(CTX, 1, 5, new Uint8Array(1), 'Irecv')).toBeNull();
     expect(t.arrive(1, 5, [1])).toBe(false);
     t.stop();
   });
@@ -122,7 +122,7 @@ describe('LaneMatcher', () => {
     t.recv(1, 5);
     t.lanes.generalTouch(CTX, ME);
     expect(t.lanes.state(CTX)).toBe(LANE_STATE.LEAN);
-    expect(t.lanes.recv(CTX, ME, 5, new Uint8Array(1), 'Irecv')).toBeNull();
+    expect(t.lanes.leanRecv(CTX, ME, 5, new Uint8Array(1), 'Irecv')).toBeNull();
     t.stop();
   });
 
@@ -161,7 +161,7 @@ describe('LaneMatcher', () => {
     t.lanes.fail(err);
     expect(r.done && r.error).toBe(err);
     expect(t.completion.active).toBe(0);
-    expect(t.lanes.recv(CTX, 1, 5, new Uint8Array(1), 'Irecv')).toBeNull();
+    expect(t.lanes.leanRecv(CTX, 1, 5, new Uint8Array(1), 'Irecv')).toBeNull();
     t.stop();
   });
 });

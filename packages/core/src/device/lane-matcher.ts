@@ -70,14 +70,6 @@ export class LaneMatcher implements Matcher {
     this.#host.postRecv(r, endpoint, ctx, srcEndpoint, tag);
   }
 
-  leanRecv(ctx: number, srcEndpoint: number, tag: number, buf: Uint8Array, call: string): DevRequest | null {
-    return this.recv(ctx, srcEndpoint, tag, buf, call);
-  }
-
-  leanRecvBytes(ctx: number, srcEndpoint: number, tag: number, call: string): DevRequest | null {
-    return this.recvBytes(ctx, srcEndpoint, tag, call);
-  }
-
   probe(endpoint: number, ctx: number, srcEndpoint: number, tag: number): number {
     this.generalTouch(ctx, srcEndpoint);
     return this.#host.probe(endpoint, ctx, srcEndpoint, tag);
@@ -114,7 +106,7 @@ export class LaneMatcher implements Matcher {
    * having done nothing, when this receive must take the general path (a GENERAL context, a local
    * source, a failed process).
    */
-  recv(ctx: number, srcEndpoint: number, tag: number, buf: Uint8Array, call: string): DevRequest | null {
+  leanRecv(ctx: number, srcEndpoint: number, tag: number, buf: Uint8Array, call: string): DevRequest | null {
     const lanes = this.#lanes;
     if (this.#failed || srcEndpoint === this.#endpoint) return null;
     const lane = lanes.byContext[ctx] ?? lanes.lean(ctx);
@@ -135,11 +127,11 @@ export class LaneMatcher implements Matcher {
   }
 
   /**
-   * recv for a receive of the collectives (coll/pt2pt.ts recv(), docs/adr/0022): the message lands
+   * leanRecv for a receive of the collectives (coll/pt2pt.ts recv(), docs/adr/0022): the message lands
    * in a fresh Uint8Array of its length (r.value), as the general path does for r.objectMode with
-   * a message that is not object-form. Null, having done nothing, where recv would be null.
+   * a message that is not object-form. Null, having done nothing, where leanRecv would be null.
    */
-  recvBytes(ctx: number, srcEndpoint: number, tag: number, call: string): DevRequest | null {
+  leanRecvBytes(ctx: number, srcEndpoint: number, tag: number, call: string): DevRequest | null {
     const lanes = this.#lanes;
     if (this.#failed || srcEndpoint === this.#endpoint || this.#shared.failedClass() !== 0) return null;
     const lane = lanes.lean(ctx);
@@ -286,7 +278,7 @@ export class LaneMatcher implements Matcher {
     r.count = n;
     const buf = r.buf;
     if (buf === null) {
-      // recvBytes: a fresh array (`data` may lie in the transport's read buffer).
+      // leanRecvBytes: a fresh array (`data` may lie in the transport's read buffer).
       r.value = data.slice();
     } else if (n > buf.length) {
       buf.set(data.subarray(0, buf.length));
