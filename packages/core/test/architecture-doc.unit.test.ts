@@ -35,7 +35,10 @@ const members = [...new Set([...doc.matchAll(/\b([A-Z]\w+)\.(#?[a-zA-Z_]\w*)/g)]
 describe('docs/ARCHITECTURE.md names what the code has', () => {
   it('draws the message path in Mermaid, through the functions that carry it', () => {
     expect(doc).toMatch(/```mermaid\n/);
-    for (const step of ['Pt2ptComm.Isend', 'Device.leanSend', 'Device.send', 'FrameParser.feed', 'LaneMatcher.frameBytes', 'Protocol.arrive', 'MatchQueues.arrive', 'Device.leanRecv']) {
+    for (const step of [
+      'Pt2ptComm.Isend', 'Device.leanSend', 'HostedPath.queueEager', 'Device.send', 'HostedPath.first', 'FrameParser.feed', 'LaneMatcher.eagerArrived',
+      'DeviceWiring.#onDeliver', 'QueueMatcher.arriveFrame', 'Protocol.arrive', 'MatchQueues.arrive', 'Device.leanRecv', 'selectSendPath', 'selectMatcher',
+    ]) {
       expect(doc).toContain(step);
     }
     expect(members.length).toBeGreaterThan(20);

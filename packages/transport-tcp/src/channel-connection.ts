@@ -25,16 +25,13 @@
  * when the peer closes, a GOODBYE frame; anything else is a protocol error.
  */
 import net from 'node:net';
-import { FRAME_KIND, newFrameHeader, type FrameHeader, type TransportError } from '@tsmpi/core/transport';
+import { newFrameHeader, type FrameHeader, type TransportError } from '@tsmpi/core/transport';
 import type { HostPort } from './address.ts';
 import type { ConnectionOwner } from './connection-owner.ts';
-import { HEADER_BYTES, KIND_GOODBYE, encodeHeader } from './frame-codec.ts';
+import { HEADER_BYTES, KIND_GOODBYE, encodeEagerHeader, encodeHeader } from './frame-codec.ts';
 import { FrameParser, PARSE_STATUS, type FrameSink } from './frame-parser.ts';
 import { ClientHandshake, HANDSHAKE_STATUS, THREAD_CONNECTION_BIT, listenerBinding } from './handshake.ts';
 import { wireSocket, type SocketEventSink } from './socket-events.ts';
-
-/** The kind byte of the lean send's frames (queueEager). */
-const FRAME_KIND_EAGER = FRAME_KIND.EAGER;
 
 const STATE_CONNECTING = 0;
 const STATE_OPEN = 1;
@@ -184,8 +181,7 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
 
   /**
    * Queues one EAGER frame whose payload is copied (the lean send, interface.ts `queueEager`):
-   * the header's bytes are stored in place, the same bytes encodeHeader writes for kind EAGER
-   * with flags, seq, aux and aux2 zero.
+   * the header's bytes are written in place from numbers (encodeEagerHeader), no header object.
    */
   queueEager(contextId: number, src: number, dst: number, tag: number, payload: Uint8Array): void {
     const plen = payload.length;
@@ -193,15 +189,7 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
     if (this.#batchLen + HEADER_BYTES + plen > this.#batch.length) this.#reserve(HEADER_BYTES + plen);
     const b = this.#batch;
     const o = this.#batchLen;
-    b[o] = FRAME_KIND_EAGER;
-    b[o + 1] = 0;
-    b[o + 2] = contextId;
-    b[o + 3] = contextId >>> 8;
-    b[o + 4] = src; b[o + 5] = src >>> 8; b[o + 6] = src >>> 16; b[o + 7] = src >>> 24;
-    b[o + 8] = dst; b[o + 9] = dst >>> 8; b[o + 10] = dst >>> 16; b[o + 11] = dst >>> 24;
-    b[o + 12] = tag; b[o + 13] = tag >>> 8; b[o + 14] = tag >>> 16; b[o + 15] = tag >>> 24;
-    for (let i = o + 16; i < o + 28; i++) b[i] = 0;
-    b[o + 28] = plen; b[o + 29] = plen >>> 8; b[o + 30] = plen >>> 16; b[o + 31] = plen >>> 24;
+    encodeEagerHeader(b, o, contextId, src, dst, tag, plen);
     if (plen > 0) b.set(payload, o + HEADER_BYTES);
     this.#batchLen = o + HEADER_BYTES + plen;
     if (!this.#isFlushScheduled && this.#state === STATE_OPEN) {

@@ -15,15 +15,23 @@
  *       24   u32  aux2
  *       28   u32  payloadLength   bytes of payload that follow the header
  *
- * Invariants: encodeHeader writes exactly HEADER_BYTES bytes at `offset`;
- * decodeHeader reads exactly that many and fills every field of `out`, so a
- * reused header object never keeps a stale value. Values are truncated to
- * their wire width (the device keeps them in range).
+ * This file is the one place that knows the layout: the connections write
+ * headers through encodeHeader / encodeEagerHeader and the parser reads them
+ * through decodeHeader / offerPlainEager; core sees FrameHeader objects or the
+ * numbers of the typed contract (interface.ts queueEager, EagerArrived).
+ *
+ * Invariants: encodeHeader and encodeEagerHeader write exactly HEADER_BYTES
+ * bytes at `offset`; decodeHeader reads exactly that many and fills every
+ * field of `out`, so a reused header object never keeps a stale value. Values
+ * are truncated to their wire width (the device keeps them in range).
  */
-import type { FrameHeader } from '@tsmpi/core/transport';
+import { FRAME_KIND, type FrameHeader } from '@tsmpi/core/transport';
 
 /** Size of one encoded frame header. */
 export const HEADER_BYTES = 32;
+
+/** The kind byte of a plain EAGER frame (the lean send's, and what onEager is offered). */
+const KIND_EAGER = FRAME_KIND.EAGER;
 
 /**
  * Frame kind used by the transport itself, never given to the device: the
@@ -63,6 +71,47 @@ export function decodeHeader(buf: Uint8Array, offset: number, out: FrameHeader):
   out.aux = readU32(buf, offset + 20);
   out.aux2 = readU32(buf, offset + 24);
   out.payloadLength = readU32(buf, offset + 28);
+}
+
+/**
+ * Writes the header of a plain EAGER frame (flags, seq, aux and aux2 zero) at `offset`: the bytes
+ * encodeHeader writes for such a header, from numbers (the lean send: no header object). Byte
+ * stores inline, no helper calls: it runs once per lean send.
+ */
+export function encodeEagerHeader(buf: Uint8Array, offset: number, contextId: number, src: number, dst: number, tag: number, payloadLength: number): void {
+  const o = offset;
+  buf[o] = KIND_EAGER;
+  buf[o + 1] = 0;
+  buf[o + 2] = contextId;
+  buf[o + 3] = contextId >>> 8;
+  buf[o + 4] = src; buf[o + 5] = src >>> 8; buf[o + 6] = src >>> 16; buf[o + 7] = src >>> 24;
+  buf[o + 8] = dst; buf[o + 9] = dst >>> 8; buf[o + 10] = dst >>> 16; buf[o + 11] = dst >>> 24;
+  buf[o + 12] = tag; buf[o + 13] = tag >>> 8; buf[o + 14] = tag >>> 16; buf[o + 15] = tag >>> 24;
+  for (let i = o + 16; i < o + 28; i++) buf[i] = 0;
+  buf[o + 28] = payloadLength; buf[o + 29] = payloadLength >>> 8; buf[o + 30] = payloadLength >>> 16; buf[o + 31] = payloadLength >>> 24;
+}
+
+/**
+ * FrameParser's eager offer (TransportHandlers.onEager): when the frame at `pos` of `chunk` is
+ * plain EAGER (flags 0), lies whole before `len` and carries at most `maxPayload` bytes, its
+ * fields go to `eager` as numbers, its payload as the range [start, end) of `chunk`. Returns the
+ * frame's end when `eager` took it, else -1 (nothing done). Byte loads inline, no helper calls:
+ * it runs once per arriving frame.
+ */
+export function offerPlainEager(
+  chunk: Uint8Array, pos: number, len: number, maxPayload: number,
+  eager: (contextId: number, src: number, dst: number, tag: number, bytes: Uint8Array, start: number, end: number) => boolean,
+): number {
+  if (chunk[pos] !== KIND_EAGER || chunk[pos + 1] !== 0) return -1;
+  const plen = (chunk[pos + 28]! | (chunk[pos + 29]! << 8) | (chunk[pos + 30]! << 16) | (chunk[pos + 31]! << 24)) >>> 0;
+  const start = pos + HEADER_BYTES;
+  const end = start + plen;
+  if (end > len || plen > maxPayload) return -1;
+  const ctx = chunk[pos + 2]! | (chunk[pos + 3]! << 8);
+  const src = (chunk[pos + 4]! | (chunk[pos + 5]! << 8) | (chunk[pos + 6]! << 16) | (chunk[pos + 7]! << 24)) >>> 0;
+  const dst = (chunk[pos + 8]! | (chunk[pos + 9]! << 8) | (chunk[pos + 10]! << 16) | (chunk[pos + 11]! << 24)) >>> 0;
+  const tag = chunk[pos + 12]! | (chunk[pos + 13]! << 8) | (chunk[pos + 14]! << 16) | (chunk[pos + 15]! << 24);
+  return eager(ctx, src, dst, tag, chunk, start, end) ? end : -1;
 }
 
 /** Reads only the payload length of the header at `offset`. */

@@ -16,7 +16,7 @@
  *
  * Two configurations: PRODUCTION is the one inbound-connection.ts uses (no
  * bound below the u32 length field, unsolicited payloads bounded by the eager
- * limit, default or a small one, and sometimes the onFrameBytes hook taking
+ * limit, default or a small one, and sometimes the eager hook taking
  * whole frames); SMALL_LIMIT a small maximum, so that TOO_LARGE is reached.
  *
  * Runs: TSMPI_FUZZ_RUNS (default 300 per property); TSMPI_FUZZ_SEED replays a
@@ -40,7 +40,7 @@ const DEFAULT_EAGER_LIMIT = 64 * 1024;
 /** The test sink asks for payloads up to this size (mode 1), as a device does for a receive it matched: never for a huge one. */
 const SINK_TARGET_CAP = 1 << 20;
 
-/** How a parser is made: the bounds, and whether an onFrameBytes hook takes frames (0 none, 1 every one, 2 every other one). */
+/** How a parser is made: the bounds, and whether an eager hook takes plain EAGER frames (0 none, 1 every one, 2 every other one). */
 interface Config {
   readonly maxPayload: number;
   readonly maxUnsolicited: number;
@@ -91,7 +91,7 @@ function reference(bytes: Uint8Array, config: Config, targetMode: number): { fra
   return { frames, stop: null };
 }
 
-/** The header of the frame at `offset` of `buf`, decoded by hand (an onFrameBytes hook sees bytes). */
+/** The header of the frame at `offset` of `buf`, decoded by hand (to check what the eager hook is given). */
 function headerAt(buf: Uint8Array, offset: number): FrameHeader {
   const dv = new DataView(buf.buffer, buf.byteOffset + offset, HEADER_BYTES);
   return {
@@ -122,12 +122,14 @@ class RecordingSink implements FrameSink {
 function runParser(bytes: Uint8Array, cuts: number[], targetMinBytes: number, targetMode: number, readsIntoTarget: boolean, config: Config) {
   const sink = new RecordingSink(targetMode);
   let offered = 0;
-  const hook = config.hook === 0 ? null : (buf: Uint8Array, offset: number): boolean => {
+  const hook = config.hook === 0 ? null : (ctx: number, src: number, dst: number, tag: number, buf: Uint8Array, start: number, end: number): boolean => {
     // Takes the frame (every one, or every other one offered): recorded where frameArrived would have.
     if (config.hook === 2 && offered++ % 2 === 1) return false;
-    const header = headerAt(buf, offset);
+    // The header lies right before the payload: the numbers given must be its fields, and it must be plain EAGER.
+    const header = headerAt(buf, start - HEADER_BYTES);
+    expect([header.kind, header.flags, header.contextId, header.srcEndpoint, header.dstEndpoint, header.tag, header.payloadLength]).toEqual([1, 0, ctx, src, dst, tag, end - start]);
     expect(header.payloadLength).toBeLessThanOrEqual(config.maxUnsolicited);
-    sink.frames.push({ header, payload: Array.from(buf.subarray(offset + HEADER_BYTES, offset + HEADER_BYTES + header.payloadLength)) });
+    sink.frames.push({ header, payload: Array.from(buf.subarray(start, end)) });
     return true;
   };
   const parser = new FrameParser(sink, targetMinBytes, config.maxPayload, config.maxUnsolicited, hook);

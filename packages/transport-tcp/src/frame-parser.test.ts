@@ -213,36 +213,41 @@ describe('frame parser', () => {
     expect(p.feed(frame(7, range(500, 3)))).toBe(PARSE_STATUS.UNSOLICITED);
   });
 
-  it('offers whole frames to frameBytes first, undecoded; declined, split or targeted frames go to frameArrived, in stream order', () => {
-    // frameBytes takes the frames of odd seq (byte 16 is seq's low byte in the codec's layout).
+  it('offers whole plain EAGER frames to the eager hook first, as numbers; declined, split, targeted or other frames go to frameArrived, in stream order', () => {
+    // The hook takes the frames of odd tag; frames here have tag = seq, context 9, source 3, destination 4.
     const sink = new Sink();
     const order: string[] = [];
-    const taken: { seq: number; payload: number[] }[] = [];
+    const taken: { tag: number; fields: number[]; payload: number[] }[] = [];
     const frameArrived = sink.frameArrived.bind(sink);
     sink.frameArrived = (h, payload) => {
       order.push(`arrived ${h.seq}`);
       frameArrived(h, payload);
     };
-    const frameBytes = (buf: Uint8Array, at: number): boolean => {
-      const seq = buf[at + 16]!;
-      if (seq % 2 === 0) return false;
-      const len = buf[at + 28]!;
-      order.push(`bytes ${seq}`);
-      taken.push({ seq, payload: Array.from(buf.subarray(at + HEADER_BYTES, at + HEADER_BYTES + len)) });
+    const eager = (ctx: number, src: number, dst: number, tag: number, bytes: Uint8Array, start: number, end: number): boolean => {
+      if (tag % 2 === 0) return false;
+      order.push(`eager ${tag}`);
+      taken.push({ tag, fields: [ctx, src, dst], payload: Array.from(bytes.subarray(start, end)) });
       return true;
     };
-    const p = new FrameParser(sink, 64, 1 << 20, 1 << 20, frameBytes);
-    const whole = concat([frame(0, range(5, 1)), frame(1, range(3, 2)), frame(2, []), frame(3, []), frame(5, range(80, 4))]);
+    const f = (seq: number, payload: number[], kind = 1, flags = 0): Uint8Array => {
+      const h = { ...newFrameHeader(), kind, flags, seq, tag: seq, contextId: 9, srcEndpoint: 3, dstEndpoint: 4 };
+      const out = new Uint8Array(HEADER_BYTES + payload.length);
+      encodeHeader(out, 0, h, payload.length);
+      out.set(payload, HEADER_BYTES);
+      return out;
+    };
+    const p = new FrameParser(sink, 64, 1 << 20, 1 << 20, eager);
+    const whole = concat([f(0, range(5, 1)), f(1, range(3, 2)), f(2, []), f(3, []), f(5, range(80, 4)), f(7, [1], 2), f(9, [1], 1, 1)]);
     expect(p.feed(whole)).toBe(PARSE_STATUS.OK);
-    // seq 5's payload reaches targetMinBytes: it is offered to frameTarget, never as bytes.
-    expect(order).toEqual(['arrived 0', 'bytes 1', 'arrived 2', 'bytes 3', 'arrived 5']);
-    expect(taken).toEqual([{ seq: 1, payload: range(3, 2) }, { seq: 3, payload: [] }]);
-    // A frame split over two chunks is never offered as bytes.
+    // seq 5's payload reaches targetMinBytes: it is offered to frameTarget, never to the hook; 7 (EAGER_SYNC) and 9 (flags) are not plain EAGER.
+    expect(order).toEqual(['arrived 0', 'eager 1', 'arrived 2', 'eager 3', 'arrived 5', 'arrived 7', 'arrived 9']);
+    expect(taken).toEqual([{ tag: 1, fields: [9, 3, 4], payload: range(3, 2) }, { tag: 3, fields: [9, 3, 4], payload: [] }]);
+    // A frame split over two chunks is never offered to the hook.
     order.length = 0;
-    const split = frame(7, range(6, 5));
+    const split = f(11, range(6, 5));
     expect(p.feed(split.subarray(0, 35))).toBe(PARSE_STATUS.OK);
     expect(p.feed(split.subarray(35))).toBe(PARSE_STATUS.OK);
-    expect(order).toEqual(['arrived 7']);
+    expect(order).toEqual(['arrived 11']);
     expect(sink.got.at(-1)!.payload).toEqual(range(6, 5));
   });
 });

@@ -33,7 +33,7 @@
  * allocate up to 4 GiB per frame by announcing it.
  */
 import { newFrameHeader, type FrameHeader } from '@tsmpi/core/transport';
-import { HEADER_BYTES, decodeHeader } from './frame-codec.ts';
+import { HEADER_BYTES, decodeHeader, offerPlainEager } from './frame-codec.ts';
 
 /** Receives what the parser finds; the owner (a connection) implements it. */
 export interface FrameSink {
@@ -42,6 +42,12 @@ export interface FrameSink {
   /** Optionally supplies the array a large payload is received into (exactly payloadLength bytes), or null. */
   frameTarget(header: FrameHeader): Uint8Array | null;
 }
+
+/**
+ * Offered a plain EAGER frame whole in one chunk, its header read into numbers (the parser's side
+ * of TransportHandlers.onEager: the connection adds the source process): true, it consumed it.
+ */
+export type EagerHook = (contextId: number, srcEndpoint: number, dstEndpoint: number, tag: number, bytes: Uint8Array, start: number, end: number) => boolean;
 
 /** Status returned by FrameParser.feed. */
 export const PARSE_STATUS = {
@@ -64,8 +70,10 @@ export class FrameParser {
   readonly #targetMinBytes: number;
   readonly #maxPayloadBytes: number;
   readonly #maxUnsolicitedBytes: number;
-  /** offered a whole frame's bytes before decoding (TransportHandlers.onFrameBytes), or null */
-  readonly #frameBytes: ((buf: Uint8Array, offset: number) => boolean) | null;
+  /** offered each plain EAGER frame whole in one chunk before any header object (TransportHandlers.onEager), or null */
+  readonly #eager: EagerHook | null;
+  /** the largest payload offered to #eager: one the view branch of feed() would deliver */
+  readonly #eagerMaxBytes: number;
   readonly #header: FrameHeader = newFrameHeader();
   readonly #head = new Uint8Array(HEADER_BYTES);
   #headFill = 0;
@@ -79,14 +87,15 @@ export class FrameParser {
    * @param maxPayloadBytes larger announced payloads make feed() return TOO_LARGE
    * @param maxUnsolicitedBytes larger payloads that frameTarget does not supply an array for make
    *   feed() return UNSOLICITED (default: maxPayloadBytes, no such bound)
-   * @param frameBytes offered, undecoded, each frame that lies whole in one chunk and whose payload
-   *   would go to frameArrived as a view of the chunk; true: it consumed the frame, false: the
-   *   parser decodes it and goes on as without it
+   * @param eager offered, as numbers and a payload range, each plain EAGER frame that lies whole in
+   *   one chunk and whose payload would go to frameArrived as a view of the chunk; true: it consumed
+   *   the frame, false: the parser decodes it and goes on as without it
    */
   constructor(sink: FrameSink, targetMinBytes: number, maxPayloadBytes: number, maxUnsolicitedBytes = maxPayloadBytes,
-    frameBytes: ((buf: Uint8Array, offset: number) => boolean) | null = null) {
+    eager: EagerHook | null = null) {
     this.#sink = sink;
-    this.#frameBytes = frameBytes;
+    this.#eager = eager;
+    this.#eagerMaxBytes = Math.min(maxPayloadBytes, targetMinBytes - 1, maxUnsolicitedBytes);
     this.#targetMinBytes = targetMinBytes;
     this.#maxPayloadBytes = maxPayloadBytes;
     this.#maxUnsolicitedBytes = maxUnsolicitedBytes;
@@ -129,12 +138,11 @@ export class FrameParser {
         let base: Uint8Array;
         let at: number;
         if (this.#headFill === 0 && len - pos >= HEADER_BYTES) {
-          const frameBytes = this.#frameBytes;
-          if (frameBytes !== null) {
-            // The frames the view branch below would deliver, offered as bytes first (no header object).
-            const plen = (chunk[pos + 28]! | (chunk[pos + 29]! << 8) | (chunk[pos + 30]! << 16) | (chunk[pos + 31]! << 24)) >>> 0;
-            const end = pos + HEADER_BYTES + plen;
-            if (end <= len && plen <= this.#maxPayloadBytes && plen < this.#targetMinBytes && plen <= this.#maxUnsolicitedBytes && frameBytes(chunk, pos)) {
+          const eager = this.#eager;
+          if (eager !== null) {
+            // The frames the view branch below would deliver, offered as numbers first (no header object).
+            const end = offerPlainEager(chunk, pos, len, this.#eagerMaxBytes, eager);
+            if (end >= 0) {
               pos = end;
               continue;
             }

@@ -26,7 +26,7 @@ import type net from 'node:net';
 import type { FrameHeader } from '@tsmpi/core/transport';
 import type { ConnectionOwner } from './connection-owner.ts';
 import { HEADER_BYTES, KIND_GOODBYE, encodeHeader } from './frame-codec.ts';
-import { FrameParser, PARSE_STATUS, type FrameSink } from './frame-parser.ts';
+import { FrameParser, PARSE_STATUS, type EagerHook, type FrameSink } from './frame-parser.ts';
 import { INBOUND_ACTION, InboundHandshake } from './inbound-handshake.ts';
 import { withReadBuffer, type ReadTargetSource } from './read-buffer.ts';
 import { MAX_PAYLOAD_BYTES } from './tuning.ts';
@@ -98,17 +98,17 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
   }
 
   /**
-   * The parser's bytes hook when the handlers take frames as bytes (interface.ts onFrameBytes), else
-   * null. A thread connection has none: its frames are decoded so that #lastSeq names its last one.
+   * The parser's eager hook when the handlers take plain eager frames as numbers (interface.ts
+   * onEager), else null. A thread connection has none: its frames are decoded so that #lastSeq names its last one.
    */
-  #frameBytesHook(owner: ConnectionOwner): ((buf: Uint8Array, offset: number) => boolean) | null {
-    const handlers = owner._handlers;
-    if (handlers.onFrameBytes === undefined || this.#isThread) return null;
+  #eagerHook(owner: ConnectionOwner): EagerHook | null {
+    const onEager = owner._handlers.onEager;
+    if (onEager === undefined || this.#isThread) return null;
     const process = this.process;
     const received = owner._received;
     const channel = this.channel;
-    return (buf, offset) => {
-      if (!handlers.onFrameBytes!(process, buf, offset)) return false;
+    return (ctx, src, dst, tag, bytes, start, end) => {
+      if (!onEager(process, ctx, src, dst, tag, bytes, start, end)) return false;
       received[channel]!++;
       return true;
     };
@@ -161,7 +161,7 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
     this.#state = STATE_OPEN;
     this.#socket.setTimeout(0);
     this.#socket.write(hs.reply);
-    this.#parser = new FrameParser(this, owner._tuning.targetMinBytes, MAX_PAYLOAD_BYTES, owner._maxUnsolicitedBytes, this.#frameBytesHook(owner));
+    this.#parser = new FrameParser(this, owner._tuning.targetMinBytes, MAX_PAYLOAD_BYTES, owner._maxUnsolicitedBytes, this.#eagerHook(owner));
     if (owner._isClosing) {
       this.beginClose();
       return;

@@ -1,12 +1,13 @@
-// lane-matcher.ts over a real shared state and Completion, with frames given in their wire bytes as
-// the transport's onFrameBytes hands them: matching in a lane (posted first, unexpected first, by
+// lane-matcher.ts over a real shared state and Completion, with frames given as numbers and a payload
+// range, as the transport's onEager hands them: matching in a lane (posted first, unexpected first, by
 // source and tag), demotion into the shared queues in order when the general path touches a context,
 // cancel, and failure.
 import { describe, expect, it } from 'vitest';
-import { FRAME_FLAG, FRAME_KIND, newFrameHeader, type FrameHeader } from '../transport/index.ts';
+import { FRAME_KIND, newFrameHeader, type FrameHeader } from '../transport/index.ts';
 import { DevRequest, REQ_KIND } from './dev-request.ts';
 import { Completion } from './completion.ts';
-import { LaneMatcher } from './lane-matcher.ts';
+import { LaneMatcher, type LaneHost } from './lane-matcher.ts';
+import type { Matcher } from './matcher.ts';
 import { LANE_STATE } from './receive-lanes.ts';
 import { SlotPool } from './request-table.ts';
 import { SharedState, STAT } from './shared-state.ts';
@@ -18,20 +19,6 @@ const CTX = 7;
 /** This process's one endpoint; sources 1 and 2 are other processes' endpoints. */
 const ME = 0;
 
-/** A frame (EAGER unless told) from `src` with `tag` and `payload`, in the frame codec's 32-byte header layout. */
-function eagerBytes(src: number, tag: number, payload: number[], kind: number = FRAME_KIND.EAGER, flags = 0): Uint8Array {
-  const b = new Uint8Array(32 + payload.length);
-  const v = new DataView(b.buffer);
-  b[0] = kind;
-  b[1] = flags;
-  v.setUint16(2, CTX, true);
-  v.setUint32(4, src, true);
-  v.setInt32(12, tag, true);
-  v.setUint32(28, payload.length, true);
-  b.set(payload, 32);
-  return b;
-}
-
 function setup() {
   const shared = SharedState.create({ processCount: 3, endpointsPerProcess: 1, channels: 1, matching: 'parallel', requestSlots: 64, multithreaded: false, blockedSlotBytes: 4 });
   const pool = new SlotPool(shared.table, null);
@@ -39,16 +26,22 @@ function setup() {
   const stat = shared.statsRow(0);
   const completion = new Completion(shared, pool, lifetime, new ThreadBridge(shared), 0, stat, null);
   const demoted: { posted: [DevRequest, number, number][]; arrived: [number, number, number[]][] } = { posted: [], arrived: [] };
-  const lanes = new LaneMatcher({
-    postDemoted: (r, _ctx, src, tag) => demoted.posted.push([r, src, tag]),
-    arriveDemoted: (p, h: FrameHeader, data) => demoted.arrived.push([p, h.srcEndpoint * 1000 + h.tag, [...data]]),
-  }, completion, shared, stat, ME);
+  // The general matcher stands in as a LaneHost only: these tests use the lanes' own methods.
+  const general: LaneHost = {
+    postDemoted: (r, _ctx, src, tag) => void demoted.posted.push([r, src, tag]),
+    arriveDemoted: (p, h: FrameHeader, data) => void demoted.arrived.push([p, h.srcEndpoint * 1000 + h.tag, [...data]]),
+  };
+  const lanes = new LaneMatcher(general as LaneHost & Matcher, completion, shared, stat, ME);
   const recv = (src: number, tag: number, bytes = 8): DevRequest => {
-    const r = lanes.recv(CTX, src, tag, new Uint8Array(bytes), 'Irecv');
+    const r = lanes.leanRecv(CTX, src, tag, new Uint8Array(bytes), 'Irecv');
     expect(r).not.toBeNull();
     return r!;
   };
-  const arrive = (src: number, tag: number, payload: number[]): boolean => lanes.frameBytes(src, eagerBytes(src, tag, payload), 0);
+  // As the transport offers a plain EAGER frame (interface.ts EagerArrived): numbers, and the payload as a range of a larger read.
+  const arrive = (src: number, tag: number, payload: number[]): boolean => {
+    const read = Uint8Array.of(0xee, 0xee, ...payload, 0xee);
+    return lanes.eagerArrived(src, CTX, src, ME, tag, read, 2, 2 + payload.length);
+  };
   const stop = (): void => completion.stop();
   return { lanes, completion, stat, demoted, recv, arrive, stop };
 }
@@ -95,11 +88,14 @@ describe('LaneMatcher', () => {
     t.stop();
   });
 
-  it('leaves a frame that is not plain EAGER to the general path and touches nothing', () => {
+  it('declines an eager frame whose endpoints a peer could not send (left to the device\'s check) and touches nothing', () => {
     const t = setup();
-    expect(t.lanes.frameBytes(1, eagerBytes(1, 5, [1], FRAME_KIND.EAGER_SYNC), 0)).toBe(false);
-    expect(t.lanes.frameBytes(1, eagerBytes(1, 5, [1], FRAME_KIND.EAGER, FRAME_FLAG.OBJECT), 0)).toBe(false);
+    const read = Uint8Array.of(1);
+    // Source endpoint not the sending process's, or destination not this process's endpoint.
+    expect(t.lanes.eagerArrived(1, CTX, 2, ME, 5, read, 0, 1)).toBe(false);
+    expect(t.lanes.eagerArrived(1, CTX, 1, 2, 5, read, 0, 1)).toBe(false);
     expect(t.lanes.state(CTX)).toBe(LANE_STATE.UNDECIDED);
+    expect(t.stat[STAT.RECEIVED]).toBe(0);
     t.stop();
   });
 
@@ -116,7 +112,7 @@ describe('LaneMatcher', () => {
     expect(t.demoted.arrived).toEqual([[2, 2001, [9]], [1, 1002, [8]]]);
     // The lane's hold went with it; a GENERAL context takes no lean receive again, nor a frame.
     expect(t.completion.active).toBe(0);
-    expect(t.lanes.recv(CTX, 1, 5, new Uint8Array(1), 'Irecv')).toBeNull();
+    expect(t.lanes.leanRecv(CTX, 1, 5, new Uint8Array(1), 'Irecv')).toBeNull();
     expect(t.arrive(1, 5, [1])).toBe(false);
     t.stop();
   });
@@ -126,7 +122,7 @@ describe('LaneMatcher', () => {
     t.recv(1, 5);
     t.lanes.generalTouch(CTX, ME);
     expect(t.lanes.state(CTX)).toBe(LANE_STATE.LEAN);
-    expect(t.lanes.recv(CTX, ME, 5, new Uint8Array(1), 'Irecv')).toBeNull();
+    expect(t.lanes.leanRecv(CTX, ME, 5, new Uint8Array(1), 'Irecv')).toBeNull();
     t.stop();
   });
 
@@ -165,7 +161,7 @@ describe('LaneMatcher', () => {
     t.lanes.fail(err);
     expect(r.done && r.error).toBe(err);
     expect(t.completion.active).toBe(0);
-    expect(t.lanes.recv(CTX, 1, 5, new Uint8Array(1), 'Irecv')).toBeNull();
+    expect(t.lanes.leanRecv(CTX, 1, 5, new Uint8Array(1), 'Irecv')).toBeNull();
     t.stop();
   });
 });

@@ -3,26 +3,25 @@
  * lean path's receive side. In a process whose only MPI thread is the main thread (threadLevel
  * single or funneled, inline progress, one endpoint) a receive into a plain byte view from another
  * process, and a plain EAGER arrival, match in the context's lane (receive-lanes.ts) with no
- * request slot and no shared queue; the transport hands such frames in their bytes (frameBytes).
+ * request slot and no shared queue; the transport hands such frames over as numbers (eagerArrived).
  *
  * Invariants: a context is LEAN until anything of the general path touches it (ANY_SOURCE, a probe,
  * a synchronous, rendezvous or object-form message: generalTouch), then GENERAL for good, its lane
  * moved into the shared queues in order (posted receives in posting order, then unexpected messages
- * in arrival order: demote); a lane holds the event loop once while it has posted receives. The
- * other matcher, the shared per-source queues of the paper, is match-queues.ts; the device
- * (device.ts) asks this one first where it exists.
+ * in arrival order: demote); a lane holds the event loop once while it has posted receives. As the
+ * device's Matcher (matcher.ts) it asks the lanes first and hands everything else, and every
+ * demoted context, to the other matcher, the shared per-source queues (QueueMatcher, `general`).
  */
-import { FRAME_KIND, newFrameHeader, type FrameHeader } from '../transport/index.ts';
+import { FRAME_KIND, newFrameHeader, type EagerArrived, type FrameHeader } from '../transport/index.ts';
 import { ANY, type MPIError } from '../util/index.ts';
 import { DevRequest, REQ_KIND } from './dev-request.ts';
+import { NIL } from './request-table.ts';
 import { STAT, type SharedState } from './shared-state.ts';
 import { ReceiveLanes, type Lane } from './receive-lanes.ts';
 import { truncated, type Completion } from './completion.ts';
+import type { Matcher } from './matcher.ts';
 
-/** A frame header's size on the wire (the transport's frame codec; onFrameBytes hands frames in that layout). */
-const FRAME_HEADER_BYTES = 32;
-
-/** What the lanes ask of the device that owns them (device.ts) when a context leaves the lean path. */
+/** What the lanes ask of the shared queues' matcher (QueueMatcher, matcher.ts) when a context leaves the lean path. */
 export interface LaneHost {
   /** A receive of a demoted lane: posted in the shared queues with a slot of its own (or failed: no slot left). */
   postDemoted(r: DevRequest, ctx: number, src: number, tag: number): void;
@@ -30,9 +29,11 @@ export interface LaneHost {
   arriveDemoted(srcProcess: number, h: FrameHeader, data: Uint8Array): void;
 }
 
-export class LaneMatcher {
+export class LaneMatcher implements Matcher {
+  readonly hasLanes = true;
   readonly #lanes = new ReceiveLanes();
-  readonly #host: LaneHost;
+  /** the shared queues' matcher: demoted contexts and everything the lanes do not take */
+  readonly #host: LaneHost & Matcher;
   readonly #completion: Completion;
   readonly #shared: SharedState;
   readonly #stat: Float64Array;
@@ -45,13 +46,58 @@ export class LaneMatcher {
    */
   #failed = false;
 
-  constructor(host: LaneHost, completion: Completion, shared: SharedState, stat: Float64Array, endpoint: number) {
+  constructor(host: LaneHost & Matcher, completion: Completion, shared: SharedState, stat: Float64Array, endpoint: number) {
     this.#host = host;
     this.#completion = completion;
     this.#shared = shared;
     this.#stat = stat;
     this.#endpoint = endpoint;
   }
+
+  // --- the device's Matcher (matcher.ts): the lanes first, then the shared queues ---------
+
+  /** The transport hands plain EAGER frames to the lanes as numbers (eagerArrived). */
+  get onEager(): EagerArrived {
+    return this.eagerArrived;
+  }
+
+  arriveFrame(srcProcess: number, h: FrameHeader, payload: Uint8Array): void {
+    if (!this.arrive(srcProcess, h, payload)) this.#host.arriveFrame(srcProcess, h, payload);
+  }
+
+  postRecv(r: DevRequest, endpoint: number, ctx: number, srcEndpoint: number, tag: number): void {
+    this.generalTouch(ctx, srcEndpoint);
+    this.#host.postRecv(r, endpoint, ctx, srcEndpoint, tag);
+  }
+
+  probe(endpoint: number, ctx: number, srcEndpoint: number, tag: number): number {
+    this.generalTouch(ctx, srcEndpoint);
+    return this.#host.probe(endpoint, ctx, srcEndpoint, tag);
+  }
+
+  takeMatching(endpoint: number, ctx: number, srcEndpoint: number, tag: number): number {
+    this.generalTouch(ctx, srcEndpoint);
+    return this.#host.takeMatching(endpoint, ctx, srcEndpoint, tag);
+  }
+
+  cancelRecv(r: DevRequest): boolean {
+    // A pending receive without a slot is a lean one: it waits in a lane.
+    return r.slot === NIL ? this.cancel(r) : this.#host.cancelRecv(r);
+  }
+
+  unexpectedQueued(): number {
+    return this.#host.unexpectedQueued() + this.unexpectedCount();
+  }
+
+  postedQueued(): number {
+    return this.#host.postedQueued() + this.postedCount();
+  }
+
+  laneState(ctx: number): number {
+    return this.#lanes.state(ctx);
+  }
+
+  // --- the lanes ------------------------------------------------------------------------
 
   /**
    * The lean receive: a receive into the plain byte view `buf` from `srcEndpoint`, an endpoint of
@@ -60,7 +106,7 @@ export class LaneMatcher {
    * having done nothing, when this receive must take the general path (a GENERAL context, a local
    * source, a failed process).
    */
-  recv(ctx: number, srcEndpoint: number, tag: number, buf: Uint8Array, call: string): DevRequest | null {
+  leanRecv(ctx: number, srcEndpoint: number, tag: number, buf: Uint8Array, call: string): DevRequest | null {
     const lanes = this.#lanes;
     if (this.#failed || srcEndpoint === this.#endpoint) return null;
     const lane = lanes.byContext[ctx] ?? lanes.lean(ctx);
@@ -81,17 +127,17 @@ export class LaneMatcher {
   }
 
   /**
-   * recv for a receive of the collectives (coll/pt2pt.ts recv(), docs/adr/0022): the message lands
+   * leanRecv for a receive of the collectives (coll/pt2pt.ts recv(), docs/adr/0022): the message lands
    * in a fresh Uint8Array of its length (r.value), as the general path does for r.objectMode with
-   * a message that is not object-form. Null, having done nothing, where recv would be null.
+   * a message that is not object-form. Null, having done nothing, where leanRecv would be null.
    */
-  recvBytes(ctx: number, srcEndpoint: number, tag: number, call: string): DevRequest | null {
+  leanRecvBytes(ctx: number, srcEndpoint: number, tag: number, call: string): DevRequest | null {
     const lanes = this.#lanes;
     if (this.#failed || srcEndpoint === this.#endpoint || this.#shared.failedClass() !== 0) return null;
     const lane = lanes.lean(ctx);
     if (lane === null) return null;
     const r = new DevRequest(REQ_KIND.RECV, call);
-    // Demoted into the shared queues, it is an object-mode receive there (the device's #postSlot, Completion.fill).
+    // Demoted into the shared queues, it is an object-mode receive there (QueueMatcher.postDemoted, Completion.fill).
     r.objectMode = true;
     const m = lane.takeUnexpected(srcEndpoint, tag);
     if (m !== null) {
@@ -127,24 +173,20 @@ export class LaneMatcher {
   }
 
   /**
-   * The transport's onFrameBytes (interface.ts): arrive for a frame still in its bytes (the frame
-   * codec's layout), with no header decoded. False, having done nothing, for any frame but a plain
-   * EAGER one for a context that is or becomes LEAN (the transport then decodes it and calls
-   * onDeliver). (An engine's onFrame hook, engine-poll.ts, never meets lanes: engines run only in
+   * The transport's onEager (interface.ts EagerArrived): arrive for a plain EAGER frame whose header
+   * the transport read into numbers, its payload `bytes[start, end)`, with no header object. False,
+   * having done nothing, for a frame for a context that is GENERAL (the transport then decodes it
+   * and calls onDeliver) or whose endpoints a peer could not send (onDeliver's check reports it).
+   * (An engine's onFrame hook, engine-poll.ts, never meets lanes: engines run only in
    * multithreaded processes, lanes only in single-threaded ones.)
    */
-  readonly frameBytes = (srcProcess: number, b: Uint8Array, o: number): boolean => {
-    if (b[o] !== FRAME_KIND.EAGER || b[o + 1] !== 0) return false;
-    const src = (b[o + 4]! | (b[o + 5]! << 8) | (b[o + 6]! << 16) | (b[o + 7]! << 24)) >>> 0;
-    // Lanes have one endpoint per process: any other source is a peer's fault, which the device's onDeliver reports.
-    if (src !== srcProcess) return false;
+  readonly eagerArrived = (srcProcess: number, ctx: number, src: number, dst: number, tag: number, bytes: Uint8Array, start: number, end: number): boolean => {
+    // Lanes have one endpoint per process: any other source or destination is a peer's fault.
+    if (src !== srcProcess || dst !== this.#endpoint) return false;
     const lanes = this.#lanes;
-    const ctx = b[o + 2]! | (b[o + 3]! << 8);
     const lane = lanes.byContext[ctx] ?? lanes.lean(ctx);
     if (lane === null) return false;
-    const tag = b[o + 12]! | (b[o + 13]! << 8) | (b[o + 14]! << 16) | (b[o + 15]! << 24);
-    const len = (b[o + 28]! | (b[o + 29]! << 8) | (b[o + 30]! << 16) | (b[o + 31]! << 24)) >>> 0;
-    this.#message(lane, srcProcess, src, tag, b.subarray(o + FRAME_HEADER_BYTES, o + FRAME_HEADER_BYTES + len));
+    this.#message(lane, srcProcess, src, tag, bytes.subarray(start, end));
     return true;
   };
 
@@ -236,7 +278,7 @@ export class LaneMatcher {
     r.count = n;
     const buf = r.buf;
     if (buf === null) {
-      // recvBytes: a fresh array (`data` may lie in the transport's read buffer).
+      // leanRecvBytes: a fresh array (`data` may lie in the transport's read buffer).
       r.value = data.slice();
     } else if (n > buf.length) {
       buf.set(data.subarray(0, buf.length));

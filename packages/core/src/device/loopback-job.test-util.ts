@@ -3,6 +3,13 @@
  * thread, each with its own shared state and Device, as separate processes
  * would have, connected by the loopback transport (no sockets, no child
  * processes), and small helpers to post sends and receives on them.
+ *
+ * simulatedJob: one device per process, one endpoint each (the protocols'
+ * tests). simulatedProcesses: processes laid out as the send paths and
+ * matchers need them (device-matrix.test.ts): receive lanes on a process's
+ * main device, a second "user thread" device in a multithreaded process that
+ * sends on its own connections (direct) or through the injection ring
+ * (injected), several endpoints per process (local sends).
  */
 import type { Logger } from '../log/index.ts';
 import { createLoopbackFactory } from '../transport/index.ts';
@@ -16,27 +23,60 @@ export const CTX = 32;
 
 const started: Device[] = [];
 
-/** Destroys every device simulatedJob started (call it in afterEach). */
+/** Destroys every device simulatedJob or simulatedProcesses started (call it in afterEach). */
 export function destroySimulated(): void {
   for (const d of started.splice(0)) d.destroy();
 }
 
 /** `ranks` started devices, one endpoint each, over one loopback network; `requestSlots` per rank (default 1024). */
 export async function simulatedJob(ranks: number, requestSlots = 1024): Promise<Device[]> {
-  const factory = createLoopbackFactory(ranks, 1);
-  const devices = Array.from({ length: ranks }, (_, p) => {
-    const shared = SharedState.create({
-      processCount: ranks, endpointsPerProcess: 1, channels: 1, matching: 'parallel', requestSlots, multithreaded: false, blockedSlotBytes: 4,
-    });
-    return new Device({
-      process: p, processCount: ranks, endpointsPerProcess: 1, eagerLimit: EAGER_LIMIT, channels: 1, jobKey: 'k', listenHost: '127.0.0.1',
-      transportFactory: factory, log: silentLog, threadId: 0, hosted: [0], statsRow: 0, refcount: 'predefined',
-    }, shared);
+  const job = await simulatedProcesses(Array.from({ length: ranks }, () => ({})), { requestSlots });
+  return job.main;
+}
+
+/** One simulated process of simulatedProcesses. */
+export interface SimulatedProcess {
+  /** receive lanes on its main device (setting lean=on; only a single-threaded process with one endpoint gets them) */
+  readonly lanes?: boolean;
+  /** a user thread's device besides the main one (the process is multithreaded): how it sends */
+  readonly user?: 'direct' | 'injected';
+}
+
+export interface SimulatedJob {
+  /** per process: its main device, which hosts every channel */
+  readonly main: Device[];
+  /** per process: its user thread's device (thread 1, hosting nothing), or null */
+  readonly user: (Device | null)[];
+}
+
+/** Started devices laid out as `processes` say, over one loopback network of one channel. */
+export async function simulatedProcesses(
+  processes: readonly SimulatedProcess[], o: { endpointsPerProcess?: number; requestSlots?: number } = {},
+): Promise<SimulatedJob> {
+  const n = processes.length;
+  const J = o.endpointsPerProcess ?? 1;
+  const factory = createLoopbackFactory(n, 1);
+  const base = {
+    processCount: n, endpointsPerProcess: J, eagerLimit: EAGER_LIMIT, channels: 1, jobKey: 'k', listenHost: '127.0.0.1',
+    transportFactory: factory, log: silentLog, refcount: 'predefined' as const,
+  };
+  const states = processes.map((p) => SharedState.create({
+    processCount: n, endpointsPerProcess: J, channels: 1, matching: 'parallel', requestSlots: o.requestSlots ?? 1024,
+    multithreaded: p.user !== undefined, blockedSlotBytes: 4,
+  }));
+  const main = processes.map((p, i) => new Device({ ...base, process: i, threadId: 0, hosted: [0], statsRow: 0, lanes: p.lanes === true }, states[i]!));
+  const addresses = (await Promise.all(main.map((d) => d.listen()))) as string[];
+  for (const d of main) d.start(addresses);
+  started.push(...main);
+  const user = processes.map((p, i) => {
+    if (p.user === undefined) return null;
+    // A worker's view of its process's shared memory, as MPI.Worker's boot attaches it.
+    const d = new Device({ ...base, process: i, threadId: 1, hosted: [], statsRow: 1 }, SharedState.attach(states[i]!.buffers));
+    d.start(null, p.user === 'direct' ? [{ channels: [0], addresses }] : []);
+    started.push(d);
+    return d;
   });
-  const addresses = await Promise.all(devices.map((d) => d.listen()));
-  for (const d of devices) d.start(addresses as string[]);
-  started.push(...devices);
-  return devices;
+  return { main, user };
 }
 
 /** Resolves with r once it has completed. */

@@ -6,7 +6,7 @@
  * answers and the receive rendezvous data fills. A field that points nowhere, or at something that
  * does not wait for this frame, would crash the rank, complete someone else's request or send
  * bytes of the shared arena to the peer; instead the device takes it for a protocol error of that
- * peer (device.ts #protocolError), as the transport does for a frame it refuses.
+ * peer (DeviceWiring.protocolError, device-wiring.ts), as the transport does for a frame it refuses.
  *
  * Pure: it reads the request table's words and returns the fault as text, or null.
  */
@@ -46,7 +46,7 @@ function isPendingSlot(s: number, kind: number, c: FrameCheckContext): boolean {
 
 /**
  * The reason frame `h` from process `src` cannot be acted on, or null when it can. CONTROL frames
- * are not judged here: their handlers check their own fields (device.ts #onRouteControl).
+ * are not judged here: their handlers check their own fields (ReaderRoutes.onControl).
  */
 export function peerFrameFault(src: number, h: FrameHeader, c: FrameCheckContext): string | null {
   const name = KIND_NAMES[h.kind];

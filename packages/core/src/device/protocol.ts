@@ -14,7 +14,7 @@
  * lands straight in the receive's buffer (payloadTarget) or, for another thread's receive, in the
  * big arena. Messages between endpoints of one process take `local` and never touch a transport.
  * Where a frame goes (the thread's hosted channel, direct route, injection ring or a reader's
- * route) is the device's choice (ProtocolHost.out); completion is completion.ts's. Nothing here
+ * route) is the device's send path (ProtocolHost.out, send-path.ts); completion is completion.ts's. Nothing here
  * logs or throws per message.
  */
 import { FRAME_FLAG, FRAME_KIND, newFrameHeader, type FrameHeader } from '../transport/index.ts';
@@ -93,6 +93,38 @@ export class Protocol {
     const slot = this.#completion.ownSlot(r, KIND.SEND, false);
     this.#w[slot * SLOT_WORDS + SLOT.LENGTH] = len;
     return slot;
+  }
+
+  /**
+   * The send slot of rendezvous send r of `data`. When this thread answers the CTS itself
+   * (`answersCts`: it hosts the channel) the data goes out from the user's buffer; else another
+   * thread answers, which needs the data in shared memory (the big arena; none left: ERR_NO_MEM,
+   * r undone).
+   */
+  rendezvousSlot(r: DevRequest, data: Uint8Array, answersCts: boolean): number {
+    const len = data.length;
+    const slot = this.sendSlot(r, len);
+    if (answersCts) {
+      r.buf = data;
+      return slot;
+    }
+    const off = this.#big!.alloc(len);
+    if (off === NIL) {
+      this.#completion.abandon(r, true);
+      throw mpiError(ERR_NO_MEM, r.call, `no room for a ${len}-byte message in the shared large-payload arena`);
+    }
+    this.#big!.bytes.set(data, off);
+    const b = slot * SLOT_WORDS;
+    this.#w[b + SLOT.PAYLOAD] = off;
+    this.#w[b + SLOT.FLAGS] |= FLAG.BIG;
+    return slot;
+  }
+
+  /** Send r whose first frame could not go: its shared copy (a rendezvous's) freed, r undone. */
+  abandonSend(r: DevRequest): void {
+    const w = this.#w;
+    if (r.slot !== NIL && (w[r.slot * SLOT_WORDS + SLOT.FLAGS]! & FLAG.BIG) !== 0) this.#big!.free(w[r.slot * SLOT_WORDS + SLOT.PAYLOAD]!);
+    this.#completion.abandon(r, true);
   }
 
   /** Send r between two endpoints of this process: it arrives here at once, never touching a transport (sync: completes once matched). */

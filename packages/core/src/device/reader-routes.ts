@@ -7,7 +7,7 @@
  * closes (handBack: ROUTE_CLOSE, the users' count, the FINs). Keyed by endpoint.
  *
  * Exists only in a process with a route table (endpointReceive `thread` where it applies); the
- * device (device.ts) hands it the frames it reads that carry route tags or route control, and
+ * device (device-wiring.ts) hands it the frames it reads that carry route tags or route control, and
  * gives it, through RouteHost, its own sending path, its transports' handlers and its failure.
  * Invariants: a sending thread's frames to one endpoint take one path at a time, the switch mark
  * first on the path it leaves; a reader's socket closes only once every user it was counted has
@@ -41,7 +41,7 @@ export interface RouteOptions {
   readonly readsEndpoints?: boolean;
 }
 
-/** What the routes ask of the device that owns them (device.ts). */
+/** What the routes ask of the device that owns them (device-wiring.ts builds it). */
 export interface RouteHost {
   readonly opts: RouteOptions;
   readonly shared: SharedState;
@@ -151,8 +151,8 @@ export class ReaderRoutes {
     return this.#routeSender !== null;
   }
 
-  /** An EAGER, EAGER_SYNC or RNDV_RTS frame read here: the intakes keep a switching sender's frames in order. */
-  offer(srcProcess: number, h: FrameHeader, payload: Uint8Array): void {
+  /** An EAGER, EAGER_SYNC or RNDV_RTS frame read here: the intakes keep a switching sender's frames in order, then the matcher. */
+  arriveFrame(srcProcess: number, h: FrameHeader, payload: Uint8Array): void {
     this.#intakes.offer(srcProcess, h, payload, false);
   }
 
@@ -298,7 +298,7 @@ export class ReaderRoutes {
 
   /**
    * ROUTE_OPEN or ROUTE_CLOSE of `reading` to every other process, on this thread's own connections
-   * (#out: its direct routes): one CONTROL frame per process, from the reader's endpoint to the
+   * (SendPath.out: its direct routes): one CONTROL frame per process, from the reader's endpoint to the
    * process's first endpoint, so one reader's announcements to a process share a connection and
    * arrive in the order sent. A frame that cannot go (the process is failing) is logged, not thrown:
    * hand-back runs at threadAttach and at the thread's end, where nobody could take the error.
@@ -428,7 +428,7 @@ export class ReaderRoutes {
 
   /**
    * Sends data frame `h` to remote process `proc` on the path this thread's route to h.dstEndpoint
-   * takes now (RouteSender): the engine path (#out) or the reader's socket, with the switch mark
+   * takes now (RouteSender): the engine path (the inner SendPath's out) or the reader's socket, with the switch mark
    * first on the path it leaves, and the route's tag in `seq` on both.
    */
   send(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string): void {

@@ -2,7 +2,7 @@ export { FRAME_KIND, FRAME_FLAG, MAX_MESSAGE_BYTES, channelOf, newFrameHeader } 
 // The job-key proof every transport's connection handshake uses (util/key-proof.ts: one mechanism for every connection of a job).
 export { KEY_PROOF_BYTES, KEY_PROOF_NONCE_BYTES, isJobKeyProof, newKeyProofNonce, proveJobKey } from '../util/index.ts';
 export type {
-  FrameKind, FrameHeader, ReaderSocketName, Transport, TransportFactory, TransportHandlers, TransportOptions, TransportLog, TransportError,
+  EagerArrived, FrameKind, FrameHeader, ReaderSocketName, Transport, TransportFactory, TransportHandlers, TransportOptions, TransportLog, TransportError,
 } from './interface.ts';
 export { createLoopbackNetwork, createLoopbackFactory, LOOPBACK_TARGET_MIN_BYTES, LOOPBACK_HIGH_WATER_MARK_BYTES } from './loopback.ts';
 export type { LoopbackNetworkOptions } from './loopback.ts';

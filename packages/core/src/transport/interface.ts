@@ -128,6 +128,19 @@ export function newFrameHeader(): FrameHeader {
   return { kind: 0, flags: 0, contextId: 0, srcEndpoint: 0, dstEndpoint: 0, tag: 0, seq: 0, aux: 0, aux2: 0, payloadLength: 0 };
 }
 
+/**
+ * A plain EAGER frame (flags 0) from process `srcProcess`, its header's fields given as numbers by
+ * the transport (the wire layout is the transport's alone): context id, source and destination
+ * endpoint, tag. Its payload is `bytes[start, end)`, valid only during the call: a handler that
+ * keeps it makes the view or copy itself, so a frame it declines costs no allocation. (seq, aux and
+ * aux2 are not given: the lean send writes them zero, and a transport offers no frame whose reader
+ * needs them, such as a reader route's tagged one, to a handler that takes frames so.)
+ */
+export type EagerArrived = (
+  srcProcess: number, contextId: number, srcEndpoint: number, dstEndpoint: number, tag: number,
+  bytes: Uint8Array, start: number, end: number,
+) => boolean;
+
 /** Minimal structured logger (pino-compatible subset). */
 export interface TransportLog {
   debug(obj: object, msg: string): void;
@@ -149,14 +162,13 @@ export interface TransportHandlers {
   onPeerLost(process: number, err: TransportError): void;
   payloadTarget?(srcProcess: number, header: FrameHeader): Uint8Array | null;
   /**
-   * Optional (the lean path's arrival, docs/adr/0020-lean-common-path.md): offered, before it is
-   * decoded, each frame that arrives whole in one read with a payload onDeliver would get as a view
-   * of that read: `buf` holds the 32-byte header at `offset` (the layout of
-   * packages/transport-tcp/src/frame-codec.ts) and the payload right after it, valid only during
-   * the call. True: the handler consumed the frame (the transport counts it received); false,
-   * having done nothing: the transport decodes it and calls onDeliver as usual.
+   * Optional, "eager arrived" (the lean path's arrival, docs/adr/0020-lean-common-path.md): offered,
+   * before any header object is made, each plain EAGER frame (flags 0) that arrives whole in one
+   * read with a payload onDeliver would get as a view of that read (EagerArrived). True: the handler
+   * consumed the frame (the transport counts it received); false, having done nothing: the
+   * transport decodes it and calls onDeliver as usual.
    */
-  onFrameBytes?(srcProcess: number, buf: Uint8Array, offset: number): boolean;
+  onEager?: EagerArrived;
   /**
    * Optional: an accepted thread connection (TransportOptions.threadConnections on the dialling
    * side) from `srcProcess` closed, its thread having left or died, after every frame it carried

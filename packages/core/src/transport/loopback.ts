@@ -12,9 +12,14 @@
  *   after that frame was delivered.
  * - Payloads of at least TARGET_MIN_BYTES are offered to payloadTarget and
  *   copied into the returned array, which onDeliver then receives.
+ * - The lean path's typed calls as TCP has them: queueEager (a plain EAGER
+ *   frame from numbers; false, having done nothing, when this instance or the
+ *   peer's is not open) and handlers.onEager, offered each plain EAGER frame
+ *   below TARGET_MIN_BYTES before onDeliver.
  * - Channels: a transport owns options.channels (default all); a frame uses
  *   channel channelOf(src, dst, J, C) and is routed to the instance of dstProcess that
- *   owns that channel (several instances per process model threads mode).
+ *   owns that channel (several instances per process model threads mode). An
+ *   instance with threadConnections (a user thread's direct route) only sends.
  * - close(): delivers what is queued and keeps receiving until nothing queued
  *   for it by others is pending (as a TCP instance reads until its peers end
  *   their side), then the instance is closed; a closed instance receives nothing. A sender to a closed or destroyed peer drops the
@@ -25,7 +30,7 @@
  *   shared between threads.
  */
 import {
-  channelOf, newFrameHeader, type FrameHeader, type Transport, type TransportError, type TransportFactory,
+  FRAME_KIND, channelOf, newFrameHeader, type FrameHeader, type Transport, type TransportError, type TransportFactory,
   type TransportHandlers, type TransportLog, type TransportOptions,
 } from './interface.ts';
 
@@ -83,6 +88,8 @@ class LoopbackTransport implements Transport {
   readonly #sent: number[];
   readonly #received: number[];
   readonly #rxHeader = newFrameHeader();
+  /** queueEager's header (flags, seq, aux, aux2 stay zero) */
+  readonly #eagerHeader = newFrameHeader();
   #queue: QueuedFrame[] = [];
   /** The other queue array: the batch being delivered while new sends fill #queue. */
   #draining: QueuedFrame[] = [];
@@ -111,7 +118,8 @@ class LoopbackTransport implements Transport {
     this.#sent = new Array<number>(C).fill(0);
     this.#received = new Array<number>(C).fill(0);
     this.#reported = new Array<boolean>(hub.processCount).fill(false);
-    for (let c = 0; c < C; c++) {
+    // A thread's own connections only send (TCP: it never listens): frames to its process reach the channel's host.
+    for (let c = 0; c < C && options.threadConnections !== true; c++) {
       if (this.#owned[c] === true) hub.routes[options.process * C + c] = this;
     }
     hub.members.push(this);
@@ -159,6 +167,19 @@ class LoopbackTransport implements Transport {
       setImmediate(deliverBatch, this);
     }
     return this.#queuedBytes <= LOOPBACK_HIGH_WATER_MARK_BYTES;
+  }
+
+  queueEager(dstProcess: number, channel: number, contextId: number, srcEndpoint: number, dstEndpoint: number, tag: number, payload: Uint8Array): boolean {
+    const dst = this.#hub.routes[dstProcess * this.#hub.channelCount + channel];
+    if (this.#state !== STATE_OPEN || this.#owned[channel] !== true || dst === undefined || dst.#state !== STATE_OPEN) return false;
+    const h = this.#eagerHeader;
+    h.kind = FRAME_KIND.EAGER;
+    h.contextId = contextId;
+    h.srcEndpoint = srcEndpoint;
+    h.dstEndpoint = dstEndpoint;
+    h.tag = tag;
+    this.send(dstProcess, h, payload, -1);
+    return true;
   }
 
   channelStats(): { sent: number; received: number }[] {
@@ -254,6 +275,9 @@ class LoopbackTransport implements Transport {
       }
     }
     this.#received[f.channel]!++;
+    const onEager = this.#handlers.onEager;
+    if (onEager !== undefined && h.kind === FRAME_KIND.EAGER && h.flags === 0 && payload.length < LOOPBACK_TARGET_MIN_BYTES &&
+      onEager(src, h.contextId, h.srcEndpoint, h.dstEndpoint, h.tag, payload, 0, payload.length)) return;
     this.#handlers.onDeliver(src, h, payload);
   }
 

@@ -1,0 +1,313 @@
+/**
+ * A device's wiring (device.ts is its facade): the transports and what they call back. Listens on
+ * the hosted channels (listen), gives the transport its peers and opens this thread's direct routes
+ * (start, which also chooses the device's one send path: send-path.ts), serves the injection rings
+ * of the hosted channels, dispatches every frame a transport delivers (onDeliver: checked first,
+ * peer-frame-check.ts, then by kind to the matcher, the protocols or the reader routes), and ends
+ * it all: close, destroy, a lost peer, a failure (fatal), which fails every pending request.
+ *
+ * Invariants: every frame from another process is checked before any of its fields is used; once
+ * a peer is taken for lost nothing it still sends is acted on; the first failure is the device's
+ * failure for good (the process is marked failed in shared memory before anything else).
+ */
+import { FRAME_KIND, type FrameHeader, type Transport, type TransportError } from '../transport/index.ts';
+import { ERR_PROC_FAILED, MPIError, mpiError } from '../util/index.ts';
+import type { SharedState } from './shared-state.ts';
+import type { DevRequest } from './dev-request.ts';
+import type { Completion } from './completion.ts';
+import type { Protocol } from './protocol.ts';
+import type { ThreadBridge } from './thread-bridge.ts';
+import type { Matcher } from './matcher.ts';
+import type { DeviceOptions, DirectRoute } from './device-options.ts';
+import { ReaderRoutes } from './reader-routes.ts';
+import { NOT_STARTED, selectSendPath, type SendPath } from './send-path.ts';
+import { peerFrameFault, type FrameCheckContext } from './peer-frame-check.ts';
+
+/** The device's hooks the wiring calls (Device's public fields). */
+export interface DeviceHooks {
+  onFatal: ((err: MPIError, lostProcess: number | null) => void) | null;
+  onFrame: (() => void) | null;
+}
+
+/** What the wiring is built from: the device's parts, made before it (device.ts). */
+export interface WiringParts {
+  readonly opts: DeviceOptions;
+  readonly shared: SharedState;
+  readonly completion: Completion;
+  readonly protocol: Protocol;
+  readonly matcher: Matcher;
+  readonly bridge: ThreadBridge;
+  readonly firstEndpoint: number;
+  readonly endpointCount: number;
+  /** the largest eager message an injection ring takes */
+  readonly injectLimit: number;
+}
+
+export class DeviceWiring {
+  readonly #p: WiringParts;
+  readonly #opts: DeviceOptions;
+  readonly #hooks: DeviceHooks;
+  /** the transport of the hosted channels (listen), or null */
+  transport: Transport | null = null;
+  /** the one send path (send-path.ts), chosen at start */
+  path: SendPath = NOT_STARTED;
+  /** endpoint readers and the routes to them (reader-routes.ts): only in a process with a route table */
+  readonly routes: ReaderRoutes | null;
+  readonly #hosted: boolean[];
+  /** per channel: this thread's own sending transport for it (direct routes), if any */
+  readonly #direct: (Transport | undefined)[];
+  readonly #directAll: Transport[] = [];
+  /** where data frames (EAGER, EAGER_SYNC, RNDV_RTS) go: the reader routes' intakes, else the matcher */
+  readonly #intake: { arriveFrame(srcProcess: number, h: FrameHeader, payload: Uint8Array): void };
+  /** What peerFrameFault reads of this device: every frame from another process is checked first. */
+  readonly #frameCheck: FrameCheckContext;
+  /** Per process: 1 once this device took it for lost (#onPeerLost); nothing it still sends is acted on. */
+  readonly #lostPeers: Uint8Array;
+  failure: Error | null = null;
+  closing = false;
+
+  constructor(parts: WiringParts, hooks: DeviceHooks) {
+    const o = parts.opts;
+    this.#p = parts;
+    this.#opts = o;
+    this.#hooks = hooks;
+    this.#hosted = Array.from({ length: o.channels }, (_, c) => o.hosted.includes(c));
+    this.#direct = new Array(o.channels);
+    this.#lostPeers = new Uint8Array(o.processCount);
+    this.#frameCheck = { process: o.process, endpointsPerProcess: o.endpointsPerProcess, words: parts.shared.table.words, slots: parts.shared.table.capacity };
+    this.routes = parts.shared.routes === null ? null : new ReaderRoutes(this.#routeHost());
+    this.#intake = this.routes ?? parts.matcher;
+  }
+
+  /** Creates the transport of the hosted channels and starts listening; resolves to the address to publish (null: none). */
+  async listen(): Promise<string | null> {
+    const o = this.#opts;
+    if (o.processCount === 1 || o.transportFactory === null || o.hosted.length === 0) return null;
+    const protocol = this.#p.protocol;
+    // Plain eager frames go to the matcher as numbers where it takes them so, except where route tags must be read first.
+    const onEager = this.routes === null ? this.#p.matcher.onEager : undefined;
+    this.transport = o.transportFactory({
+      process: o.process,
+      processCount: o.processCount,
+      channelCount: o.channels,
+      endpointsPerProcess: o.endpointsPerProcess,
+      channels: o.hosted,
+      jobKey: o.jobKey,
+      listenHost: o.listenHost,
+      ...(o.listenPorts === undefined ? {} : { listenPorts: o.listenPorts }),
+      // Only eager frames come unasked (rendezvous data lands in the array payloadTarget gives).
+      maxUnsolicitedPayloadBytes: o.eagerLimit,
+      log: o.log.child({ mod: 'transport' }),
+      handlers: {
+        onDeliver: (src, header, payload) => this.#onDeliver(src, header, payload),
+        onSent: (token) => protocol.sent(token),
+        onPeerLost: (proc, err) => this.#onPeerLost(proc, err),
+        payloadTarget: (src, header) => protocol.payloadTarget(src, header),
+        ...(onEager === undefined ? {} : { onEager }),
+      },
+    });
+    return this.transport.listen();
+  }
+
+  /** Device.start: the transport's peers, the direct routes, the send path, the injection rings served. */
+  start(addresses: readonly string[] | null, direct: readonly DirectRoute[]): SendPath {
+    if (addresses !== null) this.transport?.start(addresses);
+    const o = this.#opts;
+    if (o.transportFactory !== null && o.processCount > 1) {
+      for (const route of direct) {
+        const t = this.threadTransport({ mod: 'transport', direct: true }, (proc, err) => this.#onPeerLost(proc, err), route.channels);
+        t.start(route.addresses);
+        this.#directAll.push(t);
+        for (const c of route.channels) if (!this.#hosted[c]) this.#direct[c] = t;
+      }
+    }
+    const p = this.#p;
+    this.path = selectSendPath({
+      channels: o.channels, endpointsPerProcess: o.endpointsPerProcess, eagerLimit: o.eagerLimit, injectLimit: p.injectLimit,
+      hosted: this.#hosted, transport: this.transport, direct: this.#direct, bridge: p.bridge,
+      leanSeesSharedFailure: !p.matcher.hasLanes, failedClass: () => p.shared.failedClass(),
+      routes: this.routes !== null && this.routes.follows ? this.routes : null,
+    });
+    if (p.shared.layout.multithreaded) for (const c of o.hosted) p.bridge.serveInjection(c, this.#sendInjected);
+    return this.path;
+  }
+
+  /** Device.openDirect: this thread's direct connections to every other process, opened now. */
+  async openDirect(): Promise<void> {
+    const o = this.#opts;
+    const waits: Promise<void>[] = [];
+    for (const t of this.#directAll) {
+      if (t.open === undefined) continue;
+      for (let p = 0; p < o.processCount; p++) if (p !== o.process) waits.push(t.open(p));
+    }
+    if (waits.length === 0) return;
+    const completion = this.#p.completion;
+    completion.hold();
+    try {
+      await Promise.all(waits);
+    } finally {
+      completion.release();
+    }
+  }
+
+  /**
+   * A transport of this thread's own connections (threadConnections): a direct route's, owning
+   * `channels`, or a connection to a remote endpoint's reader (docs/adr/0019). Not started.
+   */
+  threadTransport(logFields: Record<string, unknown>, onPeerLost: (proc: number, err: TransportError) => void, channels?: readonly number[], channelCount = this.#opts.channels): Transport {
+    const o = this.#opts;
+    const me = o.threadId;
+    const held = this.#p.shared.heldConnections;
+    return o.transportFactory!({
+      process: o.process,
+      processCount: o.processCount,
+      channelCount,
+      endpointsPerProcess: o.endpointsPerProcess,
+      ...(channels === undefined ? {} : { channels }),
+      jobKey: o.jobKey,
+      listenHost: o.listenHost,
+      log: o.log.child(logFields),
+      threadConnections: true,
+      // A worker that dies while this count is above 0 has lost frames (worker.ts).
+      ...(me > 0 ? { onHoldChange: (holding: boolean) => { Atomics.add(held, me, holding ? 1 : -1); } } : {}),
+      handlers: {
+        onDeliver: (src, header, payload) => this.#onDeliver(src, header, payload),
+        onSent: (token) => this.#p.protocol.sent(token),
+        onPeerLost,
+      },
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    const completion = this.#p.completion;
+    completion.hold();
+    // Frames other threads queued for our channels go out before the goodbye.
+    this.#p.bridge.close();
+    // This thread's FINs to remote readers, and its own reading's ROUTE_CLOSE, go out on its connections before they close.
+    this.routes?.leave(true);
+    try {
+      await Promise.all([...(this.routes?.close() ?? []), this.transport?.close(), ...this.#directAll.map((t) => t.close())]);
+    } finally {
+      completion.release();
+      completion.stop();
+    }
+  }
+
+  destroy(): void {
+    this.closing = true;
+    this.#p.bridge.stop();
+    this.transport?.destroy();
+    for (const t of this.#directAll) t.destroy();
+    this.routes?.destroy();
+    this.#p.completion.stop();
+  }
+
+  /** A frame another thread queued for a channel this thread hosts: hand it to the transport (which copies it). */
+  readonly #sendInjected = (proc: number, h: FrameHeader, payload: Uint8Array | null): void => {
+    this.transport!.send(proc, h, payload, -1);
+  };
+
+  /** What the reader routes ask of this device (reader-routes.ts RouteHost). */
+  #routeHost(): ConstructorParameters<typeof ReaderRoutes>[0] {
+    const p = this.#p;
+    const o = this.#opts;
+    const J = o.endpointsPerProcess;
+    return {
+      opts: o,
+      shared: p.shared,
+      firstEndpoint: p.firstEndpoint,
+      endpointCount: p.endpointCount,
+      completion: p.completion,
+      isLocal: (endpoint) => endpoint >= p.firstEndpoint && endpoint < p.firstEndpoint + J,
+      processOf: (endpoint) => (endpoint / J) | 0,
+      out: (proc, h, payload, call = 'progress') => this.path.out(proc, h, payload, call),
+      threadTransport: (logFields, onPeerLost, channels, channelCount) => this.threadTransport(logFields, onPeerLost, channels, channelCount),
+      deliver: (src, h, payload) => this.#onDeliver(src, h, payload),
+      sent: (token) => p.protocol.sent(token),
+      peerLost: (proc, err) => this.#onPeerLost(proc, err),
+      payloadTarget: (src, h) => p.protocol.payloadTarget(src, h),
+      // A frame the route intakes let through (route-intake.ts): data frames only; marks never reach here.
+      arrive: (srcProcess, h, payload) => p.matcher.arriveFrame(srcProcess, h, payload),
+      fatal: (err, lostProcess) => this.fatal(err, lostProcess),
+      failure: () => this.failure,
+      isClosing: () => this.closing,
+    };
+  }
+
+  // --- transport upcalls ---------------------------------------------------------------
+
+  #onDeliver(srcProcess: number, h: FrameHeader, payload: Uint8Array): void {
+    this.#hooks.onFrame?.();
+    if (this.#lostPeers[srcProcess] === 1) return;
+    const fault = peerFrameFault(srcProcess, h, this.#frameCheck);
+    if (fault !== null) {
+      this.protocolError(srcProcess, fault);
+      return;
+    }
+    const protocol = this.#p.protocol;
+    switch (h.kind) {
+      case FRAME_KIND.EAGER:
+      case FRAME_KIND.EAGER_SYNC:
+      case FRAME_KIND.RNDV_RTS:
+        // With a route table a sender that switched paths tags its frames: the intakes keep them in order across the switch.
+        this.#intake.arriveFrame(srcProcess, h, payload);
+        return;
+      case FRAME_KIND.SYNC_ACK:
+        this.#p.completion.finishSlot(h.aux);
+        return;
+      case FRAME_KIND.RNDV_CTS:
+        protocol.cts(srcProcess, h);
+        return;
+      case FRAME_KIND.RNDV_DATA:
+        protocol.data(h, payload);
+        return;
+      case FRAME_KIND.CONTROL:
+        if (this.routes !== null) this.routes.onControl(srcProcess, h);
+        else this.#opts.log.warn({ aux: h.aux, src: h.srcEndpoint, dst: h.dstEndpoint, epoch: h.aux2 }, 'control frame dropped: no route table here');
+        return;
+      default:
+        this.#opts.log.warn({ kind: h.kind, srcProcess }, 'frame of unknown kind dropped');
+    }
+  }
+
+  /**
+   * Process `proc` sent a frame this device cannot act on (peer-frame-check.ts): what else it sends
+   * cannot be trusted, so it is lost, as the transport takes a peer whose frame it refuses.
+   */
+  protocolError(proc: number, fault: string): void {
+    this.#onPeerLost(proc, { code: 'TSMPI_ERR_PROTOCOL', message: `process ${proc} sent ${fault}` });
+  }
+
+  #onPeerLost(proc: number, err: TransportError): void {
+    if (this.closing) return;
+    this.#lostPeers[proc] = 1;
+    this.#opts.log.error({ peer: proc, code: err.code }, 'peer process lost');
+    this.fatal(mpiError(ERR_PROC_FAILED, 'progress', `lost the connection to process ${proc} (${err.code}: ${err.message})`, err), proc);
+  }
+
+  /** Send r, started after this process's device failed: it completes with the failure, nothing goes out. */
+  failSend(r: DevRequest): void {
+    const failure = this.failure;
+    const failed = this.#p.shared.failedClass(); // fatal marks it before anything else
+    const why = failure === null ? 'the process is failing (see the job output)' : `this process has failed (${failure.message})`;
+    r.error = mpiError(failed !== 0 ? failed : ERR_PROC_FAILED, r.call, `not sent: ${why}`, failure ?? undefined);
+    this.#p.completion.complete(r);
+  }
+
+  /** Fails every pending request of this thread: the job cannot go on (the launcher ends it). */
+  fatal(err: MPIError, lostProcess: number | null): void {
+    if (this.failure === null) this.failure = err;
+    this.#p.shared.markFailed(err.errorClass);
+    const completion = this.#p.completion;
+    for (let i = 0; i < completion.reqs.length; i++) {
+      const r = completion.reqs[i];
+      if (r !== undefined && !r.done) {
+        r.error = err;
+        completion.complete(r);
+      }
+    }
+    this.#p.matcher.fail(err);
+    this.#hooks.onFatal?.(err, lostProcess);
+  }
+}

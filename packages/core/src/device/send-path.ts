@@ -1,0 +1,247 @@
+/**
+ * The send paths: how a frame for another process leaves this thread's device, behind one
+ * interface (SendPath), chosen once per device by selectSendPath when the device starts (its
+ * direct routes are known then). One implementation per device, so every call through the
+ * interface is monomorphic:
+ *
+ *   HostedPath    the thread runs the channels' transport (inline progress's main thread, a
+ *                 channel engine): frames go on it; only this path takes the lean send (queueEager)
+ *   DirectPath    a user thread that hosts nothing sends on connections of its own to the peers'
+ *                 hosts of each channel (docs/adr/0015)
+ *   InjectedPath  a user thread with neither: each frame goes through its channel's injection
+ *                 ring, and the channel's host sends it (engines progress, jobs past DIRECT_MAX_PEERS)
+ *   RoutedPath    any of the above, for a thread that follows remote endpoint readers' routes
+ *                 (docs/adr/0019): a message's first frame takes the route (reader-routes.ts)
+ *
+ * A channel a path does not cover (an engine's path for another engine's channel) falls back to
+ * that channel's injection ring, as the channel's host is then another thread. Messages between
+ * endpoints of one process take no path at all (Protocol.local).
+ */
+import { channelOf, type FrameHeader, type Transport } from '../transport/index.ts';
+import type { ThreadBridge } from './thread-bridge.ts';
+import type { ReaderRoutes } from './reader-routes.ts';
+
+export interface SendPath {
+  /**
+   * Sends frame `h` (a protocol answer, a route's control frame or mark, or a message's frame) to
+   * remote process `proc` on its channel's usual path. `call`: the API call an injection error names.
+   */
+  out(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string): void;
+  /** Sends a message's first frame (EAGER, EAGER_SYNC, RNDV_RTS): `out`, or a remote reader's route. */
+  first(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string): void;
+  /** The largest message that goes eagerly on channel `c` (an injection ring bounds what it carries). */
+  eagerMax(c: number): number;
+  /** This thread answers channel `c`'s RNDV_CTS itself (it hosts it): a rendezvous sends from the user's buffer. */
+  hosts(c: number): boolean;
+  /**
+   * The lean send (docs/adr/0020): queues a plain EAGER frame straight into the batch of channel
+   * `c`. False, having done nothing, where this path cannot (the caller takes the general send).
+   */
+  queueEager(dstProcess: number, c: number, ctx: number, src: number, dst: number, tag: number, data: Uint8Array): boolean;
+}
+
+/** What a path is chosen from: the device's layout once its transports exist (Device.start). */
+export interface PathLayout {
+  readonly channels: number;
+  readonly endpointsPerProcess: number;
+  readonly eagerLimit: number;
+  /** the largest eager message an injection ring takes (ThreadBridge.maxInjectBytes, bounded by eagerLimit) */
+  readonly injectLimit: number;
+  /** per channel: this thread hosts it */
+  readonly hosted: readonly boolean[];
+  /** the transport of the hosted channels (null: this thread hosts none) */
+  readonly transport: Transport | null;
+  /** per channel: this thread's own transport for it (direct routes), if any */
+  readonly direct: readonly (Transport | undefined)[];
+  readonly bridge: ThreadBridge;
+  /** the lean send must also see failures other threads marked (a device without receive lanes) */
+  readonly leanSeesSharedFailure: boolean;
+  readonly failedClass: () => number;
+  /** the device's reader routes where it follows remote readers' routes, else null */
+  readonly routes: ReaderRoutes | null;
+}
+
+/** The one place that chooses how this device's frames leave (see the file's comment). */
+export function selectSendPath(l: PathLayout): SendPath {
+  let path: SendPath;
+  if (l.transport !== null && l.hosted.some((h) => h)) path = new HostedPath(l);
+  else if (l.direct.some((t) => t !== undefined)) path = new DirectPath(l);
+  else path = new InjectedPath(l);
+  return l.routes === null ? path : new RoutedPath(path, l.routes);
+}
+
+/** The channels' transport runs on this thread (docs/DESIGN "Channels and progress"). */
+export class HostedPath implements SendPath {
+  readonly #hosted: readonly boolean[];
+  readonly #t: Transport;
+  readonly #bridge: ThreadBridge;
+  readonly #eagerLimit: number;
+  readonly #injectLimit: number;
+  readonly #channels: number;
+  readonly #J: number;
+  readonly #seesShared: boolean;
+  readonly #failedClass: () => number;
+  readonly #queueEager: boolean;
+
+  constructor(l: PathLayout) {
+    this.#hosted = l.hosted;
+    this.#t = l.transport!;
+    this.#bridge = l.bridge;
+    this.#eagerLimit = l.eagerLimit;
+    this.#injectLimit = l.injectLimit;
+    this.#channels = l.channels;
+    this.#J = l.endpointsPerProcess;
+    this.#seesShared = l.leanSeesSharedFailure;
+    this.#failedClass = l.failedClass;
+    this.#queueEager = l.transport!.queueEager !== undefined;
+  }
+
+  out(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string): void {
+    const c = channelOf(h.srcEndpoint, h.dstEndpoint, this.#J, this.#channels);
+    if (this.#hosted[c]) this.#t.send(proc, h, payload, -1);
+    else this.#bridge.inject(c, proc, h, payload, call);
+  }
+
+  first(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string): void {
+    this.out(proc, h, payload, call);
+  }
+
+  eagerMax(c: number): number {
+    return this.#hosted[c] ? this.#eagerLimit : this.#injectLimit;
+  }
+
+  hosts(c: number): boolean {
+    return this.#hosted[c] === true;
+  }
+
+  queueEager(dstProcess: number, c: number, ctx: number, src: number, dst: number, tag: number, data: Uint8Array): boolean {
+    // With receive lanes only this device marks the process failed (its own failure, which the caller checked).
+    if (!this.#hosted[c] || !this.#queueEager || (this.#seesShared && this.#failedClass() !== 0)) return false;
+    return this.#t.queueEager!(dstProcess, c, ctx, src, dst, tag, data);
+  }
+}
+
+/** A user thread's own connections to the peers' hosts of each channel (docs/adr/0015). */
+export class DirectPath implements SendPath {
+  readonly #direct: readonly (Transport | undefined)[];
+  readonly #bridge: ThreadBridge;
+  readonly #eagerLimit: number;
+  readonly #injectLimit: number;
+  readonly #channels: number;
+  readonly #J: number;
+
+  constructor(l: PathLayout) {
+    this.#direct = l.direct;
+    this.#bridge = l.bridge;
+    this.#eagerLimit = l.eagerLimit;
+    this.#injectLimit = l.injectLimit;
+    this.#channels = l.channels;
+    this.#J = l.endpointsPerProcess;
+  }
+
+  out(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string): void {
+    const c = channelOf(h.srcEndpoint, h.dstEndpoint, this.#J, this.#channels);
+    const d = this.#direct[c];
+    if (d !== undefined) d.send(proc, h, payload, -1);
+    else this.#bridge.inject(c, proc, h, payload, call);
+  }
+
+  first(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string): void {
+    this.out(proc, h, payload, call);
+  }
+
+  eagerMax(c: number): number {
+    return this.#direct[c] !== undefined ? this.#eagerLimit : this.#injectLimit;
+  }
+
+  hosts(): boolean {
+    return false;
+  }
+
+  queueEager(): boolean {
+    return false;
+  }
+}
+
+/** Every frame through its channel's injection ring (thread-bridge.ts); the channel's host sends it. */
+export class InjectedPath implements SendPath {
+  readonly #bridge: ThreadBridge;
+  readonly #injectLimit: number;
+  readonly #channels: number;
+  readonly #J: number;
+
+  constructor(l: PathLayout) {
+    this.#bridge = l.bridge;
+    this.#injectLimit = l.injectLimit;
+    this.#channels = l.channels;
+    this.#J = l.endpointsPerProcess;
+  }
+
+  out(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string): void {
+    this.#bridge.inject(channelOf(h.srcEndpoint, h.dstEndpoint, this.#J, this.#channels), proc, h, payload, call);
+  }
+
+  first(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string): void {
+    this.out(proc, h, payload, call);
+  }
+
+  eagerMax(): number {
+    return this.#injectLimit;
+  }
+
+  hosts(): boolean {
+    return false;
+  }
+
+  queueEager(): boolean {
+    return false;
+  }
+}
+
+/**
+ * A thread that follows remote readers' routes (docs/adr/0019): a message's first frame goes by
+ * ReaderRoutes.send (the reader's socket, or the inner path, tagged, with switch marks); answers
+ * and control frames take the inner path. No lean send: route frames carry tags.
+ */
+export class RoutedPath implements SendPath {
+  readonly #inner: SendPath;
+  readonly #routes: ReaderRoutes;
+
+  constructor(inner: SendPath, routes: ReaderRoutes) {
+    this.#inner = inner;
+    this.#routes = routes;
+  }
+
+  out(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string): void {
+    this.#inner.out(proc, h, payload, call);
+  }
+
+  first(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string): void {
+    this.#routes.send(proc, h, payload, call);
+  }
+
+  eagerMax(c: number): number {
+    return this.#inner.eagerMax(c);
+  }
+
+  hosts(c: number): boolean {
+    return this.#inner.hosts(c);
+  }
+
+  queueEager(): boolean {
+    return false;
+  }
+}
+
+/** The path of a device that has not started: nothing can leave yet. */
+export const NOT_STARTED: SendPath = {
+  out: notStarted,
+  first: notStarted,
+  eagerMax: () => 0,
+  hosts: () => false,
+  queueEager: () => false,
+};
+
+function notStarted(): never {
+  throw new Error('internal: the device sent a frame before Device.start');
+}
