@@ -72,7 +72,7 @@ import { acceptProxyLink, HOST_FAILED_STATUS, RemoteHost } from './remote-host.t
 import { PROXY_PROTOCOL_VERSION, type LaunchSpec } from './proxy-protocol.ts';
 import { writeJobReport, type JobReport } from './report.ts';
 import { rollCallLines } from './roll-call.ts';
-import { findSetting } from './settings-flags.ts';
+import { effectiveSetting, findSetting } from './settings-flags.ts';
 import { WireupServer, type PendingLink } from './wireup-server.ts';
 import { buildSrunCommand, srunEnvironment, type SlurmVersion, type SrunTarget } from './slurm-srun.ts';
 import { SrunStep, type SrunExit } from './slurm-step.ts';
@@ -194,6 +194,8 @@ export class Job {
   readonly #errSink: OutputSink;
   readonly #server: WireupServer;
   readonly #jobKey = randomBytes(32).toString('hex');
+  /** mpiexec --secure (or TSMPI_SECURE=on): the wire-up service, the proxies' links and the ranks' channels run TLS keyed by the job. */
+  readonly #secure: boolean;
   readonly #command: RankCommand;
   /** setpriv when this host has one that sets a parent-death signal, null when it has none; undefined until probed. */
   #setpriv: string | null | undefined = undefined;
@@ -231,6 +233,8 @@ export class Job {
     this.#errSink = new OutputSink(deps.stderr);
     this.#command = rankCommand(options.program, options.args, deps.tsxUrl, deps.nodeFlags);
     this.#ranks = placements.map((p) => this.#newRank(p));
+    const secureRow = findSetting('secure');
+    this.#secure = secureRow !== undefined && effectiveSetting(secureRow, options.settings, deps.env) === 'on';
     const hostname = deps.hostname ?? os.hostname();
     const table = deps.interfaces ?? os.networkInterfaces();
     const byHost = new Map<string, RankState[]>();
@@ -263,7 +267,7 @@ export class Job {
       ...(this.#hosts.length === 0 ? {} : {
         onProxyLink: (link: PendingLink) => acceptProxyLink(link, this.#jobKey, this.#hosts, deps.log),
       }),
-    });
+    }, { secure: this.#secure });
   }
 
   /** Runs the job to its end. @returns mpiexec's exit status */
@@ -370,7 +374,7 @@ export class Job {
       this.#errSink.write(`mpiexec: cannot start the wire-up service on ${bindHost}: ${(err as Error).message}\n`);
       return 2;
     }
-    const localUrl = `ws://${bindHost === '0.0.0.0' ? '127.0.0.1' : bindHost}:${port}`;
+    const localUrl = `${this.#secure ? 'wss' : 'ws'}://${bindHost === '0.0.0.0' ? '127.0.0.1' : bindHost}:${port}`;
     this.#deps.log.debug({ url: localUrl, bindHost, size: this.#o.np, hosts: this.#hosts.length }, 'wire-up service listening');
     const spawnLocal = (listenHost: string): void => {
       this.#localStart = null;
@@ -410,6 +414,7 @@ export class Job {
       ranks: h.ranks.map((r) => ({ rank: r, localRank: this.#ranks[r]!.localRank, localSize: this.#ranks[r]!.localSize })),
       file: cmd.file, args: [...cmd.args], wdir, env: this.#forwardedEnv(), iface: this.#o.iface,
       portRange: this.#o.portRange === null ? null : `${this.#o.portRange.lo}-${this.#o.portRange.hi}`,
+      ...(this.#secure ? { secure: true } : {}),
     };
     const argv = remoteLaunchArgv(this.#o.launcherExec, h.host, remoteShellCommand(wdir, node, [PROXY_BIN]));
     return { ...argv, spec: this.#deps.slurm?.hasPlaceholderHosts === true ? { ...spec, slurmNodeId: h.index } : spec };

@@ -13,3 +13,4 @@ export {
   KEY_PROOF_NONCE_BYTES, KEY_PROOF_BYTES, KeyChallenge, KeyResponse, isJobKeyProof, keyProofBinding, newKeyProofNonce, proveJobKey,
 } from './key-proof.ts';
 export type { KeyProofSide } from './key-proof.ts';
+export { JOB_TLS_CIPHERS, JOB_TLS_IDENTITY, jobTlsClientOptions, jobTlsFailure, jobTlsPsk, jobTlsServerOptions } from './job-tls.ts';
