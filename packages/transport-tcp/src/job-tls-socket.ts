@@ -8,8 +8,10 @@
  *
  * A failed TLS handshake is what a wrong key (or a peer without --secure) looks like here, so it
  * is made to say so: on the dialling side the socket's error names the peer and carries the code
- * TSMPI_ERR_TLS (not a transient errno: no retry); on the accepting side it is logged, like a
- * failed connection handshake, with the listener and the remote address.
+ * TSMPI_ERR_TLS (not a transient errno: no retry), and a listener that hangs up during the TLS
+ * handshake (what a wrong PSK gets) ends the socket with that error instead of a bare 'end'
+ * (the connection would take that for a peer closing its handshake); on the accepting side it is
+ * logged, like a failed connection handshake, with the listener and the remote address.
  */
 import net from 'node:net';
 import tls from 'node:tls';
@@ -21,10 +23,12 @@ export const TLS_FAILURE_CODE = 'TSMPI_ERR_TLS';
 const kPeer = Symbol('tsmpi.tlsPeer');
 const kState = Symbol('tsmpi.tlsState');
 const kLog = Symbol('tsmpi.tlsLog');
+/** An accepted socket's remote address and port, read at the accept (a failed TLS socket no longer has them). */
+const kRemote = Symbol('tsmpi.tlsRemote');
 const CONNECTING = 0;
 const HANDSHAKING = 1;
 const SECURE = 2;
-type TlsSock = tls.TLSSocket & { [kPeer]: string; [kState]: number; [kLog]: TransportLog | null };
+type TlsSock = tls.TLSSocket & { [kPeer]: string; [kState]: number; [kLog]: TransportLog | null; [kRemote]?: readonly [string | undefined, number | undefined] };
 
 /** One job's TLS for one transport. */
 export class JobTlsSockets {
@@ -46,6 +50,7 @@ export class JobTlsSockets {
     socket.once('secureConnect', onSecure);
     // First, so that the connection's own listener sees the error as rewritten.
     socket.prependListener('error', onDialError);
+    socket.emit = emitDialled;
     return socket;
   }
 
@@ -55,6 +60,7 @@ export class JobTlsSockets {
     wrapped[kPeer] = listener;
     wrapped[kState] = HANDSHAKING;
     wrapped[kLog] = log;
+    wrapped[kRemote] = [socket.remoteAddress, socket.remotePort];
     wrapped.once('secure', onSecure);
     wrapped.once('error', onAcceptError);
     return wrapped;
@@ -69,6 +75,16 @@ function onSecure(this: TlsSock): void {
   this[kState] = SECURE;
 }
 
+/** A dialled socket's emit: an 'end' before TLS is up becomes the TLS failure (see the header). */
+function emitDialled(this: TlsSock, event: string | symbol, ...args: unknown[]): boolean {
+  if (event === 'end' && this[kState] === HANDSHAKING) {
+    const err: NodeJS.ErrnoException = new Error('the listener closed the connection');
+    this.destroy(err);
+    return false;
+  }
+  return (tls.TLSSocket.prototype.emit as (this: tls.TLSSocket, event: string | symbol, ...a: unknown[]) => boolean).call(this, event, ...args);
+}
+
 function onDialError(this: TlsSock, err: NodeJS.ErrnoException): void {
   // Before TCP connected the errno stays (a refused connect is retried); after TLS is up it is the connection's.
   if (this[kState] !== HANDSHAKING) return;
@@ -79,7 +95,7 @@ function onDialError(this: TlsSock, err: NodeJS.ErrnoException): void {
 function onAcceptError(this: TlsSock, err: Error): void {
   if (this[kState] !== HANDSHAKING) return;
   this[kLog]?.warn(
-    { listener: this[kPeer], remoteAddress: this.remoteAddress, remotePort: this.remotePort, reason: err.message.split('\n')[0] },
+    { listener: this[kPeer], remoteAddress: this[kRemote]?.[0], remotePort: this[kRemote]?.[1], reason: err.message.split('\n')[0] },
     'refused a connection that failed the TLS handshake (not this job\'s key, or not --secure)',
   );
 }
