@@ -144,12 +144,16 @@ export class WireupServer {
       http = createTlsServer({ ...jobTlsServerOptions(this.#key), maxHeaderSize: MAX_HEADER_BYTES, handshakeTimeout: LIFETIME_MS }, onRequest);
       // The gate counts what comes through TLS: the socket the upgrade hands over is the TLS one.
       http.on('secureConnection', (socket: Socket) => gate.admit(socket));
-      http.on('tlsClientError', (err: Error, socket: Socket) => gate.logRefusal(socket, remoteOf(socket), 'TLS handshake failed (not this job\'s key, or not --secure)', { error: err.message.split('\n')[0] }));
     } else {
       http = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, onRequest);
       http.on('connection', (socket: Socket) => gate.admit(socket));
     }
-    http.on('clientError', (err: Error, socket: Socket) => gate.refuse(socket, 'malformed HTTP request', { error: err.message }));
+    // An https server reports a failed TLS handshake here too (its tlsClientError becomes a clientError).
+    http.on('clientError', (err: Error, socket: Socket) => {
+      const isTls = ((err as NodeJS.ErrnoException).code ?? '').startsWith('ERR_SSL') || (err as { library?: string }).library === 'SSL routines';
+      if (isTls) gate.refuse(socket, 'TLS handshake failed (not this job\'s key, or not --secure)', { error: err.message.split('\n')[0] });
+      else gate.refuse(socket, 'malformed HTTP request', { error: err.message });
+    });
     await listenInRange(http, host, ports ?? undefined);
     const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: MAX_PAYLOAD_BYTES });
     http.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {
