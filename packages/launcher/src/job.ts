@@ -59,7 +59,7 @@ import { fileURLToPath } from 'node:url';
 import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import { JOB_ENV } from '@tsmpi/core/pmi';
-import { removeSameHostDirectory } from '@tsmpi/transport-tcp';
+import { claimSameHostDirectory, removeSameHostDirectory, sweepStaleSameHostDirectories } from '@tsmpi/transport-tcp';
 import { externalAddresses, isThisMachine, resolveIface, type InterfaceTable } from './iface.ts';
 import type { FinalizeReport } from '@tsmpi/core/pmi';
 import type { LaunchOptions } from './options.ts';
@@ -276,6 +276,11 @@ export class Job {
     // However mpiexec ends (a failed start returns early, a second signal exits at once), the job's
     // same-host directory on this host goes with it; the end of run() removes it sooner (docs/adr/0029).
     process.once('exit', () => removeSameHostDirectory(this.#jobKey));
+    // What an earlier job left when nothing of it survived (mpiexec killed -9) goes now; this job's
+    // directory is claimed for this mpiexec, so that a later one can tell when it is left over.
+    const swept = sweepStaleSameHostDirectories();
+    if (swept.length > 0) this.#deps.log.debug({ swept }, 'removed same-host directories of jobs that are gone');
+    claimSameHostDirectory(this.#jobKey);
     const done = new Promise<void>((resolve) => {
       this.#resolveDone = resolve;
     });

@@ -35,7 +35,7 @@ import type { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
 import { WebSocket, type ClientOptions, type RawData } from 'ws';
 import { JOB_ENV, KeyResponse, jobTlsClientOptions } from '@tsmpi/core/pmi';
-import { removeSameHostSockets } from '@tsmpi/transport-tcp';
+import { claimSameHostDirectory, removeSameHostSockets, sweepStaleSameHostDirectories } from '@tsmpi/transport-tcp';
 import { isLoopbackAddress, resolveIface } from './iface.ts';
 import { LineForwarder } from './output-forwarder.ts';
 import { findSetpriv, withParentDeath } from './parent-death.ts';
@@ -533,6 +533,9 @@ export async function runProxy(argv: readonly string[] = process.argv.slice(2)):
   }
   // However the proxy ends, its ranks are gone by then (it kills them): their same-host sockets go too (docs/adr/0029).
   process.on('exit', () => removeSameHostSockets(spec.key, spec.ranks.map((r) => r.rank)));
+  // As mpiexec does on its host (docs/adr/0029): left-over job directories go, this job's is claimed.
+  sweepStaleSameHostDirectories();
+  claimSameHostDirectory(spec.key);
   const tried: string[] = [];
   let link: Link | null = null;
   let url = '';

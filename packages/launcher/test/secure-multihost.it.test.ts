@@ -205,6 +205,32 @@ describe.skipIf(!support.ok || !hasPython)(withSkipReason('mpiexec --secure acro
       });
     }
 
+    it('after mpiexec itself is killed -9: the directory stays, and the next mpiexec on that host removes it', async () => {
+      const child = cluster.spawn('th1', ['node', MPIEXEC, '--launcher-exec', cluster.launcherExec, '-n', '2', '--hosts', 'th1:2', SECURE_RANK, '600000'],
+        { env: { ...process.env, NODE_OPTIONS: '', SECURE_TEST_LOCAL_HOST: 'th1' } });
+      let stdout = '';
+      let killed = false;
+      child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+        stdout += d;
+        if (killed || (stdout.match(/sleeping/g) ?? []).length < 2) return;
+        killed = true;
+        process.kill(child.pid!, 'SIGKILL');
+      });
+      child.stderr!.resume();
+      const timer = setTimeout(() => process.kill(-child.pid!, 'SIGKILL'), 90_000);
+      await new Promise<void>((resolve) => child.on('close', () => resolve()));
+      clearTimeout(timer);
+      expect(killed).toBe(true);
+      // The ranks die with mpiexec (parent-death signal); nothing of the job runs any more.
+      expect(await cluster.leftovers(20_000)).toEqual([]);
+      const dir = dirOf(stdout);
+      expect(existsSync(dir), 'nothing was left to remove it').toBe(true);
+      const r = await mpiexec(['-n', '2', '--hosts', 'th1:2', SECURE_RANK]);
+      expect(r.code).toBe(0);
+      expect(existsSync(dir), 'the next job removed the one left over').toBe(false);
+      expect(existsSync(dirOf(r.stdout))).toBe(false);
+    });
+
     it('after Ctrl-C', async () => {
       const child = cluster.spawn('th1', ['node', MPIEXEC, '--launcher-exec', cluster.launcherExec, '-n', '4', '--hosts', 'th1:1,th2:2,th3:1', SECURE_RANK, '600000'],
         { env: { ...process.env, NODE_OPTIONS: '', SECURE_TEST_LOCAL_HOST: 'th1' } });
