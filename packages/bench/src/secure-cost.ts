@@ -61,7 +61,7 @@ interface Cluster {
 }
 
 function cluster(args: readonly string[]): string {
-  const r = spawnSync(CLUSTER, args, { encoding: 'utf8', env: { ...process.env, TSMPI_CLUSTER_OWNER: String(process.pid) } });
+  const r = spawnSync(CLUSTER, args, { encoding: 'utf8' });
   if (r.status !== 0) throw new Error(`${CLUSTER} ${args.join(' ')}: ${r.stderr.trim() || `exit ${r.status}`}`);
   return r.stdout;
 }
