@@ -48,6 +48,9 @@ Processes and placement:
   ${pad('--iface NAME|CIDR|ADDRESS', WIDTH)}where ranks listen in a multi-host job, resolved on each host
   ${pad('', WIDTH)}(default: the address each host uses to reach mpiexec)
   ${pad('--port-range LO-HI', WIDTH)}every listening port of the job (wire-up service and ranks)
+  ${pad('--secure', WIDTH)}encrypt and authenticate every connection between hosts (ranks, wire-up,
+  ${pad('', WIDTH)}proxies) with TLS keyed by the job; for networks others can watch
+  ${pad('', WIDTH)}(default off; env TSMPI_SECURE=on; see docs/SECURITY.md)
 
 MPI settings (passed to every rank as its TSMPI_* environment variable):
 ${settingLines.join('\n')}

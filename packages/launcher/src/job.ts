@@ -41,11 +41,12 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
-import { removeSameHostDirectory } from '@tsmpi/transport-tcp';
+import { claimSameHostDirectory, removeSameHostDirectory, sweepStaleSameHostDirectories } from '@tsmpi/transport-tcp';
 import type { FinalizeReport } from '@tsmpi/core/pmi';
 import { failureCause } from './failure-cause.ts';
 import { externalAddresses, resolveIface, type InterfaceTable } from './iface.ts';
 import { chooseLaunchers, type JobLaunchers } from './launchers.ts';
+import { effectiveSetting, findSetting } from './settings-flags.ts';
 import type { LaunchOptions } from './options.ts';
 import { LineForwarder, OutputSink } from './output-forwarder.ts';
 import type { Placement } from './process-map.ts';
@@ -137,6 +138,8 @@ export class Job {
   readonly #errSink: OutputSink;
   readonly #server: WireupServer;
   readonly #jobKey = randomBytes(32).toString('hex');
+  /** mpiexec --secure (or TSMPI_SECURE=on): the wire-up service, the proxies' links and the ranks' channels run TLS keyed by the job. */
+  readonly #secure: boolean;
   readonly #launchers: JobLaunchers;
   #t0 = 0;
   #failure: Failure | null = null;
@@ -163,11 +166,13 @@ export class Job {
     this.#outSink = new OutputSink(deps.stdout);
     this.#errSink = new OutputSink(deps.stderr);
     this.#ranks = placements.map((p) => this.#newRank(p));
+    const secureRow = findSetting('secure');
+    this.#secure = secureRow !== undefined && effectiveSetting(secureRow, options.settings, deps.env) === 'on';
     const command = rankCommand(options.program, options.args, deps.tsxUrl, deps.nodeFlags);
     this.#launchers = chooseLaunchers(
       placements,
       { hostname: deps.hostname ?? os.hostname(), interfaces: deps.interfaces ?? os.networkInterfaces(), slurm: deps.slurm },
-      { options, env: deps.env, jobKey: this.#jobKey, command, log: deps.log, outSink: this.#outSink, errSink: this.#errSink },
+      { options, env: deps.env, jobKey: this.#jobKey, secure: this.#secure, command, log: deps.log, outSink: this.#outSink, errSink: this.#errSink },
       this.#launcherEvents(),
     );
     for (const l of [this.#launchers.here, this.#launchers.remote]) {
@@ -190,7 +195,7 @@ export class Job {
         if (s.lostPeer === null) s.lostPeer = lost;
       },
       ...(remote === null ? {} : { onProxyLink: (link) => remote.acceptLink(link) }),
-    });
+    }, { secure: this.#secure });
   }
 
   /** Runs the job to its end. @returns mpiexec's exit status */
@@ -199,6 +204,11 @@ export class Job {
     // However mpiexec ends (a failed start returns early, a second signal exits at once), the job's
     // same-host directory on this host goes with it; the end of run() removes it sooner (docs/adr/0029).
     process.once('exit', () => removeSameHostDirectory(this.#jobKey));
+    // What an earlier job left when nothing of it survived (mpiexec killed -9) goes now; this job's
+    // directory is claimed for this mpiexec, so that a later one can tell when it is left over.
+    const swept = sweepStaleSameHostDirectories();
+    if (swept.length > 0) this.#deps.log.debug({ swept }, 'removed same-host directories of jobs that are gone');
+    claimSameHostDirectory(this.#jobKey);
     const done = new Promise<void>((resolve) => {
       this.#resolveDone = resolve;
     });
@@ -297,7 +307,7 @@ export class Job {
       this.#errSink.write(`mpiexec: cannot start the wire-up service on ${bindHost}: ${(err as Error).message}\n`);
       return 2;
     }
-    const url = `ws://${bindHost === '0.0.0.0' ? '127.0.0.1' : bindHost}:${port}`;
+    const url = `${this.#secure ? 'wss' : 'ws'}://${bindHost === '0.0.0.0' ? '127.0.0.1' : bindHost}:${port}`;
     const addresses = bindHost === '0.0.0.0' ? externalAddresses(table) : [bindHost];
     this.#deps.log.debug({ url, bindHost, size: this.#o.np, remoteRanks: remote?.placements.length ?? 0 }, 'wire-up service listening');
     if (this.#o.outputDir !== null) this.#openOutputFiles(this.#o.outputDir);

@@ -177,6 +177,8 @@ const SPECS: readonly OptionSpec[] = [
       return null;
     },
   },
+  // The core setting 'secure' (TSMPI_SECURE, off|on), given as a flag without a value: ranks get it like every setting.
+  { names: ['--secure'], value: null, apply: (o) => { o.settings.set('secure', 'on'); return null; } },
   { names: ['--dry-run'], value: null, apply: (o) => { o.dryRun = true; return null; } },
   {
     names: ['--report-json'], value: 'FILE',

@@ -33,6 +33,8 @@ export interface ProxyLauncherDeps {
   /** mpiexec's environment (its TSMPI_* go to every remote rank). */
   readonly env: NodeJS.ProcessEnv;
   readonly jobKey: string;
+  /** mpiexec --secure: the proxies link over wss:// and their ranks' channels run TLS. */
+  readonly secure: boolean;
   readonly command: RankCommand;
   readonly log: Logger;
   /** mpiexec's output; each linked host is a source of both (backpressure). */
@@ -120,6 +122,7 @@ export abstract class ProxyLauncher implements RankLauncher {
       ranks: h.ranks.map((r) => ({ rank: r, localRank: placement(r).localRank, localSize: placement(r).localSize })),
       file: cmd.file, args: [...cmd.args], wdir: this.remoteWdir(), env: this.#forwardedEnv(), iface: o.iface,
       portRange: o.portRange === null ? null : `${o.portRange.lo}-${o.portRange.hi}`,
+      ...(this.deps.secure ? { secure: true } : {}),
     };
   }
 

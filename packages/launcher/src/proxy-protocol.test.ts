@@ -41,6 +41,8 @@ describe('proxy protocol', () => {
     expect((parseLaunchSpec(JSON.stringify({ ...SPEC, v: 99 })) as Error).message).toMatch(/version 99/);
     expect(parseLaunchSpec(JSON.stringify({ ...SPEC, ranks: [{ rank: 'x' }] }))).toBeInstanceOf(Error);
     expect(parseLaunchSpec('not json')).toBeInstanceOf(Error);
+    expect(parseLaunchSpec(JSON.stringify({ ...SPEC, secure: true }))).toEqual({ ...SPEC, secure: true });
+    expect(parseLaunchSpec(JSON.stringify({ ...SPEC, secure: 'yes' }))).toBeInstanceOf(Error);
   });
 
   it('tries the ssh client address first, then mpiexec\'s own list', () => {

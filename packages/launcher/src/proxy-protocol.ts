@@ -103,6 +103,8 @@ export interface LaunchSpec {
    * this is takes the line, and `host` is only a placeholder (the proxy uses its SLURMD_NODENAME).
    */
   readonly slurmNodeId?: number;
+  /** mpiexec --secure: the link and the ranks' wire-up run TLS keyed by the job (wss://, core's util/job-tls.ts). Absent: plain. */
+  readonly secure?: boolean;
 }
 
 export type ProxyMessage =
@@ -222,6 +224,7 @@ export function parseLaunchSpec(line: string): LaunchSpec | Error {
     isStr(s['file']) && Array.isArray(s['args']) && s['args'].every(isStr) && isStr(s['wdir']) &&
     typeof s['env'] === 'object' && s['env'] !== null && Object.values(s['env']).every(isStr) &&
     (s['iface'] === null || isStr(s['iface'])) && (s['portRange'] === null || isStr(s['portRange'])) &&
-    (s['slurmNodeId'] === undefined || (isInt(s['slurmNodeId']) && s['slurmNodeId'] >= 0));
+    (s['slurmNodeId'] === undefined || (isInt(s['slurmNodeId']) && s['slurmNodeId'] >= 0)) &&
+    (s['secure'] === undefined || typeof s['secure'] === 'boolean');
   return ok ? (s as unknown as LaunchSpec) : new Error('the launch spec on stdin is malformed');
 }

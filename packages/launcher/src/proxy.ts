@@ -34,8 +34,8 @@ import os from 'node:os';
 import type { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
 import { WebSocket, type ClientOptions, type RawData } from 'ws';
-import { JOB_ENV, KeyResponse } from '@tsmpi/core/pmi';
-import { removeSameHostSockets } from '@tsmpi/transport-tcp';
+import { JOB_ENV, KeyResponse, jobTlsClientOptions } from '@tsmpi/core/pmi';
+import { claimSameHostDirectory, removeSameHostSockets, sweepStaleSameHostDirectories } from '@tsmpi/transport-tcp';
 import { isLoopbackAddress, resolveIface } from './iface.ts';
 import { LineForwarder } from './output-forwarder.ts';
 import { findSetpriv, withParentDeath } from './parent-death.ts';
@@ -131,6 +131,11 @@ export function candidateAddresses(spec: LaunchSpec, sshConnection: string | und
   return out;
 }
 
+/** ws, or wss under mpiexec --secure: the proxy's link and its ranks' wire-up URL. */
+function wireupScheme(spec: LaunchSpec): 'ws' | 'wss' {
+  return spec.secure === true ? 'wss' : 'ws';
+}
+
 /** An open, not yet authenticated link: its TCP socket, and the messages that came with the upgrade (mpiexec's challenge). */
 interface OpenLink {
   readonly ws: WebSocket;
@@ -143,7 +148,7 @@ interface OpenLink {
  * Opens the link; resolves to it and its TCP socket (for the local address and keep-alive).
  * Messages are collected from the start: mpiexec's challenge may come in the same read as the upgrade.
  */
-function openLink(address: string, port: number): Promise<OpenLink> {
+function openLink(address: string, port: number, spec: LaunchSpec): Promise<OpenLink> {
   const host = address.includes(':') ? `[${address}]` : address;
   return new Promise((resolve, reject) => {
     // closeTimeout: ws destroys the socket this long after close() when mpiexec has not answered
@@ -151,8 +156,11 @@ function openLink(address: string, port: number): Promise<OpenLink> {
     // reader took everything before the close (minutes behind a paged `mpiexec | less`). The
     // proxy's heartbeat rule decides instead (#closed): wait while mpiexec is alive.
     // (ws 8.23, as pnpm-lock.yaml pins it, reads the option; its type declarations do not list it.)
-    const options: ClientOptions & { closeTimeout: number } = { perMessageDeflate: false, handshakeTimeout: CONNECT_TIMEOUT_MS, closeTimeout: MAX_TIMER_MS };
-    const ws = new WebSocket(`ws://${host}:${port}${PROXY_PATH}`, options);
+    // mpiexec --secure: TLS keyed by the job (core's util/job-tls.ts); a server without the key fails its handshake.
+    const options: ClientOptions & { closeTimeout: number } = {
+      perMessageDeflate: false, handshakeTimeout: CONNECT_TIMEOUT_MS, closeTimeout: MAX_TIMER_MS, ...(spec.secure === true ? (jobTlsClientOptions(spec.key) as unknown as ClientOptions) : {}),
+    };
+    const ws = new WebSocket(`${wireupScheme(spec)}://${host}:${port}${PROXY_PATH}`, options);
     const arrived: Buffer[] = [];
     const collect = (data: RawData): void => {
       if (arrived.length < 4) arrived.push(data as Buffer);
@@ -525,14 +533,17 @@ export async function runProxy(argv: readonly string[] = process.argv.slice(2)):
   }
   // However the proxy ends, its ranks are gone by then (it kills them): their same-host sockets go too (docs/adr/0029).
   process.on('exit', () => removeSameHostSockets(spec.key, spec.ranks.map((r) => r.rank)));
+  // As mpiexec does on its host (docs/adr/0029): left-over job directories go, this job's is claimed.
+  sweepStaleSameHostDirectories();
+  claimSameHostDirectory(spec.key);
   const tried: string[] = [];
   let link: Link | null = null;
   let url = '';
   for (const a of candidateAddresses(spec, isSlurm ? process.env['SLURM_SRUN_COMM_HOST'] : process.env['SSH_CONNECTION'])) {
     try {
-      const opened = await openLink(a, spec.port);
+      const opened = await openLink(a, spec.port, spec);
       link = await authenticateLink(opened, spec);
-      url = `ws://${a.includes(':') ? `[${a}]` : a}:${spec.port}`;
+      url = `${wireupScheme(spec)}://${a.includes(':') ? `[${a}]` : a}:${spec.port}`;
       break;
     } catch (err) {
       tried.push(`${a} (${(err as Error).message})`);

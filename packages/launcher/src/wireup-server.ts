@@ -11,6 +11,12 @@
  * nothing decoded beyond a hello of MAX_HELLO_BYTES); anything else is
  * closed, logged with its remote address, and the job goes on.
  *
+ * Secure (mpiexec --secure): the service is wss://, TLS keyed by the job
+ * (core's util/job-tls.ts, no certificate); a connection is admitted to the
+ * pre-authentication limits once its TLS handshake is done (which must finish
+ * within LIFETIME_MS), and a failed TLS handshake is refused and logged like
+ * a failed hello.
+ *
  * State: the committed key/value store, the ranks that arrived at the
  * current fence with the pairs they put, and the members by rank.
  *
@@ -24,6 +30,7 @@
  * as finalized or aborting by the time its exit is seen.
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
+import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
@@ -34,6 +41,7 @@ import {
   PMI_PROTOCOL_VERSION,
   decodeClientMessage,
   encodeServerMessage,
+  jobTlsServerOptions,
   pmiProofBinding,
   type BlockedIn,
   type ClientMessage,
@@ -41,7 +49,7 @@ import {
   type ServerMessage,
 } from '@tsmpi/core/pmi';
 import { listenInRange } from '@tsmpi/transport-tcp';
-import { PreAuthGate, remoteOf } from './pre-auth.ts';
+import { LIFETIME_MS, PreAuthGate, remoteOf } from './pre-auth.ts';
 import { PROXY_PATH } from './proxy-protocol.ts';
 
 /** A connection on PROXY_PATH, upgraded, not yet authenticated: the job runs the proxy's hello on it. */
@@ -106,7 +114,11 @@ export class WireupServer {
   #nextRollCallId = 1;
   readonly #rollCallWaiters = new Map<number, (rank: number, b: BlockedIn | null) => void>();
 
-  constructor(size: number, jobKeyHex: string, log: Logger, events: WireupEvents) {
+  readonly #secure: boolean;
+
+  /** @param options.secure - serve wss:// (TLS keyed by the job: mpiexec --secure) */
+  constructor(size: number, jobKeyHex: string, log: Logger, events: WireupEvents, options: { readonly secure?: boolean } = {}) {
+    this.#secure = options.secure === true;
     this.#size = size;
     this.#key = jobKeyHex;
     this.#log = log;
@@ -123,12 +135,25 @@ export class WireupServer {
   async start(host = '127.0.0.1', ports: { readonly lo: number; readonly hi: number } | null = null): Promise<number> {
     const gate = this.#gate;
     // Only WebSocket upgrades are served; a plain request is refused at once.
-    const http = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+    const onRequest = (req: IncomingMessage, res: { destroy(): void }): void => {
       gate.refuse(req.socket, 'not a WebSocket upgrade');
       res.destroy();
+    };
+    let http: Server;
+    if (this.#secure) {
+      http = createTlsServer({ ...jobTlsServerOptions(this.#key), maxHeaderSize: MAX_HEADER_BYTES, handshakeTimeout: LIFETIME_MS }, onRequest);
+      // The gate counts what comes through TLS: the socket the upgrade hands over is the TLS one.
+      http.on('secureConnection', (socket: Socket) => gate.admit(socket));
+    } else {
+      http = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, onRequest);
+      http.on('connection', (socket: Socket) => gate.admit(socket));
+    }
+    // An https server reports a failed TLS handshake here too (its tlsClientError becomes a clientError).
+    http.on('clientError', (err: Error, socket: Socket) => {
+      const isTls = ((err as NodeJS.ErrnoException).code ?? '').startsWith('ERR_SSL') || (err as { library?: string }).library === 'SSL routines';
+      if (isTls) gate.refuse(socket, 'TLS handshake failed (not this job\'s key, or not --secure)', { error: err.message.split('\n')[0] });
+      else gate.refuse(socket, 'malformed HTTP request', { error: err.message });
     });
-    http.on('connection', (socket: Socket) => gate.admit(socket));
-    http.on('clientError', (err: Error, socket: Socket) => gate.refuse(socket, 'malformed HTTP request', { error: err.message }));
     await listenInRange(http, host, ports ?? undefined);
     const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: MAX_PAYLOAD_BYTES });
     http.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => {

@@ -20,6 +20,14 @@ describe('parseArgs', () => {
     expect(o.args).toEqual(['-n', '9', '--x']);
   });
 
+  it('--secure sets the setting secure=on that ranks get as TSMPI_SECURE, takes no value, and --help lists it', () => {
+    expect(run(['--secure', 'app.ts']).settings.get('secure')).toBe('on');
+    expect(run(['app.ts']).settings.has('secure')).toBe(false);
+    expect(parseArgs(['--secure=yes', 'app.ts'])).toEqual({ kind: 'error', message: '--secure takes no value' });
+    expect(SETTINGS.find((r) => r.name === 'secure')?.env).toBe('TSMPI_SECURE');
+    expect(helpText()).toMatch(/--secure\s+encrypt and authenticate every connection between hosts/);
+  });
+
   it('accepts -np, --opt=value, repeated --env and --', () => {
     const o = run(['-np', '2', '--timeout=1.5', '--env', 'A=1', '--env', 'B=x=y', '--', '-weird-name']);
     expect(o.np).toBe(2);

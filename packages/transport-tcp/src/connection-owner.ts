@@ -3,7 +3,9 @@
  * needs from the TcpTransport that owns it. Fields prefixed with `_` are hot
  * and read directly by the connections in this folder (STYLE rule 11).
  */
+import type net from 'node:net';
 import type { TransportError, TransportHandlers, TransportLog } from '@tsmpi/core/transport';
+import type { HostPort } from './address.ts';
 import type { TcpTuning } from './tuning.ts';
 
 export interface ConnectionOwner {
@@ -32,6 +34,8 @@ export interface ConnectionOwner {
   _peerDeparted(process: number): void;
   /** A connection to or from `process` failed or ended unexpectedly (reported once per peer). */
   _peerLost(process: number, err: TransportError): void;
+  /** A new socket to a peer's TCP listener: plain, or TLS keyed by the job (TransportOptions.secure, job-tls-socket.ts). */
+  _dialTcp(address: HostPort): net.Socket;
   /** A socket this transport made or accepted has closed (close() waits for all of them). */
   _socketClosed(): void;
 }

@@ -15,4 +15,4 @@ export { DEFAULT_TUNING } from './tuning.ts';
 export type { TcpTuning } from './tuning.ts';
 export { listenInRange } from './listen-port.ts';
 /** Endpoint readers' same-host names (core's ReaderSocketName, docs/adr/0019); the launcher's clean-up of the job's same-host directory (docs/adr/0029). */
-export { readerSocketName, removeSameHostDirectory, removeSameHostSockets } from './same-host.ts';
+export { claimSameHostDirectory, readerSocketName, removeSameHostDirectory, removeSameHostSockets, sweepStaleSameHostDirectories } from './same-host.ts';

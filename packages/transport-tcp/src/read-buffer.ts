@@ -20,7 +20,8 @@
  * which a server's 'connection' does without it. The server therefore pauses
  * new connections (pauseOnConnect), and the paused socket's handle moves into
  * a Socket built with `onread`. `_handle` is not public API: when it is
- * missing, the accepted socket is used as it is (reads allocate, as before).
+ * missing, the accepted socket is used as it is (reads allocate, as before);
+ * so is a TLS socket (mpiexec --secure), which reads through OpenSSL.
  */
 import net from 'node:net';
 import { socketOnRead } from './socket-events.ts';
@@ -43,6 +44,8 @@ export interface ReadTargetSource {
  * created with pauseOnConnect.
  */
 export function withReadBuffer(accepted: net.Socket, buffer: Uint8Array, source: ReadTargetSource): net.Socket {
+  // A TLS socket (job-tls-socket.ts) reads through OpenSSL, whose handle is not the TCP one: as it is.
+  if ((accepted as { encrypted?: boolean }).encrypted === true) return accepted;
   const owner = accepted as unknown as HandleOwner;
   const handle = owner._handle;
   if (handle === null || typeof handle !== 'object') return accepted;

@@ -2,8 +2,11 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import {
-  ensureSameHostDirectory, isSameHost, readerSocketName, removeSameHostDirectory, sameHostDirectory, transportSocketPath,
+  claimSameHostDirectory, ensureSameHostDirectory, isSameHost, readerSocketName, removeSameHostDirectory, removeSameHostSockets, sameHostDirectory,
+  sweepStaleSameHostDirectories, transportSocketPath,
 } from './same-host.ts';
 
 const isRoot = process.getuid?.() === 0;
@@ -114,5 +117,42 @@ describe('same-host', () => {
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('a directory whose every owner on this host is gone is swept; one with a live owner, an owner elsewhere or none is not', () => {
+    // A pid that surely is gone: a child that has exited and been reaped.
+    const dead = spawnSync(process.execPath, ['-e', '0']).pid!;
+    const host = os.hostname();
+    const cases: [string, string[], boolean][] = [
+      ['dead owner', [`o-${dead}@${host}`, 't-0-1234'], true],
+      ['live owner', [`o-${dead}@${host}`, `o-${process.pid}@${host}`], false],
+      ['owner on another host', [`o-${dead}@${host}`, `o-${dead}@elsewhere`], false],
+      ['no owner', ['t-0-1234'], false],
+    ];
+    const dirs = cases.map(([, files]) => {
+      const dir = sameHostDirectory(randomBytes(32).toString('hex'));
+      made.push(dir);
+      ensureSameHostDirectory(dir);
+      for (const f of files) fs.writeFileSync(path.join(dir, f), '');
+      return dir;
+    });
+    const swept = sweepStaleSameHostDirectories();
+    cases.forEach(([what, , gone], i) => {
+      expect(fs.existsSync(dirs[i]!), what).toBe(!gone);
+      expect(swept.includes(dirs[i]!), what).toBe(gone);
+    });
+  });
+
+  it('an owner\'s claim keeps the directory; a proxy\'s removal of its ranks\' sockets takes its claim and the empty directory', () => {
+    const key = randomBytes(32).toString('hex');
+    const dir = sameHostDirectory(key);
+    made.push(dir);
+    claimSameHostDirectory(key);
+    expect(fs.readdirSync(dir)).toEqual([`o-${process.pid}@${os.hostname()}`]);
+    expect(fs.statSync(dir).mode & 0o777).toBe(0o700);
+    expect(sweepStaleSameHostDirectories()).not.toContain(dir);
+    fs.writeFileSync(path.join(dir, 't-3-1000'), '');
+    removeSameHostSockets(key, [3]);
+    expect(fs.existsSync(dir)).toBe(false);
   });
 });

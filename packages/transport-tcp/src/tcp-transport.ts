@@ -34,6 +34,10 @@
  * handshake binds the listener it runs over (handshake.ts), so a connection
  * carried from one listener to another fails.
  *
+ * Secure (options.secure, mpiexec --secure, docs/adr/XXXX): every TCP connection, dialled or
+ * accepted, runs TLS keyed by the job (job-tls-socket.ts) under the handshake; same-host sockets
+ * stay plain.
+ *
  * Endpoint readers (options.listenName, docs/adr/0019): an instance that listens only on its
  * computed socket path in the job's directory, never on the network; a thread instance given
  * such a path (it starts with '/') as a peer's address dials only it.
@@ -49,11 +53,12 @@ import {
   channelOf, type FrameHeader, type Transport, type TransportError, type TransportHandlers, type TransportLog, type TransportOptions,
 } from '@tsmpi/core/transport';
 import path from 'node:path';
-import { formatAddress, formatPublished, parsePublished, type PublishedAddress } from './address.ts';
+import { formatAddress, formatPublished, parsePublished, type HostPort, type PublishedAddress } from './address.ts';
 import { ChannelConnection } from './channel-connection.ts';
 import type { ConnectionOwner } from './connection-owner.ts';
 import { listenerBinding } from './handshake.ts';
 import { InboundConnection } from './inbound-connection.ts';
+import { JobTlsSockets } from './job-tls-socket.ts';
 import { listenInRange } from './listen-port.ts';
 import {
   HAS_UNIX_SOCKETS, checkOwnDirectory, ensureSameHostDirectory, forgetBoundPath, isSameHost, rememberBoundPath, transportSocketPath,
@@ -85,6 +90,8 @@ export class TcpTransport implements Transport, ConnectionOwner {
   readonly _onHoldChange: ((holding: boolean) => void) | null;
   readonly _maxUnsolicitedBytes: number;
   _isClosing = false;
+  /** TLS of the TCP connections (options.secure), or null: plain. */
+  readonly #tls: JobTlsSockets | null;
 
   readonly #channelCount: number;
   readonly #endpointsPerProcess: number;
@@ -144,6 +151,7 @@ export class TcpTransport implements Transport, ConnectionOwner {
     this._threadConnections = options.threadConnections === true;
     this._onHoldChange = options.onHoldChange ?? null;
     this.#listenName = options.listenName ?? null;
+    this.#tls = options.secure === true ? new JobTlsSockets(options.jobKey) : null;
     // A thread's own connections flush at the end of its microtask: a thread that computes
     // right after `await send()` must not keep the frame (interface.ts threadConnections).
     this.#flushWithMicrotask = tuning.flushWith === 'microtask' || this._threadConnections;
@@ -348,6 +356,12 @@ export class TcpTransport implements Transport, ConnectionOwner {
     this.#checkClosed();
   }
 
+  /** A socket to `address` over TCP: over TLS keyed by the job with options.secure. */
+  _dialTcp(address: HostPort): net.Socket {
+    if (this.#tls !== null) return this.#tls.connect(address.host, address.port);
+    return net.connect({ host: address.host, port: address.port, noDelay: true });
+  }
+
   /** A connection `listener` (handshake.ts listenerBinding) accepted. */
   _accept(socket: net.Socket, listener: string): void {
     if (this._isClosing) {
@@ -356,7 +370,9 @@ export class TcpTransport implements Transport, ConnectionOwner {
     }
     this.#liveSockets++;
     this.#readBuffer ??= new Uint8Array(this._tuning.readBufferBytes);
-    const conn = new InboundConnection(this, socket, this.#readBuffer, listener);
+    // Same-host sockets stay plain (only the job's user can reach them); TCP ones run TLS with options.secure.
+    const accepted = this.#tls !== null && listener.startsWith('tcp ') ? this.#tls.accept(socket, listener, this._log) : socket;
+    const conn = new InboundConnection(this, accepted, this.#readBuffer, listener);
     this.#inbound.add(conn);
     conn.resume(() => this.#inbound.delete(conn));
   }

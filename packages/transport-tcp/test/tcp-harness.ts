@@ -105,6 +105,7 @@ export async function makeTcpTransports(spec: {
   jobKey?: string;
   log?: TransportLog;
   tuning?: Partial<TcpTuning>;
+  secure?: boolean;
 }): Promise<TcpTransport[]> {
   return (await makeTcpJob(spec)).transports;
 }
@@ -119,6 +120,8 @@ export async function makeTcpJob(spec: {
   log?: TransportLog;
   tuning?: Partial<TcpTuning>;
   maxUnsolicitedPayloadBytes?: number;
+  /** TransportOptions.secure: TLS keyed by the job on every TCP connection. */
+  secure?: boolean;
 }): Promise<{ transports: TcpTransport[]; addresses: string[] }> {
   const tuning = { ...DEFAULT_TUNING, ...spec.tuning };
   const ts = spec.handlers.map((handlers, process) => new TcpTransport({
@@ -131,6 +134,7 @@ export async function makeTcpJob(spec: {
     handlers,
     ...(spec.maxUnsolicitedPayloadBytes === undefined ? {} : { maxUnsolicitedPayloadBytes: spec.maxUnsolicitedPayloadBytes }),
     ...(spec.endpointsPerProcess === undefined ? {} : { endpointsPerProcess: spec.endpointsPerProcess }),
+    ...(spec.secure === true ? { secure: true } : {}),
   }, tuning));
   const addresses = await Promise.all(ts.map((t) => t.listen()));
   for (const t of ts) t.start(addresses);

@@ -140,6 +140,12 @@ export const SETTINGS: readonly SettingRow[] = [
     doc: "flags mpiexec puts on the node command line of every .ts/.js rank, space-separated, before the program: V8 flags such as --interrupt-budget=N, which NODE_OPTIONS cannot carry (--dry-run shows the command); 'none' for none. Only mpiexec reads it; on a host with more processes than cores it adds --single-threaded-gc by itself",
   },
   {
+    // mpiexec --secure sets it (a flag without a value, so no flag in this table: options.ts); mpiexec's own environment may too.
+    name: 'secure', env: 'TSMPI_SECURE', flag: null, kind: oneOf('off', 'on'),
+    defaultValue: () => 'off', level: 'user',
+    doc: 'on (mpiexec --secure): every TCP connection of the job (rank channels, the wire-up service, the per-host proxies) runs TLS 1.3 keyed by the job key, for jobs across a network others can watch (docs/SECURITY.md); same-host sockets stay plain. Every process of a job must agree: mpiexec hands it to all',
+  },
+  {
     name: 'transport', env: 'TSMPI_TRANSPORT', flag: null, kind: { type: 'string' },
     defaultValue: () => '@tsmpi/transport-tcp', level: 'tuning', doc: 'module that implements @tsmpi/core/transport; mpiexec sets the file URL of its own @tsmpi/transport-tcp unless given',
   },
@@ -164,6 +170,7 @@ export type Settings = {
   readonly ctxidEager: number;
   readonly requestSlots: number;
   readonly rankNodeFlags: string;
+  readonly secure: 'off' | 'on';
   readonly transport: string;
 };
 

@@ -21,7 +21,7 @@
  * blamed in its place.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import type { TransportFactory } from '../transport/index.ts';
+import { secureTransportFactory, type TransportFactory } from '../transport/index.ts';
 import { createLogger } from '../log/index.ts';
 import { ERR_INTERN, schedYield } from '../util/index.ts';
 import { EnginePoll } from './engine-poll.ts';
@@ -32,6 +32,8 @@ export interface EngineBoot {
   readonly shared: SharedBuffers;
   readonly channel: number;
   readonly transportModule: string;
+  /** mpiexec --secure: the engine's transport runs TLS on its network connections (TransportOptions.secure). */
+  readonly secure: boolean;
   readonly logLevel: string;
   /** milliseconds the engine polls its sockets after a frame (engine-poll.ts); 0: it sleeps */
   readonly pollMs: number;
@@ -44,7 +46,7 @@ const log = createLogger(boot.logLevel, boot.device.process).child({ mod: 'engin
 const mod = (await import(boot.transportModule)) as { createTransport: TransportFactory };
 const shared = SharedState.attach(boot.shared);
 const device = new Device(
-  { ...boot.device, log, transportFactory: mod.createTransport, threadId: -1, hosted: [boot.channel], statsRow: engineStatsRow(boot.channel) },
+  { ...boot.device, log, transportFactory: boot.secure ? secureTransportFactory(mod.createTransport) : mod.createTransport, threadId: -1, hosted: [boot.channel], statsRow: engineStatsRow(boot.channel) },
   shared,
 );
 device.onFatal = (err, lostProcess) => port.postMessage({ type: 'fatal', message: err.message, lostProcess });

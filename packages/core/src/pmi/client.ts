@@ -15,7 +15,9 @@
  * Joining: the service sends a challenge first; the client answers with a
  * hello that proves the job key (the key itself is never sent), and sends
  * nothing else until the welcome has proved that the service knows the key
- * too (util/key-proof.ts). A server that cannot prove it is refused.
+ * too (util/key-proof.ts). A server that cannot prove it is refused. Under
+ * mpiexec --secure the URL is wss:// and the link runs TLS keyed by the job
+ * (util/job-tls.ts) beneath all of it.
  *
  * put() buffers locally; the buffered pairs travel with the next fence (PMI-2
  * style), and fenceDone brings back every pair put before that fence, so get()
@@ -25,7 +27,7 @@ import type { Socket } from 'node:net';
 import { createRequire } from 'node:module';
 import type { RawData, WebSocket as WsSocket } from 'ws';
 import type { JobEnv } from '../config/index.ts';
-import { ERR_OTHER, KeyResponse, mpiError } from '../util/index.ts';
+import { ERR_OTHER, KeyResponse, jobTlsClientOptions, mpiError } from '../util/index.ts';
 import type { BlockedIn, FinalizeReport, PmiClient } from './client-api.ts';
 import {
   CLOSE_CODES,
@@ -88,6 +90,8 @@ class WsPmiClient implements PmiClient {
       perMessageDeflate: false,
       maxPayload: MAX_PAYLOAD_BYTES,
       handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
+      // mpiexec --secure hands out a wss:// URL: TLS keyed by the job (util/job-tls.ts), no certificate.
+      ...(env.pmiUrl.startsWith('wss:') ? jobTlsClientOptions(env.jobKey) : {}),
     });
     const ws = this.#ws;
     ws.on('upgrade', (res) => {

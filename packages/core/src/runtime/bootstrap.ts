@@ -26,7 +26,7 @@ import { ContextIdState } from '../comm/index.ts';
 import { createLogger, type Logger } from '../log/index.ts';
 import { stopQuietlyOnPeerLoss } from './stop-on-peer-loss.ts';
 import type { FinalizeReport, PmiClient } from '../pmi/index.ts';
-import type { ReaderSocketName, TransportFactory } from '../transport/index.ts';
+import { secureTransportFactory, type ReaderSocketName, type TransportFactory } from '../transport/index.ts';
 import { ERR_ARG, mpiError, schedYield } from '../util/index.ts';
 import type { ThreadLevel } from './thread-level.ts';
 import { BlockedCalls, BLOCKED_SLOT_WORDS, INIT_CALL } from './blocked.ts';
@@ -227,7 +227,8 @@ async function loadTransport(settings: Settings): Promise<TransportFactory> {
   if (typeof mod.createTransport !== 'function') {
     throw mpiError(ERR_ARG, 'init', `transport module ${settings.transport} does not export createTransport`);
   }
-  return mod.createTransport;
+  // mpiexec --secure: every transport of this thread runs TLS on its network connections (engines: engine-worker.ts).
+  return settings.secure === 'on' ? secureTransportFactory(mod.createTransport) : mod.createTransport;
 }
 
 /** The transport module's reader names (interface.ts ReaderSocketName), or null when it has none. */
@@ -242,6 +243,7 @@ async function startEngines(shared: SharedState, settings: Settings, job: JobEnv
     shared: shared.buffers,
     channel: c,
     transportModule: settings.transport,
+    secure: settings.secure === 'on',
     logLevel: settings.logLevel,
     pollMs,
     device: deviceBase(settings, job, rank, size),

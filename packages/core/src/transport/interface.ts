@@ -232,6 +232,13 @@ export interface TransportOptions {
    * dialled as it is, with no network connection to fall back to.
    */
   readonly listenName?: string;
+  /**
+   * Optional (mpiexec --secure, docs/adr/XXXX): every connection over the network (not a same-host
+   * socket in the job's 0700 directory) runs TLS keyed by jobKey (util/job-tls.ts) under the
+   * connection handshake; a peer without the key fails the TLS handshake. Every process of a job
+   * sets it alike.
+   */
+  readonly secure?: boolean;
 }
 
 export interface Transport {

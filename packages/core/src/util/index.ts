@@ -19,3 +19,4 @@ export {
 export type { KeyProofSide } from './key-proof.ts';
 export { formatLogLine, textLogDestination } from './log-line.ts';
 export type { LogFormat } from './log-line.ts';
+export { JOB_TLS_CIPHERS, JOB_TLS_IDENTITY, jobTlsClientOptions, jobTlsFailure, jobTlsPsk, jobTlsServerOptions } from './job-tls.ts';

@@ -1,0 +1,80 @@
+/**
+ * TLS keyed by the job (mpiexec --secure, docs/adr/XXXX-secure-option-tls-psk.md): the one
+ * configuration every encrypted connection of a job uses, the ranks' TCP channels
+ * (transport-tcp), the wire-up service and its clients (launcher, pmi/client.ts) and the
+ * per-host proxies' links.
+ *
+ * TLS 1.3 with an external pre-shared key and no certificates: PSK = HKDF-SHA256(job key,
+ * info "tsmpi tls psk"), 32 bytes, under the fixed identity JOB_TLS_IDENTITY. Both sides must
+ * hold the job key to finish the handshake (the PSK binder proves it), so a stranger, or a
+ * process of another job, fails it before a byte of the job's traffic is sent; OpenSSL's
+ * default PSK key exchange mode for TLS 1.3 is psk_dhe_ke, so every connection also runs an
+ * ECDHE exchange (forward secrecy). Only SHA-256 suites: an external PSK set through the
+ * callbacks Node uses is tied to SHA-256 in OpenSSL; AES-128-GCM first (AES-NI), ChaCha20-
+ * Poly1305 for machines without it.
+ *
+ * The HMAC challenge-response (key-proof.ts) still runs inside: it binds what a connection
+ * claims to be (rank, channel, listener); TLS adds confidentiality and integrity.
+ */
+import { hkdfSync } from 'node:crypto';
+import { createSecureContext, type ConnectionOptions, type SecureContext, type TlsOptions } from 'node:tls';
+
+/** The PSK identity every job uses: it names the scheme, never the job (it travels in clear). */
+export const JOB_TLS_IDENTITY = 'tsmpi-job';
+/** TLS 1.3 suites, SHA-256 only (see the header). */
+export const JOB_TLS_CIPHERS = 'TLS_AES_128_GCM_SHA256:TLS_CHACHA20_POLY1305_SHA256';
+/** HKDF info of the PSK: a key for TLS only, unrelated to the HMAC proofs made with the job key. */
+const PSK_INFO = 'tsmpi tls psk';
+
+/** The job's TLS PSK (32 bytes) for the job key `jobKey` (hex, as mpiexec hands it out). */
+export function jobTlsPsk(jobKey: string): Buffer {
+  return Buffer.from(hkdfSync('sha256', Buffer.from(jobKey, 'utf8'), Buffer.alloc(0), PSK_INFO, 32));
+}
+
+/** One secure context per job and side: creating one costs far more than a handshake. */
+const contexts = new Map<string, SecureContext>();
+
+function jobContext(): SecureContext {
+  let c = contexts.get('job');
+  if (c === undefined) {
+    c = createSecureContext({ minVersion: 'TLSv1.3', maxVersion: 'TLSv1.3', ciphers: JOB_TLS_CIPHERS });
+    contexts.set('job', c);
+  }
+  return c;
+}
+
+/** What a listening side passes to `new tls.TLSSocket(socket, ...)` or `tls.createServer(...)`. */
+export function jobTlsServerOptions(jobKey: string): TlsOptions & { isServer: true } {
+  const psk = jobTlsPsk(jobKey);
+  return {
+    isServer: true,
+    secureContext: jobContext(),
+    minVersion: 'TLSv1.3',
+    maxVersion: 'TLSv1.3',
+    ciphers: JOB_TLS_CIPHERS,
+    // Another identity is refused (null fails the handshake); the binder then proves the key.
+    pskCallback: (_socket, identity) => (identity === JOB_TLS_IDENTITY ? psk : null),
+  };
+}
+
+/** What a connecting side passes to `tls.connect(...)` (or ws's client options): no certificate to check. */
+export function jobTlsClientOptions(jobKey: string): ConnectionOptions {
+  const psk = jobTlsPsk(jobKey);
+  return {
+    secureContext: jobContext(),
+    minVersion: 'TLSv1.3',
+    maxVersion: 'TLSv1.3',
+    ciphers: JOB_TLS_CIPHERS,
+    pskCallback: () => ({ psk, identity: JOB_TLS_IDENTITY }),
+    // The PSK authenticates the server; there is no certificate or name to check.
+    checkServerIdentity: () => undefined,
+  };
+}
+
+/**
+ * The message of a TLS handshake with `peer` that failed with `err`: what a user can act on
+ * (both sides must run with the same job and both with or both without --secure).
+ */
+export function jobTlsFailure(peer: string, err: Error): string {
+  return `TLS handshake with ${peer} failed (${err.message.split('\n')[0]}): the peer does not hold this job's key, or does not run with --secure`;
+}
