@@ -1,6 +1,6 @@
 /**
  * The TLS layer of a transport's TCP connections under mpiexec --secure (TransportOptions.secure,
- * docs/adr/XXXX-secure-option-tls-psk.md): a dialled socket is a tls.connect() socket, an
+ * docs/adr/0034-secure-option-tls-psk.md): a dialled socket is a tls.connect() socket, an
  * accepted one is wrapped in a server-side TLSSocket before the connection takes it. Both are
  * keyed by the job (core's util/job-tls.ts); the connection handshake (handshake.ts) then runs
  * inside TLS as it runs on a plain socket. Same-host sockets in the job's 0700 directory stay

@@ -34,7 +34,7 @@
  * handshake binds the listener it runs over (handshake.ts), so a connection
  * carried from one listener to another fails.
  *
- * Secure (options.secure, mpiexec --secure, docs/adr/XXXX): every TCP connection, dialled or
+ * Secure (options.secure, mpiexec --secure, docs/adr/0034-secure-option-tls-psk.md): every TCP connection, dialled or
  * accepted, runs TLS keyed by the job (job-tls-socket.ts) under the handshake; same-host sockets
  * stay plain.
  *

@@ -1,5 +1,5 @@
 // testlist: { file: 'secure.it.test.ts', np: [1] } — transports in one process over real TCP sockets with TLS (mpiexec --secure).
-// TransportOptions.secure (job-tls-socket.ts, docs/adr/XXXX): the conformance suite over TLS; frames
+// TransportOptions.secure (job-tls-socket.ts, docs/adr/0034-secure-option-tls-psk.md): the conformance suite over TLS; frames
 // with payloads arrive intact; a peer with another key, or without --secure, fails the TLS handshake
 // with an error that names it, and the listener logs a stranger's attempt with its address; a raw
 // stranger speaking the connection handshake in clear gets nothing.

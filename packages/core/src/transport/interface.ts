@@ -233,7 +233,7 @@ export interface TransportOptions {
    */
   readonly listenName?: string;
   /**
-   * Optional (mpiexec --secure, docs/adr/XXXX): every connection over the network (not a same-host
+   * Optional (mpiexec --secure, docs/adr/0034-secure-option-tls-psk.md): every connection over the network (not a same-host
    * socket in the job's 0700 directory) runs TLS keyed by jobKey (util/job-tls.ts) under the
    * connection handshake; a peer without the key fails the TLS handshake. Every process of a job
    * sets it alike.

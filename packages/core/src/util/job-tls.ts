@@ -1,5 +1,5 @@
 /**
- * TLS keyed by the job (mpiexec --secure, docs/adr/XXXX-secure-option-tls-psk.md): the one
+ * TLS keyed by the job (mpiexec --secure, docs/adr/0034-secure-option-tls-psk.md): the one
  * configuration every encrypted connection of a job uses, the ranks' TCP channels
  * (transport-tcp), the wire-up service and its clients (launcher, pmi/client.ts) and the
  * per-host proxies' links.
