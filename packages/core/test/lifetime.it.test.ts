@@ -42,7 +42,7 @@ describe.each(MODES)('lifetime (--refcount %s --progress %s)', (refcount, progre
   }, 90_000);
 
   it('completes operations pending on a freed communicator, datatype, op and group while new ones are created at once; back to the baseline after finalize', async () => {
-    const r = await runJob(2, program('lifetime-free.ts'), { flags: [...flags, '--log-level', 'debug'] });
+    const r = await runJob(2, program('lifetime-free.ts'), { flags: [...flags, '--log-level', 'debug', '--log-format', 'json'] });
     expectOk(r, `lifetime-free OK (refcount ${refcount}`);
     const logged = finalizeLiveObjects(r.stderr);
     expect([...logged.keys()].sort()).toEqual([0, 1]);
@@ -50,7 +50,7 @@ describe.each(MODES)('lifetime (--refcount %s --progress %s)', (refcount, progre
   }, 90_000);
 
   it('a request that fails to start (ERR_NO_MEM: every request slot in use) leaves nothing live: its references, its live count, its hold on the event loop', async () => {
-    const r = await runJob(2, program('lifetime-errors.ts'), { flags: [...flags, '--env', 'TSMPI_REQUEST_SLOTS=200', '--log-level', 'debug'] });
+    const r = await runJob(2, program('lifetime-errors.ts'), { flags: [...flags, '--env', 'TSMPI_REQUEST_SLOTS=200', '--log-level', 'debug', '--log-format', 'json'] });
     expectOk(r, `lifetime-errors OK (refcount ${refcount}, rank 0)`);
     const logged = finalizeLiveObjects(r.stderr);
     expect([...logged.keys()].sort()).toEqual([0, 1]);
@@ -63,7 +63,7 @@ describe.each(MODES)('lifetime (--refcount %s --progress %s)', (refcount, progre
 
   it('across threads: a request waited in a worker after the main thread freed its communicator; a free from endpoint 1 returns the id to endpoint 0; 4 threads x 10,000 create/use/free cycles', async () => {
     const r = await runJob(2, program('lifetime-threads.ts'), {
-      flags: [...modeFlags, '--endpoints', '2', '--timeout', '280', '--log-level', 'debug'], args: ['4', '10000'], killAfterMs: 300_000,
+      flags: [...modeFlags, '--endpoints', '2', '--timeout', '280', '--log-level', 'debug', '--log-format', 'json'], args: ['4', '10000'], killAfterMs: 300_000,
     });
     expectOk(r, `lifetime-threads OK (refcount ${refcount}, 4 threads x 10000 cycles`);
     if (refcount === 'gc') expect(r.stdout).not.toContain('gcCycles 0)');

@@ -154,7 +154,7 @@ describe.skipIf(!support.ok || !hasPython)(withSkipReason('mpiexec --secure acro
   }
 
   it('--secure: a stranger with another key, or in clear, is refused by a remote rank and by the wire-up service', async () => {
-    const child = cluster.spawn('th1', ['node', MPIEXEC, '--launcher-exec', cluster.launcherExec, '--secure', '-n', '2', '--hosts', 'th1:1,th2:1', SECURE_RANK, '4000'],
+    const child = cluster.spawn('th1', ['node', MPIEXEC, '--launcher-exec', cluster.launcherExec, '--secure', '--log-format', 'json', '-n', '2', '--hosts', 'th1:1,th2:1', SECURE_RANK, '4000'],
       { env: { ...process.env, NODE_OPTIONS: '', SECURE_TEST_LOCAL_HOST: 'th1' } });
     let stdout = '';
     let stderr = '';

@@ -23,6 +23,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { secureTransportFactory, type TransportFactory } from '../transport/index.ts';
 import { createLogger } from '../log/index.ts';
+import type { LogFormat } from '../util/index.ts';
 import { ERR_INTERN, schedYield } from '../util/index.ts';
 import { EnginePoll } from './engine-poll.ts';
 import { Device, type DeviceOptions } from './device.ts';
@@ -35,6 +36,8 @@ export interface EngineBoot {
   /** mpiexec --secure: the engine's transport runs TLS on its network connections (TransportOptions.secure). */
   readonly secure: boolean;
   readonly logLevel: string;
+  /** The rank's log format (--log-format): the engine's records read like its main thread's. */
+  readonly logFormat: LogFormat;
   /** milliseconds the engine polls its sockets after a frame (engine-poll.ts); 0: it sleeps */
   readonly pollMs: number;
   readonly device: Omit<DeviceOptions, 'log' | 'transportFactory' | 'threadId' | 'hosted' | 'statsRow'>;
@@ -42,7 +45,7 @@ export interface EngineBoot {
 
 const boot = workerData as EngineBoot;
 const port = parentPort!;
-const log = createLogger(boot.logLevel, boot.device.process).child({ mod: 'engine', channel: boot.channel });
+const log = createLogger(boot.logLevel, boot.device.process, boot.logFormat).child({ mod: 'engine', channel: boot.channel });
 const mod = (await import(boot.transportModule)) as { createTransport: TransportFactory };
 const shared = SharedState.attach(boot.shared);
 const device = new Device(

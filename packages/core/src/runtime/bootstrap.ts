@@ -245,6 +245,7 @@ async function startEngines(shared: SharedState, settings: Settings, job: JobEnv
     transportModule: settings.transport,
     secure: settings.secure === 'on',
     logLevel: settings.logLevel,
+    logFormat: settings.logFormat,
     pollMs,
     device: deviceBase(settings, job, rank, size),
   }));
