@@ -19,21 +19,10 @@
  */
 import { DevRequest, REQ_KIND, type Device } from '../device/index.ts';
 import type { CollPt2pt } from '../coll/index.ts';
+import { bytesOf, countOf, none, settle } from './dev-settle.ts';
 
-function settle(r: DevRequest, resolve: (v: any) => void, reject: (e: unknown) => void, value: (r: DevRequest) => unknown): void {
-  if (r.done) {
-    if (r.error !== null) reject(r.error);
-    else resolve(value(r));
-    return;
-  }
-  r.onComplete = (d) => (d.error !== null ? reject(d.error) : resolve(value(d)));
-}
-
-const none = (): undefined => undefined;
 /** What a lean send resolves: it has left the caller's buffer when leanSend returns. */
 const SENT: Promise<void> = Promise.resolve();
-const bytesOf = (r: DevRequest): Uint8Array => r.value as Uint8Array;
-const countOf = (r: DevRequest): number => r.count;
 
 /** Point-to-point among `members` on context `contextId`, as the collective algorithms see it. */
 export class GroupPt2pt implements CollPt2pt {

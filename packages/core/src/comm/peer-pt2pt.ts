@@ -25,19 +25,7 @@
  */
 import { DevRequest, REQ_KIND, type Device } from '../device/index.ts';
 import type { CollPt2pt } from '../coll/index.ts';
-
-function settle(r: DevRequest, resolve: (v: any) => void, reject: (e: unknown) => void, value: (r: DevRequest) => unknown): void {
-  if (r.done) {
-    if (r.error !== null) reject(r.error);
-    else resolve(value(r));
-    return;
-  }
-  r.onComplete = (d) => (d.error !== null ? reject(d.error) : resolve(value(d)));
-}
-
-const none = (): undefined => undefined;
-const bytesOf = (r: DevRequest): Uint8Array => r.value as Uint8Array;
-const countOf = (r: DevRequest): number => r.count;
+import { bytesOf, countOf, none, settle } from './dev-settle.ts';
 
 /** Point-to-point with `peers`, sending on a per-peer context and receiving on one. */
 export class PeerPt2pt implements CollPt2pt {
