@@ -188,6 +188,19 @@ export function deleteAllAttrs(comm: AttrComm, handle: number): void {
 }
 
 /**
+ * dup's last step (Comm's and Intercomm's): `copy` gets `old`'s attributes through copyAttrs; if a
+ * copy callback throws, `copy` is freed and the error rethrown (the dup fails, nothing leaks).
+ */
+export function inheritAttrs(old: AttrComm & { readonly _handle: number }, copy: AttrComm & { readonly _handle: number; free(): void }): void {
+  try {
+    copyAttrs(old, old._handle, copy, copy._handle);
+  } catch (e) {
+    copy.free();
+    throw e;
+  }
+}
+
+/**
  * Copies the attributes of a communicator being duplicated (in the order they were set) onto the
  * new one through the copy callbacks. On a callback's error, what was copied is deleted again
  * (with the delete callbacks) and the error is rethrown.

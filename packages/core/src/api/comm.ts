@@ -52,7 +52,7 @@ import { allgatherBytes } from '../coll/index.ts';
 import { hostLabel } from '../config/index.ts';
 import { OBJECT_KIND, handleKind } from '../device/index.ts';
 import { ERR_ARG, ERR_GROUP, ERR_TAG, MPIError, mpiError } from '../util/index.ts';
-import { copyAttrs, createKeyval, deleteAllAttrs, deleteAttr, getAttr, setAttr, type KeyvalFns } from './attributes.ts';
+import { inheritAttrs, createKeyval, deleteAllAttrs, deleteAttr, getAttr, setAttr, type KeyvalFns } from './attributes.ts';
 import { checkErrhandler, ERRORS_RETURN, invokeErrhandler, routeErrors, type Errhandler } from './errhandler.ts';
 import { Info, infoEntries } from './info.ts';
 import { abort } from './lifecycle.ts';
@@ -183,12 +183,7 @@ export class Comm extends CollComm {
       const ctx = await allocateContextId(c.state, this._ctx, priority, coll, c.options);
       const comm = Comm.#make(c, name, ctx, this._endpoints, group, this._topologySpec());
       comm._hints = hints.slice();
-      try {
-        copyAttrs(this, this._handle, comm, comm._handle);
-      } catch (e) {
-        comm.free();
-        throw e;
-      }
+      inheritAttrs(this, comm);
       return comm;
     });
   }

@@ -54,7 +54,7 @@ import {
 } from '../coll/index.ts';
 import { runtime } from '../runtime/index.ts';
 import { ERR_ARG, ERR_BUFFER, ERR_COUNT, ERR_GROUP, ERR_ROOT, ERR_TRUNCATE, mpiError } from '../util/index.ts';
-import { copyAttrs } from './attributes.ts';
+import { inheritAttrs } from './attributes.ts';
 import { describe, packedOf, recvAreaOf, resolveBuf, unpackArea, type BufSpec, type ResolvedBuf } from './buffer.ts';
 import { Comm, type Creation } from './comm.ts';
 import { IN_PLACE, PROC_NULL, ROOT, UNDEFINED, type InPlace } from './constants.ts';
@@ -459,12 +459,7 @@ export class Intercomm extends Comm {
     const { ctx, remoteCtx } = await this.#allocatePair(c, local, inter, tag, priority, null);
     const comm = Comm._makeWith(c, `${this.name}.dup`, ctx, this._endpoints, null, (n, x, e) => new Intercomm(n, x, e, remote, remoteCtx)) as Intercomm;
     comm._hints = hints.slice();
-    try {
-      copyAttrs(this, this._handle, comm, comm._handle);
-    } catch (e) {
-      comm.free();
-      throw e;
-    }
+    inheritAttrs(this, comm);
     return comm;
   }
 
