@@ -347,7 +347,8 @@ export class TcpTransport implements Transport, ConnectionOwner {
     const C = this.#channelCount;
     for (let c = 0; c < C; c++) this.#out[process * C + c]?.destroy();
     if (this._isClosing) return;
-    this._log.warn({ peer: process, code: err.code, reason: err.message }, 'peer lost');
+    // A peer that ended is the peer's failure (mpiexec reports it): info; anything else about the link: warn.
+    this._log[err.code === 'TSMPI_ERR_PEER_CLOSED' ? 'info' : 'warn']({ peer: process, code: err.code, reason: err.message }, 'peer lost');
     this._handlers.onPeerLost(process, err);
   }
 

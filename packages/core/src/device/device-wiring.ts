@@ -282,7 +282,9 @@ export class DeviceWiring {
   #onPeerLost(proc: number, err: TransportError): void {
     if (this.closing) return;
     this.#lostPeers[proc] = 1;
-    this.#opts.log.error({ peer: proc, code: err.code }, 'peer process lost');
+    // A peer that ended is the peer's failure, which mpiexec reports once: info here, so the ranks that stop because of it stay quiet.
+    const level = err.code === 'TSMPI_ERR_PEER_CLOSED' ? 'info' : 'error';
+    this.#opts.log[level]({ peer: proc, code: err.code }, 'peer process lost');
     this.fatal(mpiError(ERR_PROC_FAILED, 'progress', `lost the connection to process ${proc} (${err.code}: ${err.message})`, err), proc);
   }
 

@@ -629,7 +629,7 @@ export class ReaderRoutes {
       this.#dropReaderPath(d, path);
       return;
     }
-    this.#opts.log.error({ peer: proc, endpoint: d, code: err.code }, 'endpoint reader lost');
+    this.#opts.log[err.code === 'TSMPI_ERR_PEER_CLOSED' ? 'info' : 'error']({ peer: proc, endpoint: d, code: err.code }, 'endpoint reader lost');
     this.#host.fatal(mpiError(ERR_PROC_FAILED, 'progress', `lost the connection to the reader of endpoint ${d} in process ${proc} (${err.code}: ${err.message})`, err), proc);
   }
 }

@@ -5,12 +5,9 @@
  * default (util/log-line.ts), NDJSON with `--log-format json`. Nothing logs
  * per message.
  *
- * A lost peer is logged at info level, whatever level its caller chose (the
- * transport warns, the device errs): the failure is the peer's, and mpiexec
- * reports it once, as the job's failure; at the default level the ranks that
- * stop because of it stay quiet. A record counts as a lost peer when it
- * names one (`peer`) with the transport's code for a connection the peer
- * ended or reset (TSMPI_ERR_PEER_CLOSED).
+ * A lost peer is logged at info level by the device and the transport (the
+ * failure is the peer's, and mpiexec reports it once), so at the default
+ * level the ranks that stop because of it stay quiet.
  */
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -22,14 +19,6 @@ const { pino } = createRequire(import.meta.url)('pino') as typeof import('pino')
 
 export type { Logger };
 
-const INFO = 30;
-
-function isPeerClosed(first: unknown): boolean {
-  if (first === null || typeof first !== 'object') return false;
-  const o = first as { peer?: unknown; code?: unknown };
-  return o.peer !== undefined && o.code === 'TSMPI_ERR_PEER_CLOSED';
-}
-
 /**
  * @param level - the lowest level written (logLevel setting)
  * @param format - 'text' (default) or 'json' (logFormat setting)
@@ -40,15 +29,6 @@ export function createLogger(level: string, rank: number, format: LogFormat = 't
     {
       level,
       base: { rank, pid: process.pid, host: os.hostname() },
-      hooks: {
-        logMethod(args, method, lvl) {
-          if (lvl > INFO && isPeerClosed(args[0])) {
-            if (this.isLevelEnabled('info')) (this.info as (...a: unknown[]) => void)(...args);
-            return;
-          }
-          method.apply(this, args);
-        },
-      },
     },
     destination,
   );
