@@ -45,7 +45,9 @@ export function recordingLog(records: LogRecord[] = []): TransportLog & { record
   return {
     records,
     debug() {},
-    info() {},
+    info(obj, msg) {
+      records.push({ level: 'info', obj, msg });
+    },
     warn(obj, msg) {
       records.push({ level: 'warn', obj, msg });
     },
