@@ -1,8 +1,10 @@
 /**
- * mpiexec --help. The tuning flags (--channels, --matching, ...) are listed
- * from core's settings table, with their defaults and environment variables.
+ * mpiexec --help (one screen: what most jobs need) and --help-all (every
+ * option, every setting's whole description, exit status, environment). The
+ * setting flags (--channels, --matching, ...) are listed from core's settings
+ * table, with their defaults and environment variables.
  */
-import { allowedText, settingFlags, valueHint } from './settings-flags.ts';
+import { allowedText, settingFlags, valueHint, type SettingRow } from './settings-flags.ts';
 
 function pad(s: string, width: number): string {
   return s.length >= width ? `${s}  ` : s + ' '.repeat(width - s.length);
@@ -10,14 +12,63 @@ function pad(s: string, width: number): string {
 
 const WIDTH = 30;
 
-/** The full help text. */
+function defaultText(row: SettingRow): string {
+  try {
+    return String(row.defaultValue());
+  } catch {
+    return '?';
+  }
+}
+
+/** One line per setting flag: what it is, its default and its environment variable. */
+function briefSettingLines(): string[] {
+  return settingFlags().flatMap((row) => {
+    const flag = `${row.flag} ${valueHint(row)}`;
+    const text = `${row.brief ?? row.doc} (default ${defaultText(row)}; ${row.env})`;
+    // A flag too wide for the column gets its text on the next line, so no line runs on for a screen.
+    return flag.length < WIDTH ? [`  ${pad(flag, WIDTH)}${text}`] : [`  ${flag}`, `  ${pad('', WIDTH)}${text}`];
+  });
+}
+
+/** mpiexec --help: one screen. */
 export function helpText(): string {
+  return `Usage: mpiexec -n N [options] PROGRAM [ARGS...]      (also installed as tsmpiexec)
+
+Starts N copies of PROGRAM as one MPI job, on this machine or across hosts.
+.ts programs run through tsx, .js/.mjs/.cjs in plain node, anything else as is.
+
+Common options:
+  ${pad('-n, -np N', WIDTH)}number of processes (default 1; more than the cores is fine)
+  ${pad('--hosts h1[:slots],h2', WIDTH)}run on these hosts, started through ssh (--hostfile FILE: from a file)
+  ${pad('--launcher fork|ssh|slurm', WIDTH)}how ranks start (default ssh; slurm inside a Slurm allocation)
+  ${pad('--env KEY=VALUE, -x KEY', WIDTH)}extra environment for every process
+  ${pad('-l, --tag-output', WIDTH)}prefix every output line with [rank]
+  ${pad('--timeout SECONDS', WIDTH)}end the job after SECONDS, first printing what each rank waits in
+  ${pad('--secure', WIDTH)}encrypt and authenticate every connection between hosts (TLS)
+  ${pad('--report-json FILE', WIDTH)}write a job report (exit status, duration, message counts per rank)
+  ${pad('-h, --help / --help-all', WIDTH)}this text / every option, setting and exit status
+  ${pad('-V, --version', WIDTH)}the version
+
+MPI settings (flag, or environment variable for the job):
+${briefSettingLines().join('\n')}
+
+Examples:
+  mpiexec -n 4 examples/hello.ts
+  mpiexec -n 4 --timeout 30 -l app.mjs
+  mpiexec -n 8 --hosts node1:4,node2:4 app.ts
+
+Exit status: 0 when every process exits 0; otherwise the first failure's code,
+after one line naming the rank, its host and pid, and the cause.
+Guide: docs/GUIDE.md; several machines, Slurm: docs/CLUSTER.md (in tsmpi's repository).
+`;
+}
+
+/** mpiexec --help-all: every option and setting in full. */
+export function helpAllText(): string {
   const settingLines: string[] = [];
   for (const row of settingFlags()) {
-    let def: string;
-    try { def = String(row.defaultValue()); } catch { def = '?'; }
     settingLines.push(`  ${pad(`${row.flag} ${valueHint(row)}`, WIDTH)}${row.doc}`);
-    settingLines.push(`  ${pad('', WIDTH)}(${allowedText(row)}; default ${def}; env ${row.env}${row.level === 'tuning' ? '; tuning' : ''})`);
+    settingLines.push(`  ${pad('', WIDTH)}(${allowedText(row)}; default ${defaultText(row)}; env ${row.env}${row.level === 'tuning' ? '; tuning' : ''})`);
   }
   return `Usage: mpiexec -n N [options] PROGRAM [ARGS...]      (also installed as tsmpiexec)
 
@@ -64,7 +115,8 @@ Job control:
   ${pad('--timeout SECONDS', WIDTH)}end the job after SECONDS; first prints what every rank is blocked in
   ${pad('--dry-run', WIDTH)}print the process map (rank, host, endpoints, channels) and exit
   ${pad('--report-json FILE', WIDTH)}write a job report: per rank exit status, signal, duration, message counts
-  ${pad('-h, --help', WIDTH)}this text
+  ${pad('-h, --help', WIDTH)}the short help; --help-all: this text
+  ${pad('-V, --version', WIDTH)}the version
 
 Exit status: 0 when every process exits 0 (after MPI.finalize if it called
 MPI.init); otherwise the first failure's exit code (128+signal when a process

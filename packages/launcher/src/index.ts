@@ -11,7 +11,7 @@ export type { WireupEvents, RollCallAnswer } from './wireup-server.ts';
 export { LineForwarder, OutputSink, MAX_LINE_BYTES } from './output-forwarder.ts';
 export { parseHostList, parseHostfile, placeRanks, isLocalHost } from './process-map.ts';
 export type { HostSlots, Placement } from './process-map.ts';
-export { helpText } from './help.ts';
+export { helpAllText, helpText } from './help.ts';
 export { rollCallLines, describeBlockedIn } from './roll-call.ts';
 export { nodeFlagsFor, parseRankNodeFlags, rankCommand, resolveProgram, tsxLoaderUrl } from './rank-command.ts';
 export type { RankCommand } from './rank-command.ts';

@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { textLogDestination } from '@tsmpi/core/pmi';
-import { helpText } from './help.ts';
+import { helpAllText, helpText } from './help.ts';
 import { Job, type HostLaunchLine, type SlurmLaunch } from './job.ts';
 import { parseArgs, type LaunchOptions } from './options.ts';
 import { isLocalHost, placeRanks, type HostSlots, type Placement } from './process-map.ts';
@@ -55,7 +55,7 @@ export function processMapText(o: LaunchOptions, placements: readonly Placement[
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const parsed = parseArgs(argv);
   if (parsed.kind === 'help') {
-    process.stdout.write(helpText());
+    process.stdout.write(parsed.all ? helpAllText() : helpText());
     return 0;
   }
   if (parsed.kind === 'version') {

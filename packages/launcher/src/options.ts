@@ -55,7 +55,7 @@ export interface LaunchOptions {
 
 export type ParseResult =
   | { readonly kind: 'run'; readonly options: LaunchOptions }
-  | { readonly kind: 'help' }
+  | { readonly kind: 'help'; readonly all: boolean }
   | { readonly kind: 'version' }
   | { readonly kind: 'error'; readonly message: string };
 
@@ -205,7 +205,8 @@ export function parseArgs(argv: readonly string[]): ParseResult {
     const arg = argv[i]!;
     if (arg === '--') { i++; break; }
     if (!arg.startsWith('-') || arg === '-') break;
-    if (arg === '-h' || arg === '--help' || arg === '-help') return { kind: 'help' };
+    if (arg === '-h' || arg === '--help' || arg === '-help') return { kind: 'help', all: false };
+    if (arg === '--help-all') return { kind: 'help', all: true };
     if (arg === '--version' || arg === '-V') return { kind: 'version' };
     const eq = arg.startsWith('--') ? arg.indexOf('=') : -1;
     const name = eq < 0 ? arg : arg.slice(0, eq);

@@ -139,11 +139,17 @@ describe('mpiexec runs a job', () => {
 });
 
 describe('mpiexec command line', () => {
-  it('--help describes the options and the settings from the table', async () => {
+  it('--help describes the common options and the settings from the table on one screen; --help-all every option', async () => {
     const r = await runMpiexec(['--help']);
     expect(r.status).toBe(0);
-    for (const flag of ['-n, -np N', '--channels N', '--matching parallel|global', '--refcount naive|predefined|gc', '--progress', '--endpoints N', '--log-level', '--timeout SECONDS', '--dry-run', '--report-json', 'Examples:']) {
+    for (const flag of ['-n, -np N', '--channels N', '--matching parallel|global', '--refcount naive|predefined|gc', '--progress', '--endpoints N', '--log-level', '--timeout SECONDS', '--report-json', '--help-all', 'Examples:']) {
       expect(r.stdout).toContain(flag);
+    }
+    expect(r.stdout.split('\n').length).toBeLessThanOrEqual(40);
+    const all = await runMpiexec(['--help-all']);
+    expect(all.status).toBe(0);
+    for (const flag of ['--dry-run', '--timestamp-output', '--output-dir DIR', '--port-range LO-HI', '--iface', 'Exit status:', 'TSMPI_LOCAL_RANK']) {
+      expect(all.stdout).toContain(flag);
     }
   });
 

@@ -2,7 +2,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { SETTINGS } from '@tsmpi/core/pmi';
 import {
-  helpText, main, nodeFlagsFor, parseArgs, parseHostList, parseHostfile, parseRankNodeFlags, placeRanks, rankCommand, type LaunchOptions,
+  helpAllText, helpText, main, nodeFlagsFor, parseArgs, parseHostList, parseHostfile, parseRankNodeFlags, placeRanks, rankCommand, type LaunchOptions,
 } from '@tsmpi/launcher';
 
 function run(argv: string[]): LaunchOptions {
@@ -178,11 +178,28 @@ describe('process map', () => {
 });
 
 describe('help', () => {
-  it('lists every setting flag with its environment variable', () => {
-    const text = helpText();
-    for (const row of SETTINGS.filter((r) => r.flag !== null)) {
-      expect(text).toContain(row.flag!);
-      expect(text).toContain(row.env);
+  it('lists every setting flag with its environment variable, in --help and --help-all', () => {
+    for (const text of [helpText(), helpAllText()]) {
+      for (const row of SETTINGS.filter((r) => r.flag !== null)) {
+        expect(text).toContain(row.flag!);
+        expect(text).toContain(row.env);
+      }
     }
+  });
+
+  it('--help fits a screen, gives each setting flag its one-line brief and names nothing outside the repository', () => {
+    const text = helpText();
+    expect(text.split('\n').length).toBeLessThanOrEqual(40);
+    for (const row of SETTINGS.filter((r) => r.flag !== null)) {
+      expect(row.brief, `${row.name} has a brief for --help`).toBeTruthy();
+      expect(text).toContain(row.brief!);
+      expect(text, 'the whole story is for --help-all').not.toContain(row.doc);
+    }
+    for (const text2 of [text, helpAllText()]) {
+      expect(text2).not.toMatch(/papers\//);
+    }
+    expect(text).not.toMatch(/docs\/adr/);
+    expect(parseArgs(['--help-all'])).toEqual({ kind: 'help', all: true });
+    expect(parseArgs(['-h'])).toEqual({ kind: 'help', all: false });
   });
 });

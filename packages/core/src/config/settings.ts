@@ -21,6 +21,8 @@ export interface SettingRow {
   readonly defaultValue: () => number | string;
   readonly level: 'user' | 'tuning';
   readonly doc: string;
+  /** One line for `mpiexec --help` (rows with a flag); `doc` is the whole story (--help-all). */
+  readonly brief?: string;
 }
 
 /**
@@ -44,26 +46,31 @@ export const SETTINGS: readonly SettingRow[] = [
     // One channel per core keeps every core's engine busy; more than 4 only adds sockets.
     defaultValue: () => Math.min(4, os.availableParallelism()),
     level: 'user', doc: 'TCP channels per process pair; endpoints s and d (J per process) talk on channel (s div J + d div J + min(s, d) mod J) mod C, which is (s + d) mod C when J = 1',
+    brief: 'TCP connections per pair of processes',
   },
   {
     name: 'matching', env: 'TSMPI_MATCHING', flag: '--matching', kind: oneOf('parallel', 'global'),
     defaultValue: () => 'parallel', level: 'user',
     doc: 'parallel: per-source posted/unexpected queues plus a wildcard queue; global: one queue pair under one lock (baseline)',
+    brief: 'a queue per source, or one queue under one lock',
   },
   {
     name: 'refcount', env: 'TSMPI_REFCOUNT', flag: '--refcount', kind: oneOf('naive', 'predefined', 'gc'),
     defaultValue: () => 'predefined', level: 'user',
-    doc: 'how pending requests keep the communicators, datatypes and ops they use alive after a user free (papers/refcount-gc.txt): naive = an atomic count per object per request; predefined = the same minus predefined objects; gc = requests record their objects in per-thread cells, freed objects are collected by mark-and-sweep at creations and at finalize',
+    doc: 'how pending requests keep the communicators, datatypes and ops they use alive after a user free (three strategies from the object-lifetime paper): naive = an atomic count per object per request; predefined = the same minus predefined objects; gc = requests record their objects in per-thread cells, freed objects are collected by mark-and-sweep at creations and at finalize',
+    brief: 'how pending requests keep freed objects alive',
   },
   {
     name: 'progress', env: 'TSMPI_PROGRESS', flag: '--progress', kind: oneOf('auto', 'inline', 'threads', 'engines'),
     defaultValue: () => 'auto', level: 'user',
     doc: "where channels make progress. inline: the main thread reads every channel; worker threads send on connections of their own. threads: one engine worker per channel reads it, so receives progress while every user thread computes; user threads send on connections of their own (no hand-off per message; a frame leaves when the sending thread's current microtask ends). engines: as threads, and user threads also hand every send to the engines (a send leaves even while its thread computes synchronously, at a cross-thread wake-up per message). auto: threads when threadLevel is 'multiple', else inline. With --endpoints 2 or more (endpointReceive auto), in threads and inline a worker thread reads the endpoint it attaches to instead of the engine: no wake-up per message, but messages to that endpoint wait while its thread computes (set TSMPI_ENDPOINT_RECEIVE=engine, or use engines, to keep them progressing)",
+    brief: "main thread or engine threads read the sockets (auto: threads at threadLevel 'multiple')",
   },
   {
     name: 'wait', env: 'TSMPI_WAIT', flag: '--wait', kind: oneOf('poll', 'block'),
     defaultValue: () => 'poll', level: 'user',
     doc: 'how a blocking call waits with --progress inline: poll turns the event loop without sleeping, yielding the core between turns (for up to waitPollMs), as C MPIs do; block sleeps until a socket wakes the thread',
+    brief: 'how a blocking call waits in --progress inline: poll or sleep',
   },
   {
     name: 'waitPollMs', env: 'TSMPI_WAIT_POLL_MS', flag: null, kind: int(0, 60_000),
@@ -106,23 +113,27 @@ export const SETTINGS: readonly SettingRow[] = [
     // 64 KiB: below it one copy into the socket beats the extra round trip of rendezvous.
     defaultValue: () => 65536, level: 'tuning',
     doc: 'largest message (bytes) sent eagerly; larger messages use rendezvous (RTS/CTS/DATA). Every rank must use the same value (mpiexec passes it to all): a receiver refuses an eager frame above its own limit. Eager messages above 1 MiB from a thread that does not host their channel go by rendezvous all the same (they would not fit its 4 MiB injection ring)',
+    brief: 'largest message sent at once (bytes); larger ones use rendezvous',
   },
   {
     name: 'endpoints', env: 'TSMPI_ENDPOINTS', flag: '--endpoints', kind: int(1, 1024),
     defaultValue: () => 1, level: 'user', doc: 'MPI endpoints per process (COMM_ENDPOINTS has P*J ranks). With 2 or more, a worker thread that attaches to an endpoint reads its messages itself (endpointReceive auto, docs/adr/0021): they wait while that thread computes',
+    brief: 'MPI endpoints per process (COMM_ENDPOINTS has P*N ranks)',
   },
   {
     name: 'logLevel', env: 'TSMPI_LOG_LEVEL', flag: '--log-level', kind: oneOf('silent', 'fatal', 'error', 'warn', 'info', 'debug', 'trace'),
     defaultValue: () => 'warn', level: 'user', doc: 'per-rank logs on stderr, from this level up',
+    brief: 'per-rank logs on stderr from this level up',
   },
   {
     name: 'logFormat', env: 'TSMPI_LOG_FORMAT', flag: '--log-format', kind: oneOf('text', 'json'),
     defaultValue: () => 'text', level: 'user', doc: 'text: one line per record for people (tsmpi: rank 1: warn: ...); json: pino NDJSON, for programs that read the logs',
+    brief: 'text for people, json (pino NDJSON) for programs',
   },
   {
     name: 'ctxidAlgo', env: 'TSMPI_CTXID_ALGO', flag: null, kind: oneOf('new', 'original'),
     defaultValue: () => 'new', level: 'tuning',
-    doc: 'context-id allocation: new (initial synchronization, deadlock-free) or original (papers/context-id-allocation.txt Listing 1.1 without the barrier)',
+    doc: 'context-id allocation: new (initial synchronization, deadlock-free) or original (Listing 1.1 of the context-id paper, without the barrier)',
   },
   {
     name: 'ctxidEager', env: 'TSMPI_CTXID_EAGER', flag: null, kind: int(0, 1),
