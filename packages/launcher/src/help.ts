@@ -113,6 +113,8 @@ Output:
 
 Job control:
   ${pad('--timeout SECONDS', WIDTH)}end the job after SECONDS; first prints what every rank is blocked in
+  ${pad('--deadlock-hint SECONDS', WIDTH)}without --timeout: when no MPI call of any rank has returned for SECONDS
+  ${pad('', WIDTH)}(default 60), say so once, naming each rank's call; 0: never
   ${pad('--dry-run', WIDTH)}print the process map (rank, host, endpoints, channels) and exit
   ${pad('--report-json FILE', WIDTH)}write a job report: per rank exit status, signal, duration, message counts
   ${pad('-h, --help', WIDTH)}the short help; --help-all: this text

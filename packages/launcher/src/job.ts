@@ -53,7 +53,8 @@ import type { Placement } from './process-map.ts';
 import { rankCommand } from './rank-command.ts';
 import type { HostLaunchLine, RankLauncher, RankLauncherEvents } from './rank-launcher.ts';
 import { writeJobReport, type JobReport } from './report.ts';
-import { rollCallLines } from './roll-call.ts';
+import { rollCallLines, rollCallRank } from './roll-call.ts';
+import { DeadlockHint } from './deadlock-hint.ts';
 import type { SlurmLaunch } from './slurm-launcher.ts';
 import { WireupServer } from './wireup-server.ts';
 
@@ -151,6 +152,7 @@ export class Job {
   /** The rank blamed for the failure and its line, written once every rank ended (#announceFailure). */
   #blamed: { readonly s: RankState; readonly text: string; readonly reason: string; readonly withCause: boolean; readonly stoppedBecause: string } | null = null;
   #timeoutTask: Promise<void> = Promise.resolve();
+  #deadlockHint: DeadlockHint | null = null;
   #resolveDone: (() => void) | null = null;
   #isDone = false;
   /** Ranks here wait for the first proxy link when their address comes from it. */
@@ -221,12 +223,15 @@ export class Job {
           this.#timeoutTask = this.#onTimeout();
         }, this.#o.timeoutSec * 1000),
       );
+    } else if (this.#o.deadlockHintSec > 0) {
+      this.#deadlockHint = new DeadlockHint(this.#o.deadlockHintSec, (ms) => this.#server.rollCall(ms), () => this.#ranks.map(rollCallRank), (l) => this.#errSink.write(l)).start();
     }
     this.#checkDone();
     await done;
     await this.#timeoutTask; // a roll-call in progress still prints
     this.#announceFailure();
     for (const t of this.#timers) clearTimeout(t);
+    this.#deadlockHint?.stop();
     for (const s of this.#ranks) this.#killGroup(s, 'SIGKILL'); // leftover children of finished ranks
     await this.#launchers.remote?.settled();
     this.#launchers.here?.close();
@@ -538,10 +543,7 @@ export class Job {
     this.#failure = { rank: null, reason: `timeout after ${sec} s`, status: TIMEOUT_STATUS };
     this.#errSink.write(`mpiexec: the job did not finish within --timeout ${sec} s; roll-call of ${this.#o.np} processes:\n`);
     const answers = await this.#server.rollCall(ROLL_CALL_WAIT_MS);
-    const lines = rollCallLines(
-      this.#ranks.map((s) => ({ rank: s.rank, host: s.host, pid: s.pid, ended: s.hasExited ? describeEnd(s) : null })),
-      answers,
-    );
+    const lines = rollCallLines(this.#ranks.map(rollCallRank), answers);
     this.#errSink.write(`${lines.join('\n')}\nmpiexec: --timeout ${sec} s fired; ending the job (${this.#o.np} processes)\n`);
     this.#stopAll();
   }
@@ -587,10 +589,6 @@ export class Job {
       })),
     };
   }
-}
-
-function describeEnd(s: RankState): string {
-  return s.signal !== null ? `ended (killed by signal ${s.signal})` : `ended (exit code ${s.exitCode ?? '?'})`;
 }
 
 function closeFile(f: WriteStream | null): Promise<void> {

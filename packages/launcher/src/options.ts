@@ -37,6 +37,8 @@ export interface LaunchOptions {
   readonly tagOutput: boolean;
   readonly timestampOutput: boolean;
   readonly timeoutSec: number | null;
+  /** --deadlock-hint: seconds every rank must wait in one MPI call before mpiexec prints a hint; 0: never. */
+  readonly deadlockHintSec: number;
   readonly env: readonly (readonly [string, string])[];
   readonly outputDir: string | null;
   readonly wdir: string | null;
@@ -61,6 +63,8 @@ export type ParseResult =
 
 /** Largest -n accepted; far beyond what one machine runs, it only catches typos. */
 const MAX_PROCESSES = 65536;
+/** A minute: longer than any wait of a working job's MPI calls that we have seen on a loaded machine, short enough that a hung user still reads it. */
+const DEFAULT_DEADLOCK_HINT_SEC = 60;
 
 type Mutable = { -readonly [K in keyof LaunchOptions]: LaunchOptions[K] } & { settings: Map<string, number | string> };
 
@@ -117,6 +121,15 @@ const SPECS: readonly OptionSpec[] = [
       const n = Number(v);
       if (v.trim() === '' || !Number.isFinite(n) || n <= 0) return `--timeout ${v}: expected a positive number of seconds`;
       o.timeoutSec = n;
+      return null;
+    },
+  },
+  {
+    names: ['--deadlock-hint'], value: 'SECONDS',
+    apply: (o, v) => {
+      const n = Number(v);
+      if (v.trim() === '' || !Number.isFinite(n) || n < 0) return `--deadlock-hint ${v}: expected a number of seconds (0: never)`;
+      o.deadlockHintSec = n;
       return null;
     },
   },
@@ -197,7 +210,7 @@ function findSpec(name: string): OptionSpec | undefined {
 export function parseArgs(argv: readonly string[]): ParseResult {
   const o: Mutable = {
     np: 1, hasExplicitNp: false, program: '', args: [], settings: new Map(), hosts: null, ppn: null, launcher: 'ssh', hasExplicitLauncher: false,
-    tagOutput: false, timestampOutput: false, timeoutSec: null, env: [], outputDir: null, wdir: null,
+    tagOutput: false, timestampOutput: false, timeoutSec: null, deadlockHintSec: DEFAULT_DEADLOCK_HINT_SEC, env: [], outputDir: null, wdir: null,
     iface: null, launcherExec: null, prefix: null, portRange: null, envFrom: [], dryRun: false, reportJson: null,
   };
   let i = 0;

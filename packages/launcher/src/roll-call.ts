@@ -28,6 +28,12 @@ export interface RollCallRank {
   readonly ended: string | null;
 }
 
+/** A supervised rank (job.ts) as the roll-call shows it. */
+export function rollCallRank(s: { readonly rank: number; readonly host: string; readonly pid: number | null; readonly hasExited: boolean; readonly signal: NodeJS.Signals | null; readonly exitCode: number | null }): RollCallRank {
+  const ended = !s.hasExited ? null : s.signal !== null ? `ended (killed by signal ${s.signal})` : `ended (exit code ${s.exitCode ?? '?'})`;
+  return { rank: s.rank, host: s.host, pid: s.pid, ended };
+}
+
 /** The roll-call lines, without trailing newlines. */
 export function rollCallLines(ranks: readonly RollCallRank[], answers: ReadonlyMap<number, RollCallAnswer>): string[] {
   return ranks.map((r) => {

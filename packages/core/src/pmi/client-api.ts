@@ -12,8 +12,13 @@ export interface BlockedIn {
   readonly comm: string;
   readonly peer: number | null;
   readonly tag: number | null;
+  /**
+   * How many blocking calls the thread has entered so far (wrapping at 2^31): two roll-calls that find
+   * the same call with the same count saw no call return in between (mpiexec's deadlock hint).
+   */
+  readonly calls?: number;
   /** in a multithreaded process: the other MPI threads that are blocked */
-  readonly threads?: readonly { readonly thread: number; readonly call: string; readonly comm: string; readonly peer: number | null; readonly tag: number | null }[];
+  readonly threads?: readonly { readonly thread: number; readonly call: string; readonly comm: string; readonly peer: number | null; readonly tag: number | null; readonly calls?: number }[];
 }
 
 /** Per-rank counts reported at finalize, for --report-json. */

@@ -290,7 +290,8 @@ class WsPmiClient implements PmiClient {
             ? null
             : {
                 call: String(blockedIn.call), comm: String(blockedIn.comm), peer: blockedIn.peer, tag: blockedIn.tag,
-                ...(blockedIn.threads === undefined ? {} : { threads: blockedIn.threads.map((t) => ({ thread: t.thread, call: String(t.call), comm: String(t.comm), peer: t.peer, tag: t.tag })) }),
+                ...(blockedIn.calls === undefined ? {} : { calls: blockedIn.calls }),
+                ...(blockedIn.threads === undefined ? {} : { threads: blockedIn.threads.map((t) => ({ thread: t.thread, call: String(t.call), comm: String(t.comm), peer: t.peer, tag: t.tag, ...(t.calls === undefined ? {} : { calls: t.calls }) })) }),
               };
         this.#send({ t: 'rollCallReply', id: m.id, blockedIn: plain });
         return;

@@ -151,15 +151,15 @@ function readReport(v: unknown): FinalizeReport | undefined {
     : undefined;
 }
 
-type BlockedCall = { readonly call: string; readonly comm: string; readonly peer: number | null; readonly tag: number | null };
+type BlockedCall = { readonly call: string; readonly comm: string; readonly peer: number | null; readonly tag: number | null; readonly calls?: number };
 
 function readBlockedCall(v: unknown): BlockedCall | undefined {
   if (typeof v !== 'object' || v === null) return undefined;
   const b = v as Record<string, unknown>;
-  const [call, comm, peer, tag] = [b['call'], b['comm'], b['peer'], b['tag']];
-  return typeof call === 'string' && typeof comm === 'string' && (peer === null || isInt(peer)) && (tag === null || isInt(tag))
-    ? { call, comm, peer, tag }
-    : undefined;
+  const [call, comm, peer, tag, calls] = [b['call'], b['comm'], b['peer'], b['tag'], b['calls']];
+  if (!(typeof call === 'string' && typeof comm === 'string' && (peer === null || isInt(peer)) && (tag === null || isInt(tag)))) return undefined;
+  if (calls === undefined) return { call, comm, peer, tag };
+  return isInt(calls) ? { call, comm, peer, tag, calls } : undefined;
 }
 
 function readBlockedIn(v: unknown): BlockedIn | null | undefined {

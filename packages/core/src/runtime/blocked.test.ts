@@ -18,16 +18,16 @@ describe('BlockedCalls slots of worker threads', () => {
     const { buffer, main } = table();
     expect(main.report()).toBeNull();
     markStarting(buffer, 2);
-    expect(main.report()?.threads).toEqual([{ thread: 2, call: STARTING_CALL, comm: '', peer: null, tag: null }]);
+    expect(main.report()?.threads).toEqual([{ thread: 2, call: STARTING_CALL, comm: '', peer: null, tag: null, calls: 0 }]);
     // The thread's own BlockedCalls overwrites the mark when its MPI.init begins.
     const worker = new BlockedCalls(new WaitPoll());
     worker.attachTable(buffer, 2, CAPACITY);
     worker.enter(INIT_CALL, '', null, null);
-    expect(main.report()?.threads).toEqual([{ thread: 2, call: INIT_CALL, comm: '', peer: null, tag: null }]);
+    expect(main.report()?.threads).toEqual([{ thread: 2, call: INIT_CALL, comm: '', peer: null, tag: null, calls: 1 }]);
     worker.leave();
     expect(main.report()).toBeNull();
     worker.enter('recv', 'COMM_WORLD', 1, 5);
-    expect(main.report()?.threads).toEqual([{ thread: 2, call: 'recv', comm: 'COMM_WORLD', peer: 1, tag: 5 }]);
+    expect(main.report()?.threads).toEqual([{ thread: 2, call: 'recv', comm: 'COMM_WORLD', peer: 1, tag: 5, calls: 2 }]);
     clearSlot(buffer, 2);
     expect(main.report()).toBeNull();
   });
@@ -38,6 +38,10 @@ describe('BlockedCalls slots of worker threads', () => {
     main.enter('barrier', 'COMM_WORLD', null, null);
     const r = main.report();
     expect(r?.call).toBe('barrier');
+    expect(r?.calls).toBe(1); // each blocking call entered counts, so a roll-call can tell a wait from a loop of calls
+    main.leave();
+    main.enter('barrier', 'COMM_WORLD', null, null);
+    expect(main.report()?.calls).toBe(2);
     expect(r?.threads?.map((t) => t.call)).toEqual([STARTING_CALL]);
   });
 });

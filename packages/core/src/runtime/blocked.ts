@@ -8,9 +8,11 @@
  * writes it into its slot of a shared table, so the main thread, which answers
  * the roll-call, can report every thread.
  *
- * Slot (Int32 words): ACTIVE, PEER, TAG, CALL_LEN, COMM_LEN, then NAME_BYTES
- * bytes of the call's name and NAME_BYTES of the communicator's name (ASCII,
- * cut to fit).
+ * Slot (Int32 words): ACTIVE, PEER, TAG, CALL_LEN, COMM_LEN, CALLS (blocking
+ * calls the thread has entered: two roll-calls that see the same count saw no
+ * call return between them, which mpiexec's deadlock hint needs), then
+ * NAME_BYTES bytes of the call's name and NAME_BYTES of the communicator's name
+ * (ASCII, cut to fit).
  *
  * A worker thread's slot also covers its start: the thread that makes an
  * MPI.Worker marks the new thread's slot STARTING_CALL (markStarting) until the
@@ -23,7 +25,7 @@ import type { BlockedIn } from '../pmi/index.ts';
 import type { WaitPoll } from './wait-poll.ts';
 
 const NAME_BYTES = 32;
-const S = { ACTIVE: 0, PEER: 1, TAG: 2, CALL_LEN: 3, COMM_LEN: 4, NAMES: 5 } as const;
+const S = { ACTIVE: 0, PEER: 1, TAG: 2, CALL_LEN: 3, COMM_LEN: 4, CALLS: 5, NAMES: 6 } as const;
 export const BLOCKED_SLOT_WORDS = S.NAMES + (2 * NAME_BYTES) / 4;
 const NONE = -0x7fffffff;
 /** What a worker thread's slot says from its MPI.Worker constructor until its MPI.init begins. */
@@ -67,6 +69,8 @@ export class BlockedCalls {
   readonly #waitPoll: WaitPoll;
   readonly #current = { call: '', comm: '', peer: null as number | null, tag: null as number | null };
   #active = false;
+  /** Blocking calls entered on this thread (the roll-call's `calls`), wrapping at 2^31. */
+  #calls = 0;
   #table: Int32Array | null = null;
   #bytes: Uint8Array | null = null;
   #mySlot = 0;
@@ -96,10 +100,14 @@ export class BlockedCalls {
     current.comm = comm;
     current.peer = peer;
     current.tag = tag;
+    this.#calls = (this.#calls + 1) | 0;
     this.#active = true;
     this.#waitPoll.begin();
     const table = this.#table;
-    if (table !== null) writeSlot(table, this.#bytes!, this.#mySlot, call, comm, peer, tag);
+    if (table !== null) {
+      table[this.#mySlot * BLOCKED_SLOT_WORDS + S.CALLS] = this.#calls;
+      writeSlot(table, this.#bytes!, this.#mySlot, call, comm, peer, tag);
+    }
   }
 
   /** The blocking call has returned. */
@@ -112,10 +120,10 @@ export class BlockedCalls {
   /** The roll-call answer: the main thread's blocked call, and (multithreaded) every other thread's. */
   report(): BlockedIn | null {
     const current = this.#current;
-    const main: BlockedIn | null = this.#active ? { call: current.call, comm: current.comm, peer: current.peer, tag: current.tag } : null;
+    const main: BlockedIn | null = this.#active ? { call: current.call, comm: current.comm, peer: current.peer, tag: current.tag, calls: this.#calls } : null;
     const table = this.#table;
     if (table === null) return main;
-    const others: { thread: number; call: string; comm: string; peer: number | null; tag: number | null }[] = [];
+    const others: { thread: number; call: string; comm: string; peer: number | null; tag: number | null; calls: number }[] = [];
     for (let t = 0; t < this.#threads; t++) {
       if (t === this.#mySlot) continue;
       const b = t * BLOCKED_SLOT_WORDS;
@@ -129,6 +137,7 @@ export class BlockedCalls {
         comm: this.#readName(nameAt + NAME_BYTES, table[b + S.COMM_LEN]!),
         peer: peer === NONE ? null : peer,
         tag: tag === NONE ? null : tag,
+        calls: table[b + S.CALLS]!,
       });
     }
     if (others.length === 0) return main;
