@@ -23,6 +23,7 @@ export default defineConfig({
         test: {
           name: 'integration',
           include: ['packages/*/test/**/*.it.test.ts'],
+          globalSetup: ['packages/core/test/build-programs.global.ts'],
           testTimeout: 120_000,
           hookTimeout: 60_000,
           maxWorkers: 2,

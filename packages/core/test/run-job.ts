@@ -5,13 +5,15 @@
 import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { builtProgram } from './built-programs.ts';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
 export const MPIEXEC = path.join(ROOT, 'node_modules/.bin/mpiexec');
 export const TSX = path.join(ROOT, 'node_modules/.bin/tsx');
 
+/** A test program by its name in ./programs: its plain-JavaScript build when there is one (built-programs.ts). */
 export function program(name: string): string {
-  return path.join(ROOT, 'packages/core/test/programs', name);
+  return builtProgram(name) ?? path.join(ROOT, 'packages/core/test/programs', name);
 }
 
 export interface JobResult {
