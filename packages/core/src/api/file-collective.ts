@@ -3,7 +3,8 @@
  * io/two-phase.ts, which cites the paper): every process of the file's
  * communicator takes part, whatever it accesses.
  *
- *   1. allgather each process's byte range [lo, hi): the global range
+ *   1. allgather each process's byte range [lo, hi): the global range (and,
+ *      for romio_cb_* = automatic, whether the ranges interleave at all)
  *   2. cut it into one file domain per aggregator (hint cb_nodes; by default
  *      one process per host, File.open chooses them)
  *   3. each process cuts its runs at the domain boundaries; Alltoall of the
@@ -17,7 +18,8 @@
  * cycles through its domain in cb_buffer_size rounds; issue 37 leaves that
  * for later), so the memory of a collective access is about twice its data.
  */
-import { coalesce, fileDomains, isInterleaved, splitByDomain, type Extent, type Piece, type Runs } from '../io/index.ts';
+import { coalesce, fileDomains, fileError, isInterleaved, splitByDomain, type Extent, type Piece, type Runs } from '../io/index.ts';
+import { MPIError } from '../util/index.ts';
 import type { Comm } from './comm.ts';
 import { readFully, writeFully, type FileAccess } from './file-access.ts';
 
@@ -41,12 +43,15 @@ export function rangeOf(runs: Runs): [number, number] {
   return lo === Infinity ? [0, 0] : [lo, hi];
 }
 
-/** Whether this collective access goes through the aggregators: the hint, and for 'automatic' whether the processes' ranges interleave. */
-export async function useTwoPhase(comm: Comm, hint: string, runs: Runs): Promise<boolean> {
-  if (hint === 'enable') return true;
-  if (hint === 'disable') return false;
+/**
+ * Whether this collective access goes through the aggregators: the hint, and for 'automatic' whether
+ * the processes' ranges interleave. Returns every process's [lo, hi) when it does (the plan needs
+ * them), null when each process accesses the file itself.
+ */
+export async function twoPhaseRanges(comm: Comm, hint: string, runs: Runs): Promise<[number, number][] | null> {
+  if (hint === 'disable') return null;
   const ranges = await comm.allgather(rangeOf(runs));
-  return isInterleaved(ranges);
+  return hint === 'enable' || isInterleaved(ranges) ? ranges : null;
 }
 
 interface Plan {
@@ -57,9 +62,8 @@ interface Plan {
   fromRank: Float64Array[];
 }
 
-async function plan(c: CollectiveAccess, runs: Runs): Promise<Plan | null> {
+async function plan(c: CollectiveAccess, runs: Runs, ranges: readonly [number, number][]): Promise<Plan | null> {
   const { comm, aggregators } = c;
-  const ranges = await comm.allgather(rangeOf(runs));
   let lo = Infinity;
   let hi = -Infinity;
   for (const [a, b] of ranges) {
@@ -118,8 +122,8 @@ function piecesOf(fromRank: Float64Array[]): { pieces: Piece[]; rankStart: numbe
 }
 
 /** Two-phase write of `data` (the process's data stream) to `runs`. */
-export async function writeTwoPhase(c: CollectiveAccess, runs: Runs, data: Uint8Array, call: string): Promise<void> {
-  const p = await plan(c, runs);
+export async function writeTwoPhase(c: CollectiveAccess, runs: Runs, ranges: [number, number][], data: Uint8Array, call: string): Promise<void> {
+  const p = await plan(c, runs, ranges);
   if (p === null) return;
   const { comm, aggregators } = c;
   const size = comm.size;
@@ -142,9 +146,26 @@ export async function writeTwoPhase(c: CollectiveAccess, runs: Runs, data: Uint8
   const recvDispls = displsOf(recvCounts);
   const recv = new Uint8Array(recvCounts.reduce((a, b) => a + b, 0));
   await comm.Alltoallv([send, sendCounts, sendDispls], [recv, recvCounts, recvDispls]);
-  if (!aggregators.includes(comm.rank)) return;
-  const { pieces } = piecesOf(p.fromRank);
-  for (const e of coalesce(pieces)) await writeExtent(c, e, recv, call);
+  let failure: MPIError | null = null;
+  if (aggregators.includes(comm.rank)) {
+    try {
+      for (const e of coalesce(piecesOf(p.fromRank).pieces)) await writeExtent(c, e, recv, call);
+    } catch (e) {
+      failure = fileError(e, call, c.path);
+    }
+  }
+  await throwAnyFailure(comm, failure);
+}
+
+/**
+ * Every process learns of an aggregator's failure (ENOSPC, EIO): the collective then fails on all
+ * of them with that error, and nobody is left waiting in the next collective.
+ */
+async function throwAnyFailure(comm: Comm, mine: MPIError | null): Promise<void> {
+  const all = await comm.allgather(mine === null ? null : mine.toWire());
+  if (mine !== null) throw mine;
+  const first = all.find((w) => w !== null);
+  if (first != null) throw MPIError.fromWire(first);
 }
 
 /** Writes one extent: directly from the receive buffer when it is one piece, else staged in pieces of at most cb_buffer_size bytes. */
@@ -174,29 +195,23 @@ async function writeExtent(c: CollectiveAccess, e: Extent, recv: Uint8Array, cal
  * Two-phase read of `runs` into `area` (the process's data stream). Returns the bytes of the data
  * stream before the end of the file.
  */
-export async function readTwoPhase(c: CollectiveAccess, runs: Runs, area: Uint8Array, call: string): Promise<number> {
-  const p = await plan(c, runs);
+export async function readTwoPhase(c: CollectiveAccess, runs: Runs, ranges: [number, number][], area: Uint8Array, call: string): Promise<number> {
+  const p = await plan(c, runs, ranges);
   if (p === null) return 0;
   const { comm, aggregators } = c;
   const size = comm.size;
   let eof = Infinity;
   let send = new Uint8Array(0);
   const sendCounts = p.fromRank.map(bytesOfPairs);
+  let failure: MPIError | null = null;
   if (aggregators.includes(comm.rank)) {
     const { pieces, total } = piecesOf(p.fromRank);
     send = new Uint8Array(total);
-    for (const e of coalesce(pieces)) {
-      // The extent in pieces of at most cb_buffer_size bytes, into one buffer the pieces are copied out of.
-      const buf = new Uint8Array(e.length);
-      let got = 0;
-      for (let at = 0; at < e.length; at += c.cbBufferSize) {
-        const len = Math.min(c.cbBufferSize, e.length - at);
-        const n = await readFully(c.fh, buf.subarray(at, at + len), e.offset + at, call, c.path);
-        got += n;
-        if (n < len) break;
-      }
-      if (got < e.length) eof = Math.min(eof, e.offset + got);
-      for (const piece of e.pieces) send.set(buf.subarray(piece.offset - e.offset, piece.offset - e.offset + piece.length), piece.at);
+    try {
+      eof = await readExtents(c, coalesce(pieces), send, call);
+    } catch (e) {
+      // Still take part in the exchange (with zeros), then fail everywhere with this error.
+      failure = fileError(e, call, c.path);
     }
   }
   const sendDispls = displsOf(sendCounts);
@@ -215,9 +230,31 @@ export async function readTwoPhase(c: CollectiveAccess, runs: Runs, area: Uint8A
       at += len;
     }
   });
-  // The end of the file as the aggregators saw it: the data stream counts up to the first byte past it.
-  const ends = await comm.allgather(eof);
-  return bytesBefore(runs, Math.min(...ends));
+  // Failures, and the end of the file as the aggregators saw it: the data stream counts up to the first byte past it.
+  const all = await comm.allgather([failure === null ? null : failure.toWire(), eof] as const);
+  if (failure !== null) throw failure;
+  const first = all.find(([w]) => w !== null);
+  if (first !== undefined) throw MPIError.fromWire(first[0]!);
+  return bytesBefore(runs, Math.min(...all.map(([, end]) => end)));
+}
+
+/** Reads the extents, copying each piece to its place in `send`; returns the end of the file if a read hit it, else Infinity. */
+async function readExtents(c: CollectiveAccess, extents: Extent[], send: Uint8Array, call: string): Promise<number> {
+  let eof = Infinity;
+  for (const e of extents) {
+    // The extent in pieces of at most cb_buffer_size bytes, into one buffer the pieces are copied out of.
+    const buf = new Uint8Array(e.length);
+    let got = 0;
+    for (let at = 0; at < e.length; at += c.cbBufferSize) {
+      const len = Math.min(c.cbBufferSize, e.length - at);
+      const n = await readFully(c.fh, buf.subarray(at, at + len), e.offset + at, call, c.path);
+      got += n;
+      if (n < len) break;
+    }
+    if (got < e.length) eof = Math.min(eof, e.offset + got);
+    for (const piece of e.pieces) send.set(buf.subarray(piece.offset - e.offset, piece.offset - e.offset + piece.length), piece.at);
+  }
+  return eof;
 }
 
 /** Bytes of the data stream of `runs` that lie before file byte `eof`, stopping at the first run it cuts. */

@@ -14,13 +14,11 @@
  * after another in call order (a chain), so their nonblocking forms issue the
  * communicator's collectives in the same order on every process.
  * A File's default error handler is ERRORS_RETURN (MPI 4.0 14.7).
- *
- * Over 400 lines: the class is the API of chapter 14, one method per call, each delegating.
  */
-import { open as fsOpen, unlink, type FileHandle } from 'node:fs/promises';
+import { unlink, type FileHandle } from 'node:fs/promises';
 import {
   MODE_APPEND, MODE_DELETE_ON_CLOSE, SEEK_CUR, SEEK_END, SEEK_SET, byteViewMap, checkAmode, fileByteOf, fileError, isReadable, isWritable,
-  makeViewMap, openFlags, runsOf, type ViewMap,
+  makeViewMap, runsOf, type ViewMap,
 } from '../io/index.ts';
 import {
   ERR_ACCESS, ERR_ARG, ERR_BAD_FILE, ERR_COMM, ERR_FILE, ERR_READ_ONLY, ERR_TYPE, ERR_UNSUPPORTED_DATAREP, MPIError, mpiError,
@@ -28,11 +26,11 @@ import {
 import { runtimeOrNull } from '../runtime/index.ts';
 import { checkDatatype, describe, type BufSpec, type ResolvedBuf } from './buffer.ts';
 import { Comm } from './comm.ts';
-import { COMM_TYPE_SHARED } from './constants.ts';
 import { BYTE, type Datatype } from './datatype.ts';
 import { ERRORS_RETURN, checkErrhandler, invokeErrhandler, routeErrors, type Errhandler } from './errhandler.ts';
 import { accessStatus, bytesToWrite, finishRead, readArea, readRuns, resolveAccessBuf, writeRuns } from './file-access.ts';
-import { bytesBefore, readTwoPhase, useTwoPhase, writeTwoPhase, type CollectiveAccess } from './file-collective.ts';
+import { bytesBefore, readTwoPhase, twoPhaseRanges, writeTwoPhase, type CollectiveAccess } from './file-collective.ts';
+import { chooseAggregators, openOne } from './file-open.ts';
 import { SharedPointer } from './file-shared-pointer.ts';
 import type { Group } from './group.ts';
 import { Info, infoEntries } from './info.ts';
@@ -541,17 +539,18 @@ export class File implements CollectiveAccess {
 
   async #run(kind: Kind, call: string, offset: number, rb: ResolvedBuf, collective: boolean): Promise<Status> {
     const runs = runsOf(this.view, offset * this.view.etypeSize, rb.packedBytes);
-    const twoPhase = collective && !this.#atomic && (await useTwoPhase(this.comm, this.#hint(kind === 'read' ? 'romio_cb_read' : 'romio_cb_write'), runs));
+    // Atomic mode: each process accesses the file itself under the lock (the aggregators would break the per-access atomicity).
+    const ranges = collective && !this.#atomic ? await twoPhaseRanges(this.comm, this.#hint(kind === 'read' ? 'romio_cb_read' : 'romio_cb_write'), runs) : null;
     if (this.#atomic) await this.#pointer.lock();
     try {
       if (kind === 'write') {
         const data = bytesToWrite(rb, this.datarep);
-        if (twoPhase) await writeTwoPhase(this, runs, data, call);
+        if (ranges !== null) await writeTwoPhase(this, runs, ranges, data, call);
         else await writeRuns(this, runs, data, call);
         return accessStatus(rb.packedBytes);
       }
       const area = readArea(rb);
-      const got = twoPhase ? await readTwoPhase(this, runs, area, call) : await readRuns(this, runs, area, call);
+      const got = ranges !== null ? await readTwoPhase(this, runs, ranges, area, call) : await readRuns(this, runs, area, call);
       finishRead(rb, area, got, this.datarep);
       return accessStatus(got);
     } finally {
@@ -576,44 +575,6 @@ function checkOffset(offset: unknown, call: string): asserts offset is number {
   if (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0) {
     throw mpiError(ERR_ARG, call, `offset is ${describe(offset)}: expected an integer >= 0 (etypes of the view)`);
   }
-}
-
-/** Opens one process's handle; a failure is returned (every process must learn of it), not thrown. */
-async function openOne(path: string, amode: number, first: boolean, call: string): Promise<[FileHandle | null, MPIError | null]> {
-  try {
-    // 0o666 less the umask, as open(2) callers (and ROMIO) create files.
-    return [await fsOpen(path, openFlags(amode, first), 0o666), null];
-  } catch (e) {
-    return [null, fileError(e, call, path)];
-  }
-}
-
-/**
- * The aggregators of two-phase I/O: hint cb_nodes of them (default: one per host), taken round-robin
- * over the hosts, lowest ranks first (ROMIO's default placement).
- */
-async function chooseAggregators(comm: Comm, hints: [string, string][]): Promise<number[]> {
-  const host = await comm.splitType(COMM_TYPE_SHARED);
-  const leader = await host!.bcast(comm.rank);
-  host!.free();
-  const hostOf = await comm.allgather(leader);
-  const byHost = new Map<number, number[]>();
-  hostOf.forEach((h, r) => {
-    const list = byHost.get(h);
-    if (list === undefined) byHost.set(h, [r]);
-    else list.push(r);
-  });
-  const hosts = [...byHost.values()];
-  const wanted = hints.find(([k]) => k === 'cb_nodes')?.[1];
-  let count = hosts.length;
-  if (wanted !== undefined) {
-    const n = Number(wanted);
-    if (!Number.isSafeInteger(n) || n < 1) throw mpiError(ERR_ARG, 'File.open', `hint cb_nodes is '${wanted}': expected a positive integer`);
-    count = Math.min(n, comm.size);
-  }
-  const out: number[] = [];
-  for (let i = 0; out.length < count; i++) for (const h of hosts) if (i < h.length && out.length < count) out.push(h[i]!);
-  return out;
 }
 
 /** A nonblocking access: the request completes with the access; its status counts the bytes. */
