@@ -9,16 +9,22 @@
  *      one process per host, File.open chooses them)
  *   3. each process cuts its runs at the domain boundaries; Alltoall of the
  *      piece counts, Alltoallv of the pieces (offset, length as FLOAT64)
- *   4. write: Alltoallv of the data to the aggregators, which sort and merge
- *      the pieces into extents and write them in pieces of at most
- *      cb_buffer_size bytes; read: the aggregators read the merged extents
- *      and Alltoallv the bytes back, each process puts them in place.
+ *   4. in rounds, as ROMIO cycles: each domain is cut into windows of at
+ *      most cb_buffer_size bytes, and round k moves window k of every domain
+ *      write: Alltoallv of the window's data to the aggregators, which sort
+ *      and merge the pieces into extents and write each at once; read: the
+ *      aggregators read the merged extents of the window and Alltoallv the
+ *      bytes back, each process puts them in place.
+ *   5. an allgather of failures, so that an aggregator's error (disk full)
+ *      fails the call everywhere instead of leaving the others in the next
+ *      collective.
  *
- * One round: an aggregator holds all the data of its domain at once (ROMIO
- * cycles through its domain in cb_buffer_size rounds; issue 37 leaves that
- * for later), so the memory of a collective access is about twice its data.
+ * An aggregator holds at most about cb_buffer_size bytes of one call's data
+ * at a time (more only where the processes' pieces overlap).
  */
-import { coalesce, fileDomains, fileError, isInterleaved, splitByDomain, type Extent, type Piece, type Runs } from '../io/index.ts';
+import {
+  coalesce, fileDomains, fileError, isInterleaved, roundWindows, splitByDomain, type DomainPieces, type Extent, type Piece, type Rounds, type Runs,
+} from '../io/index.ts';
 import { MPIError } from '../util/index.ts';
 import type { Comm } from './comm.ts';
 import { readFully, writeFully, type FileAccess } from './file-access.ts';
@@ -55,11 +61,11 @@ export async function twoPhaseRanges(comm: Comm, hint: string, runs: Runs): Prom
 }
 
 interface Plan {
-  bounds: number[];
-  /** per aggregator index: my pieces */
-  mine: ReturnType<typeof splitByDomain>;
-  /** per rank: the pieces it sends me as (offset, length) pairs, when I aggregate */
-  fromRank: Float64Array[];
+  rounds: Rounds;
+  /** my pieces, per window */
+  mine: DomainPieces;
+  /** when I aggregate: per round, per rank, the (offset, length) pairs it sends me; else null */
+  fromRank: number[][][] | null;
 }
 
 async function plan(c: CollectiveAccess, runs: Runs, ranges: readonly [number, number][]): Promise<Plan | null> {
@@ -72,21 +78,34 @@ async function plan(c: CollectiveAccess, runs: Runs, ranges: readonly [number, n
     hi = Math.max(hi, b);
   }
   if (lo === Infinity) return null;
-  const bounds = fileDomains(lo, hi, aggregators.length);
-  const mine = splitByDomain(runs, bounds);
-  // Pairs to each rank: to an aggregator its domain's pairs, to others nothing.
+  const domains = fileDomains(lo, hi, aggregators.length);
+  const rounds = roundWindows(domains, c.cbBufferSize);
+  const mine = splitByDomain(runs, rounds.bounds);
+  // To each aggregator, once, the pairs of all its windows (it sorts them into rounds by offset).
   const size = comm.size;
+  const toAgg = aggregators.map((_, d) => rounds.window[d]!.flatMap((w) => mine.pairs[w]!));
   const sendCounts = new Array<number>(size).fill(0);
-  aggregators.forEach((r, d) => (sendCounts[r] = mine.pairs[d]!.length));
+  aggregators.forEach((r, d) => (sendCounts[r] = toAgg[d]!.length));
   const recvCounts = await comm.alltoall(sendCounts);
-  const send = new Float64Array(sendCounts.reduce((a, b) => a + b, 0));
   const sendDispls = displsOf(sendCounts);
-  aggregators.forEach((r, d) => send.set(mine.pairs[d]!, sendDispls[r]!));
-  const recv = new Float64Array(recvCounts.reduce((a, b) => a + b, 0));
+  const send = new Float64Array(sendCounts.reduce((a, b) => a + b, 0));
+  aggregators.forEach((r, d) => send.set(toAgg[d]!, sendDispls[r]!));
   const recvDispls = displsOf(recvCounts);
+  const recv = new Float64Array(recvCounts.reduce((a, b) => a + b, 0));
   await comm.Alltoallv([send, sendCounts, sendDispls], [recv, recvCounts, recvDispls]);
-  const fromRank = recvCounts.map((n, r) => recv.subarray(recvDispls[r]!, recvDispls[r]! + n));
-  return { bounds, mine, fromRank };
+  const d = aggregators.indexOf(comm.rank);
+  let fromRank: number[][][] | null = null;
+  if (d >= 0) {
+    const start = domains[d]!;
+    fromRank = Array.from({ length: rounds.count }, () => Array.from({ length: size }, () => [] as number[]));
+    for (let r = 0; r < size; r++) {
+      for (let i = recvDispls[r]!; i < recvDispls[r]! + recvCounts[r]!; i += 2) {
+        // A piece never crosses a window: its first byte tells the round.
+        fromRank[Math.floor((recv[i]! - start) / c.cbBufferSize)]![r]!.push(recv[i]!, recv[i + 1]!);
+      }
+    }
+  }
+  return { rounds, mine, fromRank };
 }
 
 function displsOf(counts: readonly number[]): number[] {
@@ -99,26 +118,31 @@ function displsOf(counts: readonly number[]): number[] {
   return out;
 }
 
-/** Bytes of each rank's pieces (sum of the lengths in its pairs). */
-function bytesOfPairs(pairs: Float64Array): number {
+/** Bytes of (offset, length) pairs. */
+function bytesOfPairs(pairs: readonly number[]): number {
   let n = 0;
   for (let i = 1; i < pairs.length; i += 2) n += pairs[i]!;
   return n;
 }
 
-/** The pieces an aggregator got, each pointing into `buf` where the ranks' bytes are back to back in rank order. */
-function piecesOf(fromRank: Float64Array[]): { pieces: Piece[]; rankStart: number[]; total: number } {
+/** The pieces an aggregator got in one round, each pointing to where its bytes are in the round's buffer (ranks back to back). */
+function piecesOf(fromRank: readonly number[][]): Piece[] {
   const pieces: Piece[] = [];
-  const rankStart: number[] = [];
   let at = 0;
   for (const pairs of fromRank) {
-    rankStart.push(at);
     for (let i = 0; i < pairs.length; i += 2) {
       pieces.push({ offset: pairs[i]!, length: pairs[i + 1]!, at });
       at += pairs[i + 1]!;
     }
   }
-  return { pieces, rankStart, total: at };
+  return pieces;
+}
+
+/** My pieces of round k for each aggregator: their pairs and data-stream positions (empty past the domain's rounds). */
+function myRound(p: Plan, d: number, k: number): { pairs: number[]; streamAt: number[]; bytes: number } {
+  const w = p.rounds.window[d]![k];
+  if (w === undefined) return { pairs: [], streamAt: [], bytes: 0 };
+  return { pairs: p.mine.pairs[w]!, streamAt: p.mine.streamAt[w]!, bytes: p.mine.bytes[w]! };
 }
 
 /** Two-phase write of `data` (the process's data stream) to `runs`. */
@@ -127,30 +151,33 @@ export async function writeTwoPhase(c: CollectiveAccess, runs: Runs, ranges: [nu
   if (p === null) return;
   const { comm, aggregators } = c;
   const size = comm.size;
-  // My data for each aggregator, its pieces back to back.
-  const sendCounts = new Array<number>(size).fill(0);
-  aggregators.forEach((r, d) => (sendCounts[r] = p.mine.bytes[d]!));
-  const sendDispls = displsOf(sendCounts);
-  const send = new Uint8Array(sendCounts.reduce((a, b) => a + b, 0));
-  aggregators.forEach((r, d) => {
-    let at = sendDispls[r]!;
-    const pairs = p.mine.pairs[d]!;
-    const streamAt = p.mine.streamAt[d]!;
-    for (let i = 0; i < streamAt.length; i++) {
-      const len = pairs[2 * i + 1]!;
-      send.set(data.subarray(streamAt[i]!, streamAt[i]! + len), at);
-      at += len;
-    }
-  });
-  const recvCounts = p.fromRank.map(bytesOfPairs);
-  const recvDispls = displsOf(recvCounts);
-  const recv = new Uint8Array(recvCounts.reduce((a, b) => a + b, 0));
-  await comm.Alltoallv([send, sendCounts, sendDispls], [recv, recvCounts, recvDispls]);
   let failure: MPIError | null = null;
-  if (aggregators.includes(comm.rank)) {
+  for (let k = 0; k < p.rounds.count; k++) {
+    // My data for each aggregator's window k, its pieces back to back.
+    const sendCounts = new Array<number>(size).fill(0);
+    const mine = aggregators.map((_, d) => myRound(p, d, k));
+    aggregators.forEach((r, d) => (sendCounts[r] = mine[d]!.bytes));
+    const sendDispls = displsOf(sendCounts);
+    const send = new Uint8Array(sendCounts.reduce((a, b) => a + b, 0));
+    aggregators.forEach((r, d) => {
+      let at = sendDispls[r]!;
+      const { pairs, streamAt } = mine[d]!;
+      for (let i = 0; i < streamAt.length; i++) {
+        const len = pairs[2 * i + 1]!;
+        send.set(data.subarray(streamAt[i]!, streamAt[i]! + len), at);
+        at += len;
+      }
+    });
+    const from = p.fromRank?.[k] ?? null;
+    const recvCounts = from === null ? new Array<number>(size).fill(0) : from.map(bytesOfPairs);
+    const recvDispls = displsOf(recvCounts);
+    const recv = new Uint8Array(recvCounts.reduce((a, b) => a + b, 0));
+    await comm.Alltoallv([send, sendCounts, sendDispls], [recv, recvCounts, recvDispls]);
+    if (from === null || failure !== null) continue;
     try {
-      for (const e of coalesce(piecesOf(p.fromRank).pieces)) await writeExtent(c, e, recv, call);
+      for (const e of coalesce(piecesOf(from))) await writeExtent(c, e, recv, call);
     } catch (e) {
+      // Keep taking part in the rounds; the error is everybody's at the end.
       failure = fileError(e, call, c.path);
     }
   }
@@ -168,27 +195,16 @@ async function throwAnyFailure(comm: Comm, mine: MPIError | null): Promise<void>
   if (first != null) throw MPIError.fromWire(first);
 }
 
-/** Writes one extent: directly from the receive buffer when it is one piece, else staged in pieces of at most cb_buffer_size bytes. */
+/** Writes one extent (at most a window: cb_buffer_size bytes): directly from the receive buffer when it is one piece, else staged. */
 async function writeExtent(c: CollectiveAccess, e: Extent, recv: Uint8Array, call: string): Promise<void> {
   if (e.pieces.length === 1) {
     const p = e.pieces[0]!;
     await writeFully(c.fh, recv.subarray(p.at, p.at + p.length), p.offset, call, c.path);
     return;
   }
-  const chunk = Math.max(1, Math.min(c.cbBufferSize, e.length));
-  const stage = new Uint8Array(chunk);
-  let first = 0;
-  for (let start = e.offset; start < e.offset + e.length; start += chunk) {
-    const end = Math.min(start + chunk, e.offset + e.length);
-    while (first < e.pieces.length && e.pieces[first]!.offset + e.pieces[first]!.length <= start) first++;
-    for (let i = first; i < e.pieces.length && e.pieces[i]!.offset < end; i++) {
-      const p = e.pieces[i]!;
-      const from = Math.max(start, p.offset);
-      const to = Math.min(end, p.offset + p.length);
-      if (to > from) stage.set(recv.subarray(p.at + (from - p.offset), p.at + (to - p.offset)), from - start);
-    }
-    await writeFully(c.fh, stage.subarray(0, end - start), start, call, c.path);
-  }
+  const stage = new Uint8Array(e.length);
+  for (const p of e.pieces) stage.set(recv.subarray(p.at, p.at + p.length), p.offset - e.offset);
+  await writeFully(c.fh, stage, e.offset, call, c.path);
 }
 
 /**
@@ -201,35 +217,35 @@ export async function readTwoPhase(c: CollectiveAccess, runs: Runs, ranges: [num
   const { comm, aggregators } = c;
   const size = comm.size;
   let eof = Infinity;
-  let send = new Uint8Array(0);
-  const sendCounts = p.fromRank.map(bytesOfPairs);
   let failure: MPIError | null = null;
-  if (aggregators.includes(comm.rank)) {
-    const { pieces, total } = piecesOf(p.fromRank);
-    send = new Uint8Array(total);
-    try {
-      eof = await readExtents(c, coalesce(pieces), send, call);
-    } catch (e) {
-      // Still take part in the exchange (with zeros), then fail everywhere with this error.
-      failure = fileError(e, call, c.path);
+  for (let k = 0; k < p.rounds.count; k++) {
+    const from = p.fromRank?.[k] ?? null;
+    const sendCounts = from === null ? new Array<number>(size).fill(0) : from.map(bytesOfPairs);
+    const send = new Uint8Array(sendCounts.reduce((a, b) => a + b, 0));
+    if (from !== null && failure === null) {
+      try {
+        eof = Math.min(eof, await readExtents(c, coalesce(piecesOf(from)), send, call));
+      } catch (e) {
+        // Still take part in the rounds (sending zeros), then fail everywhere with this error.
+        failure = fileError(e, call, c.path);
+      }
     }
+    const mine = aggregators.map((_, d) => myRound(p, d, k));
+    const recvCounts = new Array<number>(size).fill(0);
+    aggregators.forEach((r, d) => (recvCounts[r] = mine[d]!.bytes));
+    const recvDispls = displsOf(recvCounts);
+    const recv = new Uint8Array(recvCounts.reduce((a, b) => a + b, 0));
+    await comm.Alltoallv([send, sendCounts, displsOf(sendCounts)], [recv, recvCounts, recvDispls]);
+    aggregators.forEach((r, d) => {
+      let at = recvDispls[r]!;
+      const { pairs, streamAt } = mine[d]!;
+      for (let i = 0; i < streamAt.length; i++) {
+        const len = pairs[2 * i + 1]!;
+        area.set(recv.subarray(at, at + len), streamAt[i]!);
+        at += len;
+      }
+    });
   }
-  const sendDispls = displsOf(sendCounts);
-  const recvCounts = new Array<number>(size).fill(0);
-  aggregators.forEach((r, d) => (recvCounts[r] = p.mine.bytes[d]!));
-  const recvDispls = displsOf(recvCounts);
-  const recv = new Uint8Array(recvCounts.reduce((a, b) => a + b, 0));
-  await comm.Alltoallv([send, sendCounts, sendDispls], [recv, recvCounts, recvDispls]);
-  aggregators.forEach((r, d) => {
-    let at = recvDispls[r]!;
-    const pairs = p.mine.pairs[d]!;
-    const streamAt = p.mine.streamAt[d]!;
-    for (let i = 0; i < streamAt.length; i++) {
-      const len = pairs[2 * i + 1]!;
-      area.set(recv.subarray(at, at + len), streamAt[i]!);
-      at += len;
-    }
-  });
   // Failures, and the end of the file as the aggregators saw it: the data stream counts up to the first byte past it.
   const all = await comm.allgather([failure === null ? null : failure.toWire(), eof] as const);
   if (failure !== null) throw failure;
@@ -238,19 +254,12 @@ export async function readTwoPhase(c: CollectiveAccess, runs: Runs, ranges: [num
   return bytesBefore(runs, Math.min(...all.map(([, end]) => end)));
 }
 
-/** Reads the extents, copying each piece to its place in `send`; returns the end of the file if a read hit it, else Infinity. */
+/** Reads each extent (at most a window) at once, copying its pieces to their places in `send`; returns the end of the file if a read hit it, else Infinity. */
 async function readExtents(c: CollectiveAccess, extents: Extent[], send: Uint8Array, call: string): Promise<number> {
   let eof = Infinity;
   for (const e of extents) {
-    // The extent in pieces of at most cb_buffer_size bytes, into one buffer the pieces are copied out of.
     const buf = new Uint8Array(e.length);
-    let got = 0;
-    for (let at = 0; at < e.length; at += c.cbBufferSize) {
-      const len = Math.min(c.cbBufferSize, e.length - at);
-      const n = await readFully(c.fh, buf.subarray(at, at + len), e.offset + at, call, c.path);
-      got += n;
-      if (n < len) break;
-    }
+    const got = await readFully(c.fh, buf, e.offset, call, c.path);
     if (got < e.length) eof = Math.min(eof, e.offset + got);
     for (const piece of e.pieces) send.set(buf.subarray(piece.offset - e.offset, piece.offset - e.offset + piece.length), piece.at);
   }

@@ -12,6 +12,6 @@ export {
 export { fileError } from './fs-error.ts';
 export { makeViewMap, byteViewMap, fileByteOf, runsOf } from './view-map.ts';
 export type { ViewMap, Runs } from './view-map.ts';
-export { fileDomains, splitByDomain, coalesce, isInterleaved } from './two-phase.ts';
-export type { DomainPieces, Piece, Extent } from './two-phase.ts';
+export { fileDomains, splitByDomain, coalesce, isInterleaved, roundWindows } from './two-phase.ts';
+export type { DomainPieces, Piece, Extent, Rounds } from './two-phase.ts';
 export { swapPacked } from './external32.ts';

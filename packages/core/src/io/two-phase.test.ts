@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ERR_AMODE, ERR_FILE_EXISTS, ERR_IO, ERR_NO_SUCH_FILE, MPIError } from '../util/index.ts';
 import { MODE_CREATE, MODE_EXCL, MODE_RDONLY, MODE_RDWR, MODE_SEQUENTIAL, MODE_WRONLY, checkAmode } from './amode.ts';
 import { fileError } from './fs-error.ts';
-import { coalesce, fileDomains, isInterleaved, splitByDomain } from './two-phase.ts';
+import { coalesce, fileDomains, isInterleaved, roundWindows, splitByDomain } from './two-phase.ts';
 
 describe('two-phase plan', () => {
   it('fileDomains cuts [lo, hi) into equal contiguous domains', () => {
@@ -33,6 +33,15 @@ describe('two-phase plan', () => {
       { offset: 40, length: 5, at: 30 },
     ]);
     expect(ext.map((e) => [e.offset, e.length, e.pieces.map((p) => p.at)])).toEqual([[0, 30, [10, 20, 0]], [40, 5, [30]]]);
+  });
+
+  it('roundWindows cuts each domain into windows of at most cb_buffer_size bytes', () => {
+    const r = roundWindows([0, 25, 30, 30, 70], 10);
+    expect(r.bounds).toEqual([0, 10, 20, 25, 30, 40, 50, 60, 70]);
+    expect(r.window).toEqual([[0, 1, 2], [3], [], [4, 5, 6, 7]]);
+    expect(r.count).toBe(4);
+    // the windows are domains for splitByDomain: every piece lies in one window
+    expect(splitByDomain({ offsets: [5], lengths: [30] }, r.bounds).pairs.slice(0, 5)).toEqual([[5, 5], [10, 10], [20, 5], [25, 5], [30, 5]]);
   });
 
   it('isInterleaved: overlapping ranges, ignoring empty ones', () => {

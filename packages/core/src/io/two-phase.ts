@@ -114,3 +114,36 @@ export function isInterleaved(ranges: readonly (readonly [number, number])[]): b
   for (let i = 1; i < live.length; i++) if (live[i]![0] < live[i - 1]![1]) return true;
   return false;
 }
+
+/** The rounds of a collective access: each aggregator's domain cut into windows of at most cb_buffer_size bytes. */
+export interface Rounds {
+  /** boundaries of every window, in file order (window w is [bounds[w], bounds[w + 1])) */
+  readonly bounds: number[];
+  /** window[d][k]: the window aggregator d handles in round k (absent when its domain has fewer rounds) */
+  readonly window: number[][];
+  /** rounds every process takes part in: the most windows of any domain */
+  readonly count: number;
+}
+
+/**
+ * Cuts every file domain into windows of at most `windowBytes` bytes, so that an aggregator holds
+ * at most that much of one call's data at a time (ROMIO's cycles through cb_buffer_size).
+ */
+export function roundWindows(domains: readonly number[], windowBytes: number): Rounds {
+  const bounds: number[] = [];
+  const window: number[][] = [];
+  let count = 0;
+  for (let d = 0; d + 1 < domains.length; d++) {
+    const lo = domains[d]!;
+    const hi = domains[d + 1]!;
+    const mine: number[] = [];
+    for (let at = lo; at < hi; at += windowBytes) {
+      mine.push(bounds.length);
+      bounds.push(at);
+    }
+    window.push(mine);
+    count = Math.max(count, mine.length);
+  }
+  bounds.push(domains[domains.length - 1]!);
+  return { bounds, window, count };
+}

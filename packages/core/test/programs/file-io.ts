@@ -23,7 +23,7 @@ const sync = async (f: MPI.File): Promise<void> => {
   await world.barrier();
   await f.sync();
 };
-const hints = new MPI.Info({ romio_cb_read: cb, romio_cb_write: cb, cb_buffer_size: '4096', cb_nodes: String(Math.min(2, np)) });
+const hints = new MPI.Info({ romio_cb_read: cb, romio_cb_write: cb, cb_buffer_size: '1000', cb_nodes: String(Math.min(2, np)) });
 
 // --- explicit offsets: write my block, read my neighbour's --------------------------------------
 {
