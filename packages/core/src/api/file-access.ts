@@ -83,12 +83,15 @@ export async function readRuns(f: FileAccess, runs: Runs, area: Uint8Array, call
   return at;
 }
 
+/** The most bytes one node:fs read or write is given (Node refuses lengths above 2 GiB - 1). */
+const MAX_CALL_BYTES = 1 << 30;
+
 /** pwrite until every byte is written. */
 export async function writeFully(fh: FileHandle, bytes: Uint8Array, position: number, call: string, path: string): Promise<void> {
   let done = 0;
   try {
     while (done < bytes.length) {
-      const { bytesWritten } = await fh.write(bytes, done, bytes.length - done, position + done);
+      const { bytesWritten } = await fh.write(bytes, done, Math.min(bytes.length - done, MAX_CALL_BYTES), position + done);
       done += bytesWritten;
     }
   } catch (e) {
@@ -101,7 +104,7 @@ export async function readFully(fh: FileHandle, bytes: Uint8Array, position: num
   let done = 0;
   try {
     while (done < bytes.length) {
-      const { bytesRead } = await fh.read(bytes, done, bytes.length - done, position + done);
+      const { bytesRead } = await fh.read(bytes, done, Math.min(bytes.length - done, MAX_CALL_BYTES), position + done);
       if (bytesRead === 0) break;
       done += bytesRead;
     }
