@@ -22,10 +22,10 @@ import { Status } from './status.ts';
 
 /** What an access needs of its File. */
 export interface FileAccess {
-  readonly fh: FileHandle;
+  readonly _fh: FileHandle;
   readonly path: string;
-  readonly view: ViewMap;
-  readonly datarep: 'native' | 'external32';
+  readonly _view: ViewMap;
+  readonly _datarep: 'native' | 'external32';
 }
 
 /** A buffer argument of a data access, resolved: whole etypes of the view. */
@@ -66,7 +66,7 @@ export async function writeRuns(f: FileAccess, runs: Runs, data: Uint8Array, cal
   let at = 0;
   for (let i = 0; i < runs.offsets.length; i++) {
     const len = runs.lengths[i]!;
-    await writeFully(f.fh, data.subarray(at, at + len), runs.offsets[i]!, call, f.path);
+    await writeFully(f._fh, data.subarray(at, at + len), runs.offsets[i]!, call, f.path);
     at += len;
   }
 }
@@ -76,7 +76,7 @@ export async function readRuns(f: FileAccess, runs: Runs, area: Uint8Array, call
   let at = 0;
   for (let i = 0; i < runs.offsets.length; i++) {
     const len = runs.lengths[i]!;
-    const got = await readFully(f.fh, area.subarray(at, at + len), runs.offsets[i]!, call, f.path);
+    const got = await readFully(f._fh, area.subarray(at, at + len), runs.offsets[i]!, call, f.path);
     at += got;
     if (got < len) break;
   }

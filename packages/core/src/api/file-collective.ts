@@ -31,10 +31,10 @@ import { readFully, writeFully, type FileAccess } from './file-access.ts';
 
 /** What the two-phase path needs of its File. */
 export interface CollectiveAccess extends FileAccess {
-  readonly comm: Comm;
+  readonly _comm: Comm;
   /** ranks of comm that aggregate, one per domain */
-  readonly aggregators: readonly number[];
-  readonly cbBufferSize: number;
+  readonly _aggregators: readonly number[];
+  readonly _cbBufferSize: number;
 }
 
 /** [lo, hi) of a run list ([0, 0] when empty). */
@@ -69,7 +69,7 @@ interface Plan {
 }
 
 async function plan(c: CollectiveAccess, runs: Runs, ranges: readonly [number, number][]): Promise<Plan | null> {
-  const { comm, aggregators } = c;
+  const { _comm: comm, _aggregators: aggregators } = c;
   let lo = Infinity;
   let hi = -Infinity;
   for (const [a, b] of ranges) {
@@ -79,7 +79,7 @@ async function plan(c: CollectiveAccess, runs: Runs, ranges: readonly [number, n
   }
   if (lo === Infinity) return null;
   const domains = fileDomains(lo, hi, aggregators.length);
-  const rounds = roundWindows(domains, c.cbBufferSize);
+  const rounds = roundWindows(domains, c._cbBufferSize);
   const mine = splitByDomain(runs, rounds.bounds);
   // To each aggregator, once, the pairs of all its windows (it sorts them into rounds by offset).
   const size = comm.size;
@@ -101,7 +101,7 @@ async function plan(c: CollectiveAccess, runs: Runs, ranges: readonly [number, n
     for (let r = 0; r < size; r++) {
       for (let i = recvDispls[r]!; i < recvDispls[r]! + recvCounts[r]!; i += 2) {
         // A piece never crosses a window: its first byte tells the round.
-        fromRank[Math.floor((recv[i]! - start) / c.cbBufferSize)]![r]!.push(recv[i]!, recv[i + 1]!);
+        fromRank[Math.floor((recv[i]! - start) / c._cbBufferSize)]![r]!.push(recv[i]!, recv[i + 1]!);
       }
     }
   }
@@ -149,7 +149,7 @@ function myRound(p: Plan, d: number, k: number): { pairs: number[]; streamAt: nu
 export async function writeTwoPhase(c: CollectiveAccess, runs: Runs, ranges: [number, number][], data: Uint8Array, call: string): Promise<void> {
   const p = await plan(c, runs, ranges);
   if (p === null) return;
-  const { comm, aggregators } = c;
+  const { _comm: comm, _aggregators: aggregators } = c;
   const size = comm.size;
   let failure: MPIError | null = null;
   for (let k = 0; k < p.rounds.count; k++) {
@@ -199,12 +199,12 @@ async function throwAnyFailure(comm: Comm, mine: MPIError | null): Promise<void>
 async function writeExtent(c: CollectiveAccess, e: Extent, recv: Uint8Array, call: string): Promise<void> {
   if (e.pieces.length === 1) {
     const p = e.pieces[0]!;
-    await writeFully(c.fh, recv.subarray(p.at, p.at + p.length), p.offset, call, c.path);
+    await writeFully(c._fh, recv.subarray(p.at, p.at + p.length), p.offset, call, c.path);
     return;
   }
   const stage = new Uint8Array(e.length);
   for (const p of e.pieces) stage.set(recv.subarray(p.at, p.at + p.length), p.offset - e.offset);
-  await writeFully(c.fh, stage, e.offset, call, c.path);
+  await writeFully(c._fh, stage, e.offset, call, c.path);
 }
 
 /**
@@ -214,7 +214,7 @@ async function writeExtent(c: CollectiveAccess, e: Extent, recv: Uint8Array, cal
 export async function readTwoPhase(c: CollectiveAccess, runs: Runs, ranges: [number, number][], area: Uint8Array, call: string): Promise<number> {
   const p = await plan(c, runs, ranges);
   if (p === null) return 0;
-  const { comm, aggregators } = c;
+  const { _comm: comm, _aggregators: aggregators } = c;
   const size = comm.size;
   let eof = Infinity;
   let failure: MPIError | null = null;
@@ -259,7 +259,7 @@ async function readExtents(c: CollectiveAccess, extents: Extent[], send: Uint8Ar
   let eof = Infinity;
   for (const e of extents) {
     const buf = new Uint8Array(e.length);
-    const got = await readFully(c.fh, buf, e.offset, call, c.path);
+    const got = await readFully(c._fh, buf, e.offset, call, c.path);
     if (got < e.length) eof = Math.min(eof, e.offset + got);
     for (const piece of e.pieces) send.set(buf.subarray(piece.offset - e.offset, piece.offset - e.offset + piece.length), piece.at);
   }

@@ -53,21 +53,21 @@ type Kind = 'read' | 'write';
 /** An open file of a group of processes (MPI_File). @example const f = await MPI.File.open(MPI.COMM_WORLD, '/tmp/x', MPI.MODE_CREATE | MPI.MODE_RDWR); */
 export class File implements CollectiveAccess {
   /** @internal the private dup of the communicator the file was opened on */
-  readonly comm: Comm;
+  readonly _comm: Comm;
   /** @internal */
-  readonly fh: FileHandle;
+  readonly _fh: FileHandle;
   /** the path the file was opened with */
   readonly path: string;
   /** the access mode of File.open (MPI_File_get_amode) */
   readonly amode: number;
   /** @internal */
-  view: ViewMap = byteViewMap();
+  _view: ViewMap = byteViewMap();
   /** @internal */
-  datarep: Datarep = 'native';
+  _datarep: Datarep = 'native';
   /** @internal */
-  aggregators: number[];
+  _aggregators: number[];
   /** @internal */
-  cbBufferSize = DEFAULT_CB_BUFFER_SIZE;
+  _cbBufferSize = DEFAULT_CB_BUFFER_SIZE;
   #etype: Datatype = BYTE;
   #filetype: Datatype = BYTE;
   /** the individual file pointer, in etypes of the view */
@@ -82,11 +82,11 @@ export class File implements CollectiveAccess {
 
   /** @internal Use File.open. */
   constructor(comm: Comm, fh: FileHandle, path: string, amode: number, aggregators: number[], initialPointer: number) {
-    this.comm = comm;
-    this.fh = fh;
+    this._comm = comm;
+    this._fh = fh;
     this.path = path;
     this.amode = amode;
-    this.aggregators = aggregators;
+    this._aggregators = aggregators;
     this.#pointer = new SharedPointer(comm, initialPointer);
     this.#position = initialPointer;
   }
@@ -156,26 +156,26 @@ export class File implements CollectiveAccess {
     await this.#chain.catch(() => undefined);
     await this.#pointer.stop();
     try {
-      await this.fh.close();
+      await this._fh.close();
     } catch (e) {
       throw fileError(e, call, this.path);
     }
     if (this.amode & MODE_DELETE_ON_CLOSE) {
       // Every handle is closed (the pointer's stop() was a barrier); close returns once the file is gone, everywhere.
       let err: MPIError | null = null;
-      if (this.comm.rank === 0) await unlink(this.path).catch((e: unknown) => { err = fileError(e, call, this.path); });
-      const w = await this.comm.bcast(err === null ? null : (err as MPIError).toWire());
+      if (this._comm.rank === 0) await unlink(this.path).catch((e: unknown) => { err = fileError(e, call, this.path); });
+      const w = await this._comm.bcast(err === null ? null : (err as MPIError).toWire());
       if (w !== null) {
-        this.comm.free();
+        this._comm.free();
         throw MPIError.fromWire(w);
       }
     }
-    this.comm.free();
+    this._comm.free();
   }
 
   /** The group of the file's communicator (MPI_File_get_group). */
   get group(): Group {
-    return this.comm.group;
+    return this._comm.group;
   }
 
   // --- hints, errors ----------------------------------------------------------
@@ -184,7 +184,7 @@ export class File implements CollectiveAccess {
   getInfo(): Info {
     this.#check('File.getInfo');
     return new Info({
-      cb_nodes: String(this.aggregators.length), cb_buffer_size: String(this.cbBufferSize),
+      cb_nodes: String(this._aggregators.length), cb_buffer_size: String(this._cbBufferSize),
       romio_cb_read: 'automatic', romio_cb_write: 'automatic', ...Object.fromEntries(this.#hints),
     });
   }
@@ -204,7 +204,7 @@ export class File implements CollectiveAccess {
       if (k === 'cb_buffer_size') {
         const n = Number(v);
         if (!Number.isSafeInteger(n) || n < 1) throw mpiError(ERR_ARG, call, `hint cb_buffer_size is '${v}': expected a positive integer (bytes)`);
-        this.cbBufferSize = n;
+        this._cbBufferSize = n;
       } else if ((k === 'romio_cb_read' || k === 'romio_cb_write') && !CB_MODES.includes(v)) {
         throw mpiError(ERR_ARG, call, `hint ${k} is '${v}': expected enable, disable or automatic`);
       }
@@ -255,10 +255,10 @@ export class File implements CollectiveAccess {
     }
     this.#applyHints(infoEntries(info, call) ?? [], call);
     await this.#chain.catch(() => undefined);
-    this.view = makeViewMap(disp, etype.size, filetype._map);
+    this._view = makeViewMap(disp, etype.size, filetype._map);
     this.#etype = etype;
     this.#filetype = filetype;
-    this.datarep = datarep;
+    this._datarep = datarep;
     this.#position = 0;
     await this.#resetShared(0);
   }
@@ -266,7 +266,7 @@ export class File implements CollectiveAccess {
   /** The view (MPI_File_get_view). */
   getView(): { disp: number; etype: Datatype; filetype: Datatype; datarep: string } {
     this.#check('File.getView');
-    return { disp: this.view.disp, etype: this.#etype, filetype: this.#filetype, datarep: this.datarep };
+    return { disp: this._view.disp, etype: this.#etype, filetype: this.#filetype, datarep: this._datarep };
   }
 
   // --- pointers ---------------------------------------------------------------
@@ -290,7 +290,7 @@ export class File implements CollectiveAccess {
     const call = 'File.getByteOffset';
     this.#check(call);
     checkOffset(offset, call);
-    return fileByteOf(this.view, offset * this.view.etypeSize);
+    return fileByteOf(this._view, offset * this._view.etypeSize);
   }
 
   /**
@@ -326,16 +326,16 @@ export class File implements CollectiveAccess {
 
   /** Etypes of the view that end at or before file byte `size` (for SEEK_END). */
   #etypesBefore(size: number): number {
-    const v = this.view;
+    const v = this._view;
     if (v.isLinear) return Math.max(0, Math.floor((size - v.disp - v.runOffsets[0]!) / v.etypeSize));
     const bytes = bytesBefore(runsOf(v, 0, Math.max(0, size - v.disp) + v.tileSize), size);
     return Math.floor(bytes / v.etypeSize);
   }
 
   async #resetShared(value: number): Promise<void> {
-    await this.comm.barrier();
-    if (this.comm.rank === 0) this.#pointer.setLocal(value);
-    await this.comm.barrier();
+    await this._comm.barrier();
+    if (this._comm.rank === 0) this.#pointer.setLocal(value);
+    await this._comm.barrier();
   }
 
   // --- sizes, consistency -------------------------------------------------------
@@ -345,7 +345,7 @@ export class File implements CollectiveAccess {
     const call = 'File.getSize';
     this.#check(call);
     try {
-      return (await this.fh.stat()).size;
+      return (await this._fh.stat()).size;
     } catch (e) {
       throw fileError(e, call, this.path);
     }
@@ -365,16 +365,16 @@ export class File implements CollectiveAccess {
     this.#check(call);
     this.#checkWritable(call);
     if (!Number.isSafeInteger(bytes) || bytes < 0) throw mpiError(ERR_ARG, call, `bytes is ${describe(bytes)}: expected an integer >= 0`);
-    await this.comm.barrier();
+    await this._comm.barrier();
     let err: MPIError | null = null;
-    if (this.comm.rank === 0) {
+    if (this._comm.rank === 0) {
       try {
-        if (!growOnly || (await this.fh.stat()).size < bytes) await this.fh.truncate(bytes);
+        if (!growOnly || (await this._fh.stat()).size < bytes) await this._fh.truncate(bytes);
       } catch (e) {
         err = fileError(e, call, this.path);
       }
     }
-    const w = await this.comm.bcast(err === null ? null : err.toWire());
+    const w = await this._comm.bcast(err === null ? null : err.toWire());
     if (w !== null) throw MPIError.fromWire(w);
   }
 
@@ -383,7 +383,7 @@ export class File implements CollectiveAccess {
     const call = 'File.sync';
     this.#check(call);
     try {
-      await this.fh.sync();
+      await this._fh.sync();
     } catch (e) {
       throw fileError(e, call, this.path);
     }
@@ -395,7 +395,7 @@ export class File implements CollectiveAccess {
     this.#check(call);
     if (typeof flag !== 'boolean') throw mpiError(ERR_ARG, call, `flag is ${describe(flag)}: expected a boolean`);
     await this.#chain.catch(() => undefined);
-    await this.comm.barrier();
+    await this._comm.barrier();
     this.#atomic = flag;
   }
 
@@ -486,32 +486,32 @@ export class File implements CollectiveAccess {
 
   #atPointer(kind: Kind, call: string, buf: BufSpec, collective: boolean): Promise<Status> {
     this.#checkAccess(kind, call);
-    const rb = resolveAccessBuf(buf, this.view.etypeSize, call);
+    const rb = resolveAccessBuf(buf, this._view.etypeSize, call);
     const at = this.#position;
     // MPI 4.0 14.4.3: the pointer moves by what the call asks for, when the call starts.
-    this.#position += rb.packedBytes / this.view.etypeSize;
+    this.#position += rb.packedBytes / this._view.etypeSize;
     if (!collective) return this.#run(kind, call, at, rb, false);
     return this.#collectively(() => this.#run(kind, call, at, rb, true));
   }
 
   async #atShared(kind: Kind, call: string, buf: BufSpec): Promise<Status> {
     this.#checkAccess(kind, call);
-    const rb = resolveAccessBuf(buf, this.view.etypeSize, call);
-    const at = await this.#pointer.fetchAdd(rb.packedBytes / this.view.etypeSize);
+    const rb = resolveAccessBuf(buf, this._view.etypeSize, call);
+    const at = await this.#pointer.fetchAdd(rb.packedBytes / this._view.etypeSize);
     return this.#run(kind, call, at, rb, false);
   }
 
   #ordered(kind: Kind, call: string, buf: BufSpec): Promise<Status> {
     this.#checkAccess(kind, call);
-    const rb = resolveAccessBuf(buf, this.view.etypeSize, call);
-    const n = rb.packedBytes / this.view.etypeSize;
+    const rb = resolveAccessBuf(buf, this._view.etypeSize, call);
+    const n = rb.packedBytes / this._view.etypeSize;
     // In the chain: the allgather and bcast come in the same order on every process as the other collective accesses.
     return this.#collectively(async () => {
-      const counts = await this.comm.allgather(n);
+      const counts = await this._comm.allgather(n);
       let before = 0;
-      for (let r = 0; r < this.comm.rank; r++) before += counts[r]!;
+      for (let r = 0; r < this._comm.rank; r++) before += counts[r]!;
       const total = counts.reduce((a, b) => a + b, 0);
-      const base = await this.comm.bcast(this.comm.rank === 0 ? await this.#pointer.fetchAdd(total) : 0);
+      const base = await this._comm.bcast(this._comm.rank === 0 ? await this.#pointer.fetchAdd(total) : 0);
       return this.#run(kind, call, base + before, rb, true);
     });
   }
@@ -532,26 +532,26 @@ export class File implements CollectiveAccess {
   #access(kind: Kind, call: string, offset: number, buf: BufSpec, collective: boolean): Promise<Status> {
     this.#checkAccess(kind, call);
     checkOffset(offset, call);
-    const rb = resolveAccessBuf(buf, this.view.etypeSize, call);
+    const rb = resolveAccessBuf(buf, this._view.etypeSize, call);
     if (!collective) return this.#run(kind, call, offset, rb, false);
     return this.#collectively(() => this.#run(kind, call, offset, rb, true));
   }
 
   async #run(kind: Kind, call: string, offset: number, rb: ResolvedBuf, collective: boolean): Promise<Status> {
-    const runs = runsOf(this.view, offset * this.view.etypeSize, rb.packedBytes);
+    const runs = runsOf(this._view, offset * this._view.etypeSize, rb.packedBytes);
     // Atomic mode: each process accesses the file itself under the lock (the aggregators would break the per-access atomicity).
-    const ranges = collective && !this.#atomic ? await twoPhaseRanges(this.comm, this.#hint(kind === 'read' ? 'romio_cb_read' : 'romio_cb_write'), runs) : null;
+    const ranges = collective && !this.#atomic ? await twoPhaseRanges(this._comm, this.#hint(kind === 'read' ? 'romio_cb_read' : 'romio_cb_write'), runs) : null;
     if (this.#atomic) await this.#pointer.lock();
     try {
       if (kind === 'write') {
-        const data = bytesToWrite(rb, this.datarep);
+        const data = bytesToWrite(rb, this._datarep);
         if (ranges !== null) await writeTwoPhase(this, runs, ranges, data, call);
         else await writeRuns(this, runs, data, call);
         return accessStatus(rb.packedBytes);
       }
       const area = readArea(rb);
       const got = ranges !== null ? await readTwoPhase(this, runs, ranges, area, call) : await readRuns(this, runs, area, call);
-      finishRead(rb, area, got, this.datarep);
+      finishRead(rb, area, got, this._datarep);
       return accessStatus(got);
     } finally {
       if (this.#atomic) await this.#pointer.unlock();
