@@ -30,6 +30,8 @@ const hints = new MPI.Info({ romio_cb_read: cb, romio_cb_write: cb, cb_buffer_si
   const name = path.join(dir, 'blocks.dat');
   const f = await MPI.File.open(world, name, MPI.MODE_CREATE | MPI.MODE_RDWR, hints);
   equal(f.amode, MPI.MODE_CREATE | MPI.MODE_RDWR, 'amode');
+  equal(f.getInfo().get('cb_nodes'), String(Math.min(2, np)), 'cb_nodes hint');
+  equal(f.getInfo().get('romio_cb_write'), cb, 'romio_cb_write hint');
   equal(f.group.size, np, 'group size');
   const B = 1000;
   const block = (r: number): Int32Array => Int32Array.from({ length: B }, (_, i) => r * 100_000 + i);
@@ -70,6 +72,15 @@ const hints = new MPI.Info({ romio_cb_read: cb, romio_cb_write: cb, cb_buffer_si
   equal(Array.from(all), Array.from(block(((me - 1 + np) % np) + 7)), 'IwriteAtAll then IreadAtAll');
   await f.close();
   await throwsMPI(() => f.ReadAt(0, got), MPI.ERR_FILE, 'File.ReadAt', 'a closed file');
+}
+
+// --- default hints: one aggregator per host -------------------------------------------------------
+{
+  const f = await MPI.File.open(world, path.join(dir, 'blocks.dat'), MPI.MODE_RDONLY);
+  const hosts = new Set(await world.allgather(MPI.getProcessorName()));
+  equal(f.getInfo().get('cb_nodes'), String(hosts.size), 'default cb_nodes: one aggregator per host');
+  equal(f.getInfo().get('cb_buffer_size'), String(16 * 1024 * 1024), 'default cb_buffer_size');
+  await f.close();
 }
 
 // --- a 3-D array through subarray views, written by one decomposition, read by another ------------
