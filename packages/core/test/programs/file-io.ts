@@ -47,6 +47,10 @@ const hints = new MPI.Info({ romio_cb_read: cb, romio_cb_write: cb, cb_buffer_si
   // Past the end: a short read, the status counts what there was.
   const tail = new Int32Array(10);
   equal((await f.ReadAt(np * B * 4 - 8, tail)).getCount(MPI.INT32), 2, 'short read at the end');
+  // The same collectively: every process's count stops at the end of the file.
+  const tailAll = new Int32Array(10);
+  equal((await f.ReadAtAll(np * B * 4 - 8 - 4 * (me % 2), tailAll)).getCount(MPI.INT32), 2 + (me % 2), 'short collective read at the end');
+  equal(tailAll[1 + (me % 2)], block(np - 1)[B - 1], 'the last element, read collectively');
   // Nonblocking forms and the individual pointer.
   const nb = new Int32Array(B);
   const req = f.IreadAt(other * B * 4, nb);
