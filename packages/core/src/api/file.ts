@@ -15,6 +15,7 @@
  * communicator's collectives in the same order on every process.
  * A File's default error handler is ERRORS_RETURN (MPI 4.0 14.7).
  */
+import { fstatSync } from 'node:fs';
 import { unlink, type FileHandle } from 'node:fs/promises';
 import {
   MODE_APPEND, MODE_DELETE_ON_CLOSE, SEEK_CUR, SEEK_END, SEEK_SET, byteViewMap, checkAmode, fileByteOf, fileError, isReadable, isWritable,
@@ -276,7 +277,21 @@ export class File implements CollectiveAccess {
    * @throws MPIError(ERR_ARG) for a bad whence or a position before the start of the view
    */
   seek(offset: number, whence = SEEK_SET): void {
-    this.#position = this.#seekTarget('File.seek', offset, whence, this.#position, null);
+    const call = 'File.seek';
+    this.#check(call);
+    this.#position = this.#seekTarget(call, offset, whence, this.#position, whence === SEEK_END ? this.#sizeNow(call) : null);
+  }
+
+  /**
+   * The file's size for seek's SEEK_END: seek is synchronous (API.md), so an fstat of the open
+   * descriptor, which answers from the inode without blocking on the disk.
+   */
+  #sizeNow(call: string): number {
+    try {
+      return fstatSync(this._fh.fd).size;
+    } catch (e) {
+      throw fileError(e, call, this.path);
+    }
   }
 
   /** The individual file pointer, in etypes (MPI_File_get_position). */

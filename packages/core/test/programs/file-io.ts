@@ -66,6 +66,8 @@ const hints = new MPI.Info({ romio_cb_read: cb, romio_cb_write: cb, cb_buffer_si
   f.seek(-B * 2, MPI.SEEK_CUR);
   equal(f.getPosition(), other * B * 4 + B * 2, 'SEEK_CUR');
   equal(f.getByteOffset(12), 12, 'getByteOffset in the byte view');
+  f.Seek(-4, MPI.SEEK_END);
+  equal(f.Get_position(), np * B * 4 - 4, 'SEEK_END (mpi4py spellings)');
   await world.barrier();
   // Collective explicit offsets and their nonblocking forms: rewrite every block shifted by one rank.
   const w = f.IwriteAtAll(((me + 1) % np) * B * 4, block(me + 7));
@@ -142,6 +144,8 @@ const hints = new MPI.Info({ romio_cb_read: cb, romio_cb_write: cb, cb_buffer_si
   await f.IreadAll(back).wait();
   equal(Array.from(back), Array.from(local(tr)), 'IreadAll');
   equal(f.getByteOffset(0), 8 * ((tr.starts[0]! * G[1]! + tr.starts[1]!) * G[2]! + tr.starts[2]!), 'getByteOffset of the first element');
+  f.seek(0, MPI.SEEK_END);
+  equal(f.getPosition(), back.length, 'SEEK_END in a subarray view: after the whole tile');
   await f.close();
   ftW.free();
   ftR.free();
