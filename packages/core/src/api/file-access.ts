@@ -16,8 +16,9 @@
  */
 import type { FileHandle } from 'node:fs/promises';
 import { fileError, swapPacked, type Runs, type ViewMap } from '../io/index.ts';
-import { ERR_TYPE, mpiError } from '../util/index.ts';
-import { packedOf, recvAreaOf, resolveBuf, unpackArea, type ResolvedBuf } from './buffer.ts';
+import { ERR_ARG, ERR_TYPE, mpiError } from '../util/index.ts';
+import { describe, packedOf, recvAreaOf, resolveBuf, unpackArea, type ResolvedBuf } from './buffer.ts';
+import { Request } from './request.ts';
 import { Status } from './status.ts';
 
 /** What an access needs of its File. */
@@ -112,4 +113,20 @@ export async function readFully(fh: FileHandle, bytes: Uint8Array, position: num
     throw fileError(e, call, path);
   }
   return done;
+}
+
+/** An offset argument, checked. @throws MPIError(ERR_ARG) unless an integer >= 0 */
+export function checkOffset(offset: unknown, call: string): asserts offset is number {
+  if (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0) {
+    throw mpiError(ERR_ARG, call, `offset is ${describe(offset)}: expected an integer >= 0 (etypes of the view)`);
+  }
+}
+
+/** A nonblocking access: the request completes with the access; its status counts the bytes. */
+export function requestOf(start: () => Promise<Status>, call: string): Request<void> {
+  const p = start();
+  const req: Request<void> = Request._fromPromise(p.then((st) => {
+    req._r!.count = st._count;
+  }), null, call);
+  return req;
 }

@@ -29,14 +29,16 @@ import { checkDatatype, describe, type BufSpec, type ResolvedBuf } from './buffe
 import { Comm } from './comm.ts';
 import { BYTE, type Datatype } from './datatype.ts';
 import { ERRORS_RETURN, checkErrhandler, invokeErrhandler, routeErrors, type Errhandler } from './errhandler.ts';
-import { accessStatus, bytesToWrite, finishRead, readArea, readRuns, resolveAccessBuf, writeRuns } from './file-access.ts';
+import {
+  accessStatus, bytesToWrite, checkOffset, finishRead, readArea, readRuns, requestOf, resolveAccessBuf, writeRuns,
+} from './file-access.ts';
 import { bytesBefore, readTwoPhase, twoPhaseRanges, writeTwoPhase, type CollectiveAccess } from './file-collective.ts';
 import { chooseAggregators, openOne } from './file-open.ts';
 import { SharedPointer } from './file-shared-pointer.ts';
 import type { Group } from './group.ts';
 import { Info, infoEntries } from './info.ts';
 import { abort } from './lifecycle.ts';
-import { Request } from './request.ts';
+import type { Request } from './request.ts';
 import type { Status } from './status.ts';
 
 export {
@@ -584,19 +586,4 @@ export class File implements CollectiveAccess {
   toString(): string {
     return this.name;
   }
-}
-
-function checkOffset(offset: unknown, call: string): asserts offset is number {
-  if (typeof offset !== 'number' || !Number.isSafeInteger(offset) || offset < 0) {
-    throw mpiError(ERR_ARG, call, `offset is ${describe(offset)}: expected an integer >= 0 (etypes of the view)`);
-  }
-}
-
-/** A nonblocking access: the request completes with the access; its status counts the bytes. */
-function requestOf(start: () => Promise<Status>, call: string): Request<void> {
-  const p = start();
-  const req: Request<void> = Request._fromPromise(p.then((st) => {
-    req._r!.count = st._count;
-  }), null, call);
-  return req;
 }
