@@ -7,7 +7,7 @@
  */
 import { open as fsOpen, type FileHandle } from 'node:fs/promises';
 import { fileError, openFlags } from '../io/index.ts';
-import { ERR_ARG, mpiError, type MPIError } from '../util/index.ts';
+import type { MPIError } from '../util/index.ts';
 import type { Comm } from './comm.ts';
 import { COMM_TYPE_SHARED } from './constants.ts';
 
@@ -39,11 +39,8 @@ export async function chooseAggregators(comm: Comm, hints: [string, string][]): 
   const hosts = [...byHost.values()];
   const wanted = hints.find(([k]) => k === 'cb_nodes')?.[1];
   let count = hosts.length;
-  if (wanted !== undefined) {
-    const n = Number(wanted);
-    if (!Number.isSafeInteger(n) || n < 1) throw mpiError(ERR_ARG, 'File.open', `hint cb_nodes is '${wanted}': expected a positive integer`);
-    count = Math.min(n, comm.size);
-  }
+  // File.open has checked the hint: a positive integer.
+  if (wanted !== undefined) count = Math.min(Number(wanted), comm.size);
   const out: number[] = [];
   for (let i = 0; out.length < count; i++) for (const h of hosts) if (i < h.length && out.length < count) out.push(h[i]!);
   return out;

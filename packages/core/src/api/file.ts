@@ -111,6 +111,8 @@ export class File implements CollectiveAccess {
     if (typeof path !== 'string' || path.length === 0) throw mpiError(ERR_BAD_FILE, call, `path is ${describe(path)}: expected a non-empty string`);
     checkAmode(amode, call);
     const hints = infoEntries(info, call) ?? [];
+    // Bad hints fail here, before anything is created.
+    for (const [k, v] of hints) checkHint(k, v, call);
     const fcomm = await comm.dup();
     let fh: FileHandle | null = null;
     try {
@@ -164,7 +166,7 @@ export class File implements CollectiveAccess {
       throw fileError(e, call, this.path);
     }
     if (this.amode & MODE_DELETE_ON_CLOSE) {
-      // Every handle is closed (the pointer's stop() was a barrier); close returns once the file is gone, everywhere.
+      // After the pointer's stop() (a barrier) nobody accesses the file; close returns once it is gone, everywhere.
       let err: MPIError | null = null;
       if (this._comm.rank === 0) await unlink(this.path).catch((e: unknown) => { err = fileError(e, call, this.path); });
       const w = await this._comm.bcast(err === null ? null : (err as MPIError).toWire());
@@ -203,14 +205,9 @@ export class File implements CollectiveAccess {
   }
 
   #applyHints(entries: [string, string][], call: string): void {
+    for (const [k, v] of entries) checkHint(k, v, call);
     for (const [k, v] of entries) {
-      if (k === 'cb_buffer_size') {
-        const n = Number(v);
-        if (!Number.isSafeInteger(n) || n < 1) throw mpiError(ERR_ARG, call, `hint cb_buffer_size is '${v}': expected a positive integer (bytes)`);
-        this._cbBufferSize = n;
-      } else if ((k === 'romio_cb_read' || k === 'romio_cb_write') && !CB_MODES.includes(v)) {
-        throw mpiError(ERR_ARG, call, `hint ${k} is '${v}': expected enable, disable or automatic`);
-      }
+      if (k === 'cb_buffer_size') this._cbBufferSize = Number(v);
       this.#hints.set(k, v);
     }
   }
@@ -585,5 +582,18 @@ export class File implements CollectiveAccess {
 
   toString(): string {
     return this.name;
+  }
+}
+
+/**
+ * A hint File understands, checked (others are kept as given).
+ * @throws MPIError(ERR_ARG) for a cb_nodes or cb_buffer_size that is not a positive integer, a romio_cb_* not enable/disable/automatic
+ */
+function checkHint(key: string, value: string, call: string): void {
+  if (key === 'cb_buffer_size' || key === 'cb_nodes') {
+    const n = Number(value);
+    if (!Number.isSafeInteger(n) || n < 1) throw mpiError(ERR_ARG, call, `hint ${key} is '${value}': expected a positive integer`);
+  } else if ((key === 'romio_cb_read' || key === 'romio_cb_write') && !CB_MODES.includes(value)) {
+    throw mpiError(ERR_ARG, call, `hint ${key} is '${value}': expected enable, disable or automatic`);
   }
 }

@@ -246,6 +246,10 @@ const hints = new MPI.Info({ romio_cb_read: cb, romio_cb_write: cb, cb_buffer_si
   } catch (e) {
     check(String((e as Error).message).includes(missing) && String((e as Error).message).includes('ENOENT'), `the message names the path and ENOENT: ${(e as Error).message}`);
   }
+  const hinted = path.join(dir, 'hinted.dat');
+  await throwsMPI(() => MPI.File.open(world, hinted, MPI.MODE_CREATE | MPI.MODE_RDWR, new MPI.Info({ cb_nodes: 'many' })), MPI.ERR_ARG, 'File.open', 'a bad cb_nodes hint');
+  await throwsMPI(() => MPI.File.open(world, hinted, MPI.MODE_CREATE | MPI.MODE_RDWR, new MPI.Info({ romio_cb_write: 'sometimes' })), MPI.ERR_ARG, 'File.open', 'a bad romio_cb_write hint');
+  check(!fs.existsSync(hinted), 'a bad hint creates no file');
   const existing = path.join(dir, 'existing.dat');
   const f = await MPI.File.open(world, existing, MPI.MODE_CREATE | MPI.MODE_WRONLY);
   await throwsMPI(() => f.ReadAt(0, new Uint8Array(1)), MPI.ERR_ACCESS, 'File.ReadAt', 'read a WRONLY file');
