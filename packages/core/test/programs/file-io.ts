@@ -17,6 +17,7 @@ await MPI.init();
 const world = MPI.COMM_WORLD;
 const me = world.rank;
 const np = world.size;
+const baseline = MPI.stats().liveObjects;
 const sync = async (f: MPI.File): Promise<void> => {
   // MPI 4.0 14.6.1: sync-barrier-sync makes one process's writes visible to another's reads.
   await f.sync();
@@ -274,5 +275,6 @@ const hints = new MPI.Info({ romio_cb_read: cb, romio_cb_write: cb, cb_buffer_si
   await throwsMPI(() => MPI.File.delete(existing), MPI.ERR_NO_SUCH_FILE, 'File.delete', 'delete a missing file');
 }
 
+if (MPI.config().refcount !== 'gc') equal(MPI.stats().liveObjects, baseline, 'closed files and freed filetypes leave no objects behind');
 console.log(`file-io OK rank ${me}`);
 await MPI.finalize();
