@@ -43,6 +43,11 @@ export { Op, SUM, PROD, MIN, MAX, LAND, LOR, LXOR, BAND, BOR, BXOR, MINLOC, MAXL
 // Every collective in every form (issue 36): the one local reduction.
 export { reduceLocal } from './api/reduce-local.ts';
 export { config, stats } from './api/introspection.ts';
+// Parallel I/O (issue 37): File and its access modes and seek origins.
+export {
+  File, MODE_RDONLY, MODE_WRONLY, MODE_RDWR, MODE_CREATE, MODE_EXCL, MODE_APPEND, MODE_DELETE_ON_CLOSE, MODE_UNIQUE_OPEN, MODE_SEQUENTIAL,
+  SEEK_SET, SEEK_CUR, SEEK_END,
+} from './api/file.ts';
 export { Worker } from './api/worker.ts';
 export { dehydrate, revive, workerData } from './api/revive.ts';
 export { threadAttach, attachedEndpoint } from './api/endpoints.ts';
@@ -59,4 +64,6 @@ export {
   SUCCESS, ERR_BUFFER, ERR_COUNT, ERR_TYPE, ERR_TAG, ERR_COMM, ERR_RANK, ERR_ROOT, ERR_GROUP, ERR_OP, ERR_ARG,
   ERR_TRUNCATE, ERR_OTHER, ERR_INTERN, ERR_IN_STATUS, ERR_PENDING, ERR_NO_MEM, ERR_PROC_FAILED, ERR_ENDPOINTS,
   ERR_DIMS, ERR_INFO, ERR_INFO_KEY, ERR_INFO_VALUE, ERR_INFO_NOKEY, ERR_KEYVAL,
+  ERR_FILE, ERR_NO_SUCH_FILE, ERR_FILE_EXISTS, ERR_ACCESS, ERR_AMODE, ERR_BAD_FILE, ERR_READ_ONLY, ERR_NO_SPACE, ERR_IO,
+  ERR_UNSUPPORTED_DATAREP, ERR_FILE_IN_USE,
 } from './util/index.ts';

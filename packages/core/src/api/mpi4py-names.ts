@@ -16,6 +16,7 @@
 import { assert, errorString } from '../util/index.ts';
 import { Comm } from './comm.ts';
 import { Datatype } from './datatype.ts';
+import { File } from './file.ts';
 import { Group } from './group.ts';
 import { finalize, getProcessorName, init, isFinalized, isInitialized, queryThread, wtick, wtime } from './lifecycle.ts';
 import { Op } from './op.ts';
@@ -151,6 +152,52 @@ declare module './op.ts' {
   }
 }
 
+declare module './file.ts' {
+  interface File {
+    /** mpi4py spelling of `file.amode`. */
+    Get_amode(): number;
+    /** mpi4py spelling of `file.group`. */
+    Get_group(): Group;
+    Close: File['close'];
+    Set_view: File['setView'];
+    Read_at: File['ReadAt'];
+    Write_at: File['WriteAt'];
+    Read_at_all: File['ReadAtAll'];
+    Write_at_all: File['WriteAtAll'];
+    Iread_at: File['IreadAt'];
+    Iwrite_at: File['IwriteAt'];
+    Iread_at_all: File['IreadAtAll'];
+    Iwrite_at_all: File['IwriteAtAll'];
+    Read_all: File['ReadAll'];
+    Write_all: File['WriteAll'];
+    Iread_all: File['IreadAll'];
+    Iwrite_all: File['IwriteAll'];
+    Read_shared: File['ReadShared'];
+    Write_shared: File['WriteShared'];
+    Read_ordered: File['ReadOrdered'];
+    Write_ordered: File['WriteOrdered'];
+    Seek: File['seek'];
+    Get_position: File['getPosition'];
+    Get_byte_offset: File['getByteOffset'];
+    Seek_shared: File['seekShared'];
+    Get_position_shared: File['getPositionShared'];
+    Get_size: File['getSize'];
+    Set_size: File['setSize'];
+    Preallocate: File['preallocate'];
+    Sync: File['sync'];
+    Set_atomicity: File['setAtomicity'];
+    Get_atomicity: File['getAtomicity'];
+    Get_info: File['getInfo'];
+    Set_info: File['setInfo'];
+    Set_errhandler: File['setErrhandler'];
+    Get_errhandler: File['getErrhandler'];
+  }
+  namespace File {
+    let Open: typeof File.open;
+    let Delete: typeof File.delete;
+  }
+}
+
 /** One kind of alias: `alias` names the same function as `canonical`. */
 export interface MethodAlias { readonly alias: string; readonly canonical: string }
 /** `Get_x()` reads property `x`; `Set_x(v)` writes it. */
@@ -206,6 +253,17 @@ export const MPI4PY_ALIASES: readonly AliasTarget[] = [
     [['Set_source', 'source'], ['Set_tag', 'tag'], ['Set_error', 'error']]),
   aliases('Datatype', Datatype.prototype, [['Commit', 'commit'], ['Free', 'free']], [['Get_size', 'size']]),
   aliases('Op', Op.prototype, [['Free', 'free']]),
+  aliases('File', File.prototype,
+    [['Close', 'close'], ['Set_view', 'setView'], ['Read_at', 'ReadAt'], ['Write_at', 'WriteAt'], ['Read_at_all', 'ReadAtAll'],
+      ['Write_at_all', 'WriteAtAll'], ['Iread_at', 'IreadAt'], ['Iwrite_at', 'IwriteAt'], ['Iread_at_all', 'IreadAtAll'],
+      ['Iwrite_at_all', 'IwriteAtAll'], ['Read_all', 'ReadAll'], ['Write_all', 'WriteAll'], ['Iread_all', 'IreadAll'],
+      ['Iwrite_all', 'IwriteAll'], ['Read_shared', 'ReadShared'], ['Write_shared', 'WriteShared'], ['Read_ordered', 'ReadOrdered'],
+      ['Write_ordered', 'WriteOrdered'], ['Seek', 'seek'], ['Get_position', 'getPosition'], ['Get_byte_offset', 'getByteOffset'],
+      ['Seek_shared', 'seekShared'], ['Get_position_shared', 'getPositionShared'], ['Get_size', 'getSize'], ['Set_size', 'setSize'],
+      ['Preallocate', 'preallocate'], ['Sync', 'sync'], ['Set_atomicity', 'setAtomicity'], ['Get_atomicity', 'getAtomicity'],
+      ['Get_info', 'getInfo'], ['Set_info', 'setInfo'], ['Set_errhandler', 'setErrhandler'], ['Get_errhandler', 'getErrhandler']],
+    [['Get_amode', 'amode'], ['Get_group', 'group']]),
+  aliases('File (static)', File, [['Open', 'open'], ['Delete', 'delete']]),
 ];
 
 function install(target: AliasTarget): void {

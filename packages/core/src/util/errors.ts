@@ -29,11 +29,22 @@ export const ERROR_CLASSES = [
   [17, 'ERR_INTERN', 'internal error'],
   [18, 'ERR_IN_STATUS', 'error code is in status'],
   [19, 'ERR_PENDING', 'pending request'],
+  [20, 'ERR_ACCESS', 'permission denied'],
+  [21, 'ERR_AMODE', 'invalid file access mode'],
+  [22, 'ERR_BAD_FILE', 'invalid file name'],
+  [25, 'ERR_FILE_EXISTS', 'file exists'],
+  [26, 'ERR_FILE_IN_USE', 'file operation could not be completed: the file is in use'],
+  [27, 'ERR_FILE', 'invalid file handle'],
   [28, 'ERR_INFO', 'invalid info object'],
   [29, 'ERR_INFO_KEY', 'invalid info key'],
   [30, 'ERR_INFO_VALUE', 'invalid info value'],
   [31, 'ERR_INFO_NOKEY', 'info key not found'],
+  [32, 'ERR_IO', 'I/O error'],
   [34, 'ERR_NO_MEM', 'out of memory'],
+  [36, 'ERR_NO_SPACE', 'not enough space'],
+  [37, 'ERR_NO_SUCH_FILE', 'file does not exist'],
+  [40, 'ERR_READ_ONLY', 'read-only file or file system'],
+  [43, 'ERR_UNSUPPORTED_DATAREP', 'unsupported data representation'],
   [48, 'ERR_KEYVAL', 'invalid attribute key'],
   [54, 'ERR_PROC_FAILED', 'process failed'],
   [60, 'ERR_ENDPOINTS', 'invalid endpoint'],
@@ -72,6 +83,18 @@ export const ERR_INFO_NOKEY = classValue('ERR_INFO_NOKEY');
 export const ERR_KEYVAL = classValue('ERR_KEYVAL');
 export const ERR_PROC_FAILED = classValue('ERR_PROC_FAILED');
 export const ERR_ENDPOINTS = classValue('ERR_ENDPOINTS');
+// File classes (MPI 4.0 14.7; MPICH's values): raised by io/ and api/file*.ts.
+export const ERR_FILE = classValue('ERR_FILE');
+export const ERR_NO_SUCH_FILE = classValue('ERR_NO_SUCH_FILE');
+export const ERR_FILE_EXISTS = classValue('ERR_FILE_EXISTS');
+export const ERR_ACCESS = classValue('ERR_ACCESS');
+export const ERR_AMODE = classValue('ERR_AMODE');
+export const ERR_BAD_FILE = classValue('ERR_BAD_FILE');
+export const ERR_READ_ONLY = classValue('ERR_READ_ONLY');
+export const ERR_NO_SPACE = classValue('ERR_NO_SPACE');
+export const ERR_IO = classValue('ERR_IO');
+export const ERR_UNSUPPORTED_DATAREP = classValue('ERR_UNSUPPORTED_DATAREP');
+export const ERR_FILE_IN_USE = classValue('ERR_FILE_IN_USE');
 
 const NAME_BY_CLASS = new Map<number, string>(ERROR_CLASSES.map((r) => [r[0], r[1]]));
 const TEXT_BY_CLASS = new Map<number, string>(ERROR_CLASSES.map((r) => [r[0], r[2]]));
