@@ -1,7 +1,8 @@
 // The other send modes over real mpiexec jobs (issue 36; API.md "More point-to-point"): buffered
 // sends bounded by the attached buffer, detach waiting, BsendInit, ready sends, SsendInit,
-// SendrecvReplace / Isendrecv / IsendrecvReplace around a ring, argument errors; and buffered
-// sends from a worker thread and the main thread sharing the process's buffer.
+// SendrecvReplace / Isendrecv / IsendrecvReplace around a ring and across an intercommunicator,
+// argument errors; and buffered sends from a worker thread and the main thread sharing the
+// process's buffer.
 // testlist: p2p-modes np 2,3 inline, 4 threads, 3 refcount naive and gc; p2p-bsend-threads np 2 inline, 3 threads
 import { describe, it } from 'vitest';
 import { program, runJob } from './run-job.ts';

@@ -3,8 +3,8 @@
 // descriptions: buffered sends bounded by the attached buffer (ERR_BUFFER when it has no room or
 // none is attached), detach waiting for the buffered sends in flight, BsendInit started again and
 // again, ready sends to posted receives, SsendInit completing only once matched, SendrecvReplace,
-// Isendrecv and IsendrecvReplace around a ring, and the argument errors. np >= 2 (a rank's right
-// neighbour must be another process). Run with a small
+// Isendrecv and IsendrecvReplace around a ring and across an intercommunicator, and the argument
+// errors. np >= 2 (a rank's right neighbour must be another process). Run with a small
 // --eager-limit, so that a 4 KiB message goes by rendezvous and stays in flight until received.
 import * as MPI from '@tsmpi/core';
 import { check, equal, throwsMPI } from './check.ts';
@@ -170,6 +170,30 @@ MPI.attachBuffer(1 << 16);
   const nul = world.Isendrecv(new Uint8Array(4), MPI.PROC_NULL, 0, new Uint8Array(4), MPI.PROC_NULL, 0);
   await nul.wait();
   equal(nul.status!.source, MPI.PROC_NULL, 'Isendrecv with PROC_NULL');
+}
+
+// --- on an intercommunicator: ranks are the remote group's -----------------------------------
+{
+  const half = (await world.split(rank % 2, rank))!;
+  const inter = await half.createIntercomm(0, world, rank % 2 === 0 ? 1 : 0, 5);
+  if (inter.rank === 0) {
+    // The two leaders swap blocks (remote rank 0 is the other leader) and send a buffered value.
+    const block = new Int32Array([rank, rank + 100]);
+    const st = await inter.SendrecvReplace(block, 0, 70, 0, 70);
+    const other = rank === 0 ? 1 : 0;
+    equal([Array.from(block), st.source], [[other, other + 100], 0], 'SendrecvReplace across the intercommunicator');
+    MPI.attachBuffer(1024);
+    await inter.bsend({ from: rank }, 0, 71);
+    equal(await inter.recv(0, 71), { from: other }, 'bsend across the intercommunicator');
+    await MPI.detachBuffer();
+    const into = new Int32Array(1);
+    const req = inter.Isendrecv(new Int32Array([rank]), 0, 72, into, 0, 72);
+    await req.wait();
+    equal([into[0], req.status!.source], [other, 0], 'Isendrecv across the intercommunicator');
+  }
+  await throwsMPI(() => inter.Rsend(new Uint8Array(1), inter.remoteSize), MPI.ERR_RANK, 'Rsend', 'Rsend to a rank beyond the remote group');
+  inter.free();
+  half.free();
 }
 
 // --- argument errors name the call -------------------------------------------------------------
