@@ -32,6 +32,7 @@ export { Group } from './api/group.ts';
 export { Request } from './api/request.ts';
 // More point-to-point (issue 36): the process's attached buffer of buffered sends.
 export { attachBuffer, detachBuffer, BSEND_OVERHEAD } from './api/bsend-buffer.ts';
+export { PartitionedRequest } from './api/partitioned.ts';
 export { Status } from './api/status.ts';
 export { Message } from './api/message.ts';
 export {

@@ -3,8 +3,9 @@
 // SendrecvReplace / Isendrecv / IsendrecvReplace around a ring and across an intercommunicator,
 // argument errors; and buffered sends from a worker thread and the main thread sharing the
 // process's buffer.
-// Also the cancel of sends (MPI 3.1 §3.8.4): unmatched ones cancelled, matched ones not.
-// testlist: p2p-modes np 2,3 inline, 4 threads, 3 refcount naive and gc; p2p-bsend-threads np 2 inline, 3 threads; p2p-cancel np 2 inline and threads
+// Also the cancel of sends (MPI 3.1 §3.8.4): unmatched ones cancelled, matched ones not; and
+// partitioned communication (MPI 4.0 ch. 4) with worker threads filling the parts.
+// testlist: p2p-modes np 2,3 inline, 4 threads, 3 refcount naive and gc; p2p-bsend-threads np 2 inline, 3 threads; p2p-cancel np 2 inline and threads; p2p-part np 2 inline and threads
 import { describe, it } from 'vitest';
 import { program, runJob } from './run-job.ts';
 
@@ -45,5 +46,12 @@ describe('cancel of sends (np 2)', () => {
   it.each(['inline', 'threads'])('progress %s: an unmatched synchronous or rendezvous send is cancelled, a matched one is not', async (progress) => {
     const flags = ['--timeout', '100', ...EAGER, '--progress', progress];
     expectOk(await runJob(2, program('p2p-cancel.ts'), { flags, killAfterMs: 120_000 }), 'p2p-cancel OK', 2);
+  }, 130_000);
+});
+
+describe('partitioned communication (np 2)', () => {
+  it.each(['inline', 'threads'])('progress %s: parts marked ready out of order and from worker threads, parrived, errors', async (progress) => {
+    const flags = ['--timeout', '100', ...EAGER, '--progress', progress];
+    expectOk(await runJob(2, program('p2p-part.ts'), { flags, killAfterMs: 120_000 }), 'p2p-part OK', 2);
   }, 130_000);
 });

@@ -90,6 +90,7 @@ describe('public surface of @tsmpi/core', () => {
         "Op",
         "PROC_NULL",
         "PROD",
+        "PartitionedRequest",
         "Query_thread",
         "ROOT",
         "Request",

@@ -23,6 +23,7 @@ import { reserveBsend, releaseBsend } from './bsend-buffer.ts';
 import { Pt2ptComm, blocking } from './pt2pt-comm.ts';
 import { Request } from './request.ts';
 import { Status } from './status.ts';
+import { precvInit, psendInit, type PartitionedRequest } from './partitioned.ts';
 import { runtime } from '../runtime/index.ts';
 
 export class Pt2ptModesComm extends Pt2ptComm {
@@ -168,6 +169,28 @@ export class Pt2ptModesComm extends Pt2ptComm {
       dev.send(r, me, dst, this._sendCtx, tag, source(), false, mode === 'synchronous');
     };
     return req;
+  }
+
+  // --- partitioned (MPI 4.0 chapter 4, partitioned.ts) ---------------------------------------
+
+  /**
+   * A partitioned send (MPI_Psend_init): buf's elements split evenly into `partitions` parts; after
+   * each start(), mark parts ready with pready / preadyRange / preadyList (from any thread of this
+   * process) and each goes as soon as it is ready.
+   * @throws MPIError(ERR_COUNT) when the elements do not split evenly; ERR_BUFFER for a buffer that
+   *   is not a typed array or DataView; ERR_RANK, ERR_TAG for bad arguments.
+   * @example const req = comm.PsendInit(data, 4, 1); req.start(); req.preadyRange(0, 3); await req.wait();
+   */
+  PsendInit(buf: BufSpec, partitions: number, dest: number, tag = 0): PartitionedRequest {
+    return psendInit(this, buf, partitions, dest, tag);
+  }
+
+  /**
+   * A partitioned receive (MPI_Precv_init) from `source` (not ANY_SOURCE) with `tag` (not ANY_TAG):
+   * after each start(), parrived(i) tells whether part i is in buf; wait() completes once all are.
+   */
+  PrecvInit(buf: BufSpec, partitions: number, source: number, tag = 0): PartitionedRequest {
+    return precvInit(this, buf, partitions, source, tag);
   }
 
   // --- combined send and receive --------------------------------------------------------
