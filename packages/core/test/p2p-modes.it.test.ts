@@ -5,7 +5,7 @@
 // process's buffer.
 // Also the cancel of sends (MPI 3.1 §3.8.4): unmatched ones cancelled, matched ones not; and
 // partitioned communication (MPI 4.0 ch. 4) with worker threads filling the parts.
-// testlist: p2p-modes np 2,3 inline, 4 threads, 3 refcount naive and gc; p2p-bsend-threads np 2 inline, 3 threads; p2p-cancel np 2 inline and threads; p2p-part np 2 inline and threads
+// testlist: p2p-modes np 2,3 inline, 4 threads, 3 refcount naive and gc; p2p-bsend-threads np 2 inline, 3 threads; p2p-cancel np 2 inline (single, and with a worker) and threads; p2p-part np 2 inline and threads
 import { describe, it } from 'vitest';
 import { program, runJob } from './run-job.ts';
 
@@ -43,9 +43,14 @@ describe('buffered sends from two threads (one buffer per process)', () => {
 });
 
 describe('cancel of sends (np 2)', () => {
-  it.each(['inline', 'threads'])('progress %s: an unmatched synchronous or rendezvous send is cancelled, a matched one is not', async (progress) => {
+  it.each([
+    ['inline', 'single'],
+    ['inline', 'worker'],
+    ['threads', 'worker'],
+  ])('progress %s, %s: an unmatched synchronous or rendezvous send is cancelled, a matched one is not', async (progress, mode) => {
     const flags = ['--timeout', '100', ...EAGER, '--progress', progress];
-    expectOk(await runJob(2, program('p2p-cancel.ts'), { flags, killAfterMs: 120_000 }), 'p2p-cancel OK', 2);
+    const args = mode === 'worker' ? ['worker'] : [];
+    expectOk(await runJob(2, program('p2p-cancel.ts'), { flags, args, killAfterMs: 120_000 }), 'p2p-cancel OK', 2);
   }, 130_000);
 });
 

@@ -2,12 +2,17 @@
 // scancel2 re-implemented from their descriptions: a synchronous or rendezvous send that no receive
 // has matched is cancelled (status.cancelled, and the receiver never sees the message); one that a
 // receive matched first is not (it completes and the data arrives); the same to an endpoint of this
-// process (COMM_SELF); and a standard eager send, complete at once, is not affected. np 2; run with
-// --eager-limit 1024 so that a 4 KiB message goes by rendezvous.
+// process (COMM_SELF); from an MPI.Worker (its own connections; argument `worker`); and a standard
+// eager send, complete at once, is not affected. np 2; run with --eager-limit 1024 so that a 4 KiB
+// message goes by rendezvous.
+import { once } from 'node:events';
 import * as MPI from '@tsmpi/core';
 import { check, equal } from './check.ts';
 
-await MPI.init();
+// With the argument `worker`: threadLevel multiple and the worker section; without it, threadLevel
+// single, where the receive lanes (setting lean=on) take part in matching.
+const withWorker = process.argv.includes('worker');
+await MPI.init({ threadLevel: withWorker ? 'multiple' : 'single' });
 const world = MPI.COMM_WORLD;
 const rank = world.rank;
 const BIG = 4096;
@@ -93,6 +98,23 @@ if (rank === 1) {
   await Promise.all([r.wait(), m.wait()]);
   check(!m.status!.cancelled, 'an Issend to self that a posted receive matched is not cancelled');
   equal(Array.from(into), [3, 4], 'the matched message to self arrived');
+}
+
+// --- from a worker thread: the cancel and its answer on the worker's own connections ---------------
+{
+  if (withWorker && rank === 0) {
+    const w = new MPI.Worker(new URL('./p2p-cancel-worker.ts', import.meta.url));
+    const [[syncCancelled, bigCancelled]] = (await once(w, 'message')) as [[boolean, boolean]];
+    check(syncCancelled && bigCancelled, `the worker's unmatched sends are cancelled (${syncCancelled}, ${bigCancelled})`);
+    await once(w, 'exit');
+  }
+  await world.barrier();
+  if (withWorker && rank === 1) {
+    const into = new Int32Array(2);
+    await world.Recv(into, 0, 20);
+    equal(Array.from(into), [666, 0], "the worker's first message of tag 20 is the one not cancelled");
+    equal(world.iprobe(0, 20), null, "no cancelled message of the worker's is left");
+  }
 }
 
 await world.barrier();
