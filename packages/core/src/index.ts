@@ -30,6 +30,9 @@ export type { ErrhandlerFn } from './api/errhandler.ts';
 // Communicators and groups (issue 4): the public Group.
 export { Group } from './api/group.ts';
 export { Request } from './api/request.ts';
+// More point-to-point (issue 36): the process's attached buffer of buffered sends.
+export { attachBuffer, detachBuffer, BSEND_OVERHEAD } from './api/bsend-buffer.ts';
+export { PartitionedRequest } from './api/partitioned.ts';
 export { Status } from './api/status.ts';
 export { Message } from './api/message.ts';
 export {

@@ -21,7 +21,7 @@ import { ERR_ARG, ERR_OTHER, ERR_ROOT, MPIError, decodeObject, encodeObject, mpi
 import { IN_PLACE } from './constants.ts';
 import { CommCollPt2pt } from './coll-pt2pt.ts';
 import { checkOpArg, type Op } from './op.ts';
-import { Pt2ptComm } from './pt2pt-comm.ts';
+import { Pt2ptModesComm } from './pt2pt-modes.ts';
 import { Request } from './request.ts';
 import { runtime, runtimeOrNull } from '../runtime/index.ts';
 import { describe, typeHandleOf } from './buffer.ts';
@@ -67,7 +67,7 @@ export function objectOp(op: Op, call: string): ObjectOp<any> {
   return { combine: (a, b) => reduceValues(code, a, b, call), commute: true };
 }
 
-export class ObjectCollComm extends Pt2ptComm {
+export class ObjectCollComm extends Pt2ptModesComm {
   /** @internal Checks the caller and a root argument. @throws MPIError(ERR_ROOT) outside 0..size-1 */
   _root(root: number, call: string): void {
     this._me(call);

@@ -29,9 +29,10 @@ export function installIntercommStubs(intercomm: { prototype: object }, comm: { 
   installed.add(intercomm);
   const target = intercomm.prototype;
   const ownNames = Object.getOwnPropertyNames(target);
-  // Comm.prototype and CollComm.prototype: up to (not into) the point-to-point layer, which holds as it is.
+  // Comm.prototype and CollComm.prototype: up to (not into) the point-to-point layers (pt2pt-modes.ts, then
+  // pt2pt-comm.ts), which hold as they are.
   const layers: object[] = [];
-  for (let p: object | null = comm.prototype; p !== null && !Object.hasOwn(p, 'send'); p = Object.getPrototypeOf(p) as object | null) layers.push(p);
+  for (let p: object | null = comm.prototype; p !== null && !Object.hasOwn(p, 'send') && !Object.hasOwn(p, 'Bsend'); p = Object.getPrototypeOf(p) as object | null) layers.push(p);
   const pt2pt = Object.getPrototypeOf(layers[layers.length - 1]!) as object;
   // Descriptors, not property reads: a read would run getters (rank, _collSeq) on a prototype.
   const valueOf = (p: object, n: string): unknown => Object.getOwnPropertyDescriptor(p, n)?.value;

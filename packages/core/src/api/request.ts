@@ -258,7 +258,12 @@ export class Request<T = void> {
     return this._status;
   }
 
-  /** Cancels a pending receive (status.cancelled tells whether it took effect). Sends cannot be cancelled once queued. */
+  /**
+   * Cancels a pending receive, or a send whose message no receive has matched yet (MPI 3.1 §3.8.4):
+   * wait() still completes, and status.cancelled tells whether the cancel took effect. A send to
+   * another process is cancelled by an exchange with its receiver, so its status is known only after
+   * wait() (or test()). A standard send of an eager message is complete at once: cancel has no effect.
+   */
   cancel(): void {
     const r = this._r;
     if (r === null || r.done) return;

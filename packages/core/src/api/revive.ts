@@ -9,7 +9,8 @@
  *                     predefined Datatype / Op -> { __tsmpi, code },
  *                     derived Datatype -> { __tsmpi: 'Datatype', handle, committed } (its record
  *                     holds the encoded descriptor), Request -> { __tsmpi: 'Request', cell }
- *                     (request-relay.ts)
+ *                     (request-relay.ts), PartitionedRequest -> { __tsmpi: 'PartitionedRequest', cells, ... }
+ *                     (partitioned.ts: a view for pready / parrived)
  *   revive(value)     the reverse; also accepts the structured clone of a Comm
  *                     (own fields survive postMessage, the class does not)
  *
@@ -27,6 +28,7 @@ import { topologyCommOf } from './topology-comm.ts';
 import { Group } from './group.ts';
 import { Request } from './request.ts';
 import { RelayedRequest, relayOut, type RelayMark } from './request-relay.ts';
+import { PartitionedRequest, type PartitionedMark } from './partitioned.ts';
 import { Datatype, INT8, UINT8, INT16, UINT16, INT32, UINT32, INT64, UINT64, FLOAT32, FLOAT64, BYTE } from './datatype.ts';
 import { Op, SUM, PROD, MIN, MAX, LAND, LOR, LXOR, BAND, BOR, BXOR, MINLOC, MAXLOC } from './op.ts';
 import { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE } from './predefined-comms.ts';
@@ -98,6 +100,8 @@ function dehydrateLeaf(value: unknown): unknown {
     datatypes.set(handle, value);
     return { [MARK]: 'Datatype', handle, committed: value._committed, name: value.name };
   }
+  // A partitioned request crosses as a view of its shared marks: the other thread calls pready / parrived on it.
+  if (value instanceof PartitionedRequest) return { [MARK]: 'PartitionedRequest', ...value._mark() };
   if (value instanceof Request) return { [MARK]: 'Request', ...relayOut(value, dehydrate) };
   if (value instanceof Op) {
     if (value._fn !== null) throw mpiError(ERR_ARG, 'dehydrate', 'user ops hold a function and cannot cross threads: create the op in the worker');
@@ -134,6 +138,7 @@ function reviveLeaf(value: unknown): unknown {
   }
   if (v[MARK] === 'Op') return PREDEFINED_OPS.find((o) => o._code === v.code);
   if (v[MARK] === 'Request') return new RelayedRequest(v as unknown as RelayMark, revive);
+  if (v[MARK] === 'PartitionedRequest') return PartitionedRequest._revive(v as unknown as PartitionedMark);
   return KEEP;
 }
 

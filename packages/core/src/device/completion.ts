@@ -230,8 +230,9 @@ export class Completion {
       return;
     }
     if (r.kind !== REQ_KIND.RECV) {
-      // A sync send matched, or a rendezvous send's data left.
-      this.countSent(w[b + SLOT.LENGTH]! >>> 0);
+      // A sync send matched, or a rendezvous send's data left; or its message was cancelled (Protocol.cancelSend), which sent nothing.
+      if ((w[b + SLOT.FLAGS]! & FLAG.CANCELLED) !== 0) r.cancelled = true;
+      else this.countSent(w[b + SLOT.LENGTH]! >>> 0);
       this.complete(r);
       return;
     }

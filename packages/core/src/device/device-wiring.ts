@@ -262,6 +262,12 @@ export class DeviceWiring {
       case FRAME_KIND.RNDV_DATA:
         protocol.data(h, payload);
         return;
+      case FRAME_KIND.CANCEL_SEND:
+        protocol.cancelArrived(srcProcess, h);
+        return;
+      case FRAME_KIND.CANCEL_ACK:
+        protocol.cancelAcked(h);
+        return;
       case FRAME_KIND.CONTROL:
         if (this.routes !== null) this.routes.onControl(srcProcess, h);
         else this.#opts.log.warn({ aux: h.aux, src: h.srcEndpoint, dst: h.dstEndpoint, epoch: h.aux2 }, 'control frame dropped: no route table here');

@@ -246,10 +246,18 @@ export class Device {
     return this.shared.queues[endpoint - this.firstEndpoint]!.arrivals();
   }
 
-  /** Cancels a pending receive that has not matched; true if it was cancelled. */
+  /**
+   * Cancels pending request r. A receive that has not matched: true, r completed as cancelled. A
+   * synchronous or rendezvous send: asks for its message back (Protocol.cancelSend) and returns
+   * false; r completes later, as cancelled if no receive had matched it. An eager send completed at once.
+   */
   cancel(r: DevRequest): boolean {
-    if (r.done || r.kind !== REQ_KIND.RECV) return false;
-    return this.#matcher.cancelRecv(r);
+    if (r.done) return false;
+    if (r.kind === REQ_KIND.SEND) {
+      this.#protocol.cancelSend(r);
+      return false;
+    }
+    return r.kind === REQ_KIND.RECV && this.#matcher.cancelRecv(r);
   }
 
   /** Completes a request created outside the protocols (generalized: collectives, PROC_NULL). */
@@ -342,6 +350,7 @@ export class Device {
       if (sync) {
         h.kind = FRAME_KIND.EAGER_SYNC;
         h.aux = this.#protocol.sendSlot(r, len);
+        this.#protocol.noteSend(h.aux, h);
       } else {
         h.kind = FRAME_KIND.EAGER;
         h.aux = 0;
@@ -355,6 +364,7 @@ export class Device {
       return;
     }
     const slot = this.#protocol.rendezvousSlot(r, data, path.hosts(c));
+    this.#protocol.noteSend(slot, h);
     h.kind = FRAME_KIND.RNDV_RTS;
     h.aux = slot;
     h.aux2 = len;

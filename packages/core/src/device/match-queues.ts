@@ -34,7 +34,7 @@
  */
 import { SpinLocks, type LockHolders } from '../shm/index.ts';
 import { ANY, waitAsync } from '../util/index.ts';
-import { NIL, SLOT, SLOT_WORDS, type RequestTable } from './request-table.ts';
+import { FLAG, NIL, SLOT, SLOT_WORDS, type RequestTable } from './request-table.ts';
 
 
 /** Header words of an endpoint's queue block. */
@@ -296,6 +296,34 @@ export class MatchQueues {
     }
     if (removed) Atomics.sub(q, H.POSTED, 1);
     return removed;
+  }
+
+  /**
+   * Removes the unexpected message from endpoint `src` that send slot `peerSlot` of process
+   * `peerProcess` sent (a synchronous or rendezvous send being cancelled, MPI 3.1 §3.8.4) and
+   * returns it; NIL when it is not queued, because a receive (or a matched probe) has taken it.
+   */
+  cancelMessage(src: number, peerProcess: number, peerSlot: number): number {
+    const q = this.#q;
+    if (Atomics.load(q, H.UNEXPECTED) === 0) return NIL;
+    const w = this.#w;
+    const lock = this.#global ? this.#wildLock : src;
+    const headIdx = this.#src(src) + Q.UNEXP_HEAD;
+    let found = NIL;
+    this.#locks.lock(lock);
+    let prev = NIL;
+    for (let s = q[headIdx]!; s !== NIL; s = w[s * SLOT_WORDS + SLOT.NEXT]!) {
+      const b = s * SLOT_WORDS;
+      if (w[b + SLOT.PEER_SLOT] === peerSlot && w[b + SLOT.PEER_PROCESS] === peerProcess && w[b + SLOT.SRC] === src && (w[b + SLOT.FLAGS]! & (FLAG.SYNC | FLAG.RNDV)) !== 0) {
+        this.#splice(headIdx, prev, s);
+        Atomics.sub(q, H.UNEXPECTED, 1);
+        found = s;
+        break;
+      }
+      prev = s;
+    }
+    this.#locks.unlock(lock);
+    return found;
   }
 
   // --- internals (the caller holds the locks) ---------------------------------------

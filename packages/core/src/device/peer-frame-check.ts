@@ -31,6 +31,8 @@ const KIND_NAMES: Record<number, string> = {
   [FRAME_KIND.RNDV_CTS]: 'RNDV_CTS',
   [FRAME_KIND.RNDV_DATA]: 'RNDV_DATA',
   [FRAME_KIND.CONTROL]: 'CONTROL',
+  [FRAME_KIND.CANCEL_SEND]: 'CANCEL_SEND',
+  [FRAME_KIND.CANCEL_ACK]: 'CANCEL_ACK',
 };
 
 function isEndpointOf(endpoint: number, process: number, endpointsPerProcess: number): boolean {
@@ -59,6 +61,12 @@ export function peerFrameFault(src: number, h: FrameHeader, c: FrameCheckContext
     case FRAME_KIND.SYNC_ACK:
     case FRAME_KIND.RNDV_CTS:
       if (!isPendingSlot(h.aux, KIND.SEND, c)) return `a ${name} frame for request slot ${h.aux >>> 0}, which is no pending send`;
+      return null;
+    case FRAME_KIND.CANCEL_ACK:
+      // Only a send whose cancel this process asked for (its aux in a CANCEL_SEND is a key the receiver compares, never an index).
+      if (!isPendingSlot(h.aux, KIND.SEND, c) || (c.words[h.aux * SLOT_WORDS + SLOT.FLAGS]! & FLAG.CANCEL_ASKED) === 0) {
+        return `a CANCEL_ACK frame for request slot ${h.aux >>> 0}, which is no send waiting for a cancel`;
+      }
       return null;
     case FRAME_KIND.RNDV_DATA: {
       const s = h.aux;

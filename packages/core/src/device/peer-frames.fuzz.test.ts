@@ -4,8 +4,8 @@
  * else a frame says reaches the device as it is. Two simulated ranks over the loopback transport
  * (loopback-job.test-util.ts); rank 1 holds live state (a posted receive, a rendezvous receive
  * waiting for its data, a synchronous send waiting for its SYNC_ACK, a rendezvous send waiting for
- * its CTS), and "rank 0" sends it frames of every kind (and unknown kinds) with every field at its
- * boundaries: endpoints of no process or of the wrong one, request slots past the table, of free
+ * its CTS), and "rank 0" sends it frames of every kind (CANCEL_SEND and CANCEL_ACK included, and
+ * unknown kinds) with every field at its boundaries: endpoints of no process or of the wrong one, request slots past the table, of free
  * slots or of other requests, lengths against the eager limit, flags, tags and contexts.
  *
  * Properties, for every sequence of frames:
@@ -87,7 +87,7 @@ const u32Arb = fc.oneof(
 const endpointArb = fc.oneof({ arbitrary: fc.constantFrom(0, 1), weight: 4 }, { arbitrary: u32Arb, weight: 1 });
 const slotArb = fc.oneof({ arbitrary: fc.nat({ max: SLOTS + 1 }), weight: 4 }, { arbitrary: u32Arb, weight: 1 });
 const frameArb = fc.record({
-  kind: fc.oneof({ arbitrary: fc.integer({ min: 1, max: 7 }), weight: 6 }, { arbitrary: fc.integer({ min: 0, max: 255 }), weight: 1 }),
+  kind: fc.oneof({ arbitrary: fc.integer({ min: 1, max: 9 }), weight: 6 }, { arbitrary: fc.integer({ min: 0, max: 255 }), weight: 1 }),
   flags: fc.oneof(fc.constantFrom(0, 1, 2, 3), fc.integer({ min: 0, max: 255 })),
   contextId: fc.oneof(fc.constantFrom(CTX, 0, 1, CTX + 1, 0xffff), fc.integer({ min: 0, max: 0xffff })),
   srcEndpoint: endpointArb,

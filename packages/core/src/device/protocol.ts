@@ -6,6 +6,10 @@
  *   sync       EAGER_SYNC(data) -> SYNC_ACK     ssend: the send completes once matched
  *   rendezvous RNDV_RTS -> RNDV_CTS -> RNDV_DATA length > eagerLimit: nothing big is buffered
  *                                               before its receive is posted
+ *   cancel     CANCEL_SEND -> CANCEL_ACK        MPI_Cancel of a pending (sync or rendezvous) send:
+ *                                               the receiver removes the message if no receive has
+ *                                               matched it and answers then (as MPICH ch3 does);
+ *                                               otherwise the send completes by its own protocol
  *
  * The state of a message lives in its slot's words (request-table.ts): an arriving EAGER,
  * EAGER_SYNC or RNDV_RTS takes a message slot (arrive) and meets a posted receive in the shared
@@ -120,6 +124,102 @@ export class Protocol {
     return slot;
   }
 
+  /**
+   * Records what send slot `slot` sends (h's context, endpoints and tag), so that a cancel can name
+   * its message (cancelSend). Synchronous and rendezvous sends only: an eager one completes at once.
+   */
+  noteSend(slot: number, h: FrameHeader): void {
+    const w = this.#w;
+    const b = slot * SLOT_WORDS;
+    w[b + SLOT.CTX] = h.contextId;
+    w[b + SLOT.SRC] = h.srcEndpoint;
+    w[b + SLOT.TAG] = h.tag;
+    w[b + SLOT.ENDPOINT] = h.dstEndpoint;
+  }
+
+  /**
+   * Asks to cancel pending send r (MPI 3.1 §3.8.4): a synchronous or rendezvous send, which holds its
+   * slot until matched. To an endpoint of this process the queue is searched here; to another
+   * process a CANCEL_SEND goes on the send's own path, behind its message, and the receiver answers
+   * CANCEL_ACK only when it removed the message. Either way r completes as cancelled (status.cancelled)
+   * only if no receive had matched it; otherwise it completes as a matched send does. Once per send.
+   */
+  cancelSend(r: DevRequest): void {
+    const s = r.slot;
+    if (s === NIL) return;
+    const w = this.#w;
+    const b = s * SLOT_WORDS;
+    const flags = w[b + SLOT.FLAGS]!;
+    if ((flags & FLAG.CANCEL_ASKED) !== 0 || w[b + SLOT.KIND] !== KIND.SEND) return;
+    // Atomics: the slot's flags are shared with the thread that may answer for it (CTS, CANCEL_ACK).
+    Atomics.or(w, b + SLOT.FLAGS, FLAG.CANCEL_ASKED);
+    const dst = w[b + SLOT.ENDPOINT]!;
+    const J = this.#queues.length;
+    if (dst >= this.#first && dst < this.#first + J) {
+      const msg = this.#queues[dst - this.#first]!.cancelMessage(w[b + SLOT.SRC]!, this.#process, s);
+      if (msg !== NIL) this.#dropCancelled(msg, s);
+      return;
+    }
+    const h = this.#hdr;
+    h.kind = FRAME_KIND.CANCEL_SEND;
+    h.flags = 0;
+    h.contextId = w[b + SLOT.CTX]!;
+    h.srcEndpoint = w[b + SLOT.SRC]!;
+    h.dstEndpoint = dst;
+    h.tag = w[b + SLOT.TAG]!;
+    h.aux = s;
+    h.aux2 = 0;
+    h.payloadLength = 0;
+    this.#host.out((dst / J) | 0, h, null, r.call);
+  }
+
+  /** A CANCEL_SEND from process `srcProcess`: the message of its send slot h.aux goes, if still unmatched, and CANCEL_ACK says so. */
+  cancelArrived(srcProcess: number, h: FrameHeader): void {
+    const msg = this.#queues[h.dstEndpoint - this.#first]!.cancelMessage(h.srcEndpoint, srcProcess, h.aux);
+    // Not queued: a receive or a matched probe has it, and the send completes by SYNC_ACK or CTS and data.
+    if (msg === NIL) return;
+    this.#dropCancelled(msg, NIL);
+    const out = this.#hdr;
+    out.kind = FRAME_KIND.CANCEL_ACK;
+    out.flags = 0;
+    out.contextId = h.contextId;
+    out.srcEndpoint = h.dstEndpoint;
+    out.dstEndpoint = h.srcEndpoint;
+    out.tag = 0;
+    out.aux = h.aux;
+    out.aux2 = 0;
+    out.payloadLength = 0;
+    this.#host.out(srcProcess, out, null);
+  }
+
+  /** A CANCEL_ACK: the message of this process's send slot h.aux was removed unmatched. */
+  cancelAcked(h: FrameHeader): void {
+    this.#sendCancelled(h.aux);
+  }
+
+  /** Frees cancelled message `msg` (uncounted: it was never received); completes local send slot `sendSlot` (NIL: remote) as cancelled. */
+  #dropCancelled(msg: number, sendSlot: number): void {
+    const w = this.#w;
+    const st = this.#stat;
+    st[STAT.RECEIVED]!--;
+    st[STAT.BYTES_RECEIVED]! -= w[msg * SLOT_WORDS + SLOT.LENGTH]! >>> 0;
+    this.#unexpected.drop(msg);
+    this.#pool.free(msg);
+    if (sendSlot !== NIL) this.#sendCancelled(sendSlot);
+  }
+
+  /** Send slot `s` completes as cancelled, wherever its owner is; a rendezvous's shared copy is freed. */
+  #sendCancelled(s: number): void {
+    const w = this.#w;
+    const b = s * SLOT_WORDS;
+    if ((w[b + SLOT.FLAGS]! & FLAG.BIG) !== 0) {
+      this.#big!.free(w[b + SLOT.PAYLOAD]!);
+      w[b + SLOT.PAYLOAD] = NIL;
+    }
+    Atomics.or(w, b + SLOT.FLAGS, FLAG.CANCELLED);
+    this.#completion.finishSlot(s);
+  }
+
   /** Send r whose first frame could not go: its shared copy (a rendezvous's) freed, r undone. */
   abandonSend(r: DevRequest): void {
     const w = this.#w;
@@ -139,6 +239,7 @@ export class Protocol {
     h.aux = sync ? this.sendSlot(r, data.length) : NIL;
     h.aux2 = 0;
     h.payloadLength = data.length;
+    if (sync) this.noteSend(h.aux, h);
     this.arrive(this.#process, h, data, FLAG.LOCAL);
     if (!sync) {
       this.#completion.countSent(data.length);

@@ -51,3 +51,34 @@ describe('device protocols over loopback (3 simulated ranks)', () => {
     expect(r.error?.errorClass).toBe(ERR_TRUNCATE);
   });
 });
+
+describe('send cancel over loopback (MPI 3.1 §3.8.4: CANCEL_SEND -> CANCEL_ACK)', () => {
+  it('an unmatched synchronous or rendezvous send is cancelled and its message never reaches a receive', async () => {
+    const [d0, d1] = await simulatedJob(2);
+    const sync = send(d1!, 1, 0, 11, Uint8Array.of(1), true);
+    const rndv = send(d1!, 1, 0, 11, new Uint8Array(3 * EAGER_LIMIT));
+    // Let both messages arrive unexpected at rank 0 before the cancels follow them.
+    await new Promise((r) => setTimeout(r, 5));
+    expect(d0!.unexpectedQueued()).toBe(2);
+    expect(d1!.cancel(sync)).toBe(false); // the answer comes from the receiver
+    d1!.cancel(rndv);
+    await done(sync);
+    await done(rndv);
+    expect([sync.cancelled, rndv.cancelled, sync.error, rndv.error]).toEqual([true, true, null, null]);
+    expect(d0!.unexpectedQueued()).toBe(0);
+    send(d1!, 1, 0, 11, Uint8Array.of(7));
+    const r = await done(recv(d0!, 0, 1, 11, 8));
+    expect([r.count, r.buf![0]]).toEqual([1, 7]);
+  });
+
+  it('a send whose message a receive matched first is not cancelled: it completes as matched', async () => {
+    const [d0, d1] = await simulatedJob(2);
+    const r = recv(d0!, 0, 1, 12, 3 * EAGER_LIMIT);
+    const s = send(d1!, 1, 0, 12, new Uint8Array(3 * EAGER_LIMIT).fill(5));
+    await new Promise((res) => setTimeout(res, 5));
+    d1!.cancel(s);
+    await done(s);
+    await done(r);
+    expect([s.cancelled, r.count, r.buf![0]]).toEqual([false, 3 * EAGER_LIMIT, 5]);
+  });
+});

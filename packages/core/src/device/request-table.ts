@@ -32,7 +32,11 @@ export const SLOT = {
   TAG: 5,
   /** next slot in the queue this slot sits in, or NIL */
   NEXT: 6,
-  /** the endpoint this slot belongs to (receiver's for receives and messages) */
+  /**
+   * the endpoint this slot belongs to (receiver's for receives and messages); for synchronous and
+   * rendezvous sends the destination endpoint, with CTX, SRC (the sending endpoint) and TAG, which a
+   * cancel names (Protocol.noteSend)
+   */
   ENDPOINT: 7,
   /** completed status, written for another thread's request: source endpoint, tag, byte count, error class */
   ST_SOURCE: 8,
@@ -79,6 +83,10 @@ export const FLAG = {
   LOCAL: 16,
   /** PAYLOAD is an offset in the large-payload arena (not the small pool) */
   BIG: 32,
+  /** send: a cancel was asked for (CANCEL_SEND sent, or the local queue searched) */
+  CANCEL_ASKED: 64,
+  /** send: its message was removed before a receive matched it; it completes as cancelled */
+  CANCELLED: 128,
 } as const;
 
 export const NIL = -1;

@@ -20,6 +20,8 @@
  *                      the next thread with the same id inherits
  *   routes             endpoint readers and the routes to them (route-table.ts, docs/adr/0019),
  *                      only in a process whose layout asks for endpoint readers
+ *   bsend              the process's attached buffer for buffered sends: its size and the bytes in
+ *                      use (api/bsend-buffer.ts lays it out: MPI attaches one buffer per process)
  */
 import { isKernelThreadGone, kernelThreadId, PayloadPool, Ring, type LockHolders } from '../shm/index.ts';
 import { ERR_PROC_FAILED, mpiError, waitAsync } from '../util/index.ts';
@@ -97,7 +99,12 @@ export interface SharedBuffers {
    * ended (SharedState.markEnded), and the kernel id of the thread that took the row (markStarted)
    */
   readonly ended: SharedArrayBuffer;
+  /** the attached buffer of buffered sends (Int32 words, laid out by api/bsend-buffer.ts: one per process, as in MPI) */
+  readonly bsend: SharedArrayBuffer;
 }
+
+/** Int32 words of the bsend cells (api/bsend-buffer.ts names them). */
+const BSEND_CELL_WORDS = 4;
 
 /** Words per statistics row in the ended table: the ended mark, then the kernel id of the row's thread. */
 const ENDED_WORDS = 2;
@@ -124,6 +131,8 @@ export class SharedState implements LockHolders {
   readonly routes: RouteTable | null;
   /** per thread id: its own connections that hold frames the kernel has not taken (Atomics; worker.ts reads it at a thread's exit) */
   readonly heldConnections: Int32Array;
+  /** the attached buffer of buffered sends (api/bsend-buffer.ts) */
+  readonly bsend: Int32Array;
   readonly #control: Int32Array;
   readonly #ended: Int32Array;
   readonly #injection: (Ring | undefined)[];
@@ -156,6 +165,7 @@ export class SharedState implements LockHolders {
       routes: layout.endpointReaders === true ? new SharedArrayBuffer(RouteTable.bytesFor(routeTableLayout(layout))) : null,
       heldConnections: new SharedArrayBuffer(MAX_THREADS * 4),
       ended: new SharedArrayBuffer((MAX_THREADS + layout.channels) * ENDED_WORDS * 4),
+      bsend: new SharedArrayBuffer(BSEND_CELL_WORDS * 4),
     };
     return new SharedState(buffers, true);
   }
@@ -185,6 +195,7 @@ export class SharedState implements LockHolders {
     this.collSeq = new Int32Array(buffers.collSeq);
     this.routes = buffers.routes === null ? null : new RouteTable(buffers.routes, routeTableLayout(layout));
     this.heldConnections = new Int32Array(buffers.heldConnections);
+    this.bsend = new Int32Array(buffers.bsend);
     this.#control = new Int32Array(buffers.control);
     this.#injection = new Array(layout.channels);
     this.#completion = new Array(MAX_THREADS);

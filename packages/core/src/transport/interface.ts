@@ -65,6 +65,13 @@ export const FRAME_KIND = {
   RNDV_DATA: 6,
   /** device-internal control message (msgpack payload) */
   CONTROL: 7,
+  /**
+   * sender -> receiver: cancel the message of send slot aux (MPI_Cancel of a synchronous or
+   * rendezvous send); context, endpoints and tag are the message's; no payload
+   */
+  CANCEL_SEND: 8,
+  /** receiver -> sender: the message of send slot aux was removed before a receive matched it; sent only then */
+  CANCEL_ACK: 9,
 } as const;
 export type FrameKind = (typeof FRAME_KIND)[keyof typeof FRAME_KIND];
 
