@@ -12,6 +12,7 @@
  * ends the job itself). Keys are prefixed `tsmpi.`; values are made wire-safe
  * by kvs-value.ts.
  */
+import { writeSync } from 'node:fs';
 import { ERR_OTHER, mpiError } from '../util/index.ts';
 import type { BlockedIn, FinalizeReport, PmiClient } from '../pmi/index.ts';
 import type { PmiConnection } from './pmi-connection.ts';
@@ -99,7 +100,16 @@ export class DirectPmiClient implements PmiClient {
     await this.dialect.finalize();
   }
 
+  /**
+   * The message goes to stderr first, synchronously: the launcher kills every process as soon
+   * as the abort arrives, this one included, and PMI-1 carries no message.
+   */
   abort(code: number, message: string): Promise<void> {
+    try {
+      writeSync(2, `tsmpi: rank ${this.rank}: ${message}: the launcher ends the job (exit code ${code})\n`);
+    } catch {
+      // stderr closed: the abort still goes
+    }
     return this.dialect.abort(code, message);
   }
 

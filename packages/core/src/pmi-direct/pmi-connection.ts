@@ -68,7 +68,8 @@ export class PmiConnection {
       try {
         socket = new net.Socket({ fd: endpoint.fd, readable: true, writable: true });
       } catch (e) {
-        throw mpiError(ERR_OTHER, 'init', `PMI_FD=${endpoint.fd} is not a socket this process can use (${(e as Error).message})`);
+        // A wrapper between the launcher and node (npx, tsx's CLI) may not pass the descriptor on.
+        throw mpiError(ERR_OTHER, 'init', `PMI_FD=${endpoint.fd} is not a socket open in this process (${(e as Error).message}): start node itself under the launcher (TypeScript: node --import tsx app.ts, not npx tsx)`);
       }
       return new PmiConnection(socket, framing);
     }
