@@ -7,15 +7,16 @@
  */
 
 const SAFE = /^[A-Za-z0-9._:/@,+-]$/;
+/** SAFE as a table over bytes. */
+const IS_SAFE_BYTE = Uint8Array.from({ length: 256 }, (_, b) => (b < 0x80 && SAFE.test(String.fromCharCode(b)) ? 1 : 0));
 
 /** The wire-safe form of `value`. */
 export function encodeKvsValue(value: string): string {
-  let out = '';
+  const parts: string[] = [];
   for (const byte of Buffer.from(value, 'utf8')) {
-    const ch = String.fromCharCode(byte);
-    out += byte < 0x80 && SAFE.test(ch) ? ch : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
+    parts.push(IS_SAFE_BYTE[byte] === 1 ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`);
   }
-  return out;
+  return parts.join('');
 }
 
 /** The value encodeKvsValue made; null when `text` is not such an encoding. */
