@@ -3,7 +3,7 @@
  * starts tsmpi ranks with no tsmpi mpiexec; they join through PMI-1 on the
  * PMI_FD Hydra hands them (core/src/pmi-direct). Checks a ring of point-to-point
  * messages, an allreduce and a gather across the job, a TypeScript program run as
- * `node --import tsx`, MPI.abort (Hydra ends the job with the code), a rank that
+ * `node --import tsx`, Hydra's PMI_PORT mode (-pmi-port), MPI.abort (Hydra ends the job with the code), a rank that
  * exits without finalize (Hydra kills the others and says so), and that no rank
  * is left behind. Skipped, with a line saying why, where mpiexec.hydra is not
  * installed (Debian's mpich package has it; .ci/run installs it).
@@ -79,6 +79,14 @@ describe.skipIf(why !== null)(`direct launch by MPICH's Hydra (PMI-1)${why === n
     expectRing(lines, 4);
     expect(lines[0]!.hosts).toHaveLength(4);
     expect(r.stderr).toBe('');
+  });
+
+  it('mpiexec.hydra -pmi-port: the ranks join over TCP (PMI_PORT, PMI_ID and the initack handshake) and exit 0', async () => {
+    const r = await hydra(['-pmi-port', '-print-all-exitcodes', '-n', '3', process.execPath, RANK_MJS]);
+    expect(r.status, r.stderr).toBe(0);
+    expectRing(rankLines(r.stdout), 3);
+    // Every rank's own status, as Hydra saw it (a program whose finalize never settled exits 13).
+    expect(r.stdout + r.stderr).toMatch(/Exit codes: \[\S+\] 0,0,0/);
   });
 
   it('a TypeScript program runs as node --import tsx app.ts', async () => {

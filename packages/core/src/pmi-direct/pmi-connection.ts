@@ -122,15 +122,19 @@ export class PmiConnection {
     return new Promise<void>((resolve) => this.#socket.write(frame, () => resolve()));
   }
 
-  /** Closes the connection; later requests reject. */
+  /**
+   * Closes the connection; later requests reject. Everything sent has been answered by then
+   * (finalize's ack), so the socket is dropped at once: waiting for the server's end of a
+   * half-closed socket (Hydra's PMI_PORT keeps it open) would leave the program waiting on
+   * nothing that keeps its event loop alive.
+   */
   close(): Promise<void> {
     if (this.#isClosed) return Promise.resolve();
     this.#isClosing = true;
     return new Promise<void>((resolve) => {
       this.#socket.once('close', () => resolve());
-      this.#socket.end();
-      // A server that keeps its end open must not hold the process: the socket is dropped soon.
-      setTimeout(() => this.#socket.destroy(), 1_000).unref();
+      this.#socket.ref(); // until 'close' (next turn)
+      this.#socket.destroy();
     });
   }
 
