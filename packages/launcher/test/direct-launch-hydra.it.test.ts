@@ -24,9 +24,9 @@ const RANK_TS = `${FIXTURES}/direct-rank.ts`;
 interface Result { readonly status: number | null; readonly stdout: string; readonly stderr: string; readonly timedOut: boolean }
 
 /** Runs mpiexec.hydra from the repo root with a hard deadline. */
-function hydra(args: readonly string[], deadlineMs = 90_000): Promise<Result> {
+function hydra(args: readonly string[], env: NodeJS.ProcessEnv = {}, deadlineMs = 90_000): Promise<Result> {
   return new Promise((resolve) => {
-    const child = spawn(HYDRA, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' } });
+    const child = spawn(HYDRA, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '', ...env } });
     let stdout = '';
     let stderr = '';
     let timedOut = false;
@@ -87,6 +87,13 @@ describe.skipIf(why !== null)(`direct launch by MPICH's Hydra (PMI-1)${why === n
     expectRing(rankLines(r.stdout), 3);
     // Every rank's own status, as Hydra saw it (a program whose finalize never settled exits 13).
     expect(r.stdout + r.stderr).toMatch(/Exit codes: \[\S+\] 0,0,0/);
+  });
+
+  it('settings come from TSMPI_* variables: channel engines (threads progress) on 2 channels', async () => {
+    // Each engine publishes its own address through the PMI key/value space (runtime/bootstrap.ts startEngines).
+    const r = await hydra(['-n', '3', process.execPath, RANK_MJS], { TSMPI_PROGRESS: 'threads', TSMPI_CHANNELS: '2' });
+    expect(r.status, r.stderr).toBe(0);
+    expectRing(rankLines(r.stdout), 3);
   });
 
   it('a TypeScript program runs as node --import tsx app.ts', async () => {
