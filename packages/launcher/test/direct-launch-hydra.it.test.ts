@@ -61,6 +61,16 @@ function processesWith(marker: string): number[] {
   return out;
 }
 
+/**
+ * Waits (bounded) until no process holds `marker`: Hydra may exit while the ranks it killed, or
+ * whose PMI socket its proxy closed, are still going (a loaded machine takes a moment).
+ */
+async function expectGone(marker: string, timeoutMs = 15_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (processesWith(marker).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  expect(processesWith(marker), `ranks of ${marker} still running ${timeoutMs} ms after mpiexec.hydra exited`).toEqual([]);
+}
+
 function expectRing(lines: RankLine[], n: number): void {
   expect(lines.map((l) => l.rank)).toEqual(Array.from({ length: n }, (_, r) => r));
   for (const l of lines) {
@@ -108,7 +118,7 @@ describe.skipIf(why !== null)(`direct launch by MPICH's Hydra (PMI-1)${why === n
     expect(r.timedOut).toBe(false);
     expect(r.status).toBe(5);
     expect(r.stderr).toContain('tsmpi: rank 1: MPI.abort(5) on COMM_WORLD: the launcher ends the job (exit code 5)');
-    expect(processesWith(marker)).toEqual([]);
+    await expectGone(marker);
   });
 
   it('a rank that exits 3 before finalize: Hydra kills the others and reports a bad termination', async () => {
@@ -117,6 +127,6 @@ describe.skipIf(why !== null)(`direct launch by MPICH's Hydra (PMI-1)${why === n
     expect(r.timedOut).toBe(false);
     expect(r.status).not.toBe(0);
     expect(r.stdout + r.stderr).toMatch(/BAD TERMINATION/);
-    expect(processesWith(marker)).toEqual([]);
+    await expectGone(marker);
   });
 });
