@@ -10,7 +10,9 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import os from 'node:os';
+import path from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
 import { FIXTURES, REPO_ROOT } from './run-mpiexec.ts';
 
 const HYDRA = 'mpiexec.hydra';
@@ -21,12 +23,19 @@ if (why !== null) console.warn(`direct-launch-hydra.it.test.ts: skipped: ${why}`
 const RANK_MJS = `${FIXTURES}/direct-rank.mjs`;
 const RANK_TS = `${FIXTURES}/direct-rank.ts`;
 
+/**
+ * The ranks' TMPDIR: ranks that Hydra kills run no exit hook and leave their same-host socket
+ * files behind (nothing sweeps a directory without an owner), so the tests' go here and are removed.
+ */
+const TMP = fs.mkdtempSync(path.join(os.tmpdir().length > 20 ? '/tmp' : os.tmpdir(), 'pmid-'));
+afterAll(() => fs.rmSync(TMP, { recursive: true, force: true }));
+
 interface Result { readonly status: number | null; readonly stdout: string; readonly stderr: string; readonly timedOut: boolean }
 
 /** Runs mpiexec.hydra from the repo root with a hard deadline. */
 function hydra(args: readonly string[], env: NodeJS.ProcessEnv = {}, deadlineMs = 90_000): Promise<Result> {
   return new Promise((resolve) => {
-    const child = spawn(HYDRA, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '', ...env } });
+    const child = spawn(HYDRA, args, { cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '', TMPDIR: TMP, ...env } });
     let stdout = '';
     let stderr = '';
     let timedOut = false;

@@ -10,6 +10,7 @@
  * node. Skipped, with a line saying why, where Slurm cannot start (not root,
  * no namespaces, slurm-wlm not installed).
  */
+import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { slurmSupport, startSlurm, waitFor, type SlurmCluster } from './slurm/slurm.ts';
@@ -19,6 +20,8 @@ const why = slurmSupport();
 if (why !== null) console.warn(`direct-launch-slurm.it.test.ts: skipped: ${why}`);
 
 const NODE = process.execPath;
+/** The ranks' TMPDIR (the nodes share the file system): the socket files of ranks Slurm kills go here and are removed. */
+const TMP = fs.mkdtempSync('/tmp/pmid-');
 const RANK_MJS = path.join(REPO_ROOT, FIXTURES, 'direct-rank.mjs');
 const RANK_TS = path.join(REPO_ROOT, FIXTURES, 'direct-rank.ts');
 
@@ -44,6 +47,7 @@ describe.skipIf(why !== null)(`direct launch by srun --mpi=pmi2 (PMI-2)${why ===
 
   afterAll(async () => {
     await slurm?.stop();
+    fs.rmSync(TMP, { recursive: true, force: true });
   }, 150_000);
 
   /** Ranks of these tests still running on any node. */
@@ -56,7 +60,7 @@ describe.skipIf(why !== null)(`direct launch by srun --mpi=pmi2 (PMI-2)${why ===
   }
 
   it('srun --mpi=pmi2 -n 4 -N 2 node app.mjs: a ring, an allreduce and a gather across both nodes', async () => {
-    const r = await slurm.run(['srun', '--mpi=pmi2', '-n', '4', '-N', '2', NODE, RANK_MJS], { deadlineMs: 120_000 });
+    const r = await slurm.run(['env', `TMPDIR=${TMP}`, 'srun', '--mpi=pmi2', '-n', '4', '-N', '2', NODE, RANK_MJS], { deadlineMs: 120_000 });
     expect(r.timedOut, r.stderr).toBe(false);
     expect(r.status, r.stderr).toBe(0);
     const lines = rankLines(r.stdout);
@@ -68,13 +72,13 @@ describe.skipIf(why !== null)(`direct launch by srun --mpi=pmi2 (PMI-2)${why ===
   }, 130_000);
 
   it('a TypeScript program runs as node --import tsx app.ts', async () => {
-    const r = await slurm.run(['srun', '--mpi=pmi2', '-n', '3', '-N', '2', NODE, '--import', 'tsx', RANK_TS], { deadlineMs: 120_000 });
+    const r = await slurm.run(['env', `TMPDIR=${TMP}`, 'srun', '--mpi=pmi2', '-n', '3', '-N', '2', NODE, '--import', 'tsx', RANK_TS], { deadlineMs: 120_000 });
     expect(r.status, r.stderr).toBe(0);
     expectRing(rankLines(r.stdout), 3);
   }, 130_000);
 
   it('MPI.abort(5) on rank 1: Slurm kills the step, srun names the tasks, the abort line is printed', async () => {
-    const r = await slurm.run(['srun', '--mpi=pmi2', '-n', '4', '-N', '2', NODE, RANK_MJS, '1', '5'], { deadlineMs: 120_000 });
+    const r = await slurm.run(['env', `TMPDIR=${TMP}`, 'srun', '--mpi=pmi2', '-n', '4', '-N', '2', NODE, RANK_MJS, '1', '5'], { deadlineMs: 120_000 });
     expect(r.timedOut).toBe(false);
     expect(r.status).not.toBe(0);
     expect(r.stderr).toContain('tsmpi: rank 1: MPI.abort(5) on COMM_WORLD: the launcher ends the job (exit code 5)');
@@ -83,7 +87,7 @@ describe.skipIf(why !== null)(`direct launch by srun --mpi=pmi2 (PMI-2)${why ===
   }, 130_000);
 
   it('a rank that exits 3 before finalize: srun exits non-zero and names it, no rank is left', async () => {
-    const r = await slurm.run(['srun', '--mpi=pmi2', '--kill-on-bad-exit=1', '-n', '4', '-N', '2', NODE, RANK_MJS, '-1', '0', '2', '3'], { deadlineMs: 120_000 });
+    const r = await slurm.run(['env', `TMPDIR=${TMP}`, 'srun', '--mpi=pmi2', '--kill-on-bad-exit=1', '-n', '4', '-N', '2', NODE, RANK_MJS, '-1', '0', '2', '3'], { deadlineMs: 120_000 });
     expect(r.timedOut).toBe(false);
     expect(r.status).not.toBe(0);
     expect(r.stderr).toMatch(/task 2: Exited with exit code 3/);
