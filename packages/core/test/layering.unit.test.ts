@@ -14,7 +14,7 @@ const ALLOWED: Record<string, string[]> = {
   api: ['runtime', 'comm', 'coll', 'datatype', 'device', 'config', 'log', 'util', 'pmi', 'transport', 'io'],
   // What a thread owns between init and finalize (its state, how it waits, the roll-call, worker boot):
   // below api/, above everything api/ reaches.
-  runtime: ['comm', 'coll', 'datatype', 'device', 'config', 'log', 'util', 'pmi', 'transport'],
+  runtime: ['comm', 'coll', 'datatype', 'device', 'config', 'log', 'util', 'pmi', 'pmi-direct', 'transport'],
   comm: ['coll', 'datatype', 'device', 'shm', 'util'],
   coll: ['device', 'datatype', 'util'],
   datatype: ['util'],
@@ -29,6 +29,8 @@ const ALLOWED: Record<string, string[]> = {
   // pmi/index.ts re-exports the settings table and job environment names: the
   // launcher may import only @tsmpi/core/pmi (STYLE rule 3).
   pmi: ['util', 'config'],
+  // Direct launch by a foreign PMI launcher: another wire-up client (pmi's PmiClient) for runtime/.
+  'pmi-direct': ['util', 'config', 'pmi'],
 };
 
 /**

@@ -3,7 +3,8 @@
  * its MPI runtime at MPI.init and takes it down at MPI.finalize, after
  * api/lifecycle.ts has checked the arguments.
  *
- * startProcess (main thread): settings -> wire-up client (unless singleton)
+ * startProcess (main thread): settings -> wire-up client (unless singleton;
+ * mpiexec's service or a PMI launcher's, join-job.ts)
  * -> shared state -> device; the channels' transports run on this thread
  * (inline progress) or in one engine worker per channel (threads progress,
  * the default for threadLevel 'multiple'); publish the listening addresses,
@@ -20,11 +21,12 @@
  */
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { resolveSettings, takeJobEnv, type Settings, type JobEnv } from '../config/index.ts';
+import { resolveSettings, type Settings, type JobEnv } from '../config/index.ts';
 import { Device, Engines, SharedState, endpointReceivePlan, resolveEndpointReceive, MAX_THREADS, type EndpointReceivePlan, type DirectRoute, type EngineBoot, type ObjectTable } from '../device/index.ts';
 import { ContextIdState } from '../comm/index.ts';
 import { createLogger, type Logger } from '../log/index.ts';
 import { stopQuietlyOnPeerLoss } from './stop-on-peer-loss.ts';
+import { joinJob } from './join-job.ts';
 import type { FinalizeReport, PmiClient } from '../pmi/index.ts';
 import { secureTransportFactory, type ReaderSocketName, type TransportFactory } from '../transport/index.ts';
 import { ERR_ARG, mpiError, schedYield } from '../util/index.ts';
@@ -76,19 +78,16 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
   } catch (e) {
     throw mpiError(ERR_ARG, 'init', (e as Error).message);
   }
-  // The key leaves process.env here: children this rank starts do not inherit it.
-  const job = takeJobEnv();
+  // The one branch point of the wire-up: tsmpi's mpiexec, a PMI launcher, or none (join-job.ts).
+  const { job, pmi, transport } = await joinJob();
+  if (transport !== null) settings = { ...settings, transport };
   const rank = job?.rank ?? 0;
   const size = job?.size ?? 1;
   const log = createLogger(settings.logLevel, rank, settings.logFormat);
   // This thread's waiting and roll-call state, before the roll-call handler that reads it.
   const waitPoll = new WaitPoll();
   const blocked = new BlockedCalls(waitPoll);
-  let pmi: PmiClient | null = null;
-  if (job !== null) {
-    // Loaded only under a launcher: a job of one process never needs the wire-up client (nor ws).
-    const { connectPmi } = await import('../pmi/index.ts');
-    pmi = await connectPmi(job);
+  if (pmi !== null) {
     pmi.setRollCallHandler(() => blocked.report());
     pmi.setLostHandler((err) => {
       log.error({ err: err.message }, 'lost the launcher: exiting');
