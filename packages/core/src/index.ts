@@ -43,6 +43,9 @@ export { Op, SUM, PROD, MIN, MAX, LAND, LOR, LXOR, BAND, BOR, BXOR, MINLOC, MAXL
 // Every collective in every form (issue 36): the one local reduction.
 export { reduceLocal } from './api/reduce-local.ts';
 export { config, stats } from './api/introspection.ts';
+// Profiling hooks (issue 41): MPI.profile.use wraps the public classes' methods while hooks are installed.
+export { profile } from './api/profile.ts';
+export type { ProfileHooks } from './api/profile.ts';
 export { Worker } from './api/worker.ts';
 export { dehydrate, revive, workerData } from './api/revive.ts';
 export { threadAttach, attachedEndpoint } from './api/endpoints.ts';

@@ -121,6 +121,7 @@ describe('public surface of @tsmpi/core', () => {
         "isFinalized",
         "isInitialized",
         "pack",
+        "profile",
         "queryThread",
         "reduceLocal",
         "registerClass",

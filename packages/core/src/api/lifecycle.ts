@@ -20,6 +20,7 @@ import { deleteAllAttrs } from './attributes.ts';
 import { setupPredefinedTypes } from './datatype.ts';
 import { setupPredefinedOps } from './op.ts';
 import { liveObjects, messageTotals } from './introspection.ts';
+import { lifecycleCall } from './profile-hooks.ts';
 
 /** The API objects the bootstrap makes and binds around a thread's runtime. */
 const API_PARTS: ApiParts = {
@@ -49,7 +50,12 @@ const API_PARTS: ApiParts = {
  * @throws MPIError(ERR_OTHER) if called twice; MPIError(ERR_ARG) for a bad option or setting.
  * @example await MPI.init({ threadLevel: 'multiple' });
  */
-export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<ThreadLevel> {
+export function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<ThreadLevel> {
+  // MPI.profile's hooks see init and finalize (module functions, not methods: profile-hooks.ts).
+  return lifecycleCall('MPI.init', [opts], () => initProcessOrThread(opts));
+}
+
+async function initProcessOrThread(opts: { threadLevel?: ThreadLevel }): Promise<ThreadLevel> {
   if (isInitialized()) throw mpiError(ERR_OTHER, 'init', 'MPI.init has already been called in this thread');
   const level = opts.threadLevel ?? 'single';
   if (!THREAD_LEVELS.includes(level)) {
@@ -70,7 +76,11 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
  * Finalizes MPI: collective over COMM_WORLD; every later MPI call throws MPIError(ERR_OTHER).
  * Called once per process, by its main thread, after its worker threads made their last MPI call.
  */
-export async function finalize(): Promise<void> {
+export function finalize(): Promise<void> {
+  return lifecycleCall('MPI.finalize', [], finalizeProcess);
+}
+
+async function finalizeProcess(): Promise<void> {
   const rt = runtime('finalize');
   if (!isMainThread) throw mpiError(ERR_OTHER, 'finalize', 'worker threads never call MPI.finalize(): the main thread does, after the workers are done');
   // MPI 4.0 11.2.2: finalize first frees COMM_SELF's attributes (their delete callbacks run, last set first), then COMM_WORLD's.
