@@ -64,6 +64,7 @@ Job control:
   ${pad('--timeout SECONDS', WIDTH)}end the job after SECONDS; first prints what every rank is blocked in
   ${pad('--dry-run', WIDTH)}print the process map (rank, host, endpoints, channels) and exit
   ${pad('--report-json FILE', WIDTH)}write a job report: per rank exit status, signal, duration, message counts
+  ${pad('--trace FILE', WIDTH)}write every MPI call of every rank to FILE as Chrome trace JSON (Perfetto)
   ${pad('-h, --help', WIDTH)}this text
 
 Exit status: 0 when every process exits 0 (after MPI.finalize if it called

@@ -22,6 +22,9 @@ import { setupPredefinedOps } from './op.ts';
 import { liveObjects, messageTotals } from './introspection.ts';
 import { lifecycleCall } from './profile-hooks.ts';
 
+/** api/trace-recorder.ts, loaded only under mpiexec --trace. */
+let traceRecorder: typeof import('./trace-recorder.ts') | null = null;
+
 /** The API objects the bootstrap makes and binds around a thread's runtime. */
 const API_PARTS: ApiParts = {
   createPredefined: (objects, processes, endpointsPerProcess, firstEndpoint) => ({
@@ -40,6 +43,11 @@ const API_PARTS: ApiParts = {
   liveObjects,
   messageTotals,
   abort: (code, where) => abort(code, { name: where } as typeof COMM_WORLD),
+  startTrace: async (maxEvents) => {
+    traceRecorder = await import('./trace-recorder.ts');
+    traceRecorder.startTrace(maxEvents);
+  },
+  takeTrace: (tid) => traceRecorder?.takeTrace(tid) ?? null,
 };
 
 /**
