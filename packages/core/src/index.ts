@@ -51,6 +51,9 @@ export {
   File, MODE_RDONLY, MODE_WRONLY, MODE_RDWR, MODE_CREATE, MODE_EXCL, MODE_APPEND, MODE_DELETE_ON_CLOSE, MODE_UNIQUE_OPEN, MODE_SEQUENTIAL,
   SEEK_SET, SEEK_CUR, SEEK_END,
 } from './api/file.ts';
+// Profiling hooks (issue 41): MPI.profile.use wraps the public classes' methods while hooks are installed.
+export { profile } from './api/profile.ts';
+export type { ProfileHooks } from './api/profile.ts';
 export { Worker } from './api/worker.ts';
 export { dehydrate, revive, workerData } from './api/revive.ts';
 export { threadAttach, attachedEndpoint } from './api/endpoints.ts';

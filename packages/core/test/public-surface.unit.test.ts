@@ -149,6 +149,7 @@ describe('public surface of @tsmpi/core', () => {
         "isFinalized",
         "isInitialized",
         "pack",
+        "profile",
         "queryThread",
         "reduceLocal",
         "registerClass",

@@ -46,6 +46,7 @@ Common options:
   ${pad('--timeout SECONDS', WIDTH)}end the job after SECONDS, first printing what each rank waits in
   ${pad('--secure', WIDTH)}encrypt and authenticate every connection between hosts (TLS)
   ${pad('--report-json FILE', WIDTH)}write a job report (exit status, duration, message counts per rank)
+  ${pad('--trace FILE', WIDTH)}write every MPI call of every rank as a Chrome trace (Perfetto)
   ${pad('-h, --help / --help-all', WIDTH)}this text / every option, setting and exit status
   ${pad('-V, --version', WIDTH)}the version
 
@@ -117,6 +118,7 @@ Job control:
   ${pad('', WIDTH)}(default 60), say so once, naming each rank's call; 0: never
   ${pad('--dry-run', WIDTH)}print the process map (rank, host, endpoints, channels) and exit
   ${pad('--report-json FILE', WIDTH)}write a job report: per rank exit status, signal, duration, message counts
+  ${pad('--trace FILE', WIDTH)}write every MPI call of every rank to FILE as Chrome trace JSON (Perfetto)
   ${pad('-h, --help', WIDTH)}the short help; --help-all: this text
   ${pad('-V, --version', WIDTH)}the version
 

@@ -1,4 +1,5 @@
 /**
+ * (Over 600 lines: one supervisor's state machine; its parts, launchers, report, trace, are files beside it.)
  * One mpiexec job, supervised: starts the ranks through their launchers
  * (launchers.ts picks them: fork here, a proxy per other host through ssh or
  * one srun step; rank-launcher.ts is their contract), runs the wire-up
@@ -56,6 +57,7 @@ import { writeJobReport, type JobReport } from './report.ts';
 import { rollCallLines, rollCallRank } from './roll-call.ts';
 import { DeadlockHint } from './deadlock-hint.ts';
 import type { SlurmLaunch } from './slurm-launcher.ts';
+import { withTraceSetting, writeTraceFile } from './trace-file.ts';
 import { WireupServer } from './wireup-server.ts';
 
 export type { HostLaunchLine } from './rank-launcher.ts';
@@ -155,6 +157,7 @@ export class Job {
   #deadlockHint: DeadlockHint | null = null;
   #resolveDone: (() => void) | null = null;
   #isDone = false;
+  readonly #traces = new Map<number, Uint8Array>(); // --trace: each rank's, as it arrived (trace-file.ts)
   /** Ranks here wait for the first proxy link when their address comes from it. */
   #localStart: ((listenHost: string) => void) | null = null;
 
@@ -163,7 +166,7 @@ export class Job {
    * @param placements - where each rank runs (process-map.ts)
    */
   constructor(options: LaunchOptions, placements: readonly Placement[], deps: JobDeps) {
-    this.#o = options;
+    this.#o = options = withTraceSetting(options, deps.env);
     this.#deps = deps;
     this.#outSink = new OutputSink(deps.stdout);
     this.#errSink = new OutputSink(deps.stderr);
@@ -196,6 +199,7 @@ export class Job {
         const s = this.#ranks[rank]!;
         if (s.lostPeer === null) s.lostPeer = lost;
       },
+      onTrace: (rank, data) => this.#traces.set(rank, data),
       ...(remote === null ? {} : { onProxyLink: (link) => remote.acceptLink(link) }),
     }, { secure: this.#secure });
   }
@@ -242,6 +246,7 @@ export class Job {
     await Promise.all(this.#ranks.flatMap((s) => [closeFile(s.outFile), closeFile(s.errFile)]));
     const status = this.#failure?.status ?? 0;
     if (this.#o.reportJson !== null) await writeJobReport(this.#o.reportJson, this.#report(status));
+    if (this.#o.traceFile !== null) await writeTraceFile(this.#o.traceFile, this.#ranks, this.#traces, this.#deps.log);
     return status;
   }
 

@@ -53,6 +53,8 @@ export interface LaunchOptions {
   readonly envFrom: readonly string[];
   readonly dryRun: boolean;
   readonly reportJson: string | null;
+  /** --trace FILE: every MPI call of every rank, merged into FILE as Chrome trace JSON (trace-merge.ts). */
+  readonly traceFile: string | null;
 }
 
 export type ParseResult =
@@ -197,6 +199,11 @@ const SPECS: readonly OptionSpec[] = [
     names: ['--report-json'], value: 'FILE',
     apply: (o, v) => { if (v === '') return '--report-json: expected a file name'; o.reportJson = v; return null; },
   },
+  {
+    // The ranks record when the core setting traceEvents is above 0: set it unless given (TSMPI_TRACE_EVENTS in the environment wins).
+    names: ['--trace'], value: 'FILE',
+    apply: (o, v) => { if (v === '') return '--trace: expected a file name'; o.traceFile = v; return null; },
+  },
 ];
 
 function findSpec(name: string): OptionSpec | undefined {
@@ -211,7 +218,7 @@ export function parseArgs(argv: readonly string[]): ParseResult {
   const o: Mutable = {
     np: 1, hasExplicitNp: false, program: '', args: [], settings: new Map(), hosts: null, ppn: null, launcher: 'ssh', hasExplicitLauncher: false,
     tagOutput: false, timestampOutput: false, timeoutSec: null, deadlockHintSec: DEFAULT_DEADLOCK_HINT_SEC, env: [], outputDir: null, wdir: null,
-    iface: null, launcherExec: null, prefix: null, portRange: null, envFrom: [], dryRun: false, reportJson: null,
+    iface: null, launcherExec: null, prefix: null, portRange: null, envFrom: [], dryRun: false, reportJson: null, traceFile: null,
   };
   let i = 0;
   for (; i < argv.length; i++) {

@@ -32,6 +32,7 @@
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import {
@@ -73,6 +74,8 @@ export interface WireupEvents {
   onAbort(rank: number, code: number, message: string): void;
   /** `rank` lost its connection to process `process`: a failure of `rank` that follows is its consequence. */
   onPeerLost(rank: number, process: number): void;
+  /** mpiexec --trace: `rank`'s trace (core's pmi trace-format, still encoded), before its finalized. */
+  onTrace?(rank: number, data: Uint8Array): void;
   /** A connection on PROXY_PATH (proxy-protocol.ts): the job runs its challenge and checks its hello. */
   onProxyLink?(link: PendingLink): void;
 }
@@ -303,6 +306,14 @@ export class WireupServer {
         return;
       case 'rollCallReply':
         this.#rollCallWaiters.get(m.id)?.(conn.rank, m.blockedIn);
+        return;
+      case 'clock':
+        // mpiexec's clock for the rank's offset (--trace): the same clock trace-merge.ts aligns to.
+        this.#send(conn, { t: 'clockReply', id: m.id, timeMs: performance.timeOrigin + performance.now() });
+        return;
+      case 'trace':
+        this.#events.onTrace?.(conn.rank, m.data);
+        this.#send(conn, { t: 'ack', id: m.id });
         return;
     }
   }

@@ -16,7 +16,7 @@ const spans = [...blocks, ...[...prose.matchAll(/`([^`\n]+)`/g)].map((m) => m[1]
 const words = new Set(spans.match(/-{1,2}[a-z][\w-]*|[A-Za-z_$][\w$]*/g));
 
 /** Exports that exist only as types, so Object.keys cannot see them. */
-const TYPE_EXPORTS = ['ThreadLevel', 'BufSpec', 'Config', 'Stats', 'DistGraphOptions', 'WBufSpec', 'RegisterClassOptions', 'KeyvalFns', 'ErrhandlerFn'];
+const TYPE_EXPORTS = ['ThreadLevel', 'BufSpec', 'Config', 'Stats', 'DistGraphOptions', 'WBufSpec', 'RegisterClassOptions', 'KeyvalFns', 'ErrhandlerFn', 'ProfileHooks'];
 const CLASSES = ['Comm', 'CartComm', 'GraphComm', 'DistGraphComm', 'Group', 'Request', 'Status', 'Message', 'Datatype', 'Op', 'Worker', 'MPIError', 'Info', 'Errhandler', 'Intercomm', 'File'] as const;
 /** Members Node's or JavaScript's base classes bring (Worker extends node:worker_threads Worker). */
 const INHERITED = new Set(['constructor', 'toString', 'toWire', 'fromWire', 'postMessage']);

@@ -156,7 +156,8 @@ export function routeErrors(obj: object, onError: ((e: MPIError) => unknown) | n
       delete (obj as Record<string, unknown>)[name];
       continue;
     }
-    const method = (Object.getPrototypeOf(obj) as Record<string, (...a: unknown[]) => unknown>)[name]!;
+    // The method is looked up per call, not kept: MPI.profile (profile.ts) may wrap it on the prototype later.
+    const proto = Object.getPrototypeOf(obj) as Record<string, (...a: unknown[]) => unknown>;
     Object.defineProperty(obj, name, {
       configurable: true,
       writable: true,
@@ -164,7 +165,7 @@ export function routeErrors(obj: object, onError: ((e: MPIError) => unknown) | n
       value: function routed(this: object, ...args: unknown[]): unknown {
         let out: unknown;
         try {
-          out = method.apply(this, args);
+          out = proto[name]!.apply(this, args);
         } catch (e) {
           throw once(onError, e);
         }

@@ -20,6 +20,10 @@ import { deleteAllAttrs } from './attributes.ts';
 import { setupPredefinedTypes } from './datatype.ts';
 import { setupPredefinedOps } from './op.ts';
 import { liveObjects, messageTotals } from './introspection.ts';
+import { lifecycleCall } from './profile-hooks.ts';
+
+/** api/trace-recorder.ts, loaded only under mpiexec --trace. */
+let traceRecorder: typeof import('./trace-recorder.ts') | null = null;
 
 /** The API objects the bootstrap makes and binds around a thread's runtime. */
 const API_PARTS: ApiParts = {
@@ -39,6 +43,11 @@ const API_PARTS: ApiParts = {
   liveObjects,
   messageTotals,
   abort: (code, where) => abort(code, { name: where } as typeof COMM_WORLD),
+  startTrace: async (maxEvents) => {
+    traceRecorder = await import('./trace-recorder.ts');
+    traceRecorder.startTrace(maxEvents);
+  },
+  takeTrace: (tid) => traceRecorder?.takeTrace(tid) ?? null,
 };
 
 /**
@@ -49,7 +58,12 @@ const API_PARTS: ApiParts = {
  * @throws MPIError(ERR_OTHER) if called twice; MPIError(ERR_ARG) for a bad option or setting.
  * @example await MPI.init({ threadLevel: 'multiple' });
  */
-export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<ThreadLevel> {
+export function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<ThreadLevel> {
+  // MPI.profile's hooks see init and finalize (module functions, not methods: profile-hooks.ts).
+  return lifecycleCall('MPI.init', [opts], () => initProcessOrThread(opts));
+}
+
+async function initProcessOrThread(opts: { threadLevel?: ThreadLevel }): Promise<ThreadLevel> {
   if (isInitialized()) throw mpiError(ERR_OTHER, 'init', 'MPI.init has already been called in this thread');
   const level = opts.threadLevel ?? 'single';
   if (!THREAD_LEVELS.includes(level)) {
@@ -70,7 +84,11 @@ export async function init(opts: { threadLevel?: ThreadLevel } = {}): Promise<Th
  * Finalizes MPI: collective over COMM_WORLD; every later MPI call throws MPIError(ERR_OTHER).
  * Called once per process, by its main thread, after its worker threads made their last MPI call.
  */
-export async function finalize(): Promise<void> {
+export function finalize(): Promise<void> {
+  return lifecycleCall('MPI.finalize', [], finalizeProcess);
+}
+
+async function finalizeProcess(): Promise<void> {
   const rt = runtime('finalize');
   if (!isMainThread) throw mpiError(ERR_OTHER, 'finalize', 'worker threads never call MPI.finalize(): the main thread does, after the workers are done');
   // MPI 4.0 11.2.2: finalize first frees COMM_SELF's attributes (their delete callbacks run, last set first), then COMM_WORLD's.

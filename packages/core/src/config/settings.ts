@@ -33,6 +33,12 @@ export interface SettingRow {
  */
 export const MAX_EAGER_LIMIT_BYTES = 64 << 20;
 
+/**
+ * Upper bound of traceEvents: a thread's trace travels to mpiexec in one wire-up message of at
+ * most 64 MiB, and a recorded call plus a message end take 112 bytes.
+ */
+export const MAX_TRACE_EVENTS = 500_000;
+
 function int(min: number, max: number): Kind {
   return { type: 'int', min, max };
 }
@@ -157,6 +163,12 @@ export const SETTINGS: readonly SettingRow[] = [
     doc: 'on (mpiexec --secure): every TCP connection of the job (rank channels, the wire-up service, the per-host proxies) runs TLS 1.3 keyed by the job key, for jobs across a network others can watch (docs/SECURITY.md); same-host sockets stay plain. Every process of a job must agree: mpiexec hands it to all',
   },
   {
+    // mpiexec --trace FILE sets it (its value is a file, so no flag in this table: options.ts).
+    name: 'traceEvents', env: 'TSMPI_TRACE_EVENTS', flag: null, kind: int(0, MAX_TRACE_EVENTS),
+    defaultValue: () => 0, level: 'tuning',
+    doc: 'mpiexec --trace: calls (and as many message ends) each MPI thread records for the trace, dropping later ones; 0: no trace. mpiexec --trace sets 200000 unless given',
+  },
+  {
     name: 'transport', env: 'TSMPI_TRANSPORT', flag: null, kind: { type: 'string' },
     defaultValue: () => '@tsmpi/transport-tcp', level: 'tuning', doc: 'module that implements @tsmpi/core/transport; mpiexec sets the file URL of its own @tsmpi/transport-tcp unless given',
   },
@@ -182,6 +194,7 @@ export type Settings = {
   readonly requestSlots: number;
   readonly rankNodeFlags: string;
   readonly secure: 'off' | 'on';
+  readonly traceEvents: number;
   readonly transport: string;
 };
 

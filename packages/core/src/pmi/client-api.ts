@@ -49,6 +49,13 @@ export interface PmiClient {
    * failure here is reported as the consequence it is. Resolves once acknowledged.
    */
   reportPeerLost(process: number): Promise<void>;
+  /**
+   * mpiexec --trace: the offset (ms) to add to this process's clock (performance.timeOrigin +
+   * performance.now()) for mpiexec's, from `pings` round trips (clock-offset.ts).
+   */
+  measureClockOffset(pings: number): Promise<number>;
+  /** mpiexec --trace: hands this process's trace (trace-format.ts) to mpiexec; resolves once acknowledged. */
+  sendTrace(data: Uint8Array): Promise<void>;
   /** The launcher's roll-call asks this on --timeout. */
   setRollCallHandler(handler: () => BlockedIn | null): void;
   /** Called when the connection to the launcher is lost (the launcher is gone: the process should exit). */

@@ -24,11 +24,13 @@
  * after a fence is normally answered locally.
  */
 import type { Socket } from 'node:net';
+import { performance } from 'node:perf_hooks';
 import { createRequire } from 'node:module';
 import type { RawData, WebSocket as WsSocket } from 'ws';
 import type { JobEnv } from '../config/index.ts';
 import { ERR_OTHER, KeyResponse, jobTlsClientOptions, mpiError } from '../util/index.ts';
 import type { BlockedIn, FinalizeReport, PmiClient } from './client-api.ts';
+import { estimateClockOffset, type ClockSample } from './clock-offset.ts';
 import {
   CLOSE_CODES,
   PMI_PROTOCOL_VERSION,
@@ -157,6 +159,20 @@ class WsPmiClient implements PmiClient {
     return this.#request<void>('pmi.abort', (id) => ({ t: 'abort', id, code: Math.trunc(code), message }));
   }
 
+  sendTrace(data: Uint8Array): Promise<void> {
+    return this.#request<void>('pmi.sendTrace', (id) => ({ t: 'trace', id, data }));
+  }
+
+  async measureClockOffset(pings: number): Promise<number> {
+    const samples: ClockSample[] = [];
+    for (let i = 0; i < pings; i++) {
+      const sentMs = performance.timeOrigin + performance.now();
+      const serverMs = await this.#request<number>('pmi.measureClockOffset', (id) => ({ t: 'clock', id }));
+      samples.push({ sentMs, serverMs, receivedMs: performance.timeOrigin + performance.now() });
+    }
+    return estimateClockOffset(samples).offsetMs;
+  }
+
   reportPeerLost(process: number): Promise<void> {
     return this.#request<void>('pmi.reportPeerLost', (id) => ({ t: 'peerLost', id, process }));
   }
@@ -277,6 +293,9 @@ class WsPmiClient implements PmiClient {
         return;
       case 'ack':
         this.#settle(m.id, undefined);
+        return;
+      case 'clockReply':
+        this.#settle(m.id, m.timeMs);
         return;
       case 'rollCall': {
         let blockedIn: BlockedIn | null = null;

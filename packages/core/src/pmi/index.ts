@@ -30,7 +30,15 @@ export type {
   GetReplyMessage,
   AckMessage,
   RollCallMessage,
+  ClockMessage,
+  ClockReplyMessage,
+  TraceMessage,
 } from './protocol.ts';
+// mpiexec --trace (issue 41): the trace a process hands over, and the clock offset it measures.
+export { TRACE_CALL, TRACE_MSG, encodeTraceDump, decodeTraceDump } from './trace-format.ts';
+export type { TraceDump, TraceThread } from './trace-format.ts';
+export { estimateClockOffset } from './clock-offset.ts';
+export type { ClockSample } from './clock-offset.ts';
 export type { PmiClient, BlockedIn, FinalizeReport } from './client-api.ts';
 export type { JobEnv } from '../config/index.ts';
 // The job-key proof (util/key-proof.ts): the launcher's service and proxy link use the mechanism the ranks use.

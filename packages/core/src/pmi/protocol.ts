@@ -22,6 +22,8 @@
  *     peerLost {id, process}          <- ack {id}; this process lost its connection to `process`,
  *                                     so its own failure is a consequence, not the cause
  *     <- rollCall {id}                rollCallReply {id, blockedIn|null}  (--timeout)
+ *     clock {id}                      <- clockReply {id, timeMs}: mpiexec's clock, ms (--trace's offset, clock-offset.ts)
+ *     trace {id, data}                <- ack {id}; data: the process's trace (trace-format.ts), before finalized
  *
  * The decoders never throw: they return the message, or null for anything
  * malformed (the receiver then closes with CLOSE_CODES.protocol). Encoders copy
@@ -72,6 +74,8 @@ export type FinalizedMessage = { readonly t: 'finalized'; readonly id: number; r
 export type AbortMessage = { readonly t: 'abort'; readonly id: number; readonly code: number; readonly message: string };
 export type PeerLostMessage = { readonly t: 'peerLost'; readonly id: number; readonly process: number };
 export type RollCallReplyMessage = { readonly t: 'rollCallReply'; readonly id: number; readonly blockedIn: BlockedIn | null };
+export type ClockMessage = { readonly t: 'clock'; readonly id: number };
+export type TraceMessage = { readonly t: 'trace'; readonly id: number; readonly data: Uint8Array };
 
 /** Everything a process sends to the wire-up service. */
 export type ClientMessage =
@@ -82,7 +86,9 @@ export type ClientMessage =
   | FinalizedMessage
   | AbortMessage
   | PeerLostMessage
-  | RollCallReplyMessage;
+  | RollCallReplyMessage
+  | ClockMessage
+  | TraceMessage;
 
 export type ChallengeMessage = { readonly t: 'challenge'; readonly v: number; readonly nonce: Uint8Array };
 export type WelcomeMessage = { readonly t: 'welcome'; readonly size: number; readonly proof: Uint8Array };
@@ -90,9 +96,10 @@ export type FenceDoneMessage = { readonly t: 'fenceDone'; readonly kvs: readonly
 export type GetReplyMessage = { readonly t: 'getReply'; readonly id: number; readonly value: string | null };
 export type AckMessage = { readonly t: 'ack'; readonly id: number };
 export type RollCallMessage = { readonly t: 'rollCall'; readonly id: number };
+export type ClockReplyMessage = { readonly t: 'clockReply'; readonly id: number; readonly timeMs: number };
 
 /** Everything the wire-up service sends to a process. */
-export type ServerMessage = ChallengeMessage | WelcomeMessage | FenceDoneMessage | GetReplyMessage | AckMessage | RollCallMessage;
+export type ServerMessage = ChallengeMessage | WelcomeMessage | FenceDoneMessage | GetReplyMessage | AckMessage | RollCallMessage | ClockReplyMessage;
 
 const packr = new Packr({ useRecords: false });
 
@@ -208,6 +215,10 @@ export function decodeClientMessage(data: Uint8Array): ClientMessage | null {
       const blockedIn = readBlockedIn(m['blockedIn']);
       return isInt(m['id']) && blockedIn !== undefined ? { t: 'rollCallReply', id: m['id'], blockedIn } : null;
     }
+    case 'clock':
+      return isInt(m['id']) ? { t: 'clock', id: m['id'] } : null;
+    case 'trace':
+      return isInt(m['id']) && isBytes(m['data']) ? { t: 'trace', id: m['id'], data: m['data'] } : null;
     default:
       return null;
   }
@@ -232,6 +243,8 @@ export function decodeServerMessage(data: Uint8Array): ServerMessage | null {
       return isInt(m['id']) ? { t: 'ack', id: m['id'] } : null;
     case 'rollCall':
       return isInt(m['id']) ? { t: 'rollCall', id: m['id'] } : null;
+    case 'clockReply':
+      return isInt(m['id']) && typeof m['timeMs'] === 'number' && Number.isFinite(m['timeMs']) ? { t: 'clockReply', id: m['id'], timeMs: m['timeMs'] } : null;
     default:
       return null;
   }

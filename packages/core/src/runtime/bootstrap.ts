@@ -27,7 +27,7 @@ import { ContextIdState } from '../comm/index.ts';
 import { createLogger, type Logger } from '../log/index.ts';
 import { stopQuietlyOnPeerLoss } from './stop-on-peer-loss.ts';
 import { joinJob } from './join-job.ts';
-import type { FinalizeReport, PmiClient } from '../pmi/index.ts';
+import type { FinalizeReport, PmiClient, TraceThread } from '../pmi/index.ts';
 import { secureTransportFactory, type ReaderSocketName, type TransportFactory } from '../transport/index.ts';
 import { ERR_ARG, mpiError, schedYield } from '../util/index.ts';
 import type { ThreadLevel } from './thread-level.ts';
@@ -57,7 +57,16 @@ export interface ApiParts {
   messageTotals(rt: ThreadRuntime): FinalizeReport;
   /** MPI.abort on behalf of a worker thread that asked for it through shared memory. */
   abort(code: number, where: string): never;
+  /** mpiexec --trace: starts recording this thread's calls (api/trace-recorder.ts, loaded only then). */
+  startTrace(maxEvents: number): Promise<void>;
+  /** mpiexec --trace: stops recording; this thread's trace, or null. */
+  takeTrace(tid: number): TraceThread | null;
 }
+
+/** Pings to mpiexec at init under --trace; the shortest round trip gives the clock offset (pmi/clock-offset.ts). */
+const CLOCK_PINGS = 8;
+/** Under --trace: what to add to this process's clock for mpiexec's, measured at init. */
+let traceOffsetMs: number | null = null;
 
 /**
  * Direct sends (device.ts) open C connections per user thread to every other process at the
@@ -171,6 +180,10 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
     predefined, predefinedObjects, directRoutes, engines, waitPoll, blocked,
   }));
   api.bindLean(runtime('init'));
+  if (settings.traceEvents > 0 && pmi !== null) {
+    traceOffsetMs = await pmi.measureClockOffset(CLOCK_PINGS);
+    await api.startTrace(settings.traceEvents);
+  }
   pmi?.reportInitialized();
   log.debug({ size, channels: settings.channels, matching: settings.matching, progress }, 'initialized');
 }
@@ -314,6 +327,7 @@ export async function startWorkerThread(boot: WorkerBoot, api: ApiParts): Promis
  * Takes down the main thread's runtime (MPI.finalize, after the caller's checks): collective over COMM_WORLD.
  */
 export async function finishProcess(rt: ThreadRuntime, api: ApiParts): Promise<void> {
+  const trace = traceOffsetMs === null ? null : api.takeTrace(rt.device.opts.threadId);
   await readersHandBack(rt.device);
   await api.worldBarrier();
   // The finalize-time collection (papers/refcount-gc.txt §V.B): whatever only the collector still holds goes.
@@ -328,6 +342,10 @@ export async function finishProcess(rt: ThreadRuntime, api: ApiParts): Promise<v
   api.bindLean(null);
   setRuntime(null);
   if (rt.pmi !== null) {
+    if (trace !== null) {
+      const { encodeTraceDump } = await import('../pmi/index.ts');
+      await rt.pmi.sendTrace(encodeTraceDump({ offsetMs: traceOffsetMs!, threads: [trace] }));
+    }
     await rt.pmi.reportFinalized(totals);
     await rt.pmi.close();
   }

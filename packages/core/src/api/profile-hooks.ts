@@ -1,0 +1,66 @@
+/**
+ * The state of MPI.profile's hooks on this thread and the one place a hooked call runs
+ * (profile.ts wraps the methods; lifecycle.ts runs init and finalize through lifecycleCall).
+ * Kept apart from profile.ts, which imports the public classes, so that lifecycle.ts can import
+ * it without a cycle.
+ */
+import { performance } from 'node:perf_hooks';
+
+/** What a hook set may define; both are optional. */
+export interface ProfileHooks {
+  /** Runs before the call; `target` is the object called on (the class for a static, undefined for MPI.init/finalize). */
+  before?(call: string, args: unknown[], target: unknown): void;
+  /** Runs when the call ended: returned, threw, or its promise settled. `result` is the value or the error. */
+  after?(call: string, result: unknown, durationNs: number, target: unknown, args: unknown[]): void;
+}
+
+/** The installed hook sets, in installation order (replaced, never mutated: a call keeps the sets it started with). */
+export let hookSets: readonly ProfileHooks[] = [];
+/** Depth of public calls in progress on this thread's stack (only depth 0 is reported). */
+let depth = 0;
+
+/** Sets the installed hook sets (profile.ts). */
+export function setHookSets(sets: readonly ProfileHooks[]): void {
+  hookSets = sets;
+}
+
+/** Whether a call starting now is reported: hooks are installed and no public call is on the stack. */
+export function isReported(): boolean {
+  return depth === 0 && hookSets.length > 0;
+}
+
+/** @internal MPI.init / MPI.finalize: runs `fn` as the call `call` when hooks are installed. */
+export function lifecycleCall<T>(call: string, args: unknown[], fn: () => Promise<T>): Promise<T> {
+  if (!isReported()) return fn();
+  return hooked(call, undefined, args, fn) as Promise<T>;
+}
+
+/** One reported call: before hooks, the call (its synchronous part at depth 1), after hooks when it ends. */
+export function hooked(call: string, target: unknown, args: unknown[], run: () => unknown): unknown {
+  const active = hookSets;
+  for (let i = 0; i < active.length; i++) active[i]!.before?.(call, args, target);
+  const start = performance.now();
+  let out: unknown;
+  depth++;
+  try {
+    out = run();
+  } catch (e) {
+    depth--;
+    finish(active, call, e, start, target, args);
+    throw e;
+  }
+  depth--;
+  if (out instanceof Promise) {
+    return out.then(
+      (v: unknown) => { finish(active, call, v, start, target, args); return v; },
+      (e: unknown) => { finish(active, call, e, start, target, args); throw e; },
+    );
+  }
+  finish(active, call, out, start, target, args);
+  return out;
+}
+
+function finish(active: readonly ProfileHooks[], call: string, result: unknown, start: number, target: unknown, args: unknown[]): void {
+  const durationNs = Math.max(0, Math.round((performance.now() - start) * 1e6));
+  for (let i = active.length - 1; i >= 0; i--) active[i]!.after?.(call, result, durationNs, target, args);
+}

@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { decodeTraceDump, encodeTraceDump, type TraceThread } from '@tsmpi/core/pmi';
+import { mergeTraces, traceFileText, withTraceSetting } from './trace-file.ts';
+import { parseArgs, type LaunchOptions } from './options.ts';
+
+type Call = [start: number, dur: number, name: number, ctx: number, peer: number, tag: number, bytes: number];
+type Msg = [call: number, isRecv: number, ctx: number, src: number, dst: number, tag: number, order: number];
+
+function thread(names: string[], calls: Call[], msgs: Msg[]): TraceThread {
+  return { tid: 0, names, comms: [[0, 'COMM_WORLD']], calls: Float64Array.from(calls.flat()), msgs: Float64Array.from(msgs.flat()), dropped: 0 };
+}
+
+function flows(events: ReturnType<typeof mergeTraces>): { from: [number, number]; to: [number, number] }[] {
+  const s = new Map<number, [number, number]>();
+  const out: { from: [number, number]; to: [number, number] }[] = [];
+  for (const e of events) if (e.ph === 's') s.set(e.id!, [e.pid, e.ts!]);
+  for (const e of events) if (e.ph === 'f') out.push({ from: s.get(e.id!)!, to: [e.pid, e.ts!] });
+  return out;
+}
+
+describe('trace format', () => {
+  it('round-trips a dump and refuses malformed bytes', () => {
+    const t = thread(['Comm.send'], [[1, 2, 0, 0, 1, 5, 8]], [[0, 0, 0, 0, 1, 5, 0]]);
+    const back = decodeTraceDump(encodeTraceDump({ offsetMs: -3.5, threads: [t] }))!;
+    expect(back.offsetMs).toBe(-3.5);
+    expect([...back.threads[0]!.calls]).toEqual([1, 2, 0, 0, 1, 5, 8]);
+    expect([...back.threads[0]!.msgs]).toEqual([0, 0, 0, 0, 1, 5, 0]);
+    expect(back.threads[0]!.comms).toEqual([[0, 'COMM_WORLD']]);
+    expect(decodeTraceDump(Uint8Array.of(1, 2, 3))).toBeNull();
+    expect(decodeTraceDump(encodeTraceDump({ offsetMs: 0, threads: [{ ...t, calls: new Float64Array(3) }] }))).toBeNull();
+  });
+});
+
+describe('mergeTraces', () => {
+  it('aligns clocks by each rank\'s offset and starts at the earliest event', () => {
+    // rank 1's clock is 1000 ms behind mpiexec's: its call at 1005 (own) is at 2005, 5 ms after rank 0's
+    const r0 = { rank: 0, host: 'a', dump: { offsetMs: 0, threads: [thread(['Comm.barrier'], [[2000, 1, 0, 0, -1, -1, -1]], [])] } };
+    const r1 = { rank: 1, host: 'b', dump: { offsetMs: 1000, threads: [thread(['Comm.barrier'], [[1005, 1, 0, 0, -1, -1, -1]], [])] } };
+    const x = mergeTraces([r1, r0]).filter((e) => e.ph === 'X');
+    expect(x.map((e) => [e.pid, e.ts, e.dur])).toEqual([[0, 0, 1000], [1, 5000, 1000]]);
+    expect(x[0]!.args).toEqual({ comm: 'COMM_WORLD' });
+  });
+
+  it('pairs the n-th send of (ctx, src, dst, tag) with the n-th receive in post order, whatever order receives completed in', () => {
+    // rank 0 sends tag 7 twice then tag 8 to rank 1; rank 1 posted receives: tag 8 (order 0), then two tag 7 (orders 1, 2),
+    // and the second tag-7 receive completed first (its row comes first).
+    const s = thread(['Comm.send'], [[0, 1, 0, 0, 1, 7, -1], [10, 1, 0, 0, 1, 7, -1], [20, 1, 0, 0, 1, 8, -1]],
+      [[0, 0, 0, 0, 1, 7, 0], [1, 0, 0, 0, 1, 7, 1], [2, 0, 0, 0, 1, 8, 2]]);
+    const r = thread(['Request.wait'], [[100, 1, 0, 0, 0, 7, -1], [200, 1, 0, 0, 0, 7, -1], [300, 1, 0, 0, 0, 8, -1]],
+      [[0, 1, 0, 0, 1, 7, 2], [1, 1, 0, 0, 1, 7, 1], [2, 1, 0, 0, 1, 8, 0]]);
+    const f = flows(mergeTraces([{ rank: 0, host: 'h', dump: { offsetMs: 0, threads: [s] } }, { rank: 1, host: 'h', dump: { offsetMs: 0, threads: [r] } }]));
+    const byFrom = new Map(f.map((p) => [p.from[1], p.to[1]]));
+    // first send (t=0) -> the receive posted first among tag 7 (order 1: completed at 200 ms); second -> order 2 (100 ms); tag 8 -> 300 ms
+    expect(Math.round(byFrom.get(0)! / 1000)).toBe(201);
+    expect(Math.round(byFrom.get(10_000)! / 1000)).toBe(101);
+    expect(Math.round(byFrom.get(20_000)! / 1000)).toBe(301);
+    expect(f).toHaveLength(3);
+  });
+
+  it('draws no arrow for a send without a receive, nor across contexts or tags', () => {
+    const s = thread(['Comm.send'], [[0, 1, 0, 0, 1, 7, -1]], [[0, 0, 0, 0, 1, 7, 0]]);
+    const r = thread(['Comm.recv'], [[5, 1, 0, 2, 0, 7, -1]], [[0, 1, 2, 0, 1, 7, 0]]);
+    expect(flows(mergeTraces([{ rank: 0, host: 'h', dump: { offsetMs: 0, threads: [s] } }, { rank: 1, host: 'h', dump: { offsetMs: 0, threads: [r] } }]))).toEqual([]);
+  });
+
+  it('writes valid JSON that names ranks without a trace', () => {
+    const text = traceFileText(mergeTraces([{ rank: 0, host: 'h', dump: { offsetMs: 0, threads: [thread(['Comm.barrier'], [[0, 1, 0, 0, -1, -1, -1]], [])] } }]), [1]);
+    const doc = JSON.parse(text) as { traceEvents: { ph: string }[]; otherData: { ranksWithoutTrace: number[] } };
+    expect(doc.otherData.ranksWithoutTrace).toEqual([1]);
+    expect(doc.traceEvents.filter((e) => e.ph === 'X')).toHaveLength(1);
+  });
+});
+
+describe('withTraceSetting', () => {
+  const opts = (argv: string[]): LaunchOptions => {
+    const p = parseArgs(argv);
+    if (p.kind !== 'run') throw new Error(p.kind);
+    return p.options;
+  };
+  it('asks the ranks to record under --trace unless the environment sets traceEvents', () => {
+    expect(withTraceSetting(opts(['--trace', 't.json', 'a.js']), {}).settings.get('traceEvents')).toBe(200_000);
+    expect(withTraceSetting(opts(['--trace', 't.json', 'a.js']), { TSMPI_TRACE_EVENTS: '10' }).settings.has('traceEvents')).toBe(false);
+    expect(withTraceSetting(opts(['a.js']), {}).settings.has('traceEvents')).toBe(false);
+  });
+});
