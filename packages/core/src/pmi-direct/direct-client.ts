@@ -122,6 +122,16 @@ export class DirectPmiClient implements PmiClient {
     // No roll-call under a foreign launcher.
   }
 
+  /** No --trace under a foreign launcher (it is mpiexec's option): the clocks are taken as they are. */
+  measureClockOffset(_pings: number): Promise<number> {
+    return Promise.resolve(0);
+  }
+
+  /** No --trace under a foreign launcher: nothing to hand the trace to. */
+  sendTrace(_data: Uint8Array): Promise<void> {
+    return Promise.resolve();
+  }
+
   setLostHandler(handler: (err: Error) => void): void {
     this.dialect.connection.setLostHandler(handler);
   }
