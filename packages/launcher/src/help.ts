@@ -47,8 +47,7 @@ Common options:
   ${pad('--secure', WIDTH)}encrypt and authenticate every connection between hosts (TLS)
   ${pad('--report-json FILE', WIDTH)}write a job report (exit status, duration, message counts per rank)
   ${pad('--trace FILE', WIDTH)}write every MPI call of every rank as a Chrome trace (Perfetto)
-  ${pad('-h, --help / --help-all', WIDTH)}this text / every option, setting and exit status
-  ${pad('-V, --version', WIDTH)}the version
+  ${pad('-h, --help / --help-all', WIDTH)}this text / every option, setting and exit status (-V: version)
 
 MPI settings (flag, or environment variable for the job):
 ${briefSettingLines().join('\n')}
