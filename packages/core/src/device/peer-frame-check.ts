@@ -31,6 +31,7 @@ const KIND_NAMES: Record<number, string> = {
   [FRAME_KIND.RNDV_CTS]: 'RNDV_CTS',
   [FRAME_KIND.RNDV_DATA]: 'RNDV_DATA',
   [FRAME_KIND.CONTROL]: 'CONTROL',
+  [FRAME_KIND.RMA]: 'RMA',
 };
 
 function isEndpointOf(endpoint: number, process: number, endpointsPerProcess: number): boolean {

@@ -65,6 +65,8 @@ export const FRAME_KIND = {
   RNDV_DATA: 6,
   /** device-internal control message (msgpack payload) */
   CONTROL: 7,
+  /** one-sided operation on a window (device/rma-target.ts): aux = code, element kind, op; aux2 = bytes or lock type */
+  RMA: 8,
 } as const;
 export type FrameKind = (typeof FRAME_KIND)[keyof typeof FRAME_KIND];
 
