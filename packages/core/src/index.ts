@@ -43,6 +43,11 @@ export { Op, SUM, PROD, MIN, MAX, LAND, LOR, LXOR, BAND, BOR, BXOR, MINLOC, MAXL
 // Every collective in every form (issue 36): the one local reduction.
 export { reduceLocal } from './api/reduce-local.ts';
 export { config, stats } from './api/introspection.ts';
+// One-sided communication (issue 37): windows, their constants and the accumulate-only ops.
+export { Win } from './api/win.ts';
+export {
+  LOCK_EXCLUSIVE, LOCK_SHARED, MODE_NOCHECK, MODE_NOSTORE, MODE_NOPUT, MODE_NOPRECEDE, MODE_NOSUCCEED, REPLACE, NO_OP,
+} from './api/win-args.ts';
 export { Worker } from './api/worker.ts';
 export { dehydrate, revive, workerData } from './api/revive.ts';
 export { threadAttach, attachedEndpoint } from './api/endpoints.ts';
@@ -59,4 +64,5 @@ export {
   SUCCESS, ERR_BUFFER, ERR_COUNT, ERR_TYPE, ERR_TAG, ERR_COMM, ERR_RANK, ERR_ROOT, ERR_GROUP, ERR_OP, ERR_ARG,
   ERR_TRUNCATE, ERR_OTHER, ERR_INTERN, ERR_IN_STATUS, ERR_PENDING, ERR_NO_MEM, ERR_PROC_FAILED, ERR_ENDPOINTS,
   ERR_DIMS, ERR_INFO, ERR_INFO_KEY, ERR_INFO_VALUE, ERR_INFO_NOKEY, ERR_KEYVAL,
+  ERR_WIN, ERR_BASE, ERR_DISP, ERR_SIZE, ERR_LOCKTYPE, ERR_RMA_CONFLICT, ERR_RMA_SYNC, ERR_RMA_RANGE, ERR_RMA_ATTACH, ERR_RMA_SHARED,
 } from './util/index.ts';

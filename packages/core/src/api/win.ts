@@ -1,0 +1,738 @@
+/**
+ * Win: one-sided communication (API.md "One-sided communication (Win)", MPI 4.0 chapter 12,
+ * docs/adr/XXXX-one-sided.md). A window is a dup of its communicator (its own context ids, so its
+ * traffic never meets user messages) plus memory every member exposes. Origin operations are
+ * RMA frames the device sends (Device.rmaSend); at the target, whichever thread reads the channel
+ * applies them to the window's memory (device/rma-target.ts) and answers fetches, locks and
+ * flushes with plain messages on the window's context, which the origin receives here with
+ * ordinary receives. An operation on the caller's own rank is applied at once, in this thread.
+ *
+ * Completion (MPI 4.0 12.5): a Put or Accumulate copies the origin buffer before it returns
+ * (the buffer is free at once) and is complete at the target after the next flush, unlock,
+ * complete or fence, whose answer from the target comes after every earlier frame of this origin
+ * (one channel per pair keeps them in order). Fetching operations complete when their answer is
+ * in the origin buffer. Epochs are checked here: an operation outside any access epoch to its
+ * target is ERR_RMA_SYNC.
+ *
+ * Limits (issue 37, to extend): windows are created on the main thread of each process, with one
+ * endpoint per member process (no two members in one process, except a window of one member);
+ * target datatypes are predefined; a lock that is taken is asked for again by the origin (BUSY
+ * answers), not queued at the target.
+ */
+import { RMA_CODE, RMA_CONTROL, RMA_LOCK_TYPE, RMA_PREFIX_BYTES, RMA_STATUS, type RmaWindowRecord } from '../device/index.ts';
+import {
+  ERR_ARG, ERR_BUFFER, ERR_COMM, ERR_DISP, ERR_GROUP, ERR_RMA_RANGE, ERR_RMA_SHARED, ERR_RMA_SYNC, ERR_SIZE, ERR_WIN, mpiError,
+} from '../util/index.ts';
+import { runtime, type ThreadRuntime } from '../runtime/index.ts';
+import { describe, recvAreaOf, resolveBuf, unpackArea, type BufSpec } from './buffer.ts';
+import { Comm } from './comm.ts';
+import { COMM_WORLD } from './predefined-comms.ts';
+import { Group } from './group.ts';
+import { Info } from './info.ts';
+import { Request } from './request.ts';
+import { ERRORS_RETURN, type Errhandler } from './errhandler.ts';
+import {
+  LOCK_EXCLUSIVE, MODE_NOSUCCEED, NO_OP, accOpOf, checkAssert, checkLockType, checkTargetRank, elementTargetOf, originOf, targetOf,
+  type TargetSpec, type WinShape,
+} from './win-args.ts';
+import type { Op } from './op.ts';
+
+type Flavor = 'create' | 'allocate' | 'shared';
+type Target = [disp: number, count?: number, datatype?: import('./datatype.ts').Datatype] | undefined;
+
+/** Tags on the window's context: PSCW notices, then fetch answers (which cycle above REPLY_TAG_FIRST). */
+const TAG_POST = 1;
+const TAG_DONE = 2;
+const REPLY_TAG_FIRST = 16;
+const REPLY_TAG_LAST = 1 << 28;
+
+export class Win implements WinShape {
+  readonly #comm: Comm;
+  readonly #record: RmaWindowRecord;
+  readonly #flavor: Flavor;
+  readonly #dispUnit: number;
+  readonly #me: number;
+  readonly sizes: readonly number[];
+  readonly dispUnits: readonly number[];
+  #name = '';
+  #freed = false;
+  #tag = REPLY_TAG_FIRST;
+  /** the open epochs */
+  #fenceOpen = false;
+  readonly #locks = new Map<number, number>();
+  #lockAll = false;
+  #access: Set<number> | null = null;
+  #exposure: Request<void>[] | null = null;
+  /** per target rank: fetches whose answers are awaited */
+  readonly #pending = new Map<number, Promise<void>[]>();
+  /** target ranks with Puts or Accumulates not yet confirmed by a flush */
+  readonly #dirty = new Set<number>();
+  readonly #status = new Uint8Array(1);
+  readonly #attrs = new Map<number, unknown>();
+  #info = new Info();
+  #errhandler: Errhandler = ERRORS_RETURN;
+
+  private constructor(comm: Comm, record: RmaWindowRecord, flavor: Flavor, dispUnit: number, shape: Float64Array) {
+    this.#comm = comm;
+    this.#record = record;
+    this.#flavor = flavor;
+    this.#dispUnit = dispUnit;
+    this.#me = comm.rank;
+    const n = comm.size;
+    this.sizes = Array.from({ length: n }, (_, r) => shape[2 * r]!);
+    this.dispUnits = Array.from({ length: n }, (_, r) => shape[2 * r + 1]!);
+  }
+
+  // --- creation (collective) -----------------------------------------------------------
+
+  /**
+   * MPI_Win_create: exposes `buf` (its bytes) to every member of `comm`. Under --progress threads
+   * the buffer must be backed by a SharedArrayBuffer, so the channel engines can apply to it.
+   * @throws MPIError(ERR_BUFFER, ERR_DISP, ERR_COMM, ERR_WIN)
+   * @example const win = await MPI.Win.create(new Int32Array(new SharedArrayBuffer(40)), 4);
+   */
+  static create(buf: ArrayBufferView, dispUnit = 1, comm: Comm = defaultComm(), info?: Info): Promise<Win> {
+    const call = 'Win.create';
+    return settle(call, () => {
+      if (!ArrayBuffer.isView(buf)) throw mpiError(ERR_BUFFER, call, `buf is ${describe(buf)}: expected a typed array or DataView`);
+      const memory = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+      const rt = checkCreation(call, comm, dispUnit, info);
+      if (rt.engines !== null && !(buf.buffer instanceof SharedArrayBuffer)) {
+        throw mpiError(ERR_BUFFER, call, 'buf is backed by an ArrayBuffer: with --progress threads the channel engines apply operations to the window, so it must be backed by a SharedArrayBuffer (or use MPI.Win.allocate)');
+      }
+      return Win.#make(call, rt, comm, memory, 'create', dispUnit);
+    });
+  }
+
+  /**
+   * MPI_Win_allocate: `bytes` of new memory (a SharedArrayBuffer, zeroed), exposed to `comm`; `win.memory` is it.
+   * @throws MPIError(ERR_SIZE, ERR_DISP, ERR_COMM, ERR_WIN)
+   * @example const win = await MPI.Win.allocate(8 * 100, 8);
+   */
+  static allocate(bytes: number, dispUnit = 1, comm: Comm = defaultComm(), info?: Info): Promise<Win> {
+    const call = 'Win.allocate';
+    return settle(call, () => {
+      checkBytes(bytes, call);
+      const rt = checkCreation(call, comm, dispUnit, info);
+      return Win.#make(call, rt, comm, new Uint8Array(new SharedArrayBuffer(bytes)), 'allocate', dispUnit);
+    });
+  }
+
+  /**
+   * MPI_Win_allocate_shared: as allocate, for members that share memory (threads and endpoints of
+   * one process). Across processes it is ERR_RMA_SHARED.
+   * @throws MPIError(ERR_RMA_SHARED) when a member is in another process
+   */
+  static allocateShared(bytes: number, dispUnit = 1, comm: Comm = defaultComm(), info?: Info): Promise<Win> {
+    const call = 'Win.allocateShared';
+    return settle(call, () => {
+      checkBytes(bytes, call);
+      if (!(comm instanceof Comm)) throw mpiError(ERR_COMM, call, `comm is ${describe(comm)}: expected an MPI.Comm`);
+      const dev = runtime(call).device;
+      for (let r = 0; r < comm.size; r++) {
+        const e = comm._endpoints[r]!;
+        if (!dev.isLocal(e)) throw mpiError(ERR_RMA_SHARED, call, `rank ${r} of ${comm.name} runs in process ${dev.processOf(e)}, not this one (${dev.opts.process}): shared windows need every member in one process`);
+      }
+      const rt = checkCreation(call, comm, dispUnit, info);
+      return Win.#make(call, rt, comm, new Uint8Array(new SharedArrayBuffer(bytes)), 'shared', dispUnit);
+    });
+  }
+
+  static async #make(call: string, rt: ThreadRuntime, comm: Comm, memory: Uint8Array, flavor: Flavor, dispUnit: number): Promise<Win> {
+    const winComm = await comm.dup();
+    winComm.name = `window of ${comm.name}`;
+    const record: RmaWindowRecord = { contextId: winComm._ctx, memory, control: new Int32Array(new SharedArrayBuffer(4 * RMA_CONTROL.WORDS)) };
+    rt.device.rma.register(record);
+    if (rt.engines !== null) {
+      await rt.engines.registerWindow({ contextId: record.contextId, memory: memory.buffer as SharedArrayBuffer, byteOffset: memory.byteOffset, byteLength: memory.byteLength, control: record.control.buffer as SharedArrayBuffer });
+    }
+    // Every member's size and unit, for the origins' range checks; also the point after which every member serves the window.
+    const shape = new Float64Array(2 * winComm.size);
+    await winComm.Allgather(new Float64Array([memory.byteLength, dispUnit]), shape);
+    void call;
+    return new Win(winComm, record, flavor, dispUnit, shape);
+  }
+
+  /**
+   * MPI_Win_free (collective): waits for the other members (every operation on the window is then
+   * complete), and stops serving the window.
+   * @throws MPIError(ERR_RMA_SYNC) when a lock, lockAll, start or post epoch is still open
+   */
+  async free(): Promise<void> {
+    const call = 'Win.free';
+    this.#live(call);
+    if (this.#locks.size > 0 || this.#lockAll || this.#access !== null || this.#exposure !== null) {
+      throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} still has an open ${this.#lockAll ? 'lockAll' : this.#locks.size > 0 ? `lock on rank ${[...this.#locks.keys()][0]}` : this.#access !== null ? 'start' : 'post'} epoch: close it first`);
+    }
+    this.#freed = true;
+    await this.#completeAll();
+    await this.#comm.barrier();
+    const rt = runtime(call);
+    rt.device.rma.unregister(this.#record.contextId);
+    if (rt.engines !== null) await rt.engines.unregisterWindow(this.#record.contextId);
+    this.#comm.free();
+  }
+
+  // --- properties ----------------------------------------------------------------------
+
+  /** The local window's memory (create: the buffer's bytes; allocate, allocateShared: the new memory). */
+  get memory(): Uint8Array {
+    this.#live('Win.memory');
+    return this.#record.memory;
+  }
+
+  /** The window's group (its communicator's). */
+  get group(): Group {
+    this.#live('Win.group');
+    return this.#comm.group;
+  }
+
+  get size(): number {
+    return this.#comm.size;
+  }
+
+  get name(): string {
+    return this.#name === '' ? `(${this.#comm.name})` : this.#name;
+  }
+  set name(v: string) {
+    this.#name = String(v);
+  }
+
+  /**
+   * MPI_Win_shared_query: rank's part of a shared window and its displacement unit.
+   * @throws MPIError(ERR_WIN) for a window not made by allocateShared; ERR_RANK for a bad rank
+   */
+  sharedQuery(rank: number): [view: Uint8Array, dispUnit: number] {
+    const call = 'Win.sharedQuery';
+    this.#live(call);
+    if (this.#flavor !== 'shared') throw mpiError(ERR_WIN, call, `window ${this.name} was not made by MPI.Win.allocateShared`);
+    checkTargetRank(rank, this, call);
+    // Members of one shared window are one endpoint today (see the header): rank is the caller.
+    return [this.#record.memory, this.#dispUnit];
+  }
+
+  setAttr(keyval: number, value: unknown): void {
+    this.#live('Win.setAttr');
+    this.#attrs.set(keyval, value);
+  }
+  getAttr(keyval: number): unknown | undefined {
+    this.#live('Win.getAttr');
+    return this.#attrs.get(keyval);
+  }
+  setErrhandler(h: Errhandler): void {
+    this.#live('Win.setErrhandler');
+    this.#errhandler = h;
+  }
+  getErrhandler(): Errhandler {
+    return this.#errhandler;
+  }
+  setInfo(info: Info): void {
+    this.#live('Win.setInfo');
+    if (!(info instanceof Info)) throw mpiError(ERR_ARG, 'Win.setInfo', `info is ${describe(info)}: expected an MPI.Info`);
+    this.#info = info.dup();
+  }
+  getInfo(): Info {
+    this.#live('Win.getInfo');
+    return this.#info.dup();
+  }
+
+  // --- communication -------------------------------------------------------------------
+
+  /**
+   * MPI_Put: origin's items to `target` ([disp, count?, datatype?]) of rank `targetRank`'s window.
+   * The origin buffer may be reused at once; the data is at the target after the next
+   * flush, unlock, complete or fence.
+   * @throws MPIError(ERR_RMA_SYNC) outside an access epoch to targetRank; ERR_RMA_RANGE past its window
+   * @example win.Put(new Int32Array([1, 2]), 1, [4]);
+   */
+  Put(origin: BufSpec, targetRank: number, target?: Target): void {
+    this.#put('Win.Put', origin, targetRank, target);
+  }
+
+  /** MPI_Get: `target` of rank `targetRank`'s window into origin (there after the next flush, unlock, complete or fence). */
+  Get(origin: BufSpec, targetRank: number, target?: Target): void {
+    this.#get('Win.Get', origin, targetRank, target);
+  }
+
+  /** MPI_Accumulate: target = origin op target, atomically per element (op: a predefined op, REPLACE or NO_OP). */
+  Accumulate(origin: BufSpec, targetRank: number, target: Target, op: Op): void {
+    this.#accumulate('Win.Accumulate', origin, targetRank, target, op);
+  }
+
+  /** MPI_Get_accumulate: result = target, then target = origin op target, as one atomic step per element. */
+  GetAccumulate(origin: BufSpec | null, result: BufSpec, targetRank: number, target: Target, op: Op): void {
+    this.#getAccumulate('Win.GetAccumulate', origin, result, targetRank, target, op);
+  }
+
+  /** MPI_Fetch_and_op: one element: result = target[disp], then target[disp] = origin op target[disp]. */
+  FetchAndOp(origin: BufSpec | null, result: BufSpec, targetRank: number, disp: number, op: Op): void {
+    const call = 'Win.FetchAndOp';
+    this.#live(call);
+    checkTargetRank(targetRank, this, call);
+    const rb = resolveBuf(result, call, 'result');
+    const t = elementTargetOf(disp, targetRank, rb.datatype, this, call);
+    this.#getAccumulate(call, origin, result, targetRank, [disp, 1, t.datatype], op);
+  }
+
+  /** MPI_Compare_and_swap: one element: result = target[disp]; if it equals compare, target[disp] = origin. */
+  CompareAndSwap(origin: BufSpec, compare: BufSpec, result: BufSpec, targetRank: number, disp: number): void {
+    const call = 'Win.CompareAndSwap';
+    this.#live(call);
+    checkTargetRank(targetRank, this, call);
+    const res = resolveBuf(result, call, 'result');
+    const t = elementTargetOf(disp, targetRank, res.datatype, this, call);
+    const o = originOf(origin, call, 'origin').bytes;
+    const c = originOf(compare, call, 'compare').bytes;
+    if (o.length !== t.bytes || c.length !== t.bytes) {
+      throw mpiError(ERR_BUFFER, call, `origin (${o.length} bytes) and compare (${c.length} bytes) must each be one ${t.datatype.name} (${t.bytes} bytes)`);
+    }
+    this.#checkAccess(targetRank, call);
+    const data = new Uint8Array(2 * t.bytes);
+    data.set(o, 0);
+    data.set(c, t.bytes);
+    const area = recvAreaOf(res);
+    this.#track(targetRank, this.#fetch(call, targetRank, RMA_CODE.CAS, t.elem, 0, t.byteDisp, data, area.subarray(0, t.bytes)).then(() => unpackArea(res, area)));
+  }
+
+  /** MPI_Rput: Put as a request, inside a lock or lockAll epoch; complete once the origin buffer is free (at once). */
+  Rput(origin: BufSpec, targetRank: number, target?: Target): Request<void> {
+    const call = 'Win.Rput';
+    this.#checkPassive(targetRank, call);
+    this.#put(call, origin, targetRank, target);
+    return Request._fromPromise(Promise.resolve(), this.#comm, call);
+  }
+
+  /** MPI_Rget: Get as a request, inside a lock or lockAll epoch; complete once the data is in origin. */
+  Rget(origin: BufSpec, targetRank: number, target?: Target): Request<void> {
+    const call = 'Win.Rget';
+    this.#checkPassive(targetRank, call);
+    return Request._fromPromise(this.#get(call, origin, targetRank, target), this.#comm, call);
+  }
+
+  /** MPI_Raccumulate: Accumulate as a request, inside a lock or lockAll epoch. */
+  Raccumulate(origin: BufSpec, targetRank: number, target: Target, op: Op): Request<void> {
+    const call = 'Win.Raccumulate';
+    this.#checkPassive(targetRank, call);
+    this.#accumulate(call, origin, targetRank, target, op);
+    return Request._fromPromise(Promise.resolve(), this.#comm, call);
+  }
+
+  /** MPI_Rget_accumulate: GetAccumulate as a request, inside a lock or lockAll epoch; complete once result holds the values. */
+  RgetAccumulate(origin: BufSpec | null, result: BufSpec, targetRank: number, target: Target, op: Op): Request<void> {
+    const call = 'Win.RgetAccumulate';
+    this.#checkPassive(targetRank, call);
+    return Request._fromPromise(this.#getAccumulate(call, origin, result, targetRank, target, op), this.#comm, call);
+  }
+
+  #put(call: string, origin: BufSpec, rank: number, target: Target): void {
+    this.#live(call);
+    checkTargetRank(rank, this, call);
+    const o = originOf(origin, call, 'origin');
+    const t = targetOf(target, rank, o.bytes.length, o.rb.datatype, this, call);
+    this.#checkAccess(rank, call);
+    this.#send(call, rank, RMA_CODE.PUT, t, 0, o.bytes);
+  }
+
+  #get(call: string, origin: BufSpec, rank: number, target: Target): Promise<void> {
+    this.#live(call);
+    checkTargetRank(rank, this, call);
+    const rb = resolveBuf(origin, call, 'origin');
+    const t = targetOf(target, rank, rb.packedBytes, rb.datatype, this, call);
+    this.#checkAccess(rank, call);
+    const area = recvAreaOf(rb);
+    return this.#track(rank, this.#fetch(call, rank, RMA_CODE.GET, t.elem, 0, t.byteDisp, null, area.subarray(0, t.bytes)).then(() => unpackArea(rb, area)));
+  }
+
+  #accumulate(call: string, origin: BufSpec, rank: number, target: Target, op: Op): void {
+    this.#live(call);
+    checkTargetRank(rank, this, call);
+    const o = originOf(origin, call, 'origin');
+    const t = targetOf(target, rank, o.bytes.length, o.rb.datatype, this, call);
+    const code = accOpOf(op, t.elem, call);
+    this.#checkAccess(rank, call);
+    this.#send(call, rank, RMA_CODE.ACC, t, code, o.bytes);
+  }
+
+  #getAccumulate(call: string, origin: BufSpec | null, result: BufSpec, rank: number, target: Target, op: Op): Promise<void> {
+    this.#live(call);
+    checkTargetRank(rank, this, call);
+    const res = resolveBuf(result, call, 'result');
+    const t = targetOf(target, rank, res.packedBytes, res.datatype, this, call);
+    const code = accOpOf(op, t.elem, call);
+    let data: Uint8Array | null = null;
+    if (op !== NO_OP) {
+      data = originOf(origin, call, 'origin').bytes;
+      if (data.length !== t.bytes) throw mpiError(ERR_BUFFER, call, `origin holds ${data.length} bytes but result and target ${t.bytes}: they must match`);
+    }
+    this.#checkAccess(rank, call);
+    const area = recvAreaOf(res);
+    return this.#track(rank, this.#fetch(call, rank, RMA_CODE.GET_ACC, t.elem, code, t.byteDisp, data, area.subarray(0, t.bytes)).then(() => unpackArea(res, area)));
+  }
+
+  /** Sends PUT or ACC frames for `data` (in pieces the channel takes eagerly, whole elements each). */
+  #send(call: string, rank: number, code: number, t: TargetSpec, op: number, data: Uint8Array): void {
+    if (data.length === 0) return;
+    const rt = runtime(call);
+    if (rank === this.#me) {
+      rt.device.rma.apply(this.#record, code, t.elem, op, 0, withPrefix(t.byteDisp, data), this.#status);
+      return;
+    }
+    const dst = this.#comm._endpoints[rank]!;
+    const piece = this.#piece(rt, dst);
+    for (let off = 0; off < data.length; off += piece) {
+      const part = data.subarray(off, Math.min(data.length, off + piece));
+      rt.device.rmaSend(rt.endpoint, dst, this.#record.contextId, 0, (code << 16) | (t.elem << 8) | op, 0, withPrefix(t.byteDisp + off, part), call);
+    }
+    this.#dirty.add(rank);
+  }
+
+  /**
+   * Sends GET, GET_ACC or CAS frames and receives their answers into `into` (pieces as #send;
+   * CAS is one piece); resolves once every answer is in.
+   */
+  #fetch(call: string, rank: number, code: number, elem: number, op: number, byteDisp: number, data: Uint8Array | null, into: Uint8Array): Promise<void> {
+    const rt = runtime(call);
+    const aux = (code << 16) | (elem << 8) | op;
+    if (rank === this.#me) {
+      const answer = rt.device.rma.apply(this.#record, code, elem, op, into.length, withPrefix(byteDisp, data ?? new Uint8Array(0)), this.#status);
+      into.set(answer!.subarray(0, into.length));
+      return Promise.resolve();
+    }
+    const dst = this.#comm._endpoints[rank]!;
+    const piece = code === RMA_CODE.CAS ? into.length : this.#piece(rt, dst);
+    const waits: Promise<void>[] = [];
+    for (let off = 0; off < into.length || off === 0; off += piece) {
+      const end = Math.min(into.length, off + piece);
+      const part = into.subarray(off, end);
+      const tag = this.#nextTag();
+      const recv = this.#comm.Irecv(part, rank, tag);
+      const sent = code === RMA_CODE.CAS ? data! : data === null ? new Uint8Array(0) : data.subarray(off, end);
+      rt.device.rmaSend(rt.endpoint, dst, this.#record.contextId, tag, aux, part.length, withPrefix(byteDisp + off, sent), call);
+      waits.push(recv.wait().then(() => {
+        if (recv.status!.getCount() !== part.length) {
+          throw mpiError(ERR_RMA_RANGE, call, `rank ${rank} could not apply the operation at byte ${byteDisp + off} of its window ${this.name} (${part.length} bytes): it does not serve this window there`);
+        }
+      }));
+      if (end >= into.length) break;
+    }
+    return Promise.all(waits).then(() => undefined);
+  }
+
+  /** The largest piece of data in one frame to `dst`: the channel's eager maximum less the prefix, in whole 8-byte elements. */
+  #piece(rt: ThreadRuntime, dst: number): number {
+    return Math.max(8, ((rt.device.rmaMaxPayload(rt.endpoint, dst) - RMA_PREFIX_BYTES - 64) >> 3) << 3);
+  }
+
+  #nextTag(): number {
+    const t = this.#tag;
+    this.#tag = t >= REPLY_TAG_LAST ? REPLY_TAG_FIRST : t + 1;
+    return t;
+  }
+
+  /** Remembers a fetch until a flush of its target; a failure waits for that flush (or the caller's own wait). */
+  #track(rank: number, p: Promise<void>): Promise<void> {
+    let list = this.#pending.get(rank);
+    if (list === undefined) this.#pending.set(rank, (list = []));
+    list.push(p);
+    p.catch(() => undefined);
+    return p;
+  }
+
+  // --- synchronization -----------------------------------------------------------------
+
+  /**
+   * MPI_Win_fence (collective): completes every operation of the epoch that ends, at origin and
+   * target, and opens the next (none after MODE_NOSUCCEED).
+   * @throws MPIError(ERR_RMA_SYNC) inside a lock or PSCW epoch
+   */
+  async fence(assert = 0): Promise<void> {
+    const call = 'Win.fence';
+    this.#live(call);
+    checkAssert(assert, call);
+    if (this.#locks.size > 0 || this.#lockAll || this.#access !== null || this.#exposure !== null) {
+      throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} is inside a lock or post/start epoch: close it before fence`);
+    }
+    await this.#completeAll();
+    await this.#comm.barrier();
+    this.#fenceOpen = (assert & MODE_NOSUCCEED) === 0;
+  }
+
+  /**
+   * MPI_Win_lock: starts a passive-target access epoch to `rank` (the target's user thread need not call MPI).
+   * @throws MPIError(ERR_LOCKTYPE) for a bad type; ERR_RMA_SYNC when rank is already locked by this origin
+   * @example await win.lock(1); win.Put(buf, 1); await win.unlock(1);
+   */
+  async lock(rank: number, type = LOCK_EXCLUSIVE, assert = 0): Promise<void> {
+    const call = 'Win.lock';
+    this.#live(call);
+    checkTargetRank(rank, this, call);
+    checkLockType(type, call);
+    checkAssert(assert, call);
+    if (this.#locks.has(rank) || this.#lockAll) throw mpiError(ERR_RMA_SYNC, call, `rank ${rank} of window ${this.name} is already locked by this process${this.#lockAll ? ' (lockAll)' : ''}`);
+    const lt = type === LOCK_EXCLUSIVE ? RMA_LOCK_TYPE.EXCLUSIVE : RMA_LOCK_TYPE.SHARED;
+    this.#locks.set(rank, lt);
+    try {
+      await this.#acquire(call, rank, lt);
+    } catch (e) {
+      this.#locks.delete(rank);
+      throw e;
+    }
+  }
+
+  /**
+   * MPI_Win_unlock: completes every operation to `rank` at origin and target, and releases the lock.
+   * @throws MPIError(ERR_RMA_SYNC) when rank is not locked by this origin
+   */
+  async unlock(rank: number): Promise<void> {
+    const call = 'Win.unlock';
+    this.#live(call);
+    checkTargetRank(rank, this, call);
+    const lt = this.#locks.get(rank);
+    if (lt === undefined) throw mpiError(ERR_RMA_SYNC, call, `rank ${rank} of window ${this.name} is not locked by this process`);
+    try {
+      await this.#awaitFetches(rank);
+      this.#dirty.delete(rank);
+      await this.#control(call, rank, RMA_CODE.UNLOCK, lt);
+    } finally {
+      this.#locks.delete(rank);
+    }
+  }
+
+  /** MPI_Win_lock_all: a shared lock on every member. */
+  async lockAll(assert = 0): Promise<void> {
+    const call = 'Win.lockAll';
+    this.#live(call);
+    checkAssert(assert, call);
+    if (this.#lockAll || this.#locks.size > 0) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} already has a lock epoch open by this process`);
+    this.#lockAll = true;
+    try {
+      await Promise.all(Array.from({ length: this.size }, (_, r) => this.#acquire(call, r, RMA_LOCK_TYPE.SHARED)));
+    } catch (e) {
+      this.#lockAll = false;
+      throw e;
+    }
+  }
+
+  /** MPI_Win_unlock_all: completes every operation and releases lockAll's locks. */
+  async unlockAll(): Promise<void> {
+    const call = 'Win.unlockAll';
+    this.#live(call);
+    if (!this.#lockAll) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} has no lockAll epoch open by this process`);
+    try {
+      await Promise.all(Array.from({ length: this.size }, async (_, r) => {
+        await this.#awaitFetches(r);
+        this.#dirty.delete(r);
+        await this.#control(call, r, RMA_CODE.UNLOCK, RMA_LOCK_TYPE.SHARED);
+      }));
+    } finally {
+      this.#lockAll = false;
+    }
+  }
+
+  /** MPI_Win_flush: every operation to `rank` so far is complete at origin and target. */
+  async flush(rank: number): Promise<void> {
+    const call = 'Win.flush';
+    this.#checkPassive(rank, call);
+    await this.#complete(call, rank);
+  }
+
+  /** MPI_Win_flush_all: flush to every member. */
+  async flushAll(): Promise<void> {
+    const call = 'Win.flushAll';
+    this.#live(call);
+    if (!this.#lockAll && this.#locks.size === 0) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} has no lock epoch open by this process`);
+    await this.#completeAll();
+  }
+
+  /** MPI_Win_flush_local: every operation to `rank` is complete at the origin (its buffers may be reused, fetched data is in). */
+  async flushLocal(rank: number): Promise<void> {
+    this.#checkPassive(rank, 'Win.flushLocal');
+    await this.#awaitFetches(rank);
+  }
+
+  /** MPI_Win_flush_local_all: flushLocal to every member. */
+  async flushLocalAll(): Promise<void> {
+    const call = 'Win.flushLocalAll';
+    this.#live(call);
+    if (!this.#lockAll && this.#locks.size === 0) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} has no lock epoch open by this process`);
+    await Promise.all([...this.#pending.keys()].map((r) => this.#awaitFetches(r)));
+  }
+
+  /**
+   * MPI_Win_sync: makes this thread's loads and stores to `win.memory` and the operations applied
+   * to it by other threads agree. JavaScript's memory model orders them already at the
+   * synchronization this returns through, so nothing is left to do.
+   */
+  sync(): void {
+    this.#live('Win.sync');
+  }
+
+  /** MPI_Win_post: exposes the window to the members of `group` until wait (or a true test). */
+  async post(group: Group, assert = 0): Promise<void> {
+    const call = 'Win.post';
+    this.#live(call);
+    checkAssert(assert, call);
+    if (this.#exposure !== null) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} already has a post epoch open: wait for it first`);
+    const ranks = this.#ranksOf(group, call);
+    this.#exposure = ranks.map((r) => this.#comm.Irecv(new Uint8Array(1), r, TAG_DONE));
+    await Promise.all(ranks.map((r) => this.#comm.Isend(new Uint8Array(1), r, TAG_POST).wait()));
+  }
+
+  /** MPI_Win_start: an access epoch to the members of `group`, once each has posted. */
+  async start(group: Group, assert = 0): Promise<void> {
+    const call = 'Win.start';
+    this.#live(call);
+    checkAssert(assert, call);
+    if (this.#access !== null) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} already has a start epoch open: complete it first`);
+    const ranks = this.#ranksOf(group, call);
+    await Promise.all(ranks.map((r) => this.#comm.Irecv(new Uint8Array(1), r, TAG_POST).wait()));
+    this.#access = new Set(ranks);
+  }
+
+  /** MPI_Win_complete: ends the start epoch; every operation is complete at its target before the targets' wait returns. */
+  async complete(): Promise<void> {
+    const call = 'Win.complete';
+    this.#live(call);
+    const access = this.#access;
+    if (access === null) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} has no start epoch open`);
+    try {
+      await Promise.all([...access].map((r) => this.#complete(call, r)));
+      await Promise.all([...access].map((r) => this.#comm.Isend(new Uint8Array(1), r, TAG_DONE).wait()));
+    } finally {
+      this.#access = null;
+    }
+  }
+
+  /** MPI_Win_wait: ends the post epoch once every origin of the group has completed. */
+  async wait(): Promise<void> {
+    const call = 'Win.wait';
+    this.#live(call);
+    const exposure = this.#exposure;
+    if (exposure === null) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} has no post epoch open`);
+    try {
+      await Promise.all(exposure.map((r) => r.wait()));
+    } finally {
+      this.#exposure = null;
+    }
+  }
+
+  /** MPI_Win_test: wait without blocking; true (and the post epoch ended) once every origin has completed. */
+  test(): boolean {
+    const call = 'Win.test';
+    this.#live(call);
+    const exposure = this.#exposure;
+    if (exposure === null) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} has no post epoch open`);
+    if (!Request.testall(exposure)) return false;
+    this.#exposure = null;
+    return true;
+  }
+
+  // --- helpers -------------------------------------------------------------------------
+
+  /** Asks `rank` for its lock until granted (a taken lock answers BUSY; the origin asks again after a pause). */
+  async #acquire(call: string, rank: number, lt: number): Promise<void> {
+    for (let pauseMs = 0; ; pauseMs = Math.min(2 * pauseMs + 1, 10)) {
+      if ((await this.#control(call, rank, RMA_CODE.LOCK, lt)) === RMA_STATUS.GRANTED) return;
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    }
+  }
+
+  /** Sends LOCK, UNLOCK or FLUSH to `rank` and resolves to its answer (RMA_STATUS). */
+  async #control(call: string, rank: number, code: number, aux2: number): Promise<number> {
+    const rt = runtime(call);
+    const aux = code << 16;
+    if (rank === this.#me) return rt.device.rma.apply(this.#record, code, 0, 0, aux2, new Uint8Array(0), this.#status)![0]!;
+    const answer = new Uint8Array(1);
+    const tag = this.#nextTag();
+    const recv = this.#comm.Irecv(answer, rank, tag);
+    rt.device.rmaSend(rt.endpoint, this.#comm._endpoints[rank]!, this.#record.contextId, tag, aux, aux2, new Uint8Array(0), call);
+    await recv.wait();
+    if (answer[0] === RMA_STATUS.ERROR) throw mpiError(ERR_WIN, call, `rank ${rank} does not serve window ${this.name}`);
+    return answer[0]!;
+  }
+
+  async #awaitFetches(rank: number): Promise<void> {
+    const list = this.#pending.get(rank);
+    if (list === undefined) return;
+    this.#pending.delete(rank);
+    await Promise.all(list);
+  }
+
+  /** Every operation to `rank` complete at origin and target. */
+  async #complete(call: string, rank: number): Promise<void> {
+    await this.#awaitFetches(rank);
+    if (this.#dirty.delete(rank)) await this.#control(call, rank, RMA_CODE.FLUSH, 0);
+  }
+
+  async #completeAll(): Promise<void> {
+    const ranks = new Set([...this.#pending.keys(), ...this.#dirty]);
+    await Promise.all([...ranks].map((r) => this.#complete('Win.flush', r)));
+  }
+
+  #ranksOf(group: unknown, call: string): number[] {
+    if (!(group instanceof Group)) throw mpiError(ERR_GROUP, call, `group is ${describe(group)}: expected an MPI.Group`);
+    const ranks = group.translateRanks(Array.from({ length: group.size }, (_, i) => i), this.#comm.group);
+    const bad = ranks.findIndex((r) => r < 0);
+    if (bad >= 0) throw mpiError(ERR_GROUP, call, `member ${bad} of group is not a member of window ${this.name}`);
+    return ranks;
+  }
+
+  #checkAccess(rank: number, call: string): void {
+    if (this.#fenceOpen || this.#lockAll || this.#locks.has(rank) || this.#access?.has(rank) === true) return;
+    throw mpiError(ERR_RMA_SYNC, call, `no access epoch to rank ${rank} of window ${this.name} is open: call fence, lock(${rank}), lockAll or start first`);
+  }
+
+  #checkPassive(rank: number, call: string): void {
+    this.#live(call);
+    checkTargetRank(rank, this, call);
+    if (!this.#lockAll && !this.#locks.has(rank)) throw mpiError(ERR_RMA_SYNC, call, `no lock epoch to rank ${rank} of window ${this.name} is open: call lock(${rank}) or lockAll first`);
+  }
+
+  #live(call: string): void {
+    if (this.#freed) throw mpiError(ERR_WIN, call, `window ${this.name} has been freed`);
+  }
+}
+
+function defaultComm(): Comm {
+  return COMM_WORLD;
+}
+
+function withPrefix(byteDisp: number, data: Uint8Array): Uint8Array {
+  const p = new Uint8Array(RMA_PREFIX_BYTES + data.length);
+  new DataView(p.buffer).setFloat64(0, byteDisp, true);
+  p.set(data, RMA_PREFIX_BYTES);
+  return p;
+}
+
+function checkBytes(bytes: unknown, call: string): asserts bytes is number {
+  if (typeof bytes !== 'number' || !Number.isInteger(bytes) || bytes < 0 || bytes > 0xffff_ffff) {
+    throw mpiError(ERR_SIZE, call, `bytes ${describe(bytes)} must be an integer in 0..4294967295`);
+  }
+}
+
+/** The checks every creation makes; the caller's runtime. */
+function checkCreation(call: string, comm: unknown, dispUnit: unknown, info: unknown): ThreadRuntime {
+  if (!(comm instanceof Comm) || comm._freed) throw mpiError(ERR_COMM, call, `comm is ${comm instanceof Comm ? 'freed' : describe(comm)}: expected a live MPI.Comm`);
+  if (comm.isInter) throw mpiError(ERR_COMM, call, `comm ${comm.name} is an intercommunicator: windows need an intracommunicator`);
+  if (typeof dispUnit !== 'number' || !Number.isInteger(dispUnit) || dispUnit < 1) throw mpiError(ERR_DISP, call, `dispUnit ${describe(dispUnit)} must be an integer >= 1`);
+  if (info !== undefined && !(info instanceof Info)) throw mpiError(ERR_ARG, call, `info is ${describe(info)}: expected an MPI.Info`);
+  const rt = runtime(call);
+  if (rt.device.opts.threadId !== 0) throw mpiError(ERR_WIN, call, 'windows are created on the main thread of each process for now (issue 37)');
+  const dev = rt.device;
+  const me = rt.endpoint;
+  for (let r = 0; r < comm.size; r++) {
+    const e = comm._endpoints[r]!;
+    if (e !== me && dev.isLocal(e)) throw mpiError(ERR_WIN, call, `rank ${r} of ${comm.name} is another endpoint of this process: windows over several endpoints of one process are not supported yet (issue 37)`);
+  }
+  if (comm.rank < 0) throw mpiError(ERR_COMM, call, `the calling thread is not a member of ${comm.name}`);
+  return rt;
+}
+
+/** Runs a creation's checks and body; a check's error becomes the promise's rejection. */
+function settle<T>(_call: string, body: () => Promise<T>): Promise<T> {
+  try {
+    return body();
+  } catch (e) {
+    return Promise.reject(e);
+  }
+}
