@@ -101,14 +101,22 @@ export function targetOf(target: unknown, rank: number, originBytes: number, ori
     if (target[2] !== undefined) dt = target[2];
   }
   if (!(dt instanceof Datatype)) throw mpiError(ERR_TYPE, call, `target datatype is ${describe(dt)}: expected an MPI.Datatype`);
-  if (dt._typeCode === null) throw mpiError(ERR_TYPE, call, `target datatype ${dt.name} is derived: only predefined target datatypes are supported yet (issue 37)`);
-  const elemSize = ELEM_SIZE[dt._typeCode]!;
-  const n = count === undefined ? originBytes / elemSize : count;
-  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) {
-    throw mpiError(ERR_COUNT, call, `target count ${describe(count)} is not a whole number of ${dt.name} elements >= 0 (origin: ${originBytes} bytes)`);
+  // A derived target datatype is taken when it is gap-free elements of one type from offset 0 (contiguous of a basic type).
+  const gapFree = dt._predefined || (dt._dense !== null && dt._lb === 0 && dt._extent === dt._size);
+  if (dt._typeCode === null || !gapFree) {
+    throw mpiError(ERR_TYPE, call, `target datatype ${dt.name} is not contiguous elements of one basic type: only such target datatypes are supported yet (issue 37)`);
   }
-  if (n * elemSize !== originBytes) {
-    throw mpiError(ERR_COUNT, call, `target count ${n} of ${dt.name} is ${n * elemSize} bytes but the origin holds ${originBytes}: the type signatures must match`);
+  const BYTE_CODE = 11;
+  if (originType._typeCode !== null && originType._typeCode !== dt._typeCode && originType._typeCode !== BYTE_CODE && dt._typeCode !== BYTE_CODE) {
+    throw mpiError(ERR_TYPE, call, `origin elements are ${originType.name} but target datatype is ${dt.name}: the type signatures must match`);
+  }
+  const typeBytes = dt._size;
+  const n = count === undefined ? originBytes / typeBytes : count;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < 0) {
+    throw mpiError(ERR_COUNT, call, `target count ${describe(count)} is not a whole number of ${dt.name} items >= 0 (origin: ${originBytes} bytes)`);
+  }
+  if (n * typeBytes !== originBytes) {
+    throw mpiError(ERR_COUNT, call, `target count ${n} of ${dt.name} is ${n * typeBytes} bytes but the origin holds ${originBytes}: the type signatures must match`);
   }
   if (typeof disp !== 'number' || !Number.isInteger(disp) || disp < 0) throw mpiError(ERR_DISP, call, `target disp ${describe(disp)} must be an integer >= 0`);
   const byteDisp = disp * w.dispUnits[rank]!;
@@ -121,6 +129,6 @@ export function targetOf(target: unknown, rank: number, originBytes: number, ori
 
 /** The element of FetchAndOp / CompareAndSwap at `disp` for result's datatype: one element in range. */
 export function elementTargetOf(disp: unknown, rank: number, dt: Datatype, w: WinShape, call: string): TargetSpec {
-  if (dt._typeCode === null) throw mpiError(ERR_TYPE, call, `datatype ${dt.name} is derived: expected a predefined datatype`);
+  if (dt._typeCode === null || !dt._predefined) throw mpiError(ERR_TYPE, call, `datatype ${dt.name} is derived: expected a predefined datatype (one element)`);
   return targetOf([disp, 1, dt], rank, ELEM_SIZE[dt._typeCode]!, dt, w, call);
 }
