@@ -5,7 +5,10 @@
  * MPIError naming the call, the argument and the allowed range, before anything is sent.
  */
 import { ACC_OP, ELEM_SIZE } from '../device/index.ts';
-import { ERR_ARG, ERR_COUNT, ERR_DISP, ERR_LOCKTYPE, ERR_OP, ERR_RANK, ERR_RMA_RANGE, ERR_TYPE, mpiError } from '../util/index.ts';
+import { ERR_ARG, ERR_COMM, ERR_COUNT, ERR_DISP, ERR_LOCKTYPE, ERR_OP, ERR_RANK, ERR_RMA_RANGE, ERR_SIZE, ERR_TYPE, ERR_WIN, mpiError } from '../util/index.ts';
+import { runtime, type ThreadRuntime } from '../runtime/index.ts';
+import { Comm } from './comm.ts';
+import { Info } from './info.ts';
 import { describe, packedOf, resolveBuf, type BufSpec, type ResolvedBuf } from './buffer.ts';
 import { Datatype } from './datatype.ts';
 import { BAND, BOR, BXOR, LAND, LOR, LXOR, MAX, MIN, Op, PROD, SUM } from './op.ts';
@@ -131,4 +134,37 @@ export function targetOf(target: unknown, rank: number, originBytes: number, ori
 export function elementTargetOf(disp: unknown, rank: number, dt: Datatype, w: WinShape, call: string): TargetSpec {
   if (dt._typeCode === null || !dt._predefined) throw mpiError(ERR_TYPE, call, `datatype ${dt.name} is derived: expected a predefined datatype (one element)`);
   return targetOf([disp, 1, dt], rank, ELEM_SIZE[dt._typeCode]!, dt, w, call);
+}
+
+export function checkBytes(bytes: unknown, call: string): asserts bytes is number {
+  if (typeof bytes !== 'number' || !Number.isInteger(bytes) || bytes < 0 || bytes > 0xffff_ffff) {
+    throw mpiError(ERR_SIZE, call, `bytes ${describe(bytes)} must be an integer in 0..4294967295`);
+  }
+}
+
+/** The checks every creation makes; the caller's runtime. */
+export function checkCreation(call: string, comm: unknown, dispUnit: unknown, info: unknown): ThreadRuntime {
+  if (!(comm instanceof Comm) || comm._freed) throw mpiError(ERR_COMM, call, `comm is ${comm instanceof Comm ? 'freed' : describe(comm)}: expected a live MPI.Comm`);
+  if (comm.isInter) throw mpiError(ERR_COMM, call, `comm ${comm.name} is an intercommunicator: windows need an intracommunicator`);
+  if (typeof dispUnit !== 'number' || !Number.isInteger(dispUnit) || dispUnit < 1) throw mpiError(ERR_DISP, call, `dispUnit ${describe(dispUnit)} must be an integer >= 1`);
+  if (info !== undefined && !(info instanceof Info)) throw mpiError(ERR_ARG, call, `info is ${describe(info)}: expected an MPI.Info`);
+  const rt = runtime(call);
+  if (rt.device.opts.threadId !== 0) throw mpiError(ERR_WIN, call, 'windows are created on the main thread of each process for now (issue 37)');
+  const dev = rt.device;
+  const me = rt.endpoint;
+  for (let r = 0; r < comm.size; r++) {
+    const e = comm._endpoints[r]!;
+    if (e !== me && dev.isLocal(e)) throw mpiError(ERR_WIN, call, `rank ${r} of ${comm.name} is another endpoint of this process: windows over several endpoints of one process are not supported yet (issue 37)`);
+  }
+  if (comm.rank < 0) throw mpiError(ERR_COMM, call, `the calling thread is not a member of ${comm.name}`);
+  return rt;
+}
+
+/** Runs a creation's checks and body; a check's error becomes the promise's rejection. */
+export function settle<T>(_call: string, body: () => Promise<T>): Promise<T> {
+  try {
+    return body();
+  } catch (e) {
+    return Promise.reject(e);
+  }
 }

@@ -19,9 +19,9 @@
  * target datatypes are predefined; a lock that is taken is asked for again by the origin (BUSY
  * answers), not queued at the target.
  */
-import { RMA_CODE, RMA_CONTROL, RMA_LOCK_TYPE, RMA_PREFIX_BYTES, RMA_STATUS, type RmaWindowRecord } from '../device/index.ts';
+import { RMA_CODE, RMA_CONTROL, RMA_LOCK_TYPE, type RmaWindowRecord } from '../device/index.ts';
 import {
-  ERR_ARG, ERR_BUFFER, ERR_COMM, ERR_DISP, ERR_GROUP, ERR_RMA_RANGE, ERR_RMA_SHARED, ERR_RMA_SYNC, ERR_SIZE, ERR_WIN, mpiError,
+  ERR_ARG, ERR_BUFFER, ERR_COMM, ERR_GROUP, ERR_RMA_SHARED, ERR_RMA_SYNC, ERR_WIN, mpiError,
 } from '../util/index.ts';
 import { runtime, type ThreadRuntime } from '../runtime/index.ts';
 import { describe, recvAreaOf, resolveBuf, unpackArea, type BufSpec } from './buffer.ts';
@@ -31,24 +31,22 @@ import { Group } from './group.ts';
 import { Info } from './info.ts';
 import { Request } from './request.ts';
 import { ERRORS_RETURN, type Errhandler } from './errhandler.ts';
+import { TAG_DONE, TAG_POST, WinOrigin } from './win-origin.ts';
 import {
   LOCK_EXCLUSIVE, MODE_NOSUCCEED, NO_OP, accOpOf, checkAssert, checkLockType, checkTargetRank, elementTargetOf, originOf, targetOf,
-  type TargetSpec, type WinShape,
+  checkBytes, checkCreation, settle, type WinShape,
 } from './win-args.ts';
 import type { Op } from './op.ts';
 
 type Flavor = 'create' | 'allocate' | 'shared';
 type Target = [disp: number, count?: number, datatype?: import('./datatype.ts').Datatype] | undefined;
 
-/** Tags on the window's context: PSCW notices, then fetch answers (which cycle above REPLY_TAG_FIRST). */
-const TAG_POST = 1;
-const TAG_DONE = 2;
-const REPLY_TAG_FIRST = 16;
-const REPLY_TAG_LAST = 1 << 28;
 
 export class Win implements WinShape {
   readonly #comm: Comm;
   readonly #record: RmaWindowRecord;
+  /** the origin side: frames out, answers in, what is outstanding per target (win-origin.ts) */
+  readonly #o: WinOrigin;
   readonly #flavor: Flavor;
   readonly #dispUnit: number;
   readonly #me: number;
@@ -56,18 +54,12 @@ export class Win implements WinShape {
   readonly dispUnits: readonly number[];
   #name = '';
   #freed = false;
-  #tag = REPLY_TAG_FIRST;
   /** the open epochs */
   #fenceOpen = false;
   readonly #locks = new Map<number, number>();
   #lockAll = false;
   #access: Set<number> | null = null;
   #exposure: Request<void>[] | null = null;
-  /** per target rank: fetches whose answers are awaited */
-  readonly #pending = new Map<number, Promise<void>[]>();
-  /** target ranks with Puts or Accumulates not yet confirmed by a flush */
-  readonly #dirty = new Set<number>();
-  readonly #status = new Uint8Array(1);
   readonly #attrs = new Map<number, unknown>();
   #info = new Info();
   #errhandler: Errhandler = ERRORS_RETURN;
@@ -78,6 +70,7 @@ export class Win implements WinShape {
     this.#flavor = flavor;
     this.#dispUnit = dispUnit;
     this.#me = comm.rank;
+    this.#o = new WinOrigin(comm, record, this.#me, () => this.name);
     const n = comm.size;
     this.sizes = Array.from({ length: n }, (_, r) => shape[2 * r]!);
     this.dispUnits = Array.from({ length: n }, (_, r) => shape[2 * r + 1]!);
@@ -165,7 +158,7 @@ export class Win implements WinShape {
       throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} still has an open ${this.#lockAll ? 'lockAll' : this.#locks.size > 0 ? `lock on rank ${[...this.#locks.keys()][0]}` : this.#access !== null ? 'start' : 'post'} epoch: close it first`);
     }
     this.#freed = true;
-    await this.#completeAll();
+    await this.#o.completeAll();
     await this.#comm.barrier();
     const rt = runtime(call);
     rt.device.rma.unregister(this.#record.contextId);
@@ -291,7 +284,7 @@ export class Win implements WinShape {
     data.set(o, 0);
     data.set(c, t.bytes);
     const area = recvAreaOf(res);
-    this.#track(targetRank, this.#fetch(call, targetRank, RMA_CODE.CAS, t.elem, 0, t.byteDisp, data, area.subarray(0, t.bytes)).then(() => unpackArea(res, area)));
+    this.#o.track(targetRank, this.#o.fetch(call, targetRank, RMA_CODE.CAS, t.elem, 0, t.byteDisp, data, area.subarray(0, t.bytes)).then(() => unpackArea(res, area)));
   }
 
   /** MPI_Rput: Put as a request, inside a lock or lockAll epoch; complete once the origin buffer is free (at once). */
@@ -330,7 +323,7 @@ export class Win implements WinShape {
     const o = originOf(origin, call, 'origin');
     const t = targetOf(target, rank, o.bytes.length, o.rb.datatype, this, call);
     this.#checkAccess(rank, call);
-    this.#send(call, rank, RMA_CODE.PUT, t, 0, o.bytes);
+    this.#o.send(call, rank, RMA_CODE.PUT, t, 0, o.bytes);
   }
 
   #get(call: string, origin: BufSpec, rank: number, target: Target): Promise<void> {
@@ -340,7 +333,7 @@ export class Win implements WinShape {
     const t = targetOf(target, rank, rb.packedBytes, rb.datatype, this, call);
     this.#checkAccess(rank, call);
     const area = recvAreaOf(rb);
-    return this.#track(rank, this.#fetch(call, rank, RMA_CODE.GET, t.elem, 0, t.byteDisp, null, area.subarray(0, t.bytes)).then(() => unpackArea(rb, area)));
+    return this.#o.track(rank, this.#o.fetch(call, rank, RMA_CODE.GET, t.elem, 0, t.byteDisp, null, area.subarray(0, t.bytes)).then(() => unpackArea(rb, area)));
   }
 
   #accumulate(call: string, origin: BufSpec, rank: number, target: Target, op: Op): void {
@@ -350,7 +343,7 @@ export class Win implements WinShape {
     const t = targetOf(target, rank, o.bytes.length, o.rb.datatype, this, call);
     const code = accOpOf(op, t.elem, call);
     this.#checkAccess(rank, call);
-    this.#send(call, rank, RMA_CODE.ACC, t, code, o.bytes);
+    this.#o.send(call, rank, RMA_CODE.ACC, t, code, o.bytes);
   }
 
   #getAccumulate(call: string, origin: BufSpec | null, result: BufSpec, rank: number, target: Target, op: Op): Promise<void> {
@@ -366,76 +359,7 @@ export class Win implements WinShape {
     }
     this.#checkAccess(rank, call);
     const area = recvAreaOf(res);
-    return this.#track(rank, this.#fetch(call, rank, RMA_CODE.GET_ACC, t.elem, code, t.byteDisp, data, area.subarray(0, t.bytes)).then(() => unpackArea(res, area)));
-  }
-
-  /** Sends PUT or ACC frames for `data` (in pieces the channel takes eagerly, whole elements each). */
-  #send(call: string, rank: number, code: number, t: TargetSpec, op: number, data: Uint8Array): void {
-    if (data.length === 0) return;
-    const rt = runtime(call);
-    if (rank === this.#me) {
-      rt.device.rma.apply(this.#record, code, t.elem, op, 0, withPrefix(t.byteDisp, data), this.#status);
-      return;
-    }
-    const dst = this.#comm._endpoints[rank]!;
-    const piece = this.#piece(rt, dst);
-    for (let off = 0; off < data.length; off += piece) {
-      const part = data.subarray(off, Math.min(data.length, off + piece));
-      rt.device.rmaSend(rt.endpoint, dst, this.#record.contextId, 0, (code << 16) | (t.elem << 8) | op, 0, withPrefix(t.byteDisp + off, part), call);
-    }
-    this.#dirty.add(rank);
-  }
-
-  /**
-   * Sends GET, GET_ACC or CAS frames and receives their answers into `into` (pieces as #send;
-   * CAS is one piece); resolves once every answer is in.
-   */
-  #fetch(call: string, rank: number, code: number, elem: number, op: number, byteDisp: number, data: Uint8Array | null, into: Uint8Array): Promise<void> {
-    const rt = runtime(call);
-    const aux = (code << 16) | (elem << 8) | op;
-    if (rank === this.#me) {
-      const answer = rt.device.rma.apply(this.#record, code, elem, op, into.length, withPrefix(byteDisp, data ?? new Uint8Array(0)), this.#status);
-      into.set(answer!.subarray(0, into.length));
-      return Promise.resolve();
-    }
-    const dst = this.#comm._endpoints[rank]!;
-    const piece = code === RMA_CODE.CAS ? into.length : this.#piece(rt, dst);
-    const waits: Promise<void>[] = [];
-    for (let off = 0; off < into.length || off === 0; off += piece) {
-      const end = Math.min(into.length, off + piece);
-      const part = into.subarray(off, end);
-      const tag = this.#nextTag();
-      const recv = this.#comm.Irecv(part, rank, tag);
-      const sent = code === RMA_CODE.CAS ? data! : data === null ? new Uint8Array(0) : data.subarray(off, end);
-      rt.device.rmaSend(rt.endpoint, dst, this.#record.contextId, tag, aux, part.length, withPrefix(byteDisp + off, sent), call);
-      waits.push(recv.wait().then(() => {
-        if (recv.status!.getCount() !== part.length) {
-          throw mpiError(ERR_RMA_RANGE, call, `rank ${rank} could not apply the operation at byte ${byteDisp + off} of its window ${this.name} (${part.length} bytes): it does not serve this window there`);
-        }
-      }));
-      if (end >= into.length) break;
-    }
-    return Promise.all(waits).then(() => undefined);
-  }
-
-  /** The largest piece of data in one frame to `dst`: the channel's eager maximum less the prefix, in whole 8-byte elements. */
-  #piece(rt: ThreadRuntime, dst: number): number {
-    return Math.max(8, ((rt.device.rmaMaxPayload(rt.endpoint, dst) - RMA_PREFIX_BYTES - 64) >> 3) << 3);
-  }
-
-  #nextTag(): number {
-    const t = this.#tag;
-    this.#tag = t >= REPLY_TAG_LAST ? REPLY_TAG_FIRST : t + 1;
-    return t;
-  }
-
-  /** Remembers a fetch until a flush of its target; a failure waits for that flush (or the caller's own wait). */
-  #track(rank: number, p: Promise<void>): Promise<void> {
-    let list = this.#pending.get(rank);
-    if (list === undefined) this.#pending.set(rank, (list = []));
-    list.push(p);
-    p.catch(() => undefined);
-    return p;
+    return this.#o.track(rank, this.#o.fetch(call, rank, RMA_CODE.GET_ACC, t.elem, code, t.byteDisp, data, area.subarray(0, t.bytes)).then(() => unpackArea(res, area)));
   }
 
   // --- synchronization -----------------------------------------------------------------
@@ -452,7 +376,7 @@ export class Win implements WinShape {
     if (this.#locks.size > 0 || this.#lockAll || this.#access !== null || this.#exposure !== null) {
       throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} is inside a lock or post/start epoch: close it before fence`);
     }
-    await this.#completeAll();
+    await this.#o.completeAll();
     await this.#comm.barrier();
     this.#fenceOpen = (assert & MODE_NOSUCCEED) === 0;
   }
@@ -472,7 +396,7 @@ export class Win implements WinShape {
     const lt = type === LOCK_EXCLUSIVE ? RMA_LOCK_TYPE.EXCLUSIVE : RMA_LOCK_TYPE.SHARED;
     this.#locks.set(rank, lt);
     try {
-      await this.#acquire(call, rank, lt);
+      await this.#o.acquire(call, rank, lt);
     } catch (e) {
       this.#locks.delete(rank);
       throw e;
@@ -490,9 +414,9 @@ export class Win implements WinShape {
     const lt = this.#locks.get(rank);
     if (lt === undefined) throw mpiError(ERR_RMA_SYNC, call, `rank ${rank} of window ${this.name} is not locked by this process`);
     try {
-      await this.#awaitFetches(rank);
-      this.#dirty.delete(rank);
-      await this.#control(call, rank, RMA_CODE.UNLOCK, lt);
+      await this.#o.awaitFetches(rank);
+      this.#o.forget(rank);
+      await this.#o.control(call, rank, RMA_CODE.UNLOCK, lt);
     } finally {
       this.#locks.delete(rank);
     }
@@ -506,7 +430,7 @@ export class Win implements WinShape {
     if (this.#lockAll || this.#locks.size > 0) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} already has a lock epoch open by this process`);
     this.#lockAll = true;
     try {
-      await Promise.all(Array.from({ length: this.size }, (_, r) => this.#acquire(call, r, RMA_LOCK_TYPE.SHARED)));
+      await Promise.all(Array.from({ length: this.size }, (_, r) => this.#o.acquire(call, r, RMA_LOCK_TYPE.SHARED)));
     } catch (e) {
       this.#lockAll = false;
       throw e;
@@ -520,9 +444,9 @@ export class Win implements WinShape {
     if (!this.#lockAll) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} has no lockAll epoch open by this process`);
     try {
       await Promise.all(Array.from({ length: this.size }, async (_, r) => {
-        await this.#awaitFetches(r);
-        this.#dirty.delete(r);
-        await this.#control(call, r, RMA_CODE.UNLOCK, RMA_LOCK_TYPE.SHARED);
+        await this.#o.awaitFetches(r);
+        this.#o.forget(r);
+        await this.#o.control(call, r, RMA_CODE.UNLOCK, RMA_LOCK_TYPE.SHARED);
       }));
     } finally {
       this.#lockAll = false;
@@ -533,7 +457,7 @@ export class Win implements WinShape {
   async flush(rank: number): Promise<void> {
     const call = 'Win.flush';
     this.#checkPassive(rank, call);
-    await this.#complete(call, rank);
+    await this.#o.complete(call, rank);
   }
 
   /** MPI_Win_flush_all: flush to every member. */
@@ -541,13 +465,13 @@ export class Win implements WinShape {
     const call = 'Win.flushAll';
     this.#live(call);
     if (!this.#lockAll && this.#locks.size === 0) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} has no lock epoch open by this process`);
-    await this.#completeAll();
+    await this.#o.completeAll();
   }
 
   /** MPI_Win_flush_local: every operation to `rank` is complete at the origin (its buffers may be reused, fetched data is in). */
   async flushLocal(rank: number): Promise<void> {
     this.#checkPassive(rank, 'Win.flushLocal');
-    await this.#awaitFetches(rank);
+    await this.#o.awaitFetches(rank);
   }
 
   /** MPI_Win_flush_local_all: flushLocal to every member. */
@@ -555,7 +479,7 @@ export class Win implements WinShape {
     const call = 'Win.flushLocalAll';
     this.#live(call);
     if (!this.#lockAll && this.#locks.size === 0) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} has no lock epoch open by this process`);
-    await Promise.all([...this.#pending.keys()].map((r) => this.#awaitFetches(r)));
+    await Promise.all(this.#o.pendingRanks.map((r) => this.#o.awaitFetches(r)));
   }
 
   /**
@@ -596,7 +520,7 @@ export class Win implements WinShape {
     const access = this.#access;
     if (access === null) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} has no start epoch open`);
     try {
-      await Promise.all([...access].map((r) => this.#complete(call, r)));
+      await Promise.all([...access].map((r) => this.#o.complete(call, r)));
       await Promise.all([...access].map((r) => this.#comm.Isend(new Uint8Array(1), r, TAG_DONE).wait()));
     } finally {
       this.#access = null;
@@ -629,46 +553,6 @@ export class Win implements WinShape {
 
   // --- helpers -------------------------------------------------------------------------
 
-  /** Asks `rank` for its lock until granted (a taken lock answers BUSY; the origin asks again after a pause). */
-  async #acquire(call: string, rank: number, lt: number): Promise<void> {
-    for (let pauseMs = 0; ; pauseMs = Math.min(2 * pauseMs + 1, 10)) {
-      if ((await this.#control(call, rank, RMA_CODE.LOCK, lt)) === RMA_STATUS.GRANTED) return;
-      await new Promise((resolve) => setTimeout(resolve, pauseMs));
-    }
-  }
-
-  /** Sends LOCK, UNLOCK or FLUSH to `rank` and resolves to its answer (RMA_STATUS). */
-  async #control(call: string, rank: number, code: number, aux2: number): Promise<number> {
-    const rt = runtime(call);
-    const aux = code << 16;
-    if (rank === this.#me) return rt.device.rma.apply(this.#record, code, 0, 0, aux2, new Uint8Array(0), this.#status)![0]!;
-    const answer = new Uint8Array(1);
-    const tag = this.#nextTag();
-    const recv = this.#comm.Irecv(answer, rank, tag);
-    rt.device.rmaSend(rt.endpoint, this.#comm._endpoints[rank]!, this.#record.contextId, tag, aux, aux2, new Uint8Array(0), call);
-    await recv.wait();
-    if (answer[0] === RMA_STATUS.ERROR) throw mpiError(ERR_WIN, call, `rank ${rank} does not serve window ${this.name}`);
-    return answer[0]!;
-  }
-
-  async #awaitFetches(rank: number): Promise<void> {
-    const list = this.#pending.get(rank);
-    if (list === undefined) return;
-    this.#pending.delete(rank);
-    await Promise.all(list);
-  }
-
-  /** Every operation to `rank` complete at origin and target. */
-  async #complete(call: string, rank: number): Promise<void> {
-    await this.#awaitFetches(rank);
-    if (this.#dirty.delete(rank)) await this.#control(call, rank, RMA_CODE.FLUSH, 0);
-  }
-
-  async #completeAll(): Promise<void> {
-    const ranks = new Set([...this.#pending.keys(), ...this.#dirty]);
-    await Promise.all([...ranks].map((r) => this.#complete('Win.flush', r)));
-  }
-
   #ranksOf(group: unknown, call: string): number[] {
     if (!(group instanceof Group)) throw mpiError(ERR_GROUP, call, `group is ${describe(group)}: expected an MPI.Group`);
     const ranks = group.translateRanks(Array.from({ length: group.size }, (_, i) => i), this.#comm.group);
@@ -695,44 +579,4 @@ export class Win implements WinShape {
 
 function defaultComm(): Comm {
   return COMM_WORLD;
-}
-
-function withPrefix(byteDisp: number, data: Uint8Array): Uint8Array {
-  const p = new Uint8Array(RMA_PREFIX_BYTES + data.length);
-  new DataView(p.buffer).setFloat64(0, byteDisp, true);
-  p.set(data, RMA_PREFIX_BYTES);
-  return p;
-}
-
-function checkBytes(bytes: unknown, call: string): asserts bytes is number {
-  if (typeof bytes !== 'number' || !Number.isInteger(bytes) || bytes < 0 || bytes > 0xffff_ffff) {
-    throw mpiError(ERR_SIZE, call, `bytes ${describe(bytes)} must be an integer in 0..4294967295`);
-  }
-}
-
-/** The checks every creation makes; the caller's runtime. */
-function checkCreation(call: string, comm: unknown, dispUnit: unknown, info: unknown): ThreadRuntime {
-  if (!(comm instanceof Comm) || comm._freed) throw mpiError(ERR_COMM, call, `comm is ${comm instanceof Comm ? 'freed' : describe(comm)}: expected a live MPI.Comm`);
-  if (comm.isInter) throw mpiError(ERR_COMM, call, `comm ${comm.name} is an intercommunicator: windows need an intracommunicator`);
-  if (typeof dispUnit !== 'number' || !Number.isInteger(dispUnit) || dispUnit < 1) throw mpiError(ERR_DISP, call, `dispUnit ${describe(dispUnit)} must be an integer >= 1`);
-  if (info !== undefined && !(info instanceof Info)) throw mpiError(ERR_ARG, call, `info is ${describe(info)}: expected an MPI.Info`);
-  const rt = runtime(call);
-  if (rt.device.opts.threadId !== 0) throw mpiError(ERR_WIN, call, 'windows are created on the main thread of each process for now (issue 37)');
-  const dev = rt.device;
-  const me = rt.endpoint;
-  for (let r = 0; r < comm.size; r++) {
-    const e = comm._endpoints[r]!;
-    if (e !== me && dev.isLocal(e)) throw mpiError(ERR_WIN, call, `rank ${r} of ${comm.name} is another endpoint of this process: windows over several endpoints of one process are not supported yet (issue 37)`);
-  }
-  if (comm.rank < 0) throw mpiError(ERR_COMM, call, `the calling thread is not a member of ${comm.name}`);
-  return rt;
-}
-
-/** Runs a creation's checks and body; a check's error becomes the promise's rejection. */
-function settle<T>(_call: string, body: () => Promise<T>): Promise<T> {
-  try {
-    return body();
-  } catch (e) {
-    return Promise.reject(e);
-  }
 }
