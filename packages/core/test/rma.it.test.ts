@@ -4,7 +4,7 @@
 // with FetchAndOp, exclusive locks' mutual exclusion, accumulates under contention with lockAll and
 // flushes, and bad input (rma-passive.ts). Inline and threads progress.
 // testlist: rma-fence np 1,2,4 inline, 3 threads; rma-passive computes np 2 threads (and 3 threads);
-// counter, mutex, accumulate np 4 inline and threads; errors np 2
+// counter, mutex, accumulate np 4 inline and threads; dynamic np 3 inline and threads; errors np 2
 import { describe, it } from 'vitest';
 import { program, runJob } from './run-job.ts';
 
@@ -41,6 +41,10 @@ describe('one-sided communication: passive target', () => {
   ])('%s, np 4, progress %s', async (which, progress) => {
     expectOk(await runJob(4, program('rma-passive.ts'), { args: [which], flags: ['--timeout', '150', '--progress', progress], killAfterMs: 170_000 }), 'rma-passive OK', 4);
   }, 180_000);
+
+  it.each(['inline', 'threads'])('createDynamic, attach/detach, np 3, progress %s: Put and Get at attached addresses', async (progress) => {
+    expectOk(await runJob(3, program('rma-passive.ts'), { args: ['dynamic'], flags: ['--timeout', '120', '--progress', progress], killAfterMs: 140_000 }), 'rma-passive OK', 3);
+  }, 150_000);
 
   it('bad input: MPIErrors naming the call (ERR_RMA_SYNC, ERR_RMA_RANGE with the size, ERR_LOCKTYPE, ...), np 2', async () => {
     expectOk(await runJob(2, program('rma-passive.ts'), { args: ['errors'], flags: ['--timeout', '90'], killAfterMs: 110_000 }), 'rma-passive OK', 2);

@@ -1,3 +1,4 @@
+// Over 600 lines: one class holding the whole MPI_Win surface (creation, memory, operations, four kinds of epoch); its helpers are in win-args.ts and win-origin.ts.
 /**
  * Win: one-sided communication (API.md "One-sided communication (Win)", MPI 4.0 chapter 12,
  * docs/adr/XXXX-one-sided.md). A window is a dup of its communicator (its own context ids, so its
@@ -19,9 +20,9 @@
  * target datatypes are predefined; a lock that is taken is asked for again by the origin (BUSY
  * answers), not queued at the target.
  */
-import { RMA_CODE, RMA_CONTROL, RMA_LOCK_TYPE, type RmaWindowRecord } from '../device/index.ts';
+import { RMA_CODE, RMA_CONTROL, RMA_LOCK_TYPE, RMA_REGION_SPAN, type RmaWindowRecord } from '../device/index.ts';
 import {
-  ERR_ARG, ERR_BUFFER, ERR_COMM, ERR_GROUP, ERR_RMA_SHARED, ERR_RMA_SYNC, ERR_WIN, mpiError,
+  ERR_ARG, ERR_BUFFER, ERR_COMM, ERR_GROUP, ERR_RMA_ATTACH, ERR_RMA_SHARED, ERR_RMA_SYNC, ERR_WIN, mpiError,
 } from '../util/index.ts';
 import { runtime, type ThreadRuntime } from '../runtime/index.ts';
 import { describe, recvAreaOf, resolveBuf, unpackArea, type BufSpec } from './buffer.ts';
@@ -38,7 +39,7 @@ import {
 } from './win-args.ts';
 import type { Op } from './op.ts';
 
-type Flavor = 'create' | 'allocate' | 'shared';
+type Flavor = 'create' | 'allocate' | 'shared' | 'dynamic';
 type Target = [disp: number, count?: number, datatype?: import('./datatype.ts').Datatype] | undefined;
 
 
@@ -62,6 +63,9 @@ export class Win implements WinShape {
   #exposure: Request<void>[] | null = null;
   readonly #attrs = new Map<number, unknown>();
   #info = new Info();
+  /** a dynamic window's attached memory by region (address = region * RMA_REGION_SPAN) */
+  readonly #attached = new Map<number, Uint8Array>();
+  #nextRegion = 1;
   #errhandler: Errhandler = ERRORS_RETURN;
 
   private constructor(comm: Comm, record: RmaWindowRecord, flavor: Flavor, dispUnit: number, shape: Float64Array) {
@@ -131,17 +135,32 @@ export class Win implements WinShape {
     });
   }
 
+  /**
+   * MPI_Win_create_dynamic: a window with no memory yet; members attach and detach memory later
+   * (attach returns the address origins use as the target displacement, with dispUnit 1).
+   * @example const win = await MPI.Win.createDynamic(); const addr = win.attach(new Float64Array(new SharedArrayBuffer(80)));
+   */
+  static createDynamic(comm: Comm = defaultComm(), info?: Info): Promise<Win> {
+    const call = 'Win.createDynamic';
+    return settle(call, () => Win.#make(call, checkCreation(call, comm, 1, info), comm, new Uint8Array(new SharedArrayBuffer(0)), 'dynamic', 1));
+  }
+
   static async #make(call: string, rt: ThreadRuntime, comm: Comm, memory: Uint8Array, flavor: Flavor, dispUnit: number): Promise<Win> {
     const winComm = await comm.dup();
     winComm.name = `window of ${comm.name}`;
-    const record: RmaWindowRecord = { contextId: winComm._ctx, memory, control: new Int32Array(new SharedArrayBuffer(4 * RMA_CONTROL.WORDS)) };
+    const dynamic = flavor === 'dynamic';
+    const record: RmaWindowRecord = {
+      contextId: winComm._ctx, memory, control: new Int32Array(new SharedArrayBuffer(4 * RMA_CONTROL.WORDS)),
+      ...(dynamic ? { regions: new Map<number, Uint8Array>() } : {}),
+    };
     rt.device.rma.register(record);
     if (rt.engines !== null) {
-      await rt.engines.registerWindow({ contextId: record.contextId, memory: memory.buffer as SharedArrayBuffer, byteOffset: memory.byteOffset, byteLength: memory.byteLength, control: record.control.buffer as SharedArrayBuffer });
+      await rt.engines.registerWindow({ contextId: record.contextId, memory: memory.buffer as SharedArrayBuffer, byteOffset: memory.byteOffset, byteLength: memory.byteLength, control: record.control.buffer as SharedArrayBuffer, dynamic });
     }
     // Every member's size and unit, for the origins' range checks; also the point after which every member serves the window.
     const shape = new Float64Array(2 * winComm.size);
-    await winComm.Allgather(new Float64Array([memory.byteLength, dispUnit]), shape);
+    // A dynamic window's size is unbounded here: its target checks the attached region.
+    await winComm.Allgather(new Float64Array([dynamic ? Infinity : memory.byteLength, dispUnit]), shape);
     void call;
     return new Win(winComm, record, flavor, dispUnit, shape);
   }
@@ -202,6 +221,62 @@ export class Win implements WinShape {
     checkTargetRank(rank, this, call);
     // Members of one shared window are one endpoint today (see the header): rank is the caller.
     return [this.#record.memory, this.#dispUnit];
+  }
+
+  /**
+   * MPI_Win_attach: exposes `buf` in this dynamic window; returns its address (the target
+   * displacement of its first byte). Under --progress threads it must be backed by a SharedArrayBuffer.
+   * @throws MPIError(ERR_WIN) on a window not made by createDynamic; ERR_RMA_ATTACH for a buffer that cannot be attached
+   */
+  attach(buf: ArrayBufferView): number {
+    const call = 'Win.attach';
+    const rt = this.#dynamicCall(call);
+    if (!ArrayBuffer.isView(buf)) throw mpiError(ERR_RMA_ATTACH, call, `buf is ${describe(buf)}: expected a typed array or DataView`);
+    if (rt.engines !== null && !(buf.buffer instanceof SharedArrayBuffer)) {
+      throw mpiError(ERR_RMA_ATTACH, call, 'buf is backed by an ArrayBuffer: with --progress threads the channel engines write attached memory, so it must be backed by a SharedArrayBuffer');
+    }
+    if (buf.byteLength > RMA_REGION_SPAN) throw mpiError(ERR_RMA_ATTACH, call, `buf has ${buf.byteLength} bytes: at most ${RMA_REGION_SPAN} may be attached at once`);
+    const mem = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+    for (const m of this.#attached.values()) {
+      if (m.buffer === mem.buffer && m.byteOffset < mem.byteOffset + mem.byteLength && mem.byteOffset < m.byteOffset + m.byteLength) {
+        throw mpiError(ERR_RMA_ATTACH, call, 'buf overlaps memory already attached to this window');
+      }
+    }
+    const region = this.#nextRegion++;
+    this.#attached.set(region, mem);
+    this.#tellRegion(rt, region, mem);
+    return region * RMA_REGION_SPAN;
+  }
+
+  /**
+   * MPI_Win_detach: stops exposing `buf` (the view given to attach, or one over the same bytes).
+   * @throws MPIError(ERR_RMA_ATTACH) when buf is not attached
+   */
+  detach(buf: ArrayBufferView): void {
+    const call = 'Win.detach';
+    const rt = this.#dynamicCall(call);
+    if (!ArrayBuffer.isView(buf)) throw mpiError(ERR_RMA_ATTACH, call, `buf is ${describe(buf)}: expected a typed array or DataView`);
+    for (const [region, m] of this.#attached) {
+      if (m.buffer === buf.buffer && m.byteOffset === buf.byteOffset && m.byteLength === buf.byteLength) {
+        this.#attached.delete(region);
+        this.#tellRegion(rt, region, null);
+        return;
+      }
+    }
+    throw mpiError(ERR_RMA_ATTACH, call, `buf (${buf.byteLength} bytes) is not attached to window ${this.name}`);
+  }
+
+  #dynamicCall(call: string): ThreadRuntime {
+    this.#live(call);
+    if (this.#flavor !== 'dynamic') throw mpiError(ERR_WIN, call, `window ${this.name} was not made by MPI.Win.createDynamic`);
+    return runtime(call);
+  }
+
+  /** Counts the attach or detach in the window's shared SEQ word first, then applies it here and tells the engines (RmaTarget.attach). */
+  #tellRegion(rt: ThreadRuntime, region: number, mem: Uint8Array | null): void {
+    const seq = Atomics.add(this.#record.control, RMA_CONTROL.SEQ, 1) + 1;
+    rt.device.rma.attach(this.#record.contextId, region, mem, seq);
+    rt.engines?.attachRegion(this.#record.contextId, region, mem, seq);
   }
 
   setAttr(keyval: number, value: unknown): void {

@@ -25,6 +25,8 @@ export interface RmaWindowShared {
   readonly byteOffset: number;
   readonly byteLength: number;
   readonly control: SharedArrayBuffer;
+  /** a dynamic window (its regions come by attachRegion) */
+  readonly dynamic?: boolean;
 }
 
 export class Engines {
@@ -98,6 +100,12 @@ export class Engines {
   /** Every engine stops serving the window of context `contextId` (Win.free). */
   unregisterWindow(contextId: number): Promise<void> {
     return this.#askAll({ type: 'rma-unregister', contextId }, 'rma-unregistered', contextId);
+  }
+
+  /** Tells every engine of attach (memory) or detach (null) number `seq` of a dynamic window's region (RmaTarget.attach). */
+  attachRegion(contextId: number, region: number, memory: Uint8Array | null, seq: number): void {
+    const m = memory === null ? null : { memory: memory.buffer as SharedArrayBuffer, byteOffset: memory.byteOffset, byteLength: memory.byteLength };
+    for (const w of this.#workers) w.postMessage({ type: 'rma-attach', contextId, region, region_memory: m, seq });
   }
 
   #askAll(message: object, answer: string, contextId: number): Promise<void> {

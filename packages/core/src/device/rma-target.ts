@@ -50,8 +50,11 @@ export const RMA_LOCK_TYPE = { EXCLUSIVE: 1, SHARED: 2 } as const;
 /** One-byte answers to LOCK, UNLOCK, FLUSH, PUT-less requests, or an error. */
 export const RMA_STATUS = { OK: 1, GRANTED: 2, BUSY: 3, ERROR: 4 } as const;
 
-/** Words of a window's control array. */
-export const RMA_CONTROL = { LOCK: 0, ACC: 1, WORDS: 2 } as const;
+/** Words of a window's control array: SEQ counts attach/detach calls of a dynamic window (see RmaTarget.attach). */
+export const RMA_CONTROL = { LOCK: 0, ACC: 1, SEQ: 2, WORDS: 3 } as const;
+
+/** A dynamic window's address: region index * RMA_REGION_SPAN + offset in the region (an exact f64). */
+export const RMA_REGION_SPAN = 2 ** 32;
 
 /** Bytes of the request payload's prefix (the f64 displacement). */
 export const RMA_PREFIX_BYTES = 8;
@@ -64,6 +67,14 @@ export interface RmaWindowRecord {
   readonly memory: Uint8Array;
   /** RMA_CONTROL words, in shared memory */
   readonly control: Int32Array;
+  /** a dynamic window's attached regions by index (memory is then empty), else undefined */
+  readonly regions?: Map<number, Uint8Array>;
+}
+
+/** What this thread knows of a dynamic window: the attach/detach calls it has applied (RMA_CONTROL.SEQ), frames held until it knows all. */
+interface DynamicState {
+  seen: number;
+  held: { srcProcess: number; h: FrameHeader; payload: Uint8Array }[];
 }
 
 /** How the target answers: the device's send path (SendPath.out). */
@@ -71,6 +82,7 @@ export type RmaOut = (proc: number, h: FrameHeader, payload: Uint8Array | null) 
 
 export class RmaTarget {
   readonly #windows = new Map<number, RmaWindowRecord>();
+  readonly #dynamic = new Map<number, DynamicState>();
   readonly #out: RmaOut;
   readonly #reply: FrameHeader = newFrameHeader();
   readonly #status = new Uint8Array(1);
@@ -82,15 +94,44 @@ export class RmaTarget {
   /** Serves window `w` on this thread from now on (Win creation, before its closing barrier). */
   register(w: RmaWindowRecord): void {
     this.#windows.set(w.contextId, w);
+    if (w.regions !== undefined) this.#dynamic.set(w.contextId, { seen: Atomics.load(w.control, RMA_CONTROL.SEQ), held: [] });
   }
 
   unregister(contextId: number): void {
     this.#windows.delete(contextId);
+    this.#dynamic.delete(contextId);
+  }
+
+  /**
+   * Applies attach (memory) or detach (null) number `seq` of a dynamic window's region. The
+   * creating thread counts each call in RMA_CONTROL.SEQ before telling the engines, so an engine
+   * that sees a frame while SEQ is ahead of what it has applied holds the window's frames (in
+   * order) until the calls reach it: an origin that learnt an address never finds it missing.
+   */
+  attach(contextId: number, region: number, memory: Uint8Array | null, seq: number): void {
+    const w = this.#windows.get(contextId);
+    const d = this.#dynamic.get(contextId);
+    if (w === undefined || d === undefined) return;
+    if (memory === null) w.regions!.delete(region);
+    else w.regions!.set(region, memory);
+    if (seq > d.seen) d.seen = seq;
+    if (d.seen < Atomics.load(w.control, RMA_CONTROL.SEQ) || d.held.length === 0) return;
+    const held = d.held;
+    d.held = [];
+    for (const f of held) this.arrive(f.srcProcess, f.h, f.payload);
   }
 
   /** An RMA frame from process `srcProcess` (device-wiring.ts): applied now, answered if asked. */
   arrive(srcProcess: number, h: FrameHeader, payload: Uint8Array): void {
     const w = this.#windows.get(h.contextId);
+    if (w?.regions !== undefined) {
+      const d = this.#dynamic.get(h.contextId)!;
+      if (d.held.length > 0 || d.seen < Atomics.load(w.control, RMA_CONTROL.SEQ)) {
+        // An attach or detach has not reached this thread yet: keep the frame (the payload is valid only now) and its order.
+        d.held.push({ srcProcess, h: { ...h }, payload: payload.slice() });
+        return;
+      }
+    }
     const code = h.aux >>> 16;
     const answer = w === undefined ? refusal(code, this.#status) : this.apply(w, code, (h.aux >>> 8) & 0xff, h.aux & 0xff, h.aux2, payload, this.#status);
     if (answer === null) return;
@@ -123,9 +164,16 @@ export class RmaTarget {
     }
     if (code === RMA_CODE.FLUSH) return statusBytes(status, RMA_STATUS.OK);
     if (payload.length < RMA_PREFIX_BYTES) return refusal(code, status);
-    const disp = new DataView(payload.buffer, payload.byteOffset, RMA_PREFIX_BYTES).getFloat64(0, true);
+    let disp = new DataView(payload.buffer, payload.byteOffset, RMA_PREFIX_BYTES).getFloat64(0, true);
     const data = payload.subarray(RMA_PREFIX_BYTES);
-    const mem = w.memory;
+    let mem = w.memory;
+    if (w.regions !== undefined) {
+      const region = Math.floor(disp / RMA_REGION_SPAN);
+      const m = w.regions.get(region);
+      if (m === undefined) return refusal(code, status);
+      mem = m;
+      disp -= region * RMA_REGION_SPAN;
+    }
     const asked = code === RMA_CODE.GET || code === RMA_CODE.GET_ACC ? aux2 : code === RMA_CODE.CAS ? data.length >>> 1 : data.length;
     if (!Number.isInteger(disp) || disp < 0 || disp + asked > mem.length || (code !== RMA_CODE.PUT && code !== RMA_CODE.GET && ELEM_SIZE[elem] === undefined)) {
       // Only a peer that skipped the origin's checks gets here.

@@ -122,6 +122,33 @@ if (which === 'computes') {
     }
   }
   await win.free();
+} else if (which === 'dynamic') {
+  // createDynamic: every rank attaches 4 INT32s, the addresses travel by allgather, each rank puts
+  // into its right neighbour's attached memory under lockAll and gets it back; then detach.
+  const win = await MPI.Win.createDynamic(world);
+  const mine = new Int32Array(new SharedArrayBuffer(16));
+  const addr = win.attach(mine);
+  const addrs = new Float64Array(np);
+  await world.Allgather(new Float64Array([addr]), addrs);
+  const right = (rank + 1) % np;
+  await win.lockAll();
+  win.Put(new Int32Array([100 + rank]), right, [addrs[right]! + 4, 1, MPI.INT32]);
+  await win.flush(right);
+  const back = new Int32Array(1);
+  win.Get(back, right, [addrs[right]! + 4, 1, MPI.INT32]);
+  await win.flush(right);
+  equal(back[0], 100 + rank, 'Get back from a dynamic window');
+  const none = new Int32Array(1);
+  await throwsMPI(async () => {
+    win.Get(none, right, [addrs[right]! + 1e6, 1, MPI.INT32]);
+    await win.flush(right);
+  }, MPI.ERR_RMA_RANGE, 'Win.Get', 'a Get outside the attached memory');
+  await win.unlockAll();
+  await world.barrier();
+  equal(Atomics.load(mine, 1), 100 + ((rank + np - 1) % np), 'the left neighbour\'s Put in attached memory');
+  win.detach(mine);
+  await throwsMPI(() => win.detach(mine), MPI.ERR_RMA_ATTACH, 'Win.detach', 'detach of memory not attached');
+  await win.free();
 } else if (which === 'errors') {
   const win = await MPI.Win.allocate(16, 4, world);
   await throwsMPI(() => win.Put(new Int32Array(1), 1, [0]), MPI.ERR_RMA_SYNC, 'Win.Put', 'Put outside an epoch');
