@@ -54,6 +54,11 @@ export {
 // Profiling hooks (issue 41): MPI.profile.use wraps the public classes' methods while hooks are installed.
 export { profile } from './api/profile.ts';
 export type { ProfileHooks } from './api/profile.ts';
+// One-sided communication (issue 37): windows, their constants and the accumulate-only ops.
+export { Win } from './api/win.ts';
+export {
+  LOCK_EXCLUSIVE, LOCK_SHARED, MODE_NOCHECK, MODE_NOSTORE, MODE_NOPUT, MODE_NOPRECEDE, MODE_NOSUCCEED, REPLACE, NO_OP,
+} from './api/win-args.ts';
 export { Worker } from './api/worker.ts';
 export { dehydrate, revive, workerData } from './api/revive.ts';
 export { threadAttach, attachedEndpoint } from './api/endpoints.ts';
@@ -72,4 +77,5 @@ export {
   ERR_DIMS, ERR_INFO, ERR_INFO_KEY, ERR_INFO_VALUE, ERR_INFO_NOKEY, ERR_KEYVAL,
   ERR_FILE, ERR_NO_SUCH_FILE, ERR_FILE_EXISTS, ERR_ACCESS, ERR_AMODE, ERR_BAD_FILE, ERR_READ_ONLY, ERR_NO_SPACE, ERR_IO,
   ERR_UNSUPPORTED_DATAREP, ERR_FILE_IN_USE,
+  ERR_WIN, ERR_BASE, ERR_DISP, ERR_SIZE, ERR_LOCKTYPE, ERR_RMA_CONFLICT, ERR_RMA_SYNC, ERR_RMA_RANGE, ERR_RMA_ATTACH, ERR_RMA_SHARED,
 } from './util/index.ts';

@@ -17,6 +17,7 @@ import type { DevRequest } from './dev-request.ts';
 import type { Completion } from './completion.ts';
 import type { Protocol } from './protocol.ts';
 import type { ThreadBridge } from './thread-bridge.ts';
+import type { RmaTarget } from './rma-target.ts';
 import type { Matcher } from './matcher.ts';
 import type { DeviceOptions, DirectRoute } from './device-options.ts';
 import { ReaderRoutes } from './reader-routes.ts';
@@ -27,6 +28,8 @@ import { peerFrameFault, type FrameCheckContext } from './peer-frame-check.ts';
 export interface DeviceHooks {
   onFatal: ((err: MPIError, lostProcess: number | null) => void) | null;
   onFrame: (() => void) | null;
+  /** the device's window extension point: applies RMA frames (rma-target.ts) */
+  readonly rma: RmaTarget;
 }
 
 /** What the wiring is built from: the device's parts, made before it (device.ts). */
@@ -267,6 +270,10 @@ export class DeviceWiring {
         return;
       case FRAME_KIND.CANCEL_ACK:
         protocol.cancelAcked(h);
+        return;
+      case FRAME_KIND.RMA:
+        // One-sided operations are applied by whichever thread reads the channel (docs/adr/XXXX-one-sided.md).
+        this.#hooks.rma.arrive(srcProcess, h, payload);
         return;
       case FRAME_KIND.CONTROL:
         if (this.routes !== null) this.routes.onControl(srcProcess, h);

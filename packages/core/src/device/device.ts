@@ -31,6 +31,7 @@ import { Protocol } from './protocol.ts';
 import { selectMatcher, type Matcher } from './matcher.ts';
 import { NOT_STARTED, type SendPath } from './send-path.ts';
 import { DeviceWiring } from './device-wiring.ts';
+import { RmaTarget } from './rma-target.ts';
 import type { DeviceOptions, DirectRoute, ProbeInfo } from './device-options.ts';
 
 export type { DeviceOptions, DirectRoute, ProbeInfo } from './device-options.ts';
@@ -47,6 +48,7 @@ export class Device {
   readonly #w: Int32Array;
   readonly #stat: Float64Array;
   readonly #hdr: FrameHeader = newFrameHeader();
+  readonly #rmaHdr: FrameHeader = newFrameHeader();
   readonly #J: number;
   readonly #channels: number;
   readonly #eagerLimit: number;
@@ -60,6 +62,8 @@ export class Device {
   readonly #wiring: DeviceWiring;
   /** the one send path (send-path.ts), chosen at start */
   #path: SendPath = NOT_STARTED;
+  /** the windows this thread applies one-sided operations to (rma-target.ts), and its way to send them */
+  readonly rma: RmaTarget = new RmaTarget((proc, h, payload) => this.#path.out(proc, h, payload, 'progress'));
 
   constructor(opts: DeviceOptions, shared: SharedState) {
     this.opts = opts;
@@ -169,6 +173,30 @@ export class Device {
   /** This thread's routes to remote readers, for MPI.stats: connections that carry frames, and data frames sent on them. */
   get readerRoutes(): { ready: number; framesSent: number } {
     return this.#wiring.routes?.readerRoutes ?? { ready: 0, framesSent: 0 };
+  }
+
+  /**
+   * Sends a one-sided request frame (FRAME_KIND.RMA, rma-target.ts) from local endpoint `src` to
+   * remote endpoint `dst` on the channel's usual path; `call` names it in errors.
+   */
+  rmaSend(src: number, dst: number, ctx: number, tag: number, aux: number, aux2: number, payload: Uint8Array, call: string): void {
+    const h = this.#rmaHdr;
+    h.kind = FRAME_KIND.RMA;
+    h.flags = 0;
+    h.contextId = ctx;
+    h.srcEndpoint = src;
+    h.dstEndpoint = dst;
+    h.tag = tag;
+    h.seq = 0;
+    h.aux = aux;
+    h.aux2 = aux2;
+    h.payloadLength = payload.length;
+    this.#path.out(this.processOf(dst), h, payload, call);
+  }
+
+  /** The largest RMA frame payload between `src` and `dst` (the channel's eager maximum on this path). */
+  rmaMaxPayload(src: number, dst: number): number {
+    return this.#path.eagerMax(channelOf(src, dst, this.#J, this.#channels));
   }
 
   processOf(endpoint: number): number {

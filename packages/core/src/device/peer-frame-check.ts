@@ -33,6 +33,7 @@ const KIND_NAMES: Record<number, string> = {
   [FRAME_KIND.CONTROL]: 'CONTROL',
   [FRAME_KIND.CANCEL_SEND]: 'CANCEL_SEND',
   [FRAME_KIND.CANCEL_ACK]: 'CANCEL_ACK',
+  [FRAME_KIND.RMA]: 'RMA',
 };
 
 function isEndpointOf(endpoint: number, process: number, endpointsPerProcess: number): boolean {

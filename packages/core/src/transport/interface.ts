@@ -72,6 +72,8 @@ export const FRAME_KIND = {
   CANCEL_SEND: 8,
   /** receiver -> sender: the message of send slot aux was removed before a receive matched it; sent only then */
   CANCEL_ACK: 9,
+  /** one-sided operation on a window (device/rma-target.ts): aux = code, element kind, op; aux2 = bytes or lock type */
+  RMA: 10,
 } as const;
 export type FrameKind = (typeof FRAME_KIND)[keyof typeof FRAME_KIND];
 

@@ -45,8 +45,18 @@ export const ERROR_CLASSES = [
   [37, 'ERR_NO_SUCH_FILE', 'file does not exist'],
   [40, 'ERR_READ_ONLY', 'read-only file or file system'],
   [43, 'ERR_UNSUPPORTED_DATAREP', 'unsupported data representation'],
+  [45, 'ERR_WIN', 'invalid window'],
+  [46, 'ERR_BASE', 'invalid base address'],
+  [47, 'ERR_LOCKTYPE', 'invalid lock type'],
   [48, 'ERR_KEYVAL', 'invalid attribute key'],
+  [49, 'ERR_RMA_CONFLICT', 'conflicting accesses to a window'],
+  [50, 'ERR_RMA_SYNC', 'wrong synchronization of RMA calls'],
+  [51, 'ERR_SIZE', 'invalid size argument'],
+  [52, 'ERR_DISP', 'invalid displacement argument'],
   [54, 'ERR_PROC_FAILED', 'process failed'],
+  [55, 'ERR_RMA_RANGE', 'target memory is not part of the window'],
+  [56, 'ERR_RMA_ATTACH', 'memory cannot be attached'],
+  [57, 'ERR_RMA_SHARED', 'memory cannot be shared'],
   [60, 'ERR_ENDPOINTS', 'invalid endpoint'],
 ] as const;
 
@@ -95,6 +105,16 @@ export const ERR_NO_SPACE = classValue('ERR_NO_SPACE');
 export const ERR_IO = classValue('ERR_IO');
 export const ERR_UNSUPPORTED_DATAREP = classValue('ERR_UNSUPPORTED_DATAREP');
 export const ERR_FILE_IN_USE = classValue('ERR_FILE_IN_USE');
+export const ERR_WIN = classValue('ERR_WIN');
+export const ERR_BASE = classValue('ERR_BASE');
+export const ERR_LOCKTYPE = classValue('ERR_LOCKTYPE');
+export const ERR_RMA_CONFLICT = classValue('ERR_RMA_CONFLICT');
+export const ERR_RMA_SYNC = classValue('ERR_RMA_SYNC');
+export const ERR_SIZE = classValue('ERR_SIZE');
+export const ERR_DISP = classValue('ERR_DISP');
+export const ERR_RMA_RANGE = classValue('ERR_RMA_RANGE');
+export const ERR_RMA_ATTACH = classValue('ERR_RMA_ATTACH');
+export const ERR_RMA_SHARED = classValue('ERR_RMA_SHARED');
 
 const NAME_BY_CLASS = new Map<number, string>(ERROR_CLASSES.map((r) => [r[0], r[1]]));
 const TEXT_BY_CLASS = new Map<number, string>(ERROR_CLASSES.map((r) => [r[0], r[2]]));

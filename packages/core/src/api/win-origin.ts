@@ -1,0 +1,166 @@
+/**
+ * How a window's origin operations travel and complete (win.ts is the API over it): RMA frames
+ * through Device.rmaSend, in pieces a channel takes eagerly; answers received with ordinary
+ * receives on the window's communicator, one reply tag each; and what is still outstanding per
+ * target — fetches whose answers are awaited, targets with Puts or Accumulates not yet confirmed by
+ * a FLUSH or UNLOCK answer (device/rma-target.ts gives the frame layout and the answers).
+ * An operation on the caller's own rank is applied at once, in this thread.
+ */
+import { RMA_CODE, RMA_PREFIX_BYTES, RMA_STATUS, type RmaWindowRecord } from '../device/index.ts';
+import { ERR_RMA_RANGE, ERR_WIN, mpiError } from '../util/index.ts';
+import { runtime, type ThreadRuntime } from '../runtime/index.ts';
+import type { Comm } from './comm.ts';
+import type { TargetSpec } from './win-args.ts';
+
+/** Tags on the window's context: PSCW notices (win.ts), then answers, which cycle above REPLY_TAG_FIRST. */
+export const TAG_POST = 1;
+export const TAG_DONE = 2;
+const REPLY_TAG_FIRST = 16;
+const REPLY_TAG_LAST = 1 << 28;
+
+export class WinOrigin {
+  readonly #comm: Comm;
+  readonly #record: RmaWindowRecord;
+  readonly #me: number;
+  readonly #label: () => string;
+  #tag = REPLY_TAG_FIRST;
+  /** per target rank: fetches whose answers are awaited */
+  readonly #pending = new Map<number, Promise<void>[]>();
+  /** target ranks with Puts or Accumulates not yet confirmed by a flush */
+  readonly #dirty = new Set<number>();
+  readonly #status = new Uint8Array(1);
+
+  constructor(comm: Comm, record: RmaWindowRecord, me: number, label: () => string) {
+    this.#comm = comm;
+    this.#record = record;
+    this.#me = me;
+    this.#label = label;
+  }
+
+  /** Targets with fetches outstanding. */
+  get pendingRanks(): number[] {
+    return [...this.#pending.keys()];
+  }
+
+  /** Forgets that `rank` has unconfirmed Puts (its UNLOCK answer confirms them). */
+  forget(rank: number): void {
+    this.#dirty.delete(rank);
+  }
+
+  /** Sends PUT or ACC frames for `data` (in pieces the channel takes eagerly, whole elements each). */
+  send(call: string, rank: number, code: number, t: TargetSpec, op: number, data: Uint8Array): void {
+    if (data.length === 0) return;
+    const rt = runtime(call);
+    if (rank === this.#me) {
+      rt.device.rma.apply(this.#record, code, t.elem, op, 0, withPrefix(t.byteDisp, data), this.#status);
+      return;
+    }
+    const dst = this.#comm._endpoints[rank]!;
+    const piece = this.#piece(rt, dst);
+    for (let off = 0; off < data.length; off += piece) {
+      const part = data.subarray(off, Math.min(data.length, off + piece));
+      rt.device.rmaSend(rt.endpoint, dst, this.#record.contextId, 0, (code << 16) | (t.elem << 8) | op, 0, withPrefix(t.byteDisp + off, part), call);
+    }
+    this.#dirty.add(rank);
+  }
+
+  /**
+   * Sends GET, GET_ACC or CAS frames and receives their answers into `into` (pieces as #send;
+   * CAS is one piece); resolves once every answer is in.
+   */
+  fetch(call: string, rank: number, code: number, elem: number, op: number, byteDisp: number, data: Uint8Array | null, into: Uint8Array): Promise<void> {
+    const rt = runtime(call);
+    const aux = (code << 16) | (elem << 8) | op;
+    if (rank === this.#me) {
+      const answer = rt.device.rma.apply(this.#record, code, elem, op, into.length, withPrefix(byteDisp, data ?? new Uint8Array(0)), this.#status);
+      into.set(answer!.subarray(0, into.length));
+      return Promise.resolve();
+    }
+    const dst = this.#comm._endpoints[rank]!;
+    const piece = code === RMA_CODE.CAS ? into.length : this.#piece(rt, dst);
+    const waits: Promise<void>[] = [];
+    for (let off = 0; off < into.length || off === 0; off += piece) {
+      const end = Math.min(into.length, off + piece);
+      const part = into.subarray(off, end);
+      const tag = this.#nextTag();
+      const recv = this.#comm.Irecv(part, rank, tag);
+      const sent = code === RMA_CODE.CAS ? data! : data === null ? new Uint8Array(0) : data.subarray(off, end);
+      rt.device.rmaSend(rt.endpoint, dst, this.#record.contextId, tag, aux, part.length, withPrefix(byteDisp + off, sent), call);
+      waits.push(recv.wait().then(() => {
+        if (recv.status!.getCount() !== part.length) {
+          throw mpiError(ERR_RMA_RANGE, call, `rank ${rank} could not apply the operation at byte ${byteDisp + off} of its window ${this.#label()} (${part.length} bytes): it does not serve this window there`);
+        }
+      }));
+      if (end >= into.length) break;
+    }
+    return Promise.all(waits).then(() => undefined);
+  }
+
+  /** The largest piece of data in one frame to `dst`: the channel's eager maximum less the prefix, in whole 8-byte elements. */
+  #piece(rt: ThreadRuntime, dst: number): number {
+    return Math.max(8, ((rt.device.rmaMaxPayload(rt.endpoint, dst) - RMA_PREFIX_BYTES - 64) >> 3) << 3);
+  }
+
+  #nextTag(): number {
+    const t = this.#tag;
+    this.#tag = t >= REPLY_TAG_LAST ? REPLY_TAG_FIRST : t + 1;
+    return t;
+  }
+
+  /** Remembers a fetch until a flush of its target; a failure waits for that flush (or the caller's own wait). */
+  track(rank: number, p: Promise<void>): Promise<void> {
+    let list = this.#pending.get(rank);
+    if (list === undefined) this.#pending.set(rank, (list = []));
+    list.push(p);
+    p.catch(() => undefined);
+    return p;
+  }
+
+  /** Asks `rank` for its lock until granted (a taken lock answers BUSY; the origin asks again after a pause). */
+  async acquire(call: string, rank: number, lt: number): Promise<void> {
+    for (let pauseMs = 0; ; pauseMs = Math.min(2 * pauseMs + 1, 10)) {
+      if ((await this.control(call, rank, RMA_CODE.LOCK, lt)) === RMA_STATUS.GRANTED) return;
+      await new Promise((resolve) => setTimeout(resolve, pauseMs));
+    }
+  }
+
+  /** Sends LOCK, UNLOCK or FLUSH to `rank` and resolves to its answer (RMA_STATUS). */
+  async control(call: string, rank: number, code: number, aux2: number): Promise<number> {
+    const rt = runtime(call);
+    const aux = code << 16;
+    if (rank === this.#me) return rt.device.rma.apply(this.#record, code, 0, 0, aux2, new Uint8Array(0), this.#status)![0]!;
+    const answer = new Uint8Array(1);
+    const tag = this.#nextTag();
+    const recv = this.#comm.Irecv(answer, rank, tag);
+    rt.device.rmaSend(rt.endpoint, this.#comm._endpoints[rank]!, this.#record.contextId, tag, aux, aux2, new Uint8Array(0), call);
+    await recv.wait();
+    if (answer[0] === RMA_STATUS.ERROR) throw mpiError(ERR_WIN, call, `rank ${rank} does not serve window ${this.#label()}`);
+    return answer[0]!;
+  }
+
+  async awaitFetches(rank: number): Promise<void> {
+    const list = this.#pending.get(rank);
+    if (list === undefined) return;
+    this.#pending.delete(rank);
+    await Promise.all(list);
+  }
+
+  /** Every operation to `rank` complete at origin and target. */
+  async complete(call: string, rank: number): Promise<void> {
+    await this.awaitFetches(rank);
+    if (this.#dirty.delete(rank)) await this.control(call, rank, RMA_CODE.FLUSH, 0);
+  }
+
+  async completeAll(): Promise<void> {
+    const ranks = new Set([...this.#pending.keys(), ...this.#dirty]);
+    await Promise.all([...ranks].map((r) => this.complete('Win.flush', r)));
+  }
+}
+
+function withPrefix(byteDisp: number, data: Uint8Array): Uint8Array {
+  const p = new Uint8Array(RMA_PREFIX_BYTES + data.length);
+  new DataView(p.buffer).setFloat64(0, byteDisp, true);
+  p.set(data, RMA_PREFIX_BYTES);
+  return p;
+}
+

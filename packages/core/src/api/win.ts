@@ -1,0 +1,657 @@
+// Over 600 lines: one class holding the whole MPI_Win surface (creation, memory, operations, four kinds of epoch); its helpers are in win-args.ts and win-origin.ts.
+/**
+ * Win: one-sided communication (API.md "One-sided communication (Win)", MPI 4.0 chapter 12,
+ * docs/adr/XXXX-one-sided.md). A window is a dup of its communicator (its own context ids, so its
+ * traffic never meets user messages) plus memory every member exposes. Origin operations are
+ * RMA frames the device sends (Device.rmaSend); at the target, whichever thread reads the channel
+ * applies them to the window's memory (device/rma-target.ts) and answers fetches, locks and
+ * flushes with plain messages on the window's context, which the origin receives here with
+ * ordinary receives. An operation on the caller's own rank is applied at once, in this thread.
+ *
+ * Completion (MPI 4.0 12.5): a Put or Accumulate copies the origin buffer before it returns
+ * (the buffer is free at once) and is complete at the target after the next flush, unlock,
+ * complete or fence, whose answer from the target comes after every earlier frame of this origin
+ * (one channel per pair keeps them in order). Fetching operations complete when their answer is
+ * in the origin buffer. Epochs are checked here: an operation outside any access epoch to its
+ * target is ERR_RMA_SYNC.
+ *
+ * Limits (issue 37, to extend): windows are created on the main thread of each process, with one
+ * endpoint per member process (no two members in one process, except a window of one member);
+ * target datatypes are predefined; a lock that is taken is asked for again by the origin (BUSY
+ * answers), not queued at the target.
+ */
+import { RMA_CODE, RMA_CONTROL, RMA_LOCK_TYPE, RMA_REGION_SPAN, type RmaWindowRecord } from '../device/index.ts';
+import {
+  ERR_ARG, ERR_BUFFER, ERR_COMM, ERR_GROUP, ERR_RMA_ATTACH, ERR_RMA_SHARED, ERR_RMA_SYNC, ERR_WIN, mpiError,
+} from '../util/index.ts';
+import { runtime, type ThreadRuntime } from '../runtime/index.ts';
+import { describe, recvAreaOf, resolveBuf, unpackArea, type BufSpec } from './buffer.ts';
+import { Comm } from './comm.ts';
+import { COMM_WORLD } from './predefined-comms.ts';
+import { Group } from './group.ts';
+import { Info } from './info.ts';
+import { Request } from './request.ts';
+import { ERRORS_RETURN, type Errhandler } from './errhandler.ts';
+import { TAG_DONE, TAG_POST, WinOrigin } from './win-origin.ts';
+import {
+  LOCK_EXCLUSIVE, MODE_NOSUCCEED, NO_OP, accOpOf, checkAssert, checkLockType, checkTargetRank, elementTargetOf, originOf, targetOf,
+  checkBytes, checkCreation, settle, type WinShape,
+} from './win-args.ts';
+import type { Op } from './op.ts';
+
+type Flavor = 'create' | 'allocate' | 'shared' | 'dynamic';
+type Target = [disp: number, count?: number, datatype?: import('./datatype.ts').Datatype] | undefined;
+
+
+export class Win implements WinShape {
+  readonly #comm: Comm;
+  readonly #record: RmaWindowRecord;
+  /** the origin side: frames out, answers in, what is outstanding per target (win-origin.ts) */
+  readonly #o: WinOrigin;
+  readonly #flavor: Flavor;
+  readonly #dispUnit: number;
+  readonly #me: number;
+  readonly sizes: readonly number[];
+  readonly dispUnits: readonly number[];
+  #name = '';
+  #freed = false;
+  /** the open epochs */
+  #fenceOpen = false;
+  readonly #locks = new Map<number, number>();
+  #lockAll = false;
+  #access: Set<number> | null = null;
+  #exposure: Request<void>[] | null = null;
+  readonly #attrs = new Map<number, unknown>();
+  #info = new Info();
+  /** a dynamic window's attached memory by region (address = region * RMA_REGION_SPAN) */
+  readonly #attached = new Map<number, Uint8Array>();
+  #nextRegion = 1;
+  #errhandler: Errhandler = ERRORS_RETURN;
+
+  private constructor(comm: Comm, record: RmaWindowRecord, flavor: Flavor, dispUnit: number, shape: Float64Array) {
+    this.#comm = comm;
+    this.#record = record;
+    this.#flavor = flavor;
+    this.#dispUnit = dispUnit;
+    this.#me = comm.rank;
+    this.#o = new WinOrigin(comm, record, this.#me, () => this.name);
+    const n = comm.size;
+    this.sizes = Array.from({ length: n }, (_, r) => shape[2 * r]!);
+    this.dispUnits = Array.from({ length: n }, (_, r) => shape[2 * r + 1]!);
+  }
+
+  // --- creation (collective) -----------------------------------------------------------
+
+  /**
+   * MPI_Win_create: exposes `buf` (its bytes) to every member of `comm`. Under --progress threads
+   * the buffer must be backed by a SharedArrayBuffer, so the channel engines can apply to it.
+   * @throws MPIError(ERR_BUFFER, ERR_DISP, ERR_COMM, ERR_WIN)
+   * @example const win = await MPI.Win.create(new Int32Array(new SharedArrayBuffer(40)), 4);
+   */
+  static create(buf: ArrayBufferView, dispUnit = 1, comm: Comm = defaultComm(), info?: Info): Promise<Win> {
+    const call = 'Win.create';
+    return settle(call, () => {
+      if (!ArrayBuffer.isView(buf)) throw mpiError(ERR_BUFFER, call, `buf is ${describe(buf)}: expected a typed array or DataView`);
+      const memory = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+      const rt = checkCreation(call, comm, dispUnit, info);
+      if (rt.engines !== null && !(buf.buffer instanceof SharedArrayBuffer)) {
+        throw mpiError(ERR_BUFFER, call, 'buf is backed by an ArrayBuffer: with --progress threads the channel engines apply operations to the window, so it must be backed by a SharedArrayBuffer (or use MPI.Win.allocate)');
+      }
+      return Win.#make(call, rt, comm, memory, 'create', dispUnit);
+    });
+  }
+
+  /**
+   * MPI_Win_allocate: `bytes` of new memory (a SharedArrayBuffer, zeroed), exposed to `comm`; `win.memory` is it.
+   * @throws MPIError(ERR_SIZE, ERR_DISP, ERR_COMM, ERR_WIN)
+   * @example const win = await MPI.Win.allocate(8 * 100, 8);
+   */
+  static allocate(bytes: number, dispUnit = 1, comm: Comm = defaultComm(), info?: Info): Promise<Win> {
+    const call = 'Win.allocate';
+    return settle(call, () => {
+      checkBytes(bytes, call);
+      const rt = checkCreation(call, comm, dispUnit, info);
+      return Win.#make(call, rt, comm, new Uint8Array(new SharedArrayBuffer(bytes)), 'allocate', dispUnit);
+    });
+  }
+
+  /**
+   * MPI_Win_allocate_shared: as allocate, for members that share memory (threads and endpoints of
+   * one process). Across processes it is ERR_RMA_SHARED.
+   * @throws MPIError(ERR_RMA_SHARED) when a member is in another process
+   */
+  static allocateShared(bytes: number, dispUnit = 1, comm: Comm = defaultComm(), info?: Info): Promise<Win> {
+    const call = 'Win.allocateShared';
+    return settle(call, () => {
+      checkBytes(bytes, call);
+      if (!(comm instanceof Comm)) throw mpiError(ERR_COMM, call, `comm is ${describe(comm)}: expected an MPI.Comm`);
+      const dev = runtime(call).device;
+      for (let r = 0; r < comm.size; r++) {
+        const e = comm._endpoints[r]!;
+        if (!dev.isLocal(e)) throw mpiError(ERR_RMA_SHARED, call, `rank ${r} of ${comm.name} runs in process ${dev.processOf(e)}, not this one (${dev.opts.process}): shared windows need every member in one process`);
+      }
+      const rt = checkCreation(call, comm, dispUnit, info);
+      return Win.#make(call, rt, comm, new Uint8Array(new SharedArrayBuffer(bytes)), 'shared', dispUnit);
+    });
+  }
+
+  /**
+   * MPI_Win_create_dynamic: a window with no memory yet; members attach and detach memory later
+   * (attach returns the address origins use as the target displacement, with dispUnit 1).
+   * @example const win = await MPI.Win.createDynamic(); const addr = win.attach(new Float64Array(new SharedArrayBuffer(80)));
+   */
+  static createDynamic(comm: Comm = defaultComm(), info?: Info): Promise<Win> {
+    const call = 'Win.createDynamic';
+    return settle(call, () => Win.#make(call, checkCreation(call, comm, 1, info), comm, new Uint8Array(new SharedArrayBuffer(0)), 'dynamic', 1));
+  }
+
+  static async #make(call: string, rt: ThreadRuntime, comm: Comm, memory: Uint8Array, flavor: Flavor, dispUnit: number): Promise<Win> {
+    const winComm = await comm.dup();
+    winComm.name = `window of ${comm.name}`;
+    const dynamic = flavor === 'dynamic';
+    const record: RmaWindowRecord = {
+      contextId: winComm._ctx, memory, control: new Int32Array(new SharedArrayBuffer(4 * RMA_CONTROL.WORDS)),
+      ...(dynamic ? { regions: new Map<number, Uint8Array>() } : {}),
+    };
+    rt.device.rma.register(record);
+    if (rt.engines !== null) {
+      await rt.engines.registerWindow({ contextId: record.contextId, memory: memory.buffer as SharedArrayBuffer, byteOffset: memory.byteOffset, byteLength: memory.byteLength, control: record.control.buffer as SharedArrayBuffer, dynamic });
+    }
+    // Every member's size and unit, for the origins' range checks; also the point after which every member serves the window.
+    const shape = new Float64Array(2 * winComm.size);
+    // A dynamic window's size is unbounded here: its target checks the attached region.
+    await winComm.Allgather(new Float64Array([dynamic ? Infinity : memory.byteLength, dispUnit]), shape);
+    void call;
+    return new Win(winComm, record, flavor, dispUnit, shape);
+  }
+
+  /**
+   * MPI_Win_free (collective): waits for the other members (every operation on the window is then
+   * complete), and stops serving the window.
+   * @throws MPIError(ERR_RMA_SYNC) when a lock, lockAll, start or post epoch is still open
+   */
+  async free(): Promise<void> {
+    const call = 'Win.free';
+    this.#live(call);
+    if (this.#locks.size > 0 || this.#lockAll || this.#access !== null || this.#exposure !== null) {
+      throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} still has an open ${this.#lockAll ? 'lockAll' : this.#locks.size > 0 ? `lock on rank ${[...this.#locks.keys()][0]}` : this.#access !== null ? 'start' : 'post'} epoch: close it first`);
+    }
+    this.#freed = true;
+    await this.#o.completeAll();
+    await this.#comm.barrier();
+    const rt = runtime(call);
+    rt.device.rma.unregister(this.#record.contextId);
+    if (rt.engines !== null) await rt.engines.unregisterWindow(this.#record.contextId);
+    this.#comm.free();
+  }
+
+  // --- properties ----------------------------------------------------------------------
+
+  /** The local window's memory (create: the buffer's bytes; allocate, allocateShared: the new memory). */
+  get memory(): Uint8Array {
+    this.#live('Win.memory');
+    return this.#record.memory;
+  }
+
+  /** The window's group (its communicator's). */
+  get group(): Group {
+    this.#live('Win.group');
+    return this.#comm.group;
+  }
+
+  get size(): number {
+    return this.#comm.size;
+  }
+
+  get name(): string {
+    return this.#name === '' ? `(${this.#comm.name})` : this.#name;
+  }
+  set name(v: string) {
+    this.#name = String(v);
+  }
+
+  /**
+   * MPI_Win_shared_query: rank's part of a shared window and its displacement unit.
+   * @throws MPIError(ERR_WIN) for a window not made by allocateShared; ERR_RANK for a bad rank
+   */
+  sharedQuery(rank: number): [view: Uint8Array, dispUnit: number] {
+    const call = 'Win.sharedQuery';
+    this.#live(call);
+    if (this.#flavor !== 'shared') throw mpiError(ERR_WIN, call, `window ${this.name} was not made by MPI.Win.allocateShared`);
+    checkTargetRank(rank, this, call);
+    // Members of one shared window are one endpoint today (see the header): rank is the caller.
+    return [this.#record.memory, this.#dispUnit];
+  }
+
+  /**
+   * MPI_Win_attach: exposes `buf` in this dynamic window; returns its address (the target
+   * displacement of its first byte). Under --progress threads it must be backed by a SharedArrayBuffer.
+   * @throws MPIError(ERR_WIN) on a window not made by createDynamic; ERR_RMA_ATTACH for a buffer that cannot be attached
+   */
+  attach(buf: ArrayBufferView): number {
+    const call = 'Win.attach';
+    const rt = this.#dynamicCall(call);
+    if (!ArrayBuffer.isView(buf)) throw mpiError(ERR_RMA_ATTACH, call, `buf is ${describe(buf)}: expected a typed array or DataView`);
+    if (rt.engines !== null && !(buf.buffer instanceof SharedArrayBuffer)) {
+      throw mpiError(ERR_RMA_ATTACH, call, 'buf is backed by an ArrayBuffer: with --progress threads the channel engines write attached memory, so it must be backed by a SharedArrayBuffer');
+    }
+    if (buf.byteLength > RMA_REGION_SPAN) throw mpiError(ERR_RMA_ATTACH, call, `buf has ${buf.byteLength} bytes: at most ${RMA_REGION_SPAN} may be attached at once`);
+    const mem = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
+    for (const m of this.#attached.values()) {
+      if (m.buffer === mem.buffer && m.byteOffset < mem.byteOffset + mem.byteLength && mem.byteOffset < m.byteOffset + m.byteLength) {
+        throw mpiError(ERR_RMA_ATTACH, call, 'buf overlaps memory already attached to this window');
+      }
+    }
+    const region = this.#nextRegion++;
+    this.#attached.set(region, mem);
+    this.#tellRegion(rt, region, mem);
+    return region * RMA_REGION_SPAN;
+  }
+
+  /**
+   * MPI_Win_detach: stops exposing `buf` (the view given to attach, or one over the same bytes).
+   * @throws MPIError(ERR_RMA_ATTACH) when buf is not attached
+   */
+  detach(buf: ArrayBufferView): void {
+    const call = 'Win.detach';
+    const rt = this.#dynamicCall(call);
+    if (!ArrayBuffer.isView(buf)) throw mpiError(ERR_RMA_ATTACH, call, `buf is ${describe(buf)}: expected a typed array or DataView`);
+    for (const [region, m] of this.#attached) {
+      if (m.buffer === buf.buffer && m.byteOffset === buf.byteOffset && m.byteLength === buf.byteLength) {
+        this.#attached.delete(region);
+        this.#tellRegion(rt, region, null);
+        return;
+      }
+    }
+    throw mpiError(ERR_RMA_ATTACH, call, `buf (${buf.byteLength} bytes) is not attached to window ${this.name}`);
+  }
+
+  #dynamicCall(call: string): ThreadRuntime {
+    this.#live(call);
+    if (this.#flavor !== 'dynamic') throw mpiError(ERR_WIN, call, `window ${this.name} was not made by MPI.Win.createDynamic`);
+    return runtime(call);
+  }
+
+  /** Counts the attach or detach in the window's shared SEQ word first, then applies it here and tells the engines (RmaTarget.attach). */
+  #tellRegion(rt: ThreadRuntime, region: number, mem: Uint8Array | null): void {
+    const seq = Atomics.add(this.#record.control, RMA_CONTROL.SEQ, 1) + 1;
+    rt.device.rma.attach(this.#record.contextId, region, mem, seq);
+    rt.engines?.attachRegion(this.#record.contextId, region, mem, seq);
+  }
+
+  setAttr(keyval: number, value: unknown): void {
+    this.#live('Win.setAttr');
+    this.#attrs.set(keyval, value);
+  }
+  getAttr(keyval: number): unknown | undefined {
+    this.#live('Win.getAttr');
+    return this.#attrs.get(keyval);
+  }
+  setErrhandler(h: Errhandler): void {
+    this.#live('Win.setErrhandler');
+    this.#errhandler = h;
+  }
+  getErrhandler(): Errhandler {
+    return this.#errhandler;
+  }
+  setInfo(info: Info): void {
+    this.#live('Win.setInfo');
+    if (!(info instanceof Info)) throw mpiError(ERR_ARG, 'Win.setInfo', `info is ${describe(info)}: expected an MPI.Info`);
+    this.#info = info.dup();
+  }
+  getInfo(): Info {
+    this.#live('Win.getInfo');
+    return this.#info.dup();
+  }
+
+  // --- communication -------------------------------------------------------------------
+
+  /**
+   * MPI_Put: origin's items to `target` ([disp, count?, datatype?]) of rank `targetRank`'s window.
+   * The origin buffer may be reused at once; the data is at the target after the next
+   * flush, unlock, complete or fence.
+   * @throws MPIError(ERR_RMA_SYNC) outside an access epoch to targetRank; ERR_RMA_RANGE past its window
+   * @example win.Put(new Int32Array([1, 2]), 1, [4]);
+   */
+  Put(origin: BufSpec, targetRank: number, target?: Target): void {
+    this.#put('Win.Put', origin, targetRank, target);
+  }
+
+  /** MPI_Get: `target` of rank `targetRank`'s window into origin (there after the next flush, unlock, complete or fence). */
+  Get(origin: BufSpec, targetRank: number, target?: Target): void {
+    this.#get('Win.Get', origin, targetRank, target);
+  }
+
+  /** MPI_Accumulate: target = origin op target, atomically per element (op: a predefined op, REPLACE or NO_OP). */
+  Accumulate(origin: BufSpec, targetRank: number, target: Target, op: Op): void {
+    this.#accumulate('Win.Accumulate', origin, targetRank, target, op);
+  }
+
+  /** MPI_Get_accumulate: result = target, then target = origin op target, as one atomic step per element. */
+  GetAccumulate(origin: BufSpec | null, result: BufSpec, targetRank: number, target: Target, op: Op): void {
+    this.#getAccumulate('Win.GetAccumulate', origin, result, targetRank, target, op);
+  }
+
+  /** MPI_Fetch_and_op: one element: result = target[disp], then target[disp] = origin op target[disp]. */
+  FetchAndOp(origin: BufSpec | null, result: BufSpec, targetRank: number, disp: number, op: Op): void {
+    const call = 'Win.FetchAndOp';
+    this.#live(call);
+    checkTargetRank(targetRank, this, call);
+    const rb = resolveBuf(result, call, 'result');
+    const t = elementTargetOf(disp, targetRank, rb.datatype, this, call);
+    this.#getAccumulate(call, origin, result, targetRank, [disp, 1, t.datatype], op);
+  }
+
+  /** MPI_Compare_and_swap: one element: result = target[disp]; if it equals compare, target[disp] = origin. */
+  CompareAndSwap(origin: BufSpec, compare: BufSpec, result: BufSpec, targetRank: number, disp: number): void {
+    const call = 'Win.CompareAndSwap';
+    this.#live(call);
+    checkTargetRank(targetRank, this, call);
+    const res = resolveBuf(result, call, 'result');
+    const t = elementTargetOf(disp, targetRank, res.datatype, this, call);
+    const o = originOf(origin, call, 'origin').bytes;
+    const c = originOf(compare, call, 'compare').bytes;
+    if (o.length !== t.bytes || c.length !== t.bytes) {
+      throw mpiError(ERR_BUFFER, call, `origin (${o.length} bytes) and compare (${c.length} bytes) must each be one ${t.datatype.name} (${t.bytes} bytes)`);
+    }
+    this.#checkAccess(targetRank, call);
+    const data = new Uint8Array(2 * t.bytes);
+    data.set(o, 0);
+    data.set(c, t.bytes);
+    const area = recvAreaOf(res);
+    this.#o.track(targetRank, this.#o.fetch(call, targetRank, RMA_CODE.CAS, t.elem, 0, t.byteDisp, data, area.subarray(0, t.bytes)).then(() => unpackArea(res, area)));
+  }
+
+  /** MPI_Rput: Put as a request, inside a lock or lockAll epoch; complete once the origin buffer is free (at once). */
+  Rput(origin: BufSpec, targetRank: number, target?: Target): Request<void> {
+    const call = 'Win.Rput';
+    this.#checkPassive(targetRank, call);
+    this.#put(call, origin, targetRank, target);
+    return Request._fromPromise(Promise.resolve(), this.#comm, call);
+  }
+
+  /** MPI_Rget: Get as a request, inside a lock or lockAll epoch; complete once the data is in origin. */
+  Rget(origin: BufSpec, targetRank: number, target?: Target): Request<void> {
+    const call = 'Win.Rget';
+    this.#checkPassive(targetRank, call);
+    return Request._fromPromise(this.#get(call, origin, targetRank, target), this.#comm, call);
+  }
+
+  /** MPI_Raccumulate: Accumulate as a request, inside a lock or lockAll epoch. */
+  Raccumulate(origin: BufSpec, targetRank: number, target: Target, op: Op): Request<void> {
+    const call = 'Win.Raccumulate';
+    this.#checkPassive(targetRank, call);
+    this.#accumulate(call, origin, targetRank, target, op);
+    return Request._fromPromise(Promise.resolve(), this.#comm, call);
+  }
+
+  /** MPI_Rget_accumulate: GetAccumulate as a request, inside a lock or lockAll epoch; complete once result holds the values. */
+  RgetAccumulate(origin: BufSpec | null, result: BufSpec, targetRank: number, target: Target, op: Op): Request<void> {
+    const call = 'Win.RgetAccumulate';
+    this.#checkPassive(targetRank, call);
+    return Request._fromPromise(this.#getAccumulate(call, origin, result, targetRank, target, op), this.#comm, call);
+  }
+
+  #put(call: string, origin: BufSpec, rank: number, target: Target): void {
+    this.#live(call);
+    checkTargetRank(rank, this, call);
+    const o = originOf(origin, call, 'origin');
+    const t = targetOf(target, rank, o.bytes.length, o.rb.datatype, this, call);
+    this.#checkAccess(rank, call);
+    this.#o.send(call, rank, RMA_CODE.PUT, t, 0, o.bytes);
+  }
+
+  #get(call: string, origin: BufSpec, rank: number, target: Target): Promise<void> {
+    this.#live(call);
+    checkTargetRank(rank, this, call);
+    const rb = resolveBuf(origin, call, 'origin');
+    const t = targetOf(target, rank, rb.packedBytes, rb.datatype, this, call);
+    this.#checkAccess(rank, call);
+    const area = recvAreaOf(rb);
+    return this.#o.track(rank, this.#o.fetch(call, rank, RMA_CODE.GET, t.elem, 0, t.byteDisp, null, area.subarray(0, t.bytes)).then(() => unpackArea(rb, area)));
+  }
+
+  #accumulate(call: string, origin: BufSpec, rank: number, target: Target, op: Op): void {
+    this.#live(call);
+    checkTargetRank(rank, this, call);
+    const o = originOf(origin, call, 'origin');
+    const t = targetOf(target, rank, o.bytes.length, o.rb.datatype, this, call);
+    const code = accOpOf(op, t.elem, call);
+    this.#checkAccess(rank, call);
+    this.#o.send(call, rank, RMA_CODE.ACC, t, code, o.bytes);
+  }
+
+  #getAccumulate(call: string, origin: BufSpec | null, result: BufSpec, rank: number, target: Target, op: Op): Promise<void> {
+    this.#live(call);
+    checkTargetRank(rank, this, call);
+    const res = resolveBuf(result, call, 'result');
+    const t = targetOf(target, rank, res.packedBytes, res.datatype, this, call);
+    const code = accOpOf(op, t.elem, call);
+    let data: Uint8Array | null = null;
+    if (op !== NO_OP) {
+      data = originOf(origin, call, 'origin').bytes;
+      if (data.length !== t.bytes) throw mpiError(ERR_BUFFER, call, `origin holds ${data.length} bytes but result and target ${t.bytes}: they must match`);
+    }
+    this.#checkAccess(rank, call);
+    const area = recvAreaOf(res);
+    return this.#o.track(rank, this.#o.fetch(call, rank, RMA_CODE.GET_ACC, t.elem, code, t.byteDisp, data, area.subarray(0, t.bytes)).then(() => unpackArea(res, area)));
+  }
+
+  // --- synchronization -----------------------------------------------------------------
+
+  /**
+   * MPI_Win_fence (collective): completes every operation of the epoch that ends, at origin and
+   * target, and opens the next (none after MODE_NOSUCCEED).
+   * @throws MPIError(ERR_RMA_SYNC) inside a lock or PSCW epoch
+   */
+  async fence(assert = 0): Promise<void> {
+    const call = 'Win.fence';
+    this.#live(call);
+    checkAssert(assert, call);
+    if (this.#locks.size > 0 || this.#lockAll || this.#access !== null || this.#exposure !== null) {
+      throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} is inside a lock or post/start epoch: close it before fence`);
+    }
+    await this.#o.completeAll();
+    await this.#comm.barrier();
+    this.#fenceOpen = (assert & MODE_NOSUCCEED) === 0;
+  }
+
+  /**
+   * MPI_Win_lock: starts a passive-target access epoch to `rank` (the target's user thread need not call MPI).
+   * @throws MPIError(ERR_LOCKTYPE) for a bad type; ERR_RMA_SYNC when rank is already locked by this origin
+   * @example await win.lock(1); win.Put(buf, 1); await win.unlock(1);
+   */
+  async lock(rank: number, type = LOCK_EXCLUSIVE, assert = 0): Promise<void> {
+    const call = 'Win.lock';
+    this.#live(call);
+    checkTargetRank(rank, this, call);
+    checkLockType(type, call);
+    checkAssert(assert, call);
+    if (this.#locks.has(rank) || this.#lockAll) throw mpiError(ERR_RMA_SYNC, call, `rank ${rank} of window ${this.name} is already locked by this process${this.#lockAll ? ' (lockAll)' : ''}`);
+    const lt = type === LOCK_EXCLUSIVE ? RMA_LOCK_TYPE.EXCLUSIVE : RMA_LOCK_TYPE.SHARED;
+    this.#locks.set(rank, lt);
+    try {
+      await this.#o.acquire(call, rank, lt);
+    } catch (e) {
+      this.#locks.delete(rank);
+      throw e;
+    }
+  }
+
+  /**
+   * MPI_Win_unlock: completes every operation to `rank` at origin and target, and releases the lock.
+   * @throws MPIError(ERR_RMA_SYNC) when rank is not locked by this origin
+   */
+  async unlock(rank: number): Promise<void> {
+    const call = 'Win.unlock';
+    this.#live(call);
+    checkTargetRank(rank, this, call);
+    const lt = this.#locks.get(rank);
+    if (lt === undefined) throw mpiError(ERR_RMA_SYNC, call, `rank ${rank} of window ${this.name} is not locked by this process`);
+    try {
+      await this.#o.awaitFetches(rank);
+      this.#o.forget(rank);
+      await this.#o.control(call, rank, RMA_CODE.UNLOCK, lt);
+    } finally {
+      this.#locks.delete(rank);
+    }
+  }
+
+  /** MPI_Win_lock_all: a shared lock on every member. */
+  async lockAll(assert = 0): Promise<void> {
+    const call = 'Win.lockAll';
+    this.#live(call);
+    checkAssert(assert, call);
+    if (this.#lockAll || this.#locks.size > 0) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} already has a lock epoch open by this process`);
+    this.#lockAll = true;
+    try {
+      await Promise.all(Array.from({ length: this.size }, (_, r) => this.#o.acquire(call, r, RMA_LOCK_TYPE.SHARED)));
+    } catch (e) {
+      this.#lockAll = false;
+      throw e;
+    }
+  }
+
+  /** MPI_Win_unlock_all: completes every operation and releases lockAll's locks. */
+  async unlockAll(): Promise<void> {
+    const call = 'Win.unlockAll';
+    this.#live(call);
+    if (!this.#lockAll) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} has no lockAll epoch open by this process`);
+    try {
+      await Promise.all(Array.from({ length: this.size }, async (_, r) => {
+        await this.#o.awaitFetches(r);
+        this.#o.forget(r);
+        await this.#o.control(call, r, RMA_CODE.UNLOCK, RMA_LOCK_TYPE.SHARED);
+      }));
+    } finally {
+      this.#lockAll = false;
+    }
+  }
+
+  /** MPI_Win_flush: every operation to `rank` so far is complete at origin and target. */
+  async flush(rank: number): Promise<void> {
+    const call = 'Win.flush';
+    this.#checkPassive(rank, call);
+    await this.#o.complete(call, rank);
+  }
+
+  /** MPI_Win_flush_all: flush to every member. */
+  async flushAll(): Promise<void> {
+    const call = 'Win.flushAll';
+    this.#live(call);
+    if (!this.#lockAll && this.#locks.size === 0) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} has no lock epoch open by this process`);
+    await this.#o.completeAll();
+  }
+
+  /** MPI_Win_flush_local: every operation to `rank` is complete at the origin (its buffers may be reused, fetched data is in). */
+  async flushLocal(rank: number): Promise<void> {
+    this.#checkPassive(rank, 'Win.flushLocal');
+    await this.#o.awaitFetches(rank);
+  }
+
+  /** MPI_Win_flush_local_all: flushLocal to every member. */
+  async flushLocalAll(): Promise<void> {
+    const call = 'Win.flushLocalAll';
+    this.#live(call);
+    if (!this.#lockAll && this.#locks.size === 0) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} has no lock epoch open by this process`);
+    await Promise.all(this.#o.pendingRanks.map((r) => this.#o.awaitFetches(r)));
+  }
+
+  /**
+   * MPI_Win_sync: makes this thread's loads and stores to `win.memory` and the operations applied
+   * to it by other threads agree. JavaScript's memory model orders them already at the
+   * synchronization this returns through, so nothing is left to do.
+   */
+  sync(): void {
+    this.#live('Win.sync');
+  }
+
+  /** MPI_Win_post: exposes the window to the members of `group` until wait (or a true test). */
+  async post(group: Group, assert = 0): Promise<void> {
+    const call = 'Win.post';
+    this.#live(call);
+    checkAssert(assert, call);
+    if (this.#exposure !== null) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} already has a post epoch open: wait for it first`);
+    const ranks = this.#ranksOf(group, call);
+    this.#exposure = ranks.map((r) => this.#comm.Irecv(new Uint8Array(1), r, TAG_DONE));
+    await Promise.all(ranks.map((r) => this.#comm.Isend(new Uint8Array(1), r, TAG_POST).wait()));
+  }
+
+  /** MPI_Win_start: an access epoch to the members of `group`, once each has posted. */
+  async start(group: Group, assert = 0): Promise<void> {
+    const call = 'Win.start';
+    this.#live(call);
+    checkAssert(assert, call);
+    if (this.#access !== null) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} already has a start epoch open: complete it first`);
+    const ranks = this.#ranksOf(group, call);
+    await Promise.all(ranks.map((r) => this.#comm.Irecv(new Uint8Array(1), r, TAG_POST).wait()));
+    this.#access = new Set(ranks);
+  }
+
+  /** MPI_Win_complete: ends the start epoch; every operation is complete at its target before the targets' wait returns. */
+  async complete(): Promise<void> {
+    const call = 'Win.complete';
+    this.#live(call);
+    const access = this.#access;
+    if (access === null) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} has no start epoch open`);
+    try {
+      await Promise.all([...access].map((r) => this.#o.complete(call, r)));
+      await Promise.all([...access].map((r) => this.#comm.Isend(new Uint8Array(1), r, TAG_DONE).wait()));
+    } finally {
+      this.#access = null;
+    }
+  }
+
+  /** MPI_Win_wait: ends the post epoch once every origin of the group has completed. */
+  async wait(): Promise<void> {
+    const call = 'Win.wait';
+    this.#live(call);
+    const exposure = this.#exposure;
+    if (exposure === null) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} has no post epoch open`);
+    try {
+      await Promise.all(exposure.map((r) => r.wait()));
+    } finally {
+      this.#exposure = null;
+    }
+  }
+
+  /** MPI_Win_test: wait without blocking; true (and the post epoch ended) once every origin has completed. */
+  test(): boolean {
+    const call = 'Win.test';
+    this.#live(call);
+    const exposure = this.#exposure;
+    if (exposure === null) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} has no post epoch open`);
+    if (!Request.testall(exposure)) return false;
+    this.#exposure = null;
+    return true;
+  }
+
+  // --- helpers -------------------------------------------------------------------------
+
+  #ranksOf(group: unknown, call: string): number[] {
+    if (!(group instanceof Group)) throw mpiError(ERR_GROUP, call, `group is ${describe(group)}: expected an MPI.Group`);
+    const ranks = group.translateRanks(Array.from({ length: group.size }, (_, i) => i), this.#comm.group);
+    const bad = ranks.findIndex((r) => r < 0);
+    if (bad >= 0) throw mpiError(ERR_GROUP, call, `member ${bad} of group is not a member of window ${this.name}`);
+    return ranks;
+  }
+
+  #checkAccess(rank: number, call: string): void {
+    if (this.#fenceOpen || this.#lockAll || this.#locks.has(rank) || this.#access?.has(rank) === true) return;
+    throw mpiError(ERR_RMA_SYNC, call, `no access epoch to rank ${rank} of window ${this.name} is open: call fence, lock(${rank}), lockAll or start first`);
+  }
+
+  #checkPassive(rank: number, call: string): void {
+    this.#live(call);
+    checkTargetRank(rank, this, call);
+    if (!this.#lockAll && !this.#locks.has(rank)) throw mpiError(ERR_RMA_SYNC, call, `no lock epoch to rank ${rank} of window ${this.name} is open: call lock(${rank}) or lockAll first`);
+  }
+
+  #live(call: string): void {
+    if (this.#freed) throw mpiError(ERR_WIN, call, `window ${this.name} has been freed`);
+  }
+}
+
+function defaultComm(): Comm {
+  return COMM_WORLD;
+}

@@ -1,0 +1,118 @@
+// RmaTarget without sockets: requests applied to a window's memory, the answers a target sends,
+// the lock word, accumulates per element kind, and a dynamic window's frames held until its attach.
+import { describe, expect, it } from 'vitest';
+import { FRAME_KIND, newFrameHeader, type FrameHeader } from '../transport/index.ts';
+import { ACC_OP, ELEM } from './rma-accumulate.ts';
+import { RMA_CODE, RMA_CONTROL, RMA_LOCK_TYPE, RMA_REGION_SPAN, RMA_STATUS, RmaTarget, type RmaWindowRecord } from './rma-target.ts';
+
+const CTX = 40;
+
+function frame(code: number, elem: number, op: number, aux2: number, tag = 9): FrameHeader {
+  const h = newFrameHeader();
+  h.kind = FRAME_KIND.RMA;
+  h.contextId = CTX;
+  h.srcEndpoint = 1;
+  h.dstEndpoint = 0;
+  h.tag = tag;
+  h.aux = (code << 16) | (elem << 8) | op;
+  h.aux2 = aux2;
+  return h;
+}
+
+function payload(disp: number, data: ArrayBufferView = new Uint8Array(0)): Uint8Array {
+  const bytes = new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  const p = new Uint8Array(8 + bytes.length);
+  new DataView(p.buffer).setFloat64(0, disp, true);
+  p.set(bytes, 8);
+  return p;
+}
+
+function setup(bytes = 64): { target: RmaTarget; win: RmaWindowRecord; sent: { h: FrameHeader; payload: Uint8Array | null }[] } {
+  const sent: { h: FrameHeader; payload: Uint8Array | null }[] = [];
+  const target = new RmaTarget((_proc, h, p) => sent.push({ h: { ...h }, payload: p === null ? null : p.slice() }));
+  const win: RmaWindowRecord = { contextId: CTX, memory: new Uint8Array(new SharedArrayBuffer(bytes)), control: new Int32Array(new SharedArrayBuffer(4 * RMA_CONTROL.WORDS)) };
+  target.register(win);
+  return { target, win, sent };
+}
+
+describe('RmaTarget', () => {
+  it('applies a PUT without answering, and answers a GET with the bytes as an EAGER frame on the window context', () => {
+    const { target, win, sent } = setup();
+    target.arrive(1, frame(RMA_CODE.PUT, 0, 0, 0), payload(4, new Uint8Array([1, 2, 3])));
+    expect([...win.memory.subarray(4, 7)]).toEqual([1, 2, 3]);
+    expect(sent).toHaveLength(0);
+    target.arrive(1, frame(RMA_CODE.GET, 0, 0, 3, 77), payload(4));
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.h).toMatchObject({ kind: FRAME_KIND.EAGER, contextId: CTX, srcEndpoint: 0, dstEndpoint: 1, tag: 77, payloadLength: 3 });
+    expect([...sent[0]!.payload!]).toEqual([1, 2, 3]);
+  });
+
+  it('accumulates per element kind (SUM on INT32 and FLOAT64, MAX, BXOR, REPLACE) and GET_ACC answers the values before', () => {
+    const { target, win, sent } = setup();
+    target.arrive(1, frame(RMA_CODE.ACC, ELEM.INT32, ACC_OP.SUM, 0), payload(0, new Int32Array([5, -2])));
+    target.arrive(1, frame(RMA_CODE.ACC, ELEM.INT32, ACC_OP.SUM, 0), payload(0, new Int32Array([1, 1])));
+    expect([...new Int32Array(win.memory.buffer, 0, 2)]).toEqual([6, -1]);
+    target.arrive(1, frame(RMA_CODE.ACC, ELEM.FLOAT64, ACC_OP.SUM, 0), payload(8, new Float64Array([0.25])));
+    target.arrive(1, frame(RMA_CODE.ACC, ELEM.FLOAT64, ACC_OP.MAX, 0), payload(8, new Float64Array([-3])));
+    expect(new Float64Array(win.memory.buffer, 8, 1)[0]).toBe(0.25);
+    target.arrive(1, frame(RMA_CODE.ACC, ELEM.UINT8, ACC_OP.BXOR, 0), payload(16, new Uint8Array([0xff])));
+    expect(win.memory[16]).toBe(0xff);
+    target.arrive(1, frame(RMA_CODE.GET_ACC, ELEM.INT32, ACC_OP.REPLACE, 4), payload(0, new Int32Array([9])));
+    expect([...new Int32Array(sent[0]!.payload!.buffer, 0, 1)]).toEqual([6]);
+    expect(new Int32Array(win.memory.buffer, 0, 1)[0]).toBe(9);
+  });
+
+  it('CAS swaps only when the compare value matches, and answers the value before', () => {
+    const { target, win, sent } = setup();
+    new Int32Array(win.memory.buffer)[1] = 7;
+    target.arrive(1, frame(RMA_CODE.CAS, ELEM.INT32, 0, 4), payload(4, new Int32Array([1, 8])));
+    expect(new Int32Array(win.memory.buffer)[1]).toBe(7);
+    target.arrive(1, frame(RMA_CODE.CAS, ELEM.INT32, 0, 4), payload(4, new Int32Array([1, 7])));
+    expect(new Int32Array(win.memory.buffer)[1]).toBe(1);
+    expect(sent.map((s) => new Int32Array(s.payload!.buffer)[0])).toEqual([7, 7]);
+  });
+
+  it('grants an exclusive lock once and shared locks many times, never both', () => {
+    const { target, win, sent } = setup();
+    const ask = (code: number, type: number): number => {
+      target.arrive(1, frame(code, 0, 0, type), new Uint8Array(0));
+      return sent.at(-1)!.payload![0]!;
+    };
+    expect(ask(RMA_CODE.LOCK, RMA_LOCK_TYPE.EXCLUSIVE)).toBe(RMA_STATUS.GRANTED);
+    expect(ask(RMA_CODE.LOCK, RMA_LOCK_TYPE.SHARED)).toBe(RMA_STATUS.BUSY);
+    expect(ask(RMA_CODE.LOCK, RMA_LOCK_TYPE.EXCLUSIVE)).toBe(RMA_STATUS.BUSY);
+    expect(ask(RMA_CODE.UNLOCK, RMA_LOCK_TYPE.EXCLUSIVE)).toBe(RMA_STATUS.OK);
+    expect(ask(RMA_CODE.LOCK, RMA_LOCK_TYPE.SHARED)).toBe(RMA_STATUS.GRANTED);
+    expect(ask(RMA_CODE.LOCK, RMA_LOCK_TYPE.SHARED)).toBe(RMA_STATUS.GRANTED);
+    expect(Atomics.load(win.control, RMA_CONTROL.LOCK)).toBe(2);
+    expect(ask(RMA_CODE.LOCK, RMA_LOCK_TYPE.EXCLUSIVE)).toBe(RMA_STATUS.BUSY);
+    ask(RMA_CODE.UNLOCK, RMA_LOCK_TYPE.SHARED);
+    ask(RMA_CODE.UNLOCK, RMA_LOCK_TYPE.SHARED);
+    expect(ask(RMA_CODE.LOCK, RMA_LOCK_TYPE.EXCLUSIVE)).toBe(RMA_STATUS.GRANTED);
+  });
+
+  it('refuses what lies outside the window or names no window: no bytes for a GET, ERROR for a FLUSH', () => {
+    const { target, sent } = setup(8);
+    target.arrive(1, frame(RMA_CODE.GET, 0, 0, 4), payload(6));
+    expect(sent[0]!.payload!.length).toBe(0);
+    const h = frame(RMA_CODE.FLUSH, 0, 0, 0);
+    h.contextId = CTX + 4;
+    target.arrive(1, h, new Uint8Array(0));
+    expect([...sent[1]!.payload!]).toEqual([RMA_STATUS.ERROR]);
+  });
+
+  it('holds a dynamic window\'s frames, in order, until the attach counted in shared memory has reached it', () => {
+    const sent: Uint8Array[] = [];
+    const target = new RmaTarget((_p, _h, p) => sent.push(p!.slice()));
+    const control = new Int32Array(new SharedArrayBuffer(4 * RMA_CONTROL.WORDS));
+    target.register({ contextId: CTX, memory: new Uint8Array(0), control, regions: new Map() });
+    const region = new Uint8Array(new SharedArrayBuffer(8));
+    Atomics.add(control, RMA_CONTROL.SEQ, 1); // the creating thread counted an attach the engine has not applied
+    target.arrive(1, frame(RMA_CODE.PUT, 0, 0, 0), payload(RMA_REGION_SPAN + 2, new Uint8Array([5])));
+    target.arrive(1, frame(RMA_CODE.GET, 0, 0, 1), payload(RMA_REGION_SPAN + 2));
+    expect(sent).toHaveLength(0);
+    target.attach(CTX, 1, region, 1);
+    expect(region[2]).toBe(5);
+    expect(sent.map((p) => [...p])).toEqual([[5]]);
+  });
+});

@@ -1,0 +1,257 @@
+/**
+ * The target side of one-sided communication (docs/adr/XXXX-one-sided.md): the device's one
+ * extension point for windows. Every Device has an RmaTarget; the wiring hands it each RMA frame
+ * (FRAME_KIND.RMA, device-wiring.ts) on whichever thread reads the channel — a channel engine
+ * under --progress threads, the main thread under inline progress — and it applies the operation
+ * to the window's memory at once and answers with a plain EAGER frame on the window's
+ * point-to-point context, which the origin's posted receive matches like any message. So a target
+ * whose user thread computes still serves Put, Get, accumulates, lock and unlock while its
+ * channels are hosted by engines.
+ *
+ * State: a table of registered windows, by context id, per thread. A window's memory is a
+ * SharedArrayBuffer (or, on a thread that hosts its channels itself, any memory of that thread)
+ * and a small control array in shared memory: word LOCK is the passive-target lock (0 free, -1
+ * exclusive, n > 0 shared holders), word ACC the spin lock every accumulate holds while it reads
+ * and writes, so accumulates to one element are atomic whichever thread applies them.
+ *
+ * Request frame (origin -> target): kind RMA, contextId the window's, tag the reply tag (the
+ * origin's posted receive), aux = code << 16 | element kind << 8 | op, aux2 = bytes asked (GET,
+ * GET_ACC's result) or the lock type; payload = f64 target byte displacement, then the data.
+ * Reply (target -> origin): EAGER, same context, tag the reply tag; payload the fetched bytes, or
+ * one status byte (RMA_STATUS). Frames of one origin reach one target in order (one channel per
+ * pair), so an UNLOCK's or FLUSH's reply means every earlier operation has been applied.
+ *
+ * Nothing here throws per frame: a frame for an unknown window or outside its memory is answered
+ * with RMA_STATUS.ERROR, or no bytes where the answer is data (the origin turns either into an
+ * MPIError naming the call).
+ */
+import { FRAME_KIND, newFrameHeader, type FrameHeader } from '../transport/index.ts';
+import { accumulate, ELEM_SIZE } from './rma-accumulate.ts';
+
+/** What an RMA frame asks (aux >>> 16). */
+export const RMA_CODE = {
+  PUT: 1,
+  GET: 2,
+  ACC: 3,
+  /** accumulate, and answer the values before it (GetAccumulate, FetchAndOp) */
+  GET_ACC: 4,
+  /** payload: origin value then compare value; answers the value before */
+  CAS: 5,
+  /** aux2 = RMA_LOCK_TYPE; answers GRANTED or BUSY (the origin retries) */
+  LOCK: 6,
+  /** aux2 = RMA_LOCK_TYPE; answers OK once released (every earlier operation applied) */
+  UNLOCK: 7,
+  /** answers OK: every earlier operation of this origin is applied */
+  FLUSH: 8,
+} as const;
+
+export const RMA_LOCK_TYPE = { EXCLUSIVE: 1, SHARED: 2 } as const;
+
+/** One-byte answers to LOCK, UNLOCK, FLUSH, PUT-less requests, or an error. */
+export const RMA_STATUS = { OK: 1, GRANTED: 2, BUSY: 3, ERROR: 4 } as const;
+
+/** Words of a window's control array: SEQ counts attach/detach calls of a dynamic window (see RmaTarget.attach). */
+export const RMA_CONTROL = { LOCK: 0, ACC: 1, SEQ: 2, WORDS: 3 } as const;
+
+/** A dynamic window's address: region index * RMA_REGION_SPAN + offset in the region (an exact f64). */
+export const RMA_REGION_SPAN = 2 ** 32;
+
+/** Bytes of the request payload's prefix (the f64 displacement). */
+export const RMA_PREFIX_BYTES = 8;
+
+/** A window as its target sees it. */
+export interface RmaWindowRecord {
+  /** the window's context id (its communicator's point-to-point context) */
+  readonly contextId: number;
+  /** the window's memory (a SharedArrayBuffer's bytes wherever another thread may apply) */
+  readonly memory: Uint8Array;
+  /** RMA_CONTROL words, in shared memory */
+  readonly control: Int32Array;
+  /** a dynamic window's attached regions by index (memory is then empty), else undefined */
+  readonly regions?: Map<number, Uint8Array>;
+}
+
+/** What this thread knows of a dynamic window: the attach/detach calls it has applied (RMA_CONTROL.SEQ), frames held until it knows all. */
+interface DynamicState {
+  seen: number;
+  held: { srcProcess: number; h: FrameHeader; payload: Uint8Array }[];
+}
+
+/** How the target answers: the device's send path (SendPath.out). */
+export type RmaOut = (proc: number, h: FrameHeader, payload: Uint8Array | null) => void;
+
+export class RmaTarget {
+  readonly #windows = new Map<number, RmaWindowRecord>();
+  readonly #dynamic = new Map<number, DynamicState>();
+  readonly #out: RmaOut;
+  readonly #reply: FrameHeader = newFrameHeader();
+  readonly #status = new Uint8Array(1);
+
+  constructor(out: RmaOut) {
+    this.#out = out;
+  }
+
+  /** Serves window `w` on this thread from now on (Win creation, before its closing barrier). */
+  register(w: RmaWindowRecord): void {
+    this.#windows.set(w.contextId, w);
+    if (w.regions !== undefined) this.#dynamic.set(w.contextId, { seen: Atomics.load(w.control, RMA_CONTROL.SEQ), held: [] });
+  }
+
+  unregister(contextId: number): void {
+    this.#windows.delete(contextId);
+    this.#dynamic.delete(contextId);
+  }
+
+  /**
+   * Applies attach (memory) or detach (null) number `seq` of a dynamic window's region. The
+   * creating thread counts each call in RMA_CONTROL.SEQ before telling the engines, so an engine
+   * that sees a frame while SEQ is ahead of what it has applied holds the window's frames (in
+   * order) until the calls reach it: an origin that learnt an address never finds it missing.
+   */
+  attach(contextId: number, region: number, memory: Uint8Array | null, seq: number): void {
+    const w = this.#windows.get(contextId);
+    const d = this.#dynamic.get(contextId);
+    if (w === undefined || d === undefined) return;
+    if (memory === null) w.regions!.delete(region);
+    else w.regions!.set(region, memory);
+    if (seq > d.seen) d.seen = seq;
+    if (d.seen < Atomics.load(w.control, RMA_CONTROL.SEQ) || d.held.length === 0) return;
+    const held = d.held;
+    d.held = [];
+    for (const f of held) this.arrive(f.srcProcess, f.h, f.payload);
+  }
+
+  /** An RMA frame from process `srcProcess` (device-wiring.ts): applied now, answered if asked. */
+  arrive(srcProcess: number, h: FrameHeader, payload: Uint8Array): void {
+    const w = this.#windows.get(h.contextId);
+    if (w?.regions !== undefined) {
+      const d = this.#dynamic.get(h.contextId)!;
+      if (d.held.length > 0 || d.seen < Atomics.load(w.control, RMA_CONTROL.SEQ)) {
+        // An attach or detach has not reached this thread yet: keep the frame (the payload is valid only now) and its order.
+        d.held.push({ srcProcess, h: { ...h }, payload: payload.slice() });
+        return;
+      }
+    }
+    const code = h.aux >>> 16;
+    const answer = w === undefined ? refusal(code, this.#status) : this.apply(w, code, (h.aux >>> 8) & 0xff, h.aux & 0xff, h.aux2, payload, this.#status);
+    if (answer === null) return;
+    const r = this.#reply;
+    r.kind = FRAME_KIND.EAGER;
+    r.flags = 0;
+    r.contextId = h.contextId;
+    r.srcEndpoint = h.dstEndpoint;
+    r.dstEndpoint = h.srcEndpoint;
+    r.tag = h.tag;
+    r.seq = 0;
+    r.aux = 0;
+    r.aux2 = 0;
+    r.payloadLength = answer.length;
+    // The transport may keep the payload until its flush: answers that alias shared scratch are copied.
+    this.#out(srcProcess, r, answer === this.#status ? answer.slice() : answer);
+    // (NOTHING is never written to.)
+  }
+
+  /**
+   * Applies one request to window `w` (also the origin's own call when it targets itself);
+   * returns the answer's bytes, or null for an operation that is not answered (PUT, ACC).
+   */
+  apply(w: RmaWindowRecord, code: number, elem: number, op: number, aux2: number, payload: Uint8Array, status: Uint8Array): Uint8Array | null {
+    const control = w.control;
+    if (code === RMA_CODE.LOCK) return statusBytes(status, tryLock(control, aux2) ? RMA_STATUS.GRANTED : RMA_STATUS.BUSY);
+    if (code === RMA_CODE.UNLOCK) {
+      unlock(control, aux2);
+      return statusBytes(status, RMA_STATUS.OK);
+    }
+    if (code === RMA_CODE.FLUSH) return statusBytes(status, RMA_STATUS.OK);
+    if (payload.length < RMA_PREFIX_BYTES) return refusal(code, status);
+    let disp = new DataView(payload.buffer, payload.byteOffset, RMA_PREFIX_BYTES).getFloat64(0, true);
+    const data = payload.subarray(RMA_PREFIX_BYTES);
+    let mem = w.memory;
+    if (w.regions !== undefined) {
+      const region = Math.floor(disp / RMA_REGION_SPAN);
+      const m = w.regions.get(region);
+      if (m === undefined) return refusal(code, status);
+      mem = m;
+      disp -= region * RMA_REGION_SPAN;
+    }
+    const asked = code === RMA_CODE.GET || code === RMA_CODE.GET_ACC ? aux2 : code === RMA_CODE.CAS ? data.length >>> 1 : data.length;
+    if (!Number.isInteger(disp) || disp < 0 || disp + asked > mem.length || (code !== RMA_CODE.PUT && code !== RMA_CODE.GET && ELEM_SIZE[elem] === undefined)) {
+      // Only a peer that skipped the origin's checks gets here.
+      return refusal(code, status);
+    }
+    switch (code) {
+      case RMA_CODE.PUT:
+        mem.set(data, disp);
+        return null;
+      case RMA_CODE.GET:
+        return mem.slice(disp, disp + asked);
+      case RMA_CODE.ACC:
+        withAccLock(control, () => accumulate(mem, disp, data, elem, op));
+        return null;
+      case RMA_CODE.GET_ACC:
+        return withAccLock(control, () => {
+          const before = mem.slice(disp, disp + asked);
+          if (data.length > 0) accumulate(mem, disp, data, elem, op);
+          return before;
+        });
+      case RMA_CODE.CAS:
+        return withAccLock(control, () => {
+          const n = asked;
+          const before = mem.slice(disp, disp + n);
+          let same = true;
+          for (let i = 0; i < n; i++) if (before[i] !== data[n + i]) same = false;
+          if (same) mem.set(data.subarray(0, n), disp);
+          return before;
+        });
+      default:
+        return refusal(code, status);
+    }
+  }
+}
+
+const NOTHING = new Uint8Array(0);
+
+/**
+ * The answer to a request that cannot be applied (no such window here, outside its memory):
+ * none for PUT and ACC, no bytes for the fetching codes (whose answers are data), else ERROR.
+ */
+function refusal(code: number, status: Uint8Array): Uint8Array | null {
+  if (code === RMA_CODE.PUT || code === RMA_CODE.ACC) return null;
+  if (code === RMA_CODE.GET || code === RMA_CODE.GET_ACC || code === RMA_CODE.CAS) return NOTHING;
+  return statusBytes(status, RMA_STATUS.ERROR);
+}
+
+function statusBytes(status: Uint8Array, s: number): Uint8Array {
+  status[0] = s;
+  return status;
+}
+
+/** Takes the passive-target lock if it is free for `type` (no waiting: a BUSY origin asks again). */
+function tryLock(control: Int32Array, type: number): boolean {
+  if (type === RMA_LOCK_TYPE.EXCLUSIVE) return Atomics.compareExchange(control, RMA_CONTROL.LOCK, 0, -1) === 0;
+  for (;;) {
+    const v = Atomics.load(control, RMA_CONTROL.LOCK);
+    if (v < 0) return false;
+    if (Atomics.compareExchange(control, RMA_CONTROL.LOCK, v, v + 1) === v) return true;
+  }
+}
+
+function unlock(control: Int32Array, type: number): void {
+  if (type === RMA_LOCK_TYPE.EXCLUSIVE) Atomics.compareExchange(control, RMA_CONTROL.LOCK, -1, 0);
+  else if (Atomics.load(control, RMA_CONTROL.LOCK) > 0) Atomics.sub(control, RMA_CONTROL.LOCK, 1);
+}
+
+/**
+ * Runs `f` holding the window's accumulate lock. Holders are channel engines and main threads
+ * applying one operation (no waiting inside), so a short spin is the whole wait.
+ */
+function withAccLock<T>(control: Int32Array, f: () => T): T {
+  while (Atomics.compareExchange(control, RMA_CONTROL.ACC, 0, 1) !== 0) {
+    /* another thread applies one accumulate: spin */
+  }
+  try {
+    return f();
+  } finally {
+    Atomics.store(control, RMA_CONTROL.ACC, 0);
+  }
+}
