@@ -1,7 +1,7 @@
 // Over 600 lines: one class holding the whole MPI_Win surface (creation, memory, operations, four kinds of epoch); its helpers are in win-args.ts and win-origin.ts.
 /**
  * Win: one-sided communication (API.md "One-sided communication (Win)", MPI 4.0 chapter 12,
- * docs/adr/XXXX-one-sided.md). A window is a dup of its communicator (its own context ids, so its
+ * docs/adr/0036-one-sided.md). A window is a dup of its communicator (its own context ids, so its
  * traffic never meets user messages) plus memory every member exposes. Origin operations are
  * RMA frames the device sends (Device.rmaSend); at the target, whichever thread reads the channel
  * applies them to the window's memory (device/rma-target.ts) and answers fetches, locks and

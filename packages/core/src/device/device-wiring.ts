@@ -272,7 +272,7 @@ export class DeviceWiring {
         protocol.cancelAcked(h);
         return;
       case FRAME_KIND.RMA:
-        // One-sided operations are applied by whichever thread reads the channel (docs/adr/XXXX-one-sided.md).
+        // One-sided operations are applied by whichever thread reads the channel (docs/adr/0036-one-sided.md).
         this.#hooks.rma.arrive(srcProcess, h, payload);
         return;
       case FRAME_KIND.CONTROL:

@@ -1,5 +1,5 @@
 /**
- * The target side of one-sided communication (docs/adr/XXXX-one-sided.md): the device's one
+ * The target side of one-sided communication (docs/adr/0036-one-sided.md): the device's one
  * extension point for windows. Every Device has an RmaTarget; the wiring hands it each RMA frame
  * (FRAME_KIND.RMA, device-wiring.ts) on whichever thread reads the channel — a channel engine
  * under --progress threads, the main thread under inline progress — and it applies the operation

@@ -1,5 +1,5 @@
 /**
- * Direct launch (docs/adr/XXXX-pmi-direct-launch.md): a process started by a
+ * Direct launch (docs/adr/0035-pmi-direct-launch.md): a process started by a
  * foreign launcher that speaks PMI joins its job here. Which launcher: PMI_FD
  * with PMI_JOBID is Slurm's `srun --mpi=pmi2` (PMI-2); PMI_FD (or PMI_PORT)
  * without it is PMI-1 (MPICH's Hydra, Flux). The process then learns its rank,
@@ -102,7 +102,7 @@ export async function joinByPmi(launch: PmiLaunch, env: NodeJS.ProcessEnv = proc
 }
 
 /**
- * The job key (docs/adr/XXXX): rank 0 makes 32 random bytes and puts them in the launcher's
+ * The job key (docs/adr/0035-pmi-direct-launch.md): rank 0 makes 32 random bytes and puts them in the launcher's
  * key/value space; after the fence every rank reads them. The space is reached only through
  * each process's own PMI connection (an inherited socket under PMI_FD), so only the job's
  * processes (and the launcher, and root) learn the key.

@@ -2,7 +2,7 @@
  * Where a process's wire-up comes from, chosen once at MPI.init
  * (runtime/bootstrap.ts): tsmpi's own mpiexec (TSMPI_PMI_URL: its WebSocket
  * service, pmi/), a foreign launcher that speaks PMI (PMI_FD or PMI_PORT:
- * pmi-direct/, docs/adr/XXXX-pmi-direct-launch.md), or none (a singleton).
+ * pmi-direct/, docs/adr/0035-pmi-direct-launch.md), or none (a singleton).
  * Each client is loaded only when its launcher is there.
  */
 import { takeJobEnv, type JobEnv } from '../config/index.ts';
