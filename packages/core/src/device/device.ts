@@ -12,10 +12,10 @@
  *   device-wiring.ts  listen, start, close, the transports' upcalls, failure
  *   thread-bridge.ts  the rings between the threads of a process (injection, completion)
  *
- * What stays here is what the API calls: send and its lean form, receive and its lean form, probe,
- * cancel, poll, close. Messages between endpoints of one process never touch a transport
- * (Protocol.local). Nothing here logs or throws per message; the device is unit-tested over the
- * loopback transport with simulated ranks (device-matrix.test.ts, protocols.test.ts).
+ * What stays here is what the API calls: send, receive, probe, cancel, poll, close; a byte view's
+ * send and receive (sendBytes, recvBytes) take the lean route of docs/adr/0020 where it applies.
+ * Messages between endpoints of one process never touch a transport (Protocol.local). Nothing here
+ * logs or throws per message; unit tests: device-matrix.test.ts, protocols.test.ts (loopback).
  */
 import { FRAME_FLAG, FRAME_KIND, channelOf, newFrameHeader, type FrameHeader, type Transport } from '../transport/index.ts';
 import { setLockHolder } from '../shm/index.ts';
@@ -49,7 +49,6 @@ export class Device {
   readonly #hdr: FrameHeader = newFrameHeader();
   readonly #J: number;
   readonly #channels: number;
-  readonly #eagerLimit: number;
   /** slots and completion of this thread's requests, and its hold of the event loop (completion.ts) */
   readonly #completion: Completion;
   /** the eager, synchronous and rendezvous protocols (protocol.ts) */
@@ -70,7 +69,6 @@ export class Device {
     this.lifetime = createLifetime(opts.refcount, shared.objects, shared.buffers.lifetime, opts.threadId);
     this.#J = opts.endpointsPerProcess;
     this.#channels = opts.channels;
-    this.#eagerLimit = opts.eagerLimit;
     const mt = shared.layout.multithreaded;
     this.#stat = shared.statsRow(opts.statsRow);
     // The shared spin locks this thread takes name it (shm/spin-lock.ts); its row, if recycled, has not
@@ -121,9 +119,8 @@ export class Device {
   }
 
   /**
-   * Gives the transport its peers, opens this thread's direct routes (each route's transport owns
-   * `channels`, `addresses[p]` is process p's host of them) and chooses the send path
-   * (DeviceWiring.start). Called once, before any send.
+   * Gives the transport its peers, opens this thread's direct routes (each owns `channels`;
+   * `addresses[p]` is process p's host of them), chooses the send path. Once, before any send.
    */
   start(addresses: readonly string[] | null, direct: readonly DirectRoute[] = []): void {
     this.#path = this.#wiring.start(addresses, direct);
@@ -171,19 +168,19 @@ export class Device {
     return this.#wiring.routes?.readerRoutes ?? { ready: 0, framesSent: 0 };
   }
 
-  processOf(endpoint: number): number {
-    return (endpoint / this.#J) | 0;
-  }
-
   isLocal(endpoint: number): boolean {
     return endpoint >= this.firstEndpoint && endpoint < this.firstEndpoint + this.#J;
   }
 
   // --- receiving (matcher.ts) ----------------------------------------------------------
 
-  /** Receive lanes (setting lean=on, docs/adr/0020-lean-common-path.md) exist on this device: Device.leanRecv may take receives. */
-  get hasLanes(): boolean {
-    return this.#matcher.hasLanes;
+  /**
+   * Whether a communicator's byte-view Isends and Irecvs come to sendBytes and recvBytes (asked once
+   * per thread at init, Pt2ptComm._bind): a predefined one (its contexts are never reused while a lane
+   * could hold their messages), on a device that takes no references to predefined objects (nor does the lean route).
+   */
+  binds(predefined: boolean): boolean {
+    return predefined && !this.lifetime.countsPredefined;
   }
 
   /**
@@ -195,17 +192,28 @@ export class Device {
   }
 
   /**
-   * The lean receive (setting lean=on, docs/adr/0020-lean-common-path.md): a receive into the plain
-   * byte view `buf` from an endpoint of another process, matched in its context's lane
-   * (LaneMatcher.leanRecv). Returns the request, or null, having done nothing, when it must take postRecv.
+   * A checked receive into byte view `buf` from a rank's endpoint, on a bound communicator (binds) or a
+   * predefined one's collective context: in its context's lane where the matcher takes it (the lean
+   * route, docs/adr/0020), else as postRecv. `comm`: the handle a user request references; 0: none.
    */
-  leanRecv(ctx: number, srcEndpoint: number, tag: number, buf: Uint8Array, call: string): DevRequest | null {
-    return this.#matcher.leanRecv(ctx, srcEndpoint, tag, buf, call);
+  recvBytes(endpoint: number, ctx: number, srcEndpoint: number, tag: number, buf: Uint8Array, comm: number, call: string): DevRequest {
+    const lr = this.#matcher.leanRecv(ctx, srcEndpoint, tag, buf, call);
+    if (lr !== null) return lr;
+    const r = new DevRequest(REQ_KIND.RECV, call);
+    r.buf = buf;
+    if (comm !== 0) this.lifetime.acquire(r, comm, 0, 0);
+    this.#matcher.postRecv(r, endpoint, ctx, srcEndpoint, tag);
+    return r;
   }
 
-  /** leanRecv for a receive of the collectives (LaneMatcher.leanRecvBytes, docs/adr/0022): the message lands in a fresh array (r.value). */
-  leanRecvBytes(ctx: number, srcEndpoint: number, tag: number, call: string): DevRequest | null {
-    return this.#matcher.leanRecvBytes(ctx, srcEndpoint, tag, call);
+  /** recvBytes whose message lands in a fresh array (r.value): a collective's receive (LaneMatcher.leanRecvBytes, docs/adr/0022). */
+  recvFresh(endpoint: number, ctx: number, srcEndpoint: number, tag: number, call: string): DevRequest {
+    const lr = this.#matcher.leanRecvBytes(ctx, srcEndpoint, tag, call);
+    if (lr !== null) return lr;
+    const r = new DevRequest(REQ_KIND.RECV, call);
+    r.objectMode = true; // a fresh Uint8Array of the message's length
+    this.#matcher.postRecv(r, endpoint, ctx, srcEndpoint, tag);
+    return r;
   }
 
   /** Non-destructive look at the first message a receive (ctx, src, tag) on `endpoint` would match. */
@@ -284,35 +292,31 @@ export class Device {
   // --- sending (send-path.ts) ----------------------------------------------------------
 
   /**
-   * The lean send (setting `lean`, docs/adr/0020-lean-common-path.md): an eager, non-synchronous
-   * buffer-form send of `data` to an endpoint of another process, on a channel this thread hosts,
-   * queued straight into the channel's batch and counted as sent, with no request slot, event-loop
-   * hold or header object: what `send` does for such a message, without its bookkeeping, which
-   * an eager send completes at once anyway. Returns false, having done nothing, for any other
-   * send (or a failed process, or a path that cannot: SendPath.queueEager): the caller then takes `send`.
+   * A checked standard send of byte view `data`, on a bound communicator (binds) or a predefined one's
+   * collective context. The lean route (docs/adr/0020) where it applies: an eager message to another
+   * process on a channel this thread hosts goes straight into the channel's batch, counted as sent,
+   * with no request, slot, loop hold or header (an eager send completes at once anyway): null. Else
+   * the general send's request, made here; `comm`: the handle a user request references; 0: none.
    */
-  leanSend(srcEndpoint: number, dstEndpoint: number, ctx: number, tag: number, data: Uint8Array): boolean {
-    const len = data.length;
-    const first = this.firstEndpoint;
-    const J = this.#J;
-    if (this.#wiring.failure !== null || len > this.#eagerLimit || (dstEndpoint >= first && dstEndpoint < first + J)) return false;
-    // channelOf's one-endpoint case inline (interface.ts): the common process has one endpoint.
-    const c = J === 1 ? (srcEndpoint + dstEndpoint) % this.#channels : channelOf(srcEndpoint, dstEndpoint, J, this.#channels);
-    if (!this.#path.queueEager((dstEndpoint / J) | 0, c, ctx, srcEndpoint, dstEndpoint, tag, data)) return false;
-    // Completion.countSent inline (one call less per message).
-    const st = this.#stat;
-    st[STAT.SENT]!++;
-    st[STAT.BYTES_SENT]! += len;
-    return true;
+  sendBytes(srcEndpoint: number, dstEndpoint: number, ctx: number, tag: number, data: Uint8Array, comm: number, call: string): DevRequest | null {
+    if (this.#wiring.failure === null && this.#path.queueEager(srcEndpoint, dstEndpoint, ctx, tag, data)) {
+      // Completion.countSent inline (one call less per message).
+      const st = this.#stat;
+      st[STAT.SENT]!++;
+      st[STAT.BYTES_SENT]! += data.length;
+      return null;
+    }
+    const r = new DevRequest(REQ_KIND.SEND, call);
+    if (comm !== 0) this.lifetime.acquire(r, comm, 0, 0);
+    this.send(r, srcEndpoint, dstEndpoint, ctx, tag, data, false, false);
+    return r;
   }
 
   /**
-   * Sends `data` from endpoint srcEndpoint to dstEndpoint. `objectForm`: data is
-   * msgpack. `sync`: completes only once matched. The caller must not modify
-   * `data` until r completes. In a process whose device has failed (a peer lost:
-   * the job is ending) nothing goes out: r completes with the failure.
-   * MPI.stats counts a send once it completes without error (Completion.countSent): at once
-   * when eager, once matched (sync) or its data has left (rendezvous).
+   * Sends `data` from endpoint srcEndpoint to dstEndpoint (`objectForm`: msgpack; `sync`: completes
+   * once matched); `data` must not change until r completes. A failed device (a peer lost) sends
+   * nothing: r completes with the failure. MPI.stats counts a send once it completes without error
+   * (Completion.countSent): at once when eager, once matched (sync) or its data has left (rendezvous).
    */
   send(r: DevRequest, srcEndpoint: number, dstEndpoint: number, ctx: number, tag: number, data: Uint8Array, objectForm: boolean, sync: boolean): void {
     const len = data.length;
@@ -334,7 +338,7 @@ export class Device {
     h.tag = tag;
     h.seq = 0;
     h.aux2 = 0;
-    const proc = this.processOf(dstEndpoint);
+    const proc = (dstEndpoint / this.#J) | 0;
     const c = channelOf(srcEndpoint, dstEndpoint, this.#J, this.#channels);
     const path = this.#path;
     // Only a frame that goes through an injection ring is bounded by it; hosted channels and direct routes are not.

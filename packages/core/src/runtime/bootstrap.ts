@@ -32,7 +32,7 @@ import type { ThreadLevel } from './thread-level.ts';
 import { BlockedCalls, BLOCKED_SLOT_WORDS, INIT_CALL } from './blocked.ts';
 import { pollPolicy } from './poll-policy.ts';
 import { WaitPoll, type WaitPollOptions } from './wait-poll.ts';
-import { runtime, setRuntime, ThreadRuntime } from './thread-runtime.ts';
+import { setRuntime, ThreadRuntime } from './thread-runtime.ts';
 import type { WorkerBoot } from './worker-boot.ts';
 
 /** What the API layer makes, binds and answers around a thread's runtime (api/lifecycle.ts supplies it). */
@@ -43,8 +43,8 @@ export interface ApiParts {
   attachPredefined(boot: WorkerBoot, processes: number, endpointsPerProcess: number, firstEndpoint: number): void;
   /** Frees a communicator's record when the object table destroys its handle. */
   destroyComm(handle: number): void;
-  /** Binds the predefined communicators' lean path to this thread's runtime (null: unbinds). */
-  bindLean(rt: ThreadRuntime | null): void;
+  /** Binds the predefined communicators to this thread's device (Pt2ptComm._bind; null: unbinds). */
+  bindPredefined(rt: ThreadRuntime | null): void;
   /** Revives the MPI objects an MPI.Worker's workerData carries. */
   reviveWorkerData(): void;
   /** A barrier over COMM_WORLD. */
@@ -125,7 +125,7 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
       hosted: useEngines ? [] : allChannels,
       statsRow: 0,
       // Receive lanes only where this thread is the process's one MPI thread and hosts every channel (docs/adr/0020).
-      lanes: settings.lean === 'on' && !multithreaded && progress === 'inline',
+      lanes: !multithreaded && progress === 'inline',
       ...(readerSocketName === null ? {} : { readerSocketName }),
     },
     shared,
@@ -166,12 +166,13 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
   }
   const { predefined, predefinedObjects } = api.createPredefined(shared.objects, size, settings.endpoints, device.firstEndpoint);
   shared.objects.onDestroy = api.destroyComm;
-  setRuntime(new ThreadRuntime({
+  const rt = new ThreadRuntime({
     device, settings, job, pmi, log, threadLevel: level, progress, endpoint: device.firstEndpoint,
     contextIds: Array.from({ length: settings.endpoints }, () => ContextIdState.create()),
     predefined, predefinedObjects, directRoutes, engines, waitPoll, blocked,
-  }));
-  api.bindLean(runtime('init'));
+  });
+  setRuntime(rt);
+  api.bindPredefined(rt);
   pmi?.reportInitialized();
   log.debug({ size, channels: settings.channels, matching: settings.matching, progress }, 'initialized');
 }
@@ -300,12 +301,13 @@ export async function startWorkerThread(boot: WorkerBoot, api: ApiParts): Promis
   waitPoll.configure({ ...waitPollOptions(settings, size, log, device, false), spinTurns: policy.spinTurns });
   api.attachPredefined(boot, size, settings.endpoints, device.firstEndpoint);
   shared.objects.onDestroy = api.destroyComm;
-  setRuntime(new ThreadRuntime({
+  const rt = new ThreadRuntime({
     device, settings, job: boot.job, pmi: null, log, threadLevel: boot.threadLevel, progress: boot.progress, endpoint: boot.endpoint,
     contextIds: boot.contextIds.map((b) => ContextIdState.attach(b)),
     predefined: boot.predefined, predefinedObjects: boot.predefinedObjects, directRoutes: boot.direct, engines: null, waitPoll, blocked,
-  }));
-  api.bindLean(runtime('init'));
+  });
+  setRuntime(rt);
+  api.bindPredefined(rt);
   api.reviveWorkerData();
   blocked.leave();
   return boot.threadLevel;
@@ -326,7 +328,7 @@ export async function finishProcess(rt: ThreadRuntime, api: ApiParts): Promise<v
   const totals = api.messageTotals(rt);
   await rt.device.close();
   if (rt.engines !== null) await rt.engines.close();
-  api.bindLean(null);
+  api.bindPredefined(null);
   setRuntime(null);
   if (rt.pmi !== null) {
     await rt.pmi.reportFinalized(totals);
