@@ -36,8 +36,8 @@ describe('docs/ARCHITECTURE.md names what the code has', () => {
   it('draws the message path in Mermaid, through the functions that carry it', () => {
     expect(doc).toMatch(/```mermaid\n/);
     for (const step of [
-      'Pt2ptComm.Isend', 'Device.leanSend', 'HostedPath.queueEager', 'Device.send', 'HostedPath.first', 'FrameParser.feed', 'LaneMatcher.eagerArrived',
-      'DeviceWiring.#onDeliver', 'QueueMatcher.arriveFrame', 'Protocol.arrive', 'MatchQueues.arrive', 'Device.leanRecv', 'selectSendPath', 'selectMatcher',
+      'Pt2ptComm.Isend', 'Device.sendBytes', 'HostedPath.queueEager', 'Device.send', 'HostedPath.first', 'FrameParser.feed', 'LaneMatcher.eagerArrived',
+      'DeviceWiring.#onDeliver', 'QueueMatcher.arriveFrame', 'Protocol.arrive', 'MatchQueues.arrive', 'Device.recvBytes', 'selectSendPath', 'selectMatcher',
     ]) {
       expect(doc).toContain(step);
     }

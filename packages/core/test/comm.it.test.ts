@@ -1,6 +1,6 @@
 // Communicator management over real mpiexec jobs on loopback TCP (issue 4).
 // testlist: comm-create np 4 (default, TSMPI_CTXID_EAGER=0, TSMPI_CTXID_ALGO=original); comm-many np 2;
-// comm-idup-overlap np 6, 8 rounds per job, 4 jobs (3 default, 1 TSMPI_LEAN=off)
+// comm-idup-overlap np 6, 8 rounds per job, 4 jobs (3 default, 1 --progress threads)
 import { describe, expect, it } from 'vitest';
 import { linesWith, program, runJob } from './run-job.ts';
 
@@ -24,12 +24,12 @@ describe('communicators', () => {
   // --timeout, in about one job in three). The race depends on timing, so several jobs of
   // several rounds each; every one must finish.
   it.each([
-    ['job 1', {}],
-    ['job 2', {}],
-    ['job 3', {}],
-    ['job 4, lean off', { TSMPI_LEAN: 'off' }],
-  ])('five pending idups overlapping dup, split, create and createGroup on 6 processes, 8 rounds: %s', async (_what, env) => {
-    const r = await runJob(6, program('comm-idup-overlap.ts'), { env, args: ['8'], flags: ['--timeout', '100'], killAfterMs: 115_000 });
+    ['job 1', []],
+    ['job 2', []],
+    ['job 3', []],
+    ['job 4, the general path (progress threads)', ['--progress', 'threads']],
+  ])('five pending idups overlapping dup, split, create and createGroup on 6 processes, 8 rounds: %s', async (_what, progress) => {
+    const r = await runJob(6, program('comm-idup-overlap.ts'), { args: ['8'], flags: ['--timeout', '100', ...progress], killAfterMs: 115_000 });
     expectOk(r, 'comm-idup-overlap OK', 6);
   }, 130_000);
 

@@ -27,7 +27,6 @@ import {
 } from './coll-runs.ts';
 import { byteOpOf, Op } from './op.ts';
 import type { Request } from './request.ts';
-import { runtime } from '../runtime/index.ts';
 import type { BufSpec, WBufSpec } from './buffer.ts';
 
 export type { VBufSpec } from './coll-runs.ts';
@@ -35,7 +34,7 @@ export type { VBufSpec } from './coll-runs.ts';
 type InPlace = typeof IN_PLACE;
 
 /**
- * The lean small allreduce's op check (setting lean, docs/adr/0022-small-collectives-lean.md): the
+ * The lean small allreduce's op check (docs/adr/0022-small-collectives-lean.md): the
  * byte ops of the predefined ops already checked on a plain typed array, by the array's
  * constructor and the op's code, so that a repeated call skips resolveBuf and byteOpOf.
  */
@@ -130,7 +129,7 @@ export class CollComm extends ObjectCollComm {
   #lean: LeanAllreduce | null = null;
 
   /**
-   * The lean small allreduce (setting lean=send or on, docs/adr/0022-small-collectives-lean.md):
+   * The lean small allreduce (docs/adr/0022-small-collectives-lean.md):
    * on a predefined communicator, a predefined op on plain typed arrays of one kind and length
    * (or IN_PLACE) of at most LEAN_ALLREDUCE_MAX_BYTES starts the same algorithm as vectorRun with the same
    * checks, but from the state of the communicator's previous call (its point-to-point view, its
@@ -146,8 +145,6 @@ export class CollComm extends ObjectCollComm {
     if (sendIsView && !(isTypedArray(sendbuf) && sendbuf.constructor === recvbuf.constructor && sendbuf.byteLength === bytes)) return null;
     let lean = this.#lean;
     if (lean === null) {
-      const rt = runtime(call);
-      if (rt.settings.lean === 'off') return null;
       this._me(call);
       const seq = this._collSeqCell();
       lean = new LeanAllreduce(new CommCollPt2pt(this, 'Allreduce'), new CommCollPt2pt(this, 'Iallreduce'), seq.cells, seq.index);

@@ -12,10 +12,8 @@ export class CommCollPt2pt extends GroupPt2pt {
   readonly call: string;
 
   constructor(comm: Pt2ptComm, call: string) {
-    const rt = runtime(call);
-    // The lean path (docs/adr/0022-small-collectives-lean.md) on predefined communicators, as for
-    // Isend and Irecv: their contexts are never freed and reused while a lane could hold messages.
-    super(rt.device, comm._endpoints, comm._me(call), comm._ctx + CTX_COLL, call, comm._predefined ? rt.settings.lean : 'off');
+    // A predefined communicator's collective context takes the device's byte-view entries (GroupPt2pt).
+    super(runtime(call).device, comm._endpoints, comm._me(call), comm._ctx + CTX_COLL, call, comm._predefined);
     this.call = call;
   }
 }

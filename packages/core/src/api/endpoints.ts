@@ -27,8 +27,8 @@ export function threadAttach(rank: number, comm: Comm = COMM_CLIQUE): void {
   }
   // docs/adr/0019: a thread that reads an endpoint hands it back when it moves, and a worker
   // thread may become the reader of the endpoint it attaches to (endpointReceive=thread only).
-  if (dev.readingEndpoint >= 0 && dev.readingEndpoint !== ep) void dev.handBack('threadAttach to another endpoint');
-  dev.readEndpoint(ep);
+  if (dev.readers.readingEndpoint >= 0 && dev.readers.readingEndpoint !== ep) void dev.readers.handBack('threadAttach to another endpoint');
+  dev.readers.readEndpoint(ep);
   rt.endpoint = ep;
   selfFollows(ep);
 }

@@ -55,7 +55,7 @@ export function stats(): Stats {
     contextIdsInUse: live.comm,
     liveObjects: live,
     gcCycles: d.lifetime.gcCycles(),
-    readerRoutes: d.readerRoutes,
+    readerRoutes: d.readers.readerRoutes,
   };
 }
 

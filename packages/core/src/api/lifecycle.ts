@@ -13,7 +13,7 @@ import {
   finishProcess, isInitialized, runtime, startProcess, startWorkerThread, ThreadRuntime, workerBoot, type ApiParts,
 } from '../runtime/index.ts';
 import type { PmiClient } from '../pmi/index.ts';
-import { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE, setupPredefinedComms, attachPredefinedComms, bindLeanPredefined } from './predefined-comms.ts';
+import { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE, setupPredefinedComms, attachPredefinedComms, bindPredefinedComms } from './predefined-comms.ts';
 import { reviveWorkerData } from './revive.ts';
 import { destroyCommRecord } from './comm.ts';
 import { deleteAllAttrs } from './attributes.ts';
@@ -37,7 +37,7 @@ const API_PARTS: ApiParts = {
     setupPredefinedOps(null, boot.predefinedObjects.slice(types.length));
   },
   destroyComm: destroyCommRecord,
-  bindLean: bindLeanPredefined,
+  bindPredefined: bindPredefinedComms,
   reviveWorkerData,
   worldBarrier: () => COMM_WORLD.barrier(),
   liveObjects,

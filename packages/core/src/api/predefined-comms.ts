@@ -50,9 +50,9 @@ export function selfFollows(endpoint: number): void {
   COMM_SELF._setEndpoints(Int32Array.of(endpoint));
 }
 
-/** Decides the lean path of the predefined communicators for this thread (Pt2ptComm._bindLean): after init's setRuntime; null at finalize. */
-export function bindLeanPredefined(rt: ThreadRuntime | null): void {
-  for (const comm of PREDEFINED) comm._bindLean(rt);
+/** Binds the predefined communicators to this thread's device (Pt2ptComm._bind): after init's setRuntime; null at finalize. */
+export function bindPredefinedComms(rt: ThreadRuntime | null): void {
+  for (const comm of PREDEFINED) comm._bind(rt);
 }
 
 const PREDEFINED = [COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE];

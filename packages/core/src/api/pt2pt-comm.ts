@@ -43,15 +43,14 @@ export class Pt2ptComm {
   _handle = 0;
   _freed = false;
   /**
-   * The lean path (setting lean, docs/adr/0020-lean-common-path.md), decided once per thread at
-   * init (_bindLean), so that a call pays one field test for it and lean=off pays nothing more:
-   * this thread's device where byte-view Isends may take Device.leanSend, else null.
+   * This thread's device where the communicator is bound to it (_bind, at init, where Device.binds
+   * says so), else null: an Isend or Irecv of a plain byte view whose arguments pass the checks made
+   * inline goes straight to Device.sendBytes or recvBytes, which choose the message's route
+   * (docs/adr/0020-lean-common-path.md); one field test per call.
    */
-  _leanDev: Device | null = null;
-  /** lean=on on a device with receive lanes: byte-view receives may take Device.leanRecv */
-  _leanRecv = false;
+  _dev: Device | null = null;
   /** the calling thread's endpoint, a member, where it cannot move (one endpoint per process); -1: look it up per call */
-  _leanMe = -1;
+  _boundMe = -1;
 
   /**
    * Sequence of this endpoint's collective calls on the communicator: each call
@@ -103,23 +102,28 @@ export class Pt2ptComm {
   }
 
   /**
-   * @internal Decides the lean path for this thread (a predefined communicator, at init; null at
-   * finalize): on for lean=send|on where the device takes no lifetime references for predefined
-   * objects (Device.leanSend then checks per message what can change: the channel, failures).
+   * @internal Binds the communicator to this thread's device where the device takes it
+   * (Device.binds; a predefined communicator, at init), or unbinds it (null, at finalize).
    */
-  _bindLean(rt: ThreadRuntime | null): void {
-    this._leanDev = null;
-    this._leanRecv = false;
-    this._leanMe = -1;
-    if (rt === null || !this._predefined || rt.settings.lean === 'off' || rt.device.lifetime.countsPredefined) return;
+  _bind(rt: ThreadRuntime | null): void {
+    this._dev = null;
+    this._boundMe = -1;
+    if (rt === null || !rt.device.binds(this._predefined)) return;
     const dev = rt.device;
     if (dev.opts.endpointsPerProcess === 1) {
       // MPI.threadAttach cannot move a thread off the process's one endpoint: its membership is fixed.
       if (this._rankOfEndpoint(rt.endpoint) === UNDEFINED) return;
-      this._leanMe = rt.endpoint;
+      this._boundMe = rt.endpoint;
     }
-    this._leanDev = dev;
-    this._leanRecv = leanReceives(dev);
+    this._dev = dev;
+  }
+
+  /** @internal The calling thread's endpoint on a bound communicator, or -1 where it is not a member (several endpoints per process: it may move). */
+  _boundEndpoint(call: string): number {
+    const me = this._boundMe;
+    if (me >= 0) return me;
+    const ep = runtime(call).endpoint;
+    return this._rankOfEndpoint(ep) === UNDEFINED ? -1 : ep;
   }
 
   get name(): string {
@@ -230,14 +234,15 @@ export class Pt2ptComm {
   }
 
   #startRecv(source: number, tag: number, objectForm: boolean, buf: BufSpec | null, call: string): Request<any> {
-    // The lean receive (setting lean=on, docs/adr/0020-lean-common-path.md): a plain byte view on a
-    // predefined communicator from a rank of another process (Device.leanRecv decides the rest);
-    // any other receive, and any bad argument (for its MPIError), takes the general path.
-    if (this._leanRecv && buf instanceof Uint8Array && !this._freed && (tag === ANY_TAG || (Number.isInteger(tag) && tag >= 0 && tag <= TAG_UB)) &&
+    // A plain byte view from a rank on a bound communicator, its arguments checked inline: the
+    // device's receive of a byte view (Device.recvBytes chooses the route). Anything else, and any
+    // bad argument (for its MPIError), is checked and posted below.
+    const bound = this._dev;
+    if (bound !== null && buf instanceof Uint8Array && !this._freed && (tag === ANY_TAG || (Number.isInteger(tag) && tag >= 0 && tag <= TAG_UB)) &&
       Number.isInteger(source) && source >= 0 && source < this._endpoints.length) {
-      // _leanRecv implies one endpoint per process, so _leanMe is set (the caller is a member).
-      const r = this._leanDev!.leanRecv(this._ctx, this._endpoints[source]!, tag, buf, call);
-      if (r !== null) return new Request<void>(r, this, call);
+      let me = this._boundMe;
+      if (me < 0) me = this._boundEndpoint(call);
+      if (me >= 0) return new Request<void>(bound.recvBytes(me, this._ctx, this._endpoints[source]!, tag, buf, this._handle, call), this, call);
     }
     const me = this._me(call);
     const src = this._source(source, call);
@@ -312,19 +317,19 @@ export class Pt2ptComm {
     return blocking(this.#startSendBuf(buf, dest, tag, true, 'Ssend'), 'Ssend', this, dest, tag);
   }
   Isend(buf: BufSpec, dest: number, tag = 0): Request<void> {
-    // The lean send (setting lean=send or on, docs/adr/0020-lean-common-path.md): a plain byte view on a
-    // predefined communicator, with every check of the general path made here or in leanSend; any
-    // other send, and any bad argument (for its MPIError), takes the general path.
-    const dev = this._leanDev;
+    // A plain byte view to a rank on a bound communicator, every check of #startSendBuf made inline:
+    // the device's send of a byte view (Device.sendBytes chooses the route; null: it left by the lean
+    // route, complete). Anything else, and any bad argument (for its MPIError), takes #startSendBuf.
+    const dev = this._dev;
     if (dev !== null && buf instanceof Uint8Array && !this._freed && Number.isInteger(tag) && tag >= 0 && tag <= TAG_UB &&
       Number.isInteger(dest) && dest >= 0 && dest < this._endpoints.length && buf.length <= MAX_MESSAGE_BYTES) {
-      let me = this._leanMe;
-      if (me < 0) {
-        // Several endpoints per process: the thread's endpoint may move (MPI.threadAttach).
-        me = runtime('Isend').endpoint;
-        if (this._rankOfEndpoint(me) === UNDEFINED) me = -1;
+      let me = this._boundMe;
+      // Several endpoints per process: the thread's endpoint may move (MPI.threadAttach).
+      if (me < 0) me = this._boundEndpoint('Isend');
+      if (me >= 0) {
+        const r = dev.sendBytes(me, this._endpoints[dest]!, this._ctx, tag, buf, this._handle, 'Isend');
+        return r === null ? Request._leanSent(this) : new Request<void>(r, this, 'Isend');
       }
-      if (me >= 0 && dev.leanSend(me, this._endpoints[dest]!, this._ctx, tag, buf)) return Request._leanSent(this);
     }
     return this.#startSendBuf(buf, dest, tag, false, 'Isend');
   }
@@ -338,11 +343,13 @@ export class Pt2ptComm {
     return req.status!;
   }
   Irecv(buf: BufSpec, source: number = ANY_SOURCE, tag: number = ANY_TAG): Request<void> {
-    // #startRecv's lean receive, inline: one call less on the path of the common message (ADR 0020).
-    if (this._leanRecv && buf instanceof Uint8Array && !this._freed && (tag === ANY_TAG || (Number.isInteger(tag) && tag >= 0 && tag <= TAG_UB)) &&
+    // #startRecv's byte-view receive, inline: one call less on the path of the common message (ADR 0020).
+    const dev = this._dev;
+    if (dev !== null && buf instanceof Uint8Array && !this._freed && (tag === ANY_TAG || (Number.isInteger(tag) && tag >= 0 && tag <= TAG_UB)) &&
       Number.isInteger(source) && source >= 0 && source < this._endpoints.length) {
-      const r = this._leanDev!.leanRecv(this._ctx, this._endpoints[source]!, tag, buf, 'Irecv');
-      if (r !== null) return new Request<void>(r, this, 'Irecv');
+      let me = this._boundMe;
+      if (me < 0) me = this._boundEndpoint('Irecv');
+      if (me >= 0) return new Request<void>(dev.recvBytes(me, this._ctx, this._endpoints[source]!, tag, buf, this._handle, 'Irecv'), this, 'Irecv');
     }
     return this.#startRecv(source, tag, false, buf, 'Irecv');
   }
@@ -508,15 +515,6 @@ function procNullStatus(): Status {
 }
 
 /** Awaits a request as a blocking call: records it for the roll-call, fills `status`. */
-/**
- * Whether a predefined communicator of which this thread is a member receives on `device`'s lanes
- * (Pt2ptComm._bindLean): the device has lanes (lean=on, one MPI thread, one endpoint) and takes no
- * lifetime references for predefined objects.
- */
-export function leanReceives(device: Device): boolean {
-  return device.hasLanes && !device.lifetime.countsPredefined;
-}
-
 export function blocking<T>(req: Request<T>, call: string, comm: Pt2ptComm, peer: number, tag: number, status?: Status): Promise<T> {
   if (req._isDone) {
     if (status !== undefined) copyStatus(req, status);

@@ -7,7 +7,7 @@
  * MPI_REQUEST_NULL in waitany/testany/waitsome and as complete in
  * waitall/testall. wait() on a completed request resolves the same value again.
  */
-import { DevRequest, REQ_KIND } from '../device/index.ts';
+import { DevRequest, REQ_KIND, type Device } from '../device/index.ts';
 import { ERR_ARG, ERR_IN_STATUS, ERR_OTHER, MPIError, mpiError, SUCCESS } from '../util/index.ts';
 import { UNDEFINED } from './constants.ts';
 import { Status } from './status.ts';
@@ -25,8 +25,8 @@ export interface RequestComm {
 }
 
 /**
- * The one completed DevRequest that every lean send's Request shares (setting lean,
- * docs/adr/0020-lean-common-path.md step 3): an eager send that completed at once has nothing of
+ * The one completed DevRequest that every lean send's Request shares (Device.sendBytes's lean
+ * route, docs/adr/0020-lean-common-path.md step 3): an eager send that completed at once has nothing of
  * its own to keep (its status is a completed send's: no source, tag or count, no error), and
  * nothing writes to a done DevRequest again, so one object serves them all and a lean Isend
  * makes no DevRequest.
@@ -92,7 +92,7 @@ export class Request<T = void> {
     return new Request<T>(r, comm, call);
   }
 
-  /** @internal A lean send's request (setting lean): complete, sharing LEAN_SENT, with no DevRequest of its own. */
+  /** @internal The request of a send that left by the lean route (Device.sendBytes returned null): complete, sharing LEAN_SENT, with no DevRequest of its own. */
   static _leanSent(comm: RequestComm): Request<void> {
     const req = new Request<void>(null, comm, 'Isend');
     req._r = LEAN_SENT;
@@ -122,9 +122,10 @@ export class Request<T = void> {
   static _fromPromise<T>(promise: Promise<T>, comm: RequestComm | null, call: string, type = 0, op = 0): Request<T> {
     const r = new DevRequest(REQ_KIND.GENERALIZED, call);
     const req = new Request<T>(r, comm, call);
-    runtime(call).device.lifetime.acquire(r, comm?._handle ?? 0, type, op);
+    const device = runtime(call).device;
+    device.lifetime.acquire(r, comm?._handle ?? 0, type, op);
     req._valueOf = (d) => d.value as T;
-    completeWith(r, promise, call);
+    completeWith(device, r, promise, call);
     return req;
   }
 
@@ -139,8 +140,9 @@ export class Request<T = void> {
     const type = req._hold(comm._handle, buf, op);
     req._starter = (r) => {
       r.kind = REQ_KIND.GENERALIZED;
-      runtime(call).device.lifetime.acquire(r, comm._handle, type, op);
-      completeWith(r, run(), call);
+      const device = runtime(call).device;
+      device.lifetime.acquire(r, comm._handle, type, op);
+      completeWith(device, r, run(), call);
     };
     return req;
   }
@@ -210,8 +212,7 @@ export class Request<T = void> {
         return Promise.reject(e);
       }
     }
-    const rt = runtime();
-    rt.checkActive('Request.wait');
+    const rt = runtime('Request.wait');
     return new Promise<T>((resolve, reject) => {
       rt.blocked.enter(this._call, this._comm?.name ?? '', null, null);
       this._listen(() => {
@@ -267,7 +268,7 @@ export class Request<T = void> {
   cancel(): void {
     const r = this._r;
     if (r === null || r.done) return;
-    runtime().device.cancel(r);
+    runtime('Request.cancel').device.cancel(r);
   }
 
   /** Releases the request; a pending operation still completes in the background. */
@@ -289,7 +290,7 @@ export class Request<T = void> {
     if (this._starter === null) throw mpiError(ERR_ARG, call, 'start() is only for persistent requests (SendInit, RecvInit, ...Init)');
     if (this._freed) throw mpiError(ERR_ARG, call, 'the request has been freed');
     if (this._r !== null && !this._r.done) throw mpiError(ERR_ARG, call, 'the request is still active: wait for it before start()');
-    runtime().checkActive(call);
+    runtime(call);
     const r = new DevRequest(REQ_KIND.RECV, call);
     this._r = r;
     this._reported = false;
@@ -306,8 +307,7 @@ export class Request<T = void> {
 
   /** Waits for every request; resolves their values in order. Inactive requests count as complete (value undefined). */
   static waitall(reqs: Request<any>[]): Promise<any[]> {
-    const rt = runtime();
-    rt.checkActive('Request.waitall');
+    const rt = runtime('Request.waitall');
     // The fields are read here, not through _isDone: this runs once per batch of messages, and each
     // getter is a call on the path of every message (docs/adr/0020-lean-common-path.md step 3).
     let pending = 0;
@@ -335,8 +335,7 @@ export class Request<T = void> {
 
   /** Waits for one active request; resolves [index, value], or [UNDEFINED, undefined] if none is active. */
   static waitany(reqs: Request<any>[]): Promise<[number, any]> {
-    const rt = runtime();
-    rt.checkActive('Request.waitany');
+    const rt = runtime('Request.waitany');
     const i = firstDone(reqs);
     if (i !== NONE) return settleOne(reqs, i);
     if (!reqs.some((r) => !r._isInactive)) return Promise.resolve([UNDEFINED, undefined]);
@@ -391,16 +390,19 @@ export class Request<T = void> {
   }
 }
 
-/** Completes generalized request `r` when `promise` settles: its value, or its error as an MPIError naming `call`. */
-function completeWith(r: DevRequest, promise: Promise<unknown>, call: string): void {
+/**
+ * Completes generalized request `r` on `device` (the thread's that started it, which the caller
+ * holds) when `promise` settles: its value, or its error as an MPIError naming `call`.
+ */
+function completeWith(device: Device, r: DevRequest, promise: Promise<unknown>, call: string): void {
   promise.then(
     (v) => {
       r.value = v;
-      runtime().device.completeNow(r);
+      device.completeNow(r);
     },
     (e: unknown) => {
       r.error = e instanceof MPIError ? e : mpiError(ERR_OTHER, call, String(e), e);
-      runtime().device.completeNow(r);
+      device.completeNow(r);
     },
   );
 }

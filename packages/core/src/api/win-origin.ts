@@ -1,6 +1,6 @@
 /**
  * How a window's origin operations travel and complete (win.ts is the API over it): RMA frames
- * through Device.rmaSend, in pieces a channel takes eagerly; answers received with ordinary
+ * through RmaTarget.send (Device.rma), in pieces a channel takes eagerly; answers received with ordinary
  * receives on the window's communicator, one reply tag each; and what is still outstanding per
  * target — fetches whose answers are awaited, targets with Puts or Accumulates not yet confirmed by
  * a FLUSH or UNLOCK answer (device/rma-target.ts gives the frame layout and the answers).
@@ -59,7 +59,7 @@ export class WinOrigin {
     const piece = this.#piece(rt, dst);
     for (let off = 0; off < data.length; off += piece) {
       const part = data.subarray(off, Math.min(data.length, off + piece));
-      rt.device.rmaSend(rt.endpoint, dst, this.#record.contextId, 0, (code << 16) | (t.elem << 8) | op, 0, withPrefix(t.byteDisp + off, part), call);
+      rt.device.rma.send(rt.endpoint, dst, this.#record.contextId, 0, (code << 16) | (t.elem << 8) | op, 0, withPrefix(t.byteDisp + off, part), call);
     }
     this.#dirty.add(rank);
   }
@@ -85,7 +85,7 @@ export class WinOrigin {
       const tag = this.#nextTag();
       const recv = this.#comm.Irecv(part, rank, tag);
       const sent = code === RMA_CODE.CAS ? data! : data === null ? new Uint8Array(0) : data.subarray(off, end);
-      rt.device.rmaSend(rt.endpoint, dst, this.#record.contextId, tag, aux, part.length, withPrefix(byteDisp + off, sent), call);
+      rt.device.rma.send(rt.endpoint, dst, this.#record.contextId, tag, aux, part.length, withPrefix(byteDisp + off, sent), call);
       waits.push(recv.wait().then(() => {
         if (recv.status!.getCount() !== part.length) {
           throw mpiError(ERR_RMA_RANGE, call, `rank ${rank} could not apply the operation at byte ${byteDisp + off} of its window ${this.#label()} (${part.length} bytes): it does not serve this window there`);
@@ -98,7 +98,7 @@ export class WinOrigin {
 
   /** The largest piece of data in one frame to `dst`: the channel's eager maximum less the prefix, in whole 8-byte elements. */
   #piece(rt: ThreadRuntime, dst: number): number {
-    return Math.max(8, ((rt.device.rmaMaxPayload(rt.endpoint, dst) - RMA_PREFIX_BYTES - 64) >> 3) << 3);
+    return Math.max(8, ((rt.device.rma.maxPayload(rt.endpoint, dst) - RMA_PREFIX_BYTES - 64) >> 3) << 3);
   }
 
   #nextTag(): number {
@@ -132,7 +132,7 @@ export class WinOrigin {
     const answer = new Uint8Array(1);
     const tag = this.#nextTag();
     const recv = this.#comm.Irecv(answer, rank, tag);
-    rt.device.rmaSend(rt.endpoint, this.#comm._endpoints[rank]!, this.#record.contextId, tag, aux, aux2, new Uint8Array(0), call);
+    rt.device.rma.send(rt.endpoint, this.#comm._endpoints[rank]!, this.#record.contextId, tag, aux, aux2, new Uint8Array(0), call);
     await recv.wait();
     if (answer[0] === RMA_STATUS.ERROR) throw mpiError(ERR_WIN, call, `rank ${rank} does not serve window ${this.#label()}`);
     return answer[0]!;

@@ -3,7 +3,7 @@
  * Win: one-sided communication (API.md "One-sided communication (Win)", MPI 4.0 chapter 12,
  * docs/adr/0036-one-sided.md). A window is a dup of its communicator (its own context ids, so its
  * traffic never meets user messages) plus memory every member exposes. Origin operations are
- * RMA frames the device sends (Device.rmaSend); at the target, whichever thread reads the channel
+ * RMA frames the device sends (RmaTarget.send, as Device.rma); at the target, whichever thread reads the channel
  * applies them to the window's memory (device/rma-target.ts) and answers fetches, locks and
  * flushes with plain messages on the window's context, which the origin receives here with
  * ordinary receives. An operation on the caller's own rank is applied at once, in this thread.

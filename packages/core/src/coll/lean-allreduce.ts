@@ -1,5 +1,5 @@
 /**
- * The lean small allreduce (setting lean, docs/adr/0022-small-collectives-lean.md): the state a
+ * The lean small allreduce (docs/adr/0022-small-collectives-lean.md): the state a
  * communicator keeps so that a repeated small Allreduce or Iallreduce starts allreduce.ts's
  * algorithm without building anything per call.
  *

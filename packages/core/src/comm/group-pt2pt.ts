@@ -21,7 +21,7 @@ import { DevRequest, REQ_KIND, type Device } from '../device/index.ts';
 import type { CollPt2pt } from '../coll/index.ts';
 import { bytesOf, countOf, none, settle } from './dev-settle.ts';
 
-/** What a lean send resolves: it has left the caller's buffer when leanSend returns. */
+/** What a send that left by the lean route resolves: it has left the caller's buffer when sendBytes returns. */
 const SENT: Promise<void> = Promise.resolve();
 
 /** Point-to-point among `members` on context `contextId`, as the collective algorithms see it. */
@@ -33,10 +33,8 @@ export class GroupPt2pt implements CollPt2pt {
   readonly #me: number;
   readonly #contextId: number;
   readonly #call: string;
-  /** sends may take Device.leanSend (setting lean=send or on) */
-  readonly #leanSend: boolean;
-  /** receives may take the device's receive lanes (setting lean=on) */
-  readonly #leanRecv: boolean;
+  /** a predefined communicator's collective context: its messages go to the device's byte-view entries (sendBytes, recvBytes, recvFresh) */
+  readonly #bytes: boolean;
 
   /**
    * @param device the process's device
@@ -44,11 +42,12 @@ export class GroupPt2pt implements CollPt2pt {
    * @param me the calling thread's endpoint (a member)
    * @param contextId the context every message of these collectives uses
    * @param call the API call these messages serve (e.g. 'bcast'): the device's errors name it
-   * @param lean the lean path for this context (docs/adr/0022-small-collectives-lean.md): 'send'
-   *   lets eager sends take Device.leanSend, 'on' also lets receives match in the receive lanes;
-   *   only for contexts whose tags stay within 0..TAG_UB (the lanes read a tag as a signed word)
+   * @param predefined the context is a predefined communicator's (docs/adr/0022-small-collectives-lean.md):
+   *   its messages go to the device's byte-view entries, which choose the lean route where it
+   *   applies; only for contexts never freed and reused, whose tags stay within 0..TAG_UB (the lanes
+   *   read a tag as a signed word). Other contexts post every message as a general one.
    */
-  constructor(device: Device, members: Int32Array, me: number, contextId: number, call = 'progress', lean: 'off' | 'send' | 'on' = 'off') {
+  constructor(device: Device, members: Int32Array, me: number, contextId: number, call = 'progress', predefined = false) {
     this.#device = device;
     this.#members = members;
     this.#me = me;
@@ -56,37 +55,39 @@ export class GroupPt2pt implements CollPt2pt {
     this.#call = call;
     this.rank = members.indexOf(me);
     this.size = members.length;
-    this.#leanSend = lean !== 'off';
-    this.#leanRecv = lean === 'on';
+    this.#bytes = predefined;
   }
 
   send(dest: number, tag: number, data: Uint8Array): Promise<void> {
-    if (this.#leanSend && this.#device.leanSend(this.#me, this.#members[dest]!, this.#contextId, tag, data)) return SENT;
+    if (this.#bytes) {
+      const b = this.#device.sendBytes(this.#me, this.#members[dest]!, this.#contextId, tag, data, 0, this.#call);
+      return b === null ? SENT : new Promise((resolve, reject) => settle(b, resolve, reject, none));
+    }
     const r = new DevRequest(REQ_KIND.SEND, this.#call);
     this.#device.send(r, this.#me, this.#members[dest]!, this.#contextId, tag, data, false, false);
     return new Promise((resolve, reject) => settle(r, resolve, reject, none));
   }
 
   recv(source: number, tag: number): Promise<Uint8Array> {
-    if (this.#leanRecv) {
-      const lr = this.#device.leanRecvBytes(this.#contextId, this.#members[source]!, tag, this.#call);
-      if (lr !== null) return new Promise((resolve, reject) => settle(lr, resolve, reject, bytesOf));
+    let r: DevRequest;
+    if (this.#bytes) r = this.#device.recvFresh(this.#me, this.#contextId, this.#members[source]!, tag, this.#call);
+    else {
+      r = new DevRequest(REQ_KIND.RECV, this.#call);
+      r.objectMode = true; // a fresh Uint8Array of the message's length
+      this.#device.postRecv(r, this.#me, this.#contextId, this.#members[source]!, tag);
     }
-    const r = new DevRequest(REQ_KIND.RECV, this.#call);
-    r.objectMode = true; // a fresh Uint8Array of the message's length
-    this.#device.postRecv(r, this.#me, this.#contextId, this.#members[source]!, tag);
     return new Promise((resolve, reject) => settle(r, resolve, reject, bytesOf));
   }
 
   /** Receives into `buf` (a rendezvous payload lands there directly); resolves the byte count. */
   recvInto(source: number, tag: number, buf: Uint8Array): Promise<number> {
-    if (this.#leanRecv) {
-      const lr = this.#device.leanRecv(this.#contextId, this.#members[source]!, tag, buf, this.#call);
-      if (lr !== null) return new Promise((resolve, reject) => settle(lr, resolve, reject, countOf));
+    let r: DevRequest;
+    if (this.#bytes) r = this.#device.recvBytes(this.#me, this.#contextId, this.#members[source]!, tag, buf, 0, this.#call);
+    else {
+      r = new DevRequest(REQ_KIND.RECV, this.#call);
+      r.buf = buf;
+      this.#device.postRecv(r, this.#me, this.#contextId, this.#members[source]!, tag);
     }
-    const r = new DevRequest(REQ_KIND.RECV, this.#call);
-    r.buf = buf;
-    this.#device.postRecv(r, this.#me, this.#contextId, this.#members[source]!, tag);
     return new Promise((resolve, reject) => settle(r, resolve, reject, countOf));
   }
 }

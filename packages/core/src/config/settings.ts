@@ -102,12 +102,6 @@ export const SETTINGS: readonly SettingRow[] = [
     defaultValue: () => 10, level: 'tuning',
     doc: 'with --wait poll, where every process of the host has a core: poll turns of a blocking call that do not yield the core (sched_yield) before every later turn does; on a host with more processes than cores every turn yields',
   },
-  {
-    name: 'lean', env: 'TSMPI_LEAN', flag: null, kind: oneOf('off', 'send', 'on'),
-    // On since docs/adr/0020 section 8: the first 1,000 iterations and calls run about twice as fast, and the whole suite passes on it.
-    defaultValue: () => 'on', level: 'tuning',
-    doc: "send: Isend of a plain byte view (a Uint8Array or Buffer) on a predefined communicator to a rank of another process, eager and on a channel the calling thread hosts, skip the device's request bookkeeping and write the frame's header bytes straight into the channel's batch (the lean send of docs/adr/0020-lean-common-path.md). on: send, and in a process whose only MPI thread is the main thread (threadLevel single or funneled, progress inline, one endpoint) receives into a plain byte view from a rank of another process, and plain eager arrivals, match in per-context lanes instead of the shared queues; ANY_SOURCE, a probe, a synchronous, rendezvous or object-form message on the context move its lane into the shared queues in order, and the context stays on the general path. The collectives of a predefined communicator send and receive their messages on the same paths (docs/adr/0022-small-collectives-lean.md). Anything else takes the general path, as with off. on is the default; off keeps every message on the general path",
-  },
 
 
 
@@ -184,7 +178,6 @@ export type Settings = {
   readonly threadPollMs: number;
   readonly endpointReceive: 'auto' | 'engine' | 'thread';
   readonly waitSpinTurns: number;
-  readonly lean: 'off' | 'send' | 'on';
   readonly eagerLimit: number;
   readonly endpoints: number;
   readonly logLevel: 'silent' | 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace';

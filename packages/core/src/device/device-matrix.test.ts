@@ -1,5 +1,5 @@
 // The device at its edge: real Device objects on the loopback transport with simulated ranks
-// (loopback-job.test-util.ts), over the send paths (send-path.ts: hosted, the lean send, direct,
+// (loopback-job.test-util.ts), over the send paths (send-path.ts: hosted, the lean route, direct,
 // injected; and Protocol.local) x the protocols (eager, synchronous, rendezvous) x the matchers
 // (matcher.ts: the shared per-source queues, the receive lanes), then wildcard receives, probe,
 // mprobe, cancel and lane demotion on each matcher.
@@ -47,25 +47,24 @@ async function pair(path: Path, matcher: MatcherKind): Promise<Pair> {
   return { rx: job.main[0]!, rxEp: 0, tx: job.main[1]!, txEp: 1, txHost: job.main[1]! };
 }
 
-/** A receive as Pt2ptComm makes it: the lean receive where the device takes it (a specific source), else postRecv. */
+/** A receive as Pt2ptComm makes it on a bound communicator: recvBytes for a specific source (the device chooses the route), else postRecv. */
 function recvAs(d: Device, me: number, src: number, tag: number, bytes: number): DevRequest {
   const buf = new Uint8Array(bytes);
-  if (src !== ANY) {
-    const lean = d.leanRecv(CTX, src, tag, buf, 'Irecv');
-    if (lean !== null) return lean;
-  }
+  if (src !== ANY) return d.recvBytes(me, CTX, src, tag, buf, 0, 'Irecv');
   const r = new DevRequest(REQ_KIND.RECV, 'Irecv');
   r.buf = buf;
   d.postRecv(r, me, CTX, src, tag);
   return r;
 }
 
-/** A send on `path` (the lean send where it takes the message, as Pt2ptComm.Isend tries it first); `lean` says whether it did. */
+/** A send on `path` ('lean': sendBytes, as Pt2ptComm.Isend calls it on a bound communicator); `lean` says whether it took the lean route. */
 function sendAs(p: Pair, path: Path, tag: number, data: Uint8Array, sync: boolean): { r: DevRequest; lean: boolean } {
-  if (path === 'lean' && !sync && p.tx.leanSend(p.txEp, p.rxEp, CTX, tag, data)) {
-    const r = new DevRequest(REQ_KIND.SEND, 'Isend');
-    r.done = true;
-    return { r, lean: true };
+  if (path === 'lean' && !sync) {
+    const r = p.tx.sendBytes(p.txEp, p.rxEp, CTX, tag, data, 0, 'Isend');
+    if (r !== null) return { r, lean: false };
+    const sent = new DevRequest(REQ_KIND.SEND, 'Isend');
+    sent.done = true;
+    return { r: sent, lean: true };
   }
   return { r: send(p.tx, p.txEp, p.rxEp, tag, data, sync, 'Isend'), lean: false };
 }
@@ -205,7 +204,7 @@ for (const matcher of MATCHERS) {
       const job = await simulatedProcesses([{ lanes: matcher === 'lanes' }, {}]);
       const [rx, tx] = job.main as [Device, Device];
       const r = recvAs(rx, 0, 1, 2, 2);
-      tx.leanSend(1, 0, CTX, 2, Uint8Array.of(1, 2, 3)) || send(tx, 1, 0, 2, Uint8Array.of(1, 2, 3));
+      tx.sendBytes(1, 0, CTX, 2, Uint8Array.of(1, 2, 3), 0, 'Isend');
       await done(r);
       expect(r.error?.errorClass).toBe(ERR_TRUNCATE);
       expect([...r.buf!]).toEqual([1, 2]);
@@ -218,8 +217,8 @@ describe('lane demotion (receive lanes)', () => {
     const job = await simulatedProcesses([{ lanes: true }, {}, {}]);
     const [rx, t1, t2] = job.main as [Device, Device, Device];
     // Unexpected lean messages in the lane, and lean receives posted that they do not match.
-    expect(t1.leanSend(1, 0, CTX, 1, Uint8Array.of(11))).toBe(true);
-    expect(t2.leanSend(2, 0, CTX, 1, Uint8Array.of(21))).toBe(true);
+    expect(t1.sendBytes(1, 0, CTX, 1, Uint8Array.of(11), 0, 'Isend')).toBeNull();
+    expect(t2.sendBytes(2, 0, CTX, 1, Uint8Array.of(21), 0, 'Isend')).toBeNull();
     await until(() => rx.unexpectedQueued() === 2, 'both lean messages wait in the lane');
     const waiting = recvAs(rx, 0, 1, 5, 4);
     expect(rx.laneState(CTX)).toBe(LANE_STATE.LEAN);
@@ -234,10 +233,11 @@ describe('lane demotion (receive lanes)', () => {
     const fromTwo = await done(recvAs(rx, 0, 2, 1, 4));
     const fromOne = await done(recvAs(rx, 0, 1, 1, 4));
     expect([fromTwo.buf![0], fromOne.buf![0]]).toEqual([21, 11]);
-    // After demotion lean receives take the general path; lean sends still arrive (in the shared queues now).
-    expect(rx.leanRecv(CTX, 1, 1, new Uint8Array(1), 'Irecv')).toBeNull();
-    expect(t1.leanSend(1, 0, CTX, 3, Uint8Array.of(13))).toBe(true);
-    expect((await done(recvAs(rx, 0, 1, 3, 4))).buf![0]).toBe(13);
+    // After demotion byte-view receives take the general path (posted in the shared queues); lean sends still arrive there.
+    const after = recvAs(rx, 0, 1, 3, 4);
+    expect([rx.postedQueued(), rx.laneState(CTX)]).toEqual([1, LANE_STATE.GENERAL]);
+    expect(t1.sendBytes(1, 0, CTX, 3, Uint8Array.of(13), 0, 'Isend')).toBeNull();
+    expect((await done(after)).buf![0]).toBe(13);
     expect([rx.unexpectedQueued(), rx.postedQueued(), rx.heldOperations()]).toEqual([0, 0, 0]);
   });
 
@@ -245,8 +245,8 @@ describe('lane demotion (receive lanes)', () => {
     const job = await simulatedProcesses([{ lanes: true }, {}]);
     const [rx, tx] = job.main as [Device, Device];
     const lean = recvAs(rx, 0, 1, 9, 4);
-    tx.leanSend(1, 0, CTX, 2, Uint8Array.of(1));
-    tx.leanSend(1, 0, CTX, 9, Uint8Array.of(2));
+    tx.sendBytes(1, 0, CTX, 2, Uint8Array.of(1), 0, 'Isend');
+    tx.sendBytes(1, 0, CTX, 9, Uint8Array.of(2), 0, 'Isend');
     await done(lean);
     expect(rx.laneState(CTX)).toBe(LANE_STATE.LEAN);
     const any = await done(recvAs(rx, 0, ANY, ANY, 4));
@@ -254,14 +254,26 @@ describe('lane demotion (receive lanes)', () => {
     expect([lean.buf![0], any.tag, any.buf![0]]).toEqual([2, 2, 1]);
   });
 
-  it('a device without lanes takes no lean receive, and one that sends to its own process takes no lean send', async () => {
+  it('a device without lanes posts byte-view receives in the shared queues; a send to its own process or above the eager limit takes the general route', async () => {
     const job = await simulatedProcesses([{}, {}], { endpointsPerProcess: 2 });
-    const d = job.main[0]!;
-    expect(d.hasLanes).toBe(false);
-    expect(d.leanRecv(CTX, 2, 0, new Uint8Array(1), 'Irecv')).toBeNull();
-    expect(d.leanSend(0, 1, CTX, 0, Uint8Array.of(1))).toBe(false);
-    expect(d.leanSend(0, 2, CTX, 0, Uint8Array.of(1))).toBe(true);
-    // Above the eager limit the lean send declines too.
-    expect(d.leanSend(0, 2, CTX, 0, new Uint8Array(EAGER_LIMIT + 1))).toBe(false);
+    const [d, peer] = job.main as [Device, Device];
+    expect(d.laneState(CTX)).toBe(-1);
+    const posted = d.recvBytes(0, CTX, 2, 0, new Uint8Array(1), 0, 'Irecv');
+    expect([posted.done, d.postedQueued()]).toEqual([false, 1]);
+    expect(d.cancel(posted)).toBe(true);
+    // To its own process: Protocol.local, a request of the general send (eager: complete at once).
+    const local = d.sendBytes(0, 1, CTX, 0, Uint8Array.of(1), 0, 'Isend');
+    expect(local?.done).toBe(true);
+    const ownMessage = await done(recvAs(d, 1, 0, 0, 1));
+    expect(ownMessage.buf![0]).toBe(1);
+    expect(d.sendBytes(0, 2, CTX, 0, Uint8Array.of(1), 0, 'Isend')).toBeNull();
+    // Above the eager limit: a rendezvous of the general send, complete once its data has gone.
+    const big = message(EAGER_LIMIT + 1, 4);
+    const rndv = d.sendBytes(0, 2, CTX, 0, big, 0, 'Isend');
+    expect(rndv).not.toBeNull();
+    const first = await done(recvAs(peer, 2, 0, 0, 1));
+    const second = await done(recvAs(peer, 2, 0, 0, big.length));
+    await done(rndv!);
+    expect([first.buf![0], second.count, second.buf!.every((x, i) => x === big[i])]).toEqual([1, big.length, true]);
   });
 });

@@ -27,7 +27,7 @@ export interface DeviceOptions {
   /** how requests reference the objects they use (lifetime.ts) */
   readonly refcount: RefcountStrategy;
   /**
-   * Receive lanes (setting lean=on, docs/adr/0020-lean-common-path.md): only for the one MPI
+   * Receive lanes (docs/adr/0020-lean-common-path.md): only for the one MPI
    * thread of a process that hosts every channel, one endpoint, no other thread matching.
    */
   readonly lanes?: boolean;

@@ -126,7 +126,7 @@ export class DeviceWiring {
     }
     const p = this.#p;
     this.path = selectSendPath({
-      channels: o.channels, endpointsPerProcess: o.endpointsPerProcess, eagerLimit: o.eagerLimit, injectLimit: p.injectLimit,
+      channels: o.channels, endpointsPerProcess: o.endpointsPerProcess, process: o.process, eagerLimit: o.eagerLimit, injectLimit: p.injectLimit,
       hosted: this.#hosted, transport: this.transport, direct: this.#direct, bridge: p.bridge,
       leanSeesSharedFailure: !p.matcher.hasLanes, failedClass: () => p.shared.failedClass(),
       routes: this.routes !== null && this.routes.follows ? this.routes : null,

@@ -12,10 +12,10 @@
  *   device-wiring.ts  listen, start, close, the transports' upcalls, failure
  *   thread-bridge.ts  the rings between the threads of a process (injection, completion)
  *
- * What stays here is what the API calls: send and its lean form, receive and its lean form, probe,
- * cancel, poll, close. Messages between endpoints of one process never touch a transport
- * (Protocol.local). Nothing here logs or throws per message; the device is unit-tested over the
- * loopback transport with simulated ranks (device-matrix.test.ts, protocols.test.ts).
+ * What stays here is what the API calls: send, receive, probe, cancel, poll, close; a byte view's
+ * send and receive (sendBytes, recvBytes) take the lean route of docs/adr/0020 where it applies.
+ * Messages between endpoints of one process never touch a transport (Protocol.local). Nothing here
+ * logs or throws per message; unit tests: device-matrix.test.ts, protocols.test.ts (loopback).
  */
 import { FRAME_FLAG, FRAME_KIND, channelOf, newFrameHeader, type FrameHeader, type Transport } from '../transport/index.ts';
 import { setLockHolder } from '../shm/index.ts';
@@ -31,6 +31,7 @@ import { Protocol } from './protocol.ts';
 import { selectMatcher, type Matcher } from './matcher.ts';
 import { NOT_STARTED, type SendPath } from './send-path.ts';
 import { DeviceWiring } from './device-wiring.ts';
+import { NO_READER, type EndpointReader } from './endpoint-reader.ts';
 import { RmaTarget } from './rma-target.ts';
 import type { DeviceOptions, DirectRoute, ProbeInfo } from './device-options.ts';
 
@@ -48,10 +49,8 @@ export class Device {
   readonly #w: Int32Array;
   readonly #stat: Float64Array;
   readonly #hdr: FrameHeader = newFrameHeader();
-  readonly #rmaHdr: FrameHeader = newFrameHeader();
   readonly #J: number;
   readonly #channels: number;
-  readonly #eagerLimit: number;
   /** slots and completion of this thread's requests, and its hold of the event loop (completion.ts) */
   readonly #completion: Completion;
   /** the eager, synchronous and rendezvous protocols (protocol.ts) */
@@ -63,7 +62,11 @@ export class Device {
   /** the one send path (send-path.ts), chosen at start */
   #path: SendPath = NOT_STARTED;
   /** the windows this thread applies one-sided operations to (rma-target.ts), and its way to send them */
-  readonly rma: RmaTarget = new RmaTarget((proc, h, payload) => this.#path.out(proc, h, payload, 'progress'));
+  readonly rma: RmaTarget = new RmaTarget({
+    out: (proc, h, payload, call) => this.#path.out(proc, h, payload, call),
+    eagerMax: (src, dst) => this.#path.eagerMax(channelOf(src, dst, this.#J, this.#channels)),
+    processOf: (endpoint) => this.processOf(endpoint),
+  });
 
   constructor(opts: DeviceOptions, shared: SharedState) {
     this.opts = opts;
@@ -74,7 +77,6 @@ export class Device {
     this.lifetime = createLifetime(opts.refcount, shared.objects, shared.buffers.lifetime, opts.threadId);
     this.#J = opts.endpointsPerProcess;
     this.#channels = opts.channels;
-    this.#eagerLimit = opts.eagerLimit;
     const mt = shared.layout.multithreaded;
     this.#stat = shared.statsRow(opts.statsRow);
     // The shared spin locks this thread takes name it (shm/spin-lock.ts); its row, if recycled, has not
@@ -125,9 +127,8 @@ export class Device {
   }
 
   /**
-   * Gives the transport its peers, opens this thread's direct routes (each route's transport owns
-   * `channels`, `addresses[p]` is process p's host of them) and chooses the send path
-   * (DeviceWiring.start). Called once, before any send.
+   * Gives the transport its peers, opens this thread's direct routes (each owns `channels`;
+   * `addresses[p]` is process p's host of them), chooses the send path. Once, before any send.
    */
   start(addresses: readonly string[] | null, direct: readonly DirectRoute[] = []): void {
     this.#path = this.#wiring.start(addresses, direct);
@@ -148,55 +149,9 @@ export class Device {
     return this.#wiring.failure;
   }
 
-  // --- endpoint readers (reader-routes.ts, docs/adr/0019) -------------------------------
-
-  /** The endpoint this thread reads (readEndpoint), or -1. */
-  get readingEndpoint(): number {
-    return this.#wiring.routes?.readingEndpoint ?? -1;
-  }
-
-  /** This thread becomes the reader of local endpoint `endpoint` if it may (ReaderRoutes.readEndpoint); true when it reads it now. */
-  readEndpoint(endpoint: number): boolean {
-    return this.#wiring.routes?.readEndpoint(endpoint) ?? false;
-  }
-
-  /** Hands the endpoint this thread reads back (ReaderRoutes.handBack); nothing to do when it reads none. */
-  async handBack(why: string): Promise<void> {
-    await this.#wiring.routes?.handBack(why);
-  }
-
-  /** The thread is about to end (or the process finalizes): every route left (FINs), then the endpoint it reads handed back. */
-  async leaveAll(why: string): Promise<void> {
-    await this.#wiring.routes?.leaveAll(why);
-  }
-
-  /** This thread's routes to remote readers, for MPI.stats: connections that carry frames, and data frames sent on them. */
-  get readerRoutes(): { ready: number; framesSent: number } {
-    return this.#wiring.routes?.readerRoutes ?? { ready: 0, framesSent: 0 };
-  }
-
-  /**
-   * Sends a one-sided request frame (FRAME_KIND.RMA, rma-target.ts) from local endpoint `src` to
-   * remote endpoint `dst` on the channel's usual path; `call` names it in errors.
-   */
-  rmaSend(src: number, dst: number, ctx: number, tag: number, aux: number, aux2: number, payload: Uint8Array, call: string): void {
-    const h = this.#rmaHdr;
-    h.kind = FRAME_KIND.RMA;
-    h.flags = 0;
-    h.contextId = ctx;
-    h.srcEndpoint = src;
-    h.dstEndpoint = dst;
-    h.tag = tag;
-    h.seq = 0;
-    h.aux = aux;
-    h.aux2 = aux2;
-    h.payloadLength = payload.length;
-    this.#path.out(this.processOf(dst), h, payload, call);
-  }
-
-  /** The largest RMA frame payload between `src` and `dst` (the channel's eager maximum on this path). */
-  rmaMaxPayload(src: number, dst: number): number {
-    return this.#path.eagerMax(channelOf(src, dst, this.#J, this.#channels));
+  /** This thread's endpoint reader and its routes (reader-routes.ts, docs/adr/0019), or NO_READER in a process without a route table. */
+  get readers(): EndpointReader {
+    return this.#wiring.routes ?? NO_READER;
   }
 
   processOf(endpoint: number): number {
@@ -209,9 +164,13 @@ export class Device {
 
   // --- receiving (matcher.ts) ----------------------------------------------------------
 
-  /** Receive lanes (setting lean=on, docs/adr/0020-lean-common-path.md) exist on this device: Device.leanRecv may take receives. */
-  get hasLanes(): boolean {
-    return this.#matcher.hasLanes;
+  /**
+   * Whether a communicator's byte-view Isends and Irecvs come to sendBytes and recvBytes (asked once
+   * per thread at init, Pt2ptComm._bind): a predefined one (its contexts are never reused while a lane
+   * could hold their messages), on a device that takes no references to predefined objects (nor does the lean route).
+   */
+  binds(predefined: boolean): boolean {
+    return predefined && !this.lifetime.countsPredefined;
   }
 
   /**
@@ -223,17 +182,28 @@ export class Device {
   }
 
   /**
-   * The lean receive (setting lean=on, docs/adr/0020-lean-common-path.md): a receive into the plain
-   * byte view `buf` from an endpoint of another process, matched in its context's lane
-   * (LaneMatcher.leanRecv). Returns the request, or null, having done nothing, when it must take postRecv.
+   * A checked receive into byte view `buf` from a rank's endpoint, on a bound communicator (binds) or a
+   * predefined one's collective context: in its context's lane where the matcher takes it (the lean
+   * route, docs/adr/0020), else as postRecv. `comm`: the handle a user request references; 0: none.
    */
-  leanRecv(ctx: number, srcEndpoint: number, tag: number, buf: Uint8Array, call: string): DevRequest | null {
-    return this.#matcher.leanRecv(ctx, srcEndpoint, tag, buf, call);
+  recvBytes(endpoint: number, ctx: number, srcEndpoint: number, tag: number, buf: Uint8Array, comm: number, call: string): DevRequest {
+    const lr = this.#matcher.leanRecv(ctx, srcEndpoint, tag, buf, call);
+    if (lr !== null) return lr;
+    const r = new DevRequest(REQ_KIND.RECV, call);
+    r.buf = buf;
+    if (comm !== 0) this.lifetime.acquire(r, comm, 0, 0);
+    this.#matcher.postRecv(r, endpoint, ctx, srcEndpoint, tag);
+    return r;
   }
 
-  /** leanRecv for a receive of the collectives (LaneMatcher.leanRecvBytes, docs/adr/0022): the message lands in a fresh array (r.value). */
-  leanRecvBytes(ctx: number, srcEndpoint: number, tag: number, call: string): DevRequest | null {
-    return this.#matcher.leanRecvBytes(ctx, srcEndpoint, tag, call);
+  /** recvBytes whose message lands in a fresh array (r.value): a collective's receive (LaneMatcher.leanRecvBytes, docs/adr/0022). */
+  recvFresh(endpoint: number, ctx: number, srcEndpoint: number, tag: number, call: string): DevRequest {
+    const lr = this.#matcher.leanRecvBytes(ctx, srcEndpoint, tag, call);
+    if (lr !== null) return lr;
+    const r = new DevRequest(REQ_KIND.RECV, call);
+    r.objectMode = true; // a fresh Uint8Array of the message's length
+    this.#matcher.postRecv(r, endpoint, ctx, srcEndpoint, tag);
+    return r;
   }
 
   /** Non-destructive look at the first message a receive (ctx, src, tag) on `endpoint` would match. */
@@ -320,35 +290,31 @@ export class Device {
   // --- sending (send-path.ts) ----------------------------------------------------------
 
   /**
-   * The lean send (setting `lean`, docs/adr/0020-lean-common-path.md): an eager, non-synchronous
-   * buffer-form send of `data` to an endpoint of another process, on a channel this thread hosts,
-   * queued straight into the channel's batch and counted as sent, with no request slot, event-loop
-   * hold or header object: what `send` does for such a message, without its bookkeeping, which
-   * an eager send completes at once anyway. Returns false, having done nothing, for any other
-   * send (or a failed process, or a path that cannot: SendPath.queueEager): the caller then takes `send`.
+   * A checked standard send of byte view `data`, on a bound communicator (binds) or a predefined one's
+   * collective context. The lean route (docs/adr/0020) where it applies: an eager message to another
+   * process on a channel this thread hosts goes straight into the channel's batch, counted as sent,
+   * with no request, slot, loop hold or header (an eager send completes at once anyway): null. Else
+   * the general send's request, made here; `comm`: the handle a user request references; 0: none.
    */
-  leanSend(srcEndpoint: number, dstEndpoint: number, ctx: number, tag: number, data: Uint8Array): boolean {
-    const len = data.length;
-    const first = this.firstEndpoint;
-    const J = this.#J;
-    if (this.#wiring.failure !== null || len > this.#eagerLimit || (dstEndpoint >= first && dstEndpoint < first + J)) return false;
-    // channelOf's one-endpoint case inline (interface.ts): the common process has one endpoint.
-    const c = J === 1 ? (srcEndpoint + dstEndpoint) % this.#channels : channelOf(srcEndpoint, dstEndpoint, J, this.#channels);
-    if (!this.#path.queueEager((dstEndpoint / J) | 0, c, ctx, srcEndpoint, dstEndpoint, tag, data)) return false;
-    // Completion.countSent inline (one call less per message).
-    const st = this.#stat;
-    st[STAT.SENT]!++;
-    st[STAT.BYTES_SENT]! += len;
-    return true;
+  sendBytes(srcEndpoint: number, dstEndpoint: number, ctx: number, tag: number, data: Uint8Array, comm: number, call: string): DevRequest | null {
+    if (this.#wiring.failure === null && this.#path.queueEager(srcEndpoint, dstEndpoint, ctx, tag, data)) {
+      // Completion.countSent inline (one call less per message).
+      const st = this.#stat;
+      st[STAT.SENT]!++;
+      st[STAT.BYTES_SENT]! += data.length;
+      return null;
+    }
+    const r = new DevRequest(REQ_KIND.SEND, call);
+    if (comm !== 0) this.lifetime.acquire(r, comm, 0, 0);
+    this.send(r, srcEndpoint, dstEndpoint, ctx, tag, data, false, false);
+    return r;
   }
 
   /**
-   * Sends `data` from endpoint srcEndpoint to dstEndpoint. `objectForm`: data is
-   * msgpack. `sync`: completes only once matched. The caller must not modify
-   * `data` until r completes. In a process whose device has failed (a peer lost:
-   * the job is ending) nothing goes out: r completes with the failure.
-   * MPI.stats counts a send once it completes without error (Completion.countSent): at once
-   * when eager, once matched (sync) or its data has left (rendezvous).
+   * Sends `data` from endpoint srcEndpoint to dstEndpoint (`objectForm`: msgpack; `sync`: completes
+   * once matched); `data` must not change until r completes. A failed device (a peer lost) sends
+   * nothing: r completes with the failure. MPI.stats counts a send once it completes without error
+   * (Completion.countSent): at once when eager, once matched (sync) or its data has left (rendezvous).
    */
   send(r: DevRequest, srcEndpoint: number, dstEndpoint: number, ctx: number, tag: number, data: Uint8Array, objectForm: boolean, sync: boolean): void {
     const len = data.length;
@@ -370,7 +336,7 @@ export class Device {
     h.tag = tag;
     h.seq = 0;
     h.aux2 = 0;
-    const proc = this.processOf(dstEndpoint);
+    const proc = (dstEndpoint / this.#J) | 0;
     const c = channelOf(srcEndpoint, dstEndpoint, this.#J, this.#channels);
     const path = this.#path;
     // Only a frame that goes through an injection ring is bounded by it; hosted channels and direct routes are not.

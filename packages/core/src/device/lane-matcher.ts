@@ -1,5 +1,5 @@
 /**
- * The receive lanes' matcher (setting lean=on, docs/adr/0020-lean-common-path.md sections 3-5): the
+ * The receive lanes' matcher (docs/adr/0020-lean-common-path.md sections 3-5): the
  * lean path's receive side. In a process whose only MPI thread is the main thread (threadLevel
  * single or funneled, inline progress, one endpoint) a receive into a plain byte view from another
  * process, and a plain EAGER arrival, match in the context's lane (receive-lanes.ts) with no

@@ -36,7 +36,7 @@ export async function simulatedJob(ranks: number, requestSlots = 1024): Promise<
 
 /** One simulated process of simulatedProcesses. */
 export interface SimulatedProcess {
-  /** receive lanes on its main device (setting lean=on; only a single-threaded process with one endpoint gets them) */
+  /** receive lanes on its main device (DeviceOptions.lanes: only a single-threaded process with inline progress and one endpoint gets them) */
   readonly lanes?: boolean;
   /** a user thread's device besides the main one (the process is multithreaded): how it sends */
   readonly user?: 'direct' | 'injected';

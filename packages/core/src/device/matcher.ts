@@ -5,7 +5,7 @@
  *   QueueMatcher  the shared per-source queues of the paper (match-queues.ts, one block per
  *                 endpoint, any thread of the process may match there) through the protocols
  *                 (protocol.ts); every device that has no receive lanes
- *   LaneMatcher   the receive lanes (lane-matcher.ts, setting lean=on, docs/adr/0020): the one MPI
+ *   LaneMatcher   the receive lanes (lane-matcher.ts, docs/adr/0020): the one MPI
  *                 thread of a process with one endpoint, hosting every channel; a context leaves
  *                 its lane for the QueueMatcher for good when the general path touches it
  *
@@ -24,7 +24,7 @@ import type { Protocol } from './protocol.ts';
 import { LaneMatcher, type LaneHost } from './lane-matcher.ts';
 
 export interface Matcher {
-  /** Receive lanes exist here: leanRecv may take receives. */
+  /** Receive lanes exist here: leanRecv may take receives (the send path's lean route then sees failures through this device alone). */
   readonly hasLanes: boolean;
   /** The transport's typed eager hook (TransportHandlers.onEager) where this matcher takes plain EAGER frames so, else undefined. */
   readonly onEager: EagerArrived | undefined;
@@ -32,7 +32,7 @@ export interface Matcher {
   arriveFrame(srcProcess: number, h: FrameHeader, payload: Uint8Array): void;
   /** A general receive (r.buf or r.objectMode set) on local `endpoint` for (ctx, src|ANY, tag|ANY). */
   postRecv(r: DevRequest, endpoint: number, ctx: number, srcEndpoint: number, tag: number): void;
-  /** The lean receive into `buf`: the request, or null (having done nothing) where it must take postRecv. */
+  /** The lean receive into `buf` (Device.recvBytes): the request, or null (having done nothing) where it must take postRecv. */
   leanRecv(ctx: number, srcEndpoint: number, tag: number, buf: Uint8Array, call: string): DevRequest | null;
   /** leanRecv whose message lands in a fresh array (r.value): the collectives' receive. */
   leanRecvBytes(ctx: number, srcEndpoint: number, tag: number, call: string): DevRequest | null;
@@ -52,7 +52,7 @@ export interface Matcher {
 
 /** What a matcher is chosen from. */
 export interface MatcherLayout {
-  /** setting lean=on where this thread is the process's one MPI thread (DeviceOptions.lanes) */
+  /** this thread is the process's one MPI thread, with inline progress (DeviceOptions.lanes) */
   readonly lanes: boolean;
   readonly multithreaded: boolean;
   readonly endpointsPerProcess: number;

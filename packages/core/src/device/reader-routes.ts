@@ -24,6 +24,7 @@ import { EMPTY } from './completion.ts';
 import { ROUTE_STATE, routeEpoch, routeState, routeUsers } from './route-table.ts';
 import { RouteIntakes, isRouteTagged, routeTag, tagEpoch, tagThread } from './route-intake.ts';
 import { PATH_READER, RouteSender, type SendStep } from './route-sender.ts';
+import type { EndpointReader } from './endpoint-reader.ts';
 
 /** What the reader routes use of the device's options. */
 export interface RouteOptions {
@@ -110,7 +111,7 @@ interface ReaderPath {
  */
 export const ROUTE_CONTROL = { OPEN: 1, CLOSE: 2, CLOSED: 3, MARK: 4 } as const;
 
-export class ReaderRoutes {
+export class ReaderRoutes implements EndpointReader {
   readonly #host: RouteHost;
   readonly #opts: RouteOptions;
   readonly #shared: SharedState;

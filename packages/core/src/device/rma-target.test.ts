@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { FRAME_KIND, newFrameHeader, type FrameHeader } from '../transport/index.ts';
 import { ACC_OP, ELEM } from './rma-accumulate.ts';
-import { RMA_CODE, RMA_CONTROL, RMA_LOCK_TYPE, RMA_REGION_SPAN, RMA_STATUS, RmaTarget, type RmaWindowRecord } from './rma-target.ts';
+import { RMA_CODE, RMA_CONTROL, RMA_LOCK_TYPE, RMA_REGION_SPAN, RMA_STATUS, RmaTarget, type RmaOut, type RmaWindowRecord } from './rma-target.ts';
 
 const CTX = 40;
 
@@ -27,9 +27,14 @@ function payload(disp: number, data: ArrayBufferView = new Uint8Array(0)): Uint8
   return p;
 }
 
+/** A send path that records what the target answers; one process of one endpoint. */
+function port(record: (h: FrameHeader, p: Uint8Array | null) => void): RmaOut {
+  return { out: (_proc, h, p) => void record(h, p), eagerMax: () => 1 << 16, processOf: (e) => e };
+}
+
 function setup(bytes = 64): { target: RmaTarget; win: RmaWindowRecord; sent: { h: FrameHeader; payload: Uint8Array | null }[] } {
   const sent: { h: FrameHeader; payload: Uint8Array | null }[] = [];
-  const target = new RmaTarget((_proc, h, p) => sent.push({ h: { ...h }, payload: p === null ? null : p.slice() }));
+  const target = new RmaTarget(port((h, p) => sent.push({ h: { ...h }, payload: p === null ? null : p.slice() })));
   const win: RmaWindowRecord = { contextId: CTX, memory: new Uint8Array(new SharedArrayBuffer(bytes)), control: new Int32Array(new SharedArrayBuffer(4 * RMA_CONTROL.WORDS)) };
   target.register(win);
   return { target, win, sent };
@@ -103,7 +108,7 @@ describe('RmaTarget', () => {
 
   it('holds a dynamic window\'s frames, in order, until the attach counted in shared memory has reached it', () => {
     const sent: Uint8Array[] = [];
-    const target = new RmaTarget((_p, _h, p) => sent.push(p!.slice()));
+    const target = new RmaTarget(port((_h, p) => sent.push(p!.slice())));
     const control = new Int32Array(new SharedArrayBuffer(4 * RMA_CONTROL.WORDS));
     target.register({ contextId: CTX, memory: new Uint8Array(0), control, regions: new Map() });
     const region = new Uint8Array(new SharedArrayBuffer(8));

@@ -77,18 +77,50 @@ interface DynamicState {
   held: { srcProcess: number; h: FrameHeader; payload: Uint8Array }[];
 }
 
-/** How the target answers: the device's send path (SendPath.out). */
-export type RmaOut = (proc: number, h: FrameHeader, payload: Uint8Array | null) => void;
+/** What one-sided frames travel on: the device's send path (SendPath.out) and its layout. */
+export interface RmaOut {
+  /** Sends frame `h` to process `proc` on the channel's usual path; `call` names it in errors. */
+  out(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string): void;
+  /** The largest eager payload between endpoints `src` and `dst` on this path. */
+  eagerMax(src: number, dst: number): number;
+  /** The process that hosts `endpoint`. */
+  processOf(endpoint: number): number;
+}
 
 export class RmaTarget {
   readonly #windows = new Map<number, RmaWindowRecord>();
   readonly #dynamic = new Map<number, DynamicState>();
   readonly #out: RmaOut;
   readonly #reply: FrameHeader = newFrameHeader();
+  readonly #request: FrameHeader = newFrameHeader();
   readonly #status = new Uint8Array(1);
 
   constructor(out: RmaOut) {
     this.#out = out;
+  }
+
+  /**
+   * The origin's side: sends a one-sided request frame (FRAME_KIND.RMA) from local endpoint `src`
+   * to remote endpoint `dst`; `call` names it in errors.
+   */
+  send(src: number, dst: number, ctx: number, tag: number, aux: number, aux2: number, payload: Uint8Array, call: string): void {
+    const h = this.#request;
+    h.kind = FRAME_KIND.RMA;
+    h.flags = 0;
+    h.contextId = ctx;
+    h.srcEndpoint = src;
+    h.dstEndpoint = dst;
+    h.tag = tag;
+    h.seq = 0;
+    h.aux = aux;
+    h.aux2 = aux2;
+    h.payloadLength = payload.length;
+    this.#out.out(this.#out.processOf(dst), h, payload, call);
+  }
+
+  /** The largest RMA frame payload between `src` and `dst` (the channel's eager maximum on this path). */
+  maxPayload(src: number, dst: number): number {
+    return this.#out.eagerMax(src, dst);
   }
 
   /** Serves window `w` on this thread from now on (Win creation, before its closing barrier). */
@@ -147,7 +179,7 @@ export class RmaTarget {
     r.aux2 = 0;
     r.payloadLength = answer.length;
     // The transport may keep the payload until its flush: answers that alias shared scratch are copied.
-    this.#out(srcProcess, r, answer === this.#status ? answer.slice() : answer);
+    this.#out.out(srcProcess, r, answer === this.#status ? answer.slice() : answer, 'progress');
     // (NOTHING is never written to.)
   }
 

@@ -5,7 +5,7 @@
  * interface is monomorphic:
  *
  *   HostedPath    the thread runs the channels' transport (inline progress's main thread, a
- *                 channel engine): frames go on it; only this path takes the lean send (queueEager)
+ *                 channel engine): frames go on it; only this path takes the lean route (queueEager)
  *   DirectPath    a user thread that hosts nothing sends on connections of its own to the peers'
  *                 hosts of each channel (docs/adr/0015)
  *   InjectedPath  a user thread with neither: each frame goes through its channel's injection
@@ -34,16 +34,19 @@ export interface SendPath {
   /** This thread answers channel `c`'s RNDV_CTS itself (it hosts it): a rendezvous sends from the user's buffer. */
   hosts(c: number): boolean;
   /**
-   * The lean send (docs/adr/0020): queues a plain EAGER frame straight into the batch of channel
-   * `c`. False, having done nothing, where this path cannot (the caller takes the general send).
+   * The lean route of a send (docs/adr/0020, Device.sendBytes): where it applies (an eager message to
+   * another process on a channel this thread hosts) queues a plain EAGER frame straight into the
+   * channel's batch. False, having done nothing, elsewhere: the caller takes the general send.
    */
-  queueEager(dstProcess: number, c: number, ctx: number, src: number, dst: number, tag: number, data: Uint8Array): boolean;
+  queueEager(src: number, dst: number, ctx: number, tag: number, data: Uint8Array): boolean;
 }
 
 /** What a path is chosen from: the device's layout once its transports exist (Device.start). */
 export interface PathLayout {
   readonly channels: number;
   readonly endpointsPerProcess: number;
+  /** this thread's process: a message to one of its endpoints takes no path (Protocol.local) */
+  readonly process: number;
   readonly eagerLimit: number;
   /** the largest eager message an injection ring takes (ThreadBridge.maxInjectBytes, bounded by eagerLimit) */
   readonly injectLimit: number;
@@ -79,6 +82,7 @@ export class HostedPath implements SendPath {
   readonly #injectLimit: number;
   readonly #channels: number;
   readonly #J: number;
+  readonly #process: number;
   readonly #seesShared: boolean;
   readonly #failedClass: () => number;
   readonly #queueEager: boolean;
@@ -91,6 +95,7 @@ export class HostedPath implements SendPath {
     this.#injectLimit = l.injectLimit;
     this.#channels = l.channels;
     this.#J = l.endpointsPerProcess;
+    this.#process = l.process;
     this.#seesShared = l.leanSeesSharedFailure;
     this.#failedClass = l.failedClass;
     this.#queueEager = l.transport!.queueEager !== undefined;
@@ -114,10 +119,15 @@ export class HostedPath implements SendPath {
     return this.#hosted[c] === true;
   }
 
-  queueEager(dstProcess: number, c: number, ctx: number, src: number, dst: number, tag: number, data: Uint8Array): boolean {
+  queueEager(src: number, dst: number, ctx: number, tag: number, data: Uint8Array): boolean {
+    const J = this.#J;
+    const proc = (dst / J) | 0;
+    if (data.length > this.#eagerLimit || proc === this.#process || !this.#queueEager) return false;
+    // channelOf's one-endpoint case inline (interface.ts): the common process has one endpoint.
+    const c = J === 1 ? (src + dst) % this.#channels : channelOf(src, dst, J, this.#channels);
     // With receive lanes only this device marks the process failed (its own failure, which the caller checked).
-    if (!this.#hosted[c] || !this.#queueEager || (this.#seesShared && this.#failedClass() !== 0)) return false;
-    return this.#t.queueEager!(dstProcess, c, ctx, src, dst, tag, data);
+    if (!this.#hosted[c] || (this.#seesShared && this.#failedClass() !== 0)) return false;
+    return this.#t.queueEager!(proc, c, ctx, src, dst, tag, data);
   }
 }
 

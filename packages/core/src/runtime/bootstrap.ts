@@ -34,7 +34,7 @@ import type { ThreadLevel } from './thread-level.ts';
 import { BlockedCalls, BLOCKED_SLOT_WORDS, INIT_CALL } from './blocked.ts';
 import { pollPolicy } from './poll-policy.ts';
 import { WaitPoll, type WaitPollOptions } from './wait-poll.ts';
-import { runtime, setRuntime, ThreadRuntime } from './thread-runtime.ts';
+import { setRuntime, ThreadRuntime } from './thread-runtime.ts';
 import type { WorkerBoot } from './worker-boot.ts';
 
 /** What the API layer makes, binds and answers around a thread's runtime (api/lifecycle.ts supplies it). */
@@ -45,8 +45,8 @@ export interface ApiParts {
   attachPredefined(boot: WorkerBoot, processes: number, endpointsPerProcess: number, firstEndpoint: number): void;
   /** Frees a communicator's record when the object table destroys its handle. */
   destroyComm(handle: number): void;
-  /** Binds the predefined communicators' lean path to this thread's runtime (null: unbinds). */
-  bindLean(rt: ThreadRuntime | null): void;
+  /** Binds the predefined communicators to this thread's device (Pt2ptComm._bind; null: unbinds). */
+  bindPredefined(rt: ThreadRuntime | null): void;
   /** Revives the MPI objects an MPI.Worker's workerData carries. */
   reviveWorkerData(): void;
   /** A barrier over COMM_WORLD. */
@@ -133,7 +133,7 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
       hosted: useEngines ? [] : allChannels,
       statsRow: 0,
       // Receive lanes only where this thread is the process's one MPI thread and hosts every channel (docs/adr/0020).
-      lanes: settings.lean === 'on' && !multithreaded && progress === 'inline',
+      lanes: !multithreaded && progress === 'inline',
       ...(readerSocketName === null ? {} : { readerSocketName }),
     },
     shared,
@@ -174,12 +174,13 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
   }
   const { predefined, predefinedObjects } = api.createPredefined(shared.objects, size, settings.endpoints, device.firstEndpoint);
   shared.objects.onDestroy = api.destroyComm;
-  setRuntime(new ThreadRuntime({
+  const rt = new ThreadRuntime({
     device, settings, job, pmi, log, threadLevel: level, progress, endpoint: device.firstEndpoint,
     contextIds: Array.from({ length: settings.endpoints }, () => ContextIdState.create()),
     predefined, predefinedObjects, directRoutes, engines, waitPoll, blocked,
-  }));
-  api.bindLean(runtime('init'));
+  });
+  setRuntime(rt);
+  api.bindPredefined(rt);
   if (settings.traceEvents > 0 && pmi !== null) {
     traceOffsetMs = await pmi.measureClockOffset(CLOCK_PINGS);
     await api.startTrace(settings.traceEvents);
@@ -307,17 +308,18 @@ export async function startWorkerThread(boot: WorkerBoot, api: ApiParts): Promis
   // Leaving when the thread's event loop empties (the worker is about to end): its routes to remote
   // readers end with a FIN each, and the endpoint it reads is handed back (both keep the loop alive
   // until done; the next beforeExit finds nothing to do).
-  if (readerSocketName !== null) process.on('beforeExit', () => void device.leaveAll('the thread is ending'));
+  if (readerSocketName !== null) process.on('beforeExit', () => void device.readers.leaveAll('the thread is ending'));
   const policy = pollPolicy({ localSize: boot.job?.localSize ?? 1, cores: os.availableParallelism(), spinTurns: settings.waitSpinTurns });
   waitPoll.configure({ ...waitPollOptions(settings, size, log, device, false), spinTurns: policy.spinTurns });
   api.attachPredefined(boot, size, settings.endpoints, device.firstEndpoint);
   shared.objects.onDestroy = api.destroyComm;
-  setRuntime(new ThreadRuntime({
+  const rt = new ThreadRuntime({
     device, settings, job: boot.job, pmi: null, log, threadLevel: boot.threadLevel, progress: boot.progress, endpoint: boot.endpoint,
     contextIds: boot.contextIds.map((b) => ContextIdState.attach(b)),
     predefined: boot.predefined, predefinedObjects: boot.predefinedObjects, directRoutes: boot.direct, engines: null, waitPoll, blocked,
-  }));
-  api.bindLean(runtime('init'));
+  });
+  setRuntime(rt);
+  api.bindPredefined(rt);
   api.reviveWorkerData();
   blocked.leave();
   return boot.threadLevel;
@@ -339,7 +341,7 @@ export async function finishProcess(rt: ThreadRuntime, api: ApiParts): Promise<v
   const totals = api.messageTotals(rt);
   await rt.device.close();
   if (rt.engines !== null) await rt.engines.close();
-  api.bindLean(null);
+  api.bindPredefined(null);
   setRuntime(null);
   if (rt.pmi !== null) {
     if (trace !== null) {

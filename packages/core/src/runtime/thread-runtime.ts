@@ -56,9 +56,6 @@ export class ThreadRuntime {
   constructor(parts: ThreadRuntimeParts) {
     Object.assign(this, parts);
   }
-
-  /** Nothing to check: a ThreadRuntime exists only while MPI is active (runtime() threw otherwise). */
-  checkActive(_call: string): void {}
 }
 
 /** This thread's slot (see the header): its ThreadRuntime between init and finalize. */

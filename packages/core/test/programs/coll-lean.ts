@@ -1,12 +1,13 @@
 // Many small allreduces of every predefined op (and a non-commutative user op) on COMM_WORLD,
-// whose collective context the lean path of setting lean serves (docs/adr/0022-small-collectives-lean.md):
+// whose collective context the lean path serves (docs/adr/0022-small-collectives-lean.md):
 // results against a sequential computation, with the ranks out of step (one rank computes
 // between calls, so its peers' messages wait in the lanes as unexpected ones), overlapping
 // nonblocking allreduces, messages of two collectives matched out of their order on the wire
 // (by tag), other collectives (barrier, bcast, object allreduce) on the same
 // context, and a rendezvous-sized allreduce that moves the context to the general path
 // (demotion) in the middle, after which the small ones must stay right.
-// Args: [lean] the setting the job runs with (on, send or off), to check the lane state.
+// Args: [progress] the job's --progress (inline: the lean send and receive lanes; threads: neither,
+// the general path), to check the lane state.
 import * as MPI from '@tsmpi/core';
 import { runtime } from '../../src/runtime/index.ts';
 import { CTX_COLL } from '../../src/api/pt2pt-comm.ts';
@@ -16,7 +17,7 @@ import { affineOf, affineOp, affineSeq } from './affine-op.ts';
 await MPI.init();
 const world = MPI.COMM_WORLD;
 const { rank, size } = world;
-const lean = process.argv[2] ?? 'off';
+const lanes = (process.argv[2] ?? 'inline') === 'inline';
 /** receive-lanes.ts LANE_STATE */
 const LANE_LEAN = 1;
 const LANE_GENERAL = 2;
@@ -110,8 +111,8 @@ for (let i = 0; i < 2; i++) {
 
 await smallRounds('first');
 // lean=on: every receive of the collective context so far was lean, so the context is LEAN.
-if (lean === 'on' && size > 1) equal(collState(), LANE_LEAN, 'the collective context is lean after the small allreduces');
-if (lean === 'off') equal(collState(), -1, 'no lanes with lean=off');
+if (lanes && size > 1) equal(collState(), LANE_LEAN, 'the collective context is lean after the small allreduces');
+if (!lanes) equal(collState(), -1, 'no lanes outside inline progress');
 // Checked before this barrier: no peer can send the large allreduce's first frames until this rank has entered it.
 await world.barrier();
 
@@ -121,7 +122,7 @@ const big = new Float64Array(n).fill(rank + 1);
 const bigOut = new Float64Array(n);
 await world.Allreduce(big, bigOut, MPI.SUM);
 check(bigOut.every((x) => x === (size * (size + 1)) / 2), 'the large Allreduce sums every rank');
-if (lean === 'on' && size > 1) equal(collState(), LANE_GENERAL, 'the collective context is general after a rendezvous');
+if (lanes && size > 1) equal(collState(), LANE_GENERAL, 'the collective context is general after a rendezvous');
 
 await smallRounds('after demotion');
 await MPI.finalize();

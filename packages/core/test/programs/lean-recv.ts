@@ -1,4 +1,4 @@
-// The receive lanes of setting lean=on (docs/adr/0020-lean-common-path.md, step 1), with one
+// The receive lanes (docs/adr/0020-lean-common-path.md, step 1), with one
 // demotion trigger per job (argv[2]): the sender runs ahead (all of phase 1 is sent before the
 // receiver posts anything), so the receiver's lane holds unexpected messages and a posted receive
 // when the trigger moves them into the shared queues; after it every message must still arrive in
@@ -6,7 +6,7 @@
 // Receiver-side triggers: anysource, iprobe, probe, mprobe, improbe, general (a Float64Array
 // receive from the sender); sender-side (a frame the lane cannot take arriving): ssend, rndv, object.
 // Before the trigger, while the context is lean: ANY_TAG, truncation and cancel of a lean receive.
-// Run with 2 processes and TSMPI_LEAN=on or off (the same program passes both ways).
+// Run with 2 processes, --progress inline (lanes) or threads (no lanes: the same program passes on the general path).
 import * as MPI from '@tsmpi/core';
 import { runtime } from '../../src/runtime/index.ts';
 import { check, equal, throwsMPI } from './check.ts';
@@ -21,7 +21,8 @@ const world = MPI.COMM_WORLD;
 /** Handshakes travel on another context, on the same connection as world's messages (so they come after them). */
 const ctl = await world.dup();
 const { rank } = world;
-const lean = runtime('lean-recv').settings.lean === 'on';
+/** Receive lanes exist in inline progress (this program is single-threaded, one endpoint per process: DeviceOptions.lanes). */
+const lean = runtime('lean-recv').progress === 'inline';
 /** Lane state of world's point-to-point context (-1: no lanes in this process). */
 const laneState = (): number => runtime('lean-recv').device.laneState(world.contextId);
 const LANE_LEAN = 1;
@@ -86,7 +87,7 @@ if (rank === 0) {
   const b30 = new Uint8Array(1);
   const posted = world.Irecv(b30, 0, 3);
   if (lean) equal(laneState(), LANE_LEAN, 'world is lean before the trigger');
-  else equal(laneState(), -1, 'no lanes with lean=off');
+  else equal(laneState(), -1, 'no lanes outside inline progress');
   /** The tag-1 messages still to come, in order: values (or an object). */
   const expected: unknown[] = [];
   for (let i = 2; i < FIRST; i++) expected.push(i);

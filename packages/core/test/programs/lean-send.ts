@@ -1,8 +1,9 @@
-// The lean send (setting lean, docs/adr/0020-lean-common-path.md) interleaved with every kind of
+// The lean send (docs/adr/0020-lean-common-path.md) interleaved with every kind of
 // send that takes the general path, to the same rank with the same tag: MPI's order must hold
 // across the two paths, probes see lean messages, MPI.stats counts them, bad arguments still
 // raise the general path's MPIError, and a send to this rank itself still arrives. Run with 2
-// processes, with TSMPI_LEAN=send and with off (the same program must pass both ways).
+// processes, in inline progress (the lean route) and threads progress (a user thread's direct
+// route: every send takes the general path); the same program must pass both ways.
 import * as MPI from '@tsmpi/core';
 import { check, equal, throwsMPI } from './check.ts';
 
