@@ -295,7 +295,8 @@ export class Pt2ptComm {
 
   // --- buffer form ---------------------------------------------------------
 
-  #startSendBuf(buf: BufSpec, dest: number, tag: number, sync: boolean, call: string): Request<void> {
+  /** @internal A standard (or synchronous) send of a buffer, checked, its errors naming `call` (the send modes of pt2pt-modes.ts start theirs here too). */
+  _startSendBuf(buf: BufSpec, dest: number, tag: number, sync: boolean, call: string): Request<void> {
     const me = this._me(call);
     const dst = this._dest(dest, call);
     this._sendTag(tag, call);
@@ -311,15 +312,15 @@ export class Pt2ptComm {
   }
 
   Send(buf: BufSpec, dest: number, tag = 0): Promise<void> {
-    return blocking(this.#startSendBuf(buf, dest, tag, false, 'Send'), 'Send', this, dest, tag);
+    return blocking(this._startSendBuf(buf, dest, tag, false, 'Send'), 'Send', this, dest, tag);
   }
   Ssend(buf: BufSpec, dest: number, tag = 0): Promise<void> {
-    return blocking(this.#startSendBuf(buf, dest, tag, true, 'Ssend'), 'Ssend', this, dest, tag);
+    return blocking(this._startSendBuf(buf, dest, tag, true, 'Ssend'), 'Ssend', this, dest, tag);
   }
   Isend(buf: BufSpec, dest: number, tag = 0): Request<void> {
-    // A plain byte view to a rank on a bound communicator, every check of #startSendBuf made inline:
+    // A plain byte view to a rank on a bound communicator, every check of _startSendBuf made inline:
     // the device's send of a byte view (Device.sendBytes chooses the route; null: it left by the lean
-    // route, complete). Anything else, and any bad argument (for its MPIError), takes #startSendBuf.
+    // route, complete). Anything else, and any bad argument (for its MPIError), takes _startSendBuf.
     const dev = this._dev;
     if (dev !== null && buf instanceof Uint8Array && !this._freed && Number.isInteger(tag) && tag >= 0 && tag <= TAG_UB &&
       Number.isInteger(dest) && dest >= 0 && dest < this._endpoints.length && buf.length <= MAX_MESSAGE_BYTES) {
@@ -331,10 +332,10 @@ export class Pt2ptComm {
         return r === null ? Request._leanSent(this) : new Request<void>(r, this, 'Isend');
       }
     }
-    return this.#startSendBuf(buf, dest, tag, false, 'Isend');
+    return this._startSendBuf(buf, dest, tag, false, 'Isend');
   }
   Issend(buf: BufSpec, dest: number, tag = 0): Request<void> {
-    return this.#startSendBuf(buf, dest, tag, true, 'Issend');
+    return this._startSendBuf(buf, dest, tag, true, 'Issend');
   }
   /** Receives into buf. @throws MPIError(ERR_TRUNCATE) if the message is longer than buf. */
   async Recv(buf: BufSpec, source: number = ANY_SOURCE, tag: number = ANY_TAG): Promise<Status> {
@@ -355,7 +356,7 @@ export class Pt2ptComm {
   }
   async Sendrecv(sendbuf: BufSpec, dest: number, sendtag: number, recvbuf: BufSpec, source: number, recvtag: number): Promise<Status> {
     const rreq = this.#startRecv(source, recvtag, false, recvbuf, 'Sendrecv');
-    const sreq = this.#startSendBuf(sendbuf, dest, sendtag, false, 'Sendrecv');
+    const sreq = this._startSendBuf(sendbuf, dest, sendtag, false, 'Sendrecv');
     await blocking(sreq, 'Sendrecv', this, dest, sendtag);
     await blocking(rreq, 'Sendrecv', this, source, recvtag);
     return rreq.status!;

@@ -116,11 +116,11 @@ export class Pt2ptModesComm extends Pt2ptComm {
 
   /** Ready send (MPI_Rsend): MPI lets it be a standard send, and in tsmpi it is one. */
   Rsend(buf: BufSpec, dest: number, tag = 0): Promise<void> {
-    return blocking(this.#startSend(buf, dest, tag, false, 'Rsend'), 'Rsend', this, dest, tag);
+    return blocking(this._startSendBuf(buf, dest, tag, false, 'Rsend'), 'Rsend', this, dest, tag);
   }
   /** Nonblocking ready send (MPI_Irsend): a standard Isend. */
   Irsend(buf: BufSpec, dest: number, tag = 0): Request<void> {
-    return this.#startSend(buf, dest, tag, false, 'Irsend');
+    return this._startSendBuf(buf, dest, tag, false, 'Irsend');
   }
   /** Persistent ready send (MPI_Rsend_init): SendInit under another name. */
   RsendInit(buf: BufSpec, dest: number, tag = 0): Request<void> {
@@ -130,22 +130,6 @@ export class Pt2ptModesComm extends Pt2ptComm {
   /** Persistent synchronous send (MPI_Ssend_init): each start() completes once the receiver has matched the message. */
   SsendInit(buf: BufSpec, dest: number, tag = 0): Request<void> {
     return this.#persistentSend(buf, dest, tag, 'SsendInit', 'synchronous');
-  }
-
-  /** A standard (or synchronous) send of a buffer, checked, with its errors naming `call`. */
-  #startSend(buf: BufSpec, dest: number, tag: number, sync: boolean, call: string): Request<void> {
-    const me = this._me(call);
-    const dst = this._dest(dest, call);
-    this._sendTag(tag, call);
-    const bytes = bytesOfBuf(buf, call, 'buf');
-    const r = new DevRequest(REQ_KIND.SEND, call);
-    if (dst === PROC_NULL) return Request._completed(r, this, call);
-    const req = new Request<void>(r, this, call);
-    const dev = runtime(call).device;
-    const lt = dev.lifetime;
-    lt.acquire(r, this._handle, lt.countsPredefined || Array.isArray(buf) ? typeHandleOf(buf, lt.countsPredefined) : 0, 0);
-    dev.send(r, me, dst, this._sendCtx, tag, bytes, false, sync);
-    return req;
   }
 
   /** The persistent sends of this file (SendInit's shape: the request holds its communicator and datatype until free()). */
@@ -248,7 +232,7 @@ export class Pt2ptModesComm extends Pt2ptComm {
       lt.acquire(r, this._handle, lt.countsPredefined || Array.isArray(recvbuf) ? typeHandleOf(recvbuf, lt.countsPredefined) : 0, 0);
       dev.postRecv(r, me, this._ctx, src, recvtag);
     }
-    const sreq = this.#startSend(bytes, dest, sendtag, false, call);
+    const sreq = this._startSendBuf(bytes, dest, sendtag, false, call);
     return joinPair(rreq, sreq, this, call);
   }
 }
