@@ -21,7 +21,7 @@
  * route) is the device's send path (ProtocolHost.out, send-path.ts); completion is completion.ts's. Nothing here
  * logs or throws per message.
  */
-import { FRAME_FLAG, FRAME_KIND, newFrameHeader, type FrameHeader } from '../transport/index.ts';
+import { FRAME_FLAG, FRAME_KIND, fillAnswer, newFrameHeader, type FrameHeader } from '../transport/index.ts';
 import type { PayloadPool } from '../shm/index.ts';
 import { ERR_NO_MEM, mpiError, type MPIError } from '../util/index.ts';
 import type { DevRequest } from './dev-request.ts';
@@ -179,17 +179,7 @@ export class Protocol {
     // Not queued: a receive or a matched probe has it, and the send completes by SYNC_ACK or CTS and data.
     if (msg === NIL) return;
     this.#dropCancelled(msg, NIL);
-    const out = this.#hdr;
-    out.kind = FRAME_KIND.CANCEL_ACK;
-    out.flags = 0;
-    out.contextId = h.contextId;
-    out.srcEndpoint = h.dstEndpoint;
-    out.dstEndpoint = h.srcEndpoint;
-    out.tag = 0;
-    out.aux = h.aux;
-    out.aux2 = 0;
-    out.payloadLength = 0;
-    this.#host.out(srcProcess, out, null);
+    this.#host.out(srcProcess, fillAnswer(this.#hdr, h, FRAME_KIND.CANCEL_ACK, 0, h.aux, 0), null);
   }
 
   /** A CANCEL_ACK: the message of this process's send slot h.aux was removed unmatched. */
@@ -423,17 +413,7 @@ export class Protocol {
       this.#host.protocolError(srcProcess, `a RNDV_CTS frame for request slot ${s}, which has no rendezvous data to send`);
       return;
     }
-    const out = this.#hdr;
-    out.kind = FRAME_KIND.RNDV_DATA;
-    out.flags = 0;
-    out.contextId = h.contextId;
-    out.srcEndpoint = h.dstEndpoint;
-    out.dstEndpoint = h.srcEndpoint;
-    out.tag = 0;
-    out.aux = h.aux2;
-    out.aux2 = 0;
-    out.payloadLength = data.length;
-    this.#host.sendData(srcProcess, out, data, s);
+    this.#host.sendData(srcProcess, fillAnswer(this.#hdr, h, FRAME_KIND.RNDV_DATA, 0, h.aux2, data.length), data, s);
     this.#host.rendezvous(data.length);
   }
 

@@ -25,7 +25,7 @@
  * with RMA_STATUS.ERROR, or no bytes where the answer is data (the origin turns either into an
  * MPIError naming the call).
  */
-import { FRAME_KIND, newFrameHeader, type FrameHeader } from '../transport/index.ts';
+import { FRAME_KIND, fillAnswer, newFrameHeader, type FrameHeader } from '../transport/index.ts';
 import { accumulate, ELEM_SIZE } from './rma-accumulate.ts';
 
 /** What an RMA frame asks (aux >>> 16). */
@@ -167,17 +167,8 @@ export class RmaTarget {
     const code = h.aux >>> 16;
     const answer = w === undefined ? refusal(code, this.#status) : this.apply(w, code, (h.aux >>> 8) & 0xff, h.aux & 0xff, h.aux2, payload, this.#status);
     if (answer === null) return;
-    const r = this.#reply;
-    r.kind = FRAME_KIND.EAGER;
-    r.flags = 0;
-    r.contextId = h.contextId;
-    r.srcEndpoint = h.dstEndpoint;
-    r.dstEndpoint = h.srcEndpoint;
-    r.tag = h.tag;
+    const r = fillAnswer(this.#reply, h, FRAME_KIND.EAGER, h.tag, 0, answer.length);
     r.seq = 0;
-    r.aux = 0;
-    r.aux2 = 0;
-    r.payloadLength = answer.length;
     // The transport may keep the payload until its flush: answers that alias shared scratch are copied.
     this.#out.out(srcProcess, r, answer === this.#status ? answer.slice() : answer, 'progress');
     // (NOTHING is never written to.)

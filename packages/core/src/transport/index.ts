@@ -1,4 +1,4 @@
-export { FRAME_KIND, FRAME_FLAG, MAX_MESSAGE_BYTES, channelOf, newFrameHeader } from './interface.ts';
+export { FRAME_KIND, FRAME_FLAG, MAX_MESSAGE_BYTES, channelOf, fillAnswer, newFrameHeader } from './interface.ts';
 // The job-key proof every transport's connection handshake uses (util/key-proof.ts: one mechanism for every connection of a job).
 export { KEY_PROOF_BYTES, KEY_PROOF_NONCE_BYTES, isJobKeyProof, newKeyProofNonce, proveJobKey } from '../util/index.ts';
 // TLS keyed by the job (util/job-tls.ts, mpiexec --secure): a transport's connections between hosts use it.

@@ -138,6 +138,24 @@ export function newFrameHeader(): FrameHeader {
 }
 
 /**
+ * Fills `out` as the answer of kind `kind` to frame `h` (CANCEL_ACK, RNDV_DATA, a window's reply):
+ * the same context, the endpoints swapped, flags and aux2 zero. `seq` is left as it is: whoever
+ * numbers frames on that path sets it.
+ */
+export function fillAnswer(out: FrameHeader, h: FrameHeader, kind: number, tag: number, aux: number, payloadLength: number): FrameHeader {
+  out.kind = kind;
+  out.flags = 0;
+  out.contextId = h.contextId;
+  out.srcEndpoint = h.dstEndpoint;
+  out.dstEndpoint = h.srcEndpoint;
+  out.tag = tag;
+  out.aux = aux;
+  out.aux2 = 0;
+  out.payloadLength = payloadLength;
+  return out;
+}
+
+/**
  * A plain EAGER frame (flags 0) from process `srcProcess`, its header's fields given as numbers by
  * the transport (the wire layout is the transport's alone): context id, source and destination
  * endpoint, tag. Its payload is `bytes[start, end)`, valid only during the call: a handler that
