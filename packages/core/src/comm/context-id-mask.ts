@@ -17,15 +17,16 @@
  *   mask words [eagerWords, maskWords)   base segment (Listing 1.1)
  * ```
  *
- * Invariants (all cells change only under the mutex, which is never held across
- * an await):
+ * Invariants (every cell but the mask's changes only under the mutex, which is
+ * never held across an await):
  * - a prefix's bit is 0 exactly while a communicator of this endpoint uses it,
  *   or when it is reserved (prefixes 0..7, context-id-layout.ts);
  * - mask_in_use is 1 only while one allocation thread owns the base segment
  *   (between its snapshot and the end of its allreduce); the same for
  *   eager_mask_in_use and the eager segment;
- * - only the owner of a segment clears bits in it; `release` may set any bit
- *   at any time (a free never waits for the mask).
+ * - only the owner of a segment clears bits in it (an atomic AND, under the
+ *   mutex); `release` sets a bit at any time with an atomic OR and without the
+ *   mutex (a free never waits, for the mask or for the mutex: see release).
  *
  * One mutex guards both segments (the paper uses a second, eager lock): every
  * critical section is a few hundred instructions, so a second lock would buy
@@ -150,9 +151,9 @@ export class ContextIdState {
     this.#cells[CELL_LOWEST_TAG] = value;
   }
 
-  // --- mask operations (call with the mutex held) ---
+  // --- mask operations (call with the mutex held, except release) ---
 
-  /** Copies mask words [from, to) into `out` starting at `out[0]`. */
+  /** Copies mask words [from, to) into `out` starting at `out[0]` (a bit released meanwhile may be missing: it stays free for the next round). */
   copyMask(from: number, to: number, out: Uint32Array): void {
     out.set(this.#mask.subarray(from, to));
   }
@@ -171,22 +172,34 @@ export class ContextIdState {
       const word = firstWord + w;
       const prefix = word * 32 + bit;
       const flag = (1 << bit) >>> 0;
-      assert((this.#mask[word]! & flag) !== 0, `context id prefix ${prefix} taken by its segment's owner is free`);
-      this.#mask[word] = (this.#mask[word]! & ~flag) >>> 0;
+      // Atomic: a release may set another bit of this word at the same moment.
+      const before = Atomics.and(this.#mask, word, ~flag >>> 0);
+      assert((before & flag) !== 0, `context id prefix ${prefix} taken by its segment's owner is free`);
       return contextIdOfPrefix(prefix);
     }
     return -1;
   }
 
-  /** Marks a context id free again (any suffix). Invariant: it is allocated and not reserved. */
+  /**
+   * Marks a context id free again (any suffix), without the mutex: one atomic OR. Invariant: it is
+   * allocated and not reserved.
+   *
+   * Why not under the mutex: a communicator record is destroyed in whichever thread drops its last
+   * reference, at any point of that thread's event loop, also while an allocation of the same
+   * thread waits for the mutex in runLockedAsync. A lockSync there sleeps in Atomics.wait, and the
+   * holder's unlock may wake that thread's own pending waitAsync instead, which can run only after
+   * the sleeping thread wakes: the thread froze forever (intercomm.it, "created concurrently from
+   * threads"). An allocated id's bit is 0 and only its release sets it, so the OR needs no lock;
+   * the segment owner clears bits with an atomic AND (takeLowest) and so loses no release.
+   */
   release(contextId: number): void {
     const prefix = contextPrefix(contextId);
     assert(prefix >= RESERVED_PREFIXES, `context id ${contextId} is not a reserved one (prefix ${prefix})`);
     assert(prefix < this.maskWords * 32, `context id ${contextId} is inside the mask`);
     const word = prefix >>> 5;
     const flag = (1 << (prefix & 31)) >>> 0;
-    assert((this.#mask[word]! & flag) === 0, `context id ${contextId} is allocated when freed`);
-    this.#mask[word] = (this.#mask[word]! | flag) >>> 0;
+    const before = Atomics.or(this.#mask, word, flag);
+    assert((before & flag) === 0, `context id ${contextId} is allocated when freed`);
   }
 
   /** True when the context id's prefix is free (a snapshot; diagnostics and tests). */

@@ -658,6 +658,19 @@ describe('freeContextId', () => {
       }
       expect((err as MPIError).errorClass).toBe(ERR_INTERN);
     }
-    expect(s.mutex.isLocked).toBe(false); // the failed free released the mutex
+    expect(s.mutex.isLocked).toBe(false); // the failed free took no lock
+  });
+
+  it('a free takes no lock: it returns while the mutex is held, and the next allocation sees the id free (intercomm.it hang)', async () => {
+    // A record destroyed on a thread whose allocation waits for the mutex used to sleep in
+    // lockSync; the holder's wake-up could go to that thread's own async waiter: frozen for good.
+    const s = ContextIdState.create();
+    const alone: ContextIdCollectives = { allreduceBand: (words) => Promise.resolve(words), barrier: () => Promise.resolve() };
+    const id = await allocateContextId(s, PREDEFINED_CONTEXT_ID.COMM_SELF, 0, alone);
+    expect(s.mutex.tryLock()).toBe(true); // another thread's stage holds it
+    freeContextId(s, id);
+    expect(s.isFree(id)).toBe(true);
+    s.mutex.unlock();
+    expect(await allocateContextId(s, PREDEFINED_CONTEXT_ID.COMM_SELF, 1, alone)).toBe(id);
   });
 });

@@ -11,7 +11,8 @@
  * - `ContextIdPoller` drives the same stages from `test()` (Comm.idup's
  *   Request): it never waits, it takes the mutex with tryLock and looks at
  *   whether the pending collective has settled.
- * - `freeContextId` sets the id's bit at once, without waiting for the mask.
+ * - `freeContextId` sets the id's bit at once, without waiting for the mask
+ *   or the mutex (one atomic OR: ContextIdState.release says why).
  *
  * Yielding: an allocation that contributes zeros (another creation of its
  * process owns the mask) cannot succeed this round, and the creation it waits
@@ -82,19 +83,14 @@ export async function allocateContextId(
 }
 
 /**
- * Marks a context id free at this endpoint, at once: it takes the mutex (a
- * short spin; holders never wait while holding it) but not the mask, so it
- * never waits for an allocation in progress (paper, section 3).
+ * Marks a context id free at this endpoint, at once: it takes neither the mask
+ * nor the mutex, so it never waits for an allocation in progress (paper,
+ * section 3) and may run at any point of any thread (ContextIdState.release).
  * @param contextId any context id of the communicator (the suffix is ignored)
  * @throws MPIError(ERR_INTERN) when the id is reserved or not allocated
  */
 export function freeContextId(state: ContextIdState, contextId: number): void {
-  state.mutex.lockSync();
-  try {
-    state.release(contextId);
-  } finally {
-    state.mutex.unlock();
-  }
+  state.release(contextId);
 }
 
 /**
@@ -200,8 +196,10 @@ export class ContextIdPoller {
 
   #fail(error: unknown, mustAbandon: boolean): never {
     if (mustAbandon) {
-      // Rare path (a collective failed): a short blocking lock, holders never wait inside it.
-      this.#state.mutex.lockSync();
+      // Rare path (a collective failed). Spin, never sleep: holders run one synchronous stage in
+      // another thread, and a sleep in Atomics.wait could take the wake-up meant for this thread's
+      // own pending runLockedAsync (ContextIdState.release).
+      while (!this.#state.mutex.tryLock());
       abandonAllocation(this.#state, this.#alloc);
       this.#state.mutex.unlock();
     }

@@ -26,10 +26,14 @@
  *
  * Why there is no `await lock()`: a promise that resolves once the caller holds
  * the mutex hands it over across at least one microtask turn. Code of the same
- * thread that runs in between and calls lockSync (comm/context-id.ts: a free
- * while an allocation of that thread is between two stages) sleeps in
- * Atomics.wait for a holder that can run only after it: the thread never turns
- * its event loop again. So the mutex is held only inside synchronous code.
+ * thread that runs in between and calls lockSync sleeps in Atomics.wait for a
+ * holder that can run only after it: the thread never turns its event loop
+ * again. So the mutex is held only inside synchronous code.
+ *
+ * Never mix the two waits on one mutex in one thread: a thread with a pending
+ * runLockedAsync that then sleeps in lockSync may have the holder's single
+ * notify delivered to its own async waiter, which cannot run while the thread
+ * sleeps (comm/context-id-mask.ts: why a context-id free takes no lock).
  *
  * Node caveat: a pending `Atomics.waitAsync` does not keep the event loop alive
  * (a worker waiting only on it exits), so a contended `runLockedAsync()` holds a
