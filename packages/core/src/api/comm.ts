@@ -476,7 +476,7 @@ export class Comm extends CollComm {
     const rt = runtime(call);
     // gc: freed communicators whose operations are done give their context ids back before this allocation.
     rt.device.lifetime.maybeCollect();
-    return { call, parent: this, me, state: rt.contextIds[me - rt.device.firstEndpoint]!, options: contextIdOptions(rt.settings, call) };
+    return { call, parent: this, me, state: rt.contextIds[me - rt.device.firstEndpoint]!, options: { ...contextIdOptions(rt.settings, call), leader: this._endpoints[0]! } };
   }
 
   /**

@@ -26,8 +26,8 @@
  * no user message on peerComm.
  *
  * merge allocates over both groups (a PeerPt2pt over the merged order), with
- * the low group's id as the priority's parent (the same value at every
- * member). The merged order: the group that passed high = false first; when
+ * the low group's id and leader as the priority's parent and leader (the same
+ * at every member; comm/context-id-stages.ts says why the leader is needed). The merged order: the group that passed high = false first; when
  * both passed the same, the group whose leader has the lower endpoint.
  *
  * createIntercomm is api/intercomm-create.ts; what Intercomm does with the
@@ -541,7 +541,9 @@ export class Intercomm extends Comm {
       const myRank = merged.indexOf(me);
       const pt = new PeerPt2pt(runtime(call).device, me, myRank, merged, sendCtxs, this._ctx + CTX_COLL, call);
       const parent = isLow ? this._ctx : this._sendCtx;
-      const ctx = await allocateContextId(c.state, parent, collectivePriorityTag(seq), contextIdCollectives(pt, seq & 0x3fffffff), c.options);
+      // Priority <low group's id, low group's leader, tag>: the same at every member of both groups.
+      const options = { ...c.options, leader: first[0]! };
+      const ctx = await allocateContextId(c.state, parent, collectivePriorityTag(seq), contextIdCollectives(pt, seq & 0x3fffffff), options);
       return Comm._makeWith(c, `${this.name}.merge`, ctx, merged, null, (n, x, e) => new Comm(n, x, e, false));
     })());
   }

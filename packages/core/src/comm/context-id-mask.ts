@@ -12,6 +12,7 @@
  *   | 0 mutex           | 1 mask_in_use   | mask: maskWords Uint32 words,   |
  *   | 2 eager_mask_in_use | 3 lowest_ctx_id | bit p of word w = prefix 32w+p |
  *   | 4 lowest_tag | 5 maskWords | 6 eagerWords | 7 magic | 1 = free       |
+ *   | 8 lowest_leader (the priority's second key, context-id-stages.ts)      |
  *   +---------------------------------------------------+---------------------+
  *   mask words [0, eagerWords)           eager segment (Listing 1.2)
  *   mask words [eagerWords, maskWords)   base segment (Listing 1.1)
@@ -44,6 +45,7 @@ const CELL_LOWEST_TAG = 4;
 const CELL_MASK_WORDS = 5;
 const CELL_EAGER_WORDS = 6;
 const CELL_MAGIC = 7;
+const CELL_LOWEST_LEADER = 8;
 const HEADER_BYTES = 64;
 const MAGIC = 0x43545844; // 'CTXD'
 
@@ -106,6 +108,7 @@ export class ContextIdState {
     const cells = new Int32Array(buffer, 0, HEADER_BYTES / 4);
     cells[CELL_LOWEST_CTX_ID] = NO_PRIORITY;
     cells[CELL_LOWEST_TAG] = NO_PRIORITY;
+    cells[CELL_LOWEST_LEADER] = NO_PRIORITY;
     cells[CELL_MASK_WORDS] = maskWords;
     cells[CELL_EAGER_WORDS] = eagerWords;
     const mask = new Uint32Array(buffer, HEADER_BYTES, maskWords);
@@ -143,7 +146,14 @@ export class ContextIdState {
   set lowestContextId(value: number) {
     this.#cells[CELL_LOWEST_CTX_ID] = value;
   }
-  /** lowest_tag: the tag breaking lowest_ctx_id ties, or NO_PRIORITY. */
+  /** The leader breaking lowest_ctx_id ties (before the tag), or NO_PRIORITY. */
+  get lowestLeader(): number {
+    return this.#cells[CELL_LOWEST_LEADER]!;
+  }
+  set lowestLeader(value: number) {
+    this.#cells[CELL_LOWEST_LEADER] = value;
+  }
+  /** lowest_tag: the tag breaking lowest_ctx_id and leader ties, or NO_PRIORITY. */
   get lowestTag(): number {
     return this.#cells[CELL_LOWEST_TAG]!;
   }

@@ -46,6 +46,21 @@
  * eager mode the eager allreduce is that synchronization; its holder blocks
  * only the eager segment, which nobody needs to make progress.
  *
+ * Priority (Listing 1.1's <parent context id, tag>, plus a third key): the
+ * paper needs every two allocations in flight at one process to have different
+ * priorities, ordered the same way at every process they share. A context id is
+ * unique only at the processes of its group, and an intercommunicator's merge
+ * allocates over two groups with one group's id as its parent: at a process of
+ * the other group that id can be the parent of another creation, with the same
+ * sequence tag. Both then "have priority", each takes the mask at some of its
+ * processes and waits for the others' there: a circular wait (seen in
+ * intercomm.it, "created concurrently from threads"; MPICH's merge uses the same
+ * parent and tag). So the key is <parent context id, leader, tag>, where leader
+ * is the endpoint of the parent group's first member (for merge, the low
+ * group's): the leader's process holds the parent's id itself, so no other live
+ * communicator has the same <id, leader>, and the tag separates creations on one
+ * parent (its collective sequence, or createGroup's tag).
+ *
  * Invariants: every participant of one allocation sees the same allreduce
  * results, so all make the same decision each round (done, retry, fail) and
  * run the same number of collectives; an id is returned by every participant
@@ -82,6 +97,11 @@ export interface ContextIdOptions {
   readonly eager?: number;
   /** The call named in errors, e.g. 'Comm.dup' (default 'allocateContextId'). */
   readonly call?: string;
+  /**
+   * The priority's second key: the endpoint of the parent group's first member (the low group's
+   * for a merge), the same at every participant (see the file header). Default 0.
+   */
+  readonly leader?: number;
 }
 
 /** Phases of an allocation (gcn_state). */
@@ -108,6 +128,8 @@ export type AllocationStep =
 /** The per-call state of one allocation (the thread-private variables of Listing 1.1). */
 export class ContextIdAllocation {
   readonly parentContextId: number;
+  /** The priority's second key (ContextIdOptions.leader). */
+  readonly leader: number;
   readonly tag: number;
   readonly call: string;
   /** Listing 1.2 replaces the barrier. */
@@ -129,10 +151,11 @@ export class ContextIdAllocation {
   /**
    * @param parentContextId the parent communicator's context id (priority, first key)
    * @param tag the creation's tag (priority, second key): createGroup's user tag; collectivePriorityTag(sequence) for comm-collective creations (context-id-collectives.ts)
-   * @param options algo, eager and the call to name in errors
+   * @param options algo, eager, the call to name in errors and the priority's leader
    */
   constructor(parentContextId: number, tag: number, options: ContextIdOptions = {}) {
     this.parentContextId = parentContextId;
+    this.leader = options.leader ?? 0;
     this.tag = tag;
     this.call = options.call ?? 'allocateContextId';
     this.isSynchronized = (options.algo ?? 'new') === 'new';
@@ -209,18 +232,17 @@ function leaveEager(state: ContextIdState, alloc: ContextIdAllocation, result: U
 
 /** Listing 1.1, lines 15-30: update the priority, own the base segment if free and ours, else zeros. */
 function enterBase(state: ContextIdState, alloc: ContextIdAllocation): AllocationStep {
-  const parent = alloc.parentContextId;
-  const tag = alloc.tag;
-  if (parent < state.lowestContextId || (parent === state.lowestContextId && tag < state.lowestTag)) {
-    state.lowestContextId = parent;
-    state.lowestTag = tag;
+  if (isBefore(alloc, state.lowestContextId, state.lowestLeader, state.lowestTag)) {
+    state.lowestContextId = alloc.parentContextId;
+    state.lowestLeader = alloc.leader;
+    state.lowestTag = alloc.tag;
   }
   const first = baseFirstWord(state, alloc);
   const count = state.maskWords - first;
   // The extra last word is MPICH's ALL_OWN_MASK_FLAG: 1 at an owner, so after
   // the AND it is 1 exactly when every participant owned its mask this round.
   const words = new Uint32Array(count + 1);
-  if (!state.maskInUse && parent === state.lowestContextId && tag === state.lowestTag) {
+  if (!state.maskInUse && hasPriority(state, alloc)) {
     state.maskInUse = true;
     alloc.ownsMask = true;
     state.copyMask(first, state.maskWords, words);
@@ -273,10 +295,23 @@ function exhausted(state: ContextIdState, alloc: ContextIdAllocation): Allocatio
 
 /** Lines 36-38: give up the priority if it is ours. */
 function releasePriority(state: ContextIdState, alloc: ContextIdAllocation): void {
-  if (state.lowestContextId === alloc.parentContextId && state.lowestTag === alloc.tag) {
+  if (hasPriority(state, alloc)) {
     state.lowestContextId = NO_PRIORITY;
+    state.lowestLeader = NO_PRIORITY;
     state.lowestTag = NO_PRIORITY;
   }
+}
+
+/** The allocation holds the process's priority (its three keys are the lowest). */
+function hasPriority(state: ContextIdState, alloc: ContextIdAllocation): boolean {
+  return state.lowestContextId === alloc.parentContextId && state.lowestLeader === alloc.leader && state.lowestTag === alloc.tag;
+}
+
+/** <parent, leader, tag> of `alloc` orders before the given keys (lexicographically). */
+function isBefore(alloc: ContextIdAllocation, parent: number, leader: number, tag: number): boolean {
+  if (alloc.parentContextId !== parent) return alloc.parentContextId < parent;
+  if (alloc.leader !== leader) return alloc.leader < leader;
+  return alloc.tag < tag;
 }
 
 /** The base loop skips the eager segment in eager mode (Listing 1.2's change to line 23). */

@@ -22,6 +22,7 @@ import {
 } from './context-id-layout.ts';
 import { ContextIdState, NO_PRIORITY } from './context-id-mask.ts';
 import { type ContextIdCollectives, type ContextIdOptions } from './context-id-stages.ts';
+import { collectivePriorityTag } from './context-id-collectives.ts';
 import { allocateContextId, contextIdOptions, ContextIdPoller, contextIdsInUse, freeContextId } from './context-id.ts';
 
 // ---------------------------------------------------------------- simulation
@@ -44,6 +45,12 @@ class Fabric {
   readonly #ops = new Map<string, PendingOp>();
   readonly #rounds = new Map<string, number>();
   #abortError: Error | null = null;
+  /** Milliseconds before each participant sees a completed op (0: all in one setImmediate, as one event). */
+  readonly #lag: (() => number) | null;
+
+  constructor(lag: (() => number) | null = null) {
+    this.#lag = lag;
+  }
 
   /** Rejects every pending and future collective (ends deadlocked or spinning simulated threads). */
   abort(err: Error): void {
@@ -96,9 +103,15 @@ class Fabric {
     if (op.count === size) {
       this.#ops.delete(key);
       const finished = op;
-      setImmediate(() => {
-        for (const w of finished.waiters) w.resolve(finished.acc ? finished.acc.slice() : null);
-      });
+      const lag = this.#lag;
+      if (lag === null) {
+        setImmediate(() => {
+          for (const w of finished.waiters) w.resolve(finished.acc ? finished.acc.slice() : null);
+        });
+      } else {
+        // Processes learn of a completion at different times, as over a network.
+        for (const w of finished.waiters) setTimeout(() => w.resolve(finished.acc ? finished.acc.slice() : null), lag());
+      }
     }
     return done;
   }
@@ -513,6 +526,54 @@ describe('Figure 1 (hold-and-wait deadlock)', () => {
       const { outcome } = await figure1({ algo: 'new', ...eager }, () => Math.floor(random() * 4));
       expect(outcome).toBe('done');
     }
+  });
+});
+
+describe('equal parent and tag at one process (an intercommunicator merge beside another creation)', () => {
+  // Process 0 is an intercommunicator's low group, processes 1 and 2 its high group. B merges it:
+  // over 0, 1, 2 with parent the low group's id (48, an id of process 0). A dups another
+  // intercommunicator whose high side (processes 1 and 2) also has id 48 there, at the same
+  // sequence tag. Without the leader key both "have priority" at 1 and 2, each owns the mask at one
+  // of them and gets zeros from the other, round after round (intercomm.it hung so).
+  async function schedule(options: ContextIdOptions, leaders: { a: number; b: number }, delay: () => number, timeoutMs = 400) {
+    const sim: Sim = { fabric: new Fabric(delay), states: [0, 1, 2].map(() => ContextIdState.create()) };
+    const tag = collectivePriorityTag(1);
+    const merge: SimComm = { ctx: 48, members: [0, 1, 2] };
+    const highSide: SimComm = { ctx: 48, members: [1, 2] };
+    const later = async <T>(f: () => Promise<T>): Promise<T> => {
+      await sleep(delay());
+      return f();
+    };
+    const runs = [
+      ...[0, 1, 2].map((r) => later(() => create(sim, r, merge, { ...options, leader: leaders.b }, tag))),
+      ...[1, 2].map((r) => later(() => create(sim, r, highSide, { ...options, leader: leaders.a }, tag))),
+    ];
+    const all = Promise.allSettled(runs);
+    const outcome = await Promise.race([all.then(() => 'done' as const), sleep(timeoutMs)]);
+    if (outcome === 'timeout') sim.fabric.abort(new Error('livelock: aborted by the test'));
+    await all;
+    return { outcome, sim };
+  }
+
+  it.each(BOTH_EAGER)('completes 50 random schedules when the leaders differ (eager $eager)', async (eager) => {
+    const random = rng(4242);
+    // Eager on or off: whichever allocation misses the eager segment meets the other in the base loop.
+    const options = { algo: 'new' as const, ...eager };
+    for (let i = 0; i < 50; i++) {
+      const { outcome, sim } = await schedule(options, { a: 1, b: 0 }, () => Math.floor(random() * 4));
+      expect(outcome).toBe('done');
+      for (const s of sim.states) expect([s.maskInUse, s.lowestContextId, s.lowestLeader]).toEqual([false, NO_PRIORITY, NO_PRIORITY]);
+    }
+  });
+
+  it('livelocks in some schedule when both allocations carry the same leader (the old <parent, tag> key)', async () => {
+    const random = rng(4242);
+    let stuck = 0;
+    for (let i = 0; i < 30 && stuck === 0; i++) {
+      const { outcome } = await schedule({ algo: 'new', eager: 0 }, { a: 0, b: 0 }, () => Math.floor(random() * 4), 200);
+      if (outcome === 'timeout') stuck++;
+    }
+    expect(stuck).toBeGreaterThan(0);
   });
 });
 
