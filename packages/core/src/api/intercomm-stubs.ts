@@ -3,9 +3,9 @@
  * not define: the point-to-point layer and the attribute, info and error
  * handler calls hold as inherited; an mpi4py alias (api/mpi4py-names.ts: the
  * same function as a canonical method) takes Intercomm's definition of that
- * method; every other collective or creation (scans, the v-variants,
- * topologies, createGroup, splitType, and any method added to Comm later)
- * throws ERR_COMM naming the call, instead of running the intracommunicator
+ * method; every other collective or creation (scans, topologies,
+ * createGroup, splitType, and any method added to Comm later) throws ERR_COMM
+ * naming the call, instead of running the intracommunicator
  * algorithm over the local group only.
  */
 import { ERR_COMM, mpiError } from '../util/index.ts';
