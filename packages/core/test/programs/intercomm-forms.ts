@@ -20,6 +20,16 @@ const L = inter.size;
 
 check((await runInterForms(inter, 3, 'main')) > 0, 'every form ran');
 
+// mpi4py spellings reach the Intercomm's own forms (and the point-to-point ones hold as inherited).
+check(inter.Allreduce_init === inter.AllreduceInit && inter.Reduce_scatter === inter.ReduceScatter && inter.Gatherv_init === inter.GathervInit, 'mpi4py spellings are the Intercomm methods');
+const viaAlias = new Int32Array(1);
+const aliasReq = inter.Allreduce_init(Int32Array.of(2), viaAlias, MPI.SUM);
+aliasReq.Start();
+await aliasReq.Wait();
+aliasReq.Free();
+check(viaAlias[0] === 2 * R, 'Allreduce_init on an Intercomm');
+check(inter.Compare(inter) === MPI.IDENT, 'Compare on an Intercomm');
+
 // Errors: argument checks throw at the call, before anything is sent.
 const i32 = (n: number): Int32Array => new Int32Array(n);
 await throwsMPI(() => inter.Allgatherv(MPI.IN_PLACE, [i32(R), new Array(R).fill(1), Array.from({ length: R }, (_, j) => j)]), MPI.ERR_BUFFER, 'Allgatherv', 'IN_PLACE');
