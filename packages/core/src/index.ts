@@ -64,7 +64,7 @@ export { dehydrate, revive, workerData } from './api/revive.ts';
 export { threadAttach, attachedEndpoint } from './api/endpoints.ts';
 // mpi4py spellings (issue 39): aliases of the names above, one table in mpi4py-names.ts.
 export {
-  Init, Finalize, Is_initialized, Is_finalized, Query_thread, Wtime, Wtick, Get_processor_name, Get_error_string,
+  Init, Finalize, Is_initialized, Is_finalized, Query_thread, Wtime, Wtick, Get_processor_name, Get_error_string, Attach_buffer, Detach_buffer,
 } from './api/mpi4py-names.ts';
 export type { Config, Stats } from './api/introspection.ts';
 // Object messages (issue 39): classes that travel as themselves.

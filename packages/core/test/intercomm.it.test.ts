@@ -2,7 +2,8 @@
 // COMM_WORLD, point-to-point to remote ranks, rooted collectives with MPI.ROOT / PROC_NULL, the
 // all-to-all ones, dup / split / create / merge, repeated creation, and the errors, on 2 to 8
 // processes in inline and threads progress.
-// testlist: intercomm np 2,3,5,8 (inline), 4,7 (threads); ic-threads np 4 x 2 threads, 3 x 3 threads
+// testlist: intercomm np 2,3,5,8 (inline), 4,7 (threads); ic-threads np 4 x 2 threads, 3 x 3 threads;
+// intercomm-forms np 3,5 (inline and threads); ic-forms-threads np 3 (inline), 5 (threads)
 import { describe, it } from 'vitest';
 import { program, runJob } from './run-job.ts';
 
@@ -23,6 +24,25 @@ describe('intercommunicators', () => {
     [7, 'threads'],
   ])('np %i, progress %s', async (np, progress) => {
     expectOk(await runJob(np, program('intercomm.ts'), { flags: ['--timeout', '200', '--progress', progress], killAfterMs: 220_000 }), 'intercomm OK', np);
+  }, 230_000);
+
+  // Every buffer collective in its blocking, nonblocking and persistent forms, byte for byte, and the errors.
+  it.each([
+    [3, 'inline'],
+    [5, 'inline'],
+    [3, 'threads'],
+    [5, 'threads'],
+  ])('every buffer collective form: np %i, progress %s', async (np, progress) => {
+    expectOk(await runJob(np, program('intercomm-forms.ts'), { flags: ['--timeout', '200', '--progress', progress], killAfterMs: 220_000 }), 'intercomm-forms OK', np);
+  }, 230_000);
+
+  // Two threads of every process, each on its own intercommunicators (one crossed by workerData, one by
+  // postMessage), run every form at the same time, nonblocking and persistent calls overlapping.
+  it.each([
+    [3, 'inline'],
+    [5, 'threads'],
+  ])('crossing to a worker thread, collectives from 2 threads at once: np %i, progress %s', async (np, progress) => {
+    expectOk(await runJob(np, program('ic-forms-threads.ts'), { flags: ['--timeout', '200', '--progress', progress], killAfterMs: 220_000 }), 'ic-forms-threads OK', np);
   }, 230_000);
 
   // Worker threads of every process create, use, dup, merge and free intercommunicators at once,

@@ -3,9 +3,9 @@
  * not define: the point-to-point layer and the attribute, info and error
  * handler calls hold as inherited; an mpi4py alias (api/mpi4py-names.ts: the
  * same function as a canonical method) takes Intercomm's definition of that
- * method; every other collective or creation (scans, the v-variants,
- * topologies, createGroup, splitType, and any method added to Comm later)
- * throws ERR_COMM naming the call, instead of running the intracommunicator
+ * method; every other collective or creation (scans, topologies,
+ * createGroup, splitType, and any method added to Comm later) throws ERR_COMM
+ * naming the call, instead of running the intracommunicator
  * algorithm over the local group only.
  */
 import { ERR_COMM, mpiError } from '../util/index.ts';
@@ -33,11 +33,13 @@ export function installIntercommStubs(intercomm: { prototype: object }, comm: { 
   // pt2pt-comm.ts), which hold as they are.
   const layers: object[] = [];
   for (let p: object | null = comm.prototype; p !== null && !Object.hasOwn(p, 'send') && !Object.hasOwn(p, 'Bsend'); p = Object.getPrototypeOf(p) as object | null) layers.push(p);
-  const pt2pt = Object.getPrototypeOf(layers[layers.length - 1]!) as object;
+  // Every point-to-point layer below them (an alias such as Send_init names a method of the deepest one).
+  const pt2pt: object[] = [];
+  for (let p = Object.getPrototypeOf(layers[layers.length - 1]!) as object | null; p !== null && p !== Object.prototype; p = Object.getPrototypeOf(p) as object | null) pt2pt.push(p);
   // Descriptors, not property reads: a read would run getters (rank, _collSeq) on a prototype.
   const valueOf = (p: object, n: string): unknown => Object.getOwnPropertyDescriptor(p, n)?.value;
   const isInherited = (fn: unknown): boolean =>
-    [...INHERITED].some((n) => layers.some((q) => valueOf(q, n) === fn)) || Object.getOwnPropertyNames(pt2pt).some((n) => valueOf(pt2pt, n) === fn);
+    [...INHERITED].some((n) => layers.some((q) => valueOf(q, n) === fn)) || pt2pt.some((q) => Object.getOwnPropertyNames(q).some((n) => valueOf(q, n) === fn));
   for (const p of layers) {
     for (const name of Object.getOwnPropertyNames(p)) {
       if (ownNames.includes(name) || INHERITED.has(name) || name.startsWith('_') || name === 'constructor') continue;

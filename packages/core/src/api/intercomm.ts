@@ -33,35 +33,39 @@
  * createIntercomm is api/intercomm-create.ts; what Intercomm does with the
  * other methods of Comm is api/intercomm-stubs.ts.
  *
- * Collectives present: barrier/ibarrier/Ibarrier, bcast/Bcast/Ibcast,
- * reduce/Reduce/Ireduce, allreduce/Allreduce/Iallreduce, gather/Gather/Igather,
- * scatter/Scatter/Iscatter, allgather/Allgather/Iallgather,
- * alltoall/Alltoall/Ialltoall. Every other method of Comm that has no meaning
- * here (scan, topologies, createGroup) or is not written yet (the v-variants,
- * ReduceScatterBlock) throws ERR_COMM naming the call (intercomm-stubs.ts).
- * IN_PLACE is not allowed on intercommunicators (MPI).
+ * Collectives: the object forms barrier/ibarrier, bcast, reduce, allreduce,
+ * gather, scatter, allgather, alltoall; every buffer collective of MPI 4.0
+ * that has a meaning here, in its blocking, nonblocking (I…) and persistent
+ * (…Init) forms (checks and bodies in intercomm-coll.ts). Every other method
+ * of Comm (scans, topologies, createGroup) throws ERR_COMM naming the call
+ * (intercomm-stubs.ts). IN_PLACE is not allowed on intercommunicators (MPI).
  *
- * An Intercomm cannot cross threads yet (revive.ts refuses it): its remote
- * group and send context live in the wrapper, not in the shared record.
+ * Its remote group and send context live in the wrapper, not in the shared
+ * record: they cross threads with the wrapper's mark (revive.ts).
  */
 import {
   allocateContextId, collectivePriorityTag, contextIdCollectives, CONTEXT_SUFFIX, decodeSplitEntry, encodeSplitEntry, freeContextId,
   Group as GroupLogic, GroupPt2pt, PeerPt2pt, splitRanks,
 } from '../comm/index.ts';
 import {
-  allgatherBytes, interAllgather, interAlltoall, interBarrier, interBcast, interGather, interScatter, interSendToRoot, leaderSwap,
-  packBlocks, reduce as collReduce, reduceObjects, unpackBlocks, type InterRole,
+  allgatherBytes, interAllgather, interAlltoall, interBcast, interGather, interScatter, interSendToRoot, leaderSwap,
+  packBlocks, reduceObjects, unpackBlocks, type InterRole,
 } from '../coll/index.ts';
 import { runtime } from '../runtime/index.ts';
-import { ERR_ARG, ERR_BUFFER, ERR_COUNT, ERR_GROUP, ERR_ROOT, ERR_TRUNCATE, mpiError } from '../util/index.ts';
+import { ERR_ARG, ERR_COUNT, ERR_GROUP, mpiError } from '../util/index.ts';
 import { inheritAttrs } from './attributes.ts';
-import { describe, packedOf, recvAreaOf, resolveBuf, unpackArea, type BufSpec, type ResolvedBuf } from './buffer.ts';
+import { describe, type BufSpec, type WBufSpec } from './buffer.ts';
 import { Comm, type Creation } from './comm.ts';
-import { IN_PLACE, PROC_NULL, ROOT, UNDEFINED, type InPlace } from './constants.ts';
+import { UNDEFINED, type InPlace } from './constants.ts';
 import { Group } from './group.ts';
 import { Info, infoEntries } from './info.ts';
 import { installIntercommStubs } from './intercomm-stubs.ts';
-import { byteOpOf, type Op } from './op.ts';
+import {
+  allgatherInter, allgathervInter, allreduceInter, alltoallInter, alltoallvInter, alltoallwInter, barrierInter, bcastInter, gatherInter,
+  gathervInter, interRole, reduceInter, reduceScatterBlockInter, reduceScatterInter, scatterInter, scattervInter, type InterPlan,
+} from './intercomm-coll.ts';
+import type { VBufSpec } from './coll-runs.ts';
+import type { Op } from './op.ts';
 import { Request } from './request.ts';
 import { codecOf, objectOp } from './coll-object-comm.ts';
 
@@ -81,10 +85,6 @@ export function encodeSide(ctx: number, endpoints: Int32Array): Uint8Array {
 export function decodeSide(bytes: Uint8Array): { ctx: number; endpoints: Int32Array } {
   const words = new Int32Array(bytes.slice().buffer);
   return { ctx: words[0]!, endpoints: words.slice(1) };
-}
-
-function noInPlace(x: unknown, call: string, arg: string): void {
-  if (x === IN_PLACE) throw mpiError(ERR_BUFFER, call, `${arg} is IN_PLACE, which MPI does not allow on an intercommunicator`);
 }
 
 /** An intercommunicator: a local group, a remote group, and traffic between them. See API.md "Intercommunicators". */
@@ -150,34 +150,25 @@ export class Intercomm extends Comm {
     const tag = this._collSeq++ & 0x3fffffff;
     return body(local, inter, tag);
   }
-  #nonblocking(call: string, started: Promise<void>): Request<void> {
-    return Request._fromPromise(started, this, call);
-  }
 
   /** The caller's part in a rooted collective (MPI 4.0 6.2.2): ROOT, PROC_NULL, or the root's rank in the remote group. */
   #role(root: number, call: string): InterRole {
-    this._me(call);
-    if (root === ROOT) return { kind: 'root' };
-    if (root === PROC_NULL) return { kind: 'idle' };
-    if (!Number.isInteger(root) || root < 0 || root >= this._peers.length) {
-      throw mpiError(ERR_ROOT, call, `root ${String(root)} is invalid on intercommunicator ${this.name}: expected MPI.ROOT (the root), PROC_NULL (the root's group) or a remote rank 0..${this._peers.length - 1}`);
-    }
-    return { kind: 'remote', root };
+    return interRole(this, root, call);
   }
 
   // --- object collectives -------------------------------------------------------
 
   /** Returns once every rank of both groups has called it. */
   override barrier(): Promise<void> {
-    return this._collBlocking('barrier', this.#start('barrier', (l, i, tag) => interBarrier(l, i, tag)));
+    return this.#blocking('barrier', barrierInter());
   }
   /** Nonblocking barrier. */
   override ibarrier(): Request<void> {
-    return this.#nonblocking('ibarrier', this.#start('ibarrier', (l, i, tag) => interBarrier(l, i, tag)));
+    return this.#nonblocking('ibarrier', barrierInter());
   }
   /** Nonblocking barrier (buffer-form spelling). */
   override Ibarrier(): Request<void> {
-    return this.#nonblocking('Ibarrier', this.#start('Ibarrier', (l, i, tag) => interBarrier(l, i, tag)));
+    return this.#nonblocking('Ibarrier', barrierInter());
   }
 
   /**
@@ -256,154 +247,213 @@ export class Intercomm extends Comm {
     return this._collBlocking(call, this.#start(call, async (_l, i, tag) => (await interAlltoall(i, tag, values.map((v) => codec.encode(v)))).map((b) => codec.decode(b) as T)));
   }
 
-  // --- buffer collectives ---------------------------------------------------------
+  // --- buffer collectives (intercomm-coll.ts checks and runs them) ------------------
 
-  #bcastBuf(buf: BufSpec, root: number, call: string): Promise<void> {
-    const role = this.#role(root, call);
-    const rb = role.kind === 'idle' ? null : resolveBuf(buf, call, 'buf');
-    return this.#start(call, async (l, i, tag) => {
-      const got = await interBcast(l, i, tag, role.kind === 'root' ? packedOf(rb!) : null, role);
-      if (role.kind === 'remote') landBytes(rb!, got!, call);
-    });
+  /** The blocking form of a checked call. */
+  #blocking(call: string, p: InterPlan): Promise<void> {
+    return this._collBlocking(call, this.#start(call, p.run));
   }
-  /** root's buffer (MPI.ROOT) into every buffer of the other group; PROC_NULL: not used. */
+  /** The nonblocking form: a request over the started call (references the plan's buffer and op). */
+  #nonblocking(call: string, p: InterPlan): Request<void> {
+    return this._collNonblocking(call, this.#start(call, p.run), p.buf, p.op);
+  }
+  /**
+   * The persistent form (MPI 4.0 …Init): the views and the sequence number are taken here, in call
+   * order as for any collective; every start() runs the plan again (as CollComm's _collPersistent).
+   */
+  #persistent(call: string, p: InterPlan): Request<void> {
+    const local = this.#local(call);
+    const inter = this.#inter(call);
+    const tag = this._collSeq++ & 0x3fffffff;
+    return Request._persistentFromPromise(this, call, p.buf, () => p.run(local, inter, tag), p.op === null ? 0 : p.op._handle);
+  }
+
+  /** Persistent barrier over both groups. */
+  override BarrierInit(): Request<void> {
+    this._me('BarrierInit');
+    return this.#persistent('BarrierInit', barrierInter());
+  }
+
+  /** The root's buf (MPI.ROOT) into every buf of the other group; PROC_NULL: not used. */
   override Bcast(buf: BufSpec, root = 0): Promise<void> {
-    return this._collBlocking('Bcast', this.#bcastBuf(buf, root, 'Bcast'));
+    return this.#blocking('Bcast', bcastInter(this, buf, root, 'Bcast'));
   }
   /** Nonblocking Bcast. */
   override Ibcast(buf: BufSpec, root = 0): Request<void> {
-    return this.#nonblocking('Ibcast', this.#bcastBuf(buf, root, 'Ibcast'));
+    return this.#nonblocking('Ibcast', bcastInter(this, buf, root, 'Ibcast'));
+  }
+  /** Persistent Bcast. */
+  override BcastInit(buf: BufSpec, root = 0): Request<void> {
+    return this.#persistent('BcastInit', bcastInter(this, buf, root, 'BcastInit'));
   }
 
-  #reduceBuf(sendbuf: BufSpec | InPlace, recvbuf: BufSpec | null, op: Op, root: number, call: string): Promise<void> {
-    const role = this.#role(root, call);
-    noInPlace(sendbuf, call, 'sendbuf');
-    if (role.kind === 'idle') return this.#start(call, async () => undefined);
-    const rb = resolveBuf(role.kind === 'root' ? recvbuf : sendbuf, call, role.kind === 'root' ? 'recvbuf' : 'sendbuf');
-    const bop = byteOpOf(op, rb.datatype, rb.packedBytes, call);
-    return this.#start(call, async (l, i, tag) => {
-      if (role.kind === 'root') {
-        const area = recvAreaOf(rb);
-        landInto(area, await i.recv(0, tag), call);
-        unpackArea(rb, area);
-        return;
-      }
-      const sum = l.rank === 0 ? new Uint8Array(rb.packedBytes) : null;
-      await collReduce(l, tag, packedOf(rb), sum, bop, 0);
-      await interSendToRoot(l, i, tag, sum, role.root);
-    });
-  }
   /** The other group's sendbufs reduced into the root's recvbuf (MPI.ROOT); PROC_NULL: nothing. */
   override Reduce(sendbuf: BufSpec | InPlace, recvbuf: BufSpec | null, op: Op, root = 0): Promise<void> {
-    return this._collBlocking('Reduce', this.#reduceBuf(sendbuf, recvbuf, op, root, 'Reduce'));
+    return this.#blocking('Reduce', reduceInter(this, sendbuf, recvbuf, op, root, 'Reduce'));
   }
   /** Nonblocking Reduce. */
   override Ireduce(sendbuf: BufSpec | InPlace, recvbuf: BufSpec | null, op: Op, root = 0): Request<void> {
-    return this.#nonblocking('Ireduce', this.#reduceBuf(sendbuf, recvbuf, op, root, 'Ireduce'));
+    return this.#nonblocking('Ireduce', reduceInter(this, sendbuf, recvbuf, op, root, 'Ireduce'));
+  }
+  /** Persistent Reduce. */
+  override ReduceInit(sendbuf: BufSpec | InPlace, recvbuf: BufSpec | null, op: Op, root = 0): Request<void> {
+    return this.#persistent('ReduceInit', reduceInter(this, sendbuf, recvbuf, op, root, 'ReduceInit'));
   }
 
-  #allreduceBuf(sendbuf: BufSpec | InPlace, recvbuf: BufSpec, op: Op, call: string): Promise<void> {
-    this._me(call);
-    noInPlace(sendbuf, call, 'sendbuf');
-    const send = resolveBuf(sendbuf, call, 'sendbuf');
-    const recv = resolveBuf(recvbuf, call, 'recvbuf');
-    const bop = byteOpOf(op, send.datatype, send.packedBytes, call);
-    return this.#start(call, async (l, i, tag) => {
-      const sum = l.rank === 0 ? new Uint8Array(send.packedBytes) : null;
-      await collReduce(l, tag, packedOf(send), sum, bop, 0);
-      landBytes(recv, await leaderSwap(l, i, tag, sum), call);
-    });
-  }
   /** Every recvbuf gets the reduction of the other group's sendbufs. */
   override Allreduce(sendbuf: BufSpec | InPlace, recvbuf: BufSpec, op: Op): Promise<void> {
-    return this._collBlocking('Allreduce', this.#allreduceBuf(sendbuf, recvbuf, op, 'Allreduce'));
+    return this.#blocking('Allreduce', allreduceInter(this, sendbuf, recvbuf, op, 'Allreduce'));
   }
   /** Nonblocking Allreduce. */
   override Iallreduce(sendbuf: BufSpec | InPlace, recvbuf: BufSpec, op: Op): Request<void> {
-    return this.#nonblocking('Iallreduce', this.#allreduceBuf(sendbuf, recvbuf, op, 'Iallreduce'));
+    return this.#nonblocking('Iallreduce', allreduceInter(this, sendbuf, recvbuf, op, 'Iallreduce'));
+  }
+  /** Persistent Allreduce. */
+  override AllreduceInit(sendbuf: BufSpec | InPlace, recvbuf: BufSpec, op: Op): Request<void> {
+    return this.#persistent('AllreduceInit', allreduceInter(this, sendbuf, recvbuf, op, 'AllreduceInit'));
   }
 
-  #gatherBuf(sendbuf: BufSpec | InPlace, recvbuf: BufSpec | null, root: number, call: string): Promise<void> {
-    const role = this.#role(root, call);
-    noInPlace(sendbuf, call, 'sendbuf');
-    const rb = role.kind === 'idle' ? null : resolveBuf(role.kind === 'root' ? recvbuf : sendbuf, call, role.kind === 'root' ? 'recvbuf' : 'sendbuf');
-    if (role.kind === 'root') blocksOf(rb!, this._peers.length, call, 'recvbuf');
-    return this.#start(call, async (l, i, tag) => {
-      const all = await interGather(l, i, tag, role.kind === 'remote' ? packedOf(rb!) : null, role);
-      if (all !== null) landBytes(rb!, concat(all), call);
-    });
+  /** The other group's vectors (sum(recvcounts) items, the same count in both groups) reduced; local rank r gets recvcounts[r] items of it. */
+  override ReduceScatter(sendbuf: BufSpec | InPlace, recvbuf: BufSpec, recvcounts: number[], op: Op): Promise<void> {
+    return this.#blocking('ReduceScatter', reduceScatterInter(this, sendbuf, recvbuf, recvcounts, op, 'ReduceScatter'));
   }
+  /** Nonblocking ReduceScatter. */
+  override IreduceScatter(sendbuf: BufSpec | InPlace, recvbuf: BufSpec, recvcounts: number[], op: Op): Request<void> {
+    return this.#nonblocking('IreduceScatter', reduceScatterInter(this, sendbuf, recvbuf, recvcounts, op, 'IreduceScatter'));
+  }
+  /** Persistent ReduceScatter. */
+  override ReduceScatterInit(sendbuf: BufSpec | InPlace, recvbuf: BufSpec, recvcounts: number[], op: Op): Request<void> {
+    return this.#persistent('ReduceScatterInit', reduceScatterInter(this, sendbuf, recvbuf, recvcounts, op, 'ReduceScatterInit'));
+  }
+
+  /** The other group's vectors (size blocks of recvbuf's size) reduced; local rank r gets block r. */
+  override ReduceScatterBlock(sendbuf: BufSpec | InPlace, recvbuf: BufSpec, op: Op): Promise<void> {
+    return this.#blocking('ReduceScatterBlock', reduceScatterBlockInter(this, sendbuf, recvbuf, op, 'ReduceScatterBlock'));
+  }
+  /** Nonblocking ReduceScatterBlock. */
+  override IreduceScatterBlock(sendbuf: BufSpec | InPlace, recvbuf: BufSpec, op: Op): Request<void> {
+    return this.#nonblocking('IreduceScatterBlock', reduceScatterBlockInter(this, sendbuf, recvbuf, op, 'IreduceScatterBlock'));
+  }
+  /** Persistent ReduceScatterBlock. */
+  override ReduceScatterBlockInit(sendbuf: BufSpec | InPlace, recvbuf: BufSpec, op: Op): Request<void> {
+    return this.#persistent('ReduceScatterBlockInit', reduceScatterBlockInter(this, sendbuf, recvbuf, op, 'ReduceScatterBlockInit'));
+  }
+
   /** The root's recvbuf (MPI.ROOT; remoteSize blocks) gets each remote rank's sendbuf, by remote rank. */
   override Gather(sendbuf: BufSpec | InPlace, recvbuf: BufSpec | null, root = 0): Promise<void> {
-    return this._collBlocking('Gather', this.#gatherBuf(sendbuf, recvbuf, root, 'Gather'));
+    return this.#blocking('Gather', gatherInter(this, sendbuf, recvbuf, root, 'Gather'));
   }
   /** Nonblocking Gather. */
   override Igather(sendbuf: BufSpec | InPlace, recvbuf: BufSpec | null, root = 0): Request<void> {
-    return this.#nonblocking('Igather', this.#gatherBuf(sendbuf, recvbuf, root, 'Igather'));
+    return this.#nonblocking('Igather', gatherInter(this, sendbuf, recvbuf, root, 'Igather'));
+  }
+  /** Persistent Gather. */
+  override GatherInit(sendbuf: BufSpec | InPlace, recvbuf: BufSpec | null, root = 0): Request<void> {
+    return this.#persistent('GatherInit', gatherInter(this, sendbuf, recvbuf, root, 'GatherInit'));
   }
 
-  #scatterBuf(sendbuf: BufSpec | null, recvbuf: BufSpec | InPlace, root: number, call: string): Promise<void> {
-    const role = this.#role(root, call);
-    noInPlace(recvbuf, call, 'recvbuf');
-    const rb = role.kind === 'idle' ? null : resolveBuf(role.kind === 'root' ? sendbuf : recvbuf, call, role.kind === 'root' ? 'sendbuf' : 'recvbuf');
-    const bb = role.kind === 'root' ? blocksOf(rb!, this._peers.length, call, 'sendbuf') : 0;
-    return this.#start(call, async (l, i, tag) => {
-      let blocks: Uint8Array[] | null = null;
-      if (role.kind === 'root') {
-        const all = packedOf(rb!);
-        blocks = Array.from({ length: this._peers.length }, (_, j) => all.subarray(j * bb, (j + 1) * bb));
-      }
-      const mine = await interScatter(l, i, tag, blocks, role);
-      if (mine !== null) landBytes(rb!, mine, call);
-    });
+  /** Remote rank j's sendbuf into block j of the root's [recvbuf, counts, displs] (remoteSize entries). */
+  override Gatherv(sendbuf: BufSpec | InPlace, recvbuf: VBufSpec | null, root = 0): Promise<void> {
+    return this.#blocking('Gatherv', gathervInter(this, sendbuf, recvbuf, root, 'Gatherv'));
   }
+  /** Nonblocking Gatherv. */
+  override Igatherv(sendbuf: BufSpec | InPlace, recvbuf: VBufSpec | null, root = 0): Request<void> {
+    return this.#nonblocking('Igatherv', gathervInter(this, sendbuf, recvbuf, root, 'Igatherv'));
+  }
+  /** Persistent Gatherv. */
+  override GathervInit(sendbuf: BufSpec | InPlace, recvbuf: VBufSpec | null, root = 0): Request<void> {
+    return this.#persistent('GathervInit', gathervInter(this, sendbuf, recvbuf, root, 'GathervInit'));
+  }
+
   /** Block j of the root's sendbuf (MPI.ROOT; remoteSize blocks) into remote rank j's recvbuf. */
   override Scatter(sendbuf: BufSpec | null, recvbuf: BufSpec | InPlace, root = 0): Promise<void> {
-    return this._collBlocking('Scatter', this.#scatterBuf(sendbuf, recvbuf, root, 'Scatter'));
+    return this.#blocking('Scatter', scatterInter(this, sendbuf, recvbuf, root, 'Scatter'));
   }
   /** Nonblocking Scatter. */
   override Iscatter(sendbuf: BufSpec | null, recvbuf: BufSpec | InPlace, root = 0): Request<void> {
-    return this.#nonblocking('Iscatter', this.#scatterBuf(sendbuf, recvbuf, root, 'Iscatter'));
+    return this.#nonblocking('Iscatter', scatterInter(this, sendbuf, recvbuf, root, 'Iscatter'));
+  }
+  /** Persistent Scatter. */
+  override ScatterInit(sendbuf: BufSpec | null, recvbuf: BufSpec | InPlace, root = 0): Request<void> {
+    return this.#persistent('ScatterInit', scatterInter(this, sendbuf, recvbuf, root, 'ScatterInit'));
   }
 
-  #allgatherBuf(sendbuf: BufSpec | InPlace, recvbuf: BufSpec, call: string): Promise<void> {
-    this._me(call);
-    noInPlace(sendbuf, call, 'sendbuf');
-    const send = resolveBuf(sendbuf, call, 'sendbuf');
-    const recv = resolveBuf(recvbuf, call, 'recvbuf');
-    blocksOf(recv, this._peers.length, call, 'recvbuf');
-    return this.#start(call, async (l, i, tag) => landBytes(recv, concat(await interAllgather(l, i, tag, packedOf(send))), call));
+  /** Block j of the root's [sendbuf, counts, displs] (remoteSize entries) into remote rank j's recvbuf. */
+  override Scatterv(sendbuf: VBufSpec | null, recvbuf: BufSpec | InPlace, root = 0): Promise<void> {
+    return this.#blocking('Scatterv', scattervInter(this, sendbuf, recvbuf, root, 'Scatterv'));
   }
+  /** Nonblocking Scatterv. */
+  override Iscatterv(sendbuf: VBufSpec | null, recvbuf: BufSpec | InPlace, root = 0): Request<void> {
+    return this.#nonblocking('Iscatterv', scattervInter(this, sendbuf, recvbuf, root, 'Iscatterv'));
+  }
+  /** Persistent Scatterv. */
+  override ScattervInit(sendbuf: VBufSpec | null, recvbuf: BufSpec | InPlace, root = 0): Request<void> {
+    return this.#persistent('ScattervInit', scattervInter(this, sendbuf, recvbuf, root, 'ScattervInit'));
+  }
+
   /** Every recvbuf (remoteSize blocks) gets each remote rank's sendbuf, by remote rank. */
   override Allgather(sendbuf: BufSpec | InPlace, recvbuf: BufSpec): Promise<void> {
-    return this._collBlocking('Allgather', this.#allgatherBuf(sendbuf, recvbuf, 'Allgather'));
+    return this.#blocking('Allgather', allgatherInter(this, sendbuf, recvbuf, 'Allgather'));
   }
   /** Nonblocking Allgather. */
   override Iallgather(sendbuf: BufSpec | InPlace, recvbuf: BufSpec): Request<void> {
-    return this.#nonblocking('Iallgather', this.#allgatherBuf(sendbuf, recvbuf, 'Iallgather'));
+    return this.#nonblocking('Iallgather', allgatherInter(this, sendbuf, recvbuf, 'Iallgather'));
+  }
+  /** Persistent Allgather. */
+  override AllgatherInit(sendbuf: BufSpec | InPlace, recvbuf: BufSpec): Request<void> {
+    return this.#persistent('AllgatherInit', allgatherInter(this, sendbuf, recvbuf, 'AllgatherInit'));
   }
 
-  #alltoallBuf(sendbuf: BufSpec | InPlace, recvbuf: BufSpec, call: string): Promise<void> {
-    this._me(call);
-    noInPlace(sendbuf, call, 'sendbuf');
-    const send = resolveBuf(sendbuf, call, 'sendbuf');
-    const recv = resolveBuf(recvbuf, call, 'recvbuf');
-    const n = this._peers.length;
-    const bb = blocksOf(send, n, call, 'sendbuf');
-    blocksOf(recv, n, call, 'recvbuf');
-    return this.#start(call, async (_l, i, tag) => {
-      const all = packedOf(send);
-      const got = await interAlltoall(i, tag, Array.from({ length: n }, (_, j) => all.subarray(j * bb, (j + 1) * bb)));
-      landBytes(recv, concat(got), call);
-    });
+  /** Remote rank j's sendbuf into block j of every [recvbuf, counts, displs] (remoteSize entries). */
+  override Allgatherv(sendbuf: BufSpec | InPlace, recvbuf: VBufSpec): Promise<void> {
+    return this.#blocking('Allgatherv', allgathervInter(this, sendbuf, recvbuf, 'Allgatherv'));
   }
-  /** Block j of sendbuf (remoteSize blocks) goes to remote rank j; block i of recvbuf comes from remote rank i. */
+  /** Nonblocking Allgatherv. */
+  override Iallgatherv(sendbuf: BufSpec | InPlace, recvbuf: VBufSpec): Request<void> {
+    return this.#nonblocking('Iallgatherv', allgathervInter(this, sendbuf, recvbuf, 'Iallgatherv'));
+  }
+  /** Persistent Allgatherv. */
+  override AllgathervInit(sendbuf: BufSpec | InPlace, recvbuf: VBufSpec): Request<void> {
+    return this.#persistent('AllgathervInit', allgathervInter(this, sendbuf, recvbuf, 'AllgathervInit'));
+  }
+
+  /** Block j of sendbuf (remoteSize blocks) to remote rank j; block i of recvbuf from remote rank i. */
   override Alltoall(sendbuf: BufSpec | InPlace, recvbuf: BufSpec): Promise<void> {
-    return this._collBlocking('Alltoall', this.#alltoallBuf(sendbuf, recvbuf, 'Alltoall'));
+    return this.#blocking('Alltoall', alltoallInter(this, sendbuf, recvbuf, 'Alltoall'));
   }
   /** Nonblocking Alltoall. */
   override Ialltoall(sendbuf: BufSpec | InPlace, recvbuf: BufSpec): Request<void> {
-    return this.#nonblocking('Ialltoall', this.#alltoallBuf(sendbuf, recvbuf, 'Ialltoall'));
+    return this.#nonblocking('Ialltoall', alltoallInter(this, sendbuf, recvbuf, 'Ialltoall'));
+  }
+  /** Persistent Alltoall. */
+  override AlltoallInit(sendbuf: BufSpec | InPlace, recvbuf: BufSpec): Request<void> {
+    return this.#persistent('AlltoallInit', alltoallInter(this, sendbuf, recvbuf, 'AlltoallInit'));
+  }
+
+  /** Alltoall with [buf, counts, displs] blocks, one per remote rank. */
+  override Alltoallv(sendbuf: VBufSpec | InPlace, recvbuf: VBufSpec): Promise<void> {
+    return this.#blocking('Alltoallv', alltoallvInter(this, sendbuf, recvbuf, 'Alltoallv'));
+  }
+  /** Nonblocking Alltoallv. */
+  override Ialltoallv(sendbuf: VBufSpec | InPlace, recvbuf: VBufSpec): Request<void> {
+    return this.#nonblocking('Ialltoallv', alltoallvInter(this, sendbuf, recvbuf, 'Ialltoallv'));
+  }
+  /** Persistent Alltoallv. */
+  override AlltoallvInit(sendbuf: VBufSpec | InPlace, recvbuf: VBufSpec): Request<void> {
+    return this.#persistent('AlltoallvInit', alltoallvInter(this, sendbuf, recvbuf, 'AlltoallvInit'));
+  }
+
+  /** Alltoall with [buf, counts, byteDispls, types] blocks, one per remote rank. */
+  override Alltoallw(sendbuf: WBufSpec | InPlace, recvbuf: WBufSpec): Promise<void> {
+    return this.#blocking('Alltoallw', alltoallwInter(this, sendbuf, recvbuf, 'Alltoallw'));
+  }
+  /** Nonblocking Alltoallw. */
+  override Ialltoallw(sendbuf: WBufSpec | InPlace, recvbuf: WBufSpec): Request<void> {
+    return this.#nonblocking('Ialltoallw', alltoallwInter(this, sendbuf, recvbuf, 'Ialltoallw'));
+  }
+  /** Persistent Alltoallw. */
+  override AlltoallwInit(sendbuf: WBufSpec | InPlace, recvbuf: WBufSpec): Request<void> {
+    return this.#persistent('AlltoallwInit', alltoallwInter(this, sendbuf, recvbuf, 'AlltoallwInit'));
   }
 
   // --- communicator management -------------------------------------------------------
@@ -547,33 +597,4 @@ export class Intercomm extends Comm {
       return Comm._makeWith(c, `${this.name}.merge`, ctx, merged, null, (n, x, e) => new Comm(n, x, e, false));
     })());
   }
-}
-
-/** The packed bytes of a buffer collective land in `rb` (ERR_TRUNCATE when they do not fit). */
-function landBytes(rb: ResolvedBuf, bytes: Uint8Array, call: string): void {
-  const area = recvAreaOf(rb);
-  landInto(area, bytes, call);
-  unpackArea(rb, area, bytes.length);
-}
-function landInto(area: Uint8Array, bytes: Uint8Array, call: string): void {
-  if (bytes.length > area.length) throw mpiError(ERR_TRUNCATE, call, `the message of ${bytes.length} bytes is longer than the receive buffer (${area.length} bytes)`);
-  area.set(bytes);
-}
-function concat(blocks: readonly Uint8Array[]): Uint8Array {
-  let n = 0;
-  for (const b of blocks) n += b.length;
-  const out = new Uint8Array(n);
-  let at = 0;
-  for (const b of blocks) {
-    out.set(b, at);
-    at += b.length;
-  }
-  return out;
-}
-/** Bytes of one of `n` equal blocks of rb (ERR_COUNT when rb does not split in n). */
-function blocksOf(rb: ResolvedBuf, n: number, call: string, arg: string): number {
-  if (rb.count % n !== 0) {
-    throw mpiError(ERR_COUNT, call, `${arg} holds ${rb.count} items of ${rb.datatype.name}, not a multiple of the remote group size ${n} (one block per remote rank)`);
-  }
-  return rb.packedBytes / n;
 }

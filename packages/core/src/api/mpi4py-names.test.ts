@@ -17,7 +17,7 @@ const apiSection = API_DOC.slice(API_DOC.indexOf('## mpi4py spellings'));
 const MODULE_ALIASES = [
   ['Init', 'init'], ['Finalize', 'finalize'], ['Is_initialized', 'isInitialized'], ['Is_finalized', 'isFinalized'],
   ['Query_thread', 'queryThread'], ['Wtime', 'wtime'], ['Wtick', 'wtick'], ['Get_processor_name', 'getProcessorName'],
-  ['Get_error_string', 'errorString'],
+  ['Get_error_string', 'errorString'], ['Attach_buffer', 'attachBuffer'], ['Detach_buffer', 'detachBuffer'],
 ] as const;
 
 const methodRows = MPI4PY_ALIASES.flatMap((t) => t.methods.map((a) => [`${t.owner} ${a.alias}`, t.on, a.alias, a.canonical] as const));
@@ -45,6 +45,20 @@ describe('mpi4py spellings', () => {
       expect(receiver[a.property]).toBe('after');
     } else {
       expect(fn.call(receiver)).toBe('before');
+    }
+  });
+
+  it('on an Intercomm, an alias is the Intercomm\'s own method; a point-to-point alias is the inherited one', () => {
+    // The stubs (intercomm-stubs.ts) are installed by the first Intercomm made; its constructor needs no runtime.
+    const Ctor = MPI.Intercomm as unknown as new (name: string, ctx: number, local: Int32Array, remote: Int32Array, remoteCtx: number) => MPI.Intercomm;
+    const ic = new Ctor('ic', 0, Int32Array.of(0), Int32Array.of(1), 0);
+    const p = Object.getPrototypeOf(ic) as Record<string, unknown>;
+    for (const [alias, canonical] of [['Allreduce_init', 'AllreduceInit'], ['Reduce_scatter', 'ReduceScatter'], ['Gatherv_init', 'GathervInit'], ['Barrier', 'barrier']]) {
+      expect(p[alias]).toBe(p[canonical]);
+      expect(p[canonical]).not.toBe((MPI.Comm.prototype as unknown as Record<string, unknown>)[canonical]);
+    }
+    for (const alias of ['Send_init', 'Recv_init', 'Bsend_init', 'Rsend_init', 'Ssend_init', 'Sendrecv_replace', 'Isendrecv_replace', 'Psend_init', 'Precv_init', 'Compare']) {
+      expect(p[alias]).toBe((MPI.Comm.prototype as unknown as Record<string, unknown>)[alias]);
     }
   });
 

@@ -14,12 +14,14 @@
  * statics), so they do not show up in `Object.keys` or in object messages.
  */
 import { assert, errorString } from '../util/index.ts';
+import { attachBuffer, detachBuffer } from './bsend-buffer.ts';
 import { Comm } from './comm.ts';
 import { Datatype } from './datatype.ts';
 import { File } from './file.ts';
 import { Group } from './group.ts';
 import { finalize, getProcessorName, init, isFinalized, isInitialized, queryThread, wtick, wtime } from './lifecycle.ts';
 import { Op } from './op.ts';
+import { PartitionedRequest } from './partitioned.ts';
 import { Request } from './request.ts';
 import { Status } from './status.ts';
 
@@ -27,7 +29,7 @@ import { Status } from './status.ts';
 export {
   init as Init, finalize as Finalize, isInitialized as Is_initialized, isFinalized as Is_finalized,
   queryThread as Query_thread, wtime as Wtime, wtick as Wtick, getProcessorName as Get_processor_name,
-  errorString as Get_error_string,
+  errorString as Get_error_string, attachBuffer as Attach_buffer, detachBuffer as Detach_buffer,
 };
 
 declare module './comm.ts' {
@@ -58,6 +60,37 @@ declare module './comm.ts' {
     Compare(other: Comm): number;
     /** mpi4py spelling of `comm.free()`. */
     Free(): void;
+    // The send modes, persistent and partitioned point-to-point, the reduce-scatters and the persistent collectives (issue 36).
+    Send_init: Comm['SendInit'];
+    Recv_init: Comm['RecvInit'];
+    Bsend_init: Comm['BsendInit'];
+    Rsend_init: Comm['RsendInit'];
+    Ssend_init: Comm['SsendInit'];
+    Sendrecv_replace: Comm['SendrecvReplace'];
+    Isendrecv_replace: Comm['IsendrecvReplace'];
+    Psend_init: Comm['PsendInit'];
+    Precv_init: Comm['PrecvInit'];
+    Reduce_scatter: Comm['ReduceScatter'];
+    Ireduce_scatter: Comm['IreduceScatter'];
+    Reduce_scatter_block: Comm['ReduceScatterBlock'];
+    Ireduce_scatter_block: Comm['IreduceScatterBlock'];
+    Barrier_init: Comm['BarrierInit'];
+    Bcast_init: Comm['BcastInit'];
+    Reduce_init: Comm['ReduceInit'];
+    Allreduce_init: Comm['AllreduceInit'];
+    Reduce_scatter_init: Comm['ReduceScatterInit'];
+    Reduce_scatter_block_init: Comm['ReduceScatterBlockInit'];
+    Scan_init: Comm['ScanInit'];
+    Exscan_init: Comm['ExscanInit'];
+    Gather_init: Comm['GatherInit'];
+    Gatherv_init: Comm['GathervInit'];
+    Scatter_init: Comm['ScatterInit'];
+    Scatterv_init: Comm['ScattervInit'];
+    Allgather_init: Comm['AllgatherInit'];
+    Allgatherv_init: Comm['AllgathervInit'];
+    Alltoall_init: Comm['AlltoallInit'];
+    Alltoallv_init: Comm['AlltoallvInit'];
+    Alltoallw_init: Comm['AlltoallwInit'];
   }
 }
 
@@ -131,6 +164,15 @@ declare module './status.ts' {
     Set_tag(tag: number): void;
     /** mpi4py spelling of `status.error = error`. */
     Set_error(error: number): void;
+  }
+}
+
+declare module './partitioned.ts' {
+  interface PartitionedRequest {
+    Pready: PartitionedRequest['pready'];
+    Pready_range: PartitionedRequest['preadyRange'];
+    Pready_list: PartitionedRequest['preadyList'];
+    Parrived: PartitionedRequest['parrived'];
   }
 }
 
@@ -237,7 +279,15 @@ function aliases<C extends object>(
 export const MPI4PY_ALIASES: readonly AliasTarget[] = [
   aliases('Comm', Comm.prototype,
     [['Barrier', 'barrier'], ['Dup', 'dup'], ['Split', 'split'], ['Split_type', 'splitType'], ['Create', 'create'],
-      ['Create_group', 'createGroup'], ['Compare', 'compare'], ['Free', 'free']],
+      ['Create_group', 'createGroup'], ['Compare', 'compare'], ['Free', 'free'],
+      ['Send_init', 'SendInit'], ['Recv_init', 'RecvInit'], ['Bsend_init', 'BsendInit'], ['Rsend_init', 'RsendInit'],
+      ['Ssend_init', 'SsendInit'], ['Sendrecv_replace', 'SendrecvReplace'], ['Isendrecv_replace', 'IsendrecvReplace'], ['Psend_init', 'PsendInit'],
+      ['Precv_init', 'PrecvInit'], ['Reduce_scatter', 'ReduceScatter'], ['Ireduce_scatter', 'IreduceScatter'], ['Reduce_scatter_block', 'ReduceScatterBlock'],
+      ['Ireduce_scatter_block', 'IreduceScatterBlock'], ['Barrier_init', 'BarrierInit'], ['Bcast_init', 'BcastInit'], ['Reduce_init', 'ReduceInit'],
+      ['Allreduce_init', 'AllreduceInit'], ['Reduce_scatter_init', 'ReduceScatterInit'], ['Reduce_scatter_block_init', 'ReduceScatterBlockInit'], ['Scan_init', 'ScanInit'],
+      ['Exscan_init', 'ExscanInit'], ['Gather_init', 'GatherInit'], ['Gatherv_init', 'GathervInit'], ['Scatter_init', 'ScatterInit'],
+      ['Scatterv_init', 'ScattervInit'], ['Allgather_init', 'AllgatherInit'], ['Allgatherv_init', 'AllgathervInit'], ['Alltoall_init', 'AlltoallInit'],
+      ['Alltoallv_init', 'AlltoallvInit'], ['Alltoallw_init', 'AlltoallwInit']],
     [['Get_rank', 'rank'], ['Get_size', 'size'], ['Get_group', 'group'], ['Get_name', 'name']],
     [['Set_name', 'name']]),
   aliases('Group', Group.prototype,
@@ -247,6 +297,8 @@ export const MPI4PY_ALIASES: readonly AliasTarget[] = [
   aliases('Group (static)', Group, [['Union', 'union'], ['Intersection', 'intersection'], ['Difference', 'difference']]),
   aliases('Request', Request.prototype, [['Wait', 'wait'], ['Test', 'test'], ['Cancel', 'cancel'], ['Free', 'free'], ['Start', 'start']]),
   aliases('Request (static)', Request, [['Waitall', 'waitall'], ['Testall', 'testall']]),
+  aliases('PartitionedRequest', PartitionedRequest.prototype,
+    [['Pready', 'pready'], ['Pready_range', 'preadyRange'], ['Pready_list', 'preadyList'], ['Parrived', 'parrived']]),
   aliases('Status', Status.prototype,
     [['Get_count', 'getCount']],
     [['Get_source', 'source'], ['Get_tag', 'tag'], ['Get_error', 'error'], ['Is_cancelled', 'cancelled']],

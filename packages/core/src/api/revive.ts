@@ -5,7 +5,8 @@
  * thread makes the wrappers live again: the same handle gives the same object
  * in one thread.
  *
- *   dehydrate(value)  Comm -> { __tsmpi: 'Comm', handle }, Group -> { __tsmpi: 'Group', handle },
+ *   dehydrate(value)  Comm -> { __tsmpi: 'Comm', handle } (an Intercomm adds its remote endpoints and
+ *                     send context, which live in its wrapper), Group -> { __tsmpi: 'Group', handle },
  *                     predefined Datatype / Op -> { __tsmpi, code },
  *                     derived Datatype -> { __tsmpi: 'Datatype', handle, committed } (its record
  *                     holds the encoded descriptor), Request -> { __tsmpi: 'Request', cell }
@@ -22,8 +23,9 @@
  */
 import { OBJECT_KIND, handleKind } from '../device/index.ts';
 import { decodeTopology } from '../comm/index.ts';
-import { ERR_ARG, ERR_COMM, mpiError } from '../util/index.ts';
+import { ERR_ARG, mpiError } from '../util/index.ts';
 import { Comm } from './comm.ts';
+import { Intercomm } from './intercomm.ts';
 import { topologyCommOf } from './topology-comm.ts';
 import { Group } from './group.ts';
 import { Request } from './request.ts';
@@ -84,10 +86,11 @@ export function dehydrate(value: unknown): unknown {
 function dehydrateLeaf(value: unknown): unknown {
   // The sender's own objects are what revive gives back in the sender's thread.
   if (value instanceof Comm) {
-    // An intercommunicator's remote group and send context live in its wrapper (api/intercomm.ts).
-    if (value.isInter) throw mpiError(ERR_COMM, 'dehydrate', `intercommunicator ${value.name} cannot cross threads yet: create it in the thread that uses it`);
     if (!value._freed) comms.set(value._handle, value);
-    return { [MARK]: 'Comm', handle: value._freed ? -1 : value._handle, name: value.name };
+    const mark = { [MARK]: 'Comm', handle: value._freed ? -1 : value._handle, name: value.name };
+    // An intercommunicator's remote group and send context live in its wrapper (api/intercomm.ts), not in
+    // the record: they travel with the mark (both are fixed for the intercommunicator's life).
+    return value.isInter ? { ...mark, remote: value._peers.slice(), remoteCtx: value._sendCtx } : mark;
   }
   if (value instanceof Group) {
     if (!value._freed && value._handle !== 0) groups.set(value._handle, value);
@@ -122,8 +125,11 @@ function reviveLeaf(value: unknown): unknown {
   if (value === null || typeof value !== 'object' || value instanceof Comm || value instanceof Datatype || value instanceof Op
     || value instanceof Group || value instanceof Request) return KEEP;
   const v = value as Record<string, unknown>;
-  if (v[MARK] === 'Comm' || (typeof v._handle === 'number' && typeof v._ctx === 'number' && v._endpoints instanceof Int32Array)) {
-    return commOf((v.handle ?? v._handle) as number, typeof v.name === 'string' ? v.name : null);
+  if (v[MARK] === 'Comm') return commOf(v.handle as number, typeof v.name === 'string' ? v.name : null, interOf(v.remote, v.remoteCtx));
+  if (typeof v._handle === 'number' && typeof v._ctx === 'number' && v._endpoints instanceof Int32Array) {
+    // The structured clone of an Intercomm keeps its remote group (_peers, disjoint from the local group) and send context.
+    const isInter = v._peers instanceof Int32Array && v._peers.length > 0 && !v._endpoints.includes(v._peers[0]!);
+    return commOf(v._handle, null, isInter ? interOf(v._peers, v._sendCtx) : null);
   }
   if (v[MARK] === 'Group') return groupOf(v.handle as number);
   // the structured clone of a Group posted as it is
@@ -178,8 +184,18 @@ function datatypeOf(handle: number, committed: boolean, name: string): Datatype 
   return dt;
 }
 
-/** The communicator of `handle` in this thread. */
-function commOf(handle: number, name: string | null): Comm {
+/** The remote side of an intercommunicator as it crossed (remote endpoints, the context sends go out on); null: none. */
+interface InterSide { readonly remote: Int32Array; readonly remoteCtx: number }
+function interOf(remote: unknown, remoteCtx: unknown): InterSide | null {
+  if (remote === undefined) return null;
+  if (!(remote instanceof Int32Array) || remote.length === 0 || !Number.isInteger(remoteCtx)) {
+    throw mpiError(ERR_ARG, 'revive', 'the intercommunicator arrived without its remote group or send context: post MPI.dehydrate(value) (MPI.Worker\'s postMessage does it for you)');
+  }
+  return { remote, remoteCtx: remoteCtx as number };
+}
+
+/** The communicator of `handle` in this thread (an Intercomm when `inter` gives its remote side). */
+function commOf(handle: number, name: string | null, inter: InterSide | null = null): Comm {
   const rt = runtime('revive');
   const predefined = rt.predefined.indexOf(handle);
   if (predefined >= 0) return [COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE][predefined]!;
@@ -193,8 +209,13 @@ function commOf(handle: number, name: string | null): Comm {
   // A topology communicator's record keeps its topology: the same class, the same topology here.
   const topology = decodeTopology(objects.blob(handle));
   const commName = name ?? `comm#${handle & 0xffffff}`;
-  c = topology === null ? new Comm(commName, objects.data(handle, 0), members, false) : topologyCommOf(topology, commName, objects.data(handle, 0), members);
-  c._setEndpoints(members, handle);
+  if (inter !== null) {
+    c = new Intercomm(commName, objects.data(handle, 0), members, inter.remote, inter.remoteCtx);
+    c._handle = handle;
+  } else {
+    c = topology === null ? new Comm(commName, objects.data(handle, 0), members, false) : topologyCommOf(topology, commName, objects.data(handle, 0), members);
+    c._setEndpoints(members, handle);
+  }
   comms.set(handle, c);
   return c;
 }
