@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # Runs one benchmark on tsmpi, Open MPI (TCP) and MPICH (TCP), R times each,
 # and prints the median of each and the ratios tsmpi/Open MPI, tsmpi/MPICH and tsmpi/plain Node sockets.
+# The ping-pong and allreduce metrics are per call: SIZE-byte is the mean (the timed loop's time / calls,
+# what a program pays, so the headline ratios are ratios of means), SIZE-byte-median and SIZE-byte-p99
+# the order statistics of the per-call times, SIZE-byte-cpu the CPU milliseconds per call summed over
+# the processes (compare-extract.sh).
 #
 #   packages/bench/reference/compare.sh [--bench msgrate|pingpong|allreduce] [--repeat R] [--json FILE]
 #                                       [--iterations N | --lengths N1,N2,...] [--warmup N] [--window N] [--size BYTES]
@@ -49,7 +53,7 @@ run_timeout=300
 bench_args=()
 
 usage() {
-  sed -n '2,7p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
   cat <<'EOF'
 
   --bench B        msgrate (default), pingpong, or allreduce (4 processes; sizes 8 B and 8 MiB)
@@ -217,9 +221,9 @@ label() { case "$1" in tsmpi) echo tsmpi ;; node) echo "Node raw" ;; node-poll) 
 if [ "$bench" = msgrate ]; then
   unit="M messages/s, higher is better"
 elif [ "$bench" = allreduce ]; then
-  unit="microseconds per call on $np processes (SIZE-cpu rows: CPU milliseconds per call summed over the processes), lower is better; a ratio above 1 means tsmpi is slower"
+  unit="microseconds per call on $np processes, SIZE-byte rows the mean (-median, -p99: of the per-call times; -cpu: CPU milliseconds per call summed over the processes), lower is better; a ratio above 1 means tsmpi is slower"
 else
-  unit="round-trip microseconds, lower is better; a ratio above 1 means tsmpi is slower"
+  unit="round-trip microseconds, SIZE-byte rows the mean (-median, -p99: of the round trips; -cpu: CPU milliseconds per round trip summed over both processes), lower is better; a ratio above 1 means tsmpi is slower"
 fi
 
 # ---- table ------------------------------------------------------------------

@@ -2,7 +2,8 @@
  * Issue 15's targets checked from the rounds of reference/headline.sh: each
  * round runs compare.sh once per comparison (--repeat 1 --json), so every
  * implementation of a comparison shares the round's minutes and load. The
- * table gives, per target, each implementation's median over the rounds, the
+ * table gives, per target, each implementation's median over the rounds (of
+ * compare.sh's metric: for a time, the mean per call, compare-extract.sh), the
  * ratio of the medians, and in how many rounds the target held on that
  * round's own ratio: a target that holds on the medians but in only 2 of 5
  * rounds sits in this machine's noise and is reported as such.
@@ -37,13 +38,13 @@ export interface Target {
 export const ISSUE_15_TARGETS: readonly Target[] = [
   { step: 'msgrate', metric: 'msgrate@1000', versus: 'openmpi', higherIsBetter: true, bound: 1.0, label: 'neighbor rate, 1,000 iterations (M msgs/s)' },
   { step: 'msgrate', metric: 'msgrate@10000', versus: 'openmpi', higherIsBetter: true, bound: 1.3, label: 'neighbor rate, 10,000 iterations (M msgs/s)' },
-  { step: 'allreduce8', metric: '8-byte@1000', versus: 'openmpi', higherIsBetter: false, bound: 1.5, label: 'allreduce 8 B, 4 processes, 1,000 calls (µs)' },
-  { step: 'allreduce8', metric: '8-byte@10000', versus: 'openmpi', higherIsBetter: false, bound: 1.5, label: 'allreduce 8 B, 4 processes, 10,000 calls (µs)' },
-  { step: 'allreduce8m', metric: '8388608-byte', versus: 'openmpi', higherIsBetter: false, bound: 1.0, label: 'allreduce 8 MiB, 4 processes (µs)' },
-  { step: 'pingpong', metric: '0-byte@1000', versus: 'node', higherIsBetter: false, bound: 1.3, label: 'ping-pong 0 B, 1,000 iterations (µs)' },
+  { step: 'allreduce8', metric: '8-byte@1000', versus: 'openmpi', higherIsBetter: false, bound: 1.5, label: 'allreduce 8 B, 4 processes, 1,000 calls (mean µs per call)' },
+  { step: 'allreduce8', metric: '8-byte@10000', versus: 'openmpi', higherIsBetter: false, bound: 1.5, label: 'allreduce 8 B, 4 processes, 10,000 calls (mean µs per call)' },
+  { step: 'allreduce8m', metric: '8388608-byte', versus: 'openmpi', higherIsBetter: false, bound: 1.0, label: 'allreduce 8 MiB, 4 processes (mean µs per call)' },
+  { step: 'pingpong', metric: '0-byte@1000', versus: 'node', higherIsBetter: false, bound: 1.3, label: 'ping-pong 0 B, 1,000 iterations (mean µs per round trip)' },
   // The same bound against plain Node sockets that poll the event loop as tsmpi's blocking calls wait (reference/raw-node.ts --poll):
   // the floor of tsmpi's way of waiting, where the row above is the floor of Node's own (epoll).
-  { step: 'pingpong', metric: '0-byte@1000', versus: 'node-poll', higherIsBetter: false, bound: 1.3, label: 'ping-pong 0 B, 1,000 iterations, against polling Node (µs)' },
+  { step: 'pingpong', metric: '0-byte@1000', versus: 'node-poll', higherIsBetter: false, bound: 1.3, label: 'ping-pong 0 B, 1,000 iterations, against polling Node (mean µs per round trip)' },
 ];
 
 /** One target's outcome over the rounds. */
