@@ -16,7 +16,8 @@
 //   poll         the poll loop's machinery (setImmediate turns, performance.now)
 //   bench        the benchmark's own loop
 //   other        the rest: mostly the promise and nextTick queues between the above
-// and every share is also given in units of the flush, which both benchmarks do once per rank and call.
+// and every share is also given in units of the flush: count the socket writes per call apart (a 2-process
+// allreduce writes once per two calls, a ping-pong once per round trip; notebook 4.51) before comparing two loops.
 import fs from 'node:fs';
 
 const KERNEL = /^(recursiveDoublingBytes|roundTrip)$/;
