@@ -4,35 +4,28 @@
  *
  * For each size (default 8 bytes and 8 MiB) every rank runs MPI_Barrier, WARMUP
  * (50) untimed MPI_Allreduce calls of MPI_DOUBLE with MPI_SUM, MPI_Barrier, then
- * the timed calls, each timed on its own on rank 0. Sizes above 64 KiB run
- * ITERATIONS * 64 KiB / SIZE calls (at least 10) and at least 2 warm-up calls.
- * Rank 0 prints the median time per call in microseconds, the bandwidth
- * size / median in MB/s, min and p99 (numpy's linear-interpolation
- * quantile, as in ../src/stats.ts), and the CPU time (user + system, all
- * threads) per call summed over all ranks.
+ * the timed calls, the loop timed as a whole and each call on its own on rank 0.
+ * Sizes above 64 KiB run ITERATIONS * 64 KiB / SIZE calls (at least 10) and at
+ * least 2 warm-up calls. Rank 0 prints the mean time per call in microseconds
+ * (the loop's time / calls), the bandwidth size / mean in MB/s, the median, p99
+ * and min per-call times (bench-stats.h, as ../src/stats.ts), and the CPU time
+ * (user + system, all threads) per call summed over all ranks.
  *
  *   mpicc -O2 -o build/allreduce_ompi allreduce.c
  *   mpirun -n 4 build/allreduce_ompi [--iterations N] [--warmup N] [--size BYTES[,BYTES]] [--json FILE]
  */
 #include <mpi.h>
-#include <sys/resource.h>
 #include <time.h>
 
 #include "bench-args.h"
-
-/* User + system time of this process (all its threads), in seconds. */
-static double cpu_seconds(void) {
-    struct rusage ru;
-    getrusage(RUSAGE_SELF, &ru);
-    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
-}
+#include "bench-stats.h"
 
 static const char *USAGE =
     "usage: mpirun -n P allreduce [flags]\n"
     "\n"
     "Allreduce latency and bandwidth: every rank reduces SIZE bytes of FLOAT64 with SUM.\n"
-    "Prints the median time per call in microseconds, the bandwidth and the CPU time\n"
-    "per call (summed over all ranks) for each size.\n"
+    "Prints the mean time per call in microseconds, the bandwidth, the median, p99 and\n"
+    "min per-call times and the CPU time per call (summed over all ranks) for each size.\n"
     "\n"
     "  --iterations N   timed calls for small sizes (default 2000; sizes above 64 KiB run\n"
     "                   N * 64 KiB / SIZE calls, at least 10)\n"
@@ -42,18 +35,6 @@ static const char *USAGE =
     "  -h, --help       this text\n";
 
 #define SCALE_BYTES (64L * 1024L)
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-static double quantile(const double *sorted, long n, double q) {
-    double pos = (double)(n - 1) * q;
-    long lo = (long)pos;
-    long hi = lo + 1 < n ? lo + 1 : lo;
-    return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - (double)lo);
-}
 
 static long calls_for(long size_bytes, long iterations) {
     if (size_bytes <= SCALE_BYTES) return iterations;
@@ -96,32 +77,31 @@ int main(int argc, char **argv) {
         MPI_Barrier(MPI_COMM_WORLD); /* as ../src/allreduce.ts does, where it matters to V8 */
         for (long it = 0; it < warm; it++) MPI_Allreduce(sendbuf, recvbuf, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         MPI_Barrier(MPI_COMM_WORLD);
-        double cpu_before = cpu_seconds();
+        double cpu_before = bench_cpu_seconds();
+        double loop_start = MPI_Wtime();
         for (long it = 0; it < calls; it++) {
             double start = MPI_Wtime();
             MPI_Allreduce(sendbuf, recvbuf, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
             samples[it] = MPI_Wtime() - start;
         }
-        double cpu_ms = (cpu_seconds() - cpu_before) * 1e3 / (double)calls, cpu_ms_all = 0;
+        double loop_seconds = MPI_Wtime() - loop_start;
+        double cpu_ms = (bench_cpu_seconds() - cpu_before) * 1e3 / (double)calls, cpu_ms_all = 0;
         MPI_Reduce(&cpu_ms, &cpu_ms_all, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
         if (rank == 0) {
-            qsort(samples, (size_t)calls, sizeof(double), cmp_double);
-            double med = quantile(samples, calls, 0.5) * 1e6;
-            double min = samples[0] * 1e6;
-            double p99 = quantile(samples, calls, 0.99) * 1e6;
-            double bw = med > 0 ? (double)bytes / med : 0;
-            printf("allreduce: %ld-byte median %.2f us, %.1f MB/s (min %.2f, p99 %.2f; cpu %.3f ms per call over all ranks; "
+            struct call_summary s = bench_summarize_calls(samples, calls, loop_seconds);
+            double bw = s.mean > 0 ? (double)bytes / s.mean : 0;
+            printf("allreduce: %ld-byte mean %.2f us, %.1f MB/s (median %.2f, p99 %.2f, min %.2f; cpu %.3f ms per call over all ranks; "
                    "%ld iterations, %d processes, %s)\n",
-                   bytes, med, bw, min, p99, cpu_ms_all, calls, size, lib);
+                   bytes, s.mean, bw, s.median, s.p99, s.min, cpu_ms_all, calls, size, lib);
             fflush(stdout);
             if (f.json_file != NULL) {
                 FILE *out = bench_json_begin(f.json_file, impl, lib, "allreduce");
                 if (out != NULL) {
                     fprintf(out,
                             "\"processes\":%d,"
-                            "\"iterations\":%ld,\"warmup\":%ld,\"sizeBytes\":%ld,\"medianMicros\":%.3f,"
-                            "\"minMicros\":%.3f,\"p99Micros\":%.3f,\"bandwidthMBs\":%.3f,\"cpuMillisPerCall\":%.3f}\n",
-                            size, calls, warm, bytes, med, min, p99, bw, cpu_ms_all);
+                            "\"iterations\":%ld,\"warmup\":%ld,\"sizeBytes\":%ld,\"meanMicros\":%.3f,\"medianMicros\":%.3f,"
+                            "\"p99Micros\":%.3f,\"minMicros\":%.3f,\"bandwidthMBs\":%.3f,\"cpuMillisPerCall\":%.4f}\n",
+                            size, calls, warm, bytes, s.mean, s.median, s.p99, s.min, bw, cpu_ms_all);
                     fclose(out);
                 }
             }

@@ -128,7 +128,7 @@ extract() { # bench start_ns < output
   local bench=$1 start=$2
   case "$bench" in
     msgrate) sed -n 's/^msgrate: \([0-9.][0-9.]*\) M messages\/s.*/msgrate-M-msg-per-s \1/p' ;;
-    allreduce) sed -n 's/^allreduce: 8388608-byte median \([0-9.][0-9.]*\) us.*/allreduce-8MiB-us \1/p' ;;
+    allreduce) sed -n 's/^allreduce: 8388608-byte mean \([0-9.][0-9.]*\) us.*/allreduce-8MiB-us \1/p' ;; # the mean per call
     launch) awk -v start="$start" -v np=4 '
               /^launch-probe: rank [0-9]+ of [0-9]+ past init at [0-9]+ ns/ { n++; if ($9 > last) last = $9 }
               END { if (n == np) printf "launch-4rank-ms %.1f\n", (last - start) / 1e6 }' ;;

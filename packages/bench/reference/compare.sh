@@ -1,13 +1,18 @@
 #!/usr/bin/env bash
 # Runs one benchmark on tsmpi, Open MPI (TCP) and MPICH (TCP), R times each,
 # and prints the median of each and the ratios tsmpi/Open MPI, tsmpi/MPICH and tsmpi/plain Node sockets.
+# The ping-pong and allreduce metrics are per call: SIZE-byte is the mean (the timed loop's time / calls,
+# what a program pays, so the headline ratios are ratios of means), SIZE-byte-median and SIZE-byte-p99
+# the order statistics of the per-call times, SIZE-byte-cpu the CPU milliseconds per call summed over
+# the processes (compare-extract.sh).
 #
 #   packages/bench/reference/compare.sh [--bench msgrate|pingpong|allreduce] [--repeat R] [--json FILE]
 #                                       [--iterations N | --lengths N1,N2,...] [--warmup N] [--window N] [--size BYTES]
 #                                       [--impls tsmpi,node,node-poll,openmpi,openmpi-nobind,mpich] [--ours-args 'ARGS'] [--timeout S]
+#                                       [--np P (allreduce)]
 #
 # Every implementation moves its messages over TCP between its processes on one machine,
-# two processes (allreduce: four), each at its own defaults otherwise (core binding included),
+# two processes (allreduce: four, or --np), each at its own defaults otherwise (core binding included),
 # so that the figures compare protocol stacks and not shared-memory against sockets:
 #   tsmpi    node_modules/.bin/mpiexec -n 2 packages/bench/src/BENCH.ts   (what `pnpm exec mpiexec` runs),
 #            from the repository root; its transport is TCP between processes.
@@ -46,13 +51,14 @@ impls=tsmpi,node,node-poll,openmpi,openmpi-nobind,mpich
 lengths=
 ours_args=
 run_timeout=300
+np_given=
 bench_args=()
 
 usage() {
-  sed -n '2,7p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+  sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
   cat <<'EOF'
 
-  --bench B        msgrate (default), pingpong, or allreduce (4 processes; sizes 8 B and 8 MiB)
+  --bench B        msgrate (default), pingpong, or allreduce (4 processes unless --np; sizes 8 B and 8 MiB)
   --repeat R       runs per implementation (default 5); the table shows the median
   --json FILE      write all runs, medians and ratios to FILE as one JSON document
   --iterations N, --warmup N, --window N, --size BYTES
@@ -63,6 +69,8 @@ usage() {
                    installed; node-poll, plain Node sockets that poll as tsmpi does, runs allreduce and pingpong only)
   --ours-args 'A'  extra mpiexec options for tsmpi, e.g. '--channels 1 --matching global'
   --timeout S      kill a run after S seconds (default 300)
+  --np P           processes of an allreduce (default 4; e.g. 2 for issue 40's 2-process rows); plain
+                   Node's allreduce (node, node-poll) runs 4 processes only and is left out otherwise
 EOF
 }
 
@@ -77,6 +85,7 @@ while [ $# -gt 0 ]; do
     --ours-args) ours_args=${2?--ours-args needs a value}; shift 2 ;;
     --timeout) run_timeout=${2:?--timeout needs a value}; shift 2 ;;
     --lengths) lengths=${2:?--lengths needs a value}; shift 2 ;;
+    --np) np_given=${2:?--np needs a value}; shift 2 ;;
     --iterations|--warmup|--window|--size) bench_args+=("$1" "${2:?$1 needs a value}"); shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown option '$1'" ;;
@@ -86,6 +95,11 @@ case "$bench" in msgrate|pingpong|allreduce) ;; *) die "--bench must be msgrate,
 # processes per run: the point-to-point benchmarks use a pair; allreduce uses 4 (issue 5's target)
 np=2
 [ "$bench" = allreduce ] && np=4
+if [ -n "$np_given" ]; then
+  [ "$bench" = allreduce ] || die "--np applies to --bench allreduce only (msgrate and pingpong run 2 processes)"
+  [[ "$np_given" =~ ^[1-9][0-9]*$ ]] && [ "$np_given" -ge 2 ] || die "--np must be an integer >= 2 (got '$np_given')"
+  np=$np_given
+fi
 [[ "$repeat" =~ ^[1-9][0-9]*$ ]] || die "--repeat must be a positive integer (got '$repeat')"
 [[ "$run_timeout" =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive integer (got '$run_timeout')"
 if [ -n "$lengths" ]; then
@@ -128,8 +142,12 @@ build_ref() { # impl mpicc suffix
 }
 # Plain Node sockets: the same tsx that runs tsmpi's ranks. The polling variant exists for allreduce only.
 if [ -x "$root/node_modules/.bin/tsx" ]; then
-  want node && active+=(node)
-  want node-poll && { [ "$bench" = allreduce ] || [ "$bench" = pingpong ]; } && active+=(node-poll)
+  if [ "$bench" = allreduce ] && [ "$np" != 4 ]; then
+    { want node || want node-poll; } && echo "compare.sh: plain Node's allreduce runs 4 processes only; leaving node and node-poll out at --np $np" >&2
+  else
+    want node && active+=(node)
+    want node-poll && { [ "$bench" = allreduce ] || [ "$bench" = pingpong ]; } && active+=(node-poll)
+  fi
 fi
 # raw-node.ts allreduce's own defaults (1000 calls, 2000 warm-up) differ from allreduce.ts's: pass allreduce.ts's.
 node_defaults=()
@@ -217,9 +235,9 @@ label() { case "$1" in tsmpi) echo tsmpi ;; node) echo "Node raw" ;; node-poll) 
 if [ "$bench" = msgrate ]; then
   unit="M messages/s, higher is better"
 elif [ "$bench" = allreduce ]; then
-  unit="microseconds per call on $np processes (SIZE-cpu rows: CPU milliseconds per call summed over the processes), lower is better; a ratio above 1 means tsmpi is slower"
+  unit="microseconds per call on $np processes, SIZE-byte rows the mean (-median, -p99: of the per-call times; -cpu: CPU milliseconds per call summed over the processes), lower is better; a ratio above 1 means tsmpi is slower"
 else
-  unit="round-trip microseconds, lower is better; a ratio above 1 means tsmpi is slower"
+  unit="round-trip microseconds, SIZE-byte rows the mean (-median, -p99: of the round trips; -cpu: CPU milliseconds per round trip summed over both processes), lower is better; a ratio above 1 means tsmpi is slower"
 fi
 
 # ---- table ------------------------------------------------------------------
@@ -260,8 +278,8 @@ done <"$data/metrics"
 if [ -n "$json_file" ]; then
   args_json=$(printf '%s\n' "${bench_args[@]}" | awk 'NF { gsub(/["\\]/, "\\\\&"); printf "%s\"%s\"", (n++ ? "," : ""), $0 }')
   ours_json=$(printf '%s' "$ours_args" | sed 's/["\\]/\\&/g')
-  printf '{"bench":"%s","date":"%s","host":"%s","cores":%d,"loadavg":"%s","repeat":%d,"args":[%s],"lengths":[%s],"oursArgs":"%s","failures":%d,"unit":"%s","results":[%s],"ratios":[%s]}\n' \
-    "$bench" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(hostname)" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$repeat" "$args_json" "$lengths" "$ours_json" "$failures" \
+  printf '{"bench":"%s","processes":%d,"date":"%s","host":"%s","cores":%d,"loadavg":"%s","repeat":%d,"args":[%s],"lengths":[%s],"oursArgs":"%s","failures":%d,"unit":"%s","results":[%s],"ratios":[%s]}\n' \
+    "$bench" "$np" "$(date -u +%Y-%m-%dT%H:%M:%SZ)" "$(hostname)" "$(nproc)" "$(cut -d' ' -f1-3 /proc/loadavg)" "$repeat" "$args_json" "$lengths" "$ours_json" "$failures" \
     "$unit" "$json_results" "$json_ratios" >"$json_file"
   echo "wrote $json_file"
 fi

@@ -10,7 +10,8 @@
 #
 # Writes DIR/STEP-ROUND.json (compare.sh --json), DIR/loadavg.txt and DIR/table.md; DIR defaults
 # to a new directory under the system's temporary directory. About 20 seconds a round on an idle
-# 2-core machine. Run it on a quiet machine, and again on another day before relying on a ratio.
+# 2-core machine. Run it on a quiet machine, and again on another day before relying on a ratio:
+# `npx tsx packages/bench/src/headline-table.ts DIR1 DIR2` says which targets held on both runs.
 set -u -o pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -20,7 +21,7 @@ while [ $# -gt 0 ]; do
   case "$1" in
     --rounds) rounds=${2:?--rounds needs a value}; shift 2 ;;
     --out) out=${2:?--out needs a value}; shift 2 ;;
-    -h|--help) sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "headline.sh: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done

@@ -4,9 +4,11 @@
  *
  * For each size (default 0 and 8 bytes) rank 0 sends SIZE bytes to rank 1 with
  * MPI_Send and waits for them back with MPI_Recv; rank 1 echoes. WARMUP (100)
- * untimed round trips, MPI_Barrier, then ITERATIONS (10,000) round trips each
- * timed on its own. Rank 0 prints the median round trip in microseconds (plus
- * min and p99, numpy's linear-interpolation quantile as in ../src/stats.ts).
+ * untimed round trips, MPI_Barrier, then ITERATIONS (10,000) round trips, the
+ * loop timed as a whole and each round trip on its own. Rank 0 prints the mean
+ * round trip in microseconds (the loop's time / ITERATIONS), the median, p99
+ * and min round trip (bench-stats.h, as ../src/stats.ts), and the CPU time
+ * (user + system) per round trip summed over both ranks.
  *
  *   mpicc -O2 -o build/pingpong_ompi pingpong.c
  *   mpirun -n 2 build/pingpong_ompi [--iterations N] [--warmup N] [--size BYTES[,BYTES]] [--json FILE]
@@ -15,31 +17,20 @@
 #include <time.h>
 
 #include "bench-args.h"
+#include "bench-stats.h"
 
 static const char *USAGE =
     "usage: mpirun -n 2 pingpong [flags]\n"
     "\n"
     "Ping-pong latency: rank 0 sends SIZE bytes to rank 1 and waits for them back.\n"
-    "Prints the median round trip in microseconds for each size.\n"
+    "Prints the mean round trip in microseconds for each size (then the median, p99\n"
+    "and min round trip, and the CPU time per round trip summed over both processes).\n"
     "\n"
     "  --iterations N   timed round trips per size  (default 10000)\n"
     "  --warmup N       untimed round trips per size (default 100)\n"
     "  --size BYTES     message size; repeat or comma-separate for several (default 0,8)\n"
     "  --json FILE      append one JSON record (one line) per size to FILE\n"
     "  -h, --help       this text\n";
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* q-quantile of sorted[0..n), linear interpolation between closest ranks. */
-static double quantile(const double *sorted, long n, double q) {
-    double pos = (double)(n - 1) * q;
-    long lo = (long)pos;
-    long hi = lo + 1 < n ? lo + 1 : lo;
-    return sorted[lo] + (sorted[hi] - sorted[lo]) * (pos - (double)lo);
-}
 
 static void round_trip(int initiator, int peer, char *sendbuf, char *recvbuf, long size) {
     if (initiator) {
@@ -81,27 +72,30 @@ int main(int argc, char **argv) {
         if (sendbuf == NULL || recvbuf == NULL) MPI_Abort(MPI_COMM_WORLD, 1);
         for (long it = 0; it < f.warmup; it++) round_trip(initiator, peer, sendbuf, recvbuf, msg);
         MPI_Barrier(MPI_COMM_WORLD);
+        double cpu_before = bench_cpu_seconds();
+        double loop_start = MPI_Wtime();
         for (long it = 0; it < f.iterations; it++) {
             double start = MPI_Wtime();
             round_trip(initiator, peer, sendbuf, recvbuf, msg);
             samples[it] = MPI_Wtime() - start;
         }
+        double loop_seconds = MPI_Wtime() - loop_start;
+        double cpu_ms = (bench_cpu_seconds() - cpu_before) * 1e3 / (double)f.iterations, cpu_ms_all = 0;
+        MPI_Reduce(&cpu_ms, &cpu_ms_all, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
         if (initiator) {
-            qsort(samples, (size_t)f.iterations, sizeof(double), cmp_double);
-            double med = quantile(samples, f.iterations, 0.5) * 1e6;
-            double min = samples[0] * 1e6;
-            double p99 = quantile(samples, f.iterations, 0.99) * 1e6;
-            printf("pingpong: %ld-byte round trip median %.2f us (min %.2f, p99 %.2f; %ld iterations, %d processes, %s)\n",
-                   msg, med, min, p99, f.iterations, size, lib);
+            struct call_summary s = bench_summarize_calls(samples, f.iterations, loop_seconds);
+            printf("pingpong: %ld-byte round trip mean %.2f us (median %.2f, p99 %.2f, min %.2f; cpu %.3f ms per call over all ranks; "
+                   "%ld iterations, %d processes, %s)\n",
+                   msg, s.mean, s.median, s.p99, s.min, cpu_ms_all, f.iterations, size, lib);
             fflush(stdout);
             if (f.json_file != NULL) {
                 FILE *out = bench_json_begin(f.json_file, impl, lib, "pingpong");
                 if (out != NULL) {
                     fprintf(out,
                             "\"processes\":%d,"
-                            "\"iterations\":%ld,\"warmup\":%ld,\"sizeBytes\":%ld,\"medianMicros\":%.3f,"
-                            "\"minMicros\":%.3f,\"p99Micros\":%.3f}\n",
-                            size, f.iterations, f.warmup, msg, med, min, p99);
+                            "\"iterations\":%ld,\"warmup\":%ld,\"sizeBytes\":%ld,\"meanMicros\":%.3f,\"medianMicros\":%.3f,"
+                            "\"p99Micros\":%.3f,\"minMicros\":%.3f,\"cpuMillisPerCall\":%.4f}\n",
+                            size, f.iterations, f.warmup, msg, s.mean, s.median, s.p99, s.min, cpu_ms_all);
                     fclose(out);
                 }
             }

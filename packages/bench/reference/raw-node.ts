@@ -9,7 +9,8 @@
  *
  * msgrate: two processes, one loopback socket; each iteration both sides write
  * 12 frames of 32 bytes (the size of a tsmpi header) in one write and wait for
- * the peer's 12 (both sides send first, as Isend/Irecv/waitall does). pingpong: one 32-byte frame back and forth; median round trip.
+ * the peer's 12 (both sides send first, as Isend/Irecv/waitall does). pingpong: one 32-byte frame back and forth; mean round trip (the timed loop's time / iterations), then the
+ * median, p99 and min round trip, in the words compare.sh parses (no CPU figure: the peer is a child process).
  * --warmup N (msgrate and pingpong): untimed iterations first, as msgrate.ts (default 10) and pingpong.ts
  * (default 100) do, so that compare.sh runs both at the same lengths. --size B (pingpong): B payload bytes
  * after each 32-byte frame, like a tsmpi message of B bytes (default 0).
@@ -33,8 +34,9 @@
  * from 64 KiB up. Defaults: sizes 8 and 8388608 bytes; 1000 timed calls
  * (sizes of 64 KiB and more run max(10, N * 64 KiB / size)); 2000 warm-up calls
  * below 64 KiB, 5 above (a --warmup W runs W below 64 KiB and max(2, min(W, calls))
- * above, as allreduce.ts does). Rank 0 times each call and prints the median, min
- * and p99 in microseconds (and size / median in MB/s from 64 KiB up) and, as
+ * above, as allreduce.ts does). Rank 0 times the loop of calls and each call, and prints
+ * the mean per call (the loop's time / calls), in microseconds (and size / mean in MB/s
+ * from 64 KiB up), the median, p99 and min per-call times and, as
  * allreduce.ts and allreduce.c do, the CPU time (user + system) per timed call
  * summed over the 4 processes, in the words compare.sh parses; then one call
  * with input rank + 1 + (i % 7) is checked element by element.
@@ -68,7 +70,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pairsMain } from './raw-node-pairs.ts';
 import { FRAME, WINDOW, frameCounter } from './raw-frames.ts';
-import { median, quantile } from '../src/stats.ts';
+import { summarizeCalls } from '../src/stats.ts';
 
 const mode = process.argv[2] === 'pingpong' || process.argv[2] === 'allreduce' ? process.argv[2] : 'msgrate';
 const itIdx = process.argv.indexOf('--iterations');
@@ -556,11 +558,13 @@ async function allreduceMain(): Promise<void> {
     await allreduce(mesh, ...one); // a barrier: no rank gets past it before all have reached it
     const samples = new Float64Array(calls);
     const cpuBefore = process.cpuUsage();
+    const loopStart = performance.now();
     for (let i = 0; i < calls; i++) {
       const start = performance.now();
       await allreduce(mesh, input, out, tmp);
-      samples[i] = performance.now() - start;
+      samples[i] = (performance.now() - start) / 1000;
     }
+    const loopSeconds = (performance.now() - loopStart) / 1000;
     const cpu = process.cpuUsage(cpuBefore);
     // This process's CPU milliseconds per timed call, summed over the ranks by one more allreduce (as allreduce.ts does).
     one[0][0] = (cpu.user + cpu.system) / 1000 / calls;
@@ -574,12 +578,11 @@ async function allreduceMain(): Promise<void> {
       if (out[i] !== expected) fail(`mismatch on rank ${rank} at element ${i} of ${n}: ${out[i]}, expected ${expected}`);
     }
     if (rank === 0) {
-      const us = (q: number): number => quantile(samples, q) * 1000;
-      const med = median(samples) * 1000;
-      const bandwidth = large ? `, ${(sizeBytes / med).toFixed(1)} MB/s` : '';
+      const f = summarizeCalls(samples, loopSeconds);
+      const bandwidth = large ? `, ${(sizeBytes / f.meanMicros).toFixed(1)} MB/s` : '';
       console.log(
-        `raw-node allreduce: ${sizeBytes}-byte median ${med.toFixed(2)} us${bandwidth} ` +
-          `(min ${us(0).toFixed(2)}, p99 ${us(0.99).toFixed(2)}; cpu ${cpuMillisPerCall.toFixed(3)} ms per call over all ranks; ` +
+        `raw-node allreduce: ${sizeBytes}-byte mean ${f.meanMicros.toFixed(2)} us${bandwidth} ` +
+          `(median ${f.medianMicros.toFixed(2)}, p99 ${f.p99Micros.toFixed(2)}, min ${f.minMicros.toFixed(2)}; cpu ${cpuMillisPerCall.toFixed(3)} ms per call over all ranks; ` +
           `${calls} calls, ${P} processes, recv ${recvMode}, ${socketDir === null ? 'tcp' : 'unix'}${polls ? ', poll' : ''})`,
       );
     }
@@ -639,8 +642,11 @@ if (pairsFlag !== null) {
         if (mode === 'msgrate') {
           console.log(`raw-node msgrate: ${((WINDOW * iterations) / ((now - t0) / 1000) / 1e6).toFixed(3)} M messages/s (${WINDOW} x ${iterations} iterations, one write per batch, ${unixDir === null ? 'tcp' : 'unix'})`);
         } else {
-          times.sort((a, b) => a - b);
-          console.log(`raw-node pingpong: round trip median ${(times[times.length >> 1]! * 1000).toFixed(2)} us (${iterations} iterations, ${p2pPayload}-byte payload, ${unixDir === null ? 'tcp' : 'unix'}${pingpongPolls ? ', poll' : ''})`);
+          const f = summarizeCalls(times.map((ms) => ms / 1000), (now - t0) / 1000);
+          console.log(
+            `raw-node pingpong: round trip mean ${f.meanMicros.toFixed(2)} us (median ${f.medianMicros.toFixed(2)}, p99 ${f.p99Micros.toFixed(2)}, min ${f.minMicros.toFixed(2)}; ` +
+              `${iterations} iterations, ${p2pPayload}-byte payload, ${unixDir === null ? 'tcp' : 'unix'}${pingpongPolls ? ', poll' : ''})`,
+          );
         }
         s.destroy();
         server.close();

@@ -13,13 +13,15 @@
  *                                                                      [--kind float64-sum|int32-max|float32-sum | --size BYTES]
  *
  * Like allreduce.ts: a barrier, --warmup untimed calls (default 50), a barrier, then N timed
- * calls (default 1000) in blocks of --block (default 100). --kind picks the 8-byte vector's element
+ * calls (default 1000) in blocks of --block (default 100); the last line gives all the calls' mean
+ * (the loop's time / calls), median, p99 and CPU per call over all ranks. --kind picks the 8-byte vector's element
  * type and the op (default float64-sum, allreduce.ts's), to compare how each kind's first calls
  * compile. --size runs a FLOAT64 SUM of
  * BYTES instead (a multiple of 8), as allreduce.ts --size does.
  */
 import * as MPI from '@tsmpi/core';
 import { readFileSync } from 'node:fs';
+import { summarizeCalls } from './stats.ts';
 import { threadCpu } from './thread-cpu.ts';
 
 /** The main thread's scheduling counters so far (Linux); zeros elsewhere. */
@@ -111,6 +113,7 @@ const sumOtherNs = new Float64Array(blocks);
 await comm.Reduce(blockUser, sumUser, MPI.SUM, 0);
 await comm.Reduce(blockSystem, sumSystem, MPI.SUM, 0);
 await comm.Reduce(blockOtherNs, sumOtherNs, MPI.SUM, 0);
+const cpuMillisPerCall = await comm.allreduce((cpu.user + cpu.system) / 1e3 / calls, MPI.SUM);
 if (comm.rank === 0) {
   for (const l of lines!) console.log(l);
   const us = (s: number): string => (s * 1e6).toFixed(0);
@@ -124,7 +127,10 @@ if (comm.rank === 0) {
         `cpu per call over all ranks: user ${perCall(sumUser[b]!, 1e3)} system ${perCall(sumSystem[b]!, 1e3)} ms, of it other threads ${perCall(sumOtherNs[b]!, 1e6)} ms`,
     );
   }
-  const sorted = Array.from(samples).sort((p, q) => p - q);
-  console.log(`all ${calls} calls: median ${(sorted[calls >> 1]! * 1e6).toFixed(1)} us, mean ${((wall / calls) * 1e6).toFixed(1)} us`);
+  const all = summarizeCalls(samples, wall);
+  console.log(
+    `all ${calls} calls: mean ${all.meanMicros.toFixed(1)} us (median ${all.medianMicros.toFixed(1)}, p99 ${all.p99Micros.toFixed(1)}; ` +
+      `cpu ${cpuMillisPerCall.toFixed(3)} ms per call over all ranks)`,
+  );
 }
 await MPI.finalize();

@@ -4,9 +4,10 @@
  *   pnpm exec mpiexec -n 4 packages/bench/src/allreduce.ts [flags]
  *
  * For each message size (default 8 bytes and 8 MiB) every rank runs a barrier,
- * `warmup` untimed Allreduce calls, a barrier, then the timed calls; rank 0 times each
- * call on its own and prints the median in microseconds (plus min and p99)
- * and the algorithm bandwidth, size / median, in MB/s (10^6 bytes), and the
+ * `warmup` untimed Allreduce calls, a barrier, then the timed calls; rank 0 times the
+ * loop of calls and each call, and prints the mean per call in microseconds (the
+ * loop's time / calls: what a program pays), the algorithm bandwidth, size / mean,
+ * in MB/s (10^6 bytes), the median, p99 and min of the per-call times, and the
  * CPU time (user + system) per call summed over all ranks: with more ranks
  * than cores the cores are the bottleneck, and CPU per call is the steadier
  * measure on a shared machine (docs/adr/0006). A second line splits that CPU
@@ -18,15 +19,15 @@
 import * as MPI from '@tsmpi/core';
 import { parseBenchArgs } from './bench-args.ts';
 import { isLeadProcess } from './lead-rank.ts';
-import { appendJsonRecord, formatConfigLine, recordHeader } from './report.ts';
-import { median, quantile } from './stats.ts';
+import { appendJsonRecord, bandwidthMBs, formatAllreduceLine, formatConfigLine, recordHeader } from './report.ts';
+import { summarizeCalls } from './stats.ts';
 import { threadCpu } from './thread-cpu.ts';
 
 const USAGE = `usage: mpiexec -n P packages/bench/src/allreduce.ts [flags]
 
 Allreduce latency and bandwidth: every rank reduces SIZE bytes of FLOAT64 with SUM.
-Prints the median time per call in microseconds, the bandwidth and the CPU time
-per call (summed over all ranks) for each size.
+Prints the mean time per call in microseconds, the bandwidth, the median, p99 and
+min per-call times and the CPU time per call (summed over all ranks) for each size.
 
   --iterations N   timed calls for small sizes (default 2000; sizes above 64 KiB run
                    N * 64 KiB / SIZE calls, at least 10)
@@ -76,31 +77,26 @@ if (parsed.kind === 'help') {
     const samples = new Float64Array(calls);
     const threadsBefore = threadCpu();
     const cpuBefore = process.cpuUsage();
+    const loopStart = MPI.wtime();
     for (let i = 0; i < calls; i++) {
       const start = MPI.wtime();
       await comm.Allreduce(send, recv, MPI.SUM);
       samples[i] = MPI.wtime() - start;
     }
+    const loopSeconds = MPI.wtime() - loopStart;
     const cpu = process.cpuUsage(cpuBefore);
     const threadsAfter = threadCpu();
     const cpuMillisPerCall = await comm.allreduce((cpu.user + cpu.system) / 1000 / calls, MPI.SUM);
     const mainMillisPerCall = await comm.allreduce((threadsAfter.mainNs - threadsBefore.mainNs) / 1e6 / calls, MPI.SUM);
     const otherMillisPerCall = await comm.allreduce((threadsAfter.otherNs - threadsBefore.otherNs) / 1e6 / calls, MPI.SUM);
     if (comm.rank !== 0) continue;
-    const medianMicros = median(samples) * 1e6;
-    const minMicros = quantile(samples, 0) * 1e6;
-    const p99Micros = quantile(samples, 0.99) * 1e6;
-    const bandwidthMBs = medianMicros > 0 ? sizeBytes / medianMicros : 0;
-    console.log(
-      `allreduce: ${sizeBytes}-byte median ${medianMicros.toFixed(2)} us, ${bandwidthMBs.toFixed(1)} MB/s ` +
-        `(min ${minMicros.toFixed(2)}, p99 ${p99Micros.toFixed(2)}; cpu ${cpuMillisPerCall.toFixed(3)} ms per call over all ranks; ` +
-        `${calls} iterations, ${comm.size} processes, channels ${config.channels})`,
-    );
+    const figures = summarizeCalls(samples, loopSeconds);
+    console.log(formatAllreduceLine({ sizeBytes, ...figures, cpuMillisPerCall, calls, processes: comm.size, flavour: `channels ${config.channels}` }));
     console.log(`allreduce: ${sizeBytes}-byte cpu split: main threads ${mainMillisPerCall.toFixed(3)}, other threads ${otherMillisPerCall.toFixed(3)} ms per call over all ranks`);
     if (jsonFile !== null) {
       appendJsonRecord(jsonFile, {
         ...recordHeader(), bench: 'allreduce', processes: comm.size, iterations: calls, warmup: warm, sizeBytes,
-        medianMicros, minMicros, p99Micros, bandwidthMBs, cpuMillisPerCall, config,
+        ...figures, bandwidthMBs: bandwidthMBs(sizeBytes, figures.meanMicros), cpuMillisPerCall, config,
       });
     }
   }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseBenchArgs } from './bench-args.ts';
 import { median, quantile } from './stats.ts';
-import { formatConfigLine, formatRateLine, formatRoundTripLine } from './report.ts';
+import { bandwidthMBs, formatAllreduceLine, formatConfigLine, formatRateLine, formatRoundTripLine } from './report.ts';
 
 const DEFAULTS = { iterations: 10_000, warmup: 10, window: 12, sizesBytes: [0] };
 
@@ -51,10 +51,23 @@ describe('report lines (parsed by reference/compare.sh; keep the C output in ste
     ).toBe('msgrate: 0.412 M messages/s (12 x 10000 iterations, 0-byte, 2 processes, channels 4)');
   });
 
-  it('formats the pingpong line', () => {
+  it('formats the pingpong line, mean first', () => {
     expect(
-      formatRoundTripLine({ sizeBytes: 8, medianMicros: 48.2, minMicros: 41.1, p99Micros: 90.3, iterations: 10_000, processes: 2, flavour: 'channels 4' }),
-    ).toBe('pingpong: 8-byte round trip median 48.20 us (min 41.10, p99 90.30; 10000 iterations, 2 processes, channels 4)');
+      formatRoundTripLine({
+        sizeBytes: 8, meanMicros: 50.1, medianMicros: 48.2, minMicros: 41.1, p99Micros: 90.3, cpuMillisPerCall: 0.0614,
+        iterations: 10_000, processes: 2, flavour: 'channels 4',
+      }),
+    ).toBe('pingpong: 8-byte round trip mean 50.10 us (median 48.20, p99 90.30, min 41.10; cpu 0.061 ms per call over all ranks; 10000 iterations, 2 processes, channels 4)');
+  });
+
+  it('formats the allreduce line, mean first, bandwidth on the mean', () => {
+    expect(
+      formatAllreduceLine({
+        sizeBytes: 8_388_608, meanMicros: 13_000, medianMicros: 12_500, minMicros: 12_000, p99Micros: 15_000, cpuMillisPerCall: 24.2424,
+        calls: 10, processes: 4, flavour: 'channels 4',
+      }),
+    ).toBe('allreduce: 8388608-byte mean 13000.00 us, 645.3 MB/s (median 12500.00, p99 15000.00, min 12000.00; cpu 24.242 ms per call over all ranks; 10 iterations, 4 processes, channels 4)');
+    expect(bandwidthMBs(8, 0)).toBe(0);
   });
 
   it('formats the config line', () => {

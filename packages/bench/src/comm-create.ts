@@ -10,9 +10,11 @@
  *   mpiexec -n 4 [--env TSMPI_CTXID_EAGER=0] [--env TSMPI_CTXID_ALGO=original] \
  *       packages/bench/src/comm-create.ts [--iterations 200] [--warmup 20]
  *
- * prints one line `comm-create {json}` on rank 0: per output size k the median
- * time of one creation in microseconds (the slowest participating rank's
- * median), and the dup time (k = P).
+ * prints one line `comm-create {json}` on rank 0: per output size k the mean
+ * time of one creation in microseconds (the slowest participating rank's mean
+ * over its timed creations), the same rank-slowest median and p99, and the CPU
+ * time per creation in milliseconds summed over the participating ranks; and
+ * the same for dup (k = P).
  *
  * The sweep (every configuration, each as its own job, round robin, a progress bar):
  *
@@ -37,7 +39,7 @@ import { fileURLToPath } from 'node:url';
 import * as MPI from '@tsmpi/core';
 import { isLeadProcess } from './lead-rank.ts';
 import { ProgressBar } from './progress-bar.ts';
-import { median } from './stats.ts';
+import { median, summarizeCalls } from './stats.ts';
 import { renderLineChart, type ChartSeries } from './svg-chart.ts';
 
 const USAGE = `usage: mpiexec -n P packages/bench/src/comm-create.ts [--iterations N] [--warmup N]
@@ -60,11 +62,21 @@ export interface JobResult {
   readonly algo: string;
   readonly eager: string;
   readonly iterations: number;
-  /** index k - 1: output group of the first k ranks */
+  /** index k - 1: output group of the first k ranks; the slowest participating rank's mean per creation */
   readonly create: number[];
   readonly createGroup: number[];
   readonly dup: number;
-  /** dup again, as the mean of a back-to-back loop (total time / iterations): the per-call median and the mean disagree (docs/notebook/performance-2026-11.md §4.7) */
+  /** the same points' slowest-rank median and p99 (µs), and CPU per creation summed over the participating ranks (ms) */
+  readonly createMedian: number[];
+  readonly createP99: number[];
+  readonly createCpuMs: number[];
+  readonly createGroupMedian: number[];
+  readonly createGroupP99: number[];
+  readonly createGroupCpuMs: number[];
+  readonly dupMedian: number;
+  readonly dupP99: number;
+  readonly dupCpuMs: number;
+  /** dup again, as the mean of a back-to-back loop with its frees (total time / iterations; docs/notebook/performance-2026-11.md §4.7) */
   readonly dupMean: number;
 }
 
@@ -97,24 +109,37 @@ async function job(): Promise<void> {
   const { rank, size } = world;
   const worldGroup = world.group;
 
-  /** Median time of `op` at this rank (0 where it does not take part), then the slowest rank's. */
-  const time = async (takesPart: boolean, op: () => Promise<MPI.Comm | null>): Promise<number> => {
+  /**
+   * `op`'s mean, median and p99 per call at this rank (0 where it does not take part), then the
+   * slowest rank's of each (µs), and the CPU per call (process.cpuUsage, the timed loop with its
+   * frees) summed over the ranks (ms).
+   */
+  const time = async (takesPart: boolean, op: () => Promise<MPI.Comm | null>): Promise<{ mean: number; median: number; p99: number; cpuMs: number }> => {
     const samples = new Float64Array(iterations);
+    const mine = new Float64Array(3);
+    let cpuMs = 0;
     await world.barrier();
     if (takesPart) {
       for (let i = 0; i < warmup; i++) (await op())?.free();
+      const cpuBefore = process.cpuUsage();
       for (let i = 0; i < iterations; i++) {
         const t0 = performance.now();
         const c = await op();
-        samples[i] = performance.now() - t0;
+        samples[i] = (performance.now() - t0) / 1000;
         c?.free();
       }
+      const cpu = process.cpuUsage(cpuBefore);
+      cpuMs = (cpu.user + cpu.system) / 1000 / iterations;
+      const f = summarizeCalls(samples);
+      mine.set([f.meanMicros, f.medianMicros, f.p99Micros]);
     }
-    return world.allreduce(takesPart ? median(samples) * 1000 : 0, MPI.MAX);
+    const slowest = new Float64Array(3);
+    await world.Allreduce(mine, slowest, MPI.MAX);
+    return { mean: slowest[0]!, median: slowest[1]!, p99: slowest[2]!, cpuMs: await world.allreduce(cpuMs, MPI.SUM) };
   };
 
-  const create: number[] = [];
-  const createGroup: number[] = [];
+  const create: Awaited<ReturnType<typeof time>>[] = [];
+  const createGroup: Awaited<ReturnType<typeof time>>[] = [];
   for (let k = 1; k <= size; k++) {
     const group = worldGroup.rangeIncl([[0, k - 1, 1]]);
     create.push(await time(true, () => world.create(group)));
@@ -130,7 +155,11 @@ async function job(): Promise<void> {
   if (rank === 0) {
     const env = process.env;
     const result: JobResult = {
-      np: size, algo: env['TSMPI_CTXID_ALGO'] ?? 'new', eager: env['TSMPI_CTXID_EAGER'] ?? '1', iterations, create, createGroup, dup, dupMean,
+      np: size, algo: env['TSMPI_CTXID_ALGO'] ?? 'new', eager: env['TSMPI_CTXID_EAGER'] ?? '1', iterations,
+      create: create.map((t) => t.mean), createGroup: createGroup.map((t) => t.mean), dup: dup.mean, dupMean,
+      createMedian: create.map((t) => t.median), createP99: create.map((t) => t.p99), createCpuMs: create.map((t) => t.cpuMs),
+      createGroupMedian: createGroup.map((t) => t.median), createGroupP99: createGroup.map((t) => t.p99), createGroupCpuMs: createGroup.map((t) => t.cpuMs),
+      dupMedian: dup.median, dupP99: dup.p99, dupCpuMs: dup.cpuMs,
     };
     console.log(`comm-create ${JSON.stringify(result)}`);
   }
@@ -191,18 +220,18 @@ function sweep(): void {
   fs.writeFileSync(`${out}.svg`, renderLineChart(series, {
     title: `Communicator creation, parent COMM_WORLD of ${biggest.np} processes (median of ${repeat} runs)`,
     xLabel: 'output group size k',
-    yLabel: 'time per creation (µs)',
+    yLabel: 'mean time per creation (µs)',
   }));
 
   const us = (x: number): string => `${x.toFixed(0)} us`;
   for (const s of summary) {
     console.log(`P = ${s.np}`);
     for (const c of s.configs) {
-      console.log(`  ${c.config.padEnd(15)} dup ${us(c.dup)} (mean ${us(c.dupMean)})  create ${c.create.map(us).join(' ')}  createGroup ${c.createGroup.map(us).join(' ')}`);
+      console.log(`  ${c.config.padEnd(15)} dup ${us(c.dup)} (back-to-back with frees ${us(c.dupMean)})  create ${c.create.map(us).join(' ')}  createGroup ${c.createGroup.map(us).join(' ')}`);
     }
     const eager = s.configs[0]!;
     const base = s.configs[1]!;
-    console.log(`  eager speed-up of dup: ${(base.dup / eager.dup).toFixed(2)}x per-call median, ${(base.dupMean / eager.dupMean).toFixed(2)}x back-to-back mean; of create(P): ${(base.create[s.np - 1]! / eager.create[s.np - 1]!).toFixed(2)}x`);
+    console.log(`  eager speed-up of dup: ${(base.dup / eager.dup).toFixed(2)}x mean per call, ${(base.dupMean / eager.dupMean).toFixed(2)}x back-to-back mean with frees; of create(P): ${(base.create[s.np - 1]! / eager.create[s.np - 1]!).toFixed(2)}x`);
   }
   for (const k of [1, 2, 4]) {
     const row = summary.filter((s) => k <= s.np).map((s) => `P=${s.np}: ${us(s.configs[0]!.createGroup[k - 1]!)}`);

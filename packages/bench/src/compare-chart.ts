@@ -7,7 +7,9 @@
  *
  * RESULT.json is compare.sh's --json output; its metrics are named
  * "METRIC@ITERATIONS" (msgrate@1000, 8-byte@10000, 8-byte-cpu@1000, ...).
- * --metric picks one (default: the first in the file). The subtitle-like
+ * --metric picks one (default: the first in the file: for the ping-pong and
+ * the allreduce, SIZE-byte, the mean per call, which is what ratios between the
+ * lines are read on; SIZE-byte-median, -p99 and -cpu are there too). The subtitle-like
  * title says which machine, when and under what load the figures were taken.
  */
 import fs from 'node:fs';

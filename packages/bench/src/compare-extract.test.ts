@@ -19,26 +19,43 @@ describe('compare-extract.sh', () => {
     expect(extract('raw-node msgrate: 0.480 M messages/s (12 x 1000 iterations, one write per batch, unix)\n')).toEqual(['msgrate 0.480']);
   });
 
-  it('reads ping-pong round trips per payload size', () => {
-    expect(extract('pingpong: 0-byte round trip median 14.80 us (min 12.00, p99 30.00; 10000 iterations)\npingpong: 8-byte round trip median 15.10 us (min 12.50)\n'))
-      .toEqual(['0-byte 14.80', '8-byte 15.10']);
-    expect(extract('raw-node pingpong: round trip median 9.10 us (20000 iterations, 8-byte payload, unix)\n')).toEqual(['8-byte 9.10']);
+  it('reads ping-pong round trips per payload size: the mean, then the median, p99 and CPU per call', () => {
+    expect(extract(
+      'pingpong: 0-byte round trip mean 16.00 us (median 14.80, p99 30.00, min 12.00; cpu 0.040 ms per call over all ranks; 10000 iterations, 2 processes, channels 4)\n'
+      + 'pingpong: 8-byte round trip mean 17.25 us (median 15.10, p99 31.00, min 12.50; cpu 0.045 ms per call over all ranks; 10000 iterations, 2 processes, MPICH 4.0.2)\n'
+      + 'config: channels 4\n',
+    )).toEqual([
+      '0-byte 16.00', '8-byte 17.25', '0-byte-median 14.80', '8-byte-median 15.10', '0-byte-p99 30.00', '8-byte-p99 31.00',
+      '0-byte-cpu 0.040', '8-byte-cpu 0.045',
+    ]);
   });
 
-  it('reads the allreduce time and CPU per call of tsmpi and the C references', () => {
-    const out = 'allreduce: 8-byte median 60.10 us, 0.1 MB/s (min 50.00, p99 90.00; cpu 0.250 ms per call over all ranks; 1000 iterations, 4 processes, channels 2)\n'
-      + 'allreduce: 8388608-byte median 13164.40 us, 637.2 MB/s (min 12000.00, p99 15000.00; cpu 24.242 ms per call over all ranks; 10 iterations, 4 processes, Open MPI v4.1.4)\n';
-    expect(extract(out)).toEqual(['8-byte 60.10', '8388608-byte 13164.40', '8-byte-cpu 0.250', '8388608-byte-cpu 24.242']);
+  it('reads plain Node ping-pong lines, which carry no CPU figure', () => {
+    expect(extract('raw-node pingpong: round trip mean 9.50 us (median 9.10, p99 20.00, min 8.00; 20000 iterations, 8-byte payload, unix, poll)\n'))
+      .toEqual(['8-byte 9.50', '8-byte-median 9.10', '8-byte-p99 20.00']);
   });
 
-  it('reads plain Node allreduce lines, sleeping or polling, with their CPU per call', () => {
-    const out = 'raw-node allreduce: 8-byte median 128.70 us (min 40.00, p99 300.00; cpu 0.301 ms per call over all ranks; 1000 calls, 4 processes, recv data, unix, poll)\n'
-      + 'raw-node allreduce: 8388608-byte median 11000.00 us, 762.6 MB/s (min 10000.00, p99 12000.00; cpu 20.000 ms per call over all ranks; 16 calls, 4 processes, recv data, unix)\n';
-    expect(extract(out)).toEqual(['8-byte 128.70', '8388608-byte 11000.00', '8-byte-cpu 0.301', '8388608-byte-cpu 20.000']);
+  it('reads the allreduce mean, median, p99 and CPU per call of tsmpi and the C references', () => {
+    const out = 'allreduce: 8-byte mean 60.10 us, 0.1 MB/s (median 55.00, p99 90.00, min 50.00; cpu 0.250 ms per call over all ranks; 1000 iterations, 4 processes, channels 2)\n'
+      + 'allreduce: 8-byte cpu split: main threads 0.200, other threads 0.050 ms per call over all ranks\n'
+      + 'allreduce: 8388608-byte mean 13164.40 us, 637.2 MB/s (median 13000.00, p99 15000.00, min 12000.00; cpu 24.242 ms per call over all ranks; 10 iterations, 4 processes, Open MPI 4.1.4)\n';
+    expect(extract(out)).toEqual([
+      '8-byte 60.10', '8388608-byte 13164.40', '8-byte-median 55.00', '8388608-byte-median 13000.00',
+      '8-byte-p99 90.00', '8388608-byte-p99 15000.00', '8-byte-cpu 0.250', '8388608-byte-cpu 24.242',
+    ]);
   });
 
-  it('gives no CPU metric for a line without one, and nothing for other lines', () => {
-    expect(extract('raw-node allreduce: 8-byte median 70.00 us (min 40.00, p99 90.00; 1000 calls, 4 processes, recv data)\n')).toEqual(['8-byte 70.00']);
+  it('reads plain Node allreduce lines, sleeping or polling', () => {
+    const out = 'raw-node allreduce: 8-byte mean 130.00 us (median 128.70, p99 300.00, min 40.00; cpu 0.301 ms per call over all ranks; 1000 calls, 4 processes, recv data, unix, poll)\n'
+      + 'raw-node allreduce: 8388608-byte mean 11100.00 us, 755.7 MB/s (median 11000.00, p99 12000.00, min 10000.00; cpu 20.000 ms per call over all ranks; 16 calls, 4 processes, recv data, unix)\n';
+    expect(extract(out)).toEqual([
+      '8-byte 130.00', '8388608-byte 11100.00', '8-byte-median 128.70', '8388608-byte-median 11000.00',
+      '8-byte-p99 300.00', '8388608-byte-p99 12000.00', '8-byte-cpu 0.301', '8388608-byte-cpu 20.000',
+    ]);
+  });
+
+  it('reads nothing from the old median-first lines or from other lines', () => {
+    expect(extract('pingpong: 8-byte round trip median 48.20 us (min 41.10, p99 90.30; 10000 iterations)\n')).toEqual([]);
     expect(extract('config: channels 4, matching parallel\nwarning: something\n')).toEqual([]);
   });
 });

@@ -3,7 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { CompareResult } from './compare-chart.ts';
-import { ISSUE_15_TARGETS, markdownTable, readRounds, targetRows, type Target } from './headline-table.ts';
+import { heldAcrossRuns, ISSUE_15_TARGETS, markdownAcrossTable, markdownTable, readRounds, targetRows, type Target } from './headline-table.ts';
 import { median } from './stats.ts';
 
 function doc(results: { impl: string; metric: string; median: number }[]): CompareResult {
@@ -71,5 +71,18 @@ describe('headline-table', () => {
     } finally {
       fs.rmSync(dir, { recursive: true });
     }
+  });
+
+  it('holds a target across runs only when at least two runs measured it and every one met it', () => {
+    const run = (ours: number, theirs: number | null) => targetRows(new Map([['msgrate', [
+      doc([{ impl: 'tsmpi', metric: 'msgrate@1000', median: ours }, ...(theirs === null ? [] : [{ impl: 'openmpi', metric: 'msgrate@1000', median: theirs }])]),
+    ]]]), [rate]);
+    expect(heldAcrossRuns([run(0.3, 0.2), run(0.25, 0.2)])[0]).toMatchObject({ measuredIn: 2, metIn: 2, holds: true });
+    expect(heldAcrossRuns([run(0.3, 0.2), run(0.15, 0.2)])[0]).toMatchObject({ measuredIn: 2, metIn: 1, holds: false });
+    // one run alone, or a second run that did not measure it, is not enough
+    expect(heldAcrossRuns([run(0.3, 0.2)])[0]).toMatchObject({ measuredIn: 1, metIn: 1, holds: false });
+    expect(heldAcrossRuns([run(0.3, 0.2), run(0.3, null)])[0]).toMatchObject({ measuredIn: 1, metIn: 1, holds: false });
+    const table = markdownAcrossTable(heldAcrossRuns([run(0.3, 0.2), run(0.15, 0.2)]));
+    expect(table).toContain('| rate | >= 1.0x | 1 of 2 runs | **no** |');
   });
 });

@@ -2,15 +2,20 @@
  * Issue 15's targets checked from the rounds of reference/headline.sh: each
  * round runs compare.sh once per comparison (--repeat 1 --json), so every
  * implementation of a comparison shares the round's minutes and load. The
- * table gives, per target, each implementation's median over the rounds, the
+ * table gives, per target, each implementation's median over the rounds (of
+ * compare.sh's metric: for a time, the mean per call, compare-extract.sh), the
  * ratio of the medians, and in how many rounds the target held on that
  * round's own ratio: a target that holds on the medians but in only 2 of 5
  * rounds sits in this machine's noise and is reported as such.
  *
- *   npx tsx packages/bench/src/headline-table.ts DIR
+ *   npx tsx packages/bench/src/headline-table.ts DIR [DIR...]
  *
  * DIR holds headline.sh's files, named STEP-ROUND.json (msgrate-1.json,
- * allreduce8-1.json, ...), each compare.sh's --json document.
+ * allreduce8-1.json, ...), each compare.sh's --json document. Given several
+ * DIRs (headline.sh runs on different days or machines), it prints each one's
+ * table and then, per target, in how many of the runs it was met on that run's
+ * medians: a headline figure counts only when it holds on at least two runs of
+ * different days or machines and on every run measured (issue 40).
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -37,13 +42,13 @@ export interface Target {
 export const ISSUE_15_TARGETS: readonly Target[] = [
   { step: 'msgrate', metric: 'msgrate@1000', versus: 'openmpi', higherIsBetter: true, bound: 1.0, label: 'neighbor rate, 1,000 iterations (M msgs/s)' },
   { step: 'msgrate', metric: 'msgrate@10000', versus: 'openmpi', higherIsBetter: true, bound: 1.3, label: 'neighbor rate, 10,000 iterations (M msgs/s)' },
-  { step: 'allreduce8', metric: '8-byte@1000', versus: 'openmpi', higherIsBetter: false, bound: 1.5, label: 'allreduce 8 B, 4 processes, 1,000 calls (µs)' },
-  { step: 'allreduce8', metric: '8-byte@10000', versus: 'openmpi', higherIsBetter: false, bound: 1.5, label: 'allreduce 8 B, 4 processes, 10,000 calls (µs)' },
-  { step: 'allreduce8m', metric: '8388608-byte', versus: 'openmpi', higherIsBetter: false, bound: 1.0, label: 'allreduce 8 MiB, 4 processes (µs)' },
-  { step: 'pingpong', metric: '0-byte@1000', versus: 'node', higherIsBetter: false, bound: 1.3, label: 'ping-pong 0 B, 1,000 iterations (µs)' },
+  { step: 'allreduce8', metric: '8-byte@1000', versus: 'openmpi', higherIsBetter: false, bound: 1.5, label: 'allreduce 8 B, 4 processes, 1,000 calls (mean µs per call)' },
+  { step: 'allreduce8', metric: '8-byte@10000', versus: 'openmpi', higherIsBetter: false, bound: 1.5, label: 'allreduce 8 B, 4 processes, 10,000 calls (mean µs per call)' },
+  { step: 'allreduce8m', metric: '8388608-byte', versus: 'openmpi', higherIsBetter: false, bound: 1.0, label: 'allreduce 8 MiB, 4 processes (mean µs per call)' },
+  { step: 'pingpong', metric: '0-byte@1000', versus: 'node', higherIsBetter: false, bound: 1.3, label: 'ping-pong 0 B, 1,000 iterations (mean µs per round trip)' },
   // The same bound against plain Node sockets that poll the event loop as tsmpi's blocking calls wait (reference/raw-node.ts --poll):
   // the floor of tsmpi's way of waiting, where the row above is the floor of Node's own (epoll).
-  { step: 'pingpong', metric: '0-byte@1000', versus: 'node-poll', higherIsBetter: false, bound: 1.3, label: 'ping-pong 0 B, 1,000 iterations, against polling Node (µs)' },
+  { step: 'pingpong', metric: '0-byte@1000', versus: 'node-poll', higherIsBetter: false, bound: 1.3, label: 'ping-pong 0 B, 1,000 iterations, against polling Node (mean µs per round trip)' },
 ];
 
 /** One target's outcome over the rounds. */
@@ -110,6 +115,46 @@ export function markdownTable(rows: readonly TargetRow[]): string {
   return lines.join('\n');
 }
 
+/** One target over several headline.sh runs (directories). */
+export interface AcrossRow {
+  readonly target: Target;
+  /** Runs that measured the target. */
+  readonly measuredIn: number;
+  /** Of those, the runs whose ratio of the medians met the bound. */
+  readonly metIn: number;
+  /** Measured in at least two runs and met in every one of them. */
+  readonly holds: boolean;
+}
+
+/**
+ * Each target's outcome across runs: `runs[i]` is targetRows() of run i, every run over the same targets.
+ * @example heldAcrossRuns([targetRows(readRounds(dayOne)), targetRows(readRounds(dayTwo))]);
+ */
+export function heldAcrossRuns(runs: readonly (readonly TargetRow[])[]): AcrossRow[] {
+  const first = runs[0] ?? [];
+  return first.map((row, i) => {
+    let measuredIn = 0;
+    let metIn = 0;
+    for (const run of runs) {
+      const r = run[i];
+      if (r === undefined || Number.isNaN(r.ratio) || r.rounds === 0) continue;
+      measuredIn++;
+      if (meets(r.target, r.ratio)) metIn++;
+    }
+    return { target: row.target, measuredIn, metIn, holds: measuredIn >= 2 && metIn === measuredIn };
+  });
+}
+
+/** The across-runs rows as a Markdown table. */
+export function markdownAcrossTable(rows: readonly AcrossRow[]): string {
+  const lines = ['| target | bound | met on the medians | holds on every run (two at least) |', '|---|---|---|---|'];
+  for (const r of rows) {
+    const bound = `${r.target.higherIsBetter ? '>=' : '<='} ${r.target.bound.toFixed(1)}x`;
+    lines.push(`| ${r.target.label} | ${bound} | ${r.metIn} of ${r.measuredIn} runs | ${r.holds ? 'yes' : '**no**'} |`);
+  }
+  return lines.join('\n');
+}
+
 /** headline.sh's documents in `dir`, grouped by step (file name STEP-ROUND.json), rounds in order. */
 export function readRounds(dir: string): Map<string, CompareResult[]> {
   const byStep = new Map<string, { round: number; result: CompareResult }[]>();
@@ -124,21 +169,31 @@ export function readRounds(dir: string): Map<string, CompareResult[]> {
 }
 
 function main(): void {
-  const dir = process.argv[2];
-  if (dir === undefined || dir === '-h' || dir === '--help') {
-    console.error('usage: npx tsx packages/bench/src/headline-table.ts DIR   (DIR: packages/bench/reference/headline.sh --out DIR)');
-    process.exitCode = dir === undefined ? 2 : 0;
+  const dirs = process.argv.slice(2);
+  if (dirs.length === 0 || dirs[0] === '-h' || dirs[0] === '--help') {
+    console.error('usage: npx tsx packages/bench/src/headline-table.ts DIR [DIR...]   (DIR: packages/bench/reference/headline.sh --out DIR)');
+    process.exitCode = dirs.length === 0 ? 2 : 0;
     return;
   }
-  const rounds = readRounds(dir);
-  if (rounds.size === 0) {
-    console.error(`headline-table: ${dir} holds no STEP-ROUND.json file of headline.sh`);
-    process.exitCode = 2;
-    return;
+  const runs: TargetRow[][] = [];
+  for (const dir of dirs) {
+    const rounds = readRounds(dir);
+    if (rounds.size === 0) {
+      console.error(`headline-table: ${dir} holds no STEP-ROUND.json file of headline.sh`);
+      process.exitCode = 2;
+      return;
+    }
+    const first = [...rounds.values()][0]![0]!;
+    if (runs.length > 0) console.log('');
+    console.log(`issue 15's targets: ${first.host}, ${first.cores ?? '?'} cores, rounds from ${first.date}; medians over the rounds, ratio tsmpi / other`);
+    const rows = targetRows(rounds);
+    console.log(markdownTable(rows));
+    runs.push(rows);
   }
-  const first = [...rounds.values()][0]![0]!;
-  console.log(`issue 15's targets: ${first.host}, ${first.cores ?? '?'} cores, rounds from ${first.date}; medians over the rounds, ratio tsmpi / other`);
-  console.log(markdownTable(targetRows(rounds)));
+  if (runs.length > 1) {
+    console.log(`\nacross the ${runs.length} runs (${dirs.join(', ')}):`);
+    console.log(markdownAcrossTable(heldAcrossRuns(runs)));
+  }
 }
 
 if (process.argv[1] !== undefined && import.meta.url.endsWith(process.argv[1].split('/').pop()!)) main();

@@ -3,22 +3,25 @@
  *
  *   pnpm exec mpiexec -n 2 packages/bench/src/pingpong.ts [flags]
  *
- * For each message size (default 0 and 8 bytes), rank 0 times every one of
- * `iterations` round trips after `warmup` untimed ones and prints the median
- * round trip in microseconds (plus min and p99). The kernel is round-trip.ts;
- * reference/pingpong.c is the same benchmark in C.
+ * For each message size (default 0 and 8 bytes), rank 0 times the loop of
+ * `iterations` round trips after `warmup` untimed ones, and each round trip,
+ * and prints the mean round trip in microseconds (the loop's time / iterations),
+ * the median, p99 and min of the round trips, and the process CPU time per round
+ * trip summed over both ranks. The kernel is round-trip.ts; reference/pingpong.c
+ * is the same benchmark in C.
  */
 import * as MPI from '@tsmpi/core';
 import { parseBenchArgs } from './bench-args.ts';
 import { isLeadProcess } from './lead-rank.ts';
 import { appendJsonRecord, formatConfigLine, formatRoundTripLine, recordHeader } from './report.ts';
 import { runRoundTrip } from './round-trip.ts';
-import { median, quantile } from './stats.ts';
+import { summarizeCalls } from './stats.ts';
 
 const USAGE = `usage: mpiexec -n 2 packages/bench/src/pingpong.ts [flags]
 
 Ping-pong latency: rank 0 sends SIZE bytes to rank 1 and waits for them back.
-Prints the median round trip in microseconds for each size.
+Prints the mean round trip in microseconds for each size (then the median, p99
+and min round trip, and the CPU time per round trip summed over both processes).
 
   --iterations N   timed round trips per size  (default 10000)
   --warmup N       untimed round trips per size (default 100)
@@ -47,22 +50,11 @@ if (parsed.kind === 'help') {
     const isInitiator = comm.rank === 0;
     const config = MPI.config();
     for (const sizeBytes of sizesBytes) {
-      const samples = await runRoundTrip(comm, 1 - comm.rank, isInitiator, { iterations, warmup, sizeBytes });
+      const { samples, loopSeconds, cpuMicros } = await runRoundTrip(comm, 1 - comm.rank, isInitiator, { iterations, warmup, sizeBytes });
+      const cpuMillisPerCall = await comm.allreduce(cpuMicros / 1000 / iterations, MPI.SUM);
       if (!isInitiator) continue;
-      const medianMicros = median(samples) * 1e6;
-      const minMicros = quantile(samples, 0) * 1e6;
-      const p99Micros = quantile(samples, 0.99) * 1e6;
-      console.log(
-        formatRoundTripLine({
-          sizeBytes,
-          medianMicros,
-          minMicros,
-          p99Micros,
-          iterations,
-          processes: comm.size,
-          flavour: `channels ${config.channels}`,
-        }),
-      );
+      const figures = summarizeCalls(samples, loopSeconds);
+      console.log(formatRoundTripLine({ sizeBytes, ...figures, cpuMillisPerCall, iterations, processes: comm.size, flavour: `channels ${config.channels}` }));
       if (jsonFile !== null) {
         appendJsonRecord(jsonFile, {
           ...recordHeader(),
@@ -71,9 +63,8 @@ if (parsed.kind === 'help') {
           iterations,
           warmup,
           sizeBytes,
-          medianMicros,
-          minMicros,
-          p99Micros,
+          ...figures,
+          cpuMillisPerCall,
           config,
         });
       }

@@ -1,6 +1,8 @@
 /**
- * Order statistics for benchmark samples. Medians, not means: on a shared
- * machine a few descheduled iterations would otherwise dominate the figure.
+ * Statistics of benchmark samples. A timed loop is summarized by its mean per
+ * call (what a program running the loop pays, tail included: the headline
+ * figure, issue 40) and by order statistics of its per-call times (median and
+ * p99, which tell a steady cost from a tail of descheduled or slow calls).
  */
 
 /**
@@ -35,4 +37,55 @@ export function quantile(values: ArrayLike<number>, q: number): number {
   const a = sorted[lo];
   const b = sorted[hi];
   return a + (b - a) * (pos - lo);
+}
+
+/**
+ * The arithmetic mean of `values`.
+ *
+ * @param values - samples
+ * @returns the mean, or NaN when `values` is empty
+ * @example
+ * mean([1, 2, 6]); // 3
+ */
+export function mean(values: ArrayLike<number>): number {
+  const n = values.length;
+  if (n === 0) return Number.NaN;
+  let sum = 0;
+  for (let i = 0; i < n; i++) sum += values[i]!;
+  return sum / n;
+}
+
+/** What a timed loop of calls cost, in microseconds per call. */
+export interface CallSummary {
+  /** The loop's wall-clock time divided by its calls: the figure the benchmarks' ratios are taken on. */
+  readonly meanMicros: number;
+  /** The median of the per-call times. */
+  readonly medianMicros: number;
+  /** The 99th percentile of the per-call times. */
+  readonly p99Micros: number;
+  /** The fastest call. */
+  readonly minMicros: number;
+}
+
+/**
+ * Summarizes a timed loop: its mean per call from the loop's own wall-clock
+ * time (so that whatever runs between two calls is counted too), and the
+ * median, p99 and minimum of the per-call samples.
+ *
+ * @param samplesSeconds - each call's duration in seconds (one per call)
+ * @param loopSeconds - wall-clock time of the whole loop in seconds, or
+ *   undefined to take the sum of the samples
+ * @returns the figures in microseconds; NaN for all of them when there is no sample
+ * @example
+ * summarizeCalls(Float64Array.of(10e-6, 12e-6, 50e-6), 75e-6); // mean 25, median 12, p99 ~49.24, min 10
+ */
+export function summarizeCalls(samplesSeconds: ArrayLike<number>, loopSeconds?: number): CallSummary {
+  const n = samplesSeconds.length;
+  const total = loopSeconds ?? mean(samplesSeconds) * n;
+  return {
+    meanMicros: n === 0 ? Number.NaN : (total / n) * 1e6,
+    medianMicros: median(samplesSeconds) * 1e6,
+    p99Micros: quantile(samplesSeconds, 0.99) * 1e6,
+    minMicros: quantile(samplesSeconds, 0) * 1e6,
+  };
 }
