@@ -7,6 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { textLogDestination } from '@tsmpi/core/pmi';
+import { fileLimitProblem, readFileLimit } from './fd-limit.ts';
 import { helpAllText, helpText } from './help.ts';
 import { applyLaunchEnv } from './launch-env.ts';
 import { Job, type HostLaunchLine, type SlurmLaunch } from './job.ts';
@@ -107,6 +108,12 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     const job = new Job({ ...o, program }, placements, { log: silent, stdout: process.stdout, stderr: process.stderr, env, tsxUrl, nodeFlags, hostname, ...slurm.deps });
     process.stdout.write(processMapText(o, placements, [cmd.file, ...cmd.args].join(' '), env, job.launchPlan(), [...fromEnv.notes, ...slurm.notes]));
     return 0;
+  }
+  const here = placements.filter((p) => isLocalHost(p.host));
+  const fdProblem = fileLimitProblem(here.length, new Set(placements.filter((p) => !here.includes(p)).map((p) => p.host)).size, readFileLimit());
+  if (fdProblem !== null) {
+    process.stderr.write(`mpiexec: ${fdProblem}\n`);
+    return USAGE_STATUS;
   }
   const program = resolveProgram(o.program, o.wdir);
   if (program === null) {

@@ -5,10 +5,14 @@
  * few descriptors in mpiexec: its three pipes and its wire-up link). The
  * ranks are plain JavaScript (no TypeScript loader), the cheapest start;
  * the deadline is generous, as on a loaded 2-core machine 64 Node processes
- * take a while to start. No timing is asserted.
+ * take a while to start. No timing is asserted. Under a soft limit of open
+ * files too low for mpiexec's descriptors (the hard one: Node raises its soft
+ * limit to it), mpiexec refuses the job at once,
+ * naming the limit (fd-limit.ts), instead of dying of it halfway.
  */
+import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
-import { FIXTURES, runMpiexec } from './run-mpiexec.ts';
+import { FIXTURES, MPIEXEC, REPO_ROOT, runMpiexec } from './run-mpiexec.ts';
 
 const HELLO = `${FIXTURES}/hello-rank.mjs`;
 
@@ -26,4 +30,13 @@ describe('many ranks on one host', () => {
       expect(x.localRank).toBe(x.rank);
     }
   }, 420_000);
+
+  it('refuses 64 ranks under an open-file limit of 200, naming the limit, and starts nothing', () => {
+    const r = spawnSync('sh', ['-c', 'ulimit -n 200 && exec "$0" "$@"', process.execPath, MPIEXEC, '-n', '64', HELLO], {
+      cwd: REPO_ROOT, encoding: 'utf8', timeout: 60_000, env: { ...process.env, NODE_OPTIONS: '' },
+    });
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/^mpiexec: 64 ranks on this host need about \d+ open files in mpiexec, but its limit of open files is 200; that is the hard limit \(ulimit -Hn\): .*place fewer ranks on this host\n$/);
+    expect(r.status).toBe(2);
+  }, 90_000);
 });
