@@ -6,14 +6,15 @@
  * HYDRA_HOST_FILE (MPICH's "host:N"), extra ssh arguments in
  * OMPI_MCA_plm_rsh_args, a worker whose sshd listens on port 2222 (set in the
  * ssh config, as the Operator's images do) and starts only after mpiexec
- * tried it. th1 plays the launcher pod, th2 and th3 the workers; the ssh
+ * tried it, and a worker whose name resolves only after mpiexec tried it
+ * (a pod's DNS record appearing late). th1 plays the launcher pod, th2 and th3 the workers; the ssh
  * config comes only through the arguments variable, so the job runs only if
  * mpiexec applied it. A worker that never comes up ends the job with one line
  * once the retry window is spent. Skipped, with the reason printed, where
  * namespaces cannot be made.
  */
 import { type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -57,7 +58,8 @@ describe.skipIf(!support.ok)(withSkipReason('mpiexec under the MPI Operator\'s c
     tmp = mkdtempSync(path.join(os.tmpdir(), 'tsmpi-operator-'));
     sshConfig = path.join(tmp, 'ssh_config');
     // First match wins in ssh_config: th2's port (and its host key under its name, not "[th2]:2222") before the cluster's blocks.
-    writeFileSync(sshConfig, `Host th2\n  Port 2222\n  HostKeyAlias th2\n${readFileSync(cluster.sshConfigPath, 'utf8')}`);
+    // th3late: th3 under a name that th1 cannot resolve until the test adds it (a pod's DNS record appearing late).
+    writeFileSync(sshConfig, `Host th2\n  Port 2222\n  HostKeyAlias th2\nHost th3late\n  HostKeyAlias th3\n${readFileSync(cluster.sshConfigPath, 'utf8')}`);
   }, 120_000);
   afterAll(() => {
     cluster?.stop();
@@ -108,5 +110,21 @@ describe.skipIf(!support.ok)(withSkipReason('mpiexec under the MPI Operator\'s c
     expect(r.code).toBe(255);
     expect(r.stderr).toMatch(/^mpiexec: host th2: unreachable: .*Connection refused/m);
     expect(r.stderr).not.toContain('gave up after');
+  }, 150_000);
+
+  it('waits for a worker whose name does not resolve yet (its DNS record appears late)', async () => {
+    const env = {
+      OMPI_MCA_orte_default_hostfile: hostfile('late-name-hostfile', 'th3late slots=2\n'),
+      OMPI_MCA_plm_rsh_args: `-F ${sshConfig}`,
+    };
+    // th1's /etc/hosts is a bind mount of this file (scripts/netns-cluster.sh): appending to it is th1's DNS learning the name.
+    const th3 = cluster.hosts.find((h) => h.name === 'th3')!;
+    const addName = (): void => appendFileSync(path.join(cluster.stateDir, 'th1.etc-hosts'), `${th3.address} th3late\n`);
+    const r = await mpiexec(['--log-level', 'info', '-n', '2', MH_RANK], env, { onOutput: { text: RETRY_LINE, action: addName } });
+    expect(r.code, r.stderr).toBe(0);
+    const ranks = r.stdout.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { name: string; sum: number });
+    expect(ranks.map((x) => x.name)).toEqual(['th3', 'th3']);
+    for (const x of ranks) expect(x.sum).toBe(1);
+    expect(r.stderr).toMatch(/^mpiexec: info: host not reachable yet; trying ssh again \(remoteHost=th3late, attempt=2, .*Could not resolve hostname th3late/m);
   }, 150_000);
 });
