@@ -84,7 +84,8 @@ Processes and placement:
   ${pad('', WIDTH)}than the cores is fine)
   ${pad('--hosts h1[:slots],h2', WIDTH)}hosts to place ranks on, in blocks of their slots (no :slots = 1),
   ${pad('', WIDTH)}wrapping round-robin when N exceeds the slots
-  ${pad('--hostfile FILE', WIDTH)}hosts from a file: "host", "host:N" or "host slots=N" per line, # comments
+  ${pad('--hostfile FILE', WIDTH)}hosts from a file: "host", "host:N" or "host slots=N" per line, # comments;
+  ${pad('', WIDTH)}default: the file in OMPI_MCA_orte_default_hostfile or HYDRA_HOST_FILE
   ${pad('--ppn K', WIDTH)}ranks per host (overrides slots)
   ${pad('--launcher fork|ssh|slurm', WIDTH)}ssh (default): fork on this machine, ssh to other hosts; fork: this
   ${pad('', WIDTH)}machine only; slurm (default inside a Slurm allocation): hosts and slots
@@ -92,6 +93,9 @@ Processes and placement:
   ${pad('', WIDTH)}allocation srun allocates the nodes itself
   ${pad('--launcher-exec CMD', WIDTH)}remote shell instead of ssh (alias --rsh), e.g. "ssh -F cluster.conf";
   ${pad('', WIDTH)}with --launcher slurm: the srun to run and its extra options
+  ${pad('--connect-retry SECONDS', WIDTH)}keep trying ssh to a host not up yet (name unknown, connection
+  ${pad('', WIDTH)}refused) for SECONDS (default 120 for hosts from OMPI_MCA_orte_default_hostfile
+  ${pad('', WIDTH)}or HYDRA_HOST_FILE, else 0: never)
   ${pad('--prefix DIR', WIDTH)}node on the other hosts is DIR/bin/node (default: this node's path)
   ${pad('--wdir DIR', WIDTH)}working directory of every process, on every host (default: the current one)
   ${pad('--env KEY=VALUE', WIDTH)}extra environment for every process (repeatable)

@@ -7,7 +7,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { textLogDestination } from '@tsmpi/core/pmi';
+import { fileLimitProblem, readFileLimit } from './fd-limit.ts';
 import { helpAllText, helpText } from './help.ts';
+import { applyLaunchEnv } from './launch-env.ts';
 import { Job, type HostLaunchLine, type SlurmLaunch } from './job.ts';
 import { parseArgs, type LaunchOptions } from './options.ts';
 import { isLocalHost, placeRanks, type HostSlots, type Placement } from './process-map.ts';
@@ -73,6 +75,12 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     return USAGE_STATUS;
   }
   o = { ...o, env: [...o.env, ...o.envFrom.map((k) => [k, env[k]!] as const)], envFrom: [] };
+  const fromEnv = applyLaunchEnv(o, env);
+  if (fromEnv instanceof Error) {
+    process.stderr.write(`mpiexec: ${fromEnv.message}\n`);
+    return USAGE_STATUS;
+  }
+  o = fromEnv.options;
   const slurm = slurmSetup(o, env);
   if (slurm instanceof Error) {
     process.stderr.write(`mpiexec: ${slurm.message}\n`);
@@ -98,8 +106,14 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     const program = resolveProgram(o.program, o.wdir) ?? o.program;
     const cmd = rankCommand(program, o.args, tsxUrl, nodeFlags);
     const job = new Job({ ...o, program }, placements, { log: silent, stdout: process.stdout, stderr: process.stderr, env, tsxUrl, nodeFlags, hostname, ...slurm.deps });
-    process.stdout.write(processMapText(o, placements, [cmd.file, ...cmd.args].join(' '), env, job.launchPlan(), slurm.notes));
+    process.stdout.write(processMapText(o, placements, [cmd.file, ...cmd.args].join(' '), env, job.launchPlan(), [...fromEnv.notes, ...slurm.notes]));
     return 0;
+  }
+  const here = placements.filter((p) => isLocalHost(p.host));
+  const fdProblem = fileLimitProblem(here.length, new Set(placements.filter((p) => !here.includes(p)).map((p) => p.host)).size, readFileLimit());
+  if (fdProblem !== null) {
+    process.stderr.write(`mpiexec: ${fdProblem}\n`);
+    return USAGE_STATUS;
   }
   const program = resolveProgram(o.program, o.wdir);
   if (program === null) {

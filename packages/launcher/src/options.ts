@@ -43,6 +43,11 @@ export interface LaunchOptions {
   readonly outputDir: string | null;
   readonly wdir: string | null;
   readonly iface: string | null;
+  /**
+   * --connect-retry: seconds during which ssh to a host that is not up yet is tried again (connect-retry.ts); 0: never.
+   * null (not given): DEFAULT_CONNECT_RETRY_SEC for hosts from the environment's hostfile (launch-env.ts), else 0.
+   */
+  readonly connectRetrySec: number | null;
   /** --launcher-exec / --rsh: the remote shell command, split into words; null: ssh. */
   readonly launcherExec: readonly string[] | null;
   /** --prefix DIR: node on the remote hosts is DIR/bin/node. */
@@ -162,6 +167,15 @@ const SPECS: readonly OptionSpec[] = [
     apply: (o, v) => { const w = splitCommand(v); if (w instanceof Error) return w.message; o.launcherExec = w; return null; },
   },
   {
+    names: ['--connect-retry'], value: 'SECONDS',
+    apply: (o, v) => {
+      const n = Number(v);
+      if (v.trim() === '' || !Number.isFinite(n) || n < 0) return `--connect-retry ${v}: expected a number of seconds (0: never retry)`;
+      o.connectRetrySec = n;
+      return null;
+    },
+  },
+  {
     names: ['--prefix', '-prefix'], value: 'DIR',
     apply: (o, v) => { if (!path.isAbsolute(v)) return `--prefix ${v}: expected an absolute directory (node is DIR/bin/node on every host)`; o.prefix = v; return null; },
   },
@@ -218,7 +232,7 @@ export function parseArgs(argv: readonly string[]): ParseResult {
   const o: Mutable = {
     np: 1, hasExplicitNp: false, program: '', args: [], settings: new Map(), hosts: null, ppn: null, launcher: 'ssh', hasExplicitLauncher: false,
     tagOutput: false, timestampOutput: false, timeoutSec: null, deadlockHintSec: DEFAULT_DEADLOCK_HINT_SEC, env: [], outputDir: null, wdir: null,
-    iface: null, launcherExec: null, prefix: null, portRange: null, envFrom: [], dryRun: false, reportJson: null, traceFile: null,
+    iface: null, connectRetrySec: null, launcherExec: null, prefix: null, portRange: null, envFrom: [], dryRun: false, reportJson: null, traceFile: null,
   };
   let i = 0;
   for (; i < argv.length; i++) {

@@ -5,6 +5,8 @@
  * States:  starting (ssh runs, no link yet) -> linked -> finished | lost
  *   starting -> lost   ssh exited, or no hello within CONNECT_BACK_MS; the
  *                      reason comes from ssh's stderr (remote-command.ts)
+ *   starting -> starting  ssh exited because the host is not up yet: the
+ *                      same launch again after a wait (connect-retry.ts)
  *   linked -> finished every rank of the host reported `closed` (the proxy
  *                      then closes the link itself)
  *   linked -> lost     the link closed early, or nothing heard for
@@ -22,6 +24,7 @@ import type { Readable } from 'node:stream';
 import type { Logger } from 'pino';
 import { WebSocket, type RawData } from 'ws';
 import { CLOSE_CODES, KeyChallenge, MAX_HELLO_BYTES } from '@tsmpi/core/pmi';
+import type { ConnectRetry } from './connect-retry.ts';
 import { explainStartFailure } from './remote-command.ts';
 import {
   HEARTBEAT_MISSES, HEARTBEAT_MS, PROXY_PROTOCOL_VERSION, STDIN_WINDOW_BYTES, decodeProxyMessage, encodeProxyMessage, proxyProofBinding,
@@ -122,8 +125,12 @@ export class RemoteHost {
     if (this.#ws === null) this.#lose(why, status);
   }
 
-  /** Starts the remote launch; `specLine` goes to its stdin, which then stays open. */
-  start(file: string, args: readonly string[], specLine: string, onSettled: () => void): void {
+  /**
+   * Starts the remote launch; `specLine` goes to its stdin, which then stays open. With `retry`, a launch
+   * that fails because the host is not up yet is started again after a wait (connect-retry.ts), with one
+   * info line each time; the host is lost once `retry` says no more.
+   */
+  start(file: string, args: readonly string[], specLine: string, onSettled: () => void, retry: ConnectRetry | null = null): void {
     let isSettled = false;
     const settle = (): void => {
       if (!isSettled) {
@@ -131,6 +138,13 @@ export class RemoteHost {
         onSettled();
       }
     };
+    this.#settleOnLink = settle;
+    this.#attempt(file, args, specLine, settle, retry);
+  }
+
+  /** One attempt of start(). */
+  #attempt(file: string, args: readonly string[], specLine: string, settle: () => void, retry: ConnectRetry | null): void {
+    if (this.#isLost || this.#isFinished) return;
     let ssh: ChildProcess;
     try {
       ssh = spawn(file, [...args], { detached: true, stdio: ['pipe', 'pipe', 'pipe'] });
@@ -139,7 +153,9 @@ export class RemoteHost {
       this.#lose(`host ${this.host}: cannot run ${file}: ${(err as Error).message}; check --launcher-exec`, HOST_FAILED_STATUS);
       return;
     }
+    retry?.started();
     this.#ssh = ssh;
+    this.#sshStderr = '';
     const keep = (b: Buffer): void => {
       if (this.#sshStderr.length < MAX_STDERR_CHARS) this.#sshStderr += b.toString('utf8');
     };
@@ -152,21 +168,41 @@ export class RemoteHost {
       this.#lose(`host ${this.host}: cannot run ${file}: ${err.message}; check --launcher-exec`, HOST_FAILED_STATUS);
     });
     ssh.on('exit', (code, signal) => {
-      settle();
       this.#log.debug({ host: this.host, code, signal }, 'remote launch exited');
-      if (this.#ws !== null || this.#isFinished) return;
+      if (this.#ws !== null || this.#isFinished) {
+        settle();
+        return;
+      }
       // Let the last stderr bytes arrive before explaining.
       setTimeout(() => {
+        if (this.#isLost || this.#isFinished) return;
+        const next = retry?.next(code, this.#sshStderr) ?? null;
+        if (next !== null) {
+          this.#clearTimer();
+          this.#log.info({ remoteHost: this.host, attempt: next.attempt, retryInSec: next.waitMs / 1000, ssh: this.#sshTail().slice(2) }, 'host not reachable yet; trying ssh again');
+          this.#timer = setTimeout(() => this.#attempt(file, args, specLine, settle, retry), next.waitMs);
+          return;
+        }
+        settle();
         const status = code === 127 ? 127 : HOST_FAILED_STATUS;
-        this.#lose(explainStartFailure(this.host, code, signal, this.#sshStderr, this.#node), status);
+        const tried = retry !== null && retry.attempts > 1 ? ` (gave up after ${retry.attempts} attempts in ${retry.elapsedSec} s; --connect-retry SECONDS waits longer)` : '';
+        this.#lose(`${explainStartFailure(this.host, code, signal, this.#sshStderr, this.#node)}${tried}`, status);
       }, 50);
     });
+    this.#clearTimer();
     this.#timer = setTimeout(() => {
       if (this.#ws !== null) return;
       settle();
       this.#lose(`host ${this.host}: its proxy did not connect back to mpiexec within ${CONNECT_BACK_MS / 1000} s; check that this machine is reachable from ${this.host} (firewall, --port-range, --iface)`, HOST_FAILED_STATUS);
     }, CONNECT_BACK_MS);
-    this.#settleOnLink = settle;
+  }
+
+  #clearTimer(): void {
+    if (this.#timer !== null) {
+      clearTimeout(this.#timer);
+      clearInterval(this.#timer);
+    }
+    this.#timer = null;
   }
 
   #settleOnLink: (() => void) | null = null;
@@ -254,11 +290,7 @@ export class RemoteHost {
   /** Ends everything on this side: the link and the ssh process group. */
   close(): void {
     this.#stdin?.stop();
-    if (this.#timer !== null) {
-      clearTimeout(this.#timer);
-      clearInterval(this.#timer);
-    }
-    this.#timer = null;
+    this.#clearTimer();
     this.#ws?.terminate();
     const pid = this.#ssh?.pid;
     if (pid !== undefined) {

@@ -4,8 +4,11 @@
  * Hydra's ssh launcher does. At most MAX_CONCURRENT_LAUNCHES ssh connections
  * are in progress at once (sshd's MaxStartups, the head's cores); the next
  * starts when one proxy linked or failed. The launch spec, with the job key,
- * goes on ssh's stdin, never on a command line.
+ * goes on ssh's stdin, never on a command line. A host that is not up yet
+ * (a pod still starting) is tried again for --connect-retry seconds, holding
+ * its launch slot meanwhile (connect-retry.ts).
  */
+import { ConnectRetry } from './connect-retry.ts';
 import { remoteLaunchArgv, remoteShellCommand, shellQuote } from './remote-command.ts';
 import type { HostLaunchLine, WireupAddress } from './rank-launcher.ts';
 import type { RemoteHost } from './remote-host.ts';
@@ -29,10 +32,11 @@ export class SshLauncher extends ProxyLauncher {
         const { file, args } = this.#sshCommand(h);
         this.deps.log.debug({ host: h.host, file, args }, 'starting a proxy');
         this.#launching++;
+        const retry = new ConnectRetry((this.deps.options.connectRetrySec ?? 0) * 1000);
         h.start(file, args, JSON.stringify(this.launchSpec(h, wireup.port, wireup.addresses)), () => {
           this.#launching--;
           this.#launchNext();
-        });
+        }, retry);
       });
     }
     this.#launchNext();

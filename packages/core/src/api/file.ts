@@ -29,12 +29,8 @@ import { checkDatatype, describe, type BufSpec, type ResolvedBuf } from './buffe
 import { Comm } from './comm.ts';
 import { BYTE, type Datatype } from './datatype.ts';
 import { ERRORS_RETURN, checkErrhandler, invokeErrhandler, routeErrors, type Errhandler } from './errhandler.ts';
-import {
-  accessStatus, bytesToWrite, checkOffset, finishRead, readArea, readRuns, requestOf, resolveAccessBuf, writeRuns,
-} from './file-access.ts';
-import { bytesBefore, readTwoPhase, twoPhaseRanges, writeTwoPhase, type CollectiveAccess } from './file-collective.ts';
-import { chooseAggregators, openOne } from './file-open.ts';
-import { SharedPointer } from './file-shared-pointer.ts';
+import type { CollectiveAccess } from './file-collective.ts';
+import type { SharedPointer } from './file-shared-pointer.ts';
 import type { Group } from './group.ts';
 import { Info, infoEntries } from './info.ts';
 import { abort } from './lifecycle.ts';
@@ -45,6 +41,32 @@ export {
   MODE_RDONLY, MODE_WRONLY, MODE_RDWR, MODE_CREATE, MODE_EXCL, MODE_APPEND, MODE_DELETE_ON_CLOSE, MODE_UNIQUE_OPEN, MODE_SEQUENTIAL,
   SEEK_SET, SEEK_CUR, SEEK_END,
 } from '../io/index.ts';
+
+/**
+ * The accesses, the two-phase code, the opening and the shared pointer, loaded by the first File.open
+ * (File.delete needs none of them): a program that opens no file does not load them (issue 38, start-up and memory).
+ * Every File exists only after its open, so its methods find them loaded.
+ */
+type FileParts = typeof import('./file-access.ts') & typeof import('./file-collective.ts') & typeof import('./file-open.ts') & typeof import('./file-shared-pointer.ts');
+let parts: FileParts | null = null;
+
+async function loadParts(): Promise<FileParts> {
+  if (parts === null) {
+    const [access, collective, open, pointer] = await Promise.all([
+      import('./file-access.ts'), import('./file-collective.ts'), import('./file-open.ts'), import('./file-shared-pointer.ts'),
+    ]);
+    parts = { ...access, ...collective, ...open, ...pointer };
+  }
+  return parts;
+}
+
+/** The parts, for the methods of an open File. */
+function loaded(): FileParts {
+  return parts!;
+}
+
+/** An assertion's call target must be a declared name (TypeScript): file-access.ts's checkOffset through one. */
+const checkOffset: FileParts['checkOffset'] = (offset, call) => loaded().checkOffset(offset, call);
 
 /** ROMIO's default collective buffer: 16 MiB. */
 const DEFAULT_CB_BUFFER_SIZE = 16 * 1024 * 1024;
@@ -90,7 +112,7 @@ export class File implements CollectiveAccess {
     this.path = path;
     this.amode = amode;
     this._aggregators = aggregators;
-    this.#pointer = new SharedPointer(comm, initialPointer);
+    this.#pointer = new (loaded().SharedPointer)(comm, initialPointer);
     this.#position = initialPointer;
   }
 
@@ -113,19 +135,20 @@ export class File implements CollectiveAccess {
     const hints = infoEntries(info, call) ?? [];
     // Bad hints fail here, before anything is created.
     for (const [k, v] of hints) checkHint(k, v, call);
+    await loadParts();
     const fcomm = await comm.dup();
     let fh: FileHandle | null = null;
     try {
       // The first process creates (CREATE, EXCL); the others open what it made, so EXCL fails once, for everybody.
       let mine: MPIError | null = null;
-      if (fcomm.rank === 0) [fh, mine] = await openOne(path, amode, true, call);
+      if (fcomm.rank === 0) [fh, mine] = await loaded().openOne(path, amode, true, call);
       const first = await fcomm.bcast(mine === null ? null : mine.toWire());
       if (first !== null) throw MPIError.fromWire(first);
-      if (fcomm.rank !== 0) [fh, mine] = await openOne(path, amode, false, call);
+      if (fcomm.rank !== 0) [fh, mine] = await loaded().openOne(path, amode, false, call);
       const all = await fcomm.allgather(mine === null ? null : mine.toWire());
       const failed = all.findIndex((w) => w !== null);
       if (failed >= 0) throw mine ?? mpiError(all[failed]!.errorClass, call, `rank ${failed} could not open the file: ${all[failed]!.message}`);
-      const aggregators = await chooseAggregators(fcomm, hints);
+      const aggregators = await loaded().chooseAggregators(fcomm, hints);
       let start = 0;
       if (amode & MODE_APPEND) start = (await fh!.stat()).size;
       const f = new File(fcomm, fh!, path, amode, aggregators, start);
@@ -342,7 +365,7 @@ export class File implements CollectiveAccess {
   #etypesBefore(size: number): number {
     const v = this._view;
     if (v.isLinear) return Math.max(0, Math.floor((size - v.disp - v.runOffsets[0]!) / v.etypeSize));
-    const bytes = bytesBefore(runsOf(v, 0, Math.max(0, size - v.disp) + v.tileSize), size);
+    const bytes = loaded().bytesBefore(runsOf(v, 0, Math.max(0, size - v.disp) + v.tileSize), size);
     return Math.floor(bytes / v.etypeSize);
   }
 
@@ -437,16 +460,16 @@ export class File implements CollectiveAccess {
     return this.#access('write', 'File.WriteAtAll', offset, buf, true);
   }
   IreadAt(offset: number, buf: BufSpec): Request<void> {
-    return requestOf(() => this.#access('read', 'File.IreadAt', offset, buf, false), 'File.IreadAt');
+    return loaded().requestOf(() => this.#access('read', 'File.IreadAt', offset, buf, false), 'File.IreadAt');
   }
   IwriteAt(offset: number, buf: BufSpec): Request<void> {
-    return requestOf(() => this.#access('write', 'File.IwriteAt', offset, buf, false), 'File.IwriteAt');
+    return loaded().requestOf(() => this.#access('write', 'File.IwriteAt', offset, buf, false), 'File.IwriteAt');
   }
   IreadAtAll(offset: number, buf: BufSpec): Request<void> {
-    return requestOf(() => this.#access('read', 'File.IreadAtAll', offset, buf, true), 'File.IreadAtAll');
+    return loaded().requestOf(() => this.#access('read', 'File.IreadAtAll', offset, buf, true), 'File.IreadAtAll');
   }
   IwriteAtAll(offset: number, buf: BufSpec): Request<void> {
-    return requestOf(() => this.#access('write', 'File.IwriteAtAll', offset, buf, true), 'File.IwriteAtAll');
+    return loaded().requestOf(() => this.#access('write', 'File.IwriteAtAll', offset, buf, true), 'File.IwriteAtAll');
   }
 
   // --- individual file pointer ----------------------------------------------------
@@ -465,16 +488,16 @@ export class File implements CollectiveAccess {
     return this.#atPointer('write', 'File.WriteAll', buf, true);
   }
   Iread(buf: BufSpec): Request<void> {
-    return requestOf(() => this.#atPointer('read', 'File.Iread', buf, false), 'File.Iread');
+    return loaded().requestOf(() => this.#atPointer('read', 'File.Iread', buf, false), 'File.Iread');
   }
   Iwrite(buf: BufSpec): Request<void> {
-    return requestOf(() => this.#atPointer('write', 'File.Iwrite', buf, false), 'File.Iwrite');
+    return loaded().requestOf(() => this.#atPointer('write', 'File.Iwrite', buf, false), 'File.Iwrite');
   }
   IreadAll(buf: BufSpec): Request<void> {
-    return requestOf(() => this.#atPointer('read', 'File.IreadAll', buf, true), 'File.IreadAll');
+    return loaded().requestOf(() => this.#atPointer('read', 'File.IreadAll', buf, true), 'File.IreadAll');
   }
   IwriteAll(buf: BufSpec): Request<void> {
-    return requestOf(() => this.#atPointer('write', 'File.IwriteAll', buf, true), 'File.IwriteAll');
+    return loaded().requestOf(() => this.#atPointer('write', 'File.IwriteAll', buf, true), 'File.IwriteAll');
   }
 
   // --- shared file pointer ----------------------------------------------------------
@@ -500,7 +523,7 @@ export class File implements CollectiveAccess {
 
   #atPointer(kind: Kind, call: string, buf: BufSpec, collective: boolean): Promise<Status> {
     this.#checkAccess(kind, call);
-    const rb = resolveAccessBuf(buf, this._view.etypeSize, call);
+    const rb = loaded().resolveAccessBuf(buf, this._view.etypeSize, call);
     const at = this.#position;
     // MPI 4.0 14.4.3: the pointer moves by what the call asks for, when the call starts.
     this.#position += rb.packedBytes / this._view.etypeSize;
@@ -510,14 +533,14 @@ export class File implements CollectiveAccess {
 
   async #atShared(kind: Kind, call: string, buf: BufSpec): Promise<Status> {
     this.#checkAccess(kind, call);
-    const rb = resolveAccessBuf(buf, this._view.etypeSize, call);
+    const rb = loaded().resolveAccessBuf(buf, this._view.etypeSize, call);
     const at = await this.#pointer.fetchAdd(rb.packedBytes / this._view.etypeSize);
     return this.#run(kind, call, at, rb, false);
   }
 
   #ordered(kind: Kind, call: string, buf: BufSpec): Promise<Status> {
     this.#checkAccess(kind, call);
-    const rb = resolveAccessBuf(buf, this._view.etypeSize, call);
+    const rb = loaded().resolveAccessBuf(buf, this._view.etypeSize, call);
     const n = rb.packedBytes / this._view.etypeSize;
     // In the chain: the allgather and bcast come in the same order on every process as the other collective accesses.
     return this.#collectively(async () => {
@@ -546,7 +569,7 @@ export class File implements CollectiveAccess {
   #access(kind: Kind, call: string, offset: number, buf: BufSpec, collective: boolean): Promise<Status> {
     this.#checkAccess(kind, call);
     checkOffset(offset, call);
-    const rb = resolveAccessBuf(buf, this._view.etypeSize, call);
+    const rb = loaded().resolveAccessBuf(buf, this._view.etypeSize, call);
     if (!collective) return this.#run(kind, call, offset, rb, false);
     return this.#collectively(() => this.#run(kind, call, offset, rb, true));
   }
@@ -554,19 +577,19 @@ export class File implements CollectiveAccess {
   async #run(kind: Kind, call: string, offset: number, rb: ResolvedBuf, collective: boolean): Promise<Status> {
     const runs = runsOf(this._view, offset * this._view.etypeSize, rb.packedBytes);
     // Atomic mode: each process accesses the file itself under the lock (the aggregators would break the per-access atomicity).
-    const ranges = collective && !this.#atomic ? await twoPhaseRanges(this._comm, this.#hint(kind === 'read' ? 'romio_cb_read' : 'romio_cb_write'), runs) : null;
+    const ranges = collective && !this.#atomic ? await loaded().twoPhaseRanges(this._comm, this.#hint(kind === 'read' ? 'romio_cb_read' : 'romio_cb_write'), runs) : null;
     if (this.#atomic) await this.#pointer.lock();
     try {
       if (kind === 'write') {
-        const data = bytesToWrite(rb, this._datarep);
-        if (ranges !== null) await writeTwoPhase(this, runs, ranges, data, call);
-        else await writeRuns(this, runs, data, call);
-        return accessStatus(rb.packedBytes);
+        const data = loaded().bytesToWrite(rb, this._datarep);
+        if (ranges !== null) await loaded().writeTwoPhase(this, runs, ranges, data, call);
+        else await loaded().writeRuns(this, runs, data, call);
+        return loaded().accessStatus(rb.packedBytes);
       }
-      const area = readArea(rb);
-      const got = ranges !== null ? await readTwoPhase(this, runs, ranges, area, call) : await readRuns(this, runs, area, call);
-      finishRead(rb, area, got, this._datarep);
-      return accessStatus(got);
+      const area = loaded().readArea(rb);
+      const got = ranges !== null ? await loaded().readTwoPhase(this, runs, ranges, area, call) : await loaded().readRuns(this, runs, area, call);
+      loaded().finishRead(rb, area, got, this._datarep);
+      return loaded().accessStatus(got);
     } finally {
       if (this.#atomic) await this.#pointer.unlock();
     }
