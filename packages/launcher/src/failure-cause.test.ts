@@ -27,6 +27,17 @@ describe('failureCause', () => {
     expect(failureCause('RangeError: too big\n    at node:internal/buffer:10:2\n', CWD)).toBe('RangeError: too big');
   });
 
+  it('names an error that came from a worker thread by its own name, and reads the last frame of an error with properties', () => {
+    const err = [
+      'Error [MPIError]: MPI_ERR_RANK: send: dest 9 is out of range for COMM_WORLD (size 2): expected 0..1 or PROC_NULL',
+      '    at async <anonymous> (/home/u/proj/worker.ts:7:12) {',
+      '  errorClass: 6,',
+      "  call: 'send'",
+      '}',
+    ].join('\n');
+    expect(failureCause(err, CWD)).toBe('MPIError: MPI_ERR_RANK: send: dest 9 is out of range for COMM_WORLD (size 2): expected 0..1 or PROC_NULL at worker.ts:7');
+  });
+
   it('takes the last error printed (Node prints the uncaught one last) and ignores other stderr', () => {
     const err = 'Error: handled earlier\n    at a (/home/u/proj/a.ts:1:1)\nsome log line\nError: the real one\n    at b (/home/u/proj/b.ts:2:2)\n';
     expect(failureCause(err, CWD)).toBe('Error: the real one at b.ts:2');

@@ -12,10 +12,17 @@ import path from 'node:path';
 
 /** Most characters of the error message kept in the line. */
 const MAX_MESSAGE_CHARS = 200;
-/** `Error: boom`, `TypeError [ERR_X]: ...`, `MPIError: ...`, `Uncaught Error: ...`. */
-const HEADER = /^(?:Uncaught )?((?:[A-Z][A-Za-z0-9_$]*)?(?:Error|Exception))(?: \[[A-Z0-9_]+\])?: (.*)$/;
-/** `    at f (/path/file.ts:14:3)`, `    at /path/file.ts:14:3`, `    at async file:///path/x.mjs:1:2`. */
-const FRAME = /^\s+at (?:.*? \()?(?:file:\/\/)?([^()\s]+):(\d+):(\d+)\)?$/;
+/**
+ * `Error: boom`, `TypeError [ERR_X]: ...`, `MPIError: ...`, `Uncaught Error: ...`, and
+ * `Error [MPIError]: ...`: an error that came from a worker thread, where Node rebuilds it as an
+ * Error and shows its name in brackets (a code in capitals is shown there too, and dropped).
+ */
+const HEADER = /^(?:Uncaught )?((?:[A-Z][A-Za-z0-9_$]*)?(?:Error|Exception))(?: \[([A-Za-z0-9_$]+)\])?: (.*)$/;
+/**
+ * `    at f (/path/file.ts:14:3)`, `    at /path/file.ts:14:3`, `    at async file:///path/x.mjs:1:2`;
+ * the last frame of an error with own properties ends in ` {` (Node's inspect).
+ */
+const FRAME = /^\s+at (?:.*? \()?(?:file:\/\/)?([^()\s]+):(\d+):(\d+)\)?(?: \{)?$/;
 /** Frames that are not the user's code. */
 const LIBRARY_FRAME = /^node:|\/node_modules\/|\/packages\/(?:core|transport-tcp|launcher)\/(?:src|dist)\/|\/@tsmpi\//;
 
@@ -35,8 +42,9 @@ export function failureCause(stderrTail: string, cwd: string): string | null {
   }
   if (header < 0) return null;
   const m = HEADER.exec(lines[header]!)!;
-  const message = m[2]!.length > MAX_MESSAGE_CHARS ? `${m[2]!.slice(0, MAX_MESSAGE_CHARS - 3)}...` : m[2]!;
-  const what = `${m[1]}: ${message}`;
+  const message = m[3]!.length > MAX_MESSAGE_CHARS ? `${m[3]!.slice(0, MAX_MESSAGE_CHARS - 3)}...` : m[3]!;
+  const name = m[2] !== undefined && /[a-z]/.test(m[2]) ? m[2] : m[1];
+  const what = `${name}: ${message}`;
   for (let i = header + 1; i < lines.length; i++) {
     const f = FRAME.exec(lines[i]!);
     if (f === null) {
