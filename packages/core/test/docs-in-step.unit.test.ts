@@ -15,6 +15,12 @@ describe('docs stay in step with the tables', () => {
   it.each(errorNames)('ERRORS.md documents %s with its value and errorString', (name) => {
     const value = (MPI as unknown as Record<string, number>)[name]!;
     expect(errorsDoc).toContain(`| \`${name}\` | ${value} |`);
+    // Each row gives a cause and a fix (issue 39): five cells, the last two not empty.
+    const row = errorsDoc.split('\n').find((l) => l.startsWith(`| \`${name}\` | ${value} |`))!;
+    const cells = row.split(' | ');
+    expect(cells, row).toHaveLength(5);
+    expect(cells[3]!.trim()).not.toBe('');
+    expect(cells[4]!.replace(/\|$/, '').trim()).not.toBe('');
     expect(MPI.errorString(value)).toMatch(new RegExp(`^MPI_${name}: `));
   });
 

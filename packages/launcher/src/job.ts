@@ -44,7 +44,7 @@ import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import { claimSameHostDirectory, removeSameHostDirectory, sweepStaleSameHostDirectories } from '@tsmpi/transport-tcp';
 import type { FinalizeReport } from '@tsmpi/core/pmi';
-import { failureCause } from './failure-cause.ts';
+import { failureCause, startFailureCause } from './failure-cause.ts';
 import { externalAddresses, resolveIface, type InterfaceTable } from './iface.ts';
 import { chooseLaunchers, type JobLaunchers } from './launchers.ts';
 import { effectiveSetting, findSetting } from './settings-flags.ts';
@@ -447,7 +447,8 @@ export class Job {
     s.hasExited = true;
     s.endedAt = performance.now();
     s.exitCode = NOT_STARTED_STATUS;
-    this.#fail(s, `could not be started: ${message}; aborting the job (${this.#o.np} processes)`, `could not be started: ${message}`, NOT_STARTED_STATUS);
+    const cause = startFailureCause(message);
+    this.#fail(s, `could not be started: ${cause}; aborting the job (${this.#o.np} processes)`, `could not be started: ${cause}`, NOT_STARTED_STATUS);
     this.#markClosed(s);
   }
 
@@ -529,9 +530,18 @@ export class Job {
     const b = this.#blamed;
     if (b === null) return;
     const { s } = b;
-    const stopped = this.#ranks.filter((r) => r !== s && r.pid !== null && !(r.isFinalized && r.exitCode === 0 && r.signal === null)).map((r) => r.rank);
+    const cwd = path.resolve(this.#o.wdir ?? process.cwd());
+    const cause = b.withCause ? failureCause(s.errTail, cwd) : null;
+    const ended = this.#ranks.filter((r) => r !== s && r.pid !== null && !(r.isFinalized && r.exitCode === 0 && r.signal === null));
+    // A rank that exited with an error of its own (every rank hit the same bug, or both sides of a
+    // mismatch saw it) is not one stopped because of the failure: its error is above, like the blamed one's.
+    const ownCause = new Map(ended.map((r) => [r, r.exitCode !== null && r.exitCode !== 0 ? failureCause(r.errTail, cwd) : null]));
+    const same = ended.filter((r) => ownCause.get(r) !== null && ownCause.get(r) === cause).map((r) => r.rank);
+    const other = ended.filter((r) => ownCause.get(r) !== null && ownCause.get(r) !== cause);
+    const stopped = ended.filter((r) => ownCause.get(r) === null).map((r) => r.rank);
     if (stopped.length > 0) this.#errSink.write(`mpiexec: rank${stopped.length === 1 ? '' : 's'} ${stopped.join(', ')} stopped (${b.stoppedBecause})\n`);
-    const cause = b.withCause ? failureCause(s.errTail, path.resolve(this.#o.wdir ?? process.cwd())) : null;
+    for (const r of other) this.#errSink.write(`mpiexec: rank ${r.rank} failed too: ${ownCause.get(r)!}\n`);
+    if (same.length > 0) this.#errSink.write(`mpiexec: rank${same.length === 1 ? '' : 's'} ${same.join(', ')} failed the same way\n`);
     const text = cause !== null && b.text.startsWith(b.reason) ? `${b.reason}: ${cause}${b.text.slice(b.reason.length)}` : b.text;
     this.#errSink.write(`mpiexec: rank ${s.rank} (host ${s.host}, pid ${s.pid ?? '-'}) ${text}\n`);
   }

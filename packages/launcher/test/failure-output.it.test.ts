@@ -7,6 +7,9 @@
  *
  * testlist: { file: 'failure-output.it.test.ts', np: [4] }
  */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { FIXTURES, runMpiexec } from './run-mpiexec.ts';
 
@@ -83,6 +86,31 @@ describe('failure output of a 4-rank job', () => {
     for (const o of lost) {
       expect(o.peer).toBe(2);
       expect(o.level).toBe(30); // info: the failure is the peer's
+    }
+  });
+});
+
+describe('failure output of a program that cannot run (issue 39 paper cuts)', () => {
+  it('a command that does not exist: "program not found", as for a missing .ts file, not Node\'s spawn error', async () => {
+    const r = await runMpiexec(['-n', '2', 'tsmpi-no-such-command'], RUN);
+    expect(r.status).toBe(127);
+    expect(r.stderr).not.toContain('ENOENT');
+    expect(lines(r.stderr).at(-1)).toMatch(/^mpiexec: rank \d \(host [^,]+, pid -\) could not be started: program not found: tsmpi-no-such-command \(not a file in the working directory, nor a command on PATH\); aborting the job \(2 processes\)$/);
+  });
+
+  it('top-level await in a .ts program of a CommonJS package: the last line says what to change; the other ranks\' same error is one line', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'tsmpi-cjs-'));
+    try {
+      writeFileSync(path.join(dir, 'package.json'), '{ "name": "cjs-app", "type": "commonjs" }\n');
+      writeFileSync(path.join(dir, 'app.ts'), "const n: number = 1;\nawait Promise.resolve(n);\nconsole.log('unreachable');\n");
+      const r = await runMpiexec(['-n', '2', path.join(dir, 'app.ts')], RUN);
+      expect(r.status).toBe(1);
+      const err = lines(r.stderr);
+      expect(err.at(-1)).toMatch(/^mpiexec: rank \d \(host [^,]+, pid \d+\) exited with code 1: .*app\.ts:2 uses top-level await, but app\.ts runs as CommonJS \(its package\.json has no "type": "module"\): add "type": "module" to the package\.json, or name the file \.mts; aborting the job \(2 processes\)$/);
+      // The other rank failed the same way (or was stopped first): never blamed on a lost peer while printing its own error.
+      expect(err.at(-2)).toMatch(/^mpiexec: rank \d (?:failed the same way|stopped \(peer failed\))$/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   });
 });

@@ -17,7 +17,7 @@ import {
   scanObjects, scatterBytes, type Codec, type ObjectOp,
 } from '../coll/index.ts';
 import { applyUserOpValues, reduceValues } from '../datatype/index.ts';
-import { ERR_ARG, ERR_OTHER, ERR_ROOT, MPIError, decodeObject, encodeObject, mpiError } from '../util/index.ts';
+import { ERR_ARG, ERR_OTHER, ERR_ROOT, MPIError, callSite, decodeObject, encodeObject, mpiError } from '../util/index.ts';
 import { IN_PLACE } from './constants.ts';
 import { CommCollPt2pt } from './coll-pt2pt.ts';
 import { checkOpArg, type Op } from './op.ts';
@@ -90,6 +90,10 @@ export class ObjectCollComm extends Pt2ptModesComm {
     blocked?.enter(call, this.name, null, null);
     try {
       return await started;
+    } catch (e) {
+      // An error made by a stage that a message resumed names no frame of the user's: this await's does.
+      callSite(e, this._collBlocking);
+      throw e;
     } finally {
       blocked?.leave();
     }

@@ -83,14 +83,22 @@ export function setupPredefinedOps(objects: ObjectTable | null, handles: readonl
   return PREDEFINED_OPS.map((op, i) => (op._handle = objects === null ? handles[i]! : objects.create(OBJECT_KIND.OP, true, [op._code, 1], null, 'init')));
 }
 
+/** What an op argument that is not an Op is, for its error: a missing op says that tsmpi has no default (mpi4py's is SUM). */
+function notAnOp(op: unknown): string {
+  if (op === undefined) return 'op is missing (undefined); there is no default op (mpi4py\'s is SUM)';
+  if (op === null) return 'op is null';
+  if (typeof op === 'string') return `op is the string ${JSON.stringify(op.length > 40 ? `${op.slice(0, 40)}...` : op)}`;
+  if (typeof op === 'function') return `op is a function${op.name === '' ? '' : ` (${op.name})`}; wrap it with MPI.Op.create(fn, commute)`;
+  if (typeof op === 'object') return `op is ${Array.isArray(op) ? 'an array' : 'an object'}`;
+  return `op is the ${typeof op} ${String(op)}`;
+}
+
 /**
  * Checks an op argument of a new call.
  * @throws MPIError(ERR_OP) when it is not an Op or has been freed.
  */
 export function checkOpArg(op: unknown, call: string): asserts op is Op {
-  if (!(op instanceof Op)) {
-    throw mpiError(ERR_OP, call, `op is ${op === null ? 'null' : typeof op === 'object' ? 'an object' : `${typeof op} ${String(op)}`}: expected an MPI.Op such as MPI.SUM`);
-  }
+  if (!(op instanceof Op)) throw mpiError(ERR_OP, call, `${notAnOp(op)}: expected an MPI.Op such as MPI.SUM`);
   if (op._freed) throw mpiError(ERR_OP, call, `op ${op.name} has been freed`);
 }
 

@@ -9,7 +9,7 @@
  * group in rank order.
  */
 import { DevRequest, MAX_MESSAGE_BYTES, REQ_KIND, handleIndex, type Device } from '../device/index.ts';
-import { CONTEXT_SUFFIX, ERR_COMM, ERR_RANK, ERR_TAG, MPIError, mpiError } from '../util/index.ts';
+import { CONTEXT_SUFFIX, ERR_COMM, ERR_RANK, ERR_TAG, mpiError, rejectAtCallSite } from '../util/index.ts';
 import { encodeObject } from '../util/index.ts';
 import { ANY_SOURCE, ANY_TAG, CONGRUENT, IDENT, PROC_NULL, SIMILAR, TAG_UB, UNDEFINED, UNEQUAL } from './constants.ts';
 import { bytesOfBuf, messageTooLong, recvTargetOf, sendSourceOf, setRecvBuf, typeHandleOf, type BufSpec, describe } from './buffer.ts';
@@ -522,12 +522,12 @@ export function blocking<T>(req: Request<T>, call: string, comm: Pt2ptComm, peer
     try {
       return Promise.resolve(req._result());
     } catch (e) {
-      return Promise.reject(e as MPIError);
+      return rejectAtCallSite(e);
     }
   }
   // Null only in a program that finalized while this call was in flight: nothing to record then.
   const blocked = runtimeOrNull()?.blocked ?? null;
-  return new Promise<T>((resolve, reject) => {
+  return new Promise<T>((resolve) => {
     blocked?.enter(call, comm.name, peer, tag);
     req._listen(() => {
       blocked?.leave();
@@ -535,7 +535,8 @@ export function blocking<T>(req: Request<T>, call: string, comm: Pt2ptComm, peer
       try {
         resolve(req._result());
       } catch (e) {
-        reject(e);
+        // The error was made where the request completed: rejected at the awaiting call, its stack names the user's.
+        resolve(rejectAtCallSite(e));
       }
     });
   });

@@ -8,7 +8,7 @@
  * waitall/testall. wait() on a completed request resolves the same value again.
  */
 import { DevRequest, REQ_KIND, type Device } from '../device/index.ts';
-import { ERR_ARG, ERR_IN_STATUS, ERR_OTHER, MPIError, mpiError, SUCCESS } from '../util/index.ts';
+import { ERR_ARG, ERR_IN_STATUS, ERR_OTHER, MPIError, mpiError, rejectAtCallSite, SUCCESS } from '../util/index.ts';
 import { UNDEFINED } from './constants.ts';
 import { Status } from './status.ts';
 import { runtime } from '../runtime/index.ts';
@@ -209,18 +209,19 @@ export class Request<T = void> {
       try {
         return Promise.resolve(this._result());
       } catch (e) {
-        return Promise.reject(e);
+        return rejectAtCallSite(e);
       }
     }
     const rt = runtime('Request.wait');
-    return new Promise<T>((resolve, reject) => {
+    return new Promise<T>((resolve) => {
       rt.blocked.enter(this._call, this._comm?.name ?? '', null, null);
       this._listen(() => {
         rt.blocked.leave();
         try {
           resolve(this._result());
         } catch (e) {
-          reject(e);
+          // Made where the request completed: rejected at the awaiting call, its stack names the user's (util/user-stack.ts).
+          resolve(rejectAtCallSite(e));
         }
       });
     });

@@ -9,6 +9,7 @@
  * ERR_OTHER for exhausted context ids, ERR_TRUNCATE, ERR_PROC_FAILED).
  * docs/ERRORS.md lists every row; a test keeps the two in step.
  */
+import { captureSite, userStack, type StackSite } from './user-stack.ts';
 
 /** One row per error class: [constant value, name, default text]. Values follow MPICH where it has them. */
 export const ERROR_CLASSES = [
@@ -134,7 +135,13 @@ export function errorClassName(errorClass: number): string {
 
 const BRAND = Symbol.for('tsmpi.MPIError');
 
-/** The only error type users see. `instanceof` works across duplicate module copies (brand symbol). */
+/** The stack of each error's awaiting call, where callSite() recorded one (the error path only). */
+const CALL_SITES = new WeakMap<MPIError, StackSite>();
+
+/**
+ * The only error type users see. `instanceof` works across duplicate module copies (brand symbol).
+ * Its `stack` starts at the user's code (util/user-stack.ts), formatted when first read.
+ */
 export class MPIError extends Error {
   readonly errorClass: number;
   readonly call: string;
@@ -143,6 +150,17 @@ export class MPIError extends Error {
     this.name = 'MPIError';
     this.errorClass = errorClass;
     this.call = call;
+    const made = captureSite(MPIError);
+    // Built at each read (V8 formats each site once): a call site recorded after a first read still counts.
+    let assigned: string | undefined;
+    Object.defineProperty(this, 'stack', {
+      configurable: true,
+      enumerable: false,
+      get: (): string => assigned ?? userStack(`${this.name}: ${this.message}`, made, CALL_SITES.get(this)),
+      set: (value: string): void => {
+        assigned = value;
+      },
+    });
   }
   get [BRAND](): true {
     return true;
@@ -160,6 +178,28 @@ export class MPIError extends Error {
     err.message = w.message;
     return err;
   }
+}
+
+/**
+ * Records where `err` is being awaited, for an error made where no frame of the user's was on the
+ * stack (a request failed by a message or a lost peer): its stack then shows the user's call.
+ * Call it on the error path only, in the continuation of the API call's own await.
+ */
+export function callSite(err: unknown, above: Function): void {
+  if (err instanceof MPIError && !CALL_SITES.has(err)) CALL_SITES.set(err, captureSite(above));
+}
+
+/**
+ * A promise rejected with `err` once it is awaited: pass it to the `resolve` of the promise an API
+ * call returned, in place of `reject(err)`, and `err`'s stack shows the call that awaits it. Two
+ * turns pass first, so that V8's async stack trace reaches the awaiting call (the returned promise
+ * is chained to this one after one turn). Error path only.
+ */
+export async function rejectAtCallSite(err: unknown): Promise<never> {
+  await null;
+  await null;
+  callSite(err, rejectAtCallSite);
+  throw err;
 }
 
 /** mpiError(ERR_RANK, 'send', `dest ${dest} is out of range ...`). */

@@ -2,7 +2,7 @@
  * Test helper: a cluster of "hosts" made of network namespaces on this one
  * machine (issue 11 section 6), for the multi-host integration tests. It drives
  * scripts/netns-cluster.sh, the one implementation people use by hand too (see
- * docs/CLUSTER.md): each host thK has its own network, UTS (host name) and mount
+ * docs/ARCHITECTURE.md, "The multi-host test clusters"): each host thK has its own network, UTS (host name) and mount
  * (/etc/hosts) namespace, its own address in 198.18.0.0/15 and its own sshd; a
  * switch namespace bridges them. Nothing is made in the root namespace, so ssh
  * and the hosts' addresses are reachable only from inside a host: run mpiexec
