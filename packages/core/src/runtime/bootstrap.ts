@@ -168,6 +168,7 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
   waitPoll.configure({ ...waitPollOptions(settings, size, log, device, !useEngines), spinTurns: policy.spinTurns });
   // Bulk traffic sleeps only where a poller would take a core from another process of the job.
   if (policy.isOversubscribed) device.onRendezvous = (bytes) => waitPoll.noteRendezvous(bytes);
+  blocked.countTimeIn(shared.statsRow(0));
   if (shared.layout.multithreaded) {
     blocked.attachTable(shared.buffers.blocked, 0, MAX_THREADS);
     shared.watchAbort((code, thread) => api.abort(code, `COMM_WORLD (from worker thread ${thread})`));
@@ -304,6 +305,7 @@ export async function startWorkerThread(boot: WorkerBoot, api: ApiParts): Promis
     shared,
   );
   device.start(null, boot.direct);
+  blocked.countTimeIn(shared.statsRow(threadId));
   await device.openDirect();
   // Leaving when the thread's event loop empties (the worker is about to end): its routes to remote
   // readers end with a FIN each, and the endpoint it reads is handed back (both keep the loop alive
