@@ -71,9 +71,9 @@ export function statRows(channels: number): number {
 }
 /**
  * Control words: a bitmap of the thread ids in use (MAX_THREADS bits); an abort requested by a
- * worker thread (flag, error code, thread id) for the main thread to carry out.
+ * worker thread (flag, error code, thread id) for the main thread to carry out; the trace's post sequence.
  */
-const CONTROL = { THREAD_BITS: 0, ABORT: MAX_THREADS / 32, ABORT_CODE: MAX_THREADS / 32 + 1, ABORT_THREAD: MAX_THREADS / 32 + 2, FAILED: MAX_THREADS / 32 + 3, WORDS: MAX_THREADS / 32 + 4 } as const;
+const CONTROL = { THREAD_BITS: 0, ABORT: MAX_THREADS / 32, ABORT_CODE: MAX_THREADS / 32 + 1, ABORT_THREAD: MAX_THREADS / 32 + 2, FAILED: MAX_THREADS / 32 + 3, TRACE_ORDER: MAX_THREADS / 32 + 4, WORDS: MAX_THREADS / 32 + 5 } as const;
 
 export interface SharedLayout {
   readonly processCount: number;
@@ -230,7 +230,8 @@ export class SharedState implements LockHolders {
    */
   allocateThreadId(): number {
     const c = this.#control;
-    for (let w = 0; w < CONTROL.WORDS; w++) {
+    // The bitmap's words only (the words after it are not thread ids).
+    for (let w = 0; w < MAX_THREADS / 32; w++) {
       for (;;) {
         const bits = Atomics.load(c, CONTROL.THREAD_BITS + w);
         if (bits === -1) break;
@@ -297,6 +298,15 @@ export class SharedState implements LockHolders {
   /** A thread's device failed with `errorClass` (the job is ending): threads waiting for a ring stop waiting. */
   markFailed(errorClass: number): void {
     Atomics.compareExchange(this.#control, CONTROL.FAILED, 0, errorClass);
+  }
+
+  /**
+   * Under mpiexec --trace: takes `n` numbers of the process's post sequence, shared by its threads
+   * (api/trace-recorder.ts: the order in which sends and receives were posted at an endpoint, whatever
+   * thread posted them); returns the first.
+   */
+  takeTraceOrder(n: number): number {
+    return Atomics.add(this.#control, CONTROL.TRACE_ORDER, n);
   }
 
   /** The error class of the first device failure in this process, or 0. */

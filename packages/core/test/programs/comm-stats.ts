@@ -55,8 +55,10 @@ await world.barrier();
 // A receive that cannot complete before the sender hears from us blocks: its time is counted.
 const blockedBefore = comm.stats().blockedMs;
 if (me === 0) {
+  // Posted (and blocked in) before rank 1 may send: the call's synchronous part finds nothing.
+  const blockedRecv = comm.Recv(buf, 1, 3);
   await world.send('go', 1, 9);
-  await comm.Recv(buf, 1, 3);
+  await blockedRecv;
   check(comm.stats().blockedMs > blockedBefore, `the blocking Recv added blocked time (${blockedBefore} -> ${comm.stats().blockedMs})`);
 } else if (me === 1) {
   await world.recv(0, 9);
