@@ -338,6 +338,8 @@ export function startTrace(maxEvents: number, takeOrder: (n: number) => number):
   }
   const channel = new BroadcastChannel(CHANNEL);
   channel.postMessage({ kind: 'started', tid: threadId } satisfies ThreadNote);
+  // Nor a worker alive: its trace leaves when its loop empties (beforeExit).
+  (channel as unknown as { unref(): void }).unref();
   process.once('beforeExit', () => {
     const thread = takeOwn(threadId);
     if (thread !== null) channel.postMessage({ kind: 'trace', thread } satisfies ThreadNote);
