@@ -144,7 +144,7 @@ export function* traceEventLines(traces: readonly RankTrace[]): Generator<string
         if (tag !== -1) args += `,"tag":${tag}`;
         const bytes = c[o + TRACE_CALL.BYTES]!;
         if (bytes >= 0) args += `,"bytes":${bytes}`;
-        yield `{"name":${names[c[o + TRACE_CALL.NAME]!] ?? '"?"'}${head}${num(ts[i]!)},"dur":${num(dur)},"args":{${args.slice(1)}}}`;
+        yield `{"name":${names[c[o + TRACE_CALL.NAME]!] ?? '"?"'}${head}${num(ts[i]!)},"dur":${num(dur)}${args === '' ? '' : `,"args":{${args.slice(1)}}`}}`;
       }
       if (t.dropped > 0) yield `{"name":"trace_dropped","ph":"M","pid":${rank},"tid":${t.tid},"args":{"dropped":${t.dropped}}}`;
       const m = t.msgs;
