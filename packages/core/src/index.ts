@@ -66,7 +66,7 @@ export { threadAttach, attachedEndpoint } from './api/endpoints.ts';
 export {
   Init, Finalize, Is_initialized, Is_finalized, Query_thread, Wtime, Wtick, Get_processor_name, Get_error_string, Attach_buffer, Detach_buffer,
 } from './api/mpi4py-names.ts';
-export type { Config, Stats } from './api/introspection.ts';
+export type { CommStats, Config, Stats } from './api/introspection.ts';
 // Object messages (issue 39): classes that travel as themselves.
 export { registerClass } from './util/index.ts';
 export type { RegisterClassOptions } from './util/index.ts';

@@ -57,7 +57,7 @@ import { writeJobReport, type JobReport } from './report.ts';
 import { rollCallLines, rollCallRank } from './roll-call.ts';
 import { DeadlockHint } from './deadlock-hint.ts';
 import type { SlurmLaunch } from './slurm-launcher.ts';
-import { withTraceSetting, writeTraceFile } from './trace-file.ts';
+import { addRankTrace, withTraceSetting, writeTraceFile } from './trace-file.ts';
 import { WireupServer } from './wireup-server.ts';
 
 export type { HostLaunchLine } from './rank-launcher.ts';
@@ -157,7 +157,7 @@ export class Job {
   #deadlockHint: DeadlockHint | null = null;
   #resolveDone: (() => void) | null = null;
   #isDone = false;
-  readonly #traces = new Map<number, Uint8Array>(); // --trace: each rank's, as it arrived (trace-file.ts)
+  readonly #traces = new Map<number, Uint8Array[]>(); // --trace: each rank's, one per thread, as they arrived (trace-file.ts)
   /** Ranks here wait for the first proxy link when their address comes from it. */
   #localStart: ((listenHost: string) => void) | null = null;
 
@@ -199,7 +199,7 @@ export class Job {
         const s = this.#ranks[rank]!;
         if (s.lostPeer === null) s.lostPeer = lost;
       },
-      onTrace: (rank, data) => this.#traces.set(rank, data),
+      onTrace: (rank, data) => addRankTrace(this.#traces, rank, data),
       ...(remote === null ? {} : { onProxyLink: (link) => remote.acceptLink(link) }),
     }, { secure: this.#secure });
   }

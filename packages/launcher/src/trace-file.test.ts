@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { decodeTraceDump, encodeTraceDump, type TraceThread } from '@tsmpi/core/pmi';
-import { mergeTraces, traceFileText, withTraceSetting } from './trace-file.ts';
+import { addRankTrace, traceEventLines, traceFileChunks, withTraceSetting, type RankTrace } from './trace-file.ts';
 import { parseArgs, type LaunchOptions } from './options.ts';
 
 type Call = [start: number, dur: number, name: number, ctx: number, peer: number, tag: number, bytes: number];
@@ -10,7 +10,14 @@ function thread(names: string[], calls: Call[], msgs: Msg[]): TraceThread {
   return { tid: 0, names, comms: [[0, 'COMM_WORLD']], calls: Float64Array.from(calls.flat()), msgs: Float64Array.from(msgs.flat()), dropped: 0 };
 }
 
-function flows(events: ReturnType<typeof mergeTraces>): { from: [number, number]; to: [number, number] }[] {
+interface Ev { name: string; ph: string; pid: number; tid: number; ts?: number; dur?: number; id?: number; args?: Record<string, unknown> }
+
+/** The events of a job's traces, each line parsed (each must be JSON of its own). */
+function mergeTraces(traces: RankTrace[]): Ev[] {
+  return [...traceEventLines(traces)].map((l) => JSON.parse(l) as Ev);
+}
+
+function flows(events: Ev[]): { from: [number, number]; to: [number, number] }[] {
   const s = new Map<number, [number, number]>();
   const out: { from: [number, number]; to: [number, number] }[] = [];
   for (const e of events) if (e.ph === 's') s.set(e.id!, [e.pid, e.ts!]);
@@ -64,10 +71,31 @@ describe('mergeTraces', () => {
   });
 
   it('writes valid JSON that names ranks without a trace', () => {
-    const text = traceFileText(mergeTraces([{ rank: 0, host: 'h', dump: { offsetMs: 0, threads: [thread(['Comm.barrier'], [[0, 1, 0, 0, -1, -1, -1]], [])] } }]), [1]);
+    const text = [...traceFileChunks([{ rank: 0, host: 'h', dump: { offsetMs: 0, threads: [thread(['Comm.barrier'], [[0, 1, 0, 0, -1, -1, -1]], [])] } }], [1])].join('');
     const doc = JSON.parse(text) as { traceEvents: { ph: string }[]; otherData: { ranksWithoutTrace: number[] } };
     expect(doc.otherData.ranksWithoutTrace).toEqual([1]);
     expect(doc.traceEvents.filter((e) => e.ph === 'X')).toHaveLength(1);
+  });
+});
+
+describe('a rank\'s several traces', () => {
+  it('come one per thread: every thread is a track of its rank, named once', () => {
+    const main = thread(['Comm.send'], [[0, 1, 0, 0, 1, 7, -1]], [[0, 0, 0, 0, 1, 7, 0]]);
+    const worker = { ...thread(['Comm.recv'], [[5, 1, 0, 0, 0, 7, 4]], [[0, 1, 0, 0, 1, 7, 1]]), tid: 3 };
+    const ev = mergeTraces([{ rank: 0, host: 'h', dump: { offsetMs: 0, threads: [main] } }, { rank: 0, host: 'h', dump: { offsetMs: 0, threads: [worker] } }]);
+    expect(ev.filter((e) => e.name === 'process_name')).toHaveLength(1);
+    expect(ev.filter((e) => e.name === 'thread_name').map((e) => e.args!['name'])).toEqual(['main', 'thread 3']);
+    // endpoint 0 sends to endpoint 1 (main) and endpoint 1 receives it (thread 3): one arrow between the tracks
+    const s = ev.find((e) => e.ph === 's')!;
+    const f = ev.find((e) => e.ph === 'f')!;
+    expect([s.tid, f.tid]).toEqual([0, 3]);
+  });
+
+  it('are kept up to a bound per rank', () => {
+    const m = new Map<number, Uint8Array[]>();
+    for (let i = 0; i < 128; i++) expect(addRankTrace(m, 2, new Uint8Array(1))).toBe(true);
+    expect(addRankTrace(m, 2, new Uint8Array(1))).toBe(false);
+    expect(m.get(2)).toHaveLength(128);
   });
 });
 

@@ -18,138 +18,198 @@
  * received by the n-th receive of that name, in the receiver's post order. A send without a
  * receive (the job ended, or the receive was not traced) gets no arrow.
  *
- * Output is written as one JSON text built from per-event strings (the file may be large, but it
- * is made once, at the end of the job, in mpiexec, off the ranks' paths).
+ * Output streams: the file is written in chunks of about a megabyte as events are formatted, each
+ * event one line of JSON built from the tables' numbers and the threads' interned names (escaped
+ * once per name), with no object per event; message ends are paired through typed columns sorted by
+ * (context, source, destination, tag, kind, order). Times have nanosecond precision (3 decimals of µs).
  */
-import { writeFile } from 'node:fs/promises';
+import { createWriteStream } from 'node:fs';
 import type { Logger } from 'pino';
 import { decodeTraceDump, TRACE_CALL, TRACE_MSG, type TraceDump } from '@tsmpi/core/pmi';
 import type { LaunchOptions } from './options.ts';
 import { findSetting } from './settings-flags.ts';
 
-/** One rank's trace as mpiexec received it. */
+/** One thread's trace as mpiexec received it (a rank sends one per thread). */
 export interface RankTrace {
   readonly rank: number;
   readonly host: string;
   readonly dump: TraceDump;
 }
 
-/** A Chrome trace event (only the fields used here). */
-export interface TraceEvent {
-  readonly name: string;
-  readonly ph: 'X' | 's' | 'f' | 'M';
-  readonly pid: number;
-  readonly tid: number;
-  readonly ts?: number;
-  readonly dur?: number;
-  readonly id?: number;
-  readonly cat?: string;
-  readonly bp?: 'e';
-  readonly args?: Record<string, unknown>;
+/** Traces kept per rank: one per MPI thread a process can have (core's MAX_THREADS), and a margin. */
+const MAX_TRACES_PER_RANK = 128;
+
+/** Adds a trace `rank` sent to `traces` (its list, one per thread); beyond MAX_TRACES_PER_RANK, false (left out). */
+export function addRankTrace(traces: Map<number, Uint8Array[]>, rank: number, data: Uint8Array): boolean {
+  let list = traces.get(rank);
+  if (list === undefined) traces.set(rank, (list = []));
+  if (list.length >= MAX_TRACES_PER_RANK) return false;
+  list.push(data);
+  return true;
 }
 
-/** One end of a message, located in the merged timeline. */
-interface MsgEnd {
-  readonly pid: number;
-  readonly tid: number;
-  /** start and duration (µs, merged clock) of the call it belongs to */
-  readonly ts: number;
-  readonly dur: number;
-  readonly order: number;
+/** µs with 3 decimals, as short as JSON allows. */
+function num(x: number): string {
+  return String(Math.round(x * 1000) / 1000);
 }
 
-/** The pairs of send and receive ends, by the non-overtaking rule (see the file comment). */
-export function pairMessages(sends: ReadonlyMap<string, MsgEnd[]>, recvs: ReadonlyMap<string, MsgEnd[]>): [MsgEnd, MsgEnd][] {
-  const pairs: [MsgEnd, MsgEnd][] = [];
-  for (const [key, s] of sends) {
-    const r = recvs.get(key);
-    if (r === undefined) continue;
-    const so = [...s].sort((a, b) => a.order - b.order);
-    const ro = [...r].sort((a, b) => a.order - b.order);
-    for (let i = 0; i < Math.min(so.length, ro.length); i++) pairs.push([so[i]!, ro[i]!]);
+/** Message ends of the whole job in columns (no object per end), to be paired by sorting. */
+class MsgEnds {
+  n = 0;
+  key: Float64Array[] = [];
+  readonly ts: Float64Array;
+  readonly pid: Int32Array;
+  readonly tid: Int32Array;
+  constructor(capacity: number) {
+    // ctx, src, dst, tag, isRecv, order
+    for (let k = 0; k < 6; k++) this.key.push(new Float64Array(capacity));
+    this.ts = new Float64Array(capacity);
+    this.pid = new Int32Array(capacity);
+    this.tid = new Int32Array(capacity);
   }
-  return pairs;
+  add(ctx: number, src: number, dst: number, tag: number, isRecv: number, order: number, ts: number, pid: number, tid: number): void {
+    const i = this.n++;
+    const k = this.key;
+    k[0]![i] = ctx; k[1]![i] = src; k[2]![i] = dst; k[3]![i] = tag; k[4]![i] = isRecv; k[5]![i] = order;
+    this.ts[i] = ts; this.pid[i] = pid; this.tid[i] = tid;
+  }
+  /** Pairs (send end, receive end) by the non-overtaking rule (see the file comment). */
+  pairs(): [number, number][] {
+    const idx = Uint32Array.from({ length: this.n }, (_, i) => i);
+    const k = this.key;
+    idx.sort((a, b) => {
+      for (let c = 0; c < 6; c++) {
+        const d = k[c]![a]! - k[c]![b]!;
+        if (d !== 0) return d;
+      }
+      return 0;
+    });
+    const out: [number, number][] = [];
+    const sameName = (a: number, b: number): boolean => k[0]![a] === k[0]![b] && k[1]![a] === k[1]![b] && k[2]![a] === k[2]![b] && k[3]![a] === k[3]![b];
+    let i = 0;
+    while (i < idx.length) {
+      let j = i;
+      while (j < idx.length && sameName(idx[i]!, idx[j]!)) j++;
+      // [i, j): one message name; its sends (kind 0) come first, then its receives, each in post order.
+      let r = i;
+      while (r < j && k[4]![idx[r]!] === 0) r++;
+      for (let s = i, q = r; s < r && q < j; s++, q++) out.push([idx[s]!, idx[q]!]);
+      i = j;
+    }
+    return out;
+  }
 }
 
-/** The merged events of a job's traces, times from the earliest event (µs). */
-export function mergeTraces(traces: readonly RankTrace[]): TraceEvent[] {
+/** The lines of the traceEvents array (one JSON event each), times from the earliest event (µs). */
+export function* traceEventLines(traces: readonly RankTrace[]): Generator<string> {
   let t0 = Infinity;
+  let msgCount = 0;
   for (const { dump } of traces) {
     for (const t of dump.threads) {
       for (let o = 0; o < t.calls.length; o += TRACE_CALL.WORDS) t0 = Math.min(t0, t.calls[o + TRACE_CALL.START_MS]! + dump.offsetMs);
+      msgCount += t.msgs.length / TRACE_MSG.WORDS;
     }
   }
   if (t0 === Infinity) t0 = 0;
-  const events: TraceEvent[] = [];
-  const sends = new Map<string, MsgEnd[]>();
-  const recvs = new Map<string, MsgEnd[]>();
+  const ends = new MsgEnds(msgCount);
+  const named = new Set<number>();
   for (const { rank, host, dump } of [...traces].sort((a, b) => a.rank - b.rank)) {
-    events.push({ name: 'process_name', ph: 'M', pid: rank, tid: 0, args: { name: `rank ${rank} (${host})` } });
-    events.push({ name: 'process_sort_index', ph: 'M', pid: rank, tid: 0, args: { sort_index: rank } });
+    if (!named.has(rank)) {
+      named.add(rank);
+      yield `{"name":"process_name","ph":"M","pid":${rank},"tid":0,"args":{"name":${JSON.stringify(`rank ${rank} (${host})`)}}}`;
+      yield `{"name":"process_sort_index","ph":"M","pid":${rank},"tid":0,"args":{"sort_index":${rank}}}`;
+    }
     for (const t of dump.threads) {
-      events.push({ name: 'thread_name', ph: 'M', pid: rank, tid: t.tid, args: { name: t.tid === 0 ? 'main' : `thread ${t.tid}` } });
-      const comms = new Map(t.comms);
+      yield `{"name":"thread_name","ph":"M","pid":${rank},"tid":${t.tid},"args":{"name":"${t.tid === 0 ? 'main' : `thread ${t.tid}`}"}}`;
+      const names = t.names.map((n) => JSON.stringify(n));
+      const comms = new Map(t.comms.map(([ctx, name]) => [ctx, JSON.stringify(name)]));
+      const head = `,"ph":"X","pid":${rank},"tid":${t.tid},"ts":`;
       const W = TRACE_CALL.WORDS;
       const n = t.calls.length / W;
       const ts = new Float64Array(n);
-      const dur = new Float64Array(n);
+      const end = new Float64Array(n);
       for (let i = 0; i < n; i++) {
         const o = i * W;
-        ts[i] = (t.calls[o + TRACE_CALL.START_MS]! + dump.offsetMs - t0) * 1000;
-        dur[i] = t.calls[o + TRACE_CALL.DURATION_MS]! * 1000;
-        const args: Record<string, unknown> = {};
-        const ctx = t.calls[o + TRACE_CALL.COMM]!;
-        if (ctx >= 0) args['comm'] = comms.get(ctx) ?? `context ${ctx}`;
-        const peer = t.calls[o + TRACE_CALL.PEER]!;
-        if (peer !== -1) args['peer'] = peer;
-        const tag = t.calls[o + TRACE_CALL.TAG]!;
-        if (tag !== -1) args['tag'] = tag;
-        const bytes = t.calls[o + TRACE_CALL.BYTES]!;
-        if (bytes >= 0) args['bytes'] = bytes;
-        events.push({ name: t.names[t.calls[o + TRACE_CALL.NAME]!] ?? '?', ph: 'X', pid: rank, tid: t.tid, ts: ts[i]!, dur: dur[i]!, args });
+        const c = t.calls;
+        ts[i] = (c[o + TRACE_CALL.START_MS]! + dump.offsetMs - t0) * 1000;
+        const dur = c[o + TRACE_CALL.DURATION_MS]! * 1000;
+        // Bound to the end of the slice that completed a receive (where the data was there).
+        end[i] = ts[i]! + Math.max(0, dur - 0.001);
+        let args = '';
+        const ctx = c[o + TRACE_CALL.COMM]!;
+        if (ctx >= 0) args += `,"comm":${comms.get(ctx) ?? `"context ${ctx}"`}`;
+        const peer = c[o + TRACE_CALL.PEER]!;
+        if (peer !== -1) args += `,"peer":${peer}`;
+        const tag = c[o + TRACE_CALL.TAG]!;
+        if (tag !== -1) args += `,"tag":${tag}`;
+        const bytes = c[o + TRACE_CALL.BYTES]!;
+        if (bytes >= 0) args += `,"bytes":${bytes}`;
+        yield `{"name":${names[c[o + TRACE_CALL.NAME]!] ?? '"?"'}${head}${num(ts[i]!)},"dur":${num(dur)}${args === '' ? '' : `,"args":{${args.slice(1)}}`}}`;
       }
-      if (t.dropped > 0) events.push({ name: 'trace_dropped', ph: 'M', pid: rank, tid: t.tid, args: { dropped: t.dropped } });
-      for (let o = 0; o < t.msgs.length; o += TRACE_MSG.WORDS) {
-        const call = t.msgs[o + TRACE_MSG.CALL]!;
+      if (t.dropped > 0) yield `{"name":"trace_dropped","ph":"M","pid":${rank},"tid":${t.tid},"args":{"dropped":${t.dropped}}}`;
+      const m = t.msgs;
+      for (let o = 0; o < m.length; o += TRACE_MSG.WORDS) {
+        const call = m[o + TRACE_MSG.CALL]!;
         if (call < 0 || call >= n) continue;
-        const key = `${t.msgs[o + TRACE_MSG.CTX]}:${t.msgs[o + TRACE_MSG.SRC]}:${t.msgs[o + TRACE_MSG.DST]}:${t.msgs[o + TRACE_MSG.TAG]}`;
-        const end: MsgEnd = { pid: rank, tid: t.tid, ts: ts[call]!, dur: dur[call]!, order: t.msgs[o + TRACE_MSG.ORDER]! };
-        const table = t.msgs[o + TRACE_MSG.IS_RECV] === 1 ? recvs : sends;
-        let list = table.get(key);
-        if (list === undefined) table.set(key, (list = []));
-        list.push(end);
+        const isRecv = m[o + TRACE_MSG.IS_RECV] === 1 ? 1 : 0;
+        ends.add(m[o + TRACE_MSG.CTX]!, m[o + TRACE_MSG.SRC]!, m[o + TRACE_MSG.DST]!, m[o + TRACE_MSG.TAG]!, isRecv, m[o + TRACE_MSG.ORDER]!,
+          isRecv === 1 ? end[call]! : ts[call]!, rank, t.tid);
       }
     }
   }
   let id = 0;
-  for (const [s, r] of pairMessages(sends, recvs)) {
+  for (const [s, r] of ends.pairs()) {
     id++;
-    events.push({ name: 'message', cat: 'message', ph: 's', id, pid: s.pid, tid: s.tid, ts: s.ts });
-    // Bound to the slice that completed the receive, at its end (where the data was there).
-    events.push({ name: 'message', cat: 'message', ph: 'f', bp: 'e', id, pid: r.pid, tid: r.tid, ts: r.ts + Math.max(0, r.dur - 0.001) });
+    yield `{"name":"msg","cat":"msg","ph":"s","id":${id},"pid":${ends.pid[s]},"tid":${ends.tid[s]},"ts":${num(ends.ts[s]!)}}`;
+    yield `{"name":"msg","cat":"msg","ph":"f","bp":"e","id":${id},"pid":${ends.pid[r]},"tid":${ends.tid[r]},"ts":${num(ends.ts[r]!)}}`;
   }
-  return events;
 }
 
-/** The trace file's text: a JSON object with traceEvents, one event per line. */
-export function traceFileText(events: readonly TraceEvent[], ranksMissing: readonly number[]): string {
-  const lines = events.map((e) => JSON.stringify(e));
+/** The trace file's text in chunks: a JSON object with traceEvents, one event per line. */
+export function* traceFileChunks(traces: readonly RankTrace[], ranksMissing: readonly number[]): Generator<string> {
   const meta = JSON.stringify({ tool: 'tsmpi mpiexec --trace', ranksWithoutTrace: ranksMissing });
-  return `{"displayTimeUnit":"ns","otherData":${meta},"traceEvents":[\n${lines.join(',\n')}\n]}\n`;
+  let chunk = `{"displayTimeUnit":"ns","otherData":${meta},"traceEvents":[\n`;
+  let first = true;
+  for (const line of traceEventLines(traces)) {
+    chunk += first ? line : `,\n${line}`;
+    first = false;
+    if (chunk.length >= 1 << 20) {
+      yield chunk;
+      chunk = '';
+    }
+  }
+  yield `${chunk}\n]}\n`;
 }
 
-/** Writes FILE from the traces the ranks sent (still encoded, by rank); a rank without a valid one is named in the file. */
-export async function writeTraceFile(file: string, ranks: readonly { readonly rank: number; readonly host: string }[], sent: ReadonlyMap<number, Uint8Array>, log: Logger): Promise<void> {
+/** Writes FILE from the traces the ranks sent (still encoded, by rank, one per thread); a rank without a valid one is named in the file. */
+export async function writeTraceFile(file: string, ranks: readonly { readonly rank: number; readonly host: string }[], sent: ReadonlyMap<number, readonly Uint8Array[]>, log: Logger): Promise<void> {
   const traces: RankTrace[] = [];
   const missing: number[] = [];
   for (const { rank, host } of ranks) {
-    const data = sent.get(rank);
-    const dump = data === undefined ? null : decodeTraceDump(data);
-    if (data !== undefined && dump === null) log.warn({ rank }, 'malformed trace from a rank: left out');
-    if (dump === null) missing.push(rank);
-    else traces.push({ rank, host, dump });
+    let any = false;
+    for (const data of sent.get(rank) ?? []) {
+      const dump = decodeTraceDump(data);
+      if (dump === null) log.warn({ rank }, 'malformed trace from a rank: left out');
+      else {
+        traces.push({ rank, host, dump });
+        any = true;
+      }
+    }
+    if (!any) missing.push(rank);
   }
-  await writeFile(file, traceFileText(mergeTraces(traces), missing));
+  const out = createWriteStream(file);
+  const done = new Promise<void>((resolve, reject) => {
+    out.once('finish', resolve);
+    out.once('error', reject);
+  });
+  for (const chunk of traceFileChunks(traces, missing)) {
+    if (!out.write(chunk)) await new Promise<void>((resolve, reject) => {
+      out.once('drain', resolve);
+      out.once('error', reject);
+    });
+  }
+  out.end();
+  await done;
 }
 
 /** The number of calls each rank's thread records under --trace when TSMPI_TRACE_EVENTS is not given. */

@@ -87,7 +87,7 @@ export class ObjectCollComm extends Pt2ptModesComm {
   async _collBlocking<T>(call: string, started: Promise<T>): Promise<T> {
     // Null only in a program that finalized while this call was in flight: nothing to record then.
     const blocked = runtimeOrNull()?.blocked ?? null;
-    blocked?.enter(call, this.name, null, null);
+    blocked?.enter(call, this.name, null, null, this._ctx);
     try {
       return await started;
     } catch (e) {

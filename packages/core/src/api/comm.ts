@@ -119,7 +119,7 @@ export class Comm extends CollComm {
    * sequence number is taken now, so call order sets collective order, as for split.
    */
   _createPlaced(call: string, placement: Placement | Promise<Placement>, name: string): Promise<Comm | null> {
-    return blockingCreation(call, this.name, this.#split(call, placement, name));
+    return blockingCreation(call, this.name, this._ctx, this.#split(call, placement, name));
   }
 
   /**
@@ -141,7 +141,7 @@ export class Comm extends CollComm {
    */
   dup(): Promise<Comm> {
     const call = 'Comm.dup';
-    return blockingCreation(call, this.name, this.#dup(call));
+    return blockingCreation(call, this.name, this._ctx, this.#dup(call));
   }
 
   /**
@@ -163,7 +163,7 @@ export class Comm extends CollComm {
   dupWithInfo(info: Info): Promise<Comm> {
     const call = 'Comm.dupWithInfo';
     const hints = infoEntries(info, call) ?? [];
-    return blockingCreation(call, this.name, this.#dup(call, hints));
+    return blockingCreation(call, this.name, this._ctx, this.#dup(call, hints));
   }
 
   /** Nonblocking dupWithInfo: the request's wait() resolves the new Comm. */
@@ -204,7 +204,7 @@ export class Comm extends CollComm {
     }
     checkKey(key, call);
     const label = color === UNDEFINED ? null : String(color);
-    return blockingCreation(call, this.name, this.#split(call, { color: label, key, topology: null }, `${this.name}.split(${color})`));
+    return blockingCreation(call, this.name, this._ctx, this.#split(call, { color: label, key, topology: null }, `${this.name}.split(${color})`));
   }
 
   /**
@@ -222,7 +222,7 @@ export class Comm extends CollComm {
     }
     checkKey(key, call);
     const label = type === UNDEFINED ? null : `host:${hostLabel(os.hostname())}`;
-    return blockingCreation(call, this.name, this.#split(call, { color: label, key, topology: null }, `${this.name}.splitType(shared)`));
+    return blockingCreation(call, this.name, this._ctx, this.#split(call, { color: label, key, topology: null }, `${this.name}.splitType(shared)`));
   }
 
   #split(call: string, placement: Placement | Promise<Placement>, name: string): Promise<Comm | null> {
@@ -258,7 +258,7 @@ export class Comm extends CollComm {
     const isMember = g._logic.has(c.me);
     const name = `${this.name}.create`;
     const held = holdGroup(g._handle, call);
-    return blockingCreation(call, this.name, consumingGroup(held, call, async () => {
+    return blockingCreation(call, this.name, this._ctx, consumingGroup(held, call, async () => {
       const ctx = await allocateContextId(c.state, this._ctx, priority, coll, c.options);
       if (!isMember) {
         freeContextId(c.state, ctx);
@@ -292,7 +292,7 @@ export class Comm extends CollComm {
     const coll = contextIdCollectives(pt, groupCollTag(tag));
     const name = `${this.name}.createGroup(${tag})`;
     const held = holdGroup(g._handle, call);
-    return blockingCreation(call, this.name, consumingGroup(held, call, async () => {
+    return blockingCreation(call, this.name, this._ctx, consumingGroup(held, call, async () => {
       const ctx = await allocateContextId(c.state, this._ctx, tag, coll, c.options);
       return Comm.#make(c, name, ctx, members, held);
     }));
@@ -553,7 +553,11 @@ export function destroyCommRecord(handle: number): void {
   const rt = runtime('Comm.free');
   const objects = rt.device.objects;
   const endpoint = objects.data(handle, ID_ENDPOINT_WORD);
-  if (endpoint >= 0) freeContextId(rt.contextIds[endpoint]!, objects.data(handle, 0));
+  if (endpoint >= 0) {
+    // comm.stats() of the next communicator with this context id starts from zero.
+    rt.device.shared.clearCommCounts(objects.data(handle, 0));
+    freeContextId(rt.contextIds[endpoint]!, objects.data(handle, 0));
+  }
   objects.release(objects.data(handle, GROUP_WORD));
 }
 
@@ -581,10 +585,10 @@ function consumingGroup<T>(held: number, call: string, body: () => Promise<T>): 
 }
 
 /** Records a blocking creation for mpiexec's roll-call until it settles. */
-function blockingCreation<T>(call: string, comm: string, p: Promise<T>): Promise<T> {
+function blockingCreation<T>(call: string, comm: string, ctx: number, p: Promise<T>): Promise<T> {
   // Null only in a program that finalized while this call was in flight: nothing to record then.
   const blocked = runtimeOrNull()?.blocked ?? null;
   if (blocked === null) return p;
-  blocked.enter(call, comm, null, null);
+  blocked.enter(call, comm, null, null, ctx);
   return p.finally(() => blocked.leave());
 }

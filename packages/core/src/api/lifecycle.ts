@@ -43,11 +43,11 @@ const API_PARTS: ApiParts = {
   liveObjects,
   messageTotals,
   abort: (code, where) => abort(code, { name: where } as typeof COMM_WORLD),
-  startTrace: async (maxEvents) => {
+  startTrace: async (maxEvents, takeOrder) => {
     traceRecorder = await import('./trace-recorder.ts');
-    traceRecorder.startTrace(maxEvents);
+    traceRecorder.startTrace(maxEvents, takeOrder);
   },
-  takeTrace: (tid) => traceRecorder?.takeTrace(tid) ?? null,
+  takeTraces: async () => (traceRecorder === null ? null : await traceRecorder.takeTraces()),
 };
 
 /**

@@ -8,10 +8,13 @@ import { performance } from 'node:perf_hooks';
 
 /** What a hook set may define; both are optional. */
 export interface ProfileHooks {
-  /** Runs before the call; `target` is the object called on (the class for a static, undefined for MPI.init/finalize). */
-  before?(call: string, args: unknown[], target: unknown): void;
+  /**
+   * Runs before the call; `target` is the object called on (the class for a static, undefined for
+   * MPI.init/finalize). What it returns is handed to this set's after() for the same call (`token`).
+   */
+  before?(call: string, args: unknown[], target: unknown): unknown;
   /** Runs when the call ended: returned, threw, or its promise settled. `result` is the value or the error. */
-  after?(call: string, result: unknown, durationNs: number, target: unknown, args: unknown[]): void;
+  after?(call: string, result: unknown, durationNs: number, target: unknown, args: unknown[], token?: unknown): void;
 }
 
 /** The installed hook sets, in installation order (replaced, never mutated: a call keeps the sets it started with). */
@@ -32,35 +35,51 @@ export function isReported(): boolean {
 /** @internal MPI.init / MPI.finalize: runs `fn` as the call `call` when hooks are installed. */
 export function lifecycleCall<T>(call: string, args: unknown[], fn: () => Promise<T>): Promise<T> {
   if (!isReported()) return fn();
-  return hooked(call, undefined, args, fn) as Promise<T>;
+  return hooked(call, undefined, args, fn as (...a: unknown[]) => unknown) as Promise<T>;
 }
 
-/** One reported call: before hooks, the call (its synchronous part at depth 1), after hooks when it ends. */
-export function hooked(call: string, target: unknown, args: unknown[], run: () => unknown): unknown {
+/**
+ * One reported call: before hooks, `method` applied to `target` with `args` (its synchronous part at
+ * depth 1), after hooks when it ends. No closure per call; with one hook set (the common case, and
+ * the trace) its token is kept in a local, with several in an array.
+ */
+export function hooked(call: string, target: unknown, args: unknown[], method: (...a: unknown[]) => unknown): unknown {
   const active = hookSets;
-  for (let i = 0; i < active.length; i++) active[i]!.before?.(call, args, target);
+  let token: unknown;
+  if (active.length === 1) {
+    token = active[0]!.before?.(call, args, target);
+  } else {
+    const tokens: unknown[] = [];
+    for (let i = 0; i < active.length; i++) tokens.push(active[i]!.before?.(call, args, target));
+    token = tokens;
+  }
   const start = performance.now();
   let out: unknown;
   depth++;
   try {
-    out = run();
+    out = method.apply(target, args);
   } catch (e) {
     depth--;
-    finish(active, call, e, start, target, args);
+    finish(active, call, e, start, target, args, token);
     throw e;
   }
   depth--;
   if (out instanceof Promise) {
     return out.then(
-      (v: unknown) => { finish(active, call, v, start, target, args); return v; },
-      (e: unknown) => { finish(active, call, e, start, target, args); throw e; },
+      (v: unknown) => { finish(active, call, v, start, target, args, token); return v; },
+      (e: unknown) => { finish(active, call, e, start, target, args, token); throw e; },
     );
   }
-  finish(active, call, out, start, target, args);
+  finish(active, call, out, start, target, args, token);
   return out;
 }
 
-function finish(active: readonly ProfileHooks[], call: string, result: unknown, start: number, target: unknown, args: unknown[]): void {
+function finish(active: readonly ProfileHooks[], call: string, result: unknown, start: number, target: unknown, args: unknown[], token: unknown): void {
   const durationNs = Math.max(0, Math.round((performance.now() - start) * 1e6));
-  for (let i = active.length - 1; i >= 0; i--) active[i]!.after?.(call, result, durationNs, target, args);
+  if (active.length === 1) {
+    active[0]!.after?.(call, result, durationNs, target, args, token);
+    return;
+  }
+  const tokens = token as unknown[];
+  for (let i = active.length - 1; i >= 0; i--) active[i]!.after?.(call, result, durationNs, target, args, tokens[i]);
 }

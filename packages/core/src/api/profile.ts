@@ -7,7 +7,8 @@
  * public method on the prototypes (and each static) of hookedClasses() is
  * replaced by a wrapper that calls `before(call, args, target)`, the method,
  * then `after(call, result, durationNs, target, args)`; when the last set is
- * removed, the original methods are put back. With no hooks, nothing is
+ * removed, the original methods are put back. What before() returns reaches
+ * the same set's after() as `token` (a timer's start, a recorder's row). With no hooks, nothing is
  * wrapped, so a call costs exactly what it cost before (no test per call).
  *
  * Which calls: every own function-valued property of the prototypes of
@@ -132,7 +133,7 @@ function wrapAll(): void {
       ...descriptor,
       value: function profiled(this: unknown, ...args: unknown[]): unknown {
         if (!isReported()) return method.apply(this, args);
-        return hooked(call, this, args, () => method.apply(this, args));
+        return hooked(call, this, args, method);
       },
     });
   });

@@ -17,6 +17,7 @@ import { Request } from './request.ts';
 import { Status } from './status.ts';
 import { Message } from './message.ts';
 import { runtime, runtimeOrNull, checkActive, type ThreadRuntime } from '../runtime/index.ts';
+import { commStats, type CommStats } from './introspection.ts';
 
 /** Context-id suffixes: the traffic classes of one communicator (util/sentinels.ts). */
 export const CTX_PT2PT = CONTEXT_SUFFIX.PT2PT;
@@ -446,7 +447,7 @@ export class Pt2ptComm {
     const dev = rt.device;
     const failure = dev.failure();
     if (failure !== null) throw failure;
-    rt.blocked.enter(call, this.#name, source, tag);
+    rt.blocked.enter(call, this.#name, source, tag, this._ctx);
     try {
       await dev.arrivalAfter(me, seen);
     } finally {
@@ -484,6 +485,18 @@ export class Pt2ptComm {
     if (this._predefined) throw mpiError(ERR_COMM, 'Comm.free', `${this.#name} is predefined and cannot be freed`);
     this._checkNotFreed('Comm.free', 'has already been freed');
     this._freed = true;
+  }
+
+  /**
+   * Counters of this process on this communicator since it was made (tsmpi's MPI_T, API.md
+   * "Introspection"): messages and bytes sent and received, collective calls, time blocked.
+   * @throws MPIError(ERR_COMM) when the communicator has been freed
+   * @example const { messagesSent, blockedMs } = comm.stats();
+   */
+  stats(): CommStats {
+    checkActive('Comm.stats');
+    this._checkNotFreed('Comm.stats');
+    return commStats(runtime('Comm.stats'), this);
   }
 
   /** IDENT (same communicator), CONGRUENT (same ranks, other context), SIMILAR (same members), or UNEQUAL. */
@@ -528,7 +541,7 @@ export function blocking<T>(req: Request<T>, call: string, comm: Pt2ptComm, peer
   // Null only in a program that finalized while this call was in flight: nothing to record then.
   const blocked = runtimeOrNull()?.blocked ?? null;
   return new Promise<T>((resolve) => {
-    blocked?.enter(call, comm.name, peer, tag);
+    blocked?.enter(call, comm.name, peer, tag, comm._ctx);
     req._listen(() => {
       blocked?.leave();
       if (status !== undefined) copyStatus(req, status);

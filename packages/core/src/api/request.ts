@@ -21,6 +21,8 @@ export interface RequestComm {
   readonly name: string;
   /** its object-table record, which the request references (device/lifetime.ts) */
   readonly _handle: number;
+  /** its context id: a wait that blocks adds its time to the communicator's comm.stats().blockedMs */
+  readonly _ctx: number;
   _rankOfEndpoint(endpoint: number): number;
 }
 
@@ -214,7 +216,7 @@ export class Request<T = void> {
     }
     const rt = runtime('Request.wait');
     return new Promise<T>((resolve) => {
-      rt.blocked.enter(this._call, this._comm?.name ?? '', null, null);
+      rt.blocked.enter(this._call, this._comm?.name ?? '', null, null, this._comm?._ctx ?? -1);
       this._listen(() => {
         rt.blocked.leave();
         try {
@@ -318,7 +320,7 @@ export class Request<T = void> {
     }
     if (pending === 0) return settleAll(reqs);
     return new Promise((resolve, reject) => {
-      rt.blocked.enter('Request.waitall', reqs[0]?._comm?.name ?? '', null, null);
+      rt.blocked.enter('Request.waitall', reqs[0]?._comm?.name ?? '', null, null, reqs[0]?._comm?._ctx ?? -1);
       // One waiter for the whole array: a count and one promise.
       const onOne = (): void => {
         if (--pending === 0) {

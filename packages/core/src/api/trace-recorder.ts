@@ -19,10 +19,20 @@
  * Not traced as messages: persistent requests, matched probes (Message.mrecv), collectives'
  * internal messages (the collective is one call).
  *
- * The bootstrap loads this file only under --trace (startTrace at init, takeTrace at finalize),
- * on the main thread: worker threads are not traced yet.
+ * Cost per event: one Map lookup of the call's interned info (by the call-name string the wrapper
+ * always passes, so its hash is cached), a few stores into the tables, one clock read, and for
+ * point-to-point posts one atomic add (the post sequence is the process's, shared by its threads,
+ * so that sends and receives posted at one endpoint by several threads pair in the order the device
+ * matched them). Objects per event: the Status a lower-case recv is given, and a record per irecv
+ * until it completes. The post order travels from before() to after() as the hook's token.
+ *
+ * Threads: every MPI thread of a traced process records its own calls (startTrace at its init).
+ * The main thread hands its trace and its workers' to mpiexec at MPI.finalize; a worker thread
+ * posts its trace to the main thread on a BroadcastChannel when its event loop empties (its end),
+ * and finalize waits a moment for the traces of worker threads that started but have not posted.
  */
 import { performance } from 'node:perf_hooks';
+import { BroadcastChannel, isMainThread, threadId } from 'node:worker_threads';
 import { TRACE_CALL, TRACE_MSG, type TraceThread } from '../pmi/index.ts';
 import { PROC_NULL } from './constants.ts';
 import type { ProfileHooks } from './profile-hooks.ts';
@@ -60,6 +70,16 @@ const SHAPES: ReadonlyMap<string, Shape> = new Map<string, Shape>([
   ['Sendrecv', { kind: 'sendrecv', dest: 1, sendtag: 2, source: 4, recvtag: 5, status: -1, buf: 0 }],
 ]);
 
+/** What the recorder knows of a call name, made once per name. */
+interface CallInfo {
+  /** index in the thread's names table */
+  readonly id: number;
+  readonly shape: Shape | undefined;
+  readonly isIrecv: boolean;
+  /** a Request.* call: it may complete irecv requests */
+  readonly isRequest: boolean;
+}
+
 /** A receive request in flight: where and when it was posted. */
 interface PendingRecv {
   readonly comm: TracedComm;
@@ -91,26 +111,28 @@ export class TraceRecorder {
   #msgs: Float64Array;
   #msgCount = 0;
   #dropped = 0;
-  /** the thread's post sequence (sends and receives), for the non-overtaking pairing */
-  #order = 0;
-  readonly #nameIds = new Map<string, number>();
+  /** takes numbers of the process's post sequence (sends and receives), for the non-overtaking pairing */
+  readonly #takeOrder: (n: number) => number;
+  readonly #infos = new Map<string, CallInfo>();
   readonly #names: string[] = [];
   readonly #comms = new Map<number, string>();
-  /** post order of a call in progress, by its args array (the same array reaches before and after) */
-  readonly #posted = new WeakMap<unknown[], number>();
   /** irecv/Irecv requests not yet seen complete */
   readonly #pending = new Map<Request<unknown>, PendingRecv>();
   readonly hooks: ProfileHooks;
 
-  /** @param maxEvents calls (and message ends) kept; later ones are counted as dropped */
-  constructor(maxEvents: number) {
+  /**
+   * @param maxEvents calls (and message ends) kept; later ones are counted as dropped
+   * @param takeOrder the process's post sequence (SharedState.takeTraceOrder)
+   */
+  constructor(maxEvents: number, takeOrder: (n: number) => number) {
     this.#max = maxEvents;
+    this.#takeOrder = takeOrder;
     const initial = Math.min(maxEvents, 4096);
     this.#calls = new Float64Array(initial * TRACE_CALL.WORDS);
     this.#msgs = new Float64Array(initial * TRACE_MSG.WORDS);
     this.hooks = {
       before: (call, args) => this.#before(call, args),
-      after: (call, result, ns, target, args) => this.#after(call, result, ns, target, args),
+      after: (call, result, ns, target, args, token) => this.#after(call, result, ns, target, args, token as number),
     };
   }
 
@@ -126,29 +148,37 @@ export class TraceRecorder {
     };
   }
 
-  #before(call: string, args: unknown[]): void {
-    const shape = SHAPES.get(call.slice(call.indexOf('.') + 1));
-    if (shape === undefined) return;
-    if (shape.kind === 'sendrecv') {
-      this.#posted.set(args, this.#order);
-      this.#order += 2;
-    } else {
-      this.#posted.set(args, this.#order++);
+  #info(call: string): CallInfo {
+    let info = this.#infos.get(call);
+    if (info === undefined) {
+      const method = call.slice(call.indexOf('.') + 1);
+      info = { id: this.#names.length, shape: SHAPES.get(method), isIrecv: method === 'irecv' || method === 'Irecv', isRequest: call.startsWith('Request.') };
+      this.#names.push(call);
+      this.#infos.set(call, info);
     }
+    return info;
+  }
+
+  /** Returns the call's post order (its token), -1 for a call that posts no message. */
+  #before(call: string, args: unknown[]): number {
+    const shape = this.#info(call).shape;
+    if (shape === undefined) return -1;
+    const order = this.#takeOrder(shape.kind === 'sendrecv' ? 2 : 1);
     // A lower-case receive tells its source and tag only through a Status: give it one.
     if ((shape.kind === 'recv' || shape.kind === 'sendrecv') && shape.status >= 0 && !(args[shape.status] instanceof Status)) {
       while (args.length < shape.status) args.push(undefined);
       args[shape.status] = new Status();
     }
+    return order;
   }
 
-  #after(call: string, result: unknown, ns: number, target: unknown, args: unknown[]): void {
+  #after(call: string, result: unknown, ns: number, target: unknown, args: unknown[], order: number): void {
     const endMs = performance.timeOrigin + performance.now();
     const durMs = ns / 1e6;
-    const method = call.slice(call.indexOf('.') + 1);
-    const shape = isComm(target) ? SHAPES.get(method) : undefined;
-    const failed = result instanceof Error;
+    const info = this.#info(call);
     const comm = isComm(target) ? target : null;
+    const shape = comm !== null ? info.shape : undefined;
+    const failed = result instanceof Error;
     let peer = -1, tag = -1, bytes = -1;
     if (shape !== undefined && !failed) {
       if (shape.kind === 'send') {
@@ -166,19 +196,18 @@ export class TraceRecorder {
         if (st !== null) bytes = st.getCount();
       }
     }
-    const row = this.#call(call, endMs - durMs, durMs, comm, peer, tag, bytes);
+    const row = this.#call(info.id, endMs - durMs, durMs, comm, peer, tag, bytes);
     if (row < 0) return;
-    if (shape !== undefined && comm !== null && !failed) this.#messages(shape, comm, result, args, row);
-    if (method === 'irecv' || method === 'Irecv') {
-      if (!failed && result instanceof Request) this.#pending.set(result, { comm: comm!, order: this.#posted.get(args) ?? -1 });
-    } else if (this.#pending.size > 0 && call.startsWith('Request.')) {
+    if (shape !== undefined && comm !== null && !failed) this.#messages(shape, comm, result, args, row, order);
+    if (info.isIrecv) {
+      if (!failed && result instanceof Request && comm !== null) this.#pending.set(result, { comm, order });
+    } else if (this.#pending.size > 0 && info.isRequest) {
       this.#completed(target, args, row);
     }
   }
 
-  /** The MSG rows of a point-to-point call that ended (CALL row `row`). */
-  #messages(shape: Shape, comm: TracedComm, result: unknown, args: unknown[], row: number): void {
-    const order = this.#posted.get(args) ?? -1;
+  /** The MSG rows of a point-to-point call that ended (CALL row `row`), posted as number `order`. */
+  #messages(shape: Shape, comm: TracedComm, result: unknown, args: unknown[], row: number, order: number): void {
     if (shape.kind === 'send' || shape.kind === 'sendrecv') {
       const dest = intArg(args, shape.dest, PROC_NULL);
       const tag = intArg(args, shape.kind === 'send' ? shape.tag : shape.sendtag, 0);
@@ -209,19 +238,13 @@ export class TraceRecorder {
     if (Array.isArray(args[0])) for (const r of args[0]) check(r);
   }
 
-  #call(name: string, startMs: number, durMs: number, comm: TracedComm | null, peer: number, tag: number, bytes: number): number {
+  #call(id: number, startMs: number, durMs: number, comm: TracedComm | null, peer: number, tag: number, bytes: number): number {
     if (this.#callCount >= this.#max) {
       this.#dropped++;
       return -1;
     }
     const W = TRACE_CALL.WORDS;
     if ((this.#callCount + 1) * W > this.#calls.length) this.#calls = grow(this.#calls, this.#max * W);
-    let id = this.#nameIds.get(name);
-    if (id === undefined) {
-      id = this.#names.length;
-      this.#names.push(name);
-      this.#nameIds.set(name, id);
-    }
     let ctx = -1;
     if (comm !== null) {
       ctx = comm._ctx;
@@ -280,20 +303,78 @@ function grow(t: Float64Array, maxWords: number): Float64Array {
   return next;
 }
 
-/** The main thread's recorder while tracing, and how to remove its hooks. */
-let current: { recorder: TraceRecorder; remove: () => void } | null = null;
+/** The channel worker threads' traces reach the main thread on (one per process: BroadcastChannel is per process). */
+const CHANNEL = 'tsmpi:trace';
+/** What a worker thread posts on CHANNEL: that it records, then its trace. */
+type ThreadNote = { readonly kind: 'started'; readonly tid: number } | { readonly kind: 'trace'; readonly thread: TraceThread };
+/** How long finalize waits for the traces of worker threads that started recording and have not posted. */
+const WORKER_TRACE_WAIT_MS = 2000;
 
-/** Starts recording this thread's calls (runtime/bootstrap.ts, at init under --trace). */
-export function startTrace(maxEvents: number): void {
-  const recorder = new TraceRecorder(maxEvents);
+/** This thread's recorder while tracing, and how to remove its hooks. */
+let current: { recorder: TraceRecorder; remove: () => void } | null = null;
+/** Main thread: the traces worker threads posted, and the threads that said they record. */
+let fromWorkers: { channel: BroadcastChannel; traces: Map<number, TraceThread>; started: Set<number>; arrived: (() => void) | null } | null = null;
+
+/**
+ * Starts recording this thread's calls (runtime/bootstrap.ts, at init under --trace, in every MPI
+ * thread). `takeOrder`: the process's post sequence (SharedState.takeTraceOrder). A worker thread
+ * says so to the main thread and posts its trace when its event loop empties.
+ */
+export function startTrace(maxEvents: number, takeOrder: (n: number) => number): void {
+  const recorder = new TraceRecorder(maxEvents, takeOrder);
   current = { recorder, remove: use(recorder.hooks) };
+  if (isMainThread) {
+    const state = { channel: new BroadcastChannel(CHANNEL), traces: new Map<number, TraceThread>(), started: new Set<number>(), arrived: null as (() => void) | null };
+    state.channel.onmessage = (e: unknown) => {
+      const note = (e as { data: ThreadNote }).data;
+      if (note.kind === 'started') state.started.add(note.tid);
+      else state.traces.set(note.thread.tid, note.thread);
+      state.arrived?.();
+    };
+    // The channel must not keep the process alive.
+    (state.channel as unknown as { unref(): void }).unref();
+    fromWorkers = state;
+    return;
+  }
+  const channel = new BroadcastChannel(CHANNEL);
+  channel.postMessage({ kind: 'started', tid: threadId } satisfies ThreadNote);
+  // Nor a worker alive: its trace leaves when its loop empties (beforeExit).
+  (channel as unknown as { unref(): void }).unref();
+  process.once('beforeExit', () => {
+    const thread = takeOwn(threadId);
+    if (thread !== null) channel.postMessage({ kind: 'trace', thread } satisfies ThreadNote);
+    channel.close();
+  });
 }
 
-/** Stops recording and returns this thread's trace (at finalize); null when not tracing. */
-export function takeTrace(tid: number): TraceThread | null {
+function takeOwn(tid: number): TraceThread | null {
   if (current === null) return null;
   const { recorder, remove } = current;
   current = null;
   remove();
   return recorder.dump(tid);
+}
+
+/**
+ * Main thread, at finalize: stops recording and returns the traces of this thread (tid 0) and of
+ * the worker threads (tid: their Node thread id), waiting up to WORKER_TRACE_WAIT_MS for workers
+ * that started recording and have not posted (a worker still running, or one that was terminated,
+ * is left out). Null when not tracing.
+ */
+export async function takeTraces(): Promise<TraceThread[] | null> {
+  const own = takeOwn(0);
+  if (own === null) return null;
+  const state = fromWorkers;
+  fromWorkers = null;
+  if (state === null) return [own];
+  const giveUp = Date.now() + WORKER_TRACE_WAIT_MS;
+  while ([...state.started].some((t) => !state.traces.has(t)) && Date.now() < giveUp) {
+    await new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, Math.max(1, giveUp - Date.now()));
+      state.arrived = () => { clearTimeout(timer); resolve(); };
+    });
+    state.arrived = null;
+  }
+  state.channel.close();
+  return [own, ...[...state.traces.values()].sort((a, b) => a.tid - b.tid)];
 }

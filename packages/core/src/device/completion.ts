@@ -15,7 +15,7 @@ import type { PayloadPool, Ring } from '../shm/index.ts';
 import { ERR_NO_MEM, ERR_OTHER, ERR_TRUNCATE, MPIError, decodeObject, mpiError } from '../util/index.ts';
 import { REQ_KIND, type DevRequest } from './dev-request.ts';
 import { FLAG, NIL, SLOT, SLOT_WORDS, STATE, type SlotPool } from './request-table.ts';
-import { STAT, type SharedState } from './shared-state.ts';
+import { COMM_STAT, STAT, type SharedState } from './shared-state.ts';
 import type { Lifetime } from './lifetime.ts';
 import type { ThreadBridge } from './thread-bridge.ts';
 
@@ -127,11 +127,14 @@ export class Completion {
     }
   }
 
-  /** A send that completed without error: MPI.stats counts it (a failed one never is). */
-  countSent(len: number): void {
+  /** A send of `len` bytes on context `ctx` that completed without error: MPI.stats and comm.stats count it (a failed one never is). */
+  countSent(len: number, ctx: number): void {
     const st = this.#stat;
     st[STAT.SENT]!++;
     st[STAT.BYTES_SENT]! += len;
+    const c = STAT.WORDS + (ctx >>> 2) * COMM_STAT.WORDS;
+    st[c + COMM_STAT.SENT]!++;
+    st[c + COMM_STAT.BYTES_SENT]! += len;
   }
 
   /** Completes slot `slot` (its status and payload already in shared memory) wherever its owner is. */
@@ -232,7 +235,7 @@ export class Completion {
     if (r.kind !== REQ_KIND.RECV) {
       // A sync send matched, or a rendezvous send's data left; or its message was cancelled (Protocol.cancelSend), which sent nothing.
       if ((w[b + SLOT.FLAGS]! & FLAG.CANCELLED) !== 0) r.cancelled = true;
-      else this.countSent(w[b + SLOT.LENGTH]! >>> 0);
+      else this.countSent(w[b + SLOT.LENGTH]! >>> 0, w[b + SLOT.CTX]!);
       this.complete(r);
       return;
     }

@@ -22,7 +22,7 @@ import { setLockHolder } from '../shm/index.ts';
 import type { MPIError } from '../util/index.ts';
 import { DevRequest, REQ_KIND } from './dev-request.ts';
 import { KIND, NIL, SLOT, SLOT_WORDS, SlotPool } from './request-table.ts';
-import { STAT, type SharedState } from './shared-state.ts';
+import { COMM_STAT, STAT, type SharedState } from './shared-state.ts';
 import type { ObjectTable } from './object-table.ts';
 import { createLifetime, type Lifetime } from './lifetime.ts';
 import { ThreadBridge } from './thread-bridge.ts';
@@ -302,6 +302,9 @@ export class Device {
       const st = this.#stat;
       st[STAT.SENT]!++;
       st[STAT.BYTES_SENT]! += data.length;
+      const c = STAT.WORDS + (ctx >>> 2) * COMM_STAT.WORDS;
+      st[c + COMM_STAT.SENT]!++;
+      st[c + COMM_STAT.BYTES_SENT]! += data.length;
       return null;
     }
     const r = new DevRequest(REQ_KIND.SEND, call);
@@ -352,7 +355,7 @@ export class Device {
       h.payloadLength = len;
       this.#first(r, proc, h, len === 0 ? null : data);
       if (!sync) {
-        this.#completion.countSent(len);
+        this.#completion.countSent(len, ctx);
         this.#completion.complete(r);
       }
       return;

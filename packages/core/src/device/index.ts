@@ -8,7 +8,7 @@ export {
   ObjectTable, OBJECT_KIND, OBJECT_FLAG, RECORD, DATA_WORDS, NULL_HANDLE, handleKind, handleIndex, isPredefinedHandle,
 } from './object-table.ts';
 export type { ObjectKind, ObjectTableBuffers } from './object-table.ts';
-export { SharedState, MAX_THREADS, STAT } from './shared-state.ts';
+export { SharedState, MAX_THREADS, STAT, COMM_STAT, STAT_ROW_WORDS, statRows, commStatBlock } from './shared-state.ts';
 export type { SharedBuffers, SharedLayout } from './shared-state.ts';
 export { Engines } from './engines.ts';
 export type { RmaWindowShared } from './engines.ts';

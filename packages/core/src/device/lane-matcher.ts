@@ -16,7 +16,7 @@ import { FRAME_KIND, newFrameHeader, type EagerArrived, type FrameHeader } from 
 import { ANY, type MPIError } from '../util/index.ts';
 import { DevRequest, REQ_KIND } from './dev-request.ts';
 import { NIL } from './request-table.ts';
-import { STAT, type SharedState } from './shared-state.ts';
+import { COMM_STAT, STAT, type SharedState } from './shared-state.ts';
 import { ReceiveLanes, type Lane } from './receive-lanes.ts';
 import { truncated, type Completion } from './completion.ts';
 import type { Matcher } from './matcher.ts';
@@ -164,7 +164,7 @@ export class LaneMatcher implements Matcher {
       const lanes = this.#lanes;
       const lane = lanes.byContext[h.contextId] ?? lanes.lean(h.contextId);
       if (lane !== null) {
-        this.#message(lane, srcProcess, h.srcEndpoint, h.tag, payload);
+        this.#message(lane, srcProcess, h.contextId, h.srcEndpoint, h.tag, payload);
         return true;
       }
     }
@@ -186,7 +186,7 @@ export class LaneMatcher implements Matcher {
     const lanes = this.#lanes;
     const lane = lanes.byContext[ctx] ?? lanes.lean(ctx);
     if (lane === null) return false;
-    this.#message(lane, srcProcess, src, tag, bytes.subarray(start, end));
+    this.#message(lane, srcProcess, ctx, src, tag, bytes.subarray(start, end));
     return true;
   };
 
@@ -243,11 +243,14 @@ export class LaneMatcher implements Matcher {
     return n;
   }
 
-  /** A plain EAGER message (src, tag, payload) from process srcProcess in LEAN `lane`: counted, then matched or kept as unexpected. */
-  #message(lane: Lane, srcProcess: number, src: number, tag: number, payload: Uint8Array): void {
+  /** A plain EAGER message (ctx, src, tag, payload) from process srcProcess in LEAN `lane`: counted, then matched or kept as unexpected. */
+  #message(lane: Lane, srcProcess: number, ctx: number, src: number, tag: number, payload: Uint8Array): void {
     const st = this.#stat;
     st[STAT.RECEIVED]!++;
     st[STAT.BYTES_RECEIVED]! += payload.length;
+    const c = STAT.WORDS + (ctx >>> 2) * COMM_STAT.WORDS;
+    st[c + COMM_STAT.RECEIVED]!++;
+    st[c + COMM_STAT.BYTES_RECEIVED]! += payload.length;
     // The common case inline: the oldest posted receive matches (Lane.takePosted's rule); else the lane searches.
     const posted = lane.posted;
     const head = posted[0];

@@ -26,7 +26,7 @@ import type { PayloadPool } from '../shm/index.ts';
 import { ERR_NO_MEM, mpiError, type MPIError } from '../util/index.ts';
 import type { DevRequest } from './dev-request.ts';
 import { FLAG, KIND, NIL, SLOT, SLOT_WORDS, type SlotPool } from './request-table.ts';
-import { STAT, type SharedState } from './shared-state.ts';
+import { COMM_STAT, STAT, type SharedState } from './shared-state.ts';
 import type { MatchQueues } from './match-queues.ts';
 import { UnexpectedPayloads } from './unexpected-payloads.ts';
 import { EMPTY, REQUEST_SLOTS_ENV, type Completion } from './completion.ts';
@@ -191,8 +191,12 @@ export class Protocol {
   #dropCancelled(msg: number, sendSlot: number): void {
     const w = this.#w;
     const st = this.#stat;
+    const len = w[msg * SLOT_WORDS + SLOT.LENGTH]! >>> 0;
     st[STAT.RECEIVED]!--;
-    st[STAT.BYTES_RECEIVED]! -= w[msg * SLOT_WORDS + SLOT.LENGTH]! >>> 0;
+    st[STAT.BYTES_RECEIVED]! -= len;
+    const c = STAT.WORDS + (w[msg * SLOT_WORDS + SLOT.CTX]! >>> 2) * COMM_STAT.WORDS;
+    st[c + COMM_STAT.RECEIVED]!--;
+    st[c + COMM_STAT.BYTES_RECEIVED]! -= len;
     this.#unexpected.drop(msg);
     this.#pool.free(msg);
     if (sendSlot !== NIL) this.#sendCancelled(sendSlot);
@@ -232,7 +236,7 @@ export class Protocol {
     if (sync) this.noteSend(h.aux, h);
     this.arrive(this.#process, h, data, FLAG.LOCAL);
     if (!sync) {
-      this.#completion.countSent(data.length);
+      this.#completion.countSent(data.length, ctx);
       this.#completion.complete(r);
     }
   }
@@ -246,6 +250,9 @@ export class Protocol {
       const st = this.#stat;
       st[STAT.RECEIVED]!++;
       st[STAT.BYTES_RECEIVED]! += len;
+      const c = STAT.WORDS + (h.contextId >>> 2) * COMM_STAT.WORDS;
+      st[c + COMM_STAT.RECEIVED]!++;
+      st[c + COMM_STAT.BYTES_RECEIVED]! += len;
     }
     const msg = this.#pool.alloc(KIND.MESSAGE);
     if (msg === NIL) {

@@ -12,7 +12,9 @@
  *   lifetime           eligible set, per-thread reference cells (lifetime.ts)
  *   injection rings    one per channel: frames for the thread that hosts the channel
  *   completion rings   one per thread: slots completed for it by another thread
- *   control            thread ids in use (a bitmap: ids are recycled), per-thread statistics rows
+ *   control            thread ids in use (a bitmap: ids are recycled)
+ *   statistics         per thread and channel engine, a row: its totals (MPI.stats), then a block of
+ *                      counts per communicator, by base context id (comm.stats, COMM_STAT)
  *   ended              per statistics row: the thread has ended, so a spin lock it holds is never
  *                      released, and the thread's kernel id, to ask the kernel whether it still
  *                      runs (shm/spin-lock.ts, shm/kernel-thread.ts; docs/RELIABILITY.md section 5)
@@ -45,13 +47,33 @@ function completionRingBytes(requestSlots: number): number {
 }
 /** 4 MiB per injection ring: eager frames up to 1 MiB go through it (ThreadBridge.maxInjectBytes), larger ones by rendezvous. */
 const INJECTION_RING_BYTES = 4 << 20;
-/** Statistics row: messages sent, received, bytes sent, received. */
+/** A statistics row's totals: messages sent, received, bytes sent, received (MPI.stats). */
 export const STAT = { SENT: 0, RECEIVED: 1, BYTES_SENT: 2, BYTES_RECEIVED: 3, WORDS: 4 } as const;
 /**
- * Control words: a bitmap of the thread ids in use (MAX_THREADS bits); an abort requested by a
- * worker thread (flag, error code, thread id) for the main thread to carry out.
+ * After the totals, a statistics row has one block per base context id (ctx >>> CONTEXT_SUFFIX_BITS:
+ * a communicator's point-to-point and collective contexts share it) for comm.stats(): the same
+ * four counts, counted where the totals are (one add each, at an index the context gives), and
+ * the milliseconds the row's thread spent blocked in calls on the communicator (runtime/blocked.ts).
+ * The device counts at `STAT.WORDS + (ctx >>> 2) * COMM_STAT.WORDS + COMM_STAT.X`.
  */
-const CONTROL = { THREAD_BITS: 0, ABORT: MAX_THREADS / 32, ABORT_CODE: MAX_THREADS / 32 + 1, ABORT_THREAD: MAX_THREADS / 32 + 2, FAILED: MAX_THREADS / 32 + 3, WORDS: MAX_THREADS / 32 + 4 } as const;
+export const COMM_STAT = { SENT: 0, RECEIVED: 1, BYTES_SENT: 2, BYTES_RECEIVED: 3, BLOCKED_MS: 4, WORDS: 5 } as const;
+/** Base context ids (context ids are below 2^16, receive-lanes.ts). */
+export const COMM_STAT_CONTEXTS = 1 << 14;
+/** Float64 words of a statistics row: 655 KB, of which a thread touches only the pages of the communicators it uses. */
+export const STAT_ROW_WORDS = STAT.WORDS + COMM_STAT_CONTEXTS * COMM_STAT.WORDS;
+/** Where context `ctx`'s block starts in a statistics row. */
+export function commStatBlock(ctx: number): number {
+  return STAT.WORDS + (ctx >>> 2) * COMM_STAT.WORDS;
+}
+/** Statistics rows: one per user thread, then one per channel engine. */
+export function statRows(channels: number): number {
+  return MAX_THREADS + channels;
+}
+/**
+ * Control words: a bitmap of the thread ids in use (MAX_THREADS bits); an abort requested by a
+ * worker thread (flag, error code, thread id) for the main thread to carry out; the trace's post sequence.
+ */
+const CONTROL = { THREAD_BITS: 0, ABORT: MAX_THREADS / 32, ABORT_CODE: MAX_THREADS / 32 + 1, ABORT_THREAD: MAX_THREADS / 32 + 2, FAILED: MAX_THREADS / 32 + 3, TRACE_ORDER: MAX_THREADS / 32 + 4, WORDS: MAX_THREADS / 32 + 5 } as const;
 
 export interface SharedLayout {
   readonly processCount: number;
@@ -159,7 +181,7 @@ export class SharedState implements LockHolders {
       completion: layout.multithreaded ? new SharedArrayBuffer(MAX_THREADS * Ring.bytesFor(completionRingBytes(layout.requestSlots))) : null,
       control: new SharedArrayBuffer(CONTROL.WORDS * 4),
       slotCaches: new SharedArrayBuffer(MAX_THREADS * SlotPool.CACHE_WORDS * 4),
-      stats: new SharedArrayBuffer((MAX_THREADS + layout.channels) * STAT.WORDS * 8),
+      stats: new SharedArrayBuffer(statRows(layout.channels) * STAT_ROW_WORDS * 8),
       collSeq: new SharedArrayBuffer(OBJECT_RECORDS * layout.endpointsPerProcess * 4),
       blocked: new SharedArrayBuffer(MAX_THREADS * layout.blockedSlotBytes),
       routes: layout.endpointReaders === true ? new SharedArrayBuffer(RouteTable.bytesFor(routeTableLayout(layout))) : null,
@@ -208,7 +230,8 @@ export class SharedState implements LockHolders {
    */
   allocateThreadId(): number {
     const c = this.#control;
-    for (let w = 0; w < CONTROL.WORDS; w++) {
+    // The bitmap's words only (the words after it are not thread ids).
+    for (let w = 0; w < MAX_THREADS / 32; w++) {
       for (;;) {
         const bits = Atomics.load(c, CONTROL.THREAD_BITS + w);
         if (bits === -1) break;
@@ -277,6 +300,15 @@ export class SharedState implements LockHolders {
     Atomics.compareExchange(this.#control, CONTROL.FAILED, 0, errorClass);
   }
 
+  /**
+   * Under mpiexec --trace: takes `n` numbers of the process's post sequence, shared by its threads
+   * (api/trace-recorder.ts: the order in which sends and receives were posted at an endpoint, whatever
+   * thread posted them); returns the first.
+   */
+  takeTraceOrder(n: number): number {
+    return Atomics.add(this.#control, CONTROL.TRACE_ORDER, n);
+  }
+
   /** The error class of the first device failure in this process, or 0. */
   failedClass(): number {
     return Atomics.load(this.#control, CONTROL.FAILED);
@@ -318,9 +350,40 @@ export class SharedState implements LockHolders {
     return mpiError(ERR_PROC_FAILED, 'progress', `the lock of the ${lockName} is held by ${rowName(holder - 1)}, which ended without releasing it (terminated, out of memory, or failed): this process cannot go on`);
   }
 
-  /** The statistics row of a user thread (0..MAX_THREADS-1) or of channel engine c (MAX_THREADS + c). */
+  /** The statistics row of a user thread (0..MAX_THREADS-1) or of channel engine c (MAX_THREADS + c): totals, then COMM_STAT blocks. */
   statsRow(row: number): Float64Array {
-    return this.stats.subarray(row * STAT.WORDS, (row + 1) * STAT.WORDS);
+    return this.stats.subarray(row * STAT_ROW_WORDS, (row + 1) * STAT_ROW_WORDS);
+  }
+
+  /**
+   * Context `ctx`'s counts summed over every row (comm.stats), as a COMM_STAT block. A block no
+   * thread touched reads as zero without the kernel giving its page memory.
+   */
+  commCounts(ctx: number): Float64Array {
+    const out = new Float64Array(COMM_STAT.WORDS);
+    const s = this.stats;
+    const at = commStatBlock(ctx);
+    const rows = statRows(this.layout.channels);
+    for (let r = 0; r < rows; r++) {
+      const b = r * STAT_ROW_WORDS + at;
+      for (let k = 0; k < COMM_STAT.WORDS; k++) out[k] += s[b + k]!;
+    }
+    return out;
+  }
+
+  /**
+   * Context `ctx`'s blocks start over (its communicator was freed: the next one to get the id
+   * starts from zero). Only words that are not zero are written, so rows that never saw the
+   * context are not made to take memory.
+   */
+  clearCommCounts(ctx: number): void {
+    const s = this.stats;
+    const at = commStatBlock(ctx);
+    const rows = statRows(this.layout.channels);
+    for (let r = 0; r < rows; r++) {
+      const b = r * STAT_ROW_WORDS + at;
+      for (let k = 0; k < COMM_STAT.WORDS; k++) if (s[b + k] !== 0) s[b + k] = 0;
+    }
   }
 }
 

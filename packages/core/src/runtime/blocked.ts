@@ -2,6 +2,9 @@
  * What each thread is blocked in, for mpiexec's --timeout roll-call. Set on
  * entry to a blocking call, cleared when it returns. Entry and exit also tell
  * the thread's WaitPoll (wait-poll.ts) when the thread waits, so that it can poll instead of sleeping.
+ * A call on a communicator (its context id given) also adds the time it was blocked to the
+ * thread's statistics row, in the communicator's block (comm.stats().blockedMs, device/shared-state.ts
+ * COMM_STAT): two clock reads per call that had to wait, none for a call that did not.
  * Each thread has one BlockedCalls, an object of its ThreadRuntime
  * (thread-runtime.ts). A single-threaded process keeps the record in it (no
  * allocation, nothing shared); in a multithreaded process every MPI thread also
@@ -21,6 +24,8 @@
  * (16 threads per process loading their modules on a loaded machine) then
  * says so, instead of showing nothing for threads that are not in MPI yet.
  */
+import { performance } from 'node:perf_hooks';
+import { COMM_STAT, commStatBlock } from '../device/index.ts';
 import type { BlockedIn } from '../pmi/index.ts';
 import type { WaitPoll } from './wait-poll.ts';
 
@@ -75,6 +80,11 @@ export class BlockedCalls {
   #bytes: Uint8Array | null = null;
   #mySlot = 0;
   #threads = 0;
+  /** this thread's statistics row (countTimeIn), where time blocked on a communicator is added */
+  #statRow: Float64Array | null = null;
+  /** the call in progress: its communicator's context id (-1: none) and when it began (ms) */
+  #ctx = -1;
+  #since = 0;
 
   /** @param waitPoll this thread's, told when a blocking call begins and ends */
   constructor(waitPoll: WaitPoll) {
@@ -89,12 +99,19 @@ export class BlockedCalls {
     this.#threads = capacity;
   }
 
+  /** Adds the time of blocking calls on communicators to `statRow` (this thread's statistics row). */
+  countTimeIn(statRow: Float64Array): void {
+    this.#statRow = statRow;
+  }
+
   #readName(at: number, n: number): string {
     return String.fromCharCode(...this.#bytes!.subarray(at, at + n));
   }
 
-  /** A blocking call begins on this thread. */
-  enter(call: string, comm: string, peer: number | null, tag: number | null): void {
+  /** A blocking call begins on this thread; `ctx`: its communicator's context id, -1 for none. */
+  enter(call: string, comm: string, peer: number | null, tag: number | null, ctx = -1): void {
+    this.#ctx = ctx;
+    if (ctx >= 0 && this.#statRow !== null) this.#since = performance.now();
     const current = this.#current;
     current.call = call;
     current.comm = comm;
@@ -114,6 +131,9 @@ export class BlockedCalls {
   leave(): void {
     this.#waitPoll.end();
     this.#active = false;
+    const row = this.#statRow;
+    if (this.#ctx >= 0 && row !== null) row[commStatBlock(this.#ctx) + COMM_STAT.BLOCKED_MS] += performance.now() - this.#since;
+    this.#ctx = -1;
     if (this.#table !== null) Atomics.store(this.#table, this.#mySlot * BLOCKED_SLOT_WORDS + S.ACTIVE, 0);
   }
 

@@ -57,10 +57,10 @@ export interface ApiParts {
   messageTotals(rt: ThreadRuntime): FinalizeReport;
   /** MPI.abort on behalf of a worker thread that asked for it through shared memory. */
   abort(code: number, where: string): never;
-  /** mpiexec --trace: starts recording this thread's calls (api/trace-recorder.ts, loaded only then). */
-  startTrace(maxEvents: number): Promise<void>;
-  /** mpiexec --trace: stops recording; this thread's trace, or null. */
-  takeTrace(tid: number): TraceThread | null;
+  /** mpiexec --trace: starts recording this thread's calls (api/trace-recorder.ts, loaded only then); `takeOrder`: SharedState.takeTraceOrder. */
+  startTrace(maxEvents: number, takeOrder: (n: number) => number): Promise<void>;
+  /** mpiexec --trace, main thread at finalize: stops recording; this thread's trace and its worker threads', or null. */
+  takeTraces(): Promise<TraceThread[] | null>;
 }
 
 /** Pings to mpiexec at init under --trace; the shortest round trip gives the clock offset (pmi/clock-offset.ts). */
@@ -168,6 +168,7 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
   waitPoll.configure({ ...waitPollOptions(settings, size, log, device, !useEngines), spinTurns: policy.spinTurns });
   // Bulk traffic sleeps only where a poller would take a core from another process of the job.
   if (policy.isOversubscribed) device.onRendezvous = (bytes) => waitPoll.noteRendezvous(bytes);
+  blocked.countTimeIn(shared.statsRow(0));
   if (shared.layout.multithreaded) {
     blocked.attachTable(shared.buffers.blocked, 0, MAX_THREADS);
     shared.watchAbort((code, thread) => api.abort(code, `COMM_WORLD (from worker thread ${thread})`));
@@ -183,7 +184,7 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
   api.bindPredefined(rt);
   if (settings.traceEvents > 0 && pmi !== null) {
     traceOffsetMs = await pmi.measureClockOffset(CLOCK_PINGS);
-    await api.startTrace(settings.traceEvents);
+    await api.startTrace(settings.traceEvents, (n) => shared.takeTraceOrder(n));
   }
   pmi?.reportInitialized();
   log.debug({ size, channels: settings.channels, matching: settings.matching, progress }, 'initialized');
@@ -304,6 +305,7 @@ export async function startWorkerThread(boot: WorkerBoot, api: ApiParts): Promis
     shared,
   );
   device.start(null, boot.direct);
+  blocked.countTimeIn(shared.statsRow(threadId));
   await device.openDirect();
   // Leaving when the thread's event loop empties (the worker is about to end): its routes to remote
   // readers end with a FIN each, and the endpoint it reads is handed back (both keep the loop alive
@@ -321,6 +323,8 @@ export async function startWorkerThread(boot: WorkerBoot, api: ApiParts): Promis
   setRuntime(rt);
   api.bindPredefined(rt);
   api.reviveWorkerData();
+  // mpiexec --trace: the main thread records (it was started under mpiexec with traceEvents), so this thread does too.
+  if (settings.traceEvents > 0 && boot.job !== null) await api.startTrace(settings.traceEvents, (n) => shared.takeTraceOrder(n));
   blocked.leave();
   return boot.threadLevel;
 }
@@ -329,7 +333,7 @@ export async function startWorkerThread(boot: WorkerBoot, api: ApiParts): Promis
  * Takes down the main thread's runtime (MPI.finalize, after the caller's checks): collective over COMM_WORLD.
  */
 export async function finishProcess(rt: ThreadRuntime, api: ApiParts): Promise<void> {
-  const trace = traceOffsetMs === null ? null : api.takeTrace(rt.device.opts.threadId);
+  const trace = traceOffsetMs === null ? null : await api.takeTraces();
   await readersHandBack(rt.device);
   await api.worldBarrier();
   // The finalize-time collection (papers/refcount-gc.txt §V.B): whatever only the collector still holds goes.
@@ -346,7 +350,8 @@ export async function finishProcess(rt: ThreadRuntime, api: ApiParts): Promise<v
   if (rt.pmi !== null) {
     if (trace !== null) {
       const { encodeTraceDump } = await import('../pmi/index.ts');
-      await rt.pmi.sendTrace(encodeTraceDump({ offsetMs: traceOffsetMs!, threads: [trace] }));
+      // One message per thread: each is bounded by traceEvents (config/settings.ts MAX_TRACE_EVENTS), their sum is not.
+      for (const thread of trace) await rt.pmi.sendTrace(encodeTraceDump({ offsetMs: traceOffsetMs!, threads: [thread] }));
     }
     await rt.pmi.reportFinalized(totals);
     await rt.pmi.close();
