@@ -21,6 +21,9 @@ export type { DistGraphOptions } from './api/topology-create.ts';
 export type { WBufSpec } from './api/neighbor-comm.ts';
 // Intercommunicators (issue 36): the class, and Comm's createIntercomm installed by intercomm.ts.
 export { Intercomm } from './api/intercomm-create.ts';
+// Dynamic processes (issue 37): spawn, ports, names; Comm's spawn/accept/connect/disconnect installed by dynamic.ts.
+export { getParent, openPort, closePort, publishName, lookupName, unpublishName } from './api/dynamic.ts';
+export type { SpawnCommand, DynamicOptions } from './api/dynamic.ts';
 // Attributes, info and error handlers (issue 36): predefined keyvals, Info, Errhandler and the predefined handlers.
 export { UNIVERSE_SIZE, APPNUM, WTIME_IS_GLOBAL, HOST, IO } from './api/attributes.ts';
 export type { KeyvalFns } from './api/attributes.ts';

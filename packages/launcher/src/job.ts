@@ -34,6 +34,10 @@
  * address of the proxy's link; for the ranks here, this machine's only
  * non-loopback address, or, when it has several, mpiexec's end of the first
  * proxy link (they then start once the first proxy linked).
+ *
+ * Dynamic processes (docs/adr/XXXX-dynamic-processes.md): a spawn's world joins the
+ * rank table (dynamic-service.ts decides what to start; #startWorld starts it here), so
+ * everything above holds for spawned processes too; a rank's number is its process number.
  */
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, type WriteStream } from 'node:fs';
@@ -44,15 +48,18 @@ import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import { claimSameHostDirectory, removeSameHostDirectory, sweepStaleSameHostDirectories } from '@tsmpi/transport-tcp';
 import type { FinalizeReport } from '@tsmpi/core/pmi';
+import { JOB_ENV } from '@tsmpi/core/pmi';
+import { DynamicService, expandSlots, universeSize, type SpawnedWorld } from './dynamic-service.ts';
 import { failureCause } from './failure-cause.ts';
+import { ForkLauncher } from './fork-launcher.ts';
 import { externalAddresses, resolveIface, type InterfaceTable } from './iface.ts';
 import { chooseLaunchers, type JobLaunchers } from './launchers.ts';
 import { effectiveSetting, findSetting } from './settings-flags.ts';
 import type { LaunchOptions } from './options.ts';
 import { LineForwarder, OutputSink } from './output-forwarder.ts';
-import type { Placement } from './process-map.ts';
-import { rankCommand } from './rank-command.ts';
-import type { HostLaunchLine, RankLauncher, RankLauncherEvents } from './rank-launcher.ts';
+import { isLocalHost, type Placement } from './process-map.ts';
+import { rankCommand, resolveProgram } from './rank-command.ts';
+import type { HostLaunchLine, RankLauncher, RankLauncherEvents, WireupAddress } from './rank-launcher.ts';
 import { writeJobReport, type JobReport } from './report.ts';
 import { rollCallLines, rollCallRank } from './roll-call.ts';
 import { DeadlockHint } from './deadlock-hint.ts';
@@ -160,13 +167,22 @@ export class Job {
   readonly #traces = new Map<number, Uint8Array>(); // --trace: each rank's, as it arrived (trace-file.ts)
   /** Ranks here wait for the first proxy link when their address comes from it. */
   #localStart: ((listenHost: string) => void) | null = null;
+  /** Dynamic processes: the universe (or why TSMPI_UNIVERSE_SIZE is wrong), the service, the wire-up address spawned ranks here use. */
+  readonly #universe: number | Error;
+  readonly #dynamic: DynamicService | null;
+  #wireupHere: WireupAddress | null = null;
+  readonly #spawnLaunchers: ForkLauncher[] = [];
 
   /**
    * @param options - the parsed command line (program already resolved to a path)
    * @param placements - where each rank runs (process-map.ts)
    */
   constructor(options: LaunchOptions, placements: readonly Placement[], deps: JobDeps) {
-    this.#o = options = withTraceSetting(options, deps.env);
+    options = withTraceSetting(options, deps.env);
+    this.#universe = universeSize(options.np, options.hosts, options.ppn, deps.env);
+    // Every rank sizes its device for the universe (its later processes' numbers): it travels as an --env pair.
+    if (typeof this.#universe === 'number' && this.#universe > options.np) options = { ...options, env: [...options.env, [JOB_ENV.universe, String(this.#universe)]] };
+    this.#o = options;
     this.#deps = deps;
     this.#outSink = new OutputSink(deps.stdout);
     this.#errSink = new OutputSink(deps.stderr);
@@ -200,13 +216,65 @@ export class Job {
         if (s.lostPeer === null) s.lostPeer = lost;
       },
       onTrace: (rank, data) => this.#traces.set(rank, data),
+      onDynamic: (rank, op, args) => this.#dynamic === null ? Promise.resolve({ error: ['ERR_SPAWN', 'no dynamic processes in this job'] as const }) : this.#dynamic.handle(rank, op, args),
       ...(remote === null ? {} : { onProxyLink: (link) => remote.acceptLink(link) }),
     }, { secure: this.#secure });
+    const hostname = deps.hostname ?? os.hostname();
+    this.#dynamic = typeof this.#universe === 'number'
+      ? new DynamicService({
+        universe: this.#universe, initial: options.np, slotHosts: expandSlots(options.hosts, options.ppn, placements[0]?.host ?? hostname), wdir: options.wdir,
+        isLocalHost, resolveProgram, startWorld: (w) => this.#startWorld(w),
+      })
+      : null;
+  }
+
+  /**
+   * Starts a spawned world here (dynamic-service.ts placed and resolved it): its processes join
+   * the rank table, the wire-up service admits their numbers, one fork launcher per command.
+   */
+  #startWorld(w: SpawnedWorld): Error | null {
+    if (this.#failure !== null || this.#isDone) return new Error('the job is ending');
+    const wireup = this.#wireupHere;
+    if (wireup === null) return new Error('mpiexec starts no processes on its own host in this job');
+    if (w.first !== this.#ranks.length) return new Error(`process numbers out of step (${w.first}, ${this.#ranks.length} known)`);
+    this.#server.addWorld(w.first, w.size);
+    const perHost = new Map<string, number>();
+    for (const c of w.commands) for (const h of c.hosts) perHost.set(h, (perHost.get(h) ?? 0) + 1);
+    const seen = new Map<string, number>();
+    let next = w.first;
+    w.commands.forEach((c, appnum) => {
+      const placements: Placement[] = c.hosts.map((host) => {
+        const localRank = seen.get(host) ?? 0;
+        seen.set(host, localRank + 1);
+        return { rank: next++, host, localRank, localSize: perHost.get(host)! };
+      });
+      const env: NodeJS.ProcessEnv = {
+        ...this.#deps.env,
+        [JOB_ENV.worldFirst]: String(w.first), [JOB_ENV.universe]: String(this.#universe), [JOB_ENV.parentSpawn]: String(w.spawnId), [JOB_ENV.appnum]: String(appnum),
+      };
+      const launcher = new ForkLauncher(placements, {
+        options: { ...this.#o, np: w.size, wdir: c.wdir }, env, jobKey: this.#jobKey, firstRank: w.first,
+        command: rankCommand(c.program, c.args, this.#deps.tsxUrl, this.#deps.nodeFlags), outSink: this.#outSink, errSink: this.#errSink,
+      }, this.#launcherEvents());
+      for (const p of placements) {
+        const s = this.#newRank(p);
+        s.launcher = launcher;
+        this.#ranks.push(s);
+      }
+      this.#spawnLaunchers.push(launcher);
+      launcher.start(wireup);
+    });
+    this.#deps.log.debug({ first: w.first, size: w.size, spawn: w.spawnId }, 'spawned a world');
+    return null;
   }
 
   /** Runs the job to its end. @returns mpiexec's exit status */
   async run(): Promise<number> {
     this.#t0 = performance.now();
+    if (this.#universe instanceof Error) {
+      this.#errSink.write(`mpiexec: ${this.#universe.message}\n`);
+      return 2;
+    }
     // However mpiexec ends (a failed start returns early, a second signal exits at once), the job's
     // same-host directory on this host goes with it; the end of run() removes it sooner (docs/adr/0029).
     process.once('exit', () => removeSameHostDirectory(this.#jobKey));
@@ -239,6 +307,7 @@ export class Job {
     for (const s of this.#ranks) this.#killGroup(s, 'SIGKILL'); // leftover children of finished ranks
     await this.#launchers.remote?.settled();
     this.#launchers.here?.close();
+    for (const l of this.#spawnLaunchers) l.close();
     this.closeRemote();
     // Every rank here is gone: what killed ones left of the job's same-host sockets goes too (docs/adr/0029).
     removeSameHostDirectory(this.#jobKey);
@@ -324,7 +393,8 @@ export class Job {
     if (here !== null) {
       const startHere = (listenHost: string): void => {
         this.#localStart = null;
-        here.start({ url, port, addresses, listenHost });
+        this.#wireupHere = { url, port, addresses, listenHost };
+        here.start(this.#wireupHere);
       };
       if (localListen !== null) startHere(localListen);
       else this.#localStart = startHere;
