@@ -327,7 +327,7 @@ export class Job {
       // Inside an allocation SIGTERM is how Slurm ends a job step (scancel, time limit, preemption).
       const jobId = this.#deps.slurm?.jobId ?? null;
       const from = sig === 'SIGTERM' && jobId !== null ? ` (Slurm sends it when job ${jobId} is cancelled or reaches its time limit)` : '';
-      this.#errSink.write(`mpiexec: received ${sig}${from}; forwarding it to ${this.#o.np} processes\n`);
+      this.#errSink.write(`mpiexec: received ${sig}${from}; forwarding it to ${this.#ranks.length} processes\n`);
       this.#abandonUnstarted();
       for (const s of this.#ranks) if (!s.hasExited) this.#killGroup(s, sig);
       this.#timers.push(setTimeout(() => this.killNow(), SIGNAL_GRACE_MS));
@@ -462,7 +462,7 @@ export class Job {
     const f = this.#failure;
     if (f !== null && f.rank === null && (f.status === TIMEOUT_STATUS || f.reason === 'received SIGINT')) return;
     this.#failure = { rank: null, reason: message, status };
-    this.#errSink.write(`mpiexec: ${message}; ending the job (${this.#o.np} processes)\n`);
+    this.#errSink.write(`mpiexec: ${message}; ending the job (${this.#ranks.length} processes)\n`);
     this.#stopAll();
   }
 
@@ -480,7 +480,7 @@ export class Job {
       const list = lost.map((s) => s.rank).join(', ');
       const started = lost.some((s) => s.pid !== null);
       this.#failure = { rank: lost[0]!.rank, reason: why, status };
-      this.#errSink.write(`mpiexec: ${why}; ${started ? `lost rank${lost.length === 1 ? '' : 's'}` : `rank${lost.length === 1 ? '' : 's'} never started:`} ${list}; aborting the job (${this.#o.np} processes)\n`);
+      this.#errSink.write(`mpiexec: ${why}; ${started ? `lost rank${lost.length === 1 ? '' : 's'}` : `rank${lost.length === 1 ? '' : 's'} never started:`} ${list}; aborting the job (${this.#ranks.length} processes)\n`);
       this.#stopAll();
     }
     for (const s of lost) this.#markClosed(s);
@@ -517,7 +517,7 @@ export class Job {
     s.hasExited = true;
     s.endedAt = performance.now();
     s.exitCode = NOT_STARTED_STATUS;
-    this.#fail(s, `could not be started: ${message}; aborting the job (${this.#o.np} processes)`, `could not be started: ${message}`, NOT_STARTED_STATUS);
+    this.#fail(s, `could not be started: ${message}; aborting the job (${this.#ranks.length} processes)`, `could not be started: ${message}`, NOT_STARTED_STATUS);
     this.#markClosed(s);
   }
 
@@ -544,7 +544,7 @@ export class Job {
     const s = exits.find((e) => e.lostPeer === null) ?? exits[0]!;
     const f = this.#classifyExit(s)!;
     const reason = s.lostPeer === null ? f.reason : `${f.reason} after losing its connection to rank ${s.lostPeer}`;
-    this.#fail(s, `${reason}; aborting the job (${this.#o.np} processes)`, reason, f.status, s.lostPeer === null);
+    this.#fail(s, `${reason}; aborting the job (${this.#ranks.length} processes)`, reason, f.status, s.lostPeer === null);
   }
 
   #classifyExit(s: RankState): { reason: string; status: number } | null {
@@ -565,7 +565,7 @@ export class Job {
     const gone = this.#ranks.find((r) => r.hasExited && !r.hasJoined && r.exitCode === 0 && r.signal === null);
     if (gone !== undefined) {
       const reason = 'exited with code 0 before calling MPI.init, while other ranks did';
-      this.#fail(gone, `${reason}; aborting the job (${this.#o.np} processes)`, reason, 1);
+      this.#fail(gone, `${reason}; aborting the job (${this.#ranks.length} processes)`, reason, 1);
     }
   }
 
@@ -616,10 +616,10 @@ export class Job {
     if (this.#failure !== null || this.#isDone) return;
     const sec = this.#o.timeoutSec!;
     this.#failure = { rank: null, reason: `timeout after ${sec} s`, status: TIMEOUT_STATUS };
-    this.#errSink.write(`mpiexec: the job did not finish within --timeout ${sec} s; roll-call of ${this.#o.np} processes:\n`);
+    this.#errSink.write(`mpiexec: the job did not finish within --timeout ${sec} s; roll-call of ${this.#ranks.length} processes:\n`);
     const answers = await this.#server.rollCall(ROLL_CALL_WAIT_MS);
     const lines = rollCallLines(this.#ranks.map(rollCallRank), answers);
-    this.#errSink.write(`${lines.join('\n')}\nmpiexec: --timeout ${sec} s fired; ending the job (${this.#o.np} processes)\n`);
+    this.#errSink.write(`${lines.join('\n')}\nmpiexec: --timeout ${sec} s fired; ending the job (${this.#ranks.length} processes)\n`);
     this.#stopAll();
   }
 

@@ -4,7 +4,7 @@
 // (disconnect); spawnMultiple with two commands and APPNUM (spawnmult2); getParent is null at the
 // top (spawn1); accept/connect between the parents and a spawned world through a published name
 // (namepub, spawnconnaccept); the bad arguments.
-// argv: [role]: the parents' run ('all', or 'parent-throw'), or a child's: 'child', 'multi', 'port', 'throw'.
+// argv: [role]: the parents' run ('all', 'parent-throw', 'parent-hang'), or a child's: 'child', 'multi', 'port', 'throw', 'hang'.
 import * as MPI from '@tsmpi/core';
 import { check, equal, throwsMPI } from './check.ts';
 
@@ -55,6 +55,10 @@ if (role === 'child') {
 } else if (role === 'parent-throw') {
   // The parents of a world whose rank 1 throws: the job ends with the usual failure line.
   const inter = await world.spawn(me, ['throw'], 2);
+  await inter.recv(0, 99);
+} else if (role === 'parent-hang' || role === 'hang') {
+  // Everyone waits for a message nobody sends: mpiexec's --timeout roll-call lists parents and children.
+  const inter = role === 'hang' ? parent! : await world.spawn(me, ['hang'], 2);
   await inter.recv(0, 99);
 } else if (role === 'throw') {
   check(parent !== null, 'throwing child: a parent');
