@@ -4,7 +4,7 @@
 // the bad arguments (programs/spawn.ts asserts all of it in every process). Spawned processes are
 // part of the job: a child that throws ends it with the usual failure line, and a --timeout
 // roll-call lists the children.
-// testlist: spawn np 2 (universe from --hosts slots), failure and roll-call np 2 (TSMPI_UNIVERSE_SIZE)
+// testlist: spawn np 2 (universe from --hosts slots), failure and roll-call np 2 (TSMPI_UNIVERSE)
 import { describe, expect, it } from 'vitest';
 import { linesWith, program, runJob } from './run-job.ts';
 
@@ -22,7 +22,7 @@ describe('dynamic processes', () => {
   }, 230_000);
 
   it('a spawned process that throws ends the job with the usual failure line', async () => {
-    const r = await runJob(2, SPAWN, { args: ['parent-throw'], flags: ['--timeout', '100'], env: { TSMPI_UNIVERSE_SIZE: '4' }, killAfterMs: 120_000 });
+    const r = await runJob(2, SPAWN, { args: ['parent-throw'], flags: ['--timeout', '100'], env: { TSMPI_UNIVERSE: '4' }, killAfterMs: 120_000 });
     const lines = r.stderr.trimEnd().split('\n');
     expect(r.code, r.stderr).toBe(1);
     expect(lines.at(-1), r.stderr).toMatch(/^mpiexec: rank 3 \(host .*, pid \d+\) exited with code 1: Error: spawned child 1 fails on purpose at packages\/core\/test\/programs(-built)?\/spawn\.(ts|mjs):\d+; aborting the job \(4 processes\)$/);
@@ -30,7 +30,7 @@ describe('dynamic processes', () => {
   }, 130_000);
 
   it('a --timeout roll-call lists the spawned processes with the parents', async () => {
-    const r = await runJob(2, SPAWN, { args: ['parent-hang'], flags: ['--timeout', '30'], env: { TSMPI_UNIVERSE_SIZE: '4' }, killAfterMs: 120_000 });
+    const r = await runJob(2, SPAWN, { args: ['parent-hang'], flags: ['--timeout', '30'], env: { TSMPI_UNIVERSE: '4' }, killAfterMs: 120_000 });
     expect(r.code, r.stderr).toBe(124);
     expect(r.stderr).toContain('roll-call of 4 processes');
     for (const rank of [2, 3]) expect(r.stderr).toMatch(new RegExp(`rank ${rank} \\(host .*\\): blocked in recv \\(comm COMM_PARENT, peer 0, tag 99\\)`));

@@ -81,13 +81,13 @@ describe('DynamicService ports and names', () => {
 });
 
 describe('universeSize and expandSlots', () => {
-  it('counts the host list\'s slots, never fewer than -n; TSMPI_UNIVERSE_SIZE overrides', () => {
+  it('counts the host list\'s slots, never fewer than -n; TSMPI_UNIVERSE overrides', () => {
     expect(universeSize(2, null, null, {})).toBe(2);
     expect(universeSize(2, [{ host: 'a', slots: 4 }, { host: 'b', slots: null }], null, {})).toBe(5);
     expect(universeSize(4, [{ host: 'a', slots: 1 }], null, {})).toBe(4);
     expect(universeSize(2, [{ host: 'a', slots: 1 }, { host: 'b', slots: 1 }], 3, {})).toBe(6);
-    expect(universeSize(2, null, null, { TSMPI_UNIVERSE_SIZE: '8' })).toBe(8);
-    expect(universeSize(2, null, null, { TSMPI_UNIVERSE_SIZE: '1' })).toBeInstanceOf(Error);
+    expect(universeSize(2, null, null, { TSMPI_UNIVERSE: '8' })).toBe(8);
+    expect(universeSize(2, null, null, { TSMPI_UNIVERSE: '1' })).toBeInstanceOf(Error);
     expect(expandSlots([{ host: 'a', slots: 2 }, { host: 'b', slots: null }], null)).toEqual(['a', 'a', 'b']);
   });
 });

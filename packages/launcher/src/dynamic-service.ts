@@ -17,7 +17,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import type { DynOp } from '@tsmpi/core/pmi';
+import { JOB_ENV, type DynOp } from '@tsmpi/core/pmi';
 import { parseHostfile, type HostSlots } from './process-map.ts';
 
 /** One answer to a request: its value, or [MPI error class name, message]. */
@@ -146,7 +146,7 @@ export class DynamicService {
     const free = this.freeSlots;
     if (total > free) {
       return Promise.resolve(fail('ERR_SPAWN', `maxprocs ${total} is more than the job's free slots: ${free} of UNIVERSE_SIZE ${this.#deps.universe} (` +
-        `${this.#next} processes started so far; more slots: mpiexec --hosts HOST:SLOTS, a hostfile, or TSMPI_UNIVERSE_SIZE in mpiexec's environment)`));
+        `${this.#next} processes started so far; more slots: mpiexec --hosts HOST:SLOTS, a hostfile, or TSMPI_UNIVERSE in mpiexec's environment)`));
     }
     const first = this.#next;
     const commands: SpawnCommand[] = [];
@@ -293,14 +293,14 @@ export function expandSlots(hosts: readonly HostSlots[] | null, ppn: number | nu
 }
 
 /**
- * UNIVERSE_SIZE: TSMPI_UNIVERSE_SIZE from mpiexec's environment when it is a number (at least
- * -n), else the slots of the job's host list, never fewer than -n.
+ * UNIVERSE_SIZE: TSMPI_UNIVERSE from mpiexec's environment when it is set (a number, at least
+ * -n; the same variable then tells the ranks), else the slots of the job's host list, never fewer than -n.
  * @returns the universe, or an Error naming the variable
  */
 export function universeSize(np: number, hosts: readonly HostSlots[] | null, ppn: number | null, env: NodeJS.ProcessEnv): number | Error {
-  const text = env['TSMPI_UNIVERSE_SIZE'];
+  const text = env[JOB_ENV.universe];
   if (text !== undefined && text !== '') {
-    if (!/^\d{1,7}$/.test(text) || Number(text) < np) return new Error(`TSMPI_UNIVERSE_SIZE=${text}: expected a whole number of processes, at least -n (${np})`);
+    if (!/^\d{1,7}$/.test(text) || Number(text) < np) return new Error(`${JOB_ENV.universe}=${text}: expected a whole number of processes, at least -n (${np})`);
     return Number(text);
   }
   return Math.max(np, hosts === null ? np : expandSlots(hosts, ppn).length);

@@ -167,7 +167,7 @@ export class Job {
   readonly #traces = new Map<number, Uint8Array>(); // --trace: each rank's, as it arrived (trace-file.ts)
   /** Ranks here wait for the first proxy link when their address comes from it. */
   #localStart: ((listenHost: string) => void) | null = null;
-  /** Dynamic processes: the universe (or why TSMPI_UNIVERSE_SIZE is wrong), the service, the wire-up address spawned ranks here use. */
+  /** Dynamic processes: the universe (or why TSMPI_UNIVERSE is wrong), the service, the wire-up address spawned ranks here use. */
   readonly #universe: number | Error;
   readonly #dynamic: DynamicService | null;
   #wireupHere: WireupAddress | null = null;

@@ -12,7 +12,10 @@ export const JOB_ENV = {
   host: 'TSMPI_HOST',
   listenHost: 'TSMPI_LISTEN_HOST',
   portRange: 'TSMPI_PORT_RANGE',
-  /** Dynamic processes (docs/adr/XXXX-dynamic-processes.md): the job's process numbers (UNIVERSE_SIZE). */
+  /**
+   * Dynamic processes (docs/adr/XXXX-dynamic-processes.md): the job's process numbers (UNIVERSE_SIZE).
+   * Also read by mpiexec from its own environment: the user's request for spare slots.
+   */
   universe: 'TSMPI_UNIVERSE',
   /** The first process number of this process's world (0 for the world mpiexec started). */
   worldFirst: 'TSMPI_WORLD_FIRST',
