@@ -260,6 +260,7 @@ export class Job {
         const s = this.#newRank(p);
         s.launcher = launcher;
         this.#ranks.push(s);
+        if (this.#o.outputDir !== null) this.#openOutputFilesOf(s, this.#o.outputDir);
       }
       this.#spawnLaunchers.push(launcher);
       launcher.start(wireup);
@@ -406,12 +407,15 @@ export class Job {
 
   /** --output-dir: each rank's output also goes to DIR/rank.N.out and DIR/rank.N.err. */
   #openOutputFiles(dir: string): void {
-    for (const s of this.#ranks) {
-      s.outFile = createWriteStream(path.join(dir, `rank.${s.rank}.out`));
-      s.errFile = createWriteStream(path.join(dir, `rank.${s.rank}.err`));
-      s.outFile.on('error', () => undefined);
-      s.errFile.on('error', () => undefined);
-    }
+    for (const s of this.#ranks) this.#openOutputFilesOf(s, dir);
+  }
+
+  /** A spawned process's files are named by its process number in the job. */
+  #openOutputFilesOf(s: RankState, dir: string): void {
+    s.outFile = createWriteStream(path.join(dir, `rank.${s.rank}.out`));
+    s.errFile = createWriteStream(path.join(dir, `rank.${s.rank}.err`));
+    s.outFile.on('error', () => undefined);
+    s.errFile.on('error', () => undefined);
   }
 
   #launcherEvents(): RankLauncherEvents {

@@ -95,10 +95,11 @@ if (role === 'child') {
     await inter.disconnect();
   }
 
-  const multi = await world.spawnMultiple([
+  // The last rank is the root: the other ranks' commands are not significant (an empty list here).
+  const multi = await world.spawnMultiple(rank === size - 1 ? [
     { command: me, args: ['multi', 'first'], maxprocs: 1 },
     { command: me, args: ['multi', 'second'], maxprocs: 1 },
-  ]);
+  ] : [], { root: size - 1 });
   await parentExchange(multi, 2);
   await multi.disconnect();
 
