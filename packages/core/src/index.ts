@@ -21,6 +21,9 @@ export type { DistGraphOptions } from './api/topology-create.ts';
 export type { WBufSpec } from './api/neighbor-comm.ts';
 // Intercommunicators (issue 36): the class, and Comm's createIntercomm installed by intercomm.ts.
 export { Intercomm } from './api/intercomm-create.ts';
+// Dynamic processes (issue 37): spawn, ports, names; Comm's spawn/accept/connect/disconnect installed by dynamic.ts.
+export { getParent, openPort, closePort, publishName, lookupName, unpublishName } from './api/dynamic.ts';
+export type { SpawnCommand, DynamicOptions } from './api/dynamic.ts';
 // Attributes, info and error handlers (issue 36): predefined keyvals, Info, Errhandler and the predefined handlers.
 export { UNIVERSE_SIZE, APPNUM, WTIME_IS_GLOBAL, HOST, IO } from './api/attributes.ts';
 export type { KeyvalFns } from './api/attributes.ts';
@@ -78,4 +81,5 @@ export {
   ERR_FILE, ERR_NO_SUCH_FILE, ERR_FILE_EXISTS, ERR_ACCESS, ERR_AMODE, ERR_BAD_FILE, ERR_READ_ONLY, ERR_NO_SPACE, ERR_IO,
   ERR_UNSUPPORTED_DATAREP, ERR_FILE_IN_USE,
   ERR_WIN, ERR_BASE, ERR_DISP, ERR_SIZE, ERR_LOCKTYPE, ERR_RMA_CONFLICT, ERR_RMA_SYNC, ERR_RMA_RANGE, ERR_RMA_ATTACH, ERR_RMA_SHARED,
+  ERR_SPAWN, ERR_PORT, ERR_NAME, ERR_SERVICE,
 } from './util/index.ts';

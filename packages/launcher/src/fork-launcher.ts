@@ -29,6 +29,8 @@ export interface ForkLauncherDeps {
   readonly options: LaunchOptions;
   readonly env: NodeJS.ProcessEnv;
   readonly jobKey: string;
+  /** A spawned world's first process number (dynamic processes): a rank's TSMPI_RANK is its placement's rank minus this. Absent: 0. */
+  readonly firstRank?: number;
   readonly command: RankCommand;
   /** mpiexec's output; the ranks' pipes are its sources (backpressure). */
   readonly outSink: OutputSink;
@@ -113,7 +115,7 @@ export class ForkLauncher implements RankLauncher {
       const row = findSetting(name);
       if (row !== undefined) env[row.env] = String(v);
     }
-    env[JOB_ENV.rank] = String(p.rank);
+    env[JOB_ENV.rank] = String(p.rank - (this.#deps.firstRank ?? 0));
     env[JOB_ENV.size] = String(o.np);
     env[JOB_ENV.localRank] = String(p.localRank);
     env[JOB_ENV.localSize] = String(p.localSize);

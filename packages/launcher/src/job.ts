@@ -34,6 +34,10 @@
  * address of the proxy's link; for the ranks here, this machine's only
  * non-loopback address, or, when it has several, mpiexec's end of the first
  * proxy link (they then start once the first proxy linked).
+ *
+ * Dynamic processes (docs/adr/0040-dynamic-processes.md): a spawn's world joins the
+ * rank table (dynamic-service.ts decides what to start; #startWorld starts it here), so
+ * everything above holds for spawned processes too; a rank's number is its process number.
  */
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, type WriteStream } from 'node:fs';
@@ -44,15 +48,18 @@ import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import { claimSameHostDirectory, removeSameHostDirectory, sweepStaleSameHostDirectories } from '@tsmpi/transport-tcp';
 import type { FinalizeReport } from '@tsmpi/core/pmi';
+import { JOB_ENV } from '@tsmpi/core/pmi';
+import { DynamicService, expandSlots, universeSize, type SpawnedWorld } from './dynamic-service.ts';
 import { failureCause, startFailureCause } from './failure-cause.ts';
+import { ForkLauncher } from './fork-launcher.ts';
 import { externalAddresses, resolveIface, type InterfaceTable } from './iface.ts';
 import { chooseLaunchers, type JobLaunchers } from './launchers.ts';
 import { effectiveSetting, findSetting } from './settings-flags.ts';
 import type { LaunchOptions } from './options.ts';
 import { LineForwarder, OutputSink } from './output-forwarder.ts';
-import type { Placement } from './process-map.ts';
-import { rankCommand } from './rank-command.ts';
-import type { HostLaunchLine, RankLauncher, RankLauncherEvents } from './rank-launcher.ts';
+import { isLocalHost, type Placement } from './process-map.ts';
+import { rankCommand, resolveProgram } from './rank-command.ts';
+import type { HostLaunchLine, RankLauncher, RankLauncherEvents, WireupAddress } from './rank-launcher.ts';
 import { writeJobReport, type JobReport } from './report.ts';
 import { rollCallLines, rollCallRank } from './roll-call.ts';
 import { DeadlockHint } from './deadlock-hint.ts';
@@ -160,13 +167,22 @@ export class Job {
   readonly #traces = new Map<number, Uint8Array[]>(); // --trace: each rank's, one per thread, as they arrived (trace-file.ts)
   /** Ranks here wait for the first proxy link when their address comes from it. */
   #localStart: ((listenHost: string) => void) | null = null;
+  /** Dynamic processes: the universe (or why TSMPI_UNIVERSE is wrong), the service, the wire-up address spawned ranks here use. */
+  readonly #universe: number | Error;
+  readonly #dynamic: DynamicService | null;
+  #wireupHere: WireupAddress | null = null;
+  readonly #spawnLaunchers: ForkLauncher[] = [];
 
   /**
    * @param options - the parsed command line (program already resolved to a path)
    * @param placements - where each rank runs (process-map.ts)
    */
   constructor(options: LaunchOptions, placements: readonly Placement[], deps: JobDeps) {
-    this.#o = options = withTraceSetting(options, deps.env);
+    options = withTraceSetting(options, deps.env);
+    this.#universe = universeSize(options.np, options.hosts, options.ppn, deps.env);
+    // Every rank sizes its device for the universe (its later processes' numbers): it travels as an --env pair.
+    if (typeof this.#universe === 'number' && this.#universe > options.np) options = { ...options, env: [...options.env, [JOB_ENV.universe, String(this.#universe)]] };
+    this.#o = options;
     this.#deps = deps;
     this.#outSink = new OutputSink(deps.stdout);
     this.#errSink = new OutputSink(deps.stderr);
@@ -200,13 +216,66 @@ export class Job {
         if (s.lostPeer === null) s.lostPeer = lost;
       },
       onTrace: (rank, data) => addRankTrace(this.#traces, rank, data),
+      onDynamic: (rank, op, args) => this.#dynamic === null ? Promise.resolve({ error: ['ERR_SPAWN', 'no dynamic processes in this job'] as const }) : this.#dynamic.handle(rank, op, args),
       ...(remote === null ? {} : { onProxyLink: (link) => remote.acceptLink(link) }),
     }, { secure: this.#secure });
+    const hostname = deps.hostname ?? os.hostname();
+    this.#dynamic = typeof this.#universe === 'number'
+      ? new DynamicService({
+        universe: this.#universe, initial: options.np, slotHosts: expandSlots(options.hosts, options.ppn, placements[0]?.host ?? hostname), wdir: options.wdir,
+        isLocalHost, resolveProgram, startWorld: (w) => this.#startWorld(w),
+      })
+      : null;
+  }
+
+  /**
+   * Starts a spawned world here (dynamic-service.ts placed and resolved it): its processes join
+   * the rank table, the wire-up service admits their numbers, one fork launcher per command.
+   */
+  #startWorld(w: SpawnedWorld): Error | null {
+    if (this.#failure !== null || this.#isDone) return new Error('the job is ending');
+    const wireup = this.#wireupHere;
+    if (wireup === null) return new Error('mpiexec starts no processes on its own host in this job');
+    if (w.first !== this.#ranks.length) return new Error(`process numbers out of step (${w.first}, ${this.#ranks.length} known)`);
+    this.#server.addWorld(w.first, w.size);
+    const perHost = new Map<string, number>();
+    for (const c of w.commands) for (const h of c.hosts) perHost.set(h, (perHost.get(h) ?? 0) + 1);
+    const seen = new Map<string, number>();
+    let next = w.first;
+    w.commands.forEach((c, appnum) => {
+      const placements: Placement[] = c.hosts.map((host) => {
+        const localRank = seen.get(host) ?? 0;
+        seen.set(host, localRank + 1);
+        return { rank: next++, host, localRank, localSize: perHost.get(host)! };
+      });
+      const env: NodeJS.ProcessEnv = {
+        ...this.#deps.env,
+        [JOB_ENV.worldFirst]: String(w.first), [JOB_ENV.universe]: String(this.#universe), [JOB_ENV.parentSpawn]: String(w.spawnId), [JOB_ENV.appnum]: String(appnum),
+      };
+      const launcher = new ForkLauncher(placements, {
+        options: { ...this.#o, np: w.size, wdir: c.wdir }, env, jobKey: this.#jobKey, firstRank: w.first,
+        command: rankCommand(c.program, c.args, this.#deps.tsxUrl, this.#deps.nodeFlags), outSink: this.#outSink, errSink: this.#errSink,
+      }, this.#launcherEvents());
+      for (const p of placements) {
+        const s = this.#newRank(p);
+        s.launcher = launcher;
+        this.#ranks.push(s);
+        if (this.#o.outputDir !== null) this.#openOutputFilesOf(s, this.#o.outputDir);
+      }
+      this.#spawnLaunchers.push(launcher);
+      launcher.start(wireup);
+    });
+    this.#deps.log.debug({ first: w.first, size: w.size, spawn: w.spawnId }, 'spawned a world');
+    return null;
   }
 
   /** Runs the job to its end. @returns mpiexec's exit status */
   async run(): Promise<number> {
     this.#t0 = performance.now();
+    if (this.#universe instanceof Error) {
+      this.#errSink.write(`mpiexec: ${this.#universe.message}\n`);
+      return 2;
+    }
     // However mpiexec ends (a failed start returns early, a second signal exits at once), the job's
     // same-host directory on this host goes with it; the end of run() removes it sooner (docs/adr/0029).
     process.once('exit', () => removeSameHostDirectory(this.#jobKey));
@@ -239,6 +308,7 @@ export class Job {
     for (const s of this.#ranks) this.#killGroup(s, 'SIGKILL'); // leftover children of finished ranks
     await this.#launchers.remote?.settled();
     this.#launchers.here?.close();
+    for (const l of this.#spawnLaunchers) l.close();
     this.closeRemote();
     // Every rank here is gone: what killed ones left of the job's same-host sockets goes too (docs/adr/0029).
     removeSameHostDirectory(this.#jobKey);
@@ -258,7 +328,7 @@ export class Job {
       // Inside an allocation SIGTERM is how Slurm ends a job step (scancel, time limit, preemption).
       const jobId = this.#deps.slurm?.jobId ?? null;
       const from = sig === 'SIGTERM' && jobId !== null ? ` (Slurm sends it when job ${jobId} is cancelled or reaches its time limit)` : '';
-      this.#errSink.write(`mpiexec: received ${sig}${from}; forwarding it to ${this.#o.np} processes\n`);
+      this.#errSink.write(`mpiexec: received ${sig}${from}; forwarding it to ${this.#ranks.length} processes\n`);
       this.#abandonUnstarted();
       for (const s of this.#ranks) if (!s.hasExited) this.#killGroup(s, sig);
       this.#timers.push(setTimeout(() => this.killNow(), SIGNAL_GRACE_MS));
@@ -324,7 +394,8 @@ export class Job {
     if (here !== null) {
       const startHere = (listenHost: string): void => {
         this.#localStart = null;
-        here.start({ url, port, addresses, listenHost });
+        this.#wireupHere = { url, port, addresses, listenHost };
+        here.start(this.#wireupHere);
       };
       if (localListen !== null) startHere(localListen);
       else this.#localStart = startHere;
@@ -336,12 +407,15 @@ export class Job {
 
   /** --output-dir: each rank's output also goes to DIR/rank.N.out and DIR/rank.N.err. */
   #openOutputFiles(dir: string): void {
-    for (const s of this.#ranks) {
-      s.outFile = createWriteStream(path.join(dir, `rank.${s.rank}.out`));
-      s.errFile = createWriteStream(path.join(dir, `rank.${s.rank}.err`));
-      s.outFile.on('error', () => undefined);
-      s.errFile.on('error', () => undefined);
-    }
+    for (const s of this.#ranks) this.#openOutputFilesOf(s, dir);
+  }
+
+  /** A spawned process's files are named by its process number in the job. */
+  #openOutputFilesOf(s: RankState, dir: string): void {
+    s.outFile = createWriteStream(path.join(dir, `rank.${s.rank}.out`));
+    s.errFile = createWriteStream(path.join(dir, `rank.${s.rank}.err`));
+    s.outFile.on('error', () => undefined);
+    s.errFile.on('error', () => undefined);
   }
 
   #launcherEvents(): RankLauncherEvents {
@@ -392,7 +466,7 @@ export class Job {
     const f = this.#failure;
     if (f !== null && f.rank === null && (f.status === TIMEOUT_STATUS || f.reason === 'received SIGINT')) return;
     this.#failure = { rank: null, reason: message, status };
-    this.#errSink.write(`mpiexec: ${message}; ending the job (${this.#o.np} processes)\n`);
+    this.#errSink.write(`mpiexec: ${message}; ending the job (${this.#ranks.length} processes)\n`);
     this.#stopAll();
   }
 
@@ -410,7 +484,7 @@ export class Job {
       const list = lost.map((s) => s.rank).join(', ');
       const started = lost.some((s) => s.pid !== null);
       this.#failure = { rank: lost[0]!.rank, reason: why, status };
-      this.#errSink.write(`mpiexec: ${why}; ${started ? `lost rank${lost.length === 1 ? '' : 's'}` : `rank${lost.length === 1 ? '' : 's'} never started:`} ${list}; aborting the job (${this.#o.np} processes)\n`);
+      this.#errSink.write(`mpiexec: ${why}; ${started ? `lost rank${lost.length === 1 ? '' : 's'}` : `rank${lost.length === 1 ? '' : 's'} never started:`} ${list}; aborting the job (${this.#ranks.length} processes)\n`);
       this.#stopAll();
     }
     for (const s of lost) this.#markClosed(s);
@@ -448,7 +522,7 @@ export class Job {
     s.endedAt = performance.now();
     s.exitCode = NOT_STARTED_STATUS;
     const cause = startFailureCause(message);
-    this.#fail(s, `could not be started: ${cause}; aborting the job (${this.#o.np} processes)`, `could not be started: ${cause}`, NOT_STARTED_STATUS);
+    this.#fail(s, `could not be started: ${cause}; aborting the job (${this.#ranks.length} processes)`, `could not be started: ${cause}`, NOT_STARTED_STATUS);
     this.#markClosed(s);
   }
 
@@ -475,7 +549,7 @@ export class Job {
     const s = exits.find((e) => e.lostPeer === null) ?? exits[0]!;
     const f = this.#classifyExit(s)!;
     const reason = s.lostPeer === null ? f.reason : `${f.reason} after losing its connection to rank ${s.lostPeer}`;
-    this.#fail(s, `${reason}; aborting the job (${this.#o.np} processes)`, reason, f.status, s.lostPeer === null);
+    this.#fail(s, `${reason}; aborting the job (${this.#ranks.length} processes)`, reason, f.status, s.lostPeer === null);
   }
 
   #classifyExit(s: RankState): { reason: string; status: number } | null {
@@ -496,7 +570,7 @@ export class Job {
     const gone = this.#ranks.find((r) => r.hasExited && !r.hasJoined && r.exitCode === 0 && r.signal === null);
     if (gone !== undefined) {
       const reason = 'exited with code 0 before calling MPI.init, while other ranks did';
-      this.#fail(gone, `${reason}; aborting the job (${this.#o.np} processes)`, reason, 1);
+      this.#fail(gone, `${reason}; aborting the job (${this.#ranks.length} processes)`, reason, 1);
     }
   }
 
@@ -556,10 +630,10 @@ export class Job {
     if (this.#failure !== null || this.#isDone) return;
     const sec = this.#o.timeoutSec!;
     this.#failure = { rank: null, reason: `timeout after ${sec} s`, status: TIMEOUT_STATUS };
-    this.#errSink.write(`mpiexec: the job did not finish within --timeout ${sec} s; roll-call of ${this.#o.np} processes:\n`);
+    this.#errSink.write(`mpiexec: the job did not finish within --timeout ${sec} s; roll-call of ${this.#ranks.length} processes:\n`);
     const answers = await this.#server.rollCall(ROLL_CALL_WAIT_MS);
     const lines = rollCallLines(this.#ranks.map(rollCallRank), answers);
-    this.#errSink.write(`${lines.join('\n')}\nmpiexec: --timeout ${sec} s fired; ending the job (${this.#o.np} processes)\n`);
+    this.#errSink.write(`${lines.join('\n')}\nmpiexec: --timeout ${sec} s fired; ending the job (${this.#ranks.length} processes)\n`);
     this.#stopAll();
   }
 

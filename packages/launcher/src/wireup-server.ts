@@ -17,11 +17,14 @@
  * within LIFETIME_MS), and a failed TLS handshake is refused and logged like
  * a failed hello.
  *
- * State: the committed key/value store, the ranks that arrived at the
- * current fence with the pairs they put, and the members by rank.
+ * State: the committed key/value store (one per job), the worlds (the one
+ * mpiexec started and any spawned since: docs/adr/0040-dynamic-processes.md),
+ * per world the ranks that arrived at its current fence with the pairs they
+ * put, and the members by process number (a hello's rank).
  *
- * Fence: completes when all `size` ranks have arrived; the pairs put before
- * it are committed and sent back with fenceDone to everyone. A rank that dies
+ * Fence: completes when every process of the caller's world has arrived; the
+ * pairs put before it are committed and sent back with fenceDone to the
+ * world's members. A rank that dies
  * while others wait in a fence is the job's business (job.ts aborts it), not
  * this service's: it never times out a fence itself.
  *
@@ -46,6 +49,7 @@ import {
   pmiProofBinding,
   type BlockedIn,
   type ClientMessage,
+  type DynOp,
   type FinalizeReport,
   type ServerMessage,
 } from '@tsmpi/core/pmi';
@@ -78,6 +82,18 @@ export interface WireupEvents {
   onTrace?(rank: number, data: Uint8Array): void;
   /** A connection on PROXY_PATH (proxy-protocol.ts): the job runs its challenge and checks its hello. */
   onProxyLink?(link: PendingLink): void;
+  /** Every process of the world that starts at `first` completed a fence. */
+  onFenceDone?(first: number): void;
+  /** A request of dynamic processes from process `rank` (protocol.ts DYN_OPS): its answer, or [error class name, message]. */
+  onDynamic?(rank: number, op: DynOp, args: Readonly<Record<string, unknown>>): Promise<{ readonly value: unknown } | { readonly error: readonly [string, string] }>;
+}
+
+/** The processes that fence together: the world mpiexec started, or one spawn's. */
+interface World {
+  readonly first: number;
+  readonly size: number;
+  arrived: Set<number>;
+  staged: (readonly [string, string])[];
 }
 
 /** One rank's answer to a roll-call. */
@@ -103,7 +119,6 @@ interface Conn {
 
 /** The service for one job. */
 export class WireupServer {
-  readonly #size: number;
   readonly #key: string;
   readonly #log: Logger;
   readonly #events: WireupEvents;
@@ -112,8 +127,7 @@ export class WireupServer {
   #http: Server | null = null;
   readonly #members = new Map<number, Conn>();
   readonly #committed = new Map<string, string>();
-  #arrived = new Set<number>();
-  #staged: (readonly [string, string])[] = [];
+  readonly #worlds: World[] = [];
   #nextRollCallId = 1;
   readonly #rollCallWaiters = new Map<number, (rank: number, b: BlockedIn | null) => void>();
 
@@ -122,7 +136,7 @@ export class WireupServer {
   /** @param options.secure - serve wss:// (TLS keyed by the job: mpiexec --secure) */
   constructor(size: number, jobKeyHex: string, log: Logger, events: WireupEvents, options: { readonly secure?: boolean } = {}) {
     this.#secure = options.secure === true;
-    this.#size = size;
+    this.#worlds.push({ first: 0, size, arrived: new Set(), staged: [] });
     this.#key = jobKeyHex;
     this.#log = log;
     this.#events = events;
@@ -173,6 +187,20 @@ export class WireupServer {
     return (http.address() as AddressInfo).port;
   }
 
+  /** A spawned world: processes first..first+size-1 may join now (their hellos name those numbers). */
+  addWorld(first: number, size: number): void {
+    this.#worlds.push({ first, size, arrived: new Set(), staged: [] });
+  }
+
+  /** A committed value (a process's address, put before its world's fence), or undefined. */
+  committed(key: string): string | undefined {
+    return this.#committed.get(key);
+  }
+
+  #worldOf(process: number): World | undefined {
+    return this.#worlds.find((w) => process >= w.first && process < w.first + w.size);
+  }
+
   /** Ranks currently connected. */
   get connectedRanks(): number[] {
     return [...this.#members.keys()];
@@ -184,7 +212,7 @@ export class WireupServer {
    */
   rollCall(timeoutMs: number): Promise<Map<number, RollCallAnswer>> {
     const answers = new Map<number, RollCallAnswer>();
-    for (let r = 0; r < this.#size; r++) answers.set(r, { kind: 'noAnswer' });
+    for (const w of this.#worlds) for (let r = w.first; r < w.first + w.size; r++) answers.set(r, { kind: 'noAnswer' });
     const id = this.#nextRollCallId++;
     const expected = new Set(this.#members.keys());
     return new Promise((resolve) => {
@@ -315,7 +343,22 @@ export class WireupServer {
         this.#events.onTrace?.(conn.rank, m.data);
         this.#send(conn, { t: 'ack', id: m.id });
         return;
+      case 'dyn':
+        this.#onDynamic(conn, m.id, m.op, m.a);
+        return;
     }
+  }
+
+  #onDynamic(conn: Conn, id: number, op: DynOp, args: Readonly<Record<string, unknown>>): void {
+    const handler = this.#events.onDynamic;
+    if (handler === undefined) {
+      this.#send(conn, { t: 'dynReply', id, error: ['ERR_SPAWN', 'this mpiexec serves no dynamic processes'], value: null });
+      return;
+    }
+    handler(conn.rank, op, args).then(
+      (r) => this.#send(conn, 'error' in r ? { t: 'dynReply', id, error: r.error, value: null } : { t: 'dynReply', id, error: null, value: r.value }),
+      (err: Error) => this.#send(conn, { t: 'dynReply', id, error: ['ERR_OTHER', err.message], value: null }),
+    );
   }
 
   #onHello(conn: Conn, m: ClientMessage): void {
@@ -334,33 +377,36 @@ export class WireupServer {
     }
     // Authenticated from here on: a refusal below is a job member's mistake, closed properly.
     this.#gate.authenticated(conn.socket);
-    if (m.rank < 0 || m.rank >= this.#size || this.#members.has(m.rank)) {
+    const world = this.#worldOf(m.rank);
+    if (world === undefined || this.#members.has(m.rank)) {
       this.#refuse(conn, CLOSE_CODES.badRank, 'rank out of range or already connected', { rank: m.rank, clientPid: m.pid });
       return;
     }
     conn.rank = m.rank;
     this.#members.set(m.rank, conn);
     this.#log.debug({ rank: m.rank, pid: m.pid }, 'rank joined the wire-up service');
-    this.#send(conn, { t: 'welcome', size: this.#size, proof });
+    this.#send(conn, { t: 'welcome', size: world.size, proof });
     this.#events.onJoined(m.rank, m.pid);
   }
 
   #onFence(conn: Conn, puts: readonly (readonly [string, string])[]): void {
-    if (this.#arrived.has(conn.rank)) {
+    const w = this.#worldOf(conn.rank)!;
+    if (w.arrived.has(conn.rank)) {
       this.#refuse(conn, CLOSE_CODES.protocol, 'fence called twice', { rank: conn.rank });
       return;
     }
-    this.#arrived.add(conn.rank);
-    for (const p of puts) this.#staged.push(p);
-    if (this.#arrived.size < this.#size) return;
-    const kvs = this.#staged;
+    w.arrived.add(conn.rank);
+    for (const p of puts) w.staged.push(p);
+    if (w.arrived.size < w.size) return;
+    const kvs = w.staged;
     for (const [k, v] of kvs) this.#committed.set(k, v);
-    this.#arrived = new Set();
-    this.#staged = [];
-    this.#log.debug({ pairs: kvs.length }, 'fence completed');
+    w.arrived = new Set();
+    w.staged = [];
+    this.#log.debug({ pairs: kvs.length, world: w.first }, 'fence completed');
     const done = encodeServerMessage({ t: 'fenceDone', kvs });
-    for (const c of this.#members.values()) {
-      if (c.ws.readyState === WebSocket.OPEN) c.ws.send(done);
+    for (const [r, c] of this.#members) {
+      if (r >= w.first && r < w.first + w.size && c.ws.readyState === WebSocket.OPEN) c.ws.send(done);
     }
+    this.#events.onFenceDone?.(w.first);
   }
 }

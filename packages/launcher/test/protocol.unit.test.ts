@@ -21,6 +21,7 @@ describe('wire-up protocol', () => {
       { t: 'abort', id: 9, code: 7, message: 'bye' },
       { t: 'rollCallReply', id: 1, blockedIn: { call: 'recv', comm: 'COMM_WORLD', peer: null, tag: 5 } },
       { t: 'rollCallReply', id: 2, blockedIn: null },
+      { t: 'dyn', id: 3, op: 'spawn', a: { commands: [{ command: 'x.js', args: [], maxprocs: 2 }] } },
     ];
     for (const m of messages) expect(decodeClientMessage(encodeClientMessage(m))).toEqual(m);
   });
@@ -58,6 +59,9 @@ describe('wire-up protocol', () => {
     ['bad puts', pack({ t: 'fence', puts: [['k']] })],
     ['bad report', pack({ t: 'finalized', id: 1, report: { messagesSent: -1 } })],
     ['bad blockedIn', pack({ t: 'rollCallReply', id: 1, blockedIn: { call: 1 } })],
+    ['unknown dynamic op', pack({ t: 'dyn', id: 1, op: 'fork', a: {} })],
+    ['dynamic arguments not an object', pack({ t: 'dyn', id: 1, op: 'spawn', a: [1] })],
+    ['dynamic reply with a bad error', pack({ t: 'dynReply', id: 1, error: ['ERR_SPAWN'], value: null })],
     ['empty', Buffer.alloc(0)],
   ])('rejects %s without throwing', (_name, bytes) => {
     expect(decodeClientMessage(bytes)).toBeNull();

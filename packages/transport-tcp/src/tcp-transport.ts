@@ -228,6 +228,14 @@ export class TcpTransport implements Transport, ConnectionOwner {
     if (this._threadConnections && this.#ownHost === null) this.#ownHost = this.#addresses[this._process]?.tcp.host ?? null;
   }
 
+  addPeers(peerAddresses: readonly string[]): void {
+    peerAddresses.forEach((a, p) => {
+      if (a === '') return;
+      this.#names[p] = a.startsWith('/') ? a : null;
+      this.#addresses[p] = a.startsWith('/') ? null : parsePublished(a);
+    });
+  }
+
   /**
    * Queues a frame on channel channelOf(srcEndpoint, dstEndpoint, J, C) (contract in interface.ts).
    * Frames to a lost or departed peer, or sent after close()/destroy(), are dropped.

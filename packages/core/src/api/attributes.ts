@@ -30,6 +30,8 @@
  * attributes exist on COMM_WORLD only, read-only (ERR_KEYVAL when set,
  * deleted or freed).
  */
+import { universeOf } from '../config/index.ts';
+import { runtimeOrNull } from '../runtime/index.ts';
 import { ERR_ARG, ERR_KEYVAL, mpiError } from '../util/index.ts';
 import { describe } from './buffer.ts';
 import { ANY_SOURCE, PROC_NULL, TAG_UB } from './constants.ts';
@@ -56,10 +58,10 @@ const PREDEFINED: ReadonlyMap<number, (worldSize: number) => unknown> = new Map<
   [IO, () => ANY_SOURCE],
   // MPI.wtime() is performance.now() of each process: not synchronized.
   [WTIME_IS_GLOBAL, () => false],
-  // mpiexec does not spawn yet: the universe is the job.
-  [UNIVERSE_SIZE, (worldSize) => worldSize],
-  // One program per job (no MPMD yet): application number 0.
-  [APPNUM, () => 0],
+  // The job's process numbers, its slots (docs/adr/0040-dynamic-processes.md): what spawn can still use plus what it used.
+  [UNIVERSE_SIZE, (worldSize) => Math.max(worldSize, universeOf(runtimeOrNull()?.job ?? null))],
+  // spawnMultiple's command index in a spawned world; 0 otherwise (no MPMD launch yet).
+  [APPNUM, () => runtimeOrNull()?.job?.appnum ?? 0],
 ]);
 
 /** A communicator as the callbacks see it (the public Comm). */

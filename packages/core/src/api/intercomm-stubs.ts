@@ -15,6 +15,8 @@ const installed = new WeakSet<object>();
 /** Comm methods that hold on an intercommunicator as they are (inherited). */
 const INHERITED = new Set([
   'free', 'setAttr', 'getAttr', 'deleteAttr', 'setInfo', 'getInfo', 'setErrhandler', 'getErrhandler', 'callErrhandler', 'createIntercomm',
+  // api/dynamic.ts: a barrier and a free, both defined on intercommunicators.
+  'disconnect',
 ]);
 
 /**
@@ -58,5 +60,5 @@ export function installIntercommStubs(intercomm: { prototype: object }, comm: { 
 /** Methods MPI defines on intracommunicators only. */
 const INTRA_ONLY = new Set([
   'scan', 'exscan', 'Scan', 'Exscan', 'Iscan', 'Iexscan', 'ScanInit', 'ExscanInit', 'createGroup', 'splitType', 'createCart', 'createGraph',
-  'createDistGraph', 'createDistGraphAdjacent',
+  'createDistGraph', 'createDistGraphAdjacent', 'spawn', 'spawnMultiple', 'accept', 'connect',
 ]);

@@ -15,6 +15,7 @@ import {
 import type { PmiClient } from '../pmi/index.ts';
 import { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE, setupPredefinedComms, attachPredefinedComms, bindPredefinedComms } from './predefined-comms.ts';
 import { reviveWorkerData } from './revive.ts';
+import { joinParent } from './dynamic.ts';
 import { destroyCommRecord } from './comm.ts';
 import { deleteAllAttrs } from './attributes.ts';
 import { setupPredefinedTypes } from './datatype.ts';
@@ -27,12 +28,12 @@ let traceRecorder: typeof import('./trace-recorder.ts') | null = null;
 
 /** The API objects the bootstrap makes and binds around a thread's runtime. */
 const API_PARTS: ApiParts = {
-  createPredefined: (objects, processes, endpointsPerProcess, firstEndpoint) => ({
-    predefined: setupPredefinedComms(objects, processes, endpointsPerProcess, firstEndpoint),
+  createPredefined: (objects, processes, endpointsPerProcess, firstEndpoint, worldFirst) => ({
+    predefined: setupPredefinedComms(objects, processes, endpointsPerProcess, firstEndpoint, worldFirst),
     predefinedObjects: [...setupPredefinedTypes(objects), ...setupPredefinedOps(objects)],
   }),
-  attachPredefined: (boot, processes, endpointsPerProcess, firstEndpoint) => {
-    attachPredefinedComms(boot.predefined, processes, endpointsPerProcess, firstEndpoint, boot.endpoint);
+  attachPredefined: (boot, processes, endpointsPerProcess, firstEndpoint, worldFirst) => {
+    attachPredefinedComms(boot.predefined, processes, endpointsPerProcess, firstEndpoint, boot.endpoint, worldFirst);
     const types = setupPredefinedTypes(null, boot.predefinedObjects);
     setupPredefinedOps(null, boot.predefinedObjects.slice(types.length));
   },
@@ -72,6 +73,8 @@ async function initProcessOrThread(opts: { threadLevel?: ThreadLevel }): Promise
   const boot = isMainThread ? null : workerBoot();
   if (boot === null) {
     await startProcess(level, API_PARTS);
+    // A spawned process: its intercommunicator to the parents, collective over its COMM_WORLD (MPI.getParent).
+    await joinParent();
     return level;
   }
   if (boot.threadLevel !== 'serialized' && boot.threadLevel !== 'multiple') {

@@ -28,8 +28,8 @@ export const COMM_DATA = { CONTEXT_ID: 0, GROUP: 1, ID_ENDPOINT: 2 } as const;
  * bit. Returns the four communicator handles (WORLD, SELF, ENDPOINTS, CLIQUE),
  * which worker threads attach to.
  */
-export function setupPredefinedComms(objects: ObjectTable, processes: number, endpointsPerProcess: number, myFirstEndpoint: number): number[] {
-  const groups = predefinedGroups(processes, endpointsPerProcess, myFirstEndpoint, myFirstEndpoint);
+export function setupPredefinedComms(objects: ObjectTable, processes: number, endpointsPerProcess: number, myFirstEndpoint: number, worldFirst = 0): number[] {
+  const groups = predefinedGroups(processes, endpointsPerProcess, myFirstEndpoint, myFirstEndpoint, worldFirst);
   return PREDEFINED.map((comm, i) => {
     const members = groups[i]!;
     const group = objects.create(OBJECT_KIND.GROUP, true, [members.length], new Uint8Array(members.buffer), 'init');
@@ -40,8 +40,8 @@ export function setupPredefinedComms(objects: ObjectTable, processes: number, en
 }
 
 /** In a worker thread: the same communicators over the records the main thread made, seen from endpoint `myEndpoint`. */
-export function attachPredefinedComms(handles: readonly number[], processes: number, endpointsPerProcess: number, myFirstEndpoint: number, myEndpoint: number): void {
-  const groups = predefinedGroups(processes, endpointsPerProcess, myFirstEndpoint, myEndpoint);
+export function attachPredefinedComms(handles: readonly number[], processes: number, endpointsPerProcess: number, myFirstEndpoint: number, myEndpoint: number, worldFirst = 0): void {
+  const groups = predefinedGroups(processes, endpointsPerProcess, myFirstEndpoint, myEndpoint, worldFirst);
   PREDEFINED.forEach((comm, i) => comm._setEndpoints(groups[i]!, handles[i]!));
 }
 
@@ -57,11 +57,13 @@ export function bindPredefinedComms(rt: ThreadRuntime | null): void {
 
 const PREDEFINED = [COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE];
 
-function predefinedGroups(processes: number, j: number, myFirstEndpoint: number, myEndpoint: number): Int32Array[] {
+/** A spawned world's processes are numbered from `worldFirst` (docs/adr/0040-dynamic-processes.md): its COMM_WORLD is theirs only. */
+function predefinedGroups(processes: number, j: number, myFirstEndpoint: number, myEndpoint: number, worldFirst: number): Int32Array[] {
+  const base = worldFirst * j;
   return [
-    Int32Array.from({ length: processes }, (_, p) => p * j),
+    Int32Array.from({ length: processes }, (_, p) => base + p * j),
     Int32Array.of(myEndpoint),
-    Int32Array.from({ length: processes * j }, (_, e) => e),
+    Int32Array.from({ length: processes * j }, (_, e) => base + e),
     Int32Array.from({ length: j }, (_, e) => myFirstEndpoint + e),
   ];
 }

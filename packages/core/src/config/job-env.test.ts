@@ -1,6 +1,6 @@
 // Unit tests of the job environment: the host label (what COMM_TYPE_SHARED groups by) and taking the key out of it.
 import { describe, expect, it } from 'vitest';
-import { hostLabel, takeJobEnv } from './job-env.ts';
+import { hostLabel, processOf, readJobEnv, takeJobEnv, universeOf } from './job-env.ts';
 
 describe('hostLabel', () => {
   it('tells apart two hosts that share one host name by their listen addresses', () => {
@@ -26,5 +26,23 @@ describe('takeJobEnv', () => {
     expect('TSMPI_JOB_KEY' in env).toBe(false);
     expect(env['TSMPI_PMI_URL']).toBe('ws://127.0.0.1:1');
     expect(env['OTHER']).toBe('x');
+  });
+});
+
+describe('processOf and universeOf (dynamic processes)', () => {
+  const base = { TSMPI_PMI_URL: 'ws://127.0.0.1:1', TSMPI_RANK: '1', TSMPI_SIZE: '2' };
+  it('a rank of the world mpiexec started is its own process number; the universe is at least the world', () => {
+    const job = readJobEnv(base);
+    expect(processOf(job)).toBe(1);
+    expect(universeOf(job)).toBe(2);
+    expect(universeOf(readJobEnv({ ...base, TSMPI_UNIVERSE: '6' }))).toBe(6);
+  });
+  it('a spawned rank counts from its world\'s first process; a malformed number is ignored', () => {
+    const job = readJobEnv({ ...base, TSMPI_WORLD_FIRST: '4', TSMPI_UNIVERSE: '3', TSMPI_PARENT_SPAWN: '1' });
+    expect(processOf(job)).toBe(5);
+    expect(universeOf(job)).toBe(6);
+    expect(job?.parentSpawn).toBe(1);
+    expect(readJobEnv({ ...base, TSMPI_WORLD_FIRST: '-1' })?.worldFirst).toBeUndefined();
+    expect(processOf(null)).toBe(0);
   });
 });

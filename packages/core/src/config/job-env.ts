@@ -12,6 +12,17 @@ export const JOB_ENV = {
   host: 'TSMPI_HOST',
   listenHost: 'TSMPI_LISTEN_HOST',
   portRange: 'TSMPI_PORT_RANGE',
+  /**
+   * Dynamic processes (docs/adr/0040-dynamic-processes.md): the job's process numbers (UNIVERSE_SIZE).
+   * Also read by mpiexec from its own environment: the user's request for spare slots.
+   */
+  universe: 'TSMPI_UNIVERSE',
+  /** The first process number of this process's world (0 for the world mpiexec started). */
+  worldFirst: 'TSMPI_WORLD_FIRST',
+  /** In a spawned world: the spawn that started it (mpiexec's id), absent otherwise. */
+  parentSpawn: 'TSMPI_PARENT_SPAWN',
+  /** In a spawned world: this process's application number (spawnMultiple's command index). */
+  appnum: 'TSMPI_APPNUM',
 } as const;
 
 /** A range of TCP ports, both ends included. */
@@ -34,6 +45,35 @@ export interface JobEnv {
   readonly listenHost: string;
   /** Ports the transport may listen on (mpiexec --port-range); null: any free port. */
   readonly portRange?: PortRange | null;
+  /**
+   * Dynamic processes: the process numbers the job may ever use (its slots), at least `worldFirst + size`.
+   * Every process's device is sized for them. Absent: worldFirst + size (no spawn).
+   */
+  readonly universe?: number;
+  /** The first process number of this process's world: its process number is worldFirst + rank. Absent: 0. */
+  readonly worldFirst?: number;
+  /** In a spawned world, the id of the spawn that started it; absent in the world mpiexec started. */
+  readonly parentSpawn?: number;
+  /** spawnMultiple's command index of this process (MPI APPNUM); absent: 0. */
+  readonly appnum?: number;
+}
+
+/** This process's number in the job: its endpoints are the device's process number `processOf(job)`. */
+export function processOf(job: JobEnv | null): number {
+  return job === null ? 0 : (job.worldFirst ?? 0) + job.rank;
+}
+
+/** The job's process numbers (the device's process count): the universe, never fewer than this world's end. */
+export function universeOf(job: JobEnv | null): number {
+  if (job === null) return 1;
+  const end = (job.worldFirst ?? 0) + job.size;
+  return Math.max(end, job.universe ?? end);
+}
+
+/** A non-negative integer from the environment, or undefined when absent or malformed. */
+function optionalCount(text: string | undefined): number | undefined {
+  if (text === undefined || !/^\d{1,9}$/.test(text)) return undefined;
+  return Number(text);
 }
 
 /** Parses "LO-HI" (1 <= LO <= HI <= 65535); null when malformed. */
@@ -59,7 +99,16 @@ export function readJobEnv(env: NodeJS.ProcessEnv = process.env): JobEnv | null 
     jobKey: env[JOB_ENV.jobKey] ?? '',
     listenHost: env[JOB_ENV.listenHost] ?? '127.0.0.1',
     portRange: parsePortRange(env[JOB_ENV.portRange] ?? ''),
+    ...withCount('universe', env[JOB_ENV.universe]),
+    ...withCount('worldFirst', env[JOB_ENV.worldFirst]),
+    ...withCount('parentSpawn', env[JOB_ENV.parentSpawn]),
+    ...withCount('appnum', env[JOB_ENV.appnum]),
   };
+}
+
+function withCount<K extends string>(key: K, text: string | undefined): { [k in K]?: number } {
+  const n = optionalCount(text);
+  return (n === undefined ? {} : { [key]: n }) as { [k in K]?: number };
 }
 
 /**
@@ -70,6 +119,8 @@ export function readJobEnv(env: NodeJS.ProcessEnv = process.env): JobEnv | null 
 export function takeJobEnv(env: NodeJS.ProcessEnv = process.env): JobEnv | null {
   const job = readJobEnv(env);
   delete env[JOB_ENV.jobKey];
+  // A process this rank starts is not a member of its world (a spawned one gets its own from mpiexec).
+  delete env[JOB_ENV.parentSpawn];
   return job;
 }
 

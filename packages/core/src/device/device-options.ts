@@ -9,6 +9,11 @@ import type { RefcountStrategy } from './lifetime.ts';
 export interface DeviceOptions {
   readonly process: number;
   readonly processCount: number;
+  /**
+   * Dynamic processes: processes 0..presentProcesses-1 exist at init; the rest of processCount (the
+   * job's universe) may join later (addPeers). Absent: all of processCount.
+   */
+  readonly presentProcesses?: number;
   readonly endpointsPerProcess: number;
   readonly eagerLimit: number;
   readonly channels: number;

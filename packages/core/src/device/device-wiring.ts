@@ -135,13 +135,22 @@ export class DeviceWiring {
     return this.path;
   }
 
+  /** Device.addPeers: processes that joined the job later (dynamic processes), to this thread's transports. @returns false when one cannot learn them */
+  addPeers(addresses: readonly string[]): boolean {
+    const all = [...(this.transport === null ? [] : [this.transport]), ...this.#directAll];
+    if (all.some((t) => t.addPeers === undefined)) return false;
+    for (const t of all) t.addPeers!(addresses);
+    return true;
+  }
+
   /** Device.openDirect: this thread's direct connections to every other process, opened now. */
   async openDirect(): Promise<void> {
     const o = this.#opts;
     const waits: Promise<void>[] = [];
     for (const t of this.#directAll) {
       if (t.open === undefined) continue;
-      for (let p = 0; p < o.processCount; p++) if (p !== o.process) waits.push(t.open(p));
+      // Only the processes that exist now: a universe's later numbers (dynamic processes) open on first use.
+      for (let p = 0; p < o.processCount; p++) if (p !== o.process && (o.presentProcesses === undefined || p < o.presentProcesses)) waits.push(t.open(p));
     }
     if (waits.length === 0) return;
     const completion = this.#p.completion;

@@ -134,6 +134,14 @@ export class Device {
     this.#path = this.#wiring.start(addresses, direct);
   }
 
+  /**
+   * Dynamic processes: addresses of processes that joined the job after start (index = process, ''
+   * for one unchanged), to this thread's transports. @returns false when a transport cannot take them
+   */
+  addPeers(addresses: readonly string[]): boolean {
+    return this.#wiring.addPeers(addresses);
+  }
+
   /** Opens this thread's direct connections to every other process now (init awaits it: a handshake needs this thread's loop). */
   openDirect(): Promise<void> {
     return this.#wiring.openDirect();

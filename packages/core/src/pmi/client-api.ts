@@ -5,6 +5,7 @@
  *
  * Threads: created and used only by the process's main thread.
  */
+import type { DynOp } from './protocol.ts';
 
 /** Where a rank is blocked, for the launcher's --timeout roll-call. null: not in MPI. */
 export interface BlockedIn {
@@ -56,6 +57,12 @@ export interface PmiClient {
   measureClockOffset(pings: number): Promise<number>;
   /** mpiexec --trace: hands this process's trace (trace-format.ts) to mpiexec; resolves once acknowledged. */
   sendTrace(data: Uint8Array): Promise<void>;
+  /**
+   * Dynamic processes (protocol.ts DYN_OPS, docs/adr/0040-dynamic-processes.md): one request to
+   * mpiexec; resolves to its answer. Absent under a launcher that cannot start processes (PMI direct).
+   * @throws MPIError of the class mpiexec names (ERR_SPAWN, ERR_PORT, ERR_NAME, ...), `call` in its message
+   */
+  dynamic?(call: string, op: DynOp, args: Readonly<Record<string, unknown>>): Promise<unknown>;
   /** The launcher's roll-call asks this on --timeout. */
   setRollCallHandler(handler: () => BlockedIn | null): void;
   /** Called when the connection to the launcher is lost (the launcher is gone: the process should exit). */

@@ -27,8 +27,8 @@ import type { Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import { createRequire } from 'node:module';
 import type { RawData, WebSocket as WsSocket } from 'ws';
-import type { JobEnv } from '../config/index.ts';
-import { ERR_OTHER, KeyResponse, jobTlsClientOptions, mpiError } from '../util/index.ts';
+import { processOf, type JobEnv } from '../config/index.ts';
+import { ERROR_CLASSES, ERR_OTHER, KeyResponse, jobTlsClientOptions, mpiError } from '../util/index.ts';
 import type { BlockedIn, FinalizeReport, PmiClient } from './client-api.ts';
 import { estimateClockOffset, type ClockSample } from './clock-offset.ts';
 import {
@@ -38,6 +38,7 @@ import {
   encodeClientMessage,
   pmiProofBinding,
   type ClientMessage,
+  type DynOp,
   type ServerMessage,
 } from './protocol.ts';
 
@@ -64,6 +65,8 @@ interface Pending {
 class WsPmiClient implements PmiClient {
   readonly rank: number;
   readonly size: number;
+  /** This process's number in the job (its world's first plus its rank): what its hello names. */
+  readonly #process: number;
   readonly #ws: WsSocket;
   #socket: Socket | null = null;
   #outstanding = 1; // the connect itself
@@ -87,7 +90,8 @@ class WsPmiClient implements PmiClient {
   constructor(env: JobEnv) {
     this.rank = env.rank;
     this.size = env.size;
-    this.#proof = new KeyResponse(env.jobKey, pmiProofBinding(PMI_PROTOCOL_VERSION, env.rank, process.pid));
+    this.#process = processOf(env);
+    this.#proof = new KeyResponse(env.jobKey, pmiProofBinding(PMI_PROTOCOL_VERSION, this.#process, process.pid));
     this.#ws = new WebSocket(env.pmiUrl, {
       perMessageDeflate: false,
       maxPayload: MAX_PAYLOAD_BYTES,
@@ -177,6 +181,15 @@ class WsPmiClient implements PmiClient {
     return this.#request<void>('pmi.reportPeerLost', (id) => ({ t: 'peerLost', id, process }));
   }
 
+  async dynamic(call: string, op: DynOp, args: Readonly<Record<string, unknown>>): Promise<unknown> {
+    const r = await this.#request<{ error: readonly [string, string] | null; value: unknown }>(call, (id) => ({ t: 'dyn', id, op, a: args }));
+    if (r.error !== null) {
+      const row = ERROR_CLASSES.find((c) => c[1] === r.error![0]);
+      throw mpiError(row === undefined ? ERR_OTHER : row[0], call, r.error[1]);
+    }
+    return r.value;
+  }
+
   setRollCallHandler(handler: () => BlockedIn | null): void {
     this.#rollCall = handler;
   }
@@ -258,7 +271,7 @@ class WsPmiClient implements PmiClient {
             : `the wire-up service speaks protocol version ${m.v}, this process ${PMI_PROTOCOL_VERSION} (mpiexec and the program from different tsmpi versions?)`);
           return;
         }
-        this.#send({ t: 'hello', v: PMI_PROTOCOL_VERSION, rank: this.rank, pid: process.pid, nonce: this.#proof.nonce, proof });
+        this.#send({ t: 'hello', v: PMI_PROTOCOL_VERSION, rank: this.#process, pid: process.pid, nonce: this.#proof.nonce, proof });
         return;
       }
       case 'welcome': {
@@ -296,6 +309,9 @@ class WsPmiClient implements PmiClient {
         return;
       case 'clockReply':
         this.#settle(m.id, m.timeMs);
+        return;
+      case 'dynReply':
+        this.#settle(m.id, { error: m.error, value: m.value });
         return;
       case 'rollCall': {
         let blockedIn: BlockedIn | null = null;

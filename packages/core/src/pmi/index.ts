@@ -12,6 +12,7 @@ export {
   encodeServerMessage,
   decodeClientMessage,
   decodeServerMessage,
+  DYN_OPS,
 } from './protocol.ts';
 export type {
   ClientMessage,
@@ -33,6 +34,9 @@ export type {
   ClockMessage,
   ClockReplyMessage,
   TraceMessage,
+  DynMessage,
+  DynReplyMessage,
+  DynOp,
 } from './protocol.ts';
 // mpiexec --trace (issue 41): the trace a process hands over, and the clock offset it measures.
 export { TRACE_CALL, TRACE_MSG, encodeTraceDump, decodeTraceDump } from './trace-format.ts';

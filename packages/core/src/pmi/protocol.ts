@@ -24,6 +24,14 @@
  *     <- rollCall {id}                rollCallReply {id, blockedIn|null}  (--timeout)
  *     clock {id}                      <- clockReply {id, timeMs}: mpiexec's clock, ms (--trace's offset, clock-offset.ts)
  *     trace {id, data}                <- ack {id}; data: the process's trace (trace-format.ts), before finalized
+ *     dyn {id, op, a}                 <- dynReply {id, error|null, value}: dynamic processes
+ *                                     (docs/adr/0040-dynamic-processes.md): op names the request
+ *                                     (DYN_OPS), `a` its arguments, checked by the launcher; error is
+ *                                     [MPI error class name, message]
+ *
+ * hello's rank is the process's number in the job (its world's first process
+ * number plus its rank; the same for the world mpiexec started), and welcome's
+ * size is the size of the process's world.
  *
  * The decoders never throw: they return the message, or null for anything
  * malformed (the receiver then closes with CLOSE_CODES.protocol). Encoders copy
@@ -76,6 +84,10 @@ export type PeerLostMessage = { readonly t: 'peerLost'; readonly id: number; rea
 export type RollCallReplyMessage = { readonly t: 'rollCallReply'; readonly id: number; readonly blockedIn: BlockedIn | null };
 export type ClockMessage = { readonly t: 'clock'; readonly id: number };
 export type TraceMessage = { readonly t: 'trace'; readonly id: number; readonly data: Uint8Array };
+/** The requests of dynamic processes (api/spawn.ts, api/ports.ts), answered by the launcher's dynamic-service.ts. */
+export const DYN_OPS = ['spawn', 'spawnJoin', 'openPort', 'closePort', 'accept', 'connect', 'publish', 'lookup', 'unpublish'] as const;
+export type DynOp = (typeof DYN_OPS)[number];
+export type DynMessage = { readonly t: 'dyn'; readonly id: number; readonly op: DynOp; readonly a: Readonly<Record<string, unknown>> };
 
 /** Everything a process sends to the wire-up service. */
 export type ClientMessage =
@@ -88,7 +100,8 @@ export type ClientMessage =
   | PeerLostMessage
   | RollCallReplyMessage
   | ClockMessage
-  | TraceMessage;
+  | TraceMessage
+  | DynMessage;
 
 export type ChallengeMessage = { readonly t: 'challenge'; readonly v: number; readonly nonce: Uint8Array };
 export type WelcomeMessage = { readonly t: 'welcome'; readonly size: number; readonly proof: Uint8Array };
@@ -97,9 +110,10 @@ export type GetReplyMessage = { readonly t: 'getReply'; readonly id: number; rea
 export type AckMessage = { readonly t: 'ack'; readonly id: number };
 export type RollCallMessage = { readonly t: 'rollCall'; readonly id: number };
 export type ClockReplyMessage = { readonly t: 'clockReply'; readonly id: number; readonly timeMs: number };
+export type DynReplyMessage = { readonly t: 'dynReply'; readonly id: number; readonly error: readonly [string, string] | null; readonly value: unknown };
 
 /** Everything the wire-up service sends to a process. */
-export type ServerMessage = ChallengeMessage | WelcomeMessage | FenceDoneMessage | GetReplyMessage | AckMessage | RollCallMessage | ClockReplyMessage;
+export type ServerMessage = ChallengeMessage | WelcomeMessage | FenceDoneMessage | GetReplyMessage | AckMessage | RollCallMessage | ClockReplyMessage | DynReplyMessage;
 
 const packr = new Packr({ useRecords: false });
 
@@ -219,6 +233,14 @@ export function decodeClientMessage(data: Uint8Array): ClientMessage | null {
       return isInt(m['id']) ? { t: 'clock', id: m['id'] } : null;
     case 'trace':
       return isInt(m['id']) && isBytes(m['data']) ? { t: 'trace', id: m['id'], data: m['data'] } : null;
+    case 'dyn': {
+      const op = m['op'];
+      const a = m['a'];
+      const known = (DYN_OPS as readonly unknown[]).includes(op);
+      return isInt(m['id']) && known && typeof a === 'object' && a !== null && !Array.isArray(a)
+        ? { t: 'dyn', id: m['id'], op: op as DynOp, a: a as Record<string, unknown> }
+        : null;
+    }
     default:
       return null;
   }
@@ -245,6 +267,11 @@ export function decodeServerMessage(data: Uint8Array): ServerMessage | null {
       return isInt(m['id']) ? { t: 'rollCall', id: m['id'] } : null;
     case 'clockReply':
       return isInt(m['id']) && typeof m['timeMs'] === 'number' && Number.isFinite(m['timeMs']) ? { t: 'clockReply', id: m['id'], timeMs: m['timeMs'] } : null;
+    case 'dynReply': {
+      const e = m['error'];
+      const error = e === null ? null : Array.isArray(e) && e.length === 2 && typeof e[0] === 'string' && typeof e[1] === 'string' ? ([e[0], e[1]] as const) : undefined;
+      return isInt(m['id']) && error !== undefined ? { t: 'dynReply', id: m['id'], error, value: m['value'] ?? null } : null;
+    }
     default:
       return null;
   }

@@ -21,7 +21,7 @@
  */
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { resolveSettings, type Settings, type JobEnv } from '../config/index.ts';
+import { processOf, resolveSettings, universeOf, type Settings, type JobEnv } from '../config/index.ts';
 import { Device, Engines, SharedState, endpointReceivePlan, resolveEndpointReceive, MAX_THREADS, type EndpointReceivePlan, type DirectRoute, type EngineBoot, type ObjectTable } from '../device/index.ts';
 import { ContextIdState } from '../comm/index.ts';
 import { createLogger, type Logger } from '../log/index.ts';
@@ -40,9 +40,9 @@ import type { WorkerBoot } from './worker-boot.ts';
 /** What the API layer makes, binds and answers around a thread's runtime (api/lifecycle.ts supplies it). */
 export interface ApiParts {
   /** Makes the predefined communicators, then datatypes and ops, in the process's object table; their handles. */
-  createPredefined(objects: ObjectTable, processes: number, endpointsPerProcess: number, firstEndpoint: number): { predefined: number[]; predefinedObjects: number[] };
+  createPredefined(objects: ObjectTable, processes: number, endpointsPerProcess: number, firstEndpoint: number, worldFirst: number): { predefined: number[]; predefinedObjects: number[] };
   /** Binds an MPI.Worker thread's predefined objects to the handles its boot record carries. */
-  attachPredefined(boot: WorkerBoot, processes: number, endpointsPerProcess: number, firstEndpoint: number): void;
+  attachPredefined(boot: WorkerBoot, processes: number, endpointsPerProcess: number, firstEndpoint: number, worldFirst: number): void;
   /** Frees a communicator's record when the object table destroys its handle. */
   destroyComm(handle: number): void;
   /** Binds the predefined communicators to this thread's device (Pt2ptComm._bind; null: unbinds). */
@@ -92,6 +92,11 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
   if (transport !== null) settings = { ...settings, transport };
   const rank = job?.rank ?? 0;
   const size = job?.size ?? 1;
+  // Dynamic processes (docs/adr/0040-dynamic-processes.md): the device is sized for the job's universe;
+  // this process is number `proc` of it, and processes 0..present-1 exist now (this world is the last of them).
+  const proc = processOf(job);
+  const universe = universeOf(job);
+  const present = (job?.worldFirst ?? 0) + size;
   const log = createLogger(settings.logLevel, rank, settings.logFormat);
   // This thread's waiting and roll-call state, before the roll-call handler that reads it.
   const waitPoll = new WaitPoll();
@@ -109,7 +114,7 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
   const receivePlan = endpointReceivePlan(receiveAsked, progress, size, job?.localSize ?? size);
   logEndpointReceive(settings, receiveAsked, progress, receivePlan, log);
   const shared = SharedState.create({
-    processCount: size,
+    processCount: universe,
     endpointsPerProcess: settings.endpoints,
     channels: settings.channels,
     matching: settings.matching,
@@ -120,13 +125,13 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
     endpointReaders: receivePlan.path === 'thread',
   });
   const allChannels = Array.from({ length: settings.channels }, (_, c) => c);
-  const useEngines = progress !== 'inline' && size > 1;
-  const transportFactory = size > 1 ? await loadTransport(settings) : null;
+  const useEngines = progress !== 'inline' && universe > 1;
+  const transportFactory = universe > 1 ? await loadTransport(settings) : null;
   // docs/adr/0019: the main thread never reads an endpoint, but it sends to remote readers like any thread.
   const readerSocketName = shared.routes !== null && transportFactory !== null ? await loadReaderSocketName(settings) : null;
   const device = new Device(
     {
-      ...deviceBase(settings, job, rank, size),
+      ...deviceBase(settings, job, proc, universe, present),
       log: log.child({ mod: 'device' }),
       transportFactory,
       threadId: 0,
@@ -147,21 +152,22 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
   let engines: Engines | null = null;
   let directRoutes: readonly DirectRoute[];
   if (useEngines) {
-    const started = await startEngines(shared, settings, job!, pmi!, rank, size, progress === 'threads' && settings.wait === 'poll' ? settings.threadPollMs : 0);
+    const started = await startEngines(shared, settings, job!, pmi!, proc, universe, present, progress === 'threads' && settings.wait === 'poll' ? settings.threadPollMs : 0);
     engines = started.engines;
     // Threads progress: every user thread, this one included, sends on connections of its own to the engines.
-    directRoutes = progress === 'threads' && size - 1 <= DIRECT_MAX_PEERS ? started.perChannel.map((addresses, c) => ({ channels: [c], addresses })) : [];
+    directRoutes = progress === 'threads' && present - 1 <= DIRECT_MAX_PEERS ? started.perChannel.map((addresses, c) => ({ channels: [c], addresses })) : [];
     device.start(null, directRoutes);
     await device.openDirect();
   } else {
     const address = await device.listen();
     if (pmi !== null) {
-      if (address !== null) pmi.put(`tcp:${rank}`, address);
+      if (address !== null) pmi.put(`tcp:${proc}`, address);
       await pmi.fence();
     }
-    const addresses = size > 1 ? await Promise.all(Array.from({ length: size }, (_, p) => pmi!.get(`tcp:${p}`))) : null;
+    // Processes of the universe that do not exist yet get their addresses when they join (Device.addPeers).
+    const addresses = universe > 1 ? await Promise.all(Array.from({ length: universe }, (_, p) => (p < present ? pmi!.get(`tcp:${p}`) : ''))) : null;
     // Inline progress: this thread hosts every channel; worker threads send on their own connections to the peers' main threads.
-    directRoutes = addresses === null || size - 1 > DIRECT_MAX_PEERS ? [] : [{ channels: allChannels, addresses }];
+    directRoutes = addresses === null || present - 1 > DIRECT_MAX_PEERS ? [] : [{ channels: allChannels, addresses }];
     device.start(addresses);
   }
   const policy = pollPolicy({ localSize: job?.localSize ?? 1, cores: os.availableParallelism(), spinTurns: settings.waitSpinTurns });
@@ -173,7 +179,7 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
     blocked.attachTable(shared.buffers.blocked, 0, MAX_THREADS);
     shared.watchAbort((code, thread) => api.abort(code, `COMM_WORLD (from worker thread ${thread})`));
   }
-  const { predefined, predefinedObjects } = api.createPredefined(shared.objects, size, settings.endpoints, device.firstEndpoint);
+  const { predefined, predefinedObjects } = api.createPredefined(shared.objects, size, settings.endpoints, device.firstEndpoint, job?.worldFirst ?? 0);
   shared.objects.onDestroy = api.destroyComm;
   const rt = new ThreadRuntime({
     device, settings, job, pmi, log, threadLevel: level, progress, endpoint: device.firstEndpoint,
@@ -222,10 +228,12 @@ function logEndpointReceive(settings: Settings, asked: 'engine' | 'thread', prog
   log.info({ endpointReceive: settings.endpointReceive, progress, path: 'thread', why }, 'endpointReceive thread: worker threads read their endpoints');
 }
 
-function deviceBase(settings: Settings, job: JobEnv | null, rank: number, size: number) {
+/** @param proc this process's number in the job; @param universe the job's process numbers; @param present how many exist at init */
+function deviceBase(settings: Settings, job: JobEnv | null, proc: number, universe: number, present: number) {
   return {
-    process: rank,
-    processCount: size,
+    process: proc,
+    processCount: universe,
+    presentProcesses: present,
     endpointsPerProcess: settings.endpoints,
     eagerLimit: settings.eagerLimit,
     channels: settings.channels,
@@ -252,7 +260,7 @@ async function loadReaderSocketName(settings: Settings): Promise<ReaderSocketNam
 }
 
 /** Threads progress: one engine per channel, each publishing its own address; resolves to the engines and every process's address per channel. */
-async function startEngines(shared: SharedState, settings: Settings, job: JobEnv, pmi: PmiClient, rank: number, size: number, pollMs: number): Promise<{ engines: Engines; perChannel: string[][] }> {
+async function startEngines(shared: SharedState, settings: Settings, job: JobEnv, pmi: PmiClient, rank: number, size: number, present: number, pollMs: number): Promise<{ engines: Engines; perChannel: string[][] }> {
   const boots: EngineBoot[] = Array.from({ length: settings.channels }, (_, c) => ({
     shared: shared.buffers,
     channel: c,
@@ -261,7 +269,7 @@ async function startEngines(shared: SharedState, settings: Settings, job: JobEnv
     logLevel: settings.logLevel,
     logFormat: settings.logFormat,
     pollMs,
-    device: deviceBase(settings, job, rank, size),
+    device: deviceBase(settings, job, rank, size, present),
   }));
   const engines = await Engines.start(boots, (message, lostProcess) => {
     // A lost peer is the peer's failure, which mpiexec reports: this rank stops quietly (stop-on-peer-loss.ts),
@@ -274,7 +282,7 @@ async function startEngines(shared: SharedState, settings: Settings, job: JobEnv
   await pmi.fence();
   const perChannel: string[][] = [];
   for (let c = 0; c < settings.channels; c++) {
-    perChannel.push(await Promise.all(Array.from({ length: size }, (_, p) => pmi.get(`tcp:${p}:${c}`))));
+    perChannel.push(await Promise.all(Array.from({ length: size }, (_, p) => (p < present ? pmi.get(`tcp:${p}:${c}`) : ''))));
     engines.startChannel(c, perChannel[c]!);
   }
   return { engines, perChannel };
@@ -287,8 +295,9 @@ export async function startWorkerThread(boot: WorkerBoot, api: ApiParts): Promis
   const threadId = boot.threadId;
   const rank = boot.job?.rank ?? 0;
   const size = boot.job?.size ?? 1;
+  const universe = universeOf(boot.job);
   const log = createLogger(settings.logLevel, rank, settings.logFormat).child({ thread: threadId });
-  const direct = boot.direct.length > 0 && size > 1;
+  const direct = boot.direct.length > 0 && universe > 1;
   // The roll-call shows this thread in MPI.init until it returns (opening its connections may wait for busy peers).
   const waitPoll = new WaitPoll();
   const blocked = new BlockedCalls(waitPoll);
@@ -299,7 +308,7 @@ export async function startWorkerThread(boot: WorkerBoot, api: ApiParts): Promis
   const readerSocketName = direct && shared.routes !== null ? await loadReaderSocketName(settings) : null;
   const device = new Device(
     {
-      ...deviceBase(settings, boot.job, rank, size), log: log.child({ mod: 'device' }), transportFactory: direct ? await loadTransport(settings) : null, threadId, hosted: [], statsRow: threadId,
+      ...deviceBase(settings, boot.job, processOf(boot.job), universe, (boot.job?.worldFirst ?? 0) + size), log: log.child({ mod: 'device' }), transportFactory: direct ? await loadTransport(settings) : null, threadId, hosted: [], statsRow: threadId,
       ...(readerSocketName === null ? {} : { readerSocketName, readsEndpoints: shared.layout.endpointReaders === true }),
     },
     shared,
@@ -313,7 +322,7 @@ export async function startWorkerThread(boot: WorkerBoot, api: ApiParts): Promis
   if (readerSocketName !== null) process.on('beforeExit', () => void device.readers.leaveAll('the thread is ending'));
   const policy = pollPolicy({ localSize: boot.job?.localSize ?? 1, cores: os.availableParallelism(), spinTurns: settings.waitSpinTurns });
   waitPoll.configure({ ...waitPollOptions(settings, size, log, device, false), spinTurns: policy.spinTurns });
-  api.attachPredefined(boot, size, settings.endpoints, device.firstEndpoint);
+  api.attachPredefined(boot, size, settings.endpoints, device.firstEndpoint, boot.job?.worldFirst ?? 0);
   shared.objects.onDestroy = api.destroyComm;
   const rt = new ThreadRuntime({
     device, settings, job: boot.job, pmi: null, log, threadLevel: boot.threadLevel, progress: boot.progress, endpoint: boot.endpoint,

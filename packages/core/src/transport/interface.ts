@@ -274,6 +274,12 @@ export interface Transport {
   /** Gives the address every process published (index = process). Connections are lazy. */
   start(peerAddresses: readonly string[]): void;
   /**
+   * Optional (dynamic processes, docs/adr/0040-dynamic-processes.md): addresses of processes that
+   * joined the job after start() (index = process; '' leaves an entry as it was). Connections stay
+   * lazy. A transport without it cannot reach spawned processes (spawn then refuses).
+   */
+  addPeers?(peerAddresses: readonly string[]): void;
+  /**
    * Queues a frame for `dstProcess` on channel channelOf(srcEndpoint, dstEndpoint, J, C).
    * Returns false when the channel's queue is past its high-water mark (the
    * caller should back off); the frame is queued all the same.

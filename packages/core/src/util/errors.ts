@@ -41,10 +41,14 @@ export const ERROR_CLASSES = [
   [30, 'ERR_INFO_VALUE', 'invalid info value'],
   [31, 'ERR_INFO_NOKEY', 'info key not found'],
   [32, 'ERR_IO', 'I/O error'],
+  [33, 'ERR_NAME', 'invalid service name'],
   [34, 'ERR_NO_MEM', 'out of memory'],
   [36, 'ERR_NO_SPACE', 'not enough space'],
   [37, 'ERR_NO_SUCH_FILE', 'file does not exist'],
+  [38, 'ERR_PORT', 'invalid port name'],
   [40, 'ERR_READ_ONLY', 'read-only file or file system'],
+  [41, 'ERR_SERVICE', 'invalid service name to unpublish'],
+  [42, 'ERR_SPAWN', 'error in spawning processes'],
   [43, 'ERR_UNSUPPORTED_DATAREP', 'unsupported data representation'],
   [45, 'ERR_WIN', 'invalid window'],
   [46, 'ERR_BASE', 'invalid base address'],
@@ -116,6 +120,10 @@ export const ERR_DISP = classValue('ERR_DISP');
 export const ERR_RMA_RANGE = classValue('ERR_RMA_RANGE');
 export const ERR_RMA_ATTACH = classValue('ERR_RMA_ATTACH');
 export const ERR_RMA_SHARED = classValue('ERR_RMA_SHARED');
+export const ERR_NAME = classValue('ERR_NAME');
+export const ERR_PORT = classValue('ERR_PORT');
+export const ERR_SERVICE = classValue('ERR_SERVICE');
+export const ERR_SPAWN = classValue('ERR_SPAWN');
 
 const NAME_BY_CLASS = new Map<number, string>(ERROR_CLASSES.map((r) => [r[0], r[1]]));
 const TEXT_BY_CLASS = new Map<number, string>(ERROR_CLASSES.map((r) => [r[0], r[2]]));

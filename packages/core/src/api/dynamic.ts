@@ -1,0 +1,306 @@
+/**
+ * Dynamic processes (API.md Part 2 "Dynamic processes"; MPI 4.0 chapter 11;
+ * docs/adr/0040-dynamic-processes.md): Comm.spawn / spawnMultiple, MPI.getParent,
+ * MPI.openPort / closePort, Comm.accept / connect, the name service, Comm.disconnect;
+ * the methods are installed on Comm.prototype here (as intercomm-create.ts installs
+ * createIntercomm).
+ *
+ * Every call that makes an intercommunicator is createIntercomm's scheme with mpiexec
+ * as the leaders' channel: the communicator allocates a context id over itself, its
+ * root hands [id, endpoints] to mpiexec (pmi `dyn` requests) and gets the other
+ * group's back (spawn: from the children's leader at their init; accept/connect: from
+ * the other root at the port), broadcasts the answer (or the error, so that no rank
+ * waits for a root that failed), and every rank builds the Intercomm. Processes that
+ * joined the job after this one started get their addresses from the job's key/value
+ * store before the Intercomm is returned (Device.addPeers).
+ *
+ * Limits of this step: the main thread only, under inline progress (the channel
+ * engines of --progress threads/engines do not learn new peers yet), processes started
+ * on mpiexec's host; ports connect worlds of one mpiexec job.
+ */
+import { allocateContextId, freeContextId } from '../comm/index.ts';
+import { bcastBytes } from '../coll/index.ts';
+import { runtime, runtimeOrNull, type ThreadRuntime } from '../runtime/index.ts';
+import type { DynOp } from '../pmi/index.ts';
+import { ERR_ARG, ERR_COMM, ERR_NAME, ERR_OTHER, ERR_PORT, ERR_ROOT, ERR_SPAWN, MPIError, mpiError } from '../util/index.ts';
+import { describe } from './buffer.ts';
+import { CommCollPt2pt } from './coll-pt2pt.ts';
+import { Comm } from './comm.ts';
+import { Info } from './info.ts';
+import { decodeSide, encodeSide, Intercomm } from './intercomm.ts';
+import { COMM_WORLD } from './predefined-comms.ts';
+
+/** One command of spawnMultiple (API.md). */
+export interface SpawnCommand {
+  readonly command: string;
+  readonly args?: readonly string[];
+  readonly maxprocs: number;
+  readonly info?: Info;
+}
+
+/** The options of spawn, spawnMultiple, accept and connect. */
+export interface DynamicOptions {
+  readonly info?: Info;
+  /** The rank whose arguments count (default 0). */
+  readonly root?: number;
+}
+
+declare module './comm.ts' {
+  interface Comm {
+    /**
+     * Starts `maxprocs` processes of `command` through the job's mpiexec (MPI_Comm_spawn); collective over this communicator.
+     * Arguments count at `root` only. Info keys: `host`, `wdir`, `path`, `hostfile`.
+     * @returns the intercommunicator to the children (their COMM_WORLD is its remote group)
+     * @throws MPIError(ERR_SPAWN) when maxprocs is out of range or above the job's free slots, or the command is not found; ERR_ROOT for a bad root
+     * @example const children = await MPI.COMM_WORLD.spawn('worker.js', [], 2);
+     */
+    spawn(command: string, args: readonly string[], maxprocs: number, opts?: DynamicOptions): Promise<Intercomm>;
+    /** Several commands in one new COMM_WORLD, ranks in command order (MPI_Comm_spawn_multiple); as spawn. */
+    spawnMultiple(commands: readonly SpawnCommand[], opts?: DynamicOptions): Promise<Intercomm>;
+    /** Waits at `port` (MPI.openPort) for a connect; collective over this communicator (MPI_Comm_accept). @throws MPIError(ERR_PORT) for a port that is not open */
+    accept(port: string, opts?: DynamicOptions): Promise<Intercomm>;
+    /** Connects to the group accepting at `port`; collective over this communicator (MPI_Comm_connect). @throws MPIError(ERR_PORT) for a port that is not open */
+    connect(port: string, opts?: DynamicOptions): Promise<Intercomm>;
+    /** Waits for the communicator's traffic to end and frees it (MPI_Comm_disconnect); collective. */
+    disconnect(): Promise<void>;
+  }
+}
+
+/** The intercommunicator to the parents, in a spawned process; null otherwise. */
+let parent: Intercomm | null = null;
+/** Processes this one learned the addresses of after init (those below the first absent process are known from init). */
+const learned = new Set<number>();
+/** Ports this process opened and has not closed. */
+const openPorts = new Set<string>();
+
+/**
+ * The intercommunicator to the parents in a process started by spawn; null in a job started by mpiexec (MPI_Comm_get_parent).
+ * @example const parent = MPI.getParent(); if (parent !== null) await parent.send('hi', 0);
+ */
+export function getParent(): Intercomm | null {
+  runtime('MPI.getParent');
+  return parent;
+}
+
+/** The wire-up client's dynamic requests, on the main thread of a process started by mpiexec, under inline progress. */
+function dynamicClient(rt: ThreadRuntime, call: string): NonNullable<NonNullable<ThreadRuntime['pmi']>['dynamic']> {
+  const pmi = rt.pmi;
+  if (pmi === null || pmi.dynamic === undefined) {
+    throw mpiError(ERR_SPAWN, call, rt.device.opts.threadId !== 0
+      ? 'dynamic processes are called from the main thread (this is a worker thread)'
+      : 'dynamic processes need tsmpi\'s mpiexec (this process runs without it, or under a foreign launcher)');
+  }
+  if (rt.engines !== null) throw mpiError(ERR_SPAWN, call, `not under --progress ${rt.progress} yet: the channel engines do not learn new processes (use --progress inline)`);
+  return pmi.dynamic.bind(pmi);
+}
+
+// The root's answer as every rank receives it: 0 + the remote side, or 1 + [error class, message].
+function okMessage(side: Uint8Array): Uint8Array {
+  const m = new Uint8Array(side.length + 1);
+  m.set(side, 1);
+  return m;
+}
+function errorMessage(e: unknown, call: string): Uint8Array {
+  const err = e instanceof MPIError ? e : mpiError(ERR_OTHER, call, (e as Error).message);
+  const m = okMessage(new TextEncoder().encode(JSON.stringify(err.toWire())));
+  m[0] = 1;
+  return m;
+}
+
+/** Makes this process able to reach the processes of `endpoints` (their addresses from the job's store). */
+async function reach(rt: ThreadRuntime, endpoints: Int32Array, call: string): Promise<void> {
+  const j = rt.device.opts.endpointsPerProcess;
+  const present = rt.device.opts.presentProcesses ?? rt.device.opts.processCount;
+  const wanted = [...new Set(Array.from(endpoints, (e) => Math.floor(e / j)))].filter((p) => p >= present && !learned.has(p));
+  if (wanted.length === 0) return;
+  const addresses = new Array<string>(rt.device.opts.processCount).fill('');
+  await Promise.all(wanted.map(async (p) => {
+    addresses[p] = await rt.pmi!.get(`tcp:${p}`);
+  }));
+  if (!rt.device.addPeers(addresses)) throw mpiError(ERR_SPAWN, call, 'this transport cannot reach processes that joined the job later');
+  for (const p of wanted) learned.add(p);
+}
+
+/**
+ * The common part: a context id over `comm`, the root's exchange through mpiexec, the answer
+ * broadcast, the Intercomm built. `atRoot` gets this group's side and returns the other's.
+ */
+function exchangeSides(comm: Comm, call: string, root: number, name: string, atRoot: (side: Uint8Array) => Promise<Uint8Array>): Promise<Intercomm> {
+  comm._me(call);
+  if (comm.isInter) throw mpiError(ERR_COMM, call, `${comm.name} is an intercommunicator: ${call} is called on an intracommunicator`);
+  if (!Number.isInteger(root) || root < 0 || root >= comm.size) throw mpiError(ERR_ROOT, call, `root ${String(root)} is out of range for ${comm.name} (size ${comm.size}): expected 0..${comm.size - 1}`);
+  const rt = runtime(call);
+  dynamicClient(rt, call);
+  const c = comm._beginCreation(call);
+  const [coll, priority, wtag] = comm._creationCollectives(call);
+  const pt = new CommCollPt2pt(comm, call);
+  const local = comm._endpoints;
+  return comm._collBlocking(call, (async () => {
+    const ctx = await allocateContextId(c.state, comm._ctx, priority, coll, c.options);
+    let remote: { ctx: number; endpoints: Int32Array };
+    try {
+      let msg: Uint8Array | null = null;
+      if (comm.rank === root) {
+        try {
+          msg = okMessage(await atRoot(encodeSide(ctx, local)));
+        } catch (e) {
+          msg = errorMessage(e, call);
+        }
+      }
+      const got = await bcastBytes(pt, wtag, msg, root);
+      // The root's error, as every rank reports it.
+      if (got[0] !== 0) throw MPIError.fromWire(JSON.parse(new TextDecoder().decode(got.subarray(1))) as { errorClass: number; call: string; message: string });
+      remote = decodeSide(got.subarray(1));
+      await reach(rt, remote.endpoints, call);
+    } catch (e) {
+      freeContextId(c.state, ctx);
+      throw e;
+    }
+    return Comm._makeWith(c, name, ctx, local, null, (n, x, e) => new Intercomm(n, x, e, remote.endpoints, remote.ctx)) as Intercomm;
+  })());
+}
+
+function rootOf(opts: DynamicOptions | undefined): number {
+  return opts?.root ?? 0;
+}
+
+/** A command's request for mpiexec, checked at the root. */
+function commandRequest(cmd: SpawnCommand, call: string, what: string): Record<string, unknown> {
+  if (typeof cmd !== 'object' || cmd === null) throw mpiError(ERR_ARG, call, `${what} is ${describe(cmd)}: expected { command, args?, maxprocs, info? }`);
+  const { command, args = [], maxprocs, info } = cmd;
+  if (typeof command !== 'string' || command === '') throw mpiError(ERR_SPAWN, call, `${what}.command is ${describe(command)}: expected a program path`);
+  if (!Array.isArray(args) || !args.every((a) => typeof a === 'string')) throw mpiError(ERR_ARG, call, `${what}.args is ${describe(args)}: expected an array of strings`);
+  const universe = Math.max(1, runtime(call).device.opts.processCount);
+  if (typeof maxprocs !== 'number' || !Number.isInteger(maxprocs) || maxprocs < 1 || maxprocs > universe) {
+    throw mpiError(ERR_SPAWN, call, `${what}.maxprocs ${describe(maxprocs)} is out of range: expected 1..${universe} (UNIVERSE_SIZE)`);
+  }
+  const req: Record<string, unknown> = { command, args: [...args], maxprocs };
+  if (info !== undefined) {
+    if (!(info instanceof Info)) throw mpiError(ERR_ARG, call, `${what}.info is ${describe(info)}: expected an Info`);
+    for (const key of ['host', 'wdir', 'path', 'hostfile']) {
+      const v = info.get(key);
+      if (v !== undefined) req[key] = v;
+    }
+  }
+  return req;
+}
+
+function spawnWith(comm: Comm, call: string, commands: () => Record<string, unknown>[], opts: DynamicOptions | undefined): Promise<Intercomm> {
+  const rt = runtime(call);
+  return exchangeSides(comm, call, rootOf(opts), `${comm.name}.spawn`, async (side) => {
+    const value = (await dynamicClient(rt, call)(call, 'spawn', { commands: commands(), side })) as { side: Uint8Array };
+    return value.side;
+  });
+}
+
+function spawn(this: Comm, command: string, args: readonly string[], maxprocs: number, opts?: DynamicOptions): Promise<Intercomm> {
+  const call = 'Comm.spawn';
+  return spawnWith(this, call, () => [commandRequest({ command, args, maxprocs, ...(opts?.info === undefined ? {} : { info: opts.info }) }, call, 'command')], opts);
+}
+
+function spawnMultiple(this: Comm, commands: readonly SpawnCommand[], opts?: DynamicOptions): Promise<Intercomm> {
+  const call = 'Comm.spawnMultiple';
+  return spawnWith(this, call, () => {
+    if (!Array.isArray(commands) || commands.length === 0) throw mpiError(ERR_ARG, call, `commands is ${describe(commands)}: expected a non-empty array of { command, args?, maxprocs, info? }`);
+    return commands.map((c, i) => commandRequest(c, call, `commands[${i}]`));
+  }, opts);
+}
+
+function checkPort(port: unknown, call: string): string {
+  if (typeof port !== 'string' || port === '') throw mpiError(ERR_PORT, call, `port is ${describe(port)}: expected a port name from MPI.openPort`);
+  return port;
+}
+
+function meet(comm: Comm, op: 'accept' | 'connect', port: string, opts: DynamicOptions | undefined): Promise<Intercomm> {
+  const call = op === 'accept' ? 'Comm.accept' : 'Comm.connect';
+  const rt = runtime(call);
+  return exchangeSides(comm, call, rootOf(opts), `${comm.name}.${op}`, async (side) => {
+    const value = (await dynamicClient(rt, call)(call, op, { port: checkPort(port, call), side })) as { side: Uint8Array };
+    return value.side;
+  });
+}
+
+function accept(this: Comm, port: string, opts?: DynamicOptions): Promise<Intercomm> {
+  return meet(this, 'accept', port, opts);
+}
+
+function connect(this: Comm, port: string, opts?: DynamicOptions): Promise<Intercomm> {
+  return meet(this, 'connect', port, opts);
+}
+
+async function disconnect(this: Comm): Promise<void> {
+  const call = 'Comm.disconnect';
+  this._me(call);
+  // MPI_Comm_disconnect waits for the communicator's pending traffic: a barrier, then the free.
+  await this.barrier();
+  if (this === parent) parent = null;
+  this.free();
+}
+
+for (const [name, fn] of [['spawn', spawn], ['spawnMultiple', spawnMultiple], ['accept', accept], ['connect', connect], ['disconnect', disconnect]] as const) {
+  Object.defineProperty(Comm.prototype, name, { value: fn, writable: true, configurable: true, enumerable: false });
+}
+
+/** One request to mpiexec outside a collective (ports, names). */
+function request(call: string, op: DynOp, args: Record<string, unknown>): Promise<unknown> {
+  return dynamicClient(runtime(call), call)(call, op, args);
+}
+
+/**
+ * Opens a port (MPI_Open_port): an opaque name mpiexec resolves, for accept and connect in any world of this job.
+ * @example const port = await MPI.openPort(); await MPI.publishName('ocean', port);
+ */
+export async function openPort(info?: Info): Promise<string> {
+  const call = 'MPI.openPort';
+  if (info !== undefined && !(info instanceof Info)) throw mpiError(ERR_ARG, call, `info is ${describe(info)}: expected an Info`);
+  const port = (await request(call, 'openPort', {})) as string;
+  openPorts.add(port);
+  return port;
+}
+
+/** Closes a port this process opened (MPI_Close_port); an accept waiting at it fails with ERR_PORT. @throws MPIError(ERR_PORT) for a port not open here */
+export function closePort(port: string): void {
+  const call = 'MPI.closePort';
+  checkPort(port, call);
+  if (!openPorts.has(port)) throw mpiError(ERR_PORT, call, `port "${port}" is not open in this process (MPI.openPort opens one; a port is closed once)`);
+  openPorts.delete(port);
+  void request(call, 'closePort', { port }).catch((e: Error) => runtimeOrNull()?.log.warn({ err: e.message }, 'closePort'));
+}
+
+function checkService(service: unknown, call: string): string {
+  if (typeof service !== 'string' || service === '') throw mpiError(ERR_NAME, call, `service is ${describe(service)}: expected a non-empty string`);
+  return service;
+}
+
+/** Publishes `port` under `service` in the job's name service (MPI_Publish_name). @throws MPIError(ERR_SERVICE) when the service is already published */
+export async function publishName(service: string, port: string): Promise<void> {
+  const call = 'MPI.publishName';
+  await request(call, 'publish', { service: checkService(service, call), port: checkPort(port, call) });
+}
+
+/** The port published under `service` (MPI_Lookup_name). @throws MPIError(ERR_NAME) when nobody published it */
+export async function lookupName(service: string): Promise<string> {
+  const call = 'MPI.lookupName';
+  return (await request(call, 'lookup', { service: checkService(service, call) })) as string;
+}
+
+/** Withdraws `service` (MPI_Unpublish_name). @throws MPIError(ERR_SERVICE) when it is not published with `port` */
+export async function unpublishName(service: string, port: string): Promise<void> {
+  const call = 'MPI.unpublishName';
+  await request(call, 'unpublish', { service: checkService(service, call), port: checkPort(port, call) });
+}
+
+/**
+ * MPI.init in a spawned process (api/lifecycle.ts): the intercommunicator to the parents,
+ * collective over the new COMM_WORLD; its rank 0 swaps sides with the spawn's root through mpiexec.
+ */
+export async function joinParent(): Promise<void> {
+  const call = 'MPI.init';
+  const rt = runtime(call);
+  const spawnId = rt.job?.parentSpawn;
+  if (spawnId === undefined) return;
+  parent = await exchangeSides(COMM_WORLD, call, 0, 'COMM_PARENT', async (side) => {
+    const value = (await dynamicClient(rt, call)(call, 'spawnJoin', { spawn: spawnId, side })) as { side: Uint8Array };
+    return value.side;
+  });
+}

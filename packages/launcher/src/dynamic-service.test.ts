@@ -1,0 +1,93 @@
+// Unit tests of mpiexec's dynamic-process service: slots, placement, the leaders' swap, ports and names (no processes).
+import { describe, expect, it } from 'vitest';
+import { DynamicService, expandSlots, universeSize, type DynAnswer, type SpawnedWorld } from './dynamic-service.ts';
+
+function service(universe: number, initial: number, slotHosts = ['localhost']): { svc: DynamicService; started: SpawnedWorld[] } {
+  const started: SpawnedWorld[] = [];
+  const svc = new DynamicService({
+    universe, initial, slotHosts, wdir: null,
+    isLocalHost: (h) => h === 'localhost' || h === 'here',
+    resolveProgram: (p) => (p.endsWith('.js') ? `/abs/${p}` : null),
+    startWorld: (w) => {
+      started.push(w);
+      return null;
+    },
+  });
+  return { svc, started };
+}
+
+const side = (n: number): Uint8Array => Uint8Array.of(n);
+const errorOf = (a: DynAnswer): string | null => ('error' in a ? a.error[0] : null);
+
+describe('DynamicService spawn', () => {
+  it('gives the next free process numbers and answers once the children\'s leader joined', async () => {
+    const { svc, started } = service(8, 2);
+    const answer = svc.handle(0, 'spawn', { commands: [{ command: 'child.js', args: ['a'], maxprocs: 2 }], side: side(1) });
+    expect(started).toHaveLength(1);
+    expect(started[0]).toMatchObject({ first: 2, size: 2, commands: [{ program: '/abs/child.js', args: ['a'], hosts: ['localhost', 'localhost'] }] });
+    expect(svc.freeSlots).toBe(4);
+    // Only the world's first process is its leader.
+    expect(errorOf(await svc.handle(3, 'spawnJoin', { spawn: started[0]!.spawnId, side: side(2) }))).toBe('ERR_ARG');
+    const join = await svc.handle(2, 'spawnJoin', { spawn: started[0]!.spawnId, side: side(2) });
+    expect(join).toEqual({ value: { side: side(1) } });
+    expect(await answer).toEqual({ value: { first: 2, size: 2, side: side(2) } });
+  });
+
+  it('refuses more processes than free slots with ERR_SPAWN naming them, and bad maxprocs', async () => {
+    const { svc, started } = service(4, 2);
+    const more = await svc.handle(0, 'spawn', { commands: [{ command: 'c.js', args: [], maxprocs: 3 }], side: side(1) });
+    expect(more).toEqual({ error: ['ERR_SPAWN', expect.stringMatching(/maxprocs 3 is more than the job's free slots: 2 of UNIVERSE_SIZE 4/)] });
+    expect(errorOf(await svc.handle(0, 'spawn', { commands: [{ command: 'c.js', args: [], maxprocs: 0 }], side: side(1) }))).toBe('ERR_SPAWN');
+    expect(errorOf(await svc.handle(0, 'spawn', { commands: [{ command: 'missing', args: [], maxprocs: 1 }], side: side(1) }))).toBe('ERR_SPAWN');
+    expect(errorOf(await svc.handle(0, 'spawn', { commands: [{ command: 'c.js', args: [], maxprocs: 1, host: 'elsewhere' }], side: side(1) }))).toBe('ERR_SPAWN');
+    expect(started).toHaveLength(0);
+    expect(svc.freeSlots).toBe(2);
+  });
+
+  it('places spawnMultiple\'s commands in order on the slots after the processes already started', () => {
+    const { svc, started } = service(6, 2, ['localhost', 'localhost', 'here', 'here', 'here', 'localhost']);
+    void svc.handle(0, 'spawn', { commands: [{ command: 'a.js', args: [], maxprocs: 1 }, { command: 'b.js', args: [], maxprocs: 2, host: 'here' }], side: side(1) });
+    expect(started[0]!.commands.map((c) => c.hosts)).toEqual([['here'], ['here', 'here']]);
+  });
+});
+
+describe('DynamicService ports and names', () => {
+  it('pairs an accept with a connect at one port, in either order; a closed or made-up port is ERR_PORT', async () => {
+    const { svc } = service(2, 2);
+    const port = ((await svc.handle(0, 'openPort', {})) as { value: string }).value;
+    expect(port).toMatch(/^tsmpi-port:[0-9a-f]{32}$/);
+    const acc = svc.handle(0, 'accept', { port, side: side(1) });
+    expect(await svc.handle(1, 'connect', { port, side: side(2) })).toEqual({ value: { side: side(1) } });
+    expect(await acc).toEqual({ value: { side: side(2) } });
+    const con = svc.handle(1, 'connect', { port, side: side(4) });
+    expect(await svc.handle(0, 'accept', { port, side: side(3) })).toEqual({ value: { side: side(4) } });
+    expect(await con).toEqual({ value: { side: side(3) } });
+    expect(errorOf(await svc.handle(0, 'connect', { port: 'tsmpi-port:00', side: side(1) }))).toBe('ERR_PORT');
+    const waiting = svc.handle(0, 'accept', { port, side: side(1) });
+    expect(await svc.handle(0, 'closePort', { port })).toEqual({ value: null });
+    expect(errorOf(await waiting)).toBe('ERR_PORT');
+    expect(errorOf(await svc.handle(0, 'closePort', { port }))).toBe('ERR_PORT');
+  });
+
+  it('publishes, looks up and unpublishes names; an unknown service is ERR_NAME', async () => {
+    const { svc } = service(2, 2);
+    expect(await svc.handle(0, 'publish', { service: 'ocean', port: 'p1' })).toEqual({ value: null });
+    expect(errorOf(await svc.handle(0, 'publish', { service: 'ocean', port: 'p2' }))).toBe('ERR_SERVICE');
+    expect(await svc.handle(1, 'lookup', { service: 'ocean' })).toEqual({ value: 'p1' });
+    expect(errorOf(await svc.handle(0, 'unpublish', { service: 'ocean', port: 'p2' }))).toBe('ERR_SERVICE');
+    expect(await svc.handle(0, 'unpublish', { service: 'ocean', port: 'p1' })).toEqual({ value: null });
+    expect(errorOf(await svc.handle(1, 'lookup', { service: 'ocean' }))).toBe('ERR_NAME');
+  });
+});
+
+describe('universeSize and expandSlots', () => {
+  it('counts the host list\'s slots, never fewer than -n; TSMPI_UNIVERSE overrides', () => {
+    expect(universeSize(2, null, null, {})).toBe(2);
+    expect(universeSize(2, [{ host: 'a', slots: 4 }, { host: 'b', slots: null }], null, {})).toBe(5);
+    expect(universeSize(4, [{ host: 'a', slots: 1 }], null, {})).toBe(4);
+    expect(universeSize(2, [{ host: 'a', slots: 1 }, { host: 'b', slots: 1 }], 3, {})).toBe(6);
+    expect(universeSize(2, null, null, { TSMPI_UNIVERSE: '8' })).toBe(8);
+    expect(universeSize(2, null, null, { TSMPI_UNIVERSE: '1' })).toBeInstanceOf(Error);
+    expect(expandSlots([{ host: 'a', slots: 2 }, { host: 'b', slots: null }], null)).toEqual(['a', 'a', 'b']);
+  });
+});
