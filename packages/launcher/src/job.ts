@@ -80,6 +80,12 @@ const STDERR_TAIL_CHARS = 16 * 1024;
 const ROLL_CALL_WAIT_MS = 1000;
 /** How long a failing exit waits for other exits and peer-loss reports before one rank is blamed. */
 const SETTLE_MS = 200;
+/**
+ * How long, at most, exits that all followed the loss of a process still running wait for that
+ * process's own failure: a rank whose worker thread died (it ends a moment later, with the error
+ * that names the cause) is the one to blame, not the peers that lost their connection to it.
+ */
+const LOST_PEER_WAIT_MS = 3000;
 /** The status timeout(1) uses. */
 export const TIMEOUT_STATUS = 124;
 /** "Command not found", as shells report it. */
@@ -156,6 +162,8 @@ export class Job {
   /** Failing exits seen while settling, in the order seen (SETTLE_MS). */
   #settling: RankState[] = [];
   #settleTimer: NodeJS.Timeout | null = null;
+  /** When the first of #settling exited (LOST_PEER_WAIT_MS counts from it). */
+  #settlingSince = 0;
   #signalCount = 0;
   #timers: NodeJS.Timeout[] = [];
   /** The rank blamed for the failure and its line, written once every rank ended (#announceFailure). */
@@ -533,6 +541,7 @@ export class Job {
     s.signal = signal;
     this.#deps.log.debug({ rank: s.rank, pid: s.pid, code, signal }, 'rank exited');
     if (this.#failure === null && this.#classifyExit(s) !== null) {
+      if (this.#settling.length === 0) this.#settlingSince = s.endedAt;
       this.#settling.push(s);
       this.#settleTimer ??= setTimeout(() => this.#settle(), SETTLE_MS);
     }
@@ -544,8 +553,16 @@ export class Job {
     if (this.#settleTimer !== null) clearTimeout(this.#settleTimer);
     this.#settleTimer = null;
     const exits = this.#settling;
+    if (this.#failure !== null || exits.length === 0) {
+      this.#settling = [];
+      return;
+    }
+    const lostIsRunning = (e: RankState): boolean => e.lostPeer !== null && this.#ranks[e.lostPeer]?.hasExited === false;
+    if (exits.every(lostIsRunning) && performance.now() - this.#settlingSince < LOST_PEER_WAIT_MS) {
+      this.#settleTimer = setTimeout(() => this.#settle(), SETTLE_MS);
+      return;
+    }
     this.#settling = [];
-    if (this.#failure !== null || exits.length === 0) return;
     const s = exits.find((e) => e.lostPeer === null) ?? exits[0]!;
     const f = this.#classifyExit(s)!;
     const reason = s.lostPeer === null ? f.reason : `${f.reason} after losing its connection to rank ${s.lostPeer}`;
