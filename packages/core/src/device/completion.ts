@@ -128,6 +128,12 @@ export class Completion {
   }
 
   /** A send of `len` bytes on context `ctx` that completed without error: MPI.stats and comm.stats count it (a failed one never is). */
+  /** This thread's message and byte totals (its statistics row). */
+  stats(): { messagesSent: number; messagesReceived: number; bytesSent: number; bytesReceived: number } {
+    const s = this.#stat;
+    return { messagesSent: s[STAT.SENT]!, messagesReceived: s[STAT.RECEIVED]!, bytesSent: s[STAT.BYTES_SENT]!, bytesReceived: s[STAT.BYTES_RECEIVED]! };
+  }
+
   countSent(len: number, ctx: number): void {
     const st = this.#stat;
     st[STAT.SENT]!++;

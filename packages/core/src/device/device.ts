@@ -22,7 +22,7 @@ import { setLockHolder } from '../shm/index.ts';
 import type { MPIError } from '../util/index.ts';
 import { DevRequest, REQ_KIND } from './dev-request.ts';
 import { KIND, NIL, SLOT, SLOT_WORDS, SlotPool } from './request-table.ts';
-import { COMM_STAT, STAT, type SharedState } from './shared-state.ts';
+import type { SharedState } from './shared-state.ts';
 import type { ObjectTable } from './object-table.ts';
 import { createLifetime, type Lifetime } from './lifetime.ts';
 import { ThreadBridge } from './thread-bridge.ts';
@@ -47,7 +47,6 @@ export class Device {
   readonly firstEndpoint: number;
   readonly endpointCount: number;
   readonly #w: Int32Array;
-  readonly #stat: Float64Array;
   readonly #hdr: FrameHeader = newFrameHeader();
   readonly #J: number;
   readonly #channels: number;
@@ -78,7 +77,7 @@ export class Device {
     this.#J = opts.endpointsPerProcess;
     this.#channels = opts.channels;
     const mt = shared.layout.multithreaded;
-    this.#stat = shared.statsRow(opts.statsRow);
+    const stat = shared.statsRow(opts.statsRow);
     // The shared spin locks this thread takes name it (shm/spin-lock.ts); its row, if recycled, has not
     // ended, and names this thread's kernel id.
     setLockHolder(opts.statsRow);
@@ -86,16 +85,16 @@ export class Device {
     this.endpointCount = opts.processCount * opts.endpointsPerProcess;
     this.firstEndpoint = opts.process * opts.endpointsPerProcess;
     const bridge = new ThreadBridge(shared);
-    this.#completion = new Completion(shared, this.pool, this.lifetime, bridge, opts.threadId, this.#stat, mt && opts.threadId >= 0 ? shared.completion(opts.threadId) : null);
+    this.#completion = new Completion(shared, this.pool, this.lifetime, bridge, opts.threadId, stat, mt && opts.threadId >= 0 ? shared.completion(opts.threadId) : null);
     this.#protocol = new Protocol({
       out: (proc, h, payload, call = 'progress') => this.#path.out(proc, h, payload, call),
       sendData: (proc, h, data, token) => this.#wiring.transport!.send(proc, h, data, token),
       rendezvous: (bytes) => this.onRendezvous?.(bytes),
       fatal: (err, lostProcess) => this.#wiring.fatal(err, lostProcess),
       protocolError: (proc, fault) => this.#wiring.protocolError(proc, fault),
-    }, shared, this.#completion, this.pool, this.#stat, opts.threadId, opts.process, this.firstEndpoint);
+    }, shared, this.#completion, this.pool, stat, opts.threadId, opts.process, this.firstEndpoint);
     this.#matcher = selectMatcher({
-      lanes: opts.lanes === true, multithreaded: mt, endpointsPerProcess: opts.endpointsPerProcess, firstEndpoint: this.firstEndpoint, threadId: opts.threadId, stat: this.#stat,
+      lanes: opts.lanes === true, multithreaded: mt, endpointsPerProcess: opts.endpointsPerProcess, firstEndpoint: this.firstEndpoint, threadId: opts.threadId, stat: stat,
     }, shared, this.#protocol, this.#completion, this.pool);
     this.#wiring = new DeviceWiring({
       opts, shared, completion: this.#completion, protocol: this.#protocol, matcher: this.#matcher, bridge,
@@ -105,8 +104,7 @@ export class Device {
   }
 
   get stats(): { messagesSent: number; messagesReceived: number; bytesSent: number; bytesReceived: number } {
-    const s = this.#stat;
-    return { messagesSent: s[STAT.SENT]!, messagesReceived: s[STAT.RECEIVED]!, bytesSent: s[STAT.BYTES_SENT]!, bytesReceived: s[STAT.BYTES_RECEIVED]! };
+    return this.#completion.stats();
   }
 
   /** The transport of the channels this thread hosts (listen), or null. */
@@ -134,10 +132,7 @@ export class Device {
     this.#path = this.#wiring.start(addresses, direct);
   }
 
-  /**
-   * Dynamic processes: addresses of processes that joined the job after start (index = process, ''
-   * for one unchanged), to this thread's transports. @returns false when a transport cannot take them
-   */
+  /** Addresses of processes that joined after start (dynamic processes; '' = unchanged) to this thread's transports; false when one cannot take them. */
   addPeers(addresses: readonly string[]): boolean {
     return this.#wiring.addPeers(addresses);
   }
@@ -306,13 +301,7 @@ export class Device {
    */
   sendBytes(srcEndpoint: number, dstEndpoint: number, ctx: number, tag: number, data: Uint8Array, comm: number, call: string): DevRequest | null {
     if (this.#wiring.failure === null && this.#path.queueEager(srcEndpoint, dstEndpoint, ctx, tag, data)) {
-      // Completion.countSent inline (one call less per message).
-      const st = this.#stat;
-      st[STAT.SENT]!++;
-      st[STAT.BYTES_SENT]! += data.length;
-      const c = STAT.WORDS + (ctx >>> 2) * COMM_STAT.WORDS;
-      st[c + COMM_STAT.SENT]!++;
-      st[c + COMM_STAT.BYTES_SENT]! += data.length;
+      this.#completion.countSent(data.length, ctx);
       return null;
     }
     const r = new DevRequest(REQ_KIND.SEND, call);
