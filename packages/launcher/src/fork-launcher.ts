@@ -16,6 +16,7 @@ import { JOB_ENV } from '@tsmpi/core/pmi';
 import type { LaunchOptions } from './options.ts';
 import type { OutputSink } from './output-forwarder.ts';
 import { findSetpriv, withParentDeath } from './parent-death.ts';
+import { hasGroupMembers } from './process-group.ts';
 import type { Placement } from './process-map.ts';
 import type { RankCommand } from './rank-command.ts';
 import type { HostLaunchLine, RankLauncher, RankLauncherEvents, WireupAddress } from './rank-launcher.ts';
@@ -179,6 +180,7 @@ export class ForkLauncher implements RankLauncher {
 
   #onExit(r: ForkedRank, code: number | null, signal: NodeJS.Signals | null): void {
     r.hasExited = true;
+    if (r.pid !== null && !hasGroupMembers(r.pid)) r.pid = null; // the number is free: never signal it again
     this.#events.onExit(r.placement.rank, code, signal);
     if (r.isClosed) return;
     r.graceTimer = setTimeout(() => {

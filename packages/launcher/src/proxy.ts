@@ -39,6 +39,7 @@ import { claimSameHostDirectory, removeSameHostSockets, sweepStaleSameHostDirect
 import { isLoopbackAddress, resolveIface } from './iface.ts';
 import { LineForwarder } from './output-forwarder.ts';
 import { findSetpriv, withParentDeath } from './parent-death.ts';
+import { hasGroupMembers } from './process-group.ts';
 import {
   HEARTBEAT_MISSES, HEARTBEAT_MS, PROXY_PATH, PROXY_PROTOCOL_VERSION, decodeHeadMessage, encodeProxyMessage, parseLaunchSpec,
   proxyProofBinding, type LaunchSpec, type ProxyMessage, type SpecRank,
@@ -417,6 +418,7 @@ class Proxy {
     });
     child.on('exit', (code, signal) => {
       r.hasExited = true;
+      if (r.pid !== null && !hasGroupMembers(r.pid)) r.pid = null; // the number is free: never signal it again
       this.#send({ t: 'exit', rank, code, signal });
       setTimeout(() => {
         if (r.isClosed) return;

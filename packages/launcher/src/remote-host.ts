@@ -25,6 +25,7 @@ import type { Logger } from 'pino';
 import { WebSocket, type RawData } from 'ws';
 import { CLOSE_CODES, KeyChallenge, MAX_HELLO_BYTES } from '@tsmpi/core/pmi';
 import type { ConnectRetry } from './connect-retry.ts';
+import { hasGroupMembers } from './process-group.ts';
 import { explainStartFailure } from './remote-command.ts';
 import {
   HEARTBEAT_MISSES, HEARTBEAT_MS, PROXY_PROTOCOL_VERSION, STDIN_WINDOW_BYTES, decodeProxyMessage, encodeProxyMessage, proxyProofBinding,
@@ -59,7 +60,8 @@ export class RemoteHost {
   readonly #events: RemoteHostEvents;
   readonly #log: Logger;
   readonly #node: string;
-  #ssh: ChildProcess | null = null;
+  /** The ssh command's process group while it may still be ours to kill (process-group.ts). */
+  #sshGroup: number | null = null;
   #sshStderr = '';
   #ws: WebSocket | null = null;
   #lastHeard = 0;
@@ -154,7 +156,7 @@ export class RemoteHost {
       return;
     }
     retry?.started();
-    this.#ssh = ssh;
+    this.#sshGroup = ssh.pid ?? null;
     this.#sshStderr = '';
     const keep = (b: Buffer): void => {
       if (this.#sshStderr.length < MAX_STDERR_CHARS) this.#sshStderr += b.toString('utf8');
@@ -168,6 +170,7 @@ export class RemoteHost {
       this.#lose(`host ${this.host}: cannot run ${file}: ${err.message}; check --launcher-exec`, HOST_FAILED_STATUS);
     });
     ssh.on('exit', (code, signal) => {
+      if (this.#sshGroup !== null && !hasGroupMembers(this.#sshGroup)) this.#sshGroup = null;
       this.#log.debug({ host: this.host, code, signal }, 'remote launch exited');
       if (this.#ws !== null || this.#isFinished) {
         settle();
@@ -292,8 +295,8 @@ export class RemoteHost {
     this.#stdin?.stop();
     this.#clearTimer();
     this.#ws?.terminate();
-    const pid = this.#ssh?.pid;
-    if (pid !== undefined) {
+    const pid = this.#sshGroup;
+    if (pid !== null) {
       try {
         process.kill(-pid, 'SIGKILL');
       } catch {

@@ -30,7 +30,7 @@ const RANK_TS = `${FIXTURES}/direct-rank.ts`;
 const TMP = fs.mkdtempSync(path.join(os.tmpdir().length > 20 ? '/tmp' : os.tmpdir(), 'pmid-'));
 afterAll(() => fs.rmSync(TMP, { recursive: true, force: true }));
 
-interface Result { readonly status: number | null; readonly stdout: string; readonly stderr: string; readonly timedOut: boolean }
+interface Result { readonly status: number | null; readonly signal: NodeJS.Signals | null; readonly stdout: string; readonly stderr: string; readonly timedOut: boolean }
 
 /** Runs mpiexec.hydra from the repo root with a hard deadline. */
 function hydra(args: readonly string[], env: NodeJS.ProcessEnv = {}, deadlineMs = 90_000): Promise<Result> {
@@ -45,9 +45,9 @@ function hydra(args: readonly string[], env: NodeJS.ProcessEnv = {}, deadlineMs 
       timedOut = true;
       child.kill('SIGKILL');
     }, deadlineMs);
-    child.on('close', (status) => {
+    child.on('close', (status, signal) => {
       clearTimeout(timer);
-      resolve({ status, stdout, stderr, timedOut });
+      resolve({ status, signal, stdout, stderr, timedOut });
     });
   });
 }
@@ -135,7 +135,8 @@ describe.skipIf(why !== null)(`direct launch by MPICH's Hydra (PMI-1)${why === n
     const r = await hydra(['-n', '4', process.execPath, RANK_MJS, '-1', '0', '2', '3', marker]);
     expect(r.timedOut).toBe(false);
     expect(r.status).not.toBe(0);
-    expect(r.stdout + r.stderr).toMatch(/BAD TERMINATION/);
+    // Seen once in CI with nothing printed at all: say how mpiexec.hydra ended if it happens again.
+    expect(r.stdout + r.stderr, `mpiexec.hydra ended with status ${r.status}, signal ${r.signal}`).toMatch(/BAD TERMINATION/);
     await expectGone(marker);
   });
 });

@@ -28,6 +28,18 @@ function lines(s: string): string[] {
   return s.split('\n').filter((l) => l.trim() !== '');
 }
 
+/** What Slurm thought when a command missed its deadline: the queue, the nodes and the daemons' last log lines. */
+async function clusterState(slurm: SlurmCluster, r: { stdout: string; stderr: string }): Promise<string> {
+  const queue = await slurm.run(['squeue', '-a', '-o', '%i %T %R %N'], { deadlineMs: 15_000 });
+  const nodes = await slurm.run(['sinfo', '-N', '-o', '%N %T %E'], { deadlineMs: 15_000 });
+  const logs = ['slurmctld', ...slurm.nodes.map((n) => `slurmd-${n}`)].map((name) => {
+    let text = '';
+    try { text = readFileSync(path.join(slurm.dir, 'log', `${name}.log`), 'utf8'); } catch { /* not written */ }
+    return `--- ${name}.log (last lines)\n${text.split('\n').slice(-15).join('\n')}`;
+  });
+  return [`stdout: ${r.stdout}`, `stderr: ${r.stderr}`, `squeue: ${queue.stdout}${queue.stderr}`, `sinfo: ${nodes.stdout}${nodes.stderr}`, ...logs].join('\n');
+}
+
 describe.skipIf(why !== null)(`Slurm harness${why === null ? '' : ` (skipped: ${why})`}`, () => {
   let slurm: SlurmCluster;
 
@@ -236,7 +248,7 @@ describe.skipIf(why !== null)(`Slurm harness${why === null ? '' : ` (skipped: ${
     const errFile = path.join(slurm.dir, 'tmp', 'bad-exit.srun.err');
     const r = await slurm.run(['salloc', '-N', '2', '-n', '2', 'bash', '-c',
       `srun --kill-on-bad-exit=1 bash -c "if [ \\$SLURM_PROCID = 1 ]; then exit 3; fi; sleep 3000" 2> ${errFile}; echo "srun-status=$?"`], { deadlineMs: 100_000 });
-    expect(r.timedOut, r.stderr).toBe(false);
+    expect(r.timedOut, r.timedOut ? await clusterState(slurm, r) : '').toBe(false);
     expect(r.stdout).toMatch(/srun-status=[1-9]/);
     const srunStderr = readFileSync(errFile, 'utf8');
     expect(verdictOf(srunStderr), srunStderr).toEqual({ kind: 'task-failed', host: slurm.nodes[1], task: 1, exitCode: 3, signal: null });
