@@ -1,6 +1,10 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
 import { describe, expect, it } from 'vitest';
 import { decodeTraceDump, encodeTraceDump, type TraceThread } from '@tsmpi/core/pmi';
-import { addRankTrace, traceEventLines, traceFileChunks, withTraceSetting, type RankTrace } from './trace-file.ts';
+import { addRankTrace, traceEventLines, traceFileChunks, withTraceSetting, writeTraceFile, type RankTrace } from './trace-file.ts';
 import { parseArgs, type LaunchOptions } from './options.ts';
 
 type Call = [start: number, dur: number, name: number, ctx: number, peer: number, tag: number, bytes: number];
@@ -75,6 +79,30 @@ describe('mergeTraces', () => {
     const doc = JSON.parse(text) as { traceEvents: { ph: string }[]; otherData: { ranksWithoutTrace: number[] } };
     expect(doc.otherData.ranksWithoutTrace).toEqual([1]);
     expect(doc.traceEvents.filter((e) => e.ph === 'X')).toHaveLength(1);
+  });
+});
+
+describe('the trace file', () => {
+  it('is written whole from many chunks without a warning (each drain wait used to leave an error listener)', async () => {
+    const n = 120_000; // about 15 MB of JSON: more than ten 1 MB chunks
+    const calls = new Float64Array(n * 7);
+    for (let i = 0; i < n; i++) calls.set([i, 0.5, 0, 0, -1, -1, -1], i * 7);
+    const dump = encodeTraceDump({ offsetMs: 0, threads: [{ tid: 0, names: ['Comm.barrier'], comms: [[0, 'COMM_WORLD']], calls, msgs: new Float64Array(0), dropped: 0 }] });
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'trace-file-'));
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => { warnings.push(w.message); };
+    process.on('warning', onWarning);
+    try {
+      const file = path.join(dir, 'trace.json');
+      await writeTraceFile(file, [{ rank: 0, host: 'h' }], new Map([[0, [dump]]]), pino({ level: 'silent' }));
+      await new Promise((resolve) => setImmediate(resolve)); // warnings are emitted on the next tick
+      const doc = JSON.parse(readFileSync(file, 'utf8')) as { traceEvents: { ph: string }[] };
+      expect(doc.traceEvents.filter((e) => e.ph === 'X')).toHaveLength(n);
+      expect(warnings).toEqual([]);
+    } finally {
+      process.off('warning', onWarning);
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
 

@@ -24,6 +24,8 @@
  * (context, source, destination, tag, kind, order). Times have nanosecond precision (3 decimals of µs).
  */
 import { createWriteStream } from 'node:fs';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import type { Logger } from 'pino';
 import { decodeTraceDump, TRACE_CALL, TRACE_MSG, type TraceDump } from '@tsmpi/core/pmi';
 import type { LaunchOptions } from './options.ts';
@@ -197,19 +199,9 @@ export async function writeTraceFile(file: string, ranks: readonly { readonly ra
     }
     if (!any) missing.push(rank);
   }
-  const out = createWriteStream(file);
-  const done = new Promise<void>((resolve, reject) => {
-    out.once('finish', resolve);
-    out.once('error', reject);
-  });
-  for (const chunk of traceFileChunks(traces, missing)) {
-    if (!out.write(chunk)) await new Promise<void>((resolve, reject) => {
-      out.once('drain', resolve);
-      out.once('error', reject);
-    });
-  }
-  out.end();
-  await done;
+  // pipeline waits for each drain and removes its listeners (one 'error' listener per chunk
+  // overflowed the stream's limit and printed a warning on a large trace).
+  await pipeline(Readable.from(traceFileChunks(traces, missing)), createWriteStream(file));
 }
 
 /** The number of calls each rank's thread records under --trace when TSMPI_TRACE_EVENTS is not given. */
