@@ -1,6 +1,6 @@
 import type { NetworkInterfaceInfo } from 'node:os';
 import { describe, expect, it } from 'vitest';
-import { externalAddresses, isIfaceSyntax, isThisMachine, parseCidr, parsePortRange, resolveIface, type InterfaceTable } from './iface.ts';
+import { externalAddresses, isIfaceSyntax, isThisMachine, parseCidr, parsePortRange, resolveIface, wireupBinding, type InterfaceTable } from './iface.ts';
 
 function info(address: string, internal = false): NetworkInterfaceInfo {
   const family = address.includes(':') ? 'IPv6' : 'IPv4';
@@ -59,5 +59,16 @@ describe('iface', () => {
     expect(isIfaceSyntax('eth0')).toBe(true);
     expect(isIfaceSyntax('10.0.0.0/8')).toBe(true);
     expect(isIfaceSyntax('a b')).toBe(false);
+  });
+
+  it('binds the wire-up service on loopback for one machine, on --iface or every address across hosts', () => {
+    expect(wireupBinding(false, 'eth0', TABLE)).toEqual({ bindHost: '127.0.0.1', localListen: '127.0.0.1', ifaceError: null });
+    expect(wireupBinding(true, 'eth0', TABLE)).toEqual({ bindHost: '10.0.0.5', localListen: '10.0.0.5', ifaceError: null });
+    // Two non-loopback addresses: the ranks here wait for the first proxy link to learn theirs.
+    expect(wireupBinding(true, null, TABLE)).toEqual({ bindHost: '0.0.0.0', localListen: null, ifaceError: null });
+    expect(wireupBinding(true, null, { lo: TABLE.lo, eth0: [info('10.0.0.5')] })).toEqual({ bindHost: '0.0.0.0', localListen: '10.0.0.5', ifaceError: null });
+    const bad = wireupBinding(true, 'ib0', TABLE);
+    expect(bad.bindHost).toBe('0.0.0.0');
+    expect(bad.ifaceError?.message).toMatch(/ib0/);
   });
 });

@@ -95,3 +95,21 @@ export function parsePortRange(text: string): { lo: number; hi: number } | Error
   if (m === null || lo < 1 || hi > 65535 || lo > hi) return new Error(`--port-range ${text}: expected LO-HI with 1 <= LO <= HI <= 65535`);
   return { lo, hi };
 }
+
+/**
+ * Where mpiexec's wire-up service binds, and the address its own ranks listen on (null: the
+ * local end of the first proxy link, known once it linked). A job on this machine alone stays
+ * on loopback; a job that spans hosts binds --iface's address or every address, and its ranks
+ * here use the only non-loopback address when there is one.
+ * @returns ifaceError when --iface names no address of this machine (fatal only when ranks run here)
+ */
+export function wireupBinding(spansHosts: boolean, iface: string | null, table: InterfaceTable): { bindHost: string; localListen: string | null; ifaceError: Error | null } {
+  if (!spansHosts) return { bindHost: '127.0.0.1', localListen: '127.0.0.1', ifaceError: null };
+  if (iface !== null) {
+    const a = resolveIface(iface, table);
+    return a instanceof Error ? { bindHost: '0.0.0.0', localListen: null, ifaceError: a } : { bindHost: a, localListen: a, ifaceError: null };
+  }
+  // One non-loopback address: the only one other hosts can reach this one by, so no need to wait for a link.
+  const external = externalAddresses(table);
+  return { bindHost: '0.0.0.0', localListen: external.length === 1 ? external[0]! : null, ifaceError: null };
+}

@@ -1,5 +1,4 @@
 /**
- * (Over 600 lines: one supervisor's state machine; its parts, launchers, report, trace, are files beside it.)
  * One mpiexec job, supervised: starts the ranks through their launchers
  * (launchers.ts picks them: fork here, a proxy per other host through ssh or
  * one srun step; rank-launcher.ts is their contract), runs the wire-up
@@ -36,34 +35,37 @@
  * proxy link (they then start once the first proxy linked).
  *
  * Dynamic processes (docs/adr/0040-dynamic-processes.md): a spawn's world joins the
- * rank table (dynamic-service.ts decides what to start; #startWorld starts it here), so
+ * rank table (dynamic-service.ts decides what to start; spawned-world.ts starts it here), so
  * everything above holds for spawned processes too; a rank's number is its process number.
+ * Its parts are files beside it: rank-state.ts (a rank and how its exit counts),
+ * failure-lines.ts (the last lines of a failed job), spawned-world.ts, report.ts.
  */
 import { randomBytes } from 'node:crypto';
-import { createWriteStream, type WriteStream } from 'node:fs';
 import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import { claimSameHostDirectory, removeSameHostDirectory, sweepStaleSameHostDirectories } from '@tsmpi/transport-tcp';
-import type { FinalizeReport } from '@tsmpi/core/pmi';
 import { JOB_ENV } from '@tsmpi/core/pmi';
 import { DynamicService, expandSlots, universeSize, type SpawnedWorld } from './dynamic-service.ts';
-import { failureCause, startFailureCause } from './failure-cause.ts';
-import { ForkLauncher } from './fork-launcher.ts';
-import { externalAddresses, resolveIface, type InterfaceTable } from './iface.ts';
+import { startFailureCause } from './failure-cause.ts';
+import { failureLines, type BlamedRank } from './failure-lines.ts';
+import type { ForkLauncher } from './fork-launcher.ts';
+import { externalAddresses, wireupBinding, type InterfaceTable } from './iface.ts';
 import { chooseLaunchers, type JobLaunchers } from './launchers.ts';
 import { effectiveSetting, findSetting } from './settings-flags.ts';
 import type { LaunchOptions } from './options.ts';
-import { LineForwarder, OutputSink } from './output-forwarder.ts';
+import { OutputSink } from './output-forwarder.ts';
 import { isLocalHost, type Placement } from './process-map.ts';
 import { rankCommand, resolveProgram } from './rank-command.ts';
-import type { HostLaunchLine, RankLauncher, RankLauncherEvents, WireupAddress } from './rank-launcher.ts';
-import { writeJobReport, type JobReport } from './report.ts';
+import type { HostLaunchLine, RankLauncherEvents, WireupAddress } from './rank-launcher.ts';
+import { classifyExit, closeFile, newRankState, openOutputFilesOf, signalNumber, type RankState } from './rank-state.ts';
+import { rankReports, writeJobReport, type JobReport } from './report.ts';
 import { rollCallLines, rollCallRank } from './roll-call.ts';
 import { DeadlockHint } from './deadlock-hint.ts';
 import type { SlurmLaunch } from './slurm-launcher.ts';
+import { startSpawnedWorld } from './spawned-world.ts';
 import { addRankTrace, withTraceSetting, writeTraceFile } from './trace-file.ts';
 import { WireupServer } from './wireup-server.ts';
 
@@ -108,41 +110,10 @@ export interface JobDeps {
   readonly slurm?: SlurmLaunch;
 }
 
-interface RankState {
-  readonly rank: number;
-  /** Where it runs; a placeholder is replaced by the Slurm node name once its proxy linked. */
-  host: string;
-  /** The backend that starts and signals it. */
-  launcher: RankLauncher | null;
-  pid: number | null;
-  startedAt: number;
-  endedAt: number | null;
-  exitCode: number | null;
-  signal: NodeJS.Signals | null;
-  hasExited: boolean;
-  isClosed: boolean;
-  hasJoined: boolean;
-  isInitialized: boolean;
-  isFinalized: boolean;
-  report: FinalizeReport | null;
-  /** The process this rank reported losing its connection to, if any. */
-  lostPeer: number | null;
-  readonly out: LineForwarder;
-  readonly err: LineForwarder;
-  outFile: WriteStream | null;
-  errFile: WriteStream | null;
-  /** The end of its stderr (STDERR_TAIL_CHARS), where Node prints an uncaught error. */
-  errTail: string;
-}
-
 interface Failure {
   readonly rank: number | null;
   readonly reason: string;
   readonly status: number;
-}
-
-function signalNumber(sig: NodeJS.Signals): number {
-  return os.constants.signals[sig] ?? 0;
 }
 
 /** Runs one job; see the file comment. */
@@ -167,7 +138,7 @@ export class Job {
   #signalCount = 0;
   #timers: NodeJS.Timeout[] = [];
   /** The rank blamed for the failure and its line, written once every rank ended (#announceFailure). */
-  #blamed: { readonly s: RankState; readonly text: string; readonly reason: string; readonly withCause: boolean; readonly stoppedBecause: string } | null = null;
+  #blamed: BlamedRank | null = null;
   #timeoutTask: Promise<void> = Promise.resolve();
   #deadlockHint: DeadlockHint | null = null;
   #resolveDone: (() => void) | null = null;
@@ -246,33 +217,17 @@ export class Job {
     if (wireup === null) return new Error('mpiexec starts no processes on its own host in this job');
     if (w.first !== this.#ranks.length) return new Error(`process numbers out of step (${w.first}, ${this.#ranks.length} known)`);
     this.#server.addWorld(w.first, w.size);
-    const perHost = new Map<string, number>();
-    for (const c of w.commands) for (const h of c.hosts) perHost.set(h, (perHost.get(h) ?? 0) + 1);
-    const seen = new Map<string, number>();
-    let next = w.first;
-    w.commands.forEach((c, appnum) => {
-      const placements: Placement[] = c.hosts.map((host) => {
-        const localRank = seen.get(host) ?? 0;
-        seen.set(host, localRank + 1);
-        return { rank: next++, host, localRank, localSize: perHost.get(host)! };
-      });
-      const env: NodeJS.ProcessEnv = {
-        ...this.#deps.env,
-        [JOB_ENV.worldFirst]: String(w.first), [JOB_ENV.universe]: String(this.#universe), [JOB_ENV.parentSpawn]: String(w.spawnId), [JOB_ENV.appnum]: String(appnum),
-      };
-      const launcher = new ForkLauncher(placements, {
-        options: { ...this.#o, np: w.size, wdir: c.wdir }, env, jobKey: this.#jobKey, firstRank: w.first,
-        command: rankCommand(c.program, c.args, this.#deps.tsxUrl, this.#deps.nodeFlags), outSink: this.#outSink, errSink: this.#errSink,
-      }, this.#launcherEvents());
-      for (const p of placements) {
+    const o = this.#o;
+    this.#spawnLaunchers.push(...startSpawnedWorld(w, wireup, {
+      options: o, env: this.#deps.env, universe: this.#universe as number, jobKey: this.#jobKey, tsxUrl: this.#deps.tsxUrl, nodeFlags: this.#deps.nodeFlags,
+      outSink: this.#outSink, errSink: this.#errSink, events: this.#launcherEvents(),
+      addRank: (p, launcher) => {
         const s = this.#newRank(p);
         s.launcher = launcher;
         this.#ranks.push(s);
-        if (this.#o.outputDir !== null) this.#openOutputFilesOf(s, this.#o.outputDir);
-      }
-      this.#spawnLaunchers.push(launcher);
-      launcher.start(wireup);
-    });
+        if (o.outputDir !== null) openOutputFilesOf(s, o.outputDir);
+      },
+    }));
     this.#deps.log.debug({ first: w.first, size: w.size, spawn: w.spawnId }, 'spawned a world');
     return null;
   }
@@ -368,25 +323,10 @@ export class Job {
   async #startRanks(): Promise<number | null> {
     const { here, remote } = this.#launchers;
     const table = this.#deps.interfaces ?? os.networkInterfaces();
-    let bindHost = '127.0.0.1';
-    let localListen: string | null = '127.0.0.1';
-    if (remote !== null) {
-      bindHost = '0.0.0.0';
-      localListen = null;
-      if (this.#o.iface !== null) {
-        const a = resolveIface(this.#o.iface, table);
-        if (!(a instanceof Error)) {
-          bindHost = a;
-          localListen = a;
-        } else if (here !== null) {
-          this.#errSink.write(`mpiexec: ${a.message} (on mpiexec's host ${this.#deps.hostname ?? os.hostname()})\n`);
-          return 2;
-        }
-      } else {
-        // One non-loopback address: the only one other hosts can reach this one by, so no need to wait for a link.
-        const external = externalAddresses(table);
-        if (external.length === 1) localListen = external[0]!;
-      }
+    const { bindHost, localListen, ifaceError } = wireupBinding(remote !== null, this.#o.iface, table);
+    if (ifaceError !== null && here !== null) {
+      this.#errSink.write(`mpiexec: ${ifaceError.message} (on mpiexec's host ${this.#deps.hostname ?? os.hostname()})\n`);
+      return 2;
     }
     let port: number;
     try {
@@ -415,15 +355,7 @@ export class Job {
 
   /** --output-dir: each rank's output also goes to DIR/rank.N.out and DIR/rank.N.err. */
   #openOutputFiles(dir: string): void {
-    for (const s of this.#ranks) this.#openOutputFilesOf(s, dir);
-  }
-
-  /** A spawned process's files are named by its process number in the job. */
-  #openOutputFilesOf(s: RankState, dir: string): void {
-    s.outFile = createWriteStream(path.join(dir, `rank.${s.rank}.out`));
-    s.errFile = createWriteStream(path.join(dir, `rank.${s.rank}.err`));
-    s.outFile.on('error', () => undefined);
-    s.errFile.on('error', () => undefined);
+    for (const s of this.#ranks) openOutputFilesOf(s, dir);
   }
 
   #launcherEvents(): RankLauncherEvents {
@@ -515,14 +447,7 @@ export class Job {
     const tag = this.#o.tagOutput ? `[${p.rank}] ` : '';
     const prefix =
       this.#o.timestampOutput ? () => `[${((performance.now() - this.#t0) / 1000).toFixed(3)}] ${tag}` : tag === '' ? null : () => tag;
-    return {
-      rank: p.rank, host: p.host, launcher: null, pid: null, startedAt: 0, endedAt: null,
-      exitCode: null, signal: null, hasExited: false, isClosed: false, hasJoined: false, isInitialized: false,
-      isFinalized: false, report: null, lostPeer: null,
-      out: new LineForwarder((b) => this.#outSink.write(b), prefix),
-      err: new LineForwarder((b) => this.#errSink.write(b), prefix),
-      outFile: null, errFile: null, errTail: '',
-    };
+    return newRankState(p, prefix, this.#outSink, this.#errSink);
   }
 
   #onStartError(s: RankState, message: string): void {
@@ -540,7 +465,7 @@ export class Job {
     s.exitCode = code;
     s.signal = signal;
     this.#deps.log.debug({ rank: s.rank, pid: s.pid, code, signal }, 'rank exited');
-    if (this.#failure === null && this.#classifyExit(s) !== null) {
+    if (this.#failure === null && classifyExit(s, this.#ranks) !== null) {
       if (this.#settling.length === 0) this.#settlingSince = s.endedAt;
       this.#settling.push(s);
       this.#settleTimer ??= setTimeout(() => this.#settle(), SETTLE_MS);
@@ -564,19 +489,9 @@ export class Job {
     }
     this.#settling = [];
     const s = exits.find((e) => e.lostPeer === null) ?? exits[0]!;
-    const f = this.#classifyExit(s)!;
+    const f = classifyExit(s, this.#ranks)!;
     const reason = s.lostPeer === null ? f.reason : `${f.reason} after losing its connection to rank ${s.lostPeer}`;
     this.#fail(s, `${reason}; aborting the job (${this.#ranks.length} processes)`, reason, f.status, s.lostPeer === null);
-  }
-
-  #classifyExit(s: RankState): { reason: string; status: number } | null {
-    if (s.signal !== null) return { reason: `was killed by signal ${s.signal}`, status: 128 + signalNumber(s.signal) };
-    if (s.exitCode !== null && s.exitCode !== 0) return { reason: `exited with code ${s.exitCode}`, status: s.exitCode };
-    if (s.isFinalized) return null;
-    if (s.isInitialized) return { reason: 'exited with code 0 without calling MPI.finalize', status: 1 };
-    if (s.hasJoined) return { reason: 'exited with code 0 during MPI.init', status: 1 };
-    if (this.#ranks.some((r) => r.hasJoined)) return { reason: 'exited with code 0 before calling MPI.init, while other ranks did', status: 1 };
-    return null;
   }
 
   #onJoined(rank: number): void {
@@ -620,21 +535,8 @@ export class Job {
   #announceFailure(): void {
     const b = this.#blamed;
     if (b === null) return;
-    const { s } = b;
     const cwd = path.resolve(this.#o.wdir ?? process.cwd());
-    const cause = b.withCause ? failureCause(s.errTail, cwd) : null;
-    const ended = this.#ranks.filter((r) => r !== s && r.pid !== null && !(r.isFinalized && r.exitCode === 0 && r.signal === null));
-    // A rank that exited with an error of its own (every rank hit the same bug, or both sides of a
-    // mismatch saw it) is not one stopped because of the failure: its error is above, like the blamed one's.
-    const ownCause = new Map(ended.map((r) => [r, r.exitCode !== null && r.exitCode !== 0 ? failureCause(r.errTail, cwd) : null]));
-    const same = ended.filter((r) => ownCause.get(r) !== null && ownCause.get(r) === cause).map((r) => r.rank);
-    const other = ended.filter((r) => ownCause.get(r) !== null && ownCause.get(r) !== cause);
-    const stopped = ended.filter((r) => ownCause.get(r) === null).map((r) => r.rank);
-    if (stopped.length > 0) this.#errSink.write(`mpiexec: rank${stopped.length === 1 ? '' : 's'} ${stopped.join(', ')} stopped (${b.stoppedBecause})\n`);
-    for (const r of other) this.#errSink.write(`mpiexec: rank ${r.rank} failed too: ${ownCause.get(r)!}\n`);
-    if (same.length > 0) this.#errSink.write(`mpiexec: rank${same.length === 1 ? '' : 's'} ${same.join(', ')} failed the same way\n`);
-    const text = cause !== null && b.text.startsWith(b.reason) ? `${b.reason}: ${cause}${b.text.slice(b.reason.length)}` : b.text;
-    this.#errSink.write(`mpiexec: rank ${s.rank} (host ${s.host}, pid ${s.pid ?? '-'}) ${text}\n`);
+    for (const line of failureLines(b, this.#ranks, cwd)) this.#errSink.write(line);
   }
 
   #stopAll(): void {
@@ -682,22 +584,7 @@ export class Job {
       exitStatus: status,
       failure: this.#failure === null ? null : { rank: this.#failure.rank, reason: this.#failure.reason },
       durationMs: Math.round(performance.now() - this.#t0),
-      ranks: this.#ranks.map((s) => ({
-        rank: s.rank,
-        host: s.host,
-        pid: s.pid,
-        exitCode: s.exitCode,
-        signal: s.signal,
-        durationMs: s.endedAt === null ? null : Math.round(s.endedAt - s.startedAt),
-        initialized: s.isInitialized,
-        finalized: s.isFinalized,
-        messages: s.report,
-      })),
+      ranks: rankReports(this.#ranks),
     };
   }
-}
-
-function closeFile(f: WriteStream | null): Promise<void> {
-  if (f === null) return Promise.resolve();
-  return new Promise((resolve) => f.end(() => resolve()));
 }

@@ -32,3 +32,32 @@ export interface JobReport {
 export async function writeJobReport(file: string, report: JobReport): Promise<void> {
   await writeFile(file, `${JSON.stringify(report, null, 2)}\n`);
 }
+
+/** A supervised rank as the report shows it (job.ts's rank-state.ts RankState). */
+export interface ReportedRank {
+  readonly rank: number;
+  readonly host: string;
+  readonly pid: number | null;
+  readonly exitCode: number | null;
+  readonly signal: string | null;
+  readonly startedAt: number;
+  readonly endedAt: number | null;
+  readonly isInitialized: boolean;
+  readonly isFinalized: boolean;
+  readonly report: FinalizeReport | null;
+}
+
+/** Each rank's line of the report; durations from performance.now() marks. */
+export function rankReports(ranks: readonly ReportedRank[]): RankReport[] {
+  return ranks.map((s) => ({
+    rank: s.rank,
+    host: s.host,
+    pid: s.pid,
+    exitCode: s.exitCode,
+    signal: s.signal,
+    durationMs: s.endedAt === null ? null : Math.round(s.endedAt - s.startedAt),
+    initialized: s.isInitialized,
+    finalized: s.isFinalized,
+    messages: s.report,
+  }));
+}
