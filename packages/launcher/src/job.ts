@@ -63,6 +63,7 @@ import type { HostLaunchLine, RankLauncher, RankLauncherEvents, WireupAddress } 
 import { writeJobReport, type JobReport } from './report.ts';
 import { rollCallLines, rollCallRank } from './roll-call.ts';
 import { DeadlockHint } from './deadlock-hint.ts';
+import { startDashboard, type Dashboard } from './dashboard.ts';
 import type { SlurmLaunch } from './slurm-launcher.ts';
 import { addRankTrace, withTraceSetting, writeTraceFile } from './trace-file.ts';
 import { WireupServer } from './wireup-server.ts';
@@ -170,6 +171,8 @@ export class Job {
   #blamed: { readonly s: RankState; readonly text: string; readonly reason: string; readonly withCause: boolean; readonly stoppedBecause: string } | null = null;
   #timeoutTask: Promise<void> = Promise.resolve();
   #deadlockHint: DeadlockHint | null = null;
+  /** --dashboard: the live page's server and sampler (dashboard.ts); null without the flag. */
+  #dashboard: Dashboard | null = null;
   #resolveDone: (() => void) | null = null;
   #isDone = false;
   readonly #traces = new Map<number, Uint8Array[]>(); // --trace: each rank's, one per thread, as they arrived (trace-file.ts)
@@ -296,8 +299,15 @@ export class Job {
       this.#resolveDone = resolve;
     });
     if (this.#o.outputDir !== null) await mkdir(this.#o.outputDir, { recursive: true });
+    if (this.#o.dashboardPort !== null) {
+      this.#dashboard = await startDashboard(this.#o.dashboardPort, this.#o.dashboardHost, { log: this.#deps.log, sample: (ms) => this.#server.rollCall(ms, true), ranks: () => this.#ranks }, (l) => this.#errSink.write(l));
+      if (this.#dashboard === null) return 2;
+    }
     const started = await this.#startRanks();
-    if (started !== null) return started;
+    if (started !== null) {
+      await this.#dashboard?.stop();
+      return started;
+    }
     if (this.#o.timeoutSec !== null) {
       this.#timers.push(
         setTimeout(() => {
@@ -313,6 +323,7 @@ export class Job {
     this.#announceFailure();
     for (const t of this.#timers) clearTimeout(t);
     this.#deadlockHint?.stop();
+    await this.#dashboard?.stop();
     for (const s of this.#ranks) this.#killGroup(s, 'SIGKILL'); // leftover children of finished ranks
     await this.#launchers.remote?.settled();
     this.#launchers.here?.close();
