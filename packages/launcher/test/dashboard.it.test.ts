@@ -68,17 +68,17 @@ describe('mpiexec --dashboard', () => {
       expect(page.body).toContain('<table>');
       expect(page.body).not.toMatch(/(src|href)="?https?:/);
       expect((await status(`${base}/other?token=${token}`)).code).toBe(404);
-      // The snapshots name the calls: rank 0 in Comm.Recv from 1, rank 1 computing, rank 2 in the barrier.
+      // The snapshots name the calls: rank 0 in Recv from 1, rank 1 computing, rank 2 in the barrier.
       const s = await awaitSnapshot(`ws://${url.host}/ws?token=${token}`, (x) =>
         x.ranks[0]?.state === 'in MPI' && x.ranks[1]?.state === 'computing' && x.ranks[2]?.state === 'in MPI');
       expect(s.size).toBe(3);
-      expect(s.ranks[0]!.threads[0]).toEqual({ thread: 'main', call: 'Comm.Recv (comm COMM_WORLD, peer 1, tag 7)', peer: 1 });
-      expect(s.ranks[2]!.threads[0]!.call).toBe('Comm.barrier (comm COMM_WORLD)');
+      expect(s.ranks[0]!.threads[0]).toEqual({ thread: 'main', call: 'Recv (comm COMM_WORLD, peer 1, tag 7)', peer: 1 });
+      expect(s.ranks[2]!.threads[0]!.call).toMatch(/^barrier \(comm COMM_WORLD\)$/);
       for (const r of s.ranks) {
         expect(r.pid).toBeGreaterThan(0);
-        // The allreduce before: every rank sent and received, and made one collective.
+        // The allreduce before: every rank sent and received; rank 2 has started its barrier too.
         expect(r.counters!.messagesSent).toBeGreaterThan(0);
-        expect(r.counters!.collectives).toBe(1);
+        expect(r.counters!.collectives).toBe(r.rank === 2 ? 2 : 1);
       }
       const end = await job.release();
       expect(end.status).toBe(0);
