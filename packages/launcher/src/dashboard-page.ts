@@ -21,7 +21,7 @@ body { font: 14px/1.4 system-ui, sans-serif; margin: 1em 2em; color: #222; backg
 h1 { font-size: 1.2em; margin: 0 0 .3em; }
 #status { color: #555; margin-bottom: .8em; }
 #status.ended { color: #a40; }
-table { border-collapse: collapse; width: 100%; }
+table { border-collapse: collapse; }
 th, td { text-align: left; padding: .25em .6em; border-bottom: 1px solid #ddd; white-space: nowrap; }
 th { background: #eee; position: sticky; top: 0; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
@@ -33,8 +33,8 @@ tr.thread td.who { padding-left: 2em; }
 .s-finalized, .s-ended { color: #666; }
 .s-failed { color: #c00; }
 .s-starting { color: #0550ae; }
-td.call { font-family: ui-monospace, monospace; }
-.detail { color: #777; font-weight: normal; }
+td.call { font-family: ui-monospace, monospace; white-space: normal; max-width: 30em; }
+.detail { color: #777; font-weight: normal; font-size: .85em; display: block; }
 </style>
 </head>
 <body>
@@ -43,8 +43,7 @@ td.call { font-family: ui-monospace, monospace; }
 <table>
 <thead><tr>
 <th>rank / thread</th><th>host</th><th>pid</th><th>state</th><th>MPI call now</th>
-<th>msgs sent</th><th>bytes sent</th><th>msgs recv</th><th>bytes recv</th><th>collectives</th>
-<th>msgs/s out</th><th>B/s out</th><th>msgs/s in</th><th>B/s in</th>
+<th>sent (msgs, bytes)</th><th>received</th><th>collectives</th><th>out, per s</th><th>in, per s</th>
 </tr></thead>
 <tbody id="ranks"></tbody>
 </table>
@@ -80,14 +79,18 @@ td.call { font-family: ui-monospace, monospace; }
     var st = cell(tr, '', 'state s-' + r.state.replace(/ /g, '-'));
     if (first) {
       st.textContent = r.state;
-      if (r.detail) { var d = document.createElement('span'); d.className = 'detail'; d.textContent = ' (' + r.detail + ')'; st.appendChild(d); }
+      if (r.detail) { var d = document.createElement('span'); d.className = 'detail'; d.textContent = r.detail; st.appendChild(d); }
     }
     var call = t !== null ? t.call : (r.state === 'in MPI' ? '' : r.state);
     if (t !== null && t.peer !== null) call += '  ← waits for rank ' + t.peer;
     cell(tr, call, 'call');
     var c = first ? r.counters : null, q = first ? r.rates : null;
-    [c && c.messagesSent, c && c.bytesSent, c && c.messagesReceived, c && c.bytesReceived, c && c.collectives,
-     q && q.messagesSent, q && q.bytesSent, q && q.messagesReceived, q && q.bytesReceived].forEach(function (v) { cell(tr, fmt(v), 'num'); });
+    function pair(m, b) { return m === null || m === undefined ? '' : fmt(m) + ' · ' + fmt(b) + ' B'; }
+    cell(tr, c ? pair(c.messagesSent, c.bytesSent) : '', 'num');
+    cell(tr, c ? pair(c.messagesReceived, c.bytesReceived) : '', 'num');
+    cell(tr, c ? fmt(c.collectives) : '', 'num');
+    cell(tr, q ? pair(q.messagesSent, q.bytesSent) : '', 'num');
+    cell(tr, q ? pair(q.messagesReceived, q.bytesReceived) : '', 'num');
     return tr;
   }
   function draw(s) {

@@ -23,6 +23,8 @@ import { tokenMatches, tokenOfUrl } from './dashboard-token.ts';
 
 /** Browsers (tabs) watching at once. */
 export const MAX_VIEWERS = 16;
+/** Open connections at once (viewers, page loads, and whatever else knocks). */
+const MAX_CONNECTIONS = 64;
 /** Largest request head. */
 const MAX_HEADER_BYTES = 8192;
 /** A viewer whose unsent snapshots exceed this is too slow: it misses snapshots until it catches up. */
@@ -82,6 +84,7 @@ export class DashboardServer {
   /** Listens on host:port (0: a free port); resolves to the port. */
   async start(host: string, port: number): Promise<number> {
     const http = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => this.#onRequest(req, res));
+    http.maxConnections = MAX_CONNECTIONS;
     const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false, maxPayload: 1024 });
     http.on('upgrade', (req: IncomingMessage, socket: Socket, head: Buffer) => this.#onUpgrade(wss, req, socket, head));
     http.on('clientError', (_err, socket: Socket) => socket.destroy());

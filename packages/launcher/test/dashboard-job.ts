@@ -1,5 +1,5 @@
 /**
- * Test helper for mpiexec --dashboard: starts a real job of fixtures/dashboard-rank.ts, waits for
+ * Test helper for mpiexec --dashboard: starts a real job of fixtures/dashboard-rank.ts (or -threads.ts), waits for
  * the URL line on its stderr, and releases the ranks (they hold still in known MPI calls until then).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -17,11 +17,11 @@ export interface DashboardJob {
   kill(): void;
 }
 
-/** Starts `mpiexec -n np --dashboard ... dashboard-rank.ts` and resolves once it printed its URL. */
-export function startDashboardJob(np: number, extra: readonly string[] = [], deadlineMs = 120_000): Promise<DashboardJob> {
+/** Starts `mpiexec -n np --dashboard ... fixtures/PROGRAM` and resolves once it printed its URL. */
+export function startDashboardJob(np: number, program = 'dashboard-rank.ts', extra: readonly string[] = [], deadlineMs = 120_000): Promise<DashboardJob> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'tsmpi-dashboard-'));
   const releaseFile = path.join(dir, 'release');
-  const child: ChildProcess = spawn(process.execPath, [MPIEXEC, '-n', String(np), '--dashboard', ...extra, `${FIXTURES}/dashboard-rank.ts`, releaseFile], {
+  const child: ChildProcess = spawn(process.execPath, [MPIEXEC, '-n', String(np), '--dashboard', ...extra, `${FIXTURES}/${program}`, releaseFile], {
     cwd: REPO_ROOT, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, NODE_OPTIONS: '' },
   });
   let stderr = '';

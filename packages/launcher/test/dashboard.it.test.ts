@@ -89,4 +89,18 @@ describe('mpiexec --dashboard', () => {
       job.kill();
     }
   }, 180_000);
+
+  it('shows a worker thread\'s call as a row of its rank ("start, before MPI.init" until it is in MPI)', async () => {
+    const job = await startDashboardJob(3, 'dashboard-threads.ts');
+    try {
+      const s = await awaitSnapshot(`ws://${job.url.host}/ws?token=${job.url.searchParams.get('token')!}`, (x) => x.ranks[0]?.threads[1]?.call.endsWith('tag 8)') === true && x.ranks[2]?.state === 'in MPI');
+      const [main, worker] = s.ranks[0]!.threads;
+      expect(main).toEqual({ thread: 'main', call: 'Recv (comm COMM_WORLD, peer 1, tag 7)', peer: 1 });
+      expect(worker!.thread).toMatch(/^[1-9]\d*$/);
+      expect(worker!.call).toBe('Recv (comm COMM_WORLD, peer 1, tag 8)');
+      expect((await job.release()).status).toBe(0);
+    } finally {
+      job.kill();
+    }
+  }, 180_000);
 });
