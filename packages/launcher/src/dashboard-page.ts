@@ -33,7 +33,7 @@ tr.thread td.who { padding-left: 2em; }
 .s-finalized, .s-ended { color: #666; }
 .s-failed { color: #c00; }
 .s-starting { color: #0550ae; }
-td.call { font-family: ui-monospace, monospace; white-space: normal; max-width: 30em; }
+td.call { font-family: ui-monospace, monospace; white-space: normal; max-width: 42em; }
 .detail { color: #777; font-weight: normal; font-size: .85em; display: block; }
 </style>
 </head>
