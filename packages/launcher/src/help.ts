@@ -122,6 +122,10 @@ Job control:
   ${pad('--dry-run', WIDTH)}print the process map (rank, host, endpoints, channels) and exit
   ${pad('--report-json FILE', WIDTH)}write a job report: per rank exit status, signal, duration, message counts
   ${pad('--trace FILE', WIDTH)}write every MPI call of every rank to FILE as Chrome trace JSON (Perfetto)
+  ${pad('--dashboard[=PORT]', WIDTH)}serve a live page of the job (each rank's MPI call, counters, rates) on
+  ${pad('', WIDTH)}127.0.0.1:PORT (default: a free port); its URL, with an access token, goes
+  ${pad('', WIDTH)}to stderr (docs/OBSERVING.md)
+  ${pad('--dashboard-host ADDRESS', WIDTH)}listen on ADDRESS instead (e.g. 0.0.0.0: every interface; plain HTTP)
   ${pad('-h, --help', WIDTH)}the short help; --help-all: this text
   ${pad('-V, --version', WIDTH)}the version
 

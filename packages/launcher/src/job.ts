@@ -64,6 +64,7 @@ import { classifyExit, closeFile, newRankState, openOutputFilesOf, signalNumber,
 import { rankReports, writeJobReport, type JobReport } from './report.ts';
 import { rollCallLines, rollCallRank } from './roll-call.ts';
 import { DeadlockHint } from './deadlock-hint.ts';
+import { startDashboard, type Dashboard } from './dashboard.ts';
 import type { SlurmLaunch } from './slurm-launcher.ts';
 import { startSpawnedWorld } from './spawned-world.ts';
 import { addRankTrace, withTraceSetting, writeTraceFile } from './trace-file.ts';
@@ -141,6 +142,8 @@ export class Job {
   #blamed: BlamedRank | null = null;
   #timeoutTask: Promise<void> = Promise.resolve();
   #deadlockHint: DeadlockHint | null = null;
+  /** --dashboard: the live page's server and sampler (dashboard.ts); null without the flag. */
+  #dashboard: Dashboard | null = null;
   #resolveDone: (() => void) | null = null;
   #isDone = false;
   readonly #traces = new Map<number, Uint8Array[]>(); // --trace: each rank's, one per thread, as they arrived (trace-file.ts)
@@ -251,8 +254,15 @@ export class Job {
       this.#resolveDone = resolve;
     });
     if (this.#o.outputDir !== null) await mkdir(this.#o.outputDir, { recursive: true });
+    if (this.#o.dashboardPort !== null) {
+      this.#dashboard = await startDashboard(this.#o.dashboardPort, this.#o.dashboardHost, { log: this.#deps.log, sample: (ms) => this.#server.rollCall(ms, true), ranks: () => this.#ranks }, (l) => this.#errSink.write(l));
+      if (this.#dashboard === null) return 2;
+    }
     const started = await this.#startRanks();
-    if (started !== null) return started;
+    if (started !== null) {
+      await this.#dashboard?.stop();
+      return started;
+    }
     if (this.#o.timeoutSec !== null) {
       this.#timers.push(
         setTimeout(() => {
@@ -268,6 +278,7 @@ export class Job {
     this.#announceFailure();
     for (const t of this.#timers) clearTimeout(t);
     this.#deadlockHint?.stop();
+    await this.#dashboard?.stop();
     for (const s of this.#ranks) this.#killGroup(s, 'SIGKILL'); // leftover children of finished ranks
     await this.#launchers.remote?.settled();
     this.#launchers.here?.close();

@@ -60,6 +60,10 @@ export interface LaunchOptions {
   readonly reportJson: string | null;
   /** --trace FILE: every MPI call of every rank, merged into FILE as Chrome trace JSON (trace-merge.ts). */
   readonly traceFile: string | null;
+  /** --dashboard[=PORT]: serve the live page (dashboard.ts) on this port, 0 for a free one; null: no dashboard. */
+  readonly dashboardPort: number | null;
+  /** --dashboard-host: the address the dashboard listens on (default 127.0.0.1: this machine only). */
+  readonly dashboardHost: string | null;
 }
 
 export type ParseResult =
@@ -79,6 +83,8 @@ interface OptionSpec {
   readonly names: readonly string[];
   /** Value placeholder, or null for a boolean flag. */
   readonly value: string | null;
+  /** A flag whose value is optional: given only as --flag=VALUE (apply gets '' without one). */
+  readonly optionalValue?: true;
   readonly apply: (o: Mutable, v: string) => string | null;
 }
 
@@ -218,6 +224,20 @@ const SPECS: readonly OptionSpec[] = [
     names: ['--trace'], value: 'FILE',
     apply: (o, v) => { if (v === '') return '--trace: expected a file name'; o.traceFile = v; return null; },
   },
+  {
+    names: ['--dashboard'], value: null, optionalValue: true,
+    apply: (o, v) => {
+      if (v === '') { o.dashboardPort = 0; return null; }
+      const n = Number(v);
+      if (!/^\d+$/.test(v) || n > 65535) return `--dashboard=${v}: expected a port from 1 to 65535 (or --dashboard alone: a free port)`;
+      o.dashboardPort = n;
+      return null;
+    },
+  },
+  {
+    names: ['--dashboard-host'], value: 'ADDRESS',
+    apply: (o, v) => { if (v.trim() === '' || /[\s/?#@]/.test(v)) return `--dashboard-host ${v}: expected an address of this machine (e.g. 0.0.0.0 for every interface)`; o.dashboardHost = v; return null; },
+  },
 ];
 
 function findSpec(name: string): OptionSpec | undefined {
@@ -233,6 +253,7 @@ export function parseArgs(argv: readonly string[]): ParseResult {
     np: 1, hasExplicitNp: false, program: '', args: [], settings: new Map(), hosts: null, ppn: null, launcher: 'ssh', hasExplicitLauncher: false,
     tagOutput: false, timestampOutput: false, timeoutSec: null, deadlockHintSec: DEFAULT_DEADLOCK_HINT_SEC, env: [], outputDir: null, wdir: null,
     iface: null, connectRetrySec: null, launcherExec: null, prefix: null, portRange: null, envFrom: [], dryRun: false, reportJson: null, traceFile: null,
+    dashboardPort: null, dashboardHost: null,
   };
   let i = 0;
   for (; i < argv.length; i++) {
@@ -254,8 +275,10 @@ export function parseArgs(argv: readonly string[]): ParseResult {
       if (inline !== undefined) value = inline;
       else if (i + 1 < argv.length) value = argv[++i]!;
       else return { kind: 'error', message: `${name} needs a value: ${row !== undefined ? `${row.flag} ${valueHint(row)}` : `${name} ${spec!.value}`}` };
-    } else if (inline !== undefined) {
+    } else if (inline !== undefined && spec?.optionalValue !== true) {
       return { kind: 'error', message: `${name} takes no value` };
+    } else if (inline !== undefined) {
+      value = inline;
     }
     if (row !== undefined) {
       const v = parseSettingFlag(row, value);
@@ -266,6 +289,7 @@ export function parseArgs(argv: readonly string[]): ParseResult {
     const err = spec!.apply(o, value);
     if (err !== null) return { kind: 'error', message: err };
   }
+  if (o.dashboardHost !== null && o.dashboardPort === null) return { kind: 'error', message: '--dashboard-host needs --dashboard' };
   if (i >= argv.length) return { kind: 'error', message: 'no program given: mpiexec -n N [options] PROGRAM [ARGS...] (see mpiexec --help)' };
   o.program = argv[i]!;
   o.args = argv.slice(i + 1);

@@ -51,6 +51,7 @@ import {
   type ClientMessage,
   type DynOp,
   type FinalizeReport,
+  type RankCounters,
   type ServerMessage,
 } from '@tsmpi/core/pmi';
 import { listenInRange } from '@tsmpi/transport-tcp';
@@ -96,10 +97,10 @@ interface World {
   staged: (readonly [string, string])[];
 }
 
-/** One rank's answer to a roll-call. */
+/** One rank's answer to a roll-call; counters only when the roll-call asked for them (--dashboard) and the rank had some. */
 export type RollCallAnswer =
-  | { readonly kind: 'blocked'; readonly blockedIn: BlockedIn }
-  | { readonly kind: 'notInMpi' }
+  | { readonly kind: 'blocked'; readonly blockedIn: BlockedIn; readonly counters?: RankCounters }
+  | { readonly kind: 'notInMpi'; readonly counters?: RankCounters }
   | { readonly kind: 'noAnswer' };
 
 /** TCP keep-alive probe start on every wire-up connection. */
@@ -129,7 +130,7 @@ export class WireupServer {
   readonly #committed = new Map<string, string>();
   readonly #worlds: World[] = [];
   #nextRollCallId = 1;
-  readonly #rollCallWaiters = new Map<number, (rank: number, b: BlockedIn | null) => void>();
+  readonly #rollCallWaiters = new Map<number, (rank: number, b: BlockedIn | null, counters: RankCounters | undefined) => void>();
 
   readonly #secure: boolean;
 
@@ -209,8 +210,9 @@ export class WireupServer {
   /**
    * Asks every connected rank what it is blocked in.
    * @param timeoutMs - how long to wait for answers; ranks that stay silent are 'noAnswer'
+   * @param withCounters - also ask for each rank's counters (mpiexec --dashboard's sample)
    */
-  rollCall(timeoutMs: number): Promise<Map<number, RollCallAnswer>> {
+  rollCall(timeoutMs: number, withCounters = false): Promise<Map<number, RollCallAnswer>> {
     const answers = new Map<number, RollCallAnswer>();
     for (const w of this.#worlds) for (let r = w.first; r < w.first + w.size; r++) answers.set(r, { kind: 'noAnswer' });
     const id = this.#nextRollCallId++;
@@ -222,17 +224,19 @@ export class WireupServer {
         resolve(answers);
       };
       const timer = setTimeout(finish, timeoutMs);
-      this.#rollCallWaiters.set(id, (rank, b) => {
+      this.#rollCallWaiters.set(id, (rank, b, counters) => {
         if (!expected.has(rank)) return;
         expected.delete(rank);
-        answers.set(rank, b === null ? { kind: 'notInMpi' } : { kind: 'blocked', blockedIn: b });
+        const c = counters === undefined ? {} : { counters };
+        answers.set(rank, b === null ? { kind: 'notInMpi', ...c } : { kind: 'blocked', blockedIn: b, ...c });
         if (expected.size === 0) finish();
       });
       if (expected.size === 0) {
         finish();
         return;
       }
-      for (const c of this.#members.values()) this.#send(c, { t: 'rollCall', id });
+      const ask = encodeServerMessage(withCounters ? { t: 'rollCall', id, counters: true } : { t: 'rollCall', id });
+      for (const c of this.#members.values()) if (c.ws.readyState === WebSocket.OPEN) c.ws.send(ask);
     });
   }
 
@@ -333,7 +337,7 @@ export class WireupServer {
         this.#send(conn, { t: 'ack', id: m.id });
         return;
       case 'rollCallReply':
-        this.#rollCallWaiters.get(m.id)?.(conn.rank, m.blockedIn);
+        this.#rollCallWaiters.get(m.id)?.(conn.rank, m.blockedIn, m.counters);
         return;
       case 'clock':
         // mpiexec's clock for the rank's offset (--trace): the same clock trace-merge.ts aligns to.

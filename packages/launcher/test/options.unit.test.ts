@@ -71,6 +71,25 @@ describe('parseArgs', () => {
     if (r.kind === 'error') expect(r.message).toMatch(message);
   });
 
+  it('--dashboard takes an optional port only as --dashboard=PORT, and --dashboard-host needs it', () => {
+    const run = (argv: string[]) => {
+      const r = parseArgs(argv);
+      if (r.kind !== 'run') throw new Error(r.kind === 'error' ? r.message : r.kind);
+      return r.options;
+    };
+    expect(run(['a.js']).dashboardPort).toBeNull();
+    expect(run(['--dashboard', 'a.js'])).toMatchObject({ dashboardPort: 0, dashboardHost: null, program: 'a.js' });
+    expect(run(['--dashboard=8123', 'a.js']).dashboardPort).toBe(8123);
+    expect(run(['--dashboard', '--dashboard-host', '0.0.0.0', 'a.js']).dashboardHost).toBe('0.0.0.0');
+    for (const bad of ['--dashboard=70000', '--dashboard=x', '--dashboard=-1']) {
+      const r = parseArgs([bad, 'a.js']);
+      expect(r.kind === 'error' && r.message).toMatch(/^--dashboard=.*expected a port from 1 to 65535/);
+    }
+    expect(parseArgs(['--dashboard-host', '0.0.0.0', 'a.js'])).toEqual({ kind: 'error', message: '--dashboard-host needs --dashboard' });
+    // --dashboard 8123 would take 8123 as the program: the port goes with '='.
+    expect(run(['--dashboard', '8123', 'a.js'])).toMatchObject({ dashboardPort: 0, program: '8123' });
+  });
+
   it('recognizes help', () => {
     expect(parseArgs(['--help']).kind).toBe('help');
     expect(parseArgs(['-n', '2', '-h']).kind).toBe('help');

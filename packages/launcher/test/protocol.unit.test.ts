@@ -21,6 +21,7 @@ describe('wire-up protocol', () => {
       { t: 'abort', id: 9, code: 7, message: 'bye' },
       { t: 'rollCallReply', id: 1, blockedIn: { call: 'recv', comm: 'COMM_WORLD', peer: null, tag: 5 } },
       { t: 'rollCallReply', id: 2, blockedIn: null },
+      { t: 'rollCallReply', id: 3, blockedIn: null, counters: { messagesSent: 1, messagesReceived: 2, bytesSent: 3, bytesReceived: 4, collectives: 5 } },
       { t: 'dyn', id: 3, op: 'spawn', a: { commands: [{ command: 'x.js', args: [], maxprocs: 2 }] } },
     ];
     for (const m of messages) expect(decodeClientMessage(encodeClientMessage(m))).toEqual(m);
@@ -35,6 +36,7 @@ describe('wire-up protocol', () => {
       { t: 'getReply', id: 2, value: 'x' },
       { t: 'ack', id: 3 },
       { t: 'rollCall', id: 4 },
+      { t: 'rollCall', id: 5, counters: true },
     ];
     for (const m of messages) expect(decodeServerMessage(encodeServerMessage(m))).toEqual(m);
   });
@@ -59,6 +61,8 @@ describe('wire-up protocol', () => {
     ['bad puts', pack({ t: 'fence', puts: [['k']] })],
     ['bad report', pack({ t: 'finalized', id: 1, report: { messagesSent: -1 } })],
     ['bad blockedIn', pack({ t: 'rollCallReply', id: 1, blockedIn: { call: 1 } })],
+    ['counters without collectives', pack({ t: 'rollCallReply', id: 1, blockedIn: null, counters: { messagesSent: 1, messagesReceived: 2, bytesSent: 3, bytesReceived: 4 } })],
+    ['negative counter', pack({ t: 'rollCallReply', id: 1, blockedIn: null, counters: { messagesSent: -1, messagesReceived: 2, bytesSent: 3, bytesReceived: 4, collectives: 0 } })],
     ['unknown dynamic op', pack({ t: 'dyn', id: 1, op: 'fork', a: {} })],
     ['dynamic arguments not an object', pack({ t: 'dyn', id: 1, op: 'spawn', a: [1] })],
     ['dynamic reply with a bad error', pack({ t: 'dynReply', id: 1, error: ['ERR_SPAWN'], value: null })],

@@ -43,6 +43,7 @@ const API_PARTS: ApiParts = {
   worldBarrier: () => COMM_WORLD.barrier(),
   liveObjects,
   messageTotals,
+  counters: (rt) => ({ ...messageTotals(rt), collectives: COMM_WORLD._collSeq >>> 0 }),
   abort: (code, where) => abort(code, { name: where } as typeof COMM_WORLD),
   startTrace: async (maxEvents, takeOrder) => {
     traceRecorder = await import('./trace-recorder.ts');

@@ -30,6 +30,12 @@ export interface FinalizeReport {
   readonly bytesReceived: number;
 }
 
+/** A process's counters for mpiexec --dashboard's samples: its totals (MPI.stats()) and COMM_WORLD's collectives. */
+export interface RankCounters extends FinalizeReport {
+  /** collective calls the main thread started on COMM_WORLD (comm.stats().collectives) */
+  readonly collectives: number;
+}
+
 export interface PmiClient {
   readonly rank: number;
   readonly size: number;
@@ -65,6 +71,11 @@ export interface PmiClient {
   dynamic?(call: string, op: DynOp, args: Readonly<Record<string, unknown>>): Promise<unknown>;
   /** The launcher's roll-call asks this on --timeout. */
   setRollCallHandler(handler: () => BlockedIn | null): void;
+  /**
+   * mpiexec --dashboard: what a roll-call that asks for counters gets (null: none yet, before the
+   * runtime is up). Absent under a launcher that has no dashboard (PMI direct).
+   */
+  setCountersHandler?(handler: (() => RankCounters | null) | null): void;
   /** Called when the connection to the launcher is lost (the launcher is gone: the process should exit). */
   setLostHandler(handler: (err: Error) => void): void;
   /** Closes the connection; does not keep the event loop alive afterwards. */

@@ -29,7 +29,7 @@ import { createRequire } from 'node:module';
 import type { RawData, WebSocket as WsSocket } from 'ws';
 import { processOf, type JobEnv } from '../config/index.ts';
 import { ERROR_CLASSES, ERR_OTHER, KeyResponse, jobTlsClientOptions, mpiError } from '../util/index.ts';
-import type { BlockedIn, FinalizeReport, PmiClient } from './client-api.ts';
+import type { BlockedIn, FinalizeReport, PmiClient, RankCounters } from './client-api.ts';
 import { estimateClockOffset, type ClockSample } from './clock-offset.ts';
 import {
   CLOSE_CODES,
@@ -77,6 +77,7 @@ class WsPmiClient implements PmiClient {
   readonly #kv = new Map<string, string>();
   readonly #proof: KeyResponse;
   #rollCall: (() => BlockedIn | null) | null = null;
+  #counters: (() => RankCounters | null) | null = null;
   #lost: ((err: Error) => void) | null = null;
   #isWelcomed = false;
   #isClosing = false;
@@ -192,6 +193,10 @@ class WsPmiClient implements PmiClient {
 
   setRollCallHandler(handler: () => BlockedIn | null): void {
     this.#rollCall = handler;
+  }
+
+  setCountersHandler(handler: (() => RankCounters | null) | null): void {
+    this.#counters = handler;
   }
 
   setLostHandler(handler: (err: Error) => void): void {
@@ -328,10 +333,22 @@ class WsPmiClient implements PmiClient {
                 ...(blockedIn.calls === undefined ? {} : { calls: blockedIn.calls }),
                 ...(blockedIn.threads === undefined ? {} : { threads: blockedIn.threads.map((t) => ({ thread: t.thread, call: String(t.call), comm: String(t.comm), peer: t.peer, tag: t.tag, ...(t.calls === undefined ? {} : { calls: t.calls }) })) }),
               };
-        this.#send({ t: 'rollCallReply', id: m.id, blockedIn: plain });
+        this.#send({ t: 'rollCallReply', id: m.id, blockedIn: plain, ...(m.counters === true ? this.#plainCounters() : {}) });
         return;
       }
     }
+  }
+
+  /** mpiexec --dashboard's sample: the counters as plain numbers, or nothing when there are none (yet). */
+  #plainCounters(): { counters?: RankCounters } {
+    let c: RankCounters | null = null;
+    try {
+      c = this.#counters === null ? null : this.#counters();
+    } catch {
+      c = null;
+    }
+    if (c === null) return {};
+    return { counters: { messagesSent: c.messagesSent, messagesReceived: c.messagesReceived, bytesSent: c.bytesSent, bytesReceived: c.bytesReceived, collectives: c.collectives } };
   }
 
   #settle(id: number, value: unknown): void {

@@ -21,7 +21,9 @@
  *     abort {id, code, message}       <- ack {id}; the launcher then ends the job
  *     peerLost {id, process}          <- ack {id}; this process lost its connection to `process`,
  *                                     so its own failure is a consequence, not the cause
- *     <- rollCall {id}                rollCallReply {id, blockedIn|null}  (--timeout)
+ *     <- rollCall {id, counters?}     rollCallReply {id, blockedIn|null, counters?}  (--timeout; with
+ *                                     counters: true, mpiexec --dashboard's sample, and the reply
+ *                                     carries the process's RankCounters, or omits them before init)
  *     clock {id}                      <- clockReply {id, timeMs}: mpiexec's clock, ms (--trace's offset, clock-offset.ts)
  *     trace {id, data}                <- ack {id}; data: the process's trace (trace-format.ts), before finalized
  *     dyn {id, op, a}                 <- dynReply {id, error|null, value}: dynamic processes
@@ -42,7 +44,7 @@
  */
 import { Packr } from 'msgpackr';
 import { keyProofBinding } from '../util/index.ts';
-import type { BlockedIn, FinalizeReport } from './client-api.ts';
+import type { BlockedIn, FinalizeReport, RankCounters } from './client-api.ts';
 
 /** Bumped on any incompatible change; challenge and hello carry it. 2: challenge-response, no key in hello. */
 export const PMI_PROTOCOL_VERSION = 2;
@@ -81,7 +83,7 @@ export type InitializedMessage = { readonly t: 'initialized' };
 export type FinalizedMessage = { readonly t: 'finalized'; readonly id: number; readonly report: FinalizeReport };
 export type AbortMessage = { readonly t: 'abort'; readonly id: number; readonly code: number; readonly message: string };
 export type PeerLostMessage = { readonly t: 'peerLost'; readonly id: number; readonly process: number };
-export type RollCallReplyMessage = { readonly t: 'rollCallReply'; readonly id: number; readonly blockedIn: BlockedIn | null };
+export type RollCallReplyMessage = { readonly t: 'rollCallReply'; readonly id: number; readonly blockedIn: BlockedIn | null; readonly counters?: RankCounters };
 export type ClockMessage = { readonly t: 'clock'; readonly id: number };
 export type TraceMessage = { readonly t: 'trace'; readonly id: number; readonly data: Uint8Array };
 /** The requests of dynamic processes (api/spawn.ts, api/ports.ts), answered by the launcher's dynamic-service.ts. */
@@ -108,7 +110,8 @@ export type WelcomeMessage = { readonly t: 'welcome'; readonly size: number; rea
 export type FenceDoneMessage = { readonly t: 'fenceDone'; readonly kvs: readonly (readonly [string, string])[] };
 export type GetReplyMessage = { readonly t: 'getReply'; readonly id: number; readonly value: string | null };
 export type AckMessage = { readonly t: 'ack'; readonly id: number };
-export type RollCallMessage = { readonly t: 'rollCall'; readonly id: number };
+/** counters: mpiexec --dashboard also asks for the process's counters (absent otherwise: a roll-call costs what it did). */
+export type RollCallMessage = { readonly t: 'rollCall'; readonly id: number; readonly counters?: true };
 export type ClockReplyMessage = { readonly t: 'clockReply'; readonly id: number; readonly timeMs: number };
 export type DynReplyMessage = { readonly t: 'dynReply'; readonly id: number; readonly error: readonly [string, string] | null; readonly value: unknown };
 
@@ -172,6 +175,13 @@ function readReport(v: unknown): FinalizeReport | undefined {
     : undefined;
 }
 
+function readCounters(v: unknown): RankCounters | undefined {
+  if (typeof v !== 'object' || v === null) return undefined;
+  const report = readReport(v);
+  const collectives = (v as Record<string, unknown>)['collectives'];
+  return report !== undefined && isCount(collectives) ? { ...report, collectives } : undefined;
+}
+
 type BlockedCall = { readonly call: string; readonly comm: string; readonly peer: number | null; readonly tag: number | null; readonly calls?: number };
 
 function readBlockedCall(v: unknown): BlockedCall | undefined {
@@ -227,7 +237,10 @@ export function decodeClientMessage(data: Uint8Array): ClientMessage | null {
       return isInt(m['id']) && isInt(m['process']) ? { t: 'peerLost', id: m['id'], process: m['process'] } : null;
     case 'rollCallReply': {
       const blockedIn = readBlockedIn(m['blockedIn']);
-      return isInt(m['id']) && blockedIn !== undefined ? { t: 'rollCallReply', id: m['id'], blockedIn } : null;
+      if (!isInt(m['id']) || blockedIn === undefined) return null;
+      if (m['counters'] === undefined) return { t: 'rollCallReply', id: m['id'], blockedIn };
+      const counters = readCounters(m['counters']);
+      return counters === undefined ? null : { t: 'rollCallReply', id: m['id'], blockedIn, counters };
     }
     case 'clock':
       return isInt(m['id']) ? { t: 'clock', id: m['id'] } : null;
@@ -264,7 +277,8 @@ export function decodeServerMessage(data: Uint8Array): ServerMessage | null {
     case 'ack':
       return isInt(m['id']) ? { t: 'ack', id: m['id'] } : null;
     case 'rollCall':
-      return isInt(m['id']) ? { t: 'rollCall', id: m['id'] } : null;
+      if (!isInt(m['id'])) return null;
+      return m['counters'] === true ? { t: 'rollCall', id: m['id'], counters: true } : { t: 'rollCall', id: m['id'] };
     case 'clockReply':
       return isInt(m['id']) && typeof m['timeMs'] === 'number' && Number.isFinite(m['timeMs']) ? { t: 'clockReply', id: m['id'], timeMs: m['timeMs'] } : null;
     case 'dynReply': {

@@ -27,7 +27,7 @@ import { ContextIdState } from '../comm/index.ts';
 import { createLogger, type Logger } from '../log/index.ts';
 import { stopQuietlyOnPeerLoss } from './stop-on-peer-loss.ts';
 import { joinJob } from './join-job.ts';
-import type { FinalizeReport, PmiClient, TraceThread } from '../pmi/index.ts';
+import type { FinalizeReport, PmiClient, RankCounters, TraceThread } from '../pmi/index.ts';
 import { secureTransportFactory, type ReaderSocketName, type TransportFactory } from '../transport/index.ts';
 import { ERR_ARG, mpiError, schedYield } from '../util/index.ts';
 import type { ThreadLevel } from './thread-level.ts';
@@ -55,6 +55,8 @@ export interface ApiParts {
   liveObjects(rt: ThreadRuntime): unknown;
   /** Messages and bytes of this process since init, for the launcher's report. */
   messageTotals(rt: ThreadRuntime): FinalizeReport;
+  /** mpiexec --dashboard: the totals and COMM_WORLD's collectives, read only when a sample asks. */
+  counters(rt: ThreadRuntime): RankCounters;
   /** MPI.abort on behalf of a worker thread that asked for it through shared memory. */
   abort(code: number, where: string): never;
   /** mpiexec --trace: starts recording this thread's calls (api/trace-recorder.ts, loaded only then); `takeOrder`: SharedState.takeTraceOrder. */
@@ -188,6 +190,7 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
   });
   setRuntime(rt);
   api.bindPredefined(rt);
+  pmi?.setCountersHandler?.(() => api.counters(rt));
   if (settings.traceEvents > 0 && pmi !== null) {
     traceOffsetMs = await pmi.measureClockOffset(CLOCK_PINGS);
     await api.startTrace(settings.traceEvents, (n) => shared.takeTraceOrder(n));
@@ -352,6 +355,7 @@ export async function finishProcess(rt: ThreadRuntime, api: ApiParts): Promise<v
   // Every thread's and engine's counts, as MPI.stats() gives them (the main thread's row alone
   // misses what engines and worker threads received and sent).
   const totals = api.messageTotals(rt);
+  rt.pmi?.setCountersHandler?.(null); // the runtime goes: a --dashboard sample from here on has no counters
   await rt.device.close();
   if (rt.engines !== null) await rt.engines.close();
   api.bindPredefined(null);
