@@ -2,6 +2,7 @@
  * The mpi4py spellings (mpi4py-names.ts): every alias is the canonical function itself, or reads /
  * writes the canonical property; none is enumerable; docs/API.md lists every one. Pure: no init
  * (the property aliases are checked on plain receivers and on a Status, which needs no runtime).
+ * The topology classes' neighborhood spellings are also called in a real job (test/programs/topo-suite.ts).
  * A real job calling them runs in the doc tests (docs/MPI4PY.md).
  */
 import fs from 'node:fs';
@@ -60,6 +61,24 @@ describe('mpi4py spellings', () => {
     for (const alias of ['Send_init', 'Recv_init', 'Bsend_init', 'Rsend_init', 'Ssend_init', 'Sendrecv_replace', 'Isendrecv_replace', 'Psend_init', 'Precv_init', 'Compare']) {
       expect(p[alias]).toBe((MPI.Comm.prototype as unknown as Record<string, unknown>)[alias]);
     }
+  });
+
+  it('CartComm, GraphComm and DistGraphComm answer the neighborhood collectives\' spellings with the TopoComm methods', () => {
+    const kinds = ['Allgather', 'Allgatherv', 'Alltoall', 'Alltoallv', 'Alltoallw'];
+    const pairs = [['neighbor_allgather', 'neighborAllgather'], ['neighbor_alltoall', 'neighborAlltoall'], ...kinds.flatMap((k) => {
+      const m = k.toLowerCase();
+      return [[`Neighbor_${m}`, `Neighbor${k}`], [`Ineighbor_${m}`, `Ineighbor${k}`], [`Neighbor_${m}_init`, `Neighbor${k}Init`]];
+    })];
+    expect(pairs.length).toBe(17);
+    for (const cls of [MPI.CartComm, MPI.GraphComm, MPI.DistGraphComm]) {
+      const p = cls.prototype as unknown as Record<string, unknown>;
+      for (const [alias, canonical] of pairs) {
+        expect(typeof p[canonical!], `${cls.name}.${canonical}`).toBe('function');
+        expect(p[alias!], `${cls.name}.${alias}`).toBe(p[canonical!]);
+      }
+    }
+    // Not on a plain Comm: MPI has them on topology communicators only.
+    expect((MPI.Comm.prototype as unknown as Record<string, unknown>)['Neighbor_alltoall']).toBeUndefined();
   });
 
   it('a Status answers through both spellings', () => {

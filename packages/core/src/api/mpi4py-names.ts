@@ -19,6 +19,7 @@ import { Comm } from './comm.ts';
 import { Datatype } from './datatype.ts';
 import { File } from './file.ts';
 import { Group } from './group.ts';
+import { TopoComm } from './neighbor-comm.ts';
 import { finalize, getProcessorName, init, isFinalized, isInitialized, queryThread, wtick, wtime } from './lifecycle.ts';
 import { Op } from './op.ts';
 import { PartitionedRequest } from './partitioned.ts';
@@ -91,6 +92,29 @@ declare module './comm.ts' {
     Alltoall_init: Comm['AlltoallInit'];
     Alltoallv_init: Comm['AlltoallvInit'];
     Alltoallw_init: Comm['AlltoallwInit'];
+  }
+}
+
+// The neighborhood collectives of the topology communicators (CartComm, GraphComm, DistGraphComm: mpi4py's Topocomm).
+declare module './neighbor-comm.ts' {
+  interface TopoComm {
+    neighbor_allgather: TopoComm['neighborAllgather'];
+    neighbor_alltoall: TopoComm['neighborAlltoall'];
+    Neighbor_allgather: TopoComm['NeighborAllgather'];
+    Ineighbor_allgather: TopoComm['IneighborAllgather'];
+    Neighbor_allgather_init: TopoComm['NeighborAllgatherInit'];
+    Neighbor_allgatherv: TopoComm['NeighborAllgatherv'];
+    Ineighbor_allgatherv: TopoComm['IneighborAllgatherv'];
+    Neighbor_allgatherv_init: TopoComm['NeighborAllgathervInit'];
+    Neighbor_alltoall: TopoComm['NeighborAlltoall'];
+    Ineighbor_alltoall: TopoComm['IneighborAlltoall'];
+    Neighbor_alltoall_init: TopoComm['NeighborAlltoallInit'];
+    Neighbor_alltoallv: TopoComm['NeighborAlltoallv'];
+    Ineighbor_alltoallv: TopoComm['IneighborAlltoallv'];
+    Neighbor_alltoallv_init: TopoComm['NeighborAlltoallvInit'];
+    Neighbor_alltoallw: TopoComm['NeighborAlltoallw'];
+    Ineighbor_alltoallw: TopoComm['IneighborAlltoallw'];
+    Neighbor_alltoallw_init: TopoComm['NeighborAlltoallwInit'];
   }
 }
 
@@ -290,6 +314,13 @@ export const MPI4PY_ALIASES: readonly AliasTarget[] = [
       ['Alltoallv_init', 'AlltoallvInit'], ['Alltoallw_init', 'AlltoallwInit']],
     [['Get_rank', 'rank'], ['Get_size', 'size'], ['Get_group', 'group'], ['Get_name', 'name']],
     [['Set_name', 'name']]),
+  aliases('TopoComm', TopoComm.prototype,
+    [['neighbor_allgather', 'neighborAllgather'], ['neighbor_alltoall', 'neighborAlltoall'],
+      ['Neighbor_allgather', 'NeighborAllgather'], ['Ineighbor_allgather', 'IneighborAllgather'], ['Neighbor_allgather_init', 'NeighborAllgatherInit'],
+      ['Neighbor_allgatherv', 'NeighborAllgatherv'], ['Ineighbor_allgatherv', 'IneighborAllgatherv'], ['Neighbor_allgatherv_init', 'NeighborAllgathervInit'],
+      ['Neighbor_alltoall', 'NeighborAlltoall'], ['Ineighbor_alltoall', 'IneighborAlltoall'], ['Neighbor_alltoall_init', 'NeighborAlltoallInit'],
+      ['Neighbor_alltoallv', 'NeighborAlltoallv'], ['Ineighbor_alltoallv', 'IneighborAlltoallv'], ['Neighbor_alltoallv_init', 'NeighborAlltoallvInit'],
+      ['Neighbor_alltoallw', 'NeighborAlltoallw'], ['Ineighbor_alltoallw', 'IneighborAlltoallw'], ['Neighbor_alltoallw_init', 'NeighborAlltoallwInit']]),
   aliases('Group', Group.prototype,
     [['Incl', 'incl'], ['Excl', 'excl'], ['Range_incl', 'rangeIncl'], ['Range_excl', 'rangeExcl'],
       ['Translate_ranks', 'translateRanks'], ['Compare', 'compare'], ['Free', 'free']],

@@ -8,7 +8,7 @@
  */
 import { Worker as NodeWorker, type WorkerOptions } from 'node:worker_threads';
 import { ERR_OTHER, ERR_PROC_FAILED, mpiError, workerArgs } from '../util/index.ts';
-import { runtime, BOOT_KEY, clearSlot, markStarting, type WorkerBoot } from '../runtime/index.ts';
+import { runtime, BOOT_KEY, clearSlot, failReaderDied, markStarting, type WorkerBoot } from '../runtime/index.ts';
 import { MAX_THREADS } from '../device/index.ts';
 import { dehydrate } from './revive.ts';
 
@@ -40,6 +40,11 @@ function bootFor(options: WorkerOptions | undefined): WorkerBoot {
 }
 
 export class Worker extends NodeWorker {
+  /** marks the thread's death as a reader before terminate() (null: the process has no route table) */
+  readonly #markDeath: (() => void) | null;
+  /** the 'exit' event came: the thread id may be another thread's now */
+  #exited = false;
+
   /**
    * @param file the worker's module (a path or URL; .ts works)
    * @param options Node's WorkerOptions; workerData may hold MPI objects
@@ -58,7 +63,10 @@ export class Worker extends NodeWorker {
     }
     // The roll-call reports the thread from now on (runtime/blocked.ts), not only once it is in an MPI call.
     markStarting(shared.buffers.blocked, boot.threadId);
+    const routes = shared.routes;
+    this.#markDeath = routes === null ? null : () => routes.markReaderDied(boot.threadId, 1);
     this.once('exit', (code) => {
+      this.#exited = true;
       clearSlot(shared.buffers.blocked, boot.threadId);
       // A thread that ended while reading an endpoint (docs/adr/0019) leaves no claim for the next
       // thread with its id. A clean end hands back first (the thread's loop stays alive until every
@@ -74,27 +82,24 @@ export class Worker extends NodeWorker {
       // released: the mark lets a thread spinning on it throw instead (shm/spin-lock.ts). Before the id is reused.
       shared.markEnded(boot.threadId);
       shared.releaseThreadId(boot.threadId);
-      if (died.length > 0) readerDied(shared, died, boot.threadId, code);
+      if (died.length > 0) failReaderDied(shared, died, boot.threadId, code);
       if (held > 0) framesLost(shared, boot.threadId, held, code);
     });
+  }
+
+  /**
+   * Node's terminate(). A thread stopped while it reads an endpoint runs no 'exit' listener of its
+   * own: its death is marked here first, before its sockets close (runtime/reader-death.ts says why).
+   */
+  override terminate(): Promise<number> {
+    if (!this.#exited) this.#markDeath?.();
+    return super.terminate();
   }
 
   /** Node's postMessage, with MPI objects in `value` dehydrated (the worker revives them with MPI.revive). */
   override postMessage(value: unknown, transferList?: Parameters<NodeWorker['postMessage']>[1]): void {
     super.postMessage(dehydrate(value), transferList);
   }
-}
-
-/**
- * docs/adr/0019 "The reader dies": messages sent to the endpoint were in its thread's sockets and
- * are gone, as a crashed process's are; the process fails with ERR_PROC_FAILED naming the endpoint
- * and exits, and mpiexec ends the job (as when a channel engine dies, engines.ts).
- */
-function readerDied(shared: ReturnType<typeof runtime>['device']['shared'], endpoints: number[], thread: number, code: number): void {
-  shared.markFailed(ERR_PROC_FAILED);
-  const err = mpiError(ERR_PROC_FAILED, 'progress', `the reader of endpoint ${endpoints.join(', ')} (worker thread ${thread}) ended without handing it back (exit code ${code}): messages sent to it are lost`);
-  process.stderr.write(`tsmpi: ${err.message}\n`);
-  process.exit(1);
 }
 
 /**

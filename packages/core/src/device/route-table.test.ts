@@ -1,7 +1,10 @@
-// route-table.ts: the route words' encoding and monotonic updates, reader claims, and the shared
+// route-table.ts: the route words' encoding and monotonic updates, reader claims, a dying reader's
+// marks (visible to the process by the time its socket's end reaches a peer, which Node signals
+// before the Worker's exit event), and the shared
 // mark word driving route-switch.ts's two intakes from two real threads (one per path, each
 // consuming as its messages come, the sender switching paths hundreds of times): every frame is
 // matched once, in the order sent.
+import net from 'node:net';
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { MAX_ROUTE_EPOCH, MAX_ROUTE_USERS, ROUTE_STATE, RouteTable, routeEpoch, routeState, routeUsers, routeWord } from './route-table.ts';
@@ -51,6 +54,65 @@ describe('RouteTable', () => {
     expect([t.readerOf(0), t.readerOf(1)]).toEqual([-1, 2]);
     expect(t.releaseReaderOf(3)).toBe(0);
     expect(t.claimReader(0, 3)).toBe(2);
+  });
+
+  it('marks the endpoints a dying reader still holds, with its exit code, while it holds them', () => {
+    const t = table();
+    expect(t.claimReader(0, 3)).toBe(1);
+    expect(t.claimReader(1, 2)).toBe(1);
+    expect(t.readerDeaths()).toEqual([]);
+    expect(t.markReaderDied(1, 0)).toBe(0); // a thread that reads nothing
+    expect(t.markReaderDied(3, 3)).toBe(1);
+    expect(t.readerDeaths()).toEqual([{ local: 0, thread: 3, code: 3 }]);
+    expect(t.markReaderDied(2, 256 + 7)).toBe(1); // a process's exit code: its low 8 bits
+    expect(t.readerDeaths()).toEqual([{ local: 0, thread: 3, code: 3 }, { local: 1, thread: 2, code: 7 }]);
+    // Handed back in between (a terminate() racing a clean end): nothing was lost.
+    expect(t.releaseReader(1, 2)).toBe(true);
+    expect(t.readerDeaths()).toEqual([{ local: 0, thread: 3, code: 3 }]);
+    // The next reader of endpoint 1 is not taken for the dead one.
+    expect(t.claimReader(1, 1)).toBe(2);
+    expect(t.readerDeaths()).toEqual([{ local: 0, thread: 3, code: 3 }]);
+  });
+
+  it('a reader thread that exits holding its claim has marked its death when a peer sees its socket end', async () => {
+    // As runtime/bootstrap.ts arms it in a worker thread that may read: the mark at the thread's
+    // 'exit' event. The thread holds a large heap, which Node tears down after closing its sockets
+    // and before its Worker's 'exit' event: a process that learned of its reader's death only from
+    // that event could lose a peer that reacted to the socket's end first (ep-reader-dies.ts).
+    const buffer = new SharedArrayBuffer(RouteTable.bytesFor(LAYOUT));
+    const t = new RouteTable(buffer, LAYOUT);
+    const body = `
+      import('node:worker_threads').then(async ({ workerData }) => {
+        const { register } = await import('tsx/esm/api');
+        register();
+        const { RouteTable } = await import(workerData.tableUrl);
+        const net = await import('node:net');
+        const t = new RouteTable(workerData.buffer, workerData.layout);
+        t.claimReader(1, 3);
+        process.on('exit', (code) => t.markReaderDied(3, code));
+        net.connect(workerData.port, '127.0.0.1', () => {
+          globalThis.held = Array.from({ length: 300000 }, (_, i) => ({ i, s: 'x' + i }));
+          process.exit(3);
+        });
+      });
+    `;
+    const server = net.createServer();
+    const atClose = new Promise<ReturnType<RouteTable['readerDeaths']>>((resolve) => {
+      server.on('connection', (c) => {
+        c.resume();
+        c.on('close', () => resolve(t.readerDeaths()));
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const port = (server.address() as net.AddressInfo).port;
+      const w = new Worker(body, { eval: true, workerData: { buffer, layout: LAYOUT, port, tableUrl: new URL('./route-table.ts', import.meta.url).href } });
+      const exited = new Promise<number>((resolve) => w.on('exit', resolve));
+      expect(await atClose).toEqual([{ local: 1, thread: 3, code: 3 }]);
+      expect(await exited).toBe(3);
+    } finally {
+      server.close();
+    }
   });
 
   it('takes route announcements in any order but never goes back', async () => {

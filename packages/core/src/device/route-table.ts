@@ -21,6 +21,10 @@
  *             process the users + 1 that process counted when it recorded the reader's close (0: not
  *             yet): the FINs the closing reader waits for from it before its socket may close
  *             (recorded by whichever thread hosts the channel the answer came on, read by the reader)
+ *   deaths    per local endpoint: its reader thread's id + 1 and exit code (0: none), written by
+ *             that thread as it dies holding the claim (its process 'exit' event, or MPI.Worker's
+ *             terminate()): before its sockets close, so a process that learns of a peer's loss
+ *             which followed from them can tell that the failure is its own (markReaderDied)
  *   senders   per (local thread id, remote endpoint): the epoch of that thread's route switch
  *             (route-switch.ts SenderRoute), kept here and not in the thread's heap because thread
  *             ids are recycled and the receiving side's mark word goes on from the last epoch the
@@ -72,6 +76,9 @@ const CHANGES = 0;
 /** 1 once the process's main thread entered MPI.finalize: every reader hands its endpoint back */
 const FINALIZING = 1;
 const HEADER_WORDS = 2;
+/** A death word (markReaderDied): the thread id + 1 in the low 8 bits, the exit code above. */
+const DEATH_THREAD_MASK = 0xff;
+const DEATH_CODE_SHIFT = 8;
 
 export class RouteTable {
   readonly layout: RouteTableLayout;
@@ -81,10 +88,11 @@ export class RouteTable {
   readonly #marks: number;
   readonly #senders: number;
   readonly #closed: number;
+  readonly #deaths: number;
 
   static bytesFor(l: RouteTableLayout): number {
     const endpoints = l.processCount * l.endpointsPerProcess;
-    return (HEADER_WORDS + 2 * l.endpointsPerProcess + endpoints + 2 * l.threads * endpoints + l.endpointsPerProcess * (1 + l.processCount)) * 4;
+    return (HEADER_WORDS + 2 * l.endpointsPerProcess + endpoints + 2 * l.threads * endpoints + l.endpointsPerProcess * (1 + l.processCount) + l.endpointsPerProcess) * 4;
   }
 
   /** A view of `buffer` (RouteTable.bytesFor(layout) bytes, zeroed when new: every word starts at none). */
@@ -97,6 +105,8 @@ export class RouteTable {
     this.#marks = this.#routes + layout.processCount * layout.endpointsPerProcess;
     this.#senders = this.#marks + layout.threads * layout.processCount * layout.endpointsPerProcess;
     this.#closed = this.#senders + layout.threads * layout.processCount * layout.endpointsPerProcess;
+    this.#deaths = this.#closed + layout.endpointsPerProcess * (1 + layout.processCount);
+    if (layout.threads > DEATH_THREAD_MASK) throw new RangeError(`route table for ${layout.threads} threads: at most ${DEATH_THREAD_MASK}`);
   }
 
   // --- readers of this process's endpoints -------------------------------------------
@@ -132,6 +142,39 @@ export class RouteTable {
   /** The thread id of local endpoint `local`'s reader, or -1. */
   readerOf(local: number): number {
     return Atomics.load(this.#w, this.#readers + 2 * local) - 1;
+  }
+
+  /**
+   * Thread `threadId` is dying (docs/adr/0019 "The reader dies") with exit code `code`: every local
+   * endpoint it still reads is marked, for readerDeaths(). Called on the dying thread (its process
+   * 'exit' event: process.exit, an uncaught error) or by the thread that terminates it, before its
+   * sockets close: a Worker's 'exit' event reaches its process only after Node has closed the
+   * thread's handles and torn down its heap, so a peer that reacts to those sockets ending can make
+   * this process lose it first. Returns how many endpoints were marked.
+   */
+  markReaderDied(threadId: number, code: number): number {
+    let marked = 0;
+    for (let local = 0; local < this.layout.endpointsPerProcess; local++) {
+      if (this.readerOf(local) !== threadId) continue;
+      Atomics.store(this.#w, this.#deaths + local, ((code & 0xff) << DEATH_CODE_SHIFT) | (threadId + 1));
+      marked++;
+    }
+    return marked;
+  }
+
+  /**
+   * Local endpoints whose reader died holding them (markReaderDied), with its thread id and exit
+   * code (the low 8 bits, as a process's). A mark counts only while that thread still holds the
+   * claim: one that handed back in between (a terminate() racing a clean end) lost nothing.
+   */
+  readerDeaths(): { local: number; thread: number; code: number }[] {
+    const out: { local: number; thread: number; code: number }[] = [];
+    for (let local = 0; local < this.layout.endpointsPerProcess; local++) {
+      const word = Atomics.load(this.#w, this.#deaths + local);
+      const thread = (word & DEATH_THREAD_MASK) - 1;
+      if (thread >= 0 && this.readerOf(local) === thread) out.push({ local, thread, code: word >>> DEATH_CODE_SHIFT });
+    }
+    return out;
   }
 
   /** The epoch of local endpoint `local`'s latest reader (0: never had one). */

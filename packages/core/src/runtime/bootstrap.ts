@@ -26,6 +26,7 @@ import { Device, Engines, SharedState, endpointReceivePlan, resolveEndpointRecei
 import { ContextIdState } from '../comm/index.ts';
 import { createLogger, type Logger } from '../log/index.ts';
 import { stopQuietlyOnPeerLoss } from './stop-on-peer-loss.ts';
+import { failIfReaderDied } from './reader-death.ts';
 import { joinJob } from './join-job.ts';
 import type { FinalizeReport, PmiClient, RankCounters, TraceThread } from '../pmi/index.ts';
 import { secureTransportFactory, type ReaderSocketName, type TransportFactory } from '../transport/index.ts';
@@ -148,7 +149,10 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
   if (pmi !== null) {
     const reporter = pmi;
     device.onFatal = (_err, lostProcess) => {
-      if (lostProcess !== null) stopQuietlyOnPeerLoss(() => reporter.reportPeerLost(lostProcess));
+      if (lostProcess === null) return;
+      // A peer lost after a reader of this process died lost its socket to it: the failure is ours.
+      failIfReaderDied(shared, device.firstEndpoint);
+      stopQuietlyOnPeerLoss(() => reporter.reportPeerLost(lostProcess));
     };
   }
   let engines: Engines | null = null;
@@ -276,8 +280,10 @@ async function startEngines(shared: SharedState, settings: Settings, job: JobEnv
   }));
   const engines = await Engines.start(boots, (message, lostProcess) => {
     // A lost peer is the peer's failure, which mpiexec reports: this rank stops quietly (stop-on-peer-loss.ts),
-    // once the launcher knows which loss caused it (bounded: the launcher may be gone too). Anything else is this rank's.
+    // once the launcher knows which loss caused it (bounded: the launcher may be gone too); unless a reader
+    // of this process died first (the peer lost its socket to it: reader-death.ts). Anything else is this rank's.
     if (lostProcess === null) process.stderr.write(`tsmpi: rank ${rank}: channel engine failed: ${message}\n`);
+    else failIfReaderDied(shared, rank * settings.endpoints);
     const told = lostProcess === null ? Promise.resolve() : stopQuietlyOnPeerLoss(() => pmi.reportPeerLost(lostProcess));
     void told.then(() => process.exit(1));
   });
@@ -322,7 +328,12 @@ export async function startWorkerThread(boot: WorkerBoot, api: ApiParts): Promis
   // Leaving when the thread's event loop empties (the worker is about to end): its routes to remote
   // readers end with a FIN each, and the endpoint it reads is handed back (both keep the loop alive
   // until done; the next beforeExit finds nothing to do).
-  if (readerSocketName !== null) process.on('beforeExit', () => void device.readers.leaveAll('the thread is ending'));
+  // Dying instead (process.exit, an uncaught error) while it reads: its death is marked before its
+  // sockets close (reader-death.ts says why).
+  if (readerSocketName !== null) {
+    process.on('beforeExit', () => void device.readers.leaveAll('the thread is ending'));
+    process.on('exit', (code) => shared.routes!.markReaderDied(threadId, code));
+  }
   const policy = pollPolicy({ localSize: boot.job?.localSize ?? 1, cores: os.availableParallelism(), spinTurns: settings.waitSpinTurns });
   waitPoll.configure({ ...waitPollOptions(settings, size, log, device, false), spinTurns: policy.spinTurns });
   api.attachPredefined(boot, size, settings.endpoints, device.firstEndpoint, boot.job?.worldFirst ?? 0);

@@ -10,6 +10,7 @@
  *   blocked.ts         what each thread is blocked in, for mpiexec's roll-call
  *   worker-boot.ts     what an MPI.Worker thread receives to join its process
  *   relay-cell.ts      how a request's outcome reaches another thread that waits on it
+ *   reader-death.ts    how a process fails when one of its endpoint readers died
  *   bootstrap.ts       how MPI.init brings a process's (or an MPI.Worker's) runtime up, and MPI.finalize down
  */
 export { ThreadRuntime, isInitialized, isFinalized, setRuntime, runtime, runtimeOrNull, checkActive } from './thread-runtime.ts';
@@ -25,5 +26,6 @@ export { BOOT_KEY, workerBoot } from './worker-boot.ts';
 export type { WorkerBoot } from './worker-boot.ts';
 export { RelayCell } from './relay-cell.ts';
 export type { RelayContent, RelayStatus } from './relay-cell.ts';
+export { failReaderDied } from './reader-death.ts';
 export { startProcess, startWorkerThread, finishProcess } from './bootstrap.ts';
 export type { ApiParts } from './bootstrap.ts';

@@ -3,6 +3,10 @@
 // engine path, starting rank 1's connection to the reader; the second on its socket), and
 // exits without handing the endpoint back (process.exit in the worker). The job must fail with
 // ERR_PROC_FAILED naming endpoint 1, not hang: rank 1 then waits for a message that never comes.
+// With argument `heap` the worker holds a million small objects when it exits: Node tears that heap
+// down after closing the thread's sockets and before the Worker's 'exit' event, so rank 1 sees the
+// socket end, stops, and rank 0 loses rank 1 well before that event (the order under load that
+// made rank 0 stop quietly, blaming rank 1: runtime/reader-death.ts).
 import * as MPI from '@tsmpi/core';
 import { isMainThread } from 'node:worker_threads';
 import { equal } from './check.ts';
@@ -14,11 +18,12 @@ if (!isMainThread) {
   await MPI.COMM_ENDPOINTS.send('go', 2, 8);
   equal(await MPI.COMM_ENDPOINTS.recv<string>(2, 9), 'zero', 'the first message, by the engine path');
   equal(await MPI.COMM_ENDPOINTS.recv<string>(2, 9), 'first', 'the second message, on the reader\'s socket');
+  if ((MPI.workerData as { heap: boolean }).heap) (globalThis as { heldHeap?: unknown }).heldHeap = Array.from({ length: 1_000_000 }, (_, i) => ({ i, s: `x${i}` }));
   process.exit(3);
 } else {
   await MPI.init({ threadLevel: 'multiple' });
   if (MPI.COMM_WORLD.rank === 0) {
-    new MPI.Worker(new URL(import.meta.url));
+    new MPI.Worker(new URL(import.meta.url), { workerData: { heap: process.argv[2] === 'heap' } });
     // Never answered: the worker's death ends the job first.
     await MPI.COMM_ENDPOINTS.recv(2, 10);
   } else {

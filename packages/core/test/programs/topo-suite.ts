@@ -1,7 +1,8 @@
 // Topologies and neighborhood collectives over real processes (issue 36): Cartesian grids
 // (periodic and not) with a halo exchange by NeighborAlltoall checked against Sendrecv, shift at
 // the edges, sub, coords, graph and distributed graph neighbours and weights, the object forms,
-// the I... and ...Init forms, dup keeping the topology, and the errors. Run with 4 or 6 processes.
+// the I... and ...Init forms, dup keeping the topology, the errors, and the mpi4py spellings of the
+// neighborhood collectives (Neighbor_alltoall, ...: the same methods). Run with 4 or 6 processes.
 import * as MPI from '@tsmpi/core';
 import { check, equal, throwsMPI } from './check.ts';
 
@@ -227,6 +228,48 @@ for (const [dims, periods] of grids) {
   equal(cart.rank, rank, 'reorder on one host keeps the ranks');
   await haloMatchesSendrecv(cart);
   cart.free();
+}
+
+// 8. mpi4py spellings of the neighborhood collectives: the methods themselves, on every topology class
+{
+  const SPELLINGS = [
+    ['neighbor_allgather', 'neighborAllgather'], ['neighbor_alltoall', 'neighborAlltoall'],
+    ...['Allgather', 'Allgatherv', 'Alltoall', 'Alltoallv', 'Alltoallw'].flatMap((k) => {
+      const m = k.toLowerCase();
+      return [[`Neighbor_${m}`, `Neighbor${k}`], [`Ineighbor_${m}`, `Ineighbor${k}`], [`Neighbor_${m}_init`, `Neighbor${k}Init`]];
+    }),
+  ] as const;
+  const next = (rank + 1) % size;
+  const prev = (rank + size - 1) % size;
+  const cart = (await world.createCart([size], [true], false))!;
+  const graph = (await world.createGraph(Array.from({ length: size }, (_, i) => 2 * (i + 1)), Array.from({ length: size }, (_, i) => [(i + size - 1) % size, (i + 1) % size]).flat()))!;
+  const dg = await world.createDistGraphAdjacent([prev], [next]);
+  for (const c of [cart, graph, dg]) {
+    const o = c as unknown as Record<string, unknown>;
+    for (const [alias, canonical] of SPELLINGS) check(typeof o[canonical] === 'function' && o[alias] === o[canonical], `${c.topology} ${alias} is ${canonical}`);
+  }
+  // Called by those names: a ring, each rank sending its rank (and rank + 0.5) to next.
+  const a2a = new Int32Array(2).fill(-1);
+  await cart.Neighbor_alltoall(Int32Array.of(rank * 10, rank * 10 + 1), a2a);
+  equal(Array.from(a2a), [prev * 10 + 1, next * 10], 'Cartcomm.Neighbor_alltoall: my left block from prev, my right block from next');
+  const ag = new Int32Array(2).fill(-1);
+  await graph.Ineighbor_allgather(Int32Array.of(rank), ag).wait();
+  equal(Array.from(ag), [prev, next], 'Graphcomm.Ineighbor_allgather');
+  const vr = new Int16Array(2).fill(-1);
+  const vReq = dg.Neighbor_alltoallv_init([Int16Array.of(rank, rank), [2], [0]], [vr, [2], [0]]);
+  vReq.start();
+  await vReq.wait();
+  equal(Array.from(vr), [prev, prev], 'Distgraphcomm.Neighbor_alltoallv_init');
+  vReq.free();
+  const wsend = new ArrayBuffer(8);
+  new Float64Array(wsend)[0] = rank + 0.5;
+  const wrecv = new ArrayBuffer(8);
+  await dg.Neighbor_alltoallw([new Uint8Array(wsend), [1], [0], [MPI.FLOAT64]], [new Uint8Array(wrecv), [1], [0], [MPI.FLOAT64]]);
+  equal(new Float64Array(wrecv)[0], prev + 0.5, 'Distgraphcomm.Neighbor_alltoallw');
+  equal(await dg.neighbor_allgather(`from ${rank}`), [`from ${prev}`], 'Distgraphcomm.neighbor_allgather');
+  // An error names the canonical call, as every alias's does.
+  await throwsMPI(() => dg.Neighbor_alltoall(new Int32Array(3), new Int32Array(2)), MPI.ERR_COUNT, 'NeighborAlltoall', 'Neighbor_alltoall with a bad count');
+  for (const c of [cart, graph, dg]) c.free();
 }
 
 await MPI.finalize();
