@@ -1,8 +1,8 @@
 /**
  * The recorder of `mpiexec --trace FILE` (issue 41): a profiling hook set (profile.ts) that
  * writes each reported call of its thread, and each message end, into the float64 tables of
- * pmi/trace-format.ts. Nothing per event but a few stores: no object, no JSON; the tables are sized
- * for the setting traceEvents, after which events are counted as dropped.
+ * pmi/trace-format.ts. Nothing per event but a few stores: no object, no JSON; the tables grow by
+ * chunks up to the setting traceEvents, after which events are counted as dropped.
  *
  * What a row holds (mpiexec turns rows into Chrome trace events, trace-merge.ts):
  *   every call: start, duration, name, the communicator's context id, and for point-to-point
@@ -108,9 +108,9 @@ function intArg(args: unknown[], i: number, dflt: number): number {
 /** One thread's recorder; `hooks` is what MPI.profile.use installs. */
 export class TraceRecorder {
   readonly #max: number;
-  #calls: Float64Array;
+  readonly #calls = new RowChunks(TRACE_CALL.WORDS);
   #callCount = 0;
-  #msgs: Float64Array;
+  readonly #msgs = new RowChunks(TRACE_MSG.WORDS);
   #msgCount = 0;
   #dropped = 0;
   /** takes numbers of the process's post sequence (sends and receives), for the non-overtaking pairing */
@@ -139,27 +139,20 @@ export class TraceRecorder {
     this.#max = maxEvents;
     this.#takeOrder = takeOrder;
     this.#origin = performance.timeOrigin;
-    // Sized for the setting up front, not grown by doubling on the path of a call: the memory is
-    // zero pages until written, so a thread that records little costs address space only.
-    this.#calls = new Float64Array(maxEvents * TRACE_CALL.WORDS);
-    this.#msgs = new Float64Array(maxEvents * TRACE_MSG.WORDS);
     this.hooks = {
       before: (call, args) => this.#before(call, args),
       after: (call, result, ns, target, args, token) => this.#after(call, result, ns, target, args, token as number),
     };
   }
 
-  /**
-   * This thread's trace so far: copies of the used rows (the tables are sized for the setting, and
-   * a worker thread's trace is structured-cloned whole to the main thread).
-   */
+  /** This thread's trace so far (its rows copied into one table each). */
   dump(tid: number): TraceThread {
     return {
       tid,
       names: this.#names,
       comms: [...this.#comms],
-      calls: this.#calls.slice(0, this.#callCount * TRACE_CALL.WORDS),
-      msgs: this.#msgs.slice(0, this.#msgCount * TRACE_MSG.WORDS),
+      calls: this.#calls.joined(this.#callCount),
+      msgs: this.#msgs.joined(this.#msgCount),
       dropped: this.#dropped,
     };
   }
@@ -277,14 +270,13 @@ export class TraceRecorder {
       this.#dropped++;
       return -1;
     }
-    const W = TRACE_CALL.WORDS;
     let ctx = -1;
     if (comm !== null) {
       ctx = comm._ctx;
       if (ctx !== this.#lastCtx) this.#noteComm(comm);
     }
-    const t = this.#calls;
-    const o = this.#callCount * W;
+    const o = this.#calls.add();
+    const t = this.#calls.last;
     t[o + TRACE_CALL.START_MS] = startMs;
     t[o + TRACE_CALL.DURATION_MS] = durMs;
     t[o + TRACE_CALL.NAME] = id;
@@ -296,8 +288,8 @@ export class TraceRecorder {
   }
 
   #describe(row: number, comm: TracedComm, peer: number, tag: number, bytes: number): void {
-    const o = row * TRACE_CALL.WORDS;
-    const t = this.#calls;
+    const t = this.#calls.chunkOf(row);
+    const o = (row % CHUNK_ROWS) * TRACE_CALL.WORDS;
     t[o + TRACE_CALL.COMM] = comm._ctx;
     t[o + TRACE_CALL.PEER] = peer;
     t[o + TRACE_CALL.TAG] = tag;
@@ -316,9 +308,9 @@ export class TraceRecorder {
       this.#dropped++;
       return;
     }
-    const W = TRACE_MSG.WORDS;
-    const t = this.#msgs;
-    const o = this.#msgCount++ * W;
+    this.#msgCount++;
+    const o = this.#msgs.add();
+    const t = this.#msgs.last;
     t[o + TRACE_MSG.CALL] = call;
     t[o + TRACE_MSG.IS_RECV] = isRecv;
     t[o + TRACE_MSG.CTX] = ctx;
@@ -326,6 +318,57 @@ export class TraceRecorder {
     t[o + TRACE_MSG.DST] = dst;
     t[o + TRACE_MSG.TAG] = tag;
     t[o + TRACE_MSG.ORDER] = order;
+  }
+}
+
+/**
+ * Rows per chunk of a table. The tables grow by chunks, neither sized for the setting up front (a
+ * sudden external allocation of tens of MB sets V8 marking the heap over and over, and every young
+ * object then survives its scavenge: ~1 us more per traced message) nor doubled and copied.
+ */
+const CHUNK_ROWS = 4096;
+
+/** A table of float64 rows of `width` words, in chunks of CHUNK_ROWS rows. */
+class RowChunks {
+  readonly #width: number;
+  readonly #chunks: Float64Array[] = [];
+  /** the chunk rows are added to */
+  last: Float64Array;
+  /** the word offset of the next row in `last` */
+  #next: number;
+
+  constructor(width: number) {
+    this.#width = width;
+    this.last = new Float64Array(0);
+    this.#next = 0;
+  }
+
+  /** Adds a row; returns its word offset in `last`. */
+  add(): number {
+    if (this.#next === this.last.length) {
+      this.last = new Float64Array(CHUNK_ROWS * this.#width);
+      this.#chunks.push(this.last);
+      this.#next = 0;
+    }
+    const o = this.#next;
+    this.#next += this.#width;
+    return o;
+  }
+
+  /** The chunk of row `row` (its offset in it: (row % CHUNK_ROWS) * width). */
+  chunkOf(row: number): Float64Array {
+    return this.#chunks[Math.floor(row / CHUNK_ROWS)]!;
+  }
+
+  /** The first `rows` rows in one table. */
+  joined(rows: number): Float64Array {
+    const out = new Float64Array(rows * this.#width);
+    for (let i = 0, o = 0; o < out.length; i++) {
+      const part = this.#chunks[i]!.subarray(0, Math.min(CHUNK_ROWS * this.#width, out.length - o));
+      out.set(part, o);
+      o += part.length;
+    }
+    return out;
   }
 }
 
