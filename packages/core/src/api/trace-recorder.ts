@@ -176,7 +176,8 @@ export class TraceRecorder {
   #before(call: string, args: unknown[]): number {
     const info = this.#info(call);
     const shape = info.shape;
-    if (shape === undefined) return info.id;
+    // A full table drops the call's row and its messages (#after): no post order to take, no Status to give.
+    if (shape === undefined || this.#callCount >= this.#max) return info.id;
     const order = this.#takeOrder(shape.kind === 'sendrecv' ? 2 : 1);
     // A lower-case receive tells its source and tag only through a Status: give it one.
     if ((shape.kind === 'recv' || shape.kind === 'sendrecv') && shape.status >= 0 && !(args[shape.status] instanceof Status)) {
