@@ -2,7 +2,7 @@
  * The recorder of `mpiexec --trace FILE` (issue 41): a profiling hook set (profile.ts) that
  * writes each reported call of its thread, and each message end, into the float64 tables of
  * pmi/trace-format.ts. Nothing per event but a few stores: no object, no JSON; the tables grow by
- * doubling up to the setting traceEvents, after which events are counted as dropped.
+ * chunks up to the setting traceEvents, after which events are counted as dropped.
  *
  * What a row holds (mpiexec turns rows into Chrome trace events, trace-merge.ts):
  *   every call: start, duration, name, the communicator's context id, and for point-to-point
@@ -19,12 +19,14 @@
  * Not traced as messages: persistent requests, matched probes (Message.mrecv), collectives'
  * internal messages (the collective is one call).
  *
- * Cost per event: one Map lookup of the call's interned info (by the call-name string the wrapper
- * always passes, so its hash is cached), a few stores into the tables, one clock read, and for
- * point-to-point posts one atomic add (the post sequence is the process's, shared by its threads,
- * so that sends and receives posted at one endpoint by several threads pair in the order the device
- * matched them). Objects per event: the Status a lower-case recv is given, and a record per irecv
- * until it completes. The post order travels from before() to after() as the hook's token.
+ * Cost per event: at most one Map lookup of the call's interned info, in before() (none when the
+ * call is the same as the one before; by the call-name string the wrapper always passes, so its
+ * hash is cached), a few stores into the tables, no clock read (the recorder takes the two reads
+ * hooked() makes, profile-hooks.ts callClock), and for point-to-point posts one atomic add (the
+ * post sequence is the process's, shared by its threads, so that sends and receives posted at one
+ * endpoint by several threads pair in the order the device matched them). Objects per event: the
+ * Status a lower-case recv is given, and a Map entry per irecv until it completes. The info's id
+ * and the post order travel from before() to after() as the hook's token, one number.
  *
  * Threads: every MPI thread of a traced process records its own calls (startTrace at its init).
  * The main thread hands its trace and its workers' to mpiexec at MPI.finalize; a worker thread
@@ -35,7 +37,7 @@ import { performance } from 'node:perf_hooks';
 import { BroadcastChannel, isMainThread, threadId } from 'node:worker_threads';
 import { TRACE_CALL, TRACE_MSG, type TraceThread } from '../pmi/index.ts';
 import { PROC_NULL } from './constants.ts';
-import type { ProfileHooks } from './profile-hooks.ts';
+import { callClock, type ProfileHooks } from './profile-hooks.ts';
 import { use } from './profile.ts';
 import { Request } from './request.ts';
 import { Status } from './status.ts';
@@ -80,13 +82,13 @@ interface CallInfo {
   readonly isRequest: boolean;
 }
 
-/** A receive request in flight: where and when it was posted. */
-interface PendingRecv {
-  readonly comm: TracedComm;
-  readonly order: number;
-}
-
 const ANY = -1;
+/**
+ * A call's token (what before() hands to after()) is its info's id and its post order in one
+ * number, (order + 1) * ID_SPAN + id, so that after() needs no lookup and no object is made per
+ * call. Call names are the public methods of a fixed set of classes: far fewer than ID_SPAN.
+ */
+const ID_SPAN = 65536;
 
 function bytesOf(buf: unknown): number {
   if (ArrayBuffer.isView(buf)) return buf.byteLength;
@@ -106,18 +108,27 @@ function intArg(args: unknown[], i: number, dflt: number): number {
 /** One thread's recorder; `hooks` is what MPI.profile.use installs. */
 export class TraceRecorder {
   readonly #max: number;
-  #calls: Float64Array;
+  readonly #calls = new RowChunks(TRACE_CALL.WORDS);
   #callCount = 0;
-  #msgs: Float64Array;
+  readonly #msgs = new RowChunks(TRACE_MSG.WORDS);
   #msgCount = 0;
   #dropped = 0;
   /** takes numbers of the process's post sequence (sends and receives), for the non-overtaking pairing */
   readonly #takeOrder: (n: number) => number;
+  /** performance.timeOrigin, read once (a getter) */
+  readonly #origin: number;
   readonly #infos = new Map<string, CallInfo>();
+  /** infos by id (a token's id) */
+  readonly #byId: CallInfo[] = [];
   readonly #names: string[] = [];
+  /** the last call name before() looked up and its info: a loop of one call skips the Map */
+  #lastName = '';
+  #lastInfo: CallInfo | null = null;
   readonly #comms = new Map<number, string>();
-  /** irecv/Irecv requests not yet seen complete */
-  readonly #pending = new Map<Request<unknown>, PendingRecv>();
+  /** the context id last added to #comms (most calls are on the communicator of the one before) */
+  #lastCtx = -1;
+  /** irecv/Irecv requests not yet seen complete, with their post order (their communicator is the request's) */
+  readonly #pending = new Map<Request<unknown>, number>();
   readonly hooks: ProfileHooks;
 
   /**
@@ -127,55 +138,67 @@ export class TraceRecorder {
   constructor(maxEvents: number, takeOrder: (n: number) => number) {
     this.#max = maxEvents;
     this.#takeOrder = takeOrder;
-    const initial = Math.min(maxEvents, 4096);
-    this.#calls = new Float64Array(initial * TRACE_CALL.WORDS);
-    this.#msgs = new Float64Array(initial * TRACE_MSG.WORDS);
+    this.#origin = performance.timeOrigin;
     this.hooks = {
       before: (call, args) => this.#before(call, args),
       after: (call, result, ns, target, args, token) => this.#after(call, result, ns, target, args, token as number),
     };
   }
 
-  /** This thread's trace so far (views of the tables: take it once, at the end). */
+  /** This thread's trace so far (its rows copied into one table each). */
   dump(tid: number): TraceThread {
     return {
       tid,
       names: this.#names,
       comms: [...this.#comms],
-      calls: this.#calls.subarray(0, this.#callCount * TRACE_CALL.WORDS),
-      msgs: this.#msgs.subarray(0, this.#msgCount * TRACE_MSG.WORDS),
+      calls: this.#calls.joined(this.#callCount),
+      msgs: this.#msgs.joined(this.#msgCount),
       dropped: this.#dropped,
     };
   }
 
   #info(call: string): CallInfo {
+    if (call === this.#lastName) return this.#lastInfo!;
     let info = this.#infos.get(call);
     if (info === undefined) {
       const method = call.slice(call.indexOf('.') + 1);
       info = { id: this.#names.length, shape: SHAPES.get(method), isIrecv: method === 'irecv' || method === 'Irecv', isRequest: call.startsWith('Request.') };
       this.#names.push(call);
+      this.#byId.push(info);
       this.#infos.set(call, info);
     }
+    this.#lastName = call;
+    this.#lastInfo = info;
     return info;
   }
 
-  /** Returns the call's post order (its token), -1 for a call that posts no message. */
+  /** Returns the call's token: its info's id and its post order (-1 for a call that posts no message). */
   #before(call: string, args: unknown[]): number {
-    const shape = this.#info(call).shape;
-    if (shape === undefined) return -1;
+    const info = this.#info(call);
+    const shape = info.shape;
+    // A full table drops the call's row and its messages (#after): no post order to take, no Status to give.
+    if (shape === undefined || this.#callCount >= this.#max) return info.id;
     const order = this.#takeOrder(shape.kind === 'sendrecv' ? 2 : 1);
     // A lower-case receive tells its source and tag only through a Status: give it one.
     if ((shape.kind === 'recv' || shape.kind === 'sendrecv') && shape.status >= 0 && !(args[shape.status] instanceof Status)) {
       while (args.length < shape.status) args.push(undefined);
       args[shape.status] = new Status();
     }
-    return order;
+    return (order + 1) * ID_SPAN + info.id;
   }
 
-  #after(call: string, result: unknown, ns: number, target: unknown, args: unknown[], order: number): void {
-    const endMs = performance.timeOrigin + performance.now();
+  #after(_call: string, result: unknown, ns: number, target: unknown, args: unknown[], token: number): void {
+    if (this.#callCount >= this.#max) {
+      // The row would be dropped (#call), and with it the call's messages: nothing more to work out.
+      this.#dropped++;
+      return;
+    }
+    // The clock hooked() read at the call's edges (profile-hooks.ts), not a read of its own.
+    const startMs = this.#origin + callClock.startMs;
     const durMs = ns / 1e6;
-    const info = this.#info(call);
+    const high = Math.floor(token / ID_SPAN);
+    const info = this.#byId[token - high * ID_SPAN]!;
+    const order = high - 1;
     const comm = isComm(target) ? target : null;
     const shape = comm !== null ? info.shape : undefined;
     const failed = result instanceof Error;
@@ -196,11 +219,11 @@ export class TraceRecorder {
         if (st !== null) bytes = st.getCount();
       }
     }
-    const row = this.#call(info.id, endMs - durMs, durMs, comm, peer, tag, bytes);
+    const row = this.#call(info.id, startMs, durMs, comm, peer, tag, bytes);
     if (row < 0) return;
     if (shape !== undefined && comm !== null && !failed) this.#messages(shape, comm, result, args, row, order);
     if (info.isIrecv) {
-      if (!failed && result instanceof Request && comm !== null) this.#pending.set(result, { comm, order });
+      if (!failed && result instanceof Request && comm !== null) this.#pending.set(result, order);
     } else if (this.#pending.size > 0 && info.isRequest) {
       this.#completed(target, args, row);
     }
@@ -223,19 +246,24 @@ export class TraceRecorder {
 
   /** Request.wait/test/waitall...: the receive requests among its target and args that are now complete. */
   #completed(target: unknown, args: unknown[], row: number): void {
-    const check = (r: unknown): void => {
-      if (!(r instanceof Request)) return;
-      const p = this.#pending.get(r);
-      if (p === undefined || !r._reported) return;
-      this.#pending.delete(r);
-      const st = r.status;
-      if (st === null || st.source < 0 || st.cancelled) return;
-      this.#msg(row, 1, p.comm._ctx, p.comm._peers[st.source]!, p.comm._endpoints[p.comm.rank]!, st.tag, p.order);
-      // Request.wait/test on one receive: its call row shows the message, as a Recv's does.
-      if (r === target) this.#describe(row, p.comm, st.source, st.tag, st.getCount());
-    };
-    check(target);
-    if (Array.isArray(args[0])) for (const r of args[0]) check(r);
+    this.#check(target, target, row);
+    const list = args[0];
+    if (Array.isArray(list)) for (let i = 0; i < list.length; i++) this.#check(list[i], target, row);
+  }
+
+  /** One request of a Request.* call: its MSG row if it is a receive request now complete. */
+  #check(r: unknown, target: unknown, row: number): void {
+    if (!(r instanceof Request)) return;
+    const order = this.#pending.get(r);
+    if (order === undefined || !r._reported) return;
+    this.#pending.delete(r);
+    const st = r.status;
+    // The request's communicator is the one its irecv was called on (an irecv is only pending when that was a TracedComm).
+    const comm = r._comm as unknown as TracedComm;
+    if (st === null || st.source < 0 || st.cancelled) return;
+    this.#msg(row, 1, comm._ctx, comm._peers[st.source]!, comm._endpoints[comm.rank]!, st.tag, order);
+    // Request.wait/test on one receive: its call row shows the message, as a Recv's does.
+    if (r === target) this.#describe(row, comm, st.source, st.tag, st.getCount());
   }
 
   #call(id: number, startMs: number, durMs: number, comm: TracedComm | null, peer: number, tag: number, bytes: number): number {
@@ -243,15 +271,13 @@ export class TraceRecorder {
       this.#dropped++;
       return -1;
     }
-    const W = TRACE_CALL.WORDS;
-    if ((this.#callCount + 1) * W > this.#calls.length) this.#calls = grow(this.#calls, this.#max * W);
     let ctx = -1;
     if (comm !== null) {
       ctx = comm._ctx;
-      if (!this.#comms.has(ctx)) this.#comms.set(ctx, comm.name);
+      if (ctx !== this.#lastCtx) this.#noteComm(comm);
     }
-    const t = this.#calls;
-    const o = this.#callCount * W;
+    const o = this.#calls.add();
+    const t = this.#calls.last;
     t[o + TRACE_CALL.START_MS] = startMs;
     t[o + TRACE_CALL.DURATION_MS] = durMs;
     t[o + TRACE_CALL.NAME] = id;
@@ -263,12 +289,18 @@ export class TraceRecorder {
   }
 
   #describe(row: number, comm: TracedComm, peer: number, tag: number, bytes: number): void {
-    const o = row * TRACE_CALL.WORDS;
-    const t = this.#calls;
+    const t = this.#calls.chunkOf(row);
+    const o = (row % CHUNK_ROWS) * TRACE_CALL.WORDS;
     t[o + TRACE_CALL.COMM] = comm._ctx;
     t[o + TRACE_CALL.PEER] = peer;
     t[o + TRACE_CALL.TAG] = tag;
     t[o + TRACE_CALL.BYTES] = bytes;
+    if (comm._ctx !== this.#lastCtx) this.#noteComm(comm);
+  }
+
+  /** Names the communicator of a context id in the trace (the first name seen). */
+  #noteComm(comm: TracedComm): void {
+    this.#lastCtx = comm._ctx;
     if (!this.#comms.has(comm._ctx)) this.#comms.set(comm._ctx, comm.name);
   }
 
@@ -277,10 +309,9 @@ export class TraceRecorder {
       this.#dropped++;
       return;
     }
-    const W = TRACE_MSG.WORDS;
-    if ((this.#msgCount + 1) * W > this.#msgs.length) this.#msgs = grow(this.#msgs, this.#max * W);
-    const t = this.#msgs;
-    const o = this.#msgCount++ * W;
+    this.#msgCount++;
+    const o = this.#msgs.add();
+    const t = this.#msgs.last;
     t[o + TRACE_MSG.CALL] = call;
     t[o + TRACE_MSG.IS_RECV] = isRecv;
     t[o + TRACE_MSG.CTX] = ctx;
@@ -291,16 +322,61 @@ export class TraceRecorder {
   }
 }
 
+/**
+ * Rows per chunk of a table. The tables grow by chunks, neither sized for the setting up front (a
+ * sudden external allocation of tens of MB sets V8 marking the heap over and over, and every young
+ * object then survives its scavenge: ~1 us more per traced message) nor doubled and copied.
+ */
+const CHUNK_ROWS = 4096;
+
+/** A table of float64 rows of `width` words, in chunks of CHUNK_ROWS rows. */
+class RowChunks {
+  readonly #width: number;
+  readonly #chunks: Float64Array[] = [];
+  /** the chunk rows are added to */
+  last: Float64Array;
+  /** the word offset of the next row in `last` */
+  #next: number;
+
+  constructor(width: number) {
+    this.#width = width;
+    this.last = new Float64Array(0);
+    this.#next = 0;
+  }
+
+  /** Adds a row; returns its word offset in `last`. */
+  add(): number {
+    if (this.#next === this.last.length) {
+      this.last = new Float64Array(CHUNK_ROWS * this.#width);
+      this.#chunks.push(this.last);
+      this.#next = 0;
+    }
+    const o = this.#next;
+    this.#next += this.#width;
+    return o;
+  }
+
+  /** The chunk of row `row` (its offset in it: (row % CHUNK_ROWS) * width). */
+  chunkOf(row: number): Float64Array {
+    return this.#chunks[Math.floor(row / CHUNK_ROWS)]!;
+  }
+
+  /** The first `rows` rows in one table. */
+  joined(rows: number): Float64Array {
+    const out = new Float64Array(rows * this.#width);
+    for (let i = 0, o = 0; o < out.length; i++) {
+      const part = this.#chunks[i]!.subarray(0, Math.min(CHUNK_ROWS * this.#width, out.length - o));
+      out.set(part, o);
+      o += part.length;
+    }
+    return out;
+  }
+}
+
 function statusOf(result: unknown, args: unknown[], statusArg: number): Status | null {
   if (statusArg < 0) return result instanceof Status ? result : null;
   const st = args[statusArg];
   return st instanceof Status ? st : null;
-}
-
-function grow(t: Float64Array, maxWords: number): Float64Array {
-  const next = new Float64Array(Math.min(maxWords, t.length * 2));
-  next.set(t);
-  return next;
 }
 
 /** The channel worker threads' traces reach the main thread on (one per process: BroadcastChannel is per process). */
