@@ -57,6 +57,7 @@ import { chooseLaunchers, type JobLaunchers } from './launchers.ts';
 import { effectiveSetting, findSetting } from './settings-flags.ts';
 import type { LaunchOptions } from './options.ts';
 import { LineForwarder, OutputSink } from './output-forwarder.ts';
+import { RepeatedStderr } from './repeated-stderr.ts';
 import { isLocalHost, type Placement } from './process-map.ts';
 import { rankCommand, resolveProgram } from './rank-command.ts';
 import type { HostLaunchLine, RankLauncher, RankLauncherEvents, WireupAddress } from './rank-launcher.ts';
@@ -152,6 +153,8 @@ export class Job {
   readonly #ranks: RankState[];
   readonly #outSink: OutputSink;
   readonly #errSink: OutputSink;
+  /** The ranks' stderr goes out through it: a failed rank's copy of an error already shown is dropped (repeated-stderr.ts). */
+  readonly #repeatedErr: RepeatedStderr;
   readonly #server: WireupServer;
   readonly #jobKey = randomBytes(32).toString('hex');
   /** mpiexec --secure (or TSMPI_SECURE=on): the wire-up service, the proxies' links and the ranks' channels run TLS keyed by the job. */
@@ -194,6 +197,7 @@ export class Job {
     this.#deps = deps;
     this.#outSink = new OutputSink(deps.stdout);
     this.#errSink = new OutputSink(deps.stderr);
+    this.#repeatedErr = new RepeatedStderr((b) => this.#errSink.write(b), (r) => this.#ranks[r]?.hasExited ?? true);
     this.#ranks = placements.map((p) => this.#newRank(p));
     const secureRow = findSetting('secure');
     this.#secure = secureRow !== undefined && effectiveSetting(secureRow, options.settings, deps.env) === 'on';
@@ -310,7 +314,10 @@ export class Job {
     this.#checkDone();
     await done;
     await this.#timeoutTask; // a roll-call in progress still prints
-    this.#announceFailure();
+    this.#announceFailure(this.#repeatedErr.finish((r) => {
+      const s = this.#ranks[r];
+      return s !== undefined && (s.signal !== null || (s.exitCode !== null && s.exitCode !== 0));
+    }));
     for (const t of this.#timers) clearTimeout(t);
     this.#deadlockHint?.stop();
     for (const s of this.#ranks) this.#killGroup(s, 'SIGKILL'); // leftover children of finished ranks
@@ -520,7 +527,7 @@ export class Job {
       exitCode: null, signal: null, hasExited: false, isClosed: false, hasJoined: false, isInitialized: false,
       isFinalized: false, report: null, lostPeer: null,
       out: new LineForwarder((b) => this.#outSink.write(b), prefix),
-      err: new LineForwarder((b) => this.#errSink.write(b), prefix),
+      err: new LineForwarder((b) => this.#repeatedErr.push(p.rank, b, prefix), null),
       outFile: null, errFile: null, errTail: '',
     };
   }
@@ -616,10 +623,14 @@ export class Job {
    * The end of a failed job, as Open MPI and Hydra end theirs: one line for
    * the ranks stopped because of the failure, then the failure itself,
    * naming the error the rank printed and where in the user's code, last.
+   * @param repeated - the failed ranks whose stderr, the same as another's, was not repeated (rank to that rank)
    */
-  #announceFailure(): void {
+  #announceFailure(repeated: ReadonlyMap<number, number>): void {
     const b = this.#blamed;
-    if (b === null) return;
+    if (b === null) {
+      this.#announceRepeated(repeated, []);
+      return;
+    }
     const { s } = b;
     const cwd = path.resolve(this.#o.wdir ?? process.cwd());
     const cause = b.withCause ? failureCause(s.errTail, cwd) : null;
@@ -630,11 +641,22 @@ export class Job {
     const same = ended.filter((r) => ownCause.get(r) !== null && ownCause.get(r) === cause).map((r) => r.rank);
     const other = ended.filter((r) => ownCause.get(r) !== null && ownCause.get(r) !== cause);
     const stopped = ended.filter((r) => ownCause.get(r) === null).map((r) => r.rank);
+    // Those whose identical output was dropped are said here; the blamed rank's line and "failed the same way" cover theirs.
+    this.#announceRepeated(repeated, [s.rank, ...same]);
     if (stopped.length > 0) this.#errSink.write(`mpiexec: rank${stopped.length === 1 ? '' : 's'} ${stopped.join(', ')} stopped (${b.stoppedBecause})\n`);
     for (const r of other) this.#errSink.write(`mpiexec: rank ${r.rank} failed too: ${ownCause.get(r)!}\n`);
     if (same.length > 0) this.#errSink.write(`mpiexec: rank${same.length === 1 ? '' : 's'} ${same.join(', ')} failed the same way\n`);
     const text = cause !== null && b.text.startsWith(b.reason) ? `${b.reason}: ${cause}${b.text.slice(b.reason.length)}` : b.text;
     this.#errSink.write(`mpiexec: rank ${s.rank} (host ${s.host}, pid ${s.pid ?? '-'}) ${text}\n`);
+  }
+
+  /** One line per shown stderr whose copies, from ranks not in `said`, were dropped. */
+  #announceRepeated(repeated: ReadonlyMap<number, number>, said: readonly number[]): void {
+    const byShown = new Map<number, number[]>();
+    for (const [r, shown] of repeated) if (!said.includes(r)) byShown.set(shown, [...(byShown.get(shown) ?? []), r]);
+    for (const [shown, rs] of byShown) {
+      this.#errSink.write(`mpiexec: rank${rs.length === 1 ? '' : 's'} ${rs.join(', ')} printed the same error output as rank ${shown} (shown once; --output-dir keeps every copy)\n`);
+    }
   }
 
   #stopAll(): void {
@@ -663,6 +685,7 @@ export class Job {
     s.isClosed = true;
     s.out.flush();
     s.err.flush();
+    if (s.hasExited && s.exitCode === 0 && s.signal === null) this.#repeatedErr.release(s.rank);
     this.#checkDone();
   }
 
