@@ -57,6 +57,7 @@ import { chooseLaunchers, type JobLaunchers } from './launchers.ts';
 import { effectiveSetting, findSetting } from './settings-flags.ts';
 import type { LaunchOptions } from './options.ts';
 import { OutputSink } from './output-forwarder.ts';
+import { RepeatedStderr } from './repeated-stderr.ts';
 import { isLocalHost, type Placement } from './process-map.ts';
 import { rankCommand, resolveProgram } from './rank-command.ts';
 import type { HostLaunchLine, RankLauncherEvents, WireupAddress } from './rank-launcher.ts';
@@ -124,6 +125,8 @@ export class Job {
   readonly #ranks: RankState[];
   readonly #outSink: OutputSink;
   readonly #errSink: OutputSink;
+  /** The ranks' stderr goes out through it: a failed rank's copy of an error already shown is dropped (repeated-stderr.ts). */
+  readonly #repeatedErr: RepeatedStderr;
   readonly #server: WireupServer;
   readonly #jobKey = randomBytes(32).toString('hex');
   /** mpiexec --secure (or TSMPI_SECURE=on): the wire-up service, the proxies' links and the ranks' channels run TLS keyed by the job. */
@@ -168,6 +171,7 @@ export class Job {
     this.#deps = deps;
     this.#outSink = new OutputSink(deps.stdout);
     this.#errSink = new OutputSink(deps.stderr);
+    this.#repeatedErr = new RepeatedStderr((b) => this.#errSink.write(b), (r) => this.#ranks[r]?.hasExited ?? true);
     this.#ranks = placements.map((p) => this.#newRank(p));
     const secureRow = findSetting('secure');
     this.#secure = secureRow !== undefined && effectiveSetting(secureRow, options.settings, deps.env) === 'on';
@@ -275,7 +279,10 @@ export class Job {
     this.#checkDone();
     await done;
     await this.#timeoutTask; // a roll-call in progress still prints
-    this.#announceFailure();
+    this.#announceFailure(this.#repeatedErr.finish((r) => {
+      const s = this.#ranks[r];
+      return s !== undefined && (s.signal !== null || (s.exitCode !== null && s.exitCode !== 0));
+    }));
     for (const t of this.#timers) clearTimeout(t);
     this.#deadlockHint?.stop();
     await this.#dashboard?.stop();
@@ -458,7 +465,7 @@ export class Job {
     const tag = this.#o.tagOutput ? `[${p.rank}] ` : '';
     const prefix =
       this.#o.timestampOutput ? () => `[${((performance.now() - this.#t0) / 1000).toFixed(3)}] ${tag}` : tag === '' ? null : () => tag;
-    return newRankState(p, prefix, this.#outSink, this.#errSink);
+    return newRankState(p, prefix, this.#outSink, (b) => this.#repeatedErr.push(p.rank, b, prefix));
   }
 
   #onStartError(s: RankState, message: string): void {
@@ -542,12 +549,11 @@ export class Job {
    * The end of a failed job, as Open MPI and Hydra end theirs: one line for
    * the ranks stopped because of the failure, then the failure itself,
    * naming the error the rank printed and where in the user's code, last.
+   * @param repeated - the failed ranks whose stderr, the same as another's, was not repeated (rank to that rank)
    */
-  #announceFailure(): void {
-    const b = this.#blamed;
-    if (b === null) return;
+  #announceFailure(repeated: ReadonlyMap<number, number>): void {
     const cwd = path.resolve(this.#o.wdir ?? process.cwd());
-    for (const line of failureLines(b, this.#ranks, cwd)) this.#errSink.write(line);
+    for (const line of failureLines(this.#blamed, this.#ranks, cwd, repeated)) this.#errSink.write(line);
   }
 
   #stopAll(): void {
@@ -576,6 +582,7 @@ export class Job {
     s.isClosed = true;
     s.out.flush();
     s.err.flush();
+    if (s.hasExited && s.exitCode === 0 && s.signal === null) this.#repeatedErr.release(s.rank);
     this.#checkDone();
   }
 

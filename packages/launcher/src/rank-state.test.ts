@@ -7,7 +7,7 @@ import { classifyExit, newRankState, type RankState } from './rank-state.ts';
 const sink = new OutputSink(new Writable({ write: (_c, _e, cb) => cb() }));
 
 function rank(r: number, over: Partial<RankState> = {}): RankState {
-  return Object.assign(newRankState({ rank: r, host: 'h', localRank: r, localSize: 4 }, null, sink, sink), over);
+  return Object.assign(newRankState({ rank: r, host: "h", localRank: r, localSize: 4 }, null, sink, (b) => sink.write(b)), over);
 }
 
 describe('rank-state classifyExit', () => {

@@ -47,13 +47,14 @@ export function signalNumber(sig: NodeJS.Signals): number {
  * A rank not yet started; its output lines go to the job's sinks.
  * @param prefix - what each output line starts with (--tag-output, --timestamp-output), or null
  */
-export function newRankState(p: Placement, prefix: (() => string) | null, outSink: OutputSink, errSink: OutputSink): RankState {
+/** `writeErr` gets the rank's stderr lines without the prefix (job.ts shows repeated stderr once: repeated-stderr.ts prefixes what it shows). */
+export function newRankState(p: Placement, prefix: (() => string) | null, outSink: OutputSink, writeErr: (line: Buffer) => void): RankState {
   return {
     rank: p.rank, host: p.host, launcher: null, pid: null, startedAt: 0, endedAt: null,
     exitCode: null, signal: null, hasExited: false, isClosed: false, hasJoined: false, isInitialized: false,
     isFinalized: false, report: null, lostPeer: null,
     out: new LineForwarder((b) => outSink.write(b), prefix),
-    err: new LineForwarder((b) => errSink.write(b), prefix),
+    err: new LineForwarder(writeErr, null),
     outFile: null, errFile: null, errTail: '',
   };
 }

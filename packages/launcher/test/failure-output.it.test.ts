@@ -2,8 +2,9 @@
  * What a user sees when one rank of a real MPI job fails (issue 39, docs/ERRORS.md "What a
  * failed job prints"): the failed rank's own error once, one line for the ranks that stopped
  * because of it, and mpiexec's line last, naming the error and the user's file and line. No
- * other rank's MPI_ERR_PROC_FAILED stack, no raw log JSON. Runs packages/launcher/test/fixtures/
- * fail-rank.ts (4 ranks in a barrier; rank 2 fails) through mpiexec.
+ * other rank's MPI_ERR_PROC_FAILED stack, no raw log JSON; the same error of several ranks once
+ * (repeated-stderr.ts), different ones each. Runs packages/launcher/test/fixtures/fail-rank.ts
+ * (4 ranks in a barrier; rank 2 fails, or every rank) through mpiexec.
  *
  * testlist: { file: 'failure-output.it.test.ts', np: [4] }
  */
@@ -43,6 +44,33 @@ describe('failure output of a 4-rank job', () => {
     expect(err.at(-2)).toBe('mpiexec: ranks 0, 1, 3 stopped (peer failed)');
     expect(err.at(-1)).toMatch(/^mpiexec: rank 2 \(host [^,]+, pid \d+\) exited with code 1: Error: boom at packages\/launcher\/test\/fixtures\/fail-rank\.ts:10; aborting the job \(4 processes\)$/);
     expectNoCollateral(r.stderr);
+  });
+
+  it.each([{ how: 'untagged', flags: [] as string[] }, { how: '-l', flags: ['-l'] }])('every rank throwing the same error ($how): one copy of the stack, the others named in one line', async ({ flags }) => {
+    const r = await runMpiexec([...flags, '-n', '4', PROGRAM, 'throwall'], RUN);
+    expect(r.timedOut).toBe(false);
+    expect(r.status).toBe(1);
+    expect(lines(r.stdout + r.stderr).length, r.stderr).toBeLessThanOrEqual(MAX_LINES);
+    expect(r.stderr.match(/^(?:\[\d\] )?Error: boom on every rank$/gm), r.stderr).toHaveLength(1);
+    expect(r.stderr.match(/^(?:\[\d\] )?Node\.js v/gm), r.stderr).toHaveLength(1);
+    const err = lines(r.stderr);
+    // Ranks killed before they threw are "stopped"; every other one "failed the same way" (issue 39).
+    const named = err.filter((l) => /^mpiexec: ranks? [\d, ]+ (?:failed the same way|stopped \(peer failed\))$/.test(l));
+    expect(named.length, r.stderr).toBeGreaterThan(0);
+    expect(err.at(-1)).toMatch(/^mpiexec: rank \d \(host [^,]+, pid \d+\) exited with code 1: Error: boom on every rank at packages\/launcher\/test\/fixtures\/fail-rank\.ts:14; aborting the job \(4 processes\)$/);
+    expect(r.stderr).not.toContain('printed the same error output');
+    expectNoCollateral(r.stderr);
+  });
+
+  it('every rank throwing its own error: each one that threw is shown (output that differs is never dropped)', async () => {
+    const r = await runMpiexec(['-n', '4', PROGRAM, 'throweach'], RUN);
+    expect(r.timedOut).toBe(false);
+    expect(r.status).toBe(1);
+    const err = lines(r.stderr);
+    const stopped = (err.find((l) => / stopped \(peer failed\)$/.test(l)) ?? '').match(/\d+(?=[,\s])/g)?.map(Number) ?? [];
+    const shown = [...r.stderr.matchAll(/^Error: boom on rank (\d)$/gm)].map((m) => Number(m[1])).sort();
+    expect(shown, r.stderr).toEqual([0, 1, 2, 3].filter((k) => !stopped.includes(k)));
+    expect(shown.length).toBeGreaterThan(0);
   });
 
   it('a rank calling process.exit(0) without finalize: two lines', async () => {

@@ -4,8 +4,10 @@
  * an empty project outside the repository (third-party dependencies from the
  * registry), then run jobs there through `npx mpiexec`: a TypeScript program
  * with no build step, a JavaScript one, an MPI.Worker on a .ts file, and
- * `tsc --noEmit` (NodeNext) over them. publint and @arethetypeswrong/cli
- * check the tarballs. One install serves every case; the temporary directory
+ * `tsc --noEmit` (NodeNext) over them, the examples @tsmpi/core ships, and a
+ * stack through the library under `node --enable-source-maps` (its frames name
+ * .ts files the package holds). publint and @arethetypeswrong/cli check the
+ * tarballs. One install serves every case; the temporary directory
  * is removed afterwards. Without an npm registry that answers, the tests are
  * skipped with a line saying so.
  */
@@ -93,17 +95,48 @@ describe.skipIf(registryDown)('the packed packages, installed with npm outside t
     expect(tarballs.map((t) => path.basename(t))).toEqual(['tsmpi-core-0.1.0.tgz', 'tsmpi-launcher-0.1.0.tgz', 'tsmpi-transport-tcp-0.1.0.tgz']);
   });
 
-  it('hold the built JavaScript, declarations, source maps and bin only: no sources, tests or test programs', () => {
+  it('hold the built JavaScript, declarations, source maps, bin, the library\'s sources and core\'s examples only: no tests or test programs', () => {
     for (const t of tarballs) {
       const files = step(`tar tzf ${t}`, 'tar', ['tzf', t], tmp).trim().split('\n');
-      const odd = files.filter((f) => !/^package\/(package\.json|README\.md|LICENSE|bin\/(mpiexec|tsmpi-proxy)\.mjs|dist\/.+\.(js|js\.map|d\.ts))$/.test(f));
+      const isLauncher = path.basename(t).startsWith('tsmpi-launcher-');
+      const odd = files.filter((f) => !/^package\/(package\.json|README\.md|LICENSE|bin\/(mpiexec|tsmpi-proxy)\.mjs|dist\/.+\.(js|js\.map|d\.ts|d\.ts\.map)|src\/.+\.ts|examples\/[^/]+\.ts)$/.test(f));
       expect(odd, `${path.basename(t)} holds files a user does not need`).toEqual([]);
-      expect(files.filter((f) => /test|fixture|\.ts$/.test(f.replace(/\.d\.ts$/, '')))).toEqual([]);
+      expect(files.filter((f) => /test|fixture/.test(f))).toEqual([]);
+      // The launcher's bin runs src/ when it is there (a checkout): its tarball has dist/ only, its maps carry their sources.
+      if (isLauncher) expect(files.filter((f) => /\.ts$/.test(f.replace(/\.d\.ts$/, '')))).toEqual([]);
+      else expect(files).toContain('package/src/index.ts');
       expect(files).toContain('package/dist/index.js');
       expect(files).toContain('package/dist/index.d.ts');
       expect(files).toContain('package/dist/index.js.map');
       expect(files, `${path.basename(t)} carries the license its package.json names`).toContain('package/LICENSE');
     }
+  });
+
+  it('name their repository directory (package.json `repository`)', () => {
+    for (const p of PACKAGES) {
+      const pkg = JSON.parse(readFileSync(path.join(project, 'node_modules/@tsmpi', p, 'package.json'), 'utf8')) as { repository?: { directory?: string } };
+      expect(pkg.repository?.directory).toBe(`packages/${p}`);
+    }
+  });
+
+  it('a stack through tsmpi under node --enable-source-maps names .ts files and lines that the installed package holds', () => {
+    const r = run(process.execPath, ['--enable-source-maps', 'lib-frame.mjs'], project);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toContain('Error: from the user op');
+    const frames = [...r.stdout.matchAll(/node_modules\/@tsmpi\/core\/(src\/[\w/.-]+\.ts):(\d+):\d+/g)];
+    expect(frames.length, r.stdout).toBeGreaterThan(0);
+    expect(r.stdout).not.toMatch(/@tsmpi\/core\/dist\//);
+    for (const [, file, line] of frames) {
+      const lines = readFileSync(path.join(project, 'node_modules/@tsmpi/core', file!), 'utf8').split('\n');
+      expect(lines.length, `${file} has line ${line}`).toBeGreaterThanOrEqual(Number(line));
+    }
+    expect(frames.map(([, file]) => file)).toContain('src/api/reduce-local.ts');
+  });
+
+  it('the examples README and GUIDE name ship in @tsmpi/core and run from node_modules', () => {
+    const r = mpiexec('-n', '4', 'node_modules/@tsmpi/core/examples/hello.ts');
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout.trim().split('\n').map((l) => l.replace(/ on .*$/, '')).sort()).toEqual([0, 1, 2, 3].map((k) => `Hello from rank ${k} of 4`));
   });
 
   it('publint reports nothing', () => {

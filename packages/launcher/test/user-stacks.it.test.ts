@@ -5,7 +5,8 @@
  * packages/launcher/test/fixtures/stack-rank.ts: a bad argument (thrown by the call itself), an
  * Allreduce whose sizes differ (rejected after the other rank's operand arrived), a Recv shorter
  * than its message (rejected by the arrival, in the progress engine), an intercommunicator
- * allreduce whose values cannot be combined, and a bad argument in a worker thread.
+ * allreduce whose values cannot be combined, a bad argument in a worker thread, and an Irecv shorter
+ * than its message reported by Request.waitall / waitany / waitsome / testany.
  *
  * testlist: { file: 'user-stacks.it.test.ts', np: [2, 3] }
  */
@@ -32,6 +33,11 @@ const CASES: readonly Case[] = [
   { mode: 'truncate', np: 2, message: /^MPI_ERR_TRUNCATE: Recv: message of 32 bytes/, file: 'stack-rank.ts', line: 29 },
   { mode: 'inter', np: 3, message: /^MPI_ERR_OP: allreduce: SUM applies to numbers/, file: 'stack-rank.ts', line: 39 },
   { mode: 'worker', np: 2, message: /^MPI_ERR_RANK: send: dest 9 is out of range/, file: 'stack-worker.ts', line: 7 },
+  // A request that failed when its message arrived, reported by the completion call: the stack names that call's line.
+  { mode: 'waitall', np: 2, message: /^MPI_ERR_IN_STATUS: Request\.waitall: 1 of 2 requests failed .*request 0: MPI_ERR_TRUNCATE: Irecv/, file: 'stack-rank.ts', line: 48 },
+  { mode: 'waitany', np: 2, message: /^MPI_ERR_TRUNCATE: Irecv: message of 32 bytes/, file: 'stack-rank.ts', line: 49 },
+  { mode: 'waitsome', np: 2, message: /^MPI_ERR_IN_STATUS: Request\.waitsome: 1 of 2 requests failed/, file: 'stack-rank.ts', line: 50 },
+  { mode: 'testany', np: 2, message: /^MPI_ERR_TRUNCATE: Irecv: message of 32 bytes/, file: 'stack-rank.ts', line: 51 },
 ];
 
 describe('an MPIError through mpiexec names the user\'s file and line', () => {

@@ -8,7 +8,7 @@
  * waitall/testall. wait() on a completed request resolves the same value again.
  */
 import { DevRequest, REQ_KIND, type Device } from '../device/index.ts';
-import { ERR_ARG, ERR_IN_STATUS, ERR_OTHER, MPIError, mpiError, rejectAtCallSite, SUCCESS } from '../util/index.ts';
+import { callSite, ERR_ARG, ERR_IN_STATUS, ERR_OTHER, MPIError, mpiError, rejectAtCallSite, SUCCESS } from '../util/index.ts';
 import { UNDEFINED } from './constants.ts';
 import { Status } from './status.ts';
 import { runtime } from '../runtime/index.ts';
@@ -239,7 +239,11 @@ export class Request<T = void> {
       this._poll();
       if (!this._isDone) return false;
     }
-    this._result();
+    try {
+      this._result();
+    } catch (e) {
+      throwAtCallSite(e);
+    }
     return true;
   }
 
@@ -318,14 +322,25 @@ export class Request<T = void> {
       const d = reqs[i]!._r;
       if (d !== null && !d.done) pending++;
     }
-    if (pending === 0) return settleAll(reqs);
-    return new Promise((resolve, reject) => {
+    if (pending === 0) {
+      try {
+        return Promise.resolve(settleAll(reqs));
+      } catch (e) {
+        return Promise.reject(e);
+      }
+    }
+    return new Promise((resolve) => {
       rt.blocked.enter('Request.waitall', reqs[0]?._comm?.name ?? '', null, null, reqs[0]?._comm?._ctx ?? -1);
       // One waiter for the whole array: a count and one promise.
       const onOne = (): void => {
         if (--pending === 0) {
           rt.blocked.leave();
-          settleAll(reqs).then(resolve, reject);
+          try {
+            resolve(settleAll(reqs));
+          } catch (e) {
+            // Made where the last request completed: rejected at the awaiting call, its stack names the user's (util/user-stack.ts).
+            resolve(rejectAtCallSite(e));
+          }
         }
       };
       for (let i = 0; i < reqs.length; i++) {
@@ -342,31 +357,36 @@ export class Request<T = void> {
     const i = firstDone(reqs);
     if (i !== NONE) return settleOne(reqs, i);
     if (!reqs.some((r) => !r._isInactive)) return Promise.resolve([UNDEFINED, undefined]);
-    return new Promise((resolve, reject) => {
-      rt.blocked.enter('Request.waitany', '', null, null);
-      const listeners: Waiter[] = [];
-      for (let k = 0; k < reqs.length; k++) {
-        const req = reqs[k]!;
-        if (req._isInactive || req._isDone) continue;
-        const fn: Waiter = () => {
-          rt.blocked.leave();
-          for (let j = 0; j < reqs.length; j++) if (listeners[j] !== undefined && j !== k) reqs[j]!._unlisten(listeners[j]!);
-          settleOne(reqs, k).then(resolve, reject);
-        };
-        listeners[k] = fn;
-        req._listen(fn);
-      }
+    return new Promise((resolve) => {
+      onFirstDone(rt, 'Request.waitany', reqs, (k) => {
+        try {
+          resolve([k, reqs[k]!._result()]);
+        } catch (e) {
+          // The request's own error, made where it completed: rejected at the awaiting call (util/user-stack.ts).
+          resolve(rejectAtCallSite(e));
+        }
+      });
     });
   }
 
   /** Waits until at least one active request completes; resolves the indices of all completed ones ([] if none is active). */
-  static async waitsome(reqs: Request<any>[]): Promise<number[]> {
-    const done = collectDone(reqs);
-    if (done.length > 0 || !reqs.some((r) => !r._isInactive)) return done;
-    await Request.waitany(reqs.map((r) => r)).then(([i]) => {
-      if (i !== UNDEFINED) reqs[i]!._reported = false;
+  static waitsome(reqs: Request<any>[]): Promise<number[]> {
+    const rt = runtime('Request.waitsome');
+    try {
+      const done = collectDone(reqs);
+      if (done.length > 0 || !reqs.some((r) => !r._isInactive)) return Promise.resolve(done);
+    } catch (e) {
+      return Promise.reject(e);
+    }
+    return new Promise((resolve) => {
+      onFirstDone(rt, 'Request.waitsome', reqs, () => {
+        try {
+          resolve(collectDone(reqs));
+        } catch (e) {
+          resolve(rejectAtCallSite(e));
+        }
+      });
     });
-    return collectDone(reqs);
   }
 
   /** True when every request is complete (inactive ones count as complete); they then become inactive. */
@@ -388,9 +408,42 @@ export class Request<T = void> {
     runtime('Request.testany').device.poll();
     const i = firstDone(reqs);
     if (i === NONE) return UNDEFINED;
-    reqs[i]!._result();
+    try {
+      reqs[i]!._result();
+    } catch (e) {
+      throwAtCallSite(e);
+    }
     return i;
   }
+}
+
+/**
+ * Calls `then` with the index of the first of the active, pending `reqs` to complete, once (the
+ * other listeners are removed); the thread counts as blocked in `call` until then.
+ */
+function onFirstDone(rt: ReturnType<typeof runtime>, call: string, reqs: Request<any>[], then: (index: number) => void): void {
+  rt.blocked.enter(call, '', null, null);
+  const listeners: Waiter[] = [];
+  for (let k = 0; k < reqs.length; k++) {
+    const req = reqs[k]!;
+    if (req._isInactive || req._isDone) continue;
+    const fn: Waiter = () => {
+      rt.blocked.leave();
+      for (let j = 0; j < reqs.length; j++) if (listeners[j] !== undefined && j !== k) reqs[j]!._unlisten(listeners[j]!);
+      then(k);
+    };
+    listeners[k] = fn;
+    req._listen(fn);
+  }
+}
+
+/**
+ * Throws a request's error from the synchronous call reporting it (test, testany): its stack then
+ * shows the user's line of that call, not only where the request completed (util/user-stack.ts).
+ */
+function throwAtCallSite(e: unknown): never {
+  callSite(e, throwAtCallSite);
+  throw e;
 }
 
 /**
@@ -438,11 +491,13 @@ function settleOne(reqs: Request<any>[], i: number): Promise<[number, any]> {
   try {
     return Promise.resolve([i, reqs[i]!._result()]);
   } catch (e) {
-    return Promise.reject(e);
+    // The request's own error, made where it completed: rejected at the awaiting call (util/user-stack.ts).
+    return rejectAtCallSite(e);
   }
 }
 
-function settleAll(reqs: Request<any>[]): Promise<any[]> {
+/** The values of completed `reqs` (which become inactive); throws ERR_IN_STATUS if any failed. */
+function settleAll(reqs: Request<any>[]): any[] {
   const values = new Array<unknown>(reqs.length);
   let failed = false;
   for (let i = 0; i < reqs.length; i++) {
@@ -454,8 +509,8 @@ function settleAll(reqs: Request<any>[]): Promise<any[]> {
     if (d.error !== null) failed = true;
     else if (r._valueOf !== null) values[i] = r._valueOf(d);
   }
-  if (failed) return Promise.reject(inStatus('Request.waitall', reqs));
-  return Promise.resolve(values);
+  if (failed) throw inStatus('Request.waitall', reqs);
+  return values;
 }
 
 function inStatus(call: string, reqs: Request<any>[]): MPIError {
