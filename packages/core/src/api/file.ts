@@ -1,3 +1,4 @@
+// Over 600 lines: one class holding the whole MPI_File surface, a method per MPI call; the mechanisms are in io/ and file-*.ts.
 /**
  * The public File (API.md Part 2 "Parallel I/O (File)"; MPI 4.0 chapter 14;
  * mpi4py's File for the spellings): open / close / delete, the view, the
@@ -10,7 +11,7 @@
  * node:fs FileHandle per process, and the view flattened into byte runs
  * (io/view-map.ts). The accesses are api/file-access.ts (independent) and
  * api/file-collective.ts (two-phase); the shared pointer is
- * api/file-shared-pointer.ts. Collective data accesses of one File run one
+ * api/file-shared-pointer.ts, the split collectives' state api/file-split.ts. Collective data accesses of one File run one
  * after another in call order (a chain), so their nonblocking forms issue the
  * communicator's collectives in the same order on every process.
  * A File's default error handler is ERRORS_RETURN (MPI 4.0 14.7).
@@ -31,6 +32,7 @@ import { BYTE, type Datatype } from './datatype.ts';
 import { ERRORS_RETURN, checkErrhandler, invokeErrhandler, routeErrors, type Errhandler } from './errhandler.ts';
 import type { CollectiveAccess } from './file-collective.ts';
 import type { SharedPointer } from './file-shared-pointer.ts';
+import type { SplitCollective } from './file-split.ts';
 import type { Group } from './group.ts';
 import { Info, infoEntries } from './info.ts';
 import { abort } from './lifecycle.ts';
@@ -47,15 +49,16 @@ export {
  * (File.delete needs none of them): a program that opens no file does not load them (issue 38, start-up and memory).
  * Every File exists only after its open, so its methods find them loaded.
  */
-type FileParts = typeof import('./file-access.ts') & typeof import('./file-collective.ts') & typeof import('./file-open.ts') & typeof import('./file-shared-pointer.ts');
+type FileParts = typeof import('./file-access.ts') & typeof import('./file-collective.ts') & typeof import('./file-open.ts') & typeof import('./file-shared-pointer.ts')
+  & typeof import('./file-split.ts');
 let parts: FileParts | null = null;
 
 async function loadParts(): Promise<FileParts> {
   if (parts === null) {
-    const [access, collective, open, pointer] = await Promise.all([
-      import('./file-access.ts'), import('./file-collective.ts'), import('./file-open.ts'), import('./file-shared-pointer.ts'),
+    const [access, collective, open, pointer, split] = await Promise.all([
+      import('./file-access.ts'), import('./file-collective.ts'), import('./file-open.ts'), import('./file-shared-pointer.ts'), import('./file-split.ts'),
     ]);
-    parts = { ...access, ...collective, ...open, ...pointer };
+    parts = { ...access, ...collective, ...open, ...pointer, ...split };
   }
   return parts;
 }
@@ -98,6 +101,7 @@ export class File implements CollectiveAccess {
   /** the individual file pointer, in etypes of the view */
   #position = 0;
   #pointer: SharedPointer;
+  #split: SplitCollective;
   #hints = new Map<string, string>();
   #atomic = false;
   #closed = false;
@@ -113,6 +117,7 @@ export class File implements CollectiveAccess {
     this.amode = amode;
     this._aggregators = aggregators;
     this.#pointer = new (loaded().SharedPointer)(comm, initialPointer);
+    this.#split = new (loaded().SplitCollective)(path);
     this.#position = initialPointer;
   }
 
@@ -517,6 +522,60 @@ export class File implements CollectiveAccess {
   /** Collective; the processes write in rank order from the shared file pointer (MPI_File_write_ordered). */
   WriteOrdered(buf: BufSpec): Promise<Status> {
     return this.#ordered('write', 'File.WriteOrdered', buf);
+  }
+
+  // --- split collectives (MPI 4.0 14.4.5): begin starts the collective access, end waits for it ----------
+
+  /** Starts ReadAtAll (MPI_File_read_at_all_begin); ReadAtAllEnd(buf) completes it. @throws MPIError(ERR_IO) while another split collective is outstanding */
+  ReadAtAllBegin(offset: number, buf: BufSpec): void {
+    this.#beginSplit('File.ReadAtAllBegin', 'File.ReadAtAllEnd', buf, () => this.#access('read', 'File.ReadAtAllBegin', offset, buf, true));
+  }
+  /** Completes ReadAtAllBegin (MPI_File_read_at_all_end): the data is in buf. @throws MPIError(ERR_IO) without that begin; ERR_ARG for another buf */
+  ReadAtAllEnd(buf: BufSpec): Promise<Status> {
+    return this.#endSplit('File.ReadAtAllEnd', buf);
+  }
+  /** Starts WriteAtAll (MPI_File_write_at_all_begin); WriteAtAllEnd(buf) completes it. */
+  WriteAtAllBegin(offset: number, buf: BufSpec): void {
+    this.#beginSplit('File.WriteAtAllBegin', 'File.WriteAtAllEnd', buf, () => this.#access('write', 'File.WriteAtAllBegin', offset, buf, true));
+  }
+  WriteAtAllEnd(buf: BufSpec): Promise<Status> {
+    return this.#endSplit('File.WriteAtAllEnd', buf);
+  }
+  /** Starts ReadAll at the individual file pointer, which moves now (MPI_File_read_all_begin). */
+  ReadAllBegin(buf: BufSpec): void {
+    this.#beginSplit('File.ReadAllBegin', 'File.ReadAllEnd', buf, () => this.#atPointer('read', 'File.ReadAllBegin', buf, true));
+  }
+  ReadAllEnd(buf: BufSpec): Promise<Status> {
+    return this.#endSplit('File.ReadAllEnd', buf);
+  }
+  WriteAllBegin(buf: BufSpec): void {
+    this.#beginSplit('File.WriteAllBegin', 'File.WriteAllEnd', buf, () => this.#atPointer('write', 'File.WriteAllBegin', buf, true));
+  }
+  WriteAllEnd(buf: BufSpec): Promise<Status> {
+    return this.#endSplit('File.WriteAllEnd', buf);
+  }
+  /** Starts ReadOrdered (MPI_File_read_ordered_begin). */
+  ReadOrderedBegin(buf: BufSpec): void {
+    this.#beginSplit('File.ReadOrderedBegin', 'File.ReadOrderedEnd', buf, () => this.#ordered('read', 'File.ReadOrderedBegin', buf));
+  }
+  ReadOrderedEnd(buf: BufSpec): Promise<Status> {
+    return this.#endSplit('File.ReadOrderedEnd', buf);
+  }
+  WriteOrderedBegin(buf: BufSpec): void {
+    this.#beginSplit('File.WriteOrderedBegin', 'File.WriteOrderedEnd', buf, () => this.#ordered('write', 'File.WriteOrderedBegin', buf));
+  }
+  WriteOrderedEnd(buf: BufSpec): Promise<Status> {
+    return this.#endSplit('File.WriteOrderedEnd', buf);
+  }
+
+  #beginSplit(call: string, end: string, buf: BufSpec, start: () => Promise<Status>): void {
+    this.#check(call);
+    this.#split.begin(call, end, buf, start);
+  }
+
+  #endSplit(call: string, buf: BufSpec): Promise<Status> {
+    this.#check(call);
+    return this.#split.end(call, buf);
   }
 
   // --- the one access path ------------------------------------------------------------
