@@ -73,7 +73,12 @@ const checkOffset: FileParts['checkOffset'] = (offset, call) => loaded().checkOf
 
 /** ROMIO's default collective buffer: 16 MiB. */
 const DEFAULT_CB_BUFFER_SIZE = 16 * 1024 * 1024;
-const CB_MODES = ['enable', 'disable', 'automatic'];
+/** ROMIO's default data sieving buffers: 4 MiB for reads, 512 KiB for writes. */
+const DEFAULT_IND_RD_BUFFER_SIZE = 4 * 1024 * 1024;
+const DEFAULT_IND_WR_BUFFER_SIZE = 512 * 1024;
+const MODES = ['enable', 'disable', 'automatic'];
+const MODE_HINTS = new Set(['romio_cb_read', 'romio_cb_write', 'romio_ds_read', 'romio_ds_write']);
+const SIZE_HINTS = new Set(['cb_buffer_size', 'cb_nodes', 'ind_rd_buffer_size', 'ind_wr_buffer_size']);
 
 type Datarep = 'native' | 'external32';
 type Kind = 'read' | 'write';
@@ -96,6 +101,8 @@ export class File implements CollectiveAccess {
   _aggregators: number[];
   /** @internal */
   _cbBufferSize = DEFAULT_CB_BUFFER_SIZE;
+  #rdSieveSize = DEFAULT_IND_RD_BUFFER_SIZE;
+  #wrSieveSize = DEFAULT_IND_WR_BUFFER_SIZE;
   #etype: Datatype = BYTE;
   #filetype: Datatype = BYTE;
   /** the individual file pointer, in etypes of the view */
@@ -127,7 +134,8 @@ export class File implements CollectiveAccess {
 
   /**
    * Opens `path` on every process of `comm` (MPI_File_open; collective). Hints of `info`:
-   * cb_nodes, cb_buffer_size, romio_cb_read, romio_cb_write.
+   * cb_nodes, cb_buffer_size, romio_cb_read, romio_cb_write, romio_ds_read, romio_ds_write,
+   * ind_rd_buffer_size, ind_wr_buffer_size.
    * @throws MPIError(ERR_AMODE) for a bad amode; ERR_NO_SUCH_FILE, ERR_FILE_EXISTS, ERR_ACCESS, ERR_BAD_FILE,
    *   ERR_READ_ONLY, ERR_IO with the path and the OS reason (every process gets the error)
    * @example const f = await MPI.File.open(MPI.COMM_WORLD, 'out.dat', MPI.MODE_CREATE | MPI.MODE_WRONLY);
@@ -218,12 +226,14 @@ export class File implements CollectiveAccess {
     this.#check('File.getInfo');
     return new Info({
       cb_nodes: String(this._aggregators.length), cb_buffer_size: String(this._cbBufferSize),
-      romio_cb_read: 'automatic', romio_cb_write: 'automatic', ...Object.fromEntries(this.#hints),
+      romio_cb_read: 'automatic', romio_cb_write: 'automatic', romio_ds_read: 'automatic', romio_ds_write: 'automatic',
+      ind_rd_buffer_size: String(this.#rdSieveSize), ind_wr_buffer_size: String(this.#wrSieveSize), ...Object.fromEntries(this.#hints),
     });
   }
 
   /**
-   * Sets hints (MPI_File_set_info): cb_buffer_size, romio_cb_read, romio_cb_write (cb_nodes only at open).
+   * Sets hints (MPI_File_set_info): cb_buffer_size, romio_cb_read, romio_cb_write, romio_ds_read, romio_ds_write,
+   * ind_rd_buffer_size, ind_wr_buffer_size (cb_nodes only at open).
    * Every process should pass the same hints. @throws MPIError(ERR_INFO) when info is not an Info; ERR_ARG for a bad value
    */
   setInfo(info: Info): void {
@@ -236,12 +246,28 @@ export class File implements CollectiveAccess {
     for (const [k, v] of entries) checkHint(k, v, call);
     for (const [k, v] of entries) {
       if (k === 'cb_buffer_size') this._cbBufferSize = Number(v);
+      else if (k === 'ind_rd_buffer_size') this.#rdSieveSize = Number(v);
+      else if (k === 'ind_wr_buffer_size') this.#wrSieveSize = Number(v);
       this.#hints.set(k, v);
     }
   }
 
   #hint(key: string): string {
     return this.#hints.get(key) ?? 'automatic';
+  }
+
+  /**
+   * The data sieving buffer of an independent access, 0 for none (io/sieve.ts). Reads sieve unless
+   * romio_ds_read is disable. A sieved write rewrites the holes between its pieces, so it must exclude
+   * every other write of those bytes: while writes sieve, every independent write of the file holds the
+   * file's lock (#run). romio_ds_write automatic sieves where that costs no message: in atomic mode (the
+   * lock is taken anyway) or on one process (its own lock); enable sieves always.
+   */
+  #sieveBuffer(kind: Kind): number {
+    if (kind === 'read') return this.#hint('romio_ds_read') === 'disable' ? 0 : this.#rdSieveSize;
+    const mode = this.#hint('romio_ds_write');
+    if (mode === 'enable' || (mode === 'automatic' && (this.#atomic || this._comm.size === 1))) return this.#wrSieveSize;
+    return 0;
   }
 
   /** Sets the file's error handler in this thread (MPI_File_set_errhandler); the default is ERRORS_RETURN. */
@@ -637,20 +663,23 @@ export class File implements CollectiveAccess {
     const runs = runsOf(this._view, offset * this._view.etypeSize, rb.packedBytes);
     // Atomic mode: each process accesses the file itself under the lock (the aggregators would break the per-access atomicity).
     const ranges = collective && !this.#atomic ? await loaded().twoPhaseRanges(this._comm, this.#hint(kind === 'read' ? 'romio_cb_read' : 'romio_cb_write'), runs) : null;
-    if (this.#atomic) await this.#pointer.lock();
+    const sieve = ranges === null ? this.#sieveBuffer(kind) : 0;
+    // A sieved write rewrites its holes: no other write (of any process, or of this one in flight) may land there meanwhile.
+    const locked = this.#atomic || (kind === 'write' && sieve > 0);
+    if (locked) await this.#pointer.lock();
     try {
       if (kind === 'write') {
         const data = loaded().bytesToWrite(rb, this._datarep);
         if (ranges !== null) await loaded().writeTwoPhase(this, runs, ranges, data, call);
-        else await loaded().writeRuns(this, runs, data, call);
+        else await loaded().writeRuns(this, runs, data, call, sieve);
         return loaded().accessStatus(rb.packedBytes);
       }
       const area = loaded().readArea(rb);
-      const got = ranges !== null ? await loaded().readTwoPhase(this, runs, ranges, area, call) : await loaded().readRuns(this, runs, area, call);
+      const got = ranges !== null ? await loaded().readTwoPhase(this, runs, ranges, area, call) : await loaded().readRuns(this, runs, area, call, sieve);
       loaded().finishRead(rb, area, got, this._datarep);
       return loaded().accessStatus(got);
     } finally {
-      if (this.#atomic) await this.#pointer.unlock();
+      if (locked) await this.#pointer.unlock();
     }
   }
 
@@ -669,13 +698,14 @@ export class File implements CollectiveAccess {
 
 /**
  * A hint File understands, checked (others are kept as given).
- * @throws MPIError(ERR_ARG) for a cb_nodes or cb_buffer_size that is not a positive integer, a romio_cb_* not enable/disable/automatic
+ * @throws MPIError(ERR_ARG) for a cb_nodes, cb_buffer_size, ind_rd_buffer_size or ind_wr_buffer_size that is not a positive
+ *   integer, a romio_cb_* or romio_ds_* not enable/disable/automatic
  */
 function checkHint(key: string, value: string, call: string): void {
-  if (key === 'cb_buffer_size' || key === 'cb_nodes') {
+  if (SIZE_HINTS.has(key)) {
     const n = Number(value);
     if (!Number.isSafeInteger(n) || n < 1) throw mpiError(ERR_ARG, call, `hint ${key} is '${value}': expected a positive integer`);
-  } else if ((key === 'romio_cb_read' || key === 'romio_cb_write') && !CB_MODES.includes(value)) {
+  } else if (MODE_HINTS.has(key) && !MODES.includes(value)) {
     throw mpiError(ERR_ARG, call, `hint ${key} is '${value}': expected enable, disable or automatic`);
   }
 }
