@@ -13,9 +13,14 @@
  * (the owner process of the shared file pointer grants it, file-shared-pointer.ts)
  * from its first run to its last, so a non-contiguous access is atomic
  * against every other access of the file's processes (MPI 4.0 14.6.1).
+ *
+ * Data sieving (io/sieve.ts; hints romio_ds_read / romio_ds_write): with a
+ * sieve buffer, runs that go forward and fit it are read in one pread of the
+ * extent that covers them; a write reads that extent, patches its pieces in
+ * and writes it back, which api/file.ts runs under the file's lock.
  */
 import type { FileHandle } from 'node:fs/promises';
-import { fileError, swapPacked, type Runs, type ViewMap } from '../io/index.ts';
+import { fileError, gatherPieces, piecesBytes, planSieve, scatterPieces, swapPacked, type Runs, type ViewMap } from '../io/index.ts';
 import { ERR_ARG, ERR_TYPE, mpiError } from '../util/index.ts';
 import { describe, packedOf, recvAreaOf, resolveBuf, unpackArea, type ResolvedBuf } from './buffer.ts';
 import { Request } from './request.ts';
@@ -62,26 +67,44 @@ export function accessStatus(bytes: number): Status {
   return new Status()._set(-1, -1, bytes, 0, false);
 }
 
-/** Writes data[0 ..] to the runs, in order. */
-export async function writeRuns(f: FileAccess, runs: Runs, data: Uint8Array, call: string): Promise<void> {
+/** Writes data[0 ..] to the runs, in order; `sieve` > 0: extents of up to that many bytes read, patched and written back. */
+export async function writeRuns(f: FileAccess, runs: Runs, data: Uint8Array, call: string, sieve = 0): Promise<void> {
   let at = 0;
-  for (let i = 0; i < runs.offsets.length; i++) {
-    const len = runs.lengths[i]!;
-    await writeFully(f._fh, data.subarray(at, at + len), runs.offsets[i]!, call, f.path);
-    at += len;
+  for (const x of sieve > 0 ? planSieve(runs, sieve) : oneByOne(runs)) {
+    if (x.end - x.first === 1) {
+      await writeFully(f._fh, data.subarray(at, at + x.length), x.offset, call, f.path);
+      at += x.length;
+      continue;
+    }
+    const extent = new Uint8Array(x.length);
+    await readFully(f._fh, extent, x.offset, call, f.path);
+    at += scatterPieces(x, runs, data, at, extent);
+    await writeFully(f._fh, extent, x.offset, call, f.path);
   }
 }
 
-/** Reads the runs into area[0 ..], in order; returns the bytes read before the end of the file. */
-export async function readRuns(f: FileAccess, runs: Runs, area: Uint8Array, call: string): Promise<number> {
+/** Reads the runs into area[0 ..], in order; returns the bytes read before the end of the file. `sieve` as writeRuns. */
+export async function readRuns(f: FileAccess, runs: Runs, area: Uint8Array, call: string, sieve = 0): Promise<number> {
   let at = 0;
-  for (let i = 0; i < runs.offsets.length; i++) {
-    const len = runs.lengths[i]!;
-    const got = await readFully(f._fh, area.subarray(at, at + len), runs.offsets[i]!, call, f.path);
-    at += got;
-    if (got < len) break;
+  for (const x of sieve > 0 ? planSieve(runs, sieve) : oneByOne(runs)) {
+    if (x.end - x.first === 1) {
+      const got = await readFully(f._fh, area.subarray(at, at + x.length), x.offset, call, f.path);
+      at += got;
+      if (got < x.length) break;
+      continue;
+    }
+    const extent = new Uint8Array(x.length);
+    const got = await readFully(f._fh, extent, x.offset, call, f.path);
+    const copied = gatherPieces(x, runs, extent, got, area, at);
+    at += copied;
+    if (copied < piecesBytes(x, runs)) break;
   }
   return at;
+}
+
+/** The runs as extents of one run each: the access without sieving. */
+function* oneByOne(runs: Runs): Generator<{ offset: number; length: number; first: number; end: number }> {
+  for (let i = 0; i < runs.offsets.length; i++) yield { offset: runs.offsets[i]!, length: runs.lengths[i]!, first: i, end: i + 1 };
 }
 
 /** The most bytes one node:fs read or write is given (Node refuses lengths above 2 GiB - 1). */

@@ -1,3 +1,4 @@
+// Over 600 lines: one class holding the whole MPI_File surface, a method per MPI call; the mechanisms are in io/ and file-*.ts.
 /**
  * The public File (API.md Part 2 "Parallel I/O (File)"; MPI 4.0 chapter 14;
  * mpi4py's File for the spellings): open / close / delete, the view, the
@@ -10,7 +11,7 @@
  * node:fs FileHandle per process, and the view flattened into byte runs
  * (io/view-map.ts). The accesses are api/file-access.ts (independent) and
  * api/file-collective.ts (two-phase); the shared pointer is
- * api/file-shared-pointer.ts. Collective data accesses of one File run one
+ * api/file-shared-pointer.ts, the split collectives' state api/file-split.ts. Collective data accesses of one File run one
  * after another in call order (a chain), so their nonblocking forms issue the
  * communicator's collectives in the same order on every process.
  * A File's default error handler is ERRORS_RETURN (MPI 4.0 14.7).
@@ -31,6 +32,7 @@ import { BYTE, type Datatype } from './datatype.ts';
 import { ERRORS_RETURN, checkErrhandler, invokeErrhandler, routeErrors, type Errhandler } from './errhandler.ts';
 import type { CollectiveAccess } from './file-collective.ts';
 import type { SharedPointer } from './file-shared-pointer.ts';
+import type { SplitCollective } from './file-split.ts';
 import type { Group } from './group.ts';
 import { Info, infoEntries } from './info.ts';
 import { abort } from './lifecycle.ts';
@@ -47,15 +49,16 @@ export {
  * (File.delete needs none of them): a program that opens no file does not load them (issue 38, start-up and memory).
  * Every File exists only after its open, so its methods find them loaded.
  */
-type FileParts = typeof import('./file-access.ts') & typeof import('./file-collective.ts') & typeof import('./file-open.ts') & typeof import('./file-shared-pointer.ts');
+type FileParts = typeof import('./file-access.ts') & typeof import('./file-collective.ts') & typeof import('./file-open.ts') & typeof import('./file-shared-pointer.ts')
+  & typeof import('./file-split.ts');
 let parts: FileParts | null = null;
 
 async function loadParts(): Promise<FileParts> {
   if (parts === null) {
-    const [access, collective, open, pointer] = await Promise.all([
-      import('./file-access.ts'), import('./file-collective.ts'), import('./file-open.ts'), import('./file-shared-pointer.ts'),
+    const [access, collective, open, pointer, split] = await Promise.all([
+      import('./file-access.ts'), import('./file-collective.ts'), import('./file-open.ts'), import('./file-shared-pointer.ts'), import('./file-split.ts'),
     ]);
-    parts = { ...access, ...collective, ...open, ...pointer };
+    parts = { ...access, ...collective, ...open, ...pointer, ...split };
   }
   return parts;
 }
@@ -70,7 +73,12 @@ const checkOffset: FileParts['checkOffset'] = (offset, call) => loaded().checkOf
 
 /** ROMIO's default collective buffer: 16 MiB. */
 const DEFAULT_CB_BUFFER_SIZE = 16 * 1024 * 1024;
-const CB_MODES = ['enable', 'disable', 'automatic'];
+/** ROMIO's default data sieving buffers: 4 MiB for reads, 512 KiB for writes. */
+const DEFAULT_IND_RD_BUFFER_SIZE = 4 * 1024 * 1024;
+const DEFAULT_IND_WR_BUFFER_SIZE = 512 * 1024;
+const MODES = ['enable', 'disable', 'automatic'];
+const MODE_HINTS = new Set(['romio_cb_read', 'romio_cb_write', 'romio_ds_read', 'romio_ds_write']);
+const SIZE_HINTS = new Set(['cb_buffer_size', 'cb_nodes', 'ind_rd_buffer_size', 'ind_wr_buffer_size']);
 
 type Datarep = 'native' | 'external32';
 type Kind = 'read' | 'write';
@@ -93,11 +101,14 @@ export class File implements CollectiveAccess {
   _aggregators: number[];
   /** @internal */
   _cbBufferSize = DEFAULT_CB_BUFFER_SIZE;
+  #rdSieveSize = DEFAULT_IND_RD_BUFFER_SIZE;
+  #wrSieveSize = DEFAULT_IND_WR_BUFFER_SIZE;
   #etype: Datatype = BYTE;
   #filetype: Datatype = BYTE;
   /** the individual file pointer, in etypes of the view */
   #position = 0;
   #pointer: SharedPointer;
+  #split: SplitCollective;
   #hints = new Map<string, string>();
   #atomic = false;
   #closed = false;
@@ -113,6 +124,7 @@ export class File implements CollectiveAccess {
     this.amode = amode;
     this._aggregators = aggregators;
     this.#pointer = new (loaded().SharedPointer)(comm, initialPointer);
+    this.#split = new (loaded().SplitCollective)(path);
     this.#position = initialPointer;
   }
 
@@ -122,7 +134,8 @@ export class File implements CollectiveAccess {
 
   /**
    * Opens `path` on every process of `comm` (MPI_File_open; collective). Hints of `info`:
-   * cb_nodes, cb_buffer_size, romio_cb_read, romio_cb_write.
+   * cb_nodes, cb_buffer_size, romio_cb_read, romio_cb_write, romio_ds_read, romio_ds_write,
+   * ind_rd_buffer_size, ind_wr_buffer_size.
    * @throws MPIError(ERR_AMODE) for a bad amode; ERR_NO_SUCH_FILE, ERR_FILE_EXISTS, ERR_ACCESS, ERR_BAD_FILE,
    *   ERR_READ_ONLY, ERR_IO with the path and the OS reason (every process gets the error)
    * @example const f = await MPI.File.open(MPI.COMM_WORLD, 'out.dat', MPI.MODE_CREATE | MPI.MODE_WRONLY);
@@ -213,12 +226,14 @@ export class File implements CollectiveAccess {
     this.#check('File.getInfo');
     return new Info({
       cb_nodes: String(this._aggregators.length), cb_buffer_size: String(this._cbBufferSize),
-      romio_cb_read: 'automatic', romio_cb_write: 'automatic', ...Object.fromEntries(this.#hints),
+      romio_cb_read: 'automatic', romio_cb_write: 'automatic', romio_ds_read: 'automatic', romio_ds_write: 'automatic',
+      ind_rd_buffer_size: String(this.#rdSieveSize), ind_wr_buffer_size: String(this.#wrSieveSize), ...Object.fromEntries(this.#hints),
     });
   }
 
   /**
-   * Sets hints (MPI_File_set_info): cb_buffer_size, romio_cb_read, romio_cb_write (cb_nodes only at open).
+   * Sets hints (MPI_File_set_info): cb_buffer_size, romio_cb_read, romio_cb_write, romio_ds_read, romio_ds_write,
+   * ind_rd_buffer_size, ind_wr_buffer_size (cb_nodes only at open).
    * Every process should pass the same hints. @throws MPIError(ERR_INFO) when info is not an Info; ERR_ARG for a bad value
    */
   setInfo(info: Info): void {
@@ -231,12 +246,28 @@ export class File implements CollectiveAccess {
     for (const [k, v] of entries) checkHint(k, v, call);
     for (const [k, v] of entries) {
       if (k === 'cb_buffer_size') this._cbBufferSize = Number(v);
+      else if (k === 'ind_rd_buffer_size') this.#rdSieveSize = Number(v);
+      else if (k === 'ind_wr_buffer_size') this.#wrSieveSize = Number(v);
       this.#hints.set(k, v);
     }
   }
 
   #hint(key: string): string {
     return this.#hints.get(key) ?? 'automatic';
+  }
+
+  /**
+   * The data sieving buffer of an independent access, 0 for none (io/sieve.ts). Reads sieve unless
+   * romio_ds_read is disable. A sieved write rewrites the holes between its pieces, so it must exclude
+   * every other write of those bytes: while writes sieve, every independent write of the file holds the
+   * file's lock (#run). romio_ds_write automatic sieves where that costs no message: in atomic mode (the
+   * lock is taken anyway) or on one process (its own lock); enable sieves always.
+   */
+  #sieveBuffer(kind: Kind): number {
+    if (kind === 'read') return this.#hint('romio_ds_read') === 'disable' ? 0 : this.#rdSieveSize;
+    const mode = this.#hint('romio_ds_write');
+    if (mode === 'enable' || (mode === 'automatic' && (this.#atomic || this._comm.size === 1))) return this.#wrSieveSize;
+    return 0;
   }
 
   /** Sets the file's error handler in this thread (MPI_File_set_errhandler); the default is ERRORS_RETURN. */
@@ -519,6 +550,60 @@ export class File implements CollectiveAccess {
     return this.#ordered('write', 'File.WriteOrdered', buf);
   }
 
+  // --- split collectives (MPI 4.0 14.4.5): begin starts the collective access, end waits for it ----------
+
+  /** Starts ReadAtAll (MPI_File_read_at_all_begin); ReadAtAllEnd(buf) completes it. @throws MPIError(ERR_IO) while another split collective is outstanding */
+  ReadAtAllBegin(offset: number, buf: BufSpec): void {
+    this.#beginSplit('File.ReadAtAllBegin', 'File.ReadAtAllEnd', buf, () => this.#access('read', 'File.ReadAtAllBegin', offset, buf, true));
+  }
+  /** Completes ReadAtAllBegin (MPI_File_read_at_all_end): the data is in buf. @throws MPIError(ERR_IO) without that begin; ERR_ARG for another buf */
+  ReadAtAllEnd(buf: BufSpec): Promise<Status> {
+    return this.#endSplit('File.ReadAtAllEnd', buf);
+  }
+  /** Starts WriteAtAll (MPI_File_write_at_all_begin); WriteAtAllEnd(buf) completes it. */
+  WriteAtAllBegin(offset: number, buf: BufSpec): void {
+    this.#beginSplit('File.WriteAtAllBegin', 'File.WriteAtAllEnd', buf, () => this.#access('write', 'File.WriteAtAllBegin', offset, buf, true));
+  }
+  WriteAtAllEnd(buf: BufSpec): Promise<Status> {
+    return this.#endSplit('File.WriteAtAllEnd', buf);
+  }
+  /** Starts ReadAll at the individual file pointer, which moves now (MPI_File_read_all_begin). */
+  ReadAllBegin(buf: BufSpec): void {
+    this.#beginSplit('File.ReadAllBegin', 'File.ReadAllEnd', buf, () => this.#atPointer('read', 'File.ReadAllBegin', buf, true));
+  }
+  ReadAllEnd(buf: BufSpec): Promise<Status> {
+    return this.#endSplit('File.ReadAllEnd', buf);
+  }
+  WriteAllBegin(buf: BufSpec): void {
+    this.#beginSplit('File.WriteAllBegin', 'File.WriteAllEnd', buf, () => this.#atPointer('write', 'File.WriteAllBegin', buf, true));
+  }
+  WriteAllEnd(buf: BufSpec): Promise<Status> {
+    return this.#endSplit('File.WriteAllEnd', buf);
+  }
+  /** Starts ReadOrdered (MPI_File_read_ordered_begin). */
+  ReadOrderedBegin(buf: BufSpec): void {
+    this.#beginSplit('File.ReadOrderedBegin', 'File.ReadOrderedEnd', buf, () => this.#ordered('read', 'File.ReadOrderedBegin', buf));
+  }
+  ReadOrderedEnd(buf: BufSpec): Promise<Status> {
+    return this.#endSplit('File.ReadOrderedEnd', buf);
+  }
+  WriteOrderedBegin(buf: BufSpec): void {
+    this.#beginSplit('File.WriteOrderedBegin', 'File.WriteOrderedEnd', buf, () => this.#ordered('write', 'File.WriteOrderedBegin', buf));
+  }
+  WriteOrderedEnd(buf: BufSpec): Promise<Status> {
+    return this.#endSplit('File.WriteOrderedEnd', buf);
+  }
+
+  #beginSplit(call: string, end: string, buf: BufSpec, start: () => Promise<Status>): void {
+    this.#check(call);
+    this.#split.begin(call, end, buf, start);
+  }
+
+  #endSplit(call: string, buf: BufSpec): Promise<Status> {
+    this.#check(call);
+    return this.#split.end(call, buf);
+  }
+
   // --- the one access path ------------------------------------------------------------
 
   #atPointer(kind: Kind, call: string, buf: BufSpec, collective: boolean): Promise<Status> {
@@ -578,20 +663,23 @@ export class File implements CollectiveAccess {
     const runs = runsOf(this._view, offset * this._view.etypeSize, rb.packedBytes);
     // Atomic mode: each process accesses the file itself under the lock (the aggregators would break the per-access atomicity).
     const ranges = collective && !this.#atomic ? await loaded().twoPhaseRanges(this._comm, this.#hint(kind === 'read' ? 'romio_cb_read' : 'romio_cb_write'), runs) : null;
-    if (this.#atomic) await this.#pointer.lock();
+    const sieve = ranges === null ? this.#sieveBuffer(kind) : 0;
+    // A sieved write rewrites its holes: no other write (of any process, or of this one in flight) may land there meanwhile.
+    const locked = this.#atomic || (kind === 'write' && sieve > 0);
+    if (locked) await this.#pointer.lock();
     try {
       if (kind === 'write') {
         const data = loaded().bytesToWrite(rb, this._datarep);
         if (ranges !== null) await loaded().writeTwoPhase(this, runs, ranges, data, call);
-        else await loaded().writeRuns(this, runs, data, call);
+        else await loaded().writeRuns(this, runs, data, call, sieve);
         return loaded().accessStatus(rb.packedBytes);
       }
       const area = loaded().readArea(rb);
-      const got = ranges !== null ? await loaded().readTwoPhase(this, runs, ranges, area, call) : await loaded().readRuns(this, runs, area, call);
+      const got = ranges !== null ? await loaded().readTwoPhase(this, runs, ranges, area, call) : await loaded().readRuns(this, runs, area, call, sieve);
       loaded().finishRead(rb, area, got, this._datarep);
       return loaded().accessStatus(got);
     } finally {
-      if (this.#atomic) await this.#pointer.unlock();
+      if (locked) await this.#pointer.unlock();
     }
   }
 
@@ -610,13 +698,14 @@ export class File implements CollectiveAccess {
 
 /**
  * A hint File understands, checked (others are kept as given).
- * @throws MPIError(ERR_ARG) for a cb_nodes or cb_buffer_size that is not a positive integer, a romio_cb_* not enable/disable/automatic
+ * @throws MPIError(ERR_ARG) for a cb_nodes, cb_buffer_size, ind_rd_buffer_size or ind_wr_buffer_size that is not a positive
+ *   integer, a romio_cb_* or romio_ds_* not enable/disable/automatic
  */
 function checkHint(key: string, value: string, call: string): void {
-  if (key === 'cb_buffer_size' || key === 'cb_nodes') {
+  if (SIZE_HINTS.has(key)) {
     const n = Number(value);
     if (!Number.isSafeInteger(n) || n < 1) throw mpiError(ERR_ARG, call, `hint ${key} is '${value}': expected a positive integer`);
-  } else if ((key === 'romio_cb_read' || key === 'romio_cb_write') && !CB_MODES.includes(value)) {
+  } else if (MODE_HINTS.has(key) && !MODES.includes(value)) {
     throw mpiError(ERR_ARG, call, `hint ${key} is '${value}': expected enable, disable or automatic`);
   }
 }

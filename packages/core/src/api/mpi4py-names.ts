@@ -242,6 +242,18 @@ declare module './file.ts' {
     Write_shared: File['WriteShared'];
     Read_ordered: File['ReadOrdered'];
     Write_ordered: File['WriteOrdered'];
+    Read_at_all_begin: File['ReadAtAllBegin'];
+    Read_at_all_end: File['ReadAtAllEnd'];
+    Write_at_all_begin: File['WriteAtAllBegin'];
+    Write_at_all_end: File['WriteAtAllEnd'];
+    Read_all_begin: File['ReadAllBegin'];
+    Read_all_end: File['ReadAllEnd'];
+    Write_all_begin: File['WriteAllBegin'];
+    Write_all_end: File['WriteAllEnd'];
+    Read_ordered_begin: File['ReadOrderedBegin'];
+    Read_ordered_end: File['ReadOrderedEnd'];
+    Write_ordered_begin: File['WriteOrderedBegin'];
+    Write_ordered_end: File['WriteOrderedEnd'];
     Seek: File['seek'];
     Get_position: File['getPosition'];
     Get_byte_offset: File['getByteOffset'];
@@ -341,7 +353,13 @@ export const MPI4PY_ALIASES: readonly AliasTarget[] = [
       ['Write_at_all', 'WriteAtAll'], ['Iread_at', 'IreadAt'], ['Iwrite_at', 'IwriteAt'], ['Iread_at_all', 'IreadAtAll'],
       ['Iwrite_at_all', 'IwriteAtAll'], ['Read_all', 'ReadAll'], ['Write_all', 'WriteAll'], ['Iread_all', 'IreadAll'],
       ['Iwrite_all', 'IwriteAll'], ['Read_shared', 'ReadShared'], ['Write_shared', 'WriteShared'], ['Read_ordered', 'ReadOrdered'],
-      ['Write_ordered', 'WriteOrdered'], ['Seek', 'seek'], ['Get_position', 'getPosition'], ['Get_byte_offset', 'getByteOffset'],
+      ['Write_ordered', 'WriteOrdered'],
+      ['Read_at_all_begin', 'ReadAtAllBegin'], ['Read_at_all_end', 'ReadAtAllEnd'], ['Write_at_all_begin', 'WriteAtAllBegin'],
+      ['Write_at_all_end', 'WriteAtAllEnd'], ['Read_all_begin', 'ReadAllBegin'], ['Read_all_end', 'ReadAllEnd'],
+      ['Write_all_begin', 'WriteAllBegin'], ['Write_all_end', 'WriteAllEnd'], ['Read_ordered_begin', 'ReadOrderedBegin'],
+      ['Read_ordered_end', 'ReadOrderedEnd'], ['Write_ordered_begin', 'WriteOrderedBegin'],
+      ['Write_ordered_end', 'WriteOrderedEnd'],
+      ['Seek', 'seek'], ['Get_position', 'getPosition'], ['Get_byte_offset', 'getByteOffset'],
       ['Seek_shared', 'seekShared'], ['Get_position_shared', 'getPositionShared'], ['Get_size', 'getSize'], ['Set_size', 'setSize'],
       ['Preallocate', 'preallocate'], ['Sync', 'sync'], ['Set_atomicity', 'setAtomicity'], ['Get_atomicity', 'getAtomicity'],
       ['Get_info', 'getInfo'], ['Set_info', 'setInfo'], ['Set_errhandler', 'setErrhandler'], ['Get_errhandler', 'getErrhandler']],
