@@ -48,20 +48,20 @@ import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import { claimSameHostDirectory, removeSameHostDirectory, sweepStaleSameHostDirectories } from '@tsmpi/transport-tcp';
 import type { FinalizeReport } from '@tsmpi/core/pmi';
-import { JOB_ENV } from '@tsmpi/core/pmi';
+import { CLOSE_CODES, JOB_ENV } from '@tsmpi/core/pmi';
 import { DynamicService, expandSlots, universeSize, type SpawnedWorld } from './dynamic-service.ts';
 import { failureCause, startFailureCause } from './failure-cause.ts';
-import { ForkLauncher } from './fork-launcher.ts';
-import { externalAddresses, resolveIface, type InterfaceTable } from './iface.ts';
+import { externalAddresses, isThisMachine, resolveIface, type InterfaceTable } from './iface.ts';
 import { chooseLaunchers, type JobLaunchers } from './launchers.ts';
 import { effectiveSetting, findSetting } from './settings-flags.ts';
 import type { LaunchOptions } from './options.ts';
 import { LineForwarder, OutputSink } from './output-forwarder.ts';
-import { isLocalHost, type Placement } from './process-map.ts';
+import type { Placement } from './process-map.ts';
 import { rankCommand, resolveProgram } from './rank-command.ts';
 import type { HostLaunchLine, RankLauncher, RankLauncherEvents, WireupAddress } from './rank-launcher.ts';
 import { writeJobReport, type JobReport } from './report.ts';
 import { rollCallLines, rollCallRank } from './roll-call.ts';
+import { SpawnLaunchers } from './spawn-launchers.ts';
 import { DeadlockHint } from './deadlock-hint.ts';
 import type { SlurmLaunch } from './slurm-launcher.ts';
 import { addRankTrace, withTraceSetting, writeTraceFile } from './trace-file.ts';
@@ -175,11 +175,17 @@ export class Job {
   readonly #traces = new Map<number, Uint8Array[]>(); // --trace: each rank's, one per thread, as they arrived (trace-file.ts)
   /** Ranks here wait for the first proxy link when their address comes from it. */
   #localStart: ((listenHost: string) => void) | null = null;
-  /** Dynamic processes: the universe (or why TSMPI_UNIVERSE is wrong), the service, the wire-up address spawned ranks here use. */
+  /**
+   * Dynamic processes: the universe (or why TSMPI_UNIVERSE is wrong), the service, the launchers of
+   * spawned worlds, the wire-up addresses they use (ranks here, proxies), whether the job's slots
+   * include other hosts than the initial ranks' (then the job listens for them from the start).
+   */
   readonly #universe: number | Error;
   readonly #dynamic: DynamicService | null;
+  readonly #spawnLaunchers: SpawnLaunchers | null;
   #wireupHere: WireupAddress | null = null;
-  readonly #spawnLaunchers: ForkLauncher[] = [];
+  #wireupRemote: WireupAddress | null = null;
+  readonly #slotsElsewhere: boolean;
 
   /**
    * @param options - the parsed command line (program already resolved to a path)
@@ -198,9 +204,9 @@ export class Job {
     const secureRow = findSetting('secure');
     this.#secure = secureRow !== undefined && effectiveSetting(secureRow, options.settings, deps.env) === 'on';
     const command = rankCommand(options.program, options.args, deps.tsxUrl, deps.nodeFlags);
+    const choice = { hostname: deps.hostname ?? os.hostname(), interfaces: deps.interfaces ?? os.networkInterfaces(), slurm: deps.slurm };
     this.#launchers = chooseLaunchers(
-      placements,
-      { hostname: deps.hostname ?? os.hostname(), interfaces: deps.interfaces ?? os.networkInterfaces(), slurm: deps.slurm },
+      placements, choice,
       { options, env: deps.env, jobKey: this.#jobKey, secure: this.#secure, command, log: deps.log, outSink: this.#outSink, errSink: this.#errSink },
       this.#launcherEvents(),
     );
@@ -225,15 +231,28 @@ export class Job {
       },
       onTrace: (rank, data) => addRankTrace(this.#traces, rank, data),
       onDynamic: (rank, op, args) => this.#dynamic === null ? Promise.resolve({ error: ['ERR_SPAWN', 'no dynamic processes in this job'] as const }) : this.#dynamic.handle(rank, op, args),
-      ...(remote === null ? {} : { onProxyLink: (link) => remote.acceptLink(link) }),
+      onProxyLink: (link) => {
+        if (this.#spawnLaunchers !== null) this.#spawnLaunchers.acceptLink(link);
+        else link.refuse(CLOSE_CODES.protocol, 'proxy link: no host waits in this job');
+      },
     }, { secure: this.#secure });
-    const hostname = deps.hostname ?? os.hostname();
-    this.#dynamic = typeof this.#universe === 'number'
-      ? new DynamicService({
-        universe: this.#universe, initial: options.np, slotHosts: expandSlots(options.hosts, options.ppn, placements[0]?.host ?? hostname), wdir: options.wdir,
-        isLocalHost, resolveProgram, startWorld: (w) => this.#startWorld(w),
+    const slotHosts = expandSlots(options.hosts, options.ppn, placements[0]?.host ?? choice.hostname);
+    const universe = this.#universe;
+    this.#spawnLaunchers = typeof universe === 'number'
+      ? new SpawnLaunchers({
+        options, env: deps.env, jobKey: this.#jobKey, secure: this.#secure, log: deps.log, outSink: this.#outSink, errSink: this.#errSink,
+        tsxUrl: deps.tsxUrl, nodeFlags: deps.nodeFlags, universe, choice, initialRemote: remote,
       })
       : null;
+    const spawns = this.#spawnLaunchers;
+    this.#dynamic = typeof universe === 'number' && spawns !== null
+      ? new DynamicService({
+        universe, initial: options.np, slotHosts, wdir: options.wdir,
+        whyNotHost: (h) => spawns.whyNotHost(h), resolveProgram, startWorld: (w) => this.#startWorld(w),
+      })
+      : null;
+    // Spare slots on other hosts: the job listens for them (and its ranks here on an address they reach) from the start.
+    this.#slotsElsewhere = universe !== options.np && slotHosts.some((h) => !isThisMachine(h, choice.hostname, choice.interfaces) && spawns?.whyNotHost(h) === null);
   }
 
   /**
@@ -242,37 +261,15 @@ export class Job {
    */
   #startWorld(w: SpawnedWorld): Error | null {
     if (this.#failure !== null || this.#isDone) return new Error('the job is ending');
-    const wireup = this.#wireupHere;
-    if (wireup === null) return new Error('mpiexec starts no processes on its own host in this job');
     if (w.first !== this.#ranks.length) return new Error(`process numbers out of step (${w.first}, ${this.#ranks.length} known)`);
-    this.#server.addWorld(w.first, w.size);
-    const perHost = new Map<string, number>();
-    for (const c of w.commands) for (const h of c.hosts) perHost.set(h, (perHost.get(h) ?? 0) + 1);
-    const seen = new Map<string, number>();
-    let next = w.first;
-    w.commands.forEach((c, appnum) => {
-      const placements: Placement[] = c.hosts.map((host) => {
-        const localRank = seen.get(host) ?? 0;
-        seen.set(host, localRank + 1);
-        return { rank: next++, host, localRank, localSize: perHost.get(host)! };
-      });
-      const env: NodeJS.ProcessEnv = {
-        ...this.#deps.env,
-        [JOB_ENV.worldFirst]: String(w.first), [JOB_ENV.universe]: String(this.#universe), [JOB_ENV.parentSpawn]: String(w.spawnId), [JOB_ENV.appnum]: String(appnum),
-      };
-      const launcher = new ForkLauncher(placements, {
-        options: { ...this.#o, np: w.size, wdir: c.wdir }, env, jobKey: this.#jobKey, firstRank: w.first,
-        command: rankCommand(c.program, c.args, this.#deps.tsxUrl, this.#deps.nodeFlags), outSink: this.#outSink, errSink: this.#errSink,
-      }, this.#launcherEvents());
-      for (const p of placements) {
-        const s = this.#newRank(p);
-        s.launcher = launcher;
-        this.#ranks.push(s);
-        if (this.#o.outputDir !== null) this.#openOutputFilesOf(s, this.#o.outputDir);
-      }
-      this.#spawnLaunchers.push(launcher);
-      launcher.start(wireup);
+    const err = this.#spawnLaunchers!.launch(w, this.#wireupHere, this.#wireupRemote, this.#launcherEvents(), (p, launcher) => {
+      if (p.rank === w.first) this.#server.addWorld(w.first, w.size);
+      const s = this.#newRank(p);
+      s.launcher = launcher;
+      this.#ranks[p.rank] = s;
+      if (this.#o.outputDir !== null) this.#openOutputFilesOf(s, this.#o.outputDir);
     });
+    if (err !== null) return err;
     this.#deps.log.debug({ first: w.first, size: w.size, spawn: w.spawnId }, 'spawned a world');
     return null;
   }
@@ -316,7 +313,7 @@ export class Job {
     for (const s of this.#ranks) this.#killGroup(s, 'SIGKILL'); // leftover children of finished ranks
     await this.#launchers.remote?.settled();
     this.#launchers.here?.close();
-    for (const l of this.#spawnLaunchers) l.close();
+    this.#spawnLaunchers?.close();
     this.closeRemote();
     // Every rank here is gone: what killed ones left of the job's same-host sockets goes too (docs/adr/0029).
     removeSameHostDirectory(this.#jobKey);
@@ -370,7 +367,7 @@ export class Job {
     const table = this.#deps.interfaces ?? os.networkInterfaces();
     let bindHost = '127.0.0.1';
     let localListen: string | null = '127.0.0.1';
-    if (remote !== null) {
+    if (remote !== null || this.#slotsElsewhere) {
       bindHost = '0.0.0.0';
       localListen = null;
       if (this.#o.iface !== null) {
@@ -386,6 +383,8 @@ export class Job {
         // One non-loopback address: the only one other hosts can reach this one by, so no need to wait for a link.
         const external = externalAddresses(table);
         if (external.length === 1) localListen = external[0]!;
+        // No proxy link to learn the address from: the first one (--iface picks another).
+        else if (remote === null) localListen = external[0] ?? '127.0.0.1';
       }
     }
     let port: number;
@@ -409,7 +408,8 @@ export class Job {
       else this.#localStart = startHere;
     }
     // A proxy picks its ranks' address on its own host.
-    remote?.start({ url, port, addresses, listenHost: '' });
+    this.#wireupRemote = { url, port, addresses, listenHost: '' };
+    remote?.start(this.#wireupRemote);
     return null;
   }
 
@@ -502,7 +502,7 @@ export class Job {
   /** After a failure: ranks that were never started (waiting for a link, or on a host still launching) are done. */
   #abandonUnstarted(): void {
     this.#localStart = null;
-    const never = [...(this.#launchers.here?.abandonUnstarted() ?? []), ...(this.#launchers.remote?.abandonUnstarted() ?? [])];
+    const never = [...(this.#launchers.here?.abandonUnstarted() ?? []), ...(this.#launchers.remote?.abandonUnstarted() ?? []), ...(this.#spawnLaunchers?.abandonUnstarted() ?? [])];
     for (const r of never) {
       const s = this.#ranks[r]!;
       if (s.hasExited) continue;
