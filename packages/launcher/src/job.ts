@@ -36,7 +36,8 @@
  * proxy link (they then start once the first proxy linked).
  *
  * Dynamic processes (docs/adr/0040-dynamic-processes.md): a spawn's world joins the
- * rank table (dynamic-service.ts decides what to start; #startWorld starts it here), so
+ * rank table (dynamic-service.ts decides what to start; #startWorld enters it, with the
+ * launchers spawn-launchers.ts makes: fork here, proxies elsewhere), so
  * everything above holds for spawned processes too; a rank's number is its process number.
  */
 import { randomBytes } from 'node:crypto';

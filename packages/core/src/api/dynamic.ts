@@ -15,8 +15,8 @@
  * store before the Intercomm is returned (Device.addPeers).
  *
  * Limits of this step: the main thread only, under inline progress (the channel
- * engines of --progress threads/engines do not learn new peers yet), processes started
- * on mpiexec's host; ports connect worlds of one mpiexec job.
+ * engines of --progress threads/engines do not learn new peers yet); ports connect worlds
+ * of one mpiexec job.
  */
 import { allocateContextId, freeContextId } from '../comm/index.ts';
 import { bcastBytes } from '../coll/index.ts';
