@@ -4,7 +4,7 @@
 // the bad arguments (programs/spawn.ts asserts all of it in every process). Spawned processes are
 // part of the job: a child that throws ends it with the usual failure line, and a --timeout
 // roll-call lists the children.
-// testlist: spawn np 2 (universe from --hosts slots), failure and roll-call np 2 (TSMPI_UNIVERSE)
+// testlist: spawn np 2 (universe from --hosts slots; inline, threads and engines progress), failure and roll-call np 2 (TSMPI_UNIVERSE)
 import { describe, expect, it } from 'vitest';
 import { linesWith, program, runJob } from './run-job.ts';
 
@@ -19,6 +19,18 @@ describe('dynamic processes', () => {
     expect(linesWith(r.stdout, 'spawn child OK ').sort(), report).toEqual(['spawn child OK 0/2', 'spawn child OK 0/4', 'spawn child OK 1/2', 'spawn child OK 1/4', 'spawn child OK 2/4', 'spawn child OK 3/4']);
     expect(linesWith(r.stdout, 'spawn multi OK ').sort(), report).toEqual(['spawn multi OK 0/2', 'spawn multi OK 1/2']);
     expect(linesWith(r.stdout, 'spawn port OK ').sort(), report).toEqual(['spawn port OK 0/2', 'spawn port OK 1/2']);
+  }, 230_000);
+
+  // The channel engines (and, under threads, the user threads' direct routes to them) learn the children's engines.
+  it.each(['threads', 'engines'])('the same under --progress %s', async (progress) => {
+    const r = await runJob(2, SPAWN, { flags: ['--hosts', 'localhost:16', '--progress', progress, '--timeout', '200'], killAfterMs: 220_000 });
+    const report = `exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
+    expect(r.code, report).toBe(0);
+    expect(r.stderr, report).toBe('');
+    expect(linesWith(r.stdout, 'spawn OK ').sort(), report).toEqual(['spawn OK 0/2', 'spawn OK 1/2']);
+    expect(linesWith(r.stdout, 'spawn child OK '), report).toHaveLength(6);
+    expect(linesWith(r.stdout, 'spawn multi OK '), report).toHaveLength(2);
+    expect(linesWith(r.stdout, 'spawn port OK '), report).toHaveLength(2);
   }, 230_000);
 
   it('a spawned process that throws ends the job with the usual failure line', async () => {

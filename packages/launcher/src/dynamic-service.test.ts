@@ -6,7 +6,7 @@ function service(universe: number, initial: number, slotHosts = ['localhost']): 
   const started: SpawnedWorld[] = [];
   const svc = new DynamicService({
     universe, initial, slotHosts, wdir: null,
-    isLocalHost: (h) => h === 'localhost' || h === 'here',
+    whyNotHost: (h) => (h === 'localhost' || h === 'here' || h === 'th2' ? null : `host ${h} is not reachable by this job's launcher`),
     resolveProgram: (p) => (p.endsWith('.js') ? `/abs/${p}` : null),
     startWorld: (w) => {
       started.push(w);
@@ -39,7 +39,8 @@ describe('DynamicService spawn', () => {
     expect(more).toEqual({ error: ['ERR_SPAWN', expect.stringMatching(/maxprocs 3 is more than the job's free slots: 2 of UNIVERSE_SIZE 4/)] });
     expect(errorOf(await svc.handle(0, 'spawn', { commands: [{ command: 'c.js', args: [], maxprocs: 0 }], side: side(1) }))).toBe('ERR_SPAWN');
     expect(errorOf(await svc.handle(0, 'spawn', { commands: [{ command: 'missing', args: [], maxprocs: 1 }], side: side(1) }))).toBe('ERR_SPAWN');
-    expect(errorOf(await svc.handle(0, 'spawn', { commands: [{ command: 'c.js', args: [], maxprocs: 1, host: 'elsewhere' }], side: side(1) }))).toBe('ERR_SPAWN');
+    expect(await svc.handle(0, 'spawn', { commands: [{ command: 'c.js', args: [], maxprocs: 1, host: 'elsewhere' }], side: side(1) }))
+      .toEqual({ error: ['ERR_SPAWN', 'host elsewhere is not reachable by this job\'s launcher'] });
     expect(started).toHaveLength(0);
     expect(svc.freeSlots).toBe(2);
   });
@@ -48,6 +49,13 @@ describe('DynamicService spawn', () => {
     const { svc, started } = service(6, 2, ['localhost', 'localhost', 'here', 'here', 'here', 'localhost']);
     void svc.handle(0, 'spawn', { commands: [{ command: 'a.js', args: [], maxprocs: 1 }, { command: 'b.js', args: [], maxprocs: 2, host: 'here' }], side: side(1) });
     expect(started[0]!.commands.map((c) => c.hosts)).toEqual([['here'], ['here', 'here']]);
+  });
+
+  it('places children on the job\'s other hosts by slot, and on the host that info host names', () => {
+    const { svc, started } = service(6, 2, ['localhost', 'localhost', 'th2', 'th2', 'th2', 'th2']);
+    void svc.handle(0, 'spawn', { commands: [{ command: 'a.js', args: [], maxprocs: 2 }], side: side(1) });
+    void svc.handle(0, 'spawn', { commands: [{ command: 'a.js', args: [], maxprocs: 1, host: 'localhost' }], side: side(1) });
+    expect(started.map((w) => [w.first, w.commands[0]!.hosts])).toEqual([[2, ['th2', 'th2']], [4, ['localhost']]]);
   });
 });
 

@@ -54,8 +54,8 @@ export interface DynamicServiceDeps {
   readonly slotHosts: readonly string[];
   /** The job's working directory (--wdir), null: mpiexec's. */
   readonly wdir: string | null;
-  /** Whether a host name is this machine (spawn starts processes here only in this step). */
-  isLocalHost(host: string): boolean;
+  /** Why the job cannot start children on a host (its launcher: Slurm, fork), or null when it can. */
+  whyNotHost(host: string): string | null;
   /** Finds a program as mpiexec does (rank-command.ts resolveProgram). */
   resolveProgram(program: string, wdir: string | null): string | null;
   /** Starts the world (job.ts); an Error says why it cannot. */
@@ -209,8 +209,10 @@ export class DynamicService {
     }
     const n = maxprocs as number;
     const hosts = Array.from({ length: n }, (_, i) => slotHosts[(typeof host === 'string' || typeof hostfile === 'string' ? i : firstProcess + i) % slotHosts.length]!);
-    const remote = hosts.find((h) => !this.#deps.isLocalHost(h));
-    if (remote !== undefined) return fail('ERR_SPAWN', `host ${remote} is not this machine: spawn starts processes on mpiexec's host only (yet)`);
+    for (const h of new Set(hosts)) {
+      const why = this.#deps.whyNotHost(h);
+      if (why !== null) return fail('ERR_SPAWN', why);
+    }
     return { program, args: args as string[], hosts, wdir: dir };
   }
 

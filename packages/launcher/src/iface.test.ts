@@ -62,12 +62,14 @@ describe('iface', () => {
   });
 
   it('binds the wire-up service on loopback for one machine, on --iface or every address across hosts', () => {
-    expect(wireupBinding(false, 'eth0', TABLE)).toEqual({ bindHost: '127.0.0.1', localListen: '127.0.0.1', ifaceError: null });
-    expect(wireupBinding(true, 'eth0', TABLE)).toEqual({ bindHost: '10.0.0.5', localListen: '10.0.0.5', ifaceError: null });
+    expect(wireupBinding(false, false, 'eth0', TABLE)).toEqual({ bindHost: '127.0.0.1', localListen: '127.0.0.1', ifaceError: null });
+    expect(wireupBinding(true, true, 'eth0', TABLE)).toEqual({ bindHost: '10.0.0.5', localListen: '10.0.0.5', ifaceError: null });
     // Two non-loopback addresses: the ranks here wait for the first proxy link to learn theirs.
-    expect(wireupBinding(true, null, TABLE)).toEqual({ bindHost: '0.0.0.0', localListen: null, ifaceError: null });
-    expect(wireupBinding(true, null, { lo: TABLE.lo, eth0: [info('10.0.0.5')] })).toEqual({ bindHost: '0.0.0.0', localListen: '10.0.0.5', ifaceError: null });
-    const bad = wireupBinding(true, 'ib0', TABLE);
+    expect(wireupBinding(true, true, null, TABLE)).toEqual({ bindHost: '0.0.0.0', localListen: null, ifaceError: null });
+    // Only spawned processes may run elsewhere (no proxy link will tell): the first non-loopback address.
+    expect(wireupBinding(true, false, null, TABLE)).toEqual({ bindHost: '0.0.0.0', localListen: '10.0.0.5', ifaceError: null });
+    expect(wireupBinding(true, true, null, { lo: TABLE.lo, eth0: [info('10.0.0.5')] })).toEqual({ bindHost: '0.0.0.0', localListen: '10.0.0.5', ifaceError: null });
+    const bad = wireupBinding(true, true, 'ib0', TABLE);
     expect(bad.bindHost).toBe('0.0.0.0');
     expect(bad.ifaceError?.message).toMatch(/ib0/);
   });

@@ -101,15 +101,18 @@ export function parsePortRange(text: string): { lo: number; hi: number } | Error
  * local end of the first proxy link, known once it linked). A job on this machine alone stays
  * on loopback; a job that spans hosts binds --iface's address or every address, and its ranks
  * here use the only non-loopback address when there is one.
+ * @param hasProxies - ranks start on other hosts now (their proxies' links tell this host's address)
  * @returns ifaceError when --iface names no address of this machine (fatal only when ranks run here)
  */
-export function wireupBinding(spansHosts: boolean, iface: string | null, table: InterfaceTable): { bindHost: string; localListen: string | null; ifaceError: Error | null } {
+export function wireupBinding(spansHosts: boolean, hasProxies: boolean, iface: string | null, table: InterfaceTable): { bindHost: string; localListen: string | null; ifaceError: Error | null } {
   if (!spansHosts) return { bindHost: '127.0.0.1', localListen: '127.0.0.1', ifaceError: null };
   if (iface !== null) {
     const a = resolveIface(iface, table);
     return a instanceof Error ? { bindHost: '0.0.0.0', localListen: null, ifaceError: a } : { bindHost: a, localListen: a, ifaceError: null };
   }
   // One non-loopback address: the only one other hosts can reach this one by, so no need to wait for a link.
+  // Without proxies (only spawned processes may run elsewhere) no link will tell the address: the first one (--iface picks another).
   const external = externalAddresses(table);
-  return { bindHost: '0.0.0.0', localListen: external.length === 1 ? external[0]! : null, ifaceError: null };
+  const localListen = external.length === 1 ? external[0]! : hasProxies ? null : external[0] ?? '127.0.0.1';
+  return { bindHost: '0.0.0.0', localListen, ifaceError: null };
 }

@@ -35,10 +35,11 @@
  * proxy link (they then start once the first proxy linked).
  *
  * Dynamic processes (docs/adr/0040-dynamic-processes.md): a spawn's world joins the
- * rank table (dynamic-service.ts decides what to start; spawned-world.ts starts it here), so
+ * rank table (dynamic-service.ts decides what to start; #startWorld enters it, with the
+ * launchers spawn-launchers.ts makes: fork here, proxies elsewhere), so
  * everything above holds for spawned processes too; a rank's number is its process number.
  * Its parts are files beside it: rank-state.ts (a rank and how its exit counts),
- * failure-lines.ts (the last lines of a failed job), spawned-world.ts, report.ts.
+ * failure-lines.ts (the last lines of a failed job), spawn-launchers.ts, report.ts.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
@@ -47,27 +48,26 @@ import path from 'node:path';
 import type { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import { claimSameHostDirectory, removeSameHostDirectory, sweepStaleSameHostDirectories } from '@tsmpi/transport-tcp';
-import { JOB_ENV } from '@tsmpi/core/pmi';
+import { CLOSE_CODES, JOB_ENV } from '@tsmpi/core/pmi';
 import { DynamicService, expandSlots, universeSize, type SpawnedWorld } from './dynamic-service.ts';
 import { startFailureCause } from './failure-cause.ts';
 import { failureLines, type BlamedRank } from './failure-lines.ts';
-import type { ForkLauncher } from './fork-launcher.ts';
-import { externalAddresses, wireupBinding, type InterfaceTable } from './iface.ts';
+import { externalAddresses, isThisMachine, wireupBinding, type InterfaceTable } from './iface.ts';
 import { chooseLaunchers, type JobLaunchers } from './launchers.ts';
 import { effectiveSetting, findSetting } from './settings-flags.ts';
 import type { LaunchOptions } from './options.ts';
 import { OutputSink } from './output-forwarder.ts';
 import { RepeatedStderr } from './repeated-stderr.ts';
-import { isLocalHost, type Placement } from './process-map.ts';
+import type { Placement } from './process-map.ts';
 import { rankCommand, resolveProgram } from './rank-command.ts';
 import type { HostLaunchLine, RankLauncherEvents, WireupAddress } from './rank-launcher.ts';
 import { classifyExit, closeFile, newRankState, openOutputFilesOf, signalNumber, type RankState } from './rank-state.ts';
 import { rankReports, writeJobReport, type JobReport } from './report.ts';
 import { rollCallLines, rollCallRank } from './roll-call.ts';
+import { SpawnLaunchers } from './spawn-launchers.ts';
 import { DeadlockHint } from './deadlock-hint.ts';
 import { startDashboard, type Dashboard } from './dashboard.ts';
 import type { SlurmLaunch } from './slurm-launcher.ts';
-import { startSpawnedWorld } from './spawned-world.ts';
 import { addRankTrace, withTraceSetting, writeTraceFile } from './trace-file.ts';
 import { WireupServer } from './wireup-server.ts';
 
@@ -152,11 +152,17 @@ export class Job {
   readonly #traces = new Map<number, Uint8Array[]>(); // --trace: each rank's, one per thread, as they arrived (trace-file.ts)
   /** Ranks here wait for the first proxy link when their address comes from it. */
   #localStart: ((listenHost: string) => void) | null = null;
-  /** Dynamic processes: the universe (or why TSMPI_UNIVERSE is wrong), the service, the wire-up address spawned ranks here use. */
+  /**
+   * Dynamic processes: the universe (or why TSMPI_UNIVERSE is wrong), the service, the launchers of
+   * spawned worlds, the wire-up addresses they use (ranks here, proxies), whether the job's slots
+   * include other hosts than the initial ranks' (then the job listens for them from the start).
+   */
   readonly #universe: number | Error;
   readonly #dynamic: DynamicService | null;
+  readonly #spawnLaunchers: SpawnLaunchers | null;
   #wireupHere: WireupAddress | null = null;
-  readonly #spawnLaunchers: ForkLauncher[] = [];
+  #wireupRemote: WireupAddress | null = null;
+  readonly #slotsElsewhere: boolean;
 
   /**
    * @param options - the parsed command line (program already resolved to a path)
@@ -176,9 +182,9 @@ export class Job {
     const secureRow = findSetting('secure');
     this.#secure = secureRow !== undefined && effectiveSetting(secureRow, options.settings, deps.env) === 'on';
     const command = rankCommand(options.program, options.args, deps.tsxUrl, deps.nodeFlags);
+    const choice = { hostname: deps.hostname ?? os.hostname(), interfaces: deps.interfaces ?? os.networkInterfaces(), slurm: deps.slurm };
     this.#launchers = chooseLaunchers(
-      placements,
-      { hostname: deps.hostname ?? os.hostname(), interfaces: deps.interfaces ?? os.networkInterfaces(), slurm: deps.slurm },
+      placements, choice,
       { options, env: deps.env, jobKey: this.#jobKey, secure: this.#secure, command, log: deps.log, outSink: this.#outSink, errSink: this.#errSink },
       this.#launcherEvents(),
     );
@@ -203,15 +209,28 @@ export class Job {
       },
       onTrace: (rank, data) => addRankTrace(this.#traces, rank, data),
       onDynamic: (rank, op, args) => this.#dynamic === null ? Promise.resolve({ error: ['ERR_SPAWN', 'no dynamic processes in this job'] as const }) : this.#dynamic.handle(rank, op, args),
-      ...(remote === null ? {} : { onProxyLink: (link) => remote.acceptLink(link) }),
+      onProxyLink: (link) => {
+        if (this.#spawnLaunchers !== null) this.#spawnLaunchers.acceptLink(link);
+        else link.refuse(CLOSE_CODES.protocol, 'proxy link: no host waits in this job');
+      },
     }, { secure: this.#secure });
-    const hostname = deps.hostname ?? os.hostname();
-    this.#dynamic = typeof this.#universe === 'number'
-      ? new DynamicService({
-        universe: this.#universe, initial: options.np, slotHosts: expandSlots(options.hosts, options.ppn, placements[0]?.host ?? hostname), wdir: options.wdir,
-        isLocalHost, resolveProgram, startWorld: (w) => this.#startWorld(w),
+    const slotHosts = expandSlots(options.hosts, options.ppn, placements[0]?.host ?? choice.hostname);
+    const universe = this.#universe;
+    this.#spawnLaunchers = typeof universe === 'number'
+      ? new SpawnLaunchers({
+        options, env: deps.env, jobKey: this.#jobKey, secure: this.#secure, log: deps.log, outSink: this.#outSink, errSink: this.#errSink,
+        tsxUrl: deps.tsxUrl, nodeFlags: deps.nodeFlags, universe, choice, initialRemote: remote,
       })
       : null;
+    const spawns = this.#spawnLaunchers;
+    this.#dynamic = typeof universe === 'number' && spawns !== null
+      ? new DynamicService({
+        universe, initial: options.np, slotHosts, wdir: options.wdir,
+        whyNotHost: (h) => spawns.whyNotHost(h), resolveProgram, startWorld: (w) => this.#startWorld(w),
+      })
+      : null;
+    // Spare slots on other hosts: the job listens for them (and its ranks here on an address they reach) from the start.
+    this.#slotsElsewhere = universe !== options.np && slotHosts.some((h) => !isThisMachine(h, choice.hostname, choice.interfaces) && spawns?.whyNotHost(h) === null);
   }
 
   /**
@@ -220,21 +239,15 @@ export class Job {
    */
   #startWorld(w: SpawnedWorld): Error | null {
     if (this.#failure !== null || this.#isDone) return new Error('the job is ending');
-    const wireup = this.#wireupHere;
-    if (wireup === null) return new Error('mpiexec starts no processes on its own host in this job');
     if (w.first !== this.#ranks.length) return new Error(`process numbers out of step (${w.first}, ${this.#ranks.length} known)`);
-    this.#server.addWorld(w.first, w.size);
-    const o = this.#o;
-    this.#spawnLaunchers.push(...startSpawnedWorld(w, wireup, {
-      options: o, env: this.#deps.env, universe: this.#universe as number, jobKey: this.#jobKey, tsxUrl: this.#deps.tsxUrl, nodeFlags: this.#deps.nodeFlags,
-      outSink: this.#outSink, errSink: this.#errSink, events: this.#launcherEvents(),
-      addRank: (p, launcher) => {
-        const s = this.#newRank(p);
-        s.launcher = launcher;
-        this.#ranks.push(s);
-        if (o.outputDir !== null) openOutputFilesOf(s, o.outputDir);
-      },
-    }));
+    const err = this.#spawnLaunchers!.launch(w, this.#wireupHere, this.#wireupRemote, this.#launcherEvents(), (p, launcher) => {
+      if (p.rank === w.first) this.#server.addWorld(w.first, w.size);
+      const s = this.#newRank(p);
+      s.launcher = launcher;
+      this.#ranks[p.rank] = s;
+      if (this.#o.outputDir !== null) openOutputFilesOf(s, this.#o.outputDir);
+    });
+    if (err !== null) return err;
     this.#deps.log.debug({ first: w.first, size: w.size, spawn: w.spawnId }, 'spawned a world');
     return null;
   }
@@ -289,7 +302,7 @@ export class Job {
     for (const s of this.#ranks) this.#killGroup(s, 'SIGKILL'); // leftover children of finished ranks
     await this.#launchers.remote?.settled();
     this.#launchers.here?.close();
-    for (const l of this.#spawnLaunchers) l.close();
+    this.#spawnLaunchers?.close();
     this.closeRemote();
     // Every rank here is gone: what killed ones left of the job's same-host sockets goes too (docs/adr/0029).
     removeSameHostDirectory(this.#jobKey);
@@ -341,7 +354,7 @@ export class Job {
   async #startRanks(): Promise<number | null> {
     const { here, remote } = this.#launchers;
     const table = this.#deps.interfaces ?? os.networkInterfaces();
-    const { bindHost, localListen, ifaceError } = wireupBinding(remote !== null, this.#o.iface, table);
+    const { bindHost, localListen, ifaceError } = wireupBinding(remote !== null || this.#slotsElsewhere, remote !== null, this.#o.iface, table);
     if (ifaceError !== null && here !== null) {
       this.#errSink.write(`mpiexec: ${ifaceError.message} (on mpiexec's host ${this.#deps.hostname ?? os.hostname()})\n`);
       return 2;
@@ -367,7 +380,8 @@ export class Job {
       else this.#localStart = startHere;
     }
     // A proxy picks its ranks' address on its own host.
-    remote?.start({ url, port, addresses, listenHost: '' });
+    this.#wireupRemote = { url, port, addresses, listenHost: '' };
+    remote?.start(this.#wireupRemote);
     return null;
   }
 
@@ -452,7 +466,7 @@ export class Job {
   /** After a failure: ranks that were never started (waiting for a link, or on a host still launching) are done. */
   #abandonUnstarted(): void {
     this.#localStart = null;
-    const never = [...(this.#launchers.here?.abandonUnstarted() ?? []), ...(this.#launchers.remote?.abandonUnstarted() ?? [])];
+    const never = [...(this.#launchers.here?.abandonUnstarted() ?? []), ...(this.#launchers.remote?.abandonUnstarted() ?? []), ...(this.#spawnLaunchers?.abandonUnstarted() ?? [])];
     for (const r of never) {
       const s = this.#ranks[r]!;
       if (s.hasExited) continue;

@@ -20,9 +20,8 @@ import type { Placement } from './process-map.ts';
 import { PROXY_PROTOCOL_VERSION, type LaunchSpec } from './proxy-protocol.ts';
 import type { RankCommand } from './rank-command.ts';
 import type { HostLaunchLine, RankLauncher, RankLauncherEvents, WireupAddress } from './rank-launcher.ts';
-import { acceptProxyLink, RemoteHost, type RemoteHostEvents } from './remote-host.ts';
+import { RemoteHost, type RemoteHostEvents } from './remote-host.ts';
 import { findSetting } from './settings-flags.ts';
-import type { PendingLink } from './wireup-server.ts';
 
 /** The proxy's entry point: the same path on every host (a shared or identical installation). */
 export const PROXY_BIN = fileURLToPath(new URL('../bin/tsmpi-proxy.mjs', import.meta.url));
@@ -40,7 +39,14 @@ export interface ProxyLauncherDeps {
   /** mpiexec's output; each linked host is a source of both (backpressure). */
   readonly outSink: OutputSink;
   readonly errSink: OutputSink;
+  /** A spawned world's first process number (dynamic processes): a rank's TSMPI_RANK is its number minus this. Absent: 0. */
+  readonly firstRank?: number;
+  /** The index of this launcher's first host among the job's proxies (a spawned world's follow the job's). Absent: 0. */
+  readonly firstHostIndex?: number;
 }
+
+/** The job's variables of a world that reach its ranks through the launch spec (LaunchSpec.world). */
+const WORLD_ENV = [JOB_ENV.universe, JOB_ENV.worldFirst, JOB_ENV.parentSpawn, JOB_ENV.appnum] as const;
 
 export abstract class ProxyLauncher implements RankLauncher {
   readonly placements: readonly Placement[];
@@ -62,15 +68,15 @@ export abstract class ProxyLauncher implements RankLauncher {
     }
     const hostEvents = this.#hostEvents();
     for (const [host, ranks] of byHost) {
-      const h = new RemoteHost(host, this.hosts.length, ranks, this.remoteNode(), deps.log, hostEvents);
+      const h = new RemoteHost(host, (deps.firstHostIndex ?? 0) + this.hosts.length, ranks, this.remoteNode(), deps.log, hostEvents);
       this.hosts.push(h);
       for (const r of ranks) this.#byRank.set(r, h);
     }
   }
 
-  /** The wire-up service's handler for a new connection on the proxy path. */
-  acceptLink(link: PendingLink): void {
-    acceptProxyLink(link, this.deps.jobKey, this.hosts, this.deps.log);
+  /** Its hosts, whose indexes the proxies' hellos name (the job routes a new link among all its launchers' hosts). */
+  get remoteHosts(): readonly RemoteHost[] {
+    return this.hosts;
   }
 
   abstract start(wireup: WireupAddress): void;
@@ -123,6 +129,7 @@ export abstract class ProxyLauncher implements RankLauncher {
       file: cmd.file, args: [...cmd.args], wdir: this.remoteWdir(), env: this.#forwardedEnv(), iface: o.iface,
       portRange: o.portRange === null ? null : `${o.portRange.lo}-${o.portRange.hi}`,
       ...(this.deps.secure ? { secure: true } : {}),
+      ...this.#world(),
     };
   }
 
@@ -140,6 +147,17 @@ export abstract class ProxyLauncher implements RankLauncher {
     this.deps.outSink.removeSource(h);
     this.deps.errSink.removeSource(h);
     this.events.onLost(h.ranks, why, status);
+  }
+
+  /** The spec's world: the first process number and the job's world variables (--env pairs first: the universe travels as one). */
+  #world(): { world?: NonNullable<LaunchSpec['world']> } {
+    const env: Record<string, string> = {};
+    for (const k of WORLD_ENV) {
+      const v = this.deps.options.env.find(([name]) => name === k)?.[1] ?? this.deps.env[k];
+      if (v !== undefined) env[k] = v;
+    }
+    const first = this.deps.firstRank ?? 0;
+    return first === 0 && Object.keys(env).length === 0 ? {} : { world: { first, env } };
   }
 
   /** The environment every remote rank gets on top of its host's: TSMPI_* of mpiexec, settings flags, --env, -x. */

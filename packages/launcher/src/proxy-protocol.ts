@@ -105,6 +105,12 @@ export interface LaunchSpec {
   readonly slurmNodeId?: number;
   /** mpiexec --secure: the link and the ranks' wire-up run TLS keyed by the job (wss://, core's util/job-tls.ts). Absent: plain. */
   readonly secure?: boolean;
+  /**
+   * The world the ranks belong to (dynamic processes, docs/adr/0040): its first process number (a
+   * rank's TSMPI_RANK is its number minus this) and the job's variables of that world
+   * (TSMPI_UNIVERSE, TSMPI_WORLD_FIRST, TSMPI_PARENT_SPAWN, TSMPI_APPNUM). Absent: world 0, none.
+   */
+  readonly world?: { readonly first: number; readonly env: Readonly<Record<string, string>> };
 }
 
 export type ProxyMessage =
@@ -206,6 +212,12 @@ export function decodeHeadMessage(data: Uint8Array): HeadMessage | null {
   }
 }
 
+function isWorld(v: unknown): boolean {
+  if (typeof v !== 'object' || v === null) return false;
+  const w = v as Record<string, unknown>;
+  return isInt(w['first']) && w['first'] >= 0 && typeof w['env'] === 'object' && w['env'] !== null && Object.values(w['env']).every(isStr);
+}
+
 /** Parses the stdin line; an Error says what is wrong. */
 export function parseLaunchSpec(line: string): LaunchSpec | Error {
   let v: unknown;
@@ -225,6 +237,6 @@ export function parseLaunchSpec(line: string): LaunchSpec | Error {
     typeof s['env'] === 'object' && s['env'] !== null && Object.values(s['env']).every(isStr) &&
     (s['iface'] === null || isStr(s['iface'])) && (s['portRange'] === null || isStr(s['portRange'])) &&
     (s['slurmNodeId'] === undefined || (isInt(s['slurmNodeId']) && s['slurmNodeId'] >= 0)) &&
-    (s['secure'] === undefined || typeof s['secure'] === 'boolean');
+    (s['secure'] === undefined || typeof s['secure'] === 'boolean') && (s['world'] === undefined || isWorld(s['world']));
   return ok ? (s as unknown as LaunchSpec) : new Error('the launch spec on stdin is malformed');
 }

@@ -382,7 +382,8 @@ class Proxy {
   #spawn(r: ProxyRank, listenHost: string): void {
     const s = this.#spec;
     const env: NodeJS.ProcessEnv = { ...process.env, ...s.env };
-    env[JOB_ENV.rank] = String(r.spec.rank);
+    for (const [k, v] of Object.entries(s.world?.env ?? {})) env[k] = v;
+    env[JOB_ENV.rank] = String(r.spec.rank - (s.world?.first ?? 0));
     env[JOB_ENV.size] = String(s.size);
     env[JOB_ENV.localRank] = String(r.spec.localRank);
     env[JOB_ENV.localSize] = String(r.spec.localSize);

@@ -399,7 +399,7 @@ export function acceptProxyLink(link: PendingLink, jobKey: string, hosts: readon
       return;
     }
     link.authenticated();
-    const h = hosts[m.index];
+    const h = hosts.find((x) => x.index === m.index);
     if (h === undefined || h.isLinked || h.isDone) {
       link.refuse(CLOSE_CODES.protocol, 'proxy link: no host waits for this index', { index: m.index });
       return;

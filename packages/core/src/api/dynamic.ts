@@ -14,9 +14,9 @@
  * joined the job after this one started get their addresses from the job's key/value
  * store before the Intercomm is returned (Device.addPeers).
  *
- * Limits of this step: the main thread only, under inline progress (the channel
- * engines of --progress threads/engines do not learn new peers yet), processes started
- * on mpiexec's host; ports connect worlds of one mpiexec job.
+ * Under --progress threads/engines the channel engines learn the new processes too
+ * (Engines.addPeers). Limits: the calls are made on the main thread, worker threads'
+ * own connections do not learn the new processes; ports connect worlds of one mpiexec job.
  */
 import { allocateContextId, freeContextId } from '../comm/index.ts';
 import { bcastBytes } from '../coll/index.ts';
@@ -82,7 +82,7 @@ export function getParent(): Intercomm | null {
   return parent;
 }
 
-/** The wire-up client's dynamic requests, on the main thread of a process started by mpiexec, under inline progress. */
+/** The wire-up client's dynamic requests, on the main thread of a process started by mpiexec. */
 function dynamicClient(rt: ThreadRuntime, call: string): NonNullable<NonNullable<ThreadRuntime['pmi']>['dynamic']> {
   const pmi = rt.pmi;
   if (pmi === null || pmi.dynamic === undefined) {
@@ -90,7 +90,6 @@ function dynamicClient(rt: ThreadRuntime, call: string): NonNullable<NonNullable
       ? 'dynamic processes are called from the main thread (this is a worker thread)'
       : 'dynamic processes need tsmpi\'s mpiexec (this process runs without it, or under a foreign launcher)');
   }
-  if (rt.engines !== null) throw mpiError(ERR_SPAWN, call, `not under --progress ${rt.progress} yet: the channel engines do not learn new processes (use --progress inline)`);
   return pmi.dynamic.bind(pmi);
 }
 
@@ -114,10 +113,22 @@ async function reach(rt: ThreadRuntime, endpoints: Int32Array, call: string): Pr
   const wanted = [...new Set(Array.from(endpoints, (e) => Math.floor(e / j)))].filter((p) => p >= present && !learned.has(p));
   if (wanted.length === 0) return;
   const addresses = new Array<string>(rt.device.opts.processCount).fill('');
-  await Promise.all(wanted.map(async (p) => {
-    addresses[p] = await rt.pmi!.get(`tcp:${p}`);
+  const engines = rt.engines;
+  if (engines === null) {
+    await Promise.all(wanted.map(async (p) => {
+      addresses[p] = await rt.pmi!.get(`tcp:${p}`);
+    }));
+  }
+  // Threads/engines progress: each channel's engine (and this thread's direct route to that channel) learns the new processes' engine of that channel.
+  const perChannel = engines === null ? null : await Promise.all(engines.addresses.map(async (_, c) => {
+    const list = new Array<string>(rt.device.opts.processCount).fill('');
+    await Promise.all(wanted.map(async (p) => {
+      list[p] = await rt.pmi!.get(`tcp:${p}:${c}`);
+    }));
+    return list;
   }));
-  if (!rt.device.addPeers(addresses)) throw mpiError(ERR_SPAWN, call, 'this transport cannot reach processes that joined the job later');
+  if (perChannel !== null) await engines!.addPeers(perChannel);
+  if (!rt.device.addPeers(addresses, perChannel)) throw mpiError(ERR_SPAWN, call, 'this transport cannot reach processes that joined the job later');
   for (const p of wanted) learned.add(p);
 }
 

@@ -60,6 +60,8 @@ export class DeviceWiring {
   /** per channel: this thread's own sending transport for it (direct routes), if any */
   readonly #direct: (Transport | undefined)[];
   readonly #directAll: Transport[] = [];
+  /** The channels of each of #directAll (a direct route under threads progress dials one channel's engines). */
+  readonly #directChannels: (readonly number[])[] = [];
   /** where data frames (EAGER, EAGER_SYNC, RNDV_RTS) go: the reader routes' intakes, else the matcher */
   readonly #intake: { arriveFrame(srcProcess: number, h: FrameHeader, payload: Uint8Array): void };
   /** What peerFrameFault reads of this device: every frame from another process is checked first. */
@@ -121,6 +123,7 @@ export class DeviceWiring {
         const t = this.threadTransport({ mod: 'transport', direct: true }, (proc, err) => this.#onPeerLost(proc, err), route.channels);
         t.start(route.addresses);
         this.#directAll.push(t);
+        this.#directChannels.push(route.channels);
         for (const c of route.channels) if (!this.#hosted[c]) this.#direct[c] = t;
       }
     }
@@ -135,22 +138,31 @@ export class DeviceWiring {
     return this.path;
   }
 
-  /** Device.addPeers: processes that joined the job later (dynamic processes), to this thread's transports. @returns false when one cannot learn them */
-  addPeers(addresses: readonly string[]): boolean {
+  /**
+   * Device.addPeers: processes that joined the job later (dynamic processes), to this thread's
+   * transports: `addresses` are their main threads', `perChannel[c]` their engine c's (threads
+   * progress: a direct route of one channel dials that channel's engines). @returns false when one cannot learn them
+   */
+  addPeers(addresses: readonly string[], perChannel: readonly (readonly string[])[] | null = null): boolean {
     const all = [...(this.transport === null ? [] : [this.transport]), ...this.#directAll];
     if (all.some((t) => t.addPeers === undefined)) return false;
-    for (const t of all) t.addPeers!(addresses);
+    this.transport?.addPeers!(addresses);
+    this.#directAll.forEach((t, i) => {
+      const channels = this.#directChannels[i]!;
+      t.addPeers!(perChannel !== null && channels.length === 1 ? perChannel[channels[0]!]! : addresses);
+    });
     return true;
   }
 
   /** Device.openDirect: this thread's direct connections to every other process, opened now. */
-  async openDirect(): Promise<void> {
+  async openDirect(worldFirst: number): Promise<void> {
     const o = this.#opts;
     const waits: Promise<void>[] = [];
     for (const t of this.#directAll) {
       if (t.open === undefined) continue;
-      // Only the processes that exist now: a universe's later numbers (dynamic processes) open on first use.
-      for (let p = 0; p < o.processCount; p++) if (p !== o.process && (o.presentProcesses === undefined || p < o.presentProcesses)) waits.push(t.open(p));
+      // Only this world's processes: earlier worlds (a spawned world's parents, worlds that may have ended) and a
+      // universe's later numbers (dynamic processes) open on first use.
+      for (let p = worldFirst; p < o.processCount; p++) if (p !== o.process && (o.presentProcesses === undefined || p < o.presentProcesses)) waits.push(t.open(p));
     }
     if (waits.length === 0) return;
     const completion = this.#p.completion;

@@ -133,13 +133,16 @@ export class Device {
   }
 
   /** Addresses of processes that joined after start (dynamic processes; '' = unchanged) to this thread's transports; false when one cannot take them. */
-  addPeers(addresses: readonly string[]): boolean {
-    return this.#wiring.addPeers(addresses);
+  addPeers(addresses: readonly string[], perChannel: readonly (readonly string[])[] | null = null): boolean {
+    return this.#wiring.addPeers(addresses, perChannel);
   }
 
-  /** Opens this thread's direct connections to every other process now (init awaits it: a handshake needs this thread's loop). */
-  openDirect(): Promise<void> {
-    return this.#wiring.openDirect();
+  /**
+   * Opens this thread's direct connections to every other process of its world now (init awaits it: a handshake needs
+   * this thread's loop); `worldFirst` is the world's first process (a spawned world's earlier processes open on first use: some may be gone).
+   */
+  openDirect(worldFirst = 0): Promise<void> {
+    return this.#wiring.openDirect(worldFirst);
   }
 
   close(): Promise<void> {

@@ -12,6 +12,8 @@
  *                    | { type: 'rma-register', window } | { type: 'rma-unregister', contextId }
  *                    | { type: 'rma-attach', contextId, region, region_memory, seq } (no answer: RmaTarget.attach)
  *   engine -> main   { type: 'rma-registered' | 'rma-unregistered', contextId } (the window is served, or no longer)
+ *   main -> engine   { type: 'add-peers', peers, contextId }: processes that joined later (dynamic processes)
+ *   engine -> main   { type: 'peers-added', contextId }
  *
  * An uncaught exception or rejection in the engine (a bug in tsmpi, or user
  * code that runs here) ends its service of the channel, never silently: it
@@ -85,6 +87,10 @@ interface RegionMemory {
 port.on('message', (m: { type: string; peers?: string[]; window?: RmaWindowShared; contextId?: number; region?: number; region_memory?: RegionMemory | null; seq?: number }) => {
   if (m.type === 'start') {
     device.start(m.peers!);
+  } else if (m.type === 'add-peers') {
+    // Dynamic processes (engines.ts addPeers): this channel's addresses of processes that joined later.
+    device.addPeers(m.peers!);
+    port.postMessage({ type: 'peers-added', contextId: m.contextId });
   } else if (m.type === 'rma-register') {
     const w = m.window!;
     device.rma.register({

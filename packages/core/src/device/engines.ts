@@ -33,6 +33,8 @@ export class Engines {
   readonly #workers: Worker[];
   readonly #life: { isClosing: boolean };
   readonly addresses: string[];
+  /** The last addPeers's number (its answers carry it). */
+  #asks = 0;
 
   private constructor(workers: Worker[], life: { isClosing: boolean }, addresses: string[]) {
     this.#workers = workers;
@@ -90,6 +92,16 @@ export class Engines {
   }
 
   /**
+   * Processes that joined the job later (dynamic processes): engine c learns their engine c's
+   * addresses (`perChannel[c]`, '' for a process it knows already); resolves once every engine
+   * has them, so that a send queued afterwards finds its peer.
+   */
+  addPeers(perChannel: readonly (readonly string[])[]): Promise<void> {
+    const seq = ++this.#asks;
+    return this.#askAll((c) => ({ type: 'add-peers', peers: perChannel[c], contextId: seq }), 'peers-added', seq);
+  }
+
+  /**
    * Has every engine serve window `w` (its RmaTarget, rma-target.ts) from now on; resolves once
    * all have it, so a window's creation can promise its origins that every channel applies.
    */
@@ -108,10 +120,11 @@ export class Engines {
     for (const w of this.#workers) w.postMessage({ type: 'rma-attach', contextId, region, region_memory: m, seq });
   }
 
-  #askAll(message: object, answer: string, contextId: number): Promise<void> {
+  /** Asks every engine (`message` of engine c, or the same for all) and resolves when all answered `answer` for `contextId`. */
+  #askAll(message: object | ((c: number) => object), answer: string, contextId: number): Promise<void> {
     return Promise.all(
       this.#workers.map(
-        (w) =>
+        (w, c) =>
           new Promise<void>((resolve) => {
             const onMessage = (m: { type: string; contextId?: number }): void => {
               if (m.type !== answer || m.contextId !== contextId) return;
@@ -119,7 +132,7 @@ export class Engines {
               resolve();
             };
             w.on('message', onMessage);
-            w.postMessage(message);
+            w.postMessage(typeof message === 'function' ? message(c) : message);
           }),
       ),
     ).then(() => undefined);

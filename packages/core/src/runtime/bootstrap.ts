@@ -163,7 +163,7 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
     // Threads progress: every user thread, this one included, sends on connections of its own to the engines.
     directRoutes = progress === 'threads' && present - 1 <= DIRECT_MAX_PEERS ? started.perChannel.map((addresses, c) => ({ channels: [c], addresses })) : [];
     device.start(null, directRoutes);
-    await device.openDirect();
+    await device.openDirect(job?.worldFirst ?? 0);
   } else {
     const address = await device.listen();
     if (pmi !== null) {
@@ -324,7 +324,7 @@ export async function startWorkerThread(boot: WorkerBoot, api: ApiParts): Promis
   );
   device.start(null, boot.direct);
   blocked.countTimeIn(shared.statsRow(threadId));
-  await device.openDirect();
+  await device.openDirect(boot.job?.worldFirst ?? 0);
   // Leaving when the thread's event loop empties (the worker is about to end): its routes to remote
   // readers end with a FIN each, and the endpoint it reads is handed back (both keep the loop alive
   // until done; the next beforeExit finds nothing to do).
