@@ -1,3 +1,4 @@
+// Over 600 lines: the supervisor is one state machine over the rank table; its parts (rank-state, failure-lines, spawn-launchers, report) are files beside it.
 /**
  * One mpiexec job, supervised: starts the ranks through their launchers
  * (launchers.ts picks them: fork here, a proxy per other host through ssh or
