@@ -34,7 +34,7 @@ import os from 'node:os';
 import type { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
 import { WebSocket, type ClientOptions, type RawData } from 'ws';
-import { JOB_ENV, KeyResponse, jobTlsClientOptions } from '@tsmpi/core/pmi';
+import { JOB_ENV, KeyResponse, jobTlsClientOptions, zeroMask } from '@tsmpi/core/pmi';
 import { claimSameHostDirectory, removeSameHostSockets, sweepStaleSameHostDirectories } from '@tsmpi/transport-tcp';
 import { isLoopbackAddress, resolveIface } from './iface.ts';
 import { LineForwarder } from './output-forwarder.ts';
@@ -159,7 +159,7 @@ function openLink(address: string, port: number, spec: LaunchSpec): Promise<Open
     // (ws 8.23, as pnpm-lock.yaml pins it, reads the option; its type declarations do not list it.)
     // mpiexec --secure: TLS keyed by the job (core's util/job-tls.ts); a server without the key fails its handshake.
     const options: ClientOptions & { closeTimeout: number } = {
-      perMessageDeflate: false, handshakeTimeout: CONNECT_TIMEOUT_MS, closeTimeout: MAX_TIMER_MS, ...(spec.secure === true ? (jobTlsClientOptions(spec.key) as unknown as ClientOptions) : {}),
+      perMessageDeflate: false, generateMask: zeroMask, handshakeTimeout: CONNECT_TIMEOUT_MS, closeTimeout: MAX_TIMER_MS, ...(spec.secure === true ? (jobTlsClientOptions(spec.key) as unknown as ClientOptions) : {}),
     };
     const ws = new WebSocket(`${wireupScheme(spec)}://${host}:${port}${PROXY_PATH}`, options);
     const arrived: Buffer[] = [];

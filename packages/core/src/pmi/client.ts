@@ -37,6 +37,7 @@ import {
   decodeServerMessage,
   encodeClientMessage,
   pmiProofBinding,
+  zeroMask,
   type ClientMessage,
   type DynOp,
   type ServerMessage,
@@ -95,6 +96,7 @@ class WsPmiClient implements PmiClient {
     this.#proof = new KeyResponse(env.jobKey, pmiProofBinding(PMI_PROTOCOL_VERSION, this.#process, process.pid));
     this.#ws = new WebSocket(env.pmiUrl, {
       perMessageDeflate: false,
+      generateMask: zeroMask,
       maxPayload: MAX_PAYLOAD_BYTES,
       handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
       // mpiexec --secure hands out a wss:// URL: TLS keyed by the job (util/job-tls.ts), no certificate.

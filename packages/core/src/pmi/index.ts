@@ -13,6 +13,7 @@ export {
   decodeClientMessage,
   decodeServerMessage,
   DYN_OPS,
+  zeroMask,
 } from './protocol.ts';
 export type {
   ClientMessage,
