@@ -253,8 +253,10 @@ export class Win implements WinShape {
     if (this.#flavor !== 'shared') throw mpiError(ERR_WIN, call, `window ${this.name} was not made by MPI.Win.allocateShared`);
     checkTargetRank(rank, this, call);
     if (rank === this.#me) return [this.#record.memory, this.#dispUnit];
-    // Every member is in this process (allocateShared checked it), and its record is here since the creation.
-    return [runtime(call).device.rma.recordOf(this.#record.contextId, this.#comm._endpoints[rank]!)!.memory, this.dispUnits[rank]!];
+    // One buffer holds every member's part, rank after rank (#make): a view over this thread's own handle of it.
+    let offset = 0;
+    for (let r = 0; r < rank; r++) offset += this.sizes[r]!;
+    return [new Uint8Array(this.#record.memory.buffer, offset, this.sizes[rank]!), this.dispUnits[rank]!];
   }
 
   /**
