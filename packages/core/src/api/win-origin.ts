@@ -24,6 +24,8 @@ export class WinOrigin {
   readonly #comm: Comm;
   readonly #record: RmaWindowRecord;
   readonly #me: number;
+  /** the records of the members in this process (other threads' endpoints), by rank: applied here */
+  readonly #local: ReadonlyMap<number, RmaWindowRecord>;
   readonly #label: () => string;
   #tag = REPLY_TAG_FIRST;
   /** per target rank: fetches whose answers are awaited */
@@ -32,10 +34,11 @@ export class WinOrigin {
   readonly #dirty = new Set<number>();
   readonly #status = new Uint8Array(1);
 
-  constructor(comm: Comm, record: RmaWindowRecord, me: number, label: () => string) {
+  constructor(comm: Comm, record: RmaWindowRecord, me: number, local: ReadonlyMap<number, RmaWindowRecord>, label: () => string) {
     this.#comm = comm;
     this.#record = record;
     this.#me = me;
+    this.#local = local;
     this.#label = label;
   }
 
@@ -53,7 +56,7 @@ export class WinOrigin {
   send(call: string, rank: number, code: number, t: TargetSpec, op: number, data: Uint8Array): void {
     if (data.length === 0) return;
     const rt = runtime(call);
-    const local = this.#localTarget(rt, rank);
+    const local = this.#localTarget(rank);
     if (local !== null) {
       rt.device.rma.apply(local, code, t.elem, op, 0, withPrefix(t.byteDisp, data), this.#status);
       return;
@@ -74,7 +77,7 @@ export class WinOrigin {
   fetch(call: string, rank: number, code: number, elem: number, op: number, byteDisp: number, data: Uint8Array | null, into: Uint8Array): Promise<void> {
     const rt = runtime(call);
     const aux = (code << 16) | (elem << 8) | op;
-    const local = this.#localTarget(rt, rank);
+    const local = this.#localTarget(rank);
     if (local !== null) {
       const answer = rt.device.rma.apply(local, code, elem, op, into.length, withPrefix(byteDisp, data ?? new Uint8Array(0)), this.#status);
       if (answer === null || answer.length < into.length) {
@@ -104,14 +107,8 @@ export class WinOrigin {
   }
 
   /** The record of `rank`'s window when it is in this process (applied here, at once), else null. */
-  #localTarget(rt: ThreadRuntime, rank: number): RmaWindowRecord | null {
-    if (rank === this.#me) return this.#record;
-    const e = this.#comm._endpoints[rank]!;
-    if (!rt.device.isLocal(e)) return null;
-    const r = rt.device.rma.recordOf(this.#record.contextId, e);
-    // Known since the creation (Win waits for its process's members); gone only once that member freed the window.
-    if (r === undefined) throw mpiError(ERR_WIN, 'Win', `rank ${rank} (endpoint ${e} of this process) no longer serves window ${this.#label()}: it has freed it`);
-    return r;
+  #localTarget(rank: number): RmaWindowRecord | null {
+    return rank === this.#me ? this.#record : this.#local.get(rank) ?? null;
   }
 
   /** The largest piece of data in one frame to `dst`: the channel's eager maximum less the prefix, in whole 8-byte elements. */
@@ -146,7 +143,7 @@ export class WinOrigin {
   async control(call: string, rank: number, code: number, aux2: number): Promise<number> {
     const rt = runtime(call);
     const aux = code << 16;
-    const local = this.#localTarget(rt, rank);
+    const local = this.#localTarget(rank);
     if (local !== null) return rt.device.rma.apply(local, code, 0, 0, aux2, new Uint8Array(0), this.#status)![0]!;
     const answer = new Uint8Array(1);
     const tag = this.#nextTag();

@@ -42,6 +42,8 @@ import {
 import type { Op } from './op.ts';
 
 type Flavor = 'create' | 'allocate' | 'shared' | 'dynamic';
+/** Words per member in the creation's allgather: bytes, dispUnit, serial. */
+const SHAPE_WORDS = 3;
 type Target = [disp: number, count?: number, datatype?: import('./datatype.ts').Datatype] | undefined;
 
 
@@ -72,17 +74,17 @@ export class Win implements WinShape {
   /** the record was announced on the process's window directory (other threads apply to it) */
   readonly #shared: boolean;
 
-  private constructor(comm: Comm, record: RmaWindowRecord, flavor: Flavor, dispUnit: number, shape: Float64Array, shared: boolean) {
+  private constructor(comm: Comm, record: RmaWindowRecord, flavor: Flavor, dispUnit: number, shape: Float64Array, shared: boolean, local: Map<number, RmaWindowRecord>) {
     this.#comm = comm;
     this.#shared = shared;
     this.#record = record;
     this.#flavor = flavor;
     this.#dispUnit = dispUnit;
     this.#me = comm.rank;
-    this.#o = new WinOrigin(comm, record, this.#me, () => this.name);
+    this.#o = new WinOrigin(comm, record, this.#me, local, () => this.name);
     const n = comm.size;
-    this.sizes = Array.from({ length: n }, (_, r) => shape[2 * r]!);
-    this.dispUnits = Array.from({ length: n }, (_, r) => shape[2 * r + 1]!);
+    this.sizes = Array.from({ length: n }, (_, r) => shape[SHAPE_WORDS * r]!);
+    this.dispUnits = Array.from({ length: n }, (_, r) => shape[SHAPE_WORDS * r + 1]!);
   }
 
   // --- creation (collective) -----------------------------------------------------------
@@ -160,9 +162,11 @@ export class Win implements WinShape {
     const dev = rt.device;
     const dir = dev.rma.directory;
     const me = winComm._endpoints[winComm.rank]!;
-    // Every member's size and unit, for the origins' range checks. A dynamic window's size is unbounded here: its target checks the attached region.
-    const shape = new Float64Array(2 * winComm.size);
-    const mine = new Float64Array([dynamic ? Infinity : typeof memoryOrBytes === 'number' ? memoryOrBytes : memoryOrBytes.byteLength, dispUnit]);
+    // Every member's size, unit and creation serial (its record's, rma-directory.ts whenKnown), for the origins' range checks.
+    // A dynamic window's size is unbounded here: its target checks the attached region.
+    const shape = new Float64Array(SHAPE_WORDS * winComm.size);
+    const serial = Math.floor(Math.random() * 2 ** 52);
+    const mine = new Float64Array([dynamic ? Infinity : typeof memoryOrBytes === 'number' ? memoryOrBytes : memoryOrBytes.byteLength, dispUnit, serial]);
     let memory: Uint8Array;
     if (typeof memoryOrBytes !== 'number') {
       memory = memoryOrBytes;
@@ -171,18 +175,18 @@ export class Win implements WinShape {
       // allocateShared: rank 0 makes the one buffer, the others find it in rank 0's announced record.
       await winComm.Allgather(mine, shape);
       let offset = 0;
-      for (let r = 0; r < winComm.rank; r++) offset += shape[2 * r]!;
+      for (let r = 0; r < winComm.rank; r++) offset += shape[SHAPE_WORDS * r]!;
       if (winComm.rank === 0) {
         let total = 0;
-        for (let r = 0; r < winComm.size; r++) total += shape[2 * r]!;
+        for (let r = 0; r < winComm.size; r++) total += shape[SHAPE_WORDS * r]!;
         memory = new Uint8Array(new SharedArrayBuffer(total), 0, bytes);
       } else {
-        const first = await dir!.whenKnown(winComm._ctx, winComm._endpoints[0]!);
+        const first = await dir!.whenKnown(winComm._ctx, winComm._endpoints[0]!, shape[2]!);
         memory = new Uint8Array(first.memory.buffer, offset, bytes);
       }
     }
     const record: RmaWindowRecord = {
-      contextId: winComm._ctx, endpoint: me, memory, control: new Int32Array(new SharedArrayBuffer(4 * RMA_CONTROL.WORDS)),
+      contextId: winComm._ctx, endpoint: me, serial, memory, control: new Int32Array(new SharedArrayBuffer(4 * RMA_CONTROL.WORDS)),
       ...(dynamic ? { regions: new Map<number, Uint8Array>() } : {}),
     };
     dev.rma.register(record);
@@ -192,9 +196,12 @@ export class Win implements WinShape {
     // After this collective every member serves the window; then this thread waits for its process's other members' memory.
     if (flavor === 'shared') await winComm.barrier();
     else await winComm.Allgather(mine, shape);
-    if (dir !== null) await Promise.all(Array.from(winComm._endpoints).filter((e) => e !== me && dev.isLocal(e)).map((e) => dir.whenKnown(winComm._ctx, e)));
+    const local = new Map<number, RmaWindowRecord>();
+    await Promise.all(Array.from(winComm._endpoints, async (e, r) => {
+      if (e !== me && dev.isLocal(e)) local.set(r, await dir!.whenKnown(winComm._ctx, e, shape[SHAPE_WORDS * r + 2]!));
+    }));
     void call;
-    return new Win(winComm, record, flavor, dispUnit, shape, shared);
+    return new Win(winComm, record, flavor, dispUnit, shape, shared, local);
   }
 
   /**
@@ -214,7 +221,7 @@ export class Win implements WinShape {
     const rt = runtime(call);
     const r = this.#record;
     rt.device.rma.unregister(r.contextId, r.endpoint);
-    if (this.#shared) await rt.device.rma.directory!.withdraw(r.contextId, r.endpoint, hostsOf(rt));
+    if (this.#shared) await rt.device.rma.directory!.withdraw(r, hostsOf(rt));
     this.#comm.free();
   }
 

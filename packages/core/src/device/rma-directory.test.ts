@@ -15,8 +15,8 @@ function thread(process: number, threadId: number): RmaTarget {
   return t;
 }
 
-function record(endpoint: number): RmaWindowRecord {
-  return { contextId: 7, endpoint, memory: new Uint8Array(new SharedArrayBuffer(16)), control: new Int32Array(new SharedArrayBuffer(4 * RMA_CONTROL.WORDS)) };
+function record(endpoint: number, serial = 1): RmaWindowRecord {
+  return { contextId: 7, endpoint, serial, memory: new Uint8Array(new SharedArrayBuffer(16)), control: new Int32Array(new SharedArrayBuffer(4 * RMA_CONTROL.WORDS)) };
 }
 
 afterEach(() => {
@@ -37,18 +37,24 @@ describe('WindowDirectory', () => {
     expect(w.memory[5]).toBe(9);
     expect(Atomics.add(seen.control, RMA_CONTROL.ACC, 0)).toBe(0);
     expect(stranger.recordOf(7, 3)).toBeUndefined();
-    await a.directory!.withdraw(7, 3, ['thread:0']);
+    await a.directory!.withdraw(w, ['thread:0']);
     expect(host.recordOf(7, 3)).toBeUndefined();
   });
 
-  it('whenKnown waits for another member\'s announce', async () => {
+  it('whenKnown waits for another member\'s announce of that creation, not an older window\'s on the same context', async () => {
     const a = thread(0, 1);
     const b = thread(0, 2);
-    const known = b.directory!.whenKnown(7, 4);
-    const w = record(4);
+    const old = record(4, 1);
+    a.register(old);
+    await a.directory!.publish(old, ['thread:2']);
+    const known = b.directory!.whenKnown(7, 4, 2);
+    const w = record(4, 2);
     a.register(w);
     await a.directory!.publish(w, []);
-    expect((await known).memory.buffer.byteLength).toBe(16);
+    expect((await known).serial).toBe(2);
+    // The older creation's late withdraw leaves the newer record alone.
+    await a.directory!.withdraw(old, ['thread:2']);
+    expect(b.recordOf(7, 4)?.serial).toBe(2);
   });
 
   it('names the channels\' hosts: none alone, the engines, or the main thread', () => {

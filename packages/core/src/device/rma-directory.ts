@@ -11,7 +11,7 @@
  *
  *   { type: 'register', window }                  every other thread serves the window from now on,
  *                                                 and answers { type: 'ack', to, by, ... }
- *   { type: 'unregister', contextId, endpoint }   every other thread forgets it, and answers 'ack'
+ *   { type: 'unregister', contextId, endpoint, serial }   every other thread forgets it, and answers 'ack'
  *   { type: 'attach', contextId, endpoint, ... }  a dynamic window's region (no answer: RmaTarget.attach orders it)
  *
  * A member's creation waits for the acks of the channels' hosts (so that every frame of a remote
@@ -30,6 +30,7 @@ export interface RmaWindowShared {
   readonly contextId: number;
   /** the member's endpoint (the frames' destination endpoint) */
   readonly endpoint: number;
+  readonly serial: number;
   readonly memory: SharedArrayBuffer;
   readonly byteOffset: number;
   readonly byteLength: number;
@@ -46,14 +47,14 @@ interface RegionShared {
 
 type DirectoryMessage =
   | { type: 'register'; from: string; window: RmaWindowShared }
-  | { type: 'unregister'; from: string; contextId: number; endpoint: number }
+  | { type: 'unregister'; from: string; contextId: number; endpoint: number; serial: number }
   | { type: 'attach'; contextId: number; endpoint: number; region: number; memory: RegionShared | null; seq: number }
   | { type: 'ack'; to: string; by: string; what: 'register' | 'unregister'; contextId: number; endpoint: number };
 
 /** The record of a window as its creating thread has it, in the form another thread can take. */
 export function shareRecord(w: RmaWindowRecord): RmaWindowShared {
   return {
-    contextId: w.contextId, endpoint: w.endpoint,
+    contextId: w.contextId, endpoint: w.endpoint, serial: w.serial,
     memory: w.memory.buffer as SharedArrayBuffer, byteOffset: w.memory.byteOffset, byteLength: w.memory.byteLength,
     control: w.control.buffer as SharedArrayBuffer,
     ...(w.regions === undefined ? {} : { dynamic: true }),
@@ -105,10 +106,10 @@ export class WindowDirectory {
     return done;
   }
 
-  /** Every thread forgets the window of `contextId` at `endpoint`; resolves once each of `hosts` has. */
-  withdraw(contextId: number, endpoint: number, hosts: readonly string[]): Promise<void> {
-    const done = this.#expect('unregister', contextId, endpoint, hosts);
-    this.#post({ type: 'unregister', from: this.name, contextId, endpoint });
+  /** Every thread forgets member record `w`; resolves once each of `hosts` has. */
+  withdraw(w: RmaWindowRecord, hosts: readonly string[]): Promise<void> {
+    const done = this.#expect('unregister', w.contextId, w.endpoint, hosts);
+    this.#post({ type: 'unregister', from: this.name, contextId: w.contextId, endpoint: w.endpoint, serial: w.serial });
     return done;
   }
 
@@ -118,11 +119,14 @@ export class WindowDirectory {
     this.#post({ type: 'attach', contextId, endpoint, region, memory: m, seq });
   }
 
-  /** Resolves to the record of the window `contextId` at local `endpoint` once this thread has it (another member's announce). */
-  whenKnown(contextId: number, endpoint: number): Promise<RmaWindowRecord> {
+  /**
+   * Resolves to creation `serial`'s record of the window `contextId` at local `endpoint` once this
+   * thread has it (another member's announce; an older window's record on the same context does not count).
+   */
+  whenKnown(contextId: number, endpoint: number, serial: number): Promise<RmaWindowRecord> {
     const have = this.#rma.recordOf(contextId, endpoint);
-    if (have !== undefined) return Promise.resolve(have);
-    const key = `${contextId}:${endpoint}`;
+    if (have?.serial === serial) return Promise.resolve(have);
+    const key = `${contextId}:${endpoint}:${serial}`;
     return this.#wait(new Promise<void>((resolve) => {
       let list = this.#known.get(key);
       if (list === undefined) this.#known.set(key, (list = []));
@@ -161,11 +165,11 @@ export class WindowDirectory {
       case 'register': {
         const w = m.window;
         this.#rma.register({
-          contextId: w.contextId, endpoint: w.endpoint,
+          contextId: w.contextId, endpoint: w.endpoint, serial: w.serial,
           memory: new Uint8Array(w.memory, w.byteOffset, w.byteLength), control: new Int32Array(w.control),
           ...(w.dynamic === true ? { regions: new Map<number, Uint8Array>() } : {}),
         });
-        const key = `${w.contextId}:${w.endpoint}`;
+        const key = `${w.contextId}:${w.endpoint}:${w.serial}`;
         const waiting = this.#known.get(key);
         if (waiting !== undefined) {
           this.#known.delete(key);
@@ -175,7 +179,7 @@ export class WindowDirectory {
         return;
       }
       case 'unregister':
-        this.#rma.unregister(m.contextId, m.endpoint);
+        this.#rma.unregister(m.contextId, m.endpoint, m.serial);
         this.#post({ type: 'ack', to: m.from, by: this.name, what: 'unregister', contextId: m.contextId, endpoint: m.endpoint });
         return;
       case 'attach': {

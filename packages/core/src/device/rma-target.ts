@@ -68,6 +68,8 @@ export interface RmaWindowRecord {
   readonly contextId: number;
   /** the member's endpoint: frames to it (their dstEndpoint) apply here */
   readonly endpoint: number;
+  /** this creation's number (random, told to every member): a later window on the same context and endpoint is another record */
+  readonly serial: number;
   /** the window's memory (a SharedArrayBuffer's bytes wherever another thread may apply) */
   readonly memory: Uint8Array;
   /** RMA_CONTROL words, in shared memory */
@@ -145,8 +147,10 @@ export class RmaTarget {
     if (w.regions !== undefined) this.#dynamic.set(k, { seen: Atomics.load(w.control, RMA_CONTROL.SEQ), held: [] });
   }
 
-  unregister(contextId: number, endpoint: number): void {
+  /** Stops serving the member; `serial`: only that creation's record (a later window may reuse the context). */
+  unregister(contextId: number, endpoint: number, serial?: number): void {
     const k = windowKey(contextId, endpoint);
+    if (serial !== undefined && this.#windows.get(k)?.serial !== serial) return;
     this.#windows.delete(k);
     this.#dynamic.delete(k);
   }
