@@ -5,7 +5,7 @@
  * MPIError naming the call, the argument and the allowed range, before anything is sent.
  */
 import { ACC_OP, ELEM_SIZE } from '../device/index.ts';
-import { ERR_ARG, ERR_COMM, ERR_COUNT, ERR_DISP, ERR_LOCKTYPE, ERR_OP, ERR_RANK, ERR_RMA_RANGE, ERR_SIZE, ERR_TYPE, ERR_WIN, mpiError } from '../util/index.ts';
+import { ERR_ARG, ERR_COMM, ERR_COUNT, ERR_DISP, ERR_LOCKTYPE, ERR_OP, ERR_RANK, ERR_RMA_RANGE, ERR_SIZE, ERR_TYPE, mpiError } from '../util/index.ts';
 import { runtime, type ThreadRuntime } from '../runtime/index.ts';
 import { Comm } from './comm.ts';
 import { Info } from './info.ts';
@@ -149,13 +149,6 @@ export function checkCreation(call: string, comm: unknown, dispUnit: unknown, in
   if (typeof dispUnit !== 'number' || !Number.isInteger(dispUnit) || dispUnit < 1) throw mpiError(ERR_DISP, call, `dispUnit ${describe(dispUnit)} must be an integer >= 1`);
   if (info !== undefined && !(info instanceof Info)) throw mpiError(ERR_ARG, call, `info is ${describe(info)}: expected an MPI.Info`);
   const rt = runtime(call);
-  if (rt.device.opts.threadId !== 0) throw mpiError(ERR_WIN, call, 'windows are created on the main thread of each process for now (issue 37)');
-  const dev = rt.device;
-  const me = rt.endpoint;
-  for (let r = 0; r < comm.size; r++) {
-    const e = comm._endpoints[r]!;
-    if (e !== me && dev.isLocal(e)) throw mpiError(ERR_WIN, call, `rank ${r} of ${comm.name} is another endpoint of this process: windows over several endpoints of one process are not supported yet (issue 37)`);
-  }
   if (comm.rank < 0) throw mpiError(ERR_COMM, call, `the calling thread is not a member of ${comm.name}`);
   return rt;
 }

@@ -4,7 +4,9 @@
  * receives on the window's communicator, one reply tag each; and what is still outstanding per
  * target — fetches whose answers are awaited, targets with Puts or Accumulates not yet confirmed by
  * a FLUSH or UNLOCK answer (device/rma-target.ts gives the frame layout and the answers).
- * An operation on the caller's own rank is applied at once, in this thread.
+ * An operation on the caller's own rank, or on another member in this process (threads on other
+ * endpoints: their records come from the process's window directory, device/rma-directory.ts), is
+ * applied at once, in this thread, to the target's shared memory: it is complete when it returns.
  */
 import { RMA_CODE, RMA_PREFIX_BYTES, RMA_STATUS, type RmaWindowRecord } from '../device/index.ts';
 import { ERR_RMA_RANGE, ERR_WIN, mpiError } from '../util/index.ts';
@@ -22,6 +24,8 @@ export class WinOrigin {
   readonly #comm: Comm;
   readonly #record: RmaWindowRecord;
   readonly #me: number;
+  /** the records of the members in this process (other threads' endpoints), by rank: applied here */
+  readonly #local: ReadonlyMap<number, RmaWindowRecord>;
   readonly #label: () => string;
   #tag = REPLY_TAG_FIRST;
   /** per target rank: fetches whose answers are awaited */
@@ -30,10 +34,11 @@ export class WinOrigin {
   readonly #dirty = new Set<number>();
   readonly #status = new Uint8Array(1);
 
-  constructor(comm: Comm, record: RmaWindowRecord, me: number, label: () => string) {
+  constructor(comm: Comm, record: RmaWindowRecord, me: number, local: ReadonlyMap<number, RmaWindowRecord>, label: () => string) {
     this.#comm = comm;
     this.#record = record;
     this.#me = me;
+    this.#local = local;
     this.#label = label;
   }
 
@@ -51,15 +56,16 @@ export class WinOrigin {
   send(call: string, rank: number, code: number, t: TargetSpec, op: number, data: Uint8Array): void {
     if (data.length === 0) return;
     const rt = runtime(call);
-    if (rank === this.#me) {
-      rt.device.rma.apply(this.#record, code, t.elem, op, 0, withPrefix(t.byteDisp, data), this.#status);
+    const local = this.#localTarget(rank);
+    if (local !== null) {
+      rt.device.rma.apply(local, code, t.elem, op, 0, withPrefix(t.byteDisp, data), this.#status);
       return;
     }
     const dst = this.#comm._endpoints[rank]!;
     const piece = this.#piece(rt, dst);
     for (let off = 0; off < data.length; off += piece) {
       const part = data.subarray(off, Math.min(data.length, off + piece));
-      rt.device.rma.send(rt.endpoint, dst, this.#record.contextId, 0, (code << 16) | (t.elem << 8) | op, 0, withPrefix(t.byteDisp + off, part), call);
+      rt.device.rma.send(this.#record.endpoint, dst, this.#record.contextId, 0, (code << 16) | (t.elem << 8) | op, 0, withPrefix(t.byteDisp + off, part), call);
     }
     this.#dirty.add(rank);
   }
@@ -71,9 +77,13 @@ export class WinOrigin {
   fetch(call: string, rank: number, code: number, elem: number, op: number, byteDisp: number, data: Uint8Array | null, into: Uint8Array): Promise<void> {
     const rt = runtime(call);
     const aux = (code << 16) | (elem << 8) | op;
-    if (rank === this.#me) {
-      const answer = rt.device.rma.apply(this.#record, code, elem, op, into.length, withPrefix(byteDisp, data ?? new Uint8Array(0)), this.#status);
-      into.set(answer!.subarray(0, into.length));
+    const local = this.#localTarget(rank);
+    if (local !== null) {
+      const answer = rt.device.rma.apply(local, code, elem, op, into.length, withPrefix(byteDisp, data ?? new Uint8Array(0)), this.#status);
+      if (answer === null || answer.length < into.length) {
+        return Promise.reject(mpiError(ERR_RMA_RANGE, call, `rank ${rank} could not apply the operation at byte ${byteDisp} of its window ${this.#label()} (${into.length} bytes): it does not serve this window there`));
+      }
+      into.set(answer.subarray(0, into.length));
       return Promise.resolve();
     }
     const dst = this.#comm._endpoints[rank]!;
@@ -85,7 +95,7 @@ export class WinOrigin {
       const tag = this.#nextTag();
       const recv = this.#comm.Irecv(part, rank, tag);
       const sent = code === RMA_CODE.CAS ? data! : data === null ? new Uint8Array(0) : data.subarray(off, end);
-      rt.device.rma.send(rt.endpoint, dst, this.#record.contextId, tag, aux, part.length, withPrefix(byteDisp + off, sent), call);
+      rt.device.rma.send(this.#record.endpoint, dst, this.#record.contextId, tag, aux, part.length, withPrefix(byteDisp + off, sent), call);
       waits.push(recv.wait().then(() => {
         if (recv.status!.getCount() !== part.length) {
           throw mpiError(ERR_RMA_RANGE, call, `rank ${rank} could not apply the operation at byte ${byteDisp + off} of its window ${this.#label()} (${part.length} bytes): it does not serve this window there`);
@@ -96,9 +106,14 @@ export class WinOrigin {
     return Promise.all(waits).then(() => undefined);
   }
 
+  /** The record of `rank`'s window when it is in this process (applied here, at once), else null. */
+  #localTarget(rank: number): RmaWindowRecord | null {
+    return rank === this.#me ? this.#record : this.#local.get(rank) ?? null;
+  }
+
   /** The largest piece of data in one frame to `dst`: the channel's eager maximum less the prefix, in whole 8-byte elements. */
   #piece(rt: ThreadRuntime, dst: number): number {
-    return Math.max(8, ((rt.device.rma.maxPayload(rt.endpoint, dst) - RMA_PREFIX_BYTES - 64) >> 3) << 3);
+    return Math.max(8, ((rt.device.rma.maxPayload(this.#record.endpoint, dst) - RMA_PREFIX_BYTES - 64) >> 3) << 3);
   }
 
   #nextTag(): number {
@@ -128,11 +143,12 @@ export class WinOrigin {
   async control(call: string, rank: number, code: number, aux2: number): Promise<number> {
     const rt = runtime(call);
     const aux = code << 16;
-    if (rank === this.#me) return rt.device.rma.apply(this.#record, code, 0, 0, aux2, new Uint8Array(0), this.#status)![0]!;
+    const local = this.#localTarget(rank);
+    if (local !== null) return rt.device.rma.apply(local, code, 0, 0, aux2, new Uint8Array(0), this.#status)![0]!;
     const answer = new Uint8Array(1);
     const tag = this.#nextTag();
     const recv = this.#comm.Irecv(answer, rank, tag);
-    rt.device.rma.send(rt.endpoint, this.#comm._endpoints[rank]!, this.#record.contextId, tag, aux, aux2, new Uint8Array(0), call);
+    rt.device.rma.send(this.#record.endpoint, this.#comm._endpoints[rank]!, this.#record.contextId, tag, aux, aux2, new Uint8Array(0), call);
     await recv.wait();
     if (answer[0] === RMA_STATUS.ERROR) throw mpiError(ERR_WIN, call, `rank ${rank} does not serve window ${this.#label()}`);
     return answer[0]!;

@@ -15,12 +15,14 @@
  * in the origin buffer. Epochs are checked here: an operation outside any access epoch to its
  * target is ERR_RMA_SYNC.
  *
- * Limits (issue 37, to extend): windows are created on the main thread of each process, with one
- * endpoint per member process (no two members in one process, except a window of one member);
- * target datatypes are predefined; a lock that is taken is asked for again by the origin (BUSY
- * answers), not queued at the target.
+ * Threads (docs/adr/0042-windows-across-threads.md): any thread creates windows over its
+ * endpoint; each member announces its memory on its process's window directory
+ * (device/rma-directory.ts), so the threads that read the channels serve it, and an origin whose
+ * target is another endpoint of its own process applies the operation itself, at once, to the
+ * target's memory. Limits (to extend): target datatypes are predefined; a lock that is taken is
+ * asked for again by the origin (BUSY answers), not queued at the target.
  */
-import { RMA_CODE, RMA_CONTROL, RMA_LOCK_TYPE, RMA_REGION_SPAN, type RmaWindowRecord } from '../device/index.ts';
+import { RMA_CODE, RMA_CONTROL, RMA_LOCK_TYPE, RMA_REGION_SPAN, channelHosts, type RmaWindowRecord } from '../device/index.ts';
 import {
   ERR_ARG, ERR_BUFFER, ERR_COMM, ERR_GROUP, ERR_RMA_ATTACH, ERR_RMA_SHARED, ERR_RMA_SYNC, ERR_WIN, mpiError,
 } from '../util/index.ts';
@@ -40,6 +42,8 @@ import {
 import type { Op } from './op.ts';
 
 type Flavor = 'create' | 'allocate' | 'shared' | 'dynamic';
+/** Words per member in the creation's allgather: bytes, dispUnit, serial. */
+const SHAPE_WORDS = 3;
 type Target = [disp: number, count?: number, datatype?: import('./datatype.ts').Datatype] | undefined;
 
 
@@ -67,17 +71,20 @@ export class Win implements WinShape {
   readonly #attached = new Map<number, Uint8Array>();
   #nextRegion = 1;
   #errhandler: Errhandler = ERRORS_RETURN;
+  /** the record was announced on the process's window directory (other threads apply to it) */
+  readonly #shared: boolean;
 
-  private constructor(comm: Comm, record: RmaWindowRecord, flavor: Flavor, dispUnit: number, shape: Float64Array) {
+  private constructor(comm: Comm, record: RmaWindowRecord, flavor: Flavor, dispUnit: number, shape: Float64Array, shared: boolean, local: Map<number, RmaWindowRecord>) {
     this.#comm = comm;
+    this.#shared = shared;
     this.#record = record;
     this.#flavor = flavor;
     this.#dispUnit = dispUnit;
     this.#me = comm.rank;
-    this.#o = new WinOrigin(comm, record, this.#me, () => this.name);
+    this.#o = new WinOrigin(comm, record, this.#me, local, () => this.name);
     const n = comm.size;
-    this.sizes = Array.from({ length: n }, (_, r) => shape[2 * r]!);
-    this.dispUnits = Array.from({ length: n }, (_, r) => shape[2 * r + 1]!);
+    this.sizes = Array.from({ length: n }, (_, r) => shape[SHAPE_WORDS * r]!);
+    this.dispUnits = Array.from({ length: n }, (_, r) => shape[SHAPE_WORDS * r + 1]!);
   }
 
   // --- creation (collective) -----------------------------------------------------------
@@ -94,8 +101,8 @@ export class Win implements WinShape {
       if (!ArrayBuffer.isView(buf)) throw mpiError(ERR_BUFFER, call, `buf is ${describe(buf)}: expected a typed array or DataView`);
       const memory = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
       const rt = checkCreation(call, comm, dispUnit, info);
-      if (rt.engines !== null && !(buf.buffer instanceof SharedArrayBuffer)) {
-        throw mpiError(ERR_BUFFER, call, 'buf is backed by an ArrayBuffer: with --progress threads the channel engines apply operations to the window, so it must be backed by a SharedArrayBuffer (or use MPI.Win.allocate)');
+      if (!(buf.buffer instanceof SharedArrayBuffer) && sharers(rt, comm).length > 0) {
+        throw mpiError(ERR_BUFFER, call, `buf is backed by an ArrayBuffer: other threads apply operations to this window (${sharers(rt, comm).join(', ')}), so it must be backed by a SharedArrayBuffer (or use MPI.Win.allocate)`);
       }
       return Win.#make(call, rt, comm, memory, 'create', dispUnit);
     });
@@ -116,8 +123,10 @@ export class Win implements WinShape {
   }
 
   /**
-   * MPI_Win_allocate_shared: as allocate, for members that share memory (threads and endpoints of
-   * one process). Across processes it is ERR_RMA_SHARED.
+   * MPI_Win_allocate_shared: as allocate, for members that share memory (threads on the endpoints
+   * of one process, e.g. COMM_CLIQUE or a splitType(COMM_TYPE_SHARED) communicator): one
+   * SharedArrayBuffer holds every member's part, rank after rank with no gap (MPI's contiguous
+   * default); `sharedQuery(rank)` gives rank's part. Across processes it is ERR_RMA_SHARED.
    * @throws MPIError(ERR_RMA_SHARED) when a member is in another process
    */
   static allocateShared(bytes: number, dispUnit = 1, comm: Comm = defaultComm(), info?: Info): Promise<Win> {
@@ -131,7 +140,7 @@ export class Win implements WinShape {
         if (!dev.isLocal(e)) throw mpiError(ERR_RMA_SHARED, call, `rank ${r} of ${comm.name} runs in process ${dev.processOf(e)}, not this one (${dev.opts.process}): shared windows need every member in one process`);
       }
       const rt = checkCreation(call, comm, dispUnit, info);
-      return Win.#make(call, rt, comm, new Uint8Array(new SharedArrayBuffer(bytes)), 'shared', dispUnit);
+      return Win.#make(call, rt, comm, bytes, 'shared', dispUnit);
     });
   }
 
@@ -145,24 +154,54 @@ export class Win implements WinShape {
     return settle(call, () => Win.#make(call, checkCreation(call, comm, 1, info), comm, new Uint8Array(new SharedArrayBuffer(0)), 'dynamic', 1));
   }
 
-  static async #make(call: string, rt: ThreadRuntime, comm: Comm, memory: Uint8Array, flavor: Flavor, dispUnit: number): Promise<Win> {
+  /** `memory`: the member's memory, or (allocateShared) its bytes in the one buffer rank 0 makes. */
+  static async #make(call: string, rt: ThreadRuntime, comm: Comm, memoryOrBytes: Uint8Array | number, flavor: Flavor, dispUnit: number): Promise<Win> {
     const winComm = await comm.dup();
     winComm.name = `window of ${comm.name}`;
     const dynamic = flavor === 'dynamic';
+    const dev = rt.device;
+    const dir = dev.rma.directory;
+    const me = winComm._endpoints[winComm.rank]!;
+    // Every member's size, unit and creation serial (its record's, rma-directory.ts whenKnown), for the origins' range checks.
+    // A dynamic window's size is unbounded here: its target checks the attached region.
+    const shape = new Float64Array(SHAPE_WORDS * winComm.size);
+    const serial = Math.floor(Math.random() * 2 ** 52);
+    const mine = new Float64Array([dynamic ? Infinity : typeof memoryOrBytes === 'number' ? memoryOrBytes : memoryOrBytes.byteLength, dispUnit, serial]);
+    let memory: Uint8Array;
+    if (typeof memoryOrBytes !== 'number') {
+      memory = memoryOrBytes;
+    } else {
+      const bytes = memoryOrBytes;
+      // allocateShared: rank 0 makes the one buffer, the others find it in rank 0's announced record.
+      await winComm.Allgather(mine, shape);
+      let offset = 0;
+      for (let r = 0; r < winComm.rank; r++) offset += shape[SHAPE_WORDS * r]!;
+      if (winComm.rank === 0) {
+        let total = 0;
+        for (let r = 0; r < winComm.size; r++) total += shape[SHAPE_WORDS * r]!;
+        memory = new Uint8Array(new SharedArrayBuffer(total), 0, bytes);
+      } else {
+        const first = await dir!.whenKnown(winComm._ctx, winComm._endpoints[0]!, shape[2]!);
+        memory = new Uint8Array(first.memory.buffer, offset, bytes);
+      }
+    }
     const record: RmaWindowRecord = {
-      contextId: winComm._ctx, memory, control: new Int32Array(new SharedArrayBuffer(4 * RMA_CONTROL.WORDS)),
+      contextId: winComm._ctx, endpoint: me, serial, memory, control: new Int32Array(new SharedArrayBuffer(4 * RMA_CONTROL.WORDS)),
       ...(dynamic ? { regions: new Map<number, Uint8Array>() } : {}),
     };
-    rt.device.rma.register(record);
-    if (rt.engines !== null) {
-      await rt.engines.registerWindow({ contextId: record.contextId, memory: memory.buffer as SharedArrayBuffer, byteOffset: memory.byteOffset, byteLength: memory.byteLength, control: record.control.buffer as SharedArrayBuffer, dynamic });
-    }
-    // Every member's size and unit, for the origins' range checks; also the point after which every member serves the window.
-    const shape = new Float64Array(2 * winComm.size);
-    // A dynamic window's size is unbounded here: its target checks the attached region.
-    await winComm.Allgather(new Float64Array([dynamic ? Infinity : memory.byteLength, dispUnit]), shape);
+    dev.rma.register(record);
+    // Memory of this thread alone (create over an ArrayBuffer: no other thread applies, see create) is not announced.
+    const shared = dir !== null && memory.buffer instanceof SharedArrayBuffer;
+    if (shared) await dir.publish(record, hostsOf(rt));
+    // After this collective every member serves the window; then this thread waits for its process's other members' memory.
+    if (flavor === 'shared') await winComm.barrier();
+    else await winComm.Allgather(mine, shape);
+    const local = new Map<number, RmaWindowRecord>();
+    await Promise.all(Array.from(winComm._endpoints, async (e, r) => {
+      if (e !== me && dev.isLocal(e)) local.set(r, await dir!.whenKnown(winComm._ctx, e, shape[SHAPE_WORDS * r + 2]!));
+    }));
     void call;
-    return new Win(winComm, record, flavor, dispUnit, shape);
+    return new Win(winComm, record, flavor, dispUnit, shape, shared, local);
   }
 
   /**
@@ -180,8 +219,9 @@ export class Win implements WinShape {
     await this.#o.completeAll();
     await this.#comm.barrier();
     const rt = runtime(call);
-    rt.device.rma.unregister(this.#record.contextId);
-    if (rt.engines !== null) await rt.engines.unregisterWindow(this.#record.contextId);
+    const r = this.#record;
+    rt.device.rma.unregister(r.contextId, r.endpoint);
+    if (this.#shared) await rt.device.rma.directory!.withdraw(r, hostsOf(rt));
     this.#comm.free();
   }
 
@@ -219,8 +259,11 @@ export class Win implements WinShape {
     this.#live(call);
     if (this.#flavor !== 'shared') throw mpiError(ERR_WIN, call, `window ${this.name} was not made by MPI.Win.allocateShared`);
     checkTargetRank(rank, this, call);
-    // Members of one shared window are one endpoint today (see the header): rank is the caller.
-    return [this.#record.memory, this.#dispUnit];
+    if (rank === this.#me) return [this.#record.memory, this.#dispUnit];
+    // One buffer holds every member's part, rank after rank (#make): a view over this thread's own handle of it.
+    let offset = 0;
+    for (let r = 0; r < rank; r++) offset += this.sizes[r]!;
+    return [new Uint8Array(this.#record.memory.buffer, offset, this.sizes[rank]!), this.dispUnits[rank]!];
   }
 
   /**
@@ -232,8 +275,8 @@ export class Win implements WinShape {
     const call = 'Win.attach';
     const rt = this.#dynamicCall(call);
     if (!ArrayBuffer.isView(buf)) throw mpiError(ERR_RMA_ATTACH, call, `buf is ${describe(buf)}: expected a typed array or DataView`);
-    if (rt.engines !== null && !(buf.buffer instanceof SharedArrayBuffer)) {
-      throw mpiError(ERR_RMA_ATTACH, call, 'buf is backed by an ArrayBuffer: with --progress threads the channel engines write attached memory, so it must be backed by a SharedArrayBuffer');
+    if (this.#shared && !(buf.buffer instanceof SharedArrayBuffer)) {
+      throw mpiError(ERR_RMA_ATTACH, call, `buf is backed by an ArrayBuffer: other threads apply operations to this window (${sharers(rt, this.#comm).join(', ')}), so it must be backed by a SharedArrayBuffer`);
     }
     if (buf.byteLength > RMA_REGION_SPAN) throw mpiError(ERR_RMA_ATTACH, call, `buf has ${buf.byteLength} bytes: at most ${RMA_REGION_SPAN} may be attached at once`);
     const mem = new Uint8Array(buf.buffer, buf.byteOffset, buf.byteLength);
@@ -274,9 +317,10 @@ export class Win implements WinShape {
 
   /** Counts the attach or detach in the window's shared SEQ word first, then applies it here and tells the engines (RmaTarget.attach). */
   #tellRegion(rt: ThreadRuntime, region: number, mem: Uint8Array | null): void {
-    const seq = Atomics.add(this.#record.control, RMA_CONTROL.SEQ, 1) + 1;
-    rt.device.rma.attach(this.#record.contextId, region, mem, seq);
-    rt.engines?.attachRegion(this.#record.contextId, region, mem, seq);
+    const r = this.#record;
+    const seq = Atomics.add(r.control, RMA_CONTROL.SEQ, 1) + 1;
+    rt.device.rma.attach(r.contextId, r.endpoint, region, mem, seq);
+    if (this.#shared) rt.device.rma.directory!.attach(r.contextId, r.endpoint, region, mem, seq);
   }
 
   setAttr(keyval: number, value: unknown): void {
@@ -654,4 +698,20 @@ export class Win implements WinShape {
 
 function defaultComm(): Comm {
   return COMM_WORLD;
+}
+
+/** The threads that read this process's channels and apply remote origins' operations (device/rma-directory.ts channelHosts). */
+function hostsOf(rt: ThreadRuntime): string[] {
+  const o = rt.device.opts;
+  return channelHosts(o.processCount, rt.progress !== 'inline', o.channels);
+}
+
+/** Who else than the calling thread applies operations to its window over `comm`: the channels' hosts, other members in this process. */
+function sharers(rt: ThreadRuntime, comm: Comm): string[] {
+  const me = rt.device.opts.threadId;
+  const hosts = hostsOf(rt).filter((h) => h !== `thread:${me}`);
+  const dev = rt.device;
+  const mine = comm._endpoints[comm.rank];
+  const others = Array.from(comm._endpoints).filter((e) => e !== mine && dev.isLocal(e));
+  return [...hosts.map((h) => h.replace(':', ' ')), ...(others.length > 0 ? [`members on endpoints ${others.join(', ')} of this process`] : [])];
 }

@@ -9,11 +9,10 @@
  * Messages with the thread that started it (engines.ts):
  *   engine -> main   { type: 'listening', address } | { type: 'closed' } | { type: 'fatal', message }
  *   main -> engine   { type: 'start', peers } | { type: 'close' }
- *                    | { type: 'rma-register', window } | { type: 'rma-unregister', contextId }
- *                    | { type: 'rma-attach', contextId, region, region_memory, seq } (no answer: RmaTarget.attach)
- *   engine -> main   { type: 'rma-registered' | 'rma-unregistered', contextId } (the window is served, or no longer)
  *   main -> engine   { type: 'add-peers', peers, contextId }: processes that joined later (dynamic processes)
  *   engine -> main   { type: 'peers-added', contextId }
+ * Windows reach the engine through its process's window directory (rma-directory.ts), which it
+ * opens before it listens.
  *
  * An uncaught exception or rejection in the engine (a bug in tsmpi, or user
  * code that runs here) ends its service of the channel, never silently: it
@@ -33,7 +32,7 @@ import { ERR_INTERN, schedYield } from '../util/index.ts';
 import { EnginePoll } from './engine-poll.ts';
 import { Device, type DeviceOptions } from './device.ts';
 import { SharedState, engineStatsRow, type SharedBuffers } from './shared-state.ts';
-import type { RmaWindowShared } from './engines.ts';
+import { directoryName } from './rma-directory.ts';
 
 export interface EngineBoot {
   readonly shared: SharedBuffers;
@@ -58,6 +57,7 @@ const device = new Device(
   { ...boot.device, log, transportFactory: boot.secure ? secureTransportFactory(mod.createTransport) : mod.createTransport, threadId: -1, hosted: [boot.channel], statsRow: engineStatsRow(boot.channel) },
   shared,
 );
+device.rma.openDirectory(boot.device.jobKey, boot.device.process, directoryName({ threadId: -1, hosted: [boot.channel] }));
 device.onFatal = (err, lostProcess) => port.postMessage({ type: 'fatal', message: err.message, lostProcess });
 let hasDied = false;
 /** The engine threw and nothing caught it: stop serving the channel and say so (see the header). */
@@ -79,35 +79,18 @@ const poll = yieldCore === null ? null : new EnginePoll(boot.pollMs, yieldCore);
 if (poll !== null) device.onFrame = () => poll.touch();
 // The engine lives until the main thread closes it; the main thread unrefs the Worker, so this never holds the process.
 const keepAlive = setInterval(() => undefined, 1 << 30);
-interface RegionMemory {
-  readonly memory: SharedArrayBuffer;
-  readonly byteOffset: number;
-  readonly byteLength: number;
-}
-port.on('message', (m: { type: string; peers?: string[]; window?: RmaWindowShared; contextId?: number; region?: number; region_memory?: RegionMemory | null; seq?: number }) => {
+port.on('message', (m: { type: string; peers?: string[]; contextId?: number }) => {
   if (m.type === 'start') {
     device.start(m.peers!);
   } else if (m.type === 'add-peers') {
     // Dynamic processes (engines.ts addPeers): this channel's addresses of processes that joined later.
     device.addPeers(m.peers!);
     port.postMessage({ type: 'peers-added', contextId: m.contextId });
-  } else if (m.type === 'rma-register') {
-    const w = m.window!;
-    device.rma.register({
-      contextId: w.contextId, memory: new Uint8Array(w.memory, w.byteOffset, w.byteLength), control: new Int32Array(w.control),
-      ...(w.dynamic === true ? { regions: new Map<number, Uint8Array>() } : {}),
-    });
-    port.postMessage({ type: 'rma-registered', contextId: w.contextId });
-  } else if (m.type === 'rma-attach') {
-    const r = m.region_memory!;
-    device.rma.attach(m.contextId!, m.region!, r === null ? null : new Uint8Array(r.memory, r.byteOffset, r.byteLength), m.seq!);
-  } else if (m.type === 'rma-unregister') {
-    device.rma.unregister(m.contextId!);
-    port.postMessage({ type: 'rma-unregistered', contextId: m.contextId });
   } else if (m.type === 'close') {
     poll?.stop();
     void device.close().then(() => {
       clearInterval(keepAlive);
+      device.rma.directory?.close();
       port.postMessage({ type: 'closed' });
       port.close();
     });

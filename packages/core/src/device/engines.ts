@@ -18,17 +18,6 @@ import { SharedState, engineStatsRow } from './shared-state.ts';
 // engine-worker.ts when running from source, engine-worker.js from a built package (dist/).
 const ENGINE_WORKER = new URL(`./engine-worker${import.meta.url.slice(import.meta.url.lastIndexOf('.'))}`, import.meta.url);
 
-/** A window as a channel engine gets it (registerWindow): its memory and control words in shared memory. */
-export interface RmaWindowShared {
-  readonly contextId: number;
-  readonly memory: SharedArrayBuffer;
-  readonly byteOffset: number;
-  readonly byteLength: number;
-  readonly control: SharedArrayBuffer;
-  /** a dynamic window (its regions come by attachRegion) */
-  readonly dynamic?: boolean;
-}
-
 export class Engines {
   readonly #workers: Worker[];
   readonly #life: { isClosing: boolean };
@@ -99,25 +88,6 @@ export class Engines {
   addPeers(perChannel: readonly (readonly string[])[]): Promise<void> {
     const seq = ++this.#asks;
     return this.#askAll((c) => ({ type: 'add-peers', peers: perChannel[c], contextId: seq }), 'peers-added', seq);
-  }
-
-  /**
-   * Has every engine serve window `w` (its RmaTarget, rma-target.ts) from now on; resolves once
-   * all have it, so a window's creation can promise its origins that every channel applies.
-   */
-  registerWindow(w: RmaWindowShared): Promise<void> {
-    return this.#askAll({ type: 'rma-register', window: w }, 'rma-registered', w.contextId);
-  }
-
-  /** Every engine stops serving the window of context `contextId` (Win.free). */
-  unregisterWindow(contextId: number): Promise<void> {
-    return this.#askAll({ type: 'rma-unregister', contextId }, 'rma-unregistered', contextId);
-  }
-
-  /** Tells every engine of attach (memory) or detach (null) number `seq` of a dynamic window's region (RmaTarget.attach). */
-  attachRegion(contextId: number, region: number, memory: Uint8Array | null, seq: number): void {
-    const m = memory === null ? null : { memory: memory.buffer as SharedArrayBuffer, byteOffset: memory.byteOffset, byteLength: memory.byteLength };
-    for (const w of this.#workers) w.postMessage({ type: 'rma-attach', contextId, region, region_memory: m, seq });
   }
 
   /** Asks every engine (`message` of engine c, or the same for all) and resolves when all answered `answer` for `contextId`. */

@@ -35,7 +35,7 @@ function port(record: (h: FrameHeader, p: Uint8Array | null) => void): RmaOut {
 function setup(bytes = 64): { target: RmaTarget; win: RmaWindowRecord; sent: { h: FrameHeader; payload: Uint8Array | null }[] } {
   const sent: { h: FrameHeader; payload: Uint8Array | null }[] = [];
   const target = new RmaTarget(port((h, p) => sent.push({ h: { ...h }, payload: p === null ? null : p.slice() })));
-  const win: RmaWindowRecord = { contextId: CTX, memory: new Uint8Array(new SharedArrayBuffer(bytes)), control: new Int32Array(new SharedArrayBuffer(4 * RMA_CONTROL.WORDS)) };
+  const win: RmaWindowRecord = { contextId: CTX, endpoint: 0, serial: 1, memory: new Uint8Array(new SharedArrayBuffer(bytes)), control: new Int32Array(new SharedArrayBuffer(4 * RMA_CONTROL.WORDS)) };
   target.register(win);
   return { target, win, sent };
 }
@@ -110,13 +110,13 @@ describe('RmaTarget', () => {
     const sent: Uint8Array[] = [];
     const target = new RmaTarget(port((_h, p) => sent.push(p!.slice())));
     const control = new Int32Array(new SharedArrayBuffer(4 * RMA_CONTROL.WORDS));
-    target.register({ contextId: CTX, memory: new Uint8Array(0), control, regions: new Map() });
+    target.register({ contextId: CTX, endpoint: 0, serial: 1, memory: new Uint8Array(0), control, regions: new Map() });
     const region = new Uint8Array(new SharedArrayBuffer(8));
     Atomics.add(control, RMA_CONTROL.SEQ, 1); // the creating thread counted an attach the engine has not applied
     target.arrive(1, frame(RMA_CODE.PUT, 0, 0, 0), payload(RMA_REGION_SPAN + 2, new Uint8Array([5])));
     target.arrive(1, frame(RMA_CODE.GET, 0, 0, 1), payload(RMA_REGION_SPAN + 2));
     expect(sent).toHaveLength(0);
-    target.attach(CTX, 1, region, 1);
+    target.attach(CTX, 0, 1, region, 1);
     expect(region[2]).toBe(5);
     expect(sent.map((p) => [...p])).toEqual([[5]]);
   });

@@ -8,7 +8,9 @@
  * whose user thread computes still serves Put, Get, accumulates, lock and unlock while its
  * channels are hosted by engines.
  *
- * State: a table of registered windows, by context id, per thread. A window's memory is a
+ * State: a table of registered windows, by context id and member endpoint (a window may have
+ * several members in one process: threads on their endpoints), per thread; the process's window
+ * directory (rma-directory.ts) fills it on every thread that may apply. A window's memory is a
  * SharedArrayBuffer (or, on a thread that hosts its channels itself, any memory of that thread)
  * and a small control array in shared memory: word LOCK is the passive-target lock (0 free, -1
  * exclusive, n > 0 shared holders), word ACC the spin lock every accumulate holds while it reads
@@ -27,6 +29,7 @@
  */
 import { FRAME_KIND, fillAnswer, newFrameHeader, type FrameHeader } from '../transport/index.ts';
 import { accumulate, ELEM_SIZE } from './rma-accumulate.ts';
+import { WindowDirectory } from './rma-directory.ts';
 
 /** What an RMA frame asks (aux >>> 16). */
 export const RMA_CODE = {
@@ -63,6 +66,10 @@ export const RMA_PREFIX_BYTES = 8;
 export interface RmaWindowRecord {
   /** the window's context id (its communicator's point-to-point context) */
   readonly contextId: number;
+  /** the member's endpoint: frames to it (their dstEndpoint) apply here */
+  readonly endpoint: number;
+  /** this creation's number (random, told to every member): a later window on the same context and endpoint is another record */
+  readonly serial: number;
   /** the window's memory (a SharedArrayBuffer's bytes wherever another thread may apply) */
   readonly memory: Uint8Array;
   /** RMA_CONTROL words, in shared memory */
@@ -88,6 +95,7 @@ export interface RmaOut {
 }
 
 export class RmaTarget {
+  /** by windowKey(contextId, endpoint) */
   readonly #windows = new Map<number, RmaWindowRecord>();
   readonly #dynamic = new Map<number, DynamicState>();
   readonly #out: RmaOut;
@@ -95,8 +103,17 @@ export class RmaTarget {
   readonly #request: FrameHeader = newFrameHeader();
   readonly #status = new Uint8Array(1);
 
+  /** The process's window directory on this thread (rma-directory.ts): opened at init by every thread of a multithreaded process. */
+  directory: WindowDirectory | null = null;
+
   constructor(out: RmaOut) {
     this.#out = out;
+  }
+
+  /** Opens this thread's end of its process's window directory (`jobKey`, `process`); `name`: directoryName's. */
+  openDirectory(jobKey: string, process: number, name: string): WindowDirectory {
+    this.directory ??= new WindowDirectory(`tsmpi-rma:${jobKey}:${process}`, name, this);
+    return this.directory;
   }
 
   /**
@@ -123,15 +140,24 @@ export class RmaTarget {
     return this.#out.eagerMax(src, dst);
   }
 
-  /** Serves window `w` on this thread from now on (Win creation, before its closing barrier). */
+  /** Serves window member `w` on this thread from now on (Win creation, before its closing barrier). */
   register(w: RmaWindowRecord): void {
-    this.#windows.set(w.contextId, w);
-    if (w.regions !== undefined) this.#dynamic.set(w.contextId, { seen: Atomics.load(w.control, RMA_CONTROL.SEQ), held: [] });
+    const k = windowKey(w.contextId, w.endpoint);
+    this.#windows.set(k, w);
+    if (w.regions !== undefined) this.#dynamic.set(k, { seen: Atomics.load(w.control, RMA_CONTROL.SEQ), held: [] });
   }
 
-  unregister(contextId: number): void {
-    this.#windows.delete(contextId);
-    this.#dynamic.delete(contextId);
+  /** Stops serving the member; `serial`: only that creation's record (a later window may reuse the context). */
+  unregister(contextId: number, endpoint: number, serial?: number): void {
+    const k = windowKey(contextId, endpoint);
+    if (serial !== undefined && this.#windows.get(k)?.serial !== serial) return;
+    this.#windows.delete(k);
+    this.#dynamic.delete(k);
+  }
+
+  /** The member of window `contextId` at `endpoint`, if this thread serves it. */
+  recordOf(contextId: number, endpoint: number): RmaWindowRecord | undefined {
+    return this.#windows.get(windowKey(contextId, endpoint));
   }
 
   /**
@@ -140,9 +166,10 @@ export class RmaTarget {
    * that sees a frame while SEQ is ahead of what it has applied holds the window's frames (in
    * order) until the calls reach it: an origin that learnt an address never finds it missing.
    */
-  attach(contextId: number, region: number, memory: Uint8Array | null, seq: number): void {
-    const w = this.#windows.get(contextId);
-    const d = this.#dynamic.get(contextId);
+  attach(contextId: number, endpoint: number, region: number, memory: Uint8Array | null, seq: number): void {
+    const k = windowKey(contextId, endpoint);
+    const w = this.#windows.get(k);
+    const d = this.#dynamic.get(k);
     if (w === undefined || d === undefined) return;
     if (memory === null) w.regions!.delete(region);
     else w.regions!.set(region, memory);
@@ -155,9 +182,10 @@ export class RmaTarget {
 
   /** An RMA frame from process `srcProcess` (device-wiring.ts): applied now, answered if asked. */
   arrive(srcProcess: number, h: FrameHeader, payload: Uint8Array): void {
-    const w = this.#windows.get(h.contextId);
+    const k = windowKey(h.contextId, h.dstEndpoint);
+    const w = this.#windows.get(k);
     if (w?.regions !== undefined) {
-      const d = this.#dynamic.get(h.contextId)!;
+      const d = this.#dynamic.get(k)!;
       if (d.held.length > 0 || d.seen < Atomics.load(w.control, RMA_CONTROL.SEQ)) {
         // An attach or detach has not reached this thread yet: keep the frame (the payload is valid only now) and its order.
         d.held.push({ srcProcess, h: { ...h }, payload: payload.slice() });
@@ -233,6 +261,11 @@ export class RmaTarget {
 }
 
 const NOTHING = new Uint8Array(0);
+
+/** One number per window member: a u32 context id and an endpoint of this process's job (below 2^21), an exact f64. */
+function windowKey(contextId: number, endpoint: number): number {
+  return endpoint * 2 ** 32 + contextId;
+}
 
 /**
  * The answer to a request that cannot be applied (no such window here, outside its memory):

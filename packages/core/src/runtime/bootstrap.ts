@@ -22,7 +22,7 @@
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { processOf, resolveSettings, universeOf, type Settings, type JobEnv } from '../config/index.ts';
-import { Device, Engines, SharedState, endpointReceivePlan, resolveEndpointReceive, MAX_THREADS, type EndpointReceivePlan, type DirectRoute, type EngineBoot, type ObjectTable } from '../device/index.ts';
+import { Device, Engines, SharedState, endpointReceivePlan, resolveEndpointReceive, MAX_THREADS, directoryName, type EndpointReceivePlan, type DirectRoute, type EngineBoot, type ObjectTable } from '../device/index.ts';
 import { ContextIdState } from '../comm/index.ts';
 import { createLogger, type Logger } from '../log/index.ts';
 import { stopQuietlyOnPeerLoss } from './stop-on-peer-loss.ts';
@@ -146,6 +146,8 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
     },
     shared,
   );
+  // Windows across the threads of this process (device/rma-directory.ts): open before any worker or engine can announce one.
+  if (shared.layout.multithreaded) device.rma.openDirectory(device.opts.jobKey, proc, directoryName(device.opts));
   if (pmi !== null) {
     const reporter = pmi;
     device.onFatal = (_err, lostProcess) => {
@@ -322,6 +324,7 @@ export async function startWorkerThread(boot: WorkerBoot, api: ApiParts): Promis
     },
     shared,
   );
+  device.rma.openDirectory(device.opts.jobKey, device.opts.process, directoryName(device.opts));
   device.start(null, boot.direct);
   blocked.countTimeIn(shared.statsRow(threadId));
   await device.openDirect(boot.job?.worldFirst ?? 0);
@@ -369,6 +372,7 @@ export async function finishProcess(rt: ThreadRuntime, api: ApiParts): Promise<v
   rt.pmi?.setCountersHandler?.(null); // the runtime goes: a --dashboard sample from here on has no counters
   await rt.device.close();
   if (rt.engines !== null) await rt.engines.close();
+  rt.device.rma.directory?.close();
   api.bindPredefined(null);
   setRuntime(null);
   if (rt.pmi !== null) {
