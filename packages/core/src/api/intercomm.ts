@@ -83,10 +83,7 @@ export function encodeSide(ctx: number, endpoints: Int32Array): Uint8Array {
   return new Uint8Array(words.buffer);
 }
 export function decodeSide(bytes: Uint8Array): { ctx: number; endpoints: Int32Array } {
-  // A copy of exactly these bytes: `bytes` may be a Node Buffer (a TLS read), whose slice() is a view of a larger buffer.
-  const own = new Uint8Array(bytes.length);
-  own.set(bytes);
-  const words = new Int32Array(own.buffer);
+  const words = new Int32Array(Uint8Array.from(bytes).buffer); // a copy: a Node Buffer (a TLS read) is a view of a larger one
   return { ctx: words[0]!, endpoints: words.slice(1) };
 }
 

@@ -1,3 +1,4 @@
+// Over 600 lines: one monomorphic loop per (op, element type), written out so V8 keeps each one; the selecting table is at the bottom.
 /**
  * The reduction inner loops: one function per (op, element type), so that
  * every loop sees a single typed-array kind and a single operator and stays

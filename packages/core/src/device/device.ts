@@ -137,10 +137,7 @@ export class Device {
     return this.#wiring.addPeers(addresses, perChannel);
   }
 
-  /**
-   * Opens this thread's direct connections to every other process of its world now (init awaits it: a handshake needs
-   * this thread's loop); `worldFirst` is the world's first process (a spawned world's earlier processes open on first use: some may be gone).
-   */
+  /** Opens direct connections to the processes of this thread's world, from `worldFirst` on (init awaits it; earlier worlds' open on first use: some may be gone). */
   openDirect(worldFirst = 0): Promise<void> {
     return this.#wiring.openDirect(worldFirst);
   }
