@@ -314,6 +314,19 @@ describe.skipIf(why !== null)(`mpiexec under Slurm${why === null ? '' : ` (skipp
     await expectNothingLeft(all.map((x) => x.pid));
   }, 130_000);
 
+  it('spawn inside salloc, --timeout: the roll-call lists the children srun started on n02, then every process on every node ends', async () => {
+    const r = await slurm.run(['salloc', '-N', '2', '-n', '4', 'bash', '-c', mpiexecShell(['-n', '2', '--timeout', '30', SPAWN, '-', 'hang'])], { deadlineMs: 120_000 });
+    const report = `${r.stdout}\n${r.stderr}`;
+    expect(r.timedOut, report).toBe(false);
+    expect(mpiexecStatus(r), report).toBe(124);
+    expect(r.stderr).toMatch(/the job did not finish within --timeout 30 s; roll-call of 4 processes/);
+    for (const [rank, host] of [[0, 'n01'], [1, 'n01'], [2, 'n02']] as const) {
+      expect(r.stderr, report).toMatch(new RegExp(`^mpiexec: {3}rank ${rank} \\(host ${host}, pid \\d+\\): `, 'm'));
+    }
+    expect(r.stderr, report).toMatch(/^mpiexec: {3}rank 3 \(host n02, pid \d+\): not in MPI$/m);
+    await expectNothingLeft(spawnLines(r.stdout).map((x) => x.pid));
+  }, 130_000);
+
   it('--launcher slurm outside an allocation: srun allocates 2 nodes itself (-n 4 --ppn 2)', async () => {
     const r = await slurm.run(['bash', '-c', mpiexecShell(['--launcher', 'slurm', '-n', '4', '--ppn', '2', RANK])], { deadlineMs: 120_000 });
     expect(r.timedOut, r.stderr).toBe(false);
