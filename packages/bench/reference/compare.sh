@@ -6,10 +6,10 @@
 # the order statistics of the per-call times, SIZE-byte-cpu the CPU milliseconds per call summed over
 # the processes (compare-extract.sh).
 #
-#   packages/bench/reference/compare.sh [--bench msgrate|pingpong|allreduce] [--repeat R] [--json FILE]
+#   packages/bench/reference/compare.sh [--bench msgrate|pingpong|allreduce|collective --call CALL] [--repeat R] [--json FILE]
 #                                       [--iterations N | --lengths N1,N2,...] [--warmup N] [--window N] [--size BYTES]
 #                                       [--impls tsmpi,node,node-poll,openmpi,openmpi-nobind,mpich] [--ours-args 'ARGS'] [--timeout S]
-#                                       [--np P (allreduce)]
+#                                       [--np P (allreduce, collective)]
 #
 # Every implementation moves its messages over TCP between its processes on one machine,
 # two processes (allreduce: four, or --np), each at its own defaults otherwise (core binding included),
@@ -58,7 +58,9 @@ usage() {
   sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
   cat <<'EOF'
 
-  --bench B        msgrate (default), pingpong, or allreduce (4 processes unless --np; sizes 8 B and 8 MiB)
+  --bench B        msgrate (default), pingpong, or allreduce (4 processes unless --np; sizes 8 B and 8 MiB),
+                   or collective (4 processes unless --np) with --call allreduce|allreduce-init|
+                   reduce-scatter|neighbor-alltoall (collective.ts / collective.c; no plain Node row)
   --repeat R       runs per implementation (default 5); the table shows the median
   --json FILE      write all runs, medians and ratios to FILE as one JSON document
   --iterations N, --warmup N, --window N, --size BYTES
@@ -86,17 +88,18 @@ while [ $# -gt 0 ]; do
     --timeout) run_timeout=${2:?--timeout needs a value}; shift 2 ;;
     --lengths) lengths=${2:?--lengths needs a value}; shift 2 ;;
     --np) np_given=${2:?--np needs a value}; shift 2 ;;
-    --iterations|--warmup|--window|--size) bench_args+=("$1" "${2:?$1 needs a value}"); shift 2 ;;
+    --iterations|--warmup|--window|--size|--call) bench_args+=("$1" "${2:?$1 needs a value}"); shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown option '$1'" ;;
   esac
 done
-case "$bench" in msgrate|pingpong|allreduce) ;; *) die "--bench must be msgrate, pingpong or allreduce (got '$bench')" ;; esac
+case "$bench" in msgrate|pingpong|allreduce|collective) ;; *) die "--bench must be msgrate, pingpong, allreduce or collective (got '$bench')" ;; esac
+case "$bench ${bench_args[*]} " in "collective "*" --call "*|msgrate*|pingpong*|allreduce*) ;; *) die "--bench collective needs --call CALL" ;; esac
 # processes per run: the point-to-point benchmarks use a pair; allreduce uses 4 (issue 5's target)
 np=2
-[ "$bench" = allreduce ] && np=4
+{ [ "$bench" = allreduce ] || [ "$bench" = collective ]; } && np=4
 if [ -n "$np_given" ]; then
-  [ "$bench" = allreduce ] || die "--np applies to --bench allreduce only (msgrate and pingpong run 2 processes)"
+  { [ "$bench" = allreduce ] || [ "$bench" = collective ]; } || die "--np applies to --bench allreduce and collective only (msgrate and pingpong run 2 processes)"
   [[ "$np_given" =~ ^[1-9][0-9]*$ ]] && [ "$np_given" -ge 2 ] || die "--np must be an integer >= 2 (got '$np_given')"
   np=$np_given
 fi
@@ -141,7 +144,7 @@ build_ref() { # impl mpicc suffix
   fi
 }
 # Plain Node sockets: the same tsx that runs tsmpi's ranks. The polling variant exists for allreduce only.
-if [ -x "$root/node_modules/.bin/tsx" ]; then
+if [ -x "$root/node_modules/.bin/tsx" ] && [ "$bench" != collective ]; then
   if [ "$bench" = allreduce ] && [ "$np" != 4 ]; then
     { want node || want node-poll; } && echo "compare.sh: plain Node's allreduce runs 4 processes only; leaving node and node-poll out at --np $np" >&2
   else
@@ -234,7 +237,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "nan" || b == "nan" || b + 0
 label() { case "$1" in tsmpi) echo tsmpi ;; node) echo "Node raw" ;; node-poll) echo "Node poll" ;; openmpi) echo "Open MPI" ;; openmpi-nobind) echo "OMPI nobind" ;; mpich) echo MPICH ;; esac; }
 if [ "$bench" = msgrate ]; then
   unit="M messages/s, higher is better"
-elif [ "$bench" = allreduce ]; then
+elif [ "$bench" = allreduce ] || [ "$bench" = collective ]; then
   unit="microseconds per call on $np processes, SIZE-byte rows the mean (-median, -p99: of the per-call times; -cpu: CPU milliseconds per call summed over the processes), lower is better; a ratio above 1 means tsmpi is slower"
 else
   unit="round-trip microseconds, SIZE-byte rows the mean (-median, -p99: of the round trips; -cpu: CPU milliseconds per round trip summed over both processes), lower is better; a ratio above 1 means tsmpi is slower"
