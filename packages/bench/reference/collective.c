@@ -1,0 +1,145 @@
+/*
+ * One collective, timed per call: the C reference for ../src/collective.ts (same calls, flags
+ * and output line).
+ *
+ * --call allreduce | allreduce-init | reduce-scatter | neighbor-alltoall, as collective.ts:
+ * MPI_Allreduce; MPI_Allreduce_init + MPI_Start + MPI_Wait (MPI 4.0; Open MPI 4.1 has it as
+ * MPIX_Allreduce_init, MPICH 4.0 as MPI_Allreduce_init); MPI_Reduce_scatter with equal counts
+ * (SIZE bytes in all); MPI_Neighbor_alltoall of SIZE bytes to each neighbor on a periodic
+ * P/2 x 2 Cartesian communicator. Barrier, WARMUP untimed calls, barrier, timed calls; rank 0
+ * prints the mean per call (the loop's time / calls), SIZE / mean in MB/s, the median, p99 and
+ * min per-call times and the CPU per call summed over all ranks.
+ *
+ *   mpicc -O2 -o build/collective_ompi collective.c
+ *   mpirun -n 4 build/collective_ompi --call reduce-scatter --size 8388608
+ */
+#include <mpi.h>
+#if defined(OPEN_MPI) && OPEN_MPI && MPI_VERSION < 4
+#include <mpi-ext.h>
+#define ALLREDUCE_INIT MPIX_Allreduce_init
+#else
+#define ALLREDUCE_INIT MPI_Allreduce_init
+#endif
+#include <time.h>
+
+#include "bench-args.h"
+#include "bench-stats.h"
+
+static const char *USAGE =
+    "usage: mpirun -n P collective --call CALL [flags]\n"
+    "\n"
+    "One collective timed per call. CALL: allreduce, allreduce-init (persistent), reduce-scatter\n"
+    "(equal counts), neighbor-alltoall (periodic P/2 x 2 Cartesian communicator, P even >= 4).\n"
+    "\n"
+    "  --call CALL      the collective (required)\n"
+    "  --iterations N   timed calls for small sizes (default 2000; sizes above 64 KiB run\n"
+    "                   N * 64 KiB / SIZE calls, at least 10)\n"
+    "  --warmup N       untimed calls (default 50; sizes above 64 KiB: at least 2)\n"
+    "  --size BYTES     bytes per call (reduce-scatter: in all; neighbor-alltoall: to each\n"
+    "                   neighbor), a multiple of 8 (default 8)\n"
+    "  --json FILE      append one JSON record (one line) to FILE\n"
+    "  -h, --help       this text\n";
+
+#define SCALE_BYTES (64L * 1024L)
+
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank = 0, size = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+    /* --call is this benchmark's own flag: take it out before the shared parser sees argv. */
+    const char *call = NULL;
+    int kept = 1;
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--call") == 0 && i + 1 < argc) { call = argv[++i]; continue; }
+        if (strncmp(argv[i], "--call=", 7) == 0) { call = argv[i] + 7; continue; }
+        argv[kept++] = argv[i];
+    }
+    argc = kept;
+    struct bench_flags f = { .iterations = 2000, .warmup = 50, .window = 1, .sizes = { 8 }, .nsizes = 1 };
+    int early = bench_flags_or_exit(argc, argv, &f, "collective", USAGE, rank);
+    if (early >= 0) return early;
+    int kind = call == NULL ? -1 : strcmp(call, "allreduce") == 0 ? 0 : strcmp(call, "allreduce-init") == 0 ? 1
+             : strcmp(call, "reduce-scatter") == 0 ? 2 : strcmp(call, "neighbor-alltoall") == 0 ? 3 : -1;
+    const long bytes = f.sizes[0];
+    const char *bad = kind < 0 ? "--call must be one of allreduce, allreduce-init, reduce-scatter, neighbor-alltoall"
+                    : bytes % 8 != 0 ? "--size must be a multiple of 8 (FLOAT64 elements)"
+                    : kind == 2 && bytes % (8L * size) != 0 ? "--size must be a multiple of 8 * P for reduce-scatter"
+                    : kind == 3 && (size < 4 || size % 2 != 0) ? "neighbor-alltoall needs an even number of processes, at least 4"
+                    : NULL;
+    if (bad != NULL) {
+        if (rank == 0) fprintf(stderr, "collective: %s\n\n%s", bad, USAGE);
+        MPI_Finalize();
+        return 2;
+    }
+    char lib[128];
+    const char *impl = "other";
+    bench_library(lib, sizeof lib, &impl);
+
+    const long n = bytes / 8;
+    const long calls = bytes <= SCALE_BYTES ? f.iterations : ((long)((double)f.iterations * (double)SCALE_BYTES / (double)bytes + 0.5) < 10 ? 10 : (long)((double)f.iterations * (double)SCALE_BYTES / (double)bytes + 0.5));
+    long warm = f.warmup;
+    if (bytes > SCALE_BYTES) warm = warm < calls ? warm : calls, warm = warm < 2 ? 2 : warm;
+    const long sendn = kind == 3 ? 4 * n : n, recvn = kind == 3 ? 4 * n : kind == 2 ? n / size : n;
+    double *sendbuf = malloc(sizeof(double) * (size_t)(sendn + 1));
+    double *recvbuf = malloc(sizeof(double) * (size_t)(recvn + 1));
+    double *samples = malloc(sizeof(double) * (size_t)calls);
+    int *counts = malloc(sizeof(int) * (size_t)size);
+    if (sendbuf == NULL || recvbuf == NULL || samples == NULL || counts == NULL) MPI_Abort(MPI_COMM_WORLD, 1);
+    for (long i = 0; i < sendn; i++) sendbuf[i] = rank + 1;
+    for (int r = 0; r < size; r++) counts[r] = (int)(n / size);
+    MPI_Comm cart = MPI_COMM_NULL;
+    MPI_Request persistent = MPI_REQUEST_NULL;
+    if (kind == 3) {
+        int dims[2] = { size / 2, 2 }, periods[2] = { 1, 1 };
+        MPI_Cart_create(MPI_COMM_WORLD, 2, dims, periods, 0, &cart);
+    }
+    if (kind == 1) ALLREDUCE_INIT(sendbuf, recvbuf, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &persistent);
+#define ONE_CALL()                                                                                           \
+    do {                                                                                                     \
+        if (kind == 0) MPI_Allreduce(sendbuf, recvbuf, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);         \
+        else if (kind == 1) { MPI_Start(&persistent); MPI_Wait(&persistent, MPI_STATUS_IGNORE); }             \
+        else if (kind == 2) MPI_Reduce_scatter(sendbuf, recvbuf, counts, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); \
+        else MPI_Neighbor_alltoall(sendbuf, (int)n, MPI_DOUBLE, recvbuf, (int)n, MPI_DOUBLE, cart);           \
+    } while (0)
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (long it = 0; it < warm; it++) ONE_CALL();
+    MPI_Barrier(MPI_COMM_WORLD);
+    double cpu_before = bench_cpu_seconds();
+    double loop_start = MPI_Wtime();
+    for (long it = 0; it < calls; it++) {
+        double start = MPI_Wtime();
+        ONE_CALL();
+        samples[it] = MPI_Wtime() - start;
+    }
+    double loop_seconds = MPI_Wtime() - loop_start;
+    double cpu_ms = (bench_cpu_seconds() - cpu_before) * 1e3 / (double)calls, cpu_ms_all = 0;
+    MPI_Reduce(&cpu_ms, &cpu_ms_all, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0) {
+        struct call_summary s = bench_summarize_calls(samples, calls, loop_seconds);
+        double bw = s.mean > 0 ? (double)bytes / s.mean : 0;
+        printf("%s: %ld-byte mean %.2f us, %.1f MB/s (median %.2f, p99 %.2f, min %.2f; cpu %.3f ms per call over all ranks; "
+               "%ld iterations, %d processes, %s)\n",
+               call, bytes, s.mean, bw, s.median, s.p99, s.min, cpu_ms_all, calls, size, lib);
+        fflush(stdout);
+        if (f.json_file != NULL) {
+            FILE *out = bench_json_begin(f.json_file, impl, lib, call);
+            if (out != NULL) {
+                fprintf(out,
+                        "\"processes\":%d,\"iterations\":%ld,\"warmup\":%ld,\"sizeBytes\":%ld,\"meanMicros\":%.3f,\"medianMicros\":%.3f,"
+                        "\"p99Micros\":%.3f,\"minMicros\":%.3f,\"bandwidthMBs\":%.3f,\"cpuMillisPerCall\":%.4f}\n",
+                        size, calls, warm, bytes, s.mean, s.median, s.p99, s.min, bw, cpu_ms_all);
+                fclose(out);
+            }
+        }
+    }
+    if (persistent != MPI_REQUEST_NULL) MPI_Request_free(&persistent);
+    if (cart != MPI_COMM_NULL) MPI_Comm_free(&cart);
+    free(counts);
+    free(samples);
+    free(recvbuf);
+    free(sendbuf);
+    MPI_Finalize();
+    return 0;
+}
