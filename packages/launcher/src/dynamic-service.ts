@@ -7,9 +7,12 @@
  *   else the job's host slots in order), asks the job to start the new world (job.ts), and
  *   answers once the children's leader joined (spawnJoin) with the children's side.
  * - spawnJoin: the children's leader hands its side and gets the parents'.
- * - openPort / closePort, accept / connect: a port is a random 128-bit name known only to this
- *   mpiexec and usable only over an authenticated wire-up connection; the first accept and the
- *   first connect at a port are paired, each gets the other's side.
+ * - openPort / closePort, accept / connect: a port is `tsmpi-port:JOB:SECRET`, JOB this mpiexec's
+ *   random 64-bit tag (not secret: it says which job opened the port), SECRET a random 128-bit
+ *   token known only to this mpiexec and usable only over an authenticated wire-up connection;
+ *   the first accept and the first connect at a port are paired, each gets the other's side. A
+ *   port of another job is refused with an answer that says so (two jobs do not connect yet:
+ *   docs/adr/XXXX-connect-two-jobs.md).
  * - publish / lookup / unpublish: a table of service names.
  * A "side" is the opaque bytes core's api/dynamic-side.ts encodes ([context id, endpoints]).
  * Errors are answers ([class name, message]), never exceptions: the request's process decides.
@@ -96,6 +99,8 @@ export class DynamicService {
   readonly #spawns = new Map<number, PendingSpawn>();
   readonly #ports = new Map<string, Port>();
   readonly #names = new Map<string, string>();
+  /** This job's tag in its port names: tells a port of another job from a closed or made-up one. */
+  readonly #jobTag = randomBytes(8).toString('hex');
 
   constructor(deps: DynamicServiceDeps) {
     this.#deps = deps;
@@ -115,7 +120,7 @@ export class DynamicService {
       case 'spawnJoin':
         return Promise.resolve(this.#spawnJoin(rank, a));
       case 'openPort': {
-        const port = `tsmpi-port:${randomBytes(16).toString('hex')}`;
+        const port = `${PORT_PREFIX}${this.#jobTag}:${randomBytes(16).toString('hex')}`;
         this.#ports.set(port, { accepting: null, connecting: [] });
         return Promise.resolve({ value: port });
       }
@@ -229,7 +234,7 @@ export class DynamicService {
   #closePort(a: Readonly<Record<string, unknown>>): DynAnswer {
     const port = a['port'];
     const p = typeof port === 'string' ? this.#ports.get(port) : undefined;
-    if (p === undefined) return fail('ERR_PORT', `${describePort(port)} is not an open port of this job`);
+    if (p === undefined) return this.#unknownPort(port);
     this.#ports.delete(port as string);
     const gone = fail('ERR_PORT', `port ${port as string} was closed while waiting`);
     p.accepting?.resolve(gone);
@@ -241,7 +246,7 @@ export class DynamicService {
     const port = a['port'];
     const side = a['side'];
     const p = typeof port === 'string' ? this.#ports.get(port) : undefined;
-    if (p === undefined) return Promise.resolve(fail('ERR_PORT', `${describePort(port)} is not an open port of this job`));
+    if (p === undefined) return Promise.resolve(this.#unknownPort(port));
     if (!(side instanceof Uint8Array)) return Promise.resolve(fail('ERR_ARG', `malformed ${op} request`));
     if (op === 'accept') {
       if (p.accepting !== null) return Promise.resolve(fail('ERR_PORT', `port ${port as string} already has an accept waiting`));
@@ -263,6 +268,16 @@ export class DynamicService {
     return new Promise((resolve) => p.connecting.push({ side, resolve }));
   }
 
+  /** Why `port` is not open here: another job's port, or a closed or made-up one. */
+  #unknownPort(port: unknown): DynFailure {
+    const job = typeof port === 'string' ? PORT_NAME.exec(port)?.[1] : undefined;
+    if (job !== undefined && job !== this.#jobTag) {
+      return fail('ERR_PORT', `${describePort(port)} was opened by another mpiexec job: ports connect the worlds of one job (its initial world and the worlds it spawned); ` +
+        'connecting two separately started jobs is not supported yet');
+    }
+    return fail('ERR_PORT', `${describePort(port)} is not an open port of this job (closed, or not a name MPI.openPort returned)`);
+  }
+
   #nameService(op: 'publish' | 'lookup' | 'unpublish', a: Readonly<Record<string, unknown>>): DynAnswer {
     const service = a['service'];
     if (!isName(service)) return fail(op === 'lookup' ? 'ERR_NAME' : 'ERR_SERVICE', `service ${JSON.stringify(service)} is invalid: expected a string of 1..${MAX_NAME_CHARS} characters`);
@@ -280,6 +295,10 @@ export class DynamicService {
     return { value: null };
   }
 }
+
+/** Every port name starts so; then the job's tag (16 hex digits), ':', the secret (32 hex digits). */
+const PORT_PREFIX = 'tsmpi-port:';
+const PORT_NAME = /^tsmpi-port:([0-9a-f]{16}):[0-9a-f]{32}$/;
 
 function describePort(port: unknown): string {
   return typeof port === 'string' ? `port "${port.length > 80 ? `${port.slice(0, 80)}...` : port}"` : `port ${typeof port}`;
