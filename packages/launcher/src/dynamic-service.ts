@@ -74,8 +74,18 @@ interface PendingSpawn {
 
 interface Port {
   accepting: { readonly side: Uint8Array; readonly resolve: (a: DynAnswer) => void } | null;
-  connecting: { readonly side: Uint8Array; readonly resolve: (a: DynAnswer) => void }[];
+  /** Connects waiting for an accept, each with the timer that refuses it after its timeout. */
+  connecting: { readonly side: Uint8Array; readonly resolve: (a: DynAnswer) => void; readonly timer: NodeJS.Timeout }[];
 }
+
+/**
+ * How long a connect waits for an accept at an open port, in seconds, when the request names no
+ * `timeout` (info key of Comm.connect): MPICH's default (MPIR_CVAR_CH4_COMM_CONNECT_TIMEOUT, 180 s),
+ * after which the connect is ERR_PORT as there.
+ */
+export const CONNECT_TIMEOUT_S = 180;
+/** The longest timeout a connect may ask for (a day): setTimeout's range, and no connect waits longer. */
+const MAX_CONNECT_TIMEOUT_S = 86_400;
 
 /** Longest service name, port name or argument string accepted (MPI_MAX_PORT_NAME-like bound). */
 const MAX_NAME_CHARS = 1024;
@@ -238,7 +248,10 @@ export class DynamicService {
     this.#ports.delete(port as string);
     const gone = fail('ERR_PORT', `port ${port as string} was closed while waiting`);
     p.accepting?.resolve(gone);
-    for (const c of p.connecting) c.resolve(gone);
+    for (const c of p.connecting) {
+      clearTimeout(c.timer);
+      c.resolve(gone);
+    }
     return { value: null };
   }
 
@@ -252,6 +265,7 @@ export class DynamicService {
       if (p.accepting !== null) return Promise.resolve(fail('ERR_PORT', `port ${port as string} already has an accept waiting`));
       const c = p.connecting.shift();
       if (c !== undefined) {
+        clearTimeout(c.timer);
         c.resolve({ value: { side } });
         return Promise.resolve({ value: { side: c.side } });
       }
@@ -265,7 +279,21 @@ export class DynamicService {
       acc.resolve({ value: { side } });
       return Promise.resolve({ value: { side: acc.side } });
     }
-    return new Promise((resolve) => p.connecting.push({ side, resolve }));
+    const timeout = a['timeout'] ?? CONNECT_TIMEOUT_S;
+    if (typeof timeout !== 'number' || !(timeout > 0 && timeout <= MAX_CONNECT_TIMEOUT_S)) {
+      return Promise.resolve(fail('ERR_INFO_VALUE', `connect timeout ${String(timeout)} is out of range: expected 0 < seconds <= ${MAX_CONNECT_TIMEOUT_S}`));
+    }
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        const i = p.connecting.indexOf(entry);
+        if (i < 0) return;
+        p.connecting.splice(i, 1);
+        resolve(fail('ERR_PORT', `no accept at port ${port as string} within ${timeout} s (the connect timeout; info key "timeout" sets it, in seconds)`));
+      }, timeout * 1000);
+      timer.unref();
+      const entry = { side, resolve, timer };
+      p.connecting.push(entry);
+    });
   }
 
   /** Why `port` is not open here: another job's port, or a closed or made-up one. */

@@ -5,6 +5,8 @@
 // ERR_PORT from Comm.connect naming the port and saying it is another job's; its rank 0 then writes
 // DIR/refused. The accepting job's rank 0 sees that file and closes the port: its waiting accept
 // is ERR_PORT at every rank, and the job goes on (an allreduce over its COMM_WORLD) and ends 0.
+// The accepting job also connects to a port of its own that nobody accepts at, with info timeout
+// 1 s: ERR_PORT from Comm.connect after the timeout (MPICH's behaviour); a timeout "soon" is ERR_INFO_VALUE.
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import * as MPI from '@tsmpi/core';
@@ -35,6 +37,11 @@ if (role === 'accept') {
   }
   await throwsMPI(() => world.accept(port), MPI.ERR_PORT, 'Comm.accept', 'accept at a port closed while waiting');
   equal(await world.allreduce(rank, MPI.SUM), (size * (size - 1)) / 2, 'the accepting job goes on after its port closed');
+  // A connect at an open port with no accept gives up after its info timeout (as MPICH's); a bad timeout is refused.
+  const lonely = rank === 0 ? await MPI.openPort() : '';
+  await throwsMPI(() => world.connect(lonely, { info: new MPI.Info({ timeout: '1' }) }), MPI.ERR_PORT, 'Comm.connect', 'a connect with no accept times out');
+  await throwsMPI(() => world.connect(lonely, { info: new MPI.Info({ timeout: 'soon' }) }), MPI.ERR_INFO_VALUE, 'Comm.connect', 'a timeout that is not seconds');
+  if (rank === 0) MPI.closePort(lonely);
   console.log(`accept closed OK ${rank}/${size}`);
 } else {
   await waitFor(portFile);
