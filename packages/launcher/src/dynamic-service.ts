@@ -83,7 +83,7 @@ interface Port {
  * `timeout` (info key of Comm.connect): MPICH's default (MPIR_CVAR_CH4_COMM_CONNECT_TIMEOUT, 180 s),
  * after which the connect is ERR_PORT as there.
  */
-export const CONNECT_TIMEOUT_S = 180;
+const CONNECT_TIMEOUT_S = 180;
 /** The longest timeout a connect may ask for (a day): setTimeout's range, and no connect waits longer. */
 const MAX_CONNECT_TIMEOUT_S = 86_400;
 
@@ -261,6 +261,10 @@ export class DynamicService {
     const p = typeof port === 'string' ? this.#ports.get(port) : undefined;
     if (p === undefined) return Promise.resolve(this.#unknownPort(port));
     if (!(side instanceof Uint8Array)) return Promise.resolve(fail('ERR_ARG', `malformed ${op} request`));
+    const timeout = a['timeout'] ?? CONNECT_TIMEOUT_S;
+    if (op === 'connect' && (typeof timeout !== 'number' || !(timeout > 0 && timeout <= MAX_CONNECT_TIMEOUT_S))) {
+      return Promise.resolve(fail('ERR_INFO_VALUE', `connect timeout ${String(timeout)} is out of range: expected 0 < seconds <= ${MAX_CONNECT_TIMEOUT_S}`));
+    }
     if (op === 'accept') {
       if (p.accepting !== null) return Promise.resolve(fail('ERR_PORT', `port ${port as string} already has an accept waiting`));
       const c = p.connecting.shift();
@@ -279,17 +283,13 @@ export class DynamicService {
       acc.resolve({ value: { side } });
       return Promise.resolve({ value: { side: acc.side } });
     }
-    const timeout = a['timeout'] ?? CONNECT_TIMEOUT_S;
-    if (typeof timeout !== 'number' || !(timeout > 0 && timeout <= MAX_CONNECT_TIMEOUT_S)) {
-      return Promise.resolve(fail('ERR_INFO_VALUE', `connect timeout ${String(timeout)} is out of range: expected 0 < seconds <= ${MAX_CONNECT_TIMEOUT_S}`));
-    }
     return new Promise((resolve) => {
       const timer = setTimeout(() => {
         const i = p.connecting.indexOf(entry);
         if (i < 0) return;
         p.connecting.splice(i, 1);
-        resolve(fail('ERR_PORT', `no accept at port ${port as string} within ${timeout} s (the connect timeout; info key "timeout" sets it, in seconds)`));
-      }, timeout * 1000);
+        resolve(fail('ERR_PORT', `no accept at port ${port as string} within ${String(timeout)} s (the connect timeout; info key "timeout" sets it, in seconds)`));
+      }, (timeout as number) * 1000);
       timer.unref();
       const entry = { side, resolve, timer };
       p.connecting.push(entry);
