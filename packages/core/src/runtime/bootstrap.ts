@@ -179,7 +179,7 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
     device.start(addresses);
   }
   const policy = pollPolicy({ localSize: job?.localSize ?? 1, cores: os.availableParallelism(), spinTurns: settings.waitSpinTurns });
-  waitPoll.configure({ ...waitPollOptions(settings, size, log, device, !useEngines), spinTurns: policy.spinTurns });
+  waitPoll.configure({ ...waitPollOptions(settings, size, log, device, !useEngines), spinTurns: policy.spinTurns, sleepAfterTurns: policy.sleepAfterTurns });
   // Bulk traffic sleeps only where a poller would take a core from another process of the job.
   if (policy.isOversubscribed) device.onRendezvous = (bytes) => waitPoll.noteRendezvous(bytes);
   blocked.countTimeIn(shared.statsRow(0));
@@ -338,7 +338,7 @@ export async function startWorkerThread(boot: WorkerBoot, api: ApiParts): Promis
     process.on('exit', (code) => shared.routes!.markReaderDied(threadId, code));
   }
   const policy = pollPolicy({ localSize: boot.job?.localSize ?? 1, cores: os.availableParallelism(), spinTurns: settings.waitSpinTurns });
-  waitPoll.configure({ ...waitPollOptions(settings, size, log, device, false), spinTurns: policy.spinTurns });
+  waitPoll.configure({ ...waitPollOptions(settings, size, log, device, false), spinTurns: policy.spinTurns, sleepAfterTurns: policy.sleepAfterTurns });
   api.attachPredefined(boot, size, settings.endpoints, device.firstEndpoint, boot.job?.worldFirst ?? 0);
   shared.objects.onDestroy = api.destroyComm;
   const rt = new ThreadRuntime({
