@@ -74,7 +74,9 @@ describe.skipIf(why !== null)(`mpiexec --dashboard in headless Chromium${why ===
       const deadline = Date.now() + 90_000;
       while (Date.now() < deadline) {
         v = await read().catch(() => ({ cycles: [], collectives: [], tail: '' })); // before the page has loaded
-        if ((v['cycles'] as unknown[]).length > 0 && (v['collectives'] as unknown[]).length > 0 && String(v['tail']).includes('step 2')) break;
+        // Rank 3 may still be in the allreduce before its barrier when the cycle is complete: wait for the barrier.
+        const inBarrier = (v['collectives'] as string[][]).some((c) => c[1] === 'barrier');
+        if ((v['cycles'] as unknown[]).length > 0 && inBarrier && String(v['tail']).includes('step 2')) break;
         await new Promise((r) => setTimeout(r, 250));
       }
       expect(v['cycles']).toEqual([['0,1,2', 'deadlock: rank 0 → rank 1 → rank 2 → rank 0 (each waits for the next)']]);
