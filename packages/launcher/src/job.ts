@@ -407,6 +407,7 @@ export class Job {
       },
       onOutput: (r, fd, data) => {
         const s = rank(r);
+        this.#dashboard?.output(r, fd, data);
         if (fd === 1) {
           s.out.push(data);
           s.outFile?.write(data);

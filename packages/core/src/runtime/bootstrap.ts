@@ -28,7 +28,7 @@ import { createLogger, type Logger } from '../log/index.ts';
 import { stopQuietlyOnPeerLoss } from './stop-on-peer-loss.ts';
 import { failIfReaderDied } from './reader-death.ts';
 import { joinJob } from './join-job.ts';
-import type { FinalizeReport, PmiClient, RankCounters, TraceThread } from '../pmi/index.ts';
+import type { FinalizeReport, LocalCounters, PmiClient, TraceThread } from '../pmi/index.ts';
 import { secureTransportFactory, type ReaderSocketName, type TransportFactory } from '../transport/index.ts';
 import { ERR_ARG, mpiError, schedYield } from '../util/index.ts';
 import type { ThreadLevel } from './thread-level.ts';
@@ -57,7 +57,7 @@ export interface ApiParts {
   /** Messages and bytes of this process since init, for the launcher's report. */
   messageTotals(rt: ThreadRuntime): FinalizeReport;
   /** mpiexec --dashboard: the totals and COMM_WORLD's collectives, read only when a sample asks. */
-  counters(rt: ThreadRuntime): RankCounters;
+  counters(rt: ThreadRuntime): LocalCounters;
   /** MPI.abort on behalf of a worker thread that asked for it through shared memory. */
   abort(code: number, where: string): never;
   /** mpiexec --trace: starts recording this thread's calls (api/trace-recorder.ts, loaded only then); `takeOrder`: SharedState.takeTraceOrder. */
