@@ -18,8 +18,6 @@ const SRC = pathToFileURL(path.join(CORE, 'src')).href;
 const LAZY = [
   'api/file-access.ts', 'api/file-collective.ts', 'api/file-open.ts', 'api/file-shared-pointer.ts',
   'api/trace-recorder.ts', 'pmi/', 'pmi-direct/',
-  // io/ but the access modes and the fs error mapping (File.open and File.delete check with them before loading)
-  'io/index.ts', 'io/view-map.ts', 'io/two-phase.ts', 'io/sieve.ts', 'io/external32.ts',
   'api/win-origin.ts', // with the first window's creation
 ];
 /** Packages a program that only imports core must not load: the wire-up client's WebSocket and the transport. */

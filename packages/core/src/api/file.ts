@@ -18,10 +18,10 @@
  */
 import { fstatSync } from 'node:fs';
 import { unlink, type FileHandle } from 'node:fs/promises';
-// io/'s small parts File.open and File.delete need before any file is open, by file; the rest of io/ comes with the parts below.
-import { MODE_APPEND, MODE_DELETE_ON_CLOSE, SEEK_CUR, SEEK_END, SEEK_SET, checkAmode, isReadable, isWritable } from '../io/amode.ts';
-import { fileError } from '../io/fs-error.ts';
-import type { ViewMap } from '../io/view-map.ts';
+import {
+  MODE_APPEND, MODE_DELETE_ON_CLOSE, SEEK_CUR, SEEK_END, SEEK_SET, byteViewMap, checkAmode, fileByteOf, fileError, isReadable, isWritable,
+  makeViewMap, runsOf, type ViewMap,
+} from '../io/index.ts';
 import {
   ERR_ACCESS, ERR_ARG, ERR_BAD_FILE, ERR_COMM, ERR_FILE, ERR_READ_ONLY, ERR_TYPE, ERR_UNSUPPORTED_DATAREP, MPIError, mpiError,
 } from '../util/index.ts';
@@ -42,25 +42,23 @@ import type { Status } from './status.ts';
 export {
   MODE_RDONLY, MODE_WRONLY, MODE_RDWR, MODE_CREATE, MODE_EXCL, MODE_APPEND, MODE_DELETE_ON_CLOSE, MODE_UNIQUE_OPEN, MODE_SEQUENTIAL,
   SEEK_SET, SEEK_CUR, SEEK_END,
-} from '../io/amode.ts';
+} from '../io/index.ts';
 
 /**
- * The accesses, the two-phase code, the opening, the shared pointer and the view maps (with them io/'s two-phase,
- * sieve and external32 code), loaded by the first File.open (File.delete needs none of them): a program that opens
- * no file does not load them (issue 38, start-up and memory). Every File exists only after its open, so its methods
- * (the synchronous ones too) find them loaded.
+ * The accesses, the two-phase code, the opening and the shared pointer, loaded by the first File.open
+ * (File.delete needs none of them): a program that opens no file does not load them (issue 38, start-up and memory).
+ * Every File exists only after its open, so its methods find them loaded.
  */
 type FileParts = typeof import('./file-access.ts') & typeof import('./file-collective.ts') & typeof import('./file-open.ts') & typeof import('./file-shared-pointer.ts')
-  & typeof import('./file-split.ts') & typeof import('../io/view-map.ts');
+  & typeof import('./file-split.ts');
 let parts: FileParts | null = null;
 
 async function loadParts(): Promise<FileParts> {
   if (parts === null) {
-    const [access, collective, open, pointer, split, viewMap] = await Promise.all([
+    const [access, collective, open, pointer, split] = await Promise.all([
       import('./file-access.ts'), import('./file-collective.ts'), import('./file-open.ts'), import('./file-shared-pointer.ts'), import('./file-split.ts'),
-      import('../io/view-map.ts'),
     ]);
-    parts = { ...access, ...collective, ...open, ...pointer, ...split, ...viewMap };
+    parts = { ...access, ...collective, ...open, ...pointer, ...split };
   }
   return parts;
 }
@@ -96,7 +94,7 @@ export class File implements CollectiveAccess {
   /** the access mode of File.open (MPI_File_get_amode) */
   readonly amode: number;
   /** @internal */
-  _view: ViewMap = loaded().byteViewMap();
+  _view: ViewMap = byteViewMap();
   /** @internal */
   _datarep: Datarep = 'native';
   /** @internal */
@@ -311,7 +309,7 @@ export class File implements CollectiveAccess {
     }
     this.#applyHints(infoEntries(info, call) ?? [], call);
     await this.#chain.catch(() => undefined);
-    this._view = loaded().makeViewMap(disp, etype.size, filetype._map);
+    this._view = makeViewMap(disp, etype.size, filetype._map);
     this.#etype = etype;
     this.#filetype = filetype;
     this._datarep = datarep;
@@ -360,7 +358,7 @@ export class File implements CollectiveAccess {
     const call = 'File.getByteOffset';
     this.#check(call);
     checkOffset(offset, call);
-    return loaded().fileByteOf(this._view, offset * this._view.etypeSize);
+    return fileByteOf(this._view, offset * this._view.etypeSize);
   }
 
   /**
@@ -398,7 +396,7 @@ export class File implements CollectiveAccess {
   #etypesBefore(size: number): number {
     const v = this._view;
     if (v.isLinear) return Math.max(0, Math.floor((size - v.disp - v.runOffsets[0]!) / v.etypeSize));
-    const bytes = loaded().bytesBefore(loaded().runsOf(v, 0, Math.max(0, size - v.disp) + v.tileSize), size);
+    const bytes = loaded().bytesBefore(runsOf(v, 0, Math.max(0, size - v.disp) + v.tileSize), size);
     return Math.floor(bytes / v.etypeSize);
   }
 
@@ -662,7 +660,7 @@ export class File implements CollectiveAccess {
   }
 
   async #run(kind: Kind, call: string, offset: number, rb: ResolvedBuf, collective: boolean): Promise<Status> {
-    const runs = loaded().runsOf(this._view, offset * this._view.etypeSize, rb.packedBytes);
+    const runs = runsOf(this._view, offset * this._view.etypeSize, rb.packedBytes);
     // Atomic mode: each process accesses the file itself under the lock (the aggregators would break the per-access atomicity).
     const ranges = collective && !this.#atomic ? await loaded().twoPhaseRanges(this._comm, this.#hint(kind === 'read' ? 'romio_cb_read' : 'romio_cb_write'), runs) : null;
     const sieve = ranges === null ? this.#sieveBuffer(kind) : 0;
