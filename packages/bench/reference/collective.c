@@ -22,8 +22,7 @@
 #endif
 #include <time.h>
 
-#include "bench-args.h"
-#include "bench-stats.h"
+#include "bench-report.h"
 
 static const char *USAGE =
     "usage: mpirun -n P collective --call CALL [flags]\n"
@@ -117,22 +116,9 @@ int main(int argc, char **argv) {
     double cpu_ms = (bench_cpu_seconds() - cpu_before) * 1e3 / (double)calls, cpu_ms_all = 0;
     MPI_Reduce(&cpu_ms, &cpu_ms_all, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) {
-        struct call_summary s = bench_summarize_calls(samples, calls, loop_seconds);
-        double bw = s.mean > 0 ? (double)bytes / s.mean : 0;
-        printf("%s: %ld-byte mean %.2f us, %.1f MB/s (median %.2f, p99 %.2f, min %.2f; cpu %.3f ms per call over all ranks; "
-               "%ld iterations, %d processes, %s)\n",
-               call, bytes, s.mean, bw, s.median, s.p99, s.min, cpu_ms_all, calls, size, lib);
-        fflush(stdout);
-        if (f.json_file != NULL) {
-            FILE *out = bench_json_begin(f.json_file, impl, lib, call);
-            if (out != NULL) {
-                fprintf(out,
-                        "\"processes\":%d,\"iterations\":%ld,\"warmup\":%ld,\"sizeBytes\":%ld,\"meanMicros\":%.3f,\"medianMicros\":%.3f,"
-                        "\"p99Micros\":%.3f,\"minMicros\":%.3f,\"bandwidthMBs\":%.3f,\"cpuMillisPerCall\":%.4f}\n",
-                        size, calls, warm, bytes, s.mean, s.median, s.p99, s.min, bw, cpu_ms_all);
-                fclose(out);
-            }
-        }
+        struct call_report r = { .name = call, .lib = lib, .impl = impl, .flavour = "", .extra_json = "", .json_file = f.json_file,
+                                 .bytes = bytes, .calls = calls, .warmup = warm, .processes = size, .loop_seconds = loop_seconds, .cpu_ms_all = cpu_ms_all };
+        bench_report_call(&r, samples);
     }
     if (persistent != MPI_REQUEST_NULL) MPI_Request_free(&persistent);
     if (cart != MPI_COMM_NULL) MPI_Comm_free(&cart);

@@ -17,8 +17,7 @@
 #include <mpi.h>
 #include <time.h>
 
-#include "bench-args.h"
-#include "bench-stats.h"
+#include "bench-report.h"
 
 static const char *USAGE =
     "usage: mpirun -n 2 put --call put-lock|put-fence [flags]\n"
@@ -114,24 +113,12 @@ int main(int argc, char **argv) {
     if (rank == 1 && base[bytes - 1] != 7) { fprintf(stderr, "put: the target window does not hold the origin's bytes\n"); MPI_Abort(MPI_COMM_WORLD, 1); }
     MPI_Reduce(&cpu_ms, &cpu_ms_all, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0) {
-        struct call_summary s = bench_summarize_calls(samples, calls, loop_seconds);
-        double bw = s.mean > 0 ? (double)bytes / s.mean : 0;
-        char flavour[64] = "";
+        char flavour[64] = "", extra[64] = "";
         if (!fence) snprintf(flavour, sizeof flavour, ", target computes %g s", compute_seconds);
-        printf("%s: %ld-byte mean %.2f us, %.1f MB/s (median %.2f, p99 %.2f, min %.2f; cpu %.3f ms per call over all ranks; "
-               "%ld iterations, 2 processes, %s%s)\n",
-               call, bytes, s.mean, bw, s.median, s.p99, s.min, cpu_ms_all, calls, lib, flavour);
-        fflush(stdout);
-        if (f.json_file != NULL) {
-            FILE *out = bench_json_begin(f.json_file, impl, lib, call);
-            if (out != NULL) {
-                fprintf(out,
-                        "\"processes\":2,\"iterations\":%ld,\"warmup\":%ld,\"sizeBytes\":%ld,\"computeSeconds\":%.3f,\"meanMicros\":%.3f,"
-                        "\"medianMicros\":%.3f,\"p99Micros\":%.3f,\"minMicros\":%.3f,\"bandwidthMBs\":%.3f,\"cpuMillisPerCall\":%.4f}\n",
-                        calls, warm, bytes, compute_seconds, s.mean, s.median, s.p99, s.min, bw, cpu_ms_all);
-                fclose(out);
-            }
-        }
+        snprintf(extra, sizeof extra, "\"computeSeconds\":%.3f,", compute_seconds);
+        struct call_report r = { .name = call, .lib = lib, .impl = impl, .flavour = flavour, .extra_json = extra, .json_file = f.json_file,
+                                 .bytes = bytes, .calls = calls, .warmup = warm, .processes = 2, .loop_seconds = loop_seconds, .cpu_ms_all = cpu_ms_all };
+        bench_report_call(&r, samples);
     }
     MPI_Win_free(&win);
     free(samples);
