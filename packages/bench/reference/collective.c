@@ -47,15 +47,7 @@ int main(int argc, char **argv) {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 
-    /* --call is this benchmark's own flag: take it out before the shared parser sees argv. */
-    const char *call = NULL;
-    int kept = 1;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--call") == 0 && i + 1 < argc) { call = argv[++i]; continue; }
-        if (strncmp(argv[i], "--call=", 7) == 0) { call = argv[i] + 7; continue; }
-        argv[kept++] = argv[i];
-    }
-    argc = kept;
+    const char *call = bench_take_flag(&argc, argv, "call");
     struct bench_flags f = { .iterations = 2000, .warmup = 50, .window = 1, .sizes = { 8 }, .nsizes = 1 };
     int early = bench_flags_or_exit(argc, argv, &f, "collective", USAGE, rank);
     if (early >= 0) return early;

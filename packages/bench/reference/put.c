@@ -50,16 +50,9 @@ int main(int argc, char **argv) {
     int rank = 0, size = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    /* --call and --compute are this benchmark's own flags: take them out before the shared parser. */
-    const char *call = NULL;
-    double compute_seconds = 0;
-    int kept = 1;
-    for (int i = 1; i < argc; i++) {
-        if (strcmp(argv[i], "--call") == 0 && i + 1 < argc) { call = argv[++i]; continue; }
-        if (strcmp(argv[i], "--compute") == 0 && i + 1 < argc) { compute_seconds = atof(argv[++i]); continue; }
-        argv[kept++] = argv[i];
-    }
-    argc = kept;
+    const char *call = bench_take_flag(&argc, argv, "call");
+    const char *compute_arg = bench_take_flag(&argc, argv, "compute");
+    double compute_seconds = compute_arg == NULL ? 0 : atof(compute_arg);
     int fence = call != NULL && strcmp(call, "put-fence") == 0;
     struct bench_flags f = { .iterations = 1000, .warmup = 50, .window = 1, .sizes = { fence ? 1048576 : 8 }, .nsizes = 1 };
     int early = bench_flags_or_exit(argc, argv, &f, "put", USAGE, rank);
