@@ -33,14 +33,6 @@ static const char *USAGE =
     "  --json FILE      append one JSON record (one line) per size to FILE\n"
     "  -h, --help       this text\n";
 
-#define SCALE_BYTES (64L * 1024L)
-
-static long calls_for(long size_bytes, long iterations) {
-    if (size_bytes <= SCALE_BYTES) return iterations;
-    long c = (long)((double)iterations * (double)SCALE_BYTES / (double)size_bytes + 0.5);
-    return c < 10 ? 10 : c;
-}
-
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int rank = 0, size = 0;
@@ -65,9 +57,9 @@ int main(int argc, char **argv) {
     for (int s = 0; s < f.nsizes; s++) {
         const long bytes = f.sizes[s];
         const long n = bytes / 8;
-        const long calls = calls_for(bytes, f.iterations);
+        const long calls = bench_calls_for(bytes, f.iterations);
         long warm = f.warmup;
-        if (bytes > SCALE_BYTES) warm = warm < calls ? warm : calls, warm = warm < 2 ? 2 : warm;
+        if (bytes > BENCH_SCALE_BYTES) warm = warm < calls ? warm : calls, warm = warm < 2 ? 2 : warm;
         double *sendbuf = malloc(sizeof(double) * (size_t)(n + 1));
         double *recvbuf = malloc(sizeof(double) * (size_t)(n + 1));
         double *samples = malloc(sizeof(double) * (size_t)calls);

@@ -10,6 +10,16 @@
 #include "bench-args.h"
 #include "bench-stats.h"
 
+/* Sizes above this are bandwidth-bound and run fewer calls (as ../src/allreduce.ts): a timed loop of
+ * iterations * BENCH_SCALE_BYTES / size calls, at least 10. */
+#define BENCH_SCALE_BYTES (64L * 1024L)
+
+static inline long bench_calls_for(long size_bytes, long iterations) {
+    if (size_bytes <= BENCH_SCALE_BYTES) return iterations;
+    long c = (long)((double)iterations * (double)BENCH_SCALE_BYTES / (double)size_bytes + 0.5);
+    return c < 10 ? 10 : c;
+}
+
 /* A loop of `calls` timed calls of `bytes` each: its per-call samples (seconds; sorted in place), its wall-clock
  * time and the CPU milliseconds per call summed over the ranks. `flavour` follows the library's name ("" for none);
  * `extra_json` is more JSON fields ending in a comma ("" for none). */

@@ -39,8 +39,6 @@ static const char *USAGE =
     "  --json FILE      append one JSON record (one line) to FILE\n"
     "  -h, --help       this text\n";
 
-#define SCALE_BYTES (64L * 1024L)
-
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
     int rank = 0, size = 0;
@@ -69,9 +67,9 @@ int main(int argc, char **argv) {
     bench_library(lib, sizeof lib, &impl);
 
     const long n = bytes / 8;
-    const long calls = bytes <= SCALE_BYTES ? f.iterations : ((long)((double)f.iterations * (double)SCALE_BYTES / (double)bytes + 0.5) < 10 ? 10 : (long)((double)f.iterations * (double)SCALE_BYTES / (double)bytes + 0.5));
+    const long calls = bench_calls_for(bytes, f.iterations);
     long warm = f.warmup;
-    if (bytes > SCALE_BYTES) warm = warm < calls ? warm : calls, warm = warm < 2 ? 2 : warm;
+    if (bytes > BENCH_SCALE_BYTES) warm = warm < calls ? warm : calls, warm = warm < 2 ? 2 : warm;
     const long sendn = kind == 3 ? 4 * n : n, recvn = kind == 3 ? 4 * n : kind == 2 ? n / size : n;
     double *sendbuf = malloc(sizeof(double) * (size_t)(sendn + 1));
     double *recvbuf = malloc(sizeof(double) * (size_t)(recvn + 1));
