@@ -6,7 +6,7 @@
 # the order statistics of the per-call times, SIZE-byte-cpu the CPU milliseconds per call summed over
 # the processes (compare-extract.sh).
 #
-#   packages/bench/reference/compare.sh [--bench msgrate|pingpong|allreduce|collective|put --call CALL] [--repeat R] [--json FILE]
+#   packages/bench/reference/compare.sh [--bench msgrate|pingpong|allreduce|collective|put --call CALL|io [--dir DIR]] [--repeat R] [--json FILE]
 #                                       [--iterations N | --lengths N1,N2,...] [--warmup N] [--window N] [--size BYTES]
 #                                       [--impls tsmpi,node,node-poll,openmpi,openmpi-nobind,mpich] [--ours-args 'ARGS'] [--timeout S]
 #                                       [--np P (allreduce, collective)]
@@ -62,7 +62,10 @@ usage() {
                    or collective (4 processes unless --np) with --call allreduce|allreduce-init|
                    reduce-scatter|neighbor-alltoall (collective.ts / collective.c; no plain Node row),
                    or put (2 processes) with --call put-lock|put-fence [--compute S] (put.ts / put.c;
-                   Open MPI with --mca osc pt2pt, its one-sided component over the TCP BTL)
+                   Open MPI with --mca osc pt2pt, its one-sided component over the TCP BTL),
+                   or io (4 processes): collective write then read of a 3-D array through subarray views
+                   (io.ts / io.c; default 256 MiB, --size to change) in --dir DIR (default a new directory
+                   under /var/tmp, removed afterwards; give a directory on the file system to measure)
   --repeat R       runs per implementation (default 5); the table shows the median
   --json FILE      write all runs, medians and ratios to FILE as one JSON document
   --iterations N, --warmup N, --window N, --size BYTES
@@ -90,16 +93,17 @@ while [ $# -gt 0 ]; do
     --timeout) run_timeout=${2:?--timeout needs a value}; shift 2 ;;
     --lengths) lengths=${2:?--lengths needs a value}; shift 2 ;;
     --np) np_given=${2:?--np needs a value}; shift 2 ;;
-    --iterations|--warmup|--window|--size|--call|--compute) bench_args+=("$1" "${2:?$1 needs a value}"); shift 2 ;;
+    --iterations|--warmup|--window|--size|--call|--compute|--dir) bench_args+=("$1" "${2:?$1 needs a value}"); shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown option '$1'" ;;
   esac
 done
-case "$bench" in msgrate|pingpong|allreduce|collective|put) ;; *) die "--bench must be msgrate, pingpong, allreduce, collective or put (got '$bench')" ;; esac
-case "$bench ${bench_args[*]} " in "collective "*"--call "*|"put "*"--call "*|msgrate*|pingpong*|allreduce*) ;; *) die "--bench $bench needs --call CALL" ;; esac
+case "$bench" in msgrate|pingpong|allreduce|collective|put|io) ;; *) die "--bench must be msgrate, pingpong, allreduce, collective, put or io (got '$bench')" ;; esac
+case "$bench ${bench_args[*]} " in "collective "*"--call "*|"put "*"--call "*|msgrate*|pingpong*|allreduce*|io*) ;; *) die "--bench $bench needs --call CALL" ;; esac
+case " ${bench_args[*]} " in *" --dir "*) [ "$bench" = io ] || die "--dir applies to --bench io only" ;; esac
 # processes per run: the point-to-point benchmarks use a pair; allreduce uses 4 (issue 5's target)
 np=2
-{ [ "$bench" = allreduce ] || [ "$bench" = collective ]; } && np=4
+{ [ "$bench" = allreduce ] || [ "$bench" = collective ] || [ "$bench" = io ]; } && np=4
 if [ -n "$np_given" ]; then
   { [ "$bench" = allreduce ] || [ "$bench" = collective ]; } || die "--np applies to --bench allreduce and collective only (msgrate and pingpong run 2 processes)"
   [[ "$np_given" =~ ^[1-9][0-9]*$ ]] && [ "$np_given" -ge 2 ] || die "--np must be an integer >= 2 (got '$np_given')"
@@ -147,7 +151,7 @@ build_ref() { # impl mpicc suffix
   fi
 }
 # Plain Node sockets: the same tsx that runs tsmpi's ranks. The polling variant exists for allreduce only.
-if [ -x "$root/node_modules/.bin/tsx" ] && [ "$bench" != collective ] && [ "$bench" != put ]; then
+if [ -x "$root/node_modules/.bin/tsx" ] && [ "$bench" != collective ] && [ "$bench" != put ] && [ "$bench" != io ]; then
   if [ "$bench" = allreduce ] && [ "$np" != 4 ]; then
     { want node || want node-poll; } && echo "compare.sh: plain Node's allreduce runs 4 processes only; leaving node and node-poll out at --np $np" >&2
   else
@@ -203,7 +207,14 @@ run_one() { # impl [extra benchmark args...] -> benchmark stdout on stdout, its 
 extract() { "$here/compare-extract.sh"; }
 
 data=$(mktemp -d)
-trap 'rm -rf "$data"' EXIT
+io_dir=
+trap 'rm -rf "$data" ${io_dir:+"$io_dir"}' EXIT
+# io: every implementation writes its file in one directory of a disk (/var/tmp: kept across reboots, so
+# not a tmpfs as /tmp may be); a run killed by --timeout leaves its file there, and the directory goes.
+if [ "$bench" = io ] && [[ " ${bench_args[*]} " != *" --dir "* ]]; then
+  io_dir=$(mktemp -d /var/tmp/tsmpi-io-compare.XXXXXX) || die "cannot create a directory under /var/tmp"
+  bench_args+=(--dir "$io_dir")
+fi
 : >"$data/metrics"
 failures=0
 echo "compare.sh: $bench, ${#active[@]} implementation(s) (${active[*]}), $repeat run(s) each, args: ${bench_args[*]:-(defaults)}${lengths:+, lengths $lengths}"
@@ -242,7 +253,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "nan" || b == "nan" || b + 0
 label() { case "$1" in tsmpi) echo tsmpi ;; node) echo "Node raw" ;; node-poll) echo "Node poll" ;; openmpi) echo "Open MPI" ;; openmpi-nobind) echo "OMPI nobind" ;; mpich) echo MPICH ;; esac; }
 if [ "$bench" = msgrate ]; then
   unit="M messages/s, higher is better"
-elif [ "$bench" = allreduce ] || [ "$bench" = collective ] || [ "$bench" = put ]; then
+elif [ "$bench" = allreduce ] || [ "$bench" = collective ] || [ "$bench" = put ] || [ "$bench" = io ]; then
   unit="microseconds per call on $np processes, SIZE-byte rows the mean (-median, -p99: of the per-call times; -cpu: CPU milliseconds per call summed over the processes), lower is better; a ratio above 1 means tsmpi is slower"
 else
   unit="round-trip microseconds, SIZE-byte rows the mean (-median, -p99: of the round trips; -cpu: CPU milliseconds per round trip summed over both processes), lower is better; a ratio above 1 means tsmpi is slower"

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseBenchArgs } from './bench-args.ts';
+import { parseBenchArgs, takeFlag } from './bench-args.ts';
 import { median, quantile } from './stats.ts';
 import { bandwidthMBs, formatAllreduceLine, formatCallLine, formatConfigLine, formatRateLine, formatRoundTripLine } from './report.ts';
 
@@ -32,6 +32,22 @@ describe('parseBenchArgs', () => {
     [['positional']],
   ])('rejects %j', (argv) => {
     expect(parseBenchArgs(argv, DEFAULTS).kind).toBe('error');
+  });
+});
+
+describe('takeFlag', () => {
+  it('takes --name value and --name=value out, keeping the rest in order', () => {
+    expect(takeFlag(['--iterations', '3', '--dir', '/var/tmp', '--json', 'x'], 'dir')).toEqual({ value: '/var/tmp', rest: ['--iterations', '3', '--json', 'x'] });
+    expect(takeFlag(['--dir=/a', '--warmup', '0'], 'dir')).toEqual({ value: '/a', rest: ['--warmup', '0'] });
+  });
+
+  it('is undefined when the flag is absent, and leaves a flag that only starts with the name', () => {
+    expect(takeFlag(['--directory', 'x'], 'dir')).toEqual({ value: undefined, rest: ['--directory', 'x'] });
+  });
+
+  it('keeps the last of two, and leaves a trailing flag without a value to the parser', () => {
+    expect(takeFlag(['--np', '2', '--np=4'], 'np').value).toBe('4');
+    expect(takeFlag(['--np'], 'np')).toEqual({ value: undefined, rest: ['--np'] });
   });
 });
 

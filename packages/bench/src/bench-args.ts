@@ -119,3 +119,32 @@ function parseInteger(raw: string): number | null {
   const n = Number(text);
   return Number.isSafeInteger(n) ? n : null;
 }
+
+/** Outcome of {@link takeFlag}: the flag's value (undefined when absent) and argv without it. */
+export interface TakenFlag {
+  readonly value: string | undefined;
+  readonly rest: string[];
+}
+
+/**
+ * Takes a benchmark's own flag `--NAME VALUE` or `--NAME=VALUE` out of argv, so that the rest
+ * goes to {@link parseBenchArgs}, which knows only the common flags (the TypeScript side of
+ * reference/bench-args.h's bench_take_flag).
+ *
+ * @param argv - the arguments (not modified)
+ * @param name - the flag's name without the dashes
+ * @returns its value (the last one when given twice) and the other arguments in their order
+ * @example
+ * takeFlag(['--dir', '/var/tmp', '--iterations', '3'], 'dir'); // { value: '/var/tmp', rest: ['--iterations', '3'] }
+ */
+export function takeFlag(argv: readonly string[], name: string): TakenFlag {
+  let value: string | undefined;
+  const rest: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const a = argv[i]!;
+    if (a === `--${name}` && i + 1 < argv.length) value = argv[++i];
+    else if (a.startsWith(`--${name}=`)) value = a.slice(name.length + 3);
+    else rest.push(a);
+  }
+  return { value, rest };
+}

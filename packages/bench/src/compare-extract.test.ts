@@ -69,4 +69,15 @@ describe('compare-extract.sh', () => {
     expect(extract('put-lock: 8-byte mean 21.00 us, 0.4 MB/s (median 20.00, p99 30.00, min 19.00; cpu 0.100 ms per call over all ranks; 1000 iterations, 2 processes, channels 2, target computes 2 s)\n'))
       .toEqual(['8-byte 21.00', '8-byte-median 20.00', '8-byte-p99 30.00', '8-byte-cpu 0.100']);
   });
+
+  it('reads io.ts/.c\'s two lines of one size apart, by their names', () => {
+    expect(extract(
+      'io-write: 268435456-byte mean 500000.00 us, 536.9 MB/s (median 490000.00, p99 600000.00, min 480000.00; cpu 900.000 ms per call over all ranks; 5 iterations, 4 processes, channels 2)\n'
+      + 'io-read: 268435456-byte mean 250000.00 us, 1073.7 MB/s (median 240000.00, p99 300000.00, min 230000.00; cpu 700.000 ms per call over all ranks; 5 iterations, 4 processes, Open MPI 4.1.4)\n'
+      + 'config: channels 2\n',
+    )).toEqual([
+      'io-write-268435456-byte 500000.00', 'io-read-268435456-byte 250000.00', 'io-write-268435456-byte-median 490000.00', 'io-read-268435456-byte-median 240000.00',
+      'io-write-268435456-byte-p99 600000.00', 'io-read-268435456-byte-p99 300000.00', 'io-write-268435456-byte-cpu 900.000', 'io-read-268435456-byte-cpu 700.000',
+    ]);
+  });
 });

@@ -3,8 +3,9 @@
  * io/two-phase.ts, which cites the paper): every process of the file's
  * communicator takes part, whatever it accesses.
  *
- *   1. allgather each process's byte range [lo, hi): the global range (and,
- *      for romio_cb_* = automatic, whether the ranges interleave at all)
+ *   1. allgather each process's byte range [lo, hi), bytes and pieces: the
+ *      global range (and, for romio_cb_* = automatic, whether the ranges
+ *      interleave with small pieces: io/two-phase.ts wantsTwoPhase)
  *   2. cut it into one file domain per aggregator (hint cb_nodes; by default
  *      one process per host, File.open chooses them)
  *   3. each process cuts its runs at the domain boundaries; Alltoall of the
@@ -23,7 +24,7 @@
  * at a time (more only where the processes' pieces overlap).
  */
 import {
-  coalesce, fileDomains, fileError, isInterleaved, roundWindows, splitByDomain, type DomainPieces, type Extent, type Piece, type Rounds, type Runs,
+  coalesce, fileDomains, fileError, roundWindows, splitByDomain, wantsTwoPhase, type AccessShape, type DomainPieces, type Extent, type Piece, type Rounds, type Runs,
 } from '../io/index.ts';
 import { MPIError } from '../util/index.ts';
 import type { Comm } from './comm.ts';
@@ -37,27 +38,32 @@ export interface CollectiveAccess extends FileAccess {
   readonly _cbBufferSize: number;
 }
 
-/** [lo, hi) of a run list ([0, 0] when empty). */
-export function rangeOf(runs: Runs): [number, number] {
+/** [lo, hi) of a run list ([0, 0] when empty), its bytes and its non-empty runs. */
+export function shapeOf(runs: Runs): AccessShape {
   let lo = Infinity;
   let hi = -Infinity;
+  let bytes = 0;
+  let pieces = 0;
   for (let i = 0; i < runs.offsets.length; i++) {
     if (runs.lengths[i] === 0) continue;
     lo = Math.min(lo, runs.offsets[i]!);
     hi = Math.max(hi, runs.offsets[i]! + runs.lengths[i]!);
+    bytes += runs.lengths[i]!;
+    pieces++;
   }
-  return lo === Infinity ? [0, 0] : [lo, hi];
+  return lo === Infinity ? [0, 0, 0, 0] : [lo, hi, bytes, pieces];
 }
 
 /**
  * Whether this collective access goes through the aggregators: the hint, and for 'automatic' whether
- * the processes' ranges interleave. Returns every process's [lo, hi) when it does (the plan needs
- * them), null when each process accesses the file itself.
+ * the processes' ranges interleave with some process's pieces small (io/two-phase.ts wantsTwoPhase).
+ * Returns every process's [lo, hi) when it does (the plan needs them), null when each process
+ * accesses the file itself.
  */
 export async function twoPhaseRanges(comm: Comm, hint: string, runs: Runs): Promise<[number, number][] | null> {
   if (hint === 'disable') return null;
-  const ranges = await comm.allgather(rangeOf(runs));
-  return hint === 'enable' || isInterleaved(ranges) ? ranges : null;
+  const shapes = await comm.allgather(shapeOf(runs));
+  return hint === 'enable' || wantsTwoPhase(shapes) ? shapes.map(([lo, hi]) => [lo, hi]) : null;
 }
 
 interface Plan {

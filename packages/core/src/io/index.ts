@@ -13,7 +13,7 @@ export {
 export { fileError } from './fs-error.ts';
 export { makeViewMap, byteViewMap, fileByteOf, runsOf } from './view-map.ts';
 export type { ViewMap, Runs } from './view-map.ts';
-export { fileDomains, splitByDomain, coalesce, isInterleaved, roundWindows } from './two-phase.ts';
+export { fileDomains, splitByDomain, coalesce, isInterleaved, roundWindows, wantsTwoPhase, LARGE_PIECE_BYTES, type AccessShape } from './two-phase.ts';
 export type { DomainPieces, Piece, Extent, Rounds } from './two-phase.ts';
 export { planSieve, gatherPieces, scatterPieces, piecesBytes } from './sieve.ts';
 export type { SieveExtent } from './sieve.ts';

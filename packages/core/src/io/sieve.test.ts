@@ -5,6 +5,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { gatherPieces, piecesBytes, planSieve, scatterPieces } from './sieve.ts';
+import { LARGE_PIECE_BYTES } from './two-phase.ts';
 import type { Runs } from './view-map.ts';
 
 /** Runs: each a (gap, length) from the end of the one before; a negative gap goes backwards. */
@@ -91,6 +92,21 @@ describe('data sieving plan', () => {
       { offset: 5, length: 2, first: 3, end: 4 },
       { offset: 100, length: 50, first: 4, end: 5 },
     ]);
+  });
+
+  it('a run of LARGE_PIECE_BYTES or more is an extent by itself: sieving it would only read the holes too', () => {
+    const L = LARGE_PIECE_BYTES;
+    // a 3-D array's 2 x 2 x 1 block: runs of 4 L with holes of 4 L between them, in a 4 MiB read buffer
+    const runs: Runs = { offsets: [0, 8 * L, 16 * L, 16 * L + 4 * L + 10, 20 * L + 20], lengths: [4 * L, 4 * L, 4 * L, 4, L] };
+    expect(planSieve(runs, 4 * 1024 * 1024)).toEqual([
+      { offset: 0, length: 4 * L, first: 0, end: 1 },
+      { offset: 8 * L, length: 4 * L, first: 1, end: 2 },
+      { offset: 16 * L, length: 4 * L, first: 2, end: 3 },
+      { offset: 20 * L + 10, length: 4, first: 3, end: 4 },
+      { offset: 20 * L + 20, length: L, first: 4, end: 5 },
+    ]);
+    // small runs still group around them
+    expect(planSieve({ offsets: [0, 10, 20], lengths: [4, 4, L - 1] }, 4 * L).map((x) => [x.first, x.end])).toEqual([[0, 3]]);
   });
 
   it('extents partition the runs in order, cover them, fit the buffer and are maximal', () => {

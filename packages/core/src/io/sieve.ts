@@ -10,10 +10,12 @@
  * consecutive runs that go forward in the file (each starts at or after the
  * end of the one before) and whose span, first byte to last, fits the buffer
  * (hints ind_rd_buffer_size / ind_wr_buffer_size). A run longer than the
- * buffer, or one going backwards, starts a group of its own; a group of one run
- * is accessed directly. gatherPieces / scatterPieces move the bytes between an
+ * buffer, or one going backwards, starts a group of its own; so does a run of
+ * LARGE_PIECE_BYTES or more, which is one file access already (sieving it would
+ * only add the holes' bytes and a copy); a group of one run is accessed directly. gatherPieces / scatterPieces move the bytes between an
  * extent's buffer and the data stream.
  */
+import { LARGE_PIECE_BYTES } from './two-phase.ts';
 import type { Runs } from './view-map.ts';
 
 /** One file access of a sieved plan: bytes [offset, offset + length) holding runs [first, end) of the access. */
@@ -24,7 +26,7 @@ export interface SieveExtent {
   readonly end: number;
 }
 
-/** The extents that cover `runs` in order, each spanning at most `bufferSize` bytes unless it is one run. */
+/** The extents that cover `runs` in order, each spanning at most `bufferSize` bytes unless it is one run; a large run is an extent by itself. */
 export function planSieve(runs: Runs, bufferSize: number): SieveExtent[] {
   const out: SieveExtent[] = [];
   const n = runs.offsets.length;
@@ -33,10 +35,10 @@ export function planSieve(runs: Runs, bufferSize: number): SieveExtent[] {
     const start = runs.offsets[i]!;
     let stop = start + runs.lengths[i]!;
     let j = i + 1;
-    while (j < n) {
+    while (j < n && runs.lengths[i]! < LARGE_PIECE_BYTES) {
       const o = runs.offsets[j]!;
       const e = o + runs.lengths[j]!;
-      if (o < stop || e - start > bufferSize) break;
+      if (o < stop || e - start > bufferSize || runs.lengths[j]! >= LARGE_PIECE_BYTES) break;
       stop = e;
       j++;
     }

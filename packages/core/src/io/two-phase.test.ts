@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { ERR_AMODE, ERR_FILE_EXISTS, ERR_IO, ERR_NO_SUCH_FILE, MPIError } from '../util/index.ts';
 import { MODE_CREATE, MODE_EXCL, MODE_RDONLY, MODE_RDWR, MODE_SEQUENTIAL, MODE_WRONLY, checkAmode } from './amode.ts';
 import { fileError } from './fs-error.ts';
-import { coalesce, fileDomains, isInterleaved, roundWindows, splitByDomain } from './two-phase.ts';
+import { LARGE_PIECE_BYTES, coalesce, fileDomains, isInterleaved, roundWindows, splitByDomain, wantsTwoPhase } from './two-phase.ts';
 
 describe('two-phase plan', () => {
   it('fileDomains cuts [lo, hi) into equal contiguous domains', () => {
@@ -48,6 +48,19 @@ describe('two-phase plan', () => {
     expect(isInterleaved([[0, 10], [10, 20]])).toBe(false);
     expect(isInterleaved([[0, 10], [5, 20]])).toBe(true);
     expect(isInterleaved([[0, 0], [0, 10], [0, 0]])).toBe(false);
+  });
+
+  it('wantsTwoPhase (romio_cb_* automatic): interleaved ranges with some process\'s pieces small on average', () => {
+    const L = LARGE_PIECE_BYTES;
+    // two processes alternating pieces of 1 KiB: aggregate
+    expect(wantsTwoPhase([[0, 2048 * 100, 1024 * 100, 100], [1024, 2048 * 100 + 1024, 1024 * 100, 100]])).toBe(true);
+    // the same ranges with pieces of LARGE_PIECE_BYTES and more (a 3-D array's 2 x 2 x 1 blocks): each process accesses the file itself
+    expect(wantsTwoPhase([[0, 4 * L, 2 * L, 2], [L, 5 * L, 2 * L, 2]])).toBe(false);
+    // one process with small pieces is enough: every process must take the same path
+    expect(wantsTwoPhase([[0, 4 * L, 2 * L, 2], [L, 5 * L, 2 * L, 3 * 64]])).toBe(true);
+    // ranges apart: never, whatever the pieces; a process with nothing to access does not count
+    expect(wantsTwoPhase([[0, 10, 10, 10], [10, 20, 10, 10]])).toBe(false);
+    expect(wantsTwoPhase([[0, 4 * L, 2 * L, 2], [L, 5 * L, 2 * L, 2], [0, 0, 0, 0]])).toBe(false);
   });
 });
 

@@ -115,6 +115,27 @@ export function isInterleaved(ranges: readonly (readonly [number, number])[]): b
   return false;
 }
 
+/**
+ * Pieces at least this long on average gain nothing from the aggregators: each is one file access
+ * already, and sending it to an aggregator first costs more than the access (on one host, moving a
+ * byte over a socket costs about four memory copies; a node:fs call about 30 us, the copy of some
+ * 75 KB; across hosts the network costs more still).
+ */
+export const LARGE_PIECE_BYTES = 64 * 1024;
+
+/** What each process accesses in a collective call, as two-phase's choice needs it: [lo, hi) of its bytes, its bytes and its pieces. */
+export type AccessShape = readonly [lo: number, hi: number, bytes: number, pieces: number];
+
+/**
+ * romio_cb_* = automatic: whether a collective access goes through the aggregators. It does when the
+ * processes' byte ranges interleave (ROMIO's test) and some process's pieces average under
+ * {@link LARGE_PIECE_BYTES}; when every process accesses large pieces, each accesses the file itself.
+ */
+export function wantsTwoPhase(shapes: readonly AccessShape[]): boolean {
+  if (!isInterleaved(shapes.map(([lo, hi]) => [lo, hi] as const))) return false;
+  return shapes.some(([, , bytes, pieces]) => pieces > 0 && bytes / pieces < LARGE_PIECE_BYTES);
+}
+
 /** The rounds of a collective access: each aggregator's domain cut into windows of at most cb_buffer_size bytes. */
 export interface Rounds {
   /** boundaries of every window, in file order (window w is [bounds[w], bounds[w + 1])) */
