@@ -25,7 +25,7 @@
  * hooked() makes, profile-hooks.ts callClock), and for point-to-point posts one atomic add (the
  * post sequence is the process's, shared by its threads, so that sends and receives posted at one
  * endpoint by several threads pair in the order the device matched them). Objects per event: the
- * Status a lower-case recv is given, and a Map entry per irecv until it completes. The info's id
+ * Status a lower-case recv is given (an irecv waits in a list, PendingReceives, until it completes). The info's id
  * and the post order travel from before() to after() as the hook's token, one number.
  *
  * Threads: every MPI thread of a traced process records its own calls (startTrace at its init).
@@ -36,10 +36,13 @@
 import { performance } from 'node:perf_hooks';
 import { BroadcastChannel, isMainThread, threadId } from 'node:worker_threads';
 import { TRACE_CALL, TRACE_MSG, type TraceThread } from '../pmi/index.ts';
+import { REQ_KIND } from '../device/index.ts';
+import { runtimeOrNull } from '../runtime/index.ts';
 import { PROC_NULL } from './constants.ts';
 import { callClock, type ProfileHooks } from './profile-hooks.ts';
 import { use } from './profile.ts';
-import { Request } from './request.ts';
+import { Request, type RequestComm } from './request.ts';
+import { PendingReceives } from './trace-pending-receives.ts';
 import { Status } from './status.ts';
 
 /** What the recorder reads of a communicator (Pt2ptComm's fields). */
@@ -128,7 +131,7 @@ export class TraceRecorder {
   /** the context id last added to #comms (most calls are on the communicator of the one before) */
   #lastCtx = -1;
   /** irecv/Irecv requests not yet seen complete, with their post order (their communicator is the request's) */
-  readonly #pending = new Map<Request<unknown>, number>();
+  readonly #pending = new PendingReceives<Request<unknown>>();
   readonly hooks: ProfileHooks;
 
   /**
@@ -223,7 +226,7 @@ export class TraceRecorder {
     if (row < 0) return;
     if (shape !== undefined && comm !== null && !failed) this.#messages(shape, comm, result, args, row, order);
     if (info.isIrecv) {
-      if (!failed && result instanceof Request && comm !== null) this.#pending.set(result, order);
+      if (!failed && result instanceof Request && comm !== null) this.#pending.add(result, order);
     } else if (this.#pending.size > 0 && info.isRequest) {
       this.#completed(target, args, row);
     }
@@ -234,12 +237,12 @@ export class TraceRecorder {
     if (shape.kind === 'send' || shape.kind === 'sendrecv') {
       const dest = intArg(args, shape.dest, PROC_NULL);
       const tag = intArg(args, shape.kind === 'send' ? shape.tag : shape.sendtag, 0);
-      if (dest >= 0) this.#msg(row, 0, comm._sendCtx, comm._endpoints[comm.rank]!, comm._peers[dest]!, tag, order);
+      if (dest >= 0) this.#msg(row, 0, comm._sendCtx, ownEndpoint(), comm._peers[dest]!, tag, order);
     }
     if (shape.kind === 'recv' || shape.kind === 'sendrecv') {
       const st = statusOf(result, args, shape.status);
       if (st !== null && st.source >= 0 && !st.cancelled) {
-        this.#msg(row, 1, comm._ctx, comm._peers[st.source]!, comm._endpoints[comm.rank]!, st.tag, shape.kind === 'sendrecv' ? order + 1 : order);
+        this.#msg(row, 1, comm._ctx, comm._peers[st.source]!, ownEndpoint(), st.tag, shape.kind === 'sendrecv' ? order + 1 : order);
       }
     }
   }
@@ -251,19 +254,23 @@ export class TraceRecorder {
     if (Array.isArray(list)) for (let i = 0; i < list.length; i++) this.#check(list[i], target, row);
   }
 
-  /** One request of a Request.* call: its MSG row if it is a receive request now complete. */
+  /**
+   * One request of a Request.* call: its MSG row if it is a receive request now complete. Read from
+   * its DevRequest (source endpoint, tag, count), not its `status`, which would make a Status per
+   * message (a waitall asks for none) and map the endpoint to a rank that the row maps back.
+   */
   #check(r: unknown, target: unknown, row: number): void {
-    if (!(r instanceof Request)) return;
-    const order = this.#pending.get(r);
-    if (order === undefined || !r._reported) return;
-    this.#pending.delete(r);
-    const st = r.status;
+    // Only a receive reported complete can be pending and taken: a send (most of a waitall's list) costs no search.
+    if (!(r instanceof Request) || !r._reported) return;
+    const d = r._r;
+    if (d === null || d.kind !== REQ_KIND.RECV) return;
+    const order = this.#pending.take(r);
+    if (order < 0 || !d.done || d.sourceEndpoint < 0 || d.cancelled) return;
     // The request's communicator is the one its irecv was called on (an irecv is only pending when that was a TracedComm).
-    const comm = r._comm as unknown as TracedComm;
-    if (st === null || st.source < 0 || st.cancelled) return;
-    this.#msg(row, 1, comm._ctx, comm._peers[st.source]!, comm._endpoints[comm.rank]!, st.tag, order);
+    const comm = r._comm as unknown as TracedComm & RequestComm;
+    this.#msg(row, 1, comm._ctx, d.sourceEndpoint, ownEndpoint(), d.tag, order);
     // Request.wait/test on one receive: its call row shows the message, as a Recv's does.
-    if (r === target) this.#describe(row, comm, st.source, st.tag, st.getCount());
+    if (r === target) this.#describe(row, comm, comm._rankOfEndpoint(d.sourceEndpoint), d.tag, d.count);
   }
 
   #call(id: number, startMs: number, durMs: number, comm: TracedComm | null, peer: number, tag: number, bytes: number): number {
@@ -371,6 +378,14 @@ class RowChunks {
     }
     return out;
   }
+}
+
+/**
+ * The calling thread's endpoint: what `comm._endpoints[comm.rank]` is for a communicator it is a
+ * member of, without the rank getter's lookup and its map back (a traced call ran, so MPI is active).
+ */
+function ownEndpoint(): number {
+  return runtimeOrNull()?.endpoint ?? -1;
 }
 
 function statusOf(result: unknown, args: unknown[], statusArg: number): Status | null {
