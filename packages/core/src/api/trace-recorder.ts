@@ -25,7 +25,7 @@
  * hooked() makes, profile-hooks.ts callClock), and for point-to-point posts one atomic add (the
  * post sequence is the process's, shared by its threads, so that sends and receives posted at one
  * endpoint by several threads pair in the order the device matched them). Objects per event: the
- * Status a lower-case recv is given, and a Map entry per irecv until it completes. The info's id
+ * Status a lower-case recv is given (an irecv waits in a list, PendingReceives, until it completes). The info's id
  * and the post order travel from before() to after() as the hook's token, one number.
  *
  * Threads: every MPI thread of a traced process records its own calls (startTrace at its init).
@@ -35,11 +35,15 @@
  */
 import { performance } from 'node:perf_hooks';
 import { BroadcastChannel, isMainThread, threadId } from 'node:worker_threads';
-import { TRACE_CALL, TRACE_MSG, type TraceThread } from '../pmi/index.ts';
+import type { TraceThread } from '../pmi/index.ts';
+import { REQ_KIND } from '../device/index.ts';
+import { runtimeOrNull } from '../runtime/index.ts';
 import { PROC_NULL } from './constants.ts';
 import { callClock, type ProfileHooks } from './profile-hooks.ts';
 import { use } from './profile.ts';
-import { Request } from './request.ts';
+import { Request, type RequestComm } from './request.ts';
+import { PendingReceives } from './trace-pending-receives.ts';
+import { bytesWord, CALL_ROW, CHUNK_ROWS, CompactRows, expandCalls, expandMsgs, MSG_ROW, ROW_WORDS } from './trace-rows.ts';
 import { Status } from './status.ts';
 
 /** What the recorder reads of a communicator (Pt2ptComm's fields). */
@@ -108,9 +112,9 @@ function intArg(args: unknown[], i: number, dflt: number): number {
 /** One thread's recorder; `hooks` is what MPI.profile.use installs. */
 export class TraceRecorder {
   readonly #max: number;
-  readonly #calls = new RowChunks(TRACE_CALL.WORDS);
+  readonly #calls = new CompactRows();
   #callCount = 0;
-  readonly #msgs = new RowChunks(TRACE_MSG.WORDS);
+  readonly #msgs = new CompactRows();
   #msgCount = 0;
   #dropped = 0;
   /** takes numbers of the process's post sequence (sends and receives), for the non-overtaking pairing */
@@ -128,7 +132,7 @@ export class TraceRecorder {
   /** the context id last added to #comms (most calls are on the communicator of the one before) */
   #lastCtx = -1;
   /** irecv/Irecv requests not yet seen complete, with their post order (their communicator is the request's) */
-  readonly #pending = new Map<Request<unknown>, number>();
+  readonly #pending = new PendingReceives<Request<unknown>>();
   readonly hooks: ProfileHooks;
 
   /**
@@ -139,10 +143,8 @@ export class TraceRecorder {
     this.#max = maxEvents;
     this.#takeOrder = takeOrder;
     this.#origin = performance.timeOrigin;
-    this.hooks = {
-      before: (call, args) => this.#before(call, args),
-      after: (call, result, ns, target, args, token) => this.#after(call, result, ns, target, args, token as number),
-    };
+    // The hook set is the recorder itself: before() and after() are its methods, no arrow between.
+    this.hooks = this;
   }
 
   /** This thread's trace so far (its rows copied into one table each). */
@@ -151,8 +153,8 @@ export class TraceRecorder {
       tid,
       names: this.#names,
       comms: [...this.#comms],
-      calls: this.#calls.joined(this.#callCount),
-      msgs: this.#msgs.joined(this.#msgCount),
+      calls: expandCalls(this.#calls, this.#callCount),
+      msgs: expandMsgs(this.#msgs, this.#msgCount),
       dropped: this.#dropped,
     };
   }
@@ -173,10 +175,10 @@ export class TraceRecorder {
   }
 
   /** Returns the call's token: its info's id and its post order (-1 for a call that posts no message). */
-  #before(call: string, args: unknown[]): number {
+  before(call: string, args: unknown[]): number {
     const info = this.#info(call);
     const shape = info.shape;
-    // A full table drops the call's row and its messages (#after): no post order to take, no Status to give.
+    // A full table drops the call's row and its messages (after()): no post order to take, no Status to give.
     if (shape === undefined || this.#callCount >= this.#max) return info.id;
     const order = this.#takeOrder(shape.kind === 'sendrecv' ? 2 : 1);
     // A lower-case receive tells its source and tag only through a Status: give it one.
@@ -187,7 +189,7 @@ export class TraceRecorder {
     return (order + 1) * ID_SPAN + info.id;
   }
 
-  #after(_call: string, result: unknown, ns: number, target: unknown, args: unknown[], token: number): void {
+  after(_call: string, result: unknown, ns: number, target: unknown, args: unknown[], token?: unknown): void {
     if (this.#callCount >= this.#max) {
       // The row would be dropped (#call), and with it the call's messages: nothing more to work out.
       this.#dropped++;
@@ -196,8 +198,9 @@ export class TraceRecorder {
     // The clock hooked() read at the call's edges (profile-hooks.ts), not a read of its own.
     const startMs = this.#origin + callClock.startMs;
     const durMs = ns / 1e6;
-    const high = Math.floor(token / ID_SPAN);
-    const info = this.#byId[token - high * ID_SPAN]!;
+    const tok = token as number;
+    const high = Math.floor(tok / ID_SPAN);
+    const info = this.#byId[tok - high * ID_SPAN]!;
     const order = high - 1;
     const comm = isComm(target) ? target : null;
     const shape = comm !== null ? info.shape : undefined;
@@ -223,7 +226,7 @@ export class TraceRecorder {
     if (row < 0) return;
     if (shape !== undefined && comm !== null && !failed) this.#messages(shape, comm, result, args, row, order);
     if (info.isIrecv) {
-      if (!failed && result instanceof Request && comm !== null) this.#pending.set(result, order);
+      if (!failed && result instanceof Request && comm !== null) this.#pending.add(result, order);
     } else if (this.#pending.size > 0 && info.isRequest) {
       this.#completed(target, args, row);
     }
@@ -234,12 +237,12 @@ export class TraceRecorder {
     if (shape.kind === 'send' || shape.kind === 'sendrecv') {
       const dest = intArg(args, shape.dest, PROC_NULL);
       const tag = intArg(args, shape.kind === 'send' ? shape.tag : shape.sendtag, 0);
-      if (dest >= 0) this.#msg(row, 0, comm._sendCtx, comm._endpoints[comm.rank]!, comm._peers[dest]!, tag, order);
+      if (dest >= 0) this.#msg(row, 0, comm._sendCtx, ownEndpoint(), comm._peers[dest]!, tag, order);
     }
     if (shape.kind === 'recv' || shape.kind === 'sendrecv') {
       const st = statusOf(result, args, shape.status);
       if (st !== null && st.source >= 0 && !st.cancelled) {
-        this.#msg(row, 1, comm._ctx, comm._peers[st.source]!, comm._endpoints[comm.rank]!, st.tag, shape.kind === 'sendrecv' ? order + 1 : order);
+        this.#msg(row, 1, comm._ctx, comm._peers[st.source]!, ownEndpoint(), st.tag, shape.kind === 'sendrecv' ? order + 1 : order);
       }
     }
   }
@@ -251,19 +254,23 @@ export class TraceRecorder {
     if (Array.isArray(list)) for (let i = 0; i < list.length; i++) this.#check(list[i], target, row);
   }
 
-  /** One request of a Request.* call: its MSG row if it is a receive request now complete. */
+  /**
+   * One request of a Request.* call: its MSG row if it is a receive request now complete. Read from
+   * its DevRequest (source endpoint, tag, count), not its `status`, which would make a Status per
+   * message (a waitall asks for none) and map the endpoint to a rank that the row maps back.
+   */
   #check(r: unknown, target: unknown, row: number): void {
-    if (!(r instanceof Request)) return;
-    const order = this.#pending.get(r);
-    if (order === undefined || !r._reported) return;
-    this.#pending.delete(r);
-    const st = r.status;
+    // Only a receive reported complete can be pending and taken: a send (most of a waitall's list) costs no search.
+    if (!(r instanceof Request) || !r._reported) return;
+    const d = r._r;
+    if (d === null || d.kind !== REQ_KIND.RECV) return;
+    const order = this.#pending.take(r);
+    if (order < 0 || !d.done || d.sourceEndpoint < 0 || d.cancelled) return;
     // The request's communicator is the one its irecv was called on (an irecv is only pending when that was a TracedComm).
-    const comm = r._comm as unknown as TracedComm;
-    if (st === null || st.source < 0 || st.cancelled) return;
-    this.#msg(row, 1, comm._ctx, comm._peers[st.source]!, comm._endpoints[comm.rank]!, st.tag, order);
+    const comm = r._comm as unknown as TracedComm & RequestComm;
+    this.#msg(row, 1, comm._ctx, d.sourceEndpoint, ownEndpoint(), d.tag, order);
     // Request.wait/test on one receive: its call row shows the message, as a Recv's does.
-    if (r === target) this.#describe(row, comm, st.source, st.tag, st.getCount());
+    if (r === target) this.#describe(row, comm, comm._rankOfEndpoint(d.sourceEndpoint), d.tag, d.count);
   }
 
   #call(id: number, startMs: number, durMs: number, comm: TracedComm | null, peer: number, tag: number, bytes: number): number {
@@ -277,24 +284,25 @@ export class TraceRecorder {
       if (ctx !== this.#lastCtx) this.#noteComm(comm);
     }
     const o = this.#calls.add();
-    const t = this.#calls.last;
-    t[o + TRACE_CALL.START_MS] = startMs;
-    t[o + TRACE_CALL.DURATION_MS] = durMs;
-    t[o + TRACE_CALL.NAME] = id;
-    t[o + TRACE_CALL.COMM] = ctx;
-    t[o + TRACE_CALL.PEER] = peer;
-    t[o + TRACE_CALL.TAG] = tag;
-    t[o + TRACE_CALL.BYTES] = bytes;
+    const c = this.#calls.last;
+    c.f64[(o >> 1) + CALL_ROW.START_F64] = startMs;
+    c.f32[o + CALL_ROW.DURATION_F32] = durMs;
+    const t = c.i32;
+    t[o + CALL_ROW.NAME] = id;
+    t[o + CALL_ROW.COMM] = ctx;
+    t[o + CALL_ROW.PEER] = peer;
+    t[o + CALL_ROW.TAG] = tag;
+    c.u32[o + CALL_ROW.BYTES] = bytesWord(bytes);
     return this.#callCount++;
   }
 
   #describe(row: number, comm: TracedComm, peer: number, tag: number, bytes: number): void {
-    const t = this.#calls.chunkOf(row);
-    const o = (row % CHUNK_ROWS) * TRACE_CALL.WORDS;
-    t[o + TRACE_CALL.COMM] = comm._ctx;
-    t[o + TRACE_CALL.PEER] = peer;
-    t[o + TRACE_CALL.TAG] = tag;
-    t[o + TRACE_CALL.BYTES] = bytes;
+    const c = this.#calls.chunkOf(row);
+    const o = (row % CHUNK_ROWS) * ROW_WORDS;
+    c.i32[o + CALL_ROW.COMM] = comm._ctx;
+    c.i32[o + CALL_ROW.PEER] = peer;
+    c.i32[o + CALL_ROW.TAG] = tag;
+    c.u32[o + CALL_ROW.BYTES] = bytesWord(bytes);
     if (comm._ctx !== this.#lastCtx) this.#noteComm(comm);
   }
 
@@ -311,66 +319,24 @@ export class TraceRecorder {
     }
     this.#msgCount++;
     const o = this.#msgs.add();
-    const t = this.#msgs.last;
-    t[o + TRACE_MSG.CALL] = call;
-    t[o + TRACE_MSG.IS_RECV] = isRecv;
-    t[o + TRACE_MSG.CTX] = ctx;
-    t[o + TRACE_MSG.SRC] = src;
-    t[o + TRACE_MSG.DST] = dst;
-    t[o + TRACE_MSG.TAG] = tag;
-    t[o + TRACE_MSG.ORDER] = order;
+    const c = this.#msgs.last;
+    c.f64[(o >> 1) + MSG_ROW.ORDER_F64] = order;
+    const t = c.i32;
+    t[o + MSG_ROW.CALL] = call;
+    t[o + MSG_ROW.IS_RECV] = isRecv;
+    t[o + MSG_ROW.CTX] = ctx;
+    t[o + MSG_ROW.SRC] = src;
+    t[o + MSG_ROW.DST] = dst;
+    t[o + MSG_ROW.TAG] = tag;
   }
 }
 
 /**
- * Rows per chunk of a table. The tables grow by chunks, neither sized for the setting up front (a
- * sudden external allocation of tens of MB sets V8 marking the heap over and over, and every young
- * object then survives its scavenge: ~1 us more per traced message) nor doubled and copied.
+ * The calling thread's endpoint: what `comm._endpoints[comm.rank]` is for a communicator it is a
+ * member of, without the rank getter's lookup and its map back (a traced call ran, so MPI is active).
  */
-const CHUNK_ROWS = 4096;
-
-/** A table of float64 rows of `width` words, in chunks of CHUNK_ROWS rows. */
-class RowChunks {
-  readonly #width: number;
-  readonly #chunks: Float64Array[] = [];
-  /** the chunk rows are added to */
-  last: Float64Array;
-  /** the word offset of the next row in `last` */
-  #next: number;
-
-  constructor(width: number) {
-    this.#width = width;
-    this.last = new Float64Array(0);
-    this.#next = 0;
-  }
-
-  /** Adds a row; returns its word offset in `last`. */
-  add(): number {
-    if (this.#next === this.last.length) {
-      this.last = new Float64Array(CHUNK_ROWS * this.#width);
-      this.#chunks.push(this.last);
-      this.#next = 0;
-    }
-    const o = this.#next;
-    this.#next += this.#width;
-    return o;
-  }
-
-  /** The chunk of row `row` (its offset in it: (row % CHUNK_ROWS) * width). */
-  chunkOf(row: number): Float64Array {
-    return this.#chunks[Math.floor(row / CHUNK_ROWS)]!;
-  }
-
-  /** The first `rows` rows in one table. */
-  joined(rows: number): Float64Array {
-    const out = new Float64Array(rows * this.#width);
-    for (let i = 0, o = 0; o < out.length; i++) {
-      const part = this.#chunks[i]!.subarray(0, Math.min(CHUNK_ROWS * this.#width, out.length - o));
-      out.set(part, o);
-      o += part.length;
-    }
-    return out;
-  }
+function ownEndpoint(): number {
+  return runtimeOrNull()?.endpoint ?? -1;
 }
 
 function statusOf(result: unknown, args: unknown[], statusArg: number): Status | null {
