@@ -227,6 +227,32 @@ describe('reduceScatter (varying blocks)', () => {
   }
 });
 
+describe('reduceScatter pairwise: pipelined steps and reused scratch', () => {
+  // Overlapping calls on one thread (every simulated rank shares the scratch pool) must each get
+  // their own receive blocks; the one-step-ahead receive must not overwrite a block before it is combined.
+  it.each([3, 4, 5, 8])('p=%i: three overlapping calls, then a fourth reusing the kept scratch', async (p) => {
+    const op = SUM_I32;
+    const blockBytes = Array.from({ length: p }, (_, i) => (300 + 7 * i) * op.itemBytes);
+    const total = blockBytes.reduce((a, b) => a + b, 0);
+    const displs = blockBytes.map((_, i) => blockBytes.slice(0, i).reduce((a, b) => a + b, 0));
+    const rounds = [0, 1, 2, 3].map((k) => contributions(p, total, op, 101 * k));
+    const sim = new Sim(p, { seed: 29 + p, rendezvousBytes: 16 });
+    const out = await sim.run(async (pt, r) => {
+      const recvs = rounds.map(() => new Uint8Array(blockBytes[r]!));
+      // Round 3 runs in place, after the others: its scratch comes from the pool the others filled.
+      await Promise.all([0, 1, 2].map((k) => reduceScatter(pt, 10 + k, rounds[k]![r]!, recvs[k]!, blockBytes, op, 'ReduceScatter')));
+      const buf = rounds[3]![r]!.slice();
+      await reduceScatter(pt, 13, null, buf, blockBytes, op, 'ReduceScatter');
+      recvs[3] = buf.subarray(0, blockBytes[r]!);
+      return recvs;
+    });
+    rounds.forEach((xs, k) => {
+      const want = foldLeft(op, xs);
+      out.forEach((recvs, r) => expect(diff(recvs[k], want.subarray(displs[r]!, displs[r]! + blockBytes[r]!))).toBe(''));
+    });
+  });
+});
+
 describe('mismatched operands (coll/mismatch.ts)', () => {
   // Two ranks with vectors of different lengths: a user's mistake, reported as ERR_COUNT, never ERR_INTERN.
   const lengths = [8, 12];
