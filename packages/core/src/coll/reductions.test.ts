@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { allreduce, shortAllreduce } from './allreduce.ts';
+import { allreduce, planAllreduce, shortAllreduce } from './allreduce.ts';
 import type { ByteOp, CollPt2pt } from './pt2pt.ts';
 import { reduceScatter, reduceScatterBlock } from './reduce-scatter.ts';
 import { exscan, scan } from './scan.ts';
@@ -223,6 +223,42 @@ describe('reduceScatter (varying blocks)', () => {
         }
       }
       expect(seen).toEqual(new Set([`reduceScatter:${op.commute ? 'pairwise' : 'reduce-scatterv'}`]));
+    });
+  }
+});
+
+describe('planAllreduce (persistent allreduce, planned at init)', () => {
+  // A plan is started again and again on the same buffers with new inputs: each start must reduce
+  // the inputs of that start, in place or not, short or long; the choice is made once, at init.
+  for (const [name, op] of OPS) {
+    it.each([2, 3, 4, 5])(`${name}: p=%i, three starts of a short and a long vector, in place and not`, async (p) => {
+      for (const items of [3, 1500]) {
+        for (const inPlace of [false, true]) {
+          const n = items * op.itemBytes;
+          let allreduceChoices = 0;
+          const opts: CollOptions | undefined = items > 3 ? { onSelect: (c) => { if (c === 'allreduce') allreduceChoices++; } } : undefined;
+          const sim = new Sim(p, { seed: 41 + p + items });
+          const starts = [0, 1, 2].map((k) => contributions(p, n, op, 31 * k + items));
+          const out = await sim.run(async (pt, r) => {
+            const send = new Uint8Array(n);
+            const recv = new Uint8Array(n);
+            const plan = planAllreduce(p, inPlace ? null : send, recv, op, opts);
+            const results: Uint8Array[] = [];
+            for (let k = 0; k < starts.length; k++) {
+              (inPlace ? recv : send).set(starts[k]![r]!);
+              await plan(pt, 20 + k);
+              results.push(recv.slice());
+            }
+            return results;
+          });
+          starts.forEach((xs, k) => {
+            const want = foldLeft(op, xs);
+            out.forEach((results) => expect(diff(results[k], want)).toBe(''));
+          });
+          // One choice per rank, at init, whatever the number of starts.
+          if (opts !== undefined) expect(allreduceChoices).toBe(p);
+        }
+      }
     });
   }
 });
