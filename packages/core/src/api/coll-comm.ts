@@ -15,7 +15,7 @@
  * allreduce's start is coll/lean-allreduce.ts, its op check is here.
  */
 import {
-  LeanAllreduce, LEAN_ALLREDUCE_MAX_BYTES, allreduce as collAllreduce, barrier as collBarrier, exscan as collExscan, scan as collScan, type ByteOp,
+  LeanAllreduce, LEAN_ALLREDUCE_MAX_BYTES, allreduce as collAllreduce, planAllreduce, barrier as collBarrier, exscan as collExscan, scan as collScan, type ByteOp,
 } from '../coll/index.ts';
 import { datatypeOfView } from './datatype.ts';
 import { IN_PLACE } from './constants.ts';
@@ -123,7 +123,8 @@ export class CollComm extends ObjectCollComm {
    * @example const r = comm.AllreduceInit(x, sum, MPI.SUM); for (...) { r.start(); await r.wait(); } r.free();
    */
   AllreduceInit(sendbuf: BufSpec | InPlace, recvbuf: BufSpec, op: Op): Request<void> {
-    return this._collPersistent('AllreduceInit', vectorRun(this, sendbuf, recvbuf, op, 'AllreduceInit', collAllreduce, false), recvbuf, op);
+    // Contiguous buffers (what a persistent request starts again and again): coll/ plans the run once, here.
+    return this._collPersistent('AllreduceInit', vectorRun(this, sendbuf, recvbuf, op, 'AllreduceInit', collAllreduce, false, planAllreduce), recvbuf, op);
   }
 
   #lean: LeanAllreduce | null = null;

@@ -48,6 +48,9 @@ export interface RunComm {
 /** A reduction's algorithm over packed bytes: Allreduce, Scan or Exscan. */
 export type VectorAlgorithm = (pt: CommCollPt2pt, tag: number, send: Uint8Array | null, recv: Uint8Array, op: ByteOp) => Promise<void>;
 
+/** Plans a reduction once for buffers that stay put (a persistent request's): coll/ chooses the algorithm at init. */
+export type VectorPlanner = (size: number, send: Uint8Array | null, recv: Uint8Array, op: ByteOp) => CollRun;
+
 /** The BufSpec inside a v-spec (what a request references for its datatype); the spec itself when malformed (already rejected). */
 export function vBase(spec: unknown): unknown {
   return Array.isArray(spec) ? spec[0] : spec;
@@ -121,7 +124,9 @@ export function reduceRun(c: RunComm, sendbuf: BufSpec | InPlace, recvbuf: BufSp
 }
 
 /** The shared shape of Allreduce, Scan and Exscan: IN_PLACE or a sendbuf the size of recvbuf. Exscan leaves rank 0's recvbuf as it was. */
-export function vectorRun(c: RunComm, sendbuf: BufSpec | InPlace, recvbuf: BufSpec, op: Op, call: string, algorithm: VectorAlgorithm, isExclusive: boolean): CollRun {
+export function vectorRun(
+  c: RunComm, sendbuf: BufSpec | InPlace, recvbuf: BufSpec, op: Op, call: string, algorithm: VectorAlgorithm, isExclusive: boolean, planner?: VectorPlanner,
+): CollRun {
   c._me(call);
   const recv = resolveBuf(recvbuf, call, 'recvbuf');
   const send = sendbuf === IN_PLACE ? null : resolveBuf(sendbuf, call, 'sendbuf');
@@ -132,6 +137,7 @@ export function vectorRun(c: RunComm, sendbuf: BufSpec | InPlace, recvbuf: BufSp
     // Contiguous (the common case, and what a persistent request starts again and again): the
     // algorithm works on the user's memory, with nothing to pack or unpack around it.
     const sendBytes = send === null ? null : send.contiguous;
+    if (planner !== undefined) return planner(c.size, sendBytes, recvBytes, bop);
     return (pt, tag) => algorithm(pt, tag, sendBytes, recvBytes, bop);
   }
   return async (pt, tag) => {

@@ -34,7 +34,7 @@ import { operandMismatch } from './mismatch.ts';
 import type { ByteOp, Codec, CollPt2pt, ObjectOp } from './pt2pt.ts';
 import { rabenseifner } from './rabenseifner.ts';
 import { reduce } from './reduce.ts';
-import { choose, DEFAULT_COLL_TUNING, type CollOptions } from './select.ts';
+import { choose, DEFAULT_COLL_TUNING, type AlgorithmOf, type CollOptions } from './select.ts';
 import { floorPowerOfTwo } from './tree.ts';
 
 /** The recursive-doubling skeleton over any Fold; `mine` must be owned. Resolves the result on every rank. */
@@ -145,12 +145,43 @@ export function shortAllreduce(pt: CollPt2pt, tag: number, send: Uint8Array | nu
 export async function allreduce(
   pt: CollPt2pt, tag: number, send: Uint8Array | null, recv: Uint8Array, op: ByteOp, opts?: CollOptions,
 ): Promise<void> {
-  const { rank, size } = pt;
   if (opts === undefined && recv.length <= DEFAULT_COLL_TUNING.allreduceShortBytes) {
     await shortAllreduce(pt, tag, send, recv, op);
     return;
   }
-  const algorithm = choose('allreduce', { size, bytes: recv.length, items: recv.length / op.itemBytes, commute: op.commute }, opts);
+  await runAllreduce(chooseAllreduce(pt.size, recv, op, opts), pt, tag, send, recv, op, opts);
+}
+
+/** An allreduce whose algorithm is chosen: what a persistent request runs at every start. */
+export type AllreducePlan = (pt: CollPt2pt, tag: number) => Promise<void>;
+
+/**
+ * The allreduce of a persistent request (AllreduceInit), planned once at init: every input of
+ * the selection (size, vector, op) is fixed for the request's life, so the algorithm is chosen
+ * here rather than at every start (MPI 4.0 section 6.13 lets init do this work), and a short
+ * vector's plan is shortAllreduce itself on the request's buffers, with no async frame of its
+ * own: a start costs the exchange and nothing else of allreduce()'s.
+ * @param size the communicator's size (pt.size of every start)
+ * @param send this rank's vector; null means IN_PLACE
+ * @param recv the result
+ */
+export function planAllreduce(size: number, send: Uint8Array | null, recv: Uint8Array, op: ByteOp, opts?: CollOptions): AllreducePlan {
+  if (opts === undefined && recv.length <= DEFAULT_COLL_TUNING.allreduceShortBytes) {
+    return (pt, tag) => shortAllreduce(pt, tag, send, recv, op);
+  }
+  const algorithm = chooseAllreduce(size, recv, op, opts);
+  return (pt, tag) => runAllreduce(algorithm, pt, tag, send, recv, op, opts);
+}
+
+function chooseAllreduce(size: number, recv: Uint8Array, op: ByteOp, opts: CollOptions | undefined): AlgorithmOf<'allreduce'> {
+  return choose('allreduce', { size, bytes: recv.length, items: recv.length / op.itemBytes, commute: op.commute }, opts);
+}
+
+/** allreduce() with its algorithm chosen. */
+async function runAllreduce(
+  algorithm: AlgorithmOf<'allreduce'>, pt: CollPt2pt, tag: number, send: Uint8Array | null, recv: Uint8Array, op: ByteOp, opts: CollOptions | undefined,
+): Promise<void> {
+  const { rank, size } = pt;
   if (size === 1 || recv.length === 0) {
     if (send !== null) recv.set(send);
     return;

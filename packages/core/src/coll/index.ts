@@ -12,7 +12,8 @@
 export { barrier } from './barrier.ts';
 export { bcast, bcastBytes } from './bcast.ts';
 export { reduce, reduceObjects } from './reduce.ts';
-export { allreduce, allreduceObjects } from './allreduce.ts';
+export { allreduce, allreduceObjects, planAllreduce } from './allreduce.ts';
+export type { AllreducePlan } from './allreduce.ts';
 export { LeanAllreduce, LEAN_ALLREDUCE_MAX_BYTES } from './lean-allreduce.ts';
 export { scan, exscan, scanObjects, exscanObjects } from './scan.ts';
 export { gather, gatherv, gatherBytes } from './gather.ts';

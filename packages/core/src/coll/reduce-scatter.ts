@@ -24,6 +24,14 @@
  * (r - i) mod p sends it into its own; every byte crosses one link once
  * ((p-1)/p of the input per rank), the bandwidth bound. Combination order
  * depends on the rank, hence commutative ops only.
+ * Pairwise here is pipelined one step ahead: the send and the receive of step
+ * i + 1 are posted before step i's block is combined, so the next block
+ * travels while this one is added (two scratch blocks, used in turn). Its
+ * result builds up where it ends: in `recv` itself unless in place (the first
+ * block received lands there and this rank's own block is combined into it,
+ * which the op's commutativity allows), so a call allocates and copies no
+ * vector; in place, in a scratch block copied to the start of `recv` once
+ * every send, which reads `recv`, is done.
  * Tag invariant: recursive halving and pairwise exchange once per pair; the
  * two-phase forms finish the reduce before the scatter on every rank.
  */
@@ -32,6 +40,7 @@ import { operandMismatch } from './mismatch.ts';
 import type { ByteOp, CollPt2pt, VBuffer } from './pt2pt.ts';
 import { reduce } from './reduce.ts';
 import { scatter, scatterv } from './scatter.ts';
+import { borrowScratch, giveBackScratch } from './scratch.ts';
 import { choose, type CollOptions } from './select.ts';
 
 /**
@@ -98,22 +107,7 @@ export async function reduceScatter(
     return;
   }
   if (algorithm === 'pairwise') {
-    const acc = input.slice(displs[rank]!, displs[rank]! + mine);
-    const got = new Uint8Array(mine);
-    for (let i = 1; i < size; i++) {
-      const dest = (rank + i) % size;
-      const source = (rank - i + size) % size;
-      // Both sides know every count: a zero-byte block is neither sent nor awaited.
-      const out = blockBytes[dest]!;
-      const sent = out > 0 ? pt.send(dest, tag, input.subarray(displs[dest]!, displs[dest]! + out)) : null;
-      if (mine > 0) {
-        const n = await recvInto(pt, source, tag, got, call);
-        if (n !== mine) throw operandMismatch(pt, n, mine, source);
-        op.combine(got, acc);
-      }
-      if (sent !== null) await sent;
-    }
-    recv.set(acc, 0);
+    await pairwise(pt, tag, send, recv, blockBytes, displs, op, call);
     return;
   }
   const full = rank === 0 ? new Uint8Array(total) : null;
@@ -122,3 +116,54 @@ export async function reduceScatter(
   await scatterv(pt, tag, v, recv.subarray(0, mine), 0, opts);
 }
 
+
+/**
+ * Pairwise exchange (commutative ops), pipelined one step ahead; see the file comment.
+ * @param send the input, or null when it is in `recv` (IN_PLACE)
+ * @param displs byte offset of each rank's block in the input
+ */
+async function pairwise(
+  pt: CollPt2pt, tag: number, send: Uint8Array | null, recv: Uint8Array, blockBytes: readonly number[], displs: readonly number[], op: ByteOp, call: string,
+): Promise<void> {
+  const { rank, size } = pt;
+  const input = send ?? recv;
+  const mine = blockBytes[rank]!;
+  const own = input.subarray(displs[rank]!, displs[rank]! + mine);
+  // Scratch: two receive blocks used in turn, plus the accumulator when in place.
+  const scratch = mine > 0 ? borrowScratch((send === null ? 3 : 2) * mine) : null;
+  const spare = scratch === null ? [] : [scratch.subarray(0, mine), scratch.subarray(mine, 2 * mine)];
+  const acc = send !== null ? recv.subarray(0, mine) : scratch === null ? recv.subarray(0, 0) : scratch.subarray(2 * mine, 3 * mine);
+  // In place, acc starts as this rank's block; otherwise the first receive lands in acc.
+  if (send === null) acc.set(own);
+  const sends: Promise<void>[] = [];
+  /** Posts step i's send and receive; resolves the received length (or -1 for nothing to receive). */
+  const post = (i: number): Promise<number> => {
+    const dest = (rank + i) % size;
+    const out = blockBytes[dest]!;
+    // Both sides know every count: a zero-byte block is neither sent nor awaited.
+    if (out > 0) sends.push(pt.send(dest, tag, input.subarray(displs[dest]!, displs[dest]! + out)));
+    if (mine === 0) return Promise.resolve(-1);
+    const into = i === 1 && send !== null ? acc : spare[i & 1]!;
+    return recvInto(pt, (rank - i + size) % size, tag, into, call);
+  };
+  let next = post(1);
+  try {
+    for (let i = 1; i < size; i++) {
+      const current = next;
+      if (i + 1 < size) next = post(i + 1);
+      const n = await current;
+      if (n < 0) continue;
+      if (n !== mine) throw operandMismatch(pt, n, mine, (rank - i + size) % size);
+      if (i === 1 && send !== null) op.combine(own, acc);
+      else op.combine(spare[i & 1]!, acc);
+    }
+    await Promise.all(sends);
+  } catch (err) {
+    // A receive may still be posted into the scratch: it is not given back (the next call makes its own).
+    next.catch(() => {});
+    for (const s of sends) s.catch(() => {});
+    throw err;
+  }
+  if (send === null) recv.set(acc, 0);
+  if (scratch !== null) giveBackScratch(scratch);
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { allreduce, shortAllreduce } from './allreduce.ts';
+import { allreduce, planAllreduce, shortAllreduce } from './allreduce.ts';
 import type { ByteOp, CollPt2pt } from './pt2pt.ts';
 import { reduceScatter, reduceScatterBlock } from './reduce-scatter.ts';
 import { exscan, scan } from './scan.ts';
@@ -225,6 +225,68 @@ describe('reduceScatter (varying blocks)', () => {
       expect(seen).toEqual(new Set([`reduceScatter:${op.commute ? 'pairwise' : 'reduce-scatterv'}`]));
     });
   }
+});
+
+describe('planAllreduce (persistent allreduce, planned at init)', () => {
+  // A plan is started again and again on the same buffers with new inputs: each start must reduce
+  // the inputs of that start, in place or not, short or long; the choice is made once, at init.
+  for (const [name, op] of OPS) {
+    it.each([2, 3, 4, 5])(`${name}: p=%i, three starts of a short and a long vector, in place and not`, async (p) => {
+      for (const items of [3, 1500]) {
+        for (const inPlace of [false, true]) {
+          const n = items * op.itemBytes;
+          let allreduceChoices = 0;
+          const opts: CollOptions | undefined = items > 3 ? { onSelect: (c) => { if (c === 'allreduce') allreduceChoices++; } } : undefined;
+          const sim = new Sim(p, { seed: 41 + p + items });
+          const starts = [0, 1, 2].map((k) => contributions(p, n, op, 31 * k + items));
+          const out = await sim.run(async (pt, r) => {
+            const send = new Uint8Array(n);
+            const recv = new Uint8Array(n);
+            const plan = planAllreduce(p, inPlace ? null : send, recv, op, opts);
+            const results: Uint8Array[] = [];
+            for (let k = 0; k < starts.length; k++) {
+              (inPlace ? recv : send).set(starts[k]![r]!);
+              await plan(pt, 20 + k);
+              results.push(recv.slice());
+            }
+            return results;
+          });
+          starts.forEach((xs, k) => {
+            const want = foldLeft(op, xs);
+            out.forEach((results) => expect(diff(results[k], want)).toBe(''));
+          });
+          // One choice per rank, at init, whatever the number of starts.
+          if (opts !== undefined) expect(allreduceChoices).toBe(p);
+        }
+      }
+    });
+  }
+});
+
+describe('reduceScatter pairwise: pipelined steps and reused scratch', () => {
+  // Overlapping calls on one thread (every simulated rank shares the scratch pool) must each get
+  // their own receive blocks; the one-step-ahead receive must not overwrite a block before it is combined.
+  it.each([3, 4, 5, 8])('p=%i: three overlapping calls, then a fourth reusing the kept scratch', async (p) => {
+    const op = SUM_I32;
+    const blockBytes = Array.from({ length: p }, (_, i) => (300 + 7 * i) * op.itemBytes);
+    const total = blockBytes.reduce((a, b) => a + b, 0);
+    const displs = blockBytes.map((_, i) => blockBytes.slice(0, i).reduce((a, b) => a + b, 0));
+    const rounds = [0, 1, 2, 3].map((k) => contributions(p, total, op, 101 * k));
+    const sim = new Sim(p, { seed: 29 + p, rendezvousBytes: 16 });
+    const out = await sim.run(async (pt, r) => {
+      const recvs = rounds.map(() => new Uint8Array(blockBytes[r]!));
+      // Round 3 runs in place, after the others: its scratch comes from the pool the others filled.
+      await Promise.all([0, 1, 2].map((k) => reduceScatter(pt, 10 + k, rounds[k]![r]!, recvs[k]!, blockBytes, op, 'ReduceScatter')));
+      const buf = rounds[3]![r]!.slice();
+      await reduceScatter(pt, 13, null, buf, blockBytes, op, 'ReduceScatter');
+      recvs[3] = buf.subarray(0, blockBytes[r]!);
+      return recvs;
+    });
+    rounds.forEach((xs, k) => {
+      const want = foldLeft(op, xs);
+      out.forEach((recvs, r) => expect(diff(recvs[k], want.subarray(displs[r]!, displs[r]! + blockBytes[r]!))).toBe(''));
+    });
+  });
 });
 
 describe('mismatched operands (coll/mismatch.ts)', () => {
