@@ -47,7 +47,7 @@ import { mkdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
-import type { Logger } from 'pino';
+import type { Logger } from '@tsmpi/core/pmi';
 import { claimSameHostDirectory, removeSameHostDirectory, sweepStaleSameHostDirectories } from '@tsmpi/transport-tcp';
 import { CLOSE_CODES, JOB_ENV } from '@tsmpi/core/pmi';
 import { DynamicService, expandSlots, universeSize, type SpawnedWorld } from './dynamic-service.ts';

@@ -1,2 +1,2 @@
 export { createLogger, silentLogger } from './logger.ts';
-export type { Logger, LogFn } from './logger.ts';
+export type { Logger } from './logger.ts';
