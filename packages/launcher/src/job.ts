@@ -48,7 +48,7 @@ import os from 'node:os';
 import path from 'node:path';
 import type { Writable } from 'node:stream';
 import type { Logger } from '@tsmpi/core/pmi';
-import { claimSameHostDirectory, removeSameHostDirectory, sweepStaleSameHostDirectories } from '@tsmpi/transport-tcp';
+import { claimSameHostDirectory, removeSameHostDirectory, sweepStaleSameHostDirectories } from '@tsmpi/transport-tcp/host';
 import { CLOSE_CODES, JOB_ENV } from '@tsmpi/core/pmi';
 import { DynamicService, expandSlots, universeSize, type SpawnedWorld } from './dynamic-service.ts';
 import { startFailureCause } from './failure-cause.ts';

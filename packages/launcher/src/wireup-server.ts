@@ -54,7 +54,7 @@ import {
   type RankCounters,
   type ServerMessage,
 } from '@tsmpi/core/pmi';
-import { listenInRange } from '@tsmpi/transport-tcp';
+import { listenInRange } from '@tsmpi/transport-tcp/host';
 import { LIFETIME_MS, PreAuthGate, remoteOf } from './pre-auth.ts';
 import { PROXY_PATH } from './proxy-protocol.ts';
 
