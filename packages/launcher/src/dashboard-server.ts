@@ -16,7 +16,7 @@
  */
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import type { Logger } from 'pino';
+import type { Logger } from '@tsmpi/core/pmi';
 import { WebSocket, WebSocketServer } from 'ws';
 import type { TailLine } from './dashboard-output.ts';
 import { DASHBOARD_PAGE } from './dashboard-page.ts';

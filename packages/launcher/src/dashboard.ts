@@ -8,7 +8,7 @@
  * (dashboard-state.ts) and sends it to the viewers. Ranks on other hosts
  * answer on their own wire-up links, as they do for --timeout's roll-call.
  */
-import type { Logger } from 'pino';
+import type { Logger } from '@tsmpi/core/pmi';
 import { OutputTails } from './dashboard-output.ts';
 import { DashboardServer } from './dashboard-server.ts';
 import { DashboardState, encodeSnapshot, type DashboardRank } from './dashboard-state.ts';

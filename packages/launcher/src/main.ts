@@ -5,8 +5,8 @@
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
-import { pino } from 'pino';
-import { textLogDestination } from '@tsmpi/core/pmi';
+import { createRequire } from 'node:module';
+import { deferredLogger, textLogDestination } from '@tsmpi/core/pmi';
 import { fileLimitProblem, readFileLimit } from './fd-limit.ts';
 import { helpAllText, helpText } from './help.ts';
 import { applyLaunchEnv } from './launch-env.ts';
@@ -23,6 +23,11 @@ import { effectiveSetting, findSetting } from './settings-flags.ts';
 export const USAGE_STATUS = 2;
 /** Exit status when the program does not exist (as shells report "command not found"). */
 const NOT_FOUND_STATUS = 127;
+
+/** pino by require (as core's log/logger.ts), when mpiexec writes its first record: importing it costs every start-up. */
+function loadPino(): typeof import('pino').pino {
+  return (createRequire(import.meta.url)('pino') as typeof import('pino')).pino;
+}
 
 function settingValue(o: LaunchOptions, name: string, env: NodeJS.ProcessEnv): string {
   const row = findSetting(name);
@@ -101,7 +106,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     process.stderr.write(`mpiexec: host ${remote.host} is not this machine; --launcher fork starts processes here only (use --launcher ssh)\n`);
     return USAGE_STATUS;
   }
-  const silent = pino({ level: 'silent' });
+  const silent = deferredLogger('silent', () => loadPino()({ level: 'silent' }));
   if (o.dryRun) {
     const program = resolveProgram(o.program, o.wdir) ?? o.program;
     const cmd = rankCommand(program, o.args, tsxUrl, nodeFlags);
@@ -129,7 +134,12 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   const stale = await staleBuildWarning(program);
   if (stale !== null) process.stderr.write(`mpiexec: warning: ${stale}\n`);
   const level = settingValue(o, 'logLevel', env);
-  const log = pino({ name: 'mpiexec', level }, settingValue(o, 'logFormat', env) === 'json' ? pino.destination({ fd: 2, sync: true }) : textLogDestination(2));
+  const json = settingValue(o, 'logFormat', env) === 'json';
+  // pino loads with mpiexec's first record at `level` (util/deferred-logger.ts): a job that logs nothing never loads it.
+  const log = deferredLogger(level, () => {
+    const pino = loadPino();
+    return pino({ name: 'mpiexec', level }, json ? pino.destination({ fd: 2, sync: true }) : textLogDestination(2));
+  });
   const job = new Job(o, placements, { log, stdout: process.stdout, stderr: process.stderr, env: withTransport(env, program), tsxUrl, nodeFlags, hostname, ...slurm.deps });
   const onSigint = (): void => job.signal('SIGINT');
   const onSigterm = (): void => job.signal('SIGTERM');

@@ -20,7 +20,7 @@
  * them), at debug afterwards, so a flood cannot flood mpiexec's stderr.
  */
 import type { Socket } from 'node:net';
-import type { Logger } from 'pino';
+import type { Logger } from '@tsmpi/core/pmi';
 
 /** Connections that may wait for authentication at once. */
 export const MAX_WAITING = 256;

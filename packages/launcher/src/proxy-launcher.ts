@@ -12,7 +12,7 @@
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Logger } from 'pino';
+import type { Logger } from '@tsmpi/core/pmi';
 import { JOB_ENV } from '@tsmpi/core/pmi';
 import type { LaunchOptions } from './options.ts';
 import type { OutputSink } from './output-forwarder.ts';

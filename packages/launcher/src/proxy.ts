@@ -35,7 +35,7 @@ import type { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
 import { WebSocket, type ClientOptions, type RawData } from 'ws';
 import { JOB_ENV, KeyResponse, jobTlsClientOptions, zeroMask } from '@tsmpi/core/pmi';
-import { claimSameHostDirectory, removeSameHostSockets, sweepStaleSameHostDirectories } from '@tsmpi/transport-tcp';
+import { claimSameHostDirectory, removeSameHostSockets, sweepStaleSameHostDirectories } from '@tsmpi/transport-tcp/host';
 import { isLoopbackAddress, resolveIface } from './iface.ts';
 import { LineForwarder } from './output-forwarder.ts';
 import { findSetpriv, withParentDeath } from './parent-death.ts';

@@ -3,7 +3,9 @@
  * .cts, .tsx) run in this Node binary with --conditions=@tsmpi/source (so
  * that `import '@tsmpi/core'` resolves to the sources in the repo) and with
  * tsx loaded from the launcher's own dependencies (so it works wherever the
- * program lives). JavaScript programs (.js, .mjs, .cjs) run in plain Node:
+ * program lives), after bin/ts-rank-preload.mjs, which loads an installed
+ * (built) @tsmpi/core and the transport before tsx's hooks exist, so that
+ * only the user's own files go through them (issue 38: a .ts rank's start-up). JavaScript programs (.js, .mjs, .cjs) run in plain Node:
  * '@tsmpi/core' resolves by its exports' default condition to the built
  * JavaScript (dist/, which an installed package ships and `npx tsc -b`
  * writes in the repo), so no loader starts, start-up is Node's own and a
@@ -37,6 +39,9 @@ export interface RankCommand {
   /** 'node' for .ts/.js programs (through tsx or plain), 'exec' for anything else. */
   readonly kind: 'node' | 'exec';
 }
+
+/** The module a TypeScript rank runs before tsx (bin/ts-rank-preload.mjs: from src/ and dist/ alike). */
+export const TS_RANK_PRELOAD_URL = new URL('../bin/ts-rank-preload.mjs', import.meta.url).href;
 
 /** The file URL of tsx's loader (tsx's "." export), resolved from this package. */
 export function tsxLoaderUrl(): string {
@@ -153,7 +158,7 @@ export function nodeFlagsFor(placements: readonly Placement[], cores: number, ex
 export function rankCommand(program: string, args: readonly string[], tsxUrl: string, nodeFlags: readonly string[] = []): RankCommand {
   if (isJsProgram(program)) return { file: process.execPath, args: [...nodeFlags, program, ...args], kind: 'node' };
   if (isNodeProgram(program)) {
-    return { file: process.execPath, args: [...nodeFlags, `--conditions=${SOURCE_CONDITION}`, '--import', tsxUrl, program, ...args], kind: 'node' };
+    return { file: process.execPath, args: [...nodeFlags, `--conditions=${SOURCE_CONDITION}`, '--import', TS_RANK_PRELOAD_URL, '--import', tsxUrl, program, ...args], kind: 'node' };
   }
   return { file: program, args, kind: 'exec' };
 }

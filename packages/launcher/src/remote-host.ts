@@ -21,7 +21,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import type { Logger } from 'pino';
+import type { Logger } from '@tsmpi/core/pmi';
 import { WebSocket, type RawData } from 'ws';
 import { CLOSE_CODES, KeyChallenge, MAX_HELLO_BYTES } from '@tsmpi/core/pmi';
 import type { ConnectRetry } from './connect-retry.ts';

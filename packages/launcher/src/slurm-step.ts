@@ -23,7 +23,7 @@
  *          KILL_AFTER_MS later if it is still there.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import type { Logger } from 'pino';
+import type { Logger } from '@tsmpi/core/pmi';
 import { SrunOutcome, type SrunVerdict } from './slurm-srun-output.ts';
 
 /** srun gets this long after SIGTERM to end its step before its process group is killed. */

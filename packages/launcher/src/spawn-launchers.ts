@@ -7,7 +7,7 @@
  * link of the job, the initial ones and the spawned worlds', to the host its hello names (host
  * indexes are unique in the job: a spawned world's follow the ones given out before).
  */
-import type { Logger } from 'pino';
+import type { Logger } from '@tsmpi/core/pmi';
 import { JOB_ENV } from '@tsmpi/core/pmi';
 import type { SpawnedWorld } from './dynamic-service.ts';
 import { chooseLaunchers, type LauncherChoice } from './launchers.ts';

@@ -26,7 +26,7 @@
 import { createWriteStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { Logger } from 'pino';
+import type { Logger } from '@tsmpi/core/pmi';
 import { decodeTraceDump, TRACE_CALL, TRACE_MSG, type TraceDump } from '@tsmpi/core/pmi';
 import type { LaunchOptions } from './options.ts';
 import { findSetting } from './settings-flags.ts';

@@ -36,7 +36,7 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import type { Logger } from 'pino';
+import type { Logger } from '@tsmpi/core/pmi';
 import { WebSocket, WebSocketServer, type RawData } from 'ws';
 import {
   CLOSE_CODES,
@@ -54,7 +54,7 @@ import {
   type RankCounters,
   type ServerMessage,
 } from '@tsmpi/core/pmi';
-import { listenInRange } from '@tsmpi/transport-tcp';
+import { listenInRange } from '@tsmpi/transport-tcp/host';
 import { LIFETIME_MS, PreAuthGate, remoteOf } from './pre-auth.ts';
 import { PROXY_PATH } from './proxy-protocol.ts';
 

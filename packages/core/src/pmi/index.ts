@@ -50,6 +50,9 @@ export type { JobEnv } from '../config/index.ts';
 export { KeyChallenge, KeyResponse, keyProofBinding } from '../util/index.ts';
 // mpiexec writes its own logs in the ranks' format (util/log-line.ts).
 export { textLogDestination } from '../util/index.ts';
+// mpiexec's logger makes its pino logger on the first record it writes, as a rank's (util/deferred-logger.ts).
+export { deferredLogger } from '../util/index.ts';
+export type { Logger } from '../util/index.ts';
 // TLS keyed by the job (util/job-tls.ts, mpiexec --secure): the wire-up service and the proxies' links use what the ranks use.
 export { jobTlsClientOptions, jobTlsFailure, jobTlsServerOptions } from '../util/index.ts';
 // The launcher may import only @tsmpi/core/pmi: the settings table (for its

@@ -23,4 +23,6 @@ export {
 export type { KeyProofSide } from './key-proof.ts';
 export { formatLogLine, textLogDestination } from './log-line.ts';
 export type { LogFormat } from './log-line.ts';
+export { deferredLogger } from './deferred-logger.ts';
+export type { LogFn, Logger } from './deferred-logger.ts';
 export { JOB_TLS_CIPHERS, JOB_TLS_IDENTITY, jobTlsClientOptions, jobTlsFailure, jobTlsPsk, jobTlsServerOptions } from './job-tls.ts';
