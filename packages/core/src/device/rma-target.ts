@@ -23,6 +23,13 @@
  * one status byte (RMA_STATUS). Frames of one origin reach one target in order (one channel per
  * pair), so an UNLOCK's or FLUSH's reply means every earlier operation has been applied.
  *
+ * Lazy locks (win-passive.ts): an origin may send LOCK, its Puts and Accumulates and UNLOCK at once,
+ * each with the RMA_BATCH bit in aux, before it knows the lock is granted. A batch LOCK is not
+ * answered; when it is refused, this thread remembers the origin for the window and drops the
+ * batch's operations until its UNLOCK, which answers BUSY (granted: OK, after the release). One
+ * channel per endpoint pair brings the batch whole, in order, to one thread, so that memory is
+ * this thread's alone.
+ *
  * Nothing here throws per frame: a frame for an unknown window or outside its memory is answered
  * with RMA_STATUS.ERROR, or no bytes where the answer is data (the origin turns either into an
  * MPIError naming the call).
@@ -49,6 +56,12 @@ export const RMA_CODE = {
 } as const;
 
 export const RMA_LOCK_TYPE = { EXCLUSIVE: 1, SHARED: 2 } as const;
+
+/**
+ * A bit of a request's aux: the frame belongs to a lazily locked epoch sent at once (LOCK,
+ * operations, UNLOCK; see the file comment): applied only if its LOCK was granted.
+ */
+export const RMA_BATCH = 1 << 24;
 
 /** One-byte answers to LOCK, UNLOCK, FLUSH, PUT-less requests, or an error. */
 export const RMA_STATUS = { OK: 1, GRANTED: 2, BUSY: 3, ERROR: 4 } as const;
@@ -102,6 +115,8 @@ export class RmaTarget {
   readonly #reply: FrameHeader = newFrameHeader();
   readonly #request: FrameHeader = newFrameHeader();
   readonly #status = new Uint8Array(1);
+  /** by windowKey: origin endpoints whose batch LOCK was refused (their batch is dropped until its UNLOCK) */
+  readonly #refused = new Map<number, Set<number>>();
 
   /** The process's window directory on this thread (rma-directory.ts): opened at init by every thread of a multithreaded process. */
   directory: WindowDirectory | null = null;
@@ -153,6 +168,7 @@ export class RmaTarget {
     if (serial !== undefined && this.#windows.get(k)?.serial !== serial) return;
     this.#windows.delete(k);
     this.#dynamic.delete(k);
+    this.#refused.delete(k);
   }
 
   /** The member of window `contextId` at `endpoint`, if this thread serves it. */
@@ -192,14 +208,38 @@ export class RmaTarget {
         return;
       }
     }
-    const code = h.aux >>> 16;
-    const answer = w === undefined ? refusal(code, this.#status) : this.apply(w, code, (h.aux >>> 8) & 0xff, h.aux & 0xff, h.aux2, payload, this.#status);
+    const code = (h.aux >>> 16) & 0xff;
+    let answer: Uint8Array | null;
+    if ((h.aux & RMA_BATCH) !== 0) answer = this.#batch(w, k, code, h, payload);
+    else answer = w === undefined ? refusal(code, this.#status) : this.apply(w, code, (h.aux >>> 8) & 0xff, h.aux & 0xff, h.aux2, payload, this.#status);
     if (answer === null) return;
     const r = fillAnswer(this.#reply, h, FRAME_KIND.EAGER, h.tag, 0, answer.length);
     r.seq = 0;
     // The transport may keep the payload until its flush: answers that alias shared scratch are copied.
     this.#out.out(srcProcess, r, answer === this.#status ? answer.slice() : answer, 'progress');
     // (NOTHING is never written to.)
+  }
+
+  /** A frame of a lazily locked epoch's batch (RMA_BATCH): only its UNLOCK is answered (OK, or BUSY when its LOCK was refused). */
+  #batch(w: RmaWindowRecord | undefined, k: number, code: number, h: FrameHeader, payload: Uint8Array): Uint8Array | null {
+    if (w === undefined) return code === RMA_CODE.UNLOCK ? refusal(code, this.#status) : null;
+    const src = h.srcEndpoint;
+    if (code === RMA_CODE.LOCK) {
+      if (!tryLock(w.control, h.aux2)) {
+        let origins = this.#refused.get(k);
+        if (origins === undefined) this.#refused.set(k, (origins = new Set()));
+        origins.add(src);
+      }
+      return null;
+    }
+    const origins = this.#refused.get(k);
+    if (origins !== undefined && origins.has(src)) {
+      if (code !== RMA_CODE.UNLOCK) return null;
+      origins.delete(src);
+      if (origins.size === 0) this.#refused.delete(k);
+      return statusBytes(this.#status, RMA_STATUS.BUSY);
+    }
+    return this.apply(w, code, (h.aux >>> 8) & 0xff, h.aux & 0xff, h.aux2, payload, this.#status);
   }
 
   /**
