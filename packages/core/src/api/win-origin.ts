@@ -8,7 +8,7 @@
  * endpoints: their records come from the process's window directory, device/rma-directory.ts), is
  * applied at once, in this thread, to the target's shared memory: it is complete when it returns.
  */
-import { RMA_CODE, RMA_PREFIX_BYTES, RMA_STATUS, type RmaWindowRecord } from '../device/index.ts';
+import { RMA_CODE, RMA_PREFIX_BYTES, RMA_STATUS, rmaDispWords, type RmaWindowRecord } from '../device/index.ts';
 import { ERR_RMA_RANGE, ERR_WIN, mpiError } from '../util/index.ts';
 import { runtime, type ThreadRuntime } from '../runtime/index.ts';
 import type { Comm } from './comm.ts';
@@ -58,14 +58,16 @@ export class WinOrigin {
     const rt = runtime(call);
     const local = this.#localTarget(rank);
     if (local !== null) {
-      rt.device.rma.apply(local, code, t.elem, op, 0, withPrefix(t.byteDisp, data), this.#status);
+      rt.device.rma.applyAt(local, code, t.elem, op, 0, t.byteDisp, data, this.#status);
       return;
     }
     const dst = this.#comm._endpoints[rank]!;
-    const piece = this.#piece(rt, dst);
+    // No prefix in these frames: whole eager messages, which the target's transport reads straight into the window (RmaTarget.payloadTarget).
+    const piece = Math.max(8, (rt.device.rma.maxPayload(this.#record.endpoint, dst) >> 3) << 3);
     for (let off = 0; off < data.length; off += piece) {
       const part = data.subarray(off, Math.min(data.length, off + piece));
-      rt.device.rma.send(this.#record.endpoint, dst, this.#record.contextId, 0, flags | (code << 16) | (t.elem << 8) | op, 0, withPrefix(t.byteDisp + off, part), call);
+      const [high, low] = rmaDispWords(t.byteDisp + off);
+      rt.device.rma.send(this.#record.endpoint, dst, this.#record.contextId, high, flags | (code << 16) | (t.elem << 8) | op, low, part, call);
     }
     this.#dirty.add(rank);
   }

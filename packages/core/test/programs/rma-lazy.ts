@@ -6,7 +6,7 @@
 //             it unlocks, 300 ms after rank 2 began). Then: shared locks of two origins at once, an
 //             epoch with no operation, MODE_NOCHECK, a Put larger than a batch, a Get and
 //             accumulates inside a lazy epoch (in order), lockAll/unlockAll with a Put to every rank.
-//   lost      (np 2) rank 1 drops its connections; rank 0 runs lock/Put/unlock epochs to it until
+//   lost      (np 2, --progress inline: the main thread owns the transport) rank 1 drops its connections; rank 0 runs lock/Put/unlock epochs to it until
 //             one fails: it must fail with an MPIError (rank 0 says which, then exits 1), never hang.
 import * as MPI from '@tsmpi/core';
 import { runtime } from '../../src/runtime/index.ts';
