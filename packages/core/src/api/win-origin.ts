@@ -8,7 +8,7 @@
  * endpoints: their records come from the process's window directory, device/rma-directory.ts), is
  * applied at once, in this thread, to the target's shared memory: it is complete when it returns.
  */
-import { RMA_CODE, RMA_PREFIX_BYTES, RMA_STATUS, type RmaWindowRecord } from '../device/index.ts';
+import { RMA_CODE, RMA_PREFIX_BYTES, RMA_STATUS, rmaDispWords, type RmaWindowRecord } from '../device/index.ts';
 import { ERR_RMA_RANGE, ERR_WIN, mpiError } from '../util/index.ts';
 import { runtime, type ThreadRuntime } from '../runtime/index.ts';
 import type { Comm } from './comm.ts';
@@ -52,20 +52,22 @@ export class WinOrigin {
     this.#dirty.delete(rank);
   }
 
-  /** Sends PUT or ACC frames for `data` (in pieces the channel takes eagerly, whole elements each). */
-  send(call: string, rank: number, code: number, t: TargetSpec, op: number, data: Uint8Array): void {
+  /** Sends PUT or ACC frames for `data` (in pieces the channel takes eagerly, whole elements each); `flags`: RMA_BATCH or 0. */
+  send(call: string, rank: number, code: number, t: TargetSpec, op: number, data: Uint8Array, flags = 0): void {
     if (data.length === 0) return;
     const rt = runtime(call);
     const local = this.#localTarget(rank);
     if (local !== null) {
-      rt.device.rma.apply(local, code, t.elem, op, 0, withPrefix(t.byteDisp, data), this.#status);
+      rt.device.rma.applyAt(local, code, t.elem, op, 0, t.byteDisp, data, this.#status);
       return;
     }
     const dst = this.#comm._endpoints[rank]!;
-    const piece = this.#piece(rt, dst);
+    // No prefix in these frames: whole eager messages, which the target's transport reads straight into the window (RmaTarget.payloadTarget).
+    const piece = Math.max(8, (rt.device.rma.maxPayload(this.#record.endpoint, dst) >> 3) << 3);
     for (let off = 0; off < data.length; off += piece) {
       const part = data.subarray(off, Math.min(data.length, off + piece));
-      rt.device.rma.send(this.#record.endpoint, dst, this.#record.contextId, 0, (code << 16) | (t.elem << 8) | op, 0, withPrefix(t.byteDisp + off, part), call);
+      const [high, low] = rmaDispWords(t.byteDisp + off);
+      rt.device.rma.send(this.#record.endpoint, dst, this.#record.contextId, high, flags | (code << 16) | (t.elem << 8) | op, low, part, call);
     }
     this.#dirty.add(rank);
   }
@@ -139,10 +141,10 @@ export class WinOrigin {
     }
   }
 
-  /** Sends LOCK, UNLOCK or FLUSH to `rank` and resolves to its answer (RMA_STATUS). */
-  async control(call: string, rank: number, code: number, aux2: number): Promise<number> {
+  /** Sends LOCK, UNLOCK or FLUSH to `rank` and resolves to its answer (RMA_STATUS); `flags`: RMA_BATCH or 0. */
+  async control(call: string, rank: number, code: number, aux2: number, flags = 0): Promise<number> {
     const rt = runtime(call);
-    const aux = code << 16;
+    const aux = flags | (code << 16);
     const local = this.#localTarget(rank);
     if (local !== null) return rt.device.rma.apply(local, code, 0, 0, aux2, new Uint8Array(0), this.#status)![0]!;
     const answer = new Uint8Array(1);
@@ -152,6 +154,16 @@ export class WinOrigin {
     await recv.wait();
     if (answer[0] === RMA_STATUS.ERROR) throw mpiError(ERR_WIN, call, `rank ${rank} does not serve window ${this.#label()}`);
     return answer[0]!;
+  }
+
+  /** Sends a request that is not answered (a batch's LOCK, win-passive.ts) to remote `rank`. */
+  post(call: string, rank: number, code: number, aux2: number, flags: number): void {
+    runtime(call).device.rma.send(this.#record.endpoint, this.#comm._endpoints[rank]!, this.#record.contextId, 0, flags | (code << 16), aux2, new Uint8Array(0), call);
+  }
+
+  /** Whether `rank`'s window is in this process (operations on it are applied here, at once). */
+  isLocal(rank: number): boolean {
+    return this.#localTarget(rank) !== null;
   }
 
   async awaitFetches(rank: number): Promise<void> {

@@ -19,8 +19,9 @@
  * endpoint; each member announces its memory on its process's window directory
  * (device/rma-directory.ts), so the threads that read the channels serve it, and an origin whose
  * target is another endpoint of its own process applies the operation itself, at once, to the
- * target's memory. Limits (to extend): target datatypes are predefined; a lock that is taken is
- * asked for again by the origin (BUSY answers), not queued at the target.
+ * target's memory. Lock epochs take their lock lazily (win-passive.ts): lock + Puts + unlock is
+ * one batch and one answer. Limits (to extend): target datatypes are predefined; a lock that is
+ * taken is asked for again by the origin (BUSY answers), not queued at the target.
  */
 import { RMA_CODE, RMA_CONTROL, RMA_LOCK_TYPE, RMA_REGION_SPAN, channelHosts, type RmaWindowRecord } from '../device/index.ts';
 import {
@@ -35,8 +36,9 @@ import { Info } from './info.ts';
 import { Request } from './request.ts';
 import { ERRORS_RETURN, type Errhandler } from './errhandler.ts';
 import type { WinOrigin } from './win-origin.ts';
+import type { PassiveEpochs } from './win-passive.ts';
 import {
-  LOCK_EXCLUSIVE, MODE_NOSUCCEED, NO_OP, accOpOf, checkAssert, checkLockType, checkTargetRank, elementTargetOf, originOf, targetOf,
+  LOCK_EXCLUSIVE, MODE_NOCHECK, MODE_NOSUCCEED, NO_OP, accOpOf, checkAssert, checkLockType, checkTargetRank, elementTargetOf, originOf, targetOf,
   checkBytes, checkCreation, settle, type WinShape,
 } from './win-args.ts';
 import type { Op } from './op.ts';
@@ -50,6 +52,8 @@ let originSide: typeof import('./win-origin.ts') | null = null;
 function origin(): typeof import('./win-origin.ts') {
   return originSide!;
 }
+/** Lock epochs at the origin (win-passive.ts), loaded with win-origin.ts. */
+let passiveSide: typeof import('./win-passive.ts') | null = null;
 /** Words per member in the creation's allgather: bytes, dispUnit, serial. */
 const SHAPE_WORDS = 3;
 type Target = [disp: number, count?: number, datatype?: import('./datatype.ts').Datatype] | undefined;
@@ -60,6 +64,8 @@ export class Win implements WinShape {
   readonly #record: RmaWindowRecord;
   /** the origin side: frames out, answers in, what is outstanding per target (win-origin.ts) */
   readonly #o: WinOrigin;
+  /** the open lock epochs' acquisition (lazy: win-passive.ts) */
+  readonly #passive: PassiveEpochs;
   readonly #flavor: Flavor;
   readonly #dispUnit: number;
   readonly #me: number;
@@ -90,6 +96,7 @@ export class Win implements WinShape {
     this.#dispUnit = dispUnit;
     this.#me = comm.rank;
     this.#o = new (origin().WinOrigin)(comm, record, this.#me, local, () => this.name);
+    this.#passive = new passiveSide!.PassiveEpochs(this.#o);
     const n = comm.size;
     this.sizes = Array.from({ length: n }, (_, r) => shape[SHAPE_WORDS * r]!);
     this.dispUnits = Array.from({ length: n }, (_, r) => shape[SHAPE_WORDS * r + 1]!);
@@ -165,6 +172,7 @@ export class Win implements WinShape {
   /** `memory`: the member's memory, or (allocateShared) its bytes in the one buffer rank 0 makes. */
   static async #make(call: string, rt: ThreadRuntime, comm: Comm, memoryOrBytes: Uint8Array | number, flavor: Flavor, dispUnit: number): Promise<Win> {
     originSide ??= await import('./win-origin.ts');
+    passiveSide ??= await import('./win-passive.ts');
     const winComm = await comm.dup();
     winComm.name = `window of ${comm.name}`;
     const dynamic = flavor === 'dynamic';
@@ -412,7 +420,7 @@ export class Win implements WinShape {
     data.set(o, 0);
     data.set(c, t.bytes);
     const area = recvAreaOf(res);
-    this.#o.track(targetRank, this.#o.fetch(call, targetRank, RMA_CODE.CAS, t.elem, 0, t.byteDisp, data, area.subarray(0, t.bytes)).then(() => unpackArea(res, area)));
+    this.#o.track(targetRank, this.#passive.fetch(call, targetRank, () => this.#o.fetch(call, targetRank, RMA_CODE.CAS, t.elem, 0, t.byteDisp, data, area.subarray(0, t.bytes))).then(() => unpackArea(res, area)));
   }
 
   /** MPI_Rput: Put as a request, inside a lock or lockAll epoch; complete once the origin buffer is free (at once). */
@@ -451,7 +459,7 @@ export class Win implements WinShape {
     const o = originOf(origin, call, 'origin');
     const t = targetOf(target, rank, o.bytes.length, o.rb.datatype, this, call);
     this.#checkAccess(rank, call);
-    this.#o.send(call, rank, RMA_CODE.PUT, t, 0, o.bytes);
+    this.#passive.put(call, rank, o.bytes, (data, flags) => this.#o.send(call, rank, RMA_CODE.PUT, t, 0, data, flags));
   }
 
   #get(call: string, origin: BufSpec, rank: number, target: Target): Promise<void> {
@@ -461,7 +469,7 @@ export class Win implements WinShape {
     const t = targetOf(target, rank, rb.packedBytes, rb.datatype, this, call);
     this.#checkAccess(rank, call);
     const area = recvAreaOf(rb);
-    return this.#o.track(rank, this.#o.fetch(call, rank, RMA_CODE.GET, t.elem, 0, t.byteDisp, null, area.subarray(0, t.bytes)).then(() => unpackArea(rb, area)));
+    return this.#o.track(rank, this.#passive.fetch(call, rank, () => this.#o.fetch(call, rank, RMA_CODE.GET, t.elem, 0, t.byteDisp, null, area.subarray(0, t.bytes))).then(() => unpackArea(rb, area)));
   }
 
   #accumulate(call: string, origin: BufSpec, rank: number, target: Target, op: Op): void {
@@ -471,7 +479,7 @@ export class Win implements WinShape {
     const t = targetOf(target, rank, o.bytes.length, o.rb.datatype, this, call);
     const code = accOpOf(op, t.elem, call);
     this.#checkAccess(rank, call);
-    this.#o.send(call, rank, RMA_CODE.ACC, t, code, o.bytes);
+    this.#passive.put(call, rank, o.bytes, (data, flags) => this.#o.send(call, rank, RMA_CODE.ACC, t, code, data, flags));
   }
 
   #getAccumulate(call: string, origin: BufSpec | null, result: BufSpec, rank: number, target: Target, op: Op): Promise<void> {
@@ -487,7 +495,8 @@ export class Win implements WinShape {
     }
     this.#checkAccess(rank, call);
     const area = recvAreaOf(res);
-    return this.#o.track(rank, this.#o.fetch(call, rank, RMA_CODE.GET_ACC, t.elem, code, t.byteDisp, data, area.subarray(0, t.bytes)).then(() => unpackArea(res, area)));
+    const fetched = data === null ? null : data.slice();
+    return this.#o.track(rank, this.#passive.fetch(call, rank, () => this.#o.fetch(call, rank, RMA_CODE.GET_ACC, t.elem, code, t.byteDisp, fetched, area.subarray(0, t.bytes))).then(() => unpackArea(res, area)));
   }
 
   // --- synchronization -----------------------------------------------------------------
@@ -524,7 +533,7 @@ export class Win implements WinShape {
     const lt = type === LOCK_EXCLUSIVE ? RMA_LOCK_TYPE.EXCLUSIVE : RMA_LOCK_TYPE.SHARED;
     this.#locks.set(rank, lt);
     try {
-      await this.#o.acquire(call, rank, lt);
+      await this.#passive.open(call, rank, lt, (assert & MODE_NOCHECK) !== 0);
     } catch (e) {
       this.#locks.delete(rank);
       throw e;
@@ -539,12 +548,9 @@ export class Win implements WinShape {
     const call = 'Win.unlock';
     this.#live(call);
     checkTargetRank(rank, this, call);
-    const lt = this.#locks.get(rank);
-    if (lt === undefined) throw mpiError(ERR_RMA_SYNC, call, `rank ${rank} of window ${this.name} is not locked by this process`);
+    if (!this.#locks.has(rank)) throw mpiError(ERR_RMA_SYNC, call, `rank ${rank} of window ${this.name} is not locked by this process`);
     try {
-      await this.#o.awaitFetches(rank);
-      this.#o.forget(rank);
-      await this.#o.control(call, rank, RMA_CODE.UNLOCK, lt);
+      await this.#passive.close(call, rank);
     } finally {
       this.#locks.delete(rank);
     }
@@ -558,7 +564,8 @@ export class Win implements WinShape {
     if (this.#lockAll || this.#locks.size > 0) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} already has a lock epoch open by this process`);
     this.#lockAll = true;
     try {
-      await Promise.all(Array.from({ length: this.size }, (_, r) => this.#o.acquire(call, r, RMA_LOCK_TYPE.SHARED)));
+      const nocheck = (assert & MODE_NOCHECK) !== 0;
+      await Promise.all(Array.from({ length: this.size }, (_, r) => this.#passive.open(call, r, RMA_LOCK_TYPE.SHARED, nocheck)));
     } catch (e) {
       this.#lockAll = false;
       throw e;
@@ -571,11 +578,7 @@ export class Win implements WinShape {
     this.#live(call);
     if (!this.#lockAll) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} has no lockAll epoch open by this process`);
     try {
-      await Promise.all(Array.from({ length: this.size }, async (_, r) => {
-        await this.#o.awaitFetches(r);
-        this.#o.forget(r);
-        await this.#o.control(call, r, RMA_CODE.UNLOCK, RMA_LOCK_TYPE.SHARED);
-      }));
+      await Promise.all(Array.from({ length: this.size }, (_, r) => this.#passive.close(call, r)));
     } finally {
       this.#lockAll = false;
     }
@@ -585,6 +588,7 @@ export class Win implements WinShape {
   async flush(rank: number): Promise<void> {
     const call = 'Win.flush';
     this.#checkPassive(rank, call);
+    await this.#passive.ready(call, rank);
     await this.#o.complete(call, rank);
   }
 
@@ -593,6 +597,7 @@ export class Win implements WinShape {
     const call = 'Win.flushAll';
     this.#live(call);
     if (!this.#lockAll && this.#locks.size === 0) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} has no lock epoch open by this process`);
+    await this.#passive.readyAll(call);
     await this.#o.completeAll();
   }
 

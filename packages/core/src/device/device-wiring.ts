@@ -107,7 +107,7 @@ export class DeviceWiring {
         onDeliver: (src, header, payload) => this.#onDeliver(src, header, payload),
         onSent: (token) => protocol.sent(token),
         onPeerLost: (proc, err) => this.#onPeerLost(proc, err),
-        payloadTarget: (src, header) => protocol.payloadTarget(src, header),
+        payloadTarget: (src, header) => (header.kind === FRAME_KIND.RMA ? this.#hooks.rma.payloadTarget(header) : protocol.payloadTarget(src, header)),
         ...(onEager === undefined ? {} : { onEager }),
       },
     });

@@ -12,7 +12,7 @@ export { SharedState, MAX_THREADS, STAT, COMM_STAT, STAT_ROW_WORDS, statRows, co
 export type { SharedBuffers, SharedLayout } from './shared-state.ts';
 export { Engines } from './engines.ts';
 export { channelHosts, directoryName, type RmaWindowShared } from './rma-directory.ts';
-export { RmaTarget, RMA_CODE, RMA_LOCK_TYPE, RMA_STATUS, RMA_CONTROL, RMA_PREFIX_BYTES, RMA_REGION_SPAN } from './rma-target.ts';
+export { RmaTarget, RMA_BATCH, RMA_CODE, RMA_LOCK_TYPE, RMA_STATUS, RMA_CONTROL, RMA_PREFIX_BYTES, RMA_REGION_SPAN, rmaDispWords } from './rma-target.ts';
 export type { RmaWindowRecord } from './rma-target.ts';
 export { ELEM, ELEM_SIZE, ACC_OP } from './rma-accumulate.ts';
 export type { EngineBoot } from './engine-worker.ts';

@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { FRAME_KIND, newFrameHeader, type FrameHeader } from '../transport/index.ts';
 import { ACC_OP, ELEM } from './rma-accumulate.ts';
-import { RMA_CODE, RMA_CONTROL, RMA_LOCK_TYPE, RMA_REGION_SPAN, RMA_STATUS, RmaTarget, type RmaOut, type RmaWindowRecord } from './rma-target.ts';
+import { RMA_BATCH, RMA_CODE, RMA_CONTROL, RMA_LOCK_TYPE, RMA_REGION_SPAN, RMA_STATUS, RmaTarget, rmaDispWords, type RmaOut, type RmaWindowRecord } from './rma-target.ts';
 
 const CTX = 40;
 
@@ -17,6 +17,18 @@ function frame(code: number, elem: number, op: number, aux2: number, tag = 9): F
   h.aux = (code << 16) | (elem << 8) | op;
   h.aux2 = aux2;
   return h;
+}
+
+/** A PUT or ACC frame: its displacement travels in the header (rmaDispWords), its payload is the data alone. */
+function dataFrame(code: number, elem: number, op: number, disp: number, flags = 0): FrameHeader {
+  const [high, low] = rmaDispWords(disp);
+  const h = frame(code, elem, op, low, high);
+  h.aux |= flags;
+  return h;
+}
+
+function bytesOf(data: ArrayBufferView): Uint8Array {
+  return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
 }
 
 function payload(disp: number, data: ArrayBufferView = new Uint8Array(0)): Uint8Array {
@@ -43,7 +55,7 @@ function setup(bytes = 64): { target: RmaTarget; win: RmaWindowRecord; sent: { h
 describe('RmaTarget', () => {
   it('applies a PUT without answering, and answers a GET with the bytes as an EAGER frame on the window context', () => {
     const { target, win, sent } = setup();
-    target.arrive(1, frame(RMA_CODE.PUT, 0, 0, 0), payload(4, new Uint8Array([1, 2, 3])));
+    target.arrive(1, dataFrame(RMA_CODE.PUT, 0, 0, 4), new Uint8Array([1, 2, 3]));
     expect([...win.memory.subarray(4, 7)]).toEqual([1, 2, 3]);
     expect(sent).toHaveLength(0);
     target.arrive(1, frame(RMA_CODE.GET, 0, 0, 3, 77), payload(4));
@@ -54,13 +66,13 @@ describe('RmaTarget', () => {
 
   it('accumulates per element kind (SUM on INT32 and FLOAT64, MAX, BXOR, REPLACE) and GET_ACC answers the values before', () => {
     const { target, win, sent } = setup();
-    target.arrive(1, frame(RMA_CODE.ACC, ELEM.INT32, ACC_OP.SUM, 0), payload(0, new Int32Array([5, -2])));
-    target.arrive(1, frame(RMA_CODE.ACC, ELEM.INT32, ACC_OP.SUM, 0), payload(0, new Int32Array([1, 1])));
+    target.arrive(1, dataFrame(RMA_CODE.ACC, ELEM.INT32, ACC_OP.SUM, 0), bytesOf(new Int32Array([5, -2])));
+    target.arrive(1, dataFrame(RMA_CODE.ACC, ELEM.INT32, ACC_OP.SUM, 0), bytesOf(new Int32Array([1, 1])));
     expect([...new Int32Array(win.memory.buffer, 0, 2)]).toEqual([6, -1]);
-    target.arrive(1, frame(RMA_CODE.ACC, ELEM.FLOAT64, ACC_OP.SUM, 0), payload(8, new Float64Array([0.25])));
-    target.arrive(1, frame(RMA_CODE.ACC, ELEM.FLOAT64, ACC_OP.MAX, 0), payload(8, new Float64Array([-3])));
+    target.arrive(1, dataFrame(RMA_CODE.ACC, ELEM.FLOAT64, ACC_OP.SUM, 8), bytesOf(new Float64Array([0.25])));
+    target.arrive(1, dataFrame(RMA_CODE.ACC, ELEM.FLOAT64, ACC_OP.MAX, 8), bytesOf(new Float64Array([-3])));
     expect(new Float64Array(win.memory.buffer, 8, 1)[0]).toBe(0.25);
-    target.arrive(1, frame(RMA_CODE.ACC, ELEM.UINT8, ACC_OP.BXOR, 0), payload(16, new Uint8Array([0xff])));
+    target.arrive(1, dataFrame(RMA_CODE.ACC, ELEM.UINT8, ACC_OP.BXOR, 16), bytesOf(new Uint8Array([0xff])));
     expect(win.memory[16]).toBe(0xff);
     target.arrive(1, frame(RMA_CODE.GET_ACC, ELEM.INT32, ACC_OP.REPLACE, 4), payload(0, new Int32Array([9])));
     expect([...new Int32Array(sent[0]!.payload!.buffer, 0, 1)]).toEqual([6]);
@@ -113,11 +125,54 @@ describe('RmaTarget', () => {
     target.register({ contextId: CTX, endpoint: 0, serial: 1, memory: new Uint8Array(0), control, regions: new Map() });
     const region = new Uint8Array(new SharedArrayBuffer(8));
     Atomics.add(control, RMA_CONTROL.SEQ, 1); // the creating thread counted an attach the engine has not applied
-    target.arrive(1, frame(RMA_CODE.PUT, 0, 0, 0), payload(RMA_REGION_SPAN + 2, new Uint8Array([5])));
+    target.arrive(1, dataFrame(RMA_CODE.PUT, 0, 0, RMA_REGION_SPAN + 2), new Uint8Array([5]));
     target.arrive(1, frame(RMA_CODE.GET, 0, 0, 1), payload(RMA_REGION_SPAN + 2));
     expect(sent).toHaveLength(0);
     target.attach(CTX, 0, 1, region, 1);
     expect(region[2]).toBe(5);
     expect(sent.map((p) => [...p])).toEqual([[5]]);
+  });
+
+  it('lets the transport read a PUT straight into the window (payloadTarget), but not a batch\'s, a dynamic window\'s or one out of range', () => {
+    const { target, win } = setup(64);
+    const h = dataFrame(RMA_CODE.PUT, 0, 0, 8);
+    h.payloadLength = 16;
+    const into = target.payloadTarget(h)!;
+    expect([into.buffer === win.memory.buffer, into.byteOffset, into.length]).toEqual([true, 8, 16]);
+    into.set(new Uint8Array(16).fill(3));
+    target.arrive(1, h, into); // in place already: nothing to copy, nothing answered
+    expect([...win.memory.subarray(6, 26)]).toEqual([0, 0, ...new Array(16).fill(3), 0, 0]);
+    const batch = dataFrame(RMA_CODE.PUT, 0, 0, 8, RMA_BATCH);
+    batch.payloadLength = 16;
+    const past = dataFrame(RMA_CODE.PUT, 0, 0, 56);
+    past.payloadLength = 16;
+    expect([target.payloadTarget(batch), target.payloadTarget(past), target.payloadTarget(frame(RMA_CODE.GET, 0, 0, 16))]).toEqual([null, null, null]);
+  });
+
+  it('applies a batch (LOCK, PUT, UNLOCK marked RMA_BATCH) only under its lock: a refused batch is dropped and its UNLOCK answers BUSY', () => {
+    const { target, win, sent } = setup();
+    const batch = (value: number): number => {
+      target.arrive(1, frame(RMA_CODE.LOCK, 0, 0, RMA_LOCK_TYPE.EXCLUSIVE, 0), new Uint8Array(0));
+      const lock = sent.length;
+      target.arrive(1, (() => { const h = frame(RMA_CODE.LOCK, 0, 0, RMA_LOCK_TYPE.EXCLUSIVE, 0); h.aux |= RMA_BATCH; return h; })(), new Uint8Array(0));
+      target.arrive(1, dataFrame(RMA_CODE.PUT, 0, 0, 0, RMA_BATCH), new Uint8Array([value]));
+      const unlock = frame(RMA_CODE.UNLOCK, 0, 0, RMA_LOCK_TYPE.EXCLUSIVE, 31);
+      unlock.aux |= RMA_BATCH;
+      expect(sent.length).toBe(lock); // the batch's LOCK and PUT are not answered
+      target.arrive(1, unlock, new Uint8Array(0));
+      return sent.at(-1)!.payload![0]!;
+    };
+    // Another origin (the plain LOCK first in batch()) holds the lock: the batch is refused.
+    expect(batch(5)).toBe(RMA_STATUS.BUSY);
+    expect(win.memory[0]).toBe(0);
+    expect(Atomics.load(win.control, RMA_CONTROL.LOCK)).toBe(-1);
+    target.arrive(1, frame(RMA_CODE.UNLOCK, 0, 0, RMA_LOCK_TYPE.EXCLUSIVE), new Uint8Array(0));
+    // Free: the plain LOCK in batch() takes it again, so release it between; a batch alone is granted.
+    target.arrive(1, (() => { const h = frame(RMA_CODE.LOCK, 0, 0, RMA_LOCK_TYPE.EXCLUSIVE, 0); h.aux |= RMA_BATCH; return h; })(), new Uint8Array(0));
+    target.arrive(1, dataFrame(RMA_CODE.PUT, 0, 0, 0, RMA_BATCH), new Uint8Array([6]));
+    const unlock = frame(RMA_CODE.UNLOCK, 0, 0, RMA_LOCK_TYPE.EXCLUSIVE, 32);
+    unlock.aux |= RMA_BATCH;
+    target.arrive(1, unlock, new Uint8Array(0));
+    expect([win.memory[0], sent.at(-1)!.payload![0], sent.at(-1)!.h.tag, Atomics.load(win.control, RMA_CONTROL.LOCK)]).toEqual([6, RMA_STATUS.OK, 32, 0]);
   });
 });

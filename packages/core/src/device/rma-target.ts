@@ -19,9 +19,19 @@
  * Request frame (origin -> target): kind RMA, contextId the window's, tag the reply tag (the
  * origin's posted receive), aux = code << 16 | element kind << 8 | op, aux2 = bytes asked (GET,
  * GET_ACC's result) or the lock type; payload = f64 target byte displacement, then the data.
+ * PUT and ACC (no reply tag, nothing asked) carry the displacement in the header instead (tag:
+ * displacement / 2^32, aux2: its low 32 bits; rmaDispWords) and the data alone as payload, so the
+ * origin hands its buffer to the transport without first copying it behind a prefix.
  * Reply (target -> origin): EAGER, same context, tag the reply tag; payload the fetched bytes, or
  * one status byte (RMA_STATUS). Frames of one origin reach one target in order (one channel per
  * pair), so an UNLOCK's or FLUSH's reply means every earlier operation has been applied.
+ *
+ * Lazy locks (win-passive.ts): an origin may send LOCK, its Puts and Accumulates and UNLOCK at once,
+ * each with the RMA_BATCH bit in aux, before it knows the lock is granted. A batch LOCK is not
+ * answered; when it is refused, this thread remembers the origin for the window and drops the
+ * batch's operations until its UNLOCK, which answers BUSY (granted: OK, after the release). One
+ * channel per endpoint pair brings the batch whole, in order, to one thread, so that memory is
+ * this thread's alone.
  *
  * Nothing here throws per frame: a frame for an unknown window or outside its memory is answered
  * with RMA_STATUS.ERROR, or no bytes where the answer is data (the origin turns either into an
@@ -50,11 +60,23 @@ export const RMA_CODE = {
 
 export const RMA_LOCK_TYPE = { EXCLUSIVE: 1, SHARED: 2 } as const;
 
+/**
+ * A bit of a request's aux: the frame belongs to a lazily locked epoch sent at once (LOCK,
+ * operations, UNLOCK; see the file comment): applied only if its LOCK was granted.
+ */
+export const RMA_BATCH = 1 << 24;
+
 /** One-byte answers to LOCK, UNLOCK, FLUSH, PUT-less requests, or an error. */
 export const RMA_STATUS = { OK: 1, GRANTED: 2, BUSY: 3, ERROR: 4 } as const;
 
 /** Words of a window's control array: SEQ counts attach/detach calls of a dynamic window (see RmaTarget.attach). */
 export const RMA_CONTROL = { LOCK: 0, ACC: 1, SEQ: 2, WORDS: 3 } as const;
+
+/** A PUT or ACC frame's displacement in its header: [tag, aux2] = [disp / 2^32, disp mod 2^32] (disp < 2^53; tag below 2^21). */
+export function rmaDispWords(disp: number): [tag: number, aux2: number] {
+  const high = Math.floor(disp / 2 ** 32);
+  return [high, disp - high * 2 ** 32];
+}
 
 /** A dynamic window's address: region index * RMA_REGION_SPAN + offset in the region (an exact f64). */
 export const RMA_REGION_SPAN = 2 ** 32;
@@ -102,6 +124,8 @@ export class RmaTarget {
   readonly #reply: FrameHeader = newFrameHeader();
   readonly #request: FrameHeader = newFrameHeader();
   readonly #status = new Uint8Array(1);
+  /** by windowKey: origin endpoints whose batch LOCK was refused (their batch is dropped until its UNLOCK) */
+  readonly #refused = new Map<number, Set<number>>();
 
   /** The process's window directory on this thread (rma-directory.ts): opened at init by every thread of a multithreaded process. */
   directory: WindowDirectory | null = null;
@@ -153,6 +177,7 @@ export class RmaTarget {
     if (serial !== undefined && this.#windows.get(k)?.serial !== serial) return;
     this.#windows.delete(k);
     this.#dynamic.delete(k);
+    this.#refused.delete(k);
   }
 
   /** The member of window `contextId` at `endpoint`, if this thread serves it. */
@@ -180,6 +205,21 @@ export class RmaTarget {
     for (const f of held) this.arrive(f.srcProcess, f.h, f.payload);
   }
 
+  /**
+   * Where the transport may read a large RMA frame's payload (TransportHandlers.payloadTarget): a
+   * PUT outside a batch lands straight in the window's memory, the one copy at the target (arrive
+   * then finds it in place). Null for everything else (read as usual): batches (their lock may be
+   * refused), dynamic windows (an attach may not have reached this thread), anything out of range.
+   */
+  payloadTarget(h: FrameHeader): Uint8Array | null {
+    if (h.aux >>> 16 !== RMA_CODE.PUT) return null;
+    const w = this.#windows.get(windowKey(h.contextId, h.dstEndpoint));
+    if (w === undefined || w.regions !== undefined) return null;
+    const disp = (h.tag >>> 0) * 2 ** 32 + (h.aux2 >>> 0);
+    if (disp + h.payloadLength > w.memory.length) return null;
+    return w.memory.subarray(disp, disp + h.payloadLength);
+  }
+
   /** An RMA frame from process `srcProcess` (device-wiring.ts): applied now, answered if asked. */
   arrive(srcProcess: number, h: FrameHeader, payload: Uint8Array): void {
     const k = windowKey(h.contextId, h.dstEndpoint);
@@ -192,14 +232,45 @@ export class RmaTarget {
         return;
       }
     }
-    const code = h.aux >>> 16;
-    const answer = w === undefined ? refusal(code, this.#status) : this.apply(w, code, (h.aux >>> 8) & 0xff, h.aux & 0xff, h.aux2, payload, this.#status);
+    const code = (h.aux >>> 16) & 0xff;
+    let answer: Uint8Array | null;
+    if ((h.aux & RMA_BATCH) !== 0) answer = this.#batch(w, k, code, h, payload);
+    else answer = w === undefined ? refusal(code, this.#status) : this.#applyFrame(w, code, h, payload);
     if (answer === null) return;
     const r = fillAnswer(this.#reply, h, FRAME_KIND.EAGER, h.tag, 0, answer.length);
     r.seq = 0;
     // The transport may keep the payload until its flush: answers that alias shared scratch are copied.
     this.#out.out(srcProcess, r, answer === this.#status ? answer.slice() : answer, 'progress');
     // (NOTHING is never written to.)
+  }
+
+  /** A frame of a lazily locked epoch's batch (RMA_BATCH): only its UNLOCK is answered (OK, or BUSY when its LOCK was refused). */
+  #batch(w: RmaWindowRecord | undefined, k: number, code: number, h: FrameHeader, payload: Uint8Array): Uint8Array | null {
+    if (w === undefined) return code === RMA_CODE.UNLOCK ? refusal(code, this.#status) : null;
+    const src = h.srcEndpoint;
+    if (code === RMA_CODE.LOCK) {
+      if (!tryLock(w.control, h.aux2)) {
+        let origins = this.#refused.get(k);
+        if (origins === undefined) this.#refused.set(k, (origins = new Set()));
+        origins.add(src);
+      }
+      return null;
+    }
+    const origins = this.#refused.get(k);
+    if (origins !== undefined && origins.has(src)) {
+      if (code !== RMA_CODE.UNLOCK) return null;
+      origins.delete(src);
+      if (origins.size === 0) this.#refused.delete(k);
+      return statusBytes(this.#status, RMA_STATUS.BUSY);
+    }
+    return this.#applyFrame(w, code, h, payload);
+  }
+
+  /** Applies request frame `h` to `w`: PUT and ACC with the displacement in the header, the others with it in the payload. */
+  #applyFrame(w: RmaWindowRecord, code: number, h: FrameHeader, payload: Uint8Array): Uint8Array | null {
+    const elem = (h.aux >>> 8) & 0xff;
+    if (code === RMA_CODE.PUT || code === RMA_CODE.ACC) return this.applyAt(w, code, elem, h.aux & 0xff, 0, (h.tag >>> 0) * 2 ** 32 + (h.aux2 >>> 0), payload, this.#status);
+    return this.apply(w, code, elem, h.aux & 0xff, h.aux2, payload, this.#status);
   }
 
   /**
@@ -215,8 +286,13 @@ export class RmaTarget {
     }
     if (code === RMA_CODE.FLUSH) return statusBytes(status, RMA_STATUS.OK);
     if (payload.length < RMA_PREFIX_BYTES) return refusal(code, status);
-    let disp = new DataView(payload.buffer, payload.byteOffset, RMA_PREFIX_BYTES).getFloat64(0, true);
-    const data = payload.subarray(RMA_PREFIX_BYTES);
+    const disp = new DataView(payload.buffer, payload.byteOffset, RMA_PREFIX_BYTES).getFloat64(0, true);
+    return this.applyAt(w, code, elem, op, aux2, disp, payload.subarray(RMA_PREFIX_BYTES), status);
+  }
+
+  /** As apply, with the target byte displacement `disp` apart from the data (PUT and ACC frames; an origin's own Puts). */
+  applyAt(w: RmaWindowRecord, code: number, elem: number, op: number, aux2: number, disp: number, data: Uint8Array, status: Uint8Array): Uint8Array | null {
+    const control = w.control;
     let mem = w.memory;
     if (w.regions !== undefined) {
       const region = Math.floor(disp / RMA_REGION_SPAN);
@@ -232,7 +308,8 @@ export class RmaTarget {
     }
     switch (code) {
       case RMA_CODE.PUT:
-        mem.set(data, disp);
+        // The transport may have read the data in place already (payloadTarget).
+        if (data.buffer !== mem.buffer || data.byteOffset !== mem.byteOffset + disp) mem.set(data, disp);
         return null;
       case RMA_CODE.GET:
         return mem.slice(disp, disp + asked);

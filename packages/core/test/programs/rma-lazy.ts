@@ -1,0 +1,134 @@
+// Lazy lock acquisition (api/win-passive.ts): lock sends nothing, lock + Puts + unlock travel as one
+// batch that the target applies only if its lock is free. Arg: the case. Prints "rma-lazy OK" per rank.
+//   conflict  (np 3) rank 1 holds rank 0's exclusive lock (its flush took it) while rank 2 sends a
+//             lock/Put/unlock batch to the same word: the batch must be refused and applied only
+//             after rank 1's unlock, so rank 2's value is the last (rank 1 writes again just before
+//             it unlocks, 300 ms after rank 2 began). Then: shared locks of two origins at once, an
+//             epoch with no operation, MODE_NOCHECK, a Put larger than a batch, a Get and
+//             accumulates inside a lazy epoch (in order), lockAll/unlockAll with a Put to every rank.
+//   lost      (np 2, --progress inline: the main thread owns the transport) rank 1 drops its connections; rank 0 runs lock/Put/unlock epochs to it until
+//             one fails: it must fail with an MPIError (rank 0 says which, then exits 1), never hang.
+import * as MPI from '@tsmpi/core';
+import { runtime } from '../../src/runtime/index.ts';
+import { check, equal } from './check.ts';
+
+await MPI.init({ threadLevel: (process.env.RMA_THREAD_LEVEL as MPI.ThreadLevel | undefined) ?? 'single' });
+const world = MPI.COMM_WORLD;
+const rank = world.rank;
+const np = world.size;
+const which = process.argv[2];
+const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
+
+if (which === 'conflict') {
+  check(np >= 3, 'conflict runs on 3 or more processes');
+  const BIG = 100 * 1024;
+  const win = await MPI.Win.allocate(64 + BIG, 4, world);
+  const words = new Int32Array(win.memory.buffer, win.memory.byteOffset, 16);
+  await world.barrier();
+
+  // 1. An exclusive lock held by rank 1 makes rank 2's batch wait.
+  if (rank === 1) {
+    await win.lock(0, MPI.LOCK_EXCLUSIVE);
+    win.Put(new Int32Array([1]), 0, [0]);
+    await win.flush(0); // the lock is held from here
+    await world.send('held', 2, 7);
+    await sleep(300);
+    win.Put(new Int32Array([2]), 0, [0]);
+    await win.unlock(0);
+  } else if (rank === 2) {
+    await world.recv(1, 7);
+    await win.lock(0, MPI.LOCK_EXCLUSIVE);
+    win.Put(new Int32Array([3]), 0, [0]);
+    await win.unlock(0);
+  }
+  await world.barrier();
+  if (rank === 0) equal(Atomics.load(words, 0), 3, 'the batch sent while another origin held the exclusive lock was applied after its unlock');
+
+  // 2. Shared locks of every origin at once, each with a Put to its own word.
+  if (rank !== 0) {
+    await win.lock(0, MPI.LOCK_SHARED);
+    win.Put(new Int32Array([10 + rank]), 0, [rank]);
+    await win.unlock(0);
+  }
+  await world.barrier();
+  if (rank === 0) for (let r = 1; r < np; r++) equal(Atomics.load(words, r), 10 + r, `rank ${r}'s Put under a shared lock`);
+
+  // 3. An epoch with no operation, MODE_NOCHECK, and a Put larger than one batch.
+  const right = (rank + 1) % np;
+  await win.lock(right, MPI.LOCK_EXCLUSIVE);
+  await win.unlock(right);
+  await world.barrier();
+  if (rank === 1) {
+    await win.lock(0, MPI.LOCK_EXCLUSIVE, MPI.MODE_NOCHECK);
+    win.Put(new Int32Array([42]), 0, [8]);
+    await win.unlock(0);
+    const big = new Uint8Array(BIG);
+    for (let i = 0; i < BIG; i++) big[i] = i % 251;
+    await win.lock(0);
+    win.Put(big, 0, [16, BIG, MPI.BYTE]);
+    big.fill(0); // the origin buffer is free once Put returns
+    await win.unlock(0);
+  }
+  await world.barrier();
+  if (rank === 0) {
+    equal(Atomics.load(words, 8), 42, 'a Put under MODE_NOCHECK');
+    const got = new Uint8Array(win.memory.buffer, win.memory.byteOffset + 64, BIG);
+    let bad = -1;
+    for (let i = 0; i < BIG && bad < 0; i++) if (got[i] !== i % 251) bad = i;
+    equal(bad, -1, 'the first wrong byte of a Put larger than a batch');
+  }
+
+  // 4. Inside one lazy epoch: a Put, an Accumulate, then a fetch (which takes the lock), more accumulates, in order.
+  if (rank === 2) {
+    await win.lock(0, MPI.LOCK_EXCLUSIVE);
+    win.Put(new Int32Array([100]), 0, [9]);
+    win.Accumulate(new Int32Array([5]), 0, [9], MPI.SUM);
+    const before = new Int32Array(1);
+    win.FetchAndOp(new Int32Array([1]), before, 0, 9, MPI.SUM);
+    win.Accumulate(new Int32Array([1000]), 0, [9], MPI.SUM);
+    const last = new Int32Array(1);
+    win.FetchAndOp(null, last, 0, 9, MPI.NO_OP);
+    await win.unlock(0);
+    equal([before[0], last[0]], [105, 1106], 'accumulates and fetches of one lazy epoch, in order');
+  }
+  await world.barrier();
+
+  // 5. lockAll / unlockAll: a Put to every rank (itself included) and a Get back.
+  await win.lockAll();
+  for (let r = 0; r < np; r++) win.Put(new Int32Array([1000 * rank + r]), r, [10 + rank]);
+  await win.flushAll();
+  const back = new Int32Array(1);
+  win.Get(back, right, [10 + rank]);
+  await win.unlockAll();
+  equal(back[0], 1000 * rank + right, 'a Get after flushAll in a lockAll epoch');
+  await world.barrier();
+  for (let r = 0; r < np; r++) equal(Atomics.load(words, 10 + r), 1000 * r + rank, `rank ${r}'s Put under lockAll`);
+  await win.free();
+  console.log(`rma-lazy OK rank ${rank}`);
+  await MPI.finalize();
+} else if (which === 'lost') {
+  const win = await MPI.Win.allocate(8, 4, world);
+  await world.barrier(); // every connection is up
+  if (rank === 1) {
+    await world.recv(0, 6);
+    runtime('rma-lazy').device.transport!.destroy();
+    setTimeout(() => process.exit(1), 30_000);
+  } else {
+    await world.send('drop your connections', 1, 6);
+    const giveUp = Date.now() + 20_000;
+    for (let i = 0; ; i++) {
+      check(Date.now() < giveUp, `20 s of lock/Put/unlock epochs to a lost target, ${i} of them completed, and none failed`);
+      try {
+        await win.lock(1);
+        win.Put(new Int32Array([i]), 1, [0]);
+        await win.unlock(1);
+      } catch (e) {
+        check(e instanceof MPI.MPIError, `the failed epoch's error is an MPIError: ${String(e)}`);
+        console.log(`rma-lazy: an epoch to the lost target failed with ${MPI.errorString(e.errorClass)} (${e.call})`);
+        process.exit(1);
+      }
+    }
+  }
+} else {
+  throw new Error(`unknown case ${which}`);
+}
