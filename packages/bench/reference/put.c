@@ -3,8 +3,8 @@
  * calls, flags and output line).
  *
  * --call put-lock: rank 0 runs MPI_Win_lock(EXCLUSIVE, 1), MPI_Put of SIZE bytes (default 8),
- * MPI_Win_unlock(1) per call; rank 1 waits in MPI_Barrier, or with --compute S first computes S
- * seconds without calling MPI. --call put-fence: rank 0 Puts SIZE bytes (default 1 MiB), then
+ * MPI_Win_unlock(1) per call; rank 1 waits in MPI_Barrier, or with --compute S computes S
+ * seconds without calling MPI while rank 0 runs its timed calls. --call put-fence: rank 0 Puts SIZE bytes (default 1 MiB), then
  * both ranks MPI_Win_fence, per call. The window is MPI_Win_allocate'd. Rank 0 prints the mean
  * per call (the loop's time / calls), SIZE / mean in MB/s, the median, p99 and min per-call
  * times and the CPU per call summed over both ranks.
@@ -87,10 +87,12 @@ int main(int argc, char **argv) {
     } while (0)
     double loop_seconds = 0;
     MPI_Win_fence(0, win);
+    /* The warm-up ends before the target starts computing (as put.ts). */
+    if (fence || rank == 0)
+        for (long it = 0; it < warm; it++) ONE_CALL();
+    MPI_Barrier(MPI_COMM_WORLD);
     double cpu_before = bench_cpu_seconds();
     if (fence || rank == 0) {
-        for (long it = 0; it < warm; it++) ONE_CALL();
-        if (fence) MPI_Barrier(MPI_COMM_WORLD);
         double loop_start = MPI_Wtime();
         for (long it = 0; it < calls; it++) {
             double start = MPI_Wtime();

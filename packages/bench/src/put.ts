@@ -7,8 +7,9 @@
  *
  *   put-lock    rank 0 runs lock(1, exclusive), Put of SIZE bytes (default 8), unlock(1) per call:
  *               passive target; rank 1 waits in a barrier, or with --compute S computes for S
- *               seconds without calling MPI first (the case MPI's progress rule is about: the
- *               origin's figure should not change while the target computes)
+ *               seconds without calling MPI while rank 0 runs its timed calls (the case MPI's
+ *               progress rule is about: the origin's figure should not change while the target
+ *               computes; choose S longer than the timed loop)
  *   put-fence   both ranks: rank 0 Puts SIZE bytes (default 1 MiB), then fence, per call
  * Rank 0 prints `CALL: SIZE-byte mean ...`: the mean per call (the loop's time / calls), SIZE / mean
  * in MB/s, the median, p99 and min per-call times and the CPU per call summed over both ranks.
@@ -77,10 +78,12 @@ if (parsed.kind === 'help') {
     const samples = new Float64Array(calls);
     let loopSeconds = 0;
     await win.fence();
+    // The warm-up ends before the target starts computing, so that a target that stalls the origin
+    // stalls the timed calls, not the untimed ones.
+    if (call === 'put-fence' || comm.rank === 0) for (let i = 0; i < warmup; i++) await one();
+    await comm.barrier();
     const cpuBefore = process.cpuUsage();
     if (call === 'put-fence' || comm.rank === 0) {
-      for (let i = 0; i < warmup; i++) await one();
-      if (call === 'put-fence') await comm.barrier();
       const loopStart = MPI.wtime();
       for (let i = 0; i < calls; i++) {
         const start = MPI.wtime();
