@@ -71,6 +71,8 @@ export interface DynamicServiceDeps {
   portAddress?(): string | null;
   /** The job's store (the wire-up service's committed values): a coupling reads addresses and puts the other job's. */
   readonly store?: { get(key: string): string | undefined; put(key: string, value: string): void };
+  /** Why this job cannot couple with another (mpiexec --secure), or absent: it can. */
+  readonly whyNoCoupling?: string;
 }
 
 interface PendingSpawn {
@@ -125,6 +127,8 @@ export class DynamicService {
   /** Port links of couplings whose processes have not confirmed yet ('coupled'), by coupling id. */
   readonly #couplings = new Map<number, LinkChannel>();
   #nextCoupling = 1;
+  /** Numbers were given to another job's processes: the job's rank table no longer follows #next (spawn refuses). */
+  #hasCoupled = false;
 
   constructor(deps: DynamicServiceDeps) {
     this.#deps = deps;
@@ -180,6 +184,7 @@ export class DynamicService {
       if (typeof m !== 'number' || !Number.isInteger(m) || m < 1) return Promise.resolve(fail('ERR_SPAWN', `maxprocs ${String(m)} is invalid: expected 1..${this.freeSlots} (the job's free slots)`));
       total += m;
     }
+    if (this.#hasCoupled) return Promise.resolve(fail('ERR_SPAWN', 'spawn after this job connected to another job is not supported yet (docs/adr/0043-connect-two-jobs.md)'));
     const free = this.freeSlots;
     if (total > free) {
       return Promise.resolve(fail('ERR_SPAWN', `maxprocs ${total} is more than the job's free slots: ${free} of UNIVERSE_SIZE ${this.#deps.universe} (` +
@@ -330,7 +335,7 @@ export class DynamicService {
   /** The store and the universe, as a coupling uses them. */
   #couplingDeps(): CouplingDeps | null {
     const store = this.#deps.store;
-    if (store === undefined) return null;
+    if (store === undefined || this.#deps.whyNoCoupling !== undefined) return null;
     return {
       get: (k) => store.get(k),
       put: (k, v) => store.put(k, v),
@@ -341,9 +346,14 @@ export class DynamicService {
         }
         const first = this.#next;
         this.#next += n;
+        this.#hasCoupled = true;
         return Array.from({ length: n }, (_, i) => first + i);
       },
     };
+  }
+
+  #noCoupling(): string {
+    return this.#deps.whyNoCoupling ?? 'this mpiexec cannot couple with another job';
   }
 
   /** A coupled answer: its link waits for 'coupled' under a new id, which the answer carries. */
@@ -357,7 +367,7 @@ export class DynamicService {
   /** This job's accept pairs with another job's connect that arrived over `link`. */
   async #acceptAway(port: string, link: LinkChannel, theirs: GroupOffer, side: Uint8Array, a: Readonly<Record<string, unknown>>): Promise<DynAnswer> {
     const deps = this.#couplingDeps();
-    const mine = deps === null ? new Error('this mpiexec keeps no store') : groupOffer(side, typeof a['j'] === 'number' ? a['j'] : 1, a['engines'] === true, deps);
+    const mine = deps === null ? new Error(this.#noCoupling()) : groupOffer(side, typeof a['j'] === 'number' ? a['j'] : 1, a['engines'] === true, deps);
     if (mine instanceof Error) {
       link.send({ t: 'refused', error: ['ERR_PORT', mine.message] });
       link.close('refused');
@@ -369,7 +379,7 @@ export class DynamicService {
   /** A connect at another job's port: dial its mpiexec, prove the port, couple. */
   async #connectAway(port: string, tag: string, address: string, secret: string, side: Uint8Array, a: Readonly<Record<string, unknown>>, timeoutS: number): Promise<DynAnswer> {
     const deps = this.#couplingDeps();
-    if (deps === null) return fail('ERR_PORT', `${describePort(port)} is another job's: this mpiexec keeps no store to couple with it`);
+    if (deps === null) return fail('ERR_PORT', `${describePort(port)} is another job's: ${this.#noCoupling()}`);
     const mine = groupOffer(side, typeof a['j'] === 'number' ? a['j'] : 1, a['engines'] === true, deps);
     if (mine instanceof Error) return fail('ERR_PORT', `${describePort(port)}: ${mine.message}`);
     let link: LinkChannel;
@@ -441,6 +451,13 @@ export class DynamicService {
       };
       entry.timer.unref();
       p.connecting.push(entry);
+      // The other job gave up (its mpiexec ended, or its connect timed out first): no accept pairs with a dead link.
+      pending.ws.once('close', () => {
+        const i = p.connecting.indexOf(entry);
+        if (i < 0) return;
+        p.connecting.splice(i, 1);
+        clearTimeout(entry.timer);
+      });
     })();
   }
 
@@ -448,8 +465,8 @@ export class DynamicService {
   #unknownPort(port: unknown): DynFailure {
     const job = typeof port === 'string' ? PORT_NAME.exec(port)?.[1] : undefined;
     if (job !== undefined && job !== this.#jobTag) {
-      return fail('ERR_PORT', `${describePort(port)} was opened by another mpiexec job: ports connect the worlds of one job (its initial world and the worlds it spawned); ` +
-        'connecting two separately started jobs is not supported yet');
+      return fail('ERR_PORT', `${describePort(port)} was opened by another mpiexec job that takes no connections from other jobs ` +
+        '(its port names no address: it runs with --secure, which does not couple jobs yet)');
     }
     return fail('ERR_PORT', `${describePort(port)} is not an open port of this job (closed, or not a name MPI.openPort returned)`);
   }

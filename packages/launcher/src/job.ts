@@ -239,6 +239,7 @@ export class Job {
         // Another job dials the address the wire-up service listens on (docs/adr/0043); not with --secure yet.
         portAddress: () => (this.#secure ? null : this.#portAddress),
         store: { get: (k) => this.#server.committed(k), put: (k, v) => this.#server.commit(k, v) },
+        ...(this.#secure ? { whyNoCoupling: 'this job runs with --secure, which does not couple jobs yet (TLS keyed by each job)' } : {}),
       })
       : null;
     // Spare slots on other hosts: the job listens for them (and its ranks here on an address they reach) from the start.
