@@ -60,7 +60,7 @@ function renumberSide(group: GroupOffer, numbers: readonly number[]): Uint8Array
 /** Why two groups cannot couple, or null. */
 function whyNot(mine: GroupOffer, theirs: GroupOffer): string | null {
   if (!Number.isInteger(theirs.j) || theirs.j !== mine.j) return `the two jobs run ${mine.j} and ${String(theirs.j)} endpoints per process: coupled jobs need the same`;
-  if (mine.engines || theirs.engines) return 'connecting two jobs needs inline progress in both (channel engines run: TSMPI_PROGRESS=threads or MPI.THREAD_MULTIPLE)';
+  if (mine.engines || theirs.engines) return 'connecting two jobs needs inline progress in both (channel engines run: --progress threads or engines, or auto under THREAD_MULTIPLE)';
   return null;
 }
 

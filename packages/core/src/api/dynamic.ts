@@ -152,7 +152,7 @@ async function reach(rt: ThreadRuntime, endpoints: Int32Array, call: string, cou
   }));
   let foreign: Map<number, ForeignPeer> | undefined;
   if (coupled) {
-    if (engines !== null) throw mpiError(ERR_PORT, call, 'connecting two jobs needs inline progress (this process runs channel engines: TSMPI_PROGRESS=threads or MPI.THREAD_MULTIPLE)');
+    if (engines !== null) throw mpiError(ERR_PORT, call, 'connecting two jobs needs inline progress (this process runs channel engines: --progress threads or engines, or auto under THREAD_MULTIPLE)');
     const me = rt.device.opts.process;
     foreign = new Map();
     await Promise.all(wanted.map(async (p) => {
