@@ -7,12 +7,13 @@
  *   else the job's host slots in order), asks the job to start the new world (job.ts), and
  *   answers once the children's leader joined (spawnJoin) with the children's side.
  * - spawnJoin: the children's leader hands its side and gets the parents'.
- * - openPort / closePort, accept / connect: a port is `tsmpi-port:JOB:SECRET`, JOB this mpiexec's
- *   random 64-bit tag (not secret: it says which job opened the port), SECRET a random 128-bit
- *   token known only to this mpiexec and usable only over an authenticated wire-up connection;
- *   the first accept and the first connect at a port are paired, each gets the other's side. A
- *   port of another job is refused with an answer that says so (two jobs do not connect yet:
- *   docs/adr/0043-connect-two-jobs.md).
+ * - openPort / closePort, accept / connect: a port is `tsmpi-port:JOB@HOST:PORT:SECRET`, JOB this
+ *   mpiexec's random 64-bit tag (not secret: it says which job opened the port), HOST:PORT its
+ *   wire-up service (absent under --secure), SECRET a random 128-bit token; the first accept and
+ *   the first connect at a port are paired, each gets the other's side. A connect at another
+ *   job's port dials that job's mpiexec and proves SECRET (port-link.ts); another job's connect
+ *   arrives so (acceptLink); job-coupling.ts then couples the two groups (docs/adr/0043-connect-two-jobs.md).
+ * - coupled: the root of a coupled group says its processes took the other job's (or failed).
  * - publish / lookup / unpublish: a table of service names.
  * A "side" is the opaque bytes core's api/dynamic-side.ts encodes ([context id, endpoints]).
  * Errors are answers ([class name, message]), never exceptions: the request's process decides.
@@ -20,8 +21,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { CLOSE_CODES, JOB_ENV, MAX_HELLO_BYTES, type DynOp } from '@tsmpi/core/pmi';
-import { newKeyProofNonce } from '@tsmpi/core/transport';
+import { CLOSE_CODES, JOB_ENV, MAX_HELLO_BYTES, newKeyProofNonce, type DynOp } from '@tsmpi/core/pmi';
 import { acceptCoupling, confirmCoupling, connectCoupling, groupOffer, type CouplingDeps } from './job-coupling.ts';
 import { LINK_HANDSHAKE_MS, LinkChannel, MAX_LINK_BYTES, dialPort, isPortProof, portLinkBinding, portServerProof, type GroupOffer } from './port-link.ts';
 import type { PendingLink } from './wireup-server.ts';

@@ -21,8 +21,7 @@
  * traffic of a job without --secure does), never the port secret. Either side closing the link before
  * `coupled` fails the other's connect or accept with ERR_PORT.
  */
-import { KeyResponse, keyProofBinding } from '@tsmpi/core/pmi';
-import { isJobKeyProof, proveJobKey } from '@tsmpi/core/transport';
+import { KeyResponse, isJobKeyProof, keyProofBinding, proveJobKey } from '@tsmpi/core/pmi';
 import { WebSocket, type RawData } from 'ws';
 
 /** The wire-up service's path of port links. */
