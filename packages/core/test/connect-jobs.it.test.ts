@@ -1,11 +1,14 @@
 // Two separately started mpiexec jobs and a port (issue 37, "coupling two jobs";
-// docs/adr/0043-connect-two-jobs.md): job A accepts at a port it writes to a file, job B reads the
-// file and connects. Two jobs do not connect yet, so B's connect is ERR_PORT from Comm.connect
-// naming the port and saying it is another job's; A's accept then ends with ERR_PORT when A closes
-// the port, and A goes on and ends 0 (programs/connect-jobs.ts asserts it in every process).
-// The same with B run by another user (uid nobody through setpriv, as the launcher's
-// security tests do): the port string alone gives a stranger nothing, and A is unharmed.
-// testlist: two jobs np 2 + np 2 (same user, and the connecting job as uid nobody)
+// docs/adr/0043-connect-two-jobs.md).
+// Coupled: job A accepts at a port it writes to a file, job B reads it and connects (both with spare
+// universe slots): a wrong secret first (ERR_PORT, A unharmed), then the port: point-to-point both
+// ways, an intercomm bcast (MPI.ROOT) and allreduce, merge, disconnect, and each job goes on and ends 0
+// (programs/couple-jobs.ts asserts it in every process).
+// Refused: B knows only what a stranger may (the port string with another secret): the proof fails, B's
+// connect is ERR_PORT naming the port; A's accept ends with ERR_PORT when A closes the port, and A goes
+// on and ends 0 (programs/connect-jobs.ts). The same with B run by another user (uid nobody through
+// setpriv, as the launcher's security tests do).
+// testlist: two jobs np 2 + np 2 coupled; refused (same user, and the connecting job as uid nobody)
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -13,6 +16,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { linesWith, MPIEXEC, program, runCommand, runJob, type JobResult } from './run-job.ts';
 
 const CONNECT_JOBS = program('connect-jobs.ts');
+const COUPLE_JOBS = program('couple-jobs.ts');
 const isRoot = process.getuid?.() === 0;
 let dir: string | null = null;
 
@@ -34,7 +38,23 @@ function expectOutcome(a: JobResult, b: JobResult): void {
 }
 
 describe('connect between two mpiexec jobs', () => {
-  it('a port of another job is ERR_PORT naming the call and the port; the accepting job goes on', async () => {
+  it('two jobs couple at a port: pt2pt both ways, intercomm collectives, merge, disconnect; a wrong secret is refused first', async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'tsmpi-couple-jobs-'));
+    const env = { TSMPI_UNIVERSE: '4' };
+    const [a, b] = await Promise.all([
+      runJob(2, COUPLE_JOBS, { args: ['accept', dir], flags: ['--timeout', '100'], env, killAfterMs: 120_000 }),
+      runJob(2, COUPLE_JOBS, { args: ['connect', dir], flags: ['--timeout', '100'], env, killAfterMs: 120_000 }),
+    ]);
+    const both = `${report('job A', a)}\n${report('job B', b)}`;
+    expect(a.code, both).toBe(0);
+    expect(b.code, both).toBe(0);
+    expect(linesWith(a.stdout, 'coupled OK ').sort(), both).toEqual(['coupled OK A 0/2', 'coupled OK A 1/2']);
+    expect(linesWith(b.stdout, 'coupled OK ').sort(), both).toEqual(['coupled OK B 0/2', 'coupled OK B 1/2']);
+    // The wrong secret's link was refused and logged by A's mpiexec, with its remote address.
+    expect(a.stderr, both).toMatch(/proof matches no open port/);
+  }, 130_000);
+
+  it('a port without its secret (what a stranger may know) is ERR_PORT naming the port; the accepting job goes on', async () => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'tsmpi-connect-jobs-'));
     const [a, b] = await Promise.all([
       runJob(2, CONNECT_JOBS, { args: ['accept', dir], flags: ['--timeout', '100'], killAfterMs: 120_000 }),

@@ -77,7 +77,8 @@ describe('DynamicService ports and names', () => {
     expect(errorOf(await svc.handle(0, 'closePort', { port }))).toBe('ERR_PORT');
   });
 
-  // Two jobs do not connect yet (docs/adr/0043-connect-two-jobs.md): another job's port says so, and a guessed secret is just unknown.
+  // A port without an address (a job with --secure, or this test's services: docs/adr/0043-connect-two-jobs.md) is not coupled to:
+  // another job's says so, and a guessed secret is just unknown. Coupling itself: job-coupling.test.ts.
   it('tells a port of another job from a closed one; a wrong secret with this job\'s tag is not open', async () => {
     const a = service(2, 2).svc;
     const b = service(2, 2).svc;

@@ -7,12 +7,13 @@
  *   else the job's host slots in order), asks the job to start the new world (job.ts), and
  *   answers once the children's leader joined (spawnJoin) with the children's side.
  * - spawnJoin: the children's leader hands its side and gets the parents'.
- * - openPort / closePort, accept / connect: a port is `tsmpi-port:JOB:SECRET`, JOB this mpiexec's
- *   random 64-bit tag (not secret: it says which job opened the port), SECRET a random 128-bit
- *   token known only to this mpiexec and usable only over an authenticated wire-up connection;
- *   the first accept and the first connect at a port are paired, each gets the other's side. A
- *   port of another job is refused with an answer that says so (two jobs do not connect yet:
- *   docs/adr/0043-connect-two-jobs.md).
+ * - openPort / closePort, accept / connect: a port is `tsmpi-port:JOB@HOST:PORT:SECRET`, JOB this
+ *   mpiexec's random 64-bit tag (not secret: it says which job opened the port), HOST:PORT its
+ *   wire-up service (absent under --secure), SECRET a random 128-bit token; the first accept and
+ *   the first connect at a port are paired, each gets the other's side. A connect at another
+ *   job's port dials that job's mpiexec and proves SECRET (port-link.ts); another job's connect
+ *   arrives so (acceptLink); job-coupling.ts then couples the two groups (docs/adr/0043-connect-two-jobs.md).
+ * - coupled: the root of a coupled group says its processes took the other job's (or failed).
  * - publish / lookup / unpublish: a table of service names.
  * A "side" is the opaque bytes core's api/dynamic-side.ts encodes ([context id, endpoints]).
  * Errors are answers ([class name, message]), never exceptions: the request's process decides.
@@ -20,7 +21,10 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { JOB_ENV, type DynOp } from '@tsmpi/core/pmi';
+import { CLOSE_CODES, JOB_ENV, MAX_HELLO_BYTES, newKeyProofNonce, type DynOp } from '@tsmpi/core/pmi';
+import { acceptCoupling, confirmCoupling, connectCoupling, groupOffer, type CouplingDeps } from './job-coupling.ts';
+import { LINK_HANDSHAKE_MS, LinkChannel, MAX_LINK_BYTES, dialPort, isPortProof, portLinkBinding, portServerProof, type GroupOffer } from './port-link.ts';
+import type { PendingLink } from './wireup-server.ts';
 import { parseHostfile, type HostSlots } from './process-map.ts';
 
 /** One answer to a request: its value, or [MPI error class name, message]. */
@@ -63,6 +67,12 @@ export interface DynamicServiceDeps {
   resolveProgram(program: string, wdir: string | null): string | null;
   /** Starts the world (job.ts); an Error says why it cannot. */
   startWorld(world: SpawnedWorld): Error | null;
+  /** The wire-up service's address another job's mpiexec dials ("host:port"), once listening; absent or null: ports without one. */
+  portAddress?(): string | null;
+  /** The job's store (the wire-up service's committed values): a coupling reads addresses and puts the other job's. */
+  readonly store?: { get(key: string): string | undefined; put(key: string, value: string): void };
+  /** Why this job cannot couple with another (mpiexec --secure), or absent: it can. */
+  readonly whyNoCoupling?: string;
 }
 
 interface PendingSpawn {
@@ -73,9 +83,12 @@ interface PendingSpawn {
 }
 
 interface Port {
-  accepting: { readonly side: Uint8Array; readonly resolve: (a: DynAnswer) => void } | null;
-  /** Connects waiting for an accept, each with the timer that refuses it after its timeout. */
-  connecting: { readonly side: Uint8Array; readonly resolve: (a: DynAnswer) => void; readonly timer: NodeJS.Timeout }[];
+  accepting: { readonly side: Uint8Array; readonly args: Readonly<Record<string, unknown>>; readonly resolve: (a: DynAnswer) => void } | null;
+  /**
+   * Connects waiting for an accept, each with the timer that refuses it after its timeout; `link`: another
+   * job's connect (docs/adr/0043), its group offered over a proven port link.
+   */
+  connecting: { readonly side: Uint8Array; readonly resolve: (a: DynAnswer) => void; readonly timer: NodeJS.Timeout; readonly link?: { readonly channel: LinkChannel; readonly group: GroupOffer } }[];
 }
 
 /**
@@ -111,6 +124,11 @@ export class DynamicService {
   readonly #names = new Map<string, string>();
   /** This job's tag in its port names: tells a port of another job from a closed or made-up one. */
   readonly #jobTag = randomBytes(8).toString('hex');
+  /** Port links of couplings whose processes have not confirmed yet ('coupled'), by coupling id. */
+  readonly #couplings = new Map<number, LinkChannel>();
+  #nextCoupling = 1;
+  /** Numbers were given to another job's processes: the job's rank table no longer follows #next (spawn refuses). */
+  #hasCoupled = false;
 
   constructor(deps: DynamicServiceDeps) {
     this.#deps = deps;
@@ -130,7 +148,8 @@ export class DynamicService {
       case 'spawnJoin':
         return Promise.resolve(this.#spawnJoin(rank, a));
       case 'openPort': {
-        const port = `${PORT_PREFIX}${this.#jobTag}:${randomBytes(16).toString('hex')}`;
+        const where = this.#deps.portAddress?.() ?? null;
+        const port = `${PORT_PREFIX}${this.#jobTag}${where === null ? '' : `@${where}`}:${randomBytes(16).toString('hex')}`;
         this.#ports.set(port, { accepting: null, connecting: [] });
         return Promise.resolve({ value: port });
       }
@@ -139,6 +158,13 @@ export class DynamicService {
       case 'accept':
       case 'connect':
         return this.#meet(op, a);
+      case 'coupled': {
+        const id = a['coupling'];
+        const link = typeof id === 'number' ? this.#couplings.get(id) : undefined;
+        if (link === undefined) return Promise.resolve(fail('ERR_ARG', `coupling ${String(id)} is not waiting`));
+        this.#couplings.delete(id as number);
+        return confirmCoupling(link, a['ok'] === true);
+      }
       case 'publish':
       case 'lookup':
       case 'unpublish':
@@ -158,6 +184,7 @@ export class DynamicService {
       if (typeof m !== 'number' || !Number.isInteger(m) || m < 1) return Promise.resolve(fail('ERR_SPAWN', `maxprocs ${String(m)} is invalid: expected 1..${this.freeSlots} (the job's free slots)`));
       total += m;
     }
+    if (this.#hasCoupled) return Promise.resolve(fail('ERR_SPAWN', 'spawn after this job connected to another job is not supported yet (docs/adr/0043-connect-two-jobs.md)'));
     const free = this.freeSlots;
     if (total > free) {
       return Promise.resolve(fail('ERR_SPAWN', `maxprocs ${total} is more than the job's free slots: ${free} of UNIVERSE_SIZE ${this.#deps.universe} (` +
@@ -250,6 +277,8 @@ export class DynamicService {
     p.accepting?.resolve(gone);
     for (const c of p.connecting) {
       clearTimeout(c.timer);
+      c.link?.channel.send({ t: 'refused', error: gone.error });
+      c.link?.channel.close('port closed');
       c.resolve(gone);
     }
     return { value: null };
@@ -259,22 +288,29 @@ export class DynamicService {
     const port = a['port'];
     const side = a['side'];
     const p = typeof port === 'string' ? this.#ports.get(port) : undefined;
-    if (p === undefined) return Promise.resolve(this.#unknownPort(port));
-    if (!(side instanceof Uint8Array)) return Promise.resolve(fail('ERR_ARG', `malformed ${op} request`));
     const timeout = a['timeout'] ?? CONNECT_TIMEOUT_S;
     if (op === 'connect' && (typeof timeout !== 'number' || !(timeout > 0 && timeout <= MAX_CONNECT_TIMEOUT_S))) {
       return Promise.resolve(fail('ERR_INFO_VALUE', `connect timeout ${String(timeout)} is out of range: expected 0 < seconds <= ${MAX_CONNECT_TIMEOUT_S}`));
     }
+    if (p === undefined) {
+      const away = typeof port === 'string' ? PORT_NAME.exec(port) : null;
+      if (op === 'connect' && away !== null && away[1] !== this.#jobTag && away[2] !== undefined && side instanceof Uint8Array) {
+        return this.#connectAway(port as string, away[1]!, away[2], away[3]!, side, a, timeout as number);
+      }
+      return Promise.resolve(this.#unknownPort(port));
+    }
+    if (!(side instanceof Uint8Array)) return Promise.resolve(fail('ERR_ARG', `malformed ${op} request`));
     if (op === 'accept') {
       if (p.accepting !== null) return Promise.resolve(fail('ERR_PORT', `port ${port as string} already has an accept waiting`));
       const c = p.connecting.shift();
       if (c !== undefined) {
         clearTimeout(c.timer);
+        if (c.link !== undefined) return this.#acceptAway(port as string, c.link.channel, c.link.group, side, a);
         c.resolve({ value: { side } });
         return Promise.resolve({ value: { side: c.side } });
       }
       return new Promise((resolve) => {
-        p.accepting = { side, resolve };
+        p.accepting = { side, args: a, resolve };
       });
     }
     const acc = p.accepting;
@@ -296,12 +332,141 @@ export class DynamicService {
     });
   }
 
+  /** The store and the universe, as a coupling uses them. */
+  #couplingDeps(): CouplingDeps | null {
+    const store = this.#deps.store;
+    if (store === undefined || this.#deps.whyNoCoupling !== undefined) return null;
+    return {
+      get: (k) => store.get(k),
+      put: (k, v) => store.put(k, v),
+      take: (n, why) => {
+        if (n > this.freeSlots) {
+          return new Error(`${why} need ${n} free slots of UNIVERSE_SIZE ${this.#deps.universe}, ${this.freeSlots} are free ` +
+            '(more slots: mpiexec --hosts HOST:SLOTS, a hostfile, or TSMPI_UNIVERSE in mpiexec\'s environment)');
+        }
+        const first = this.#next;
+        this.#next += n;
+        this.#hasCoupled = true;
+        return Array.from({ length: n }, (_, i) => first + i);
+      },
+    };
+  }
+
+  #noCoupling(): string {
+    return this.#deps.whyNoCoupling ?? 'this mpiexec cannot couple with another job';
+  }
+
+  /** A coupled answer: its link waits for 'coupled' under a new id, which the answer carries. */
+  #coupled(answer: DynAnswer, link: LinkChannel): DynAnswer {
+    if ('error' in answer) return answer;
+    const id = this.#nextCoupling++;
+    this.#couplings.set(id, link);
+    return { value: { ...(answer.value as object), coupling: id } };
+  }
+
+  /** This job's accept pairs with another job's connect that arrived over `link`. */
+  async #acceptAway(port: string, link: LinkChannel, theirs: GroupOffer, side: Uint8Array, a: Readonly<Record<string, unknown>>): Promise<DynAnswer> {
+    const deps = this.#couplingDeps();
+    const mine = deps === null ? new Error(this.#noCoupling()) : groupOffer(side, typeof a['j'] === 'number' ? a['j'] : 1, a['engines'] === true, deps);
+    if (mine instanceof Error) {
+      link.send({ t: 'refused', error: ['ERR_PORT', mine.message] });
+      link.close('refused');
+      return fail('ERR_PORT', `${describePort(port)}: ${mine.message}`);
+    }
+    return this.#coupled(await acceptCoupling(link, theirs, mine, deps!, describePort(port)), link);
+  }
+
+  /** A connect at another job's port: dial its mpiexec, prove the port, couple. */
+  async #connectAway(port: string, tag: string, address: string, secret: string, side: Uint8Array, a: Readonly<Record<string, unknown>>, timeoutS: number): Promise<DynAnswer> {
+    const deps = this.#couplingDeps();
+    if (deps === null) return fail('ERR_PORT', `${describePort(port)} is another job's: ${this.#noCoupling()}`);
+    const mine = groupOffer(side, typeof a['j'] === 'number' ? a['j'] : 1, a['engines'] === true, deps);
+    if (mine instanceof Error) return fail('ERR_PORT', `${describePort(port)}: ${mine.message}`);
+    let link: LinkChannel;
+    try {
+      link = await dialPort(address, tag, secret);
+    } catch (e) {
+      return fail('ERR_PORT', `${describePort(port)}: ${(e as Error).message}`);
+    }
+    return this.#coupled(await connectCoupling(link, mine, timeoutS, deps, describePort(port)), link);
+  }
+
+  /**
+   * A port link arrived on the wire-up service (PORT_PATH): challenge, check the proof against this job's
+   * open ports' secrets, then take its connect as one at that port. A wrong proof is refused and logged.
+   */
+  acceptLink(pending: PendingLink): void {
+    let isProven = false;
+    const link = new LinkChannel(pending.ws, () => (isProven ? MAX_LINK_BYTES : MAX_HELLO_BYTES));
+    const nonceS = newKeyProofNonce();
+    link.send({ t: 'challenge', nonce: nonceS.toString('base64') });
+    void (async () => {
+      const hello = await link.next(LINK_HANDSHAKE_MS).catch(() => null);
+      if (hello === null || hello.t !== 'hello' || typeof hello.nonce !== 'string' || typeof hello.proof !== 'string') {
+        pending.refuse(CLOSE_CODES.protocol, 'port link: no hello');
+        return;
+      }
+      const nonceC = Buffer.from(hello.nonce, 'base64');
+      const proof = Buffer.from(hello.proof, 'base64');
+      let found: { name: string; port: Port; secret: string; bound: Buffer } | null = null;
+      for (const [name, port] of this.#ports) {
+        const m = PORT_NAME.exec(name);
+        if (m === null || m[2] === undefined) continue;
+        const bound = portLinkBinding(m[1]!, `${m[2]}`);
+        if (isPortProof(m[3]!, nonceS, nonceC, bound, proof)) {
+          found = { name, port, secret: m[3]!, bound };
+          break;
+        }
+      }
+      if (found === null) {
+        pending.refuse(CLOSE_CODES.badKey, 'port link: the proof matches no open port (closed, or a wrong secret)');
+        return;
+      }
+      isProven = true;
+      pending.authenticated();
+      link.send({ t: 'welcome', proof: portServerProof(found.secret, nonceS, nonceC, found.bound).toString('base64') });
+      const c = await link.next(LINK_HANDSHAKE_MS).catch(() => null);
+      if (c === null || c.t !== 'connect' || typeof c.group !== 'object' || c.group === null) {
+        link.close('no connect');
+        return;
+      }
+      const timeout = typeof c.timeout === 'number' && c.timeout > 0 && c.timeout <= MAX_CONNECT_TIMEOUT_S ? c.timeout : CONNECT_TIMEOUT_S;
+      const p = found.port;
+      const acc = p.accepting;
+      if (acc !== null) {
+        p.accepting = null;
+        acc.resolve(await this.#acceptAway(found.name, link, c.group, acc.side, acc.args));
+        return;
+      }
+      const entry = {
+        side: new Uint8Array(0), link: { channel: link, group: c.group },
+        resolve: () => undefined,
+        timer: setTimeout(() => {
+          const i = p.connecting.indexOf(entry);
+          if (i < 0) return;
+          p.connecting.splice(i, 1);
+          link.send({ t: 'refused', error: ['ERR_PORT', `no accept at ${describePort(found.name)} within ${timeout} s (the connect timeout; info key "timeout" sets it, in seconds)`] });
+          link.close('timeout');
+        }, timeout * 1000),
+      };
+      entry.timer.unref();
+      p.connecting.push(entry);
+      // The other job gave up (its mpiexec ended, or its connect timed out first): no accept pairs with a dead link.
+      pending.ws.once('close', () => {
+        const i = p.connecting.indexOf(entry);
+        if (i < 0) return;
+        p.connecting.splice(i, 1);
+        clearTimeout(entry.timer);
+      });
+    })();
+  }
+
   /** Why `port` is not open here: another job's port, or a closed or made-up one. */
   #unknownPort(port: unknown): DynFailure {
     const job = typeof port === 'string' ? PORT_NAME.exec(port)?.[1] : undefined;
     if (job !== undefined && job !== this.#jobTag) {
-      return fail('ERR_PORT', `${describePort(port)} was opened by another mpiexec job: ports connect the worlds of one job (its initial world and the worlds it spawned); ` +
-        'connecting two separately started jobs is not supported yet');
+      return fail('ERR_PORT', `${describePort(port)} was opened by another mpiexec job that takes no connections from other jobs ` +
+        '(its port names no address: it runs with --secure, which does not couple jobs yet)');
     }
     return fail('ERR_PORT', `${describePort(port)} is not an open port of this job (closed, or not a name MPI.openPort returned)`);
   }
@@ -326,10 +491,11 @@ export class DynamicService {
 
 /** Every port name starts so; then the job's tag (16 hex digits), ':', the secret (32 hex digits). */
 const PORT_PREFIX = 'tsmpi-port:';
-const PORT_NAME = /^tsmpi-port:([0-9a-f]{16}):[0-9a-f]{32}$/;
+/** Its job tag, the accepting mpiexec's wire-up address (absent in a port of a job without one), its secret. */
+const PORT_NAME = /^tsmpi-port:([0-9a-f]{16})(?:@(\S+:\d{1,5}))?:([0-9a-f]{32})$/;
 
 function describePort(port: unknown): string {
-  return typeof port === 'string' ? `port "${port.length > 80 ? `${port.slice(0, 80)}...` : port}"` : `port ${typeof port}`;
+  return typeof port === 'string' ? `port "${port.length > 200 ? `${port.slice(0, 200)}...` : port}"` : `port ${typeof port}`;
 }
 
 /**

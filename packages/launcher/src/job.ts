@@ -160,6 +160,8 @@ export class Job {
    */
   readonly #universe: number | Error;
   readonly #dynamic: DynamicService | null;
+  /** The wire-up service's address as port strings name it (docs/adr/0043), once it listens. */
+  #portAddress: string | null = null;
   readonly #spawnLaunchers: SpawnLaunchers | null;
   #wireupHere: WireupAddress | null = null;
   #wireupRemote: WireupAddress | null = null;
@@ -212,6 +214,10 @@ export class Job {
       },
       onTrace: (rank, data) => addRankTrace(this.#traces, rank, data),
       onDynamic: (rank, op, args) => this.#dynamic === null ? Promise.resolve({ error: ['ERR_SPAWN', 'no dynamic processes in this job'] as const }) : this.#dynamic.handle(rank, op, args),
+      onPortLink: (link) => {
+        if (this.#dynamic === null || this.#secure) link.refuse(CLOSE_CODES.protocol, this.#secure ? 'port link: jobs run with --secure do not couple yet' : 'port link: no dynamic processes in this job');
+        else this.#dynamic.acceptLink(link);
+      },
       onProxyLink: (link) => {
         if (this.#spawnLaunchers !== null) this.#spawnLaunchers.acceptLink(link);
         else link.refuse(CLOSE_CODES.protocol, 'proxy link: no host waits in this job');
@@ -230,6 +236,10 @@ export class Job {
       ? new DynamicService({
         universe, initial: options.np, slotHosts, wdir: options.wdir,
         whyNotHost: (h) => spawns.whyNotHost(h), resolveProgram, startWorld: (w) => this.#startWorld(w),
+        // Another job dials the address the wire-up service listens on (docs/adr/0043); not with --secure yet.
+        portAddress: () => (this.#secure ? null : this.#portAddress),
+        store: { get: (k) => this.#server.committed(k), put: (k, v) => this.#server.commit(k, v) },
+        ...(this.#secure ? { whyNoCoupling: 'this job runs with --secure, which does not couple jobs yet (TLS keyed by each job)' } : {}),
       })
       : null;
     // Spare slots on other hosts: the job listens for them (and its ranks here on an address they reach) from the start.
@@ -371,6 +381,8 @@ export class Job {
     }
     const url = `${this.#secure ? 'wss' : 'ws'}://${bindHost === '0.0.0.0' ? '127.0.0.1' : bindHost}:${port}`;
     const addresses = bindHost === '0.0.0.0' ? externalAddresses(table) : [bindHost];
+    const portHost = addresses[0] ?? bindHost;
+    this.#portAddress = `${portHost.includes(':') ? `[${portHost}]` : portHost}:${port}`;
     this.#deps.log.debug({ url, bindHost, size: this.#o.np, remoteRanks: remote?.placements.length ?? 0 }, 'wire-up service listening');
     if (this.#o.outputDir !== null) this.#openOutputFiles(this.#o.outputDir);
     if (here !== null) {

@@ -3,7 +3,8 @@
  *
  * A ws server on loopback (on every address, or the --iface address, when
  * the job spans hosts), on a random port or one of --port-range. Connections
- * on PROXY_PATH are per-host proxies' links, handed to the job (remote-host.ts).
+ * on PROXY_PATH are per-host proxies' links, handed to the job (remote-host.ts); those on PORT_PATH
+ * another job's mpiexec connecting at a port (port-link.ts), handed to the job's dynamic service.
  * Every connection gets a challenge first; one becomes a rank's only after a
  * hello that proves the job key (util/key-proof.ts: the key never travels)
  * and names a free rank, and the welcome proves the key back. Until then the
@@ -56,6 +57,7 @@ import {
 } from '@tsmpi/core/pmi';
 import { listenInRange } from '@tsmpi/transport-tcp/host';
 import { LIFETIME_MS, PreAuthGate, remoteOf } from './pre-auth.ts';
+import { PORT_PATH } from './port-link.ts';
 import { PROXY_PATH } from './proxy-protocol.ts';
 
 /** A connection on PROXY_PATH, upgraded, not yet authenticated: the job runs the proxy's hello on it. */
@@ -83,6 +85,8 @@ export interface WireupEvents {
   onTrace?(rank: number, data: Uint8Array): void;
   /** A connection on PROXY_PATH (proxy-protocol.ts): the job runs its challenge and checks its hello. */
   onProxyLink?(link: PendingLink): void;
+  /** A connection on PORT_PATH (port-link.ts): another job's mpiexec connecting at a port; the job checks its proof. */
+  onPortLink?(link: PendingLink): void;
   /** Every process of the world that starts at `first` completed a fence. */
   onFenceDone?(first: number): void;
   /** A request of dynamic processes from process `rank` (protocol.ts DYN_OPS): its answer, or [error class name, message]. */
@@ -193,6 +197,11 @@ export class WireupServer {
     this.#worlds.push({ first, size, arrived: new Set(), staged: [] });
   }
 
+  /** Puts a committed value (a coupled job's process's address: dynamic-service.ts); processes read it with get. */
+  commit(key: string, value: string): void {
+    this.#committed.set(key, value);
+  }
+
   /** A committed value (a process's address, put before its world's fence), or undefined. */
   committed(key: string): string | undefined {
     return this.#committed.get(key);
@@ -256,6 +265,17 @@ export class WireupServer {
     // A vanished host is found by the kernel too (remote ranks and proxies); mpiexec's heartbeats are faster.
     socket.setKeepAlive(true, KEEPALIVE_MS);
     const remote = remoteOf(socket);
+    if (req.url === PORT_PATH) {
+      ws.on('error', (err) => this.#log.debug({ err, remote }, 'port link error'));
+      const pending: PendingLink = {
+        ws, remote, localAddress: socket.localAddress ?? '',
+        authenticated: () => this.#gate.authenticated(socket),
+        refuse: (code, reason, data = {}) => this.#refuseWs(ws, socket, remote, code, reason, data),
+      };
+      if (this.#events.onPortLink === undefined) pending.refuse(CLOSE_CODES.protocol, 'no ports in this job');
+      else this.#events.onPortLink(pending);
+      return;
+    }
     if (req.url === PROXY_PATH) {
       ws.on('error', (err) => this.#log.debug({ err, remote }, 'proxy link error'));
       if (this.#events.onProxyLink === undefined) {

@@ -119,7 +119,7 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
   #newHandshake(): ClientHandshake {
     const o = this.#owner;
     const listener = this.#unixPath !== null ? listenerBinding('unix', this.#unixPath) : listenerBinding('tcp', this.#addressText);
-    return new ClientHandshake(o._jobKey, o._process, o._threadConnections ? (this.channel | THREAD_CONNECTION_BIT) >>> 0 : this.channel, listener);
+    return new ClientHandshake(o._keyOf(this.peer), o._helloProcess(this.peer), o._threadConnections ? (this.channel | THREAD_CONNECTION_BIT) >>> 0 : this.channel, listener);
   }
 
   #dial(): void {

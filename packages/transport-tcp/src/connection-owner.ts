@@ -26,6 +26,14 @@ export interface ConnectionOwner {
   readonly _maxUnsolicitedBytes: number;
   /** True once close() or destroy() was called: connections ending now are expected. */
   readonly _isClosing: boolean;
+  /** The key a HELLO claiming `process` must prove: the job key, or a coupled job's pair key (docs/adr/0043). */
+  _keyOf(process: number): string;
+  /** The number this process says it is in a HELLO to `peer`: its own, or its number in a coupled job. */
+  _helloProcess(peer: number): number;
+  /** True when `process` is a coupled job's: its frames name endpoints in that job's numbering. */
+  _isForeign(process: number): boolean;
+  /** Endpoints per process (J). */
+  readonly _endpointsPerProcess: number;
   /** True when this instance owns `channel` (accepts connections for it). */
   _isChannelOwned(channel: number): boolean;
   /** Adds `flushable` to this turn's flush list (one flush per turn for all channels). */

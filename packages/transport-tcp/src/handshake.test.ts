@@ -79,3 +79,29 @@ describe('job-key handshake', () => {
     expect(run('k', 'k', 0, unix, unix).ss).toBe(HANDSHAKE_STATUS.DONE);
   });
 });
+
+// Two coupled jobs (docs/adr/0043-connect-two-jobs.md): a process of the other job proves the pair key,
+// and only for a number this job gave the other job's processes.
+describe('pair-key handshake of coupled jobs', () => {
+  function hello(process: number, key: string): { server: ServerHandshake; status: number; client: ClientHandshake } {
+    // Process 3 is the other job's here (keyed by the pair key); 0..2 are this job's (the job key).
+    const server = new ServerHandshake((p) => (p === 3 ? 'pair' : p < 3 ? 'job' : null), TCP);
+    const client = new ClientHandshake(key, process, 0, TCP);
+    client.feed(server.challenge());
+    return { server, client, status: server.feed(client.hello!) };
+  }
+
+  it('accepts the other job\'s process with the pair key, and its ACCEPT proves the pair key back', () => {
+    const { server, client, status } = hello(3, 'pair');
+    expect(status).toBe(HANDSHAKE_STATUS.DONE);
+    expect(server.process).toBe(3);
+    expect(client.feed(server.accept)).toBe(HANDSHAKE_STATUS.DONE);
+  });
+
+  it('refuses the pair key for one of this job\'s numbers, the job key for the other job\'s, and numbers of neither', () => {
+    expect(hello(1, 'pair').status).toBe(HANDSHAKE_STATUS.FAILED);
+    expect(hello(3, 'job').status).toBe(HANDSHAKE_STATUS.FAILED);
+    expect(hello(7, 'pair').status).toBe(HANDSHAKE_STATUS.FAILED);
+    expect(hello(1, 'job').status).toBe(HANDSHAKE_STATUS.DONE);
+  });
+});

@@ -32,6 +32,10 @@
  * The MACs are core's job-key proofs (util/key-proof.ts), bound to the 8
  * bytes of process and channel and to the listener the handshake runs over:
  * the launcher's links use the same mechanism.
+ *
+ * Two coupled jobs (docs/adr/0043-connect-two-jobs.md): a HELLO whose process is one of the other
+ * job's (a number this job gave it at connect/accept) is proved with the pair of jobs' key instead
+ * of the job key: the server side asks `keyOf(process)` which key the claimed process must prove.
  */
 import { KEY_PROOF_BYTES, KEY_PROOF_NONCE_BYTES, isJobKeyProof, newKeyProofNonce, proveJobKey } from '@tsmpi/core/transport';
 
@@ -98,8 +102,11 @@ class Collector {
 }
 
 /** Listening side: sends CHALLENGE, checks HELLO, answers ACCEPT. */
+/** The key a HELLO claiming `process` must prove: the job key, or a coupled job's pair key (null: no such process). */
+export type HandshakeKeyOf = (process: number) => string | null;
+
 export class ServerHandshake {
-  readonly #jobKey: string;
+  readonly #keyOf: HandshakeKeyOf;
   readonly #listener: string;
   readonly #nonceS: Uint8Array;
   readonly #hello = new Collector(HELLO_BYTES);
@@ -120,8 +127,8 @@ export class ServerHandshake {
    * @param listener the listener that accepted the connection (listenerBinding)
    * @param nonce the server nonce; omitted (always, outside tests), a fresh random one
    */
-  constructor(jobKey: string, listener: string, nonce?: Uint8Array) {
-    this.#jobKey = jobKey;
+  constructor(jobKey: string | HandshakeKeyOf, listener: string, nonce?: Uint8Array) {
+    this.#keyOf = typeof jobKey === 'string' ? () => jobKey : jobKey;
     this.#listener = listener;
     this.#nonceS = nonce !== undefined && nonce.length === NONCE_BYTES ? nonce : newKeyProofNonce();
   }
@@ -160,13 +167,14 @@ export class ServerHandshake {
     const channel = dv.readUInt32LE(MAGIC.length + 4);
     const nonceC = b.subarray(MAGIC.length + 8, MAGIC.length + 8 + NONCE_BYTES);
     const got = b.subarray(MAGIC.length + 8 + NONCE_BYTES);
-    if (!isJobKeyProof(this.#jobKey, 'C', this.#nonceS, nonceC, bound(process, channel, this.#listener), got)) return this.#fail('job key proof does not match');
+    const key = this.#keyOf(process);
+    if (key === null || !isJobKeyProof(key, 'C', this.#nonceS, nonceC, bound(process, channel, this.#listener), got)) return this.#fail('job key proof does not match');
     this.process = process;
     this.channel = channel & ~THREAD_CONNECTION_BIT;
     this.isThreadConnection = (channel & THREAD_CONNECTION_BIT) !== 0;
     const accept = new Uint8Array(ACCEPT_BYTES);
     accept.set(MAGIC, 0);
-    accept.set(proveJobKey(this.#jobKey, 'S', this.#nonceS, nonceC, bound(process, channel, this.#listener)), MAGIC.length);
+    accept.set(proveJobKey(key, 'S', this.#nonceS, nonceC, bound(process, channel, this.#listener)), MAGIC.length);
     this.accept = accept;
     this.rest = c.rest;
     return HANDSHAKE_STATUS.DONE;

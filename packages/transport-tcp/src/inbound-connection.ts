@@ -55,6 +55,8 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
   #isThread = false;
   /** the seq word of the last frame delivered (TransportHandlers.onThreadConnectionEnd), -1: none */
   #lastSeq = -1;
+  /** The peer is a coupled job's process (docs/adr/0043): its frames' endpoints are renumbered (#renumber). */
+  #isForeign = false;
   /** Peer process and channel, known once the handshake is done (-1 before). */
   process = -1;
   channel = -1;
@@ -69,7 +71,7 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
     this.#listener = listener;
     const socket = withReadBuffer(accepted, readBuffer, this);
     this.#socket = socket;
-    this.#handshake = new InboundHandshake(owner._jobKey, { processCount: owner._processCount, listener, isChannelOwned: (c) => owner._isChannelOwned(c) });
+    this.#handshake = new InboundHandshake((p) => owner._keyOf(p), { processCount: owner._processCount, listener, isChannelOwned: (c) => owner._isChannelOwned(c) });
     wireSocket(socket, this, owner._tuning.handshakeTimeoutMs, owner._tuning.keepAliveMs);
     socket.write(this.#handshake.start());
   }
@@ -107,6 +109,15 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
     const process = this.process;
     const received = owner._received;
     const channel = this.channel;
+    if (this.#isForeign) {
+      const J = owner._endpointsPerProcess;
+      const me = owner._process;
+      return (ctx, src, dst, tag, bytes, start, end) => {
+        if (!onEager(process, ctx, process * J + (src % J), me * J + (dst % J), tag, bytes, start, end)) return false;
+        received[channel]!++;
+        return true;
+      };
+    }
     return (ctx, src, dst, tag, bytes, start, end) => {
       if (!onEager(process, ctx, src, dst, tag, bytes, start, end)) return false;
       received[channel]!++;
@@ -114,8 +125,20 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
     };
   }
 
+  /**
+   * A coupled job's frame names endpoints in its job's numbering. A process sends only as itself and only
+   * to the process it dialled, so its source is this connection's peer and its destination this process:
+   * the endpoint within each process (e mod J) is kept, the process part replaced. Idempotent.
+   */
+  #renumber(header: FrameHeader): void {
+    const J = this.#owner._endpointsPerProcess;
+    header.srcEndpoint = this.process * J + (header.srcEndpoint % J);
+    header.dstEndpoint = this.#owner._process * J + (header.dstEndpoint % J);
+  }
+
   // FrameSink
   frameArrived(header: FrameHeader, payload: Uint8Array): void {
+    if (this.#isForeign) this.#renumber(header);
     if (header.kind === KIND_GOODBYE) {
       this.#hasGoodbye = true;
       if (!this.#isThread) this.#owner._peerDeparted(this.process);
@@ -129,6 +152,7 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
 
   frameTarget(header: FrameHeader): Uint8Array | null {
     const handlers = this.#owner._handlers;
+    if (this.#isForeign) this.#renumber(header);
     return handlers.payloadTarget === undefined ? null : handlers.payloadTarget(this.process, header);
   }
 
@@ -156,6 +180,7 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
     this.process = hs.process;
     this.channel = hs.channel;
     this.#isThread = hs.isThreadConnection;
+    this.#isForeign = owner._isForeign(hs.process);
     // A thread's end is graceful by nature: the thread exits, its socket closes.
     if (this.#isThread) this.#hasGoodbye = true;
     this.#state = STATE_OPEN;

@@ -24,7 +24,7 @@
  *   - at most HELLO_BYTES (80) are buffered, whatever arrives: a HELLO has no
  *     length field, and `rest` is a view of the caller's chunk, never a copy.
  */
-import { ServerHandshake, HANDSHAKE_STATUS } from './handshake.ts';
+import { ServerHandshake, HANDSHAKE_STATUS, type HandshakeKeyOf } from './handshake.ts';
 
 /** What a connection may accept, decided by the transport that owns it. */
 export interface InboundPolicy {
@@ -70,7 +70,7 @@ export class InboundHandshake {
    * @param nonce the server nonce (32 bytes); omitted, a fresh random one. Only
    *   tests pass one, to replay a run.
    */
-  constructor(jobKey: string, policy: InboundPolicy, nonce?: Uint8Array) {
+  constructor(jobKey: string | HandshakeKeyOf, policy: InboundPolicy, nonce?: Uint8Array) {
     this.#hs = new ServerHandshake(jobKey, policy.listener, nonce);
     this.#policy = policy;
   }

@@ -50,7 +50,7 @@
  */
 import net from 'node:net';
 import {
-  channelOf, type FrameHeader, type Transport, type TransportError, type TransportHandlers, type TransportLog, type TransportOptions,
+  channelOf, type ForeignPeer, type FrameHeader, type Transport, type TransportError, type TransportHandlers, type TransportLog, type TransportOptions,
 } from '@tsmpi/core/transport';
 import path from 'node:path';
 import { formatAddress, formatPublished, parsePublished, type HostPort, type PublishedAddress } from './address.ts';
@@ -104,6 +104,8 @@ export class TcpTransport implements Transport, ConnectionOwner {
   readonly #inbound = new Set<InboundConnection>();
   readonly #peerState: Uint8Array;
   #addresses: (PublishedAddress | null)[] = [];
+  /** Processes of coupled jobs (docs/adr/0043-connect-two-jobs.md): their pair key and this process's number there. */
+  readonly #foreign = new Map<number, ForeignPeer>();
   /** Per peer: the same-host socket path to dial instead of an address (an endpoint reader's, interface.ts listenName), or null. */
   #names: (string | null)[] = [];
   /** Listen only on this same-host socket path (interface.ts listenName), or null. */
@@ -228,12 +230,33 @@ export class TcpTransport implements Transport, ConnectionOwner {
     if (this._threadConnections && this.#ownHost === null) this.#ownHost = this.#addresses[this._process]?.tcp.host ?? null;
   }
 
-  addPeers(peerAddresses: readonly string[]): void {
+  addPeers(peerAddresses: readonly string[], foreign?: ReadonlyMap<number, ForeignPeer>): void {
+    foreign?.forEach((f, p) => this.#foreign.set(p, f));
     peerAddresses.forEach((a, p) => {
       if (a === '') return;
       this.#names[p] = a.startsWith('/') ? a : null;
       this.#addresses[p] = a.startsWith('/') ? null : parsePublished(a);
     });
+  }
+
+  /** @internal ConnectionOwner: the key a HELLO claiming `process` proves (a coupled job's process: the pair key). */
+  _keyOf(process: number): string {
+    return this.#foreign.get(process)?.key ?? this._jobKey;
+  }
+
+  /** @internal ConnectionOwner: the number this process says it is when it dials `peer` (another job's: its number there). */
+  _helloProcess(peer: number): number {
+    return this.#foreign.get(peer)?.asProcess ?? this._process;
+  }
+
+  /** @internal ConnectionOwner: J, for the renumbering of a coupled job's frames. */
+  get _endpointsPerProcess(): number {
+    return this.#endpointsPerProcess;
+  }
+
+  /** @internal ConnectionOwner: true when `process` is a coupled job's. */
+  _isForeign(process: number): boolean {
+    return this.#foreign.has(process);
   }
 
   /**

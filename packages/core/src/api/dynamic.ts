@@ -19,9 +19,10 @@
  * own connections do not learn the new processes; ports connect worlds of one mpiexec job.
  */
 import { allocateContextId, freeContextId } from '../comm/index.ts';
-import { bcastBytes } from '../coll/index.ts';
+import { bcastBytes, gatherBytes } from '../coll/index.ts';
 import { runtime, runtimeOrNull, type ThreadRuntime } from '../runtime/index.ts';
 import type { DynOp } from '../pmi/index.ts';
+import type { ForeignPeer } from '../transport/index.ts';
 import { ERR_ARG, ERR_COMM, ERR_INFO_VALUE, ERR_NAME, ERR_OTHER, ERR_PORT, ERR_ROOT, ERR_SPAWN, MPIError, mpiError } from '../util/index.ts';
 import { describe } from './buffer.ts';
 import { CommCollPt2pt } from './coll-pt2pt.ts';
@@ -110,8 +111,26 @@ function errorMessage(e: unknown, call: string): Uint8Array {
   return m;
 }
 
-/** Makes this process able to reach the processes of `endpoints` (their addresses from the job's store). */
-async function reach(rt: ThreadRuntime, endpoints: Int32Array, call: string): Promise<void> {
+/** What the root learns from mpiexec: the other group's side, and for another job's group the coupling to confirm ('coupled'). */
+interface RemoteSide {
+  readonly side: Uint8Array;
+  readonly coupling?: number;
+}
+
+/** First byte of the root's answer for another job's group (0: this job's, 1: an error). */
+const COUPLED = 2;
+
+/** The root's error, as every rank reports it. */
+function throwRootError(got: Uint8Array): void {
+  if (got[0] === 1) throw MPIError.fromWire(JSON.parse(new TextDecoder().decode(got.subarray(1))) as { errorClass: number; call: string; message: string });
+}
+
+/**
+ * Makes this process able to reach the processes of `endpoints` (their addresses from the job's store).
+ * `coupled`: they are another job's (docs/adr/0043-connect-two-jobs.md); mpiexec put, with each one's
+ * address, `pair:P` = the pair of jobs' key and the numbers the other job gave this group's processes.
+ */
+async function reach(rt: ThreadRuntime, endpoints: Int32Array, call: string, coupled: boolean): Promise<void> {
   const j = rt.device.opts.endpointsPerProcess;
   const present = rt.device.opts.presentProcesses ?? rt.device.opts.processCount;
   const wanted = [...new Set(Array.from(endpoints, (e) => Math.floor(e / j)))].filter((p) => p >= present && !learned.has(p));
@@ -131,8 +150,20 @@ async function reach(rt: ThreadRuntime, endpoints: Int32Array, call: string): Pr
     }));
     return list;
   }));
+  let foreign: Map<number, ForeignPeer> | undefined;
+  if (coupled) {
+    if (engines !== null) throw mpiError(ERR_PORT, call, 'connecting two jobs needs inline progress (this process runs channel engines: --progress threads or engines, or auto under THREAD_MULTIPLE)');
+    const me = rt.device.opts.process;
+    foreign = new Map();
+    await Promise.all(wanted.map(async (p) => {
+      const pair = JSON.parse(await rt.pmi!.get(`pair:${p}`)) as { key: string; as: Record<string, number> };
+      const asProcess = pair.as[String(me)];
+      if (typeof pair.key !== 'string' || typeof asProcess !== 'number') throw mpiError(ERR_PORT, call, `mpiexec gave no number for process ${me} in the other job`);
+      foreign!.set(p, { key: pair.key, asProcess });
+    }));
+  }
   if (perChannel !== null) await engines!.addPeers(perChannel);
-  if (!rt.device.addPeers(addresses, perChannel)) throw mpiError(ERR_SPAWN, call, 'this transport cannot reach processes that joined the job later');
+  if (!rt.device.addPeers(addresses, perChannel, foreign)) throw mpiError(ERR_SPAWN, call, 'this transport cannot reach processes that joined the job later');
   for (const p of wanted) learned.add(p);
 }
 
@@ -140,7 +171,7 @@ async function reach(rt: ThreadRuntime, endpoints: Int32Array, call: string): Pr
  * The common part: a context id over `comm`, the root's exchange through mpiexec, the answer
  * broadcast, the Intercomm built. `atRoot` gets this group's side and returns the other's.
  */
-function exchangeSides(comm: Comm, call: string, root: number, name: string, atRoot: (side: Uint8Array) => Promise<Uint8Array>): Promise<Intercomm> {
+function exchangeSides(comm: Comm, call: string, root: number, name: string, atRoot: (side: Uint8Array) => Promise<RemoteSide>): Promise<Intercomm> {
   comm._me(call);
   if (comm.isInter) throw mpiError(ERR_COMM, call, `${comm.name} is an intercommunicator: ${call} is called on an intracommunicator`);
   if (!Number.isInteger(root) || root < 0 || root >= comm.size) throw mpiError(ERR_ROOT, call, `root ${String(root)} is out of range for ${comm.name} (size ${comm.size}): expected 0..${comm.size - 1}`);
@@ -155,18 +186,45 @@ function exchangeSides(comm: Comm, call: string, root: number, name: string, atR
     let remote: { ctx: number; endpoints: Int32Array };
     try {
       let msg: Uint8Array | null = null;
+      let coupling: number | undefined;
       if (comm.rank === root) {
         try {
-          msg = okMessage(await atRoot(encodeSide(ctx, local)));
+          const answer = await atRoot(encodeSide(ctx, local));
+          coupling = answer.coupling;
+          msg = okMessage(answer.side);
+          if (coupling !== undefined) msg[0] = COUPLED;
         } catch (e) {
           msg = errorMessage(e, call);
         }
       }
       const got = await bcastBytes(pt, wtag, msg, root);
-      // The root's error, as every rank reports it.
-      if (got[0] !== 0) throw MPIError.fromWire(JSON.parse(new TextDecoder().decode(got.subarray(1))) as { errorClass: number; call: string; message: string });
+      throwRootError(got);
       remote = decodeSide(got.subarray(1));
-      await reach(rt, remote.endpoints, call);
+      const coupled = got[0] === COUPLED;
+      if (!coupled) {
+        await reach(rt, remote.endpoints, call, false);
+      } else {
+        // Another job's group: every process of both groups takes the other's pair key before any frame
+        // crosses (a HELLO with it would be refused before): installed here, then the two roots meet again.
+        let ok: Uint8Array = okMessage(new Uint8Array(0));
+        try {
+          await reach(rt, remote.endpoints, call, true);
+        } catch (e) {
+          ok = errorMessage(e, call);
+        }
+        const all = await gatherBytes(pt, wtag, ok, root);
+        let after: Uint8Array | null = null;
+        if (comm.rank === root) {
+          try {
+            const bad = all!.find((m) => m[0] !== 0);
+            await dynamicClient(rt, call)(call, 'coupled', { coupling, ok: bad === undefined });
+            after = bad ?? okMessage(new Uint8Array(0));
+          } catch (e) {
+            after = errorMessage(e, call);
+          }
+        }
+        throwRootError(await bcastBytes(pt, wtag, after, root));
+      }
     } catch (e) {
       freeContextId(c.state, ctx);
       throw e;
@@ -204,7 +262,7 @@ function spawnWith(comm: Comm, call: string, commands: () => Record<string, unkn
   const rt = runtime(call);
   return exchangeSides(comm, call, rootOf(opts), `${comm.name}.spawn`, async (side) => {
     const value = (await dynamicClient(rt, call)(call, 'spawn', { commands: commands(), side })) as { side: Uint8Array };
-    return value.side;
+    return { side: value.side };
   });
 }
 
@@ -242,8 +300,8 @@ function meet(comm: Comm, op: 'accept' | 'connect', port: string, opts: DynamicO
   const rt = runtime(call);
   return exchangeSides(comm, call, rootOf(opts), `${comm.name}.${op}`, async (side) => {
     const timeout = op === 'connect' ? connectTimeout(opts?.info, call) : undefined;
-    const value = (await dynamicClient(rt, call)(call, op, { port: checkPort(port, call), side, ...(timeout === undefined ? {} : { timeout }) })) as { side: Uint8Array };
-    return value.side;
+    const request = { port: checkPort(port, call), side, engines: rt.engines !== null, j: rt.device.opts.endpointsPerProcess, ...(timeout === undefined ? {} : { timeout }) };
+    return (await dynamicClient(rt, call)(call, op, request)) as RemoteSide;
   });
 }
 
@@ -328,6 +386,6 @@ export async function joinParent(): Promise<void> {
   if (spawnId === undefined) return;
   parent = await exchangeSides(COMM_WORLD, call, 0, 'COMM_PARENT', async (side) => {
     const value = (await dynamicClient(rt, call)(call, 'spawnJoin', { spawn: spawnId, side })) as { side: Uint8Array };
-    return value.side;
+    return { side: value.side };
   });
 }

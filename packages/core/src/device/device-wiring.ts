@@ -10,7 +10,7 @@
  * a peer is taken for lost nothing it still sends is acted on; the first failure is the device's
  * failure for good (the process is marked failed in shared memory before anything else).
  */
-import { FRAME_KIND, type FrameHeader, type Transport, type TransportError } from '../transport/index.ts';
+import { FRAME_KIND, type ForeignPeer, type FrameHeader, type Transport, type TransportError } from '../transport/index.ts';
 import { ERR_PROC_FAILED, MPIError, mpiError } from '../util/index.ts';
 import type { SharedState } from './shared-state.ts';
 import type { DevRequest } from './dev-request.ts';
@@ -143,13 +143,13 @@ export class DeviceWiring {
    * transports: `addresses` are their main threads', `perChannel[c]` their engine c's (threads
    * progress: a direct route of one channel dials that channel's engines). @returns false when one cannot learn them
    */
-  addPeers(addresses: readonly string[], perChannel: readonly (readonly string[])[] | null = null): boolean {
+  addPeers(addresses: readonly string[], perChannel: readonly (readonly string[])[] | null = null, foreign?: ReadonlyMap<number, ForeignPeer>): boolean {
     const all = [...(this.transport === null ? [] : [this.transport]), ...this.#directAll];
     if (all.some((t) => t.addPeers === undefined)) return false;
-    this.transport?.addPeers!(addresses);
+    this.transport?.addPeers!(addresses, foreign);
     this.#directAll.forEach((t, i) => {
       const channels = this.#directChannels[i]!;
-      t.addPeers!(perChannel !== null && channels.length === 1 ? perChannel[channels[0]!]! : addresses);
+      t.addPeers!(perChannel !== null && channels.length === 1 ? perChannel[channels[0]!]! : addresses, foreign);
     });
     return true;
   }

@@ -17,7 +17,7 @@
  * Messages between endpoints of one process never touch a transport (Protocol.local). Nothing here
  * logs or throws per message; unit tests: device-matrix.test.ts, protocols.test.ts (loopback).
  */
-import { FRAME_FLAG, FRAME_KIND, channelOf, newFrameHeader, type FrameHeader, type Transport } from '../transport/index.ts';
+import { FRAME_FLAG, FRAME_KIND, channelOf, newFrameHeader, type ForeignPeer, type FrameHeader, type Transport } from '../transport/index.ts';
 import { setLockHolder } from '../shm/index.ts';
 import type { MPIError } from '../util/index.ts';
 import { DevRequest, REQ_KIND } from './dev-request.ts';
@@ -132,9 +132,9 @@ export class Device {
     this.#path = this.#wiring.start(addresses, direct);
   }
 
-  /** Addresses of processes that joined after start (dynamic processes; '' = unchanged) to this thread's transports; false when one cannot take them. */
-  addPeers(addresses: readonly string[], perChannel: readonly (readonly string[])[] | null = null): boolean {
-    return this.#wiring.addPeers(addresses, perChannel);
+  /** Addresses of processes that joined after start (dynamic processes, `foreign`: a coupled job's; '' = unchanged) to this thread's transports; false when one cannot take them. */
+  addPeers(addresses: readonly string[], perChannel: readonly (readonly string[])[] | null = null, foreign?: ReadonlyMap<number, ForeignPeer>): boolean {
+    return this.#wiring.addPeers(addresses, perChannel, foreign);
   }
 
   /** Opens direct connections to the processes of this thread's world, from `worldFirst` on (init awaits it; earlier worlds' open on first use: some may be gone). */

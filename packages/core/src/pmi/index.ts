@@ -46,8 +46,8 @@ export { estimateClockOffset } from './clock-offset.ts';
 export type { ClockSample } from './clock-offset.ts';
 export type { PmiClient, BlockedIn, FinalizeReport, RankCounters, LocalCounters } from './client-api.ts';
 export type { JobEnv } from '../config/index.ts';
-// The job-key proof (util/key-proof.ts): the launcher's service and proxy link use the mechanism the ranks use.
-export { KeyChallenge, KeyResponse, keyProofBinding } from '../util/index.ts';
+// The job-key proof (util/key-proof.ts): the launcher's service, proxy link and port link (a port's secret) use the mechanism the ranks use.
+export { KeyChallenge, KeyResponse, isJobKeyProof, keyProofBinding, newKeyProofNonce, proveJobKey } from '../util/index.ts';
 // mpiexec writes its own logs in the ranks' format (util/log-line.ts).
 export { textLogDestination } from '../util/index.ts';
 // mpiexec's logger makes its pino logger on the first record it writes, as a rank's (util/deferred-logger.ts).

@@ -87,7 +87,7 @@ export type RollCallReplyMessage = { readonly t: 'rollCallReply'; readonly id: n
 export type ClockMessage = { readonly t: 'clock'; readonly id: number };
 export type TraceMessage = { readonly t: 'trace'; readonly id: number; readonly data: Uint8Array };
 /** The requests of dynamic processes (api/spawn.ts, api/ports.ts), answered by the launcher's dynamic-service.ts. */
-export const DYN_OPS = ['spawn', 'spawnJoin', 'openPort', 'closePort', 'accept', 'connect', 'publish', 'lookup', 'unpublish'] as const;
+export const DYN_OPS = ['spawn', 'spawnJoin', 'openPort', 'closePort', 'accept', 'connect', 'coupled', 'publish', 'lookup', 'unpublish'] as const;
 export type DynOp = (typeof DYN_OPS)[number];
 export type DynMessage = { readonly t: 'dyn'; readonly id: number; readonly op: DynOp; readonly a: Readonly<Record<string, unknown>> };
 

@@ -5,7 +5,7 @@ export { KEY_PROOF_BYTES, KEY_PROOF_NONCE_BYTES, isJobKeyProof, newKeyProofNonce
 export { jobTlsClientOptions, jobTlsFailure, jobTlsServerOptions } from '../util/index.ts';
 export { secureTransportFactory } from './secure-factory.ts';
 export type {
-  EagerArrived, FrameKind, FrameHeader, ReaderSocketName, Transport, TransportFactory, TransportHandlers, TransportOptions, TransportLog, TransportError,
+  EagerArrived, ForeignPeer, FrameKind, FrameHeader, ReaderSocketName, Transport, TransportFactory, TransportHandlers, TransportOptions, TransportLog, TransportError,
 } from './interface.ts';
 export { createLoopbackNetwork, createLoopbackFactory, LOOPBACK_TARGET_MIN_BYTES, LOOPBACK_HIGH_WATER_MARK_BYTES } from './loopback.ts';
 export type { LoopbackNetworkOptions } from './loopback.ts';

@@ -268,6 +268,17 @@ export interface TransportOptions {
   readonly secure?: boolean;
 }
 
+/**
+ * A process of another mpiexec job coupled to this one by connect/accept (docs/adr/0043-connect-two-jobs.md),
+ * known here by a number of this job's universe. Its connections prove `key` (the pair of jobs' key) instead
+ * of the job key, this process says it is `asProcess` (its number in the other job) when it dials it, and
+ * frames from it name endpoints in the other job's numbering: the receiving transport renumbers them.
+ */
+export interface ForeignPeer {
+  readonly key: string;
+  readonly asProcess: number;
+}
+
 export interface Transport {
   /** Starts listening; resolves to this instance's address, to be published to peers. */
   listen(): Promise<string>;
@@ -278,7 +289,7 @@ export interface Transport {
    * joined the job after start() (index = process; '' leaves an entry as it was). Connections stay
    * lazy. A transport without it cannot reach spawned processes (spawn then refuses).
    */
-  addPeers?(peerAddresses: readonly string[]): void;
+  addPeers?(peerAddresses: readonly string[], foreign?: ReadonlyMap<number, ForeignPeer>): void;
   /**
    * Queues a frame for `dstProcess` on channel channelOf(srcEndpoint, dstEndpoint, J, C).
    * Returns false when the channel's queue is past its high-water mark (the

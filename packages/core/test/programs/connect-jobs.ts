@@ -1,10 +1,11 @@
-// Two separately started mpiexec jobs and a port (issue 37, "coupling two jobs"; docs/adr/0043-connect-two-jobs.md).
-// argv: accept DIR | connect DIR. The accepting job's rank 0 opens a port and writes it to DIR/port
-// (written aside, then renamed, so the other job never reads half of it); every rank accepts at it.
-// The connecting job reads DIR/port and connects: two jobs do not connect yet, so its connect is
-// ERR_PORT from Comm.connect naming the port and saying it is another job's; its rank 0 then writes
-// DIR/refused. The accepting job's rank 0 sees that file and closes the port: its waiting accept
-// is ERR_PORT at every rank, and the job goes on (an allreduce over its COMM_WORLD) and ends 0.
+// Two separately started mpiexec jobs and a port (issue 37, "coupling two jobs"; docs/adr/0043-connect-two-jobs.md):
+// the refusals. argv: accept DIR | connect DIR. The accepting job's rank 0 opens a port and writes it to
+// DIR/port (mode 0600: the port string is a capability, its owner protects it) and, to DIR/public, what
+// anyone may learn of it: the same string with another secret (the job tag and the address are not secret).
+// Every rank accepts at the port. The connecting job reads DIR/public and connects: the accepting mpiexec
+// refuses the proof, so its connect is ERR_PORT from Comm.connect naming the port; its rank 0 then writes
+// DIR/refused. The accepting job's rank 0 sees that file and closes the port: its waiting accept is
+// ERR_PORT at every rank, and the job goes on (an allreduce over its COMM_WORLD) and ends 0.
 // The accepting job also connects to a port of its own that nobody accepts at, with info timeout
 // 1 s: ERR_PORT from Comm.connect after the timeout (MPICH's behaviour); a timeout "soon" is ERR_INFO_VALUE.
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
@@ -19,6 +20,7 @@ const role = process.argv[2];
 const dir = process.argv[3];
 check(dir !== undefined && (role === 'accept' || role === 'connect'), 'usage: connect-jobs.ts accept|connect DIR');
 const portFile = path.join(dir, 'port');
+const publicFile = path.join(dir, 'public');
 const refusedFile = path.join(dir, 'refused');
 
 /** Resolves once `file` exists (polled every 20 ms); the test's kill timer bounds the wait. */
@@ -30,8 +32,10 @@ if (role === 'accept') {
   let port = '';
   if (rank === 0) {
     port = await MPI.openPort();
-    writeFileSync(`${portFile}.tmp`, port);
-    renameSync(`${portFile}.tmp`, portFile);
+    writeFileSync(portFile, port, { mode: 0o600 });
+    const secret = port.slice(-32);
+    writeFileSync(`${publicFile}.tmp`, port.slice(0, -32) + (secret[0] === 'f' ? '0' : 'f') + secret.slice(1), { mode: 0o644 });
+    renameSync(`${publicFile}.tmp`, publicFile);
     // Closes the port once the other job was refused: the accept below then fails at every rank.
     void waitFor(refusedFile).then(() => MPI.closePort(port));
   }
@@ -44,8 +48,8 @@ if (role === 'accept') {
   if (rank === 0) MPI.closePort(lonely);
   console.log(`accept closed OK ${rank}/${size}`);
 } else {
-  await waitFor(portFile);
-  const port = readFileSync(portFile, 'utf8');
+  await waitFor(publicFile);
+  const port = readFileSync(publicFile, 'utf8');
   let message = '';
   await throwsMPI(async () => {
     try {
@@ -54,8 +58,8 @@ if (role === 'accept') {
       message = (e as Error).message;
       throw e;
     }
-  }, MPI.ERR_PORT, 'Comm.connect', 'connect to another job\'s port');
-  check(message.includes(port) && message.includes('another mpiexec job'), `the error names the port and says it is another job's: ${message}`);
+  }, MPI.ERR_PORT, 'Comm.connect', 'connect to another job\'s port with a wrong secret');
+  check(message.includes(port) && message.includes('refused the port'), `the error names the port and says it was refused: ${message}`);
   await world.barrier();
   if (rank === 0) writeFileSync(refusedFile, 'refused');
   console.log(`connect refused OK ${rank}/${size}`);

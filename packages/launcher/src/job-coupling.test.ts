@@ -1,0 +1,111 @@
+// Unit tests of coupling two jobs at a port (docs/adr/0043-connect-two-jobs.md): two DynamicServices,
+// the accepting one behind a real WebSocket server on loopback (the port link, port-link.ts), no processes.
+import type { AddressInfo } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WebSocketServer } from 'ws';
+import { DynamicService, type DynAnswer } from './dynamic-service.ts';
+import { PORT_PATH } from './port-link.ts';
+
+/** core's side bytes: Int32 [context id, endpoints...]. */
+const side = (ctx: number, ...endpoints: number[]): Uint8Array => new Uint8Array(Int32Array.of(ctx, ...endpoints).buffer);
+const words = (bytes: Uint8Array): number[] => Array.from(new Int32Array(Uint8Array.from(bytes).buffer));
+
+function job(name: string, portAddress: string | null): { svc: DynamicService; store: Map<string, string> } {
+  const store = new Map([['tcp:0', `${name}-0:1000`], ['tcp:1', `${name}-1:1000`]]);
+  const svc = new DynamicService({
+    universe: 4, initial: 2, slotHosts: ['localhost'], wdir: null,
+    whyNotHost: () => null, resolveProgram: () => null, startWorld: () => null,
+    portAddress: () => portAddress,
+    store: { get: (k) => store.get(k), put: (k, v) => store.set(k, v) },
+  });
+  return { svc, store };
+}
+
+let server: WebSocketServer | null = null;
+afterEach(() => {
+  server?.close();
+  server = null;
+});
+
+/** Job A behind a port-link server; resolves to A and its address. */
+async function acceptingJob(): Promise<{ svc: DynamicService; store: Map<string, string>; refusals: string[] }> {
+  const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
+  server = wss;
+  await new Promise((r) => wss.once('listening', r));
+  const a = job('a', `127.0.0.1:${(wss.address() as AddressInfo).port}`);
+  const refusals: string[] = [];
+  wss.on('connection', (ws, req) => {
+    expect(req.url).toBe(PORT_PATH);
+    a.svc.acceptLink({
+      ws, remote: 'test', localAddress: '127.0.0.1', authenticated: () => undefined,
+      refuse: (_code, reason) => {
+        refusals.push(reason);
+        ws.close();
+      },
+    });
+  });
+  return { ...a, refusals };
+}
+
+const valueOf = (x: DynAnswer): Record<string, unknown> => {
+  if ('error' in x) throw new Error(x.error.join(': '));
+  return x.value as Record<string, unknown>;
+};
+
+describe('coupling two jobs at a port', () => {
+  it('a wrong secret is refused; the right one couples: numbers, renumbered sides, addresses and the pair key in both stores', async () => {
+    const a = await acceptingJob();
+    const b = job('b', null);
+    const port = (valueOf(await a.svc.handle(0, 'openPort', {})) as unknown as string);
+    expect(port).toMatch(/^tsmpi-port:[0-9a-f]{16}@127\.0\.0\.1:\d+:[0-9a-f]{32}$/);
+    const wrong = `${port.slice(0, -32)}${port.endsWith('0') ? port.slice(-32, -1) + '1' : port.slice(-32, -1) + '0'}`;
+    const refused = await b.svc.handle(0, 'connect', { port: wrong, side: side(9, 0, 1), j: 1 });
+    expect(refused).toEqual({ error: ['ERR_PORT', expect.stringMatching(/refused the port/) as string] });
+    expect(a.refusals).toEqual([expect.stringMatching(/proof matches no open port/) as string]);
+
+    const accepted = a.svc.handle(0, 'accept', { port, side: side(5, 0, 1), j: 1 });
+    const connected = valueOf(await b.svc.handle(0, 'connect', { port, side: side(9, 0, 1), j: 1 }));
+    const acc = valueOf(await accepted);
+    // Each side names the other group by numbers of its own universe (2 and 3: after its 2 processes).
+    expect(words(acc['side'] as Uint8Array)).toEqual([9, 2, 3]);
+    expect(words(connected['side'] as Uint8Array)).toEqual([5, 2, 3]);
+    expect(a.svc.freeSlots).toBe(0);
+    expect(b.svc.freeSlots).toBe(0);
+    expect(a.store.get('tcp:2')).toBe('b-0:1000');
+    expect(b.store.get('tcp:3')).toBe('a-1:1000');
+    const pairA = JSON.parse(a.store.get('pair:2')!) as { key: string; as: Record<string, number> };
+    const pairB = JSON.parse(b.store.get('pair:3')!) as { key: string; as: Record<string, number> };
+    expect(pairA.key).toMatch(/^[0-9a-f]{64}$/);
+    expect(pairB.key).toBe(pairA.key);
+    expect(pairA.as).toEqual({ 0: 2, 1: 3 });
+    expect(pairB.as).toEqual({ 0: 2, 1: 3 });
+    // Both groups took the coupling.
+    const [ca, cb] = await Promise.all([
+      a.svc.handle(0, 'coupled', { coupling: acc['coupling'], ok: true }),
+      b.svc.handle(0, 'coupled', { coupling: connected['coupling'], ok: true }),
+    ]);
+    expect([ca, cb]).toEqual([{ value: null }, { value: null }]);
+    // Spawn after a coupling is refused plainly (the numbers no longer follow the job's rank table).
+    expect(await a.svc.handle(0, 'spawn', { commands: [{ command: 'c.js', args: [], maxprocs: 1 }], side: side(1) }))
+      .toEqual({ error: ['ERR_SPAWN', expect.stringMatching(/spawn after this job connected to another job/) as string] });
+  });
+
+  it('refuses both sides when the accepting job has no free slots, or the jobs differ in endpoints per process', async () => {
+    const a = await acceptingJob();
+    const b = job('b', null);
+    const port = (valueOf(await a.svc.handle(0, 'openPort', {})) as unknown as string);
+    const acc = a.svc.handle(0, 'accept', { port, side: side(5, 0, 1), j: 1 });
+    const con = await b.svc.handle(0, 'connect', { port, side: side(9, 0, 1, 2, 3), j: 2 });
+    expect(con).toEqual({ error: ['ERR_PORT', expect.stringMatching(/endpoints per process/) as string] });
+    expect(await acc).toEqual({ error: ['ERR_PORT', expect.stringMatching(/endpoints per process/) as string] });
+    expect(a.svc.freeSlots).toBe(2);
+  });
+
+  it('a connect with no accept at another job\'s port gives up after its timeout (ERR_PORT)', async () => {
+    const a = await acceptingJob();
+    const b = job('b', null);
+    const port = (valueOf(await a.svc.handle(0, 'openPort', {})) as unknown as string);
+    expect(await b.svc.handle(0, 'connect', { port, side: side(9, 0), j: 1, timeout: 0.5 }))
+      .toEqual({ error: ['ERR_PORT', expect.stringMatching(/no accept at port .* within 0.5 s/) as string] });
+  });
+});

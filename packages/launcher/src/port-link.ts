@@ -1,0 +1,172 @@
+/**
+ * The port link: how two separately started mpiexec jobs meet at a port (docs/adr/0043-connect-two-jobs.md).
+ *
+ * The connecting job's mpiexec dials the accepting mpiexec's wire-up service on PORT_PATH (the address is in
+ * the port string) and proves the port's secret without sending it: the same challenge-response as the job
+ * key's (util/key-proof.ts), bound to the port's job tag and the address dialled. The accepting mpiexec proves
+ * it back, so neither side tells anything to a stranger. Until the proof the wire-up service's
+ * pre-authentication limits hold (pre-auth.ts). Then, JSON messages:
+ *
+ *   connecting mpiexec (B)                           accepting mpiexec (A)
+ *                          <── challenge {nonce}
+ *   hello {nonce, proof}   ──>
+ *                          <── welcome {proof}
+ *   connect {group}        ──>                       (waits for an accept, or the connect timeout: refused)
+ *                          <── accepted {group, numbers, key}   numbers: A's numbers for B's processes
+ *   numbers {numbers}      ──>                                   B's numbers for A's processes
+ *   coupled {ok}           <─>  coupled {ok}          each side's processes took the other's peers
+ *
+ * A group is its side (core's [context id, endpoints], base64), its processes' published addresses, J and
+ * whether it runs channel engines. The pair key is drawn by A; it crosses this link in the clear (as the
+ * traffic of a job without --secure does), never the port secret. Either side closing the link before
+ * `coupled` fails the other's connect or accept with ERR_PORT.
+ */
+import { KeyResponse, isJobKeyProof, keyProofBinding, proveJobKey } from '@tsmpi/core/pmi';
+import { WebSocket, type RawData } from 'ws';
+
+/** The wire-up service's path of port links. */
+export const PORT_PATH = '/port';
+
+/** One group of a coupling, as its mpiexec offers it. */
+export interface GroupOffer {
+  /** core's side bytes, base64. */
+  readonly side: string;
+  /** Its processes (job numbers) and their published transport addresses. */
+  readonly procs: readonly { readonly p: number; readonly address: string }[];
+  readonly j: number;
+  readonly engines: boolean;
+}
+
+export type LinkMessage =
+  | { readonly t: 'challenge'; readonly nonce: string }
+  | { readonly t: 'hello'; readonly nonce: string; readonly proof: string }
+  | { readonly t: 'welcome'; readonly proof: string }
+  | { readonly t: 'connect'; readonly group: GroupOffer; readonly timeout: number }
+  | { readonly t: 'accepted'; readonly group: GroupOffer; readonly numbers: readonly number[]; readonly key: string }
+  | { readonly t: 'numbers'; readonly numbers: readonly number[] }
+  | { readonly t: 'refused'; readonly error: readonly [string, string] }
+  | { readonly t: 'coupled'; readonly ok: boolean };
+
+/** What the proofs bind: the port's job tag and the address dialled (as written in the port string). */
+export function portLinkBinding(jobTag: string, address: string): Buffer {
+  return keyProofBinding('tsmpi port link', jobTag, address);
+}
+
+/** The server's proof check with one port's secret. */
+export function isPortProof(secret: string, nonceS: Uint8Array, nonceC: Uint8Array, bound: Uint8Array, proof: Uint8Array): boolean {
+  return isJobKeyProof(secret, 'C', nonceS, nonceC, bound, proof);
+}
+
+/** The server's answering proof. */
+export function portServerProof(secret: string, nonceS: Uint8Array, nonceC: Uint8Array, bound: Uint8Array): Buffer {
+  return proveJobKey(secret, 'S', nonceS, nonceC, bound);
+}
+
+/** A WebSocket carrying LinkMessages: messages in order, the close as a rejected wait. */
+export class LinkChannel {
+  readonly #ws: WebSocket;
+  readonly #queue: LinkMessage[] = [];
+  #waiter: { resolve: (m: LinkMessage) => void; reject: (e: Error) => void } | null = null;
+  #closed: Error | null = null;
+
+  constructor(ws: WebSocket, maxBytes: () => number) {
+    this.#ws = ws;
+    ws.on('message', (data: RawData) => {
+      const b = data as Buffer;
+      if (b.length > maxBytes()) {
+        this.close('message too large');
+        return;
+      }
+      let m: LinkMessage;
+      try {
+        m = JSON.parse(b.toString('utf8')) as LinkMessage;
+      } catch {
+        this.close('malformed message');
+        return;
+      }
+      if (typeof m !== 'object' || m === null || typeof m.t !== 'string') {
+        this.close('malformed message');
+        return;
+      }
+      const w = this.#waiter;
+      this.#waiter = null;
+      if (w !== null) w.resolve(m);
+      else this.#queue.push(m);
+    });
+    ws.on('close', () => this.#end(new Error('the other mpiexec closed the port link')));
+    ws.on('error', (e: Error) => this.#end(e));
+  }
+
+  #end(e: Error): void {
+    this.#closed ??= e;
+    const w = this.#waiter;
+    this.#waiter = null;
+    w?.reject(this.#closed);
+  }
+
+  /** The next message; rejects when the link closed or after `timeoutMs`. */
+  next(timeoutMs: number): Promise<LinkMessage> {
+    const m = this.#queue.shift();
+    if (m !== undefined) return Promise.resolve(m);
+    if (this.#closed !== null) return Promise.reject(this.#closed);
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#waiter = null;
+        reject(new Error(`no answer from the other mpiexec within ${Math.round(timeoutMs / 1000)} s`));
+      }, timeoutMs);
+      timer.unref();
+      this.#waiter = {
+        resolve: (x) => {
+          clearTimeout(timer);
+          resolve(x);
+        },
+        reject: (e) => {
+          clearTimeout(timer);
+          reject(e);
+        },
+      };
+    });
+  }
+
+  send(m: LinkMessage): void {
+    if (this.#ws.readyState === WebSocket.OPEN) this.#ws.send(JSON.stringify(m));
+  }
+
+  close(reason = 'done'): void {
+    this.#end(new Error(`port link closed: ${reason}`));
+    if (this.#ws.readyState === WebSocket.OPEN || this.#ws.readyState === WebSocket.CONNECTING) this.#ws.close(1000, reason.slice(0, 100));
+    setTimeout(() => this.#ws.terminate(), 1000).unref();
+  }
+}
+
+/** Largest message once proven (a group of many processes' addresses). */
+export const MAX_LINK_BYTES = 16 * 1024 * 1024;
+/** How long the handshake may take before either side gives up. */
+export const LINK_HANDSHAKE_MS = 10_000;
+
+/**
+ * Dials the accepting mpiexec at `address` ("host:port") and proves the port: resolves to the open,
+ * proven link, or rejects with why (unreachable, not that job, wrong secret).
+ */
+export async function dialPort(address: string, jobTag: string, secret: string): Promise<LinkChannel> {
+  const ws = new WebSocket(`ws://${address}${PORT_PATH}`, { perMessageDeflate: false, maxPayload: MAX_LINK_BYTES, handshakeTimeout: LINK_HANDSHAKE_MS });
+  const link = new LinkChannel(ws, () => MAX_LINK_BYTES);
+  await new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', (e: Error) => reject(new Error(`cannot reach the mpiexec at ${address}: ${e.message}`)));
+  });
+  const response = new KeyResponse(secret, portLinkBinding(jobTag, address));
+  const challenge = await link.next(LINK_HANDSHAKE_MS);
+  const proof = challenge.t === 'challenge' ? response.respond(Buffer.from(challenge.nonce, 'base64')) : null;
+  if (proof === null) {
+    link.close('bad challenge');
+    throw new Error(`the service at ${address} is not a tsmpi mpiexec's port service`);
+  }
+  link.send({ t: 'hello', nonce: response.nonce.toString('base64'), proof: proof.toString('base64') });
+  const welcome = await link.next(LINK_HANDSHAKE_MS).catch(() => null);
+  if (welcome === null || welcome.t !== 'welcome' || !response.isServerProof(Buffer.from(welcome.proof, 'base64'))) {
+    link.close('no proof');
+    throw new Error(`the mpiexec at ${address} refused the port (closed, or a wrong secret)`);
+  }
+  return link;
+}
