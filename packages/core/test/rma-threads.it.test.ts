@@ -4,7 +4,8 @@
 // contention from several processes and several threads per process; lockAll with flush; PSCW
 // between threads (a ring across processes, then within one process); allocateShared among the 3
 // threads of each of 2 processes (one SharedArrayBuffer); a target thread that computes without
-// calling MPI while every other member does lock/Put/unlock; bad input. Inline and threads progress.
+// calling MPI while every other member does lock/Put/unlock; bad input; a dynamic window's
+// attach whose address reaches origins in the target's own process (and the other) by a message. Inline and threads progress.
 import { describe, it } from 'vitest';
 import { program, runJob } from './run-job.ts';
 
@@ -33,6 +34,8 @@ describe('one-sided communication from worker threads (np 2, 3 endpoints each, a
     ['busy', 'inline'],
     ['busy', 'threads'],
     ['errors', 'threads'],
+    ['attach', 'inline'],
+    ['attach', 'threads'],
   ])('%s, progress %s', async (which, progress) => {
     await run(which, progress);
   }, 180_000);

@@ -120,4 +120,28 @@ describe('RmaTarget', () => {
     expect(region[2]).toBe(5);
     expect(sent.map((p) => [...p])).toEqual([[5]]);
   });
+
+  it('holds an operation of an origin on this thread (applyLocal) in the same queue, until the attach has reached it', () => {
+    const sent: Uint8Array[] = [];
+    const target = new RmaTarget(port((_h, p) => sent.push(p!.slice())));
+    const control = new Int32Array(new SharedArrayBuffer(4 * RMA_CONTROL.WORDS));
+    const win: RmaWindowRecord = { contextId: CTX, endpoint: 0, serial: 1, memory: new Uint8Array(0), control, regions: new Map() };
+    target.register(win);
+    const answers: (number[] | null)[] = [];
+    const keep = (a: Uint8Array | null): void => void answers.push(a === null ? null : [...a]);
+    // Known regions apply at once.
+    target.applyLocal(win, RMA_CODE.FLUSH, 0, 0, 0, new Uint8Array(0), keep);
+    expect(answers).toEqual([[RMA_STATUS.OK]]);
+    const region = new Uint8Array(new SharedArrayBuffer(8));
+    Atomics.add(control, RMA_CONTROL.SEQ, 1); // the target's thread counted an attach this thread has not applied
+    target.arrive(1, frame(RMA_CODE.PUT, 0, 0, 0), payload(RMA_REGION_SPAN + 2, new Uint8Array([5])));
+    target.applyLocal(win, RMA_CODE.GET, 0, 0, 1, payload(RMA_REGION_SPAN + 2), keep);
+    target.applyLocal(win, RMA_CODE.PUT, 0, 0, 0, payload(RMA_REGION_SPAN + 2, new Uint8Array([7])), keep);
+    expect(answers).toHaveLength(1);
+    target.attach(CTX, 0, 1, region, 1);
+    // In order: the remote Put, the local Get sees it, then the local Put.
+    expect(answers).toEqual([[RMA_STATUS.OK], [5], null]);
+    expect(region[2]).toBe(7);
+    expect(sent).toHaveLength(0);
+  });
 });
