@@ -39,7 +39,7 @@ describe('one-sided communication from worker threads (np 2, 3 endpoints each, a
   }, 180_000);
 
   // Skipped until an intermittent hang is found: every direct mpiexec run passed (35 of 35, also two at
-  // once), but 3 of 6 runs under vitest hung with one origin thread outside any blocking call (its
+  // once), but 5 of 8 runs of the cases under vitest hung with one origin thread outside any blocking call (its
   // flush or Get, see ADR 0042's "Consequences"). Before the fix every run failed at once with ERR_RMA_RANGE.
   it.skip.each(['inline', 'threads'])('attach, progress %s', async (progress) => {
     await run('attach', progress);
