@@ -38,10 +38,11 @@ describe('one-sided communication from worker threads (np 2, 3 endpoints each, a
     await run(which, progress);
   }, 180_000);
 
-  // Skipped until an intermittent hang is found: every direct mpiexec run passed (35 of 35, also two at
-  // once), but 5 of 8 runs of the cases under vitest hung with one origin thread outside any blocking call (its
-  // flush or Get, see ADR 0042's "Consequences"). Before the fix every run failed at once with ERR_RMA_RANGE.
-  it.skip.each(['inline', 'threads'])('attach, progress %s', async (progress) => {
+  // Under vitest these hung at first (5 of 8): an origin thread whose Put, Accumulate and Get were
+  // held for the attach (ADR 0042) awaited only the directory's unref'd channel, so its event loop
+  // emptied and the worker exited (code 13) before the attach message came; held operations now
+  // keep the channel ref'd (RmaTarget.applyLocal, WindowDirectory.hold).
+  it.each(['inline', 'threads'])('attach, progress %s', async (progress) => {
     await run('attach', progress);
   }, 180_000);
 

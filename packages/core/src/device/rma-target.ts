@@ -200,7 +200,14 @@ export class RmaTarget {
     const k = windowKey(w.contextId, w.endpoint);
     const d = w.regions !== undefined && this.#windows.get(k) === w ? this.#dynamic.get(k) : undefined;
     if (d !== undefined && (d.held.length > 0 || d.seen < Atomics.load(w.control, RMA_CONTROL.SEQ))) {
-      d.held.push({ local: { code, elem, op, aux2, payload, done } });
+      // The directory's message releases it: keep its channel ref'd till then, or a worker thread
+      // that awaits nothing else (its flush on this operation) exits before the message comes.
+      const release = this.directory?.hold();
+      const answered = release === undefined ? done : (answer: Uint8Array | null): void => {
+        release();
+        done(answer);
+      };
+      d.held.push({ local: { code, elem, op, aux2, payload, done: answered } });
       return;
     }
     const answer = this.apply(w, code, elem, op, aux2, payload, this.#status);
