@@ -17,8 +17,7 @@
 #include <mpi.h>
 #include <time.h>
 
-#include "bench-args.h"
-#include "bench-stats.h"
+#include "bench-report.h"
 
 static const char *USAGE =
     "usage: mpirun -n P allreduce [flags]\n"
@@ -33,14 +32,6 @@ static const char *USAGE =
     "  --size BYTES     message size, a multiple of 8; repeat or comma-separate (default 8,8388608)\n"
     "  --json FILE      append one JSON record (one line) per size to FILE\n"
     "  -h, --help       this text\n";
-
-#define SCALE_BYTES (64L * 1024L)
-
-static long calls_for(long size_bytes, long iterations) {
-    if (size_bytes <= SCALE_BYTES) return iterations;
-    long c = (long)((double)iterations * (double)SCALE_BYTES / (double)size_bytes + 0.5);
-    return c < 10 ? 10 : c;
-}
 
 int main(int argc, char **argv) {
     MPI_Init(&argc, &argv);
@@ -66,9 +57,9 @@ int main(int argc, char **argv) {
     for (int s = 0; s < f.nsizes; s++) {
         const long bytes = f.sizes[s];
         const long n = bytes / 8;
-        const long calls = calls_for(bytes, f.iterations);
+        const long calls = bench_calls_for(bytes, f.iterations);
         long warm = f.warmup;
-        if (bytes > SCALE_BYTES) warm = warm < calls ? warm : calls, warm = warm < 2 ? 2 : warm;
+        if (bytes > BENCH_SCALE_BYTES) warm = warm < calls ? warm : calls, warm = warm < 2 ? 2 : warm;
         double *sendbuf = malloc(sizeof(double) * (size_t)(n + 1));
         double *recvbuf = malloc(sizeof(double) * (size_t)(n + 1));
         double *samples = malloc(sizeof(double) * (size_t)calls);
@@ -88,23 +79,9 @@ int main(int argc, char **argv) {
         double cpu_ms = (bench_cpu_seconds() - cpu_before) * 1e3 / (double)calls, cpu_ms_all = 0;
         MPI_Reduce(&cpu_ms, &cpu_ms_all, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
         if (rank == 0) {
-            struct call_summary s = bench_summarize_calls(samples, calls, loop_seconds);
-            double bw = s.mean > 0 ? (double)bytes / s.mean : 0;
-            printf("allreduce: %ld-byte mean %.2f us, %.1f MB/s (median %.2f, p99 %.2f, min %.2f; cpu %.3f ms per call over all ranks; "
-                   "%ld iterations, %d processes, %s)\n",
-                   bytes, s.mean, bw, s.median, s.p99, s.min, cpu_ms_all, calls, size, lib);
-            fflush(stdout);
-            if (f.json_file != NULL) {
-                FILE *out = bench_json_begin(f.json_file, impl, lib, "allreduce");
-                if (out != NULL) {
-                    fprintf(out,
-                            "\"processes\":%d,"
-                            "\"iterations\":%ld,\"warmup\":%ld,\"sizeBytes\":%ld,\"meanMicros\":%.3f,\"medianMicros\":%.3f,"
-                            "\"p99Micros\":%.3f,\"minMicros\":%.3f,\"bandwidthMBs\":%.3f,\"cpuMillisPerCall\":%.4f}\n",
-                            size, calls, warm, bytes, s.mean, s.median, s.p99, s.min, bw, cpu_ms_all);
-                    fclose(out);
-                }
-            }
+            struct call_report r = { .name = "allreduce", .lib = lib, .impl = impl, .flavour = "", .extra_json = "", .json_file = f.json_file,
+                                     .bytes = bytes, .calls = calls, .warmup = warm, .processes = size, .loop_seconds = loop_seconds, .cpu_ms_all = cpu_ms_all };
+            bench_report_call(&r, samples);
         }
         free(samples);
         free(recvbuf);

@@ -120,6 +120,24 @@ static void bench_library(char *name, size_t namelen, const char **impl) {
     }
 }
 
+/* Takes a benchmark's own flag `--NAME VALUE` or `--NAME=VALUE` out of argv (the shared parser knows only
+ * the common flags) and returns its value, or NULL when it is absent. */
+static inline const char *bench_take_flag(int *argc, char **argv, const char *name) {
+    const char *value = NULL;
+    size_t len = strlen(name);
+    int kept = 1;
+    for (int i = 1; i < *argc; i++) {
+        const char *a = argv[i];
+        if (a[0] == '-' && a[1] == '-' && strncmp(a + 2, name, len) == 0) {
+            if (a[2 + len] == '\0' && i + 1 < *argc) { value = argv[++i]; continue; }
+            if (a[2 + len] == '=') { value = a + 3 + len; continue; }
+        }
+        argv[kept++] = argv[i];
+    }
+    *argc = kept;
+    return value;
+}
+
 /* Parses the flags. On --help or a bad flag, rank 0 prints (usage, or the error
  * and usage), MPI is finalized, and the process's exit status (0 or 2) is
  * returned; -1 means go on. */

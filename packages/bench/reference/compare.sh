@@ -6,10 +6,10 @@
 # the order statistics of the per-call times, SIZE-byte-cpu the CPU milliseconds per call summed over
 # the processes (compare-extract.sh).
 #
-#   packages/bench/reference/compare.sh [--bench msgrate|pingpong|allreduce] [--repeat R] [--json FILE]
+#   packages/bench/reference/compare.sh [--bench msgrate|pingpong|allreduce|collective|put --call CALL] [--repeat R] [--json FILE]
 #                                       [--iterations N | --lengths N1,N2,...] [--warmup N] [--window N] [--size BYTES]
 #                                       [--impls tsmpi,node,node-poll,openmpi,openmpi-nobind,mpich] [--ours-args 'ARGS'] [--timeout S]
-#                                       [--np P (allreduce)]
+#                                       [--np P (allreduce, collective)]
 #
 # Every implementation moves its messages over TCP between its processes on one machine,
 # two processes (allreduce: four, or --np), each at its own defaults otherwise (core binding included),
@@ -58,7 +58,11 @@ usage() {
   sed -n '2,12p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
   cat <<'EOF'
 
-  --bench B        msgrate (default), pingpong, or allreduce (4 processes unless --np; sizes 8 B and 8 MiB)
+  --bench B        msgrate (default), pingpong, or allreduce (4 processes unless --np; sizes 8 B and 8 MiB),
+                   or collective (4 processes unless --np) with --call allreduce|allreduce-init|
+                   reduce-scatter|neighbor-alltoall (collective.ts / collective.c; no plain Node row),
+                   or put (2 processes) with --call put-lock|put-fence [--compute S] (put.ts / put.c;
+                   Open MPI with --mca osc pt2pt, its one-sided component over the TCP BTL)
   --repeat R       runs per implementation (default 5); the table shows the median
   --json FILE      write all runs, medians and ratios to FILE as one JSON document
   --iterations N, --warmup N, --window N, --size BYTES
@@ -86,17 +90,18 @@ while [ $# -gt 0 ]; do
     --timeout) run_timeout=${2:?--timeout needs a value}; shift 2 ;;
     --lengths) lengths=${2:?--lengths needs a value}; shift 2 ;;
     --np) np_given=${2:?--np needs a value}; shift 2 ;;
-    --iterations|--warmup|--window|--size) bench_args+=("$1" "${2:?$1 needs a value}"); shift 2 ;;
+    --iterations|--warmup|--window|--size|--call|--compute) bench_args+=("$1" "${2:?$1 needs a value}"); shift 2 ;;
     -h|--help) usage; exit 0 ;;
     *) usage >&2; die "unknown option '$1'" ;;
   esac
 done
-case "$bench" in msgrate|pingpong|allreduce) ;; *) die "--bench must be msgrate, pingpong or allreduce (got '$bench')" ;; esac
+case "$bench" in msgrate|pingpong|allreduce|collective|put) ;; *) die "--bench must be msgrate, pingpong, allreduce, collective or put (got '$bench')" ;; esac
+case "$bench ${bench_args[*]} " in "collective "*"--call "*|"put "*"--call "*|msgrate*|pingpong*|allreduce*) ;; *) die "--bench $bench needs --call CALL" ;; esac
 # processes per run: the point-to-point benchmarks use a pair; allreduce uses 4 (issue 5's target)
 np=2
-[ "$bench" = allreduce ] && np=4
+{ [ "$bench" = allreduce ] || [ "$bench" = collective ]; } && np=4
 if [ -n "$np_given" ]; then
-  [ "$bench" = allreduce ] || die "--np applies to --bench allreduce only (msgrate and pingpong run 2 processes)"
+  { [ "$bench" = allreduce ] || [ "$bench" = collective ]; } || die "--np applies to --bench allreduce and collective only (msgrate and pingpong run 2 processes)"
   [[ "$np_given" =~ ^[1-9][0-9]*$ ]] && [ "$np_given" -ge 2 ] || die "--np must be an integer >= 2 (got '$np_given')"
   np=$np_given
 fi
@@ -119,6 +124,7 @@ install_hint='apt-get install -y openmpi-bin libopenmpi-dev mpich libmpich-dev'
 # -Wno-stringop-overflow: GCC 12 misreads MPICH's MPI_STATUSES_IGNORE ((MPI_Status *)1)
 # as a zero-size array passed to MPI_Waitall.
 cflags=(-O2 -std=c11 -Wno-stringop-overflow)
+ldflags=(-lm)
 active=()
 if want tsmpi; then
   if [ -x "$root/node_modules/.bin/mpiexec" ]; then
@@ -134,14 +140,14 @@ build_ref() { # impl mpicc suffix
     return
   fi
   mkdir -p "$build"
-  if "$cc" "${cflags[@]}" -o "$build/${bench}_$suffix" "$here/$bench.c"; then
+  if "$cc" "${cflags[@]}" -o "$build/${bench}_$suffix" "$here/$bench.c" "${ldflags[@]}"; then
     active+=("$impl")
   else
     echo "compare.sh: building $bench.c with $cc failed, skipping $impl" >&2
   fi
 }
 # Plain Node sockets: the same tsx that runs tsmpi's ranks. The polling variant exists for allreduce only.
-if [ -x "$root/node_modules/.bin/tsx" ]; then
+if [ -x "$root/node_modules/.bin/tsx" ] && [ "$bench" != collective ] && [ "$bench" != put ]; then
   if [ "$bench" = allreduce ] && [ "$np" != 4 ]; then
     { want node || want node-poll; } && echo "compare.sh: plain Node's allreduce runs 4 processes only; leaving node and node-poll out at --np $np" >&2
   else
@@ -179,10 +185,12 @@ run_one() { # impl [extra benchmark args...] -> benchmark stdout on stdout, its 
       (cd "$root" && timeout "$run_timeout" node_modules/.bin/tsx packages/bench/reference/raw-node.ts "$bench" --unix "${poll[@]}" \
         "${bench_args[@]}" "$@" "${node_defaults[@]}") ;;
     openmpi|openmpi-nobind)
-      local bind=()
+      # One-sided: on one host Open MPI picks osc/sm (shared memory) whatever the BTLs; pt2pt goes over TCP.
+      local bind=() osc=()
+      [ "$bench" = put ] && osc=(--mca osc pt2pt)
       [ "$impl" = openmpi-nobind ] && bind=(--bind-to none)
       timeout "$run_timeout" mpirun.openmpi --allow-run-as-root --oversubscribe "${bind[@]}" -n "$np" \
-        --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo \
+        --mca pml ob1 --mca btl tcp,self --mca btl_tcp_if_include lo "${osc[@]}" \
         "$build/${bench}_ompi" "${bench_args[@]}" "$@" ;;
     mpich)
       timeout "$run_timeout" mpirun.mpich -n "$np" \
@@ -234,7 +242,7 @@ ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (a == "nan" || b == "nan" || b + 0
 label() { case "$1" in tsmpi) echo tsmpi ;; node) echo "Node raw" ;; node-poll) echo "Node poll" ;; openmpi) echo "Open MPI" ;; openmpi-nobind) echo "OMPI nobind" ;; mpich) echo MPICH ;; esac; }
 if [ "$bench" = msgrate ]; then
   unit="M messages/s, higher is better"
-elif [ "$bench" = allreduce ]; then
+elif [ "$bench" = allreduce ] || [ "$bench" = collective ] || [ "$bench" = put ]; then
   unit="microseconds per call on $np processes, SIZE-byte rows the mean (-median, -p99: of the per-call times; -cpu: CPU milliseconds per call summed over the processes), lower is better; a ratio above 1 means tsmpi is slower"
 else
   unit="round-trip microseconds, SIZE-byte rows the mean (-median, -p99: of the round trips; -cpu: CPU milliseconds per round trip summed over both processes), lower is better; a ratio above 1 means tsmpi is slower"

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { parseBenchArgs } from './bench-args.ts';
 import { median, quantile } from './stats.ts';
-import { bandwidthMBs, formatAllreduceLine, formatConfigLine, formatRateLine, formatRoundTripLine } from './report.ts';
+import { bandwidthMBs, formatAllreduceLine, formatCallLine, formatConfigLine, formatRateLine, formatRoundTripLine } from './report.ts';
 
 const DEFAULTS = { iterations: 10_000, warmup: 10, window: 12, sizesBytes: [0] };
 
@@ -68,6 +68,14 @@ describe('report lines (parsed by reference/compare.sh; keep the C output in ste
       }),
     ).toBe('allreduce: 8388608-byte mean 13000.00 us, 645.3 MB/s (median 12500.00, p99 15000.00, min 12000.00; cpu 24.242 ms per call over all ranks; 10 iterations, 4 processes, channels 4)');
     expect(bandwidthMBs(8, 0)).toBe(0);
+  });
+
+  it('formats a collective\'s line as allreduce\'s, with its name first', () => {
+    expect(
+      formatCallLine('allreduce-init', {
+        sizeBytes: 8, meanMicros: 30.5, medianMicros: 28, minMicros: 20, p99Micros: 60, cpuMillisPerCall: 0.12, calls: 2000, processes: 2, flavour: 'channels 2',
+      }),
+    ).toBe('allreduce-init: 8-byte mean 30.50 us, 0.3 MB/s (median 28.00, p99 60.00, min 20.00; cpu 0.120 ms per call over all ranks; 2000 iterations, 2 processes, channels 2)');
   });
 
   it('formats the config line', () => {

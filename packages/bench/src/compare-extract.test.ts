@@ -58,4 +58,15 @@ describe('compare-extract.sh', () => {
     expect(extract('pingpong: 8-byte round trip median 48.20 us (min 41.10, p99 90.30; 10000 iterations)\n')).toEqual([]);
     expect(extract('config: channels 4, matching parallel\nwarning: something\n')).toEqual([]);
   });
+
+  it('reads collective.ts/.c and put.ts/.c lines as allreduce\'s', () => {
+    expect(extract(
+      'reduce-scatter: 8388608-byte mean 9000.00 us, 932.1 MB/s (median 8000.00, p99 9900.00, min 7000.00; cpu 20.000 ms per call over all ranks; 16 iterations, 4 processes, Open MPI 4.1.4)\n'
+      + 'config: channels 2\n',
+    )).toEqual(['8388608-byte 9000.00', '8388608-byte-median 8000.00', '8388608-byte-p99 9900.00', '8388608-byte-cpu 20.000']);
+    expect(extract('neighbor-alltoall: 1024-byte mean 40.00 us, 25.6 MB/s (median 38.00, p99 70.00, min 30.00; cpu 0.100 ms per call over all ranks; 2000 iterations, 4 processes, channels 2)\n'))
+      .toEqual(['1024-byte 40.00', '1024-byte-median 38.00', '1024-byte-p99 70.00', '1024-byte-cpu 0.100']);
+    expect(extract('put-lock: 8-byte mean 21.00 us, 0.4 MB/s (median 20.00, p99 30.00, min 19.00; cpu 0.100 ms per call over all ranks; 1000 iterations, 2 processes, channels 2, target computes 2 s)\n'))
+      .toEqual(['8-byte 21.00', '8-byte-median 20.00', '8-byte-p99 30.00', '8-byte-cpu 0.100']);
+  });
 });

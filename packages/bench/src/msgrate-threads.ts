@@ -22,7 +22,10 @@
  * --progress). Each thread uses its own tag (so thread i only matches thread i),
  * or, with --endpoints N, its own endpoint over COMM_ENDPOINTS. Rank 0 prints
  * the aggregate: total messages the threads (or processes) of one side sent /
- * the longest one's time.
+ * the longest one's time, and each thread's (or process's) own CPU per message over its timed
+ * iterations, the channel engines' excluded
+ * (/proc/thread-self: what a loaded machine does not inflate as it does wall time;
+ * a message counts once where it is sent and once where it is received).
  * This file is also the threads' body.
  */
 import { isMainThread, parentPort } from 'node:worker_threads';
@@ -30,6 +33,7 @@ import { parseArgs } from 'node:util';
 import * as MPI from '@tsmpi/core';
 import { runNeighborRate, type NeighborRateResult } from './neighbor-rate.ts';
 import { appendJsonRecord, recordHeader } from './report.ts';
+import { ownThreadCpuNs } from './thread-cpu.ts';
 
 interface Plan {
   readonly threads: number;
@@ -38,6 +42,11 @@ interface Plan {
   readonly iterations: number;
   readonly warmup: number;
   readonly window: number;
+}
+
+/** One thread's result: the kernel's, and the thread's own CPU over the timed iterations (null without procfs). */
+interface ThreadResult extends NeighborRateResult {
+  readonly cpuNs: number | null;
 }
 
 interface ThreadJob {
@@ -56,7 +65,7 @@ const USAGE = `usage: mpiexec -n P [--channels C --matching M --progress P --end
   -h, --help`;
 
 /** Runs one thread's share: its peer, its tag or endpoint, a pairwise sync. */
-async function runThread(plan: Plan, index: number): Promise<NeighborRateResult> {
+async function runThread(plan: Plan, index: number): Promise<ThreadResult> {
   const world = MPI.COMM_WORLD;
   const useEndpoints = !plan.single && MPI.config().endpoints === plan.threads && plan.layout !== 'paper';
   let comm: MPI.Comm = world;
@@ -77,7 +86,8 @@ async function runThread(plan: Plan, index: number): Promise<NeighborRateResult>
     tag = world.rank === 0 ? index : world.rank - 1;
   }
   const syncTag = 1_000_000 + tag;
-  return runNeighborRate(comm, peer, {
+  let cpuAtStart: number | null = null;
+  const result = await runNeighborRate(comm, peer, {
     iterations: plan.iterations,
     warmup: plan.warmup,
     window: plan.window,
@@ -85,8 +95,11 @@ async function runThread(plan: Plan, index: number): Promise<NeighborRateResult>
     tag,
     sync: async () => {
       await comm.sendrecv(0, peer, syncTag, peer, syncTag);
+      cpuAtStart = ownThreadCpuNs();
     },
   });
+  const cpuAtEnd = ownThreadCpuNs();
+  return { ...result, cpuNs: cpuAtStart === null || cpuAtEnd === null ? null : cpuAtEnd - cpuAtStart };
 }
 
 if (!isMainThread) {
@@ -138,12 +151,12 @@ if (!isMainThread) {
   }
   // Threads per process: every process of 'pair', the root of 'paper'; peers of 'paper' run one.
   const mine = plan.layout !== 'paper' || world.rank === 0 ? plan.threads : 1;
-  let results: NeighborRateResult[];
+  let results: ThreadResult[];
   if (plan.single) {
     results = [await runThread(plan, 0)];
   } else {
     const workers = Array.from({ length: mine }, (_, index) => new MPI.Worker(new URL(import.meta.url), { workerData: { plan, index: world.rank === 0 || plan.layout !== 'paper' ? index : 0 } }));
-    results = await Promise.all(workers.map((w) => new Promise<NeighborRateResult>((resolve, reject) => {
+    results = await Promise.all(workers.map((w) => new Promise<ThreadResult>((resolve, reject) => {
       w.once('message', resolve);
       w.once('error', reject);
     })));
@@ -159,11 +172,14 @@ if (!isMainThread) {
   }
   if (world.rank === 0) {
     const rate = messages / seconds / 1e6;
+    // Each thread sends and receives messagesSent: its CPU over twice that many.
+    const cpuUs = results.flatMap((r) => (r.cpuNs === null ? [] : [r.cpuNs / 1e3 / (2 * r.messagesSent)]));
     const cfg = MPI.config();
     const threadsLabel = plan.single ? `0 (single, ${world.size / 2} per side)` : String(plan.threads);
     console.log(`msgrate-threads: ${rate.toFixed(3)} M messages/s aggregate (layout ${plan.layout}, threads ${threadsLabel}, channels ${cfg.channels}, matching ${cfg.matching}, progress ${cfg.progress}, endpoints ${cfg.endpoints})`);
+    if (cpuUs.length > 0) console.log(`msgrate-threads cpu: per message sent or received, rank 0's threads (not its channel engines): ${cpuUs.map((us) => us.toFixed(2)).join(' ')} µs`);
     if (values.json !== undefined) {
-      appendJsonRecord(values.json, { ...recordHeader(), bench: 'msgrate-threads', ...plan, config: cfg, rateMps: rate, perThread: results.map((r) => r.messagesPerSecond / 1e6) });
+      appendJsonRecord(values.json, { ...recordHeader(), bench: 'msgrate-threads', ...plan, config: cfg, rateMps: rate, perThread: results.map((r) => r.messagesPerSecond / 1e6), cpuUsPerMessage: cpuUs });
     }
   }
   await MPI.finalize();

@@ -101,8 +101,22 @@ export interface AllreduceLineInput extends CallSummary {
  * formatAllreduceLine({ sizeBytes: 8, meanMicros: 30.5, medianMicros: 28, p99Micros: 60, minMicros: 20, cpuMillisPerCall: 0.12, calls: 2000, processes: 2, flavour: 'channels 4' });
  */
 export function formatAllreduceLine(r: AllreduceLineInput): string {
+  return formatCallLine('allreduce', r);
+}
+
+/**
+ * The result line of one collective timed per call (collective.ts), in allreduce's format with
+ * the collective's name first.
+ *
+ * @param name - the line's first word, e.g. `reduce-scatter`
+ * @param r - as for {@link formatAllreduceLine}
+ * @returns e.g. `reduce-scatter: 8388608-byte mean 9000.00 us, 932.1 MB/s (median ...; 16 iterations, 4 processes, channels 2)`
+ * @example
+ * formatCallLine('allreduce-init', { sizeBytes: 8, meanMicros: 30.5, medianMicros: 28, p99Micros: 60, minMicros: 20, cpuMillisPerCall: 0.12, calls: 2000, processes: 2, flavour: 'channels 2' });
+ */
+export function formatCallLine(name: string, r: AllreduceLineInput): string {
   return (
-    `allreduce: ${r.sizeBytes}-byte mean ${r.meanMicros.toFixed(2)} us, ${bandwidthMBs(r.sizeBytes, r.meanMicros).toFixed(1)} MB/s ` +
+    `${name}: ${r.sizeBytes}-byte mean ${r.meanMicros.toFixed(2)} us, ${bandwidthMBs(r.sizeBytes, r.meanMicros).toFixed(1)} MB/s ` +
     `(${callFigures(r, r.cpuMillisPerCall)}; ${r.calls} iterations, ${r.processes} processes, ${r.flavour})`
   );
 }

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { isMainThread, Worker } from 'node:worker_threads';
-import { threadCpu } from './thread-cpu.ts';
+import { ownThreadCpuNs, threadCpu } from './thread-cpu.ts';
 
 const HAS_SCHEDSTAT = existsSync(`/proc/self/task/${process.pid}/schedstat`);
 
@@ -20,6 +20,14 @@ const spinCpu = new Function('require', `${SPIN_SOURCE} return spin;`)(createReq
 
 // The test must run on the process's main thread (vitest's forks pool) for "main" to mean this code.
 describe.skipIf(!HAS_SCHEDSTAT || !isMainThread)('threadCpu', () => {
+  it('ownThreadCpuNs counts the calling thread\'s own work', () => {
+    const before = ownThreadCpuNs();
+    spinCpu(50);
+    const after = ownThreadCpuNs();
+    expect(before).not.toBeNull();
+    expect(after! - before!).toBeGreaterThanOrEqual(50e6);
+  });
+
   it('counts work done on the main thread as the main thread\'s', () => {
     const before = threadCpu();
     spinCpu(50);

@@ -23,6 +23,15 @@ export function taskCpuNs(tid: number): number {
   return Number(readFileSync(`/proc/self/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
 }
 
+/** Nanoseconds on a core of the calling thread (a worker's own included); null without procfs. */
+export function ownThreadCpuNs(): number | null {
+  try {
+    return Number(readFileSync('/proc/thread-self/schedstat', 'utf8').split(' ')[0]);
+  } catch {
+    return null;
+  }
+}
+
 /** Nanoseconds on a core of the whole process, its exited threads included (process.cpuUsage). */
 export function processCpuNs(): number {
   const total = process.cpuUsage();

@@ -18,6 +18,7 @@ const SRC = pathToFileURL(path.join(CORE, 'src')).href;
 const LAZY = [
   'api/file-access.ts', 'api/file-collective.ts', 'api/file-open.ts', 'api/file-shared-pointer.ts',
   'api/trace-recorder.ts', 'pmi/', 'pmi-direct/',
+  'api/win-origin.ts', // with the first window's creation
 ];
 /** Packages a program that only imports core must not load: the wire-up client's WebSocket and the transport. */
 const LAZY_PACKAGES = ['/ws/', '/transport-tcp/'];

@@ -38,6 +38,22 @@ function upgrade(port: number, path: string, origin?: string): Promise<{ code: n
 }
 
 describe('dashboard server', () => {
+  it('serves a rank\'s output tail as JSON only with the token, and refuses a bad rank', async () => {
+    const token = newDashboardToken();
+    const server = new DashboardServer(token, pino({ level: 'silent' }), (rank) => [{ fd: 1, text: `line of ${rank}` }]);
+    servers.push(server);
+    const port = await server.start('127.0.0.1', 0);
+    expect((await http(port, '/tail?rank=2')).code).toBe(403);
+    const ok = await http(port, `/tail?rank=2&token=${token}`);
+    expect(ok.code).toBe(200);
+    expect(ok.headers['content-type']).toMatch(/^application\/json/);
+    expect(JSON.parse(ok.body)).toEqual({ rank: 2, lines: [{ fd: 1, text: 'line of 2' }] });
+    for (const bad of ['-1', 'x', '', '1e3']) expect((await http(port, `/tail?rank=${bad}&token=${token}`)).code).toBe(400);
+    // Without a tail source the path does not exist.
+    const { port: p2, token: t2 } = await serve();
+    expect((await http(p2, `/tail?rank=0&token=${t2}`)).code).toBe(404);
+  });
+
   it('serves the page only with the token, nothing else, and never a cookie', async () => {
     const { port, token } = await serve();
     expect((await http(port, '/')).code).toBe(403);

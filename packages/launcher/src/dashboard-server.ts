@@ -1,7 +1,7 @@
 /**
  * mpiexec --dashboard's HTTP and WebSocket server: serves the one page
- * (dashboard-page.ts) at `/` and the live snapshots on the WebSocket at
- * `/ws`, both only to requests that carry the job's token
+ * (dashboard-page.ts) at `/`, the live snapshots on the WebSocket at `/ws`
+ * and a rank's output tail as JSON at `/tail?rank=N` (dashboard-output.ts), all only to requests that carry the job's token
  * (dashboard-token.ts); anything without it gets 403, any other path 404,
  * any other method 405. Bound to 127.0.0.1 unless --dashboard-host says
  * otherwise.
@@ -18,6 +18,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import type { Logger } from 'pino';
 import { WebSocket, WebSocketServer } from 'ws';
+import type { TailLine } from './dashboard-output.ts';
 import { DASHBOARD_PAGE } from './dashboard-page.ts';
 import { tokenMatches, tokenOfUrl } from './dashboard-token.ts';
 
@@ -65,15 +66,20 @@ function isForeignOrigin(req: IncomingMessage): boolean {
 export class DashboardServer {
   readonly #token: string;
   readonly #log: Logger;
+  readonly #tail: ((rank: number) => readonly TailLine[]) | null;
   #http: Server | null = null;
   #wss: WebSocketServer | null = null;
   readonly #viewers = new Set<WebSocket>();
   #last: string | null = null;
 
-  /** @param token - the job's dashboard token (dashboard-token.ts) */
-  constructor(token: string, log: Logger) {
+  /**
+   * @param token - the job's dashboard token (dashboard-token.ts)
+   * @param tail - a rank's output tail for `/tail` (null: that path is 404)
+   */
+  constructor(token: string, log: Logger, tail: ((rank: number) => readonly TailLine[]) | null = null) {
     this.#token = token;
     this.#log = log;
+    this.#tail = tail;
   }
 
   /** Viewers connected now (the sampler samples only while there is one). */
@@ -126,6 +132,16 @@ export class DashboardServer {
     }
     if (req.method !== 'GET' && req.method !== 'HEAD') {
       refuse(res, 405, 'Method not allowed');
+      return;
+    }
+    if (pathOf(req.url) === '/tail' && this.#tail !== null) {
+      const rank = new URL(req.url ?? '', 'http://x').searchParams.get('rank') ?? '';
+      if (!/^\d{1,9}$/.test(rank)) {
+        refuse(res, 400, `Bad request: rank=${rank.slice(0, 20)}: expected a rank number`);
+        return;
+      }
+      res.writeHead(200, { ...PAGE_HEADERS, 'Content-Type': 'application/json; charset=utf-8' });
+      res.end(req.method === 'HEAD' ? undefined : JSON.stringify({ rank: Number(rank), lines: this.#tail(Number(rank)) }));
       return;
     }
     if (pathOf(req.url) !== '/') {

@@ -10,6 +10,7 @@
  * counted), every string cut to MAX_TEXT characters.
  */
 import type { BlockedIn, RankCounters } from '@tsmpi/core/pmi';
+import { callViews, JobTraffic, type JobViews } from './dashboard-views.ts';
 import type { RollCallAnswer } from './wireup-server.ts';
 
 /** Version of the snapshot format (the page checks it). */
@@ -75,6 +76,8 @@ export interface Snapshot {
   readonly size: number;
   readonly ranks: readonly RankView[];
   readonly moreRanks: number;
+  /** the job-wide views: traffic matrix, channels, collectives in flight, who waits for whom (dashboard-views.ts) */
+  readonly views: JobViews;
 }
 
 function cut(s: string): string {
@@ -114,6 +117,11 @@ function stateOf(r: DashboardRank, a: RollCallAnswer | undefined): { state: Rank
   return { state: 'in MPI', detail: '' };
 }
 
+function withoutPeerBytes(c: RankCounters): RankCounters {
+  const { peerBytes: _, ...rest } = c;
+  return rest;
+}
+
 interface Point {
   readonly timeMs: number;
   readonly c: RankCounters;
@@ -124,6 +132,7 @@ export class DashboardState {
   readonly #history = new Map<number, Point[]>();
   /** The last counters a rank reported (a rank that finalized reports none, and keeps these). */
   readonly #last = new Map<number, RankCounters>();
+  readonly #traffic = new JobTraffic();
 
   /**
    * @param ranks - the job's ranks now
@@ -135,7 +144,10 @@ export class DashboardState {
     for (const r of ranks.slice(0, MAX_RANKS)) {
       const a = answers.get(r.rank);
       const { state, detail } = stateOf(r, a);
-      const counters = a !== undefined && a.kind !== 'noAnswer' && a.counters !== undefined ? a.counters : null;
+      const sampled = a !== undefined && a.kind !== 'noAnswer' && a.counters !== undefined ? a.counters : null;
+      if (sampled !== null) this.#traffic.add(r.rank, sampled, ranks.length);
+      // The matrix's entries live in the views; a rank's row keeps its totals and channels.
+      const counters = sampled === null ? null : withoutPeerBytes(sampled);
       if (counters !== null) this.#last.set(r.rank, counters);
       const { threads, more } = state === 'in MPI' && a?.kind === 'blocked' ? threadViews(a.blockedIn) : { threads: [], more: 0 };
       views.push({
@@ -144,7 +156,9 @@ export class DashboardState {
         rates: this.#rates(r.rank, counters, timeMs),
       });
     }
-    return { v: SNAPSHOT_VERSION, timeMs, size: ranks.length, ranks: views, moreRanks: Math.max(0, ranks.length - MAX_RANKS) };
+    const running = ranks.filter((r) => !r.hasExited && !r.isFinalized).map((r) => r.rank);
+    const jobViews: JobViews = { matrix: this.#traffic.matrix(ranks.length), channels: this.#traffic.channels(), ...callViews(answers, running) };
+    return { v: SNAPSHOT_VERSION, timeMs, size: ranks.length, ranks: views, moreRanks: Math.max(0, ranks.length - MAX_RANKS), views: jobViews };
   }
 
   #rates(rank: number, c: RankCounters | null, timeMs: number): Rates | null {

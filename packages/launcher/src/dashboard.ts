@@ -9,6 +9,7 @@
  * answer on their own wire-up links, as they do for --timeout's roll-call.
  */
 import type { Logger } from 'pino';
+import { OutputTails } from './dashboard-output.ts';
 import { DashboardServer } from './dashboard-server.ts';
 import { DashboardState, encodeSnapshot, type DashboardRank } from './dashboard-state.ts';
 import { newDashboardToken } from './dashboard-token.ts';
@@ -37,12 +38,18 @@ export class Dashboard {
   readonly #token = newDashboardToken();
   readonly #server: DashboardServer;
   readonly #state = new DashboardState();
+  readonly #tails = new OutputTails();
   #timer: NodeJS.Timeout | null = null;
   #busy = false;
 
   constructor(deps: DashboardDeps) {
     this.#deps = deps;
-    this.#server = new DashboardServer(this.#token, deps.log);
+    this.#server = new DashboardServer(this.#token, deps.log, (rank) => this.#tails.tail(rank));
+  }
+
+  /** A chunk of a rank's stdout (1) or stderr (2), as mpiexec forwards it: kept for the page's output tail. */
+  output(rank: number, fd: 1 | 2, data: Buffer): void {
+    this.#tails.add(rank, fd, data);
   }
 
   /** Starts serving on host:port (0: a free one); resolves to the URL (with the token) to print. */

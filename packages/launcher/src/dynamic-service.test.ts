@@ -1,5 +1,5 @@
 // Unit tests of mpiexec's dynamic-process service: slots, placement, the leaders' swap, ports and names (no processes).
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { DynamicService, expandSlots, universeSize, type DynAnswer, type SpawnedWorld } from './dynamic-service.ts';
 
 function service(universe: number, initial: number, slotHosts = ['localhost']): { svc: DynamicService; started: SpawnedWorld[] } {
@@ -63,7 +63,7 @@ describe('DynamicService ports and names', () => {
   it('pairs an accept with a connect at one port, in either order; a closed or made-up port is ERR_PORT', async () => {
     const { svc } = service(2, 2);
     const port = ((await svc.handle(0, 'openPort', {})) as { value: string }).value;
-    expect(port).toMatch(/^tsmpi-port:[0-9a-f]{32}$/);
+    expect(port).toMatch(/^tsmpi-port:[0-9a-f]{16}:[0-9a-f]{32}$/);
     const acc = svc.handle(0, 'accept', { port, side: side(1) });
     expect(await svc.handle(1, 'connect', { port, side: side(2) })).toEqual({ value: { side: side(1) } });
     expect(await acc).toEqual({ value: { side: side(2) } });
@@ -75,6 +75,42 @@ describe('DynamicService ports and names', () => {
     expect(await svc.handle(0, 'closePort', { port })).toEqual({ value: null });
     expect(errorOf(await waiting)).toBe('ERR_PORT');
     expect(errorOf(await svc.handle(0, 'closePort', { port }))).toBe('ERR_PORT');
+  });
+
+  // Two jobs do not connect yet (docs/adr/0043-connect-two-jobs.md): another job's port says so, and a guessed secret is just unknown.
+  it('tells a port of another job from a closed one; a wrong secret with this job\'s tag is not open', async () => {
+    const a = service(2, 2).svc;
+    const b = service(2, 2).svc;
+    const portA = ((await a.handle(0, 'openPort', {})) as { value: string }).value;
+    const fromB = await b.handle(0, 'connect', { port: portA, side: side(1) });
+    expect(fromB).toEqual({ error: ['ERR_PORT', expect.stringMatching(/was opened by another mpiexec job/) as string] });
+    const guessed = `${portA.slice(0, -32)}${'0'.repeat(32)}`;
+    expect(await a.handle(0, 'connect', { port: guessed, side: side(1) })).toEqual({ error: ['ERR_PORT', expect.stringMatching(/is not an open port of this job/) as string] });
+    const acc = a.handle(0, 'accept', { port: portA, side: side(1) });
+    expect(await a.handle(1, 'connect', { port: portA, side: side(2) })).toEqual({ value: { side: side(1) } });
+    expect(await acc).toEqual({ value: { side: side(2) } });
+  });
+
+  // As MPICH's MPIR_CVAR_CH4_COMM_CONNECT_TIMEOUT: a connect at an open port with no accept gives up after its timeout.
+  it('refuses a connect with no accept after its timeout (ERR_PORT), and a bad timeout (ERR_INFO_VALUE)', async () => {
+    vi.useFakeTimers();
+    try {
+      const { svc } = service(2, 2);
+      const port = ((await svc.handle(0, 'openPort', {})) as { value: string }).value;
+      let answer: DynAnswer | null = null;
+      void svc.handle(1, 'connect', { port, side: side(2), timeout: 5 }).then((a) => { answer = a; });
+      await vi.advanceTimersByTimeAsync(4_900);
+      expect(answer).toBeNull();
+      await vi.advanceTimersByTimeAsync(200);
+      expect(answer).toEqual({ error: ['ERR_PORT', expect.stringMatching(/^no accept at port tsmpi-port:.* within 5 s/) as string] });
+      // The timed-out connect is gone: the next accept waits for a new connect instead of pairing with it.
+      const acc = svc.handle(0, 'accept', { port, side: side(1) });
+      expect(await svc.handle(1, 'connect', { port, side: side(3) })).toEqual({ value: { side: side(1) } });
+      expect(await acc).toEqual({ value: { side: side(3) } });
+      for (const t of [0, -1, 'x', 1e9]) expect(errorOf(await svc.handle(1, 'connect', { port, side: side(2), timeout: t }))).toBe('ERR_INFO_VALUE');
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('publishes, looks up and unpublishes names; an unknown service is ERR_NAME', async () => {

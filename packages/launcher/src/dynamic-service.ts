@@ -7,9 +7,12 @@
  *   else the job's host slots in order), asks the job to start the new world (job.ts), and
  *   answers once the children's leader joined (spawnJoin) with the children's side.
  * - spawnJoin: the children's leader hands its side and gets the parents'.
- * - openPort / closePort, accept / connect: a port is a random 128-bit name known only to this
- *   mpiexec and usable only over an authenticated wire-up connection; the first accept and the
- *   first connect at a port are paired, each gets the other's side.
+ * - openPort / closePort, accept / connect: a port is `tsmpi-port:JOB:SECRET`, JOB this mpiexec's
+ *   random 64-bit tag (not secret: it says which job opened the port), SECRET a random 128-bit
+ *   token known only to this mpiexec and usable only over an authenticated wire-up connection;
+ *   the first accept and the first connect at a port are paired, each gets the other's side. A
+ *   port of another job is refused with an answer that says so (two jobs do not connect yet:
+ *   docs/adr/0043-connect-two-jobs.md).
  * - publish / lookup / unpublish: a table of service names.
  * A "side" is the opaque bytes core's api/dynamic-side.ts encodes ([context id, endpoints]).
  * Errors are answers ([class name, message]), never exceptions: the request's process decides.
@@ -71,8 +74,18 @@ interface PendingSpawn {
 
 interface Port {
   accepting: { readonly side: Uint8Array; readonly resolve: (a: DynAnswer) => void } | null;
-  connecting: { readonly side: Uint8Array; readonly resolve: (a: DynAnswer) => void }[];
+  /** Connects waiting for an accept, each with the timer that refuses it after its timeout. */
+  connecting: { readonly side: Uint8Array; readonly resolve: (a: DynAnswer) => void; readonly timer: NodeJS.Timeout }[];
 }
+
+/**
+ * How long a connect waits for an accept at an open port, in seconds, when the request names no
+ * `timeout` (info key of Comm.connect): MPICH's default (MPIR_CVAR_CH4_COMM_CONNECT_TIMEOUT, 180 s),
+ * after which the connect is ERR_PORT as there.
+ */
+const CONNECT_TIMEOUT_S = 180;
+/** The longest timeout a connect may ask for (a day): setTimeout's range, and no connect waits longer. */
+const MAX_CONNECT_TIMEOUT_S = 86_400;
 
 /** Longest service name, port name or argument string accepted (MPI_MAX_PORT_NAME-like bound). */
 const MAX_NAME_CHARS = 1024;
@@ -96,6 +109,8 @@ export class DynamicService {
   readonly #spawns = new Map<number, PendingSpawn>();
   readonly #ports = new Map<string, Port>();
   readonly #names = new Map<string, string>();
+  /** This job's tag in its port names: tells a port of another job from a closed or made-up one. */
+  readonly #jobTag = randomBytes(8).toString('hex');
 
   constructor(deps: DynamicServiceDeps) {
     this.#deps = deps;
@@ -115,7 +130,7 @@ export class DynamicService {
       case 'spawnJoin':
         return Promise.resolve(this.#spawnJoin(rank, a));
       case 'openPort': {
-        const port = `tsmpi-port:${randomBytes(16).toString('hex')}`;
+        const port = `${PORT_PREFIX}${this.#jobTag}:${randomBytes(16).toString('hex')}`;
         this.#ports.set(port, { accepting: null, connecting: [] });
         return Promise.resolve({ value: port });
       }
@@ -229,11 +244,14 @@ export class DynamicService {
   #closePort(a: Readonly<Record<string, unknown>>): DynAnswer {
     const port = a['port'];
     const p = typeof port === 'string' ? this.#ports.get(port) : undefined;
-    if (p === undefined) return fail('ERR_PORT', `${describePort(port)} is not an open port of this job`);
+    if (p === undefined) return this.#unknownPort(port);
     this.#ports.delete(port as string);
     const gone = fail('ERR_PORT', `port ${port as string} was closed while waiting`);
     p.accepting?.resolve(gone);
-    for (const c of p.connecting) c.resolve(gone);
+    for (const c of p.connecting) {
+      clearTimeout(c.timer);
+      c.resolve(gone);
+    }
     return { value: null };
   }
 
@@ -241,12 +259,17 @@ export class DynamicService {
     const port = a['port'];
     const side = a['side'];
     const p = typeof port === 'string' ? this.#ports.get(port) : undefined;
-    if (p === undefined) return Promise.resolve(fail('ERR_PORT', `${describePort(port)} is not an open port of this job`));
+    if (p === undefined) return Promise.resolve(this.#unknownPort(port));
     if (!(side instanceof Uint8Array)) return Promise.resolve(fail('ERR_ARG', `malformed ${op} request`));
+    const timeout = a['timeout'] ?? CONNECT_TIMEOUT_S;
+    if (op === 'connect' && (typeof timeout !== 'number' || !(timeout > 0 && timeout <= MAX_CONNECT_TIMEOUT_S))) {
+      return Promise.resolve(fail('ERR_INFO_VALUE', `connect timeout ${String(timeout)} is out of range: expected 0 < seconds <= ${MAX_CONNECT_TIMEOUT_S}`));
+    }
     if (op === 'accept') {
       if (p.accepting !== null) return Promise.resolve(fail('ERR_PORT', `port ${port as string} already has an accept waiting`));
       const c = p.connecting.shift();
       if (c !== undefined) {
+        clearTimeout(c.timer);
         c.resolve({ value: { side } });
         return Promise.resolve({ value: { side: c.side } });
       }
@@ -260,7 +283,27 @@ export class DynamicService {
       acc.resolve({ value: { side } });
       return Promise.resolve({ value: { side: acc.side } });
     }
-    return new Promise((resolve) => p.connecting.push({ side, resolve }));
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        const i = p.connecting.indexOf(entry);
+        if (i < 0) return;
+        p.connecting.splice(i, 1);
+        resolve(fail('ERR_PORT', `no accept at port ${port as string} within ${String(timeout)} s (the connect timeout; info key "timeout" sets it, in seconds)`));
+      }, (timeout as number) * 1000);
+      timer.unref();
+      const entry = { side, resolve, timer };
+      p.connecting.push(entry);
+    });
+  }
+
+  /** Why `port` is not open here: another job's port, or a closed or made-up one. */
+  #unknownPort(port: unknown): DynFailure {
+    const job = typeof port === 'string' ? PORT_NAME.exec(port)?.[1] : undefined;
+    if (job !== undefined && job !== this.#jobTag) {
+      return fail('ERR_PORT', `${describePort(port)} was opened by another mpiexec job: ports connect the worlds of one job (its initial world and the worlds it spawned); ` +
+        'connecting two separately started jobs is not supported yet');
+    }
+    return fail('ERR_PORT', `${describePort(port)} is not an open port of this job (closed, or not a name MPI.openPort returned)`);
   }
 
   #nameService(op: 'publish' | 'lookup' | 'unpublish', a: Readonly<Record<string, unknown>>): DynAnswer {
@@ -280,6 +323,10 @@ export class DynamicService {
     return { value: null };
   }
 }
+
+/** Every port name starts so; then the job's tag (16 hex digits), ':', the secret (32 hex digits). */
+const PORT_PREFIX = 'tsmpi-port:';
+const PORT_NAME = /^tsmpi-port:([0-9a-f]{16}):[0-9a-f]{32}$/;
 
 function describePort(port: unknown): string {
   return typeof port === 'string' ? `port "${port.length > 80 ? `${port.slice(0, 80)}...` : port}"` : `port ${typeof port}`;

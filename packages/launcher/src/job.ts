@@ -171,7 +171,9 @@ export class Job {
    */
   constructor(options: LaunchOptions, placements: readonly Placement[], deps: JobDeps) {
     options = withTraceSetting(options, deps.env);
-    this.#universe = universeSize(options.np, options.hosts, options.ppn, deps.env);
+    // Inside a Slurm allocation the job's slots are Slurm's (the hosts ranks are placed on), as Open MPI's universe is.
+    const slotList = deps.slurm?.slots ?? options.hosts;
+    this.#universe = universeSize(options.np, slotList, options.ppn, deps.env);
     // Every rank sizes its device for the universe (its later processes' numbers): it travels as an --env pair.
     if (typeof this.#universe === 'number' && this.#universe > options.np) options = { ...options, env: [...options.env, [JOB_ENV.universe, String(this.#universe)]] };
     this.#o = options;
@@ -215,7 +217,7 @@ export class Job {
         else link.refuse(CLOSE_CODES.protocol, 'proxy link: no host waits in this job');
       },
     }, { secure: this.#secure });
-    const slotHosts = expandSlots(options.hosts, options.ppn, placements[0]?.host ?? choice.hostname);
+    const slotHosts = expandSlots(slotList, options.ppn, placements[0]?.host ?? choice.hostname);
     const universe = this.#universe;
     this.#spawnLaunchers = typeof universe === 'number'
       ? new SpawnLaunchers({
@@ -301,7 +303,7 @@ export class Job {
     this.#deadlockHint?.stop();
     await this.#dashboard?.stop();
     for (const s of this.#ranks) this.#killGroup(s, 'SIGKILL'); // leftover children of finished ranks
-    await this.#launchers.remote?.settled();
+    await Promise.all([this.#launchers.remote?.settled(), this.#spawnLaunchers?.settled()]);
     this.#launchers.here?.close();
     this.#spawnLaunchers?.close();
     this.closeRemote();
@@ -405,6 +407,7 @@ export class Job {
       },
       onOutput: (r, fd, data) => {
         const s = rank(r);
+        this.#dashboard?.output(r, fd, data);
         if (fd === 1) {
           s.out.push(data);
           s.outFile?.write(data);

@@ -193,6 +193,7 @@ function slurmSetup(o: LaunchOptions, env: NodeJS.ProcessEnv): SlurmSetup | Erro
   const slurm: SlurmLaunch = {
     srun, version: parseSlurmVersion(probe.stdout ?? ''), target: plan.target,
     hasPlaceholderHosts: plan.hosts === null, jobId: alloced?.jobId ?? null,
+    slots: alloced !== null ? plan.hosts : null, allocationNodes: alloced?.hosts.map((h) => h.host) ?? [],
   };
   return {
     options: { ...o, np: plan.np, launcher: 'slurm' },

@@ -43,6 +43,13 @@ export interface SlurmLaunch {
   readonly hasPlaceholderHosts: boolean;
   /** The Slurm job mpiexec runs in, for messages; null outside an allocation. */
   readonly jobId: string | null;
+  /**
+   * Inside an allocation: the hosts ranks are placed on with Slurm's slots (--hosts may narrow
+   * them), the job's slots for UNIVERSE_SIZE and spawn; null outside one (srun picks the nodes).
+   */
+  readonly slots: readonly { readonly host: string; readonly slots: number }[] | null;
+  /** Inside an allocation: every node of it (spawn may start processes on any of them); empty outside. */
+  readonly allocationNodes: readonly string[];
 }
 
 export class SlurmLauncher extends ProxyLauncher {

@@ -1,8 +1,9 @@
 /**
  * Starts the worlds of dynamic processes (docs/adr/0040-dynamic-processes.md) with the same
  * backends that started the job (launchers.ts): the children on this machine are forked here,
- * those on the job's other hosts get a proxy of their own through ssh (a new proxy per host and
- * spawn: the job's proxies start only the ranks of their launch spec). Also routes every proxy
+ * those on the job's other hosts get a proxy of their own through ssh, or under --launcher slurm
+ * inside an allocation through a new srun step per spawn on the allocation's nodes (a new proxy
+ * per host and spawn: the job's proxies start only the ranks of their launch spec). Also routes every proxy
  * link of the job, the initial ones and the spawned worlds', to the host its hello names (host
  * indexes are unique in the job: a spawned world's follow the ones given out before).
  */
@@ -18,6 +19,7 @@ import type { ProxyLauncher } from './proxy-launcher.ts';
 import { rankCommand } from './rank-command.ts';
 import type { RankLauncher, RankLauncherEvents, WireupAddress } from './rank-launcher.ts';
 import { acceptProxyLink } from './remote-host.ts';
+import { compressHostlist } from './slurm-hostlist.ts';
 import type { PendingLink } from './wireup-server.ts';
 
 /** What the spawned worlds' launchers need from their job. */
@@ -33,7 +35,7 @@ export interface SpawnLaunchersDeps {
   readonly tsxUrl: string;
   readonly nodeFlags: readonly string[];
   readonly universe: number;
-  /** Which hosts are this machine; Slurm: the job's hosts are started by srun steps (not for spawned worlds). */
+  /** Which hosts are this machine; Slurm: other hosts are started by srun steps, a new one per spawn. */
   readonly choice: LauncherChoice;
   /** The proxies of the initial world, null without other hosts. */
   readonly initialRemote: ProxyLauncher | null;
@@ -56,7 +58,13 @@ export class SpawnLaunchers {
   whyNotHost(host: string): string | null {
     const { choice, options } = this.#deps;
     if (isThisMachine(host, choice.hostname, choice.interfaces)) return null;
-    if (choice.slurm !== undefined) return `host ${host} is not mpiexec's: under --launcher slurm, spawn starts processes on mpiexec's host only (a new srun step per spawn is not done)`;
+    const slurm = choice.slurm;
+    if (slurm !== undefined) {
+      // srun starts a step's tasks only on the allocation's nodes; outside one srun's own allocation ends with its step.
+      if (slurm.jobId === null || slurm.target.kind !== 'allocation') return `host ${host} is not mpiexec's: --launcher slurm outside an allocation spawns on mpiexec's host only (run mpiexec inside salloc or sbatch)`;
+      if (!slurm.allocationNodes.includes(host)) return `host ${host} is not a node of Slurm job ${slurm.jobId} (${compressHostlist(slurm.allocationNodes)}); srun starts tasks only on the job's nodes`;
+      return null;
+    }
     if (options.launcher === 'fork') return `host ${host} is not this machine: --launcher fork starts processes here only`;
     return null;
   }
@@ -87,7 +95,8 @@ export class SpawnLaunchers {
         ...this.#deps.env,
         [JOB_ENV.worldFirst]: String(w.first), [JOB_ENV.universe]: String(this.#deps.universe), [JOB_ENV.parentSpawn]: String(w.spawnId), [JOB_ENV.appnum]: String(appnum),
       };
-      const launchers = chooseLaunchers(placements, { ...choice, slurm: undefined }, {
+      // Under Slurm the other hosts' proxies come from a new srun step of their own (slurm-launcher.ts), in the allocation.
+      const launchers = chooseLaunchers(placements, choice, {
         options: { ...this.#deps.options, np: w.size, wdir: c.wdir }, env, jobKey: this.#deps.jobKey, secure: this.#deps.secure, firstRank: w.first,
         firstHostIndex: this.#nextHostIndex, command: rankCommand(c.program, c.args, this.#deps.tsxUrl, this.#deps.nodeFlags),
         log: this.#deps.log, outSink: this.#deps.outSink, errSink: this.#deps.errSink,
@@ -115,6 +124,11 @@ export class SpawnLaunchers {
   /** After a failure: stops launches not yet linked. @returns the ranks that will never start */
   abandonUnstarted(): number[] {
     return this.#launchers.flatMap((l) => l.abandonUnstarted());
+  }
+
+  /** Once every rank closed: waits for the spawned worlds' srun steps to end with their proxies (as the initial one's). */
+  async settled(): Promise<void> {
+    await Promise.all(this.#launchers.map((l) => l.settled()));
   }
 
   /** Ends what the spawned worlds' launchers hold on this side (their proxies then kill their ranks). */

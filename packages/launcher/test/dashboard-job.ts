@@ -13,6 +13,8 @@ export interface DashboardJob {
   readonly url: URL;
   /** Lets the ranks finish; resolves to mpiexec's exit status and its whole stderr. */
   release(): Promise<{ status: number | null; stderr: string }>;
+  /** Sends mpiexec SIGTERM (it ends the ranks); resolves to its exit status and its whole stderr. */
+  terminate(): Promise<{ status: number | null; stderr: string }>;
   /** Kills mpiexec (a test that failed early). */
   kill(): void;
 }
@@ -41,6 +43,11 @@ export function startDashboardJob(np: number, program = 'dashboard-rank.ts', ext
           url: new URL(m[1]!),
           release: async () => {
             writeFileSync(releaseFile, '');
+            const status = await exited;
+            return { status, stderr };
+          },
+          terminate: async () => {
+            child.kill('SIGTERM');
             const status = await exited;
             return { status, stderr };
           },

@@ -24,10 +24,18 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { program } from '../../core/test/run-job.ts';
 import { cmdline, descendants, envOf, isRunning, waitGone } from './process-tree.ts';
 import { runMpiexec, type MpiexecResult } from './run-mpiexec.ts';
 
-const PROGRAM = 'packages/core/test/programs/fault-phase.ts';
+/**
+ * The programs as the integration project's global setup built them to plain JavaScript (core's
+ * built-programs.ts), so that the 73 jobs' ranks and threads of the matrix load no tsx: what is tested here is
+ * how a job fails, not how mpiexec runs TypeScript (mpiexec.it and doc-examples.it test that).
+ */
+const PROGRAM = program('fault-phase.ts');
+/** TypeScript, as before: engine-throw-hook.cjs imports the sources' shared-state.ts, which needs mpiexec's tsx loader. */
+const ENGINE_THROW = 'packages/core/test/programs/engine-throw.ts';
 const PHASES = ['init', 'recv', 'send', 'barrier', 'bcast', 'allreduce', 'gather', 'alltoall', 'scan', 'comm', 'worker', 'finalize'] as const;
 const MODES = ['inline', 'threads'] as const;
 type Fault = 'kill -9' | 'SIGSTOP' | 'exit 3';
@@ -35,10 +43,12 @@ const FAULTS: readonly Fault[] = ['kill -9', 'SIGSTOP', 'exit 3'];
 const NP = 3;
 const VICTIM = 1;
 /**
- * --timeout of the SIGSTOP cases: the victim must be stopped before it fires. 20 s is plenty on an idle
- * machine; on one loaded by other work the case runs again with 90 s when 20 were not enough.
+ * --timeout of the SIGSTOP cases: the victim must be stopped before it fires, and a passing case then waits
+ * for it in full (24 cases: this is most of the file's time). 12 s is plenty on an idle machine (the built
+ * program reaches its phase in 1-3 s); on one loaded by other work the case runs again with 30 s, then 90 s,
+ * when the victim reached its phase too late.
  */
-const STOP_TIMEOUTS_S = [20, 90];
+const STOP_TIMEOUTS_S = [12, 30, 90];
 /** Beyond the timeout, the job must end long before this; the helper then kills mpiexec and the case fails as a hang. */
 const DEADLINE_MS = 60_000;
 const TIMES_FILE = process.env['TSMPI_FAULTS_TIMES'];
@@ -213,7 +223,7 @@ describe('a channel engine that dies from an uncaught exception (--progress thre
   it.concurrent.each(['push', 'wait'])('rank 0, %s: the job ends naming rank 0 and channel 1, never hangs', async (mode) => {
     let job: number[] = [];
     let pid0 = 0;
-    const r = await runMpiexec(['-n', '2', '--progress', 'threads', 'packages/core/test/programs/engine-throw.ts', mode], {
+    const r = await runMpiexec(['-n', '2', '--progress', 'threads', ENGINE_THROW, mode], {
       deadlineMs: DEADLINE_MS,
       env: { TSMPI_TEST_ENGINE_THROW: '0:1:1000', TSMPI_RANK_NODE_FLAGS: ENGINE_THROW_HOOK },
       onOutput: {
@@ -260,7 +270,7 @@ describe('a channel engine that dies from an uncaught exception (--progress thre
   // (without it rank 0 spun until rank 1, which lost the engine's connection, ended the job blaming that connection).
   it.each(['locked', 'locked-exit'])('rank 0, %s: the main thread that wants the dead engine\'s lock throws ERR_PROC_FAILED naming both, never hangs', async (how) => {
     let job: number[] = [];
-    const r = await runMpiexec(['-n', '2', '--progress', 'threads', 'packages/core/test/programs/engine-throw.ts', 'locked'], {
+    const r = await runMpiexec(['-n', '2', '--progress', 'threads', ENGINE_THROW, 'locked'], {
       deadlineMs: DEADLINE_MS,
       env: { TSMPI_TEST_ENGINE_THROW: `0:1:1000:${how}`, TSMPI_RANK_NODE_FLAGS: ENGINE_THROW_HOOK },
       onOutput: { text: 'engine-throw: rank 0', action: (mpiexecPid) => (job = descendants(mpiexecPid)) },

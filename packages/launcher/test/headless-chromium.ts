@@ -93,6 +93,12 @@ export class HeadlessChromium {
     return r.result.value;
   }
 
+  /** A PNG of the whole page (its full height, at the window's width). */
+  async screenshot(sessionId: string): Promise<Buffer> {
+    const { data } = await this.send('Page.captureScreenshot', { format: 'png', captureBeyondViewport: true }, sessionId) as { data: string };
+    return Buffer.from(data, 'base64');
+  }
+
   /** Ends Chromium and removes its profile. */
   async close(): Promise<void> {
     const exited = new Promise<void>((resolve) => {

@@ -22,6 +22,7 @@ describe('wire-up protocol', () => {
       { t: 'rollCallReply', id: 1, blockedIn: { call: 'recv', comm: 'COMM_WORLD', peer: null, tag: 5 } },
       { t: 'rollCallReply', id: 2, blockedIn: null },
       { t: 'rollCallReply', id: 3, blockedIn: null, counters: { messagesSent: 1, messagesReceived: 2, bytesSent: 3, bytesReceived: 4, collectives: 5 } },
+      { t: 'rollCallReply', id: 4, blockedIn: null, counters: { messagesSent: 1, messagesReceived: 2, bytesSent: 3, bytesReceived: 4, collectives: 5, channels: [{ sent: 1, received: 2 }], peerBytes: [[0, 10], [2, 30]] } },
       { t: 'dyn', id: 3, op: 'spawn', a: { commands: [{ command: 'x.js', args: [], maxprocs: 2 }] } },
     ];
     for (const m of messages) expect(decodeClientMessage(encodeClientMessage(m))).toEqual(m);
@@ -62,6 +63,8 @@ describe('wire-up protocol', () => {
     ['bad report', pack({ t: 'finalized', id: 1, report: { messagesSent: -1 } })],
     ['bad blockedIn', pack({ t: 'rollCallReply', id: 1, blockedIn: { call: 1 } })],
     ['counters without collectives', pack({ t: 'rollCallReply', id: 1, blockedIn: null, counters: { messagesSent: 1, messagesReceived: 2, bytesSent: 3, bytesReceived: 4 } })],
+    ['peerBytes with a negative process', pack({ t: 'rollCallReply', id: 1, blockedIn: null, counters: { messagesSent: 1, messagesReceived: 2, bytesSent: 3, bytesReceived: 4, collectives: 0, peerBytes: [[-1, 3]] } })],
+    ['channels not counts', pack({ t: 'rollCallReply', id: 1, blockedIn: null, counters: { messagesSent: 1, messagesReceived: 2, bytesSent: 3, bytesReceived: 4, collectives: 0, channels: [{ sent: 'x', received: 0 }] } })],
     ['negative counter', pack({ t: 'rollCallReply', id: 1, blockedIn: null, counters: { messagesSent: -1, messagesReceived: 2, bytesSent: 3, bytesReceived: 4, collectives: 0 } })],
     ['unknown dynamic op', pack({ t: 'dyn', id: 1, op: 'fork', a: {} })],
     ['dynamic arguments not an object', pack({ t: 'dyn', id: 1, op: 'spawn', a: [1] })],

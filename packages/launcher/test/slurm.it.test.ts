@@ -10,7 +10,8 @@
  * step or the job ends every rank with a line saying Slurm cancelled it and
  * leaves no process on any node; that the job key shows neither in any
  * process's command line nor in `scontrol show step`; and that outside an
- * allocation `--launcher slurm` gets its own nodes from srun. Skipped, with a
+ * allocation `--launcher slurm` gets its own nodes from srun; that spawn inside an
+ * allocation starts its children on another node through a new srun step. Skipped, with a
  * line saying why, where Slurm cannot start (not root, no namespaces,
  * slurm-wlm not installed).
  * testlist: { file: 'slurm.it.test.ts', np: [2, 4] }
@@ -25,6 +26,7 @@ if (why !== null) console.warn(`slurm.it.test.ts: skipped: ${why}`);
 
 const MPIEXEC = 'packages/launcher/bin/mpiexec.mjs';
 const RANK = 'packages/launcher/test/fixtures/slurm-rank.ts';
+const SPAWN = 'packages/launcher/test/fixtures/slurm-spawn.ts';
 const NODE = process.execPath;
 
 /** One rank's JSON line (fixtures/slurm-rank.ts). */
@@ -256,6 +258,74 @@ describe.skipIf(why !== null)(`mpiexec under Slurm${why === null ? '' : ` (skipp
     expect(text).toMatch(/^mpiexec: (received SIGTERM \(Slurm sends it when job \d+ is cancelled or reaches its time limit\)|Slurm cancelled step \d+\.0 \(scancel\))/m);
     await expectNothingLeft(ranks.map((x) => x.pid));
   }, 150_000);
+
+  /** fixtures/slurm-spawn.ts's JSON lines. */
+  interface SpawnLine {
+    readonly role: 'parent' | 'child';
+    readonly rank: number;
+    readonly size: number;
+    readonly host: string;
+    readonly name: string;
+    readonly node: string | null;
+    readonly step: string | null;
+    readonly pid: number;
+    readonly got?: number;
+    readonly remoteSize?: number;
+    readonly children?: { readonly from: number; readonly host: string; readonly node: string | null }[];
+  }
+  const spawnLines = (text: string): SpawnLine[] => text.split('\n').filter((l) => l.startsWith('{"role"')).map((l) => JSON.parse(l) as SpawnLine);
+
+  it('spawn inside salloc: the parents on n01 (srun step 0), 2 children on n02\'s free slots through a new srun step, messages both ways', async () => {
+    const r = await slurm.run(['salloc', '-N', '2', '-n', '4', 'bash', '-c', mpiexecShell(['-n', '2', '--timeout', '100', SPAWN])], { deadlineMs: 120_000 });
+    const report = `${r.stdout}\n${r.stderr}`;
+    expect(r.timedOut, report).toBe(false);
+    expect(mpiexecStatus(r), report).toBe(0);
+    // Nothing but salloc's own lines (no srun noise from the spawn's step).
+    expect(r.stderr.split('\n').filter((l) => l !== '' && !l.startsWith('salloc: ')), report).toEqual([]);
+    const all = spawnLines(r.stdout);
+    const parents = all.filter((l) => l.role === 'parent').sort((a, b) => a.rank - b.rank);
+    const children = all.filter((l) => l.role === 'child').sort((a, b) => a.rank - b.rank);
+    // The universe is the allocation's 4 slots: the 2 parents fill n01's, the children take n02's.
+    expect(parents.map((p) => [p.rank, p.host, p.node, p.step]), report).toEqual([[0, 'n01', 'n01', '0'], [1, 'n01', 'n01', '0']]);
+    expect(children.map((c) => [c.rank, c.size, c.got, c.host, c.name, c.node]), report).toEqual([[0, 2, 0, 'n02', 'n02', 'n02'], [1, 2, 1, 'n02', 'n02', 'n02']]);
+    // A step of their own (step 1 of the same job): srun started their proxy, not the parents' step.
+    expect(children.map((c) => c.step), report).toEqual(['1', '1']);
+    expect(parents[0]!.remoteSize).toBe(2);
+    expect(parents[0]!.children!.map((c) => [c.from, c.host, c.node])).toEqual([[0, 'n02', 'n02'], [1, 'n02', 'n02']]);
+    await expectNothingLeft(all.map((x) => x.pid));
+  }, 130_000);
+
+  it('spawn in a batch job: the parents forked on the batch node n01, children on the node info host names (n02) through srun; a child exiting 3 ends the job', async () => {
+    const script = path.join(slurm.dir, 'tmp', 'spawn.sh');
+    const out = path.join(slurm.dir, 'tmp', 'spawn.out');
+    writeFileSync(script, `#!/bin/bash\n#SBATCH -N 2\n#SBATCH -n 4\ncd ${process.cwd()}\n${NODE} ${MPIEXEC} -n 2 --timeout 100 ${SPAWN} n02 fail\n`, { mode: 0o755 });
+    const r = await slurm.run(['sbatch', '--wait', '-o', out, script], { deadlineMs: 120_000 });
+    expect(r.timedOut, r.stderr).toBe(false);
+    const text = readFileSync(out, 'utf8');
+    expect(r.status, text).toBe(3);
+    const all = spawnLines(text);
+    // Child 1 prints before it exits; child 0's line may be cut off by the abort.
+    const children = all.filter((l) => l.role === 'child');
+    expect(children.map((c) => c.rank), text).toContain(1);
+    // On the node info host named, through the batch job's first srun step (the parents were forked, no step).
+    for (const c of children) expect([c.host, c.node, c.step], text).toEqual(['n02', 'n02', '0']);
+    // The child's label is its process number (2 parents, so child 1 is process 3), with its node.
+    expect(text).toMatch(/^mpiexec: rank 3 \(host n02, pid \d+\) exited with code 3; aborting the job \(4 processes\)$/m);
+    await expectNothingLeft(all.map((x) => x.pid));
+  }, 130_000);
+
+  it('spawn inside salloc, --timeout: the roll-call lists the children srun started on n02, then every process on every node ends', async () => {
+    const r = await slurm.run(['salloc', '-N', '2', '-n', '4', 'bash', '-c', mpiexecShell(['-n', '2', '--timeout', '30', SPAWN, '-', 'hang'])], { deadlineMs: 120_000 });
+    const report = `${r.stdout}\n${r.stderr}`;
+    expect(r.timedOut, report).toBe(false);
+    expect(mpiexecStatus(r), report).toBe(124);
+    expect(r.stderr).toMatch(/the job did not finish within --timeout 30 s; roll-call of 4 processes/);
+    for (const [rank, host] of [[0, 'n01'], [1, 'n01'], [2, 'n02']] as const) {
+      expect(r.stderr, report).toMatch(new RegExp(`^mpiexec: {3}rank ${rank} \\(host ${host}, pid \\d+\\): `, 'm'));
+    }
+    expect(r.stderr, report).toMatch(/^mpiexec: {3}rank 3 \(host n02, pid \d+\): not in MPI$/m);
+    await expectNothingLeft(spawnLines(r.stdout).map((x) => x.pid));
+  }, 130_000);
 
   it('--launcher slurm outside an allocation: srun allocates 2 nodes itself (-n 4 --ppn 2)', async () => {
     const r = await slurm.run(['bash', '-c', mpiexecShell(['--launcher', 'slurm', '-n', '4', '--ppn', '2', RANK])], { deadlineMs: 120_000 });

@@ -175,6 +175,11 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
     return this.#batchLen + this.#refBytes + (s === null ? 0 : s.writableLength);
   }
 
+  /** Bytes written on this connection's current socket (Node counts them; mpiexec --dashboard's traffic matrix). */
+  get bytesWritten(): number {
+    return this.#socket?.bytesWritten ?? 0;
+  }
+
   get isClosed(): boolean {
     return this.#state === STATE_CLOSED;
   }

@@ -299,6 +299,16 @@ export class TcpTransport implements Transport, ConnectionOwner {
     return stats;
   }
 
+  bytesToProcess(): number[] {
+    const C = this.#channelCount;
+    const out = new Array<number>(this.#out.length / C).fill(0);
+    for (let i = 0; i < this.#out.length; i++) {
+      const conn = this.#out[i];
+      if (conn !== undefined && conn !== null) out[Math.floor(i / C)]! += conn.bytesWritten;
+    }
+    return out;
+  }
+
   close(): Promise<void> {
     if (this.#closePromise !== null) return this.#closePromise;
     this._isClosing = true;

@@ -22,7 +22,7 @@ import { allocateContextId, freeContextId } from '../comm/index.ts';
 import { bcastBytes } from '../coll/index.ts';
 import { runtime, runtimeOrNull, type ThreadRuntime } from '../runtime/index.ts';
 import type { DynOp } from '../pmi/index.ts';
-import { ERR_ARG, ERR_COMM, ERR_NAME, ERR_OTHER, ERR_PORT, ERR_ROOT, ERR_SPAWN, MPIError, mpiError } from '../util/index.ts';
+import { ERR_ARG, ERR_COMM, ERR_INFO_VALUE, ERR_NAME, ERR_OTHER, ERR_PORT, ERR_ROOT, ERR_SPAWN, MPIError, mpiError } from '../util/index.ts';
 import { describe } from './buffer.ts';
 import { CommCollPt2pt } from './coll-pt2pt.ts';
 import { Comm } from './comm.ts';
@@ -59,7 +59,11 @@ declare module './comm.ts' {
     spawnMultiple(commands: readonly SpawnCommand[], opts?: DynamicOptions): Promise<Intercomm>;
     /** Waits at `port` (MPI.openPort) for a connect; collective over this communicator (MPI_Comm_accept). @throws MPIError(ERR_PORT) for a port that is not open */
     accept(port: string, opts?: DynamicOptions): Promise<Intercomm>;
-    /** Connects to the group accepting at `port`; collective over this communicator (MPI_Comm_connect). @throws MPIError(ERR_PORT) for a port that is not open */
+    /**
+     * Connects to the group accepting at `port`; collective over this communicator (MPI_Comm_connect).
+     * Info key `timeout`: seconds to wait for an accept at an open port (default 180, as MPICH).
+     * @throws MPIError(ERR_PORT) for a port that is not open, another job's port, or no accept within the timeout
+     */
     connect(port: string, opts?: DynamicOptions): Promise<Intercomm>;
     /** Waits for the communicator's traffic to end and frees it (MPI_Comm_disconnect); collective. */
     disconnect(): Promise<void>;
@@ -222,11 +226,23 @@ function checkPort(port: unknown, call: string): string {
   return port;
 }
 
+/** A connect's info key `timeout` (seconds to wait for an accept, as MPICH's), checked at the root; undefined: mpiexec's default. */
+function connectTimeout(info: Info | undefined, call: string): number | undefined {
+  if (info === undefined) return undefined;
+  if (!(info instanceof Info)) throw mpiError(ERR_ARG, call, `info is ${describe(info)}: expected an Info`);
+  const text = info.get('timeout');
+  if (text === undefined) return undefined;
+  const s = Number(text);
+  if (text.trim() === '' || !(s > 0 && s <= 86_400)) throw mpiError(ERR_INFO_VALUE, call, `info key timeout is "${text}": expected seconds, 0 < timeout <= 86400`);
+  return s;
+}
+
 function meet(comm: Comm, op: 'accept' | 'connect', port: string, opts: DynamicOptions | undefined): Promise<Intercomm> {
   const call = op === 'accept' ? 'Comm.accept' : 'Comm.connect';
   const rt = runtime(call);
   return exchangeSides(comm, call, rootOf(opts), `${comm.name}.${op}`, async (side) => {
-    const value = (await dynamicClient(rt, call)(call, op, { port: checkPort(port, call), side })) as { side: Uint8Array };
+    const timeout = op === 'connect' ? connectTimeout(opts?.info, call) : undefined;
+    const value = (await dynamicClient(rt, call)(call, op, { port: checkPort(port, call), side, ...(timeout === undefined ? {} : { timeout }) })) as { side: Uint8Array };
     return value.side;
   });
 }

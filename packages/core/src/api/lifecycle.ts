@@ -43,7 +43,11 @@ const API_PARTS: ApiParts = {
   worldBarrier: () => COMM_WORLD.barrier(),
   liveObjects,
   messageTotals,
-  counters: (rt) => ({ ...messageTotals(rt), collectives: COMM_WORLD._collSeq >>> 0 }),
+  counters: (rt) => {
+    const t = rt.device.transport;
+    const channels = t?.channelStats();
+    return { ...messageTotals(rt), collectives: COMM_WORLD._collSeq >>> 0, ...(channels === undefined ? {} : { channels }), bytesToProcess: t?.bytesToProcess?.() ?? null };
+  },
   abort: (code, where) => abort(code, { name: where } as typeof COMM_WORLD),
   startTrace: async (maxEvents, takeOrder) => {
     traceRecorder = await import('./trace-recorder.ts');

@@ -34,7 +34,7 @@ import { Group } from './group.ts';
 import { Info } from './info.ts';
 import { Request } from './request.ts';
 import { ERRORS_RETURN, type Errhandler } from './errhandler.ts';
-import { TAG_DONE, TAG_POST, WinOrigin } from './win-origin.ts';
+import type { WinOrigin } from './win-origin.ts';
 import {
   LOCK_EXCLUSIVE, MODE_NOSUCCEED, NO_OP, accOpOf, checkAssert, checkLockType, checkTargetRank, elementTargetOf, originOf, targetOf,
   checkBytes, checkCreation, settle, type WinShape,
@@ -42,6 +42,14 @@ import {
 import type { Op } from './op.ts';
 
 type Flavor = 'create' | 'allocate' | 'shared' | 'dynamic';
+/**
+ * The origin side (win-origin.ts), loaded by the first window's creation: a program that makes no window does not
+ * load it (issue 38, start-up). A Win exists only after its creation, so its methods (the synchronous ones too) find it.
+ */
+let originSide: typeof import('./win-origin.ts') | null = null;
+function origin(): typeof import('./win-origin.ts') {
+  return originSide!;
+}
 /** Words per member in the creation's allgather: bytes, dispUnit, serial. */
 const SHAPE_WORDS = 3;
 type Target = [disp: number, count?: number, datatype?: import('./datatype.ts').Datatype] | undefined;
@@ -81,7 +89,7 @@ export class Win implements WinShape {
     this.#flavor = flavor;
     this.#dispUnit = dispUnit;
     this.#me = comm.rank;
-    this.#o = new WinOrigin(comm, record, this.#me, local, () => this.name);
+    this.#o = new (origin().WinOrigin)(comm, record, this.#me, local, () => this.name);
     const n = comm.size;
     this.sizes = Array.from({ length: n }, (_, r) => shape[SHAPE_WORDS * r]!);
     this.dispUnits = Array.from({ length: n }, (_, r) => shape[SHAPE_WORDS * r + 1]!);
@@ -156,6 +164,7 @@ export class Win implements WinShape {
 
   /** `memory`: the member's memory, or (allocateShared) its bytes in the one buffer rank 0 makes. */
   static async #make(call: string, rt: ThreadRuntime, comm: Comm, memoryOrBytes: Uint8Array | number, flavor: Flavor, dispUnit: number): Promise<Win> {
+    originSide ??= await import('./win-origin.ts');
     const winComm = await comm.dup();
     winComm.name = `window of ${comm.name}`;
     const dynamic = flavor === 'dynamic';
@@ -617,8 +626,8 @@ export class Win implements WinShape {
     checkAssert(assert, call);
     if (this.#exposure !== null) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} already has a post epoch open: wait for it first`);
     const ranks = this.#ranksOf(group, call);
-    this.#exposure = ranks.map((r) => this.#comm.Irecv(new Uint8Array(1), r, TAG_DONE));
-    await Promise.all(ranks.map((r) => this.#comm.Isend(new Uint8Array(1), r, TAG_POST).wait()));
+    this.#exposure = ranks.map((r) => this.#comm.Irecv(new Uint8Array(1), r, origin().TAG_DONE));
+    await Promise.all(ranks.map((r) => this.#comm.Isend(new Uint8Array(1), r, origin().TAG_POST).wait()));
   }
 
   /** MPI_Win_start: an access epoch to the members of `group`, once each has posted. */
@@ -628,7 +637,7 @@ export class Win implements WinShape {
     checkAssert(assert, call);
     if (this.#access !== null) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} already has a start epoch open: complete it first`);
     const ranks = this.#ranksOf(group, call);
-    await Promise.all(ranks.map((r) => this.#comm.Irecv(new Uint8Array(1), r, TAG_POST).wait()));
+    await Promise.all(ranks.map((r) => this.#comm.Irecv(new Uint8Array(1), r, origin().TAG_POST).wait()));
     this.#access = new Set(ranks);
   }
 
@@ -640,7 +649,7 @@ export class Win implements WinShape {
     if (access === null) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} has no start epoch open`);
     try {
       await Promise.all([...access].map((r) => this.#o.complete(call, r)));
-      await Promise.all([...access].map((r) => this.#comm.Isend(new Uint8Array(1), r, TAG_DONE).wait()));
+      await Promise.all([...access].map((r) => this.#comm.Isend(new Uint8Array(1), r, origin().TAG_DONE).wait()));
     } finally {
       this.#access = null;
     }

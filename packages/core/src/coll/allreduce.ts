@@ -122,6 +122,21 @@ async function recursiveDoublingBytes(pt: CollPt2pt, tag: number, op: ByteOp, ac
   if (acc !== mine) mine.set(acc);
 }
 
+const DONE: Promise<void> = Promise.resolve();
+
+/**
+ * allreduce() of a short vector (at most DEFAULT_COLL_TUNING.allreduceShortBytes) at the default
+ * tuning: SELECTION_TABLE's choice for every short vector, whatever the op (select.ts;
+ * allreduce.test.ts checks it), recursive doubling, taken without choose(). Not async: the promise
+ * it returns is recursiveDoublingBytes' own (one exchange's worth of promises on 2 processes), so
+ * the lean path (lean-allreduce.ts) calls it straight.
+ */
+export function shortAllreduce(pt: CollPt2pt, tag: number, send: Uint8Array | null, recv: Uint8Array, op: ByteOp): Promise<void> {
+  if (send !== null) recv.set(send);
+  if (pt.size > 1 && recv.length > 0) return recursiveDoublingBytes(pt, tag, op, recv);
+  return DONE;
+}
+
 /**
  * Reduces every rank's vector and leaves the result in every rank's `recv` (MPI_Allreduce).
  * @param send this rank's vector; null means IN_PLACE (it is already in `recv`)
@@ -132,10 +147,7 @@ export async function allreduce(
 ): Promise<void> {
   const { rank, size } = pt;
   if (opts === undefined && recv.length <= DEFAULT_COLL_TUNING.allreduceShortBytes) {
-    // SELECTION_TABLE's choice for every short vector, whatever the op (select.ts; allreduce.test.ts
-    // checks it): recursive doubling, taken here without choose() for the small calls' sake.
-    if (send !== null) recv.set(send);
-    if (size > 1 && recv.length > 0) await recursiveDoublingBytes(pt, tag, op, recv);
+    await shortAllreduce(pt, tag, send, recv, op);
     return;
   }
   const algorithm = choose('allreduce', { size, bytes: recv.length, items: recv.length / op.itemBytes, commute: op.commute }, opts);

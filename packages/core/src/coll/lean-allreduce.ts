@@ -6,13 +6,16 @@
  * The API layer (api/coll-comm.ts) checks the arguments and resolves the op once per array kind;
  * this file owns what the call does after that: it takes the communicator's collective sequence
  * number straight from its shared cell (Atomics, so every thread of the process that calls on
- * the communicator draws from one counter, as Pt2ptComm._collSeq does) and runs allreduce() on
- * byte views of the caller's arrays through a point-to-point view made once. The result is the
- * same call the general path makes (same tag, same algorithm, same errors), minus its objects.
+ * the communicator draws from one counter, as Pt2ptComm._collSeq does) and runs allreduce.ts's
+ * short path on byte views of the caller's arrays through a point-to-point view made once. The result is the
+ * same call the general path makes (same tag, same algorithm, same errors), minus its objects:
+ * it enters allreduce.ts's short path (shortAllreduce) directly, without allreduce()'s async
+ * frame. (The two byte views are made per call: keeping the last ones would keep a caller's
+ * buffer alive, however large, until the next call.)
  *
  * State: one LeanAllreduce per communicator wrapper and thread, made on its first lean call.
  */
-import { allreduce } from './allreduce.ts';
+import { shortAllreduce } from './allreduce.ts';
 import type { ByteOp, CollPt2pt } from './pt2pt.ts';
 import { DEFAULT_COLL_TUNING } from './select.ts';
 
@@ -49,6 +52,6 @@ export class LeanAllreduce {
     Atomics.store(cells, this.seqIndex, (seq + 1) | 0);
     const recvBytes = new Uint8Array(recv.buffer, recv.byteOffset, bytes);
     const sendBytes = send === null ? null : new Uint8Array(send.buffer, send.byteOffset, bytes);
-    return allreduce(isBlocking ? this.blocking : this.nonblocking, seq & 0x3fffffff, sendBytes, recvBytes, op);
+    return shortAllreduce(isBlocking ? this.blocking : this.nonblocking, seq & 0x3fffffff, sendBytes, recvBytes, op);
   }
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { allreduce } from './allreduce.ts';
+import { allreduce, shortAllreduce } from './allreduce.ts';
 import type { ByteOp, CollPt2pt } from './pt2pt.ts';
 import { reduceScatter, reduceScatterBlock } from './reduce-scatter.ts';
 import { exscan, scan } from './scan.ts';
@@ -97,6 +97,28 @@ describe('allreduce', () => {
       }
     });
   }
+
+  // The lean path (lean-allreduce.ts) enters shortAllreduce straight: one exchange with the peer on
+  // 2 processes, log2(p) exchanges on a power of two, no extra rounds.
+  it.each([
+    [1, 0],
+    [2, 2],
+    [4, 8],
+    [5, 2 + 8],
+  ])('shortAllreduce: p=%i sends %i messages and leaves the sum in recv, in place and not', async (p, messages) => {
+    for (const inPlace of [false, true]) {
+      const xs = contributions(p, 8, SUM_I32, p + 5);
+      const want = foldLeft(SUM_I32, xs);
+      const sim = new Sim(p, { seed: p });
+      const out = await sim.run(async (pt, r) => {
+        const recv = inPlace ? xs[r]!.slice() : new Uint8Array(8);
+        await shortAllreduce(pt, 4, inPlace ? null : xs[r]!, recv, SUM_I32);
+        return recv;
+      });
+      out.forEach((b) => expect(diff(b, want)).toBe(''));
+      expect(sim.messages).toBe(messages);
+    }
+  });
 
   it('recursive doubling uses 2 * rem + pof2 * log2(pof2) messages', async () => {
     const sim = new Sim(6);

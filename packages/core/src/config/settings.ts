@@ -100,7 +100,7 @@ export const SETTINGS: readonly SettingRow[] = [
     name: 'waitSpinTurns', env: 'TSMPI_WAIT_SPIN_TURNS', flag: null, kind: int(0, 1_000_000),
     // About one small-message round trip of turns (1-3 us each); UPC++ yields after about 10 empty progress calls (runtime/poll-policy.ts).
     defaultValue: () => 10, level: 'tuning',
-    doc: 'with --wait poll, where every process of the host has a core: poll turns of a blocking call that do not yield the core (sched_yield) before every later turn does; on a host with more processes than cores every turn yields',
+    doc: 'with --wait poll, where every process of the host has a core: poll turns of a blocking call that do not yield the core (sched_yield) before every later turn does; on a host with more processes than cores every turn yields, and a blocking call sleeps after this many turns',
   },
 
 

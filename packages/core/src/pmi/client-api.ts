@@ -34,6 +34,19 @@ export interface FinalizeReport {
 export interface RankCounters extends FinalizeReport {
   /** collective calls the main thread started on COMM_WORLD (comm.stats().collectives) */
   readonly collectives: number;
+  /** frames sent and received per channel (MPI.stats().perChannel), when this thread hosts the channels */
+  readonly channels?: readonly { readonly sent: number; readonly received: number }[];
+  /**
+   * Bytes the main thread's transport wrote to each process so far, as [process, bytes] pairs (the
+   * traffic matrix's row): in a sample only the pairs that changed since the previous sample
+   * (counter-deltas.ts); mpiexec keeps the others.
+   */
+  readonly peerBytes?: readonly (readonly [number, number])[];
+}
+
+/** What the runtime reads for a sample: RankCounters with the whole per-process vector (null: no transport here). */
+export interface LocalCounters extends Omit<RankCounters, 'peerBytes'> {
+  readonly bytesToProcess: readonly number[] | null;
 }
 
 export interface PmiClient {
@@ -75,7 +88,7 @@ export interface PmiClient {
    * mpiexec --dashboard: what a roll-call that asks for counters gets (null: none yet, before the
    * runtime is up). Absent under a launcher that has no dashboard (PMI direct).
    */
-  setCountersHandler?(handler: (() => RankCounters | null) | null): void;
+  setCountersHandler?(handler: (() => LocalCounters | null) | null): void;
   /** Called when the connection to the launcher is lost (the launcher is gone: the process should exit). */
   setLostHandler(handler: (err: Error) => void): void;
   /** Closes the connection; does not keep the event loop alive afterwards. */

@@ -29,7 +29,8 @@ import { createRequire } from 'node:module';
 import type { RawData, WebSocket as WsSocket } from 'ws';
 import { processOf, type JobEnv } from '../config/index.ts';
 import { ERROR_CLASSES, ERR_OTHER, KeyResponse, jobTlsClientOptions, mpiError } from '../util/index.ts';
-import type { BlockedIn, FinalizeReport, PmiClient, RankCounters } from './client-api.ts';
+import type { BlockedIn, FinalizeReport, LocalCounters, PmiClient, RankCounters } from './client-api.ts';
+import { ChangedEntries } from './counter-deltas.ts';
 import { estimateClockOffset, type ClockSample } from './clock-offset.ts';
 import {
   CLOSE_CODES,
@@ -78,7 +79,8 @@ class WsPmiClient implements PmiClient {
   readonly #kv = new Map<string, string>();
   readonly #proof: KeyResponse;
   #rollCall: (() => BlockedIn | null) | null = null;
-  #counters: (() => RankCounters | null) | null = null;
+  #counters: (() => LocalCounters | null) | null = null;
+  readonly #peerBytes = new ChangedEntries();
   #lost: ((err: Error) => void) | null = null;
   #isWelcomed = false;
   #isClosing = false;
@@ -197,7 +199,7 @@ class WsPmiClient implements PmiClient {
     this.#rollCall = handler;
   }
 
-  setCountersHandler(handler: (() => RankCounters | null) | null): void {
+  setCountersHandler(handler: (() => LocalCounters | null) | null): void {
     this.#counters = handler;
   }
 
@@ -343,14 +345,19 @@ class WsPmiClient implements PmiClient {
 
   /** mpiexec --dashboard's sample: the counters as plain numbers, or nothing when there are none (yet). */
   #plainCounters(): { counters?: RankCounters } {
-    let c: RankCounters | null = null;
+    let c: LocalCounters | null = null;
     try {
       c = this.#counters === null ? null : this.#counters();
     } catch {
       c = null;
     }
     if (c === null) return {};
-    return { counters: { messagesSent: c.messagesSent, messagesReceived: c.messagesReceived, bytesSent: c.bytesSent, bytesReceived: c.bytesReceived, collectives: c.collectives } };
+    const counters: RankCounters = {
+      messagesSent: c.messagesSent, messagesReceived: c.messagesReceived, bytesSent: c.bytesSent, bytesReceived: c.bytesReceived, collectives: c.collectives,
+      ...(c.channels === undefined ? {} : { channels: c.channels.map((x) => ({ sent: x.sent, received: x.received })) }),
+      ...(c.bytesToProcess === null ? {} : { peerBytes: this.#peerBytes.take(c.bytesToProcess) }),
+    };
+    return { counters };
   }
 
   #settle(id: number, value: unknown): void {

@@ -44,7 +44,7 @@ export { TRACE_CALL, TRACE_MSG, encodeTraceDump, decodeTraceDump } from './trace
 export type { TraceDump, TraceThread } from './trace-format.ts';
 export { estimateClockOffset } from './clock-offset.ts';
 export type { ClockSample } from './clock-offset.ts';
-export type { PmiClient, BlockedIn, FinalizeReport, RankCounters } from './client-api.ts';
+export type { PmiClient, BlockedIn, FinalizeReport, RankCounters, LocalCounters } from './client-api.ts';
 export type { JobEnv } from '../config/index.ts';
 // The job-key proof (util/key-proof.ts): the launcher's service and proxy link use the mechanism the ranks use.
 export { KeyChallenge, KeyResponse, keyProofBinding } from '../util/index.ts';

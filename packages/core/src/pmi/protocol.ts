@@ -178,8 +178,38 @@ function readReport(v: unknown): FinalizeReport | undefined {
 function readCounters(v: unknown): RankCounters | undefined {
   if (typeof v !== 'object' || v === null) return undefined;
   const report = readReport(v);
-  const collectives = (v as Record<string, unknown>)['collectives'];
-  return report !== undefined && isCount(collectives) ? { ...report, collectives } : undefined;
+  const r = v as Record<string, unknown>;
+  const collectives = r['collectives'];
+  if (report === undefined || !isCount(collectives)) return undefined;
+  const channels = r['channels'] === undefined ? undefined : readChannelCounts(r['channels']);
+  const peerBytes = r['peerBytes'] === undefined ? undefined : readPeerBytes(r['peerBytes']);
+  if ((r['channels'] !== undefined && channels === undefined) || (r['peerBytes'] !== undefined && peerBytes === undefined)) return undefined;
+  return { ...report, collectives, ...(channels === undefined ? {} : { channels }), ...(peerBytes === undefined ? {} : { peerBytes }) };
+}
+
+/** Most channels and [process, bytes] pairs one sample may carry (a bigger one is refused as malformed). */
+const MAX_COUNTER_ENTRIES = 1 << 16;
+
+function readChannelCounts(v: unknown): { sent: number; received: number }[] | undefined {
+  if (!Array.isArray(v) || v.length > MAX_COUNTER_ENTRIES) return undefined;
+  const out: { sent: number; received: number }[] = [];
+  for (const x of v as unknown[]) {
+    if (typeof x !== 'object' || x === null) return undefined;
+    const { sent, received } = x as Record<string, unknown>;
+    if (!isCount(sent) || !isCount(received)) return undefined;
+    out.push({ sent, received });
+  }
+  return out;
+}
+
+function readPeerBytes(v: unknown): [number, number][] | undefined {
+  if (!Array.isArray(v) || v.length > MAX_COUNTER_ENTRIES) return undefined;
+  const out: [number, number][] = [];
+  for (const p of v as unknown[]) {
+    if (!Array.isArray(p) || p.length !== 2 || !isInt(p[0]) || p[0] < 0 || !isCount(p[1])) return undefined;
+    out.push([p[0], p[1]]);
+  }
+  return out;
 }
 
 type BlockedCall = { readonly call: string; readonly comm: string; readonly peer: number | null; readonly tag: number | null; readonly calls?: number };

@@ -28,7 +28,7 @@ import { createLogger, type Logger } from '../log/index.ts';
 import { stopQuietlyOnPeerLoss } from './stop-on-peer-loss.ts';
 import { failIfReaderDied } from './reader-death.ts';
 import { joinJob } from './join-job.ts';
-import type { FinalizeReport, PmiClient, RankCounters, TraceThread } from '../pmi/index.ts';
+import type { FinalizeReport, LocalCounters, PmiClient, TraceThread } from '../pmi/index.ts';
 import { secureTransportFactory, type ReaderSocketName, type TransportFactory } from '../transport/index.ts';
 import { ERR_ARG, mpiError, schedYield } from '../util/index.ts';
 import type { ThreadLevel } from './thread-level.ts';
@@ -57,7 +57,7 @@ export interface ApiParts {
   /** Messages and bytes of this process since init, for the launcher's report. */
   messageTotals(rt: ThreadRuntime): FinalizeReport;
   /** mpiexec --dashboard: the totals and COMM_WORLD's collectives, read only when a sample asks. */
-  counters(rt: ThreadRuntime): RankCounters;
+  counters(rt: ThreadRuntime): LocalCounters;
   /** MPI.abort on behalf of a worker thread that asked for it through shared memory. */
   abort(code: number, where: string): never;
   /** mpiexec --trace: starts recording this thread's calls (api/trace-recorder.ts, loaded only then); `takeOrder`: SharedState.takeTraceOrder. */
@@ -179,7 +179,7 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
     device.start(addresses);
   }
   const policy = pollPolicy({ localSize: job?.localSize ?? 1, cores: os.availableParallelism(), spinTurns: settings.waitSpinTurns });
-  waitPoll.configure({ ...waitPollOptions(settings, size, log, device, !useEngines), spinTurns: policy.spinTurns });
+  waitPoll.configure({ ...waitPollOptions(settings, size, log, device, !useEngines), spinTurns: policy.spinTurns, sleepAfterTurns: policy.sleepAfterTurns });
   // Bulk traffic sleeps only where a poller would take a core from another process of the job.
   if (policy.isOversubscribed) device.onRendezvous = (bytes) => waitPoll.noteRendezvous(bytes);
   blocked.countTimeIn(shared.statsRow(0));
@@ -338,7 +338,7 @@ export async function startWorkerThread(boot: WorkerBoot, api: ApiParts): Promis
     process.on('exit', (code) => shared.routes!.markReaderDied(threadId, code));
   }
   const policy = pollPolicy({ localSize: boot.job?.localSize ?? 1, cores: os.availableParallelism(), spinTurns: settings.waitSpinTurns });
-  waitPoll.configure({ ...waitPollOptions(settings, size, log, device, false), spinTurns: policy.spinTurns });
+  waitPoll.configure({ ...waitPollOptions(settings, size, log, device, false), spinTurns: policy.spinTurns, sleepAfterTurns: policy.sleepAfterTurns });
   api.attachPredefined(boot, size, settings.endpoints, device.firstEndpoint, boot.job?.worldFirst ?? 0);
   shared.objects.onDestroy = api.destroyComm;
   const rt = new ThreadRuntime({

@@ -13,7 +13,17 @@
  * tsmpi does both:
  *   - more processes of the job on this host than cores (TSMPI_LOCAL_SIZE from
  *     the launcher against os.availableParallelism()): yield in every poll
- *     turn, as ADR 0005 measured (a peer that has work gets the core at once);
+ *     turn, as ADR 0005 measured (a peer that has work gets the core at once),
+ *     and sleep once a blocking call has polled `spinTurns` (waitSpinTurns)
+ *     turns. The peer a rank waits for either runs on the other core (its
+ *     reply comes within a few turns) or waits for this rank's core (a yield
+ *     hands it over, and it replies before the next turn or two); a wait that
+ *     outlasts ten yielding turns waits for a peer that other processes keep
+ *     off the cores, and every further turn is a core taken from them. Open
+ *     MPI yields forever, but its progress loop costs a fraction of a Node
+ *     event-loop turn: polling a whole 4-on-2 allreduce cost 5.3x Open MPI's
+ *     CPU per call (issue 40), and 3.4x what sleeping costs on a loaded
+ *     machine;
  *   - otherwise spin `spinTurns` turns of a blocking call without yielding
  *     (setting waitSpinTurns, default 10), then yield in every turn. A reply
  *     that comes within a few microseconds (a ping-pong, a small allreduce's
@@ -42,14 +52,18 @@ export interface PollPolicy {
   readonly isOversubscribed: boolean;
   /** Poll turns of a blocking call that do not yield; every later turn yields. 0: yield in every turn. */
   readonly spinTurns: number;
+  /** Poll turns after which a blocking call sleeps until a socket wakes it (Infinity: it polls for its whole budget). */
+  readonly sleepAfterTurns: number;
 }
 
 /**
  * Chooses how polling threads of this process yield.
  * @param host - processes on this host, its cores, and the waitSpinTurns setting
- * @returns whether the host is oversubscribed, and the turns to spin before yielding
+ * @returns whether the host is oversubscribed, the turns to spin before yielding, and the turns to poll before sleeping
  */
 export function pollPolicy(host: HostShare): PollPolicy {
   const isOversubscribed = host.localSize > host.cores;
-  return { isOversubscribed, spinTurns: isOversubscribed ? 0 : Math.max(0, Math.floor(host.spinTurns)) };
+  const turns = Math.max(0, Math.floor(host.spinTurns));
+  if (isOversubscribed) return { isOversubscribed, spinTurns: 0, sleepAfterTurns: turns };
+  return { isOversubscribed, spinTurns: turns, sleepAfterTurns: Infinity };
 }

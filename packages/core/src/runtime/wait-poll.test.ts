@@ -52,6 +52,19 @@ describe('wait-poll', () => {
     poll.end();
   });
 
+  it('stops polling after sleepAfterTurns turns of a blocking call, and polls again for the next call (poll-policy.ts)', async () => {
+    let count = 0;
+    poll.configure({ budgetMs: 20, yieldCore: () => count++, now: () => 0, sleepAfterTurns: 5 });
+    poll.begin();
+    await turns(30);
+    expect(count, 'five yielding turns, then asleep although the call still waits').toBe(5);
+    poll.end();
+    poll.begin();
+    await turns(30);
+    expect(count, 'a new blocking call polls its turns again').toBe(10);
+    poll.end();
+  });
+
   it('keeps one poll turn queued however many calls begin and end', async () => {
     const { yields } = setUp(20);
     for (let i = 0; i < 100; i++) {

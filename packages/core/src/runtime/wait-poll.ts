@@ -14,7 +14,10 @@
  * per call), so with no sched_yield to be had, blocking calls sleep.
  *
  * How often a turn yields is poll-policy.ts's choice (spinTurns): in every turn
- * on a host with more processes than cores, else after the first few turns.
+ * on a host with more processes than cores, else after the first few turns. On
+ * a host with more processes than cores a blocking call also sleeps after its
+ * first few turns (sleepAfterTurns): a peer that outlasts them is kept off the
+ * cores by other processes, whose core each further turn takes.
  *
  * A thread polls while it is inside a blocking call and for at most `budgetMs`
  * after the newest blocking call began; after that it sleeps, so a rank that
@@ -55,6 +58,8 @@ export interface WaitPollOptions {
   readonly onTurn?: () => void;
   /** Turns of a blocking call that do not yield (poll-policy.ts); default 0, every turn yields. */
   readonly spinTurns?: number;
+  /** Turns after which a blocking call stops polling and sleeps (poll-policy.ts); default Infinity. */
+  readonly sleepAfterTurns?: number;
 }
 
 /** Rendezvous messages of at least this many bytes are bulk traffic (noteRendezvous). */
@@ -72,6 +77,7 @@ export class WaitPoll {
   #polling = false;
   #deadline = 0;
   #spinTurns = 0;
+  #sleepAfterTurns = Infinity;
   /** Poll turns since the newest blocking call began. */
   #turns = 0;
   /** Polling is suspended until this time (bulk traffic). */
@@ -86,6 +92,7 @@ export class WaitPoll {
     this.#now = options.now ?? (() => performance.now());
     this.#onTurn = options.onTurn ?? null;
     this.#spinTurns = options.spinTurns ?? 0;
+    this.#sleepAfterTurns = options.sleepAfterTurns ?? Infinity;
     this.#bulkUntil = -Infinity;
   }
 
@@ -125,7 +132,7 @@ export class WaitPoll {
 
   #turn(): void {
     const t = this.#now();
-    if (this.#waiting === 0 || this.#budgetMs === 0 || t > this.#deadline || t < this.#bulkUntil) {
+    if (this.#waiting === 0 || this.#budgetMs === 0 || t > this.#deadline || t < this.#bulkUntil || this.#turns >= this.#sleepAfterTurns) {
       this.#polling = false;
       return;
     }

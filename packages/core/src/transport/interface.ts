@@ -309,6 +309,12 @@ export interface Transport {
   isListening?(): boolean;
   /** Per owned channel: frames sent and received so far. Index = channel number. */
   channelStats(): { sent: number; received: number }[];
+  /**
+   * Optional (mpiexec --dashboard's traffic matrix, read only when a sample asks): bytes written so
+   * far on this instance's connections to each process (index = process), as the sockets count
+   * them (handshakes included): nothing is counted per frame for it.
+   */
+  bytesToProcess?(): number[];
   /** Flushes what is queued, ends every connection gracefully and stops listening. */
   close(): Promise<void>;
   /** Drops everything at once. */

@@ -10,6 +10,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import * as MPI from '@tsmpi/core';
 import { check, equal, throwsMPI } from './check.ts';
+import { coordsOf, tileData, tileOf, type Tile } from './grid-tile.ts';
 
 const dir = process.argv[2]!;
 const cb = process.argv[3] ?? 'automatic';
@@ -95,26 +96,9 @@ const hints = new MPI.Info({ romio_cb_read: cb, romio_cb_write: cb, cb_buffer_si
   const name = path.join(dir, 'array3d.dat');
   const G = [6, 10, 8];
   const value = (i: number, j: number, k: number): number => (i * G[1]! + j) * G[2]! + k + 0.5;
-  const tileOf = (dims: number[], coords: number[]): { sizes: number[]; starts: number[] } => {
-    const sizes: number[] = [];
-    const starts: number[] = [];
-    for (let d = 0; d < 3; d++) {
-      const base = Math.floor(G[d]! / dims[d]!);
-      const extra = G[d]! % dims[d]!;
-      sizes.push(base + (coords[d]! < extra ? 1 : 0));
-      starts.push(coords[d]! * base + Math.min(coords[d]!, extra));
-    }
-    return { sizes, starts };
-  };
-  const coordsOf = (dims: number[], r: number): number[] => [Math.floor(r / (dims[1]! * dims[2]!)), Math.floor(r / dims[2]!) % dims[1]!, r % dims[2]!];
-  const local = (t: { sizes: number[]; starts: number[] }): Float64Array => {
-    const a = new Float64Array(t.sizes[0]! * t.sizes[1]! * t.sizes[2]!);
-    let n = 0;
-    for (let i = 0; i < t.sizes[0]!; i++) for (let j = 0; j < t.sizes[1]!; j++) for (let k = 0; k < t.sizes[2]!; k++) a[n++] = value(t.starts[0]! + i, t.starts[1]! + j, t.starts[2]! + k);
-    return a;
-  };
+  const local = (t: Tile): Float64Array => tileData(t, (n) => new Float64Array(n), value);
   const dimsW = MPI.computeDims(np, 3);
-  const tw = tileOf(dimsW, coordsOf(dimsW, me));
+  const tw = tileOf(G, dimsW, coordsOf(dimsW, me));
   const f = await MPI.File.open(world, name, MPI.MODE_CREATE | MPI.MODE_RDWR, hints);
   const ftW = MPI.Datatype.subarray(G, tw.sizes, tw.starts, 'C', MPI.FLOAT64).commit();
   await f.setView(0, MPI.FLOAT64, ftW);
@@ -135,7 +119,7 @@ const hints = new MPI.Info({ romio_cb_read: cb, romio_cb_write: cb, cb_buffer_si
   }
   // Read back with another decomposition (the dimensions reversed), collectively, and with the pointer.
   const dimsR = [...dimsW].reverse();
-  const tr = tileOf(dimsR, coordsOf(dimsR, (me + 1) % np));
+  const tr = tileOf(G, dimsR, coordsOf(dimsR, (me + 1) % np));
   const ftR = MPI.Datatype.subarray(G, tr.sizes, tr.starts, 'C', MPI.FLOAT64).commit();
   await f.setView(0, MPI.FLOAT64, ftR);
   const back = new Float64Array(tr.sizes[0]! * tr.sizes[1]! * tr.sizes[2]!);

@@ -12,6 +12,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import * as MPI from '@tsmpi/core';
 import { check, equal, throwsMPI } from './check.ts';
+import { coordsOf, tileData, tileOf } from './grid-tile.ts';
 
 const dir = process.argv[2]!;
 const cb = process.argv[3] ?? 'automatic';
@@ -167,19 +168,8 @@ const vectorIndex = (r: number, e: number): number => r * 2 + Math.floor(e / 8) 
 const G = [4, 6, 10];
 const dims = MPI.computeDims(np, 3);
 const cube = (() => {
-  const coords = [Math.floor(me / (dims[1]! * dims[2]!)), Math.floor(me / dims[2]!) % dims[1]!, me % dims[2]!];
-  const sizes: number[] = [];
-  const starts: number[] = [];
-  for (let d = 0; d < 3; d++) {
-    const base = Math.floor(G[d]! / dims[d]!);
-    const extra = G[d]! % dims[d]!;
-    sizes.push(base + (coords[d]! < extra ? 1 : 0));
-    starts.push(coords[d]! * base + Math.min(coords[d]!, extra));
-  }
-  const data = new Int32Array(sizes[0]! * sizes[1]! * sizes[2]!);
-  let n = 0;
-  for (let i = 0; i < sizes[0]!; i++) for (let j = 0; j < sizes[1]!; j++) for (let k = 0; k < sizes[2]!; k++) data[n++] = ((starts[0]! + i) * G[1]! + starts[1]! + j) * G[2]! + starts[2]! + k + 7;
-  return { sizes, starts, data };
+  const tile = tileOf(G, dims, coordsOf(dims, me));
+  return { ...tile, data: tileData(tile, (n) => new Int32Array(n), (i, j, k) => (i * G[1]! + j) * G[2]! + k + 7) };
 })();
 
 const M = 200;

@@ -14,6 +14,7 @@
 //   errors    bad input: each call throws an MPIError naming the call (np >= 2).
 import * as MPI from '@tsmpi/core';
 import { check, equal, throwsMPI } from './check.ts';
+import { counterValue, fetchAndOpCounter } from './fetch-counter.ts';
 
 await MPI.init({ threadLevel: (process.env.RMA_THREAD_LEVEL as MPI.ThreadLevel | undefined) ?? 'single' });
 const world = MPI.COMM_WORLD;
@@ -63,26 +64,14 @@ if (which === 'computes') {
   await win.free();
 } else if (which === 'counter') {
   const N = 200;
-  const win = await MPI.Win.allocate(8, 8, world);
-  const fetched = new Float64Array(N);
-  await win.lockAll();
-  for (let i = 0; i < N; i++) {
-    const old = new Float64Array(1);
-    win.FetchAndOp(new Float64Array([1]), old, 0, 0, MPI.SUM);
-    await win.flush(0);
-    fetched[i] = old[0]!;
-  }
-  await win.unlockAll();
-  await world.barrier();
-  const all = new Float64Array(N * np);
-  await world.Allgather(fetched, all);
+  const { win, fetched: all } = await fetchAndOpCounter(world, N);
   const seen = new Set<number>();
   for (const v of all) {
     check(Number.isInteger(v) && v >= 0 && v < N * np, `fetched value ${v} outside 0..${N * np - 1}`);
     check(!seen.has(v), `fetched value ${v} twice: two FetchAndOps were not atomic`);
     seen.add(v);
   }
-  if (rank === 0) equal(new Float64Array(win.memory.buffer, win.memory.byteOffset, 1)[0], N * np, 'the counter');
+  if (rank === 0) equal(counterValue(win), N * np, 'the counter');
   await win.free();
 } else if (which === 'mutex') {
   const N = 40;

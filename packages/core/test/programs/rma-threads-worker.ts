@@ -26,6 +26,7 @@
 import { parentPort } from 'node:worker_threads';
 import * as MPI from '@tsmpi/core';
 import { check, equal, throwsMPI } from './check.ts';
+import { counterValue, fetchAndOpCounter } from './fetch-counter.ts';
 
 await MPI.init();
 const { index, which } = MPI.workerData as { index: number; which: string };
@@ -37,22 +38,10 @@ const n = all.size;
 
 if (which === 'counter') {
   const N = 50;
-  const win = await MPI.Win.allocate(8, 8, all);
-  const fetched = new Float64Array(N);
-  await win.lockAll();
-  for (let i = 0; i < N; i++) {
-    const old = new Float64Array(1);
-    win.FetchAndOp(new Float64Array([1]), old, 0, 0, MPI.SUM);
-    await win.flush(0);
-    fetched[i] = old[0]!;
-  }
-  await win.unlockAll();
-  await all.barrier();
-  const got = new Float64Array(N * n);
-  await all.Allgather(fetched, got);
+  const { win, fetched: got } = await fetchAndOpCounter(all, N);
   const seen = new Set(got);
   equal([seen.size, Math.min(...got), Math.max(...got)], [N * n, 0, N * n - 1], 'every fetched counter value once');
-  if (me === 0) equal(new Float64Array(win.memory.buffer, win.memory.byteOffset, 1)[0], N * n, 'the counter after every increment');
+  if (me === 0) equal(counterValue(win), N * n, 'the counter after every increment');
   await win.free();
   // Accumulate (SUM) on an INT32 and a FLOAT64 element of every member, from every member, M times.
   const M = 20;

@@ -1,0 +1,113 @@
+/**
+ * One-sided Put between 2 processes, timed per epoch: issue 37's targets, with the result line of
+ * allreduce.ts so that compare.sh can set it beside Open MPI's and MPICH's (reference/put.c is the
+ * same benchmark in C).
+ *
+ *   pnpm exec mpiexec -n 2 packages/bench/src/put.ts --call put-lock|put-fence [--compute SECONDS] [flags]
+ *
+ *   put-lock    rank 0 runs lock(1, exclusive), Put of SIZE bytes (default 8), unlock(1) per call:
+ *               passive target; rank 1 waits in a barrier, or with --compute S computes for S
+ *               seconds without calling MPI first (the case MPI's progress rule is about: the
+ *               origin's figure should not change while the target computes)
+ *   put-fence   both ranks: rank 0 Puts SIZE bytes (default 1 MiB), then fence, per call
+ * Rank 0 prints `CALL: SIZE-byte mean ...`: the mean per call (the loop's time / calls), SIZE / mean
+ * in MB/s, the median, p99 and min per-call times and the CPU per call summed over both ranks.
+ */
+import * as MPI from '@tsmpi/core';
+import { parseBenchArgs } from './bench-args.ts';
+import { isLeadProcess } from './lead-rank.ts';
+import { appendJsonRecord, bandwidthMBs, formatCallLine, formatConfigLine, recordHeader } from './report.ts';
+import { summarizeCalls } from './stats.ts';
+
+const USAGE = `usage: mpiexec -n 2 packages/bench/src/put.ts --call put-lock|put-fence [flags]
+
+One-sided Put, timed per epoch: put-lock (lock, Put, unlock: passive target), put-fence
+(Put, then fence). Prints the mean time per call in microseconds, the bandwidth, the median,
+p99 and min per-call times and the CPU time per call (summed over both ranks).
+
+  --call CALL      put-lock or put-fence (required)
+  --compute S      put-lock: the target computes S seconds without calling MPI (default 0)
+  --iterations N   timed calls (default 1000)
+  --warmup N       untimed calls (default 50)
+  --size BYTES     bytes per Put (default 8 for put-lock, 1048576 for put-fence)
+  --json FILE      append one JSON record (one line) to FILE
+  -h, --help       this text`;
+
+/** `--NAME X` taken out of argv (the shared parser knows only the common flags). */
+function takeFlag(argv: string[], name: string): { value: string | undefined; rest: string[] } {
+  const at = argv.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
+  if (at < 0) return { value: undefined, rest: argv };
+  const eq = argv[at]!.indexOf('=');
+  return { value: eq >= 0 ? argv[at]!.slice(eq + 1) : argv[at + 1], rest: [...argv.slice(0, at), ...argv.slice(at + (eq >= 0 ? 1 : 2))] };
+}
+
+/** Busy work that never calls MPI, for `seconds`. */
+function compute(seconds: number): number {
+  const end = performance.now() + seconds * 1000;
+  let x = 0;
+  while (performance.now() < end) for (let i = 0; i < 10_000; i++) x += Math.sqrt(i);
+  return x;
+}
+
+const byCall = takeFlag(process.argv.slice(2), 'call');
+const byCompute = takeFlag(byCall.rest, 'compute');
+const call = byCall.value;
+const computeSeconds = Number(byCompute.value ?? '0');
+const parsed = parseBenchArgs(byCompute.rest, { iterations: 1000, warmup: 50, window: 1, sizesBytes: [call === 'put-fence' ? 1 << 20 : 8] });
+if (parsed.kind === 'help') {
+  if (isLeadProcess()) console.log(USAGE);
+} else if (parsed.kind === 'error' || (call !== 'put-lock' && call !== 'put-fence') || !(computeSeconds >= 0)) {
+  const why = parsed.kind === 'error' ? parsed.message : call !== 'put-lock' && call !== 'put-fence' ? `--call must be put-lock or put-fence (got ${call ?? 'nothing'})` : '--compute must be a number of seconds >= 0';
+  if (isLeadProcess()) console.error(`put: ${why}\n\n${USAGE}`);
+  process.exitCode = 2;
+} else {
+  const { iterations: calls, warmup, sizesBytes, jsonFile } = parsed.flags;
+  const sizeBytes = sizesBytes[0]!;
+  await MPI.init();
+  const comm = MPI.COMM_WORLD;
+  if (comm.size !== 2) {
+    if (comm.rank === 0) console.error(`put: runs on 2 processes (got ${comm.size})\n\n${USAGE}`);
+    process.exitCode = 2;
+  } else {
+    const win = await MPI.Win.allocate(sizeBytes, 1, comm);
+    const origin = new Uint8Array(sizeBytes).fill(7);
+    const one = call === 'put-lock'
+      ? async () => { await win.lock(1, MPI.LOCK_EXCLUSIVE); win.Put(origin, 1); await win.unlock(1); }
+      : async () => { if (comm.rank === 0) win.Put(origin, 1); await win.fence(); };
+    const samples = new Float64Array(calls);
+    let loopSeconds = 0;
+    await win.fence();
+    const cpuBefore = process.cpuUsage();
+    if (call === 'put-fence' || comm.rank === 0) {
+      for (let i = 0; i < warmup; i++) await one();
+      if (call === 'put-fence') await comm.barrier();
+      const loopStart = MPI.wtime();
+      for (let i = 0; i < calls; i++) {
+        const start = MPI.wtime();
+        await one();
+        samples[i] = MPI.wtime() - start;
+      }
+      loopSeconds = MPI.wtime() - loopStart;
+    } else if (computeSeconds > 0) {
+      compute(computeSeconds);
+    }
+    const cpu = process.cpuUsage(cpuBefore);
+    await comm.barrier();
+    if (comm.rank === 1 && new Uint8Array(win.memory)[sizeBytes - 1] !== 7) throw new Error('put: the target window does not hold the origin\'s bytes');
+    const cpuMillisPerCall = await comm.allreduce((cpu.user + cpu.system) / 1000 / calls, MPI.SUM);
+    await win.free();
+    if (comm.rank === 0) {
+      const figures = summarizeCalls(samples, loopSeconds);
+      const flavour = `channels ${MPI.config().channels}${call === 'put-lock' ? `, target computes ${computeSeconds} s` : ''}`;
+      console.log(formatCallLine(call, { sizeBytes, ...figures, cpuMillisPerCall, calls, processes: 2, flavour }));
+      if (jsonFile !== null) {
+        appendJsonRecord(jsonFile, {
+          ...recordHeader(), bench: call, processes: 2, iterations: calls, warmup, sizeBytes, computeSeconds,
+          ...figures, bandwidthMBs: bandwidthMBs(sizeBytes, figures.meanMicros), cpuMillisPerCall, config: MPI.config(),
+        });
+      }
+      console.log(formatConfigLine(MPI.config()));
+    }
+  }
+  await MPI.finalize();
+}
