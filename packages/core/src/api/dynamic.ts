@@ -15,12 +15,12 @@
  * store before the Intercomm is returned (Device.addPeers).
  *
  * Under --progress threads/engines the channel engines learn the new processes too
- * (Engines.addPeers). Limits: the calls are made on the main thread, worker threads'
- * own connections do not learn the new processes; ports connect worlds of one mpiexec job.
+ * (Engines.addPeers), and the MPI.Worker threads' own connections (runtime/worker-peers.ts).
+ * Limits: the calls are made on the main thread; ports connect worlds of one mpiexec job.
  */
 import { allocateContextId, freeContextId } from '../comm/index.ts';
 import { bcastBytes } from '../coll/index.ts';
-import { runtime, runtimeOrNull, type ThreadRuntime } from '../runtime/index.ts';
+import { runtime, runtimeOrNull, workerPeers, type ThreadRuntime } from '../runtime/index.ts';
 import type { DynOp } from '../pmi/index.ts';
 import { ERR_ARG, ERR_COMM, ERR_INFO_VALUE, ERR_NAME, ERR_OTHER, ERR_PORT, ERR_ROOT, ERR_SPAWN, MPIError, mpiError } from '../util/index.ts';
 import { describe } from './buffer.ts';
@@ -133,6 +133,8 @@ async function reach(rt: ThreadRuntime, endpoints: Int32Array, call: string): Pr
   }));
   if (perChannel !== null) await engines!.addPeers(perChannel);
   if (!rt.device.addPeers(addresses, perChannel)) throw mpiError(ERR_SPAWN, call, 'this transport cannot reach processes that joined the job later');
+  // The MPI.Worker threads' own connections too (runtime/worker-peers.ts), answered before the call returns.
+  await workerPeers()?.announce(addresses, perChannel);
   for (const p of wanted) learned.add(p);
 }
 

@@ -37,6 +37,7 @@ import { pollPolicy } from './poll-policy.ts';
 import { WaitPoll, type WaitPollOptions } from './wait-poll.ts';
 import { setRuntime, ThreadRuntime } from './thread-runtime.ts';
 import type { WorkerBoot } from './worker-boot.ts';
+import { setWorkerPeers, workerPeers, WorkerPeers } from './worker-peers.ts';
 
 /** What the API layer makes, binds and answers around a thread's runtime (api/lifecycle.ts supplies it). */
 export interface ApiParts {
@@ -148,6 +149,8 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
   );
   // Windows across the threads of this process (device/rma-directory.ts): open before any worker or engine can announce one.
   if (shared.layout.multithreaded) device.rma.openDirectory(device.opts.jobKey, proc, directoryName(device.opts));
+  // Worker threads learn the processes that join later from this thread (worker-peers.ts); it learns them itself (api/dynamic.ts).
+  if (shared.layout.multithreaded) setWorkerPeers(new WorkerPeers(device.opts.jobKey, proc, 0, null, () => {}));
   if (pmi !== null) {
     const reporter = pmi;
     device.onFatal = (_err, lostProcess) => {
@@ -326,6 +329,11 @@ export async function startWorkerThread(boot: WorkerBoot, api: ApiParts): Promis
   );
   device.rma.openDirectory(device.opts.jobKey, device.opts.process, directoryName(device.opts));
   device.start(null, boot.direct);
+  if (boot.peers !== null) {
+    const peers = new WorkerPeers(device.opts.jobKey, device.opts.process, threadId, boot.peers, (b) => device.addPeers(b.addresses, b.perChannel));
+    setWorkerPeers(peers);
+    await peers.join();
+  }
   blocked.countTimeIn(shared.statsRow(threadId));
   await device.openDirect(boot.job?.worldFirst ?? 0);
   // Leaving when the thread's event loop empties (the worker is about to end): its routes to remote
@@ -373,6 +381,8 @@ export async function finishProcess(rt: ThreadRuntime, api: ApiParts): Promise<v
   await rt.device.close();
   if (rt.engines !== null) await rt.engines.close();
   rt.device.rma.directory?.close();
+  workerPeers()?.close();
+  setWorkerPeers(null);
   api.bindPredefined(null);
   setRuntime(null);
   if (rt.pmi !== null) {
