@@ -16,11 +16,12 @@
  *
  * Under --progress threads/engines the channel engines learn the new processes too
  * (Engines.addPeers), and the MPI.Worker threads' own connections (runtime/worker-peers.ts).
- * Limits: the calls are made on the main thread; ports connect worlds of one mpiexec job.
+ * An MPI.Worker thread's calls are carried out by the main thread (runtime/dynamic-relay.ts).
+ * Limit: ports connect worlds of one mpiexec job.
  */
 import { allocateContextId, freeContextId } from '../comm/index.ts';
 import { bcastBytes } from '../coll/index.ts';
-import { runtime, runtimeOrNull, workerPeers, type ThreadRuntime } from '../runtime/index.ts';
+import { dynamicRelay, runtime, runtimeOrNull, serveWorkerRequests, workerPeers, type ThreadRuntime } from '../runtime/index.ts';
 import type { DynOp } from '../pmi/index.ts';
 import { ERR_ARG, ERR_COMM, ERR_INFO_VALUE, ERR_NAME, ERR_OTHER, ERR_PORT, ERR_ROOT, ERR_SPAWN, MPIError, mpiError } from '../util/index.ts';
 import { describe } from './buffer.ts';
@@ -86,16 +87,31 @@ export function getParent(): Intercomm | null {
   return parent;
 }
 
-/** The wire-up client's dynamic requests, on the main thread of a process started by mpiexec. */
+/**
+ * The wire-up client's dynamic requests: on the main thread of a process started by mpiexec its own,
+ * on an MPI.Worker thread the main thread's (runtime/dynamic-relay.ts).
+ */
 function dynamicClient(rt: ThreadRuntime, call: string): NonNullable<NonNullable<ThreadRuntime['pmi']>['dynamic']> {
   const pmi = rt.pmi;
+  const relay = rt.device.opts.threadId !== 0 ? dynamicRelay() : null;
+  if (relay !== null) return (c, op, args) => relay.ask(c, op, { ...args });
   if (pmi === null || pmi.dynamic === undefined) {
     throw mpiError(ERR_SPAWN, call, rt.device.opts.threadId !== 0
-      ? 'dynamic processes are called from the main thread (this is a worker thread)'
+      ? 'this worker thread was not started by MPI.Worker, so no main thread carries out its dynamic-process calls'
       : 'dynamic processes need tsmpi\'s mpiexec (this process runs without it, or under a foreign launcher)');
   }
   return pmi.dynamic.bind(pmi);
 }
+
+// A worker thread's request, on the main thread: mpiexec's answer, or the reach of the new processes (which tells every worker thread).
+serveWorkerRequests(async (call, op, args) => {
+  const rt = runtime(call);
+  if (op === 'reach') {
+    await reach(rt, Int32Array.from(args['endpoints'] as number[]), call);
+    return null;
+  }
+  return dynamicClient(rt, call)(call, op as DynOp, args);
+});
 
 // The root's answer as every rank receives it: 0 + the remote side, or 1 + [error class, message].
 function okMessage(side: Uint8Array): Uint8Array {
@@ -116,6 +132,13 @@ async function reach(rt: ThreadRuntime, endpoints: Int32Array, call: string): Pr
   const present = rt.device.opts.presentProcesses ?? rt.device.opts.processCount;
   const wanted = [...new Set(Array.from(endpoints, (e) => Math.floor(e / j)))].filter((p) => p >= present && !learned.has(p));
   if (wanted.length === 0) return;
+  // A worker thread: the main thread learns them and tells every worker thread, this one included, before it answers.
+  const relay = rt.device.opts.threadId !== 0 ? dynamicRelay() : null;
+  if (relay !== null) {
+    await relay.ask(call, 'reach', { endpoints: Array.from(endpoints) });
+    for (const p of wanted) learned.add(p);
+    return;
+  }
   const addresses = new Array<string>(rt.device.opts.processCount).fill('');
   const engines = rt.engines;
   if (engines === null) {

@@ -4,9 +4,10 @@
 // then start a second MPI.Worker with the intercommunicator in its workerData ("late"). Each child
 // starts one MPI.Worker given MPI.getParent(). The threads exchange messages over the
 // intercommunicator (parent threads to every child's thread and back), then the parents' late
-// thread and the children's thread merge it and allreduce; a worker thread's own spawn is checked
-// (spawn-threads-worker.ts). Prints "spawn-threads OK" per parent and child.
-// argv: [role]: 'parent' (default) or 'child'.
+// thread and the children's thread merge it and allreduce; parent rank 0's early thread also spawns
+// one child of its own over COMM_SELF ('self-child') and exchanges a message with it
+// (spawn-threads-worker.ts). Needs 5 slots. Prints "spawn-threads OK" per parent and child.
+// argv: [role]: 'parent' (default), 'child' or 'self-child'.
 import { once } from 'node:events';
 import * as MPI from '@tsmpi/core';
 import { check, equal } from './check.ts';
@@ -21,7 +22,16 @@ function report(w: MPI.Worker): Promise<string> {
   return once(w, 'message').then(([m]) => m as string);
 }
 
-if (role === 'child') {
+if (role === 'self-child') {
+  // Spawned by a parent's worker thread over COMM_SELF: one parent, a world of one.
+  const parent = MPI.getParent();
+  check(parent !== null, 'self-child: a parent');
+  equal([parent.remoteSize, world.size], [1, 1], 'self-child: one parent thread\'s COMM_SELF, a world of one');
+  const m = (await parent.recv(0, 5)) as { from: number };
+  await parent.send({ from: m.from, answer: true }, 0, 6);
+  await parent.disconnect();
+  console.log('spawn-threads self-child OK');
+} else if (role === 'child') {
   const parent = MPI.getParent();
   check(parent !== null, 'child: a parent');
   const w = new MPI.Worker(WORKER, { workerData: { role: 'child', inter: parent } });
@@ -29,7 +39,7 @@ if (role === 'child') {
   await parent.disconnect();
   console.log(`spawn-threads child OK ${world.rank}/${world.size}`);
 } else {
-  const early = new MPI.Worker(WORKER, { workerData: { role: 'early' } });
+  const early = new MPI.Worker(WORKER, { workerData: { role: 'early', program: process.argv[1]! } });
   // The early thread is inside MPI (init returned) before the spawn grows the job.
   equal(await report(early), 'ready', 'parent: the early worker is ready');
   const inter = await world.spawn(process.argv[1]!, ['child'], 2);
