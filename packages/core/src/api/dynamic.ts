@@ -21,10 +21,11 @@
  */
 import { allocateContextId, freeContextId } from '../comm/index.ts';
 import { bcastBytes } from '../coll/index.ts';
-import { dynamicRelay, runtime, runtimeOrNull, serveWorkerRequests, workerPeers, type ThreadRuntime } from '../runtime/index.ts';
+import { dynamicRelay, runtime, runtimeOrNull, serveWorkerRequests, workerBoot, workerPeers, type ThreadRuntime } from '../runtime/index.ts';
 import type { DynOp } from '../pmi/index.ts';
 import { ERR_ARG, ERR_COMM, ERR_INFO_VALUE, ERR_NAME, ERR_OTHER, ERR_PORT, ERR_ROOT, ERR_SPAWN, MPIError, mpiError } from '../util/index.ts';
 import { describe } from './buffer.ts';
+import { revive } from './revive.ts';
 import { CommCollPt2pt } from './coll-pt2pt.ts';
 import { Comm } from './comm.ts';
 import { Info } from './info.ts';
@@ -71,8 +72,10 @@ declare module './comm.ts' {
   }
 }
 
-/** The intercommunicator to the parents, in a spawned process; null otherwise. */
+/** The intercommunicator to the parents, in a spawned process; null otherwise (a worker thread's comes from its boot record). */
 let parent: Intercomm | null = null;
+/** A worker thread took its parent intercommunicator from its boot record. */
+let parentRevived = false;
 /** Processes this one learned the addresses of after init (those below the first absent process are known from init). */
 const learned = new Set<number>();
 /** Ports this process opened and has not closed. */
@@ -84,6 +87,12 @@ const openPorts = new Set<string>();
  */
 export function getParent(): Intercomm | null {
   runtime('MPI.getParent');
+  // An MPI.Worker thread of a spawned process: its creator's parent intercommunicator (worker.ts puts it in the boot record).
+  if (!parentRevived) {
+    parentRevived = true;
+    const boot = workerBoot();
+    if (boot !== null && boot.parent !== null) parent = revive(boot.parent) as Intercomm;
+  }
   return parent;
 }
 

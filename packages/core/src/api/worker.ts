@@ -11,6 +11,7 @@ import { ERR_OTHER, ERR_PROC_FAILED, mpiError, workerArgs } from '../util/index.
 import { runtime, BOOT_KEY, clearSlot, failReaderDied, markStarting, peersThreadEnded, workerPeers, type WorkerBoot } from '../runtime/index.ts';
 import { MAX_THREADS } from '../device/index.ts';
 import { dehydrate } from './revive.ts';
+import { getParent } from './dynamic.ts';
 
 function bootFor(options: WorkerOptions | undefined): WorkerBoot {
   const rt = runtime('Worker');
@@ -37,6 +38,7 @@ function bootFor(options: WorkerOptions | undefined): WorkerBoot {
     predefined: rt.predefined,
     predefinedObjects: rt.predefinedObjects,
     userData,
+    parent: dehydrate(getParent()),
   };
 }
 

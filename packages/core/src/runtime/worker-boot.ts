@@ -30,6 +30,8 @@ export interface WorkerBoot {
   /** the predefined datatypes' then ops' handles */
   readonly predefinedObjects: readonly number[];
   readonly userData: unknown;
+  /** the intercommunicator to the parents in a spawned process (MPI.getParent), dehydrated; null otherwise */
+  readonly parent: unknown;
 }
 
 /** This thread's boot record, or null (not started by MPI.Worker). */

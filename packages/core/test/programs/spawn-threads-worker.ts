@@ -6,12 +6,12 @@
 //          disconnects.
 //   late   (a parent's thread started after the spawn, the intercommunicator in workerData) the
 //          same with tags 3 and 4, then merges the intercommunicator (low group) and allreduces.
-//   child  (a child's thread, given MPI.getParent()) answers both parent threads of every parent,
+//   child  (a child's thread, which takes MPI.getParent() itself) answers both parent threads of every parent,
 //          then merges (high group) and allreduces.
 import { once } from 'node:events';
 import { parentPort } from 'node:worker_threads';
 import * as MPI from '@tsmpi/core';
-import { equal, throwsMPI } from './check.ts';
+import { check, equal, throwsMPI } from './check.ts';
 
 await MPI.init();
 const { role } = MPI.workerData as { role: string };
@@ -27,7 +27,8 @@ async function mergeAndReduce(inter: MPI.Intercomm, high: boolean): Promise<void
 }
 
 if (role === 'child') {
-  const { inter } = MPI.workerData as { inter: MPI.Intercomm };
+  const inter = MPI.getParent();
+  check(inter !== null, 'child: MPI.getParent() in a worker thread of a spawned process');
   const me = inter.rank;
   // Both threads of every parent, in whatever order they come (tags tell them apart).
   await Promise.all(Array.from({ length: inter.remoteSize }, (_, p) => [1, 3].map(async (tag) => {

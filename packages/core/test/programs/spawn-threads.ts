@@ -2,7 +2,7 @@
 // The parents (threadLevel 'multiple') start an MPI.Worker before the spawn ("early": it gets the
 // intercommunicator by postMessage after the spawn returned), spawn 2 children of this program,
 // then start a second MPI.Worker with the intercommunicator in its workerData ("late"). Each child
-// starts one MPI.Worker given MPI.getParent(). The threads exchange messages over the
+// starts one MPI.Worker, which takes MPI.getParent() itself. The threads exchange messages over the
 // intercommunicator (parent threads to every child's thread and back), then the parents' late
 // thread and the children's thread merge it and allreduce; parent rank 0's early thread also spawns
 // one child of its own over COMM_SELF ('self-child') and exchanges a message with it
@@ -34,7 +34,7 @@ if (role === 'self-child') {
 } else if (role === 'child') {
   const parent = MPI.getParent();
   check(parent !== null, 'child: a parent');
-  const w = new MPI.Worker(WORKER, { workerData: { role: 'child', inter: parent } });
+  const w = new MPI.Worker(WORKER, { workerData: { role: 'child' } });
   equal(await report(w), 'done', 'child: its worker finished');
   await parent.disconnect();
   console.log(`spawn-threads child OK ${world.rank}/${world.size}`);
