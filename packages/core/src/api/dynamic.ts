@@ -15,16 +15,18 @@
  * store before the Intercomm is returned (Device.addPeers).
  *
  * Under --progress threads/engines the channel engines learn the new processes too
- * (Engines.addPeers). Limits: the calls are made on the main thread, worker threads'
- * own connections do not learn the new processes; ports connect worlds of one mpiexec job.
+ * (Engines.addPeers), and the MPI.Worker threads' own connections (runtime/worker-peers.ts).
+ * An MPI.Worker thread's calls are carried out by the main thread (runtime/dynamic-relay.ts).
+ * Limit: ports connect worlds of one mpiexec job.
  */
 import { allocateContextId, freeContextId } from '../comm/index.ts';
 import { bcastBytes, gatherBytes } from '../coll/index.ts';
-import { runtime, runtimeOrNull, type ThreadRuntime } from '../runtime/index.ts';
+import { dynamicRelay, runtime, runtimeOrNull, serveWorkerRequests, workerBoot, workerPeers, type ThreadRuntime } from '../runtime/index.ts';
 import type { DynOp } from '../pmi/index.ts';
 import type { ForeignPeer } from '../transport/index.ts';
 import { ERR_ARG, ERR_COMM, ERR_INFO_VALUE, ERR_NAME, ERR_OTHER, ERR_PORT, ERR_ROOT, ERR_SPAWN, MPIError, mpiError } from '../util/index.ts';
 import { describe } from './buffer.ts';
+import { revive } from './revive.ts';
 import { CommCollPt2pt } from './coll-pt2pt.ts';
 import { Comm } from './comm.ts';
 import { Info } from './info.ts';
@@ -71,8 +73,10 @@ declare module './comm.ts' {
   }
 }
 
-/** The intercommunicator to the parents, in a spawned process; null otherwise. */
+/** The intercommunicator to the parents, in a spawned process; null otherwise (a worker thread's comes from its boot record). */
 let parent: Intercomm | null = null;
+/** A worker thread took its parent intercommunicator from its boot record. */
+let parentRevived = false;
 /** Processes this one learned the addresses of after init (those below the first absent process are known from init). */
 const learned = new Set<number>();
 /** Ports this process opened and has not closed. */
@@ -84,19 +88,40 @@ const openPorts = new Set<string>();
  */
 export function getParent(): Intercomm | null {
   runtime('MPI.getParent');
+  // An MPI.Worker thread of a spawned process: its creator's parent intercommunicator (worker.ts puts it in the boot record).
+  if (!parentRevived) {
+    parentRevived = true;
+    const boot = workerBoot();
+    if (boot !== null && boot.parent !== null) parent = revive(boot.parent) as Intercomm;
+  }
   return parent;
 }
 
-/** The wire-up client's dynamic requests, on the main thread of a process started by mpiexec. */
+/**
+ * The wire-up client's dynamic requests: on the main thread of a process started by mpiexec its own,
+ * on an MPI.Worker thread the main thread's (runtime/dynamic-relay.ts).
+ */
 function dynamicClient(rt: ThreadRuntime, call: string): NonNullable<NonNullable<ThreadRuntime['pmi']>['dynamic']> {
   const pmi = rt.pmi;
+  const relay = rt.device.opts.threadId !== 0 ? dynamicRelay() : null;
+  if (relay !== null) return (c, op, args) => relay.ask(c, op, { ...args });
   if (pmi === null || pmi.dynamic === undefined) {
     throw mpiError(ERR_SPAWN, call, rt.device.opts.threadId !== 0
-      ? 'dynamic processes are called from the main thread (this is a worker thread)'
+      ? 'this worker thread was not started by MPI.Worker, so no main thread carries out its dynamic-process calls'
       : 'dynamic processes need tsmpi\'s mpiexec (this process runs without it, or under a foreign launcher)');
   }
   return pmi.dynamic.bind(pmi);
 }
+
+// A worker thread's request, on the main thread: mpiexec's answer, or the reach of the new processes (which tells every worker thread).
+serveWorkerRequests(async (call, op, args) => {
+  const rt = runtime(call);
+  if (op === 'reach') {
+    await reach(rt, Int32Array.from(args['endpoints'] as number[]), call, false);
+    return null;
+  }
+  return dynamicClient(rt, call)(call, op as DynOp, args);
+});
 
 // The root's answer as every rank receives it: 0 + the remote side, or 1 + [error class, message].
 function okMessage(side: Uint8Array): Uint8Array {
@@ -135,6 +160,15 @@ async function reach(rt: ThreadRuntime, endpoints: Int32Array, call: string, cou
   const present = rt.device.opts.presentProcesses ?? rt.device.opts.processCount;
   const wanted = [...new Set(Array.from(endpoints, (e) => Math.floor(e / j)))].filter((p) => p >= present && !learned.has(p));
   if (wanted.length === 0) return;
+  // A worker thread: the main thread learns them and tells every worker thread, this one included, before it answers.
+  const relay = rt.device.opts.threadId !== 0 ? dynamicRelay() : null;
+  if (relay !== null) {
+    // A coupled job's pair keys reach the main thread's and the engines' transports only (docs/adr/0043).
+    if (coupled) throw mpiError(ERR_PORT, call, 'coupling two jobs from an MPI.Worker thread is not supported: call accept/connect on the main thread');
+    await relay.ask(call, 'reach', { endpoints: Array.from(endpoints) });
+    for (const p of wanted) learned.add(p);
+    return;
+  }
   const addresses = new Array<string>(rt.device.opts.processCount).fill('');
   const engines = rt.engines;
   if (engines === null) {
@@ -164,6 +198,9 @@ async function reach(rt: ThreadRuntime, endpoints: Int32Array, call: string, cou
   }
   if (perChannel !== null) await engines!.addPeers(perChannel);
   if (!rt.device.addPeers(addresses, perChannel, foreign)) throw mpiError(ERR_SPAWN, call, 'this transport cannot reach processes that joined the job later');
+  // The MPI.Worker threads' own connections too (runtime/worker-peers.ts), answered before the call
+  // returns; not a coupled job's processes, whose pair key they do not hold (docs/adr/0043).
+  if (foreign === undefined) await workerPeers()?.announce(addresses, perChannel);
   for (const p of wanted) learned.add(p);
 }
 

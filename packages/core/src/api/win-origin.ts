@@ -6,7 +6,9 @@
  * a FLUSH or UNLOCK answer (device/rma-target.ts gives the frame layout and the answers).
  * An operation on the caller's own rank, or on another member in this process (threads on other
  * endpoints: their records come from the process's window directory, device/rma-directory.ts), is
- * applied at once, in this thread, to the target's shared memory: it is complete when it returns.
+ * applied at once, in this thread, to the target's shared memory: it is complete when it returns
+ * (of a dynamic window, once this thread has applied every attach and detach the target has
+ * counted: RmaTarget.applyLocal holds it until then, and the flushes wait for it).
  */
 import { RMA_CODE, RMA_PREFIX_BYTES, RMA_STATUS, rmaDispWords, type RmaWindowRecord } from '../device/index.ts';
 import { ERR_RMA_RANGE, ERR_WIN, mpiError } from '../util/index.ts';
@@ -32,7 +34,6 @@ export class WinOrigin {
   readonly #pending = new Map<number, Promise<void>[]>();
   /** target ranks with Puts or Accumulates not yet confirmed by a flush */
   readonly #dirty = new Set<number>();
-  readonly #status = new Uint8Array(1);
 
   constructor(comm: Comm, record: RmaWindowRecord, me: number, local: ReadonlyMap<number, RmaWindowRecord>, label: () => string) {
     this.#comm = comm;
@@ -58,7 +59,8 @@ export class WinOrigin {
     const rt = runtime(call);
     const local = this.#localTarget(rank);
     if (local !== null) {
-      rt.device.rma.applyAt(local, code, t.elem, op, 0, t.byteDisp, data, this.#status);
+      const applied = applyLocal(rt, local, code, t.elem, op, 0, withPrefix(t.byteDisp, data));
+      if (applied instanceof Promise) this.track(rank, applied.then(() => undefined));
       return;
     }
     const dst = this.#comm._endpoints[rank]!;
@@ -81,12 +83,20 @@ export class WinOrigin {
     const aux = (code << 16) | (elem << 8) | op;
     const local = this.#localTarget(rank);
     if (local !== null) {
-      const answer = rt.device.rma.apply(local, code, elem, op, into.length, withPrefix(byteDisp, data ?? new Uint8Array(0)), this.#status);
-      if (answer === null || answer.length < into.length) {
-        return Promise.reject(mpiError(ERR_RMA_RANGE, call, `rank ${rank} could not apply the operation at byte ${byteDisp} of its window ${this.#label()} (${into.length} bytes): it does not serve this window there`));
+      const finish = (answer: Uint8Array | null): void => {
+        if (answer === null || answer.length < into.length) {
+          throw mpiError(ERR_RMA_RANGE, call, `rank ${rank} could not apply the operation at byte ${byteDisp} of its window ${this.#label()} (${into.length} bytes): it does not serve this window there`);
+        }
+        into.set(answer.subarray(0, into.length));
+      };
+      const applied = applyLocal(rt, local, code, elem, op, into.length, withPrefix(byteDisp, data ?? new Uint8Array(0)));
+      if (applied instanceof Promise) return applied.then(finish);
+      try {
+        finish(applied);
+        return Promise.resolve();
+      } catch (e) {
+        return Promise.reject(e);
       }
-      into.set(answer.subarray(0, into.length));
-      return Promise.resolve();
     }
     const dst = this.#comm._endpoints[rank]!;
     const piece = code === RMA_CODE.CAS ? into.length : this.#piece(rt, dst);
@@ -146,7 +156,7 @@ export class WinOrigin {
     const rt = runtime(call);
     const aux = flags | (code << 16);
     const local = this.#localTarget(rank);
-    if (local !== null) return rt.device.rma.apply(local, code, 0, 0, aux2, new Uint8Array(0), this.#status)![0]!;
+    if (local !== null) return (await applyLocal(rt, local, code, 0, 0, aux2, new Uint8Array(0)))![0]!;
     const answer = new Uint8Array(1);
     const tag = this.#nextTag();
     const recv = this.#comm.Irecv(answer, rank, tag);
@@ -183,6 +193,24 @@ export class WinOrigin {
     const ranks = new Set([...this.#pending.keys(), ...this.#dirty]);
     await Promise.all([...ranks].map((r) => this.complete('Win.flush', r)));
   }
+}
+
+const HELD = Symbol('held');
+
+/**
+ * Applies a request to member `local` of this process on this thread (RmaTarget.applyLocal): its
+ * answer at once, or a promise of it when a dynamic window's attach or detach has not reached this
+ * thread yet (the request waits, in order, for the directory's message).
+ */
+function applyLocal(rt: ThreadRuntime, local: RmaWindowRecord, code: number, elem: number, op: number, aux2: number, payload: Uint8Array): Uint8Array | null | Promise<Uint8Array | null> {
+  let answer: Uint8Array | null | typeof HELD = HELD;
+  let later: ((a: Uint8Array | null) => void) | undefined;
+  rt.device.rma.applyLocal(local, code, elem, op, aux2, payload, (a) => {
+    if (later === undefined) answer = a;
+    else later(a);
+  });
+  if (answer !== HELD) return answer;
+  return new Promise((resolve) => (later = resolve));
 }
 
 function withPrefix(byteDisp: number, data: Uint8Array): Uint8Array {

@@ -8,9 +8,10 @@
  */
 import { Worker as NodeWorker, type WorkerOptions } from 'node:worker_threads';
 import { ERR_OTHER, ERR_PROC_FAILED, mpiError, workerArgs } from '../util/index.ts';
-import { runtime, BOOT_KEY, clearSlot, failReaderDied, markStarting, type WorkerBoot } from '../runtime/index.ts';
+import { runtime, BOOT_KEY, clearSlot, failReaderDied, markStarting, peersThreadEnded, workerPeers, type WorkerBoot } from '../runtime/index.ts';
 import { MAX_THREADS } from '../device/index.ts';
 import { dehydrate } from './revive.ts';
+import { getParent } from './dynamic.ts';
 
 function bootFor(options: WorkerOptions | undefined): WorkerBoot {
   const rt = runtime('Worker');
@@ -31,11 +32,13 @@ function bootFor(options: WorkerOptions | undefined): WorkerBoot {
     threadLevel: rt.threadLevel,
     progress: rt.progress,
     direct: rt.directRoutes,
+    peers: workerPeers()?.boot() ?? null,
     endpoint: rt.endpoint,
     contextIds: rt.contextIds.map((s) => s.buffer),
     predefined: rt.predefined,
     predefinedObjects: rt.predefinedObjects,
     userData,
+    parent: dehydrate(getParent()),
   };
 }
 
@@ -81,6 +84,8 @@ export class Worker extends NodeWorker {
       // A shared spin lock the thread held when it was stopped (terminate(), out of memory) is never
       // released: the mark lets a thread spinning on it throw instead (shm/spin-lock.ts). Before the id is reused.
       shared.markEnded(boot.threadId);
+      // Not waited for by a spawn's announcement to the worker threads any more (runtime/worker-peers.ts).
+      if (boot.peers !== null) peersThreadEnded(boot.peers.state, boot.threadId);
       shared.releaseThreadId(boot.threadId);
       if (died.length > 0) failReaderDied(shared, died, boot.threadId, code);
       if (held > 0) framesLost(shared, boot.threadId, held, code);

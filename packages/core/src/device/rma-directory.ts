@@ -17,8 +17,9 @@
  * A member's creation waits for the acks of the channels' hosts (so that every frame of a remote
  * origin finds the window) and then for the records of the other members in its process (so that
  * its own operations on them find their memory): after the creation's closing collective, both
- * hold. The channel is unref'd except while a thread waits for answers, so it never keeps a
- * thread alive. A message cannot be lost between two open channels of one process; a thread that
+ * hold. The channel is unref'd except while a thread waits for something on it (answers, a record,
+ * the attach that releases its held operations, RmaTarget.applyLocal), so it keeps a thread
+ * alive only while that thread waits for it. A message cannot be lost between two open channels of one process; a thread that
  * opens its channel later knows only the windows registered after it, which is every window it
  * can be a member or a host of (hosts open theirs at init, members before their creation).
  */
@@ -148,12 +149,24 @@ export class WindowDirectory {
     }));
   }
 
-  /** Keeps the channel ref'd while `p` is pending: the answers it waits for come on it. */
-  #wait<T>(p: Promise<T>): Promise<T> {
+  /**
+   * Keeps the channel ref'd until the returned function is called: what this thread waits for
+   * comes on it (answers, a record, a held operation's attach). An unref'd channel does not keep a
+   * worker alive: a worker that awaits only it exits (code 13) with its message still on the way.
+   */
+  hold(): () => void {
     if (this.#waits++ === 0) this.#channel.ref();
-    return p.finally(() => {
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
       if (--this.#waits === 0 && !this.#closed) this.#channel.unref();
-    });
+    };
+  }
+
+  /** Keeps the channel ref'd while `p` is pending (hold). */
+  #wait<T>(p: Promise<T>): Promise<T> {
+    return p.finally(this.hold());
   }
 
   #post(m: DirectoryMessage): void {

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { FRAME_KIND, newFrameHeader, type FrameHeader } from '../transport/index.ts';
 import { ACC_OP, ELEM } from './rma-accumulate.ts';
 import { RMA_BATCH, RMA_CODE, RMA_CONTROL, RMA_LOCK_TYPE, RMA_REGION_SPAN, RMA_STATUS, RmaTarget, rmaDispWords, type RmaOut, type RmaWindowRecord } from './rma-target.ts';
+import type { WindowDirectory } from './rma-directory.ts';
 
 const CTX = 40;
 
@@ -174,5 +175,34 @@ describe('RmaTarget', () => {
     unlock.aux |= RMA_BATCH;
     target.arrive(1, unlock, new Uint8Array(0));
     expect([win.memory[0], sent.at(-1)!.payload![0], sent.at(-1)!.h.tag, Atomics.load(win.control, RMA_CONTROL.LOCK)]).toEqual([6, RMA_STATUS.OK, 32, 0]);
+  });
+
+  it('holds an operation of an origin on this thread (applyLocal) in the same queue, until the attach has reached it', () => {
+    const sent: Uint8Array[] = [];
+    const target = new RmaTarget(port((_h, p) => sent.push(p!.slice())));
+    const control = new Int32Array(new SharedArrayBuffer(4 * RMA_CONTROL.WORDS));
+    const win: RmaWindowRecord = { contextId: CTX, endpoint: 0, serial: 1, memory: new Uint8Array(0), control, regions: new Map() };
+    target.register(win);
+    // A held operation keeps the directory's channel ref'd until it is answered (its release comes on it).
+    const refs = { held: 0, released: 0 };
+    target.directory = { hold: () => (refs.held++, () => void refs.released++) } as unknown as WindowDirectory;
+    const answers: (number[] | null)[] = [];
+    const keep = (a: Uint8Array | null): void => void answers.push(a === null ? null : [...a]);
+    // Known regions apply at once.
+    target.applyLocal(win, RMA_CODE.FLUSH, 0, 0, 0, new Uint8Array(0), keep);
+    expect(answers).toEqual([[RMA_STATUS.OK]]);
+    const region = new Uint8Array(new SharedArrayBuffer(8));
+    Atomics.add(control, RMA_CONTROL.SEQ, 1); // the target's thread counted an attach this thread has not applied
+    target.arrive(1, dataFrame(RMA_CODE.PUT, 0, 0, RMA_REGION_SPAN + 2), new Uint8Array([5]));
+    target.applyLocal(win, RMA_CODE.GET, 0, 0, 1, payload(RMA_REGION_SPAN + 2), keep);
+    target.applyLocal(win, RMA_CODE.PUT, 0, 0, 0, payload(RMA_REGION_SPAN + 2, new Uint8Array([7])), keep);
+    expect(answers).toHaveLength(1);
+    expect(refs).toEqual({ held: 2, released: 0 });
+    target.attach(CTX, 0, 1, region, 1);
+    expect(refs).toEqual({ held: 2, released: 2 });
+    // In order: the remote Put, the local Get sees it, then the local Put.
+    expect(answers).toEqual([[RMA_STATUS.OK], [5], null]);
+    expect(region[2]).toBe(7);
+    expect(sent).toHaveLength(0);
   });
 });

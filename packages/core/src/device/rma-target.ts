@@ -103,8 +103,13 @@ export interface RmaWindowRecord {
 /** What this thread knows of a dynamic window: the attach/detach calls it has applied (RMA_CONTROL.SEQ), frames held until it knows all. */
 interface DynamicState {
   seen: number;
-  held: { srcProcess: number; h: FrameHeader; payload: Uint8Array }[];
+  held: Held[];
 }
+
+/** A held remote frame, or an operation of an origin on this thread (applyLocal) with what to call with its answer. */
+type Held =
+  | { srcProcess: number; h: FrameHeader; payload: Uint8Array }
+  | { local: { code: number; elem: number; op: number; aux2: number; payload: Uint8Array; done: (answer: Uint8Array | null) => void } };
 
 /** What one-sided frames travel on: the device's send path (SendPath.out) and its layout. */
 export interface RmaOut {
@@ -202,7 +207,36 @@ export class RmaTarget {
     if (d.seen < Atomics.load(w.control, RMA_CONTROL.SEQ) || d.held.length === 0) return;
     const held = d.held;
     d.held = [];
-    for (const f of held) this.arrive(f.srcProcess, f.h, f.payload);
+    for (const f of held) {
+      if ('local' in f) this.applyLocal(w, f.local.code, f.local.elem, f.local.op, f.local.aux2, f.local.payload, f.local.done);
+      else this.arrive(f.srcProcess, f.h, f.payload);
+    }
+  }
+
+  /**
+   * An origin on this thread applies one request to member `w` of its own process (WinOrigin's
+   * local target). Of a dynamic window whose attach or detach this thread has not applied yet
+   * (RMA_CONTROL.SEQ ahead of it: the target's thread counted the call, the directory's message
+   * is on its way), the request is held in order with the window's other held frames, exactly as
+   * arrive holds a remote origin's, and applied when the message comes: an origin that learnt an
+   * address by any message finds the region. `done` gets the answer (a copy) now or then.
+   */
+  applyLocal(w: RmaWindowRecord, code: number, elem: number, op: number, aux2: number, payload: Uint8Array, done: (answer: Uint8Array | null) => void): void {
+    const k = windowKey(w.contextId, w.endpoint);
+    const d = w.regions !== undefined && this.#windows.get(k) === w ? this.#dynamic.get(k) : undefined;
+    if (d !== undefined && (d.held.length > 0 || d.seen < Atomics.load(w.control, RMA_CONTROL.SEQ))) {
+      // The directory's message releases it: keep its channel ref'd till then, or a worker thread
+      // that awaits nothing else (its flush on this operation) exits before the message comes.
+      const release = this.directory?.hold();
+      const answered = release === undefined ? done : (answer: Uint8Array | null): void => {
+        release();
+        done(answer);
+      };
+      d.held.push({ local: { code, elem, op, aux2, payload, done: answered } });
+      return;
+    }
+    const answer = this.apply(w, code, elem, op, aux2, payload, this.#status);
+    done(answer === this.#status ? answer.slice() : answer);
   }
 
   /**

@@ -37,6 +37,8 @@ import { pollPolicy } from './poll-policy.ts';
 import { WaitPoll, type WaitPollOptions } from './wait-poll.ts';
 import { setRuntime, ThreadRuntime } from './thread-runtime.ts';
 import type { WorkerBoot } from './worker-boot.ts';
+import { setWorkerPeers, workerPeers, WorkerPeers } from './worker-peers.ts';
+import { DynamicRelay, dynamicRelay, setDynamicRelay } from './dynamic-relay.ts';
 
 /** What the API layer makes, binds and answers around a thread's runtime (api/lifecycle.ts supplies it). */
 export interface ApiParts {
@@ -148,6 +150,10 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
   );
   // Windows across the threads of this process (device/rma-directory.ts): open before any worker or engine can announce one.
   if (shared.layout.multithreaded) device.rma.openDirectory(device.opts.jobKey, proc, directoryName(device.opts));
+  // Worker threads learn the processes that join later from this thread (worker-peers.ts); it learns them itself (api/dynamic.ts).
+  if (shared.layout.multithreaded) setWorkerPeers(new WorkerPeers(device.opts.jobKey, proc, 0, null, () => {}));
+  // ... and it carries out their spawns, connects and accepts (dynamic-relay.ts).
+  if (shared.layout.multithreaded) setDynamicRelay(new DynamicRelay(device.opts.jobKey, proc, 0));
   if (pmi !== null) {
     const reporter = pmi;
     device.onFatal = (_err, lostProcess) => {
@@ -326,6 +332,12 @@ export async function startWorkerThread(boot: WorkerBoot, api: ApiParts): Promis
   );
   device.rma.openDirectory(device.opts.jobKey, device.opts.process, directoryName(device.opts));
   device.start(null, boot.direct);
+  if (boot.peers !== null) {
+    const peers = new WorkerPeers(device.opts.jobKey, device.opts.process, threadId, boot.peers, (b) => device.addPeers(b.addresses, b.perChannel));
+    setWorkerPeers(peers);
+    await peers.join();
+    setDynamicRelay(new DynamicRelay(device.opts.jobKey, device.opts.process, threadId));
+  }
   blocked.countTimeIn(shared.statsRow(threadId));
   await device.openDirect(boot.job?.worldFirst ?? 0);
   // Leaving when the thread's event loop empties (the worker is about to end): its routes to remote
@@ -373,6 +385,10 @@ export async function finishProcess(rt: ThreadRuntime, api: ApiParts): Promise<v
   await rt.device.close();
   if (rt.engines !== null) await rt.engines.close();
   rt.device.rma.directory?.close();
+  workerPeers()?.close();
+  setWorkerPeers(null);
+  dynamicRelay()?.close();
+  setDynamicRelay(null);
   api.bindPredefined(null);
   setRuntime(null);
   if (rt.pmi !== null) {

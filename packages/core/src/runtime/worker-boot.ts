@@ -8,6 +8,7 @@ import { workerData } from 'node:worker_threads';
 import type { JobEnv, Settings } from '../config/index.ts';
 import type { DirectRoute, SharedBuffers } from '../device/index.ts';
 import type { ThreadLevel } from './thread-level.ts';
+import type { WorkerPeersBoot } from './worker-peers.ts';
 
 export const BOOT_KEY = '__tsmpi_worker_boot__';
 
@@ -21,12 +22,16 @@ export interface WorkerBoot {
   readonly progress: 'inline' | 'threads' | 'engines';
   /** the channels this thread sends on over connections of its own (device.ts DirectRoute); empty: none */
   readonly direct: readonly DirectRoute[];
+  /** the addresses of processes that joined the job later, and how to hear of more (worker-peers.ts); null: the process has one MPI thread */
+  readonly peers: WorkerPeersBoot | null;
   readonly endpoint: number;
   readonly contextIds: readonly SharedArrayBuffer[];
   readonly predefined: readonly number[];
   /** the predefined datatypes' then ops' handles */
   readonly predefinedObjects: readonly number[];
   readonly userData: unknown;
+  /** the intercommunicator to the parents in a spawned process (MPI.getParent), dehydrated; null otherwise */
+  readonly parent: unknown;
 }
 
 /** This thread's boot record, or null (not started by MPI.Worker). */

@@ -17,6 +17,12 @@
 //            of its slot: only the threads that read the channels and the origins themselves
 //            can have applied them.
 //   errors   bad input from a worker thread: MPIErrors naming the call.
+//   attach   a dynamic window, under lockAll: each round one member attaches a fresh buffer and
+//            sends its address by a message to every other member (threads of its own process
+//            and of the other), which at once Put, Accumulate and Get at it; the target checks
+//            every Put and the sum after a barrier, then detaches (ADR 0042: an origin in the
+//            target's process that learnt the address before the directory's attach message
+//            reached its thread must still find the region).
 import { parentPort } from 'node:worker_threads';
 import * as MPI from '@tsmpi/core';
 import { check, equal, throwsMPI } from './check.ts';
@@ -145,6 +151,39 @@ if (which === 'counter') {
   await throwsMPI(() => win.Put(new Float64Array([1]), 0, [0]), MPI.ERR_RMA_SYNC, 'Win.Put', 'a Put outside an epoch');
   await win.lockAll();
   await throwsMPI(() => win.Put(new Float64Array(2), (clique.rank + 1) % clique.size, [0]), MPI.ERR_RMA_RANGE, 'Win.Put', 'past the target\'s part');
+  await win.unlockAll();
+  await win.free();
+} else if (which === 'attach') {
+  const ROUNDS = 60;
+  const win = await MPI.Win.createDynamic(all);
+  await win.lockAll();
+  for (let i = 0; i < ROUNDS; i++) {
+    const t = i % n;
+    const TAG = 500;
+    if (me === t) {
+      // slots [0, n): one Put per origin; [n]: the Accumulate sum; [n + 1]: what each origin Gets.
+      const words = new Int32Array(new SharedArrayBuffer(4 * (n + 2)));
+      words[n + 1] = 1000 + i;
+      const addr = win.attach(words);
+      const sent = new Float64Array([addr]);
+      await Promise.all(Array.from({ length: n }, (_, r) => (r === me ? Promise.resolve() : all.Send(sent, r, TAG))));
+      await all.barrier();
+      for (let r = 0; r < n; r++) if (r !== me) equal(Atomics.load(words, r), r + 1 + i, `round ${i}: member ${r}'s Put at the attached address`);
+      equal(Atomics.load(words, n), n - 1, `round ${i}: every other member's Accumulate`);
+      win.detach(words);
+    } else {
+      const got = new Float64Array(1);
+      await all.Recv(got, t, TAG);
+      const addr = got[0]!;
+      win.Put(new Int32Array([me + 1 + i]), t, [addr + 4 * me, 1, MPI.INT32]);
+      win.Accumulate(new Int32Array([1]), t, [addr + 4 * n, 1, MPI.INT32], MPI.SUM);
+      const back = new Int32Array(1);
+      win.Get(back, t, [addr + 4 * (n + 1), 1, MPI.INT32]);
+      await win.flush(t);
+      equal(back[0], 1000 + i, `round ${i}: a Get at member ${t}'s freshly attached address`);
+      await all.barrier();
+    }
+  }
   await win.unlockAll();
   await win.free();
 } else {
