@@ -19,7 +19,7 @@
  * the ranks. Sizes above 64 KiB run ITERATIONS * 64 KiB / SIZE calls, at least 10.
  */
 import * as MPI from '@tsmpi/core';
-import { parseBenchArgs } from './bench-args.ts';
+import { parseBenchArgs, takeFlag } from './bench-args.ts';
 import { isLeadProcess } from './lead-rank.ts';
 import { appendJsonRecord, bandwidthMBs, formatCallLine, formatConfigLine, recordHeader } from './report.ts';
 import { summarizeCalls } from './stats.ts';
@@ -43,15 +43,6 @@ per-call times and the CPU time per call (summed over all ranks).
 const CALLS = ['allreduce', 'allreduce-init', 'reduce-scatter', 'neighbor-alltoall'] as const;
 type Call = (typeof CALLS)[number];
 const SCALE_BYTES = 64 * 1024;
-
-/** `--call X` taken out of argv (the shared parser knows only the common flags). */
-function takeCall(argv: string[]): { call: string | undefined; rest: string[] } {
-  const at = argv.findIndex((a) => a === '--call' || a.startsWith('--call='));
-  if (at < 0) return { call: undefined, rest: argv };
-  const eq = argv[at]!.indexOf('=');
-  const call = eq >= 0 ? argv[at]!.slice(eq + 1) : argv[at + 1];
-  return { call, rest: [...argv.slice(0, at), ...argv.slice(at + (eq >= 0 ? 1 : 2))] };
-}
 
 /** The problem with this call on `processes` ranks and `sizeBytes`, or null. */
 function shapeError(call: Call, processes: number, sizeBytes: number): string | null {
@@ -84,7 +75,7 @@ async function prepare(call: Call, comm: MPI.Comm, sizeBytes: number): Promise<{
   return { run: () => cart.NeighborAlltoall(send, recv), free: () => void cart.free() };
 }
 
-const { call, rest } = takeCall(process.argv.slice(2));
+const { value: call, rest } = takeFlag(process.argv.slice(2), 'call');
 const parsed = parseBenchArgs(rest, { iterations: 2000, warmup: 50, window: 1, sizesBytes: [8] });
 if (parsed.kind === 'help') {
   if (isLeadProcess()) console.log(USAGE);

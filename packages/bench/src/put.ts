@@ -15,7 +15,7 @@
  * in MB/s, the median, p99 and min per-call times and the CPU per call summed over both ranks.
  */
 import * as MPI from '@tsmpi/core';
-import { parseBenchArgs } from './bench-args.ts';
+import { parseBenchArgs, takeFlag } from './bench-args.ts';
 import { isLeadProcess } from './lead-rank.ts';
 import { appendJsonRecord, bandwidthMBs, formatCallLine, formatConfigLine, recordHeader } from './report.ts';
 import { summarizeCalls } from './stats.ts';
@@ -33,14 +33,6 @@ p99 and min per-call times and the CPU time per call (summed over both ranks).
   --size BYTES     bytes per Put (default 8 for put-lock, 1048576 for put-fence)
   --json FILE      append one JSON record (one line) to FILE
   -h, --help       this text`;
-
-/** `--NAME X` taken out of argv (the shared parser knows only the common flags). */
-function takeFlag(argv: string[], name: string): { value: string | undefined; rest: string[] } {
-  const at = argv.findIndex((a) => a === `--${name}` || a.startsWith(`--${name}=`));
-  if (at < 0) return { value: undefined, rest: argv };
-  const eq = argv[at]!.indexOf('=');
-  return { value: eq >= 0 ? argv[at]!.slice(eq + 1) : argv[at + 1], rest: [...argv.slice(0, at), ...argv.slice(at + (eq >= 0 ? 1 : 2))] };
-}
 
 /** Busy work that never calls MPI, for `seconds`. */
 function compute(seconds: number): number {
