@@ -59,7 +59,7 @@ export class WinOrigin {
     const rt = runtime(call);
     const local = this.#localTarget(rank);
     if (local !== null) {
-      const applied = applyLocal(rt, local, code, t.elem, op, 0, withPrefix(t.byteDisp, data));
+      const applied = applyLocal(rt, local, code, t.elem, op, 0, t.byteDisp, data);
       if (applied instanceof Promise) this.track(rank, applied.then(() => undefined));
       return;
     }
@@ -89,7 +89,7 @@ export class WinOrigin {
         }
         into.set(answer.subarray(0, into.length));
       };
-      const applied = applyLocal(rt, local, code, elem, op, into.length, withPrefix(byteDisp, data ?? new Uint8Array(0)));
+      const applied = applyLocal(rt, local, code, elem, op, into.length, byteDisp, data ?? new Uint8Array(0));
       if (applied instanceof Promise) return applied.then(finish);
       try {
         finish(applied);
@@ -156,7 +156,7 @@ export class WinOrigin {
     const rt = runtime(call);
     const aux = flags | (code << 16);
     const local = this.#localTarget(rank);
-    if (local !== null) return (await applyLocal(rt, local, code, 0, 0, aux2, new Uint8Array(0)))![0]!;
+    if (local !== null) return (await applyLocal(rt, local, code, 0, 0, aux2, 0, new Uint8Array(0)))![0]!;
     const answer = new Uint8Array(1);
     const tag = this.#nextTag();
     const recv = this.#comm.Irecv(answer, rank, tag);
@@ -202,10 +202,10 @@ const HELD = Symbol('held');
  * answer at once, or a promise of it when a dynamic window's attach or detach has not reached this
  * thread yet (the request waits, in order, for the directory's message).
  */
-function applyLocal(rt: ThreadRuntime, local: RmaWindowRecord, code: number, elem: number, op: number, aux2: number, payload: Uint8Array): Uint8Array | null | Promise<Uint8Array | null> {
+function applyLocal(rt: ThreadRuntime, local: RmaWindowRecord, code: number, elem: number, op: number, aux2: number, disp: number, data: Uint8Array): Uint8Array | null | Promise<Uint8Array | null> {
   let answer: Uint8Array | null | typeof HELD = HELD;
   let later: ((a: Uint8Array | null) => void) | undefined;
-  rt.device.rma.applyLocal(local, code, elem, op, aux2, payload, (a) => {
+  rt.device.rma.applyLocal(local, code, elem, op, aux2, disp, data, (a) => {
     if (later === undefined) answer = a;
     else later(a);
   });

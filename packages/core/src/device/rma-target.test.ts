@@ -189,13 +189,13 @@ describe('RmaTarget', () => {
     const answers: (number[] | null)[] = [];
     const keep = (a: Uint8Array | null): void => void answers.push(a === null ? null : [...a]);
     // Known regions apply at once.
-    target.applyLocal(win, RMA_CODE.FLUSH, 0, 0, 0, new Uint8Array(0), keep);
+    target.applyLocal(win, RMA_CODE.FLUSH, 0, 0, 0, 0, new Uint8Array(0), keep);
     expect(answers).toEqual([[RMA_STATUS.OK]]);
     const region = new Uint8Array(new SharedArrayBuffer(8));
     Atomics.add(control, RMA_CONTROL.SEQ, 1); // the target's thread counted an attach this thread has not applied
     target.arrive(1, dataFrame(RMA_CODE.PUT, 0, 0, RMA_REGION_SPAN + 2), new Uint8Array([5]));
-    target.applyLocal(win, RMA_CODE.GET, 0, 0, 1, payload(RMA_REGION_SPAN + 2), keep);
-    target.applyLocal(win, RMA_CODE.PUT, 0, 0, 0, payload(RMA_REGION_SPAN + 2, new Uint8Array([7])), keep);
+    target.applyLocal(win, RMA_CODE.GET, 0, 0, 1, RMA_REGION_SPAN + 2, new Uint8Array(0), keep);
+    target.applyLocal(win, RMA_CODE.PUT, 0, 0, 0, RMA_REGION_SPAN + 2, new Uint8Array([7]), keep);
     expect(answers).toHaveLength(1);
     expect(refs).toEqual({ held: 2, released: 0 });
     target.attach(CTX, 0, 1, region, 1);

@@ -109,7 +109,7 @@ interface DynamicState {
 /** A held remote frame, or an operation of an origin on this thread (applyLocal) with what to call with its answer. */
 type Held =
   | { srcProcess: number; h: FrameHeader; payload: Uint8Array }
-  | { local: { code: number; elem: number; op: number; aux2: number; payload: Uint8Array; done: (answer: Uint8Array | null) => void } };
+  | { local: { code: number; elem: number; op: number; aux2: number; disp: number; data: Uint8Array; done: (answer: Uint8Array | null) => void } };
 
 /** What one-sided frames travel on: the device's send path (SendPath.out) and its layout. */
 export interface RmaOut {
@@ -208,7 +208,7 @@ export class RmaTarget {
     const held = d.held;
     d.held = [];
     for (const f of held) {
-      if ('local' in f) this.applyLocal(w, f.local.code, f.local.elem, f.local.op, f.local.aux2, f.local.payload, f.local.done);
+      if ('local' in f) this.applyLocal(w, f.local.code, f.local.elem, f.local.op, f.local.aux2, f.local.disp, f.local.data, f.local.done);
       else this.arrive(f.srcProcess, f.h, f.payload);
     }
   }
@@ -219,9 +219,11 @@ export class RmaTarget {
    * (RMA_CONTROL.SEQ ahead of it: the target's thread counted the call, the directory's message
    * is on its way), the request is held in order with the window's other held frames, exactly as
    * arrive holds a remote origin's, and applied when the message comes: an origin that learnt an
-   * address by any message finds the region. `done` gets the answer (a copy) now or then.
+   * address by any message finds the region. `disp` is the target byte displacement apart from
+   * `data` (no prefix to build: the data is copied only when held). `done` gets the answer (a copy)
+   * now or then.
    */
-  applyLocal(w: RmaWindowRecord, code: number, elem: number, op: number, aux2: number, payload: Uint8Array, done: (answer: Uint8Array | null) => void): void {
+  applyLocal(w: RmaWindowRecord, code: number, elem: number, op: number, aux2: number, disp: number, data: Uint8Array, done: (answer: Uint8Array | null) => void): void {
     const k = windowKey(w.contextId, w.endpoint);
     const d = w.regions !== undefined && this.#windows.get(k) === w ? this.#dynamic.get(k) : undefined;
     if (d !== undefined && (d.held.length > 0 || d.seen < Atomics.load(w.control, RMA_CONTROL.SEQ))) {
@@ -232,10 +234,11 @@ export class RmaTarget {
         release();
         done(answer);
       };
-      d.held.push({ local: { code, elem, op, aux2, payload, done: answered } });
+      d.held.push({ local: { code, elem, op, aux2, disp, data: data.slice(), done: answered } });
       return;
     }
-    const answer = this.apply(w, code, elem, op, aux2, payload, this.#status);
+    const control = code === RMA_CODE.LOCK || code === RMA_CODE.UNLOCK || code === RMA_CODE.FLUSH;
+    const answer = control ? this.apply(w, code, elem, op, aux2, data, this.#status) : this.applyAt(w, code, elem, op, aux2, disp, data, this.#status);
     done(answer === this.#status ? answer.slice() : answer);
   }
 
