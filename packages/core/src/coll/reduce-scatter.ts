@@ -1,9 +1,10 @@
 /**
- * Reduce-scatter with equal blocks (MPI_Reduce_scatter_block): recursive
- * halving for commutative ops on a power of two, else binomial reduce to
- * rank 0 followed by binomial scatter. With blocks of varying size
- * (MPI_Reduce_scatter): pairwise exchange for commutative ops, else binomial
- * reduce to rank 0 followed by scatterv.
+ * Reduce-scatter with equal blocks (MPI_Reduce_scatter_block): pairwise
+ * exchange for long commutative inputs (as MPICH), recursive halving for short
+ * commutative ones on a power of two, else binomial reduce to rank 0 followed
+ * by binomial scatter. With blocks of varying size (MPI_Reduce_scatter):
+ * pairwise exchange for commutative ops, else binomial reduce to rank 0
+ * followed by scatterv. Both forms run the one pairwise function below.
  *
  * Sources: MPICH src/mpi/coll/reduce_scatter_block/
  * reduce_scatter_block_intra_recursive_halving.c; Thakur, Rabenseifner, Gropp
@@ -16,7 +17,8 @@
  *   contains block r, sends the other half to r ^ m and combines what it
  *   receives into the kept half. After the step with m = 1, r owns block r
  *   reduced over all ranks. The pairing breaks rank order, hence
- *   commutative ops only (SELECTION_TABLE).
+ *   commutative ops only (SELECTION_TABLE). The working copy of the input
+ *   and the receive block are scratch (scratch.ts), reused from call to call.
  * reduce-scatter: reduce.ts (rank order kept) then scatter.ts from rank 0.
  * Pairwise (MPICH reduce_scatter_intra_pairwise.c, the long-message choice;
  * Thakur et al. section 4.5): in step i = 1 .. p-1, rank r sends its input's
@@ -35,7 +37,7 @@
  * Tag invariant: recursive halving and pairwise exchange once per pair; the
  * two-phase forms finish the reduce before the scatter on every rank.
  */
-import { recvInto, sendrecv } from './exchange.ts';
+import { recvInto, sendrecvInto } from './exchange.ts';
 import { operandMismatch } from './mismatch.ts';
 import type { ByteOp, CollPt2pt, VBuffer } from './pt2pt.ts';
 import { reduce } from './reduce.ts';
@@ -61,18 +63,33 @@ export async function reduceScatterBlock(
     if (send !== null) recv.set(send.subarray(0, bb));
     return;
   }
+  const call = pt.call ?? 'ReduceScatterBlock';
+  if (algorithm === 'pairwise') {
+    const blocks = new Array<number>(size).fill(bb);
+    const displs = blocks.map((_, i) => i * bb);
+    await pairwise(pt, tag, send, recv, blocks, displs, op, call);
+    return;
+  }
   if (algorithm === 'recursive-halving') {
-    const acc = input.slice(0, size * bb);
+    // Scratch: the working copy of the input (size blocks), then the receive block (size / 2 blocks at most).
+    const scratch = borrowScratch(size * bb + (size >> 1) * bb);
+    const acc = scratch.subarray(0, size * bb);
+    const got = scratch.subarray(size * bb);
+    acc.set(input.subarray(0, size * bb));
     for (let mask = size >> 1; mask > 0; mask >>= 1) {
       const peer = rank ^ mask;
       const lo = (rank & ~(2 * mask - 1)) * bb;
       const mid = lo + mask * bb;
       const hi = lo + 2 * mask * bb;
       const upper = (rank & mask) !== 0;
-      const got = await sendrecv(pt, tag, peer, upper ? acc.subarray(lo, mid) : acc.subarray(mid, hi), peer);
-      op.combine(got, upper ? acc.subarray(mid, hi) : acc.subarray(lo, mid));
+      const into = got.subarray(0, mask * bb);
+      // A scratch block may still be posted when a step rejects: it is not given back (as pairwise).
+      const n = await sendrecvInto(pt, tag, peer, upper ? acc.subarray(lo, mid) : acc.subarray(mid, hi), peer, into, call);
+      if (n !== into.length) throw operandMismatch(pt, n, into.length, peer);
+      op.combine(into, upper ? acc.subarray(mid, hi) : acc.subarray(lo, mid));
     }
     recv.set(acc.subarray(rank * bb, rank * bb + bb), 0);
+    giveBackScratch(scratch);
     return;
   }
   const full = rank === 0 ? new Uint8Array(size * bb) : null;

@@ -162,15 +162,17 @@ describe('scan / exscan', () => {
 });
 
 describe('reduceScatterBlock', () => {
-  for (const [name, op] of OPS) {
-    it.each(SIZES)(`${name}: p=%i, blocks of 0 / 1 / 2500 items, in place`, async (p) => {
+  // The long table sends every commutative input to pairwise exchange (the 8 MiB case's choice).
+  const long: CollTuning = { ...DEFAULT_COLL_TUNING, reduceScatterLongBytes: 0 };
+  for (const [name, op] of OPS) for (const [label, tuning] of [['default', DEFAULT_COLL_TUNING], ['long', long]] as const) {
+    it.each(SIZES)(`${name}, ${label} table: p=%i, blocks of 0 / 1 / 2500 items, in place`, async (p) => {
       const seen = new Set<string>();
       for (const items of [0, 1, 2500]) {
         for (const inPlace of [false, true]) {
           const bb = items * op.itemBytes;
           const xs = contributions(p, p * bb, op, 5 * items);
           const want = foldLeft(op, xs);
-          const opts = recorder();
+          const opts = recorder(tuning);
           const sim = new Sim(p, { seed: 6 + items + p });
           const out = await sim.run(async (pt, r) => {
             if (inPlace) {
@@ -187,9 +189,40 @@ describe('reduceScatterBlock', () => {
         }
       }
       const halving = op.commute && (p & (p - 1)) === 0;
-      expect(seen).toEqual(new Set([`reduceScatterBlock:${halving ? 'recursive-halving' : 'reduce-scatter'}`]));
+      const algorithm = op.commute && tuning === long ? 'pairwise' : halving ? 'recursive-halving' : 'reduce-scatter';
+      expect(seen).toEqual(new Set([`reduceScatterBlock:${algorithm}`]));
     });
   }
+});
+
+describe('reduceScatterBlock selection', () => {
+  const x = (size: number, bytes: number, commute = true) => ({ size, bytes, items: bytes / 4, commute });
+  it('takes pairwise from REDSCAT_COMMUTATIVE_LONG_MSG_SIZE (512 KiB in all) up, commutative only, any p', () => {
+    expect(selectAlgorithm('reduceScatterBlock', x(4, 8 * 1024 * 1024))).toBe('pairwise');
+    expect(selectAlgorithm('reduceScatterBlock', x(3, 524288))).toBe('pairwise');
+    expect(selectAlgorithm('reduceScatterBlock', x(4, 524284))).toBe('recursive-halving');
+    expect(selectAlgorithm('reduceScatterBlock', x(4, 8 * 1024 * 1024, false))).toBe('reduce-scatter');
+  });
+  it('pairwise on 1 MiB in 4 ranks, in place and not, results where MPI puts them, scratch reused', async () => {
+    const op = SUM_I32;
+    const p = 4;
+    const bb = 256 * 1024;
+    const rounds = [0, 1].map((k) => contributions(p, p * bb, op, 3 + k));
+    const sim = new Sim(p, { seed: 12, rendezvousBytes: 4096 });
+    const out = await sim.run(async (pt, r) => {
+      const recv = new Uint8Array(bb);
+      const opts = recorder();
+      await reduceScatterBlock(pt, 8, rounds[0]![r]!, recv, bb, op, opts);
+      expect([...opts.seen]).toEqual(['reduceScatterBlock:pairwise']);
+      const buf = rounds[1]![r]!.slice();
+      await reduceScatterBlock(pt, 9, null, buf, bb, op);
+      return [recv, buf.subarray(0, bb)];
+    });
+    rounds.forEach((xs, k) => {
+      const want = foldLeft(op, xs);
+      out.forEach((res, r) => expect(diff(res[k]!, want.subarray(r * bb, r * bb + bb))).toBe(''));
+    });
+  });
 });
 
 describe('reduceScatter (varying blocks)', () => {

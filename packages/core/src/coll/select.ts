@@ -29,6 +29,8 @@ export interface CollTuning {
   readonly alltoallShortBytes: number;
   /** alltoall: Bruck needs at least this many ranks (log p vs p - 1 rounds). MPICH uses 8. */
   readonly alltoallBruckMinProcs: number;
+  /** reduceScatterBlock: at or above this many bytes in all (commutative) use pairwise exchange. MPICH REDSCAT_COMMUTATIVE_LONG_MSG_SIZE = 524288. */
+  readonly reduceScatterLongBytes: number;
 }
 
 /** The defaults (MPICH's). */
@@ -39,12 +41,13 @@ export const DEFAULT_COLL_TUNING: CollTuning = Object.freeze({
   allgatherLongBytes: 524288,
   alltoallShortBytes: 256,
   alltoallBruckMinProcs: 8,
+  reduceScatterLongBytes: 524288,
 });
 
 /** What a rule may look at. All ranks agree on every field. */
 export interface SelectionInput {
   readonly size: number;
-  /** Message bytes: the vector (bcast, reduce, allreduce, scan), one block (alltoall, gather, scatter), the whole result (allgather). */
+  /** Message bytes: the vector (bcast, reduce, allreduce, scan), one block (alltoall, gather, scatter), the whole result (allgather), the whole input (reduce-scatter). */
   readonly bytes: number;
   /** Items of the vector (reductions); 0 where meaningless. */
   readonly items: number;
@@ -68,7 +71,7 @@ export const ALGORITHMS = {
   allgatherv: ['ring'],
   alltoall: ['bruck', 'pairwise'],
   alltoallv: ['pairwise'],
-  reduceScatterBlock: ['recursive-halving', 'reduce-scatter'],
+  reduceScatterBlock: ['pairwise', 'recursive-halving', 'reduce-scatter'],
   reduceScatter: ['pairwise', 'reduce-scatterv'],
   bcastBytes: ['binomial'],
   gatherBytes: ['binomial'],
@@ -147,9 +150,14 @@ export const SELECTION_TABLE: { readonly [C in Collective]: readonly SelectionRu
   alltoallv: [{ algorithm: 'pairwise', when: always, why: 'p - 1 rounds, each block moves once' }],
   reduceScatterBlock: [
     {
+      algorithm: 'pairwise',
+      when: (x, t) => x.commute && x.bytes >= t.reduceScatterLongBytes,
+      why: 'long commutative: p - 1 exchanges, each block crosses one link once, results land in place (MPICH reduce_scatter_block_intra_pairwise; Open MPI takes its ring here)',
+    },
+    {
       algorithm: 'recursive-halving',
       when: (x) => x.commute && isPowerOfTwo(x.size),
-      why: 'commutative on a power of two: log p rounds, halving the data each round',
+      why: 'short commutative on a power of two: log p rounds, halving the data each round',
     },
     { algorithm: 'reduce-scatter', when: always, why: 'otherwise (rank order, any p): binomial reduce to 0, then binomial scatter' },
   ],
