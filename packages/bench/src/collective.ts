@@ -11,6 +11,7 @@
  *                      waited once per call (MPI_Allreduce_init + MPI_Start + MPI_Wait)
  *   reduce-scatter     ReduceScatter of SIZE bytes of FLOAT64 with SUM, equal counts (SIZE / P
  *                      bytes to each rank; SIZE a multiple of 8 * P)
+ *   reduce-scatter-block  the same through ReduceScatterBlock (tsmpi only: no C row yet)
  *   neighbor-alltoall  NeighborAlltoall of SIZE bytes to each neighbor on a periodic P/2 x 2
  *                      Cartesian communicator (P even, at least 4; 4 neighbors each)
  * Every rank runs a barrier, WARMUP untimed calls, a barrier, then the timed calls; rank 0 prints
@@ -27,7 +28,7 @@ import { summarizeCalls } from './stats.ts';
 const USAGE = `usage: mpiexec -n P packages/bench/src/collective.ts --call CALL [flags]
 
 One collective timed per call. CALL: allreduce, allreduce-init (persistent), reduce-scatter
-(equal counts), neighbor-alltoall (periodic P/2 x 2 Cartesian communicator, P even >= 4).
+(equal counts), reduce-scatter-block, neighbor-alltoall (periodic P/2 x 2 Cartesian communicator, P even >= 4).
 Prints the mean time per call in microseconds, the bandwidth, the median, p99 and min
 per-call times and the CPU time per call (summed over all ranks).
 
@@ -40,14 +41,16 @@ per-call times and the CPU time per call (summed over all ranks).
   --json FILE      append one JSON record (one line) to FILE
   -h, --help       this text`;
 
-const CALLS = ['allreduce', 'allreduce-init', 'reduce-scatter', 'neighbor-alltoall'] as const;
+const CALLS = ['allreduce', 'allreduce-init', 'reduce-scatter', 'reduce-scatter-block', 'neighbor-alltoall'] as const;
 type Call = (typeof CALLS)[number];
 const SCALE_BYTES = 64 * 1024;
 
 /** The problem with this call on `processes` ranks and `sizeBytes`, or null. */
 function shapeError(call: Call, processes: number, sizeBytes: number): string | null {
   if (sizeBytes % 8 !== 0) return '--size must be a multiple of 8 (FLOAT64 elements)';
-  if (call === 'reduce-scatter' && sizeBytes % (8 * processes) !== 0) return `--size must be a multiple of 8 * ${processes} for reduce-scatter on ${processes} processes`;
+  if ((call === 'reduce-scatter' || call === 'reduce-scatter-block') && sizeBytes % (8 * processes) !== 0) {
+    return `--size must be a multiple of 8 * ${processes} for ${call} on ${processes} processes`;
+  }
   if (call === 'neighbor-alltoall' && (processes < 4 || processes % 2 !== 0)) return `neighbor-alltoall needs an even number of processes, at least 4 (got ${processes})`;
   return null;
 }
@@ -62,9 +65,10 @@ async function prepare(call: Call, comm: MPI.Comm, sizeBytes: number): Promise<{
     const req = comm.AllreduceInit(send, recv, MPI.SUM);
     return { run: () => { req.start(); return req.wait(); }, free: () => req.free() };
   }
-  if (call === 'reduce-scatter') {
+  if (call === 'reduce-scatter' || call === 'reduce-scatter-block') {
     const send = new Float64Array(n).fill(comm.rank + 1);
     const recv = new Float64Array(n / comm.size);
+    if (call === 'reduce-scatter-block') return { run: () => comm.ReduceScatterBlock(send, recv, MPI.SUM), free: () => {} };
     const counts = new Array<number>(comm.size).fill(n / comm.size);
     return { run: () => comm.ReduceScatter(send, recv, counts, MPI.SUM), free: () => {} };
   }
