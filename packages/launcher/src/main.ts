@@ -11,6 +11,7 @@ import { fileLimitProblem, readFileLimit } from './fd-limit.ts';
 import { helpAllText, helpText } from './help.ts';
 import { applyLaunchEnv } from './launch-env.ts';
 import { Job, type HostLaunchLine, type SlurmLaunch } from './job.ts';
+import { loadProxyBackends, needsProxyBackends } from './launchers.ts';
 import { parseArgs, type LaunchOptions } from './options.ts';
 import { isLocalHost, placeRanks, type HostSlots, type Placement } from './process-map.ts';
 import { readSlurmAllocation } from './slurm-allocation.ts';
@@ -106,6 +107,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     process.stderr.write(`mpiexec: host ${remote.host} is not this machine; --launcher fork starts processes here only (use --launcher ssh)\n`);
     return USAGE_STATUS;
   }
+  // The ssh and Slurm launchers load only when a rank or a spare slot (spawn) is on another host.
+  const slotHosts = [...placements.map((p) => p.host), ...(slurm.deps.slurm?.slots ?? o.hosts ?? []).map((h) => h.host)];
+  if (needsProxyBackends(slotHosts, hostname, os.networkInterfaces())) await loadProxyBackends();
   const silent = deferredLogger('silent', () => loadPino()({ level: 'silent' }));
   if (o.dryRun) {
     const program = resolveProgram(o.program, o.wdir) ?? o.program;
