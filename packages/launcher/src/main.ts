@@ -8,7 +8,6 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { deferredLogger, textLogDestination } from '@tsmpi/core/pmi';
 import { fileLimitProblem, readFileLimit } from './fd-limit.ts';
-import { helpAllText, helpText } from './help.ts';
 import { applyLaunchEnv } from './launch-env.ts';
 import { Job, type HostLaunchLine, type SlurmLaunch } from './job.ts';
 import { loadProxyBackends, needsProxyBackends } from './launchers.ts';
@@ -16,7 +15,6 @@ import { parseArgs, type LaunchOptions } from './options.ts';
 import { isLocalHost, placeRanks, type HostSlots, type Placement } from './process-map.ts';
 import { readSlurmAllocation } from './slurm-allocation.ts';
 import { chooseLauncher, planSlurmJob } from './slurm-plan.ts';
-import { parseSlurmVersion } from './slurm-srun.ts';
 import { missingBuild, nodeFlagsFor, staleBuildWarning, parseRankNodeFlags, rankCommand, resolveProgram, tsxLoaderUrl, withTransport } from './rank-command.ts';
 import { effectiveSetting, findSetting } from './settings-flags.ts';
 
@@ -63,6 +61,8 @@ export function processMapText(o: LaunchOptions, placements: readonly Placement[
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const parsed = parseArgs(argv);
   if (parsed.kind === 'help') {
+    // The help text (and, below, srun's version parser) load only where they are used: no part of a job's start-up (issue 38).
+    const { helpAllText, helpText } = await import('./help.ts');
     process.stdout.write(parsed.all ? helpAllText() : helpText());
     return 0;
   }
@@ -87,7 +87,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     return USAGE_STATUS;
   }
   o = fromEnv.options;
-  const slurm = slurmSetup(o, env);
+  const slurm = await slurmSetup(o, env);
   if (slurm instanceof Error) {
     process.stderr.write(`mpiexec: ${slurm.message}\n`);
     return USAGE_STATUS;
@@ -180,7 +180,7 @@ interface SlurmSetup {
  * the hosts and the srun (slurm-plan.ts).
  * @returns the setup, or an Error with a one-line message (exit 2)
  */
-function slurmSetup(o: LaunchOptions, env: NodeJS.ProcessEnv): SlurmSetup | Error {
+async function slurmSetup(o: LaunchOptions, env: NodeJS.ProcessEnv): Promise<SlurmSetup | Error> {
   const plain: SlurmSetup = { options: o, hosts: o.hosts, hostname: os.hostname(), deps: {}, notes: [] };
   if (o.hasExplicitLauncher && o.launcher !== 'slurm') return plain;
   if (!o.hasExplicitLauncher && o.hosts !== null) return plain;
@@ -204,6 +204,7 @@ function slurmSetup(o: LaunchOptions, env: NodeJS.ProcessEnv): SlurmSetup | Erro
     : plan.target.kind === 'new' ? Array.from({ length: plan.target.nodes }, (_, i) => ({ host: `slurm-node-${i}`, slots: plan.target.kind === 'new' ? plan.target.cpusPerProxy : 1 }))
     : [];
   const alloced = alloc.kind === 'allocation' ? alloc.allocation : null;
+  const { parseSlurmVersion } = await import('./slurm-srun.ts');
   const slurm: SlurmLaunch = {
     srun, version: parseSlurmVersion(probe.stdout ?? ''), target: plan.target,
     hasPlaceholderHosts: plan.hosts === null, jobId: alloced?.jobId ?? null,
