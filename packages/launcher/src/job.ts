@@ -67,7 +67,7 @@ import { rankReports, writeJobReport, type JobReport } from './report.ts';
 import { rollCallLines, rollCallRank } from './roll-call.ts';
 import { SpawnLaunchers } from './spawn-launchers.ts';
 import { DeadlockHint } from './deadlock-hint.ts';
-import { startDashboard, type Dashboard } from './dashboard.ts';
+import type { Dashboard } from './dashboard.ts';
 import type { SlurmLaunch } from './slurm-launcher.ts';
 import { addRankTrace, withTraceSetting, writeTraceFile } from './trace-file.ts';
 import { WireupServer } from './wireup-server.ts';
@@ -285,6 +285,8 @@ export class Job {
     });
     if (this.#o.outputDir !== null) await mkdir(this.#o.outputDir, { recursive: true });
     if (this.#o.dashboardPort !== null) {
+      // Imported with --dashboard only: its server, page and views are no part of a plain job's start-up (issue 38).
+      const { startDashboard } = await import('./dashboard.ts');
       this.#dashboard = await startDashboard(this.#o.dashboardPort, this.#o.dashboardHost, { log: this.#deps.log, sample: (ms) => this.#server.rollCall(ms, true), ranks: () => this.#ranks }, (l) => this.#errSink.write(l));
       if (this.#dashboard === null) return 2;
     }

@@ -8,14 +8,13 @@ import path from 'node:path';
 import { createRequire } from 'node:module';
 import { deferredLogger, textLogDestination } from '@tsmpi/core/pmi';
 import { fileLimitProblem, readFileLimit } from './fd-limit.ts';
-import { helpAllText, helpText } from './help.ts';
 import { applyLaunchEnv } from './launch-env.ts';
 import { Job, type HostLaunchLine, type SlurmLaunch } from './job.ts';
+import { loadProxyBackends, needsProxyBackends } from './launchers.ts';
 import { parseArgs, type LaunchOptions } from './options.ts';
 import { isLocalHost, placeRanks, type HostSlots, type Placement } from './process-map.ts';
 import { readSlurmAllocation } from './slurm-allocation.ts';
 import { chooseLauncher, planSlurmJob } from './slurm-plan.ts';
-import { parseSlurmVersion } from './slurm-srun.ts';
 import { missingBuild, nodeFlagsFor, staleBuildWarning, parseRankNodeFlags, rankCommand, resolveProgram, tsxLoaderUrl, withTransport } from './rank-command.ts';
 import { effectiveSetting, findSetting } from './settings-flags.ts';
 
@@ -62,6 +61,8 @@ export function processMapText(o: LaunchOptions, placements: readonly Placement[
 export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<number> {
   const parsed = parseArgs(argv);
   if (parsed.kind === 'help') {
+    // The help text (and, below, srun's version parser) load only where they are used: no part of a job's start-up (issue 38).
+    const { helpAllText, helpText } = await import('./help.ts');
     process.stdout.write(parsed.all ? helpAllText() : helpText());
     return 0;
   }
@@ -86,7 +87,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     return USAGE_STATUS;
   }
   o = fromEnv.options;
-  const slurm = slurmSetup(o, env);
+  const slurm = await slurmSetup(o, env);
   if (slurm instanceof Error) {
     process.stderr.write(`mpiexec: ${slurm.message}\n`);
     return USAGE_STATUS;
@@ -106,6 +107,9 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     process.stderr.write(`mpiexec: host ${remote.host} is not this machine; --launcher fork starts processes here only (use --launcher ssh)\n`);
     return USAGE_STATUS;
   }
+  // The ssh and Slurm launchers load only when a rank or a spare slot (spawn) is on another host.
+  const slotHosts = [...placements.map((p) => p.host), ...(slurm.deps.slurm?.slots ?? o.hosts ?? []).map((h) => h.host)];
+  if (needsProxyBackends(slotHosts, hostname, os.networkInterfaces())) await loadProxyBackends();
   const silent = deferredLogger('silent', () => loadPino()({ level: 'silent' }));
   if (o.dryRun) {
     const program = resolveProgram(o.program, o.wdir) ?? o.program;
@@ -176,7 +180,7 @@ interface SlurmSetup {
  * the hosts and the srun (slurm-plan.ts).
  * @returns the setup, or an Error with a one-line message (exit 2)
  */
-function slurmSetup(o: LaunchOptions, env: NodeJS.ProcessEnv): SlurmSetup | Error {
+async function slurmSetup(o: LaunchOptions, env: NodeJS.ProcessEnv): Promise<SlurmSetup | Error> {
   const plain: SlurmSetup = { options: o, hosts: o.hosts, hostname: os.hostname(), deps: {}, notes: [] };
   if (o.hasExplicitLauncher && o.launcher !== 'slurm') return plain;
   if (!o.hasExplicitLauncher && o.hosts !== null) return plain;
@@ -200,6 +204,7 @@ function slurmSetup(o: LaunchOptions, env: NodeJS.ProcessEnv): SlurmSetup | Erro
     : plan.target.kind === 'new' ? Array.from({ length: plan.target.nodes }, (_, i) => ({ host: `slurm-node-${i}`, slots: plan.target.kind === 'new' ? plan.target.cpusPerProxy : 1 }))
     : [];
   const alloced = alloc.kind === 'allocation' ? alloc.allocation : null;
+  const { parseSlurmVersion } = await import('./slurm-srun.ts');
   const slurm: SlurmLaunch = {
     srun, version: parseSlurmVersion(probe.stdout ?? ''), target: plan.target,
     hasPlaceholderHosts: plan.hosts === null, jobId: alloced?.jobId ?? null,

@@ -15,6 +15,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { Job } from '../src/job.ts';
+import { loadProxyBackends } from '../src/launchers.ts';
 import { parseArgs } from '../src/options.ts';
 import { placeRanks } from '../src/process-map.ts';
 import { tsxLoaderUrl, withTransport } from '../src/rank-command.ts';
@@ -235,6 +236,7 @@ describe('mpiexec with per-host proxies (fake remote shell)', () => {
     const sink = (k: 'out' | 'err'): Writable => new Writable({ write(chunk, _enc, cb) { text[k] += String(chunk); cb(); } });
     // A second non-loopback address makes "this machine's only address" ambiguous: the head's rank must wait for the link.
     const table = { ...os.networkInterfaces(), dummy9: [{ address: '203.0.113.9', netmask: '255.255.255.0', family: 'IPv4' as const, mac: '', internal: false, cidr: null }] };
+    await loadProxyBackends(); // as main.ts does for a job that names another host
     const job = new Job(parsed.options, placeRanks(2, parsed.options.hosts, null, os.hostname()), {
       log: pino({ level: 'silent' }), stdout: sink('out'), stderr: sink('err'), env: withTransport(process.env), tsxUrl: tsxLoaderUrl(), nodeFlags: [], interfaces: table,
     });

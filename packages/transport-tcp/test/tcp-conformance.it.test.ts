@@ -1,7 +1,8 @@
 // testlist: { file: 'tcp-conformance.it.test.ts', np: [1] } — N transports in one process, real sockets on 127.0.0.1.
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
-import { newFrameHeader, transportConformance, type FrameHeader, type TransportHandlers } from '@tsmpi/core/transport';
+import { newFrameHeader, type FrameHeader, type TransportHandlers } from '@tsmpi/core/transport';
+import { transportConformance } from '@tsmpi/core/transport/testing';
 import { HEADER_BYTES, encodeHeader } from '../src/frame-codec.ts';
 import { CHALLENGE_BYTES, ClientHandshake, HANDSHAKE_STATUS } from '../src/handshake.ts';
 import { createTransport, TcpTransport } from '../src/index.ts';

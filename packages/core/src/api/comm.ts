@@ -55,7 +55,7 @@ import { ERR_ARG, ERR_GROUP, ERR_TAG, MPIError, mpiError } from '../util/index.t
 import { inheritAttrs, createKeyval, deleteAllAttrs, deleteAttr, getAttr, setAttr, type KeyvalFns } from './attributes.ts';
 import { checkErrhandler, ERRORS_RETURN, invokeErrhandler, routeErrors, type Errhandler } from './errhandler.ts';
 import { Info, infoEntries } from './info.ts';
-import { abort } from './lifecycle.ts';
+import { abort } from './abort.ts';
 import { freeKeyval } from './attributes.ts';
 import { CollComm } from './coll-comm.ts';
 import { CommCollPt2pt } from './coll-pt2pt.ts';

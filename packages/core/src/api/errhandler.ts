@@ -97,7 +97,7 @@ export function checkErrhandler(h: unknown, call: string): Errhandler {
   return h;
 }
 
-/** How the job ends for ERRORS_ARE_FATAL and ERRORS_ABORT (lifecycle.ts's abort, passed in: no import cycle). */
+/** How the job ends for ERRORS_ARE_FATAL and ERRORS_ABORT (abort.ts's abort, passed in). */
 export type AbortFn = (errorcode: number, target: ErrhandlerTarget) => never;
 
 /**

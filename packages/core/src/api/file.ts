@@ -35,7 +35,7 @@ import type { SharedPointer } from './file-shared-pointer.ts';
 import type { SplitCollective } from './file-split.ts';
 import type { Group } from './group.ts';
 import { Info, infoEntries } from './info.ts';
-import { abort } from './lifecycle.ts';
+import { abort } from './abort.ts';
 import type { Request } from './request.ts';
 import type { Status } from './status.ts';
 

@@ -1,5 +1,5 @@
 /**
- * MPI.init / MPI.finalize / MPI.abort and the process-level queries: the
+ * MPI.init / MPI.finalize (MPI.abort is abort.ts, re-exported here) and the process-level queries: the
  * argument and state checks, then the runtime bootstrap does the work
  * (runtime/bootstrap.ts: settings, wire-up, device, predefined objects; and
  * back down at finalize). This file hands the bootstrap the API objects it
@@ -8,11 +8,11 @@
 import os from 'node:os';
 import { isMainThread } from 'node:worker_threads';
 import { ERR_ARG, ERR_OTHER, mpiError } from '../util/index.ts';
+import { abort } from './abort.ts';
 import { THREAD_LEVELS, type ThreadLevel } from './constants.ts';
 import {
-  finishProcess, isInitialized, runtime, startProcess, startWorkerThread, ThreadRuntime, workerBoot, type ApiParts,
+  finishProcess, isInitialized, runtime, startProcess, startWorkerThread, workerBoot, type ApiParts,
 } from '../runtime/index.ts';
-import type { PmiClient } from '../pmi/index.ts';
 import { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE, setupPredefinedComms, attachPredefinedComms, bindPredefinedComms } from './predefined-comms.ts';
 import { reviveWorkerData } from './revive.ts';
 import { joinParent } from './dynamic.ts';
@@ -105,54 +105,6 @@ async function finalizeProcess(): Promise<void> {
   await finishProcess(rt, API_PARTS);
 }
 
-/**
- * Ends every process of the job; mpiexec exits with `errorcode`.
- * @example MPI.abort(3);
- */
-export function abort(errorcode = 1, comm = COMM_WORLD): never {
-  const code = Number.isInteger(errorcode) ? errorcode & 0xff : 1;
-  const where = comm?.name ?? 'COMM_WORLD';
-  if (!isMainThread) abortFromWorker(errorcode, where);
-  const pmi = isInitialized() ? safePmi() : null;
-  if (pmi !== null) void pmi.abort(code, `MPI.abort(${errorcode}) on ${where}`);
-  process.stderr.write(`MPI.abort(${errorcode}) called on ${where}\n`);
-  process.exit(code === 0 ? 1 : code);
-}
-
-/** How long a worker that called MPI.abort waits for the main thread before killing the process itself. */
-const WORKER_ABORT_GRACE_MS = 5000;
-
-/**
- * MPI.abort in an MPI.Worker: only the main thread can end the process with the error code (and
- * tell the launcher), so the worker hands the abort over through shared memory and stops. A main
- * thread that never returns to its event loop is overruled after WORKER_ABORT_GRACE_MS (SIGKILL).
- */
-function abortFromWorker(errorcode: number, where: string): never {
-  const rt = safeRuntime();
-  if (rt === null || !rt.device.shared.layout.multithreaded) process.exit(Number.isInteger(errorcode) && (errorcode & 0xff) !== 0 ? errorcode & 0xff : 1);
-  rt.device.shared.requestAbort(Number.isInteger(errorcode) ? errorcode : 1, rt.device.opts.threadId);
-  process.stderr.write(`MPI.abort(${errorcode}) called on ${where} in worker thread ${rt.device.opts.threadId}\n`);
-  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, WORKER_ABORT_GRACE_MS);
-  process.kill(process.pid, 'SIGKILL');
-  throw new Error('unreachable: the process has been killed');
-}
-
-function safeRuntime(): ThreadRuntime | null {
-  try {
-    return runtime('abort');
-  } catch {
-    return null;
-  }
-}
-
-function safePmi(): PmiClient | null {
-  try {
-    return runtime('abort').pmi;
-  } catch {
-    return null;
-  }
-}
-
 export function queryThread(): ThreadLevel {
   return runtime('queryThread').threadLevel;
 }
@@ -171,5 +123,6 @@ export function getProcessorName(): string {
 }
 
 export { COMM_WORLD, COMM_SELF, COMM_ENDPOINTS, COMM_CLIQUE };
+export { abort };
 /** Whether MPI.init / MPI.finalize have been called in this thread (the runtime layer keeps the state). */
 export { isInitialized, isFinalized } from '../runtime/index.ts';

@@ -19,7 +19,8 @@
  */
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createLoopbackFactory, newFrameHeader, type FrameHeader, type TransportFactory } from '../transport/index.ts';
+import { newFrameHeader, type FrameHeader, type TransportFactory } from '../transport/index.ts';
+import { createLoopbackFactory } from '../transport/testing.ts';
 import { ERR_PROC_FAILED, type MPIError } from '../util/index.ts';
 import type { DevRequest } from './dev-request.ts';
 import { Device } from './device.ts';

@@ -7,7 +7,4 @@ export { secureTransportFactory } from './secure-factory.ts';
 export type {
   EagerArrived, ForeignPeer, FrameKind, FrameHeader, ReaderSocketName, Transport, TransportFactory, TransportHandlers, TransportOptions, TransportLog, TransportError,
 } from './interface.ts';
-export { createLoopbackNetwork, createLoopbackFactory, LOOPBACK_TARGET_MIN_BYTES, LOOPBACK_HIGH_WATER_MARK_BYTES } from './loopback.ts';
-export type { LoopbackNetworkOptions } from './loopback.ts';
-export { transportConformance } from './conformance.ts';
-export type { MakeTransports, ConformanceTestApi, ConformanceAssertion } from './conformance.ts';
+// The loopback network and the conformance suite are test code: testing.ts (`@tsmpi/core/transport/testing`), not loaded by a rank.
