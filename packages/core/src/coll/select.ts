@@ -29,6 +29,12 @@ export interface CollTuning {
   readonly alltoallShortBytes: number;
   /** alltoall: Bruck needs at least this many ranks (log p vs p - 1 rounds). MPICH uses 8. */
   readonly alltoallBruckMinProcs: number;
+  /**
+   * neighborAlltoall: blocks of at most this many bytes go one message per distinct neighbour (packed: a
+   * copy of each block on the send side) instead of one per block. tsmpi's own (neither MPICH nor Open MPI
+   * packs): a message costs more than copying 16 KiB, and two such blocks stay eager.
+   */
+  readonly neighborPackBytes: number;
 }
 
 /** The defaults (MPICH's). */
@@ -39,12 +45,13 @@ export const DEFAULT_COLL_TUNING: CollTuning = Object.freeze({
   allgatherLongBytes: 524288,
   alltoallShortBytes: 256,
   alltoallBruckMinProcs: 8,
+  neighborPackBytes: 16384,
 });
 
 /** What a rule may look at. All ranks agree on every field. */
 export interface SelectionInput {
   readonly size: number;
-  /** Message bytes: the vector (bcast, reduce, allreduce, scan), one block (alltoall, gather, scatter), the whole result (allgather). */
+  /** Message bytes: the vector (bcast, reduce, allreduce, scan), one block (alltoall, gather, scatter, neighborAlltoall), the whole result (allgather). */
   readonly bytes: number;
   /** Items of the vector (reductions); 0 where meaningless. */
   readonly items: number;
@@ -68,6 +75,7 @@ export const ALGORITHMS = {
   allgatherv: ['ring'],
   alltoall: ['bruck', 'pairwise'],
   alltoallv: ['pairwise'],
+  neighborAlltoall: ['per-peer', 'per-block'],
   reduceScatterBlock: ['recursive-halving', 'reduce-scatter'],
   reduceScatter: ['pairwise', 'reduce-scatterv'],
   bcastBytes: ['binomial'],
@@ -145,6 +153,14 @@ export const SELECTION_TABLE: { readonly [C in Collective]: readonly SelectionRu
     { algorithm: 'pairwise', when: always, why: 'p - 1 rounds, each block moves once' },
   ],
   alltoallv: [{ algorithm: 'pairwise', when: always, why: 'p - 1 rounds, each block moves once' }],
+  neighborAlltoall: [
+    {
+      algorithm: 'per-peer',
+      when: (x, t) => x.bytes <= t.neighborPackBytes,
+      why: 'small blocks: one message per distinct neighbour (a neighbour on both sides of a periodic dimension of size 2 gets both blocks in one)',
+    },
+    { algorithm: 'per-block', when: always, why: 'large blocks: each straight from and to the caller\'s buffer, no copy' },
+  ],
   reduceScatterBlock: [
     {
       algorithm: 'recursive-halving',
