@@ -120,6 +120,37 @@ describe('neighborAlltoall (equal blocks)', () => {
     expect(sim.messages).toBe(8);
   });
 
+  it.each([8, 300])('per-peer reuses its packed buffers only once a call has completed: consecutive and overlapping calls (blocks of %i bytes)', async (bb) => {
+    const p = 4;
+    const plans = Array.from({ length: p }, (_, r) => grid(2, 2, r));
+    const sim = new Sim(p, { seed: 21 + bb, rendezvousBytes: 256 });
+    const got: Uint8Array[][] = [];
+    const sendOf = (r: number, call: number) => {
+      const send = new Uint8Array(4 * bb);
+      for (let j = 0; j < 4; j++) send.fill(64 * call + 16 * r + j, j * bb, (j + 1) * bb);
+      return send;
+    };
+    await sim.run(async (pt, r) => {
+      got[r] = [];
+      const one = async (call: number) => {
+        const recv = new Uint8Array(4 * bb);
+        await neighborAlltoall(pt, 10 + call, plans[r]!, sendOf(r, call), bb, recv, bb, 'NeighborAlltoall');
+        got[r]![call] = recv;
+      };
+      await one(0);
+      await one(1);
+      await Promise.all([one(2), one(3)]); // two calls in flight on one plan
+    });
+    for (let r = 0; r < p; r++) {
+      const { sources } = plans[r]!;
+      for (let call = 0; call < 4; call++) {
+        const want = sources.map((s, i) => 64 * call + 16 * s + (i % 2 === 0 ? i + 1 : i - 1));
+        expect(Array.from({ length: 4 }, (_, i) => got[r]![call]![i * bb]), `rank ${r} call ${call}`).toEqual(want);
+        expect(Array.from({ length: 4 }, (_, i) => got[r]![call]![(i + 1) * bb - 1]), `rank ${r} call ${call} ends`).toEqual(want);
+      }
+    }
+  });
+
   it('the allgather form (stride 0) sends its one block to each neighbour, packed twice for a repeated one', async () => {
     const sim = new Sim(4, { seed: 2 });
     const got: Uint8Array[] = [];

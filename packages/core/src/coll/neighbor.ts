@@ -70,6 +70,12 @@ interface PeerBlocks {
   readonly blocks: readonly number[];
   /** receive side: the blocks are i, i + 1, ... (adjacent in a buffer of equal blocks) */
   readonly adjacent: boolean;
+  /**
+   * send side, several blocks: the packed buffer of the last call that completed, reused by the next
+   * (null while a call holds it: an overlapping call packs into a fresh one). A send may keep its
+   * buffer until it resolves, so a buffer comes back only once its whole call has completed.
+   */
+  spare: Uint8Array | null;
 }
 
 /** A plan's traffic by distinct neighbour: sends in sendOrder, receives in source order. */
@@ -100,7 +106,7 @@ function byPeer(ranks: readonly number[], order: readonly number[]): PeerBlocks[
     if (blocks === undefined) groups.set(peer, [i]);
     else blocks.push(i);
   }
-  return Array.from(groups, ([peer, blocks]) => ({ peer, blocks, adjacent: blocks.every((b, k) => b === blocks[0]! + k) }));
+  return Array.from(groups, ([peer, blocks]) => ({ peer, blocks, adjacent: blocks.every((b, k) => b === blocks[0]! + k), spare: null }));
 }
 
 /**
@@ -122,21 +128,29 @@ export function neighborAlltoall(
   const peers = peersOf(plan);
   const pending: Promise<unknown>[] = [];
   for (const g of peers.recvs) pending.push(recvBlocks(pt, tag, g, recv, bb, call));
-  for (const { peer, blocks } of peers.sends) {
+  let packs: [PeerBlocks, Uint8Array][] | null = null;
+  for (const g of peers.sends) {
+    const { peer, blocks } = g;
     const n = blocks.length;
     if (n === 1) {
       const at = blocks[0]! * sendStride;
       pending.push(pt.send(peer, tag, send.subarray(at, at + bb)));
       continue;
     }
-    const packed = new Uint8Array(n * bb);
+    let packed = g.spare;
+    if (packed !== null && packed.length === n * bb) g.spare = null;
+    else packed = new Uint8Array(n * bb);
     for (let k = 0; k < n; k++) {
       const at = blocks[k]! * sendStride;
       packed.set(send.subarray(at, at + bb), k * bb);
     }
     pending.push(pt.send(peer, tag, packed));
+    (packs ??= []).push([g, packed]);
   }
-  return Promise.all(pending).then(() => undefined);
+  return Promise.all(pending).then(() => {
+    // Every send has resolved: the packed buffers may serve the next call.
+    if (packs !== null) for (const [g, packed] of packs) g.spare = packed;
+  });
 }
 
 /** Receives neighbour g.peer's message of g.blocks.length blocks into their places in `recv`. */
