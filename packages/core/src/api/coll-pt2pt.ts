@@ -12,8 +12,9 @@ export class CommCollPt2pt extends GroupPt2pt {
   readonly call: string;
 
   constructor(comm: Pt2ptComm, call: string) {
-    // A predefined communicator's collective context takes the device's byte-view entries (GroupPt2pt).
-    super(runtime(call).device, comm._endpoints, comm._me(call), comm._ctx + CTX_COLL, call, comm._predefined);
+    // Every communicator's collective context takes the device's byte-view entries (GroupPt2pt), derived
+    // ones too: a Cartesian communicator's neighbour exchange takes the lean route as COMM_WORLD's does.
+    super(runtime(call).device, comm._endpoints, comm._me(call), comm._ctx + CTX_COLL, call, true);
     this.call = call;
   }
 }

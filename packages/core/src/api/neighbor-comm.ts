@@ -19,7 +19,7 @@
  * buffer holding indegree blocks and Alltoall's send buffer outdegree blocks.
  * No IN_PLACE (MPI has none for neighborhood collectives).
  */
-import { neighborAlltoallBytes, neighborAlltoallv, type NeighborPlan, type VBuffer } from '../coll/index.ts';
+import { neighborAlltoall, neighborAlltoallBytes, neighborAlltoallv, type NeighborPlan, type VBuffer } from '../coll/index.ts';
 import { neighborLists, type Topology } from '../comm/index.ts';
 import { ERR_ARG, ERR_COUNT, decodeObject, encodeObject, mpiError } from '../util/index.ts';
 import { Comm } from './comm.ts';
@@ -110,7 +110,7 @@ export class TopoComm extends Comm {
     return async (pt, tag) => {
       // packedOf: a non-contiguous recvbuf's current contents, so PROC_NULL blocks stay as they were
       const area = packedOf(recv);
-      await neighborAlltoallv(pt, tag, plan, uniform(packedOf(send), plan.destinations.length, bb, true), uniform(area, indegree, bb), call);
+      await neighborAlltoall(pt, tag, plan, packedOf(send), 0, area, bb, call);
       unpackArea(recv, area);
     };
   }
@@ -135,7 +135,7 @@ export class TopoComm extends Comm {
     const bb = blockBytes(send, recv, outdegree, indegree, call);
     return async (pt, tag) => {
       const area = packedOf(recv);
-      await neighborAlltoallv(pt, tag, plan, uniform(packedOf(send), outdegree, bb), uniform(area, indegree, bb), call);
+      await neighborAlltoall(pt, tag, plan, packedOf(send), bb, area, bb, call);
       unpackArea(recv, area);
     };
   }

@@ -120,5 +120,7 @@ describe('selection table', () => {
     expect(selectAlgorithm('reduceScatterBlock', x(8, 64))).toBe('recursive-halving');
     expect(selectAlgorithm('reduceScatterBlock', x(8, 64, 16, false))).toBe('reduce-scatter');
     expect(selectAlgorithm('reduceScatterBlock', x(6, 64))).toBe('reduce-scatter');
+    expect(selectAlgorithm('neighborAlltoall', x(4, t.neighborPackBytes))).toBe('per-peer');
+    expect(selectAlgorithm('neighborAlltoall', x(4, t.neighborPackBytes + 8))).toBe('per-block');
   });
 });

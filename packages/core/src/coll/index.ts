@@ -21,7 +21,7 @@ export { scatter, scatterv, scatterBytes } from './scatter.ts';
 export { allgather, allgatherv, allgatherBytes } from './allgather.ts';
 export { alltoall, alltoallv, alltoallBytes } from './alltoall.ts';
 export { reduceScatter, reduceScatterBlock } from './reduce-scatter.ts';
-export { neighborAlltoallv, neighborAlltoallBytes } from './neighbor.ts';
+export { neighborAlltoall, neighborAlltoallv, neighborAlltoallBytes } from './neighbor.ts';
 export { interAllgather, interAlltoall, interBarrier, interBcast, interGather, interScatter, interSendToRoot, leaderSwap, packBlocks, unpackBlocks } from './inter.ts';
 export type { InterRole } from './inter.ts';
 export type { NeighborPlan } from './neighbor.ts';

@@ -31,6 +31,12 @@ export interface CollTuning {
   readonly alltoallBruckMinProcs: number;
   /** reduceScatterBlock: at or above this many bytes in all (commutative) use pairwise exchange. MPICH REDSCAT_COMMUTATIVE_LONG_MSG_SIZE = 524288. */
   readonly reduceScatterLongBytes: number;
+  /**
+   * neighborAlltoall: blocks of at most this many bytes go one message per distinct neighbour (packed: a
+   * copy of each block on the send side) instead of one per block. tsmpi's own (neither MPICH nor Open MPI
+   * packs): a message costs more than copying 16 KiB, and two such blocks stay eager.
+   */
+  readonly neighborPackBytes: number;
 }
 
 /** The defaults (MPICH's). */
@@ -42,12 +48,13 @@ export const DEFAULT_COLL_TUNING: CollTuning = Object.freeze({
   alltoallShortBytes: 256,
   alltoallBruckMinProcs: 8,
   reduceScatterLongBytes: 524288,
+  neighborPackBytes: 16384,
 });
 
 /** What a rule may look at. All ranks agree on every field. */
 export interface SelectionInput {
   readonly size: number;
-  /** Message bytes: the vector (bcast, reduce, allreduce, scan), one block (alltoall, gather, scatter), the whole result (allgather), the whole input (reduce-scatter). */
+  /** Message bytes: the vector (bcast, reduce, allreduce, scan), one block (alltoall, gather, scatter, neighborAlltoall), the whole result (allgather), the whole input (reduce-scatter). */
   readonly bytes: number;
   /** Items of the vector (reductions); 0 where meaningless. */
   readonly items: number;
@@ -71,6 +78,7 @@ export const ALGORITHMS = {
   allgatherv: ['ring'],
   alltoall: ['bruck', 'pairwise'],
   alltoallv: ['pairwise'],
+  neighborAlltoall: ['per-peer', 'per-block'],
   reduceScatterBlock: ['pairwise', 'recursive-halving', 'reduce-scatter'],
   reduceScatter: ['pairwise', 'reduce-scatterv'],
   bcastBytes: ['binomial'],
@@ -148,6 +156,14 @@ export const SELECTION_TABLE: { readonly [C in Collective]: readonly SelectionRu
     { algorithm: 'pairwise', when: always, why: 'p - 1 rounds, each block moves once' },
   ],
   alltoallv: [{ algorithm: 'pairwise', when: always, why: 'p - 1 rounds, each block moves once' }],
+  neighborAlltoall: [
+    {
+      algorithm: 'per-peer',
+      when: (x, t) => x.bytes <= t.neighborPackBytes,
+      why: 'small blocks: one message per distinct neighbour (a neighbour on both sides of a periodic dimension of size 2 gets both blocks in one)',
+    },
+    { algorithm: 'per-block', when: always, why: 'large blocks: each straight from and to the caller\'s buffer, no copy' },
+  ],
   reduceScatterBlock: [
     {
       algorithm: 'pairwise',

@@ -33,7 +33,7 @@ export class GroupPt2pt implements CollPt2pt {
   readonly #me: number;
   readonly #contextId: number;
   readonly #call: string;
-  /** a predefined communicator's collective context: its messages go to the device's byte-view entries (sendBytes, recvBytes, recvFresh) */
+  /** a communicator's collective context: its messages go to the device's byte-view entries (sendBytes, recvBytes, recvFresh) */
   readonly #bytes: boolean;
 
   /**
@@ -42,12 +42,17 @@ export class GroupPt2pt implements CollPt2pt {
    * @param me the calling thread's endpoint (a member)
    * @param contextId the context every message of these collectives uses
    * @param call the API call these messages serve (e.g. 'bcast'): the device's errors name it
-   * @param predefined the context is a predefined communicator's (docs/adr/0022-small-collectives-lean.md):
+   * @param byteEntries the context is a communicator's collective context (docs/adr/0022-small-collectives-lean.md):
    *   its messages go to the device's byte-view entries, which choose the lean route where it
-   *   applies; only for contexts never freed and reused, whose tags stay within 0..TAG_UB (the lanes
-   *   read a tag as a signed word). Other contexts post every message as a general one.
+   *   applies. Only for contexts whose tags stay within 0..TAG_UB (the lanes read a tag as a signed
+   *   word) and whose lanes are empty whenever the context is freed: a collective's every message
+   *   to a rank is received by that rank's call before the call ends, and a nonblocking or
+   *   persistent collective references its communicator until then (api/coll-object-comm.ts), so a
+   *   freed communicator's collective context comes back with nothing in its lane, as its shared
+   *   queues do on the general path. Other contexts (createGroup's, tags above TAG_UB) post every
+   *   message as a general one.
    */
-  constructor(device: Device, members: Int32Array, me: number, contextId: number, call = 'progress', predefined = false) {
+  constructor(device: Device, members: Int32Array, me: number, contextId: number, call = 'progress', byteEntries = false) {
     this.#device = device;
     this.#members = members;
     this.#me = me;
@@ -55,7 +60,7 @@ export class GroupPt2pt implements CollPt2pt {
     this.#call = call;
     this.rank = members.indexOf(me);
     this.size = members.length;
-    this.#bytes = predefined;
+    this.#bytes = byteEntries;
   }
 
   send(dest: number, tag: number, data: Uint8Array): Promise<void> {

@@ -186,7 +186,7 @@ export class Device {
 
   /**
    * A checked receive into byte view `buf` from a rank's endpoint, on a bound communicator (binds) or a
-   * predefined one's collective context: in its context's lane where the matcher takes it (the lean
+   * communicator's collective context: in its context's lane where the matcher takes it (the lean
    * route, docs/adr/0020), else as postRecv. `comm`: the handle a user request references; 0: none.
    */
   recvBytes(endpoint: number, ctx: number, srcEndpoint: number, tag: number, buf: Uint8Array, comm: number, call: string): DevRequest {
@@ -293,7 +293,7 @@ export class Device {
   // --- sending (send-path.ts) ----------------------------------------------------------
 
   /**
-   * A checked standard send of byte view `data`, on a bound communicator (binds) or a predefined one's
+   * A checked standard send of byte view `data`, on a bound communicator (binds) or a communicator's
    * collective context. The lean route (docs/adr/0020) where it applies: an eager message to another
    * process on a channel this thread hosts goes straight into the channel's batch, counted as sent,
    * with no request, slot, loop hold or header (an eager send completes at once anyway): null. Else
