@@ -10,10 +10,13 @@
  * short path on byte views of the caller's arrays through a point-to-point view made once. The result is the
  * same call the general path makes (same tag, same algorithm, same errors), minus its objects:
  * it enters allreduce.ts's short path (shortAllreduce) directly, without allreduce()'s async
- * frame. (The two byte views are made per call: keeping the last ones would keep a caller's
- * buffer alive, however large, until the next call.)
+ * frame. The byte views of the previous call's arrays are kept for the next call on the same
+ * arrays (a loop of Allreduce calls on the same vectors makes no views), but only for arrays
+ * whose whole buffer is at most LEAN_ALLREDUCE_MAX_BYTES: keeping a view keeps its buffer alive
+ * until the next call, which for a small vector cut from a large buffer could be the whole buffer.
  *
- * State: one LeanAllreduce per communicator wrapper and thread, made on its first lean call.
+ * State: one LeanAllreduce per communicator wrapper and thread, made on its first lean call; the
+ * byte views of its previous call's arrays.
  */
 import { shortAllreduce } from './allreduce.ts';
 import type { ByteOp, CollPt2pt } from './pt2pt.ts';
@@ -28,6 +31,12 @@ export class LeanAllreduce {
   readonly nonblocking: CollPt2pt;
   readonly seqCells: Int32Array;
   readonly seqIndex: number;
+  /** The previous call's recv array and its byte view, kept while the array's buffer is small (see above); null: none. */
+  #recv: ArrayBufferView | null = null;
+  #recvBytes: Uint8Array = NO_BYTES;
+  /** The same for the previous call's send array. */
+  #send: ArrayBufferView | null = null;
+  #sendBytes: Uint8Array = NO_BYTES;
 
   /**
    * @param blocking the collective context's point-to-point for Allreduce (its errors name the call)
@@ -50,8 +59,27 @@ export class LeanAllreduce {
     const cells = this.seqCells;
     const seq = Atomics.load(cells, this.seqIndex);
     Atomics.store(cells, this.seqIndex, (seq + 1) | 0);
-    const recvBytes = new Uint8Array(recv.buffer, recv.byteOffset, bytes);
-    const sendBytes = send === null ? null : new Uint8Array(send.buffer, send.byteOffset, bytes);
+    // A kept view is the same array's bytes while its length is still `bytes` (an array's buffer and offset never change).
+    let recvBytes = this.#recvBytes;
+    if (recv !== this.#recv || recvBytes.length !== bytes) {
+      recvBytes = new Uint8Array(recv.buffer, recv.byteOffset, bytes);
+      const keep = recv.buffer.byteLength <= LEAN_ALLREDUCE_MAX_BYTES;
+      this.#recv = keep ? recv : null;
+      this.#recvBytes = keep ? recvBytes : NO_BYTES;
+    }
+    let sendBytes: Uint8Array | null = null;
+    if (send !== null) {
+      sendBytes = this.#sendBytes;
+      if (send !== this.#send || sendBytes.length !== bytes) {
+        sendBytes = new Uint8Array(send.buffer, send.byteOffset, bytes);
+        const keep = send.buffer.byteLength <= LEAN_ALLREDUCE_MAX_BYTES;
+        this.#send = keep ? send : null;
+        this.#sendBytes = keep ? sendBytes : NO_BYTES;
+      }
+    }
     return shortAllreduce(isBlocking ? this.blocking : this.nonblocking, seq & 0x3fffffff, sendBytes, recvBytes, op);
   }
 }
+
+/** No kept view. */
+const NO_BYTES = new Uint8Array(0);

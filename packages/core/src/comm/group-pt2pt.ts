@@ -19,7 +19,7 @@
  */
 import { DevRequest, REQ_KIND, type Device } from '../device/index.ts';
 import type { CollPt2pt } from '../coll/index.ts';
-import { bytesOf, countOf, none, settle } from './dev-settle.ts';
+import { bytesOf, countOf, none, promiseOf } from './dev-settle.ts';
 
 /** What a send that left by the lean route resolves: it has left the caller's buffer when sendBytes returns. */
 const SENT: Promise<void> = Promise.resolve();
@@ -66,11 +66,11 @@ export class GroupPt2pt implements CollPt2pt {
   send(dest: number, tag: number, data: Uint8Array): Promise<void> {
     if (this.#bytes) {
       const b = this.#device.sendBytes(this.#me, this.#members[dest]!, this.#contextId, tag, data, 0, this.#call);
-      return b === null ? SENT : new Promise((resolve, reject) => settle(b, resolve, reject, none));
+      return b === null ? SENT : promiseOf(b, none);
     }
     const r = new DevRequest(REQ_KIND.SEND, this.#call);
     this.#device.send(r, this.#me, this.#members[dest]!, this.#contextId, tag, data, false, false);
-    return new Promise((resolve, reject) => settle(r, resolve, reject, none));
+    return promiseOf(r, none);
   }
 
   recv(source: number, tag: number): Promise<Uint8Array> {
@@ -81,7 +81,7 @@ export class GroupPt2pt implements CollPt2pt {
       r.objectMode = true; // a fresh Uint8Array of the message's length
       this.#device.postRecv(r, this.#me, this.#contextId, this.#members[source]!, tag);
     }
-    return new Promise((resolve, reject) => settle(r, resolve, reject, bytesOf));
+    return promiseOf(r, bytesOf);
   }
 
   /** Receives into `buf` (a rendezvous payload lands there directly); resolves the byte count. */
@@ -93,6 +93,6 @@ export class GroupPt2pt implements CollPt2pt {
       r.buf = buf;
       this.#device.postRecv(r, this.#me, this.#contextId, this.#members[source]!, tag);
     }
-    return new Promise((resolve, reject) => settle(r, resolve, reject, countOf));
+    return promiseOf(r, countOf);
   }
 }

@@ -25,7 +25,7 @@
  */
 import { DevRequest, REQ_KIND, type Device } from '../device/index.ts';
 import type { CollPt2pt } from '../coll/index.ts';
-import { bytesOf, countOf, none, settle } from './dev-settle.ts';
+import { bytesOf, countOf, none, promiseOf } from './dev-settle.ts';
 
 /** Point-to-point with `peers`, sending on a per-peer context and receiving on one. */
 export class PeerPt2pt implements CollPt2pt {
@@ -59,20 +59,20 @@ export class PeerPt2pt implements CollPt2pt {
   send(dest: number, tag: number, data: Uint8Array): Promise<void> {
     const r = new DevRequest(REQ_KIND.SEND, this.#call);
     this.#device.send(r, this.#me, this.#peers[dest]!, this.#sendContexts[dest]!, tag, data, false, false);
-    return new Promise((resolve, reject) => settle(r, resolve, reject, none));
+    return promiseOf(r, none);
   }
 
   recv(source: number, tag: number): Promise<Uint8Array> {
     const r = new DevRequest(REQ_KIND.RECV, this.#call);
     r.objectMode = true; // a fresh Uint8Array of the message's length
     this.#device.postRecv(r, this.#me, this.#recvContext, this.#peers[source]!, tag);
-    return new Promise((resolve, reject) => settle(r, resolve, reject, bytesOf));
+    return promiseOf(r, bytesOf);
   }
 
   recvInto(source: number, tag: number, buf: Uint8Array): Promise<number> {
     const r = new DevRequest(REQ_KIND.RECV, this.#call);
     r.buf = buf;
     this.#device.postRecv(r, this.#me, this.#recvContext, this.#peers[source]!, tag);
-    return new Promise((resolve, reject) => settle(r, resolve, reject, countOf));
+    return promiseOf(r, countOf);
   }
 }

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BULK_BYTES, WaitPoll } from './wait-poll.ts';
+import { BULK_BYTES, CLOCK_TURNS, WaitPoll } from './wait-poll.ts';
 import { turns } from '../util/event-loop-turns.test-util.ts';
 
 /** The thread's WaitPoll of the running test (each test makes its own, as each thread does at init). */
@@ -84,7 +84,7 @@ describe('wait-poll', () => {
     poll.begin();
     await turns(5);
     clock.ms = 21;
-    await turns(3);
+    await turns(CLOCK_TURNS + 2); // the clock is read once in CLOCK_TURNS turns
     const spent = yields();
     await turns(20);
     expect(yields()).toBe(spent);
@@ -116,6 +116,19 @@ describe('wait-poll', () => {
     poll.begin(); // the window has passed
     await turns(10);
     expect(yields()).toBeGreaterThan(stopped);
+    poll.end();
+  });
+
+  it('reads the clock once in CLOCK_TURNS turns of a blocking call, and not when a call begins', async () => {
+    let reads = 0;
+    let count = 0;
+    poll.configure({ budgetMs: 20, yieldCore: () => count++, now: () => { reads++; return 0; } });
+    poll.begin();
+    expect(reads, 'begin reads no clock').toBe(0);
+    await turns(4 * CLOCK_TURNS);
+    expect(count).toBeGreaterThanOrEqual(3 * CLOCK_TURNS);
+    expect(reads).toBeLessThanOrEqual(Math.ceil(count / CLOCK_TURNS) + 1);
+    expect(reads).toBeGreaterThanOrEqual(3);
     poll.end();
   });
 
