@@ -179,7 +179,6 @@ export class TraceRecorder {
     const bufArg = shape.kind === 'send' ? shape.buf : -1;
     return function tracedPost(this: unknown): unknown {
       // `arguments` applied as it is: V8 makes no array of it.
-      // eslint-disable-next-line prefer-rest-params
       const args = arguments as unknown as unknown[];
       if (rec.#depth !== 0) return method.apply(this, args);
       if (rec.#callCount >= rec.#max) {
