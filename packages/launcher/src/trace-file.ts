@@ -8,7 +8,9 @@
  *   one complete event ('X') per call: name `Comm.send`..., ts/dur in microseconds from the
  *   earliest event of the job, args { comm, peer, tag, bytes } where known;
  *   a flow ('s' in the send's slice, 'f' with bp 'e' in the slice that completed the receive)
- *   from every send to the receive that matched it.
+ *   from every send to the receive that matched it. Flows are most of a trace's bytes (two per
+ *   message), so they carry only what viewers key them by: Perfetto pairs 's' and 'f' by
+ *   (id, cat, name), so they have no cat and a one-letter name (a name kept for chrome://tracing).
  *
  * Clocks: each rank's times are its own clock plus the offset it measured to mpiexec's at
  * wire-up (core's pmi/clock-offset.ts), so ranks on other hosts line up (to half a round trip).
@@ -162,8 +164,8 @@ export function* traceEventLines(traces: readonly RankTrace[]): Generator<string
   let id = 0;
   for (const [s, r] of ends.pairs()) {
     id++;
-    yield `{"name":"msg","cat":"msg","ph":"s","id":${id},"pid":${ends.pid[s]},"tid":${ends.tid[s]},"ts":${num(ends.ts[s]!)}}`;
-    yield `{"name":"msg","cat":"msg","ph":"f","bp":"e","id":${id},"pid":${ends.pid[r]},"tid":${ends.tid[r]},"ts":${num(ends.ts[r]!)}}`;
+    yield `{"ph":"s","name":"m","id":${id},"pid":${ends.pid[s]},"tid":${ends.tid[s]},"ts":${num(ends.ts[s]!)}}`;
+    yield `{"ph":"f","bp":"e","name":"m","id":${id},"pid":${ends.pid[r]},"tid":${ends.tid[r]},"ts":${num(ends.ts[r]!)}}`;
   }
 }
 

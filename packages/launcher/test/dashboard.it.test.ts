@@ -103,4 +103,20 @@ describe('mpiexec --dashboard', () => {
       job.kill();
     }
   }, 180_000);
+
+  // Issue 41: the matrix counted only the main thread's sockets; a worker's own connections (inline
+  // progress) and the channel engines' (progress 'engines') write rows of their own (core's device/peer-bytes.ts).
+  it.each([['inline'], ['engines']])('counts a worker thread\'s bytes in the traffic matrix (progress %s)', async (progress) => {
+    const job = await startDashboardJob(2, 'dashboard-thread-bytes.ts', ['--progress', progress]);
+    try {
+      const s = await awaitSnapshot(`ws://${job.url.host}/ws?token=${job.url.searchParams.get('token')!}`,
+        (x) => x.ranks[0]?.threads[1]?.call.endsWith('tag 8)') === true && (x.views.matrix?.bytes[0]?.[1] ?? 0) >= 256 * 1024);
+      expect(s.views.matrix!.bytes[0]![1]).toBeGreaterThanOrEqual(256 * 1024);
+      // Rank 1 sent rank 0 nothing but the job's own traffic (wire-up, the barrier has not run): far less.
+      expect(s.views.matrix!.bytes[1]![0]).toBeLessThan(64 * 1024);
+      expect((await job.release()).status).toBe(0);
+    } finally {
+      job.kill();
+    }
+  }, 180_000);
 });

@@ -22,6 +22,7 @@ import { setupPredefinedTypes } from './datatype.ts';
 import { setupPredefinedOps } from './op.ts';
 import { liveObjects, messageTotals } from './introspection.ts';
 import { lifecycleCall } from './profile-hooks.ts';
+import { processPeerBytes } from '../device/index.ts';
 
 /** api/trace-recorder.ts, loaded only under mpiexec --trace. */
 let traceRecorder: typeof import('./trace-recorder.ts') | null = null;
@@ -46,7 +47,8 @@ const API_PARTS: ApiParts = {
   counters: (rt) => {
     const t = rt.device.transport;
     const channels = t?.channelStats();
-    return { ...messageTotals(rt), collectives: COMM_WORLD._collSeq >>> 0, ...(channels === undefined ? {} : { channels }), bytesToProcess: t?.bytesToProcess?.() ?? null };
+    // Every thread's and engine's connections, not only this thread's (device/peer-bytes.ts).
+    return { ...messageTotals(rt), collectives: COMM_WORLD._collSeq >>> 0, ...(channels === undefined ? {} : { channels }), bytesToProcess: processPeerBytes(rt.device.shared) };
   },
   abort: (code, where) => abort(code, { name: where } as typeof COMM_WORLD),
   startTrace: async (maxEvents, takeOrder) => {

@@ -22,13 +22,6 @@ export let hookSets: readonly ProfileHooks[] = [];
 /** Depth of public calls in progress on this thread's stack (only depth 0 is reported). */
 let depth = 0;
 
-/**
- * @internal The clock (performance.now(), ms) at the edges of the call whose after() hooks run now:
- * set just before they run, so that the trace recorder reads the clock hooked() read rather than a
- * third time (each read costs ~80 ns on a small VM, as much as an isend). Not public API.
- */
-export const callClock = { startMs: 0, endMs: 0 };
-
 /** Sets the installed hook sets (profile.ts). */
 export function setHookSets(sets: readonly ProfileHooks[]): void {
   hookSets = sets;
@@ -84,17 +77,12 @@ export function hooked(call: string, target: unknown, args: unknown[], method: (
 function finish(active: readonly ProfileHooks[], call: string, result: unknown, start: number, target: unknown, args: unknown[], token: unknown): void {
   const end = performance.now();
   const durationNs = Math.max(0, Math.round((end - start) * 1e6));
-  callClock.startMs = start;
-  callClock.endMs = end;
   if (active.length === 1) {
     active[0]!.after?.(call, result, durationNs, target, args, token);
     return;
   }
   const tokens = token as unknown[];
   for (let i = active.length - 1; i >= 0; i--) {
-    // Again before each set: an after() hook may make a reported call of its own, which sets the clock.
-    callClock.startMs = start;
-    callClock.endMs = end;
     active[i]!.after?.(call, result, durationNs, target, args, tokens[i]);
   }
 }

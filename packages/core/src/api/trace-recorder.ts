@@ -1,6 +1,6 @@
 /**
- * The recorder of `mpiexec --trace FILE` (issue 41): a profiling hook set (profile.ts) that
- * writes each reported call of its thread, and each message end, into the float64 tables of
+ * The recorder of `mpiexec --trace FILE` (issue 41): profile.ts's instrumentation (a wrapper
+ * per public call, beneath users' hook sets) that writes each outermost call of its thread, and each message end, into the float64 tables of
  * pmi/trace-format.ts. Nothing per event but a few stores: no object, no JSON; the tables grow by
  * chunks up to the setting traceEvents, after which events are counted as dropped.
  *
@@ -19,14 +19,14 @@
  * Not traced as messages: persistent requests, matched probes (Message.mrecv), collectives'
  * internal messages (the collective is one call).
  *
- * Cost per event: at most one Map lookup of the call's interned info, in before() (none when the
- * call is the same as the one before; by the call-name string the wrapper always passes, so its
- * hash is cached), a few stores into the tables, no clock read (the recorder takes the two reads
- * hooked() makes, profile-hooks.ts callClock), and for point-to-point posts one atomic add (the
- * post sequence is the process's, shared by its threads, so that sends and receives posted at one
- * endpoint by several threads pair in the order the device matched them). Objects per event: the
- * Status a lower-case recv is given (an irecv waits in a list, PendingReceives, until it completes). The info's id
- * and the post order travel from before() to after() as the hook's token, one number.
+ * Cost per event: two clock reads, a few stores into the tables, and for point-to-point posts one
+ * atomic add (the post sequence is the process's, shared by its threads, so that sends and
+ * receives posted at one endpoint by several threads pair in the order the device matched them).
+ * The wrappers are made once per call name with its info (no lookup per call); the per-message
+ * ones (Isend/Irecv shapes) read their arguments by position, so no array, token or closure is
+ * made per call. Objects per event: the Status a lower-case recv is given (an irecv waits in a
+ * list, PendingReceives, until it completes), and for a call that returns a Promise the closures
+ * that see it settle.
  *
  * Threads: every MPI thread of a traced process records its own calls (startTrace at its init).
  * The main thread hands its trace and its workers' to mpiexec at MPI.finalize; a worker thread
@@ -39,8 +39,7 @@ import type { TraceThread } from '../pmi/index.ts';
 import { REQ_KIND } from '../device/index.ts';
 import { runtimeOrNull } from '../runtime/index.ts';
 import { PROC_NULL } from './constants.ts';
-import { callClock, type ProfileHooks } from './profile-hooks.ts';
-import { use } from './profile.ts';
+import { instrument, type Method } from './profile.ts';
 import { Request, type RequestComm } from './request.ts';
 import { PendingReceives } from './trace-pending-receives.ts';
 import { bytesWord, CALL_ROW, CHUNK_ROWS, CompactRows, expandCalls, expandMsgs, MSG_ROW, ROW_WORDS } from './trace-rows.ts';
@@ -87,12 +86,6 @@ interface CallInfo {
 }
 
 const ANY = -1;
-/**
- * A call's token (what before() hands to after()) is its info's id and its post order in one
- * number, (order + 1) * ID_SPAN + id, so that after() needs no lookup and no object is made per
- * call. Call names are the public methods of a fixed set of classes: far fewer than ID_SPAN.
- */
-const ID_SPAN = 65536;
 
 function bytesOf(buf: unknown): number {
   if (ArrayBuffer.isView(buf)) return buf.byteLength;
@@ -109,7 +102,7 @@ function intArg(args: unknown[], i: number, dflt: number): number {
   return typeof v === 'number' ? v : dflt;
 }
 
-/** One thread's recorder; `hooks` is what MPI.profile.use installs. */
+/** One thread's recorder; `wrap` is what profile.ts's instrument() installs. */
 export class TraceRecorder {
   readonly #max: number;
   readonly #calls = new CompactRows();
@@ -122,18 +115,14 @@ export class TraceRecorder {
   /** performance.timeOrigin, read once (a getter) */
   readonly #origin: number;
   readonly #infos = new Map<string, CallInfo>();
-  /** infos by id (a token's id) */
-  readonly #byId: CallInfo[] = [];
   readonly #names: string[] = [];
-  /** the last call name before() looked up and its info: a loop of one call skips the Map */
-  #lastName = '';
-  #lastInfo: CallInfo | null = null;
   readonly #comms = new Map<number, string>();
   /** the context id last added to #comms (most calls are on the communicator of the one before) */
   #lastCtx = -1;
   /** irecv/Irecv requests not yet seen complete, with their post order (their communicator is the request's) */
   readonly #pending = new PendingReceives<Request<unknown>>();
-  readonly hooks: ProfileHooks;
+  /** Traced calls in progress on this thread's stack (only the outermost is recorded, as profile.ts's hooks do). */
+  #depth = 0;
 
   /**
    * @param maxEvents calls (and message ends) kept; later ones are counted as dropped
@@ -143,8 +132,6 @@ export class TraceRecorder {
     this.#max = maxEvents;
     this.#takeOrder = takeOrder;
     this.#origin = performance.timeOrigin;
-    // The hook set is the recorder itself: before() and after() are its methods, no arrow between.
-    this.hooks = this;
   }
 
   /** This thread's trace so far (its rows copied into one table each). */
@@ -160,48 +147,137 @@ export class TraceRecorder {
   }
 
   #info(call: string): CallInfo {
-    if (call === this.#lastName) return this.#lastInfo!;
     let info = this.#infos.get(call);
     if (info === undefined) {
       const method = call.slice(call.indexOf('.') + 1);
       info = { id: this.#names.length, shape: SHAPES.get(method), isIrecv: method === 'irecv' || method === 'Irecv', isRequest: call.startsWith('Request.') };
       this.#names.push(call);
-      this.#byId.push(info);
       this.#infos.set(call, info);
     }
-    this.#lastName = call;
-    this.#lastInfo = info;
     return info;
   }
 
-  /** Returns the call's token: its info's id and its post order (-1 for a call that posts no message). */
-  before(call: string, args: unknown[]): number {
+  /**
+   * What profile.ts's instrument() puts in place of `method`, the public call `call`: a wrapper made
+   * once per call name. Isend/Irecv-shaped calls (the per-message ones) get one that reads their
+   * arguments by position (no argument array, token or closure per call); the others one that keeps
+   * the arguments in an array (a lower-case recv may be given a Status) and a closure only for a
+   * call that returns a Promise (its end is when it settles). Two clock reads per call.
+   */
+  wrap(call: string, method: Method): Method {
     const info = this.#info(call);
     const shape = info.shape;
-    // A full table drops the call's row and its messages (after()): no post order to take, no Status to give.
-    if (shape === undefined || this.#callCount >= this.#max) return info.id;
+    if (shape !== undefined && (shape.kind === 'send' || shape.kind === 'irecv')) return this.#wrapPost(info, shape, method);
+    return this.#wrapCall(info, method);
+  }
+
+  #wrapPost(info: CallInfo, shape: Shape & { kind: 'send' | 'irecv' }, method: Method): Method {
+    const rec = this;
+    const isSend = shape.kind === 'send';
+    const peerArg = shape.kind === 'send' ? shape.dest : shape.source;
+    const tagArg = shape.tag;
+    const bufArg = shape.kind === 'send' ? shape.buf : -1;
+    return function tracedPost(this: unknown): unknown {
+      // `arguments` applied as it is: V8 makes no array of it.
+      const args = arguments as unknown as unknown[];
+      if (rec.#depth !== 0) return method.apply(this, args);
+      if (rec.#callCount >= rec.#max) {
+        // A full table drops the call's row and its message: no post order to take.
+        rec.#dropped++;
+        return method.apply(this, args);
+      }
+      const order = rec.#takeOrder(1);
+      const peer = args[peerArg], tag = args[tagArg], buf = bufArg >= 0 ? args[bufArg] : undefined;
+      const t0 = performance.now();
+      rec.#depth++;
+      let out: unknown;
+      try {
+        out = method.apply(this, args);
+      } catch (e) {
+        rec.#depth--;
+        rec.#call(info.id, rec.#origin + t0, performance.now() - t0, null, -1, -1, -1);
+        throw e;
+      }
+      rec.#depth--;
+      if (out instanceof Promise) {
+        const target = this;
+        return out.then(
+          (v: unknown) => { rec.#posted(info, isSend, t0, target, peer, tag, buf, order, v); return v; },
+          (e: unknown) => { rec.#call(info.id, rec.#origin + t0, performance.now() - t0, null, -1, -1, -1); throw e; },
+        );
+      }
+      rec.#posted(info, isSend, t0, this, peer, tag, buf, order, out);
+      return out;
+    };
+  }
+
+  /** The rows of a send or irecv that ended now (started at t0, posted as number `order`, returned `result`). */
+  #posted(info: CallInfo, isSend: boolean, t0: number, target: unknown, peer: unknown, tag: unknown, buf: unknown, order: number, result: unknown): void {
+    const durMs = performance.now() - t0;
+    if (!isComm(target)) {
+      this.#call(info.id, this.#origin + t0, durMs, null, -1, -1, -1);
+      return;
+    }
+    const p = typeof peer === 'number' ? peer : isSend ? -1 : ANY;
+    const t = typeof tag === 'number' ? tag : isSend ? 0 : ANY;
+    const row = this.#call(info.id, this.#origin + t0, durMs, target, p, t, isSend ? bytesOf(buf) : -1);
+    if (row < 0) return;
+    if (isSend) {
+      if (p >= 0) this.#msg(row, 0, target._sendCtx, ownEndpoint(), target._peers[p]!, t, order);
+    } else if (result instanceof Request) {
+      this.#pending.add(result, order);
+    }
+  }
+
+  #wrapCall(info: CallInfo, method: Method): Method {
+    const rec = this;
+    return function traced(this: unknown, ...args: unknown[]): unknown {
+      if (rec.#depth !== 0) return method.apply(this, args);
+      const order = rec.#before(info, args);
+      const t0 = performance.now();
+      rec.#depth++;
+      let out: unknown;
+      try {
+        out = method.apply(this, args);
+      } catch (e) {
+        rec.#depth--;
+        rec.#after(info, e, t0, this, args, order);
+        throw e;
+      }
+      rec.#depth--;
+      if (out instanceof Promise) {
+        return out.then(
+          (v: unknown) => { rec.#after(info, v, t0, this, args, order); return v; },
+          (e: unknown) => { rec.#after(info, e, t0, this, args, order); throw e; },
+        );
+      }
+      rec.#after(info, out, t0, this, args, order);
+      return out;
+    };
+  }
+
+  /** Before a call of the general wrapper: its post order (-1 for a call that posts no message). */
+  #before(info: CallInfo, args: unknown[]): number {
+    const shape = info.shape;
+    // A full table drops the call's row and its messages (#after): no post order to take, no Status to give.
+    if (shape === undefined || this.#callCount >= this.#max) return -1;
     const order = this.#takeOrder(shape.kind === 'sendrecv' ? 2 : 1);
     // A lower-case receive tells its source and tag only through a Status: give it one.
     if ((shape.kind === 'recv' || shape.kind === 'sendrecv') && shape.status >= 0 && !(args[shape.status] instanceof Status)) {
       while (args.length < shape.status) args.push(undefined);
       args[shape.status] = new Status();
     }
-    return (order + 1) * ID_SPAN + info.id;
+    return order;
   }
 
-  after(_call: string, result: unknown, ns: number, target: unknown, args: unknown[], token?: unknown): void {
+  /** After a call of the general wrapper (started at t0) ended with `result` (its value or its error). */
+  #after(info: CallInfo, result: unknown, t0: number, target: unknown, args: unknown[], order: number): void {
     if (this.#callCount >= this.#max) {
       // The row would be dropped (#call), and with it the call's messages: nothing more to work out.
       this.#dropped++;
       return;
     }
-    // The clock hooked() read at the call's edges (profile-hooks.ts), not a read of its own.
-    const startMs = this.#origin + callClock.startMs;
-    const durMs = ns / 1e6;
-    const tok = token as number;
-    const high = Math.floor(tok / ID_SPAN);
-    const info = this.#byId[tok - high * ID_SPAN]!;
-    const order = high - 1;
+    const durMs = performance.now() - t0;
     const comm = isComm(target) ? target : null;
     const shape = comm !== null ? info.shape : undefined;
     const failed = result instanceof Error;
@@ -222,7 +298,7 @@ export class TraceRecorder {
         if (st !== null) bytes = st.getCount();
       }
     }
-    const row = this.#call(info.id, startMs, durMs, comm, peer, tag, bytes);
+    const row = this.#call(info.id, this.#origin + t0, durMs, comm, peer, tag, bytes);
     if (row < 0) return;
     if (shape !== undefined && comm !== null && !failed) this.#messages(shape, comm, result, args, row, order);
     if (info.isIrecv) {
@@ -352,7 +428,7 @@ type ThreadNote = { readonly kind: 'started'; readonly tid: number } | { readonl
 /** How long finalize waits for the traces of worker threads that started recording and have not posted. */
 const WORKER_TRACE_WAIT_MS = 2000;
 
-/** This thread's recorder while tracing, and how to remove its hooks. */
+/** This thread's recorder while tracing, and how to remove its instrumentation. */
 let current: { recorder: TraceRecorder; remove: () => void } | null = null;
 /** Main thread: the traces worker threads posted, and the threads that said they record. */
 let fromWorkers: { channel: BroadcastChannel; traces: Map<number, TraceThread>; started: Set<number>; arrived: (() => void) | null } | null = null;
@@ -364,7 +440,7 @@ let fromWorkers: { channel: BroadcastChannel; traces: Map<number, TraceThread>; 
  */
 export function startTrace(maxEvents: number, takeOrder: (n: number) => number): void {
   const recorder = new TraceRecorder(maxEvents, takeOrder);
-  current = { recorder, remove: use(recorder.hooks) };
+  current = { recorder, remove: instrument((call, method) => recorder.wrap(call, method)) };
   if (isMainThread) {
     const state = { channel: new BroadcastChannel(CHANNEL), traces: new Map<number, TraceThread>(), started: new Set<number>(), arrived: null as (() => void) | null };
     state.channel.onmessage = (e: unknown) => {

@@ -19,6 +19,7 @@ import type { Protocol } from './protocol.ts';
 import type { ThreadBridge } from './thread-bridge.ts';
 import type { RmaTarget } from './rma-target.ts';
 import type { Matcher } from './matcher.ts';
+import { PeerBytesWriter } from './peer-bytes.ts';
 import type { DeviceOptions, DirectRoute } from './device-options.ts';
 import { ReaderRoutes } from './reader-routes.ts';
 import { NOT_STARTED, selectSendPath, type SendPath } from './send-path.ts';
@@ -70,6 +71,8 @@ export class DeviceWiring {
   readonly #lostPeers: Uint8Array;
   failure: Error | null = null;
   closing = false;
+  /** this thread's row of mpiexec --dashboard's traffic matrix (peer-bytes.ts), from start on */
+  #peerBytes: PeerBytesWriter | null = null;
 
   constructor(parts: WiringParts, hooks: DeviceHooks) {
     const o = parts.opts;
@@ -135,6 +138,10 @@ export class DeviceWiring {
       routes: this.routes !== null && this.routes.follows ? this.routes : null,
     });
     if (p.shared.layout.multithreaded) for (const c of o.hosted) p.bridge.serveInjection(c, this.#sendInjected);
+    // mpiexec --dashboard's traffic matrix counts every thread's connections, not only the main thread's (peer-bytes.ts).
+    if (o.transportFactory !== null && o.processCount > 1) {
+      this.#peerBytes = new PeerBytesWriter(p.shared, o.statsRow, () => (this.transport === null ? this.#directAll : [this.transport, ...this.#directAll]));
+    }
     return this.path;
   }
 
@@ -213,6 +220,7 @@ export class DeviceWiring {
     try {
       await Promise.all([...(this.routes?.close() ?? []), this.transport?.close(), ...this.#directAll.map((t) => t.close())]);
     } finally {
+      this.#peerBytes?.close();
       completion.release();
       completion.stop();
     }

@@ -11,6 +11,7 @@ export type { ObjectKind, ObjectTableBuffers } from './object-table.ts';
 export { SharedState, MAX_THREADS, STAT, COMM_STAT, STAT_ROW_WORDS, statRows, commStatBlock } from './shared-state.ts';
 export type { SharedBuffers, SharedLayout } from './shared-state.ts';
 export { Engines } from './engines.ts';
+export { processPeerBytes } from './peer-bytes.ts';
 export { channelHosts, directoryName, type RmaWindowShared } from './rma-directory.ts';
 export { RmaTarget, RMA_BATCH, RMA_CODE, RMA_LOCK_TYPE, RMA_STATUS, RMA_CONTROL, RMA_PREFIX_BYTES, RMA_REGION_SPAN, rmaDispWords } from './rma-target.ts';
 export type { RmaWindowRecord } from './rma-target.ts';

@@ -24,6 +24,8 @@
  *                      only in a process whose layout asks for endpoint readers
  *   bsend              the process's attached buffer for buffered sends: its size and the bytes in
  *                      use (api/bsend-buffer.ts lays it out: MPI attaches one buffer per process)
+ *   peer bytes         per statistics row, the bytes its thread's connections wrote to each process
+ *                      (mpiexec --dashboard's traffic matrix, peer-bytes.ts; written only when asked)
  */
 import { isKernelThreadGone, kernelThreadId, PayloadPool, Ring, type LockHolders } from '../shm/index.ts';
 import { ERR_PROC_FAILED, mpiError, waitAsync } from '../util/index.ts';
@@ -73,7 +75,7 @@ export function statRows(channels: number): number {
  * Control words: a bitmap of the thread ids in use (MAX_THREADS bits); an abort requested by a
  * worker thread (flag, error code, thread id) for the main thread to carry out; the trace's post sequence.
  */
-const CONTROL = { THREAD_BITS: 0, ABORT: MAX_THREADS / 32, ABORT_CODE: MAX_THREADS / 32 + 1, ABORT_THREAD: MAX_THREADS / 32 + 2, FAILED: MAX_THREADS / 32 + 3, TRACE_ORDER: MAX_THREADS / 32 + 4, WORDS: MAX_THREADS / 32 + 5 } as const;
+const CONTROL = { THREAD_BITS: 0, ABORT: MAX_THREADS / 32, ABORT_CODE: MAX_THREADS / 32 + 1, ABORT_THREAD: MAX_THREADS / 32 + 2, FAILED: MAX_THREADS / 32 + 3, TRACE_ORDER: MAX_THREADS / 32 + 4, PEER_BYTES_ASK: MAX_THREADS / 32 + 5, WORDS: MAX_THREADS / 32 + 6 } as const;
 
 export interface SharedLayout {
   readonly processCount: number;
@@ -123,6 +125,8 @@ export interface SharedBuffers {
   readonly ended: SharedArrayBuffer;
   /** the attached buffer of buffered sends (Int32 words, laid out by api/bsend-buffer.ts: one per process, as in MPI) */
   readonly bsend: SharedArrayBuffer;
+  /** per statistics row, layout.processCount Float64 words: bytes written to each process (peer-bytes.ts) */
+  readonly peerBytes: SharedArrayBuffer;
 }
 
 /** Int32 words of the bsend cells (api/bsend-buffer.ts names them). */
@@ -188,6 +192,7 @@ export class SharedState implements LockHolders {
       heldConnections: new SharedArrayBuffer(MAX_THREADS * 4),
       ended: new SharedArrayBuffer((MAX_THREADS + layout.channels) * ENDED_WORDS * 4),
       bsend: new SharedArrayBuffer(BSEND_CELL_WORDS * 4),
+      peerBytes: new SharedArrayBuffer(statRows(layout.channels) * layout.processCount * 8),
     };
     return new SharedState(buffers, true);
   }
@@ -348,6 +353,37 @@ export class SharedState implements LockHolders {
   heldByEnded(lockName: string, holder: number): Error {
     this.markFailed(ERR_PROC_FAILED);
     return mpiError(ERR_PROC_FAILED, 'progress', `the lock of the ${lockName} is held by ${rowName(holder - 1)}, which ended without releasing it (terminated, out of memory, or failed): this process cannot go on`);
+  }
+
+  /** Statistics row `row`'s bytes written to each process (peer-bytes.ts), layout.processCount words. */
+  peerBytesRow(row: number): Float64Array {
+    const n = this.layout.processCount;
+    return new Float64Array(this.buffers.peerBytes, row * n * 8, n);
+  }
+
+  /** mpiexec --dashboard's sample asks every thread to write its peer bytes row (peer-bytes.ts). */
+  askPeerBytes(): void {
+    Atomics.add(this.#control, CONTROL.PEER_BYTES_ASK, 1);
+    Atomics.notify(this.#control, CONTROL.PEER_BYTES_ASK);
+  }
+
+  /**
+   * Calls `onAsk` after each askPeerBytes from now on, in this thread's event loop, until `isDone()`
+   * (checked at each ask). The wait keeps no thread alive (as watchAbort's).
+   */
+  watchPeerBytesAsks(onAsk: () => void, isDone: () => boolean): void {
+    const c = this.#control;
+    const wait = (seen: number): void => {
+      const p = waitAsync(c, CONTROL.PEER_BYTES_ASK, seen);
+      if (p === null) next();
+      else void p.then(next);
+    };
+    const next = (): void => {
+      if (isDone()) return;
+      onAsk();
+      wait(Atomics.load(c, CONTROL.PEER_BYTES_ASK));
+    };
+    wait(Atomics.load(c, CONTROL.PEER_BYTES_ASK));
   }
 
   /** The statistics row of a user thread (0..MAX_THREADS-1) or of channel engine c (MAX_THREADS + c): totals, then COMM_STAT blocks. */
