@@ -114,6 +114,22 @@ export class WaitPoll {
     }
   }
 
+  /**
+   * Traffic for this thread arrived while it waits (a one-sided request it served): polling goes on
+   * for budgetMs from now, as if a blocking call had just begun, so that a target in a long wait
+   * answers the next epoch without a wake-up. Turns are not reset: on a host with more processes
+   * than cores the wait still sleeps after sleepAfterTurns.
+   */
+  renew(): void {
+    if (this.#waiting === 0 || this.#budgetMs === 0) return;
+    const t = this.#now();
+    this.#deadline = t + this.#budgetMs;
+    if (!this.#polling && t >= this.#bulkUntil && this.#turns < this.#sleepAfterTurns) {
+      this.#polling = true;
+      setImmediate(this.#pollTurn);
+    }
+  }
+
   /** A blocking call ends (its promise settled). */
   end(): void {
     if (this.#waiting > 0) this.#waiting--;
