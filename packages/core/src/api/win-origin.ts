@@ -19,6 +19,9 @@ import type { TargetSpec } from './win-args.ts';
 /** Tags on the window's context: PSCW notices (win.ts), then answers, which cycle above REPLY_TAG_FIRST. */
 export const TAG_POST = 1;
 export const TAG_DONE = 2;
+/** A fence's notice between the two members of a window (WinOrigin.noticeExchange). */
+const TAG_FENCE = 3;
+const NO_BYTES = new Uint8Array(0);
 const REPLY_TAG_FIRST = 16;
 const REPLY_TAG_LAST = 1 << 28;
 
@@ -187,6 +190,29 @@ export class WinOrigin {
   async complete(call: string, rank: number): Promise<void> {
     await this.awaitFetches(rank);
     if (this.#dirty.delete(rank)) await this.control(call, rank, RMA_CODE.FLUSH, 0);
+  }
+
+  /**
+   * A fence of a window of two members in one exchange (Win.fence): this origin's fetches answered,
+   * then a zero-byte notice to the other member on the path of this origin's RMA frames
+   * (RmaTarget.notify; a member in this process, whose operations were applied at once, gets an
+   * ordinary message), and the other member's notice received. One channel per endpoint pair
+   * brings a notice after every Put and Accumulate sent before it, applied by then: so when this
+   * returns, the other member has entered the fence and every operation of this epoch on either
+   * side is applied. That is all a fence of two members must do: no third member can observe
+   * either's memory before the notices are in, so no FLUSH round trip and no barrier is needed.
+   */
+  async noticeExchange(call: string): Promise<void> {
+    const other = 1 - this.#me;
+    await this.awaitFetches(other);
+    const arrived = this.#comm.Irecv(NO_BYTES, other, TAG_FENCE);
+    this.#dirty.delete(other);
+    if (this.#localTarget(other) !== null) {
+      await Promise.all([this.#comm.Isend(NO_BYTES, other, TAG_FENCE).wait(), arrived.wait()]);
+      return;
+    }
+    runtime(call).device.rma.notify(this.#record.endpoint, this.#comm._endpoints[other]!, this.#record.contextId, TAG_FENCE, call);
+    await arrived.wait();
   }
 
   async completeAll(): Promise<void> {

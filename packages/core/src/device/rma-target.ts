@@ -171,6 +171,27 @@ export class RmaTarget {
     this.#out.out(this.#out.processOf(dst), h, payload, call);
   }
 
+  /**
+   * The origin's side: a zero-byte EAGER message from local endpoint `src` to remote endpoint `dst`
+   * on context `ctx` with `tag`, sent on the path this pair's RMA frames take (not a reader's route,
+   * Device's first frame), so it arrives after every request sent before it: a fence's notice
+   * (win-origin.ts noticeExchange), matched by an ordinary receive.
+   */
+  notify(src: number, dst: number, ctx: number, tag: number, call: string): void {
+    const h = this.#request;
+    h.kind = FRAME_KIND.EAGER;
+    h.flags = 0;
+    h.contextId = ctx;
+    h.srcEndpoint = src;
+    h.dstEndpoint = dst;
+    h.tag = tag;
+    h.seq = 0;
+    h.aux = 0;
+    h.aux2 = 0;
+    h.payloadLength = 0;
+    this.#out.out(this.#out.processOf(dst), h, null, call);
+  }
+
   /** The largest RMA frame payload between `src` and `dst` (the channel's eager maximum on this path). */
   maxPayload(src: number, dst: number): number {
     return this.#out.eagerMax(src, dst);
