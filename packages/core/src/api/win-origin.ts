@@ -22,6 +22,8 @@ export const TAG_DONE = 2;
 /** A fence's notice between the two members of a window (WinOrigin.noticeExchange). */
 const TAG_FENCE = 3;
 const NO_BYTES = new Uint8Array(0);
+/** The largest Put frame of WinOrigin.#wholePut (a frame's length is a u32). */
+const WHOLE_PUT_BYTES = 1 << 30;
 const REPLY_TAG_FIRST = 16;
 const REPLY_TAG_LAST = 1 << 28;
 
@@ -67,14 +69,29 @@ export class WinOrigin {
       return;
     }
     const dst = this.#comm._endpoints[rank]!;
-    // No prefix in these frames: whole eager messages, which the target's transport reads straight into the window (RmaTarget.payloadTarget).
-    const piece = Math.max(8, (rt.device.rma.maxPayload(this.#record.endpoint, dst) >> 3) << 3);
+    // No prefix in these frames: the target's transport reads them straight into the window (RmaTarget.payloadTarget).
+    const piece = this.#wholePut(rt, code, flags) ? WHOLE_PUT_BYTES : Math.max(8, (rt.device.rma.maxPayload(this.#record.endpoint, dst) >> 3) << 3);
     for (let off = 0; off < data.length; off += piece) {
       const part = data.subarray(off, Math.min(data.length, off + piece));
       const [high, low] = rmaDispWords(t.byteDisp + off);
       rt.device.rma.send(this.#record.endpoint, dst, this.#record.contextId, high, flags | (code << 16) | (t.elem << 8) | op, low, part, call);
     }
     this.#dirty.add(rank);
+  }
+
+  /**
+   * Whether a Put goes as one frame however large (up to WHOLE_PUT_BYTES) rather than in eager
+   * pieces: a PUT outside a lazy batch, to a window that is not dynamic, from the thread that
+   * hosts the channels (inline progress's main thread: no injection ring bounds its frames). Its
+   * target is then sure to take the frame into the window's memory (RmaTarget.payloadTarget), as
+   * a transport accepts a payload above the eager limit only into such an array: the transport
+   * reads its rest straight from the socket into the window, where 64 KiB pieces were each read
+   * into the transport's buffer and copied (and the frames' headers and hand-offs are one, not 16
+   * per MiB). (A Put to a window its target no longer serves, which only a program that frees a
+   * window inside an epoch sends, then ends the connection rather than being dropped.)
+   */
+  #wholePut(rt: ThreadRuntime, code: number, flags: number): boolean {
+    return code === RMA_CODE.PUT && flags === 0 && this.#record.regions === undefined && rt.progress === 'inline' && rt.device.opts.threadId === 0;
   }
 
   /**
