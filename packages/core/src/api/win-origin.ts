@@ -1,6 +1,7 @@
 /**
  * How a window's origin operations travel and complete (win.ts is the API over it): RMA frames
- * through RmaTarget.send (Device.rma), in pieces a channel takes eagerly; answers received with ordinary
+ * through RmaTarget.send (Device.rma), in pieces a channel takes eagerly (a Put from the thread
+ * that hosts the channels: one frame, read into the window; #wholePut); answers received with ordinary
  * receives on the window's communicator, one reply tag each; and what is still outstanding per
  * target — fetches whose answers are awaited, targets with Puts or Accumulates not yet confirmed by
  * a FLUSH or UNLOCK answer (device/rma-target.ts gives the frame layout and the answers).
@@ -58,7 +59,7 @@ export class WinOrigin {
     this.#dirty.delete(rank);
   }
 
-  /** Sends PUT or ACC frames for `data` (in pieces the channel takes eagerly, whole elements each); `flags`: RMA_BATCH or 0. */
+  /** Sends PUT or ACC frames for `data` (in pieces the channel takes eagerly, whole elements each, or one whole Put: #wholePut); `flags`: RMA_BATCH or 0. */
   send(call: string, rank: number, code: number, t: TargetSpec, op: number, data: Uint8Array, flags = 0): void {
     if (data.length === 0) return;
     const rt = runtime(call);

@@ -275,6 +275,8 @@ export class RmaTarget {
    * PUT outside a batch lands straight in the window's memory, the one copy at the target (arrive
    * then finds it in place). Null for everything else (read as usual): batches (their lock may be
    * refused), dynamic windows (an attach may not have reached this thread), anything out of range.
+   * A PUT frame above the eager limit (an origin's whole Put, win-origin.ts) is accepted only into
+   * this array, so an origin sends one only where this answers (a non-dynamic window, no batch).
    */
   payloadTarget(h: FrameHeader): Uint8Array | null {
     if (h.aux >>> 16 !== RMA_CODE.PUT) return null;
