@@ -222,7 +222,8 @@ export class WinOrigin {
    */
   async noticeExchange(call: string): Promise<void> {
     const other = 1 - this.#me;
-    await this.awaitFetches(other);
+    // Fetches to either member (its own rank's too: a dynamic window's held operation) complete first.
+    await Promise.all(this.pendingRanks.map((r) => this.awaitFetches(r)));
     const arrived = this.#comm.Irecv(NO_BYTES, other, TAG_FENCE);
     this.#dirty.delete(other);
     if (this.#localTarget(other) !== null) {
