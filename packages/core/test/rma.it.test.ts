@@ -3,7 +3,7 @@
 // compare-and-swap, PSCW (rma-fence.ts); passive target while the target computes, a shared counter
 // with FetchAndOp, exclusive locks' mutual exclusion, accumulates under contention with lockAll and
 // flushes, and bad input (rma-passive.ts). Inline and threads progress.
-// testlist: rma-fence np 1,2,4 inline, 3 threads; rma-passive computes np 2 threads (and 3 threads);
+// testlist: rma-fence np 1,2,4 inline, 2,3 threads; rma-passive computes np 2 threads (and 3 threads);
 // counter, mutex, accumulate np 4 inline and threads; dynamic np 3 inline and threads; errors np 2
 import { describe, it } from 'vitest';
 import { program, runJob } from './run-job.ts';
@@ -20,6 +20,7 @@ describe('one-sided communication: fence and PSCW epochs', () => {
     [1, 'inline'],
     [2, 'inline'],
     [4, 'inline'],
+    [2, 'threads'],
     [3, 'threads'],
   ])('np %i, progress %s: Put/Get byte for byte, accumulates, FetchAndOp, CompareAndSwap, PSCW', async (np, progress) => {
     expectOk(await runJob(np, program('rma-fence.ts'), { flags: ['--timeout', '150', '--progress', progress], killAfterMs: 170_000 }), 'rma-fence OK', np);

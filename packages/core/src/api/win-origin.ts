@@ -1,6 +1,7 @@
 /**
  * How a window's origin operations travel and complete (win.ts is the API over it): RMA frames
- * through RmaTarget.send (Device.rma), in pieces a channel takes eagerly; answers received with ordinary
+ * through RmaTarget.send (Device.rma), in pieces a channel takes eagerly (a Put from the thread
+ * that hosts the channels: one frame, read into the window; #wholePut); answers received with ordinary
  * receives on the window's communicator, one reply tag each; and what is still outstanding per
  * target — fetches whose answers are awaited, targets with Puts or Accumulates not yet confirmed by
  * a FLUSH or UNLOCK answer (device/rma-target.ts gives the frame layout and the answers).
@@ -19,6 +20,11 @@ import type { TargetSpec } from './win-args.ts';
 /** Tags on the window's context: PSCW notices (win.ts), then answers, which cycle above REPLY_TAG_FIRST. */
 export const TAG_POST = 1;
 export const TAG_DONE = 2;
+/** A fence's notice between the two members of a window (WinOrigin.noticeExchange). */
+const TAG_FENCE = 3;
+const NO_BYTES = new Uint8Array(0);
+/** The largest Put frame of WinOrigin.#wholePut (a frame's length is a u32). */
+const WHOLE_PUT_BYTES = 1 << 30;
 const REPLY_TAG_FIRST = 16;
 const REPLY_TAG_LAST = 1 << 28;
 
@@ -53,7 +59,7 @@ export class WinOrigin {
     this.#dirty.delete(rank);
   }
 
-  /** Sends PUT or ACC frames for `data` (in pieces the channel takes eagerly, whole elements each); `flags`: RMA_BATCH or 0. */
+  /** Sends PUT or ACC frames for `data` (in pieces the channel takes eagerly, whole elements each, or one whole Put: #wholePut); `flags`: RMA_BATCH or 0. */
   send(call: string, rank: number, code: number, t: TargetSpec, op: number, data: Uint8Array, flags = 0): void {
     if (data.length === 0) return;
     const rt = runtime(call);
@@ -64,14 +70,29 @@ export class WinOrigin {
       return;
     }
     const dst = this.#comm._endpoints[rank]!;
-    // No prefix in these frames: whole eager messages, which the target's transport reads straight into the window (RmaTarget.payloadTarget).
-    const piece = Math.max(8, (rt.device.rma.maxPayload(this.#record.endpoint, dst) >> 3) << 3);
+    // No prefix in these frames: the target's transport reads them straight into the window (RmaTarget.payloadTarget).
+    const piece = this.#wholePut(rt, code, flags) ? WHOLE_PUT_BYTES : Math.max(8, (rt.device.rma.maxPayload(this.#record.endpoint, dst) >> 3) << 3);
     for (let off = 0; off < data.length; off += piece) {
       const part = data.subarray(off, Math.min(data.length, off + piece));
       const [high, low] = rmaDispWords(t.byteDisp + off);
       rt.device.rma.send(this.#record.endpoint, dst, this.#record.contextId, high, flags | (code << 16) | (t.elem << 8) | op, low, part, call);
     }
     this.#dirty.add(rank);
+  }
+
+  /**
+   * Whether a Put goes as one frame however large (up to WHOLE_PUT_BYTES) rather than in eager
+   * pieces: a PUT outside a lazy batch, to a window that is not dynamic, from the thread that
+   * hosts the channels (inline progress's main thread: no injection ring bounds its frames). Its
+   * target is then sure to take the frame into the window's memory (RmaTarget.payloadTarget), as
+   * a transport accepts a payload above the eager limit only into such an array: the transport
+   * reads its rest straight from the socket into the window, where 64 KiB pieces were each read
+   * into the transport's buffer and copied (and the frames' headers and hand-offs are one, not 16
+   * per MiB). (A Put to a window its target no longer serves, which only a program that frees a
+   * window inside an epoch sends, then ends the connection rather than being dropped.)
+   */
+  #wholePut(rt: ThreadRuntime, code: number, flags: number): boolean {
+    return code === RMA_CODE.PUT && flags === 0 && this.#record.regions === undefined && rt.progress === 'inline' && rt.device.opts.threadId === 0;
   }
 
   /**
@@ -187,6 +208,30 @@ export class WinOrigin {
   async complete(call: string, rank: number): Promise<void> {
     await this.awaitFetches(rank);
     if (this.#dirty.delete(rank)) await this.control(call, rank, RMA_CODE.FLUSH, 0);
+  }
+
+  /**
+   * A fence of a window of two members in one exchange (Win.fence): this origin's fetches answered,
+   * then a zero-byte notice to the other member on the path of this origin's RMA frames
+   * (RmaTarget.notify; a member in this process, whose operations were applied at once, gets an
+   * ordinary message), and the other member's notice received. One channel per endpoint pair
+   * brings a notice after every Put and Accumulate sent before it, applied by then: so when this
+   * returns, the other member has entered the fence and every operation of this epoch on either
+   * side is applied. That is all a fence of two members must do: no third member can observe
+   * either's memory before the notices are in, so no FLUSH round trip and no barrier is needed.
+   */
+  async noticeExchange(call: string): Promise<void> {
+    const other = 1 - this.#me;
+    // Fetches to either member (its own rank's too: a dynamic window's held operation) complete first.
+    await Promise.all(this.pendingRanks.map((r) => this.awaitFetches(r)));
+    const arrived = this.#comm.Irecv(NO_BYTES, other, TAG_FENCE);
+    this.#dirty.delete(other);
+    if (this.#localTarget(other) !== null) {
+      await Promise.all([this.#comm.Isend(NO_BYTES, other, TAG_FENCE).wait(), arrived.wait()]);
+      return;
+    }
+    runtime(call).device.rma.notify(this.#record.endpoint, this.#comm._endpoints[other]!, this.#record.contextId, TAG_FENCE, call);
+    await arrived.wait();
   }
 
   async completeAll(): Promise<void> {

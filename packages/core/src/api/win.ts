@@ -513,8 +513,15 @@ export class Win implements WinShape {
     if (this.#locks.size > 0 || this.#lockAll || this.#access !== null || this.#exposure !== null) {
       throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} is inside a lock or post/start epoch: close it before fence`);
     }
-    await this.#o.completeAll();
-    await this.#comm.barrier();
+    if (this.size === 2) {
+      // One exchange of notices, ordered behind each side's operations (WinOrigin.noticeExchange).
+      await this.#o.noticeExchange(call);
+    } else {
+      // A third member may observe a target's memory as soon as it leaves: every target must have
+      // applied its epoch (a FLUSH round trip per target written) before anyone leaves the barrier.
+      await this.#o.completeAll();
+      await this.#comm.barrier();
+    }
     this.#fenceOpen = (assert & MODE_NOSUCCEED) === 0;
   }
 

@@ -54,6 +54,19 @@ function setup(bytes = 64): { target: RmaTarget; win: RmaWindowRecord; sent: { h
 }
 
 describe('RmaTarget', () => {
+  it('notify sends a zero-byte plain EAGER message (a fence notice) to the endpoint\'s process on the RMA frames\' path', () => {
+    const sent: { proc: number; h: FrameHeader; payload: Uint8Array | null }[] = [];
+    const target = new RmaTarget({ out: (proc, h, p) => void sent.push({ proc, h: { ...h }, payload: p }), eagerMax: () => 1 << 16, processOf: (e) => e >> 1 });
+    target.send(2, 5, CTX, 0, RMA_CODE.PUT << 16, 0, new Uint8Array([1]), 'Win.Put');
+    target.notify(2, 5, CTX, 3, 'Win.fence');
+    expect(sent.map((s) => s.h.kind)).toEqual([FRAME_KIND.RMA, FRAME_KIND.EAGER]);
+    const n = sent[1]!;
+    expect(n.proc).toBe(2);
+    expect(n.payload).toBeNull();
+    expect({ ctx: n.h.contextId, src: n.h.srcEndpoint, dst: n.h.dstEndpoint, tag: n.h.tag, flags: n.h.flags, seq: n.h.seq, aux: n.h.aux, aux2: n.h.aux2, len: n.h.payloadLength })
+      .toEqual({ ctx: CTX, src: 2, dst: 5, tag: 3, flags: 0, seq: 0, aux: 0, aux2: 0, len: 0 });
+  });
+
   it('applies a PUT without answering, and answers a GET with the bytes as an EAGER frame on the window context', () => {
     const { target, win, sent } = setup();
     target.arrive(1, dataFrame(RMA_CODE.PUT, 0, 0, 4), new Uint8Array([1, 2, 3]));

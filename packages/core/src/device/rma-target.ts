@@ -135,6 +135,13 @@ export class RmaTarget {
   /** The process's window directory on this thread (rma-directory.ts): opened at init by every thread of a multithreaded process. */
   directory: WindowDirectory | null = null;
 
+  /**
+   * Called for every frame this thread serves as a target (bootstrap.ts: the thread's wait renews its
+   * polling, runtime/wait-poll.ts renew): a target waiting long in a blocking call would otherwise
+   * sleep in epoll and be woken for each epoch of an origin's lock/Put/unlock loop.
+   */
+  onServe: (() => void) | null = null;
+
   constructor(out: RmaOut) {
     this.#out = out;
   }
@@ -162,6 +169,27 @@ export class RmaTarget {
     h.aux2 = aux2;
     h.payloadLength = payload.length;
     this.#out.out(this.#out.processOf(dst), h, payload, call);
+  }
+
+  /**
+   * The origin's side: a zero-byte EAGER message from local endpoint `src` to remote endpoint `dst`
+   * on context `ctx` with `tag`, sent on the path this pair's RMA frames take (not a reader's route,
+   * Device's first frame), so it arrives after every request sent before it: a fence's notice
+   * (win-origin.ts noticeExchange), matched by an ordinary receive.
+   */
+  notify(src: number, dst: number, ctx: number, tag: number, call: string): void {
+    const h = this.#request;
+    h.kind = FRAME_KIND.EAGER;
+    h.flags = 0;
+    h.contextId = ctx;
+    h.srcEndpoint = src;
+    h.dstEndpoint = dst;
+    h.tag = tag;
+    h.seq = 0;
+    h.aux = 0;
+    h.aux2 = 0;
+    h.payloadLength = 0;
+    this.#out.out(this.#out.processOf(dst), h, null, call);
   }
 
   /** The largest RMA frame payload between `src` and `dst` (the channel's eager maximum on this path). */
@@ -247,6 +275,8 @@ export class RmaTarget {
    * PUT outside a batch lands straight in the window's memory, the one copy at the target (arrive
    * then finds it in place). Null for everything else (read as usual): batches (their lock may be
    * refused), dynamic windows (an attach may not have reached this thread), anything out of range.
+   * A PUT frame above the eager limit (an origin's whole Put, win-origin.ts) is accepted only into
+   * this array, so an origin sends one only where this answers (a non-dynamic window, no batch).
    */
   payloadTarget(h: FrameHeader): Uint8Array | null {
     if (h.aux >>> 16 !== RMA_CODE.PUT) return null;
@@ -259,6 +289,7 @@ export class RmaTarget {
 
   /** An RMA frame from process `srcProcess` (device-wiring.ts): applied now, answered if asked. */
   arrive(srcProcess: number, h: FrameHeader, payload: Uint8Array): void {
+    this.onServe?.();
     const k = windowKey(h.contextId, h.dstEndpoint);
     const w = this.#windows.get(k);
     if (w?.regions !== undefined) {

@@ -84,7 +84,7 @@ export class WaitPoll {
   /** Whether a poll turn is queued; never more than one, however often calls begin and end. */
   #polling = false;
   #deadline = 0;
-  /** A blocking call began since the clock was last read: the next read sets #deadline from it. */
+  /** A blocking call began (or renew() was called) since the clock was last read: the next read sets #deadline from it. */
   #renew = false;
   #spinTurns = 0;
   #sleepAfterTurns = Infinity;
@@ -130,6 +130,21 @@ export class WaitPoll {
     if (this.#now() < this.#bulkUntil) return true;
     this.#bulkUntil = -Infinity;
     return false;
+  }
+
+  /**
+   * Traffic for this thread arrived while it waits (a one-sided request it served): polling goes on
+   * for budgetMs from now (the next clock read sets the deadline, as for a blocking call that just
+   * began), so that a target in a long wait answers the next epoch without a wake-up. Turns are not
+   * reset: on a host with more processes than cores the wait still sleeps after sleepAfterTurns.
+   */
+  renew(): void {
+    if (this.#waiting === 0 || this.#budgetMs === 0) return;
+    this.#renew = true;
+    if (!this.#polling && this.#turns < this.#sleepAfterTurns && !this.#inBulk()) {
+      this.#polling = true;
+      setImmediate(this.#pollTurn);
+    }
   }
 
   /** A blocking call ends (its promise settled). */

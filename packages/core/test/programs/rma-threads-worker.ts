@@ -11,7 +11,8 @@
 //            rank, completes and waits; then the same within COMM_CLIQUE (threads only).
 //   shared   allocateShared over COMM_CLIQUE: one SharedArrayBuffer, each part written by its
 //            thread with Atomics and read by the others through sharedQuery after a fence;
-//            across processes (COMM_ENDPOINTS) it is ERR_RMA_SHARED.
+//            across processes (COMM_ENDPOINTS) it is ERR_RMA_SHARED; fences of a window of two
+//            threads of one process.
 //   busy     clique member 1 of process 0 computes in a loop that never calls MPI until every
 //            other member (threads of its process and of the other) has done lock/Put/unlock
 //            of its slot: only the threads that read the channels and the origins themselves
@@ -120,6 +121,20 @@ if (which === 'counter') {
   equal(Atomics.load(new Int32Array(first.buffer, first.byteOffset, 1), 0), 1000 + clique.size, 'every thread\'s Accumulate on rank 0\'s part');
   await win.free();
   await throwsMPI(() => MPI.Win.allocateShared(8, 1, all), MPI.ERR_RMA_SHARED, 'Win.allocateShared', 'shared memory across processes');
+  // A window of two members in one process: its fence is one exchange of notices (win-origin.ts
+  // noticeExchange), here ordinary messages between the two threads.
+  const pair = await clique.split(k < 2 ? 0 : 1, k);
+  if (pair !== null && pair.size === 2) {
+    const w2 = await MPI.Win.allocate(8, 4, pair);
+    for (let round = 0; round < 3; round++) {
+      await w2.fence();
+      w2.Put(new Int32Array([100 * round + pair.rank]), 1 - pair.rank, [round % 2]);
+      await w2.fence();
+      equal(new Int32Array(w2.memory.buffer, w2.memory.byteOffset, 2)[round % 2], 100 * round + 1 - pair.rank, `the other thread's Put of round ${round}, seen after the fence`);
+    }
+    await w2.free();
+  }
+  pair?.free();
 } else if (which === 'busy') {
   const target = 1; // clique rank 1 of process 0 = COMM_ENDPOINTS rank 1
   const win = await MPI.Win.allocate(4 * n, 4, all);
