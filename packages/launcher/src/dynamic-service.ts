@@ -208,7 +208,9 @@ export class DynamicService {
     this.#spawns.set(spawnId, pending);
     const err = this.#deps.startWorld({ spawnId, first, size: total, commands });
     if (err !== null) {
+      // Nothing started: the numbers go back (the job's rank table takes worlds in number order).
       this.#spawns.delete(spawnId);
+      this.#next = first;
       return Promise.resolve(fail('ERR_SPAWN', err.message));
     }
     return answer;

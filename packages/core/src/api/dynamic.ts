@@ -77,7 +77,7 @@ declare module './comm.ts' {
 let parent: Intercomm | null = null;
 /** A worker thread took its parent intercommunicator from its boot record. */
 let parentRevived = false;
-/** Processes this one learned the addresses of after init (those below the first absent process are known from init). */
+/** Processes this one learned the addresses of after init (its own world's are known from init: DeviceOptions.knownProcesses). */
 const learned = new Set<number>();
 /** Ports this process opened and has not closed. */
 const openPorts = new Set<string>();
@@ -157,8 +157,8 @@ function throwRootError(got: Uint8Array): void {
  */
 async function reach(rt: ThreadRuntime, endpoints: Int32Array, call: string, coupled: boolean): Promise<void> {
   const j = rt.device.opts.endpointsPerProcess;
-  const present = rt.device.opts.presentProcesses ?? rt.device.opts.processCount;
-  const wanted = [...new Set(Array.from(endpoints, (e) => Math.floor(e / j)))].filter((p) => p >= present && !learned.has(p));
+  const known = rt.device.opts.knownProcesses;
+  const wanted = [...new Set(Array.from(endpoints, (e) => Math.floor(e / j)))].filter((p) => known !== undefined && (p < known.first || p >= known.end) && !learned.has(p));
   if (wanted.length === 0) return;
   // A worker thread: the main thread learns them and tells every worker thread, this one included, before it answers.
   const relay = rt.device.opts.threadId !== 0 ? dynamicRelay() : null;

@@ -162,7 +162,7 @@ export class DeviceWiring {
       if (t.open === undefined) continue;
       // Only this world's processes: earlier worlds (a spawned world's parents, worlds that may have ended) and a
       // universe's later numbers (dynamic processes) open on first use.
-      for (let p = worldFirst; p < o.processCount; p++) if (p !== o.process && (o.presentProcesses === undefined || p < o.presentProcesses)) waits.push(t.open(p));
+      for (let p = worldFirst; p < o.processCount; p++) if (p !== o.process && (o.knownProcesses === undefined || p < o.knownProcesses.end)) waits.push(t.open(p));
     }
     if (waits.length === 0) return;
     const completion = this.#p.completion;
