@@ -19,6 +19,8 @@ export interface CouplingDeps {
   put(key: string, value: string): void;
   /** Takes `n` process numbers of the universe; an Error when fewer are free. */
   take(n: number, why: string): number[] | Error;
+  /** The other job's processes are this job's numbers `here` now, `there[i]` their number in their own job (mpiexec's failure lines name them so). */
+  coupled?(here: readonly number[], there: readonly number[]): void;
 }
 
 /** How long one side waits for the other's processes to take the coupling ('coupled'). */
@@ -75,6 +77,7 @@ function store(deps: CouplingDeps, theirs: GroupOffer, theirNumbersHere: readonl
     deps.put(`tcp:${theirNumbersHere[i]!}`, x.address);
     deps.put(`pair:${theirNumbersHere[i]!}`, pair);
   });
+  deps.coupled?.(theirNumbersHere, theirs.procs.map((x) => x.p));
 }
 
 function isNumbers(v: unknown, n: number): v is number[] {
