@@ -2,7 +2,7 @@
 // mpiexec jobs of 2 coupled at a port (programs/couple-fail.ts), B's rank 1 throws, B ends as any
 // failed job. 'talked': A's rank 1 had exchanged a message with B's rank 1, so it holds a connection
 // to it: its waiting receive ends at once with ERR_PROC_FAILED naming the peer by A's number for it
-// (process 3), and A's mpiexec blames the loss of that process as the other job's ("process 3
+// and B's ("process 3 (process 1 of the job coupled at a port)"), and A's mpiexec blames the loss of that process as the other job's ("process 3
 // (process 1 of the job coupled at port tsmpi-port:TAG@HOST:PORT)", never the port's secret).
 // 'silent': no frame crossed before the failure, so A's ranks have no connection that could end:
 // they wait until A's --timeout, whose roll-call says which of A's numbers are the other job's.
@@ -46,7 +46,7 @@ describe('a coupled job\'s process fails', () => {
     const { a, b, both } = await runPair('talked', 100);
     expectBFailed(b, both);
     expect(a.code, both).toBe(1);
-    expect(linesWith(a.stdout, 'couple-fail A 1: '), both).toEqual([expect.stringMatching(/^couple-fail A 1: MPI_ERR_PROC_FAILED: .*lost the connection to process 3 \(/) as string]);
+    expect(linesWith(a.stdout, 'couple-fail A 1: '), both).toEqual([expect.stringMatching(/^couple-fail A 1: MPI_ERR_PROC_FAILED: .*lost the connection to process 3 \(process 1 of the job coupled at a port\) \(/) as string]);
     const last = a.stderr.trimEnd().split('\n').at(-1)!;
     expect(last, both).toMatch(/^mpiexec: rank [01] \(host .*, pid \d+\) exited with code 1 after losing its connection to process [23] \(process [01] of the job coupled at port tsmpi-port:[0-9a-f]{16}@127\.0\.0\.1:\d+\); aborting the job \(2 processes\)$/);
   }, 130_000);

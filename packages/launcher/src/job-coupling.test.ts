@@ -78,6 +78,9 @@ describe('coupling two jobs at a port', () => {
     expect(pairA.key).toMatch(/^[0-9a-f]{64}$/);
     expect(pairB.key).toBe(pairA.key);
     expect(pairA.as).toEqual({ 0: 2, 1: 3 });
+    // Each names the other job's process by its number there (a lost peer's error says it).
+    expect((JSON.parse(a.store.get('pair:2')!) as { is: number }).is).toBe(0);
+    expect((JSON.parse(b.store.get('pair:3')!) as { is: number }).is).toBe(1);
     // mpiexec's own lines name the other job's processes by their numbers there, and the port without its secret.
     const publicPort = port.slice(0, -33);
     expect(a.svc.coupledPeer(3)).toBe(`process 3 (process 1 of the job coupled at port ${publicPort})`);

@@ -72,10 +72,10 @@ function store(deps: CouplingDeps, theirs: GroupOffer, theirNumbersHere: readonl
   mine.procs.forEach((x, i) => {
     as[String(x.p)] = myNumbersThere[i]!;
   });
-  const pair = JSON.stringify({ key, as });
   theirs.procs.forEach((x, i) => {
     deps.put(`tcp:${theirNumbersHere[i]!}`, x.address);
-    deps.put(`pair:${theirNumbersHere[i]!}`, pair);
+    // `is`: its number in its own job, which the processes' errors name it by.
+    deps.put(`pair:${theirNumbersHere[i]!}`, JSON.stringify({ key, as, is: x.p }));
   });
   deps.coupled?.(theirNumbersHere, theirs.procs.map((x) => x.p));
 }

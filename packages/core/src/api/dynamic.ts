@@ -190,10 +190,10 @@ async function reach(rt: ThreadRuntime, endpoints: Int32Array, call: string, cou
     const me = rt.device.opts.process;
     foreign = new Map();
     await Promise.all(wanted.map(async (p) => {
-      const pair = JSON.parse(await rt.pmi!.get(`pair:${p}`)) as { key: string; as: Record<string, number> };
+      const pair = JSON.parse(await rt.pmi!.get(`pair:${p}`)) as { key: string; as: Record<string, number>; is?: number };
       const asProcess = pair.as[String(me)];
       if (typeof pair.key !== 'string' || typeof asProcess !== 'number') throw mpiError(ERR_PORT, call, `mpiexec gave no number for process ${me} in the other job`);
-      foreign!.set(p, { key: pair.key, asProcess });
+      foreign!.set(p, { key: pair.key, asProcess, ...(Number.isInteger(pair.is) ? { theirProcess: pair.is } : {}) });
     }));
   }
   if (perChannel !== null) await engines!.addPeers(perChannel);
