@@ -10,9 +10,10 @@
  * root hands [id, endpoints] to mpiexec (pmi `dyn` requests) and gets the other
  * group's back (spawn: from the children's leader at their init; accept/connect: from
  * the other root at the port), broadcasts the answer (or the error, so that no rank
- * waits for a root that failed), and every rank builds the Intercomm. Processes that
- * joined the job after this one started get their addresses from the job's key/value
- * store before the Intercomm is returned (Device.addPeers).
+ * waits for a root that failed), and every rank builds the Intercomm. Processes outside
+ * this one's own world (the children, a spawned world's parents, other spawned worlds) get
+ * their addresses from the job's key/value store before the Intercomm is returned
+ * (Device.addPeers): a world's init reads its own world's only (docs/adr/0040).
  *
  * Under --progress threads/engines the channel engines learn the new processes too
  * (Engines.addPeers), and the MPI.Worker threads' own connections (runtime/worker-peers.ts).
