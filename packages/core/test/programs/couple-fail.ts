@@ -2,7 +2,8 @@
 // mpiexec jobs couple at a port as couple-jobs.ts does (A accepts, B connects; the port travels in
 // DIR/port). argv: accept DIR MODE | connect DIR MODE; MODE 'talked': each rank of A and its
 // counterpart in B exchange one message first (they hold a connection), 'silent': no traffic crosses
-// before the failure. Then B's rank 1 throws (its job ends, as any failed job does), and every rank of
+// before the failure ('talked': A's receive below is posted before B's rank 1 learns it may fail).
+// Then B's rank 1 throws (its job ends, as any failed job does), and every rank of
 // A waits for a message from its counterpart in B that never comes: the receive must end with an
 // MPIError of class ERR_PROC_FAILED naming the peer (never a hang). A's ranks print the error and
 // rethrow it (the default error handler's end).
@@ -32,10 +33,18 @@ if (role === 'accept') {
   while (!existsSync(portFile)) await new Promise((r) => setTimeout(r, 20));
   inter = await world.connect(readFileSync(portFile, 'utf8'));
 }
+/** A's receive from its counterpart, posted before B fails ('talked': A then says so, and B's rank 1 fails only after). */
+let pending: MPI.Request<unknown> | null = null;
 if (mode === 'talked') {
   const sent = inter.isend(`hello from ${role} ${rank}`, rank, 7);
   await inter.recv(rank, 7);
   await sent.wait();
+  if (role === 'accept') {
+    pending = inter.irecv(rank, 9);
+    await inter.send('posted', rank, 8);
+  } else {
+    await inter.recv(rank, 8);
+  }
 }
 if (role === 'connect') {
   await world.barrier();
@@ -43,7 +52,7 @@ if (role === 'connect') {
   await inter.recv(rank, 9); // never sent: its job ends first
 } else {
   try {
-    await inter.recv(rank, 9);
+    await (pending === null ? inter.recv(rank, 9) : pending.wait());
     check(false, 'a receive from a failed coupled process returned');
   } catch (e) {
     check(e instanceof MPI.MPIError, `not an MPIError: ${String(e)}`);
