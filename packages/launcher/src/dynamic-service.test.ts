@@ -45,6 +45,36 @@ describe('DynamicService spawn', () => {
     expect(svc.freeSlots).toBe(2);
   });
 
+  it('two spawns from different processes at once: each its own numbers and its own leader, answered in any order', async () => {
+    const { svc, started } = service(8, 2);
+    const a = svc.handle(0, 'spawn', { commands: [{ command: 'a.js', args: [], maxprocs: 1 }], side: side(10) });
+    const b = svc.handle(1, 'spawn', { commands: [{ command: 'b.js', args: [], maxprocs: 2 }], side: side(11) });
+    expect(started.map((w) => [w.first, w.size])).toEqual([[2, 1], [3, 2]]);
+    // The later world's leader joins first; each gets its own parent's side.
+    expect(await svc.handle(3, 'spawnJoin', { spawn: started[1]!.spawnId, side: side(21) })).toEqual({ value: { side: side(11) } });
+    expect(await b).toEqual({ value: { first: 3, size: 2, side: side(21) } });
+    expect(await svc.handle(2, 'spawnJoin', { spawn: started[0]!.spawnId, side: side(20) })).toEqual({ value: { side: side(10) } });
+    expect(await a).toEqual({ value: { first: 2, size: 1, side: side(20) } });
+  });
+
+  it('a world the job cannot start gives its numbers back (the next spawn gets them)', async () => {
+    let refuse = true;
+    const started: SpawnedWorld[] = [];
+    const svc = new DynamicService({
+      universe: 6, initial: 2, slotHosts: ['localhost'], wdir: null, whyNotHost: () => null, resolveProgram: (p) => `/abs/${p}`,
+      startWorld: (w) => {
+        if (refuse) return new Error('the job is ending');
+        started.push(w);
+        return null;
+      },
+    });
+    expect(await svc.handle(0, 'spawn', { commands: [{ command: 'a.js', args: [], maxprocs: 2 }], side: side(1) })).toEqual({ error: ['ERR_SPAWN', 'the job is ending'] });
+    expect(svc.freeSlots).toBe(4);
+    refuse = false;
+    void svc.handle(0, 'spawn', { commands: [{ command: 'a.js', args: [], maxprocs: 2 }], side: side(1) });
+    expect(started.map((w) => w.first)).toEqual([2]);
+  });
+
   it('places spawnMultiple\'s commands in order on the slots after the processes already started', () => {
     const { svc, started } = service(6, 2, ['localhost', 'localhost', 'here', 'here', 'here', 'localhost']);
     void svc.handle(0, 'spawn', { commands: [{ command: 'a.js', args: [], maxprocs: 1 }, { command: 'b.js', args: [], maxprocs: 2, host: 'here' }], side: side(1) });

@@ -129,6 +129,8 @@ export class DynamicService {
   #nextCoupling = 1;
   /** Numbers were given to another job's processes: the job's rank table no longer follows #next (spawn refuses). */
   #hasCoupled = false;
+  /** Another job's processes by this job's number: their number there and the port (without its secret) they coupled at. */
+  readonly #coupledPeers = new Map<number, { readonly there: number; readonly port: string }>();
 
   constructor(deps: DynamicServiceDeps) {
     this.#deps = deps;
@@ -208,7 +210,9 @@ export class DynamicService {
     this.#spawns.set(spawnId, pending);
     const err = this.#deps.startWorld({ spawnId, first, size: total, commands });
     if (err !== null) {
+      // Nothing started: the numbers go back (the job's rank table takes worlds in number order).
       this.#spawns.delete(spawnId);
+      this.#next = first;
       return Promise.resolve(fail('ERR_SPAWN', err.message));
     }
     return answer;
@@ -332,8 +336,25 @@ export class DynamicService {
     });
   }
 
-  /** The store and the universe, as a coupling uses them. */
-  #couplingDeps(): CouplingDeps | null {
+  /**
+   * Process `n` of this job's universe when it is another job's process (coupled at a port):
+   * "process N (process M of the job coupled at port tsmpi-port:TAG@HOST:PORT)", never the port's secret; else null.
+   */
+  coupledPeer(n: number): string | null {
+    const c = this.#coupledPeers.get(n);
+    return c === undefined ? null : `process ${n} (process ${c.there} of the job coupled at port ${c.port})`;
+  }
+
+  /** One line per port this job coupled at: which of its numbers are the other job's processes (a roll-call names them: their ranks answer in their own job). */
+  couplingLines(): string[] {
+    const byPort = new Map<string, number[]>();
+    for (const [n, c] of this.#coupledPeers) byPort.set(c.port, [...(byPort.get(c.port) ?? []), n]);
+    return [...byPort].map(([port, ns]) => `processes ${ns.join(', ')} are another job's (coupled at port ${port}; ` +
+      `their ${ns.map((n) => this.#coupledPeers.get(n)!.there).join(', ')} there): its mpiexec's roll-call lists them`);
+  }
+
+  /** The store and the universe, as a coupling at `port` uses them. */
+  #couplingDeps(port: string): CouplingDeps | null {
     const store = this.#deps.store;
     if (store === undefined || this.#deps.whyNoCoupling !== undefined) return null;
     return {
@@ -348,6 +369,10 @@ export class DynamicService {
         this.#next += n;
         this.#hasCoupled = true;
         return Array.from({ length: n }, (_, i) => first + i);
+      },
+      coupled: (here, there) => {
+        const shown = publicPort(port);
+        here.forEach((n, i) => this.#coupledPeers.set(n, { there: there[i]!, port: shown }));
       },
     };
   }
@@ -366,7 +391,7 @@ export class DynamicService {
 
   /** This job's accept pairs with another job's connect that arrived over `link`. */
   async #acceptAway(port: string, link: LinkChannel, theirs: GroupOffer, side: Uint8Array, a: Readonly<Record<string, unknown>>): Promise<DynAnswer> {
-    const deps = this.#couplingDeps();
+    const deps = this.#couplingDeps(port);
     const mine = deps === null ? new Error(this.#noCoupling()) : groupOffer(side, typeof a['j'] === 'number' ? a['j'] : 1, a['engines'] === true, deps);
     if (mine instanceof Error) {
       link.send({ t: 'refused', error: ['ERR_PORT', mine.message] });
@@ -378,7 +403,7 @@ export class DynamicService {
 
   /** A connect at another job's port: dial its mpiexec, prove the port, couple. */
   async #connectAway(port: string, tag: string, address: string, secret: string, side: Uint8Array, a: Readonly<Record<string, unknown>>, timeoutS: number): Promise<DynAnswer> {
-    const deps = this.#couplingDeps();
+    const deps = this.#couplingDeps(port);
     if (deps === null) return fail('ERR_PORT', `${describePort(port)} is another job's: ${this.#noCoupling()}`);
     const mine = groupOffer(side, typeof a['j'] === 'number' ? a['j'] : 1, a['engines'] === true, deps);
     if (mine instanceof Error) return fail('ERR_PORT', `${describePort(port)}: ${mine.message}`);
@@ -493,6 +518,12 @@ export class DynamicService {
 const PORT_PREFIX = 'tsmpi-port:';
 /** Its job tag, the accepting mpiexec's wire-up address (absent in a port of a job without one), its secret. */
 const PORT_NAME = /^tsmpi-port:([0-9a-f]{16})(?:@(\S+:\d{1,5}))?:([0-9a-f]{32})$/;
+
+/** A port name without its secret (what anyone may know of it: the job tag and the address), for mpiexec's own lines. */
+function publicPort(port: string): string {
+  const m = PORT_NAME.exec(port);
+  return m === null ? '(unknown)' : `${PORT_PREFIX}${m[1]!}${m[2] === undefined ? '' : `@${m[2]}`}`;
+}
 
 function describePort(port: unknown): string {
   return typeof port === 'string' ? `port "${port.length > 200 ? `${port.slice(0, 200)}...` : port}"` : `port ${typeof port}`;

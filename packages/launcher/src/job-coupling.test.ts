@@ -78,6 +78,16 @@ describe('coupling two jobs at a port', () => {
     expect(pairA.key).toMatch(/^[0-9a-f]{64}$/);
     expect(pairB.key).toBe(pairA.key);
     expect(pairA.as).toEqual({ 0: 2, 1: 3 });
+    // Each names the other job's process by its number there (a lost peer's error says it).
+    expect((JSON.parse(a.store.get('pair:2')!) as { is: number }).is).toBe(0);
+    expect((JSON.parse(b.store.get('pair:3')!) as { is: number }).is).toBe(1);
+    // mpiexec's own lines name the other job's processes by their numbers there, and the port without its secret.
+    const publicPort = port.slice(0, -33);
+    expect(a.svc.coupledPeer(3)).toBe(`process 3 (process 1 of the job coupled at port ${publicPort})`);
+    expect(b.svc.coupledPeer(2)).toBe(`process 2 (process 0 of the job coupled at port ${publicPort})`);
+    expect(a.svc.coupledPeer(1)).toBeNull();
+    expect(a.svc.couplingLines()).toEqual([`processes 2, 3 are another job's (coupled at port ${publicPort}; their 0, 1 there): its mpiexec's roll-call lists them`]);
+    expect(a.svc.couplingLines().join('')).not.toContain(port.slice(-32));
     expect(pairB.as).toEqual({ 0: 2, 1: 3 });
     // Both groups took the coupling.
     const [ca, cb] = await Promise.all([

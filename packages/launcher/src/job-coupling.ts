@@ -19,6 +19,8 @@ export interface CouplingDeps {
   put(key: string, value: string): void;
   /** Takes `n` process numbers of the universe; an Error when fewer are free. */
   take(n: number, why: string): number[] | Error;
+  /** The other job's processes are this job's numbers `here` now, `there[i]` their number in their own job (mpiexec's failure lines name them so). */
+  coupled?(here: readonly number[], there: readonly number[]): void;
 }
 
 /** How long one side waits for the other's processes to take the coupling ('coupled'). */
@@ -70,11 +72,12 @@ function store(deps: CouplingDeps, theirs: GroupOffer, theirNumbersHere: readonl
   mine.procs.forEach((x, i) => {
     as[String(x.p)] = myNumbersThere[i]!;
   });
-  const pair = JSON.stringify({ key, as });
   theirs.procs.forEach((x, i) => {
     deps.put(`tcp:${theirNumbersHere[i]!}`, x.address);
-    deps.put(`pair:${theirNumbersHere[i]!}`, pair);
+    // `is`: its number in its own job, which the processes' errors name it by.
+    deps.put(`pair:${theirNumbersHere[i]!}`, JSON.stringify({ key, as, is: x.p }));
   });
+  deps.coupled?.(theirNumbersHere, theirs.procs.map((x) => x.p));
 }
 
 function isNumbers(v: unknown, n: number): v is number[] {

@@ -540,7 +540,9 @@ export class Job {
     this.#settling = [];
     const s = exits.find((e) => e.lostPeer === null) ?? exits[0]!;
     const f = classifyExit(s, this.#ranks)!;
-    const reason = s.lostPeer === null ? f.reason : `${f.reason} after losing its connection to rank ${s.lostPeer}`;
+    // A lost peer of another job coupled at a port (docs/adr/0043) is named as that job's process.
+    const peer = s.lostPeer === null ? null : this.#dynamic?.coupledPeer(s.lostPeer) ?? `rank ${s.lostPeer}`;
+    const reason = peer === null ? f.reason : `${f.reason} after losing its connection to ${peer}`;
     this.#fail(s, `${reason}; aborting the job (${this.#ranks.length} processes)`, reason, f.status, s.lostPeer === null);
   }
 
@@ -601,6 +603,8 @@ export class Job {
     this.#errSink.write(`mpiexec: the job did not finish within --timeout ${sec} s; roll-call of ${this.#ranks.length} processes:\n`);
     const answers = await this.#server.rollCall(ROLL_CALL_WAIT_MS);
     const lines = rollCallLines(this.#ranks.map(rollCallRank), answers);
+    // Another job's processes coupled at a port answer their own mpiexec's roll-call: which numbers they are.
+    for (const l of this.#dynamic?.couplingLines() ?? []) lines.push(`mpiexec: ${l}`);
     this.#errSink.write(`${lines.join('\n')}\nmpiexec: --timeout ${sec} s fired; ending the job (${this.#ranks.length} processes)\n`);
     this.#stopAll();
   }

@@ -10,9 +10,10 @@
  * root hands [id, endpoints] to mpiexec (pmi `dyn` requests) and gets the other
  * group's back (spawn: from the children's leader at their init; accept/connect: from
  * the other root at the port), broadcasts the answer (or the error, so that no rank
- * waits for a root that failed), and every rank builds the Intercomm. Processes that
- * joined the job after this one started get their addresses from the job's key/value
- * store before the Intercomm is returned (Device.addPeers).
+ * waits for a root that failed), and every rank builds the Intercomm. Processes outside
+ * this one's own world (the children, a spawned world's parents, other spawned worlds) get
+ * their addresses from the job's key/value store before the Intercomm is returned
+ * (Device.addPeers): a world's init reads its own world's only (docs/adr/0040).
  *
  * Under --progress threads/engines the channel engines learn the new processes too
  * (Engines.addPeers), and the MPI.Worker threads' own connections (runtime/worker-peers.ts).
@@ -77,7 +78,7 @@ declare module './comm.ts' {
 let parent: Intercomm | null = null;
 /** A worker thread took its parent intercommunicator from its boot record. */
 let parentRevived = false;
-/** Processes this one learned the addresses of after init (those below the first absent process are known from init). */
+/** Processes this one learned the addresses of after init (its own world's are known from init: DeviceOptions.knownProcesses). */
 const learned = new Set<number>();
 /** Ports this process opened and has not closed. */
 const openPorts = new Set<string>();
@@ -157,8 +158,8 @@ function throwRootError(got: Uint8Array): void {
  */
 async function reach(rt: ThreadRuntime, endpoints: Int32Array, call: string, coupled: boolean): Promise<void> {
   const j = rt.device.opts.endpointsPerProcess;
-  const present = rt.device.opts.presentProcesses ?? rt.device.opts.processCount;
-  const wanted = [...new Set(Array.from(endpoints, (e) => Math.floor(e / j)))].filter((p) => p >= present && !learned.has(p));
+  const known = rt.device.opts.knownProcesses;
+  const wanted = [...new Set(Array.from(endpoints, (e) => Math.floor(e / j)))].filter((p) => known !== undefined && (p < known.first || p >= known.end) && !learned.has(p));
   if (wanted.length === 0) return;
   // A worker thread: the main thread learns them and tells every worker thread, this one included, before it answers.
   const relay = rt.device.opts.threadId !== 0 ? dynamicRelay() : null;
@@ -190,10 +191,10 @@ async function reach(rt: ThreadRuntime, endpoints: Int32Array, call: string, cou
     const me = rt.device.opts.process;
     foreign = new Map();
     await Promise.all(wanted.map(async (p) => {
-      const pair = JSON.parse(await rt.pmi!.get(`pair:${p}`)) as { key: string; as: Record<string, number> };
+      const pair = JSON.parse(await rt.pmi!.get(`pair:${p}`)) as { key: string; as: Record<string, number>; is?: number };
       const asProcess = pair.as[String(me)];
       if (typeof pair.key !== 'string' || typeof asProcess !== 'number') throw mpiError(ERR_PORT, call, `mpiexec gave no number for process ${me} in the other job`);
-      foreign!.set(p, { key: pair.key, asProcess });
+      foreign!.set(p, { key: pair.key, asProcess, ...(Number.isInteger(pair.is) ? { theirProcess: pair.is } : {}) });
     }));
   }
   if (perChannel !== null) await engines!.addPeers(perChannel);

@@ -6,14 +6,21 @@ import type { ReaderSocketName, TransportFactory } from '../transport/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { RefcountStrategy } from './lifetime.ts';
 
+/** Processes first..end-1 of the universe. */
+export interface KnownProcesses {
+  readonly first: number;
+  readonly end: number;
+}
+
 export interface DeviceOptions {
   readonly process: number;
   readonly processCount: number;
   /**
-   * Dynamic processes: processes 0..presentProcesses-1 exist at init; the rest of processCount (the
-   * job's universe) may join later (addPeers). Absent: all of processCount.
+   * Dynamic processes: the processes whose addresses this one has from init (its own world); every
+   * other process of processCount (the job's universe: earlier worlds, worlds spawned since or at the
+   * same time) is learned when met (addPeers). Absent: all of processCount.
    */
-  readonly presentProcesses?: number;
+  readonly knownProcesses?: KnownProcesses;
   readonly endpointsPerProcess: number;
   readonly eagerLimit: number;
   readonly channels: number;

@@ -69,6 +69,8 @@ export class DeviceWiring {
   readonly #frameCheck: FrameCheckContext;
   /** Per process: 1 once this device took it for lost (#onPeerLost); nothing it still sends is acted on. */
   readonly #lostPeers: Uint8Array;
+  /** Another job's processes coupled at a port (addPeers' `foreign`): a lost one is named as that job's. */
+  readonly #foreignPeers = new Map<number, ForeignPeer>();
   failure: Error | null = null;
   closing = false;
   /** this thread's row of mpiexec --dashboard's traffic matrix (peer-bytes.ts), from start on */
@@ -153,6 +155,7 @@ export class DeviceWiring {
   addPeers(addresses: readonly string[], perChannel: readonly (readonly string[])[] | null = null, foreign?: ReadonlyMap<number, ForeignPeer>): boolean {
     const all = [...(this.transport === null ? [] : [this.transport]), ...this.#directAll];
     if (all.some((t) => t.addPeers === undefined)) return false;
+    foreign?.forEach((f, p) => this.#foreignPeers.set(p, f));
     this.transport?.addPeers!(addresses, foreign);
     this.#directAll.forEach((t, i) => {
       const channels = this.#directChannels[i]!;
@@ -169,7 +172,7 @@ export class DeviceWiring {
       if (t.open === undefined) continue;
       // Only this world's processes: earlier worlds (a spawned world's parents, worlds that may have ended) and a
       // universe's later numbers (dynamic processes) open on first use.
-      for (let p = worldFirst; p < o.processCount; p++) if (p !== o.process && (o.presentProcesses === undefined || p < o.presentProcesses)) waits.push(t.open(p));
+      for (let p = worldFirst; p < o.processCount; p++) if (p !== o.process && (o.knownProcesses === undefined || p < o.knownProcesses.end)) waits.push(t.open(p));
     }
     if (waits.length === 0) return;
     const completion = this.#p.completion;
@@ -327,7 +330,9 @@ export class DeviceWiring {
     // A peer that ended is the peer's failure, which mpiexec reports once: info here, so the ranks that stop because of it stay quiet.
     const level = err.code === 'TSMPI_ERR_PEER_CLOSED' ? 'info' : 'error';
     this.#opts.log[level]({ peer: proc, code: err.code }, 'peer process lost');
-    this.fatal(mpiError(ERR_PROC_FAILED, 'progress', `lost the connection to process ${proc} (${err.code}: ${err.message})`, err), proc);
+    const f = this.#foreignPeers.get(proc);
+    const who = f === undefined ? `process ${proc}` : `process ${proc} (${f.theirProcess === undefined ? 'a process' : `process ${f.theirProcess}`} of the job coupled at a port)`;
+    this.fatal(mpiError(ERR_PROC_FAILED, 'progress', `lost the connection to ${who} (${err.code}: ${err.message})`, err), proc);
   }
 
   /** Send r, started after this process's device failed: it completes with the failure, nothing goes out. */

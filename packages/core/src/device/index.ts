@@ -2,6 +2,7 @@ export { Device } from './device.ts';
 // The wire's message-size limit, for the API's argument checks (api/ does not import transport/).
 export { MAX_MESSAGE_BYTES } from '../transport/index.ts';
 export type { DeviceOptions, DirectRoute, ProbeInfo } from './device.ts';
+export type { KnownProcesses } from './device-options.ts';
 export { DevRequest, REQ_KIND } from './dev-request.ts';
 export type { MatchingMode } from './match-queues.ts';
 export {

@@ -22,7 +22,7 @@
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { processOf, resolveSettings, universeOf, type Settings, type JobEnv } from '../config/index.ts';
-import { Device, Engines, SharedState, endpointReceivePlan, resolveEndpointReceive, MAX_THREADS, directoryName, type EndpointReceivePlan, type DirectRoute, type EngineBoot, type ObjectTable } from '../device/index.ts';
+import { Device, Engines, SharedState, endpointReceivePlan, resolveEndpointReceive, MAX_THREADS, directoryName, type EndpointReceivePlan, type DirectRoute, type EngineBoot, type KnownProcesses, type ObjectTable } from '../device/index.ts';
 import { ContextIdState } from '../comm/index.ts';
 import { createLogger, type Logger } from '../log/index.ts';
 import { stopQuietlyOnPeerLoss } from './stop-on-peer-loss.ts';
@@ -98,10 +98,10 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
   const rank = job?.rank ?? 0;
   const size = job?.size ?? 1;
   // Dynamic processes (docs/adr/0040-dynamic-processes.md): the device is sized for the job's universe;
-  // this process is number `proc` of it, and processes 0..present-1 exist now (this world is the last of them).
+  // this process is number `proc` of it, and init wires it up to its own world only (knownAtInit).
   const proc = processOf(job);
   const universe = universeOf(job);
-  const present = (job?.worldFirst ?? 0) + size;
+  const known = knownAtInit(job, size);
   const log = createLogger(settings.logLevel, rank, settings.logFormat);
   // This thread's waiting and roll-call state, before the roll-call handler that reads it.
   const waitPoll = new WaitPoll();
@@ -136,7 +136,7 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
   const readerSocketName = shared.routes !== null && transportFactory !== null ? await loadReaderSocketName(settings) : null;
   const device = new Device(
     {
-      ...deviceBase(settings, job, proc, universe, present),
+      ...deviceBase(settings, job, proc, universe, known),
       log: log.child({ mod: 'device' }),
       transportFactory,
       threadId: 0,
@@ -166,10 +166,10 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
   let engines: Engines | null = null;
   let directRoutes: readonly DirectRoute[];
   if (useEngines) {
-    const started = await startEngines(shared, settings, job!, pmi!, proc, universe, present, progress === 'threads' && settings.wait === 'poll' ? settings.threadPollMs : 0);
+    const started = await startEngines(shared, settings, job!, pmi!, proc, universe, known, progress === 'threads' && settings.wait === 'poll' ? settings.threadPollMs : 0);
     engines = started.engines;
     // Threads progress: every user thread, this one included, sends on connections of its own to the engines.
-    directRoutes = progress === 'threads' && present - 1 <= DIRECT_MAX_PEERS ? started.perChannel.map((addresses, c) => ({ channels: [c], addresses })) : [];
+    directRoutes = progress === 'threads' && size - 1 <= DIRECT_MAX_PEERS ? started.perChannel.map((addresses, c) => ({ channels: [c], addresses })) : [];
     device.start(null, directRoutes);
     await device.openDirect(job?.worldFirst ?? 0);
   } else {
@@ -178,10 +178,10 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
       if (address !== null) pmi.put(`tcp:${proc}`, address);
       await pmi.fence();
     }
-    // Processes of the universe that do not exist yet get their addresses when they join (Device.addPeers).
-    const addresses = universe > 1 ? await Promise.all(Array.from({ length: universe }, (_, p) => (p < present ? pmi!.get(`tcp:${p}`) : ''))) : null;
+    // The other processes of the universe get their addresses when this one meets them (Device.addPeers).
+    const addresses = universe > 1 ? await Promise.all(Array.from({ length: universe }, (_, p) => (isKnown(known, p) ? pmi!.get(`tcp:${p}`) : ''))) : null;
     // Inline progress: this thread hosts every channel; worker threads send on their own connections to the peers' main threads.
-    directRoutes = addresses === null || present - 1 > DIRECT_MAX_PEERS ? [] : [{ channels: allChannels, addresses }];
+    directRoutes = addresses === null || size - 1 > DIRECT_MAX_PEERS ? [] : [{ channels: allChannels, addresses }];
     device.start(addresses);
   }
   const policy = pollPolicy({ localSize: job?.localSize ?? 1, cores: os.availableParallelism(), spinTurns: settings.waitSpinTurns });
@@ -245,12 +245,27 @@ function logEndpointReceive(settings: Settings, asked: 'engine' | 'thread', prog
   log.info({ endpointReceive: settings.endpointReceive, progress, path: 'thread', why }, 'endpointReceive thread: worker threads read their endpoints');
 }
 
-/** @param proc this process's number in the job; @param universe the job's process numbers; @param present how many exist at init */
-function deviceBase(settings: Settings, job: JobEnv | null, proc: number, universe: number, present: number) {
+/**
+ * The processes whose addresses init reads: this process's own world, first..end-1 (the world mpiexec
+ * started is 0..size-1). Never another world's: a spawned world's parents, and worlds spawned since or
+ * at the same time by other processes (whose addresses may not be put yet), are learned when met
+ * (api/dynamic.ts reach, Device.addPeers).
+ */
+function knownAtInit(job: JobEnv | null, size: number): KnownProcesses {
+  const first = job?.worldFirst ?? 0;
+  return { first, end: first + size };
+}
+
+function isKnown(known: KnownProcesses, p: number): boolean {
+  return p >= known.first && p < known.end;
+}
+
+/** @param proc this process's number in the job; @param universe the job's process numbers; @param known the processes init wires up (knownAtInit) */
+function deviceBase(settings: Settings, job: JobEnv | null, proc: number, universe: number, known: KnownProcesses) {
   return {
     process: proc,
     processCount: universe,
-    presentProcesses: present,
+    knownProcesses: known,
     endpointsPerProcess: settings.endpoints,
     eagerLimit: settings.eagerLimit,
     channels: settings.channels,
@@ -277,7 +292,7 @@ async function loadReaderSocketName(settings: Settings): Promise<ReaderSocketNam
 }
 
 /** Threads progress: one engine per channel, each publishing its own address; resolves to the engines and every process's address per channel. */
-async function startEngines(shared: SharedState, settings: Settings, job: JobEnv, pmi: PmiClient, rank: number, size: number, present: number, pollMs: number): Promise<{ engines: Engines; perChannel: string[][] }> {
+async function startEngines(shared: SharedState, settings: Settings, job: JobEnv, pmi: PmiClient, rank: number, size: number, known: KnownProcesses, pollMs: number): Promise<{ engines: Engines; perChannel: string[][] }> {
   const boots: EngineBoot[] = Array.from({ length: settings.channels }, (_, c) => ({
     shared: shared.buffers,
     channel: c,
@@ -286,7 +301,7 @@ async function startEngines(shared: SharedState, settings: Settings, job: JobEnv
     logLevel: settings.logLevel,
     logFormat: settings.logFormat,
     pollMs,
-    device: deviceBase(settings, job, rank, size, present),
+    device: deviceBase(settings, job, rank, size, known),
   }));
   const engines = await Engines.start(boots, (message, lostProcess) => {
     // A lost peer is the peer's failure, which mpiexec reports: this rank stops quietly (stop-on-peer-loss.ts),
@@ -301,7 +316,7 @@ async function startEngines(shared: SharedState, settings: Settings, job: JobEnv
   await pmi.fence();
   const perChannel: string[][] = [];
   for (let c = 0; c < settings.channels; c++) {
-    perChannel.push(await Promise.all(Array.from({ length: size }, (_, p) => (p < present ? pmi.get(`tcp:${p}:${c}`) : ''))));
+    perChannel.push(await Promise.all(Array.from({ length: size }, (_, p) => (isKnown(known, p) ? pmi.get(`tcp:${p}:${c}`) : ''))));
     engines.startChannel(c, perChannel[c]!);
   }
   return { engines, perChannel };
@@ -327,7 +342,7 @@ export async function startWorkerThread(boot: WorkerBoot, api: ApiParts): Promis
   const readerSocketName = direct && shared.routes !== null ? await loadReaderSocketName(settings) : null;
   const device = new Device(
     {
-      ...deviceBase(settings, boot.job, processOf(boot.job), universe, (boot.job?.worldFirst ?? 0) + size), log: log.child({ mod: 'device' }), transportFactory: direct ? await loadTransport(settings) : null, threadId, hosted: [], statsRow: threadId,
+      ...deviceBase(settings, boot.job, processOf(boot.job), universe, knownAtInit(boot.job, size)), log: log.child({ mod: 'device' }), transportFactory: direct ? await loadTransport(settings) : null, threadId, hosted: [], statsRow: threadId,
       ...(readerSocketName === null ? {} : { readerSocketName, readsEndpoints: shared.layout.endpointReaders === true }),
     },
     shared,

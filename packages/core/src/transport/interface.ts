@@ -277,6 +277,8 @@ export interface TransportOptions {
 export interface ForeignPeer {
   readonly key: string;
   readonly asProcess: number;
+  /** Its own number in the other job, for messages (a lost peer is named so); absent: unknown. */
+  readonly theirProcess?: number;
 }
 
 export interface Transport {

@@ -1,0 +1,62 @@
+// A process of a coupled job dies (issue 37; docs/adr/0043-connect-two-jobs.md, "Failures"): two
+// mpiexec jobs of 2 coupled at a port (programs/couple-fail.ts), B's rank 1 throws, B ends as any
+// failed job. 'talked': A's rank 1 had exchanged a message with B's rank 1, so it holds a connection
+// to it: its waiting receive ends at once with ERR_PROC_FAILED naming the peer by A's number for it
+// and B's ("process 3 (process 1 of the job coupled at a port)"), and A's mpiexec blames the loss of that process as the other job's ("process 3
+// (process 1 of the job coupled at port tsmpi-port:TAG@HOST:PORT)", never the port's secret).
+// 'silent': no frame crossed before the failure, so A's ranks have no connection that could end:
+// they wait until A's --timeout, whose roll-call says which of A's numbers are the other job's.
+// testlist: two jobs np 2 + np 2 coupled, B's rank 1 fails (talked, silent)
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { linesWith, program, runJob, type JobResult } from './run-job.ts';
+
+const COUPLE_FAIL = program('couple-fail.ts');
+let dir: string | null = null;
+
+afterEach(() => {
+  if (dir !== null) rmSync(dir, { recursive: true, force: true });
+  dir = null;
+});
+
+function report(name: string, r: JobResult): string {
+  return `${name}: exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
+}
+
+async function runPair(mode: 'talked' | 'silent', timeoutA: number): Promise<{ a: JobResult; b: JobResult; both: string }> {
+  dir = mkdtempSync(path.join(os.tmpdir(), 'tsmpi-couple-fail-'));
+  const env = { TSMPI_UNIVERSE: '4' };
+  const [a, b] = await Promise.all([
+    runJob(2, COUPLE_FAIL, { args: ['accept', dir, mode], flags: ['--timeout', String(timeoutA)], env, killAfterMs: 120_000 }),
+    runJob(2, COUPLE_FAIL, { args: ['connect', dir, mode], flags: ['--timeout', '100'], env, killAfterMs: 120_000 }),
+  ]);
+  return { a, b, both: `${report('job A', a)}\n${report('job B', b)}` };
+}
+
+/** B ends as a job whose rank 1 threw. */
+function expectBFailed(b: JobResult, both: string): void {
+  expect(b.code, both).toBe(1);
+  expect(b.stderr.trimEnd().split('\n').at(-1), both).toMatch(/^mpiexec: rank 1 \(host .*, pid \d+\) exited with code 1: Error: coupled process fails on purpose at .*; aborting the job \(2 processes\)$/);
+}
+
+describe('a coupled job\'s process fails', () => {
+  it('a rank that talked to it gets ERR_PROC_FAILED naming the peer; its mpiexec names the other job\'s process', async () => {
+    const { a, b, both } = await runPair('talked', 100);
+    expectBFailed(b, both);
+    expect(a.code, both).toBe(1);
+    expect(linesWith(a.stdout, 'couple-fail A 1: '), both).toEqual([expect.stringMatching(/^couple-fail A 1: MPI_ERR_PROC_FAILED: .*lost the connection to process 3 \(process 1 of the job coupled at a port\) \(/) as string]);
+    const last = a.stderr.trimEnd().split('\n').at(-1)!;
+    expect(last, both).toMatch(/^mpiexec: rank [01] \(host .*, pid \d+\) exited with code 1 after losing its connection to process [23] \(process [01] of the job coupled at port tsmpi-port:[0-9a-f]{16}@127\.0\.0\.1:\d+\); aborting the job \(2 processes\)$/);
+  }, 130_000);
+
+  it('with no connection to it, the ranks wait until --timeout, whose roll-call names the other job\'s processes', async () => {
+    const { a, b, both } = await runPair('silent', 25);
+    expectBFailed(b, both);
+    expect(a.code, both).toBe(124);
+    expect(a.stderr, both).toMatch(/rank 1 \(host .*\): blocked in recv \(comm COMM_WORLD\.accept, peer 1, tag 9\)/);
+    expect(a.stderr, both).toMatch(/^mpiexec: processes 2, 3 are another job's \(coupled at port tsmpi-port:[0-9a-f]{16}@127\.0\.0\.1:\d+; their 0, 1 there\): its mpiexec's roll-call lists them$/m);
+    expect(a.stderr, both).not.toMatch(/[0-9a-f]{32}/);
+  }, 130_000);
+});

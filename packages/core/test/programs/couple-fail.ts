@@ -1,0 +1,63 @@
+// A process of a coupled job dies (issue 37; docs/adr/0043-connect-two-jobs.md, "failures"): two
+// mpiexec jobs couple at a port as couple-jobs.ts does (A accepts, B connects; the port travels in
+// DIR/port). argv: accept DIR MODE | connect DIR MODE; MODE 'talked': each rank of A and its
+// counterpart in B exchange one message first (they hold a connection), 'silent': no traffic crosses
+// before the failure ('talked': A's receive below is posted before B's rank 1 learns it may fail).
+// Then B's rank 1 throws (its job ends, as any failed job does), and every rank of
+// A waits for a message from its counterpart in B that never comes: the receive must end with an
+// MPIError of class ERR_PROC_FAILED naming the peer (never a hang). A's ranks print the error and
+// rethrow it (the default error handler's end).
+import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import * as MPI from '@tsmpi/core';
+import { check } from './check.ts';
+
+await MPI.init();
+const world = MPI.COMM_WORLD;
+const { rank } = world;
+const [role, dir, mode] = process.argv.slice(2);
+check(dir !== undefined && (role === 'accept' || role === 'connect') && (mode === 'talked' || mode === 'silent'), 'usage: couple-fail.ts accept|connect DIR talked|silent');
+const portFile = path.join(dir, 'port');
+
+let inter: MPI.Intercomm;
+if (role === 'accept') {
+  let port = '';
+  if (rank === 0) {
+    port = await MPI.openPort();
+    writeFileSync(`${portFile}.tmp`, port, { mode: 0o600 });
+    renameSync(`${portFile}.tmp`, portFile);
+  }
+  inter = await world.accept(port);
+  if (rank === 0) MPI.closePort(port);
+} else {
+  while (!existsSync(portFile)) await new Promise((r) => setTimeout(r, 20));
+  inter = await world.connect(readFileSync(portFile, 'utf8'));
+}
+/** A's receive from its counterpart, posted before B fails ('talked': A then says so, and B's rank 1 fails only after). */
+let pending: MPI.Request<unknown> | null = null;
+if (mode === 'talked') {
+  const sent = inter.isend(`hello from ${role} ${rank}`, rank, 7);
+  await inter.recv(rank, 7);
+  await sent.wait();
+  if (role === 'accept') {
+    pending = inter.irecv(rank, 9);
+    await inter.send('posted', rank, 8);
+  } else {
+    await inter.recv(rank, 8);
+  }
+}
+if (role === 'connect') {
+  await world.barrier();
+  if (rank === 1) throw new Error('coupled process fails on purpose');
+  await inter.recv(rank, 9); // never sent: its job ends first
+} else {
+  try {
+    await (pending === null ? inter.recv(rank, 9) : pending.wait());
+    check(false, 'a receive from a failed coupled process returned');
+  } catch (e) {
+    check(e instanceof MPI.MPIError, `not an MPIError: ${String(e)}`);
+    console.log(`couple-fail A ${rank}: ${MPI.errorString(e.errorClass)}: ${e.message}`);
+    throw e;
+  }
+}
+await MPI.finalize();
