@@ -188,8 +188,6 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
   waitPoll.configure({ ...waitPollOptions(settings, size, log, device, !useEngines), spinTurns: policy.spinTurns, sleepAfterTurns: policy.sleepAfterTurns });
   // Bulk traffic sleeps only where a poller would take a core from another process of the job.
   if (policy.isOversubscribed) device.onRendezvous = (bytes) => waitPoll.noteRendezvous(bytes);
-  // A passive target that waits long keeps polling while origins' epochs reach it (wait-poll.ts renew).
-  device.rma.onServe = () => waitPoll.renew();
   blocked.countTimeIn(shared.statsRow(0));
   if (shared.layout.multithreaded) {
     blocked.attachTable(shared.buffers.blocked, 0, MAX_THREADS);

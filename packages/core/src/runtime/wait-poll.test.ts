@@ -95,30 +95,6 @@ describe('wait-poll', () => {
     poll.end();
   });
 
-  it('polls again for the budget when traffic it serves arrives during a long wait (renew), and not outside a blocking call', async () => {
-    const { yields, clock } = setUp(20);
-    poll.renew(); // no call waits: nothing starts
-    await turns(5);
-    expect(yields()).toBe(0);
-    poll.begin();
-    await turns(1); // the call's first turn reads the clock: polls until 20 ms
-    clock.ms = 21;
-    await turns(CLOCK_TURNS + 2);
-    const asleep = yields();
-    await turns(10);
-    expect(yields()).toBe(asleep);
-    poll.renew(); // a served frame woke the thread: it polls for the next 20 ms
-    await turns(10);
-    const renewed = yields();
-    expect(renewed).toBeGreaterThan(asleep);
-    clock.ms = 42;
-    await turns(CLOCK_TURNS + 2);
-    const after = yields();
-    await turns(10);
-    expect(yields()).toBe(after);
-    poll.end();
-  });
-
   it('sleeps for the budget after a bulk rendezvous begins, whether or not a call is waiting; smaller ones change nothing', async () => {
     const { yields, clock } = setUp(20);
     poll.noteRendezvous(BULK_BYTES - 1);

@@ -84,8 +84,8 @@ export class WaitPoll {
   /** Whether a poll turn is queued; never more than one, however often calls begin and end. */
   #polling = false;
   #deadline = 0;
-  /** A blocking call began (or renew() was called) since the clock was last read: the next read sets #deadline from it. */
-  #renew = false;
+  /** A blocking call began since the clock was last read: the next read sets #deadline from it. */
+  #newCall = false;
   #spinTurns = 0;
   #sleepAfterTurns = Infinity;
   /** Poll turns since the newest blocking call began. */
@@ -116,7 +116,7 @@ export class WaitPoll {
     this.#waiting++;
     if (this.#budgetMs === 0) return;
     // The deadline is set by the clock read of this call's first turn (#turn): no read here.
-    this.#renew = true;
+    this.#newCall = true;
     this.#turns = 0;
     if (!this.#polling && !this.#inBulk()) {
       this.#polling = true;
@@ -130,21 +130,6 @@ export class WaitPoll {
     if (this.#now() < this.#bulkUntil) return true;
     this.#bulkUntil = -Infinity;
     return false;
-  }
-
-  /**
-   * Traffic for this thread arrived while it waits (a one-sided request it served): polling goes on
-   * for budgetMs from now (the next clock read sets the deadline, as for a blocking call that just
-   * began), so that a target in a long wait answers the next epoch without a wake-up. Turns are not
-   * reset: on a host with more processes than cores the wait still sleeps after sleepAfterTurns.
-   */
-  renew(): void {
-    if (this.#waiting === 0 || this.#budgetMs === 0) return;
-    this.#renew = true;
-    if (!this.#polling && this.#turns < this.#sleepAfterTurns && !this.#inBulk()) {
-      this.#polling = true;
-      setImmediate(this.#pollTurn);
-    }
   }
 
   /** A blocking call ends (its promise settled). */
@@ -177,8 +162,8 @@ export class WaitPoll {
   #spent(): boolean {
     if (this.#turns % CLOCK_TURNS !== 0) return false;
     const t = this.#now();
-    if (this.#renew) {
-      this.#renew = false;
+    if (this.#newCall) {
+      this.#newCall = false;
       this.#deadline = t + this.#budgetMs;
       return false;
     }
