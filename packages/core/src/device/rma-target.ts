@@ -150,18 +150,7 @@ export class RmaTarget {
    * to remote endpoint `dst`; `call` names it in errors.
    */
   send(src: number, dst: number, ctx: number, tag: number, aux: number, aux2: number, payload: Uint8Array, call: string): void {
-    const h = this.#request;
-    h.kind = FRAME_KIND.RMA;
-    h.flags = 0;
-    h.contextId = ctx;
-    h.srcEndpoint = src;
-    h.dstEndpoint = dst;
-    h.tag = tag;
-    h.seq = 0;
-    h.aux = aux;
-    h.aux2 = aux2;
-    h.payloadLength = payload.length;
-    this.#out.out(this.#out.processOf(dst), h, payload, call);
+    this.#out.out(this.#out.processOf(dst), this.#header(FRAME_KIND.RMA, src, dst, ctx, tag, aux, aux2, payload.length), payload, call);
   }
 
   /**
@@ -171,18 +160,23 @@ export class RmaTarget {
    * (win-origin.ts noticeExchange), matched by an ordinary receive.
    */
   notify(src: number, dst: number, ctx: number, tag: number, call: string): void {
+    this.#out.out(this.#out.processOf(dst), this.#header(FRAME_KIND.EAGER, src, dst, ctx, tag, 0, 0, 0), null, call);
+  }
+
+  /** The origin's one header object, filled for a frame (the transport takes its fields before `out` returns). */
+  #header(kind: number, src: number, dst: number, ctx: number, tag: number, aux: number, aux2: number, payloadLength: number): FrameHeader {
     const h = this.#request;
-    h.kind = FRAME_KIND.EAGER;
+    h.kind = kind;
     h.flags = 0;
     h.contextId = ctx;
     h.srcEndpoint = src;
     h.dstEndpoint = dst;
     h.tag = tag;
     h.seq = 0;
-    h.aux = 0;
-    h.aux2 = 0;
-    h.payloadLength = 0;
-    this.#out.out(this.#out.processOf(dst), h, null, call);
+    h.aux = aux;
+    h.aux2 = aux2;
+    h.payloadLength = payloadLength;
+    return h;
   }
 
   /** The largest RMA frame payload between `src` and `dst` (the channel's eager maximum on this path). */
