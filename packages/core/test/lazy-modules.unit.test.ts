@@ -16,7 +16,7 @@ const LAZY = [
   'api/file-access.ts', 'api/file-collective.ts', 'api/file-open.ts', 'api/file-shared-pointer.ts',
   'api/trace-recorder.ts', 'pmi/', 'pmi-direct/',
   'api/win-origin.ts', 'api/win-passive.ts', // with the first window's creation
-  'transport/testing.ts', 'transport/loopback.ts', 'transport/conformance.ts', // test code: never, by any call
+  'transport/kit.ts', 'transport/loopback.ts', 'transport/conformance.ts', // test code: never, by any call
 ];
 /** Packages a program that only imports core must not load: the wire-up client's WebSocket and the transport. */
 const LAZY_PACKAGES = ['/ws/', '/transport-tcp/'];

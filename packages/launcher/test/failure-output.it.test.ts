@@ -111,10 +111,11 @@ describe('failure output of a 4-rank job', () => {
     const records = lines(r.stderr).filter((l) => l.startsWith('{')).map((l) => JSON.parse(l) as { level: number; rank: number; msg: string; peer?: number });
     const lost = records.filter((o) => o.msg === 'peer process lost');
     expect(lost.length, r.stderr).toBeGreaterThan(0);
-    for (const o of lost) {
-      expect(o.peer).toBe(2);
-      expect(o.level).toBe(30); // info: the failure is the peer's
-    }
+    // Each rank tells the first loss it sees; later ones are debug. The first is usually rank 2's, but a
+    // rank may see another stopping rank's socket close first: so rank 2 is named, and every record is info.
+    expect(lost.some((o) => o.peer === 2), r.stderr).toBe(true);
+    expect(new Set(lost.map((o) => o.rank)).size, r.stderr).toBe(lost.length);
+    for (const o of lost) expect(o.level).toBe(30); // info: the failure is the peer's
   });
 });
 

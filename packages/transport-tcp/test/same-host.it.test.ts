@@ -9,7 +9,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { newFrameHeader, type FrameHeader } from '@tsmpi/core/transport';
-import { transportConformance } from '@tsmpi/core/transport/testing';
+import { transportConformance } from '@tsmpi/core/transport/kit';
 import { formatPublished, parsePublished } from '../src/address.ts';
 import { sameHostDirectory, transportSocketPath } from '../src/same-host.ts';
 import { TcpTransport } from '../src/tcp-transport.ts';

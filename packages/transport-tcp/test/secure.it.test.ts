@@ -7,7 +7,7 @@ import net from 'node:net';
 import tls from 'node:tls';
 import { describe, expect, it } from 'vitest';
 import { jobTlsClientOptions, newFrameHeader, type FrameHeader, type TransportError, type TransportHandlers } from '@tsmpi/core/transport';
-import { transportConformance } from '@tsmpi/core/transport/testing';
+import { transportConformance } from '@tsmpi/core/transport/kit';
 import { TcpTransport } from '../src/tcp-transport.ts';
 import { DEFAULT_TUNING } from '../src/tuning.ts';
 import { hostPort, jobKeyUsed, makeTcpJob, makeTcpTransports, recordingLog, waitUntil } from './tcp-harness.ts';

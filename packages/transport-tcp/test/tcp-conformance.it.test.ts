@@ -2,7 +2,7 @@
 import net from 'node:net';
 import { describe, expect, it } from 'vitest';
 import { newFrameHeader, type FrameHeader, type TransportHandlers } from '@tsmpi/core/transport';
-import { transportConformance } from '@tsmpi/core/transport/testing';
+import { transportConformance } from '@tsmpi/core/transport/kit';
 import { HEADER_BYTES, encodeHeader } from '../src/frame-codec.ts';
 import { CHALLENGE_BYTES, ClientHandshake, HANDSHAKE_STATUS } from '../src/handshake.ts';
 import { createTransport, TcpTransport } from '../src/index.ts';

@@ -328,7 +328,8 @@ export class DeviceWiring {
     if (this.closing) return;
     this.#lostPeers[proc] = 1;
     // A peer that ended is the peer's failure, which mpiexec reports once: info here, so the ranks that stop because of it stay quiet.
-    const level = err.code === 'TSMPI_ERR_PEER_CLOSED' ? 'info' : 'error';
+    // Peers lost after this device failed are most likely stopping because of the same failure: debug, so the first loss is the one told.
+    const level = this.failure !== null ? 'debug' : err.code === 'TSMPI_ERR_PEER_CLOSED' ? 'info' : 'error';
     this.#opts.log[level]({ peer: proc, code: err.code }, 'peer process lost');
     const f = this.#foreignPeers.get(proc);
     const who = f === undefined ? `process ${proc}` : `process ${proc} (${f.theirProcess === undefined ? 'a process' : `process ${f.theirProcess}`} of the job coupled at a port)`;

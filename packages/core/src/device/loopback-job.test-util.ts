@@ -12,7 +12,7 @@
  * (injected), several endpoints per process (local sends).
  */
 import type { Logger } from '../log/index.ts';
-import { createLoopbackFactory } from '../transport/testing.ts';
+import { createLoopbackFactory } from '../transport/kit.ts';
 import { DevRequest, REQ_KIND } from './dev-request.ts';
 import { Device } from './device.ts';
 import { SharedState } from './shared-state.ts';

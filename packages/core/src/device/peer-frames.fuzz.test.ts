@@ -20,7 +20,7 @@
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { newFrameHeader, type FrameHeader, type TransportFactory } from '../transport/index.ts';
-import { createLoopbackFactory } from '../transport/testing.ts';
+import { createLoopbackFactory } from '../transport/kit.ts';
 import { ERR_PROC_FAILED, type MPIError } from '../util/index.ts';
 import type { DevRequest } from './dev-request.ts';
 import { Device } from './device.ts';

@@ -5,7 +5,7 @@
 // the loopback transport, as protocols.test.ts.
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Logger } from '../log/index.ts';
-import { createLoopbackFactory } from '../transport/testing.ts';
+import { createLoopbackFactory } from '../transport/kit.ts';
 import { ERR_NO_MEM, MPIError } from '../util/index.ts';
 import { DevRequest, REQ_KIND } from './dev-request.ts';
 import { Device } from './device.ts';

@@ -7,4 +7,4 @@ export { secureTransportFactory } from './secure-factory.ts';
 export type {
   EagerArrived, ForeignPeer, FrameKind, FrameHeader, ReaderSocketName, Transport, TransportFactory, TransportHandlers, TransportOptions, TransportLog, TransportError,
 } from './interface.ts';
-// The loopback network and the conformance suite are test code: testing.ts (`@tsmpi/core/transport/testing`), not loaded by a rank.
+// The loopback network and the conformance suite are test code: kit.ts (`@tsmpi/core/transport/kit`), not loaded by a rank.

@@ -1,5 +1,5 @@
 /**
- * The transport test kit (`@tsmpi/core/transport/testing`): the loopback network
+ * The transport test kit (`@tsmpi/core/transport/kit`): the loopback network
  * (transports in one process, for the device's tests) and the conformance suite
  * every transport runs (transport-tcp's tests). Apart from index.ts, which every
  * rank loads through the device, so that a rank does not load test code (issue 38).
