@@ -104,9 +104,12 @@ if (rank === 1) {
 {
   if (withWorker && rank === 0) {
     const w = new MPI.Worker(new URL('./p2p-cancel-worker.ts', import.meta.url));
+    // Listen for 'exit' from the start: the worker may end before its message's continuation runs,
+    // and a listener added after 'exit' would wait forever (the event loop empties: exit code 13).
+    const exited = once(w, 'exit');
     const [[syncCancelled, bigCancelled]] = (await once(w, 'message')) as [[boolean, boolean]];
     check(syncCancelled && bigCancelled, `the worker's unmatched sends are cancelled (${syncCancelled}, ${bigCancelled})`);
-    await once(w, 'exit');
+    await exited;
   }
   await world.barrier();
   if (withWorker && rank === 1) {
