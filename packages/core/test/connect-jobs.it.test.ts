@@ -13,7 +13,7 @@ import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { linesWith, MPIEXEC, program, runCommand, runJob, type JobResult } from './run-job.ts';
+import { jobReport, linesWith, MPIEXEC, program, runCommand, runJob, type JobResult } from './run-job.ts';
 
 const CONNECT_JOBS = program('connect-jobs.ts');
 const COUPLE_JOBS = program('couple-jobs.ts');
@@ -25,12 +25,8 @@ afterEach(() => {
   dir = null;
 });
 
-function report(name: string, r: JobResult): string {
-  return `${name}: exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
-}
-
 function expectOutcome(a: JobResult, b: JobResult): void {
-  const both = `${report('job A', a)}\n${report('job B', b)}`;
+  const both = `${jobReport('job A', a)}\n${jobReport('job B', b)}`;
   expect(a.code, both).toBe(0);
   expect(b.code, both).toBe(0);
   expect(linesWith(a.stdout, 'accept closed OK ').sort(), both).toEqual(['accept closed OK 0/2', 'accept closed OK 1/2']);
@@ -45,7 +41,7 @@ describe('connect between two mpiexec jobs', () => {
       runJob(2, COUPLE_JOBS, { args: ['accept', dir], flags: ['--timeout', '100'], env, killAfterMs: 120_000 }),
       runJob(2, COUPLE_JOBS, { args: ['connect', dir], flags: ['--timeout', '100'], env, killAfterMs: 120_000 }),
     ]);
-    const both = `${report('job A', a)}\n${report('job B', b)}`;
+    const both = `${jobReport('job A', a)}\n${jobReport('job B', b)}`;
     expect(a.code, both).toBe(0);
     expect(b.code, both).toBe(0);
     expect(linesWith(a.stdout, 'coupled OK ').sort(), both).toEqual(['coupled OK A 0/2', 'coupled OK A 1/2']);

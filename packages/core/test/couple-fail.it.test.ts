@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { linesWith, program, runJob, type JobResult } from './run-job.ts';
+import { jobReport, linesWith, program, runJob, type JobResult } from './run-job.ts';
 
 const COUPLE_FAIL = program('couple-fail.ts');
 let dir: string | null = null;
@@ -21,10 +21,6 @@ afterEach(() => {
   dir = null;
 });
 
-function report(name: string, r: JobResult): string {
-  return `${name}: exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
-}
-
 async function runPair(mode: 'talked' | 'silent', timeoutA: number): Promise<{ a: JobResult; b: JobResult; both: string }> {
   dir = mkdtempSync(path.join(os.tmpdir(), 'tsmpi-couple-fail-'));
   const env = { TSMPI_UNIVERSE: '4' };
@@ -32,7 +28,7 @@ async function runPair(mode: 'talked' | 'silent', timeoutA: number): Promise<{ a
     runJob(2, COUPLE_FAIL, { args: ['accept', dir, mode], flags: ['--timeout', String(timeoutA)], env, killAfterMs: 120_000 }),
     runJob(2, COUPLE_FAIL, { args: ['connect', dir, mode], flags: ['--timeout', '100'], env, killAfterMs: 120_000 }),
   ]);
-  return { a, b, both: `${report('job A', a)}\n${report('job B', b)}` };
+  return { a, b, both: `${jobReport('job A', a)}\n${jobReport('job B', b)}` };
 }
 
 /** B ends as a job whose rank 1 threw. */

@@ -23,6 +23,11 @@ export interface JobResult {
   stderr: string;
 }
 
+/** A job's exit and output, for an assertion's message: `name: exit N`, then its stdout and stderr. */
+export function jobReport(name: string, r: JobResult): string {
+  return `${name}: exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
+}
+
 /** Runs `mpiexec -n np [flags] program args`; kills it after `killAfterMs` (the test then fails on its output). */
 export function runJob(np: number, prog: string, opts: { flags?: string[]; args?: string[]; env?: Record<string, string>; killAfterMs?: number } = {}): Promise<JobResult> {
   const argv = ['-n', String(np), ...(opts.flags ?? []), prog, ...(opts.args ?? [])];
