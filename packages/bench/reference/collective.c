@@ -2,7 +2,7 @@
  * One collective, timed per call: the C reference for ../src/collective.ts (same calls, flags
  * and output line).
  *
- * --call allreduce | allreduce-init | reduce-scatter | neighbor-alltoall, as collective.ts:
+ * --call allreduce | allreduce-init | reduce-scatter | reduce-scatter-block | neighbor-alltoall, as collective.ts:
  * MPI_Allreduce; MPI_Allreduce_init + MPI_Start + MPI_Wait (MPI 4.0; Open MPI 4.1 has it as
  * MPIX_Allreduce_init, MPICH 4.0 as MPI_Allreduce_init); MPI_Reduce_scatter with equal counts
  * (SIZE bytes in all); MPI_Neighbor_alltoall of SIZE bytes to each neighbor on a periodic
@@ -28,13 +28,14 @@ static const char *USAGE =
     "usage: mpirun -n P collective --call CALL [flags]\n"
     "\n"
     "One collective timed per call. CALL: allreduce, allreduce-init (persistent), reduce-scatter\n"
-    "(equal counts), neighbor-alltoall (periodic P/2 x 2 Cartesian communicator, P even >= 4).\n"
+    "(equal counts), reduce-scatter-block, neighbor-alltoall (periodic P/2 x 2 Cartesian\n"
+    "communicator, P even >= 4).\n"
     "\n"
     "  --call CALL      the collective (required)\n"
     "  --iterations N   timed calls for small sizes (default 2000; sizes above 64 KiB run\n"
     "                   N * 64 KiB / SIZE calls, at least 10)\n"
     "  --warmup N       untimed calls (default 50; sizes above 64 KiB: at least 2)\n"
-    "  --size BYTES     bytes per call (reduce-scatter: in all; neighbor-alltoall: to each\n"
+    "  --size BYTES     bytes per call (reduce-scatter(-block): in all; neighbor-alltoall: to each\n"
     "                   neighbor), a multiple of 8 (default 8)\n"
     "  --json FILE      append one JSON record (one line) to FILE\n"
     "  -h, --help       this text\n";
@@ -50,11 +51,12 @@ int main(int argc, char **argv) {
     int early = bench_flags_or_exit(argc, argv, &f, "collective", USAGE, rank);
     if (early >= 0) return early;
     int kind = call == NULL ? -1 : strcmp(call, "allreduce") == 0 ? 0 : strcmp(call, "allreduce-init") == 0 ? 1
-             : strcmp(call, "reduce-scatter") == 0 ? 2 : strcmp(call, "neighbor-alltoall") == 0 ? 3 : -1;
+             : strcmp(call, "reduce-scatter") == 0 ? 2 : strcmp(call, "neighbor-alltoall") == 0 ? 3
+             : strcmp(call, "reduce-scatter-block") == 0 ? 4 : -1;
     const long bytes = f.sizes[0];
-    const char *bad = kind < 0 ? "--call must be one of allreduce, allreduce-init, reduce-scatter, neighbor-alltoall"
+    const char *bad = kind < 0 ? "--call must be one of allreduce, allreduce-init, reduce-scatter, reduce-scatter-block, neighbor-alltoall"
                     : bytes % 8 != 0 ? "--size must be a multiple of 8 (FLOAT64 elements)"
-                    : kind == 2 && bytes % (8L * size) != 0 ? "--size must be a multiple of 8 * P for reduce-scatter"
+                    : (kind == 2 || kind == 4) && bytes % (8L * size) != 0 ? "--size must be a multiple of 8 * P for reduce-scatter"
                     : kind == 3 && (size < 4 || size % 2 != 0) ? "neighbor-alltoall needs an even number of processes, at least 4"
                     : NULL;
     if (bad != NULL) {
@@ -70,7 +72,7 @@ int main(int argc, char **argv) {
     const long calls = bench_calls_for(bytes, f.iterations);
     long warm = f.warmup;
     if (bytes > BENCH_SCALE_BYTES) warm = warm < calls ? warm : calls, warm = warm < 2 ? 2 : warm;
-    const long sendn = kind == 3 ? 4 * n : n, recvn = kind == 3 ? 4 * n : kind == 2 ? n / size : n;
+    const long sendn = kind == 3 ? 4 * n : n, recvn = kind == 3 ? 4 * n : kind == 2 || kind == 4 ? n / size : n;
     double *sendbuf = malloc(sizeof(double) * (size_t)(sendn + 1));
     double *recvbuf = malloc(sizeof(double) * (size_t)(recvn + 1));
     double *samples = malloc(sizeof(double) * (size_t)calls);
@@ -90,6 +92,7 @@ int main(int argc, char **argv) {
         if (kind == 0) MPI_Allreduce(sendbuf, recvbuf, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);         \
         else if (kind == 1) { MPI_Start(&persistent); MPI_Wait(&persistent, MPI_STATUS_IGNORE); }             \
         else if (kind == 2) MPI_Reduce_scatter(sendbuf, recvbuf, counts, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); \
+        else if (kind == 4) MPI_Reduce_scatter_block(sendbuf, recvbuf, (int)(n / size), MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD); \
         else MPI_Neighbor_alltoall(sendbuf, (int)n, MPI_DOUBLE, recvbuf, (int)n, MPI_DOUBLE, cart);           \
     } while (0)
     MPI_Barrier(MPI_COMM_WORLD);

@@ -24,7 +24,7 @@ text=$(cat)
 # "SIZE-byte MEAN(ANYTHING)" from each latency/collective line, with raw-node's payload size moved to the front.
 lines=$(sed -n -e 's/^raw-node pingpong: round trip mean \([0-9.][0-9.]*\) us (\(.*\), \([0-9][0-9]*\)-byte payload.*/\3-byte \1 \2/p' \
                -e 's/^pingpong: \([0-9][0-9]*-byte\) round trip mean \([0-9.][0-9.]*\) us (\(.*\)/\1 \2 \3/p' \
-               -e 's/^\(raw-node \)\{0,1\}\(allreduce\|allreduce-init\|reduce-scatter\|neighbor-alltoall\|put-lock\|put-fence\): \([0-9][0-9]*-byte\) mean \([0-9.][0-9.]*\) us[^(]*(\(.*\)/\3 \4 \5/p' \
+               -e 's/^\(raw-node \)\{0,1\}\(allreduce\|allreduce-init\|reduce-scatter\|reduce-scatter-block\|neighbor-alltoall\|put-lock\|put-fence\): \([0-9][0-9]*-byte\) mean \([0-9.][0-9.]*\) us[^(]*(\(.*\)/\3 \4 \5/p' \
                -e 's/^\(io-write\|io-read\): \([0-9][0-9]*-byte\) mean \([0-9.][0-9.]*\) us[^(]*(\(.*\)/\1-\2 \3 \4/p' <<<"$text")
 sed -n -e 's/^msgrate: \([0-9.][0-9.]*\) M messages\/s.*/msgrate \1/p' \
        -e 's/^raw-node msgrate: \([0-9.][0-9.]*\) M messages\/s.*/msgrate \1/p' <<<"$text"

@@ -60,7 +60,7 @@ usage() {
 
   --bench B        msgrate (default), pingpong, or allreduce (4 processes unless --np; sizes 8 B and 8 MiB),
                    or collective (4 processes unless --np) with --call allreduce|allreduce-init|
-                   reduce-scatter|neighbor-alltoall (collective.ts / collective.c; no plain Node row),
+                   reduce-scatter|reduce-scatter-block|neighbor-alltoall (collective.ts / collective.c; no plain Node row),
                    or put (2 processes) with --call put-lock|put-fence [--compute S] (put.ts / put.c;
                    Open MPI with --mca osc pt2pt, its one-sided component over the TCP BTL),
                    or io (4 processes): collective write then read of a 3-D array through subarray views

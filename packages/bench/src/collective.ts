@@ -11,7 +11,7 @@
  *                      waited once per call (MPI_Allreduce_init + MPI_Start + MPI_Wait)
  *   reduce-scatter     ReduceScatter of SIZE bytes of FLOAT64 with SUM, equal counts (SIZE / P
  *                      bytes to each rank; SIZE a multiple of 8 * P)
- *   reduce-scatter-block  the same through ReduceScatterBlock (tsmpi only: no C row yet)
+ *   reduce-scatter-block  the same through ReduceScatterBlock (MPI_Reduce_scatter_block in collective.c)
  *   neighbor-alltoall  NeighborAlltoall of SIZE bytes to each neighbor on a periodic P/2 x 2
  *                      Cartesian communicator (P even, at least 4; 4 neighbors each)
  * Every rank runs a barrier, WARMUP untimed calls, a barrier, then the timed calls; rank 0 prints

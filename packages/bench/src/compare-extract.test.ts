@@ -66,6 +66,8 @@ describe('compare-extract.sh', () => {
     )).toEqual(['8388608-byte 9000.00', '8388608-byte-median 8000.00', '8388608-byte-p99 9900.00', '8388608-byte-cpu 20.000']);
     expect(extract('neighbor-alltoall: 1024-byte mean 40.00 us, 25.6 MB/s (median 38.00, p99 70.00, min 30.00; cpu 0.100 ms per call over all ranks; 2000 iterations, 4 processes, channels 2)\n'))
       .toEqual(['1024-byte 40.00', '1024-byte-median 38.00', '1024-byte-p99 70.00', '1024-byte-cpu 0.100']);
+    expect(extract('reduce-scatter-block: 1048576-byte mean 900.00 us, 1165.1 MB/s (median 800.00, p99 990.00, min 700.00; cpu 2.000 ms per call over all ranks; 64 iterations, 4 processes, channels 2)\n'))
+      .toEqual(['1048576-byte 900.00', '1048576-byte-median 800.00', '1048576-byte-p99 990.00', '1048576-byte-cpu 2.000']);
     expect(extract('put-lock: 8-byte mean 21.00 us, 0.4 MB/s (median 20.00, p99 30.00, min 19.00; cpu 0.100 ms per call over all ranks; 1000 iterations, 2 processes, channels 2, target computes 2 s)\n'))
       .toEqual(['8-byte 21.00', '8-byte-median 20.00', '8-byte-p99 30.00', '8-byte-cpu 0.100']);
   });
