@@ -12,7 +12,7 @@
  * counted: RmaTarget.applyLocal holds it until then, and the flushes wait for it).
  */
 import { RMA_CODE, RMA_PREFIX_BYTES, RMA_STATUS, rmaDispWords, type RmaWindowRecord } from '../device/index.ts';
-import { ERR_RMA_RANGE, ERR_WIN, mpiError } from '../util/index.ts';
+import { ERR_RMA_RANGE, ERR_WIN, mpiError, RankTable } from '../util/index.ts';
 import { runtime, type ThreadRuntime } from '../runtime/index.ts';
 import type { Comm } from './comm.ts';
 import type { TargetSpec } from './win-args.ts';
@@ -39,7 +39,7 @@ export class WinOrigin {
   /** per target rank: fetches whose answers are awaited */
   readonly #pending = new Map<number, Promise<void>[]>();
   /** target ranks with Puts or Accumulates not yet confirmed by a flush */
-  readonly #dirty = new Set<number>();
+  readonly #dirty = new RankTable<true>();
 
   constructor(comm: Comm, record: RmaWindowRecord, me: number, local: ReadonlyMap<number, RmaWindowRecord>, label: () => string) {
     this.#comm = comm;
@@ -77,7 +77,7 @@ export class WinOrigin {
       const [high, low] = rmaDispWords(t.byteDisp + off);
       rt.device.rma.send(this.#record.endpoint, dst, this.#record.contextId, high, flags | (code << 16) | (t.elem << 8) | op, low, part, call);
     }
-    this.#dirty.add(rank);
+    this.#dirty.set(rank, true);
   }
 
   /**
@@ -110,7 +110,7 @@ export class WinOrigin {
         }
         into.set(answer.subarray(0, into.length));
       };
-      const applied = applyLocal(rt, local, code, elem, op, into.length, byteDisp, data ?? new Uint8Array(0));
+      const applied = applyLocal(rt, local, code, elem, op, into.length, byteDisp, data ?? NO_BYTES);
       if (applied instanceof Promise) return applied.then(finish);
       try {
         finish(applied);
@@ -127,7 +127,7 @@ export class WinOrigin {
       const part = into.subarray(off, end);
       const tag = this.#nextTag();
       const recv = this.#comm.Irecv(part, rank, tag);
-      const sent = code === RMA_CODE.CAS ? data! : data === null ? new Uint8Array(0) : data.subarray(off, end);
+      const sent = code === RMA_CODE.CAS ? data! : data === null ? NO_BYTES : data.subarray(off, end);
       rt.device.rma.send(this.#record.endpoint, dst, this.#record.contextId, tag, aux, part.length, withPrefix(byteDisp + off, sent), call);
       waits.push(recv.wait().then(() => {
         if (recv.status!.getCount() !== part.length) {
@@ -177,11 +177,11 @@ export class WinOrigin {
     const rt = runtime(call);
     const aux = flags | (code << 16);
     const local = this.#localTarget(rank);
-    if (local !== null) return (await applyLocal(rt, local, code, 0, 0, aux2, 0, new Uint8Array(0)))![0]!;
+    if (local !== null) return (await applyLocal(rt, local, code, 0, 0, aux2, 0, NO_BYTES))![0]!;
     const answer = new Uint8Array(1);
     const tag = this.#nextTag();
     const recv = this.#comm.Irecv(answer, rank, tag);
-    rt.device.rma.send(this.#record.endpoint, this.#comm._endpoints[rank]!, this.#record.contextId, tag, aux, aux2, new Uint8Array(0), call);
+    rt.device.rma.send(this.#record.endpoint, this.#comm._endpoints[rank]!, this.#record.contextId, tag, aux, aux2, NO_BYTES, call);
     await recv.wait();
     if (answer[0] === RMA_STATUS.ERROR) throw mpiError(ERR_WIN, call, `rank ${rank} does not serve window ${this.#label()}`);
     return answer[0]!;
@@ -189,7 +189,7 @@ export class WinOrigin {
 
   /** Sends a request that is not answered (a batch's LOCK, win-passive.ts) to remote `rank`. */
   post(call: string, rank: number, code: number, aux2: number, flags: number): void {
-    runtime(call).device.rma.send(this.#record.endpoint, this.#comm._endpoints[rank]!, this.#record.contextId, 0, flags | (code << 16), aux2, new Uint8Array(0), call);
+    runtime(call).device.rma.send(this.#record.endpoint, this.#comm._endpoints[rank]!, this.#record.contextId, 0, flags | (code << 16), aux2, NO_BYTES, call);
   }
 
   /** Whether `rank`'s window is in this process (operations on it are applied here, at once). */
@@ -235,7 +235,7 @@ export class WinOrigin {
   }
 
   async completeAll(): Promise<void> {
-    const ranks = new Set([...this.#pending.keys(), ...this.#dirty]);
+    const ranks = new Set([...this.#pending.keys(), ...this.#dirty.keys()]);
     await Promise.all([...ranks].map((r) => this.complete('Win.flush', r)));
   }
 }

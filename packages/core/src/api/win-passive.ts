@@ -16,6 +16,7 @@
  * its lock word is applied here without a message.
  */
 import { RMA_BATCH, RMA_CODE, RMA_STATUS } from '../device/index.ts';
+import { RankTable } from '../util/index.ts';
 import type { WinOrigin } from './win-origin.ts';
 
 /**
@@ -46,7 +47,7 @@ const NOTHING_TO_REPORT = (): void => undefined;
 export class PassiveEpochs {
   readonly #o: WinOrigin;
   /** open lock epochs by target rank */
-  readonly #epochs = new Map<number, Epoch>();
+  readonly #epochs = new RankTable<Epoch>();
 
   constructor(o: WinOrigin) {
     this.#o = o;
@@ -100,7 +101,7 @@ export class PassiveEpochs {
 
   /** `ready` for every open epoch (flushAll). */
   async readyAll(call: string): Promise<void> {
-    await Promise.all([...this.#epochs.keys()].map((r) => this.ready(call, r)));
+    await Promise.all(this.#epochs.keys().map((r) => this.ready(call, r)));
   }
 
   /** Closes the epoch to `rank` (unlock): every operation complete at origin and target, the lock released. */

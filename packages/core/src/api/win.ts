@@ -25,7 +25,7 @@
  */
 import { RMA_CODE, RMA_CONTROL, RMA_LOCK_TYPE, RMA_REGION_SPAN, channelHosts, type RmaWindowRecord } from '../device/index.ts';
 import {
-  ERR_ARG, ERR_BUFFER, ERR_COMM, ERR_GROUP, ERR_RMA_ATTACH, ERR_RMA_SHARED, ERR_RMA_SYNC, ERR_WIN, mpiError,
+  ERR_ARG, ERR_BUFFER, ERR_COMM, ERR_GROUP, ERR_RMA_ATTACH, ERR_RMA_SHARED, ERR_RMA_SYNC, ERR_WIN, mpiError, RankTable,
 } from '../util/index.ts';
 import { runtime, type ThreadRuntime } from '../runtime/index.ts';
 import { describe, recvAreaOf, resolveBuf, unpackArea, type BufSpec } from './buffer.ts';
@@ -75,7 +75,8 @@ export class Win implements WinShape {
   #freed = false;
   /** the open epochs */
   #fenceOpen = false;
-  readonly #locks = new Map<number, number>();
+  /** open lock epochs: rank -> lock type (a RankTable: lock and unlock allocate no hash table) */
+  readonly #locks = new RankTable<number>();
   #lockAll = false;
   #access: Set<number> | null = null;
   #exposure: Request<void>[] | null = null;
@@ -230,7 +231,7 @@ export class Win implements WinShape {
     const call = 'Win.free';
     this.#live(call);
     if (this.#locks.size > 0 || this.#lockAll || this.#access !== null || this.#exposure !== null) {
-      throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} still has an open ${this.#lockAll ? 'lockAll' : this.#locks.size > 0 ? `lock on rank ${[...this.#locks.keys()][0]}` : this.#access !== null ? 'start' : 'post'} epoch: close it first`);
+      throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} still has an open ${this.#lockAll ? 'lockAll' : this.#locks.size > 0 ? `lock on rank ${this.#locks.keys()[0]}` : this.#access !== null ? 'start' : 'post'} epoch: close it first`);
     }
     this.#freed = true;
     await this.#o.completeAll();

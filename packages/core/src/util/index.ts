@@ -26,3 +26,4 @@ export type { LogFormat } from './log-line.ts';
 export { deferredLogger } from './deferred-logger.ts';
 export type { LogFn, Logger } from './deferred-logger.ts';
 export { JOB_TLS_CIPHERS, JOB_TLS_IDENTITY, jobTlsClientOptions, jobTlsFailure, jobTlsPsk, jobTlsServerOptions } from './job-tls.ts';
+export { RankTable } from './rank-table.ts';
