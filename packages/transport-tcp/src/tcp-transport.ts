@@ -126,6 +126,7 @@ export class TcpTransport implements Transport, ConnectionOwner {
   readonly #dirty: Flushable[] = [];
   #isFlushScheduled = false;
   readonly #flushWithMicrotask: boolean;
+  /** The flush, bound once: queueMicrotask and nextTick get the same function every time (no closure or argument array per flush). */
   readonly #flushBound = (): void => this._flushAll();
   #closePromise: Promise<void> | null = null;
   #resolveClose: (() => void) | null = null;
@@ -368,7 +369,8 @@ export class TcpTransport implements Transport, ConnectionOwner {
     if (this.#isFlushScheduled) return;
     this.#isFlushScheduled = true;
     if (this.#flushWithMicrotask) queueMicrotask(this.#flushBound);
-    else process.nextTick(flushAll, this);
+    // The bound flush, not nextTick(flushAll, this): an argument costs Node an array per tick (issue 40).
+    else process.nextTick(this.#flushBound);
   }
 
   _flushAll(): void {
@@ -474,10 +476,6 @@ export class TcpTransport implements Transport, ConnectionOwner {
     this._log.warn({ liveSockets: this.#liveSockets }, 'close timed out; destroying remaining connections');
     this.destroy();
   }
-}
-
-function flushAll(t: TcpTransport): void {
-  t._flushAll();
 }
 
 function reportLost(t: TcpTransport, peer: number, err: TransportError): void {
