@@ -49,7 +49,7 @@ import path from 'node:path';
 import type { Writable } from 'node:stream';
 import type { Logger } from '@tsmpi/core/pmi';
 import { claimSameHostDirectory, removeSameHostDirectory, sweepStaleSameHostDirectories } from '@tsmpi/transport-tcp/host';
-import { CLOSE_CODES, JOB_ENV } from '@tsmpi/core/pmi';
+import { CLOSE_CODES, JOB_ENV, wireupUrl } from '@tsmpi/core/pmi';
 import { DynamicService, expandSlots, universeSize, type SpawnedWorld } from './dynamic-service.ts';
 import { startFailureCause } from './failure-cause.ts';
 import { failureLines, type BlamedRank } from './failure-lines.ts';
@@ -381,7 +381,7 @@ export class Job {
       this.#errSink.write(`mpiexec: cannot start the wire-up service on ${bindHost}: ${(err as Error).message}\n`);
       return 2;
     }
-    const url = `${this.#secure ? 'wss' : 'ws'}://${bindHost === '0.0.0.0' ? '127.0.0.1' : bindHost}:${port}`;
+    const url = wireupUrl(this.#secure, bindHost === '0.0.0.0' ? '127.0.0.1' : bindHost, port);
     const addresses = bindHost === '0.0.0.0' ? externalAddresses(table) : [bindHost];
     const portHost = addresses[0] ?? bindHost;
     this.#portAddress = `${portHost.includes(':') ? `[${portHost}]` : portHost}:${port}`;

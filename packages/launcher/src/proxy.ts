@@ -34,7 +34,7 @@ import os from 'node:os';
 import type { Socket } from 'node:net';
 import type { Writable } from 'node:stream';
 import { WebSocket, type ClientOptions, type RawData } from 'ws';
-import { JOB_ENV, KeyResponse, jobTlsClientOptions, zeroMask } from '@tsmpi/core/pmi';
+import { JOB_ENV, KeyResponse, jobTlsClientOptions, wireupUrl, zeroMask } from '@tsmpi/core/pmi';
 import { claimSameHostDirectory, removeSameHostSockets, sweepStaleSameHostDirectories } from '@tsmpi/transport-tcp/host';
 import { isLoopbackAddress, resolveIface } from './iface.ts';
 import { LineForwarder } from './output-forwarder.ts';
@@ -132,7 +132,7 @@ export function candidateAddresses(spec: LaunchSpec, sshConnection: string | und
   return out;
 }
 
-/** ws, or wss under mpiexec --secure: the proxy's link and its ranks' wire-up URL. */
+/** ws, or wss under mpiexec --secure: the proxy's link (its ranks' link is core's: pmi wireupUrl). */
 function wireupScheme(spec: LaunchSpec): 'ws' | 'wss' {
   return spec.secure === true ? 'wss' : 'ws';
 }
@@ -546,7 +546,7 @@ export async function runProxy(argv: readonly string[] = process.argv.slice(2)):
     try {
       const opened = await openLink(a, spec.port, spec);
       link = await authenticateLink(opened, spec);
-      url = `${wireupScheme(spec)}://${a.includes(':') ? `[${a}]` : a}:${spec.port}`;
+      url = wireupUrl(spec.secure === true, a, spec.port);
       break;
     } catch (err) {
       tried.push(`${a} (${(err as Error).message})`);

@@ -1,18 +1,22 @@
 /**
  * The launcher's wire-up service (a small PMI; protocol in @tsmpi/core/pmi).
  *
- * A ws server on loopback (on every address, or the --iface address, when
- * the job spans hosts), on a random port or one of --port-range. Connections
- * on PROXY_PATH are per-host proxies' links, handed to the job (remote-host.ts); those on PORT_PATH
- * another job's mpiexec connecting at a port (port-link.ts), handed to the job's dynamic service.
- * Every connection gets a challenge first; one becomes a rank's only after a
+ * An HTTP server on loopback (on every address, or the --iface address, when
+ * the job spans hosts), on a random port or one of --port-range, that serves
+ * only upgrades. A process (rank) upgrades to a framed link (core's
+ * pmi/link-frames.ts and link.ts: no WebSocket library in a rank, issue 38).
+ * WebSocket upgrades on PROXY_PATH are per-host proxies' links, handed to the
+ * job (remote-host.ts); those on PORT_PATH another job's mpiexec connecting at
+ * a port (port-link.ts), handed to the job's dynamic service; a WebSocket on
+ * any other path is refused.
+ * Every rank's link gets a challenge first; one becomes a rank's only after a
  * hello that proves the job key (util/key-proof.ts: the key never travels)
  * and names a free rank, and the welcome proves the key back. Until then the
  * limits of pre-auth.ts hold (few bytes, few connections, a short life,
  * nothing decoded beyond a hello of MAX_HELLO_BYTES); anything else is
  * closed, logged with its remote address, and the job goes on.
  *
- * Secure (mpiexec --secure): the service is wss://, TLS keyed by the job
+ * Secure (mpiexec --secure): the service runs TLS keyed by the job
  * (core's util/job-tls.ts, no certificate); a connection is admitted to the
  * pre-authentication limits once its TLS handshake is done (which must finish
  * within LIFETIME_MS), and a failed TLS handshake is refused and logged like
@@ -38,10 +42,13 @@ import { createServer as createTlsServer } from 'node:https';
 import type { AddressInfo, Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from '@tsmpi/core/pmi';
-import { WebSocket, WebSocketServer, type RawData } from 'ws';
+import { WebSocket, WebSocketServer } from 'ws';
 import {
   CLOSE_CODES,
+  FramedLink,
   KeyChallenge,
+  LINK_RESPONSE,
+  LINK_UPGRADE,
   MAX_HELLO_BYTES,
   PMI_PROTOCOL_VERSION,
   decodeClientMessage,
@@ -111,11 +118,13 @@ export type RollCallAnswer =
 const KEEPALIVE_MS = 5_000;
 /** Largest message from a process once it authenticated (a fence carries the pairs it put). */
 const MAX_PAYLOAD_BYTES = 64 * 1024 * 1024;
-/** Largest HTTP request head (the upgrade request of ws is about 250 bytes). */
+/** How long a refused link may take to answer the close frame before it is dropped. */
+const REFUSE_CLOSE_MS = 1_000;
+/** Largest HTTP request head (the upgrade request of ws is about 250 bytes, a rank's link's 70). */
 const MAX_HEADER_BYTES = 4096;
 
 interface Conn {
-  readonly ws: WebSocket;
+  readonly link: FramedLink;
   readonly socket: Socket;
   readonly remote: string;
   readonly challenge: KeyChallenge;
@@ -130,6 +139,8 @@ export class WireupServer {
   readonly #gate: PreAuthGate;
   #wss: WebSocketServer | null = null;
   #http: Server | null = null;
+  /** Every rank's link, authenticated or not: close() drops them. */
+  readonly #links = new Set<FramedLink>();
   readonly #members = new Map<number, Conn>();
   readonly #committed = new Map<string, string>();
   readonly #worlds: World[] = [];
@@ -184,6 +195,15 @@ export class WireupServer {
         return;
       }
       gate.countBytes(socket, head);
+      if (gate.isWaiting(socket) && (req.headers.upgrade ?? '').toLowerCase() === LINK_UPGRADE) {
+        this.#onRankLink(socket, head);
+        return;
+      }
+      // WebSockets are the proxies' and other jobs' links only: ranks join over their framed link.
+      if (req.url !== PROXY_PATH && req.url !== PORT_PATH) {
+        gate.refuse(socket, 'not a rank\'s link, nor a WebSocket on the proxies\' or ports\' path');
+        return;
+      }
       wss.handleUpgrade(req, socket, head, (ws) => this.#onConnection(ws, req, socket));
     });
     this.#wss = wss;
@@ -245,7 +265,7 @@ export class WireupServer {
         return;
       }
       const ask = encodeServerMessage(withCounters ? { t: 'rollCall', id, counters: true } : { t: 'rollCall', id });
-      for (const c of this.#members.values()) if (c.ws.readyState === WebSocket.OPEN) c.ws.send(ask);
+      for (const c of this.#members.values()) c.link.send(ask);
     });
   }
 
@@ -257,6 +277,7 @@ export class WireupServer {
     this.#http = null;
     if (wss === null || http === null) return Promise.resolve();
     for (const ws of wss.clients) ws.terminate();
+    for (const link of this.#links) link.terminate();
     this.#gate.close();
     return new Promise((resolve) => wss.close(() => http.close(() => resolve())));
   }
@@ -289,20 +310,44 @@ export class WireupServer {
       });
       return;
     }
-    const conn: Conn = { ws, socket, remote, challenge: new KeyChallenge(this.#key), rank: -1 };
-    ws.on('message', (data: RawData) => this.#onMessage(conn, data as Buffer));
-    ws.on('error', (err) => this.#log.debug({ err, remote: conn.remote }, 'wire-up connection error'));
-    ws.on('close', () => {
-      if (conn.rank >= 0 && this.#members.get(conn.rank) === conn) {
-        this.#members.delete(conn.rank);
-        this.#log.debug({ rank: conn.rank }, 'rank disconnected from the wire-up service');
-      }
+    this.#refuseWs(ws, socket, remote, CLOSE_CODES.protocol, 'no such path');
+  }
+
+  /** A process opened its link (core's pmi/link.ts): answer the upgrade, then challenge it. */
+  #onRankLink(socket: Socket, head: Buffer): void {
+    socket.setTimeout(0);
+    socket.setNoDelay(true);
+    socket.setKeepAlive(true, KEEPALIVE_MS);
+    socket.write(LINK_RESPONSE);
+    let conn: Conn | null = null; // set before the link delivers anything (receive() below)
+    // Before the hello is accepted, a frame may be no larger than a hello (the gate bounds the bytes besides).
+    const link = new FramedLink(socket, MAX_HELLO_BYTES, {
+      onMessage: (body) => this.#onMessage(conn!, body),
+      onError: (err) => {
+        if (conn!.rank < 0 && this.#gate.isWaiting(socket)) this.#gate.refuse(socket, 'malformed link before hello', { error: err.message });
+        else this.#log.debug({ err, remote: conn!.remote, rank: conn!.rank }, 'wire-up connection error');
+      },
+      onClose: () => {
+        this.#links.delete(link);
+        if (conn!.rank >= 0 && this.#members.get(conn!.rank) === conn) {
+          this.#members.delete(conn!.rank);
+          this.#log.debug({ rank: conn!.rank }, 'rank disconnected from the wire-up service');
+        }
+      },
     });
+    conn = { link, socket, remote: remoteOf(socket), challenge: new KeyChallenge(this.#key), rank: -1 };
+    this.#links.add(link);
     this.#send(conn, { t: 'challenge', v: PMI_PROTOCOL_VERSION, nonce: conn.challenge.nonce });
+    // What the process sent after its upgrade request, in the same read: read once conn exists.
+    link.receive(head);
   }
 
   #refuse(conn: Conn, code: number, reason: string, data: Record<string, unknown> = {}): void {
-    this.#refuseWs(conn.ws, conn.socket, conn.remote, code, reason, data);
+    // A link that has not authenticated stays under the gate's limits meanwhile (bytes, lifetime).
+    this.#gate.logRefusal(conn.socket, conn.remote, reason, data);
+    conn.link.close(code, reason);
+    // Do not wait for a peer that ignores the close frame.
+    setTimeout(() => conn.link.terminate(), REFUSE_CLOSE_MS).unref();
   }
 
   #refuseWs(ws: WebSocket, socket: Socket, remote: string, code: number, reason: string, data: Record<string, unknown> = {}): void {
@@ -310,18 +355,15 @@ export class WireupServer {
     this.#gate.logRefusal(socket, remote, reason, data);
     ws.close(code, reason);
     // Do not wait for a peer that ignores the closing handshake.
-    setTimeout(() => ws.terminate(), 1000).unref();
+    setTimeout(() => ws.terminate(), REFUSE_CLOSE_MS).unref();
   }
 
   #send(conn: Conn, m: ServerMessage): void {
-    if (conn.ws.readyState === WebSocket.OPEN) conn.ws.send(encodeServerMessage(m));
+    conn.link.send(encodeServerMessage(m));
   }
 
   #onMessage(conn: Conn, data: Buffer): void {
-    if (conn.rank < 0 && data.length > MAX_HELLO_BYTES) {
-      this.#refuse(conn, CLOSE_CODES.protocol, 'message before hello too large', { bytes: data.length });
-      return;
-    }
+    // (Before the hello the link's reader takes no frame over MAX_HELLO_BYTES: nothing larger reaches the decoder.)
     const m: ClientMessage | null = decodeClientMessage(data);
     if (m === null) {
       this.#refuse(conn, CLOSE_CODES.protocol, 'malformed message', { rank: conn.rank });
@@ -401,6 +443,7 @@ export class WireupServer {
     }
     // Authenticated from here on: a refusal below is a job member's mistake, closed properly.
     this.#gate.authenticated(conn.socket);
+    conn.link.maxBodyBytes = MAX_PAYLOAD_BYTES;
     const world = this.#worldOf(m.rank);
     if (world === undefined || this.#members.has(m.rank)) {
       this.#refuse(conn, CLOSE_CODES.badRank, 'rank out of range or already connected', { rank: m.rank, clientPid: m.pid });
@@ -429,7 +472,7 @@ export class WireupServer {
     this.#log.debug({ pairs: kvs.length, world: w.first }, 'fence completed');
     const done = encodeServerMessage({ t: 'fenceDone', kvs });
     for (const [r, c] of this.#members) {
-      if (r >= w.first && r < w.first + w.size && c.ws.readyState === WebSocket.OPEN) c.ws.send(done);
+      if (r >= w.first && r < w.first + w.size) c.link.send(done);
     }
     this.#events.onFenceDone?.(w.first);
   }

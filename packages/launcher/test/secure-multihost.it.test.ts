@@ -137,7 +137,7 @@ describe.skipIf(!support.ok || !hasPython)(withSkipReason('mpiexec --secure acro
       expect(ls.map((l) => [l.rank, l.host, l.intact, l.sum, l.secure])).toEqual(
         [[0, 'th2', true, 6, secure ? 'on' : 'off'], [1, 'th2', true, 6, secure ? 'on' : 'off'], [2, 'th1', true, 6, secure ? 'on' : 'off'], [3, 'th3', true, 6, secure ? 'on' : 'off']],
       );
-      expect(ls[3]!.pmi.startsWith(secure ? 'wss://' : 'ws://')).toBe(true);
+      expect(ls[3]!.pmi.startsWith(secure ? 'tls://' : 'tcp://')).toBe(true);
       const key = ls[2]!.key!;
       expect(key).toMatch(/^[0-9a-f]{64}$/);
       // The payloads crossed the bridge (2.2 MB from th2 to th1 and th3): the capture saw the job's traffic.

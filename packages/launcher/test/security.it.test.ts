@@ -207,6 +207,7 @@ describe.skipIf(!isRoot)('attacks by another user (uid nobody) on a running job'
     expect(flood.uid).toBe(65534);
     expect(flood.flood.byKind['bigMessage']).toBeGreaterThan(10);
     expect(flood.flood.byKind['proxyBigMessage']).toBeGreaterThan(10);
+    expect(flood.flood.byKind['wsBigMessage']).toBeGreaterThan(10);
     console.log(`[security.it] flood: ${flood.flood.opened} connections ${JSON.stringify(flood.flood.byKind)}; mpiexec peak RSS ${Math.round(peakKb / 1024)} MB`);
     expectIntact(r, 3);
     expect(peakKb).toBeGreaterThan(0);
@@ -244,7 +245,7 @@ describe.skipIf(!isRoot)('attacks by another user (uid nobody) on a running job'
       // The service never welcomes the stranger: at most its challenge, then the connection ends.
       if (p.port === wireup) expect(got, p.kind).not.toContain('welcome');
     }
-    for (const kind of ['forgedProof', 'reflectedNonce', 'guessedKey', 'fenceFirst', 'proxyForged', 'proxyReflected']) {
+    for (const kind of ['forgedProof', 'reflectedNonce', 'guessedKey', 'fenceFirst', 'wsForgedProof', 'wsFenceFirst', 'proxyForged', 'proxyReflected']) {
       expect(probe.probe.find((p) => p.kind === kind)?.closed, kind).not.toBeNull();
     }
     expect(r.stderr).not.toContain('pwned');

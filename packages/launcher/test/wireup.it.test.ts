@@ -1,13 +1,19 @@
 /**
  * The wire-up service and the PMI client together, in one process over real
  * loopback sockets: fence/put/get across 4 clients, key and rank checks,
- * roll-call, and the lost handler when the service goes away.
+ * roll-call, the lost handler when the service goes away, and the rank's
+ * link itself (core's pmi/link.ts, issue 38): TLS under --secure, a
+ * WebSocket posing as a rank refused, a pre-hello frame over a hello's bound
+ * refused and logged.
  *
  * testlist: { file: 'wireup.it.test.ts', np: [4] }
  */
+import net from 'node:net';
+import { Writable } from 'node:stream';
 import { pino } from 'pino';
+import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
-import { connectPmi, type FinalizeReport, type JobEnv, type PmiClient } from '@tsmpi/core/pmi';
+import { LINK_REQUEST, MAX_HELLO_BYTES, connectPmi, type FinalizeReport, type JobEnv, type PmiClient } from '@tsmpi/core/pmi';
 import { WireupServer, type WireupEvents } from '@tsmpi/launcher';
 
 const KEY = 'ab'.repeat(32);
@@ -43,11 +49,33 @@ afterEach(async () => {
   server = null;
 });
 
-async function startJob(size: number): Promise<{ url: string; rec: Recorded; env: (rank: number) => JobEnv }> {
+async function startJob(size: number, options: { readonly secure?: boolean; readonly log?: string[] } = {}): Promise<{ url: string; port: number; rec: Recorded; env: (rank: number) => JobEnv }> {
   const { events, rec } = recorder();
-  server = new WireupServer(size, KEY, pino({ level: 'silent' }), events);
-  const url = `ws://127.0.0.1:${await server.start()}`;
-  return { url, rec, env: (rank) => ({ rank, size, localRank: rank, localSize: size, pmiUrl: url, jobKey: KEY, listenHost: '127.0.0.1' }) };
+  const lines = options.log;
+  const log = lines === undefined
+    ? pino({ level: 'silent' })
+    : pino({ level: 'debug' }, new Writable({ write: (chunk: Buffer, _enc, done) => { lines.push(chunk.toString()); done(); } }));
+  server = new WireupServer(size, KEY, log, events, { secure: options.secure === true });
+  const port = await server.start();
+  const url = `${options.secure === true ? 'tls' : 'tcp'}://127.0.0.1:${port}`;
+  return { url, port, rec, env: (rank) => ({ rank, size, localRank: rank, localSize: size, pmiUrl: url, jobKey: KEY, listenHost: '127.0.0.1' }) };
+}
+
+/** The service's refusals among its NDJSON log lines. */
+function refusals(lines: readonly string[]): Record<string, string>[] {
+  return lines.map((l) => JSON.parse(l) as Record<string, string>).filter((r) => String(r['msg']).startsWith('wire-up connection refused'));
+}
+
+/** A raw connection to the service: writes `bytes` once connected; resolves with what came back once it closed (or after 5 s). */
+function rawExchange(port: number, bytes: Buffer): Promise<{ received: Buffer; isClosed: boolean }> {
+  return new Promise((resolve) => {
+    const s = net.connect(port, '127.0.0.1', () => s.write(bytes));
+    const got: Buffer[] = [];
+    s.on('data', (b: Buffer) => got.push(b));
+    s.on('error', () => undefined);
+    const timer = setTimeout(() => { s.destroy(); resolve({ received: Buffer.concat(got), isClosed: false }); }, 5_000);
+    s.on('close', () => { clearTimeout(timer); resolve({ received: Buffer.concat(got), isClosed: true }); });
+  });
 }
 
 describe('wire-up service', () => {
@@ -145,6 +173,51 @@ describe('wire-up service', () => {
     server = null;
     await expect(fence).rejects.toThrow(/lost/);
     expect((await lost).message).toMatch(/connection to the launcher's wire-up service lost/);
+  });
+
+  it('under --secure, ranks join over TLS keyed by the job; a plain link gets no challenge', async () => {
+    const { env, port } = await startJob(2, { secure: true });
+    const [a, b] = await Promise.all([connectPmi(env(0)), connectPmi(env(1))]);
+    clients.push(a!, b!);
+    a!.put('k', 'v');
+    await Promise.all([a!.fence(), b!.fence()]);
+    expect(await b!.get('k')).toBe('v');
+    await expect(connectPmi({ ...env(1), pmiUrl: `tcp://127.0.0.1:${port}` })).rejects.toMatchObject({ call: 'pmi.connect' });
+    const plain = await rawExchange(port, Buffer.from(LINK_REQUEST));
+    expect(plain.isClosed).toBe(true);
+    expect(plain.received.toString('latin1')).not.toContain('challenge');
+  });
+
+  it('a WebSocket posing as a rank is refused at its upgrade: ranks join over their link only', async () => {
+    const lines: string[] = [];
+    const { port } = await startJob(1, { log: lines });
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/`, { perMessageDeflate: false });
+    let messages = 0;
+    ws.on('message', () => messages++);
+    const failed = await new Promise<boolean>((resolve) => {
+      ws.on('error', () => resolve(true));
+      ws.on('open', () => resolve(false));
+    });
+    expect(failed).toBe(true);
+    expect(messages).toBe(0);
+    expect(refusals(lines).map((r) => r['reason'])).toEqual(["not a rank's link, nor a WebSocket on the proxies' or ports' path"]);
+  });
+
+  it('a frame before the hello larger than a hello is refused from its header, logged with the remote address', async () => {
+    const lines: string[] = [];
+    const { port, rec } = await startJob(1, { log: lines });
+    const header = Buffer.alloc(5);
+    header.writeUInt32BE(16 * 1024 * 1024, 0);
+    const r = await rawExchange(port, Buffer.concat([Buffer.from(LINK_REQUEST), header, Buffer.alloc(MAX_HELLO_BYTES + 1)]));
+    expect(r.isClosed).toBe(true);
+    // The service answered the upgrade and challenged, and nothing more.
+    expect(r.received.toString('latin1')).toMatch(/^HTTP\/1\.1 101 /);
+    expect(r.received.toString('latin1')).not.toContain('welcome');
+    const [refusal, ...others] = refusals(lines);
+    expect(others).toEqual([]);
+    expect(refusal!['remote']).toMatch(/^127\.0\.0\.1:\d+$/);
+    expect(refusal!['error']).toMatch(/frame of 16777216 bytes/);
+    expect(rec.joined).toEqual([]);
   });
 
   it('close() does not call the lost handler and later calls reject', async () => {

@@ -37,7 +37,7 @@ export interface JobEnv {
   readonly localRank: number;
   /** Processes of the job on this host (this one included). */
   readonly localSize: number;
-  /** ws://host:port of the launcher's wire-up service (wss:// under mpiexec --secure: TLS keyed by the job). */
+  /** tcp://host:port of the launcher's wire-up service (tls:// under mpiexec --secure: TLS keyed by the job; pmi/protocol.ts wireupUrl). */
   readonly pmiUrl: string;
   /** Per-job secret, hex. Proves membership to the wire-up service and to peers. */
   readonly jobKey: string;

@@ -1,6 +1,8 @@
 /**
  * The process side of the wire-up service: implements PmiClient (client-api.ts)
- * over one WebSocket speaking protocol.ts.
+ * over one link to mpiexec (link.ts: link-frames.ts's frames over a plain
+ * socket) speaking protocol.ts. No WebSocket library: a rank's link costs a
+ * socket and a few hundred lines (issue 38, docs/adr/XXXX-rank-link-without-websocket.md).
  *
  * Callers: core's init/finalize/abort and the --timeout roll-call, all on the
  * process's main thread. Errors: every promise settles; when the connection to
@@ -12,33 +14,35 @@
  * a finished program alive, while a rank waiting in fence stays alive until the
  * fence completes. After close() nothing of the client remains.
  *
- * Joining: the service sends a challenge first; the client answers with a
- * hello that proves the job key (the key itself is never sent), and sends
- * nothing else until the welcome has proved that the service knows the key
- * too (util/key-proof.ts). A server that cannot prove it is refused. Under
- * mpiexec --secure the URL is wss:// and the link runs TLS keyed by the job
+ * Joining: the process opens the link (link-frames.ts's upgrade request); the
+ * service sends a challenge first; the client answers with a hello that
+ * proves the job key (the key itself is never sent), and sends nothing else
+ * until the welcome has proved that the service knows the key too
+ * (util/key-proof.ts). A server that cannot prove it is refused. Under
+ * mpiexec --secure the URL is tls:// and the link runs TLS keyed by the job
  * (util/job-tls.ts) beneath all of it.
  *
  * put() buffers locally; the buffered pairs travel with the next fence (PMI-2
  * style), and fenceDone brings back every pair put before that fence, so get()
  * after a fence is normally answered locally.
  */
-import type { Socket } from 'node:net';
+import { connect as connectTcp, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { createRequire } from 'node:module';
-import type { RawData, WebSocket as WsSocket } from 'ws';
+import { connect as connectTls } from 'node:tls';
 import { processOf, type JobEnv } from '../config/index.ts';
 import { ERROR_CLASSES, ERR_OTHER, KeyResponse, jobTlsClientOptions, mpiError } from '../util/index.ts';
 import type { BlockedIn, FinalizeReport, LocalCounters, PmiClient, RankCounters } from './client-api.ts';
 import { ChangedEntries } from './counter-deltas.ts';
 import { estimateClockOffset, type ClockSample } from './clock-offset.ts';
+import { LINK_REQUEST } from './link-frames.ts';
+import { FramedLink } from './link.ts';
 import {
   CLOSE_CODES,
   PMI_PROTOCOL_VERSION,
   decodeServerMessage,
   encodeClientMessage,
+  parseWireupUrl,
   pmiProofBinding,
-  zeroMask,
   type ClientMessage,
   type DynOp,
   type ServerMessage,
@@ -46,14 +50,8 @@ import {
 
 /** Largest message accepted from the launcher; fenceDone carries the whole key/value store of a fence. */
 const MAX_PAYLOAD_BYTES = 64 * 1024 * 1024;
-/**
- * ws by require, not through its ES module wrapper: importing CommonJS from an
- * ES module runs Node's CJS lexer over every file of the package, ~60 ms of
- * CPU per rank at start-up against ~25 ms (docs/notebook/startup-2026-11.md).
- */
-const { WebSocket } = createRequire(import.meta.url)('ws') as typeof import('ws');
 
-/** How long connecting (TCP + WebSocket upgrade) may take before connectPmi rejects. */
+/** How long connecting (TCP, TLS under --secure, the service's proofs) may take before connectPmi rejects. */
 const HANDSHAKE_TIMEOUT_MS = 10_000;
 /** How long close() waits for the closing handshake before dropping the socket. */
 const CLOSE_TIMEOUT_MS = 1_000;
@@ -64,13 +62,14 @@ interface Pending {
   readonly reject: (err: Error) => void;
 }
 
-class WsPmiClient implements PmiClient {
+class LinkPmiClient implements PmiClient {
   readonly rank: number;
   readonly size: number;
   /** This process's number in the job (its world's first plus its rank): what its hello names. */
   readonly #process: number;
-  readonly #ws: WsSocket;
-  #socket: Socket | null = null;
+  readonly #link: FramedLink;
+  readonly #socket: Socket;
+  #handshakeTimer: NodeJS.Timeout | null;
   #outstanding = 1; // the connect itself
   #nextId = 1;
   readonly #pending = new Map<number, Pending>();
@@ -96,24 +95,30 @@ class WsPmiClient implements PmiClient {
     this.size = env.size;
     this.#process = processOf(env);
     this.#proof = new KeyResponse(env.jobKey, pmiProofBinding(PMI_PROTOCOL_VERSION, this.#process, process.pid));
-    this.#ws = new WebSocket(env.pmiUrl, {
-      perMessageDeflate: false,
-      generateMask: zeroMask,
-      maxPayload: MAX_PAYLOAD_BYTES,
-      handshakeTimeout: HANDSHAKE_TIMEOUT_MS,
-      // mpiexec --secure hands out a wss:// URL: TLS keyed by the job (util/job-tls.ts), no certificate.
-      ...(env.pmiUrl.startsWith('wss:') ? jobTlsClientOptions(env.jobKey) : {}),
-    });
-    const ws = this.#ws;
-    ws.on('upgrade', (res) => {
-      this.#socket = res.socket as Socket;
-    });
-    // Nothing is sent on 'open': the service speaks first (its challenge).
-    ws.on('message', (data: RawData) => this.#onMessage(data as Buffer));
-    ws.on('error', (err: Error) => {
-      this.#lastError = err;
-    });
-    ws.on('close', (code: number, reason: Buffer) => this.#onClose(code, reason.toString()));
+    const url = parseWireupUrl(env.pmiUrl);
+    if (url === null) {
+      // readJobEnv checked the variable's presence; a malformed value is mpiexec's or the user's mistake.
+      throw mpiError(ERR_OTHER, 'pmi.connect', `the wire-up URL "${env.pmiUrl}" is not tcp://host:port or tls://host:port`);
+    }
+    // mpiexec --secure hands out a tls:// URL: TLS keyed by the job (util/job-tls.ts), no certificate.
+    const socket = url.isTls
+      ? connectTls({ host: url.host, port: url.port, ...jobTlsClientOptions(env.jobKey) })
+      : connectTcp({ host: url.host, port: url.port });
+    socket.setNoDelay(true);
+    // The opening request goes out once the connection (and its TLS) is up; the service speaks first after it (its challenge).
+    socket.once(url.isTls ? 'secureConnect' : 'connect', () => socket.write(LINK_REQUEST));
+    this.#socket = socket;
+    this.#link = new FramedLink(socket, MAX_PAYLOAD_BYTES, {
+      onMessage: (body) => this.#onMessage(body),
+      onError: (err) => {
+        this.#lastError = err;
+      },
+      onClose: (code, reason) => this.#onClose(code, reason),
+    }, { awaitResponse: true });
+    this.#handshakeTimer = setTimeout(() => {
+      this.#lastError = new Error(`no welcome from the wire-up service within ${HANDSHAKE_TIMEOUT_MS / 1000} s`);
+      this.#link.terminate();
+    }, HANDSHAKE_TIMEOUT_MS);
   }
 
   /** Resolves once the service welcomed this process. */
@@ -214,10 +219,10 @@ class WsPmiClient implements PmiClient {
       this.#isClosing = true;
       this.#failPending(mpiError(ERR_OTHER, 'pmi.close', 'the wire-up connection was closed'));
       this.#retain(); // finish the closing handshake even if nothing else keeps the process alive
-      const timer = setTimeout(() => this.#ws.terminate(), CLOSE_TIMEOUT_MS);
+      const timer = setTimeout(() => this.#link.terminate(), CLOSE_TIMEOUT_MS);
       this.#closeWaiters.push(() => clearTimeout(timer));
-      if (this.#ws.readyState === WebSocket.CONNECTING) this.#ws.terminate();
-      else this.#ws.close(CLOSE_CODES.normal);
+      if (!this.#isWelcomed) this.#link.terminate();
+      else this.#link.close(CLOSE_CODES.normal);
     }
     return done;
   }
@@ -240,24 +245,24 @@ class WsPmiClient implements PmiClient {
   }
 
   #send(message: ClientMessage): void {
-    if (this.#ws.readyState === WebSocket.OPEN) this.#ws.send(encodeClientMessage(message));
+    this.#link.send(encodeClientMessage(message));
   }
 
   #retain(): void {
     this.#outstanding++;
-    this.#socket?.ref();
+    this.#socket.ref();
   }
 
   #release(): void {
     this.#outstanding--;
-    if (this.#outstanding === 0) this.#socket?.unref();
+    if (this.#outstanding === 0) this.#socket.unref();
   }
 
   /** Refuses the service: closes with `code` and remembers why, for the rejection. */
   #refuseServer(code: number, why: string): void {
     this.#refusal ??= why;
     this.#lastError = new Error(why);
-    this.#ws.close(code, why.length > 100 ? 'refused' : why);
+    this.#link.close(code, why.length > 100 ? 'refused' : why);
   }
 
   #onMessage(data: Buffer): void {
@@ -290,10 +295,11 @@ class WsPmiClient implements PmiClient {
         }
         if (m.size !== this.size) {
           this.#lastError = new Error(`the wire-up service reports a job of size ${m.size}, expected ${this.size}`);
-          this.#ws.close(CLOSE_CODES.protocol, 'size mismatch');
+          this.#link.close(CLOSE_CODES.protocol, 'size mismatch');
           return;
         }
         this.#isWelcomed = true;
+        this.#clearHandshakeTimer();
         this.#release();
         const c = this.#connect;
         this.#connect = null;
@@ -380,9 +386,14 @@ class WsPmiClient implements PmiClient {
     }
   }
 
+  #clearHandshakeTimer(): void {
+    if (this.#handshakeTimer !== null) clearTimeout(this.#handshakeTimer);
+    this.#handshakeTimer = null;
+  }
+
   #onClose(code: number, reason: string): void {
     this.#isClosed = true;
-    this.#socket = null;
+    this.#clearHandshakeTimer();
     const wasClosing = this.#isClosing;
     const detail =
       this.#refusal !== null
@@ -408,14 +419,14 @@ class WsPmiClient implements PmiClient {
 }
 
 /**
- * Joins the job's wire-up service: connects to env.pmiUrl, proves the job key
+ * Joins the job's wire-up service: connects to env.pmiUrl (tcp:// or tls://), proves the job key
  * and resolves once the service accepted this rank.
  *
  * @param env - the job environment (config/readJobEnv)
  * @throws MPIError(ERR_OTHER) when the service cannot be reached or refuses the key or rank
  */
 export async function connectPmi(env: JobEnv): Promise<PmiClient> {
-  const client = new WsPmiClient(env);
+  const client = new LinkPmiClient(env);
   await client.ready();
   return client;
 }

@@ -2,8 +2,11 @@
  * The wire-up protocol between an MPI process (client.ts) and the launcher's
  * wire-up service (packages/launcher/src/wireup-server.ts), a small PMI.
  *
- * Transport: one WebSocket per process, binary frames, each frame one message
- * encoded with msgpackr as a plain object whose `t` field names its type.
+ * Transport: one link per process (link.ts: link-frames.ts's frames over a
+ * socket, TLS under --secure; mpiexec's per-host proxies and other jobs use a
+ * WebSocket on the same port), each frame one message encoded with msgpackr as
+ * a plain object whose `t` field names its type. The service's address is a
+ * wire-up URL (wireupUrl): tcp://host:port, or tls://host:port under --secure.
  *
  * Conversation (client -> server unless marked <-):
  *
@@ -58,7 +61,21 @@ export function pmiProofBinding(v: number, rank: number, pid: number): Buffer {
   return keyProofBinding(PMI_PROOF_LABEL, v, rank, pid);
 }
 
-/** WebSocket close codes of the protocol (4000-4999 is the application range). */
+/** The address a process joins the service at: tcp://host:port, or tls://host:port (mpiexec --secure). */
+export function wireupUrl(isTls: boolean, host: string, port: number): string {
+  return `${isTls ? 'tls' : 'tcp'}://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${port}`;
+}
+
+/** A wire-up URL's parts, or null when it is not one (wireupUrl's form). */
+export function parseWireupUrl(url: string): { readonly isTls: boolean; readonly host: string; readonly port: number } | null {
+  const m = /^(tcp|tls):\/\/(\[[0-9a-fA-F:.]+\]|[^:/[\]]+):(\d{1,5})$/.exec(url);
+  if (m === null) return null;
+  const port = Number(m[3]);
+  if (port < 1 || port > 65535) return null;
+  return { isTls: m[1] === 'tls', host: m[2]!.replace(/^\[|\]$/g, ''), port };
+}
+
+/** Close codes of the protocol, as a WebSocket's (4000-4999 is the application range). */
 export const CLOSE_CODES = {
   /** Normal end (client close() or job end). */
   normal: 1000,
