@@ -2,7 +2,7 @@
  * The process side of the wire-up service: implements PmiClient (client-api.ts)
  * over one link to mpiexec (link.ts: link-frames.ts's frames over a plain
  * socket) speaking protocol.ts. No WebSocket library: a rank's link costs a
- * socket and a few hundred lines (issue 38, docs/adr/XXXX-rank-link-without-websocket.md).
+ * socket and a few hundred lines (issue 38, docs/adr/0047-rank-link-without-websocket.md).
  *
  * Callers: core's init/finalize/abort and the --timeout roll-call, all on the
  * process's main thread. Errors: every promise settles; when the connection to
