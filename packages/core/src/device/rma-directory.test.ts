@@ -2,7 +2,7 @@
 // one process would open) announce, acknowledge, find and withdraw window records; another
 // process's name hears nothing.
 import { afterEach, describe, expect, it } from 'vitest';
-import { RMA_CONTROL, RmaTarget, type RmaWindowRecord } from './rma-target.ts';
+import { RMA_CODE, RMA_CONTROL, RMA_REGION_SPAN, RmaTarget, type RmaWindowRecord } from './rma-target.ts';
 import { channelHosts, directoryName } from './rma-directory.ts';
 
 const noOut = { out: () => undefined, eagerMax: () => 1 << 16, processOf: (e: number) => e };
@@ -55,6 +55,30 @@ describe('WindowDirectory', () => {
     // The older creation's late withdraw leaves the newer record alone.
     await a.directory!.withdraw(old, ['thread:2']);
     expect(b.recordOf(7, 4)?.serial).toBe(2);
+  });
+
+  it('a thread that takes a dynamic window\'s record after its target attached (the attach\'s message still on its way) holds an operation at the address until that message', async () => {
+    const target = thread(0, 1);
+    const origin = thread(0, 2);
+    const w: RmaWindowRecord = { ...record(5), memory: new Uint8Array(new SharedArrayBuffer(0)), regions: new Map() };
+    target.register(w);
+    await target.directory!.publish(w, []);
+    // The origin's thread has not run since: the record and the attach wait in its queue together
+    // (a descheduled thread under load, rma-threads "attach"). The target attaches as Win.attach
+    // does (count in SEQ, apply, tell) and the address reaches the origin's thread by a message.
+    const region = new Uint8Array(new SharedArrayBuffer(8)).fill(4);
+    const seq = Atomics.add(w.control, RMA_CONTROL.SEQ, 1) + 1;
+    target.attach(7, 5, 1, region, seq);
+    target.directory!.attach(7, 5, 1, region, seq);
+    // Node runs microtasks between two messages of one port: the origin's creation ends (whenKnown)
+    // and its Get runs after the record's message and before the attach's.
+    const answer = await origin.directory!.whenKnown(7, 5, 1).then((rec) => new Promise<number[] | null>((resolve) => {
+      origin.applyLocal(rec, RMA_CODE.GET, 0, 0, 2, RMA_REGION_SPAN + 3, new Uint8Array(0), (a) => resolve(a === null ? null : [...a]));
+    }));
+    expect(answer).toEqual([4, 4]);
+    // The region it applied to is the target's memory (one SharedArrayBuffer).
+    origin.recordOf(7, 5)!.regions!.get(1)![0] = 9;
+    expect(region[0]).toBe(9);
   });
 
   it('names the channels\' hosts: none alone, the engines, or the main thread', () => {

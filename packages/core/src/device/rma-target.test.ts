@@ -147,6 +147,21 @@ describe('RmaTarget', () => {
     expect(sent.map((p) => [...p])).toEqual([[5]]);
   });
 
+  it('counts none of a dynamic record\'s attaches as applied when it is registered, even when SEQ already counts one (a thread that took the record late)', () => {
+    const sent: Uint8Array[] = [];
+    const target = new RmaTarget(port((_h, p) => sent.push(p!.slice())));
+    const control = new Int32Array(new SharedArrayBuffer(4 * RMA_CONTROL.WORDS));
+    Atomics.add(control, RMA_CONTROL.SEQ, 1); // the target attached before this thread took its record
+    target.register({ contextId: CTX, endpoint: 0, serial: 1, memory: new Uint8Array(0), control, regions: new Map() });
+    target.arrive(1, frame(RMA_CODE.GET, 0, 0, 1), payload(RMA_REGION_SPAN + 2));
+    expect(sent).toHaveLength(0);
+    target.attach(CTX, 0, 1, new Uint8Array(new SharedArrayBuffer(8)).fill(6), 1);
+    expect(sent.map((p) => [...p])).toEqual([[6]]);
+    // A truly unattached address is still refused (no bytes: ERR_RMA_RANGE at the origin).
+    target.arrive(1, frame(RMA_CODE.GET, 0, 0, 1), payload(2 * RMA_REGION_SPAN));
+    expect(sent.map((p) => [...p])).toEqual([[6], []]);
+  });
+
   it('lets the transport read a PUT straight into the window (payloadTarget), but not a batch\'s, a dynamic window\'s or one out of range', () => {
     const { target, win } = setup(64);
     const h = dataFrame(RMA_CODE.PUT, 0, 0, 8);

@@ -184,11 +184,19 @@ export class RmaTarget {
     return this.#out.eagerMax(src, dst);
   }
 
-  /** Serves window member `w` on this thread from now on (Win creation, before its closing barrier). */
+  /**
+   * Serves window member `w` on this thread from now on (Win creation, before its closing barrier).
+   * A dynamic member's record comes with no region and this thread has applied none of its attach
+   * and detach calls (seen 0), whatever SEQ says now: the record is registered and announced at
+   * creation, before its Win exists to attach, and every call's message follows the record's from
+   * the same thread, in order. A thread that takes the record late (descheduled while the target
+   * created, attached and sent the address) finds SEQ already counting an attach whose message is
+   * still queued behind the record's; counting it as seen would refuse the address as unattached.
+   */
   register(w: RmaWindowRecord): void {
     const k = windowKey(w.contextId, w.endpoint);
     this.#windows.set(k, w);
-    if (w.regions !== undefined) this.#dynamic.set(k, { seen: Atomics.load(w.control, RMA_CONTROL.SEQ), held: [] });
+    if (w.regions !== undefined) this.#dynamic.set(k, { seen: 0, held: [] });
   }
 
   /** Stops serving the member; `serial`: only that creation's record (a later window may reuse the context). */
