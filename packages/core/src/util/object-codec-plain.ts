@@ -11,7 +11,8 @@
  * The test is a walk of the value, bounded so that it stays small next to the encode it saves:
  * at most PLAIN_MAX_OBJECTS objects (each compared with those seen, which is how a shared
  * reference is found), PLAIN_MAX_DEPTH levels and PLAIN_MAX_ELEMENTS elements per array or keys
- * per object.
+ * per object. The walk reads each property, and the encoder reads it again: a getter of a plain
+ * object runs twice (structuredClone and the records form run it once).
  */
 import { Packr, RESERVE_START_SPACE } from 'msgpackr';
 
