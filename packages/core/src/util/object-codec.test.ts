@@ -308,3 +308,96 @@ describe('object codec: decode(encode(v)) deep-equals structuredClone(v) (proper
     }), { numRuns: 300 });
   });
 });
+
+describe('object codec: the plain form (small values of plain objects, arrays, primitives, typed arrays)', () => {
+  /** Whether the encoder chose the plain form: its bytes open with the marker (object-codec-plain.ts). */
+  const plainForm = (v: unknown): boolean => {
+    const bytes = encodeObject(v, 'send');
+    return bytes[0] === 0xd4 && bytes[1] === 0x50;
+  };
+  const typed = [new Int8Array([-1, 2]), new Uint8Array([255]), new Uint8ClampedArray([9]), new Int16Array([-300]), new Uint16Array([60000]),
+    new Int32Array([-7]), new Uint32Array([4e9]), new Float32Array([1.5]), new Float64Array([Math.PI]), new BigInt64Array([-5n]), new BigUint64Array([2n ** 63n])];
+  const plain: Record<string, unknown> = {
+    'object-rate small': { step: 1, data: new Float64Array([1, 2]) },
+    'object-rate object': { a: 1, b: 'x', c: [1, 2, 3], d: { e: true } },
+    'a bare number, string, null, undefined': [42, 'héllo ✓', null, undefined],
+    'every typed array kind': typed,
+    'an undefined property and an empty object': { a: undefined, b: {} },
+    '1,024 keys': Object.fromEntries(Array.from({ length: 1024 }, (_, i) => [`k${i}`, i])),
+    'a constructor key': { constructor: 'mine', x: 1 },
+    'two views of one buffer': (() => { const b = new ArrayBuffer(16); return [new Uint8Array(b, 0, 4), new Uint8Array(b, 8, 4)]; })(),
+    'a getter': { get x() { return 7; } },
+    '16 objects, 8 levels': [{ d: { d: { d: { d: { d: { d: { d: 1 } } } } } } }, ...Array.from({ length: 8 }, (_, i) => ({ i }))],
+  };
+  for (const [name, v] of Object.entries(plain)) {
+    it(`${name}: plain form, arrives as structuredClone gives it`, () => {
+      expect(plainForm(v)).toBe(true);
+      expect(roundTrip(v)).toStrictEqual(structuredClone(v));
+    });
+  }
+
+  it('holes arrive as undefined, as in the records form', () => {
+    expect(plainForm([1, , 3])).toBe(true);
+    expect(roundTrip([1, , 3])).toEqual([1, undefined, 3]);
+  });
+
+  const deep = (n: number): unknown => (n === 0 ? 1 : { d: deep(n - 1) });
+  const shared = { s: 1 };
+  const cycle: Record<string, unknown> = { a: 1 };
+  cycle.self = cycle;
+  const view = new Float64Array(1);
+  const notPlain: Record<string, unknown> = {
+    'a Map inside': { m: new Map([[1, 2]]) },
+    'a Set, a Date, a RegExp': [new Set([1]), new Date(0), /x/g],
+    'a BigInt': { n: 5n },
+    'a shared object': { a: shared, b: shared },
+    'a typed array reached twice': [view, view],
+    'a cycle': cycle,
+    'an own __proto__ key': JSON.parse('{"__proto__": {"x": 1}, "y": 2}') as unknown,
+    'an own hasOwnProperty key': { hasOwnProperty: 1, y: 2 },
+    'a null-prototype object': Object.assign(Object.create(null) as object, { a: 1 }),
+    'a registered instance': { p: new Point(1, 2) },
+    'an Error': { e: new RangeError('r') },
+    'a Buffer': { b: Buffer.from('hi') },
+    'a DataView and an ArrayBuffer': [new DataView(new ArrayBuffer(2)), new ArrayBuffer(3)],
+    '17 objects': Array.from({ length: 16 }, (_, i) => ({ i })),
+    '9 levels': deep(9),
+    '1,025 elements': Array.from({ length: 1025 }, (_, i) => i),
+    '1,025 keys': Object.fromEntries(Array.from({ length: 1025 }, (_, i) => [`k${i}`, i])),
+    'a typed array over shared memory': [new Int32Array(new SharedArrayBuffer(8))],
+  };
+  for (const [name, v] of Object.entries(notPlain)) {
+    it(`${name}: records form, arrives as structuredClone gives it`, () => {
+      expect(plainForm(v)).toBe(false);
+      const out = roundTrip(v);
+      if (name === 'a registered instance') expect((out as { p: Point }).p).toBeInstanceOf(Point);
+      else if (name === 'a Buffer') expect(out).toStrictEqual({ b: new Uint8Array(Buffer.from('hi')) });
+      else if (name === 'a typed array over shared memory') expect(out).toStrictEqual([new Int32Array(2)]);
+      else if (name === 'an own __proto__ key') expect(out).toStrictEqual(JSON.parse('{"__proto_": {"x": 1}, "y": 2}'));
+      else expect(out).toStrictEqual(structuredClone(v));
+    });
+  }
+
+  it('identity is kept where the plain form is refused: a shared object, a repeated view, a cycle', () => {
+    const a = roundTrip({ a: shared, b: shared }) as Record<string, object>;
+    expect(a.a).toBe(a.b);
+    const t = roundTrip([view, view]) as Float64Array[];
+    expect(t[0]).toBe(t[1]);
+    const c = roundTrip(cycle) as Record<string, unknown>;
+    expect(c.self).toBe(c);
+  });
+
+  it('a function inside a small object is still refused, naming its path', () => {
+    const e = refusal({ a: [1, { f: () => 1 }] });
+    expect(e.errorClass).toBe(ERR_ARG);
+    expect(e.message).toMatch(/message\.a\[1\]\.f is a function/);
+  });
+
+  it('plain-form bytes decode the same from a Buffer or a plain view at an offset', () => {
+    const bytes = encodeObject({ step: 3, data: new Float64Array([5]) }, 'send');
+    const frame = new Uint8Array(bytes.length + 5);
+    frame.set(bytes, 5);
+    expect(decodeObject(frame.subarray(5), 'recv')).toStrictEqual({ step: 3, data: new Float64Array([5]) });
+    expect(decodeObject(Buffer.from(bytes), 'recv')).toStrictEqual({ step: 3, data: new Float64Array([5]) });
+  });
+});

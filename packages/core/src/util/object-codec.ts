@@ -24,9 +24,12 @@
  * msgpackr's extension tables are global to the process: another msgpackr user in the same
  * process must not claim ext type 0x4d; every other user sees msgpackr's behaviour unchanged.
  *
- * Cost: the fast path is msgpackr's; nothing walks a message. Only a refused encode walks the
- * value (findRefused) to name the bad path, and only a message holding a registered instance that
- * is part of a cycle walks the decoded value once, to restore that instance's prototype.
+ * Cost: a small value of plain objects, arrays, primitives and typed arrays with no object reached
+ * twice takes the plain form (object-codec-plain.ts: plain msgpack, as before ADR 0033, found by a
+ * bounded walk); every other value takes msgpackr's records form, which nothing walks. Only a
+ * refused encode walks the value (findRefused) to name the bad path, and only a message holding a
+ * registered instance that is part of a cycle walks the decoded value once, to restore that
+ * instance's prototype.
  *
  * Differences from structuredClone (docs/API.md): -0 arrives as 0; an array's holes arrive as
  * undefined and its non-index properties are dropped; a typed array arrives over a buffer of just
@@ -37,6 +40,7 @@
 import { Packr, addExtension } from 'msgpackr';
 import { ERR_ARG, ERR_OTHER, MPIError, mpiError } from './errors.ts';
 import { registeredByName, registeredByPrototype, type RegisteredClass } from './class-registry.ts';
+import { decodePlain, encodePlain, isPlain, isPlainForm } from './object-codec-plain.ts';
 
 /** Our msgpack ext type ('M'), and the kinds of value an Envelope carries. */
 const EXT_TYPE = 0x4d;
@@ -185,6 +189,7 @@ addExtension({
  * @throws MPIError(ERR_ARG) naming `call` and the path of a value the rules refuse
  */
 export function encodeObject(value: unknown, call: string): Uint8Array {
+  if (isPlain(value)) return encodePlain(value);
   encoding++;
   try {
     return packr.pack(value);
@@ -202,6 +207,7 @@ export function encodeObject(value: unknown, call: string): Uint8Array {
 export function decodeObject(bytes: Uint8Array, call: string): unknown {
   // A Buffer's slices are Buffers: decode a plain view, so a binary arrives as a Uint8Array (as structuredClone gives).
   const src = Buffer.isBuffer(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length) : bytes;
+  if (isPlainForm(src)) return decodePlain(src);
   try {
     const value: unknown = packr.unpack(src);
     if (revived.length > 0) finishRevived(value);
