@@ -1,6 +1,6 @@
 /**
  * Test helper: what the --trace tests check of a trace file written for fixtures/trace-rank.ts (a
- * ring, ANY_SOURCE receives at rank 0, a barrier), shared by one host (trace.it.test.ts), hosts of
+ * ring, ANY_SOURCE receives at rank 0, a barrier), shared by one host (trace.it.test.ts; sliceAt by trace-threads.it.test.ts too), hosts of
  * a namespace cluster (trace-multihost.it.test.ts) and Slurm nodes (slurm-trace.it.test.ts):
  *
  *   const doc = readTrace(file);                 // parses as Chrome trace JSON
@@ -44,9 +44,9 @@ export function readTrace(file: string): TraceDoc {
   return doc;
 }
 
-/** The X event of pid enclosing time ts (µs) on that process's threads. */
-export function sliceAt(events: readonly TraceEvent[], pid: number, ts: number): TraceEvent | undefined {
-  return events.find((e) => e.ph === 'X' && e.pid === pid && e.ts! <= ts && ts <= e.ts! + e.dur!);
+/** The X event of pid enclosing time ts (µs) on that process's threads, or on its thread `tid` only. */
+export function sliceAt(events: readonly TraceEvent[], pid: number, ts: number, tid?: number): TraceEvent | undefined {
+  return events.find((e) => e.ph === 'X' && e.pid === pid && (tid === undefined || e.tid === tid) && e.ts! <= ts && ts <= e.ts! + e.dur!);
 }
 
 /**
