@@ -68,6 +68,25 @@ describe('mergeTraces', () => {
     expect(f).toHaveLength(3);
   });
 
+  it('ends each arrow strictly inside the slice that completed its receive, as the file writes them', () => {
+    // A receive completed by a waitall of 22.7486724 ms at 3009.7194824 ms after the first event (a
+    // msgrate trace's): written as ts 3009719.482 and dur 22748.672 µs, whose floating-point sum falls
+    // short of 3032468.154; the arrow once ended there, outside the slice for a reader that adds them.
+    const s = thread(['Comm.Isend'], [[0, 0.001, 0, 0, 1, 0, 0]], [[0, 0, 0, 0, 1, 0, 0]]);
+    const r = thread(['Request.waitall'], [[3009.7194824, 22.7486724, 0, 0, -1, -1, -1]], [[0, 1, 0, 0, 1, 0, 0]]);
+    const ev = mergeTraces([{ rank: 0, host: 'h', dump: { offsetMs: 0, threads: [s] } }, { rank: 1, host: 'h', dump: { offsetMs: 0, threads: [r] } }]);
+    const slice = ev.find((e) => e.ph === 'X' && e.pid === 1)!;
+    expect([slice.ts, slice.dur]).toEqual([3009719.482, 22748.672]);
+    const [arrow] = flows(ev);
+    expect(arrow!.to[1]).toBe(3032468.153);
+    expect(arrow!.to[1]).toBeLessThan(slice.ts! + slice.dur!);
+    expect(arrow!.to[1]).toBeGreaterThan(slice.ts!);
+    // a slice shorter than a nanosecond of rounding: the arrow ends at its start
+    const tiny = thread(['Request.wait'], [[5, 0.0000004, 0, 0, -1, -1, -1]], [[0, 1, 0, 0, 1, 0, 0]]);
+    const [end] = flows(mergeTraces([{ rank: 0, host: 'h', dump: { offsetMs: 0, threads: [s] } }, { rank: 1, host: 'h', dump: { offsetMs: 0, threads: [tiny] } }]));
+    expect(end!.to[1]).toBe(5000);
+  });
+
   it('draws no arrow for a send without a receive, nor across contexts or tags', () => {
     const s = thread(['Comm.send'], [[0, 1, 0, 0, 1, 7, -1]], [[0, 0, 0, 0, 1, 7, 0]]);
     const r = thread(['Comm.recv'], [[5, 1, 0, 2, 0, 7, -1]], [[0, 1, 2, 0, 1, 7, 0]]);

@@ -13,7 +13,7 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { slurmSupport, startSlurm, waitFor, type SlurmCluster } from './slurm/slurm.ts';
+import { slurmSupport, startSlurm, type SlurmCluster } from './slurm/slurm.ts';
 import { FIXTURES, REPO_ROOT } from './run-mpiexec.ts';
 
 const why = slurmSupport();
@@ -50,13 +50,9 @@ describe.skipIf(why !== null)(`direct launch by srun --mpi=pmi2 (PMI-2)${why ===
     fs.rmSync(TMP, { recursive: true, force: true });
   }, 150_000);
 
-  /** Ranks of these tests still running on any node. */
-  const leftovers = (): string[] =>
-    slurm.nodes.flatMap((n) => slurm.nodeProcesses(n).filter((p) => /direct-rank\.(mjs|ts)/.test(p.cmdline)).map((p) => `${n}: ${p.pid} ${p.cmdline}`));
-
+  /** No rank of these tests is left on any node (srun, on the login node, names the same program). */
   async function expectNothingLeft(): Promise<void> {
-    const clean = await waitFor(() => leftovers().length === 0, 30_000);
-    expect(clean, `left behind: ${leftovers().join('; ')}`).toBe(true);
+    expect(await slurm.leftovers(/direct-rank\.(mjs|ts)/, { nodes: slurm.nodes })).toEqual([]);
   }
 
   it('srun --mpi=pmi2 -n 4 -N 2 node app.mjs: a ring, an allreduce and a gather across both nodes', async () => {

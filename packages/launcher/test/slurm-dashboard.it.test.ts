@@ -10,7 +10,7 @@
  * testlist: { file: 'slurm-dashboard.it.test.ts', np: [4] }
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { slurmSupport, startSlurm, waitFor, type SlurmCluster } from './slurm/slurm.ts';
+import { slurmSupport, startSlurm, type SlurmCluster } from './slurm/slurm.ts';
 import { FIXTURES } from './run-mpiexec.ts';
 
 const why = slurmSupport();
@@ -81,9 +81,6 @@ describe.skipIf(why !== null)(`mpiexec --dashboard under Slurm${why === null ? '
     for (let x = 0; x < 4; x++) expect(s.views.matrix.bytes[x]![(x + 1) % 4]).toBeGreaterThanOrEqual(4096 * (x + 1));
     // mpiexec ended on SIGTERM, and no rank, proxy or step is left on any node.
     expect(/mpiexec-status=(\d+)/.exec(r.stdout)?.[1]).toBeDefined();
-    const leftovers = (): string[] => ['ctl', ...slurm.nodes].flatMap((n) => slurm.nodeProcesses(n)
-      .filter((p) => /mpiexec\.mjs|tsmpi-proxy|dashboard-cycle\.ts|slurmstepd/.test(p.cmdline)).map((p) => `${n}: ${p.pid} ${p.cmdline}`));
-    const clean = await waitFor(() => leftovers().length === 0, 30_000);
-    expect(clean, `left behind: ${leftovers().join('; ')}`).toBe(true);
+    expect(await slurm.leftovers(/mpiexec\.mjs|tsmpi-proxy|dashboard-cycle\.ts|slurmstepd/)).toEqual([]);
   }, 320_000);
 });

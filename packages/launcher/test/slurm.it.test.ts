@@ -19,7 +19,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { isAlive, slurmSupport, startSlurm, waitFor, type SlurmCluster, type SlurmRunResult } from './slurm/slurm.ts';
+import { slurmSupport, startSlurm, waitFor, type SlurmCluster, type SlurmRunResult } from './slurm/slurm.ts';
 
 const why = slurmSupport();
 if (why !== null) console.warn(`slurm.it.test.ts: skipped: ${why}`);
@@ -73,15 +73,12 @@ describe.skipIf(why !== null)(`mpiexec under Slurm${why === null ? '' : ` (skipp
     await slurm?.stop();
   }, 150_000);
 
-  /** Processes of ours (mpiexec, proxies, ranks) still running on the login node or any node. */
-  const leftovers = (): string[] =>
-    ['ctl', ...slurm.nodes].flatMap((n) => slurm.nodeProcesses(n)
-      .filter((p) => /mpiexec\.mjs|tsmpi-proxy|slurm-rank\.ts|slurmstepd/.test(p.cmdline))
-      .map((p) => `${n}: ${p.pid} ${p.cmdline}`));
+  /** Processes of ours (mpiexec, proxies, ranks, their steps) on the login node or any node. */
+  const OURS = /mpiexec\.mjs|tsmpi-proxy|slurm-rank\.ts|slurmstepd/;
 
+  /** Nothing of ours is left on any node, and none of the ranks' `pids` is alive. */
   async function expectNothingLeft(pids: readonly number[] = []): Promise<void> {
-    const clean = await waitFor(() => leftovers().length === 0 && pids.every((p) => !isAlive(p)), 30_000);
-    expect(clean, `left behind: ${[...leftovers(), ...pids.filter(isAlive).map((p) => `rank pid ${p}`)].join('; ')}`).toBe(true);
+    expect(await slurm.leftovers(OURS, { pids })).toEqual([]);
   }
 
   it('salloc -n 4 mpiexec (no -n): 4 ranks across both nodes as Slurm placed its tasks, all through one srun step', async () => {
@@ -172,7 +169,7 @@ describe.skipIf(why !== null)(`mpiexec under Slurm${why === null ? '' : ` (skipp
     const job = slurm.run(start([RANK, '120000', '-1', '0', ready]), { deadlineMs: 120_000 });
     const readyRanks = (): RankLine[] => readdirSync(ready).filter((f) => f.endsWith('.json')).map((f) => JSON.parse(readFileSync(path.join(ready, f), 'utf8')) as RankLine);
     const sleeping = await waitFor(() => readyRanks().length === 4, 90_000);
-    expect(sleeping, `the 4 ranks did not start: ${leftovers().join('; ')}`).toBe(true);
+    expect(sleeping, `the 4 ranks did not start: ${(await slurm.leftovers(OURS, { timeoutMs: 0 })).join('; ')}`).toBe(true);
     const ranks = readyRanks().sort((a, b) => a.rank - b.rank);
     const jobId = (await slurm.run(['squeue', '-h', '-n', name, '-o', '%i'])).stdout.trim();
     expect(jobId, 'job not in squeue').toMatch(/^\d+$/);

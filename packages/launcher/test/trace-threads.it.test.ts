@@ -5,20 +5,15 @@
  *
  * testlist: { file: 'trace-threads.it.test.ts', np: [2, 3] }
  */
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { FIXTURES, runMpiexec } from './run-mpiexec.ts';
+import { readTrace, sliceAt } from './trace-checks.ts';
 
 const tmp = mkdtempSync(path.join(os.tmpdir(), 'tsmpi-trace-threads-'));
 afterAll(() => rmSync(tmp, { recursive: true, force: true }));
-
-interface Ev { name: string; ph: string; pid: number; tid: number; ts?: number; dur?: number; id?: number; args?: Record<string, unknown> }
-
-function sliceAt(events: Ev[], pid: number, tid: number, ts: number): Ev | undefined {
-  return events.find((e) => e.ph === 'X' && e.pid === pid && e.tid === tid && e.ts! <= ts && ts <= e.ts! + e.dur!);
-}
 
 describe('mpiexec --trace with worker threads', () => {
   it.each([2, 3])('shows both threads of every rank and the arrows between them (np %i)', async (np) => {
@@ -26,7 +21,7 @@ describe('mpiexec --trace with worker threads', () => {
     const r = await runMpiexec(['-n', String(np), '--trace', file, `${FIXTURES}/trace-threads.ts`], { deadlineMs: 110_000 });
     expect(r.stderr).toBe('');
     expect(r.status).toBe(0);
-    const doc = JSON.parse(readFileSync(file, 'utf8')) as { traceEvents: Ev[]; otherData: { ranksWithoutTrace: number[] } };
+    const doc = readTrace(file);
     const ev = doc.traceEvents;
     expect(doc.otherData.ranksWithoutTrace).toEqual([]);
     const workerTid = new Map<number, number>();
@@ -45,8 +40,8 @@ describe('mpiexec --trace with worker threads', () => {
     const ends = ev.filter((e) => e.ph === 'f');
     const joined = ends.map((f) => {
       const s = starts.get(f.id!)!;
-      const from = sliceAt(ev, s.pid, s.tid, s.ts!)!;
-      const to = sliceAt(ev, f.pid, f.tid, f.ts!)!;
+      const from = sliceAt(ev, s.pid, s.ts!, s.tid)!;
+      const to = sliceAt(ev, f.pid, f.ts!, f.tid)!;
       return `${s.pid}/${s.tid === 0 ? 'main' : 'worker'} ${from.name} tag ${String(from.args!['tag'])} -> ${f.pid}/${f.tid === 0 ? 'main' : 'worker'} ${to.name} tag ${String(to.args!['tag'])}`;
     }).sort();
     const want: string[] = [];

@@ -4,6 +4,7 @@
  *   const why = slurmSupport();            // null when Slurm can run here, else the reason
  *   const slurm = await startSlurm({ nodes: 2, cpusPerNode: 4 });
  *   const r = await slurm.run(['salloc', '-n', '4', 'srun', 'hostname']);
+ *   expect(await slurm.leftovers(/mpiexec\.mjs|tsmpi-proxy|my-rank\.ts|slurmstepd/)).toEqual([]);
  *   await slurm.stop();                    // idempotent; also call it in afterAll
  *
  * Each cluster has its own name (from the test process's pid), so two test
@@ -59,6 +60,13 @@ export interface SlurmCluster {
    * 'ctl' gives the login node's (munged, slurmctld, and clients such as mpiexec).
    */
   nodeProcesses(node: string): SlurmProcess[];
+  /**
+   * The test's processes still running, as "node: pid cmdline": those whose command line matches
+   * `ours`, on the login node ('ctl') and every node (or only `opts.nodes`), and the `opts.pids`
+   * still alive (as "pid N alive"). Waits until there are none or `opts.timeoutMs` (default
+   * 30 s) passed, and returns what is left then (empty: nothing was left behind).
+   */
+  leftovers(ours: RegExp, opts?: { readonly timeoutMs?: number; readonly nodes?: readonly string[]; readonly pids?: readonly number[] }): Promise<string[]>;
   /** Pids of the daemons the cluster started (munged, slurmctld, slurmd per node). */
   daemonPids(): number[];
   /** Stops everything; idempotent. */
@@ -138,6 +146,14 @@ export async function startSlurm(opts: { readonly nodes: number; readonly cpusPe
   }
   const nodes = readFileSync(path.join(dir, 'nodes'), 'utf8').split('\n').filter((s) => s !== '');
   let stopped = false;
+  const nodeProcesses = (node: string): SlurmProcess[] => {
+    const out: SlurmProcess[] = [];
+    for (const pid of pidsIn(`tsmpi-slurm-${name}-${node}`)) {
+      const cmdline = cmdlineOf(pid);
+      if (cmdline !== null) out.push({ pid, cmdline });
+    }
+    return out;
+  };
   return {
     name,
     nodes,
@@ -147,13 +163,16 @@ export async function startSlurm(opts: { readonly nodes: number; readonly cpusPe
       const where = runOpts.node === undefined ? [] : ['--node', runOpts.node];
       return runCommand('bash', [SLURM_SCRIPT, 'exec', '--name', name, ...where, '--', ...argv], runOpts);
     },
-    nodeProcesses(node) {
-      const out: SlurmProcess[] = [];
-      for (const pid of pidsIn(`tsmpi-slurm-${name}-${node}`)) {
-        const cmdline = cmdlineOf(pid);
-        if (cmdline !== null) out.push({ pid, cmdline });
-      }
-      return out;
+    nodeProcesses,
+    async leftovers(ours, leftOpts = {}) {
+      const where = leftOpts.nodes ?? ['ctl', ...nodes];
+      const look = (): string[] => [
+        ...where.flatMap((n) => nodeProcesses(n).filter((p) => ours.test(p.cmdline)).map((p) => `${n}: ${p.pid} ${p.cmdline}`)),
+        ...(leftOpts.pids ?? []).filter(isAlive).map((p) => `pid ${p} alive`),
+      ];
+      let left: string[] = [];
+      await waitFor(() => (left = look()).length === 0, leftOpts.timeoutMs ?? 30_000);
+      return left;
     },
     daemonPids() {
       const run = path.join(dir, 'run');
