@@ -28,6 +28,16 @@ describe('parseArgs', () => {
     expect(helpText()).toMatch(/--secure\s+encrypt and authenticate every connection between hosts/);
   });
 
+  it('--nameserver FILE names tsmpi-nameserver\'s file (docs/adr/0046), needs a value, and --help lists it', () => {
+    expect(run(['--nameserver', '/run/user/1/tsmpi-nameserver', 'app.ts']).nameserverFile).toBe('/run/user/1/tsmpi-nameserver');
+    expect(run(['--nameserver=ns', 'app.ts']).nameserverFile).toBe('ns');
+    expect(run(['app.ts']).nameserverFile).toBeNull();
+    expect(parseArgs(['--nameserver='])).toEqual({ kind: 'error', message: '--nameserver: expected the file tsmpi-nameserver wrote' });
+    expect(parseArgs(['--nameserver'])).toEqual({ kind: 'error', message: '--nameserver needs a value: --nameserver FILE' });
+    expect(helpText()).toMatch(/--nameserver FILE\s+publishName\/lookupName between jobs/);
+    expect(helpAllText()).toMatch(/TSMPI_NAMESERVER=FILE/);
+  });
+
   it('accepts -np, --opt=value, repeated --env and --', () => {
     const o = run(['-np', '2', '--timeout=1.5', '--env', 'A=1', '--env', 'B=x=y', '--', '-weird-name']);
     expect(o.np).toBe(2);
