@@ -197,6 +197,21 @@ describe('process map', () => {
     }
   });
 
+  it('TSMPI_NAMESERVER names the name server\'s file as --nameserver does (which wins); a missing one is status 2 before any rank', async () => {
+    const out: string[] = [];
+    const errWrite = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => out.push(String(chunk)) > 0);
+    const program = 'packages/core/test/programs/name-jobs.ts';
+    try {
+      expect(await main(['-n', '1', program, 'gone', '/tmp', 'x'], { TSMPI_NAMESERVER: '/nonexistent/names-env' })).toBe(2);
+      expect(out.join('')).toMatch(/^mpiexec: TSMPI_NAMESERVER=\/nonexistent\/names-env: does not exist/m);
+      out.length = 0;
+      expect(await main(['-n', '1', '--nameserver', '/nonexistent/names-flag', program, 'gone', '/tmp', 'x'], { TSMPI_NAMESERVER: '/nonexistent/names-env' })).toBe(2);
+      expect(out.join('')).toMatch(/^mpiexec: --nameserver \/nonexistent\/names-flag: does not exist/m);
+    } finally {
+      errWrite.mockRestore();
+    }
+  });
+
   it('reads hostfiles with comments and slots=', () => {
     expect(parseHostfile('# hosts\nnode1 slots=4\n\nnode2:2 # two\n', 'f')).toEqual([
       { host: 'node1', slots: 4 },
