@@ -14,7 +14,8 @@
  *   job's port dials that job's mpiexec and proves SECRET (port-link.ts); another job's connect
  *   arrives so (acceptLink); job-coupling.ts then couples the two groups (docs/adr/0043-connect-two-jobs.md).
  * - coupled: the root of a coupled group says its processes took the other job's (or failed).
- * - publish / lookup / unpublish: a table of service names.
+ * - publish / lookup / unpublish: a table of service names; with mpiexec --nameserver, the name server's
+ *   (nameserver-link.ts: names between jobs, docs/adr/0046-name-server-between-jobs.md).
  * A "side" is the opaque bytes core's api/dynamic-side.ts encodes ([context id, endpoints]).
  * Errors are answers ([class name, message]), never exceptions: the request's process decides.
  */
@@ -73,6 +74,13 @@ export interface DynamicServiceDeps {
   readonly store?: { get(key: string): string | undefined; put(key: string, value: string): void };
   /** Why this job cannot couple with another (mpiexec --secure), or absent: it can. */
   readonly whyNoCoupling?: string;
+  /** mpiexec --nameserver: publish / lookup / unpublish go to the name server (docs/adr/0046); absent: the job's own table. */
+  readonly names?: NameService;
+}
+
+/** Where a job's name requests go with --nameserver (nameserver-link.ts NameserverClient): answers, never rejections. */
+export interface NameService {
+  request(op: 'publish' | 'lookup' | 'unpublish', service: unknown, port?: unknown): Promise<DynAnswer>;
 }
 
 interface PendingSpawn {
@@ -169,8 +177,11 @@ export class DynamicService {
       }
       case 'publish':
       case 'lookup':
-      case 'unpublish':
-        return Promise.resolve(this.#nameService(op, a));
+      case 'unpublish': {
+        const names = this.#deps.names;
+        if (names === undefined) return Promise.resolve(this.#nameService(op, a));
+        return op === 'lookup' ? names.request(op, a['service']) : names.request(op, a['service'], a['port']);
+      }
     }
   }
 

@@ -45,8 +45,8 @@ Common options:
   ${pad('-l, --tag-output', WIDTH)}prefix every output line with [rank]
   ${pad('--timeout SECONDS', WIDTH)}end the job after SECONDS, first printing what each rank waits in
   ${pad('--secure', WIDTH)}encrypt and authenticate every connection between hosts (TLS)
-  ${pad('--report-json FILE', WIDTH)}write a job report (exit status, duration, message counts per rank)
-  ${pad('--trace FILE', WIDTH)}write every MPI call of every rank as a Chrome trace (Perfetto)
+  ${pad('--report-json / --trace FILE', WIDTH)}write a job report (exit, duration, counts) / every MPI call (Perfetto)
+  ${pad('--nameserver FILE', WIDTH)}publishName/lookupName between jobs through tsmpi-nameserver's FILE
   ${pad('-h, --help / --help-all', WIDTH)}this text / every option, setting and exit status (-V: version)
 
 MPI settings (flag, or environment variable for the job):
@@ -126,6 +126,10 @@ Job control:
   ${pad('', WIDTH)}127.0.0.1:PORT (default: a free port); its URL, with an access token, goes
   ${pad('', WIDTH)}to stderr (docs/OBSERVING.md)
   ${pad('--dashboard-host ADDRESS', WIDTH)}listen on ADDRESS instead (e.g. 0.0.0.0: every interface; plain HTTP)
+  ${pad('--nameserver FILE', WIDTH)}MPI.publishName / lookupName / unpublishName go to the tsmpi-nameserver
+  ${pad('', WIDTH)}that wrote FILE (its address and secret; yours only, mode 0600), so that
+  ${pad('', WIDTH)}separately started jobs find each other's ports (default: this job's own
+  ${pad('', WIDTH)}table; env TSMPI_NAMESERVER=FILE; docs/API.md "Ports and names")
   ${pad('-h, --help', WIDTH)}the short help; --help-all: this text
   ${pad('-V, --version', WIDTH)}the version
 

@@ -50,7 +50,7 @@ import type { Writable } from 'node:stream';
 import type { Logger } from '@tsmpi/core/pmi';
 import { claimSameHostDirectory, removeSameHostDirectory, sweepStaleSameHostDirectories } from '@tsmpi/transport-tcp/host';
 import { CLOSE_CODES, JOB_ENV, wireupUrl } from '@tsmpi/core/pmi';
-import { DynamicService, expandSlots, universeSize, type SpawnedWorld } from './dynamic-service.ts';
+import { DynamicService, expandSlots, universeSize, type NameService, type SpawnedWorld } from './dynamic-service.ts';
 import { startFailureCause } from './failure-cause.ts';
 import { failureLines, type BlamedRank } from './failure-lines.ts';
 import { externalAddresses, isThisMachine, wireupBinding, type InterfaceTable } from './iface.ts';
@@ -111,6 +111,8 @@ export interface JobDeps {
   readonly interfaces?: InterfaceTable;
   /** --launcher slurm: start the other hosts' proxies with one srun step (slurm-srun.ts). */
   readonly slurm?: SlurmLaunch;
+  /** --nameserver: the proven link to tsmpi-nameserver; the job's name requests go there (dynamic-service.ts). */
+  readonly names?: NameService;
 }
 
 interface Failure {
@@ -240,6 +242,7 @@ export class Job {
         portAddress: () => (this.#secure ? null : this.#portAddress),
         store: { get: (k) => this.#server.committed(k), put: (k, v) => this.#server.commit(k, v) },
         ...(this.#secure ? { whyNoCoupling: 'this job runs with --secure, which does not couple jobs yet (TLS keyed by each job)' } : {}),
+        ...(deps.names !== undefined ? { names: deps.names } : {}),
       })
       : null;
     // Spare slots on other hosts: the job listens for them (and its ranks here on an address they reach) from the start.

@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { deferredLogger, textLogDestination } from '@tsmpi/core/pmi';
+import { JOB_ENV, deferredLogger, textLogDestination } from '@tsmpi/core/pmi';
 import { fileLimitProblem, readFileLimit } from './fd-limit.ts';
 import { applyLaunchEnv } from './launch-env.ts';
 import { Job, type HostLaunchLine, type SlurmLaunch } from './job.ts';
@@ -137,6 +137,18 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   }
   const stale = await staleBuildWarning(program);
   if (stale !== null) process.stderr.write(`mpiexec: warning: ${stale}\n`);
+  // --nameserver (or TSMPI_NAMESERVER): the file is checked and the server proven before any rank starts (docs/adr/0046).
+  const nameserverFile = o.nameserverFile ?? (env[JOB_ENV.nameserver] !== undefined && env[JOB_ENV.nameserver] !== '' ? env[JOB_ENV.nameserver]! : null);
+  let names: import('./nameserver-link.ts').NameserverClient | undefined;
+  if (nameserverFile !== null) {
+    const { openNameserver } = await import('./nameserver-link.ts');
+    const opened = await openNameserver(nameserverFile, o.nameserverFile !== null ? '--nameserver ' : `${JOB_ENV.nameserver}=`);
+    if (opened instanceof Error) {
+      process.stderr.write(`mpiexec: ${opened.message}\n`);
+      return USAGE_STATUS;
+    }
+    names = opened;
+  }
   const level = settingValue(o, 'logLevel', env);
   const json = settingValue(o, 'logFormat', env) === 'json';
   // pino loads with mpiexec's first record at `level` (util/deferred-logger.ts): a job that logs nothing never loads it.
@@ -144,7 +156,7 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     const pino = loadPino();
     return pino({ name: 'mpiexec', level }, json ? pino.destination({ fd: 2, sync: true }) : textLogDestination(2));
   });
-  const job = new Job(o, placements, { log, stdout: process.stdout, stderr: process.stderr, env: withTransport(env, program), tsxUrl, nodeFlags, hostname, ...slurm.deps });
+  const job = new Job(o, placements, { log, stdout: process.stdout, stderr: process.stderr, env: withTransport(env, program), tsxUrl, nodeFlags, hostname, ...slurm.deps, ...(names !== undefined ? { names } : {}) });
   const onSigint = (): void => job.signal('SIGINT');
   const onSigterm = (): void => job.signal('SIGTERM');
   const onExit = (): void => {
@@ -159,6 +171,8 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   } finally {
     process.off('SIGINT', onSigint);
     process.off('SIGTERM', onSigterm);
+    // The server drops this job's names when the link closes (its ports closed with it).
+    names?.close();
   }
 }
 

@@ -64,6 +64,11 @@ export interface LaunchOptions {
   readonly dashboardPort: number | null;
   /** --dashboard-host: the address the dashboard listens on (default 127.0.0.1: this machine only). */
   readonly dashboardHost: string | null;
+  /**
+   * --nameserver FILE: tsmpi-nameserver's file; the job's publishName / lookupName / unpublishName go to
+   * that server (docs/adr/0046-name-server-between-jobs.md). null: not given (TSMPI_NAMESERVER may name one).
+   */
+  readonly nameserverFile: string | null;
 }
 
 export type ParseResult =
@@ -238,6 +243,11 @@ const SPECS: readonly OptionSpec[] = [
     names: ['--dashboard-host'], value: 'ADDRESS',
     apply: (o, v) => { if (v.trim() === '' || /[\s/?#@]/.test(v)) return `--dashboard-host ${v}: expected an address of this machine (e.g. 0.0.0.0 for every interface)`; o.dashboardHost = v; return null; },
   },
+  {
+    // MPICH's -nameserver names a host; tsmpi's names the server's file, which holds its secret (ADR 0046).
+    names: ['--nameserver', '-nameserver'], value: 'FILE',
+    apply: (o, v) => { if (v === '') return '--nameserver: expected the file tsmpi-nameserver wrote'; o.nameserverFile = v; return null; },
+  },
 ];
 
 function findSpec(name: string): OptionSpec | undefined {
@@ -253,7 +263,7 @@ export function parseArgs(argv: readonly string[]): ParseResult {
     np: 1, hasExplicitNp: false, program: '', args: [], settings: new Map(), hosts: null, ppn: null, launcher: 'ssh', hasExplicitLauncher: false,
     tagOutput: false, timestampOutput: false, timeoutSec: null, deadlockHintSec: DEFAULT_DEADLOCK_HINT_SEC, env: [], outputDir: null, wdir: null,
     iface: null, connectRetrySec: null, launcherExec: null, prefix: null, portRange: null, envFrom: [], dryRun: false, reportJson: null, traceFile: null,
-    dashboardPort: null, dashboardHost: null,
+    dashboardPort: null, dashboardHost: null, nameserverFile: null,
   };
   let i = 0;
   for (; i < argv.length; i++) {

@@ -52,11 +52,19 @@ export class PreAuthGate {
   readonly #waiting = new Map<Socket, Waiting>();
   readonly #warned = new Set<string>();
   readonly #maxWaiting: number;
+  /** What the log calls the connections: the wire-up service's, or the name server's (nameserver.ts). */
+  readonly #refusedText: string;
+  readonly #refusedAgainText: string;
 
-  /** @param expected - connections the job itself makes at once (its ranks and proxies): the bound is never below it */
-  constructor(log: Logger, expected = 0) {
+  /**
+   * @param expected - connections the job itself makes at once (its ranks and proxies): the bound is never below it
+   * @param service - the service the log names ('wire-up'; 'name server' for tsmpi-nameserver)
+   */
+  constructor(log: Logger, expected = 0, service = 'wire-up') {
     this.#log = log;
     this.#maxWaiting = Math.max(MAX_WAITING, expected + 64);
+    this.#refusedText = `${service} connection refused (later refusals from this address are logged at debug)`;
+    this.#refusedAgainText = `${service} connection refused`;
   }
 
   /** Connections waiting for authentication now. */
@@ -120,8 +128,8 @@ export class PreAuthGate {
     const isFirst = !this.#warned.has(address) && this.#warned.size < REMEMBERED_ADDRESSES;
     if (isFirst) this.#warned.add(address);
     const fields = { remote, reason, ...data };
-    if (isFirst) this.#log.warn(fields, 'wire-up connection refused (later refusals from this address are logged at debug)');
-    else this.#log.debug(fields, 'wire-up connection refused');
+    if (isFirst) this.#log.warn(fields, this.#refusedText);
+    else this.#log.debug(fields, this.#refusedAgainText);
   }
 
   /** Closes every waiting connection (the service is closing). */

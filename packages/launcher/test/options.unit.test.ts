@@ -28,6 +28,16 @@ describe('parseArgs', () => {
     expect(helpText()).toMatch(/--secure\s+encrypt and authenticate every connection between hosts/);
   });
 
+  it('--nameserver FILE names tsmpi-nameserver\'s file (docs/adr/0046), needs a value, and --help lists it', () => {
+    expect(run(['--nameserver', '/run/user/1/tsmpi-nameserver', 'app.ts']).nameserverFile).toBe('/run/user/1/tsmpi-nameserver');
+    expect(run(['--nameserver=ns', 'app.ts']).nameserverFile).toBe('ns');
+    expect(run(['app.ts']).nameserverFile).toBeNull();
+    expect(parseArgs(['--nameserver='])).toEqual({ kind: 'error', message: '--nameserver: expected the file tsmpi-nameserver wrote' });
+    expect(parseArgs(['--nameserver'])).toEqual({ kind: 'error', message: '--nameserver needs a value: --nameserver FILE' });
+    expect(helpText()).toMatch(/--nameserver FILE\s+publishName\/lookupName between jobs/);
+    expect(helpAllText()).toMatch(/TSMPI_NAMESERVER=FILE/);
+  });
+
   it('accepts -np, --opt=value, repeated --env and --', () => {
     const o = run(['-np', '2', '--timeout=1.5', '--env', 'A=1', '--env', 'B=x=y', '--', '-weird-name']);
     expect(o.np).toBe(2);
@@ -183,6 +193,21 @@ describe('process map', () => {
       expect(out.join('')).toMatch(/'oops' is not a flag/);
     } finally {
       write.mockRestore();
+      errWrite.mockRestore();
+    }
+  });
+
+  it('TSMPI_NAMESERVER names the name server\'s file as --nameserver does (which wins); a missing one is status 2 before any rank', async () => {
+    const out: string[] = [];
+    const errWrite = vi.spyOn(process.stderr, 'write').mockImplementation((chunk) => out.push(String(chunk)) > 0);
+    const program = 'packages/core/test/programs/name-jobs.ts';
+    try {
+      expect(await main(['-n', '1', program, 'gone', '/tmp', 'x'], { TSMPI_NAMESERVER: '/nonexistent/names-env' })).toBe(2);
+      expect(out.join('')).toMatch(/^mpiexec: TSMPI_NAMESERVER=\/nonexistent\/names-env: does not exist/m);
+      out.length = 0;
+      expect(await main(['-n', '1', '--nameserver', '/nonexistent/names-flag', program, 'gone', '/tmp', 'x'], { TSMPI_NAMESERVER: '/nonexistent/names-env' })).toBe(2);
+      expect(out.join('')).toMatch(/^mpiexec: --nameserver \/nonexistent\/names-flag: does not exist/m);
+    } finally {
       errWrite.mockRestore();
     }
   });

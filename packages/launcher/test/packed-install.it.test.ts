@@ -99,7 +99,7 @@ describe.skipIf(registryDown)('the packed packages, installed with npm outside t
     for (const t of tarballs) {
       const files = step(`tar tzf ${t}`, 'tar', ['tzf', t], tmp).trim().split('\n');
       const isLauncher = path.basename(t).startsWith('tsmpi-launcher-');
-      const odd = files.filter((f) => !/^package\/(package\.json|README\.md|LICENSE|bin\/(mpiexec|tsmpi-proxy|ts-rank-preload)\.mjs|dist\/.+\.(js|js\.map|d\.ts|d\.ts\.map)|src\/.+\.ts|examples\/[^/]+\.ts)$/.test(f));
+      const odd = files.filter((f) => !/^package\/(package\.json|README\.md|LICENSE|bin\/(mpiexec|tsmpi-proxy|tsmpi-nameserver|ts-rank-preload)\.mjs|dist\/.+\.(js|js\.map|d\.ts|d\.ts\.map)|src\/.+\.ts|examples\/[^/]+\.ts)$/.test(f));
       expect(odd, `${path.basename(t)} holds files a user does not need`).toEqual([]);
       expect(files.filter((f) => /test|fixture/.test(f))).toEqual([]);
       // The launcher's bin runs src/ when it is there (a checkout): its tarball has dist/ only, its maps carry their sources.
@@ -175,6 +175,13 @@ describe.skipIf(registryDown)('the packed packages, installed with npm outside t
     const r = mpiexec('-n', '4', '--hosts', 'localhost:2,fakeh1:2', '--launcher-exec', rsh, 'app.ts');
     expect(r.status, r.stderr).toBe(0);
     expect(r.stdout.trim().split('\n').sort()).toEqual([0, 1, 2, 3].map((k) => `rank ${k} of 4: sum 6`));
+  });
+
+  it('npx tsmpi-nameserver --help runs the installed name server command (bin/tsmpi-nameserver.mjs, dist/)', () => {
+    const r = run('npx', ['--no-install', 'tsmpi-nameserver', '--help'], project);
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^Usage: tsmpi-nameserver \[--host ADDR\] \[--port N\] \[--file PATH\]/);
+    expect(r.stdout).toContain('mpiexec --nameserver PATH');
   });
 
   it('MPI.Worker runs a .ts worker file (channel engines start from dist/ too)', () => {

@@ -23,6 +23,11 @@ export const JOB_ENV = {
   parentSpawn: 'TSMPI_PARENT_SPAWN',
   /** In a spawned world: this process's application number (spawnMultiple's command index). */
   appnum: 'TSMPI_APPNUM',
+  /**
+   * Read by mpiexec only, from its own environment: tsmpi-nameserver's file, as `mpiexec --nameserver FILE`
+   * (docs/adr/0046-name-server-between-jobs.md). Never passed to the ranks.
+   */
+  nameserver: 'TSMPI_NAMESERVER',
 } as const;
 
 /** A range of TCP ports, both ends included. */
