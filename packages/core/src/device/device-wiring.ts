@@ -22,7 +22,7 @@ import type { Matcher } from './matcher.ts';
 import { PeerBytesWriter } from './peer-bytes.ts';
 import type { DeviceOptions, DirectRoute } from './device-options.ts';
 import { ReaderRoutes } from './reader-routes.ts';
-import { NOT_STARTED, selectSendPath, type SendPath } from './send-path.ts';
+import { StartHold, selectSendPath, type SendPath } from './send-path.ts';
 import { peerFrameFault, type FrameCheckContext } from './peer-frame-check.ts';
 
 /** The device's hooks the wiring calls (Device's public fields). */
@@ -53,8 +53,10 @@ export class DeviceWiring {
   readonly #hooks: DeviceHooks;
   /** the transport of the hosted channels (listen), or null */
   transport: Transport | null = null;
-  /** the one send path (send-path.ts), chosen at start */
-  path: SendPath = NOT_STARTED;
+  /** what the device sends before it starts, released at start onto the path chosen then (send-path.ts StartHold) */
+  readonly #hold = new StartHold();
+  /** the one send path (send-path.ts), chosen at start; the start hold until then */
+  path: SendPath = this.#hold;
   /** endpoint readers and the routes to them (reader-routes.ts): only in a process with a route table */
   readonly routes: ReaderRoutes | null;
   readonly #hosted: boolean[];
@@ -119,7 +121,7 @@ export class DeviceWiring {
     return this.transport.listen();
   }
 
-  /** Device.start: the transport's peers, the direct routes, the send path, the injection rings served. */
+  /** Device.start: the transport's peers, the direct routes, the send path, the injection rings served, the frames held till now sent. */
   start(addresses: readonly string[] | null, direct: readonly DirectRoute[]): SendPath {
     if (addresses !== null) this.transport?.start(addresses);
     const o = this.#opts;
@@ -144,6 +146,8 @@ export class DeviceWiring {
     if (o.transportFactory !== null && o.processCount > 1) {
       this.#peerBytes = new PeerBytesWriter(p.shared, o.statsRow, () => (this.transport === null ? this.#directAll : [this.transport, ...this.#directAll]));
     }
+    // Answers to frames that came before start (a peer that started first) leave now, before anything else.
+    this.#hold.release(this.path);
     return this.path;
   }
 

@@ -29,7 +29,6 @@ import { ThreadBridge } from './thread-bridge.ts';
 import { Completion } from './completion.ts';
 import { Protocol } from './protocol.ts';
 import { selectMatcher, type Matcher } from './matcher.ts';
-import { NOT_STARTED, type SendPath } from './send-path.ts';
 import { DeviceWiring } from './device-wiring.ts';
 import { NO_READER, type EndpointReader } from './endpoint-reader.ts';
 import { RmaTarget } from './rma-target.ts';
@@ -58,8 +57,8 @@ export class Device {
   readonly #matcher: Matcher;
   /** transports, upcalls, reader routes, failure (device-wiring.ts) */
   readonly #wiring: DeviceWiring;
-  /** the one send path (send-path.ts), chosen at start */
-  #path: SendPath = NOT_STARTED;
+  /** the one send path (send-path.ts), chosen at start; until then the wiring's start hold (what the device sends waits for start) */
+  #path: DeviceWiring['path'];
   /** the windows this thread applies one-sided operations to (rma-target.ts), and its way to send them */
   readonly rma: RmaTarget = new RmaTarget({
     out: (proc, h, payload, call) => this.#path.out(proc, h, payload, call),
@@ -101,6 +100,7 @@ export class Device {
       firstEndpoint: this.firstEndpoint, endpointCount: this.endpointCount,
       injectLimit: mt ? Math.min(opts.eagerLimit, bridge.maxInjectBytes) : opts.eagerLimit,
     }, this);
+    this.#path = this.#wiring.path;
   }
 
   get stats(): { messagesSent: number; messagesReceived: number; bytesSent: number; bytesReceived: number } {

@@ -9,7 +9,8 @@
  * matchers need them (device-matrix.test.ts): receive lanes on a process's
  * main device, a second "user thread" device in a multithreaded process that
  * sends on its own connections (direct) or through the injection ring
- * (injected), several endpoints per process (local sends).
+ * (injected), several endpoints per process (local sends), a process whose
+ * device has not started yet (start-hold.test.ts).
  */
 import type { Logger } from '../log/index.ts';
 import { createLoopbackFactory } from '../transport/kit.ts';
@@ -40,6 +41,8 @@ export interface SimulatedProcess {
   readonly lanes?: boolean;
   /** a user thread's device besides the main one (the process is multithreaded): how it sends */
   readonly user?: 'direct' | 'injected';
+  /** its main device listens but is not started: the test starts it (Device.start with SimulatedJob.addresses), as a process still in MPI.init */
+  readonly unstarted?: boolean;
 }
 
 export interface SimulatedJob {
@@ -47,9 +50,11 @@ export interface SimulatedJob {
   readonly main: Device[];
   /** per process: its user thread's device (thread 1, hosting nothing), or null */
   readonly user: (Device | null)[];
+  /** what each main device's listen published (what an unstarted one's start takes) */
+  readonly addresses: readonly string[];
 }
 
-/** Started devices laid out as `processes` say, over one loopback network of one channel. */
+/** Devices laid out as `processes` say, over one loopback network of one channel, started unless `unstarted`. */
 export async function simulatedProcesses(
   processes: readonly SimulatedProcess[], o: { endpointsPerProcess?: number; requestSlots?: number } = {},
 ): Promise<SimulatedJob> {
@@ -66,7 +71,9 @@ export async function simulatedProcesses(
   }));
   const main = processes.map((p, i) => new Device({ ...base, process: i, threadId: 0, hosted: [0], statsRow: 0, lanes: p.lanes === true }, states[i]!));
   const addresses = (await Promise.all(main.map((d) => d.listen()))) as string[];
-  for (const d of main) d.start(addresses);
+  main.forEach((d, i) => {
+    if (processes[i]!.unstarted !== true) d.start(addresses);
+  });
   started.push(...main);
   const user = processes.map((p, i) => {
     if (p.user === undefined) return null;
@@ -76,7 +83,7 @@ export async function simulatedProcesses(
     started.push(d);
     return d;
   });
-  return { main, user };
+  return { main, user, addresses };
 }
 
 /** Resolves with r once it has completed. */

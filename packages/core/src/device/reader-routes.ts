@@ -97,7 +97,16 @@ interface ReaderPath {
   ready: boolean;
   /** a frame or the mark went out on it: its loss loses messages (until then, losing it loses nothing) */
   carried: boolean;
+  /** it ended while it carried frames (#onReaderLost): told once */
+  lost: boolean;
 }
+
+/**
+ * How long a thread whose connection to a reader ended unannounced waits for the reader's process
+ * to fail before it takes that process for lost itself (#onReaderLost): the process fails once its
+ * Worker's 'exit' event comes, after Node has torn down the thread's heap (long for a large one).
+ */
+const READER_LOSS_GRACE_MS = 10_000;
 
 /**
  * Sub-kinds of a CONTROL frame (in `aux`) for the routes of docs/adr/0019, no payload:
@@ -552,7 +561,7 @@ export class ReaderRoutes implements EndpointReader {
     // the job's C channels, channelOf would spread them by source endpoint over connections that
     // the reader reads in no common order (and open() would dial all C of them).
     const transport = this.#host.threadTransport({ mod: 'transport', ...logFields }, (p, err) => onLost(p, path, err), undefined, 1);
-    path = { epoch, transport, ready: transport.open === undefined, carried: false };
+    path = { epoch, transport, ready: transport.open === undefined, carried: false, lost: false };
     paths.set(key, path);
     transport.start(addresses);
     if (transport.open !== undefined) {
@@ -630,7 +639,27 @@ export class ReaderRoutes implements EndpointReader {
       this.#dropReaderPath(d, path);
       return;
     }
-    this.#opts.log[err.code === 'TSMPI_ERR_PEER_CLOSED' ? 'info' : 'error']({ peer: proc, endpoint: d, code: err.code }, 'endpoint reader lost');
+    if (path.lost) return;
+    path.lost = true;
+    if (err.code !== 'TSMPI_ERR_PEER_CLOSED') {
+      this.#opts.log.error({ peer: proc, endpoint: d, code: err.code }, 'endpoint reader lost');
+      this.#readerProcessLost(proc, d, err);
+      return;
+    }
+    // The reader's socket ended while its route was open: the reader died (docs/adr/0019 "The reader
+    // dies"). That is the route's loss, not yet the process's: the reader's process fails itself,
+    // naming the endpoint (its Worker's 'exit' always comes, late), and the end of its other
+    // connections then tells this device. Stopping now, as on a lost process, would stop the reader's
+    // process in turn, blaming this one, before it could tell (a reader stopped for memory marks
+    // nothing first). If the process has not failed after READER_LOSS_GRACE_MS it is taken for lost.
+    this.#opts.log.info({ peer: proc, endpoint: d, code: err.code }, 'endpoint reader lost: its route is lost, its process is taken for lost when it fails');
+    setTimeout(() => {
+      if (!this.#destroyed && !this.#host.isClosing() && this.#host.failure() === null) this.#readerProcessLost(proc, d, err);
+    }, READER_LOSS_GRACE_MS).unref();
+  }
+
+  /** The reader of remote endpoint `d` is gone and so, for this device, is its process `proc`. */
+  #readerProcessLost(proc: number, d: number, err: TransportError): void {
     this.#host.fatal(mpiError(ERR_PROC_FAILED, 'progress', `lost the connection to the reader of endpoint ${d} in process ${proc} (${err.code}: ${err.message})`, err), proc);
   }
 }

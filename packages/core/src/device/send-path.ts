@@ -13,11 +13,13 @@
  *   RoutedPath    any of the above, for a thread that follows remote endpoint readers' routes
  *                 (docs/adr/0019): a message's first frame takes the route (reader-routes.ts)
  *
+ * Before start a device has no path: StartHold keeps the frames it sends until then.
+ *
  * A channel a path does not cover (an engine's path for another engine's channel) falls back to
  * that channel's injection ring, as the channel's host is then another thread. Messages between
  * endpoints of one process take no path at all (Protocol.local).
  */
-import { channelOf, type FrameHeader, type Transport } from '../transport/index.ts';
+import { channelOf, newFrameHeader, type FrameHeader, type Transport } from '../transport/index.ts';
 import type { ThreadBridge } from './thread-bridge.ts';
 import type { ReaderRoutes } from './reader-routes.ts';
 
@@ -243,15 +245,58 @@ export class RoutedPath implements SendPath {
   }
 }
 
-/** The path of a device that has not started: nothing can leave yet. */
-export const NOT_STARTED: SendPath = {
-  out: notStarted,
-  first: notStarted,
-  eagerMax: () => 0,
-  hosts: () => false,
-  queueEager: () => false,
-};
+/**
+ * The path of a device that has not started (issue 34). A peer that started first may already send
+ * to this device's transport, which listens before Device.start, and some of its frames make the
+ * device answer (a CANCEL_SEND, a matched EAGER_SYNC or RNDV_RTS, an RMA request, a route's control
+ * frame): each frame is handled when it arrives, and the frames it sends back wait here, copied,
+ * in order, until start chooses the real path (release); then they go out on it, ahead of anything
+ * the started device sends. A frame sent to the hold after release goes straight on. A message of
+ * this thread's own cannot start before the device does: `first` is an internal error.
+ */
+export class StartHold implements SendPath {
+  #held: HeldFrame[] = [];
+  /** the path chosen at start (release), or null before */
+  #next: SendPath | null = null;
 
-function notStarted(): never {
-  throw new Error('internal: the device sent a frame before Device.start');
+  out(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string): void {
+    if (this.#next !== null) {
+      this.#next.out(proc, h, payload, call);
+      return;
+    }
+    // The caller reuses its header, and a payload may be a view of memory it reuses: both are copied.
+    this.#held.push({ proc, h: Object.assign(newFrameHeader(), h), payload: payload === null ? null : payload.slice(), call });
+  }
+
+  first(): void {
+    throw new Error('internal: the device sent a message before Device.start');
+  }
+
+  eagerMax(): number {
+    return 0;
+  }
+
+  hosts(): boolean {
+    return false;
+  }
+
+  queueEager(): boolean {
+    return false;
+  }
+
+  /** Device.start: sends the held frames on `path`, in the order they were made, and forwards any later one to it. */
+  release(path: SendPath): void {
+    this.#next = path;
+    const held = this.#held;
+    this.#held = [];
+    for (const f of held) path.out(f.proc, f.h, f.payload, f.call);
+  }
+}
+
+/** A frame a device sent before it started (StartHold). */
+interface HeldFrame {
+  readonly proc: number;
+  readonly h: FrameHeader;
+  readonly payload: Uint8Array | null;
+  readonly call: string;
 }
