@@ -206,6 +206,8 @@ export class Job {
         const s = this.#ranks[rank]!;
         s.isFinalized = true;
         s.report = report;
+        // A job coupled with this one at a port (docs/adr/0043) hears that this process ended normally.
+        this.#dynamic?.processEnded(rank, null);
       },
       onAbort: (rank, code, message) => this.#onAbort(rank, code, message),
       onPeerLost: (rank, lost) => {
@@ -239,6 +241,8 @@ export class Job {
         // Another job dials the address the wire-up service listens on (docs/adr/0043); not with --secure yet.
         portAddress: () => (this.#secure ? null : this.#portAddress),
         store: { get: (k) => this.#server.committed(k), put: (k, v) => this.#server.commit(k, v) },
+        tellPeerFailed: (to, failed, why) => this.#server.tellPeerFailed(to, failed, why),
+        log: deps.log,
         ...(this.#secure ? { whyNoCoupling: 'this job runs with --secure, which does not couple jobs yet (TLS keyed by each job)' } : {}),
       })
       : null;
@@ -319,6 +323,7 @@ export class Job {
     this.#launchers.here?.close();
     this.#spawnLaunchers?.close();
     this.closeRemote();
+    this.#dynamic?.close(); // the links to jobs coupled at a port: the other side fails what did not finalize
     // Every rank here is gone: what killed ones left of the job's same-host sockets goes too (docs/adr/0029).
     removeSameHostDirectory(this.#jobKey);
     await this.#server.close();
@@ -469,6 +474,7 @@ export class Job {
         s.hasExited = true;
         s.endedAt = now;
       }
+      if (!s.isFinalized) this.#dynamic?.processEnded(s.rank, `its host was lost: ${why}`);
     }
     if (this.#failure === null && lost.length > 0) {
       const list = lost.map((s) => s.rank).join(', ');
@@ -515,6 +521,8 @@ export class Job {
     s.exitCode = code;
     s.signal = signal;
     this.#deps.log.debug({ rank: s.rank, pid: s.pid, code, signal }, 'rank exited');
+    // A job coupled with this one at a port (docs/adr/0043) fails this process in its group's processes.
+    if (!s.isFinalized) this.#dynamic?.processEnded(s.rank, signal !== null ? `it was ended by ${signal}` : `it exited with code ${code ?? '?'} before MPI.finalize`);
     if (this.#failure === null && classifyExit(s, this.#ranks) !== null) {
       if (this.#settling.length === 0) this.#settlingSince = s.endedAt;
       this.#settling.push(s);

@@ -82,6 +82,7 @@ class WsPmiClient implements PmiClient {
   #counters: (() => LocalCounters | null) | null = null;
   readonly #peerBytes = new ChangedEntries();
   #lost: ((err: Error) => void) | null = null;
+  #peerFailed: ((process: number, why: string) => void) | null = null;
   #isWelcomed = false;
   #isClosing = false;
   #isClosed = false;
@@ -203,6 +204,10 @@ class WsPmiClient implements PmiClient {
     this.#counters = handler;
   }
 
+  setPeerFailedHandler(handler: (process: number, why: string) => void): void {
+    this.#peerFailed = handler;
+  }
+
   setLostHandler(handler: (err: Error) => void): void {
     this.#lost = handler;
   }
@@ -321,6 +326,9 @@ class WsPmiClient implements PmiClient {
         return;
       case 'dynReply':
         this.#settle(m.id, { error: m.error, value: m.value });
+        return;
+      case 'peerFailed':
+        this.#peerFailed?.(m.process, m.why);
         return;
       case 'rollCall': {
         let blockedIn: BlockedIn | null = null;

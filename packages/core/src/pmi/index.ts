@@ -13,6 +13,7 @@ export {
   decodeClientMessage,
   decodeServerMessage,
   DYN_OPS,
+  MAX_PEER_FAILED_CHARS,
   zeroMask,
 } from './protocol.ts';
 export type {
@@ -37,6 +38,7 @@ export type {
   TraceMessage,
   DynMessage,
   DynReplyMessage,
+  PeerFailedMessage,
   DynOp,
 } from './protocol.ts';
 // mpiexec --trace (issue 41): the trace a process hands over, and the clock offset it measures.
