@@ -521,14 +521,25 @@ export class Job {
     s.exitCode = code;
     s.signal = signal;
     this.#deps.log.debug({ rank: s.rank, pid: s.pid, code, signal }, 'rank exited');
-    // A job coupled with this one at a port (docs/adr/0043) fails this process in its group's processes.
-    if (!s.isFinalized) this.#dynamic?.processEnded(s.rank, signal !== null ? `it was ended by ${signal}` : `it exited with code ${code ?? '?'} before MPI.finalize`);
+    if (!s.isFinalized) this.#tellCoupled(s);
     if (this.#failure === null && classifyExit(s, this.#ranks) !== null) {
       if (this.#settling.length === 0) this.#settlingSince = s.endedAt;
       this.#settling.push(s);
       this.#settleTimer ??= setTimeout(() => this.#settle(), SETTLE_MS);
     }
     this.#checkDone();
+  }
+
+  /**
+   * A job coupled with this one at a port (docs/adr/0043) fails `s` in its group's processes. When `s`
+   * stopped because it lost a process of this job that has not ended yet, that process is the cause:
+   * it is told first, so that the other job's ranks hear of the cause rather than of its consequence.
+   */
+  #tellCoupled(s: RankState): void {
+    const lost = s.lostPeer === null ? undefined : this.#ranks[s.lostPeer];
+    if (lost !== undefined && !lost.hasExited && !lost.isFinalized) this.#dynamic?.processEnded(lost.rank, `process ${s.rank} of its job lost its connection to it`);
+    const how = s.signal !== null ? `it was ended by ${s.signal}` : `it exited with code ${s.exitCode ?? '?'} before MPI.finalize`;
+    this.#dynamic?.processEnded(s.rank, lost === undefined ? how : `${how}, after losing its connection to process ${lost.rank} of its job`);
   }
 
   /** Blames one of the failing exits seen while settling: the first that is not a consequence of a lost peer. */
@@ -546,7 +557,8 @@ export class Job {
       return;
     }
     this.#settling = [];
-    const s = exits.find((e) => e.lostPeer === null) ?? exits[0]!;
+    // Else a rank that lost a process outside the rank table (another job's, coupled at a port): the ranks that lost it are the consequence.
+    const s = exits.find((e) => e.lostPeer === null) ?? exits.find((e) => this.#ranks[e.lostPeer!] === undefined) ?? exits[0]!;
     const f = classifyExit(s, this.#ranks)!;
     // A lost peer of another job coupled at a port (docs/adr/0043) is named as that job's process.
     const peer = s.lostPeer === null ? null : this.#dynamic?.coupledPeer(s.lostPeer) ?? `rank ${s.lostPeer}`;
