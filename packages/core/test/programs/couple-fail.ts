@@ -2,7 +2,8 @@
 // mpiexec jobs couple at a port as couple-jobs.ts does (A accepts, B connects; the port travels in
 // DIR/port). argv: accept DIR MODE | connect DIR MODE; MODE 'talked': each rank of A and its
 // counterpart in B exchange one message first (they hold a connection), 'silent': no traffic crosses
-// before the failure ('talked': A's receive below is posted before B's rank 1 learns it may fail).
+// before the failure ('talked': A's receive below is posted before B's rank 1 learns it may fail;
+// 'silent': B's rank 1 fails once A's ranks wrote DIR/A-in-RANK, past their accept).
 // Then B's rank 1 throws (its job ends, as any failed job does), and every rank of
 // A waits for a message from its counterpart in B that never comes: the receive must end with an
 // MPIError of class ERR_PROC_FAILED naming the peer (never a hang). A's ranks print the error and
@@ -91,12 +92,16 @@ if (mode === 'disconnected') {
     await world.barrier(); // never completes: rank 1 fails, and B's mpiexec stops this rank
   }
 } else if (role === 'connect') {
+  // 'silent': A's ranks are past their accept (DIR/A-in-RANK) before rank 1 fails, so the failure reaches their receive.
+  if (mode === 'silent') await waitFor(() => [0, 1].every((r) => existsSync(path.join(dir, `A-in-${r}`))));
   await world.barrier();
   if (rank === 1) throw new Error('coupled process fails on purpose');
   await inter.recv(rank, 9); // never sent: its job ends first
 } else {
+  const receive = pending ?? inter.irecv(rank, 9);
+  if (mode === 'silent') publish(path.join(dir, `A-in-${rank}`), '');
   try {
-    await (pending === null ? inter.recv(rank, 9) : pending.wait());
+    await receive.wait();
     check(false, 'a receive from a failed coupled process returned');
   } catch (e) {
     check(e instanceof MPI.MPIError, `not an MPIError: ${String(e)}`);
