@@ -4,9 +4,14 @@
 // to it: its waiting receive ends at once with ERR_PROC_FAILED naming the peer by A's number for it
 // and B's ("process 3 (process 1 of the job coupled at a port)"), and A's mpiexec blames the loss of that process as the other job's ("process 3
 // (process 1 of the job coupled at port tsmpi-port:TAG@HOST:PORT)", never the port's secret).
-// 'silent': no frame crossed before the failure, so A's ranks have no connection that could end:
-// they wait until A's --timeout, whose roll-call says which of A's numbers are the other job's.
-// testlist: two jobs np 2 + np 2 coupled, B's rank 1 fails (talked, silent)
+// 'silent': no frame crossed before the failure, so A's ranks have no connection that could end: B's
+// mpiexec tells A's over the port link they kept (coupled-links.ts), and A's mpiexec fails the peer in
+// each of A's processes (wire-up peerFailed): their receives end with ERR_PROC_FAILED naming it ("process 3
+// (process 1 of the job coupled at port tsmpi-port:TAG@HOST:PORT) failed: ..."), long before A's --timeout.
+// 'disconnected': the groups talked, then disconnected (MPI 4.0 11.10.4: independent from then on); B's
+// rank 1 then fails and B ends, while A goes on to a clean exit (neither its connections' end nor B's
+// mpiexec's word fails anything in A).
+// testlist: two jobs np 2 + np 2 coupled, B's rank 1 fails (talked, silent, disconnected)
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,7 +26,7 @@ afterEach(() => {
   dir = null;
 });
 
-async function runPair(mode: 'talked' | 'silent', timeoutA: number): Promise<{ a: JobResult; b: JobResult; both: string }> {
+async function runPair(mode: 'talked' | 'silent' | 'disconnected', timeoutA: number): Promise<{ a: JobResult; b: JobResult; both: string }> {
   dir = mkdtempSync(path.join(os.tmpdir(), 'tsmpi-couple-fail-'));
   const env = { TSMPI_UNIVERSE: '4' };
   const [a, b] = await Promise.all([
@@ -42,17 +47,32 @@ describe('a coupled job\'s process fails', () => {
     const { a, b, both } = await runPair('talked', 100);
     expectBFailed(b, both);
     expect(a.code, both).toBe(1);
-    expect(linesWith(a.stdout, 'couple-fail A 1: '), both).toEqual([expect.stringMatching(/^couple-fail A 1: MPI_ERR_PROC_FAILED: .*lost the connection to process 3 \(process 1 of the job coupled at a port\) \(/) as string]);
+    // Its connection's end names the peer; B's mpiexec's word (which may come first) names it with the port.
+    expect(linesWith(a.stdout, 'couple-fail A 1: '), both).toEqual([expect.stringMatching(/^couple-fail A 1: MPI_ERR_PROC_FAILED: .*(lost the connection to process 3 \(process 1 of the job coupled at a port\) \(|process 3 \(process 1 of the job coupled at port tsmpi-port:[0-9a-f]{16}@127\.0\.0\.1:\d+\) failed: )/) as string]);
     const last = a.stderr.trimEnd().split('\n').at(-1)!;
     expect(last, both).toMatch(/^mpiexec: rank [01] \(host .*, pid \d+\) exited with code 1 after losing its connection to process [23] \(process [01] of the job coupled at port tsmpi-port:[0-9a-f]{16}@127\.0\.0\.1:\d+\); aborting the job \(2 processes\)$/);
   }, 130_000);
 
-  it('with no connection to it, the ranks wait until --timeout, whose roll-call names the other job\'s processes', async () => {
-    const { a, b, both } = await runPair('silent', 25);
+  it('a rank with no connection to it gets ERR_PROC_FAILED naming it too, from its mpiexec, without --timeout', async () => {
+    const { a, b, both } = await runPair('silent', 100);
     expectBFailed(b, both);
-    expect(a.code, both).toBe(124);
-    expect(a.stderr, both).toMatch(/rank 1 \(host .*\): blocked in recv \(comm COMM_WORLD\.accept, peer 1, tag 9\)/);
-    expect(a.stderr, both).toMatch(/^mpiexec: processes 2, 3 are another job's \(coupled at port tsmpi-port:[0-9a-f]{16}@127\.0\.0\.1:\d+; their 0, 1 there\): its mpiexec's roll-call lists them$/m);
-    expect(a.stderr, both).not.toMatch(/[0-9a-f]{32}/);
+    expect(a.code, both).toBe(1);
+    expect(a.stderr, both).not.toMatch(/--timeout/);
+    // Rank 1 waits for process 3, rank 0 for process 2; both hear of process 3 first: B's mpiexec tells the cause first, its
+    // exit or, when B's rank 0 ended first because it lost its connection to B's rank 1, that loss.
+    const told = /^couple-fail A [01]: MPI_ERR_PROC_FAILED: .*process 3 \(process 1 of the job coupled at port tsmpi-port:[0-9a-f]{16}@127\.0\.0\.1:\d+\) failed: (it exited with code 1 before MPI\.finalize|process 0 of its job lost its connection to it) \(as its job's mpiexec says\)/;
+    expect(linesWith(a.stdout, 'couple-fail A 1: '), both).toEqual([expect.stringMatching(told) as string]);
+    expect(linesWith(a.stdout, 'couple-fail A 0: '), both).toEqual([expect.stringMatching(/^couple-fail A 0: MPI_ERR_PROC_FAILED: .*process [23] \(process [01] of the job coupled at port tsmpi-port:[0-9a-f]{16}@127\.0\.0\.1:\d+\) failed: /) as string]);
+    expect(a.stderr.trimEnd().split('\n').at(-1), both).toMatch(/^mpiexec: rank [01] \(host .*, pid \d+\) exited with code 1 after losing its connection to process [23] \(process [01] of the job coupled at port tsmpi-port:[0-9a-f]{16}@127\.0\.0\.1:\d+\); aborting the job \(2 processes\)$/);
+    // The port's secret appears nowhere.
+    expect(`${a.stdout}${a.stderr}`, both).not.toMatch(/[0-9a-f]{32}/);
+  }, 130_000);
+
+  it('after both groups disconnected, B\'s failure leaves A running to a clean exit', async () => {
+    const { a, b, both } = await runPair('disconnected', 100);
+    expectBFailed(b, both);
+    expect(a.code, both).toBe(0);
+    expect(linesWith(a.stdout, 'couple-fail A ').sort(), both).toEqual(['couple-fail A 0: went on after B failed', 'couple-fail A 1: went on after B failed']);
+    expect(a.stderr, both).not.toMatch(/PROC_FAILED|aborting/);
   }, 130_000);
 });

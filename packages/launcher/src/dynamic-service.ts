@@ -13,7 +13,9 @@
  *   the first connect at a port are paired, each gets the other's side. A connect at another
  *   job's port dials that job's mpiexec and proves SECRET (port-link.ts); another job's connect
  *   arrives so (acceptLink); job-coupling.ts then couples the two groups (docs/adr/0043-connect-two-jobs.md).
- * - coupled: the root of a coupled group says its processes took the other job's (or failed).
+ * - coupled: the root of a coupled group says its processes took the other job's (or failed); the port
+ *   link is then kept (coupled-links.ts): a failure of a coupled process reaches the other job's group.
+ * - decoupled: the root of a coupled group disconnected from the other job's: failures no longer pass.
  * - publish / lookup / unpublish: a table of service names; with mpiexec --nameserver, the name server's
  *   (nameserver-link.ts: names between jobs, docs/adr/0046-name-server-between-jobs.md).
  * A "side" is the opaque bytes core's api/dynamic-side.ts encodes ([context id, endpoints]).
@@ -22,7 +24,8 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { CLOSE_CODES, JOB_ENV, MAX_HELLO_BYTES, newKeyProofNonce, type DynOp } from '@tsmpi/core/pmi';
+import { CLOSE_CODES, JOB_ENV, MAX_HELLO_BYTES, newKeyProofNonce, type DynOp, type Logger } from '@tsmpi/core/pmi';
+import { CoupledLinks, type Coupling } from './coupled-links.ts';
 import { acceptCoupling, confirmCoupling, connectCoupling, groupOffer, type CouplingDeps } from './job-coupling.ts';
 import { LINK_HANDSHAKE_MS, LinkChannel, MAX_LINK_BYTES, dialPort, isPortProof, portLinkBinding, portServerProof, type GroupOffer } from './port-link.ts';
 import type { PendingLink } from './wireup-server.ts';
@@ -74,6 +77,9 @@ export interface DynamicServiceDeps {
   readonly store?: { get(key: string): string | undefined; put(key: string, value: string): void };
   /** Why this job cannot couple with another (mpiexec --secure), or absent: it can. */
   readonly whyNoCoupling?: string;
+  /** Sends wire-up peerFailed to process `to`: another job's process `failed` (this job's number) failed (coupled-links.ts). */
+  tellPeerFailed?(to: number, failed: number, why: string): void;
+  readonly log?: Logger;
   /** mpiexec --nameserver: publish / lookup / unpublish go to the name server (docs/adr/0046); absent: the job's own table. */
   readonly names?: NameService;
 }
@@ -133,7 +139,9 @@ export class DynamicService {
   /** This job's tag in its port names: tells a port of another job from a closed or made-up one. */
   readonly #jobTag = randomBytes(8).toString('hex');
   /** Port links of couplings whose processes have not confirmed yet ('coupled'), by coupling id. */
-  readonly #couplings = new Map<number, LinkChannel>();
+  readonly #couplings = new Map<number, Coupling & { readonly link: LinkChannel }>();
+  /** The links of confirmed couplings, kept while the job runs (coupled-links.ts). */
+  readonly #links: CoupledLinks;
   #nextCoupling = 1;
   /** Numbers were given to another job's processes: the job's rank table no longer follows #next (spawn refuses). */
   #hasCoupled = false;
@@ -143,6 +151,21 @@ export class DynamicService {
   constructor(deps: DynamicServiceDeps) {
     this.#deps = deps;
     this.#next = deps.initial;
+    this.#links = new CoupledLinks({
+      tell: (to, failed, why) => deps.tellPeerFailed?.(to, failed, why),
+      describe: (here) => this.coupledPeer(here) ?? `process ${here}`,
+      log: deps.log,
+    });
+  }
+
+  /** Process `p` of this job ended: `why` how (exited with code 1, ...), or null when it finalized. The other jobs coupled with it hear it. */
+  processEnded(p: number, why: string | null): void {
+    this.#links.processEnded(p, why);
+  }
+
+  /** The job ends: the links to coupled jobs close. */
+  close(): void {
+    this.#links.close();
   }
 
   /** Process numbers not given out yet. */
@@ -168,12 +191,14 @@ export class DynamicService {
       case 'accept':
       case 'connect':
         return this.#meet(op, a);
-      case 'coupled': {
-        const id = a['coupling'];
-        const link = typeof id === 'number' ? this.#couplings.get(id) : undefined;
-        if (link === undefined) return Promise.resolve(fail('ERR_ARG', `coupling ${String(id)} is not waiting`));
-        this.#couplings.delete(id as number);
-        return confirmCoupling(link, a['ok'] === true);
+      case 'coupled':
+        return this.#confirm(a);
+      case 'decoupled': {
+        const ps = a['processes'];
+        if (!Array.isArray(ps) || ps.length === 0 || !ps.every((p) => Number.isInteger(p) && this.#coupledPeers.has(p as number))) {
+          return Promise.resolve(fail('ERR_ARG', 'decoupled: expected processes of another job coupled at a port'));
+        }
+        return Promise.resolve(this.#links.decouple(ps as number[]) ? { value: null } : fail('ERR_ARG', 'decoupled: no coupling holds those processes'));
       }
       case 'publish':
       case 'lookup':
@@ -183,6 +208,17 @@ export class DynamicService {
         return op === 'lookup' ? names.request(op, a['service']) : names.request(op, a['service'], a['port']);
       }
     }
+  }
+
+  /** The root of a coupled group says whether its processes took the other job's; on both sides' yes the link is kept. */
+  async #confirm(a: Readonly<Record<string, unknown>>): Promise<DynAnswer> {
+    const id = a['coupling'];
+    const c = typeof id === 'number' ? this.#couplings.get(id) : undefined;
+    if (c === undefined) return fail('ERR_ARG', `coupling ${String(id)} is not waiting`);
+    this.#couplings.delete(id as number);
+    const answer = await confirmCoupling(c.link, a['ok'] === true);
+    if (!('error' in answer)) this.#links.add(c);
+    return answer;
   }
 
   #spawn(a: Readonly<Record<string, unknown>>): Promise<DynAnswer> {
@@ -364,8 +400,8 @@ export class DynamicService {
       `their ${ns.map((n) => this.#coupledPeers.get(n)!.there).join(', ')} there): its mpiexec's roll-call lists them`);
   }
 
-  /** The store and the universe, as a coupling at `port` uses them. */
-  #couplingDeps(port: string): CouplingDeps | null {
+  /** The store and the universe, as a coupling at `port` uses them; `peers` gets the other group's numbers here and there. */
+  #couplingDeps(port: string, peers: { here: readonly number[]; there: readonly number[] }): CouplingDeps | null {
     const store = this.#deps.store;
     if (store === undefined || this.#deps.whyNoCoupling !== undefined) return null;
     return {
@@ -384,6 +420,8 @@ export class DynamicService {
       coupled: (here, there) => {
         const shown = publicPort(port);
         here.forEach((n, i) => this.#coupledPeers.set(n, { there: there[i]!, port: shown }));
+        peers.here = here;
+        peers.there = there;
       },
     };
   }
@@ -393,28 +431,31 @@ export class DynamicService {
   }
 
   /** A coupled answer: its link waits for 'coupled' under a new id, which the answer carries. */
-  #coupled(answer: DynAnswer, link: LinkChannel): DynAnswer {
+  #coupled(answer: DynAnswer, pending: Coupling & { readonly link: LinkChannel }): DynAnswer {
     if ('error' in answer) return answer;
     const id = this.#nextCoupling++;
-    this.#couplings.set(id, link);
+    this.#couplings.set(id, pending);
     return { value: { ...(answer.value as object), coupling: id } };
   }
 
   /** This job's accept pairs with another job's connect that arrived over `link`. */
   async #acceptAway(port: string, link: LinkChannel, theirs: GroupOffer, side: Uint8Array, a: Readonly<Record<string, unknown>>): Promise<DynAnswer> {
-    const deps = this.#couplingDeps(port);
+    const peers = { here: [] as readonly number[], there: [] as readonly number[] };
+    const deps = this.#couplingDeps(port, peers);
     const mine = deps === null ? new Error(this.#noCoupling()) : groupOffer(side, typeof a['j'] === 'number' ? a['j'] : 1, a['engines'] === true, deps);
     if (mine instanceof Error) {
       link.send({ t: 'refused', error: ['ERR_PORT', mine.message] });
       link.close('refused');
       return fail('ERR_PORT', `${describePort(port)}: ${mine.message}`);
     }
-    return this.#coupled(await acceptCoupling(link, theirs, mine, deps!, describePort(port)), link);
+    const answer = await acceptCoupling(link, theirs, mine, deps!, describePort(port));
+    return this.#coupled(answer, { link, port: publicPort(port), mine: mine.procs.map((x) => x.p), ...peers });
   }
 
   /** A connect at another job's port: dial its mpiexec, prove the port, couple. */
   async #connectAway(port: string, tag: string, address: string, secret: string, side: Uint8Array, a: Readonly<Record<string, unknown>>, timeoutS: number): Promise<DynAnswer> {
-    const deps = this.#couplingDeps(port);
+    const peers = { here: [] as readonly number[], there: [] as readonly number[] };
+    const deps = this.#couplingDeps(port, peers);
     if (deps === null) return fail('ERR_PORT', `${describePort(port)} is another job's: ${this.#noCoupling()}`);
     const mine = groupOffer(side, typeof a['j'] === 'number' ? a['j'] : 1, a['engines'] === true, deps);
     if (mine instanceof Error) return fail('ERR_PORT', `${describePort(port)}: ${mine.message}`);
@@ -424,7 +465,8 @@ export class DynamicService {
     } catch (e) {
       return fail('ERR_PORT', `${describePort(port)}: ${(e as Error).message}`);
     }
-    return this.#coupled(await connectCoupling(link, mine, timeoutS, deps, describePort(port)), link);
+    const answer = await connectCoupling(link, mine, timeoutS, deps, describePort(port));
+    return this.#coupled(answer, { link, port: publicPort(port), mine: mine.procs.map((x) => x.p), ...peers });
   }
 
   /**

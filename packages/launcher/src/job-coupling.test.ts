@@ -10,15 +10,20 @@ import { PORT_PATH } from './port-link.ts';
 const side = (ctx: number, ...endpoints: number[]): Uint8Array => new Uint8Array(Int32Array.of(ctx, ...endpoints).buffer);
 const words = (bytes: Uint8Array): number[] => Array.from(new Int32Array(Uint8Array.from(bytes).buffer));
 
-function job(name: string, portAddress: string | null): { svc: DynamicService; store: Map<string, string> } {
+/** What a job's mpiexec told its processes (wire-up peerFailed): [to, failed, why]. */
+type Told = [number, number, string][];
+
+function job(name: string, portAddress: string | null): { svc: DynamicService; store: Map<string, string>; told: Told } {
   const store = new Map([['tcp:0', `${name}-0:1000`], ['tcp:1', `${name}-1:1000`]]);
+  const told: Told = [];
   const svc = new DynamicService({
     universe: 4, initial: 2, slotHosts: ['localhost'], wdir: null,
     whyNotHost: () => null, resolveProgram: () => null, startWorld: () => null,
     portAddress: () => portAddress,
     store: { get: (k) => store.get(k), put: (k, v) => store.set(k, v) },
+    tellPeerFailed: (to, failed, why) => told.push([to, failed, why]),
   });
-  return { svc, store };
+  return { svc, store, told };
 }
 
 let server: WebSocketServer | null = null;
@@ -28,7 +33,7 @@ afterEach(() => {
 });
 
 /** Job A behind a port-link server; resolves to A and its address. */
-async function acceptingJob(): Promise<{ svc: DynamicService; store: Map<string, string>; refusals: string[] }> {
+async function acceptingJob(): Promise<{ svc: DynamicService; store: Map<string, string>; told: Told; refusals: string[] }> {
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   server = wss;
   await new Promise((r) => wss.once('listening', r));
@@ -51,6 +56,29 @@ const valueOf = (x: DynAnswer): Record<string, unknown> => {
   if ('error' in x) throw new Error(x.error.join(': '));
   return x.value as Record<string, unknown>;
 };
+
+/** A (accepting) and B coupled at a port, both groups confirmed: A's processes 0, 1 are B's 2, 3 and the reverse. */
+async function coupledJobs(): Promise<{ a: Awaited<ReturnType<typeof acceptingJob>>; b: ReturnType<typeof job>; port: string }> {
+  const a = await acceptingJob();
+  const b = job('b', null);
+  const port = (valueOf(await a.svc.handle(0, 'openPort', {})) as unknown as string);
+  const accepted = a.svc.handle(0, 'accept', { port, side: side(5, 0, 1), j: 1 });
+  const connected = valueOf(await b.svc.handle(0, 'connect', { port, side: side(9, 0, 1), j: 1 }));
+  const acc = valueOf(await accepted);
+  const both = await Promise.all([
+    a.svc.handle(0, 'coupled', { coupling: acc['coupling'], ok: true }),
+    b.svc.handle(0, 'coupled', { coupling: connected['coupling'], ok: true }),
+  ]);
+  expect(both).toEqual([{ value: null }, { value: null }]);
+  return { a, b, port: port.slice(0, -33) };
+}
+
+/** Resolves once `cond` holds (the link's messages cross a real socket); a deadlock guard of 10 s, not a timing. */
+async function until(cond: () => boolean): Promise<void> {
+  for (const giveUp = Date.now() + 10_000; !cond(); await new Promise((r) => setTimeout(r, 5))) {
+    if (Date.now() > giveUp) throw new Error('condition not reached in 10 s');
+  }
+}
 
 describe('coupling two jobs at a port', () => {
   it('a wrong secret is refused; the right one couples: numbers, renumbered sides, addresses and the pair key in both stores', async () => {
@@ -98,6 +126,43 @@ describe('coupling two jobs at a port', () => {
     // Spawn after a coupling is refused plainly (the numbers no longer follow the job's rank table).
     expect(await a.svc.handle(0, 'spawn', { commands: [{ command: 'c.js', args: [], maxprocs: 1 }], side: side(1) }))
       .toEqual({ error: ['ERR_SPAWN', expect.stringMatching(/spawn after this job connected to another job/) as string] });
+  });
+
+  it('after coupling, a failed process of one job is failed in every process of the other job\'s group, named by both numbers', async () => {
+    const { a, b, port } = await coupledJobs();
+    b.svc.processEnded(1, 'it exited with code 1 before MPI.finalize');
+    await until(() => a.told.length === 2);
+    const why = `process 3 (process 1 of the job coupled at port ${port}) failed: it exited with code 1 before MPI.finalize (as its job's mpiexec says)`;
+    expect(a.told).toEqual([[0, 3, why], [1, 3, why]]);
+    // Told once; a process that finalized is no failure, not even when its mpiexec's link closes afterwards.
+    b.svc.processEnded(1, 'it was ended by SIGTERM');
+    b.svc.processEnded(0, null);
+    b.svc.close();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(a.told).toHaveLength(2);
+    expect(b.told).toEqual([]);
+  });
+
+  it('the link\'s end fails the other group\'s processes that did not finalize; after a disconnect nothing passes either way', async () => {
+    const first = await coupledJobs();
+    first.a.svc.processEnded(0, null);
+    first.a.svc.close();
+    await until(() => first.b.told.length === 2);
+    expect(first.b.told.map(([to, failed]) => [to, failed])).toEqual([[0, 3], [1, 3]]);
+    expect(first.b.told[0]![2]).toMatch(/^process 3 \(process 1 of the job coupled at port .*\) is gone: its job's mpiexec ended without saying it finalized/);
+    server?.close();
+
+    const { a, b } = await coupledJobs();
+    // The other job's processes only, or the decoupled request is refused.
+    expect(await a.svc.handle(0, 'decoupled', { processes: [1] })).toEqual({ error: ['ERR_ARG', expect.stringMatching(/decoupled/) as string] });
+    expect(await a.svc.handle(0, 'decoupled', { processes: [2, 3] })).toEqual({ value: null });
+    expect(await b.svc.handle(0, 'decoupled', { processes: [2, 3] })).toEqual({ value: null });
+    b.svc.processEnded(1, 'it exited with code 1 before MPI.finalize');
+    a.svc.processEnded(1, 'it exited with code 1 before MPI.finalize');
+    b.svc.close();
+    await new Promise((r) => setTimeout(r, 200));
+    expect(a.told).toEqual([]);
+    expect(b.told).toEqual([]);
   });
 
   it('refuses both sides when the accepting job has no free slots, or the jobs differ in endpoints per process', async () => {

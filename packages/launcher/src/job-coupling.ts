@@ -146,17 +146,21 @@ export async function connectCoupling(link: LinkChannel, mine: GroupOffer, timeo
   return { value: { side: renumberSide(m.group, numbers) } };
 }
 
-/** Both groups' processes took the coupling (or one failed): tells the other side and waits for its word. */
+/**
+ * Both groups' processes took the coupling (or one failed): tells the other side and waits for its word.
+ * On both sides' yes the link stays open (the caller keeps it: coupled-links.ts); otherwise it closes.
+ */
 export async function confirmCoupling(link: LinkChannel, ok: boolean): Promise<Answer> {
   link.send({ t: 'coupled', ok });
+  let answer: Answer;
   try {
     const m = await link.next(COUPLED_TIMEOUT_MS);
-    if (!ok) return fail('this group could not take the other job\'s processes');
-    if (m.t !== 'coupled' || m.ok !== true) return fail('the other job\'s processes could not take this group\'s');
-    return { value: null };
+    if (!ok) answer = fail('this group could not take the other job\'s processes');
+    else if (m.t !== 'coupled' || m.ok !== true) answer = fail('the other job\'s processes could not take this group\'s');
+    else answer = { value: null };
   } catch (e) {
-    return fail(`the other job went away while coupling: ${(e as Error).message}`);
-  } finally {
-    link.close('coupled');
+    answer = fail(`the other job went away while coupling: ${(e as Error).message}`);
   }
+  if ('error' in answer) link.close('not coupled');
+  return answer;
 }

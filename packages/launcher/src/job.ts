@@ -208,6 +208,8 @@ export class Job {
         const s = this.#ranks[rank]!;
         s.isFinalized = true;
         s.report = report;
+        // A job coupled with this one at a port (docs/adr/0043) hears that this process ended normally.
+        this.#dynamic?.processEnded(rank, null);
       },
       onAbort: (rank, code, message) => this.#onAbort(rank, code, message),
       onPeerLost: (rank, lost) => {
@@ -241,6 +243,8 @@ export class Job {
         // Another job dials the address the wire-up service listens on (docs/adr/0043); not with --secure yet.
         portAddress: () => (this.#secure ? null : this.#portAddress),
         store: { get: (k) => this.#server.committed(k), put: (k, v) => this.#server.commit(k, v) },
+        tellPeerFailed: (to, failed, why) => this.#server.tellPeerFailed(to, failed, why),
+        log: deps.log,
         ...(this.#secure ? { whyNoCoupling: 'this job runs with --secure, which does not couple jobs yet (TLS keyed by each job)' } : {}),
         ...(deps.names !== undefined ? { names: deps.names } : {}),
       })
@@ -322,6 +326,7 @@ export class Job {
     this.#launchers.here?.close();
     this.#spawnLaunchers?.close();
     this.closeRemote();
+    this.#dynamic?.close(); // the links to jobs coupled at a port: the other side fails what did not finalize
     // Every rank here is gone: what killed ones left of the job's same-host sockets goes too (docs/adr/0029).
     removeSameHostDirectory(this.#jobKey);
     await this.#server.close();
@@ -472,6 +477,7 @@ export class Job {
         s.hasExited = true;
         s.endedAt = now;
       }
+      if (!s.isFinalized) this.#dynamic?.processEnded(s.rank, `its host was lost: ${why}`);
     }
     if (this.#failure === null && lost.length > 0) {
       const list = lost.map((s) => s.rank).join(', ');
@@ -518,12 +524,25 @@ export class Job {
     s.exitCode = code;
     s.signal = signal;
     this.#deps.log.debug({ rank: s.rank, pid: s.pid, code, signal }, 'rank exited');
+    if (!s.isFinalized) this.#tellCoupled(s);
     if (this.#failure === null && classifyExit(s, this.#ranks) !== null) {
       if (this.#settling.length === 0) this.#settlingSince = s.endedAt;
       this.#settling.push(s);
       this.#settleTimer ??= setTimeout(() => this.#settle(), SETTLE_MS);
     }
     this.#checkDone();
+  }
+
+  /**
+   * A job coupled with this one at a port (docs/adr/0043) fails `s` in its group's processes. When `s`
+   * stopped because it lost a process of this job that has not ended yet, that process is the cause:
+   * it is told first, so that the other job's ranks hear of the cause rather than of its consequence.
+   */
+  #tellCoupled(s: RankState): void {
+    const lost = s.lostPeer === null ? undefined : this.#ranks[s.lostPeer];
+    if (lost !== undefined && !lost.hasExited && !lost.isFinalized) this.#dynamic?.processEnded(lost.rank, `process ${s.rank} of its job lost its connection to it`);
+    const how = s.signal !== null ? `it was ended by ${s.signal}` : `it exited with code ${s.exitCode ?? '?'} before MPI.finalize`;
+    this.#dynamic?.processEnded(s.rank, lost === undefined ? how : `${how}, after losing its connection to process ${lost.rank} of its job`);
   }
 
   /** Blames one of the failing exits seen while settling: the first that is not a consequence of a lost peer. */
@@ -541,7 +560,8 @@ export class Job {
       return;
     }
     this.#settling = [];
-    const s = exits.find((e) => e.lostPeer === null) ?? exits[0]!;
+    // Else a rank that lost a process outside the rank table (another job's, coupled at a port): the ranks that lost it are the consequence.
+    const s = exits.find((e) => e.lostPeer === null) ?? exits.find((e) => this.#ranks[e.lostPeer!] === undefined) ?? exits[0]!;
     const f = classifyExit(s, this.#ranks)!;
     // A lost peer of another job coupled at a port (docs/adr/0043) is named as that job's process.
     const peer = s.lostPeer === null ? null : this.#dynamic?.coupledPeer(s.lostPeer) ?? `rank ${s.lostPeer}`;

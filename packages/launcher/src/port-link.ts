@@ -15,6 +15,8 @@
  *                          <── accepted {group, numbers, key}   numbers: A's numbers for B's processes
  *   numbers {numbers}      ──>                                   B's numbers for A's processes
  *   coupled {ok}           <─>  coupled {ok}          each side's processes took the other's peers
+ *   failed {process, why}  <─>  finalized {process}   then, while the jobs run: a process of the sender's
+ *                                                     group failed or ended normally (coupled-links.ts)
  *
  * A group is its side (core's [context id, endpoints], base64), its processes' published addresses, J and
  * whether it runs channel engines. The pair key is drawn by A; it crosses this link in the clear (as the
@@ -45,7 +47,9 @@ export type LinkMessage =
   | { readonly t: 'accepted'; readonly group: GroupOffer; readonly numbers: readonly number[]; readonly key: string }
   | { readonly t: 'numbers'; readonly numbers: readonly number[] }
   | { readonly t: 'refused'; readonly error: readonly [string, string] }
-  | { readonly t: 'coupled'; readonly ok: boolean };
+  | { readonly t: 'coupled'; readonly ok: boolean }
+  | { readonly t: 'failed'; readonly process: number; readonly why: string }
+  | { readonly t: 'finalized'; readonly process: number };
 
 /** What the proofs bind: the port's job tag and the address dialled (as written in the port string). */
 export function portLinkBinding(jobTag: string, address: string): Buffer {
@@ -68,6 +72,8 @@ export class LinkChannel {
   readonly #queue: LinkMessage[] = [];
   #waiter: { resolve: (m: LinkMessage) => void; reject: (e: Error) => void } | null = null;
   #closed: Error | null = null;
+  /** After the coupling (follow): every message goes here, and the end once. */
+  #follower: { readonly onMessage: (m: LinkMessage) => void; readonly onEnd: (e: Error) => void } | null = null;
 
   constructor(ws: WebSocket, maxBytes: () => number) {
     this.#ws = ws;
@@ -88,6 +94,10 @@ export class LinkChannel {
         this.close('malformed message');
         return;
       }
+      if (this.#follower !== null) {
+        this.#follower.onMessage(m);
+        return;
+      }
       const w = this.#waiter;
       this.#waiter = null;
       if (w !== null) w.resolve(m);
@@ -98,10 +108,22 @@ export class LinkChannel {
   }
 
   #end(e: Error): void {
+    const isFirst = this.#closed === null;
     this.#closed ??= e;
     const w = this.#waiter;
     this.#waiter = null;
     w?.reject(this.#closed);
+    if (isFirst) this.#follower?.onEnd(this.#closed);
+  }
+
+  /**
+   * From now on every message (those queued first) goes to `onMessage`, and the link's end, once, to
+   * `onEnd` (at once when it already ended): the coupled jobs' messages (coupled-links.ts).
+   */
+  follow(onMessage: (m: LinkMessage) => void, onEnd: (e: Error) => void): void {
+    this.#follower = { onMessage, onEnd };
+    for (let m = this.#queue.shift(); m !== undefined; m = this.#queue.shift()) onMessage(m);
+    if (this.#closed !== null) onEnd(this.#closed);
   }
 
   /** The next message; rejects when the link closed or after `timeoutMs`. */

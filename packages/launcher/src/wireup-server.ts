@@ -50,6 +50,7 @@ import {
   LINK_RESPONSE,
   LINK_UPGRADE,
   MAX_HELLO_BYTES,
+  MAX_PEER_FAILED_CHARS,
   PMI_PROTOCOL_VERSION,
   decodeClientMessage,
   encodeServerMessage,
@@ -267,6 +268,15 @@ export class WireupServer {
       const ask = encodeServerMessage(withCounters ? { t: 'rollCall', id, counters: true } : { t: 'rollCall', id });
       for (const c of this.#members.values()) c.link.send(ask);
     });
+  }
+
+  /**
+   * Tells process `to`, when it is connected, that `failed` (another job's process coupled at a port:
+   * coupled-links.ts) failed; the process fails its calls that involve it (wire-up peerFailed).
+   */
+  tellPeerFailed(to: number, failed: number, why: string): void {
+    const c = this.#members.get(to);
+    if (c !== undefined) this.#send(c, { t: 'peerFailed', process: failed, why: why.slice(0, MAX_PEER_FAILED_CHARS) });
   }
 
   /** Closes every connection and the server. */

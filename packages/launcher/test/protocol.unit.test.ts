@@ -38,6 +38,7 @@ describe('wire-up protocol', () => {
       { t: 'ack', id: 3 },
       { t: 'rollCall', id: 4 },
       { t: 'rollCall', id: 5, counters: true },
+      { t: 'peerFailed', process: 3, why: 'process 3 (process 1 of the job coupled at port tsmpi-port:0123456789abcdef@127.0.0.1:5) failed: it exited with code 1' },
     ];
     for (const m of messages) expect(decodeServerMessage(encodeServerMessage(m))).toEqual(m);
   });
@@ -69,6 +70,9 @@ describe('wire-up protocol', () => {
     ['unknown dynamic op', pack({ t: 'dyn', id: 1, op: 'fork', a: {} })],
     ['dynamic arguments not an object', pack({ t: 'dyn', id: 1, op: 'spawn', a: [1] })],
     ['dynamic reply with a bad error', pack({ t: 'dynReply', id: 1, error: ['ERR_SPAWN'], value: null })],
+    ['peerFailed with a negative process', pack({ t: 'peerFailed', process: -1, why: 'x' })],
+    ['peerFailed without why', pack({ t: 'peerFailed', process: 3 })],
+    ['peerFailed with a long why', pack({ t: 'peerFailed', process: 3, why: 'x'.repeat(4096) })],
     ['empty', Buffer.alloc(0)],
   ])('rejects %s without throwing', (_name, bytes) => {
     expect(decodeClientMessage(bytes)).toBeNull();

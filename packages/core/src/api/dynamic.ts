@@ -18,7 +18,8 @@
  * Under --progress threads/engines the channel engines learn the new processes too
  * (Engines.addPeers), and the MPI.Worker threads' own connections (runtime/worker-peers.ts).
  * An MPI.Worker thread's calls are carried out by the main thread (runtime/dynamic-relay.ts).
- * Limit: ports connect worlds of one mpiexec job.
+ * Another job's group (a port of another mpiexec, docs/adr/0043-connect-two-jobs.md) is coupled in two
+ * steps (`coupled`, below) and released at disconnect (`decoupled`: its failures no longer reach this job).
  */
 import { allocateContextId, freeContextId } from '../comm/index.ts';
 import { bcastBytes, gatherBytes } from '../coll/index.ts';
@@ -356,8 +357,15 @@ async function disconnect(this: Comm): Promise<void> {
   this._me(call);
   // MPI_Comm_disconnect waits for the communicator's pending traffic: a barrier, then the free.
   await this.barrier();
+  // Another job's group (docs/adr/0043): from now on the two are independent (MPI 4.0 11.10.4), so the end of
+  // one of its processes fails nothing here; the root tells mpiexec, which stops passing failures either way.
+  const rt = runtime(call);
+  const coupled = this instanceof Intercomm ? [...new Set(Array.from(this._peers, (e) => Math.floor(e / rt.device.opts.endpointsPerProcess)))].filter((p) => rt.device.coupled.has(p)) : [];
+  rt.device.coupled.release(coupled);
+  const isRoot = this.rank === 0;
   if (this === parent) parent = null;
   this.free();
+  if (coupled.length > 0 && isRoot) await dynamicClient(rt, call)(call, 'decoupled', { processes: coupled });
 }
 
 for (const [name, fn] of [['spawn', spawn], ['spawnMultiple', spawnMultiple], ['accept', accept], ['connect', connect], ['disconnect', disconnect]] as const) {

@@ -22,6 +22,9 @@ import type { Matcher } from './matcher.ts';
 import { PeerBytesWriter } from './peer-bytes.ts';
 import type { DeviceOptions, DirectRoute } from './device-options.ts';
 import { ReaderRoutes } from './reader-routes.ts';
+import { CoupledPeers } from './coupled-peers.ts';
+
+export type { CoupledPeers } from './coupled-peers.ts';
 import { StartHold, selectSendPath, type SendPath } from './send-path.ts';
 import { peerFrameFault, type FrameCheckContext } from './peer-frame-check.ts';
 
@@ -71,8 +74,8 @@ export class DeviceWiring {
   readonly #frameCheck: FrameCheckContext;
   /** Per process: 1 once this device took it for lost (#onPeerLost); nothing it still sends is acted on. */
   readonly #lostPeers: Uint8Array;
-  /** Another job's processes coupled at a port (addPeers' `foreign`): a lost one is named as that job's. */
-  readonly #foreignPeers = new Map<number, ForeignPeer>();
+  /** Another job's processes coupled at a port (addPeers' `foreign`): a lost one is named as that job's, a disconnected one fails nothing. */
+  readonly coupled = new CoupledPeers((proc, why) => this.#coupledFailed(proc, why));
   failure: Error | null = null;
   closing = false;
   /** this thread's row of mpiexec --dashboard's traffic matrix (peer-bytes.ts), from start on */
@@ -159,7 +162,7 @@ export class DeviceWiring {
   addPeers(addresses: readonly string[], perChannel: readonly (readonly string[])[] | null = null, foreign?: ReadonlyMap<number, ForeignPeer>): boolean {
     const all = [...(this.transport === null ? [] : [this.transport]), ...this.#directAll];
     if (all.some((t) => t.addPeers === undefined)) return false;
-    foreign?.forEach((f, p) => this.#foreignPeers.set(p, f));
+    if (foreign !== undefined) this.coupled.add(foreign);
     this.transport?.addPeers!(addresses, foreign);
     this.#directAll.forEach((t, i) => {
       const channels = this.#directChannels[i]!;
@@ -331,13 +334,25 @@ export class DeviceWiring {
   #onPeerLost(proc: number, err: TransportError): void {
     if (this.closing) return;
     this.#lostPeers[proc] = 1;
+    // Another job's process this one disconnected from (MPI 4.0 11.10.4): its end is its own job's business.
+    if (this.coupled.isReleased(proc)) {
+      this.#opts.log.debug({ peer: proc, code: err.code }, 'disconnected coupled process ended');
+      return;
+    }
     // A peer that ended is the peer's failure, which mpiexec reports once: info here, so the ranks that stop because of it stay quiet.
     // Peers lost after this device failed are most likely stopping because of the same failure: debug, so the first loss is the one told.
     const level = this.failure !== null ? 'debug' : err.code === 'TSMPI_ERR_PEER_CLOSED' ? 'info' : 'error';
     this.#opts.log[level]({ peer: proc, code: err.code }, 'peer process lost');
-    const f = this.#foreignPeers.get(proc);
-    const who = f === undefined ? `process ${proc}` : `process ${proc} (${f.theirProcess === undefined ? 'a process' : `process ${f.theirProcess}`} of the job coupled at a port)`;
-    this.fatal(mpiError(ERR_PROC_FAILED, 'progress', `lost the connection to ${who} (${err.code}: ${err.message})`, err), proc);
+    this.fatal(mpiError(ERR_PROC_FAILED, 'progress', `lost the connection to ${this.coupled.describe(proc)} (${err.code}: ${err.message})`, err), proc);
+  }
+
+  /** Another job's mpiexec said `proc` failed (CoupledPeers.fail): as a lost peer, with mpiexec's words. */
+  #coupledFailed(proc: number, why: string): boolean {
+    if (this.closing || this.#lostPeers[proc] === 1) return false;
+    this.#lostPeers[proc] = 1;
+    this.#opts.log.info({ peer: proc }, 'coupled process failed (its mpiexec says)');
+    this.fatal(mpiError(ERR_PROC_FAILED, 'progress', why), proc);
+    return true;
   }
 
   /** Send r, started after this process's device failed: it completes with the failure, nothing goes out. */

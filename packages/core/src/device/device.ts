@@ -29,7 +29,7 @@ import { ThreadBridge } from './thread-bridge.ts';
 import { Completion } from './completion.ts';
 import { Protocol } from './protocol.ts';
 import { selectMatcher, type Matcher } from './matcher.ts';
-import { DeviceWiring } from './device-wiring.ts';
+import { DeviceWiring, type CoupledPeers } from './device-wiring.ts';
 import { NO_READER, type EndpointReader } from './endpoint-reader.ts';
 import { RmaTarget } from './rma-target.ts';
 import type { DeviceOptions, DirectRoute, ProbeInfo } from './device-options.ts';
@@ -137,6 +137,8 @@ export class Device {
     return this.#wiring.addPeers(addresses, perChannel, foreign);
   }
 
+  /** Another job's processes coupled at a port (coupled-peers.ts): failed as their mpiexec says, released at disconnect. */
+  get coupled(): CoupledPeers { return this.#wiring.coupled; }
   /** Opens direct connections to the processes of this thread's world, from `worldFirst` on (init awaits it; earlier worlds' open on first use: some may be gone). */
   openDirect(worldFirst = 0): Promise<void> {
     return this.#wiring.openDirect(worldFirst);
@@ -390,10 +392,8 @@ export class Device {
 
   /** Called when this device fails (engines report it to the main thread); `lostProcess`: the peer the launcher blames. */
   onFatal: ((err: MPIError, lostProcess: number | null) => void) | null = null;
-
   /** Told of every frame this thread's transport delivers (engine-poll.ts: a busy channel keeps its engine polling). */
   onFrame: (() => void) | null = null;
-
   /** Told the length of every rendezvous message whose data this thread is about to send or receive (wait-poll.ts). */
   onRendezvous: ((bytes: number) => void) | null = null;
 }

@@ -89,6 +89,11 @@ export interface PmiClient {
    * runtime is up). Absent under a launcher that has no dashboard (PMI direct).
    */
   setCountersHandler?(handler: (() => LocalCounters | null) | null): void;
+  /**
+   * mpiexec says another job's process coupled at a port failed (wire-up peerFailed, docs/adr/0043):
+   * `process` is this job's number for it, `why` mpiexec's sentence naming it. Absent under PMI direct.
+   */
+  setPeerFailedHandler?(handler: (process: number, why: string) => void): void;
   /** Called when the connection to the launcher is lost (the launcher is gone: the process should exit). */
   setLostHandler(handler: (err: Error) => void): void;
   /** Closes the connection; does not keep the event loop alive afterwards. */

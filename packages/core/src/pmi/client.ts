@@ -81,6 +81,7 @@ class LinkPmiClient implements PmiClient {
   #counters: (() => LocalCounters | null) | null = null;
   readonly #peerBytes = new ChangedEntries();
   #lost: ((err: Error) => void) | null = null;
+  #peerFailed: ((process: number, why: string) => void) | null = null;
   #isWelcomed = false;
   #isClosing = false;
   #isClosed = false;
@@ -208,6 +209,10 @@ class LinkPmiClient implements PmiClient {
     this.#counters = handler;
   }
 
+  setPeerFailedHandler(handler: (process: number, why: string) => void): void {
+    this.#peerFailed = handler;
+  }
+
   setLostHandler(handler: (err: Error) => void): void {
     this.#lost = handler;
   }
@@ -327,6 +332,9 @@ class LinkPmiClient implements PmiClient {
         return;
       case 'dynReply':
         this.#settle(m.id, { error: m.error, value: m.value });
+        return;
+      case 'peerFailed':
+        this.#peerFailed?.(m.process, m.why);
         return;
       case 'rollCall': {
         let blockedIn: BlockedIn | null = null;

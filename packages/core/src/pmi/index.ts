@@ -13,6 +13,7 @@ export {
   decodeClientMessage,
   decodeServerMessage,
   DYN_OPS,
+  MAX_PEER_FAILED_CHARS,
   zeroMask,
   wireupUrl,
   parseWireupUrl,
@@ -44,6 +45,7 @@ export type {
   TraceMessage,
   DynMessage,
   DynReplyMessage,
+  PeerFailedMessage,
   DynOp,
 } from './protocol.ts';
 // mpiexec --trace (issue 41): the trace a process hands over, and the clock offset it measures.

@@ -29,6 +29,9 @@
  *                                     carries the process's RankCounters, or omits them before init)
  *     clock {id}                      <- clockReply {id, timeMs}: mpiexec's clock, ms (--trace's offset, clock-offset.ts)
  *     trace {id, data}                <- ack {id}; data: the process's trace (trace-format.ts), before finalized
+ *     <- peerFailed {process, why}    another job's process coupled at a port (docs/adr/0043) failed, as
+ *                                     its mpiexec told this one: the process fails its pending and later
+ *                                     calls that involve it (ERR_PROC_FAILED with `why`); no reply
  *     dyn {id, op, a}                 <- dynReply {id, error|null, value}: dynamic processes
  *                                     (docs/adr/0040-dynamic-processes.md): op names the request
  *                                     (DYN_OPS), `a` its arguments, checked by the launcher; error is
@@ -104,7 +107,7 @@ export type RollCallReplyMessage = { readonly t: 'rollCallReply'; readonly id: n
 export type ClockMessage = { readonly t: 'clock'; readonly id: number };
 export type TraceMessage = { readonly t: 'trace'; readonly id: number; readonly data: Uint8Array };
 /** The requests of dynamic processes (api/spawn.ts, api/ports.ts), answered by the launcher's dynamic-service.ts. */
-export const DYN_OPS = ['spawn', 'spawnJoin', 'openPort', 'closePort', 'accept', 'connect', 'coupled', 'publish', 'lookup', 'unpublish'] as const;
+export const DYN_OPS = ['spawn', 'spawnJoin', 'openPort', 'closePort', 'accept', 'connect', 'coupled', 'decoupled', 'publish', 'lookup', 'unpublish'] as const;
 export type DynOp = (typeof DYN_OPS)[number];
 export type DynMessage = { readonly t: 'dyn'; readonly id: number; readonly op: DynOp; readonly a: Readonly<Record<string, unknown>> };
 
@@ -130,10 +133,13 @@ export type AckMessage = { readonly t: 'ack'; readonly id: number };
 /** counters: mpiexec --dashboard also asks for the process's counters (absent otherwise: a roll-call costs what it did). */
 export type RollCallMessage = { readonly t: 'rollCall'; readonly id: number; readonly counters?: true };
 export type ClockReplyMessage = { readonly t: 'clockReply'; readonly id: number; readonly timeMs: number };
+/** Longest `why` of a peerFailed (mpiexec's sentence naming the process and how it ended). */
+export const MAX_PEER_FAILED_CHARS = 2048;
+export type PeerFailedMessage = { readonly t: 'peerFailed'; readonly process: number; readonly why: string };
 export type DynReplyMessage = { readonly t: 'dynReply'; readonly id: number; readonly error: readonly [string, string] | null; readonly value: unknown };
 
 /** Everything the wire-up service sends to a process. */
-export type ServerMessage = ChallengeMessage | WelcomeMessage | FenceDoneMessage | GetReplyMessage | AckMessage | RollCallMessage | ClockReplyMessage | DynReplyMessage;
+export type ServerMessage = ChallengeMessage | WelcomeMessage | FenceDoneMessage | GetReplyMessage | AckMessage | RollCallMessage | ClockReplyMessage | PeerFailedMessage | DynReplyMessage;
 
 const packr = new Packr({ useRecords: false });
 
@@ -328,6 +334,10 @@ export function decodeServerMessage(data: Uint8Array): ServerMessage | null {
       return m['counters'] === true ? { t: 'rollCall', id: m['id'], counters: true } : { t: 'rollCall', id: m['id'] };
     case 'clockReply':
       return isInt(m['id']) && typeof m['timeMs'] === 'number' && Number.isFinite(m['timeMs']) ? { t: 'clockReply', id: m['id'], timeMs: m['timeMs'] } : null;
+    case 'peerFailed': {
+      const why = m['why'];
+      return isInt(m['process']) && m['process'] >= 0 && typeof why === 'string' && why.length <= MAX_PEER_FAILED_CHARS ? { t: 'peerFailed', process: m['process'], why } : null;
+    }
     case 'dynReply': {
       const e = m['error'];
       const error = e === null ? null : Array.isArray(e) && e.length === 2 && typeof e[0] === 'string' && typeof e[1] === 'string' ? ([e[0], e[1]] as const) : undefined;

@@ -162,6 +162,8 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
       failIfReaderDied(shared, device.firstEndpoint);
       stopQuietlyOnPeerLoss(() => reporter.reportPeerLost(lostProcess));
     };
+    // Another job's process coupled at a port failed, as its mpiexec told this job's (docs/adr/0043): a rank that never talked to it hears it too.
+    pmi.setPeerFailedHandler?.((p, why) => device.coupled.fail(p, why));
   }
   let engines: Engines | null = null;
   let directRoutes: readonly DirectRoute[];
