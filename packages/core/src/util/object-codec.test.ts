@@ -227,6 +227,13 @@ describe('object codec: registered classes', () => {
 });
 
 describe('object codec: refusals name the call and the path', () => {
+  it('a value too large for the encoder is ERR_ARG, in the plain form as in the records form', () => {
+    // 4 GiB of address space, never written: the encoder refuses before copying it (limits-huge.ts sends it for real).
+    const huge = new Uint8Array(2 ** 32);
+    for (const value of [huge, { huge }, [huge, new Map()]]) {
+      expect(() => encodeObject(value, 'send')).toThrow(expect.objectContaining({ errorClass: ERR_ARG, message: expect.stringContaining('send: message cannot be encoded') }));
+    }
+  });
   it('a function', () => {
     const e = refusal({ items: [1, 2, { callback: () => 0 }] });
     expect(e.errorClass).toBe(ERR_ARG);

@@ -189,7 +189,14 @@ addExtension({
  * @throws MPIError(ERR_ARG) naming `call` and the path of a value the rules refuse
  */
 export function encodeObject(value: unknown, call: string): Uint8Array {
-  if (isPlain(value)) return encodePlain(value);
+  if (isPlain(value)) {
+    try {
+      return encodePlain(value);
+    } catch (e) {
+      // As the records form's: a value too large for the encoder (a 4 GiB typed array) is ERR_ARG, not msgpackr's error.
+      throw refusal(value, call, e);
+    }
+  }
   encoding++;
   try {
     return packr.pack(value);
