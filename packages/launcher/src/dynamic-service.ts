@@ -1,3 +1,4 @@
+// Over 600 lines: one answerer for every dyn request of a job (spawn, ports, coupling, names); the links it uses are files beside it (port-link, coupled-links, nameserver-link).
 /**
  * mpiexec's side of dynamic processes (docs/adr/0040-dynamic-processes.md): answers the
  * wire-up protocol's `dyn` requests (core's pmi/protocol.ts DYN_OPS) of the job's processes.
