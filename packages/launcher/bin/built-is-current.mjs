@@ -1,6 +1,6 @@
 // In a checkout of the repository: whether the built JavaScript (dist/) of
 // the launcher, core and transport-tcp is at least as new as every source file
-// it is built from, so that bin/mpiexec.mjs and bin/tsmpi-proxy.mjs may run it
+// it is built from, so that the launcher's commands (bin/entry.mjs) may run it
 // instead of compiling the sources through tsx (0.4-0.6 s of CPU at every
 // start: docs/notebook/startup-2026-11.md). `npx tsc -b` rewrites each
 // package's dist/.tsbuildinfo whenever its sources changed; a source edited

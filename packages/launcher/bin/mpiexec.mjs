@@ -1,21 +1,6 @@
 #!/usr/bin/env node
-// mpiexec (also tsmpiexec). In a checkout of the repository (src/ beside
-// bin/) whose dist/ is older than its sources it runs the launcher from its
-// TypeScript sources: 1. tsx compiles .ts on the fly; 2. the source-condition
-// hook (registered last, so it runs first) makes '@tsmpi/*' packages resolve
-// to src/. An installed package has no src/, and a checkout built since its
-// last source edit (`npx tsc -b`: built-is-current.mjs) has the same code
-// compiled: both run the JavaScript in dist/, which starts without tsx.
-import { existsSync } from 'node:fs';
+// mpiexec (also tsmpiexec): the launcher's CLI (src/cli.ts), from the sources
+// or from dist/ as bin/entry.mjs says.
+import { importEntry } from './entry.mjs';
 
-const fromSource = existsSync(new URL('../src/cli.ts', import.meta.url))
-  && !(await import('./built-is-current.mjs')).builtIsCurrent();
-if (fromSource) {
-  const { register } = await import('node:module');
-  const { register: registerTsx } = await import('tsx/esm/api');
-  registerTsx();
-  register('./source-condition-hook.mjs', import.meta.url);
-  await import('../src/cli.ts');
-} else {
-  await import('../dist/cli.js');
-}
+await importEntry('cli');

@@ -99,7 +99,7 @@ describe.skipIf(registryDown)('the packed packages, installed with npm outside t
     for (const t of tarballs) {
       const files = step(`tar tzf ${t}`, 'tar', ['tzf', t], tmp).trim().split('\n');
       const isLauncher = path.basename(t).startsWith('tsmpi-launcher-');
-      const odd = files.filter((f) => !/^package\/(package\.json|README\.md|LICENSE|bin\/(mpiexec|tsmpi-proxy|tsmpi-nameserver|ts-rank-preload)\.mjs|dist\/.+\.(js|js\.map|d\.ts|d\.ts\.map)|src\/.+\.ts|examples\/[^/]+\.ts)$/.test(f));
+      const odd = files.filter((f) => !/^package\/(package\.json|README\.md|LICENSE|bin\/(entry|mpiexec|tsmpi-proxy|tsmpi-nameserver|ts-rank-preload)\.mjs|dist\/.+\.(js|js\.map|d\.ts|d\.ts\.map)|src\/.+\.ts|examples\/[^/]+\.ts)$/.test(f));
       expect(odd, `${path.basename(t)} holds files a user does not need`).toEqual([]);
       expect(files.filter((f) => /test|fixture/.test(f))).toEqual([]);
       // The launcher's bin runs src/ when it is there (a checkout): its tarball has dist/ only, its maps carry their sources.
