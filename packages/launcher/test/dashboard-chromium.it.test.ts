@@ -31,11 +31,13 @@ describe.skipIf(why !== null)(`mpiexec --dashboard in headless Chromium${why ===
       const page = await browser.open(job.url.href);
       let rows: string[][] = [];
       const deadline = Date.now() + 60_000;
-      // The page draws every snapshot (500 ms); wait until it shows the three ranks where they hold.
+      // The page draws every snapshot (500 ms); wait until it shows the three ranks where they hold (not
+      // the allreduce before: rank 1 may leave it while ranks 0 and 2 are still in it).
       while (Date.now() < deadline) {
         rows = (await browser.evaluate(page, READ_ROWS)) as string[][];
         const byRank = new Map(rows.map((r) => [r[0], r]));
-        if (byRank.get('0')?.[1] === 'in MPI' && byRank.get('1')?.[1] === 'computing' && byRank.get('2')?.[1] === 'in MPI') break;
+        if (byRank.get('0')?.[2]?.startsWith('Recv') === true && byRank.get('1')?.[1] === 'computing'
+          && byRank.get('2')?.[2]?.startsWith('barrier') === true) break;
         await new Promise((r) => setTimeout(r, 250));
       }
       expect(rows).toHaveLength(3);
