@@ -63,7 +63,7 @@ export const SETTINGS: readonly SettingRow[] = [
   {
     name: 'refcount', env: 'TSMPI_REFCOUNT', flag: '--refcount', kind: oneOf('naive', 'predefined', 'gc'),
     defaultValue: () => 'predefined', level: 'user',
-    doc: 'how pending requests keep the communicators, datatypes and ops they use alive after a user free (three strategies from the object-lifetime paper): naive = an atomic count per object per request; predefined = the same minus predefined objects; gc = requests record their objects in per-thread cells, freed objects are collected by mark-and-sweep at creations and at finalize',
+    doc: 'how pending requests keep the communicators, datatypes and ops they use alive after a user free: naive = an atomic count per object per request; predefined = the same minus predefined objects; gc = requests record their objects in per-thread cells, freed objects are collected by mark-and-sweep at creations and at finalize',
     brief: 'how pending requests keep freed objects alive',
   },
   {
@@ -94,7 +94,7 @@ export const SETTINGS: readonly SettingRow[] = [
     name: 'endpointReceive', env: 'TSMPI_ENDPOINT_RECEIVE', flag: null, kind: oneOf('auto', 'engine', 'thread'),
     // auto: thread for --endpoints >= 2, measured on a quiet machine at 1.66x the engine path's rate at N=2 (docs/adr/0021).
     defaultValue: () => 'auto', level: 'tuning',
-    doc: "who reads the messages for an endpoint that a worker thread attached to (docs/adr/0019, docs/adr/0021). engine: the channel's host (an engine in --progress threads, the main thread in inline) reads and matches them and completes the thread's receives through its completion ring (a cross-thread wake-up per message); they progress while the thread computes. thread: a worker thread that attaches (MPI.threadAttach) to an endpoint without a reader becomes its reader: it listens on a same-host socket of its own, the other processes' threads send their eager, synchronous and rendezvous-request frames for the endpoint there once they see its route open (in order across every switch), and it hands the endpoint back when it attaches elsewhere, when its event loop empties and at MPI.finalize, closing once every sender has left. The trade: while a reader computes, messages to its endpoint wait in its socket (as they wait for a single-threaded process that computes), a rendezvous send to it completes only once it runs, and its MPI.finalize waits for it; a reader thread that dies fails the job with ERR_PROC_FAILED. auto (the default): thread in a job with --endpoints 2 or more, engine otherwise. The engine path stays, whatever is asked, with --progress engines, in a single process and in a job on several hosts; each process of a job where thread was asked or chosen logs one info line saying which path applies",
+    doc: "who reads the messages for an endpoint that a worker thread attached to. engine: the channel's host (an engine in --progress threads, the main thread in inline) reads and matches them and completes the thread's receives through its completion ring (a cross-thread wake-up per message); they progress while the thread computes. thread: a worker thread that attaches (MPI.threadAttach) to an endpoint without a reader becomes its reader: it listens on a same-host socket of its own, the other processes' threads send their eager, synchronous and rendezvous-request frames for the endpoint there once they see its route open (in order across every switch), and it hands the endpoint back when it attaches elsewhere, when its event loop empties and at MPI.finalize, closing once every sender has left. The trade: while a reader computes, messages to its endpoint wait in its socket (as they wait for a single-threaded process that computes), a rendezvous send to it completes only once it runs, and its MPI.finalize waits for it; a reader thread that dies fails the job with ERR_PROC_FAILED. auto (the default): thread in a job with --endpoints 2 or more, engine otherwise. The engine path stays, whatever is asked, with --progress engines, in a single process and in a job on several hosts; each process of a job where thread was asked or chosen logs one info line saying which path applies",
   },
   {
     name: 'waitSpinTurns', env: 'TSMPI_WAIT_SPIN_TURNS', flag: null, kind: int(0, 1_000_000),
@@ -117,7 +117,7 @@ export const SETTINGS: readonly SettingRow[] = [
   },
   {
     name: 'endpoints', env: 'TSMPI_ENDPOINTS', flag: '--endpoints', kind: int(1, 1024),
-    defaultValue: () => 1, level: 'user', doc: 'MPI endpoints per process (COMM_ENDPOINTS has P*J ranks). With 2 or more, a worker thread that attaches to an endpoint reads its messages itself (endpointReceive auto, docs/adr/0021): they wait while that thread computes',
+    defaultValue: () => 1, level: 'user', doc: 'MPI endpoints per process (COMM_ENDPOINTS has P*J ranks). With 2 or more, a worker thread that attaches to an endpoint reads its messages itself (endpointReceive auto): they wait while that thread computes',
     brief: 'MPI endpoints per process (COMM_ENDPOINTS has P*N ranks)',
   },
   {
