@@ -464,7 +464,7 @@ export class Job {
     const f = this.#failure;
     if (f !== null && f.rank === null && (f.status === TIMEOUT_STATUS || f.reason === 'received SIGINT')) return;
     this.#failure = { rank: null, reason: message, status };
-    this.#errSink.write(`mpiexec: ${message}; ending the job (${this.#ranks.length} processes)\n`);
+    this.#errSink.write(`mpiexec: ${message}; ending the job (${this.#jobSize()})\n`);
     this.#stopAll();
   }
 
@@ -483,7 +483,7 @@ export class Job {
       const list = lost.map((s) => s.rank).join(', ');
       const started = lost.some((s) => s.pid !== null);
       this.#failure = { rank: lost[0]!.rank, reason: why, status };
-      this.#errSink.write(`mpiexec: ${why}; ${started ? `lost rank${lost.length === 1 ? '' : 's'}` : `rank${lost.length === 1 ? '' : 's'} never started:`} ${list}; aborting the job (${this.#ranks.length} processes)\n`);
+      this.#errSink.write(`mpiexec: ${why}; ${started ? `lost rank${lost.length === 1 ? '' : 's'}` : `rank${lost.length === 1 ? '' : 's'} never started:`} ${list}; aborting the job (${this.#jobSize()})\n`);
       this.#stopAll();
     }
     for (const s of lost) this.#markClosed(s);
@@ -514,7 +514,7 @@ export class Job {
     s.endedAt = performance.now();
     s.exitCode = NOT_STARTED_STATUS;
     const cause = startFailureCause(message);
-    this.#fail(s, `could not be started: ${cause}; aborting the job (${this.#ranks.length} processes)`, `could not be started: ${cause}`, NOT_STARTED_STATUS);
+    this.#fail(s, `could not be started: ${cause}; aborting the job (${this.#jobSize()})`, `could not be started: ${cause}`, NOT_STARTED_STATUS);
     this.#markClosed(s);
   }
 
@@ -566,7 +566,7 @@ export class Job {
     // A lost peer of another job coupled at a port (docs/adr/0043) is named as that job's process.
     const peer = s.lostPeer === null ? null : this.#dynamic?.coupledPeer(s.lostPeer) ?? `rank ${s.lostPeer}`;
     const reason = peer === null ? f.reason : `${f.reason} after losing its connection to ${peer}`;
-    this.#fail(s, `${reason}; aborting the job (${this.#ranks.length} processes)`, reason, f.status, s.lostPeer === null);
+    this.#fail(s, `${reason}; aborting the job (${this.#jobSize()})`, reason, f.status, s.lostPeer === null);
   }
 
   #onJoined(rank: number): void {
@@ -577,7 +577,7 @@ export class Job {
     const gone = this.#ranks.find((r) => r.hasExited && !r.hasJoined && r.exitCode === 0 && r.signal === null);
     if (gone !== undefined) {
       const reason = 'exited with code 0 before calling MPI.init, while other ranks did';
-      this.#fail(gone, `${reason}; aborting the job (${this.#ranks.length} processes)`, reason, 1);
+      this.#fail(gone, `${reason}; aborting the job (${this.#jobSize()})`, reason, 1);
     }
   }
 
@@ -595,6 +595,11 @@ export class Job {
    * @param withCause - the line names the error the rank printed (failure-cause.ts)
    * @param stoppedBecause - how the summary line says why the other ranks stopped
    */
+  /** The job's size for mpiexec's last line: "1 process", "4 processes". */
+  #jobSize(): string {
+    return this.#ranks.length === 1 ? '1 process' : `${this.#ranks.length} processes`;
+  }
+
   #fail(s: RankState, text: string, reason: string, status: number, withCause = false, stoppedBecause = 'peer failed'): void {
     if (this.#failure !== null) return;
     this.#failure = { rank: s.rank, reason, status };
@@ -628,7 +633,7 @@ export class Job {
     const lines = rollCallLines(this.#ranks.map(rollCallRank), answers);
     // Another job's processes coupled at a port answer their own mpiexec's roll-call: which numbers they are.
     for (const l of this.#dynamic?.couplingLines() ?? []) lines.push(`mpiexec: ${l}`);
-    this.#errSink.write(`${lines.join('\n')}\nmpiexec: --timeout ${sec} s fired; ending the job (${this.#ranks.length} processes)\n`);
+    this.#errSink.write(`${lines.join('\n')}\nmpiexec: --timeout ${sec} s fired; ending the job (${this.#jobSize()})\n`);
     this.#stopAll();
   }
 
