@@ -11,7 +11,7 @@
  * (of a dynamic window, once this thread has applied every attach and detach the target has
  * counted: RmaTarget.applyLocal holds it until then, and the flushes wait for it).
  */
-import { RMA_CODE, RMA_PREFIX_BYTES, RMA_STATUS, rmaDispWords, type RmaWindowRecord } from '../device/index.ts';
+import { RMA_CODE, RMA_EPOCH, RMA_PREFIX_BYTES, RMA_STATUS, rmaDispWords, type RmaWindowRecord } from '../device/index.ts';
 import { ERR_RMA_RANGE, ERR_WIN, mpiError, RankTable } from '../util/index.ts';
 import { runtime, type ThreadRuntime } from '../runtime/index.ts';
 import type { Comm } from './comm.ts';
@@ -78,6 +78,29 @@ export class WinOrigin {
       rt.device.rma.send(this.#record.endpoint, dst, this.#record.contextId, high, flags | (code << 16) | (t.elem << 8) | op, low, part, call);
     }
     this.#dirty.set(rank, true);
+  }
+
+  /**
+   * Sends a whole lazy epoch of one Put or Accumulate to remote `rank` as one frame (RMA_EPOCH,
+   * device/rma-target.ts): `framed` is RMA_PREFIX_BYTES of room, then the data (the epoch's kept
+   * copy; the displacement is written into the room). Resolves to the answer: OK (applied, the
+   * lock released) or BUSY (the lock is taken: nothing applied). Null, and nothing sent, when the
+   * data does not fit one frame to `rank`.
+   */
+  epochOp(call: string, rank: number, code: number, t: TargetSpec, op: number, lockType: number, framed: Uint8Array): Promise<number> | null {
+    const rt = runtime(call);
+    const dst = this.#comm._endpoints[rank]!;
+    const bytes = framed.length - RMA_PREFIX_BYTES;
+    if (bytes <= 0 || bytes > this.#piece(rt, dst)) return null;
+    new DataView(framed.buffer, framed.byteOffset, RMA_PREFIX_BYTES).setFloat64(0, t.byteDisp, true);
+    const answer = new Uint8Array(1);
+    const tag = this.#nextTag();
+    const recv = this.#comm.Irecv(answer, rank, tag);
+    rt.device.rma.send(this.#record.endpoint, dst, this.#record.contextId, tag, RMA_EPOCH | (code << 16) | (t.elem << 8) | op, lockType, framed, call);
+    return recv.wait().then(() => {
+      if (answer[0] === RMA_STATUS.ERROR) throw mpiError(ERR_WIN, call, `rank ${rank} does not serve window ${this.#label()}`);
+      return answer[0]!;
+    });
   }
 
   /**

@@ -4,7 +4,9 @@
  * lock is not yet held wait here, in order. At `unlock`, an epoch whose operations are all Puts and
  * Accumulates (no answer) of at most BATCH_BYTES travels as one batch: LOCK, the operations and
  * UNLOCK go out together (one socket write) and one answer completes the epoch, instead of a
- * round trip for the lock and another for the unlock. The target applies the batch only if its
+ * round trip for the lock and another for the unlock. An epoch of one such operation that fits
+ * one frame is that one frame (RMA_EPOCH: lock, operation and unlock in one request, as MPICH's
+ * ch3 sends its lock-op-unlock packet), which the target handles in one step instead of three. The target applies the batch only if its
  * LOCK is granted (device/rma-target.ts, RMA_BATCH) and answers BUSY otherwise; the origin then
  * takes the lock the ordinary way (LOCK until GRANTED) and sends the operations again, which it
  * kept. A fetch (Get, GetAccumulate, FetchAndOp, CompareAndSwap), a flush or more than
@@ -15,8 +17,9 @@
  * A target in this process (the caller's own rank, another endpoint's thread) is locked at once:
  * its lock word is applied here without a message.
  */
-import { RMA_BATCH, RMA_CODE, RMA_STATUS } from '../device/index.ts';
+import { RMA_BATCH, RMA_CODE, RMA_PREFIX_BYTES, RMA_STATUS } from '../device/index.ts';
 import { RankTable } from '../util/index.ts';
+import type { TargetSpec } from './win-args.ts';
 import type { WinOrigin } from './win-origin.ts';
 
 /**
@@ -29,6 +32,8 @@ export const BATCH_BYTES = 64 * 1024;
 interface Waiting {
   readonly run: (flags: number) => void;
   readonly fail: (err: unknown) => void;
+  /** a Put or Accumulate: sends the whole epoch (lock type given) as one frame, or null when it does not fit one (WinOrigin.epochOp) */
+  readonly epoch?: (type: number) => Promise<number> | null;
 }
 
 interface Epoch {
@@ -65,17 +70,26 @@ export class PassiveEpochs {
   }
 
   /**
-   * Sends a Put or Accumulate of `data` to `rank` now, or keeps a copy of `data` (the caller may
-   * reuse its buffer at once) until the lock is held; `send` may then run twice (a refused batch).
+   * Sends a Put or Accumulate (`code`: RMA_CODE.PUT or ACC, accumulate `op`) of `data` to `t` of
+   * `rank` now, or keeps a copy of `data` (the caller may reuse its buffer at once) until the lock
+   * is held or the epoch ends; it may then be sent twice (a refused batch or one-frame epoch).
    */
-  put(call: string, rank: number, data: Uint8Array, send: (data: Uint8Array, flags: number) => void): void {
+  put(call: string, rank: number, code: number, t: TargetSpec, op: number, data: Uint8Array): void {
+    const o = this.#o;
     const e = this.#epochs.get(rank);
     if (e === undefined || e.state === 'held' || e.state === 'nocheck') {
-      send(data, 0);
+      o.send(call, rank, code, t, op, data, 0);
       return;
     }
-    const kept = data.slice();
-    e.waiting.push({ run: (flags) => send(kept, flags), fail: NOTHING_TO_REPORT });
+    // The copy has room for the displacement in front, should the epoch go as one frame (epochOp).
+    const framed = new Uint8Array(RMA_PREFIX_BYTES + data.length);
+    framed.set(data, RMA_PREFIX_BYTES);
+    const kept = framed.subarray(RMA_PREFIX_BYTES);
+    e.waiting.push({
+      run: (flags) => o.send(call, rank, code, t, op, kept, flags),
+      fail: NOTHING_TO_REPORT,
+      epoch: (type) => o.epochOp(call, rank, code, t, op, type, framed),
+    });
     e.bytes += kept.length;
     if (e.state === 'lazy' && e.bytes > BATCH_BYTES) void this.#acquire(call, rank, e).catch(NOTHING_TO_REPORT);
   }
@@ -127,11 +141,22 @@ export class PassiveEpochs {
     }
   }
 
-  /** Sends LOCK, the waiting Puts and Accumulates and UNLOCK as one batch; true when the target applied it. */
+  /**
+   * Sends the waiting Puts and Accumulates with the lock and its release: one operation that fits
+   * a frame as that one frame (RMA_EPOCH), else LOCK, the operations and UNLOCK as one batch;
+   * true when the target applied them.
+   */
   async #batch(call: string, rank: number, e: Epoch): Promise<boolean> {
-    this.#o.post(call, rank, RMA_CODE.LOCK, e.type, RMA_BATCH);
-    for (const w of e.waiting) w.run(RMA_BATCH);
-    if ((await this.#o.control(call, rank, RMA_CODE.UNLOCK, e.type, RMA_BATCH)) === RMA_STATUS.BUSY) return false;
+    const whole = e.waiting.length === 1 ? e.waiting[0]!.epoch?.(e.type) ?? null : null;
+    let status: number;
+    if (whole !== null) {
+      status = await whole;
+    } else {
+      this.#o.post(call, rank, RMA_CODE.LOCK, e.type, RMA_BATCH);
+      for (const w of e.waiting) w.run(RMA_BATCH);
+      status = await this.#o.control(call, rank, RMA_CODE.UNLOCK, e.type, RMA_BATCH);
+    }
+    if (status === RMA_STATUS.BUSY) return false;
     e.waiting.length = 0;
     this.#o.forget(rank);
     return true;

@@ -460,7 +460,7 @@ export class Win implements WinShape {
     const o = originOf(origin, call, 'origin');
     const t = targetOf(target, rank, o.bytes.length, o.rb.datatype, this, call);
     this.#checkAccess(rank, call);
-    this.#passive.put(call, rank, o.bytes, (data, flags) => this.#o.send(call, rank, RMA_CODE.PUT, t, 0, data, flags));
+    this.#passive.put(call, rank, RMA_CODE.PUT, t, 0, o.bytes);
   }
 
   #get(call: string, origin: BufSpec, rank: number, target: Target): Promise<void> {
@@ -480,7 +480,7 @@ export class Win implements WinShape {
     const t = targetOf(target, rank, o.bytes.length, o.rb.datatype, this, call);
     const code = accOpOf(op, t.elem, call);
     this.#checkAccess(rank, call);
-    this.#passive.put(call, rank, o.bytes, (data, flags) => this.#o.send(call, rank, RMA_CODE.ACC, t, code, data, flags));
+    this.#passive.put(call, rank, RMA_CODE.ACC, t, code, o.bytes);
   }
 
   #getAccumulate(call: string, origin: BufSpec | null, result: BufSpec, rank: number, target: Target, op: Op): Promise<void> {

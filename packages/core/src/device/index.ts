@@ -14,7 +14,7 @@ export type { SharedBuffers, SharedLayout } from './shared-state.ts';
 export { Engines } from './engines.ts';
 export { processPeerBytes } from './peer-bytes.ts';
 export { channelHosts, directoryName, type RmaWindowShared } from './rma-directory.ts';
-export { RmaTarget, RMA_BATCH, RMA_CODE, RMA_LOCK_TYPE, RMA_STATUS, RMA_CONTROL, RMA_PREFIX_BYTES, RMA_REGION_SPAN, rmaDispWords } from './rma-target.ts';
+export { RmaTarget, RMA_BATCH, RMA_CODE, RMA_EPOCH, RMA_LOCK_TYPE, RMA_STATUS, RMA_CONTROL, RMA_PREFIX_BYTES, RMA_REGION_SPAN, rmaDispWords } from './rma-target.ts';
 export type { RmaWindowRecord } from './rma-target.ts';
 export { ELEM, ELEM_SIZE, ACC_OP } from './rma-accumulate.ts';
 export type { EngineBoot } from './engine-worker.ts';

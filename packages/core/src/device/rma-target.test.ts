@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest';
 import { FRAME_KIND, newFrameHeader, type FrameHeader } from '../transport/index.ts';
 import { ACC_OP, ELEM } from './rma-accumulate.ts';
-import { RMA_BATCH, RMA_CODE, RMA_CONTROL, RMA_LOCK_TYPE, RMA_REGION_SPAN, RMA_STATUS, RmaTarget, rmaDispWords, type RmaOut, type RmaWindowRecord } from './rma-target.ts';
+import { RMA_BATCH, RMA_CODE, RMA_CONTROL, RMA_EPOCH, RMA_LOCK_TYPE, RMA_REGION_SPAN, RMA_STATUS, RmaTarget, rmaDispWords, type RmaOut, type RmaWindowRecord } from './rma-target.ts';
 import type { WindowDirectory } from './rma-directory.ts';
 
 const CTX = 40;
@@ -203,6 +203,43 @@ describe('RmaTarget', () => {
     unlock.aux |= RMA_BATCH;
     target.arrive(1, unlock, new Uint8Array(0));
     expect([win.memory[0], sent.at(-1)!.payload![0], sent.at(-1)!.h.tag, Atomics.load(win.control, RMA_CONTROL.LOCK)]).toEqual([6, RMA_STATUS.OK, 32, 0]);
+  });
+
+  it('applies a one-frame epoch (RMA_EPOCH: lock, PUT or ACC, unlock) only when its lock is free, answers OK or BUSY on its tag, and leaves the lock as it found it', () => {
+    const { target, win, sent } = setup();
+    const epoch = (code: number, elem: number, op: number, type: number, disp: number, data: ArrayBufferView, tag: number): number => {
+      const h = frame(code, elem, op, type, tag);
+      h.aux |= RMA_EPOCH;
+      target.arrive(1, h, payload(disp, data));
+      expect(sent.at(-1)!.h.tag).toBe(tag);
+      return sent.at(-1)!.payload![0]!;
+    };
+    expect(epoch(RMA_CODE.PUT, 0, 0, RMA_LOCK_TYPE.EXCLUSIVE, 8, new Uint8Array([1, 2, 3]), 20)).toBe(RMA_STATUS.OK);
+    expect([...win.memory.subarray(8, 11), Atomics.load(win.control, RMA_CONTROL.LOCK)]).toEqual([1, 2, 3, 0]);
+    // Another origin holds the exclusive lock: refused, nothing applied, its lock untouched.
+    target.arrive(1, frame(RMA_CODE.LOCK, 0, 0, RMA_LOCK_TYPE.EXCLUSIVE), new Uint8Array(0));
+    expect(epoch(RMA_CODE.PUT, 0, 0, RMA_LOCK_TYPE.EXCLUSIVE, 8, new Uint8Array([9]), 21)).toBe(RMA_STATUS.BUSY);
+    expect(epoch(RMA_CODE.PUT, 0, 0, RMA_LOCK_TYPE.SHARED, 8, new Uint8Array([9]), 22)).toBe(RMA_STATUS.BUSY);
+    expect([win.memory[8], Atomics.load(win.control, RMA_CONTROL.LOCK)]).toEqual([1, -1]);
+    target.arrive(1, frame(RMA_CODE.UNLOCK, 0, 0, RMA_LOCK_TYPE.EXCLUSIVE), new Uint8Array(0));
+    // Shared holders admit a shared epoch (an accumulate, applied as one) and refuse an exclusive one.
+    target.arrive(1, frame(RMA_CODE.LOCK, 0, 0, RMA_LOCK_TYPE.SHARED), new Uint8Array(0));
+    const words = new Int32Array(win.memory.buffer, 16, 1);
+    expect(epoch(RMA_CODE.ACC, ELEM.INT32, ACC_OP.SUM, RMA_LOCK_TYPE.SHARED, 16, new Int32Array([5]), 23)).toBe(RMA_STATUS.OK);
+    expect(epoch(RMA_CODE.ACC, ELEM.INT32, ACC_OP.SUM, RMA_LOCK_TYPE.SHARED, 16, new Int32Array([6]), 24)).toBe(RMA_STATUS.OK);
+    expect(epoch(RMA_CODE.PUT, 0, 0, RMA_LOCK_TYPE.EXCLUSIVE, 16, new Int32Array([0]), 25)).toBe(RMA_STATUS.BUSY);
+    expect([words[0], Atomics.load(win.control, RMA_CONTROL.LOCK)]).toEqual([11, 1]);
+    // An unknown window answers ERROR (the origin's unlock throws ERR_WIN).
+    const h = frame(RMA_CODE.PUT, 0, 0, RMA_LOCK_TYPE.EXCLUSIVE, 26);
+    h.aux |= RMA_EPOCH;
+    h.contextId = CTX + 1;
+    target.arrive(1, h, payload(0, new Uint8Array([1])));
+    expect([sent.at(-1)!.h.tag, sent.at(-1)!.payload![0]]).toEqual([26, RMA_STATUS.ERROR]);
+    // Never read straight into the window by the transport: its lock may be refused.
+    const big = frame(RMA_CODE.PUT, 0, 0, RMA_LOCK_TYPE.EXCLUSIVE, 27);
+    big.aux |= RMA_EPOCH;
+    big.payloadLength = 16;
+    expect(target.payloadTarget(big)).toBeNull();
   });
 
   it('holds an operation of an origin on this thread (applyLocal) in the same queue, until the attach has reached it', () => {

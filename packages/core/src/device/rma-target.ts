@@ -33,6 +33,12 @@
  * channel per endpoint pair brings the batch whole, in order, to one thread, so that memory is
  * this thread's alone.
  *
+ * A lazy epoch of one Put or Accumulate that fits one frame travels as that one frame, marked
+ * RMA_EPOCH (MPICH ch3's lock-op-unlock packet): tag the reply tag, aux2 the lock type, payload
+ * the f64 displacement then the data. This thread tries the lock; granted, it applies the
+ * operation, releases the lock and answers OK; refused, it applies nothing and answers BUSY (the
+ * origin then locks the ordinary way). One frame each way: nothing is remembered between frames.
+ *
  * Nothing here throws per frame: a frame for an unknown window or outside its memory is answered
  * with RMA_STATUS.ERROR, or no bytes where the answer is data (the origin turns either into an
  * MPIError naming the call).
@@ -65,6 +71,12 @@ export const RMA_LOCK_TYPE = { EXCLUSIVE: 1, SHARED: 2 } as const;
  * operations, UNLOCK; see the file comment): applied only if its LOCK was granted.
  */
 export const RMA_BATCH = 1 << 24;
+
+/**
+ * A bit of a PUT or ACC request's aux: the frame is a whole lazily locked epoch (lock, this one
+ * operation, unlock; see the file comment), answered OK once applied and released, or BUSY.
+ */
+export const RMA_EPOCH = 1 << 25;
 
 /** One-byte answers to LOCK, UNLOCK, FLUSH, PUT-less requests, or an error. */
 export const RMA_STATUS = { OK: 1, GRANTED: 2, BUSY: 3, ERROR: 4 } as const;
@@ -296,7 +308,8 @@ export class RmaTarget {
     }
     const code = (h.aux >>> 16) & 0xff;
     let answer: Uint8Array | null;
-    if ((h.aux & RMA_BATCH) !== 0) answer = this.#batch(w, k, code, h, payload);
+    if ((h.aux & RMA_EPOCH) !== 0) answer = this.#epoch(w, code, h, payload);
+    else if ((h.aux & RMA_BATCH) !== 0) answer = this.#batch(w, k, code, h, payload);
     else answer = w === undefined ? refusal(code, this.#status) : this.#applyFrame(w, code, h, payload);
     if (answer === null) return;
     const r = fillAnswer(this.#reply, h, FRAME_KIND.EAGER, h.tag, 0, answer.length);
@@ -326,6 +339,16 @@ export class RmaTarget {
       return statusBytes(this.#status, RMA_STATUS.BUSY);
     }
     return this.#applyFrame(w, code, h, payload);
+  }
+
+  /** A whole epoch in one frame (RMA_EPOCH): under the lock of type aux2, if free, the operation is applied and the lock released (OK); else BUSY. */
+  #epoch(w: RmaWindowRecord | undefined, code: number, h: FrameHeader, payload: Uint8Array): Uint8Array {
+    if (w === undefined || (code !== RMA_CODE.PUT && code !== RMA_CODE.ACC)) return statusBytes(this.#status, RMA_STATUS.ERROR);
+    if (!tryLock(w.control, h.aux2)) return statusBytes(this.#status, RMA_STATUS.BUSY);
+    // Out of range is dropped as a batch's operation is (only a peer that skipped the origin's checks sends it).
+    this.apply(w, code, (h.aux >>> 8) & 0xff, h.aux & 0xff, 0, payload, this.#status);
+    unlock(w.control, h.aux2);
+    return statusBytes(this.#status, RMA_STATUS.OK);
   }
 
   /** Applies request frame `h` to `w`: PUT and ACC with the displacement in the header, the others with it in the payload. */

@@ -6,6 +6,11 @@
 //             it unlocks, 300 ms after rank 2 began). Then: shared locks of two origins at once, an
 //             epoch with no operation, MODE_NOCHECK, a Put larger than a batch, a Get and
 //             accumulates inside a lazy epoch (in order), lockAll/unlockAll with a Put to every rank.
+//   epochs    (np 3) epochs of one Put or Accumulate, which travel as one frame (RMA_EPOCH): a shared
+//             one is granted while another origin holds a shared lock, an exclusive one waits for
+//             that shared lock's release, a Put's epoch then a Get by another rank sees the data, and
+//             200 such epochs against another origin's exclusive epochs that hold the lock across a
+//             flush add every value once (a refused epoch is applied only once it is granted).
 //   lost      (np 2, --progress inline: the main thread owns the transport) rank 1 drops its connections; rank 0 runs lock/Put/unlock epochs to it until
 //             one fails: it must fail with an MPIError (rank 0 says which, then exits 1), never hang.
 import * as MPI from '@tsmpi/core';
@@ -103,6 +108,88 @@ if (which === 'conflict') {
   equal(back[0], 1000 * rank + right, 'a Get after flushAll in a lockAll epoch');
   await world.barrier();
   for (let r = 0; r < np; r++) equal(Atomics.load(words, 10 + r), 1000 * r + rank, `rank ${r}'s Put under lockAll`);
+  await win.free();
+  console.log(`rma-lazy OK rank ${rank}`);
+  await MPI.finalize();
+} else if (which === 'epochs') {
+  check(np >= 3, 'epochs runs on 3 or more processes');
+  const win = await MPI.Win.allocate(64, 4, world);
+  const words = new Int32Array(win.memory.buffer, win.memory.byteOffset, 16);
+  await world.barrier();
+
+  // 1. Rank 1 holds a shared lock on rank 0: rank 2's one-Put shared epoch is granted meanwhile (rank 1
+  // releases only after rank 2's epoch has ended: a refusal would never end), and its exclusive one waits.
+  if (rank === 1) {
+    await win.lock(0, MPI.LOCK_SHARED);
+    win.Put(new Int32Array([1]), 0, [1]);
+    await win.flush(0); // the shared lock is held from here
+    await world.send('held', 2, 7);
+    await world.recv(2, 8);
+    await sleep(300);
+    const seen = new Int32Array(1);
+    win.Get(seen, 0, [4]);
+    await win.flush(0);
+    equal(seen[0], 0, 'word 4 while this shared lock is held (rank 2\'s exclusive epoch must wait)');
+    win.Put(new Int32Array([1]), 0, [4]);
+    await win.unlock(0);
+  } else if (rank === 2) {
+    await world.recv(1, 7);
+    await win.lock(0, MPI.LOCK_SHARED);
+    win.Put(new Int32Array([33]), 0, [3]);
+    await win.unlock(0);
+    await world.send('shared epoch done', 1, 8);
+    await win.lock(0, MPI.LOCK_EXCLUSIVE);
+    win.Accumulate(new Int32Array([76]), 0, [4], MPI.SUM);
+    await win.unlock(0);
+  }
+  await world.barrier();
+  if (rank === 0) equal([Atomics.load(words, 3), Atomics.load(words, 4)], [33, 77], 'a shared epoch beside a shared lock; an exclusive epoch applied after the shared lock\'s release');
+
+  // 2. A Put's epoch, then a Get by another rank after the unlock: the Get sees the Put.
+  for (let i = 0; i < 20; i++) {
+    if (rank === 1) {
+      await win.lock(0, MPI.LOCK_EXCLUSIVE);
+      win.Put(new Int32Array([1000 + i]), 0, [5]);
+      await win.unlock(0);
+      await world.send(i, 2, 9);
+      equal(await world.recv(2, 10), i, 'rank 2 has read the round'); // before the next round's Put
+    } else if (rank === 2) {
+      equal(await world.recv(1, 9), i, 'the round');
+      const got = new Int32Array(1);
+      await win.lock(0, MPI.LOCK_SHARED);
+      win.Get(got, 0, [5]);
+      await win.unlock(0);
+      equal(got[0], 1000 + i, 'a Get after another rank\'s Put epoch ended');
+      await world.send(i, 1, 10);
+    }
+  }
+  await world.barrier();
+
+  // 3. Contention: rank 2's one-Accumulate epochs (every fifth shared) against rank 1's exclusive epochs
+  // that hold the lock across a flush's round trip: each of rank 2's adds once, refused or not.
+  const EPOCHS = 200;
+  if (rank === 1) {
+    for (let i = 0; i < EPOCHS; i++) {
+      await win.lock(0, MPI.LOCK_EXCLUSIVE);
+      win.Accumulate(new Int32Array([1]), 0, [6], MPI.SUM);
+      await win.flush(0);
+      win.Accumulate(new Int32Array([1]), 0, [6], MPI.SUM);
+      await win.unlock(0);
+    }
+  } else if (rank === 2) {
+    for (let i = 0; i < EPOCHS; i++) {
+      await win.lock(0, i % 5 === 0 ? MPI.LOCK_SHARED : MPI.LOCK_EXCLUSIVE);
+      win.Accumulate(new Int32Array([2]), 0, [6], MPI.SUM);
+      await win.unlock(0);
+    }
+  }
+  await world.barrier();
+  if (rank === 0) {
+    equal(Atomics.load(words, 6), 4 * EPOCHS, 'the sum of two origins\' contended epochs');
+    // Every epoch released its lock: the target's own exclusive lock is granted (a held word would retry until the job's timeout).
+    await win.lock(0, MPI.LOCK_EXCLUSIVE);
+    await win.unlock(0);
+  }
   await win.free();
   console.log(`rma-lazy OK rank ${rank}`);
   await MPI.finalize();
