@@ -34,6 +34,14 @@
  * A sched_yield costs 0.6 us of CPU here (a KVM guest), a poll turn with
  * nothing to read 1-3 us, so ten turns are 10-30 us: about one small-message
  * round trip.
+ *
+ * On an oversubscribed host a turn that comes back late also ends polling
+ * (lateTurnMs, docs/adr/0048): a yield hands the core to whoever is next, and
+ * when that is not a peer rank (which does its step and yields back within
+ * tens of microseconds) but a program that does not yield (another job's,
+ * mpiexec, V8's compiler threads), the core comes back only when the
+ * scheduler's slice ends, milliseconds later. Polling is then what makes the
+ * tail: a sleeper is woken by its socket, a yielder waits for the slice.
  */
 
 /** What the launcher and the machine say about this process's host. */
@@ -54,16 +62,26 @@ export interface PollPolicy {
   readonly spinTurns: number;
   /** Poll turns after which a blocking call sleeps until a socket wakes it (Infinity: it polls for its whole budget). */
   readonly sleepAfterTurns: number;
+  /** A gap between two poll turns longer than this (ms) suspends polling (Infinity: never). */
+  readonly lateTurnMs: number;
 }
+
+/**
+ * Milliseconds between two poll turns of one wait beyond which something that does not yield held
+ * the core. A peer rank's whole step (read, match, the program's next call, its sends) costs 0.05-0.25 ms
+ * of CPU in a 4-on-2 small collective; the Linux scheduler's slice on 2 cores (EEVDF base slice
+ * 0.75 ms, scaled by 1 + log2 of the CPUs) is 1.5 ms.
+ */
+export const LATE_TURN_MS = 0.5;
 
 /**
  * Chooses how polling threads of this process yield.
  * @param host - processes on this host, its cores, and the waitSpinTurns setting
- * @returns whether the host is oversubscribed, the turns to spin before yielding, and the turns to poll before sleeping
+ * @returns whether the host is oversubscribed, the turns to spin before yielding, the turns to poll before sleeping, and the late-turn limit
  */
 export function pollPolicy(host: HostShare): PollPolicy {
   const isOversubscribed = host.localSize > host.cores;
   const turns = Math.max(0, Math.floor(host.spinTurns));
-  if (isOversubscribed) return { isOversubscribed, spinTurns: 0, sleepAfterTurns: turns };
-  return { isOversubscribed, spinTurns: turns, sleepAfterTurns: Infinity };
+  if (isOversubscribed) return { isOversubscribed, spinTurns: 0, sleepAfterTurns: turns, lateTurnMs: LATE_TURN_MS };
+  return { isOversubscribed, spinTurns: turns, sleepAfterTurns: Infinity, lateTurnMs: Infinity };
 }

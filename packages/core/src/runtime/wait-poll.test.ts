@@ -119,6 +119,62 @@ describe('wait-poll', () => {
     poll.end();
   });
 
+  it('suspends polling for the budget when a turn comes back more than lateTurnMs after the previous one (poll-policy.ts)', async () => {
+    let count = 0;
+    const clock = { ms: 0 };
+    poll.configure({ budgetMs: 20, yieldCore: () => count++, now: () => clock.ms, lateTurnMs: 0.5 });
+    poll.begin();
+    await turns(5);
+    expect(count, 'turns that come back at once keep polling').toBeGreaterThanOrEqual(3);
+    clock.ms = 0.4; // within the limit
+    await turns(3);
+    expect(count).toBeGreaterThanOrEqual(5);
+    clock.ms = 1.5; // the next turn runs 1.1 ms after the previous one: the core went elsewhere
+    await turns(3);
+    const late = count;
+    await turns(10);
+    expect(count, 'no turn after the late one').toBe(late);
+    poll.end();
+    clock.ms = 20;
+    poll.begin(); // a new call within the budget after the late turn does not poll either
+    await turns(10);
+    expect(count).toBe(late);
+    poll.end();
+    clock.ms = 22;
+    poll.begin(); // the suspension has passed
+    await turns(10);
+    expect(count).toBeGreaterThan(late);
+    poll.end();
+  });
+
+  it('counts no gap across blocking calls as late: the first turn of a call only sets the mark', async () => {
+    let count = 0;
+    const clock = { ms: 0 };
+    poll.configure({ budgetMs: 20, yieldCore: () => count++, now: () => clock.ms, lateTurnMs: 0.5 });
+    poll.begin();
+    await turns(3);
+    poll.end();
+    await turns(3); // this call's turns have stopped
+    clock.ms = 5; // the program computed between calls
+    const before = count;
+    poll.begin();
+    await turns(5);
+    expect(count, 'the new call polls').toBeGreaterThan(before + 2);
+    poll.end();
+  });
+
+  it('never counts turns late without lateTurnMs (a core per process)', async () => {
+    let count = 0;
+    const clock = { ms: 0 };
+    poll.configure({ budgetMs: 20, yieldCore: () => count++, now: () => clock.ms });
+    poll.begin();
+    await turns(3);
+    clock.ms = 10;
+    await turns(CLOCK_TURNS + 2);
+    expect(count, 'a 10 ms gap within the budget changes nothing').toBeGreaterThanOrEqual(CLOCK_TURNS + 3);
+    poll.end();
+  });
+
   it('reads the clock once in CLOCK_TURNS turns of a blocking call, and not when a call begins', async () => {
     let reads = 0;
     let count = 0;

@@ -17,7 +17,12 @@
  * on a host with more processes than cores, else after the first few turns. On
  * a host with more processes than cores a blocking call also sleeps after its
  * first few turns (sleepAfterTurns): a peer that outlasts them is kept off the
- * cores by other processes, whose core each further turn takes.
+ * cores by other processes, whose core each further turn takes. There a turn
+ * that comes back more than lateTurnMs after the previous one (the yield gave
+ * the core to a program that kept it for a scheduler slice) suspends polling
+ * for `budgetMs`, as bulk traffic does (below): while such programs share the
+ * cores, each yield of each wait would cost a slice, and a sleeping thread is
+ * woken by its socket instead (docs/adr/0048).
  *
  * A thread polls while it is inside a blocking call and for at most `budgetMs`
  * after the newest blocking call began (give or take CLOCK_TURNS turns); after that it sleeps, so a rank that
@@ -60,6 +65,8 @@ export interface WaitPollOptions {
   readonly spinTurns?: number;
   /** Turns after which a blocking call stops polling and sleeps (poll-policy.ts); default Infinity. */
   readonly sleepAfterTurns?: number;
+  /** A gap between two turns of a blocking call longer than this (ms) suspends polling for budgetMs (poll-policy.ts); default Infinity. */
+  readonly lateTurnMs?: number;
 }
 
 /** Rendezvous messages of at least this many bytes are bulk traffic (noteRendezvous). */
@@ -90,7 +97,10 @@ export class WaitPoll {
   #sleepAfterTurns = Infinity;
   /** Poll turns since the newest blocking call began. */
   #turns = 0;
-  /** Polling is suspended until this time (bulk traffic). */
+  #lateTurnMs = Infinity;
+  /** When the previous turn of the newest blocking call ran (read only when lateTurnMs is finite). */
+  #lastTurnAt = 0;
+  /** Polling is suspended until this time (bulk traffic, or a turn that came back late). */
   #bulkUntil = -Infinity;
   /** The poll turn, bound once: setImmediate gets the same function every turn (no closure per turn). */
   readonly #pollTurn = (): void => this.#turn();
@@ -103,6 +113,7 @@ export class WaitPoll {
     this.#onTurn = options.onTurn ?? null;
     this.#spinTurns = options.spinTurns ?? 0;
     this.#sleepAfterTurns = options.sleepAfterTurns ?? Infinity;
+    this.#lateTurnMs = options.lateTurnMs ?? Infinity;
     this.#bulkUntil = -Infinity;
   }
 
@@ -153,9 +164,25 @@ export class WaitPoll {
       this.#polling = false;
       return;
     }
+    if (this.#lateTurnMs !== Infinity && this.#cameBackLate()) {
+      this.#polling = false;
+      return;
+    }
     if (this.#onTurn !== null) this.#onTurn();
     if (++this.#turns > this.#spinTurns) this.#yieldCore!();
     setImmediate(this.#pollTurn);
+  }
+
+  /**
+   * Whether this turn ran more than lateTurnMs after the previous turn of the same blocking call; if so,
+   * polling is suspended for budgetMs (a program that does not yield shares the cores).
+   */
+  #cameBackLate(): boolean {
+    const t = this.#now();
+    const late = this.#turns > 0 && t - this.#lastTurnAt > this.#lateTurnMs;
+    this.#lastTurnAt = t;
+    if (late) this.#bulkUntil = t + this.#budgetMs;
+    return late;
   }
 
   /** Whether the budget of the newest blocking call is spent, by a clock read in one turn of CLOCK_TURNS (the first of a call's included). */
