@@ -33,9 +33,10 @@ export type CollRun<T = void> = (pt: CommCollPt2pt, tag: number) => Promise<T>;
 const CODECS = new Map<string, Codec<any>>();
 
 /**
- * How the object collective `call` moves values. A message that does not decode is a mismatch
- * (coll/mismatch.ts): another rank sent it from a different collective call (a barrier's empty
- * token, another call's bytes), so the error says that instead of msgpackr's decoder message.
+ * How the object collective `call` moves values. A message of a different collective call is
+ * refused before it gets here, by the signature in its tag (coll/signature.ts); one that still
+ * does not decode came from a call the signature cannot tell apart (a communicator constructor's
+ * messages, kind 0), so the error says that instead of msgpackr's decoder message.
  */
 export function codecOf(call: string): Codec<any> {
   let codec = CODECS.get(call);
