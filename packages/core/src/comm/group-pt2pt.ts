@@ -15,7 +15,9 @@
  * Ranks are ranks of `members`; the caller passes a member (trusted, rule 19).
  * Buffers: as CollPt2pt says (send keeps `data` until it resolves; recv
  * resolves a fresh Uint8Array). Errors: the device's rejection (e.g.
- * ERR_PROC_FAILED) passes through.
+ * ERR_PROC_FAILED) passes through; a receive completed by a message of another
+ * collective call (its tag's signature, util/coll-tag.ts) rejects with
+ * ERR_OTHER naming both calls and both ranks (coll/signature.ts kindMismatch).
  */
 import { DevRequest, REQ_KIND, type Device } from '../device/index.ts';
 import { kindMismatch, sameCollective, type CollPt2pt } from '../coll/index.ts';
