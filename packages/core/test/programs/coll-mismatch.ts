@@ -15,8 +15,8 @@
 //   object-buffer (np 2):   bcast (object) from root 0 on rank 0, Bcast (buffer) from root 0 on rank 1 (rank 1)
 //   nonblocking (np 2):     ibarrier on rank 0, Ibcast from root 0 on rank 1 (rank 1)
 //   dup (np 2):             barrier on rank 0, bcast on rank 1, on a dup of COMM_WORLD (rank 1)
-//   split (np 3):           on split(0) of ranks 0 and 2 (rank 1 sits out): allreduce (object) on
-//                           rank 0, Allreduce (buffer) on rank 2; both receive the other's message
+//   split (np 3):           on split(0) of ranks 0 and 2 (rank 1 sits out): allreduce on rank 0,
+//                           reduce to root 0 on rank 2 (split rank 1), which only sends (split rank 0 reports)
 //   bcast-roots (np 4):     bcast from root 0 on ranks 0-2, from root 2 on rank 3 (rank 3 hears rank 2's relay)
 //   reduce-roots (np 4):    Reduce to root 0 on ranks 0-2, to root 2 on rank 3 (rank 2 hears rank 3)
 import * as MPI from '@tsmpi/core';
@@ -77,7 +77,7 @@ if (which === 'counts') {
 } else if (which === 'split') {
   const sub = await world.split(rank === 1 ? MPI.UNDEFINED : 0);
   if (rank === 0) await sub!.allreduce(1, MPI.SUM);
-  else if (rank === 2) await sub!.Allreduce(new Int32Array([1]), new Int32Array(1), MPI.SUM);
+  else if (rank === 2) await sub!.reduce(1, MPI.SUM, 0);
 } else if (which === 'bcast-roots') {
   await world.bcast('x', rank === 3 ? 2 : 0);
 } else if (which === 'reduce-roots') {
