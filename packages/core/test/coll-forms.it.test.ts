@@ -3,7 +3,7 @@
 // new contents, ReduceScatter with uneven counts, Alltoallw, reduceLocal and the argument errors;
 // inline and threads progress; the forms from two threads at once; and mismatched collectives
 // (issue 39 point 3) reported as MPIErrors that name the call.
-// testlist: coll-forms np 2,5,8 inline, 4 threads, 3 with refcount naive and gc; coll-forms-threads np 3; coll-mismatch np 2
+// testlist: coll-forms np 2,5,8 inline, 4 threads, 3 with refcount naive and gc; coll-forms-threads np 3; coll-mismatch np 2, 3, 4
 import { describe, it } from 'vitest';
 import { program, runJob } from './run-job.ts';
 
@@ -37,11 +37,30 @@ describe('mismatched collectives (np 2)', () => {
     expectOk(await runJob(2, program('coll-mismatch.ts'), { args: [which], flags: ['--timeout', '60'], killAfterMs: 80_000 }), 'coll-mismatch OK', 2);
   }, 90_000);
 
-  it('barrier on one rank, bcast on the other: an MPIError naming bcast and the mismatch, no decoder error', async () => {
-    const r = await runJob(2, program('coll-mismatch.ts'), { args: ['kinds'], flags: ['--timeout', '60'], killAfterMs: 80_000 });
+  // Different collective calls on different ranks: the rank that receives the other call's message
+  // rejects with MPI_ERR_OTHER naming both calls and both ranks (the signature in the tag,
+  // coll/signature.ts), and the job fails with it, in a few lines (issue 39 points 1 and 3). Each
+  // case has one rank that receives the other call's message, so which rank reports is known.
+  const AFTER = 'every rank must make the same collective calls, with the same root, in the same order';
+  it.each([
+    ['kinds', 2, 'bcast: rank 0 of COMM_WORLD called barrier where this rank (1) called bcast (root 0)'],
+    ['bcast-reduce', 2, 'bcast: rank 1 of COMM_WORLD called reduce (root 0) where this rank (0) called bcast (root 1)'],
+    ['allreduce-reduce', 2, 'Allreduce: rank 1 of COMM_WORLD called Reduce (root 0) where this rank (0) called Allreduce'],
+    ['gather-scatter', 2, 'gather: rank 1 of COMM_WORLD called scatter (root 1) where this rank (0) called gather (root 0)'],
+    ['object-buffer', 2, 'Bcast: rank 0 of COMM_WORLD called bcast (root 0) where this rank (1) called Bcast (root 0)'],
+    ['nonblocking', 2, 'Ibcast: rank 0 of COMM_WORLD called ibarrier where this rank (1) called Ibcast (root 0)'],
+    ['dup', 2, 'bcast: rank 0 of COMM_WORLD.dup called barrier where this rank (1) called bcast (root 0)'],
+    ['split', 3, 'allreduce: rank 1 of COMM_WORLD.split(0) called reduce (root 0) where this rank (0) called allreduce'],
+    ['bcast-roots', 4, 'bcast: rank 2 of COMM_WORLD called bcast (root 0) where this rank (3) called bcast (root 2)'],
+    ['reduce-roots', 4, 'Reduce: rank 3 of COMM_WORLD called Reduce (root 2) where this rank (2) called Reduce (root 0)'],
+  ] as const)('%s (np %i): MPI_ERR_OTHER naming both calls and ranks, the job fails in a few lines', async (which, np, expected) => {
+    const r = await runJob(np, program('coll-mismatch.ts'), { args: [which], flags: ['--timeout', '60'], killAfterMs: 80_000 });
     const out = r.stdout + r.stderr;
-    if (r.code === 0 || !/MPI_ERR_OTHER: bcast: .*different collective calls/.test(out) || /MessagePack|ERR_INTERN/.test(out)) {
-      throw new Error(`expected the job to fail with bcast's mismatch error (exit ${r.code})\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
+    const lines = out.split('\n').filter((l) => l.trim() !== '').length;
+    const named = out.includes(`MPI_ERR_OTHER: ${expected}: ${AFTER}`);
+    // mpiexec's last line repeats the cause; the collateral stays short (issue 39: at most 15 lines).
+    if (r.code === 0 || !named || /MessagePack|ERR_INTERN|not one of its values/.test(out) || lines > 15 || !/mpiexec: rank \d .*exited with code 1: MPIError: MPI_ERR_OTHER: /.test(out)) {
+      throw new Error(`expected the job to fail with the mismatch error in at most 15 lines (exit ${r.code}, ${lines} lines)\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`);
     }
   }, 90_000);
 });

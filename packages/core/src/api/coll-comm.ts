@@ -51,11 +51,12 @@ function sendOr(sendbuf: unknown, recvbuf: unknown): unknown {
 }
 
 export class CollComm extends ObjectCollComm {
-  #blocking(call: string, run: CollRun): Promise<void> {
-    return this._collBlocking(call, this._collStart(call, run));
+  /** `root`: the collective's root (-1: none), which its tag's signature carries (coll/signature.ts). */
+  #blocking(call: string, run: CollRun, root = -1): Promise<void> {
+    return this._collBlocking(call, this._collStart(call, run, root));
   }
-  #nonblocking(call: string, run: CollRun, buf: unknown, op: Op | null = null): Request<void> {
-    return this._collNonblocking(call, this._collStart(call, run), buf, op);
+  #nonblocking(call: string, run: CollRun, buf: unknown, op: Op | null = null, root = -1): Request<void> {
+    return this._collNonblocking(call, this._collStart(call, run, root), buf, op);
   }
 
   /** Nonblocking barrier (the buffer-form spelling of ibarrier). */
@@ -74,15 +75,15 @@ export class CollComm extends ObjectCollComm {
    * @example await comm.Bcast(params, 0);
    */
   Bcast(buf: BufSpec, root = 0): Promise<void> {
-    return this.#blocking('Bcast', bcastRun(this, buf, root, 'Bcast'));
+    return this.#blocking('Bcast', bcastRun(this, buf, root, 'Bcast'), root);
   }
   /** Nonblocking Bcast. */
   Ibcast(buf: BufSpec, root = 0): Request<void> {
-    return this.#nonblocking('Ibcast', bcastRun(this, buf, root, 'Ibcast'), buf);
+    return this.#nonblocking('Ibcast', bcastRun(this, buf, root, 'Ibcast'), buf, null, root);
   }
   /** Persistent Bcast. */
   BcastInit(buf: BufSpec, root = 0): Request<void> {
-    return this._collPersistent('BcastInit', bcastRun(this, buf, root, 'BcastInit'), buf);
+    return this._collPersistent('BcastInit', bcastRun(this, buf, root, 'BcastInit'), buf, null, root);
   }
 
   /**
@@ -91,15 +92,15 @@ export class CollComm extends ObjectCollComm {
    * @example await comm.Reduce(local, comm.rank === 0 ? total : null, MPI.SUM, 0);
    */
   Reduce(sendbuf: BufSpec | InPlace, recvbuf: BufSpec | null, op: Op, root = 0): Promise<void> {
-    return this.#blocking('Reduce', reduceRun(this, sendbuf, recvbuf, op, root, 'Reduce'));
+    return this.#blocking('Reduce', reduceRun(this, sendbuf, recvbuf, op, root, 'Reduce'), root);
   }
   /** Nonblocking Reduce. */
   Ireduce(sendbuf: BufSpec | InPlace, recvbuf: BufSpec | null, op: Op, root = 0): Request<void> {
-    return this.#nonblocking('Ireduce', reduceRun(this, sendbuf, recvbuf, op, root, 'Ireduce'), sendOr(sendbuf, recvbuf), op);
+    return this.#nonblocking('Ireduce', reduceRun(this, sendbuf, recvbuf, op, root, 'Ireduce'), sendOr(sendbuf, recvbuf), op, root);
   }
   /** Persistent Reduce. */
   ReduceInit(sendbuf: BufSpec | InPlace, recvbuf: BufSpec | null, op: Op, root = 0): Request<void> {
-    return this._collPersistent('ReduceInit', reduceRun(this, sendbuf, recvbuf, op, root, 'ReduceInit'), sendOr(sendbuf, recvbuf), op);
+    return this._collPersistent('ReduceInit', reduceRun(this, sendbuf, recvbuf, op, root, 'ReduceInit'), sendOr(sendbuf, recvbuf), op, root);
   }
 
   /**
@@ -235,15 +236,15 @@ export class CollComm extends ObjectCollComm {
    * @example await comm.Gather(mine, comm.rank === 0 ? all : null, 0);
    */
   Gather(sendbuf: BufSpec | InPlace, recvbuf: BufSpec | null, root = 0): Promise<void> {
-    return this.#blocking('Gather', gatherRun(this, sendbuf, recvbuf, root, 'Gather'));
+    return this.#blocking('Gather', gatherRun(this, sendbuf, recvbuf, root, 'Gather'), root);
   }
   /** Nonblocking Gather. */
   Igather(sendbuf: BufSpec | InPlace, recvbuf: BufSpec | null, root = 0): Request<void> {
-    return this.#nonblocking('Igather', gatherRun(this, sendbuf, recvbuf, root, 'Igather'), sendOr(sendbuf, recvbuf));
+    return this.#nonblocking('Igather', gatherRun(this, sendbuf, recvbuf, root, 'Igather'), sendOr(sendbuf, recvbuf), null, root);
   }
   /** Persistent Gather. */
   GatherInit(sendbuf: BufSpec | InPlace, recvbuf: BufSpec | null, root = 0): Request<void> {
-    return this._collPersistent('GatherInit', gatherRun(this, sendbuf, recvbuf, root, 'GatherInit'), sendOr(sendbuf, recvbuf));
+    return this._collPersistent('GatherInit', gatherRun(this, sendbuf, recvbuf, root, 'GatherInit'), sendOr(sendbuf, recvbuf), null, root);
   }
 
   /**
@@ -251,15 +252,15 @@ export class CollComm extends ObjectCollComm {
    * IN_PLACE at the root (its block is already in place).
    */
   Gatherv(sendbuf: BufSpec | InPlace, recvbuf: VBufSpec | null, root = 0): Promise<void> {
-    return this.#blocking('Gatherv', gathervRun(this, sendbuf, recvbuf, root, 'Gatherv'));
+    return this.#blocking('Gatherv', gathervRun(this, sendbuf, recvbuf, root, 'Gatherv'), root);
   }
   /** Nonblocking Gatherv. */
   Igatherv(sendbuf: BufSpec | InPlace, recvbuf: VBufSpec | null, root = 0): Request<void> {
-    return this.#nonblocking('Igatherv', gathervRun(this, sendbuf, recvbuf, root, 'Igatherv'), sendOr(sendbuf, vBase(recvbuf)));
+    return this.#nonblocking('Igatherv', gathervRun(this, sendbuf, recvbuf, root, 'Igatherv'), sendOr(sendbuf, vBase(recvbuf)), null, root);
   }
   /** Persistent Gatherv. */
   GathervInit(sendbuf: BufSpec | InPlace, recvbuf: VBufSpec | null, root = 0): Request<void> {
-    return this._collPersistent('GathervInit', gathervRun(this, sendbuf, recvbuf, root, 'GathervInit'), sendOr(sendbuf, vBase(recvbuf)));
+    return this._collPersistent('GathervInit', gathervRun(this, sendbuf, recvbuf, root, 'GathervInit'), sendOr(sendbuf, vBase(recvbuf)), null, root);
   }
 
   /**
@@ -267,28 +268,28 @@ export class CollComm extends ObjectCollComm {
    * @example await comm.Scatter(comm.rank === 0 ? all : null, mine, 0);
    */
   Scatter(sendbuf: BufSpec | null, recvbuf: BufSpec | InPlace, root = 0): Promise<void> {
-    return this.#blocking('Scatter', scatterRun(this, sendbuf, recvbuf, root, 'Scatter'));
+    return this.#blocking('Scatter', scatterRun(this, sendbuf, recvbuf, root, 'Scatter'), root);
   }
   /** Nonblocking Scatter. */
   Iscatter(sendbuf: BufSpec | null, recvbuf: BufSpec | InPlace, root = 0): Request<void> {
-    return this.#nonblocking('Iscatter', scatterRun(this, sendbuf, recvbuf, root, 'Iscatter'), sendOr(recvbuf, sendbuf));
+    return this.#nonblocking('Iscatter', scatterRun(this, sendbuf, recvbuf, root, 'Iscatter'), sendOr(recvbuf, sendbuf), null, root);
   }
   /** Persistent Scatter. */
   ScatterInit(sendbuf: BufSpec | null, recvbuf: BufSpec | InPlace, root = 0): Request<void> {
-    return this._collPersistent('ScatterInit', scatterRun(this, sendbuf, recvbuf, root, 'ScatterInit'), sendOr(recvbuf, sendbuf));
+    return this._collPersistent('ScatterInit', scatterRun(this, sendbuf, recvbuf, root, 'ScatterInit'), sendOr(recvbuf, sendbuf), null, root);
   }
 
   /** Scatters blocks of varying size from root: rank i gets counts[i] items at displs[i]. IN_PLACE at the root. */
   Scatterv(sendbuf: VBufSpec | null, recvbuf: BufSpec | InPlace, root = 0): Promise<void> {
-    return this.#blocking('Scatterv', scattervRun(this, sendbuf, recvbuf, root, 'Scatterv'));
+    return this.#blocking('Scatterv', scattervRun(this, sendbuf, recvbuf, root, 'Scatterv'), root);
   }
   /** Nonblocking Scatterv. */
   Iscatterv(sendbuf: VBufSpec | null, recvbuf: BufSpec | InPlace, root = 0): Request<void> {
-    return this.#nonblocking('Iscatterv', scattervRun(this, sendbuf, recvbuf, root, 'Iscatterv'), sendOr(recvbuf, vBase(sendbuf)));
+    return this.#nonblocking('Iscatterv', scattervRun(this, sendbuf, recvbuf, root, 'Iscatterv'), sendOr(recvbuf, vBase(sendbuf)), null, root);
   }
   /** Persistent Scatterv. */
   ScattervInit(sendbuf: VBufSpec | null, recvbuf: BufSpec | InPlace, root = 0): Request<void> {
-    return this._collPersistent('ScattervInit', scattervRun(this, sendbuf, recvbuf, root, 'ScattervInit'), sendOr(recvbuf, vBase(sendbuf)));
+    return this._collPersistent('ScattervInit', scattervRun(this, sendbuf, recvbuf, root, 'ScattervInit'), sendOr(recvbuf, vBase(sendbuf)), null, root);
   }
 
   /**

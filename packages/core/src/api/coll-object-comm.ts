@@ -14,10 +14,10 @@
  */
 import {
   allgatherBytes, allreduceObjects, alltoallBytes, barrier as collBarrier, bcastBytes, exscanObjects, gatherBytes, reduceObjects,
-  scanObjects, scatterBytes, type Codec, type ObjectOp,
+  scanObjects, scatterBytes, signatureOf, type Codec, type ObjectOp,
 } from '../coll/index.ts';
 import { applyUserOpValues, reduceValues } from '../datatype/index.ts';
-import { ERR_ARG, ERR_OTHER, ERR_ROOT, MPIError, callSite, decodeObject, encodeObject, mpiError } from '../util/index.ts';
+import { ERR_ARG, ERR_OTHER, ERR_ROOT, MPIError, callSite, collTag, decodeObject, encodeObject, mpiError } from '../util/index.ts';
 import { IN_PLACE } from './constants.ts';
 import { CommCollPt2pt } from './coll-pt2pt.ts';
 import { checkOpArg, type Op } from './op.ts';
@@ -33,9 +33,10 @@ export type CollRun<T = void> = (pt: CommCollPt2pt, tag: number) => Promise<T>;
 const CODECS = new Map<string, Codec<any>>();
 
 /**
- * How the object collective `call` moves values. A message that does not decode is a mismatch
- * (coll/mismatch.ts): another rank sent it from a different collective call (a barrier's empty
- * token, another call's bytes), so the error says that instead of msgpackr's decoder message.
+ * How the object collective `call` moves values. A message of a different collective call is
+ * refused before it gets here, by the signature in its tag (coll/signature.ts); one that still
+ * does not decode came from a call the signature cannot tell apart (a communicator constructor's
+ * messages, kind 0), so the error says that instead of msgpackr's decoder message.
  */
 export function codecOf(call: string): Codec<any> {
   let codec = CODECS.get(call);
@@ -76,10 +77,14 @@ export class ObjectCollComm extends Pt2ptModesComm {
     }
   }
 
-  /** @internal Starts one collective: a fresh tag on the collective context, then `body` (the coll/ algorithm). */
-  _collStart<T>(call: string, body: CollRun<T>): Promise<T> {
-    const pt = new CommCollPt2pt(this, call);
-    const tag = this._collSeq++ & 0x3fffffff;
+  /**
+   * @internal Starts one collective: a fresh tag on the collective context, then `body` (the coll/
+   * algorithm). The tag carries the call's signature (kind, form, `root`: coll/signature.ts), so a
+   * rank that receives another collective's message names both calls (issue 39).
+   */
+  _collStart<T>(call: string, body: CollRun<T>, root = -1): Promise<T> {
+    const pt = new CommCollPt2pt(this, call, root);
+    const tag = collTag(this._collSeq++, signatureOf(call, root));
     return body(pt, tag);
   }
 
@@ -117,9 +122,9 @@ export class ObjectCollComm extends Pt2ptModesComm {
    * runs apart by MPI's non-overtaking order. The plan `run` closes over (resolved buffers, the
    * op on the datatype, this view) is built once, not per start.
    */
-  _collPersistent(call: string, run: CollRun, buf: unknown, op: Op | null = null): Request<void> {
-    const pt = new CommCollPt2pt(this, call);
-    const tag = this._collSeq++ & 0x3fffffff;
+  _collPersistent(call: string, run: CollRun, buf: unknown, op: Op | null = null, root = -1): Request<void> {
+    const pt = new CommCollPt2pt(this, call, root);
+    const tag = collTag(this._collSeq++, signatureOf(call, root));
     return Request._persistentFromPromise(this, call, buf, () => run(pt, tag), op === null ? 0 : op._handle);
   }
 
@@ -142,14 +147,14 @@ export class ObjectCollComm extends Pt2ptModesComm {
       const mine = pt.rank === root ? codecOf('bcast').encode(value) : null;
       const bytes = await bcastBytes(pt, tag, mine, root);
       return pt.rank === root ? value : (codecOf('bcast').decode(bytes) as T);
-    }));
+    }, root));
   }
 
   /** Reduces values (numbers, bigints, typed arrays element-wise) to root; undefined elsewhere. */
   reduce<T>(value: T, op: Op, root = 0): Promise<T | undefined> {
     this._root(root, 'reduce');
     const o = objectOp(op, 'reduce');
-    return this._collBlocking('reduce', this._collStart('reduce', (pt, tag) => reduceObjects(pt, tag, value, o, codecOf('reduce'), root)));
+    return this._collBlocking('reduce', this._collStart('reduce', (pt, tag) => reduceObjects(pt, tag, value, o, codecOf('reduce'), root), root));
   }
 
   /** Reduces values; every rank resolves to the result. */
@@ -177,7 +182,7 @@ export class ObjectCollComm extends Pt2ptModesComm {
       const all = await gatherBytes(pt, tag, codecOf('gather').encode(value), root);
       if (all === undefined) return undefined;
       return all.map((b, i) => (i === pt.rank ? value : (codecOf('gather').decode(b) as T)));
-    }));
+    }, root));
   }
 
   /** Scatters values[i] from root to rank i. @throws MPIError(ERR_ARG) at the root when values is not an array of `size` entries. */
@@ -191,7 +196,7 @@ export class ObjectCollComm extends Pt2ptModesComm {
       const datas = isRoot ? values!.map((v) => codecOf('scatter').encode(v)) : undefined;
       const mine = await scatterBytes(pt, tag, datas, root);
       return isRoot ? values![root]! : (codecOf('scatter').decode(mine) as T);
-    }));
+    }, root));
   }
 
   /** Every rank resolves to every rank's value, by rank. */

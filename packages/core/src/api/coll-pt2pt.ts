@@ -11,10 +11,11 @@ export class CommCollPt2pt extends GroupPt2pt {
   /** The API call these messages serve: mismatch errors name it (coll/mismatch.ts). */
   readonly call: string;
 
-  constructor(comm: Pt2ptComm, call: string) {
+  /** @param root the collective's root (-1: none), which a mismatch error names */
+  constructor(comm: Pt2ptComm, call: string, root = -1) {
     // Every communicator's collective context takes the device's byte-view entries (GroupPt2pt), derived
     // ones too: a Cartesian communicator's neighbour exchange takes the lean route as COMM_WORLD's does.
-    super(runtime(call).device, comm._endpoints, comm._me(call), comm._ctx + CTX_COLL, call, true);
+    super(runtime(call).device, comm._endpoints, comm._me(call), comm._ctx + CTX_COLL, call, true, comm.name, root);
     this.call = call;
   }
 }

@@ -51,7 +51,7 @@ import {
 import { allgatherBytes } from '../coll/index.ts';
 import { hostLabel } from '../config/index.ts';
 import { OBJECT_KIND, handleKind } from '../device/index.ts';
-import { ERR_ARG, ERR_GROUP, ERR_TAG, MPIError, mpiError } from '../util/index.ts';
+import { ERR_ARG, ERR_GROUP, ERR_TAG, MPIError, collTag, mpiError } from '../util/index.ts';
 import { inheritAttrs, createKeyval, deleteAllAttrs, deleteAttr, getAttr, setAttr, type KeyvalFns } from './attributes.ts';
 import { checkErrhandler, ERRORS_RETURN, invokeErrhandler, routeErrors, type Errhandler } from './errhandler.ts';
 import { Info, infoEntries } from './info.ts';
@@ -485,7 +485,8 @@ export class Comm extends CollComm {
    */
   #commCollectives(call: string, pt = new CommCollPt2pt(this, call)): [ContextIdCollectives, number, number] {
     const seq = this._collSeq++;
-    const tag = seq & 0x3fffffff;
+    // Signature 0: not one of the named collectives (coll/signature.ts); a rank in another collective names it so.
+    const tag = collTag(seq, 0);
     return [contextIdCollectives(pt, tag), collectivePriorityTag(seq), tag];
   }
 

@@ -52,7 +52,7 @@ import {
   packBlocks, reduceObjects, unpackBlocks, type InterRole,
 } from '../coll/index.ts';
 import { runtime } from '../runtime/index.ts';
-import { ERR_ARG, ERR_COUNT, ERR_GROUP, mpiError } from '../util/index.ts';
+import { ERR_ARG, ERR_COUNT, ERR_GROUP, collTag, mpiError } from '../util/index.ts';
 import { inheritAttrs } from './attributes.ts';
 import { describe, type BufSpec, type WBufSpec } from './buffer.ts';
 import { Comm, type Creation } from './comm.ts';
@@ -147,7 +147,7 @@ export class Intercomm extends Comm {
   #start<T>(call: string, body: (local: GroupPt2pt, inter: PeerPt2pt, tag: number) => Promise<T>): Promise<T> {
     const local = this.#local(call);
     const inter = this.#inter(call);
-    const tag = this._collSeq++ & 0x3fffffff;
+    const tag = collTag(this._collSeq++, 0);
     return body(local, inter, tag);
   }
 
@@ -264,7 +264,7 @@ export class Intercomm extends Comm {
   #persistent(call: string, p: InterPlan): Request<void> {
     const local = this.#local(call);
     const inter = this.#inter(call);
-    const tag = this._collSeq++ & 0x3fffffff;
+    const tag = collTag(this._collSeq++, 0);
     return Request._persistentFromPromise(this, call, p.buf, () => p.run(local, inter, tag), p.op === null ? 0 : p.op._handle);
   }
 
@@ -480,7 +480,7 @@ export class Intercomm extends Comm {
     const local = this.#local(call);
     const inter = this.#inter(call);
     const seq = this._collSeq++;
-    return { c, local, inter, tag: seq & 0x3fffffff, priority: collectivePriorityTag(seq) };
+    return { c, local, inter, tag: collTag(seq, 0), priority: collectivePriorityTag(seq) };
   }
 
   /** An intercommunicator between the same groups, with a new context (attributes copied, hints kept). Collective over both groups. */
@@ -576,7 +576,7 @@ export class Intercomm extends Comm {
     const local = this.#local(call);
     const inter = this.#inter(call);
     // Two sequence numbers: one for the swap of `high`, one for the allocation over both groups.
-    const swapTag = this._collSeq++ & 0x3fffffff;
+    const swapTag = collTag(this._collSeq++, 0);
     const seq = this._collSeq++;
     const me = c.me;
     return this._collBlocking(call, (async () => {
@@ -593,7 +593,7 @@ export class Intercomm extends Comm {
       const parent = isLow ? this._ctx : this._sendCtx;
       // Priority <low group's id, low group's leader, tag>: the same at every member of both groups.
       const options = { ...c.options, leader: first[0]! };
-      const ctx = await allocateContextId(c.state, parent, collectivePriorityTag(seq), contextIdCollectives(pt, seq & 0x3fffffff), options);
+      const ctx = await allocateContextId(c.state, parent, collectivePriorityTag(seq), contextIdCollectives(pt, collTag(seq, 0)), options);
       return Comm._makeWith(c, `${this.name}.merge`, ctx, merged, null, (n, x, e) => new Comm(n, x, e, false));
     })());
   }

@@ -27,4 +27,5 @@ export type { InterRole } from './inter.ts';
 export type { NeighborPlan } from './neighbor.ts';
 export { ALGORITHMS, DEFAULT_COLL_TUNING, SELECTION_TABLE, selectAlgorithm } from './select.ts';
 export type { AlgorithmOf, CollOptions, Collective, CollTuning, SelectionInput, SelectionRule } from './select.ts';
+export { kindMismatch, sameCollective, signatureOf } from './signature.ts';
 export type { ByteOp, Codec, CollPt2pt, Combine, ObjectOp, VBuffer } from './pt2pt.ts';

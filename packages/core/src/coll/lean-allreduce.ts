@@ -8,7 +8,7 @@
  * number straight from its shared cell (Atomics, so every thread of the process that calls on
  * the communicator draws from one counter, as Pt2ptComm._collSeq does) and runs allreduce.ts's
  * short path on byte views of the caller's arrays through a point-to-point view made once. The result is the
- * same call the general path makes (same tag, same algorithm, same errors), minus its objects:
+ * same call the general path makes (same tag and signature, same algorithm, same errors), minus its objects:
  * it enters allreduce.ts's short path (shortAllreduce) directly, without allreduce()'s async
  * frame. The byte views of the previous call's arrays are kept for the next call on the same
  * arrays (a loop of Allreduce calls on the same vectors makes no views), but only for arrays
@@ -18,9 +18,15 @@
  * State: one LeanAllreduce per communicator wrapper and thread, made on its first lean call; the
  * byte views of its previous call's arrays.
  */
+import { collTag } from '../util/index.ts';
 import { shortAllreduce } from './allreduce.ts';
 import type { ByteOp, CollPt2pt } from './pt2pt.ts';
 import { DEFAULT_COLL_TUNING } from './select.ts';
+import { signatureOf } from './signature.ts';
+
+/** The signatures the tags of Allreduce and Iallreduce carry (signature.ts), as the general path's _collStart gives them. */
+const ALLREDUCE = signatureOf('Allreduce');
+const IALLREDUCE = signatureOf('Iallreduce');
 
 /** The lean path takes vectors up to this many bytes: the short messages of the selection (select.ts). */
 export const LEAN_ALLREDUCE_MAX_BYTES = DEFAULT_COLL_TUNING.allreduceShortBytes;
@@ -77,7 +83,9 @@ export class LeanAllreduce {
         this.#sendBytes = keep ? sendBytes : NO_BYTES;
       }
     }
-    return shortAllreduce(isBlocking ? this.blocking : this.nonblocking, seq & 0x3fffffff, sendBytes, recvBytes, op);
+    return isBlocking
+      ? shortAllreduce(this.blocking, collTag(seq, ALLREDUCE), sendBytes, recvBytes, op)
+      : shortAllreduce(this.nonblocking, collTag(seq, IALLREDUCE), sendBytes, recvBytes, op);
   }
 }
 

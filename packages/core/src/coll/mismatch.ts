@@ -7,8 +7,10 @@
  *
  * Detected: a reduction operand of another length than this rank's (Allreduce, Reduce, Scan,
  * Exscan, ReduceScatter with different counts or datatypes on different ranks: ERR_COUNT); a
- * block longer than its place (ERR_TRUNCATE, exchange.ts). An object collective whose message
- * does not decode (different collectives on different ranks) is reported by the API layer.
+ * block longer than its place (ERR_TRUNCATE, exchange.ts). A message of another collective call
+ * (another kind, form or root) is found by the signature in its tag and reported as ERR_OTHER
+ * naming both calls and both ranks (signature.ts kindMismatch, raised by the receive in
+ * comm/group-pt2pt.ts).
  */
 import { ERR_COUNT, mpiError, type MPIError } from '../util/index.ts';
 import type { CollPt2pt } from './pt2pt.ts';

@@ -12,7 +12,9 @@
  * - The API layer calls one coll function per collective call, on the thread
  *   attached to the calling endpoint, with a fresh `tag` per collective call
  *   on that communicator (a counter), so concurrent nonblocking collectives
- *   never match each other's messages. Blocking and nonblocking forms share
+ *   never match each other's messages. On a communicator's collective context
+ *   the tag also carries the call's signature (signature.ts, util/coll-tag.ts):
+ *   a receive completed by another call's message rejects (ERR_OTHER). Blocking and nonblocking forms share
  *   the same async function: `await` drives it, a Request wraps its promise
  *   (STYLE.md rule 40).
  *

@@ -11,7 +11,8 @@
  *
  * Tags on the wire:
  * ```
- *   0 .. TAG_UB (2^30 - 1)          user point-to-point; comm collectives (on ctx + 1, by sequence)
+ *   0 .. TAG_UB (2^30 - 1)          user point-to-point; comm collectives (on ctx + 1: sequence mod 2^20
+ *                                   and the call's signature above it, util/coll-tag.ts)
  *   2^30 + t, t in 0 .. TAG_UB      createGroup(group, t) on the parent's ctx + 2
  * ```
  * One creation runs all its collectives (allgather, barrier, allreduce rounds)

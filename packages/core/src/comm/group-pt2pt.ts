@@ -15,14 +15,42 @@
  * Ranks are ranks of `members`; the caller passes a member (trusted, rule 19).
  * Buffers: as CollPt2pt says (send keeps `data` until it resolves; recv
  * resolves a fresh Uint8Array). Errors: the device's rejection (e.g.
- * ERR_PROC_FAILED) passes through.
+ * ERR_PROC_FAILED) passes through; a receive completed by a message of another
+ * collective call (its tag's signature, util/coll-tag.ts) rejects with
+ * ERR_OTHER naming both calls and both ranks (coll/signature.ts kindMismatch).
  */
 import { DevRequest, REQ_KIND, type Device } from '../device/index.ts';
-import type { CollPt2pt } from '../coll/index.ts';
+import { kindMismatch, sameCollective, type CollPt2pt } from '../coll/index.ts';
+import { collSignature, type MPIError } from '../util/index.ts';
 import { bytesOf, countOf, none, promiseOf } from './dev-settle.ts';
 
 /** What a send that left by the lean route resolves: it has left the caller's buffer when sendBytes returns. */
 const SENT: Promise<void> = Promise.resolve();
+
+/**
+ * The outcome of receive `r` posted with `tag` from group rank `source`, as promiseOf gives it, unless
+ * the message that completed it carries another tag: on a collective context the device matches the
+ * sequence bits only (util/coll-tag.ts), so a message of another collective made at the same point
+ * completes the receive, and its tag's signature names that collective (issue 39). r.tag is -1 when
+ * no message completed r (a failed process): that error stands.
+ */
+function received<T>(pt: GroupPt2pt, r: DevRequest, tag: number, source: number, value: (r: DevRequest) => T): Promise<T> {
+  if (r.done) {
+    if (r.tag !== tag && r.tag >= 0) {
+      const e = pt.mismatch(r.tag, tag, source);
+      if (e !== null) return Promise.reject(e);
+    }
+    return r.error !== null ? Promise.reject(r.error) : Promise.resolve(value(r));
+  }
+  return new Promise<T>((resolve, reject) => {
+    r.onComplete = (d) => {
+      const e = d.tag !== tag && d.tag >= 0 ? pt.mismatch(d.tag, tag, source) : null;
+      if (e !== null) reject(e);
+      else if (d.error !== null) reject(d.error);
+      else resolve(value(d));
+    };
+  });
+}
 
 /** Point-to-point among `members` on context `contextId`, as the collective algorithms see it. */
 export class GroupPt2pt implements CollPt2pt {
@@ -35,6 +63,10 @@ export class GroupPt2pt implements CollPt2pt {
   readonly #call: string;
   /** a communicator's collective context: its messages go to the device's byte-view entries (sendBytes, recvBytes, recvFresh) */
   readonly #bytes: boolean;
+  /** what a mismatch error calls the members (a communicator's name) */
+  readonly #where: string;
+  /** the root of the collective these messages serve (-1: none), for a mismatch error */
+  readonly #root: number;
 
   /**
    * @param device the process's device
@@ -51,8 +83,10 @@ export class GroupPt2pt implements CollPt2pt {
    *   freed communicator's collective context comes back with nothing in its lane, as its shared
    *   queues do on the general path. Other contexts (createGroup's, tags above TAG_UB) post every
    *   message as a general one.
+   * @param where what a mismatch error calls the members (default 'the group')
+   * @param root the root of the collective, for a mismatch error (default -1: none)
    */
-  constructor(device: Device, members: Int32Array, me: number, contextId: number, call = 'progress', byteEntries = false) {
+  constructor(device: Device, members: Int32Array, me: number, contextId: number, call = 'progress', byteEntries = false, where = 'the group', root = -1) {
     this.#device = device;
     this.#members = members;
     this.#me = me;
@@ -61,6 +95,20 @@ export class GroupPt2pt implements CollPt2pt {
     this.rank = members.indexOf(me);
     this.size = members.length;
     this.#bytes = byteEntries;
+    this.#where = where;
+    this.#root = root;
+  }
+
+  /**
+   * The error of a message with tag `theirs` from group rank `source` that completed this view's
+   * receive posted with tag `mine`: the two ranks made different collective calls (kind, form or
+   * root: coll/signature.ts), or null when the tags name one collective (a blocking and a
+   * nonblocking form of it).
+   */
+  mismatch(theirs: number, mine: number, source: number): MPIError | null {
+    const a = collSignature(theirs);
+    const b = collSignature(mine);
+    return sameCollective(a, b) ? null : kindMismatch(this.#call, this.#where, this.rank, this.#root, source, b, a, this.size);
   }
 
   send(dest: number, tag: number, data: Uint8Array): Promise<void> {
@@ -81,7 +129,7 @@ export class GroupPt2pt implements CollPt2pt {
       r.objectMode = true; // a fresh Uint8Array of the message's length
       this.#device.postRecv(r, this.#me, this.#contextId, this.#members[source]!, tag);
     }
-    return promiseOf(r, bytesOf);
+    return received(this, r, tag, source, bytesOf);
   }
 
   /** Receives into `buf` (a rendezvous payload lands there directly); resolves the byte count. */
@@ -93,6 +141,6 @@ export class GroupPt2pt implements CollPt2pt {
       r.buf = buf;
       this.#device.postRecv(r, this.#me, this.#contextId, this.#members[source]!, tag);
     }
-    return promiseOf(r, countOf);
+    return received(this, r, tag, source, countOf);
   }
 }

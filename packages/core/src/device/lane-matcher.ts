@@ -255,7 +255,7 @@ export class LaneMatcher implements Matcher {
     const posted = lane.posted;
     const head = posted[0];
     let r: DevRequest | null;
-    if (head !== undefined && head.src === src && (head.tag === tag || head.tag === ANY)) {
+    if (head !== undefined && head.src === src && (((head.tag ^ tag) & lane.tagMask) === 0 || head.tag === ANY)) {
       posted.shift();
       r = head.r;
     } else {

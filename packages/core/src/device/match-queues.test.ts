@@ -49,6 +49,25 @@ function setup(mode: MatchingMode) {
 }
 
 describe.each(['parallel', 'global'] as const)('MatchQueues (%s)', (mode) => {
+  it('on a collective context matches the sequence bits of a tag only (util/coll-tag.ts); elsewhere the whole tag', () => {
+    const t = setup(mode);
+    const seq = 7;
+    const bcast = seq | (2 << 20);
+    const barrier = seq | (1 << 20);
+    // Context 5 is a collective context (suffix 1): another collective's message of the same sequence meets the receive.
+    expect(t.post('r-coll', 1, bcast, 5)).toBeNull();
+    expect(t.arrive('m-coll', 1, barrier, 5)).toBe('r-coll');
+    expect(t.arrive('m-coll-2', 1, barrier, 5)).toBeNull();
+    expect(t.post('r-coll-2', 1, bcast, 5)).toBe('m-coll-2');
+    // Another sequence number never matches.
+    expect(t.post('r-coll-3', 1, bcast + 1, 5)).toBeNull();
+    expect(t.arrive('m-coll-3', 1, barrier, 5)).toBeNull();
+    // Context 4 is a point-to-point context (suffix 0): the same two tags are different tags there.
+    expect(t.post('r-p2p', 1, bcast, 4)).toBeNull();
+    expect(t.arrive('m-p2p', 1, barrier, 4)).toBeNull();
+    expect(t.arrive('m-p2p-2', 1, bcast, 4)).toBe('r-p2p');
+  });
+
   it('matches posted receives in order per source and tag', () => {
     const t = setup(mode);
     expect(t.post('r1', 1, 5)).toBeNull();

@@ -33,7 +33,7 @@
  *   change with Atomics.
  */
 import { SpinLocks, type LockHolders } from '../shm/index.ts';
-import { ANY, waitAsync } from '../util/index.ts';
+import { ANY, tagMatchMask, waitAsync } from '../util/index.ts';
 import { FLAG, NIL, SLOT, SLOT_WORDS, type RequestTable } from './request-table.ts';
 
 
@@ -429,12 +429,14 @@ export class MatchQueues {
   #takeFirst(headIdx: number, ctx: number, src: number, tag: number): number {
     const w = this.#w;
     const q = this.#q;
+    // A collective context matches on the tags' sequence bits (util/coll-tag.ts); every other one on the whole tag.
+    const mask = tagMatchMask(ctx);
     let prev = NIL;
     for (let s = q[headIdx]!; s !== NIL; s = w[s * SLOT_WORDS + SLOT.NEXT]!) {
       const b = s * SLOT_WORDS;
       const rtag = w[b + SLOT.TAG]!;
       const rsrc = w[b + SLOT.SRC]!;
-      if (w[b + SLOT.CTX] === ctx && (rtag === tag || rtag === ANY) && (rsrc === src || rsrc === ANY)) {
+      if (w[b + SLOT.CTX] === ctx && (((rtag ^ tag) & mask) === 0 || rtag === ANY) && (rsrc === src || rsrc === ANY)) {
         this.#splice(headIdx, prev, s);
         return s;
       }
@@ -448,10 +450,11 @@ export class MatchQueues {
     const w = this.#w;
     const q = this.#q;
     const headIdx = base + Q.UNEXP_HEAD;
+    const mask = tagMatchMask(ctx);
     let prev = NIL;
     for (let s = q[headIdx]!; s !== NIL; s = w[s * SLOT_WORDS + SLOT.NEXT]!) {
       const b = s * SLOT_WORDS;
-      if (w[b + SLOT.CTX] === ctx && (tag === ANY || w[b + SLOT.TAG] === tag) && (src === ANY || w[b + SLOT.SRC] === src)) {
+      if (w[b + SLOT.CTX] === ctx && (tag === ANY || ((w[b + SLOT.TAG]! ^ tag) & mask) === 0) && (src === ANY || w[b + SLOT.SRC] === src)) {
         if (take) {
           this.#splice(headIdx, prev, s);
           Atomics.sub(q, H.UNEXPECTED, 1);

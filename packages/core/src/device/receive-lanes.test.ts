@@ -22,6 +22,21 @@ describe('ReceiveLanes', () => {
     expect(lanes.lanes()).toEqual([]);
   });
 
+  it('on a collective context matches the sequence bits of a tag only (util/coll-tag.ts), on a point-to-point one the whole tag', () => {
+    const seq = 3;
+    const coll = new ReceiveLanes().lean(9)!; // suffix 1: a collective context
+    coll.unexpected.push(msg(2, seq | (1 << 20), 0));
+    expect(coll.takeUnexpected(2, seq | (2 << 20))!.data[0]).toBe(0);
+    const r = new DevRequest(REQ_KIND.RECV);
+    coll.posted.push({ r, src: 2, tag: seq | (4 << 20) });
+    expect(coll.takePosted(2, (seq + 1) | (4 << 20))).toBeNull();
+    expect(coll.takePosted(2, seq | (3 << 20))).toBe(r);
+    const p2p = new ReceiveLanes().lean(8)!; // suffix 0: user point-to-point
+    p2p.unexpected.push(msg(2, seq | (1 << 20), 0));
+    expect(p2p.takeUnexpected(2, seq | (2 << 20))).toBeNull();
+    expect(p2p.takeUnexpected(2, seq | (1 << 20))!.data[0]).toBe(0);
+  });
+
   it('matches the oldest entry of the same source, a tag or ANY_TAG, in both directions', () => {
     const lane = new ReceiveLanes().lean(1)!;
     lane.unexpected.push(msg(2, 9, 0), msg(3, 8, 1), msg(3, 9, 2), msg(3, 9, 3));

@@ -19,7 +19,7 @@
  * Pure data: the device (device.ts) fills and completes the requests. No locks:
  * lanes exist only where no other thread can match (the device decides).
  */
-import { ANY } from '../util/index.ts';
+import { ANY, tagMatchMask } from '../util/index.ts';
 import type { DevRequest } from './dev-request.ts';
 
 /** Context ids fit 16 bits in a frame header. */
@@ -60,13 +60,19 @@ function objectArray<T extends object>(): T[] {
 export class Lane {
   readonly posted: LaneReceive[] = objectArray<LaneReceive>();
   readonly unexpected: LaneMessage[] = objectArray<LaneMessage>();
+  /** The tag bits matching compares in this lane's context (util/coll-tag.ts: a collective context's sequence bits). */
+  readonly tagMask: number;
+
+  constructor(ctx: number) {
+    this.tagMask = tagMatchMask(ctx);
+  }
 
   /** The oldest posted receive that a message (src, tag) matches, removed; or null. */
   takePosted(src: number, tag: number): DevRequest | null {
     const p = this.posted;
     for (let i = 0; i < p.length; i++) {
       const e = p[i]!;
-      if (e.src === src && (e.tag === tag || e.tag === ANY)) {
+      if (e.src === src && (((e.tag ^ tag) & this.tagMask) === 0 || e.tag === ANY)) {
         if (i === 0) p.shift();
         else p.splice(i, 1);
         return e.r;
@@ -80,7 +86,7 @@ export class Lane {
     const u = this.unexpected;
     for (let i = 0; i < u.length; i++) {
       const m = u[i]!;
-      if (m.src === src && (tag === ANY || m.tag === tag)) {
+      if (m.src === src && (tag === ANY || ((m.tag ^ tag) & this.tagMask) === 0)) {
         if (i === 0) u.shift();
         else u.splice(i, 1);
         return m;
@@ -119,7 +125,7 @@ export class ReceiveLanes {
     if (s === LANE_STATE.LEAN) return this.byContext[ctx]!;
     if (s === LANE_STATE.GENERAL) return null;
     this.#state[ctx] = LANE_STATE.LEAN;
-    const lane = new Lane();
+    const lane = new Lane(ctx);
     this.byContext[ctx] = lane;
     this.#all.push(lane);
     return lane;

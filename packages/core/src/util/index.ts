@@ -16,6 +16,7 @@ export type { RegisterClassOptions } from './class-registry.ts';
 export { workerArgs } from './ts-worker.ts';
 export { waitAsync } from './wait-async.ts';
 export { schedYield } from './sched-yield.ts';
+export { COLL_SEQ_BITS, COLL_SEQ_MASK, COLL_SIGNATURE_BITS, collSignature, collTag, tagMatchMask } from './coll-tag.ts';
 export { ANY, ANY_SOURCE, ANY_TAG, PROC_NULL, UNDEFINED, CONTEXT_SUFFIX, CONTEXT_SUFFIX_BITS } from './sentinels.ts';
 export {
   KEY_PROOF_NONCE_BYTES, KEY_PROOF_BYTES, KeyChallenge, KeyResponse, isJobKeyProof, keyProofBinding, newKeyProofNonce, proveJobKey,
