@@ -23,10 +23,12 @@
  * atomic add (the post sequence is the process's, shared by its threads, so that sends and
  * receives posted at one endpoint by several threads pair in the order the device matched them).
  * The wrappers are made once per call name with its info (no lookup per call); the per-message
- * ones (Isend/Irecv shapes) read their arguments by position, so no array, token or closure is
- * made per call. Objects per event: the Status a lower-case recv is given (an irecv waits in a
- * list, PendingReceives, until it completes), and for a call that returns a Promise the closures
- * that see it settle.
+ * ones (Isend/Irecv shapes) take their three arguments as named parameters and write their rows
+ * in place, so no array, arguments object, token, closure or closure context is made per call
+ * (what is left per post call is the two numbers the clock returns). Objects per event: the
+ * Status a lower-case recv is given (an irecv waits in a list, PendingReceives, until it
+ * completes), and for a call that returns a Promise the closures that see it settle (made in
+ * methods of their own, #postSettled and #callSettled, so that the wrappers keep no context).
  *
  * Threads: every MPI thread of a traced process records its own calls (startTrace at its init).
  * The main thread hands its trace and its workers' to mpiexec at MPI.finalize; a worker thread
@@ -42,7 +44,7 @@ import { PROC_NULL } from './constants.ts';
 import { instrument, type Method } from './profile.ts';
 import { Request, type RequestComm } from './request.ts';
 import { PendingReceives } from './trace-pending-receives.ts';
-import { bytesWord, CALL_ROW, CHUNK_ROWS, CompactRows, expandCalls, expandMsgs, MSG_ROW, ROW_WORDS } from './trace-rows.ts';
+import { bytesWord, CALL_ROW, CHUNK_ROWS, CompactRows, expandCalls, expandMsgs, MSG_ROW, ROW_WORDS, UNKNOWN_BYTES } from './trace-rows.ts';
 import { Status } from './status.ts';
 
 /** What the recorder reads of a communicator (Pt2ptComm's fields). */
@@ -159,8 +161,8 @@ export class TraceRecorder {
 
   /**
    * What profile.ts's instrument() puts in place of `method`, the public call `call`: a wrapper made
-   * once per call name. Isend/Irecv-shaped calls (the per-message ones) get one that reads their
-   * arguments by position (no argument array, token or closure per call); the others one that keeps
+   * once per call name. Isend/Irecv-shaped calls (the per-message ones) get one that takes their
+   * arguments as named parameters (no argument array or object, token or closure per call); the others one that keeps
    * the arguments in an array (a lower-case recv may be given a Status) and a closure only for a
    * call that returns a Promise (its end is when it settles). Two clock reads per call.
    */
@@ -173,54 +175,90 @@ export class TraceRecorder {
 
   #wrapPost(info: CallInfo, shape: Shape & { kind: 'send' | 'irecv' }, method: Method): Method {
     const rec = this;
+    const id = info.id;
     const isSend = shape.kind === 'send';
-    const peerArg = shape.kind === 'send' ? shape.dest : shape.source;
-    const tagArg = shape.tag;
-    const bufArg = shape.kind === 'send' ? shape.buf : -1;
-    return function tracedPost(this: unknown): unknown {
-      // `arguments` applied as it is: V8 makes no array of it.
-      const args = arguments as unknown as unknown[];
-      if (rec.#depth !== 0) return method.apply(this, args);
+    // Every post call takes at most three arguments (irecv two), and none reads `arguments`: they are
+    // forwarded as three named ones (a missing one as undefined, which its default replaces), so no
+    // arguments object is made per call. Which one is the peer, the tag and the buffer is fixed per name.
+    const peerAt = shape.kind === 'send' ? shape.dest : shape.source;
+    const tagAt = shape.tag;
+    const bufAt = shape.kind === 'send' ? shape.buf : -1;
+    return function tracedPost(this: unknown, a0: unknown, a1: unknown, a2: unknown): unknown {
+      if (rec.#depth !== 0) return method.call(this, a0, a1, a2);
       if (rec.#callCount >= rec.#max) {
         // A full table drops the call's row and its message: no post order to take.
         rec.#dropped++;
-        return method.apply(this, args);
+        return method.call(this, a0, a1, a2);
       }
       const order = rec.#takeOrder(1);
-      const peer = args[peerArg], tag = args[tagArg], buf = bufArg >= 0 ? args[bufArg] : undefined;
       const t0 = performance.now();
-      rec.#depth++;
+      rec.#depth = 1;
       let out: unknown;
       try {
-        out = method.apply(this, args);
+        out = method.call(this, a0, a1, a2);
       } catch (e) {
-        rec.#depth--;
-        rec.#call(info.id, rec.#origin + t0, performance.now() - t0, null, -1, -1, -1);
+        rec.#depth = 0;
+        rec.#call(id, rec.#origin + t0, performance.now() - t0, null, -1, -1, -1);
         throw e;
       }
-      rec.#depth--;
-      if (out instanceof Promise) {
-        const target = this;
-        return out.then(
-          (v: unknown) => { rec.#posted(info, isSend, t0, target, peer, tag, buf, order, v); return v; },
-          (e: unknown) => { rec.#call(info.id, rec.#origin + t0, performance.now() - t0, null, -1, -1, -1); throw e; },
-        );
+      rec.#depth = 0;
+      const peer = peerAt === 0 ? a0 : peerAt === 1 ? a1 : a2;
+      const tag = tagAt === 1 ? a1 : a2;
+      const buf = bufAt === 0 ? a0 : undefined;
+      const target = this as TracedComm;
+      // A blocking send (send, Send, ssend...): its slice ends when its promise settles.
+      if (out instanceof Promise) return rec.#postSettled(out, id, isSend, t0, target, peer, tag, buf, order);
+      // The call returned, so its arguments passed its checks (the peer and the tag, if given, are
+      // integers) and `this` is a communicator (the post read its fields; one field read here
+      // instead of isComm's two `in` tests guards against a method applied to another object).
+      if (target._peers === undefined) {
+        rec.#call(id, rec.#origin + t0, performance.now() - t0, null, -1, -1, -1);
+        return out;
       }
-      rec.#posted(info, isSend, t0, this, peer, tag, buf, order, out);
+      const row = rec.#openRow(id, t0, target);
+      if (row < 0) return out;
+      const c = rec.#calls.last;
+      const o = (row % CHUNK_ROWS) * ROW_WORDS;
+      const p = typeof peer === 'number' ? peer : isSend ? -1 : ANY;
+      const g = typeof tag === 'number' ? tag : isSend ? 0 : ANY;
+      c.i32[o + CALL_ROW.PEER] = p;
+      c.i32[o + CALL_ROW.TAG] = g;
+      if (isSend) {
+        c.u32[o + CALL_ROW.BYTES] = buf instanceof Uint8Array ? buf.byteLength : bytesWord(bytesOf(buf));
+        // p < 0: PROC_NULL, no message.
+        if (p >= 0) rec.#msg(row, 0, target._sendCtx, ownEndpoint(), target._peers[p]!, g, order);
+      } else {
+        c.u32[o + CALL_ROW.BYTES] = UNKNOWN_BYTES;
+        rec.#pending.add(out as Request<unknown>, order);
+      }
       return out;
     };
   }
 
-  /** The rows of a send or irecv that ended now (started at t0, posted as number `order`, returned `result`). */
-  #posted(info: CallInfo, isSend: boolean, t0: number, target: unknown, peer: unknown, tag: unknown, buf: unknown, order: number, result: unknown): void {
+  /**
+   * `out`, the promise of a blocking send, with its rows written when it settles. Apart from the
+   * post wrapper so that the closures' variables make no context on each post call.
+   */
+  #postSettled(out: Promise<unknown>, id: number, isSend: boolean, t0: number, target: unknown, peer: unknown, tag: unknown, buf: unknown, order: number): Promise<unknown> {
+    return out.then(
+      (v: unknown) => { this.#posted(id, isSend, t0, target, peer, tag, buf, order, v); return v; },
+      (e: unknown) => { this.#call(id, this.#origin + t0, performance.now() - t0, null, -1, -1, -1); throw e; },
+    );
+  }
+
+  /**
+   * The rows of a blocking send whose promise resolved now (started at t0, posted as number `order`,
+   * resolved with `result`).
+   */
+  #posted(id: number, isSend: boolean, t0: number, target: unknown, peer: unknown, tag: unknown, buf: unknown, order: number, result: unknown): void {
     const durMs = performance.now() - t0;
     if (!isComm(target)) {
-      this.#call(info.id, this.#origin + t0, durMs, null, -1, -1, -1);
+      this.#call(id, this.#origin + t0, durMs, null, -1, -1, -1);
       return;
     }
     const p = typeof peer === 'number' ? peer : isSend ? -1 : ANY;
     const t = typeof tag === 'number' ? tag : isSend ? 0 : ANY;
-    const row = this.#call(info.id, this.#origin + t0, durMs, target, p, t, isSend ? bytesOf(buf) : -1);
+    const row = this.#call(id, this.#origin + t0, durMs, target, p, t, isSend ? bytesOf(buf) : -1);
     if (row < 0) return;
     if (isSend) {
       if (p >= 0) this.#msg(row, 0, target._sendCtx, ownEndpoint(), target._peers[p]!, t, order);
@@ -245,15 +283,18 @@ export class TraceRecorder {
         throw e;
       }
       rec.#depth--;
-      if (out instanceof Promise) {
-        return out.then(
-          (v: unknown) => { rec.#after(info, v, t0, this, args, order); return v; },
-          (e: unknown) => { rec.#after(info, e, t0, this, args, order); throw e; },
-        );
-      }
+      if (out instanceof Promise) return rec.#callSettled(out, info, t0, this, args, order);
       rec.#after(info, out, t0, this, args, order);
       return out;
     };
+  }
+
+  /** `out`, the promise of a call, with its row written when it settles (apart from the wrapper: see #postSettled). */
+  #callSettled(out: Promise<unknown>, info: CallInfo, t0: number, target: unknown, args: unknown[], order: number): Promise<unknown> {
+    return out.then(
+      (v: unknown) => { this.#after(info, v, t0, target, args, order); return v; },
+      (e: unknown) => { this.#after(info, e, t0, target, args, order); throw e; },
+    );
   }
 
   /** Before a call of the general wrapper: its post order (-1 for a call that posts no message). */
@@ -347,6 +388,27 @@ export class TraceRecorder {
     this.#msg(row, 1, comm._ctx, d.sourceEndpoint, ownEndpoint(), d.tag, order);
     // Request.wait/test on one receive: its call row shows the message, as a Recv's does.
     if (r === target) this.#describe(row, comm, comm._rankOfEndpoint(d.sourceEndpoint), d.tag, d.count);
+  }
+
+  /**
+   * The CALL row of a post call that started at t0 (performance.now()) and ended now, but for its
+   * peer, tag and bytes, which the caller writes (in `#calls.last`); its index, or -1 when dropped.
+   */
+  #openRow(id: number, t0: number, comm: TracedComm): number {
+    const durMs = performance.now() - t0;
+    if (this.#callCount >= this.#max) {
+      this.#dropped++;
+      return -1;
+    }
+    const ctx = comm._ctx;
+    if (ctx !== this.#lastCtx) this.#noteComm(comm);
+    const o = this.#calls.add();
+    const c = this.#calls.last;
+    c.f64[(o >> 1) + CALL_ROW.START_F64] = this.#origin + t0;
+    c.f32[o + CALL_ROW.DURATION_F32] = durMs;
+    c.i32[o + CALL_ROW.NAME] = id;
+    c.i32[o + CALL_ROW.COMM] = ctx;
+    return this.#callCount++;
   }
 
   #call(id: number, startMs: number, durMs: number, comm: TracedComm | null, peer: number, tag: number, bytes: number): number {
