@@ -19,9 +19,16 @@ import { COMM_STAT, STAT, type SharedState } from './shared-state.ts';
 import type { Lifetime } from './lifetime.ts';
 import type { ThreadBridge } from './thread-bridge.ts';
 
+/**
+ * Entries `reqs` starts with. It grows by doubling to the slot table's capacity (requestSlots,
+ * 65,536 by default) when a slot beyond it is taken: preallocated whole, it held 512 KiB in every
+ * thread that calls MPI, though a hello takes a few slots (issue 38, idle memory).
+ */
+const INITIAL_REQ_ENTRIES = 1024;
+
 export class Completion {
-  /** the JavaScript side of each slot this thread owns */
-  readonly reqs: (DevRequest | undefined)[];
+  /** the JavaScript side of each slot this thread owns (undefined beyond its length); set by attach */
+  reqs: (DevRequest | undefined)[];
   readonly #pool: SlotPool;
   readonly #w: Int32Array;
   readonly #me: number;
@@ -41,7 +48,7 @@ export class Completion {
     this.#pool = pool;
     this.#w = shared.table.words;
     this.#capacity = shared.table.capacity;
-    this.reqs = new Array(this.#capacity);
+    this.reqs = new Array(Math.min(this.#capacity, INITIAL_REQ_ENTRIES));
     this.#me = threadId;
     this.#stat = stat;
     this.#payloads = shared.payloads;
@@ -90,9 +97,23 @@ export class Completion {
     }
     if (hold) this.hold();
     this.#w[slot * SLOT_WORDS + SLOT.OWNER] = this.#me;
-    r.slot = slot;
-    this.reqs[slot] = r;
+    this.attach(r, slot);
     return slot;
+  }
+
+  /** Makes `slot` request r's (r.slot, reqs[slot]), growing reqs when the slot is beyond it. */
+  attach(r: DevRequest, slot: number): void {
+    r.slot = slot;
+    if (slot >= this.reqs.length) this.#grow(slot);
+    this.reqs[slot] = r;
+  }
+
+  #grow(slot: number): void {
+    let n = this.reqs.length * 2;
+    while (n <= slot) n *= 2;
+    const grown = new Array<DevRequest | undefined>(Math.min(n, this.#capacity));
+    for (let i = 0; i < this.reqs.length; i++) grown[i] = this.reqs[i];
+    this.reqs = grown;
   }
 
   /**

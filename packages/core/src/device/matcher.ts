@@ -157,8 +157,7 @@ export class QueueMatcher implements Matcher, LaneHost {
       return;
     }
     this.#w[slot * SLOT_WORDS + SLOT.OWNER] = this.#me;
-    r.slot = slot;
-    this.#completion.reqs[slot] = r;
+    this.#completion.attach(r, slot);
     this.#protocol.postSlot(r, slot, this.#first, ctx, src, tag);
   }
 

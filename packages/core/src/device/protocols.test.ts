@@ -82,3 +82,17 @@ describe('send cancel over loopback (MPI 3.1 §3.8.4: CANCEL_SEND -> CANCEL_ACK)
     expect([s.cancelled, r.count, r.buf![0]]).toEqual([false, 3 * EAGER_LIMIT, 5]);
   });
 });
+
+describe('many requests in flight (Completion.reqs grows past its first 1,024 entries: issue 38)', () => {
+  it('3,000 posted receives and 3,000 pending synchronous sends all complete with their own data', async () => {
+    const [d0, d1] = await simulatedJob(2, 8192);
+    const n = 3000;
+    const recvs = Array.from({ length: n }, (_, i) => recv(d0!, 0, 1, 20 + (i % 7), 4));
+    const sends = Array.from({ length: n }, (_, i) => send(d1!, 1, 0, 20 + (i % 7), new Uint8Array(Uint32Array.of(i).buffer), true));
+    for (const r of recvs) await done(r);
+    for (const s of sends) await done(s);
+    // Per tag, in order (MPI's non-overtaking rule): receive k of tag t gets the k-th send of tag t.
+    const got = recvs.map((r) => new Uint32Array(r.buf!.slice(0, 4).buffer)[0]);
+    expect(got).toEqual(Array.from({ length: n }, (_, i) => i));
+  }, 60_000);
+});
