@@ -149,14 +149,19 @@ export class DynamicService {
   /** The links of confirmed couplings, kept while the job runs (coupled-links.ts). */
   readonly #links: CoupledLinks;
   #nextCoupling = 1;
-  /** Numbers were given to another job's processes: the job's rank table no longer follows #next (spawn refuses). */
-  #hasCoupled = false;
+  /**
+   * The lowest number given to another job's processes (the universe's size before any): couplings take
+   * numbers from the top of the universe down, spawns from #next up, so the job's own processes (its rank
+   * table, which spawn's numbering follows: job.ts) stay numbered 0..#next-1 whatever the order of the two.
+   */
+  #top: number;
   /** Another job's processes by this job's number: their number there and the port (without its secret) they coupled at. */
   readonly #coupledPeers = new Map<number, { readonly there: number; readonly port: string }>();
 
   constructor(deps: DynamicServiceDeps) {
     this.#deps = deps;
     this.#next = deps.initial;
+    this.#top = deps.universe;
     this.#links = new CoupledLinks({
       tell: (to, failed, why) => deps.tellPeerFailed?.(to, failed, why),
       describe: (here) => this.coupledPeer(here) ?? `process ${here}`,
@@ -184,7 +189,7 @@ export class DynamicService {
 
   /** Process numbers not given out yet. */
   get freeSlots(): number {
-    return this.#deps.universe - this.#next;
+    return this.#top - this.#next;
   }
 
   /** Answers one request of process `rank` (its number in the job). */
@@ -252,11 +257,10 @@ export class DynamicService {
       if (typeof m !== 'number' || !Number.isInteger(m) || m < 1) return Promise.resolve(fail('ERR_SPAWN', `maxprocs ${String(m)} is invalid: expected 1..${this.freeSlots} (the job's free slots)`));
       total += m;
     }
-    if (this.#hasCoupled) return Promise.resolve(fail('ERR_SPAWN', 'spawn after this job connected to another job is not supported yet (docs/adr/0043-connect-two-jobs.md)'));
     const free = this.freeSlots;
     if (total > free) {
       return Promise.resolve(fail('ERR_SPAWN', `maxprocs ${total} is more than the job's free slots: ${free} of UNIVERSE_SIZE ${this.#deps.universe} (` +
-        `${this.#next} processes started so far; more slots: mpiexec --hosts HOST:SLOTS, a hostfile, or TSMPI_UNIVERSE in mpiexec's environment)`));
+        `${this.#next} processes started so far${this.#top < this.#deps.universe ? `, ${this.#deps.universe - this.#top} numbers given to coupled jobs' processes` : ''}; more slots: mpiexec --hosts HOST:SLOTS, a hostfile, or TSMPI_UNIVERSE in mpiexec's environment)`));
     }
     const first = this.#next;
     const commands: SpawnCommand[] = [];
@@ -435,9 +439,9 @@ export class DynamicService {
           return new Error(`${why} need ${n} free slots of UNIVERSE_SIZE ${this.#deps.universe}, ${this.freeSlots} are free ` +
             '(more slots: mpiexec --hosts HOST:SLOTS, a hostfile, or TSMPI_UNIVERSE in mpiexec\'s environment)');
         }
-        const first = this.#next;
-        this.#next += n;
-        this.#hasCoupled = true;
+        // From the top down (#top): the job's own numbers stay contiguous for later spawns.
+        this.#top -= n;
+        const first = this.#top;
         return Array.from({ length: n }, (_, i) => first + i);
       },
       coupled: (here, there) => {
