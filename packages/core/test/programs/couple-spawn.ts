@@ -7,8 +7,8 @@
 // every rank of B, both ways, and an allreduce over their intercommunicator). Every group disconnects each
 // intercommunicator, goes on alone (an allreduce over its COMM_WORLD) and ends 0. Universe slots: A needs
 // 2 + 2 (B) + 1 (C) = 5, B needs 2 + 2 (A) + 1 (C) = 5; C's coupling with B takes 2 more of A's: 7 for A.
-// With a 4th argument `fail` (every role gets it): C exits with code 1 right after its messages with B, before
-// MPI.finalize. B's next call with C is ERR_PROC_FAILED naming C as job A's process 2 (B prints it and exits
+// With a 4th argument `fail` (every role gets it): C exits with code 1 after its messages with B (once B's rank 0
+// says every rank of B is past them), before MPI.finalize. B's next call with C is ERR_PROC_FAILED naming C as job A's process 2 (B prints it and exits
 // 3); job A ends as for any spawned process that fails (its mpiexec names C).
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -50,7 +50,11 @@ if (role === 'child') {
   await waitFor(portBFile);
   const toB = await world.connect(readFileSync(portBFile, 'utf8'));
   await exchange(toB, 'C', 'B');
-  if (isFail) process.exit(1);
+  // Fails only once every rank of B is past the messages (B's rank 0 says so after a barrier of B's).
+  if (isFail) {
+    await toB.recv(0, 10);
+    process.exit(1);
+  }
   equal(await toB.allreduce(1000, MPI.SUM), 200, 'allreduce with job B: its sum');
   await toB.disconnect();
   await parent!.disconnect();
@@ -84,6 +88,8 @@ if (role === 'child') {
   if (rank === 0) MPI.closePort(portB);
   await exchange(toC, 'B', 'C');
   if (isFail) {
+    await world.barrier();
+    if (rank === 0) await toC.send('go', 0, 10);
     try {
       await toC.allreduce(100, MPI.SUM);
       check(false, 'an allreduce with a failed process must fail');
