@@ -8,7 +8,13 @@
 // connect is ERR_PORT naming the port; A's accept ends with ERR_PORT when A closes the port, and A goes
 // on and ends 0 (programs/connect-jobs.ts). The same with B run by another user (uid nobody through
 // setpriv, as the launcher's security tests do).
-// testlist: two jobs np 2 + np 2 coupled; refused (same user, and the connecting job as uid nobody)
+// Spawn after a coupling (programs/couple-spawn.ts): A couples with B, then spawns a child C (job A's process
+// 2), which couples with B at a second port; messages and an allreduce cross every pair of groups, all
+// disconnect and end 0, with and without --secure. Then C fails after its messages with B: B's ranks get
+// ERR_PROC_FAILED naming C as job A's process (the first to see it ends job B), and job A ends naming C
+// (a spawned process, ADR 0040).
+// testlist: two jobs np 2 + np 2 coupled; refused (same user, and the connecting job as uid nobody);
+// np 2 + np 2 and a spawned 1, plain and --secure, and failing
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,6 +23,7 @@ import { jobReport, linesWith, MPIEXEC, program, runCommand, runJob, type JobRes
 
 const CONNECT_JOBS = program('connect-jobs.ts');
 const COUPLE_JOBS = program('couple-jobs.ts');
+const COUPLE_SPAWN = program('couple-spawn.ts');
 const isRoot = process.getuid?.() === 0;
 let dir: string | null = null;
 
@@ -67,5 +74,39 @@ describe('connect between two mpiexec jobs', () => {
       runCommand('setpriv', ['--reuid=nobody', '--regid=nogroup', '--clear-groups', MPIEXEC, '-n', '2', '--timeout', '100', CONNECT_JOBS, 'connect', dir], { HOME: '/tmp' }, 120_000),
     ]);
     expectOutcome(a, b);
+  }, 130_000);
+});
+
+describe('spawn in a job after it coupled with another', () => {
+  /** A (UNIVERSE 7: B's 2 twice, C) and B (UNIVERSE 5: A's 2, C) run couple-spawn.ts with `flags` and `extra` arguments. */
+  function coupleAndSpawn(flags: string[], extra: string[] = []): Promise<[JobResult, JobResult]> {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'tsmpi-couple-spawn-'));
+    const d = dir;
+    return Promise.all([
+      runJob(2, COUPLE_SPAWN, { args: ['accept', d, ...extra], flags: [...flags, '--timeout', '100'], env: { TSMPI_UNIVERSE: '7' }, killAfterMs: 120_000 }),
+      runJob(2, COUPLE_SPAWN, { args: ['connect', d, ...extra], flags: [...flags, '--timeout', '100'], env: { TSMPI_UNIVERSE: '5' }, killAfterMs: 120_000 }),
+    ]);
+  }
+
+  it.each([['without --secure', []], ['with --secure', ['--secure']]])('%s: the child couples too; messages between all three groups; disconnect; clean exits', async (_name, flags) => {
+    const [a, b] = await coupleAndSpawn(flags);
+    const both = `${jobReport('job A', a)}\n${jobReport('job B', b)}`;
+    expect(a.code, both).toBe(0);
+    expect(b.code, both).toBe(0);
+    expect(linesWith(a.stdout, 'couple-spawn OK ').sort(), both).toEqual(['couple-spawn OK A 0/2', 'couple-spawn OK A 1/2', 'couple-spawn OK C 0/1']);
+    expect(linesWith(b.stdout, 'couple-spawn OK ').sort(), both).toEqual(['couple-spawn OK B 0/2', 'couple-spawn OK B 1/2']);
+  }, 130_000);
+
+  it('the child fails after its messages with B: B\'s ranks get ERR_PROC_FAILED naming it as job A\'s process; job A ends naming it', async () => {
+    const [a, b] = await coupleAndSpawn([], ['fail']);
+    const both = `${jobReport('job A', a)}\n${jobReport('job B', b)}`;
+    expect(a.code, both).not.toBe(0);
+    expect(b.code, both).toBe(3);
+    const named = /^couple-spawn B [01]: MPI_ERR_PROC_FAILED: .*process 2 \(process 2 of the job coupled at (a port|port tsmpi-port:[0-9a-f]{16}@127\.0\.0\.1:\d+)\)/;
+    // The first B rank to see it exits 3, and B's mpiexec then stops the other, which may not have printed yet.
+    const seen = linesWith(b.stdout, 'couple-spawn B ');
+    expect(seen.length, both).toBeGreaterThanOrEqual(1);
+    for (const line of seen) expect(line, both).toMatch(named);
+    expect(a.stderr, both).toMatch(/mpiexec: rank 2 \(host .*, pid \d+\) exited with code 1; aborting the job \(3 processes\)/);
   }, 130_000);
 });

@@ -1,10 +1,12 @@
 // Unit tests of mpiexec's dynamic-process service: slots, placement, the leaders' swap, ports and names (no processes).
 import { describe, expect, it, vi } from 'vitest';
+import { couplingTls } from '@tsmpi/core/pmi';
 import { DynamicService, expandSlots, universeSize, type DynAnswer, type SpawnedWorld } from './dynamic-service.ts';
 
-function service(universe: number, initial: number, slotHosts = ['localhost']): { svc: DynamicService; started: SpawnedWorld[] } {
+function service(universe: number, initial: number, slotHosts = ['localhost'], more: { secure?: boolean; portAddress?: () => string } = {}): { svc: DynamicService; started: SpawnedWorld[] } {
   const started: SpawnedWorld[] = [];
   const svc = new DynamicService({
+    ...more,
     universe, initial, slotHosts, wdir: null,
     whyNotHost: (h) => (h === 'localhost' || h === 'here' || h === 'th2' ? null : `host ${h} is not reachable by this job's launcher`),
     resolveProgram: (p) => (p.endsWith('.js') ? `/abs/${p}` : null),
@@ -107,7 +109,32 @@ describe('DynamicService ports and names', () => {
     expect(errorOf(await svc.handle(0, 'closePort', { port }))).toBe('ERR_PORT');
   });
 
-  // A port without an address (a job with --secure, or this test's services: docs/adr/0043-connect-two-jobs.md) is not coupled to:
+  // mpiexec --secure (docs/adr/0043, "--secure"): its ports say so, the wire-up service finds an open port's TLS key by
+  // the identity a hash of its secret names, and a job with --secure and one without refuse each other's ports, saying why.
+  it('--secure: tsmpi-tls-port names, a TLS key per open port until it closes, mixed jobs refused without the secret in the text', async () => {
+    const secure = service(4, 2, ['localhost'], { secure: true, portAddress: () => '127.0.0.1:9' }).svc;
+    const plain = service(4, 2, ['localhost'], { portAddress: () => '127.0.0.1:9' }).svc;
+    const tlsPort = ((await secure.handle(0, 'openPort', {})) as { value: string }).value;
+    expect(tlsPort).toMatch(/^tsmpi-tls-port:[0-9a-f]{16}@127\.0\.0\.1:9:[0-9a-f]{32}$/);
+    const { identity, psk } = couplingTls('port', tlsPort.slice(-32));
+    expect(secure.portPsk(identity)?.equals(psk)).toBe(true);
+    expect(secure.portPsk(couplingTls('port', '0'.repeat(32)).identity)).toBe(null);
+    expect(plain.portPsk(identity)).toBe(null);
+    const plainPort = ((await plain.handle(0, 'openPort', {})) as { value: string }).value;
+    const toSecure = await plain.handle(0, 'connect', { port: tlsPort, side: side(1) });
+    expect(toSecure).toEqual({ error: ['ERR_PORT', expect.stringMatching(/runs with --secure and this one does not/) as string] });
+    const toPlain = await secure.handle(0, 'connect', { port: plainPort, side: side(1) });
+    expect(toPlain).toEqual({ error: ['ERR_PORT', expect.stringMatching(/this job runs with --secure and the port's job does not/) as string] });
+    for (const [answer, port] of [[toSecure, tlsPort], [toPlain, plainPort]] as const) {
+      const text = (answer as { error: [string, string] }).error[1];
+      expect(text).toContain(port.slice(0, -33));
+      expect(text).not.toContain(port.slice(-32));
+    }
+    expect(await secure.handle(0, 'closePort', { port: tlsPort })).toEqual({ value: null });
+    expect(secure.portPsk(identity)).toBe(null);
+  });
+
+  // A port without an address (this test's services: docs/adr/0043-connect-two-jobs.md) is not coupled to:
   // another job's says so, and a guessed secret is just unknown. Coupling itself: job-coupling.test.ts.
   it('tells a port of another job from a closed one; a wrong secret with this job\'s tag is not open', async () => {
     const a = service(2, 2).svc;
@@ -133,7 +160,7 @@ describe('DynamicService ports and names', () => {
       await vi.advanceTimersByTimeAsync(4_900);
       expect(answer).toBeNull();
       await vi.advanceTimersByTimeAsync(200);
-      expect(answer).toEqual({ error: ['ERR_PORT', expect.stringMatching(/^no accept at port tsmpi-port:.* within 5 s/) as string] });
+      expect(answer).toEqual({ error: ['ERR_PORT', expect.stringMatching(/^no accept at port "tsmpi-port:[0-9a-f]{16}:\(secret\)" within 5 s/) as string] });
       // The timed-out connect is gone: the next accept waits for a new connect instead of pairing with it.
       const acc = svc.handle(0, 'accept', { port, side: side(1) });
       expect(await svc.handle(1, 'connect', { port, side: side(3) })).toEqual({ value: { side: side(1) } });

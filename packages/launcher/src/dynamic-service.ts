@@ -8,9 +8,9 @@
  *   else the job's host slots in order), asks the job to start the new world (job.ts), and
  *   answers once the children's leader joined (spawnJoin) with the children's side.
  * - spawnJoin: the children's leader hands its side and gets the parents'.
- * - openPort / closePort, accept / connect: a port is `tsmpi-port:JOB@HOST:PORT:SECRET`, JOB this
- *   mpiexec's random 64-bit tag (not secret: it says which job opened the port), HOST:PORT its
- *   wire-up service (absent under --secure), SECRET a random 128-bit token; the first accept and
+ * - openPort / closePort, accept / connect: a port is `tsmpi-port:JOB@HOST:PORT:SECRET` (port-name.ts;
+ *   `tsmpi-tls-port:` under --secure), JOB this mpiexec's random 64-bit tag (not secret: it says which
+ *   job opened the port), HOST:PORT its wire-up service, SECRET a random 128-bit token; the first accept and
  *   the first connect at a port are paired, each gets the other's side. A connect at another
  *   job's port dials that job's mpiexec and proves SECRET (port-link.ts); another job's connect
  *   arrives so (acceptLink); job-coupling.ts then couples the two groups (docs/adr/0043-connect-two-jobs.md).
@@ -25,10 +25,11 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { CLOSE_CODES, JOB_ENV, MAX_HELLO_BYTES, newKeyProofNonce, type DynOp, type Logger } from '@tsmpi/core/pmi';
+import { CLOSE_CODES, JOB_ENV, MAX_HELLO_BYTES, couplingTls, newKeyProofNonce, type DynOp, type Logger } from '@tsmpi/core/pmi';
 import { CoupledLinks, type Coupling } from './coupled-links.ts';
 import { acceptCoupling, confirmCoupling, connectCoupling, groupOffer, type CouplingDeps } from './job-coupling.ts';
 import { LINK_HANDSHAKE_MS, LinkChannel, MAX_LINK_BYTES, dialPort, isPortProof, portLinkBinding, portServerProof, type GroupOffer } from './port-link.ts';
+import { describePort, formatPortName, parsePortName, publicPort } from './port-name.ts';
 import type { PendingLink } from './wireup-server.ts';
 import { parseHostfile, type HostSlots } from './process-map.ts';
 
@@ -76,8 +77,10 @@ export interface DynamicServiceDeps {
   portAddress?(): string | null;
   /** The job's store (the wire-up service's committed values): a coupling reads addresses and puts the other job's. */
   readonly store?: { get(key: string): string | undefined; put(key: string, value: string): void };
-  /** Why this job cannot couple with another (mpiexec --secure), or absent: it can. */
+  /** Why this job cannot couple with another, or absent: it can. */
   readonly whyNoCoupling?: string;
+  /** mpiexec --secure: ports are `tsmpi-tls-port:`, couple only with another --secure job, over TLS keyed by the port (portPsk). */
+  readonly secure?: boolean;
   /** Sends wire-up peerFailed to process `to`: another job's process `failed` (this job's number) failed (coupled-links.ts). */
   tellPeerFailed?(to: number, failed: number, why: string): void;
   readonly log?: Logger;
@@ -136,6 +139,8 @@ export class DynamicService {
   #nextSpawnId = 1;
   readonly #spawns = new Map<number, PendingSpawn>();
   readonly #ports = new Map<string, Port>();
+  /** Under --secure: each open port's TLS PSK by its identity (core's couplingTls('port', SECRET)), for the wire-up service. */
+  readonly #portPsks = new Map<string, Buffer>();
   readonly #names = new Map<string, string>();
   /** This job's tag in its port names: tells a port of another job from a closed or made-up one. */
   readonly #jobTag = randomBytes(8).toString('hex');
@@ -144,14 +149,19 @@ export class DynamicService {
   /** The links of confirmed couplings, kept while the job runs (coupled-links.ts). */
   readonly #links: CoupledLinks;
   #nextCoupling = 1;
-  /** Numbers were given to another job's processes: the job's rank table no longer follows #next (spawn refuses). */
-  #hasCoupled = false;
+  /**
+   * The lowest number given to another job's processes (the universe's size before any): couplings take
+   * numbers from the top of the universe down, spawns from #next up, so the job's own processes (its rank
+   * table, which spawn's numbering follows: job.ts) stay numbered 0..#next-1 whatever the order of the two.
+   */
+  #top: number;
   /** Another job's processes by this job's number: their number there and the port (without its secret) they coupled at. */
   readonly #coupledPeers = new Map<number, { readonly there: number; readonly port: string }>();
 
   constructor(deps: DynamicServiceDeps) {
     this.#deps = deps;
     this.#next = deps.initial;
+    this.#top = deps.universe;
     this.#links = new CoupledLinks({
       tell: (to, failed, why) => deps.tellPeerFailed?.(to, failed, why),
       describe: (here) => this.coupledPeer(here) ?? `process ${here}`,
@@ -169,9 +179,17 @@ export class DynamicService {
     this.#links.close();
   }
 
+  /**
+   * Under --secure, the TLS PSK of an open port whose identity another job's mpiexec names (the wire-up
+   * service's TLS); null for any other identity, or without --secure.
+   */
+  portPsk(identity: string): Buffer | null {
+    return this.#portPsks.get(identity) ?? null;
+  }
+
   /** Process numbers not given out yet. */
   get freeSlots(): number {
-    return this.#deps.universe - this.#next;
+    return this.#top - this.#next;
   }
 
   /** Answers one request of process `rank` (its number in the job). */
@@ -183,8 +201,13 @@ export class DynamicService {
         return Promise.resolve(this.#spawnJoin(rank, a));
       case 'openPort': {
         const where = this.#deps.portAddress?.() ?? null;
-        const port = `${PORT_PREFIX}${this.#jobTag}${where === null ? '' : `@${where}`}:${randomBytes(16).toString('hex')}`;
+        const secret = randomBytes(16).toString('hex');
+        const port = formatPortName(this.#deps.secure === true, this.#jobTag, where, secret);
         this.#ports.set(port, { accepting: null, connecting: [] });
+        if (this.#deps.secure === true) {
+          const { identity, psk } = couplingTls('port', secret);
+          this.#portPsks.set(identity, psk);
+        }
         return Promise.resolve({ value: port });
       }
       case 'closePort':
@@ -234,11 +257,10 @@ export class DynamicService {
       if (typeof m !== 'number' || !Number.isInteger(m) || m < 1) return Promise.resolve(fail('ERR_SPAWN', `maxprocs ${String(m)} is invalid: expected 1..${this.freeSlots} (the job's free slots)`));
       total += m;
     }
-    if (this.#hasCoupled) return Promise.resolve(fail('ERR_SPAWN', 'spawn after this job connected to another job is not supported yet (docs/adr/0043-connect-two-jobs.md)'));
     const free = this.freeSlots;
     if (total > free) {
       return Promise.resolve(fail('ERR_SPAWN', `maxprocs ${total} is more than the job's free slots: ${free} of UNIVERSE_SIZE ${this.#deps.universe} (` +
-        `${this.#next} processes started so far; more slots: mpiexec --hosts HOST:SLOTS, a hostfile, or TSMPI_UNIVERSE in mpiexec's environment)`));
+        `${this.#next} processes started so far${this.#top < this.#deps.universe ? `, ${this.#deps.universe - this.#top} numbers given to coupled jobs' processes` : ''}; more slots: mpiexec --hosts HOST:SLOTS, a hostfile, or TSMPI_UNIVERSE in mpiexec's environment)`));
     }
     const first = this.#next;
     const commands: SpawnCommand[] = [];
@@ -325,7 +347,9 @@ export class DynamicService {
     const p = typeof port === 'string' ? this.#ports.get(port) : undefined;
     if (p === undefined) return this.#unknownPort(port);
     this.#ports.delete(port as string);
-    const gone = fail('ERR_PORT', `port ${port as string} was closed while waiting`);
+    const secret = parsePortName(port)?.secret;
+    if (secret !== undefined) this.#portPsks.delete(couplingTls('port', secret).identity);
+    const gone = fail('ERR_PORT', `${describePort(port)} was closed while waiting`);
     p.accepting?.resolve(gone);
     for (const c of p.connecting) {
       clearTimeout(c.timer);
@@ -345,15 +369,17 @@ export class DynamicService {
       return Promise.resolve(fail('ERR_INFO_VALUE', `connect timeout ${String(timeout)} is out of range: expected 0 < seconds <= ${MAX_CONNECT_TIMEOUT_S}`));
     }
     if (p === undefined) {
-      const away = typeof port === 'string' ? PORT_NAME.exec(port) : null;
-      if (op === 'connect' && away !== null && away[1] !== this.#jobTag && away[2] !== undefined && side instanceof Uint8Array) {
-        return this.#connectAway(port as string, away[1]!, away[2], away[3]!, side, a, timeout as number);
+      const away = parsePortName(port);
+      if (op === 'connect' && away !== null && away.jobTag !== this.#jobTag && away.address !== null && side instanceof Uint8Array) {
+        const why = whyNotSecure(this.#deps.secure === true, away.isSecure);
+        if (why !== null) return Promise.resolve(fail('ERR_PORT', `${describePort(port)}: ${why}`));
+        return this.#connectAway(port as string, away.jobTag, away.address, away.secret, side, a, timeout as number);
       }
       return Promise.resolve(this.#unknownPort(port));
     }
     if (!(side instanceof Uint8Array)) return Promise.resolve(fail('ERR_ARG', `malformed ${op} request`));
     if (op === 'accept') {
-      if (p.accepting !== null) return Promise.resolve(fail('ERR_PORT', `port ${port as string} already has an accept waiting`));
+      if (p.accepting !== null) return Promise.resolve(fail('ERR_PORT', `${describePort(port)} already has an accept waiting`));
       const c = p.connecting.shift();
       if (c !== undefined) {
         clearTimeout(c.timer);
@@ -376,7 +402,7 @@ export class DynamicService {
         const i = p.connecting.indexOf(entry);
         if (i < 0) return;
         p.connecting.splice(i, 1);
-        resolve(fail('ERR_PORT', `no accept at port ${port as string} within ${String(timeout)} s (the connect timeout; info key "timeout" sets it, in seconds)`));
+        resolve(fail('ERR_PORT', `no accept at ${describePort(port)} within ${String(timeout)} s (the connect timeout; info key "timeout" sets it, in seconds)`));
       }, (timeout as number) * 1000);
       timer.unref();
       const entry = { side, resolve, timer };
@@ -413,9 +439,9 @@ export class DynamicService {
           return new Error(`${why} need ${n} free slots of UNIVERSE_SIZE ${this.#deps.universe}, ${this.freeSlots} are free ` +
             '(more slots: mpiexec --hosts HOST:SLOTS, a hostfile, or TSMPI_UNIVERSE in mpiexec\'s environment)');
         }
-        const first = this.#next;
-        this.#next += n;
-        this.#hasCoupled = true;
+        // From the top down (#top): the job's own numbers stay contiguous for later spawns.
+        this.#top -= n;
+        const first = this.#top;
         return Array.from({ length: n }, (_, i) => first + i);
       },
       coupled: (here, there) => {
@@ -462,7 +488,7 @@ export class DynamicService {
     if (mine instanceof Error) return fail('ERR_PORT', `${describePort(port)}: ${mine.message}`);
     let link: LinkChannel;
     try {
-      link = await dialPort(address, tag, secret);
+      link = await dialPort(address, tag, secret, this.#deps.secure === true);
     } catch (e) {
       return fail('ERR_PORT', `${describePort(port)}: ${(e as Error).message}`);
     }
@@ -489,11 +515,11 @@ export class DynamicService {
       const proof = Buffer.from(hello.proof, 'base64');
       let found: { name: string; port: Port; secret: string; bound: Buffer } | null = null;
       for (const [name, port] of this.#ports) {
-        const m = PORT_NAME.exec(name);
-        if (m === null || m[2] === undefined) continue;
-        const bound = portLinkBinding(m[1]!, `${m[2]}`);
-        if (isPortProof(m[3]!, nonceS, nonceC, bound, proof)) {
-          found = { name, port, secret: m[3]!, bound };
+        const m = parsePortName(name);
+        if (m === null || m.address === null) continue;
+        const bound = portLinkBinding(m.jobTag, m.address);
+        if (isPortProof(m.secret, nonceS, nonceC, bound, proof)) {
+          found = { name, port, secret: m.secret, bound };
           break;
         }
       }
@@ -542,10 +568,10 @@ export class DynamicService {
 
   /** Why `port` is not open here: another job's port, or a closed or made-up one. */
   #unknownPort(port: unknown): DynFailure {
-    const job = typeof port === 'string' ? PORT_NAME.exec(port)?.[1] : undefined;
+    const job = parsePortName(port)?.jobTag;
     if (job !== undefined && job !== this.#jobTag) {
       return fail('ERR_PORT', `${describePort(port)} was opened by another mpiexec job that takes no connections from other jobs ` +
-        '(its port names no address: it runs with --secure, which does not couple jobs yet)');
+        '(its port names no address)');
     }
     return fail('ERR_PORT', `${describePort(port)} is not an open port of this job (closed, or not a name MPI.openPort returned)`);
   }
@@ -568,19 +594,15 @@ export class DynamicService {
   }
 }
 
-/** Every port name starts so; then the job's tag (16 hex digits), ':', the secret (32 hex digits). */
-const PORT_PREFIX = 'tsmpi-port:';
-/** Its job tag, the accepting mpiexec's wire-up address (absent in a port of a job without one), its secret. */
-const PORT_NAME = /^tsmpi-port:([0-9a-f]{16})(?:@(\S+:\d{1,5}))?:([0-9a-f]{32})$/;
-
-/** A port name without its secret (what anyone may know of it: the job tag and the address), for mpiexec's own lines. */
-function publicPort(port: string): string {
-  const m = PORT_NAME.exec(port);
-  return m === null ? '(unknown)' : `${PORT_PREFIX}${m[1]!}${m[2] === undefined ? '' : `@${m[2]}`}`;
-}
-
-function describePort(port: unknown): string {
-  return typeof port === 'string' ? `port "${port.length > 200 ? `${port.slice(0, 200)}...` : port}"` : `port ${typeof port}`;
+/**
+ * Why a job (`isSecure`: run with --secure) cannot connect at a port of a job that runs with or without
+ * --secure (`isPortSecure`), or null: both or neither. Mixed, one job's traffic would cross in clear.
+ */
+function whyNotSecure(isSecure: boolean, isPortSecure: boolean): string | null {
+  if (isSecure === isPortSecure) return null;
+  return isPortSecure
+    ? 'the port\'s job runs with --secure and this one does not: coupled jobs must both run with --secure (or both without)'
+    : 'this job runs with --secure and the port\'s job does not: its traffic would cross in clear (run both with --secure, or both without)';
 }
 
 /**

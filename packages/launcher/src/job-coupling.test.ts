@@ -3,7 +3,7 @@
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WebSocketServer } from 'ws';
-import { DynamicService, type DynAnswer } from './dynamic-service.ts';
+import { DynamicService, type DynAnswer, type SpawnedWorld } from './dynamic-service.ts';
 import { PORT_PATH } from './port-link.ts';
 
 /** core's side bytes: Int32 [context id, endpoints...]. */
@@ -13,17 +13,22 @@ const words = (bytes: Uint8Array): number[] => Array.from(new Int32Array(Uint8Ar
 /** What a job's mpiexec told its processes (wire-up peerFailed): [to, failed, why]. */
 type Told = [number, number, string][];
 
-function job(name: string, portAddress: string | null): { svc: DynamicService; store: Map<string, string>; told: Told } {
+function job(name: string, portAddress: string | null, universe = 4): { svc: DynamicService; store: Map<string, string>; told: Told; started: SpawnedWorld[] } {
   const store = new Map([['tcp:0', `${name}-0:1000`], ['tcp:1', `${name}-1:1000`]]);
   const told: Told = [];
+  const started: SpawnedWorld[] = [];
   const svc = new DynamicService({
-    universe: 4, initial: 2, slotHosts: ['localhost'], wdir: null,
-    whyNotHost: () => null, resolveProgram: () => null, startWorld: () => null,
+    universe, initial: 2, slotHosts: ['localhost'], wdir: null,
+    whyNotHost: () => null, resolveProgram: (p) => `/abs/${p}`,
+    startWorld: (w) => {
+      started.push(w);
+      return null;
+    },
     portAddress: () => portAddress,
     store: { get: (k) => store.get(k), put: (k, v) => store.set(k, v) },
     tellPeerFailed: (to, failed, why) => told.push([to, failed, why]),
   });
-  return { svc, store, told };
+  return { svc, store, told, started };
 }
 
 let server: WebSocketServer | null = null;
@@ -33,11 +38,11 @@ afterEach(() => {
 });
 
 /** Job A behind a port-link server; resolves to A and its address. */
-async function acceptingJob(): Promise<{ svc: DynamicService; store: Map<string, string>; told: Told; refusals: string[] }> {
+async function acceptingJob(universe = 4): Promise<ReturnType<typeof job> & { refusals: string[] }> {
   const wss = new WebSocketServer({ host: '127.0.0.1', port: 0 });
   server = wss;
   await new Promise((r) => wss.once('listening', r));
-  const a = job('a', `127.0.0.1:${(wss.address() as AddressInfo).port}`);
+  const a = job('a', `127.0.0.1:${(wss.address() as AddressInfo).port}`, universe);
   const refusals: string[] = [];
   wss.on('connection', (ws, req) => {
     expect(req.url).toBe(PORT_PATH);
@@ -58,9 +63,9 @@ const valueOf = (x: DynAnswer): Record<string, unknown> => {
 };
 
 /** A (accepting) and B coupled at a port, both groups confirmed: A's processes 0, 1 are B's 2, 3 and the reverse. */
-async function coupledJobs(): Promise<{ a: Awaited<ReturnType<typeof acceptingJob>>; b: ReturnType<typeof job>; port: string }> {
-  const a = await acceptingJob();
-  const b = job('b', null);
+async function coupledJobs(universe = 4): Promise<{ a: Awaited<ReturnType<typeof acceptingJob>>; b: ReturnType<typeof job>; port: string }> {
+  const a = await acceptingJob(universe);
+  const b = job('b', null, universe);
   const port = (valueOf(await a.svc.handle(0, 'openPort', {})) as unknown as string);
   const accepted = a.svc.handle(0, 'accept', { port, side: side(5, 0, 1), j: 1 });
   const connected = valueOf(await b.svc.handle(0, 'connect', { port, side: side(9, 0, 1), j: 1 }));
@@ -123,9 +128,23 @@ describe('coupling two jobs at a port', () => {
       b.svc.handle(0, 'coupled', { coupling: connected['coupling'], ok: true }),
     ]);
     expect([ca, cb]).toEqual([{ value: null }, { value: null }]);
-    // Spawn after a coupling is refused plainly (the numbers no longer follow the job's rank table).
+    // A spawn now needs a free slot like any other: none is left, and the refusal counts the coupled job's numbers.
     expect(await a.svc.handle(0, 'spawn', { commands: [{ command: 'c.js', args: [], maxprocs: 1 }], side: side(1) }))
-      .toEqual({ error: ['ERR_SPAWN', expect.stringMatching(/spawn after this job connected to another job/) as string] });
+      .toEqual({ error: ['ERR_SPAWN', expect.stringMatching(/more than the job's free slots: 0 of UNIVERSE_SIZE 4 \(2 processes started so far, 2 numbers given to coupled jobs' processes;/) as string] });
+  });
+
+  it('spawn after a coupling takes the job\'s next numbers (couplings take theirs from the top of the universe)', async () => {
+    const { a, b } = await coupledJobs(7);
+    // The other job's processes are numbers 5 and 6 in each job (the top of UNIVERSE_SIZE 7).
+    expect(a.store.get('tcp:5')).toBe('b-0:1000');
+    expect(b.store.get('tcp:6')).toBe('a-1:1000');
+    const spawned = a.svc.handle(0, 'spawn', { commands: [{ command: 'c.js', args: [], maxprocs: 2 }], side: side(1) });
+    expect(a.started.map((w) => [w.first, w.size])).toEqual([[2, 2]]);
+    expect(await a.svc.handle(2, 'spawnJoin', { spawn: a.started[0]!.spawnId, side: side(2) })).toEqual({ value: { side: side(1) } });
+    expect(await spawned).toEqual({ value: { first: 2, size: 2, side: side(2) } });
+    // What is left: A's one number between its children (2, 3) and B's processes (5, 6); B's three.
+    expect(a.svc.freeSlots).toBe(1);
+    expect(b.svc.freeSlots).toBe(3);
   });
 
   it('after coupling, a failed process of one job is failed in every process of the other job\'s group, named by both numbers', async () => {

@@ -219,14 +219,15 @@ export class Job {
       onTrace: (rank, data) => addRankTrace(this.#traces, rank, data),
       onDynamic: (rank, op, args) => this.#dynamic === null ? Promise.resolve({ error: ['ERR_SPAWN', 'no dynamic processes in this job'] as const }) : this.#dynamic.handle(rank, op, args),
       onPortLink: (link) => {
-        if (this.#dynamic === null || this.#secure) link.refuse(CLOSE_CODES.protocol, this.#secure ? 'port link: jobs run with --secure do not couple yet' : 'port link: no dynamic processes in this job');
+        if (this.#dynamic === null) link.refuse(CLOSE_CODES.protocol, 'port link: no dynamic processes in this job');
         else this.#dynamic.acceptLink(link);
       },
       onProxyLink: (link) => {
         if (this.#spawnLaunchers !== null) this.#spawnLaunchers.acceptLink(link);
         else link.refuse(CLOSE_CODES.protocol, 'proxy link: no host waits in this job');
       },
-    }, { secure: this.#secure });
+      // Under --secure another secure job's mpiexec dials a port with TLS keyed by the port (docs/adr/0043).
+    }, { secure: this.#secure, portPsk: (identity) => this.#dynamic?.portPsk(identity) ?? null });
     const slotHosts = expandSlots(slotList, options.ppn, placements[0]?.host ?? choice.hostname);
     const universe = this.#universe;
     this.#spawnLaunchers = typeof universe === 'number'
@@ -240,12 +241,12 @@ export class Job {
       ? new DynamicService({
         universe, initial: options.np, slotHosts, wdir: options.wdir,
         whyNotHost: (h) => spawns.whyNotHost(h), resolveProgram, startWorld: (w) => this.#startWorld(w),
-        // Another job dials the address the wire-up service listens on (docs/adr/0043); not with --secure yet.
-        portAddress: () => (this.#secure ? null : this.#portAddress),
+        // Another job dials the address the wire-up service listens on (docs/adr/0043); under --secure over TLS keyed by the port.
+        portAddress: () => this.#portAddress,
+        secure: this.#secure,
         store: { get: (k) => this.#server.committed(k), put: (k, v) => this.#server.commit(k, v) },
         tellPeerFailed: (to, failed, why) => this.#server.tellPeerFailed(to, failed, why),
         log: deps.log,
-        ...(this.#secure ? { whyNoCoupling: 'this job runs with --secure, which does not couple jobs yet (TLS keyed by each job)' } : {}),
         ...(deps.names !== undefined ? { names: deps.names } : {}),
       })
       : null;

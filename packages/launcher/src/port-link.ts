@@ -19,12 +19,16 @@
  *                                                     group failed or ended normally (coupled-links.ts)
  *
  * A group is its side (core's [context id, endpoints], base64), its processes' published addresses, J and
- * whether it runs channel engines. The pair key is drawn by A; it crosses this link in the clear (as the
- * traffic of a job without --secure does), never the port secret. Either side closing the link before
+ * whether it runs channel engines. The pair key is drawn by A; without --secure it crosses this link in the
+ * clear (as the traffic of a job without --secure does), never the port secret. Two jobs run with --secure
+ * (docs/adr/0043-connect-two-jobs.md, "--secure") run this link over TLS keyed by the port's secret (core's
+ * couplingTls('port', SECRET): the identity names a hash of the secret, which tells A's wire-up service the
+ * port), so a stranger without the port name fails the TLS handshake before the proof, a man in the middle
+ * holds neither side's key, and the pair key and the groups' addresses cross encrypted. Either side closing the link before
  * `coupled` fails the other's connect or accept with ERR_PORT.
  */
-import { KeyResponse, isJobKeyProof, keyProofBinding, proveJobKey } from '@tsmpi/core/pmi';
-import { WebSocket, type RawData } from 'ws';
+import { KeyResponse, couplingTlsClientOptions, isJobKeyProof, keyProofBinding, proveJobKey } from '@tsmpi/core/pmi';
+import { WebSocket, type ClientOptions, type RawData } from 'ws';
 
 /** The wire-up service's path of port links. */
 export const PORT_PATH = '/port';
@@ -169,13 +173,17 @@ export const LINK_HANDSHAKE_MS = 10_000;
 /**
  * Dials the accepting mpiexec at `address` ("host:port") and proves the port: resolves to the open,
  * proven link, or rejects with why (unreachable, not that job, wrong secret).
+ * @param isSecure - both jobs run with --secure: TLS keyed by the port's secret (see the header)
  */
-export async function dialPort(address: string, jobTag: string, secret: string): Promise<LinkChannel> {
-  const ws = new WebSocket(`ws://${address}${PORT_PATH}`, { perMessageDeflate: false, maxPayload: MAX_LINK_BYTES, handshakeTimeout: LINK_HANDSHAKE_MS });
+export async function dialPort(address: string, jobTag: string, secret: string, isSecure = false): Promise<LinkChannel> {
+  const tls = isSecure ? (couplingTlsClientOptions('port', secret) as unknown as ClientOptions) : {};
+  const ws = new WebSocket(`${isSecure ? 'wss' : 'ws'}://${address}${PORT_PATH}`, { perMessageDeflate: false, maxPayload: MAX_LINK_BYTES, handshakeTimeout: LINK_HANDSHAKE_MS, ...tls });
   const link = new LinkChannel(ws, () => MAX_LINK_BYTES);
   await new Promise<void>((resolve, reject) => {
     ws.once('open', () => resolve());
-    ws.once('error', (e: Error) => reject(new Error(`cannot reach the mpiexec at ${address}: ${e.message}`)));
+    ws.once('error', (e: Error) => reject(new Error(isSecure && isTlsFailure(e)
+      ? `the mpiexec at ${address} refused the port's TLS handshake (the port is closed there, or its secret is wrong)`
+      : `cannot reach the mpiexec at ${address}: ${e.message}`)));
   });
   const response = new KeyResponse(secret, portLinkBinding(jobTag, address));
   const challenge = await link.next(LINK_HANDSHAKE_MS);
@@ -191,4 +199,10 @@ export async function dialPort(address: string, jobTag: string, secret: string):
     throw new Error(`the mpiexec at ${address} refused the port (closed, or a wrong secret)`);
   }
   return link;
+}
+
+/** True when `e` is a failed TLS handshake (the server holds no key for the port's identity), not a network error. */
+function isTlsFailure(e: Error): boolean {
+  const code = (e as NodeJS.ErrnoException).code ?? '';
+  return code.startsWith('ERR_SSL') || code === 'ECONNRESET' || /SSL|TLS|socket disconnected before secure/i.test(e.message);
 }

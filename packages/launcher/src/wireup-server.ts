@@ -17,7 +17,9 @@
  * closed, logged with its remote address, and the job goes on.
  *
  * Secure (mpiexec --secure): the service runs TLS keyed by the job
- * (core's util/job-tls.ts, no certificate); a connection is admitted to the
+ * (core's util/job-tls.ts, no certificate), or, for another secure job's
+ * mpiexec dialling a port, by that port's secret (options.portPsk: the TLS
+ * identity names which port); a connection is admitted to the
  * pre-authentication limits once its TLS handshake is done (which must finish
  * within LIFETIME_MS), and a failed TLS handshake is refused and logged like
  * a failed hello.
@@ -150,9 +152,16 @@ export class WireupServer {
 
   readonly #secure: boolean;
 
-  /** @param options.secure - serve wss:// (TLS keyed by the job: mpiexec --secure) */
-  constructor(size: number, jobKeyHex: string, log: Logger, events: WireupEvents, options: { readonly secure?: boolean } = {}) {
+  /** The TLS PSK of another identity than the job's: an open port's, for other jobs' port links (port-link.ts). */
+  readonly #portPsk: ((identity: string) => Buffer | null) | null;
+
+  /**
+   * @param options.secure - serve wss:// (TLS keyed by the job: mpiexec --secure)
+   * @param options.portPsk - under secure, the PSK of a port's TLS identity (another job's mpiexec dialling a port), or null
+   */
+  constructor(size: number, jobKeyHex: string, log: Logger, events: WireupEvents, options: { readonly secure?: boolean; readonly portPsk?: (identity: string) => Buffer | null } = {}) {
     this.#secure = options.secure === true;
+    this.#portPsk = options.portPsk ?? null;
     this.#worlds.push({ first: 0, size, arrived: new Set(), staged: [] });
     this.#key = jobKeyHex;
     this.#log = log;
@@ -175,7 +184,8 @@ export class WireupServer {
     };
     let http: Server;
     if (this.#secure) {
-      http = createTlsServer({ ...jobTlsServerOptions(this.#key), maxHeaderSize: MAX_HEADER_BYTES, handshakeTimeout: LIFETIME_MS }, onRequest);
+      const portPsk = this.#portPsk;
+      http = createTlsServer({ ...jobTlsServerOptions(this.#key, portPsk === null ? undefined : (identity) => portPsk(identity)), maxHeaderSize: MAX_HEADER_BYTES, handshakeTimeout: LIFETIME_MS }, onRequest);
       // The gate counts what comes through TLS: the socket the upgrade hands over is the TLS one.
       http.on('secureConnection', (socket: Socket) => gate.admit(socket));
     } else {
@@ -185,7 +195,7 @@ export class WireupServer {
     // An https server reports a failed TLS handshake here too (its tlsClientError becomes a clientError).
     http.on('clientError', (err: Error, socket: Socket) => {
       const isTls = ((err as NodeJS.ErrnoException).code ?? '').startsWith('ERR_SSL') || (err as { library?: string }).library === 'SSL routines';
-      if (isTls) gate.refuse(socket, 'TLS handshake failed (not this job\'s key, or not --secure)', { error: err.message.split('\n')[0] });
+      if (isTls) gate.refuse(socket, 'TLS handshake failed (not this job\'s key nor an open port\'s secret, or not --secure)', { error: err.message.split('\n')[0] });
       else gate.refuse(socket, 'malformed HTTP request', { error: err.message });
     });
     await listenInRange(http, host, ports ?? undefined);

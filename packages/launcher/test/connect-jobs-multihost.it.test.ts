@@ -6,6 +6,8 @@
  * cluster's network, so B's mpiexec dials it there, and each job's ranks reach the other's over TCP.
  * core's test/programs/couple-jobs.ts asserts point-to-point both ways, intercomm collectives, merge and
  * disconnect in every process, and a wrong secret refused first. After the test no process is left.
+ * The same with both jobs run with --secure (docs/adr/0043, fourth step): the port link and the two jobs'
+ * TCP connections run TLS keyed by the port's secret and the pair key.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -38,11 +40,11 @@ describe.skipIf(!support.ok)(withSkipReason('connect two jobs across hosts (name
     expect(await cluster.leftovers(20_000)).toEqual([]);
   }, 60_000);
 
-  it('job A (mpiexec on th1) accepts, job B (mpiexec on th3) connects: pt2pt, collectives, merge, disconnect', async () => {
+  it.each([['', []], [' (both with --secure)', ['--secure']]])('job A (mpiexec on th1) accepts, job B (mpiexec on th3) connects%s: pt2pt, collectives, merge, disconnect', async (_name, flags) => {
     dir = mkdtempSync(path.join(os.tmpdir(), 'tsmpi-couple-hosts-'));
     const [a, b] = await Promise.all([
-      mpiexec('th1', ['-n', '2', '--hosts', 'th1:1,th2:3', COUPLE_JOBS, 'accept', dir]),
-      mpiexec('th3', ['-n', '2', '--hosts', 'th3:1,th2:3', COUPLE_JOBS, 'connect', dir]),
+      mpiexec('th1', ['-n', '2', ...flags, '--hosts', 'th1:1,th2:3', COUPLE_JOBS, 'accept', dir]),
+      mpiexec('th3', ['-n', '2', ...flags, '--hosts', 'th3:1,th2:3', COUPLE_JOBS, 'connect', dir]),
     ]);
     const both = `${report('job A', a)}\n${report('job B', b)}`;
     expect(a.code, both).toBe(0);

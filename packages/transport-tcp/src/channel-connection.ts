@@ -130,7 +130,7 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
     // Without an address the Unix path is never dropped (_onClose falls back to TCP only with one).
     const socket = this.#unixPath !== null
       ? net.connect({ path: this.#unixPath })
-      : this.#owner._dialTcp(this.#address!);
+      : this.#owner._dialTcp(this.#address!, this.peer);
     this.#socket = socket;
     this.#error = null;
     wireSocket(socket, this, this.#owner._tuning.handshakeTimeoutMs, this.#owner._tuning.keepAliveMs);

@@ -42,8 +42,8 @@ export interface ConnectionOwner {
   _peerDeparted(process: number): void;
   /** A connection to or from `process` failed or ended unexpectedly (reported once per peer). */
   _peerLost(process: number, err: TransportError): void;
-  /** A new socket to a peer's TCP listener: plain, or TLS keyed by the job (TransportOptions.secure, job-tls-socket.ts). */
-  _dialTcp(address: HostPort): net.Socket;
+  /** A new socket to `peer`'s TCP listener: plain, or TLS keyed by the job or a coupled job's pair key (TransportOptions.secure, job-tls-socket.ts). */
+  _dialTcp(address: HostPort, peer: number): net.Socket;
   /** A socket this transport made or accepted has closed (close() waits for all of them). */
   _socketClosed(): void;
 }

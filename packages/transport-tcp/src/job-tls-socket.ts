@@ -12,10 +12,14 @@
  * handshake (what a wrong PSK gets) ends the socket with that error instead of a bare 'end'
  * (the connection would take that for a peer closing its handshake); on the accepting side it is
  * logged, like a failed connection handshake, with the listener and the remote address.
+ *
+ * Another job's processes coupled at a port (docs/adr/0043-connect-two-jobs.md, "--secure") hold the
+ * pair key, not this job's: a connection to one is keyed by the pair key (its client options, made
+ * once per key), and the listener takes an identity of a pair key this process was given (addPair).
  */
 import net from 'node:net';
 import tls from 'node:tls';
-import { jobTlsClientOptions, jobTlsFailure, jobTlsServerOptions, type TransportLog } from '@tsmpi/core/transport';
+import { couplingTls, couplingTlsClientOptions, jobTlsClientOptions, jobTlsFailure, jobTlsServerOptions, type TransportLog } from '@tsmpi/core/transport';
 
 /** The code of a dialled socket's error when its TLS handshake failed. */
 export const TLS_FAILURE_CODE = 'TSMPI_ERR_TLS';
@@ -34,15 +38,30 @@ type TlsSock = tls.TLSSocket & { [kPeer]: string; [kState]: number; [kLog]: Tran
 export class JobTlsSockets {
   readonly #client: tls.ConnectionOptions;
   readonly #server: tls.TlsOptions & { isServer: true };
+  /** Coupled jobs' pair keys: the client options by key, the PSK by identity (a listener's lookup). */
+  readonly #pairClients = new Map<string, tls.ConnectionOptions>();
+  readonly #pairPsks = new Map<string, Buffer>();
 
   constructor(jobKey: string) {
     this.#client = jobTlsClientOptions(jobKey);
-    this.#server = jobTlsServerOptions(jobKey);
+    this.#server = jobTlsServerOptions(jobKey, (identity) => this.#pairPsks.get(identity) ?? null);
   }
 
-  /** Dials `host`:`port` (wireSocket turns Nagle off); the connection handshake may be written at once (TLS buffers it). */
-  connect(host: string, port: number): net.Socket {
-    const socket = tls.connect({ host, port, ...this.#client }) as TlsSock;
+  /** A coupled job's pair key: connections to its processes use it, and this process's listener takes it. */
+  addPair(key: string): void {
+    if (this.#pairClients.has(key)) return;
+    this.#pairClients.set(key, couplingTlsClientOptions('pair', key));
+    const { identity, psk } = couplingTls('pair', key);
+    this.#pairPsks.set(identity, psk);
+  }
+
+  /**
+   * Dials `host`:`port` (wireSocket turns Nagle off); the connection handshake may be written at once (TLS buffers it).
+   * @param pairKey - the pair key of a coupled job's process (addPair first), or null: this job's key
+   */
+  connect(host: string, port: number, pairKey: string | null = null): net.Socket {
+    const options = pairKey === null ? this.#client : (this.#pairClients.get(pairKey) ?? this.#client);
+    const socket = tls.connect({ host, port, ...options }) as TlsSock;
     socket[kPeer] = `${host.includes(':') ? `[${host}]` : host}:${port}`;
     socket[kState] = CONNECTING;
     socket[kLog] = null;
@@ -96,6 +115,6 @@ function onAcceptError(this: TlsSock, err: Error): void {
   if (this[kState] !== HANDSHAKING) return;
   this[kLog]?.warn(
     { listener: this[kPeer], remoteAddress: this[kRemote]?.[0], remotePort: this[kRemote]?.[1], reason: err.message.split('\n')[0] },
-    'refused a connection that failed the TLS handshake (not this job\'s key, or not --secure)',
+    'refused a connection that failed the TLS handshake (not this job\'s key nor a coupled job\'s pair key, or not --secure)',
   );
 }

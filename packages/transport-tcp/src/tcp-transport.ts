@@ -232,7 +232,10 @@ export class TcpTransport implements Transport, ConnectionOwner {
   }
 
   addPeers(peerAddresses: readonly string[], foreign?: ReadonlyMap<number, ForeignPeer>): void {
-    foreign?.forEach((f, p) => this.#foreign.set(p, f));
+    foreign?.forEach((f, p) => {
+      this.#foreign.set(p, f);
+      this.#tls?.addPair(f.key);
+    });
     peerAddresses.forEach((a, p) => {
       if (a === '') return;
       this.#names[p] = a.startsWith('/') ? a : null;
@@ -400,9 +403,9 @@ export class TcpTransport implements Transport, ConnectionOwner {
     this.#checkClosed();
   }
 
-  /** A socket to `address` over TCP: over TLS keyed by the job with options.secure. */
-  _dialTcp(address: HostPort): net.Socket {
-    if (this.#tls !== null) return this.#tls.connect(address.host, address.port);
+  /** A socket to `peer` at `address` over TCP: over TLS with options.secure, keyed by the job (a coupled job's process: the pair key). */
+  _dialTcp(address: HostPort, peer: number): net.Socket {
+    if (this.#tls !== null) return this.#tls.connect(address.host, address.port, this.#foreign.get(peer)?.key ?? null);
     return net.connect({ host: address.host, port: address.port, noDelay: true });
   }
 

@@ -393,7 +393,7 @@ export async function openPort(info?: Info): Promise<string> {
 export function closePort(port: string): void {
   const call = 'MPI.closePort';
   checkPort(port, call);
-  if (!openPorts.has(port)) throw mpiError(ERR_PORT, call, `port "${port}" is not open in this process (MPI.openPort opens one; a port is closed once)`);
+  if (!openPorts.has(port)) throw mpiError(ERR_PORT, call, `port "${port.replace(/:[0-9a-f]{32}$/, ':(secret)')}" is not open in this process (MPI.openPort opens one; a port is closed once)`);
   openPorts.delete(port);
   void request(call, 'closePort', { port }).catch((e: Error) => runtimeOrNull()?.log.warn({ err: e.message }, 'closePort'));
 }

@@ -63,7 +63,7 @@ export { textLogDestination } from '../util/index.ts';
 export { deferredLogger } from '../util/index.ts';
 export type { Logger } from '../util/index.ts';
 // TLS keyed by the job (util/job-tls.ts, mpiexec --secure): the wire-up service and the proxies' links use what the ranks use.
-export { jobTlsClientOptions, jobTlsFailure, jobTlsServerOptions } from '../util/index.ts';
+export { couplingTls, couplingTlsClientOptions, jobTlsClientOptions, jobTlsFailure, jobTlsServerOptions } from '../util/index.ts';
 // The launcher may import only @tsmpi/core/pmi: the settings table (for its
 // flags and --help) and the job environment names are part of that contract.
 export { SETTINGS, parseSetting, JOB_ENV } from '../config/index.ts';

@@ -4,22 +4,26 @@
 import net from 'node:net';
 import tls from 'node:tls';
 import { describe, expect, it } from 'vitest';
-import { JOB_TLS_IDENTITY, jobTlsClientOptions, jobTlsFailure, jobTlsPsk, jobTlsServerOptions } from './job-tls.ts';
+import { JOB_TLS_IDENTITY, couplingTls, couplingTlsClientOptions, jobTlsClientOptions, jobTlsFailure, jobTlsPsk, jobTlsServerOptions } from './job-tls.ts';
 
 const A = 'aa'.repeat(32);
 const B = 'bb'.repeat(32);
 
-/** One handshake between a server keyed `serverKey` and a client keyed `clientKey`: the protocol and suite, or the failure. */
-function handshake(serverKey: string, clientKey: string): Promise<string> {
+/**
+ * One handshake between a server keyed `serverKey` and a client keyed `clientKey`: the protocol and suite, or the failure.
+ * With `coupling`, the server also takes the couplingTls identity of the `coupling` key and the client offers that of `clientKey`.
+ */
+function handshake(serverKey: string, clientKey: string, coupling?: { readonly kind: 'port' | 'pair'; readonly serverKey: string }): Promise<string> {
   return new Promise((resolve) => {
+    const served = coupling === undefined ? undefined : couplingTls(coupling.kind, coupling.serverKey);
     const server = net.createServer((raw) => {
-      const s = new tls.TLSSocket(raw, jobTlsServerOptions(serverKey));
+      const s = new tls.TLSSocket(raw, jobTlsServerOptions(serverKey, (identity) => (identity === served?.identity ? served.psk : null)));
       s.on('error', () => undefined);
       s.on('secure', () => s.end('hi'));
     });
     server.listen(0, '127.0.0.1', () => {
       const { port } = server.address() as net.AddressInfo;
-      const c = tls.connect({ host: '127.0.0.1', port, ...jobTlsClientOptions(clientKey) });
+      const c = tls.connect({ host: '127.0.0.1', port, ...(coupling === undefined ? jobTlsClientOptions(clientKey) : couplingTlsClientOptions(coupling.kind, clientKey)) });
       let result = '';
       c.on('secureConnect', () => { result = `${c.getProtocol()} ${c.getCipher().name} ${c.getEphemeralKeyInfo() && (c.getEphemeralKeyInfo() as { type?: string }).type}`; });
       c.on('error', (e) => { result ||= `failed: ${e.message}`; });
@@ -50,6 +54,25 @@ describe('job TLS', () => {
     expect(await handshake(A, A)).toBe('TLSv1.3 TLS_AES_128_GCM_SHA256 ECDH');
     expect(await handshake(A, B)).toMatch(/^failed/);
     expect(await handshake(B, A)).toMatch(/^failed/);
+  });
+
+  it('a coupling\'s identity names a hash of its key, never the key; another per key and per kind', () => {
+    const port = couplingTls('port', A);
+    expect(port.identity).toMatch(/^tsmpi-port [0-9a-f]{24}$/);
+    expect(port.identity).not.toContain(A.slice(0, 8));
+    expect(port.psk).toHaveLength(32);
+    expect(port.psk.equals(jobTlsPsk(A))).toBe(false);
+    expect(couplingTls('port', B).identity).not.toBe(port.identity);
+    expect(couplingTls('pair', A).identity).not.toBe(port.identity.replace('port', 'pair'));
+    expect(couplingTls('pair', A).psk.equals(port.psk)).toBe(false);
+  });
+
+  it('a coupling\'s handshake succeeds only with the same key: another secret, or the job key, fails it (a man in the middle holds neither)', async () => {
+    expect(await handshake(B, A, { kind: 'port', serverKey: A })).toBe('TLSv1.3 TLS_AES_128_GCM_SHA256 ECDH');
+    expect(await handshake(B, B, { kind: 'port', serverKey: A })).toMatch(/^failed/);
+    expect(await handshake(B, A, { kind: 'pair', serverKey: A })).toBe('TLSv1.3 TLS_AES_128_GCM_SHA256 ECDH');
+    // A server that holds another port (and a job key equal to the client's secret) refuses it.
+    expect(await handshake(A, A, { kind: 'port', serverKey: B })).toMatch(/^failed/);
   });
 
   it('names the peer in a failure', () => {

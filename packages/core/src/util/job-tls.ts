@@ -15,6 +15,13 @@
  *
  * The HMAC challenge-response (key-proof.ts) still runs inside: it binds what a connection
  * claims to be (rank, channel, listener); TLS adds confidentiality and integrity.
+ *
+ * Two secure jobs coupled at a port (docs/adr/0043-connect-two-jobs.md, "--secure") hold no common
+ * job key: their mpiexecs' port link runs TLS keyed by the port's secret, and their processes'
+ * connections TLS keyed by the pair key, each under an identity that names a hash of its key
+ * (couplingTls): a listener picks the key by the identity (the extra `pskOf` of
+ * jobTlsServerOptions) and the binder proves it, so a stranger without the port name or the
+ * pair key fails the handshake as one without the job key does.
  */
 import { hkdfSync } from 'node:crypto';
 import { createSecureContext, type ConnectionOptions, type SecureContext, type TlsOptions } from 'node:tls';
@@ -43,8 +50,27 @@ function jobContext(): SecureContext {
   return c;
 }
 
-/** What a listening side passes to `new tls.TLSSocket(socket, ...)` or `tls.createServer(...)`. */
-export function jobTlsServerOptions(jobKey: string): TlsOptions & { isServer: true } {
+/** What a coupling's TLS is keyed by: a port's secret (the mpiexecs' port link) or a pair key (the two jobs' processes). */
+export type CouplingTlsKind = 'port' | 'pair';
+
+/** A coupling's PSK and the identity that names it: a hash of the key, never the key (the identity travels in clear). */
+export interface CouplingTls {
+  readonly identity: string;
+  readonly psk: Buffer;
+}
+
+/** The TLS PSK and identity of a coupling keyed by `key` (a port's secret or a pair key, hex). */
+export function couplingTls(kind: CouplingTlsKind, key: string): CouplingTls {
+  const k = Buffer.from(key, 'utf8');
+  const id = Buffer.from(hkdfSync('sha256', k, Buffer.alloc(0), `tsmpi ${kind} tls id`, 12)).toString('hex');
+  return { identity: `tsmpi-${kind} ${id}`, psk: Buffer.from(hkdfSync('sha256', k, Buffer.alloc(0), `tsmpi ${kind} tls psk`, 32)) };
+}
+
+/**
+ * What a listening side passes to `new tls.TLSSocket(socket, ...)` or `tls.createServer(...)`.
+ * @param pskOf - the PSK of another identity (a coupling's: couplingTls), or null; absent: the job's identity only
+ */
+export function jobTlsServerOptions(jobKey: string, pskOf?: (identity: string) => Buffer | null): TlsOptions & { isServer: true } {
   const psk = jobTlsPsk(jobKey);
   return {
     isServer: true,
@@ -53,19 +79,27 @@ export function jobTlsServerOptions(jobKey: string): TlsOptions & { isServer: tr
     maxVersion: 'TLSv1.3',
     ciphers: JOB_TLS_CIPHERS,
     // Another identity is refused (null fails the handshake); the binder then proves the key.
-    pskCallback: (_socket, identity) => (identity === JOB_TLS_IDENTITY ? psk : null),
+    pskCallback: (_socket, identity) => (identity === JOB_TLS_IDENTITY ? psk : (pskOf?.(identity) ?? null)),
   };
 }
 
 /** What a connecting side passes to `tls.connect(...)` (or ws's client options): no certificate to check. */
 export function jobTlsClientOptions(jobKey: string): ConnectionOptions {
-  const psk = jobTlsPsk(jobKey);
+  return pskClientOptions({ identity: JOB_TLS_IDENTITY, psk: jobTlsPsk(jobKey) });
+}
+
+/** A connecting side's options for a coupling's TLS (couplingTls): the other job's listener must hold the same key. */
+export function couplingTlsClientOptions(kind: CouplingTlsKind, key: string): ConnectionOptions {
+  return pskClientOptions(couplingTls(kind, key));
+}
+
+function pskClientOptions({ identity, psk }: CouplingTls): ConnectionOptions {
   return {
     secureContext: jobContext(),
     minVersion: 'TLSv1.3',
     maxVersion: 'TLSv1.3',
     ciphers: JOB_TLS_CIPHERS,
-    pskCallback: () => ({ psk, identity: JOB_TLS_IDENTITY }),
+    pskCallback: () => ({ psk, identity }),
     // The PSK authenticates the server; there is no certificate or name to check.
     checkServerIdentity: () => undefined,
   };

@@ -8,6 +8,9 @@
 // ERR_PORT at every rank, and the job goes on (an allreduce over its COMM_WORLD) and ends 0.
 // The accepting job also connects to a port of its own that nobody accepts at, with info timeout
 // 1 s: ERR_PORT from Comm.connect after the timeout (MPICH's behaviour); a timeout "soon" is ERR_INFO_VALUE.
+// Role `mixed` (a connecting job run with --secure at a port of a job without, or the other way round): it reads
+// DIR/port, the real port, and its connect is ERR_PORT saying that both jobs must run with --secure or both
+// without; the accepting job then goes on as above. No error text holds the port's secret.
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import * as MPI from '@tsmpi/core';
@@ -18,7 +21,7 @@ const world = MPI.COMM_WORLD;
 const { rank, size } = world;
 const role = process.argv[2];
 const dir = process.argv[3];
-check(dir !== undefined && (role === 'accept' || role === 'connect'), 'usage: connect-jobs.ts accept|connect DIR');
+check(dir !== undefined && (role === 'accept' || role === 'connect' || role === 'mixed'), 'usage: connect-jobs.ts accept|connect|mixed DIR');
 const portFile = path.join(dir, 'port');
 const publicFile = path.join(dir, 'public');
 const refusedFile = path.join(dir, 'refused');
@@ -48,8 +51,9 @@ if (role === 'accept') {
   if (rank === 0) MPI.closePort(lonely);
   console.log(`accept closed OK ${rank}/${size}`);
 } else {
+  const isMixed = role === 'mixed';
   await waitFor(publicFile);
-  const port = readFileSync(publicFile, 'utf8');
+  const port = readFileSync(isMixed ? portFile : publicFile, 'utf8');
   let message = '';
   await throwsMPI(async () => {
     try {
@@ -59,7 +63,10 @@ if (role === 'accept') {
       throw e;
     }
   }, MPI.ERR_PORT, 'Comm.connect', 'connect to another job\'s port with a wrong secret');
-  check(message.includes(port) && message.includes('refused the port'), `the error names the port and says it was refused: ${message}`);
+  const publicPart = port.slice(0, -33);
+  check(message.includes(publicPart) && !message.includes(port.slice(-32)), `the error names the port without its secret: ${message}`);
+  if (isMixed) check(/must both run with --secure \(or both without\)|run both with --secure, or both without/.test(message), `the error says why: ${message}`);
+  else check(message.includes('refused the port'), `the error says the port was refused: ${message}`);
   await world.barrier();
   if (rank === 0) writeFileSync(refusedFile, 'refused');
   console.log(`connect refused OK ${rank}/${size}`);

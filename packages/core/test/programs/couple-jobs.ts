@@ -1,5 +1,6 @@
 // Two separately started mpiexec jobs coupled at a port (issue 37; docs/adr/0043-connect-two-jobs.md).
-// argv: accept DIR | connect DIR; both jobs need spare universe slots (TSMPI_UNIVERSE). The accepting
+// argv: accept DIR [MARKER] | connect DIR [MARKER] (MARKER: text in each point-to-point message, which a
+// capture of the traffic looks for); both jobs need spare universe slots (TSMPI_UNIVERSE). The accepting
 // job's rank 0 opens a port and writes it to DIR/port (aside, then renamed); every rank accepts. The
 // connecting job first tries the port with its secret changed (ERR_PORT: the accepting job refuses the
 // proof and goes on), then connects. On the intercommunicator: point-to-point both ways (a tag, and
@@ -18,6 +19,7 @@ const role = process.argv[2];
 const dir = process.argv[3];
 check(dir !== undefined && (role === 'accept' || role === 'connect'), 'usage: couple-jobs.ts accept|connect DIR');
 const portFile = path.join(dir, 'port');
+const marker = process.argv[4] ?? '';
 
 async function waitFor(file: string): Promise<void> {
   while (!existsSync(file)) await new Promise((r) => setTimeout(r, 20));
@@ -47,10 +49,10 @@ const me = isAccept ? 'A' : 'B';
 const other = isAccept ? 'B' : 'A';
 // Point-to-point both ways: rank r sends to remote rank r with tag 7 (the jobs are the same size) and receives from ANY_SOURCE.
 check(remoteSize === size, 'the two jobs are the same size');
-const sent = inter.isend(`${me}${rank}`, rank, 7);
+const sent = inter.isend(`${marker}${me}${rank}`, rank, 7);
 const st = new MPI.Status();
 const got = await inter.recv(MPI.ANY_SOURCE, 7, st);
-equal([got, st.source], [`${other}${rank}`, rank], 'a message from the other job, status.source its remote rank');
+equal([got, st.source], [`${marker}${other}${rank}`, rank], 'a message from the other job, status.source its remote rank');
 await sent.wait();
 // A bcast from the accepting group's rank 0 to the connecting group.
 if (isAccept) {
