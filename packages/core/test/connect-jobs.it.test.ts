@@ -8,7 +8,9 @@
 // connect is ERR_PORT naming the port; A's accept ends with ERR_PORT when A closes the port, and A goes
 // on and ends 0 (programs/connect-jobs.ts). The same with B run by another user (uid nobody through
 // setpriv, as the launcher's security tests do).
-// testlist: two jobs np 2 + np 2 coupled; refused (same user, and the connecting job as uid nobody)
+// The coupled case again under channel engines: both jobs --progress threads, one engines and one inline, one inline and
+// one threads.
+// testlist: two jobs np 2 + np 2 coupled (inline; threads + threads; engines + inline; inline + threads); refused (same user, and the connecting job as uid nobody)
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -48,6 +50,26 @@ describe('connect between two mpiexec jobs', () => {
     expect(linesWith(b.stdout, 'coupled OK ').sort(), both).toEqual(['coupled OK B 0/2', 'coupled OK B 1/2']);
     // The wrong secret's link was refused and logged by A's mpiexec, with its remote address.
     expect(a.stderr, both).toMatch(/proof matches no open port/);
+  }, 130_000);
+
+  // Channel engines (issue 37): each job's engines and user threads' routes learn the other job's processes, an
+  // inline job dials an engines job's process per channel at that channel's engine (ForeignPeer.channelAddresses).
+  it.each([
+    ['threads', 'threads'],
+    ['engines', 'inline'],
+    ['inline', 'threads'],
+  ])('the same with the accepting job under --progress %s and the connecting job under --progress %s', async (progressA, progressB) => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'tsmpi-couple-jobs-'));
+    const env = { TSMPI_UNIVERSE: '4' };
+    const [a, b] = await Promise.all([
+      runJob(2, COUPLE_JOBS, { args: ['accept', dir], flags: ['--progress', progressA, '--timeout', '100'], env, killAfterMs: 120_000 }),
+      runJob(2, COUPLE_JOBS, { args: ['connect', dir], flags: ['--progress', progressB, '--timeout', '100'], env, killAfterMs: 120_000 }),
+    ]);
+    const both = `${jobReport('job A', a)}\n${jobReport('job B', b)}`;
+    expect(a.code, both).toBe(0);
+    expect(b.code, both).toBe(0);
+    expect(linesWith(a.stdout, 'coupled OK ').sort(), both).toEqual(['coupled OK A 0/2', 'coupled OK A 1/2']);
+    expect(linesWith(b.stdout, 'coupled OK ').sort(), both).toEqual(['coupled OK B 0/2', 'coupled OK B 1/2']);
   }, 130_000);
 
   it('a port without its secret (what a stranger may know) is ERR_PORT naming the port; the accepting job goes on', async () => {
