@@ -35,10 +35,12 @@ async function report(w: MPI.Worker): Promise<{ done: string; inter?: unknown; e
 
 const comm = await world.dup();
 const coupler = new MPI.Worker(WORKER, { workerData: { role: 'coupler', side: role, dir, comm } });
+// Listened for from the start: the thread may end right after its report, before a later once() would listen.
+const couplerEnded = once(coupler, 'exit');
 const coupled = await report(coupler);
 equal(coupled.done, 'coupled', 'the coupler thread coupled');
 const inter = MPI.revive(coupled.inter) as MPI.Intercomm;
-await once(coupler, 'exit');
+await couplerEnded;
 const user = new MPI.Worker(WORKER, { workerData: { role: 'user', side: role, dir, mode, inter } });
 if (mode === 'fail' && role === 'connect') {
   // Rank 1 fails once the accepting job's user threads wait for it; rank 0 waits in a barrier its job never ends.
