@@ -350,7 +350,6 @@ function meet(comm: Comm, op: 'accept' | 'connect', port: string, opts: DynamicO
     const timeout = op === 'connect' ? connectTimeout(opts?.info, call) : undefined;
     // `engines`: this process runs channel engines (asked of the progress mode: an MPI.Worker thread's runtime holds no Engines;
     // a coupling needs free universe slots, so the universe is above 1 and engines run under threads/engines progress).
-
     const request = { port: checkPort(port, call), side, engines: rt.progress !== 'inline', j: rt.device.opts.endpointsPerProcess, channels: rt.device.opts.channels, ...(timeout === undefined ? {} : { timeout }) };
     return (await dynamicClient(rt, call)(call, op, request)) as RemoteSide;
   });
