@@ -8,12 +8,14 @@
 // connect is ERR_PORT naming the port; A's accept ends with ERR_PORT when A closes the port, and A goes
 // on and ends 0 (programs/connect-jobs.ts). The same with B run by another user (uid nobody through
 // setpriv, as the launcher's security tests do).
+// The coupled case again under channel engines: both jobs --progress threads, one engines and one inline, one inline and
+// one threads.
 // Spawn after a coupling (programs/couple-spawn.ts): A couples with B, then spawns a child C (job A's process
 // 2), which couples with B at a second port; messages and an allreduce cross every pair of groups, all
 // disconnect and end 0, with and without --secure. Then C fails after its messages with B: B's ranks get
 // ERR_PROC_FAILED naming C as job A's process (the first to see it ends job B), and job A ends naming C
 // (a spawned process, ADR 0040).
-// testlist: two jobs np 2 + np 2 coupled; refused (same user, and the connecting job as uid nobody);
+// testlist: two jobs np 2 + np 2 coupled (inline; threads + threads; engines + inline; inline + threads); refused (same user, and the connecting job as uid nobody);
 // np 2 + np 2 and a spawned 1, plain and --secure, and failing
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -55,6 +57,26 @@ describe('connect between two mpiexec jobs', () => {
     expect(linesWith(b.stdout, 'coupled OK ').sort(), both).toEqual(['coupled OK B 0/2', 'coupled OK B 1/2']);
     // The wrong secret's link was refused and logged by A's mpiexec, with its remote address.
     expect(a.stderr, both).toMatch(/proof matches no open port/);
+  }, 130_000);
+
+  // Channel engines (issue 37): each job's engines and user threads' routes learn the other job's processes, an
+  // inline job dials an engines job's process per channel at that channel's engine (ForeignPeer.channelAddresses).
+  it.each([
+    ['threads', 'threads'],
+    ['engines', 'inline'],
+    ['inline', 'threads'],
+  ])('the same with the accepting job under --progress %s and the connecting job under --progress %s', async (progressA, progressB) => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'tsmpi-couple-jobs-'));
+    const env = { TSMPI_UNIVERSE: '4' };
+    const [a, b] = await Promise.all([
+      runJob(2, COUPLE_JOBS, { args: ['accept', dir], flags: ['--progress', progressA, '--timeout', '100'], env, killAfterMs: 120_000 }),
+      runJob(2, COUPLE_JOBS, { args: ['connect', dir], flags: ['--progress', progressB, '--timeout', '100'], env, killAfterMs: 120_000 }),
+    ]);
+    const both = `${jobReport('job A', a)}\n${jobReport('job B', b)}`;
+    expect(a.code, both).toBe(0);
+    expect(b.code, both).toBe(0);
+    expect(linesWith(a.stdout, 'coupled OK ').sort(), both).toEqual(['coupled OK A 0/2', 'coupled OK A 1/2']);
+    expect(linesWith(b.stdout, 'coupled OK ').sort(), both).toEqual(['coupled OK B 0/2', 'coupled OK B 1/2']);
   }, 130_000);
 
   it('a port without its secret (what a stranger may know) is ERR_PORT naming the port; the accepting job goes on', async () => {

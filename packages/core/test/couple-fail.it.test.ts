@@ -11,7 +11,8 @@
 // 'disconnected': the groups talked, then disconnected (MPI 4.0 11.10.4: independent from then on); B's
 // rank 1 then fails and B ends, while A goes on to a clean exit (neither its connections' end nor B's
 // mpiexec's word fails anything in A).
-// testlist: two jobs np 2 + np 2 coupled, B's rank 1 fails (talked, silent, disconnected)
+// 'silent' and 'disconnected' run again with A under --progress threads and B under engines (issue 37, channel engines).
+// testlist: two jobs np 2 + np 2 coupled, B's rank 1 fails (talked, silent, disconnected; silent and disconnected also threads + engines)
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,12 +27,12 @@ afterEach(() => {
   dir = null;
 });
 
-async function runPair(mode: 'talked' | 'silent' | 'disconnected', timeoutA: number): Promise<{ a: JobResult; b: JobResult; both: string }> {
+async function runPair(mode: 'talked' | 'silent' | 'disconnected', timeoutA: number, flagsA: string[] = [], flagsB: string[] = []): Promise<{ a: JobResult; b: JobResult; both: string }> {
   dir = mkdtempSync(path.join(os.tmpdir(), 'tsmpi-couple-fail-'));
   const env = { TSMPI_UNIVERSE: '4' };
   const [a, b] = await Promise.all([
-    runJob(2, COUPLE_FAIL, { args: ['accept', dir, mode], flags: ['--timeout', String(timeoutA)], env, killAfterMs: 120_000 }),
-    runJob(2, COUPLE_FAIL, { args: ['connect', dir, mode], flags: ['--timeout', '100'], env, killAfterMs: 120_000 }),
+    runJob(2, COUPLE_FAIL, { args: ['accept', dir, mode], flags: [...flagsA, '--timeout', String(timeoutA)], env, killAfterMs: 120_000 }),
+    runJob(2, COUPLE_FAIL, { args: ['connect', dir, mode], flags: [...flagsB, '--timeout', '100'], env, killAfterMs: 120_000 }),
   ]);
   return { a, b, both: `${jobReport('job A', a)}\n${jobReport('job B', b)}` };
 }
@@ -53,8 +54,11 @@ describe('a coupled job\'s process fails', () => {
     expect(last, both).toMatch(/^mpiexec: rank [01] \(host .*, pid \d+\) exited with code 1 after losing its connection to process [23] \(process [01] of the job coupled at port tsmpi-port:[0-9a-f]{16}@127\.0\.0\.1:\d+\); aborting the job \(2 processes\)$/);
   }, 130_000);
 
-  it('a rank with no connection to it gets ERR_PROC_FAILED naming it too, from its mpiexec, without --timeout', async () => {
-    const { a, b, both } = await runPair('silent', 100);
+  it.each([
+    ['inline', 'inline'],
+    ['threads', 'engines'],
+  ])('a rank with no connection to it gets ERR_PROC_FAILED naming it too, from its mpiexec, without --timeout (A --progress %s, B --progress %s)', async (progressA, progressB) => {
+    const { a, b, both } = await runPair('silent', 100, ['--progress', progressA], ['--progress', progressB]);
     expectBFailed(b, both);
     expect(a.code, both).toBe(1);
     expect(a.stderr, both).not.toMatch(/--timeout/);
@@ -68,8 +72,12 @@ describe('a coupled job\'s process fails', () => {
     expect(`${a.stdout}${a.stderr}`, both).not.toMatch(/[0-9a-f]{32}/);
   }, 130_000);
 
-  it('after both groups disconnected, B\'s failure leaves A running to a clean exit', async () => {
-    const { a, b, both } = await runPair('disconnected', 100);
+  it.each([
+    ['inline', 'inline'],
+    ['threads', 'engines'],
+  ])('after both groups disconnected, B\'s failure leaves A running to a clean exit (A --progress %s, B --progress %s)', async (progressA, progressB) => {
+    // Under channel engines the release reaches every engine: the end of B's connections fails nothing in A.
+    const { a, b, both } = await runPair('disconnected', 100, ['--progress', progressA], ['--progress', progressB]);
     expectBFailed(b, both);
     expect(a.code, both).toBe(0);
     expect(linesWith(a.stdout, 'couple-fail A ').sort(), both).toEqual(['couple-fail A 0: went on after B failed', 'couple-fail A 1: went on after B failed']);

@@ -27,7 +27,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { CLOSE_CODES, JOB_ENV, MAX_HELLO_BYTES, couplingTls, newKeyProofNonce, type DynOp, type Logger } from '@tsmpi/core/pmi';
 import { CoupledLinks, type Coupling } from './coupled-links.ts';
-import { acceptCoupling, confirmCoupling, connectCoupling, groupOffer, type CouplingDeps } from './job-coupling.ts';
+import { acceptCoupling, channelsOf, confirmCoupling, connectCoupling, groupOffer, type CouplingDeps } from './job-coupling.ts';
 import { LINK_HANDSHAKE_MS, LinkChannel, MAX_LINK_BYTES, dialPort, isPortProof, portLinkBinding, portServerProof, type GroupOffer } from './port-link.ts';
 import { describePort, formatPortName, parsePortName, publicPort } from './port-name.ts';
 import type { PendingLink } from './wireup-server.ts';
@@ -469,7 +469,7 @@ export class DynamicService {
   async #acceptAway(port: string, link: LinkChannel, theirs: GroupOffer, side: Uint8Array, a: Readonly<Record<string, unknown>>): Promise<DynAnswer> {
     const peers = { here: [] as readonly number[], there: [] as readonly number[] };
     const deps = this.#couplingDeps(port, peers);
-    const mine = deps === null ? new Error(this.#noCoupling()) : groupOffer(side, typeof a['j'] === 'number' ? a['j'] : 1, a['engines'] === true, deps);
+    const mine = deps === null ? new Error(this.#noCoupling()) : groupOffer(side, typeof a['j'] === 'number' ? a['j'] : 1, a['engines'] === true, channelsOf(a), deps);
     if (mine instanceof Error) {
       link.send({ t: 'refused', error: ['ERR_PORT', mine.message] });
       link.close('refused');
@@ -484,7 +484,7 @@ export class DynamicService {
     const peers = { here: [] as readonly number[], there: [] as readonly number[] };
     const deps = this.#couplingDeps(port, peers);
     if (deps === null) return fail('ERR_PORT', `${describePort(port)} is another job's: ${this.#noCoupling()}`);
-    const mine = groupOffer(side, typeof a['j'] === 'number' ? a['j'] : 1, a['engines'] === true, deps);
+    const mine = groupOffer(side, typeof a['j'] === 'number' ? a['j'] : 1, a['engines'] === true, channelsOf(a), deps);
     if (mine instanceof Error) return fail('ERR_PORT', `${describePort(port)}: ${mine.message}`);
     let link: LinkChannel;
     try {

@@ -195,6 +195,38 @@ describe('coupling two jobs at a port', () => {
     expect(a.svc.freeSlots).toBe(2);
   });
 
+  it('a job under channel engines offers each engine\'s address; the other job (inline) stores them per channel', async () => {
+    const a = await acceptingJob();
+    const b = job('b', null);
+    // B runs 2 channel engines per process: core's init put tcp:P:C, no tcp:P.
+    b.store.clear();
+    for (const p of [0, 1]) for (const c of [0, 1]) b.store.set(`tcp:${p}:${c}`, `b-${p}-e${c}:1000`);
+    const port = (valueOf(await a.svc.handle(0, 'openPort', {})) as unknown as string);
+    const accepted = a.svc.handle(0, 'accept', { port, side: side(5, 0, 1), j: 1, channels: 2 });
+    const connected = valueOf(await b.svc.handle(0, 'connect', { port, side: side(9, 0, 1), j: 1, engines: true, channels: 2 }));
+    valueOf(await accepted);
+    // A (inline) dials B's process 1 (A's 3) on channel c at its engine c (core: ForeignPeer.channelAddresses) ...
+    expect(a.store.get('tcp:3')).toBe('b-1-e0:1000');
+    expect((JSON.parse(a.store.get('pair:3')!) as { channels: string[] }).channels).toEqual(['b-1-e0:1000', 'b-1-e1:1000']);
+    expect(a.store.get('tcp:3:1')).toBe('b-1-e1:1000');
+    // ... and B's engines dial A's one listener on every channel.
+    expect(b.store.get('tcp:2:0')).toBe('a-0:1000');
+    expect(b.store.get('tcp:2:1')).toBe('a-0:1000');
+    expect((JSON.parse(b.store.get('pair:2')!) as { channels?: string[] }).channels).toBeUndefined();
+    expect(connected['coupling']).toEqual(expect.any(Number));
+  });
+
+  it('refuses both sides when the jobs run different channel counts (a frame\'s channel is its sender\'s choice)', async () => {
+    const a = await acceptingJob();
+    const b = job('b', null);
+    const port = (valueOf(await a.svc.handle(0, 'openPort', {})) as unknown as string);
+    const acc = a.svc.handle(0, 'accept', { port, side: side(5, 0, 1), j: 1, channels: 2 });
+    const con = await b.svc.handle(0, 'connect', { port, side: side(9, 0, 1), j: 1, channels: 4 });
+    expect(con).toEqual({ error: ['ERR_PORT', expect.stringMatching(/run 2 and 4 channels per process pair \(--channels\)/) as string] });
+    expect(await acc).toEqual({ error: ['ERR_PORT', expect.stringMatching(/channels per process pair/) as string] });
+    expect(a.svc.freeSlots).toBe(2);
+  });
+
   it('a connect with no accept at another job\'s port gives up after its timeout (ERR_PORT)', async () => {
     const a = await acceptingJob();
     const b = job('b', null);

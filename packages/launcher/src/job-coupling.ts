@@ -3,7 +3,9 @@
  * job's (a port link arrived, an accept pairs with it) and the connecting job's (dial the port's mpiexec).
  * dynamic-service.ts decides when; this module runs the port link's exchange (port-link.ts), gives each
  * side's processes new numbers of this job's universe, puts their addresses and the pair key in the job's
- * store (`tcp:P`, `pair:P`, read by core's api/dynamic.ts reach) and renumbers the other group's side.
+ * store (`tcp:P`, `tcp:P:C` per channel, `pair:P`, read by core's api/dynamic.ts reach) and renumbers the
+ * other group's side. Either job may run channel engines (--progress threads|engines): then its offer
+ * names each channel engine's address, which the other job's transports dial per channel.
  */
 import { randomBytes } from 'node:crypto';
 import { LINK_HANDSHAKE_MS, type GroupOffer, type LinkChannel } from './port-link.ts';
@@ -30,20 +32,35 @@ function fail(message: string): Answer {
   return { error: ['ERR_PORT', message] };
 }
 
-/** A group's offer: its side and its processes' addresses from the store; an Error when one is missing. */
-export function groupOffer(side: Uint8Array, j: number, engines: boolean, deps: CouplingDeps): GroupOffer | Error {
+/**
+ * A group's offer: its side and its processes' addresses from the store (under channel engines each
+ * channel's engine's, `tcp:P:C`, as core's init puts them); an Error when one is missing.
+ */
+export function groupOffer(side: Uint8Array, j: number, engines: boolean, c: number, deps: CouplingDeps): GroupOffer | Error {
   const words = new Int32Array(Uint8Array.from(side).buffer);
-  const procs: { p: number; address: string }[] = [];
+  const procs: { p: number; address: string; channels?: string[] }[] = [];
   const seen = new Set<number>();
   for (const e of words.subarray(1)) {
     const p = Math.floor(e / j);
     if (seen.has(p)) continue;
     seen.add(p);
+    if (engines && c > 0) {
+      const channels = Array.from({ length: c }, (_, ch) => deps.get(`tcp:${p}:${ch}`));
+      if (channels.some((a) => a === undefined)) return new Error(`process ${p} published no address for each of its ${c} channel engines`);
+      procs.push({ p, address: channels[0]!, channels: channels as string[] });
+      continue;
+    }
     const address = deps.get(`tcp:${p}`);
     if (address === undefined) return new Error(`process ${p} published no transport address`);
     procs.push({ p, address });
   }
-  return { side: Buffer.from(side).toString('base64'), procs, j, engines };
+  return { side: Buffer.from(side).toString('base64'), procs, j, engines, ...(c > 0 ? { c } : {}) };
+}
+
+/** A connect's or accept's `channels` (core sends its --channels); 0 from a core that did not say. */
+export function channelsOf(a: Readonly<Record<string, unknown>>): number {
+  const c = a['channels'];
+  return typeof c === 'number' && Number.isInteger(c) && c >= 1 && c <= MAX_CHANNELS ? c : 0;
 }
 
 /** The other group's side in this job's numbers: process procs[i].p becomes numbers[i]. */
@@ -62,7 +79,8 @@ function renumberSide(group: GroupOffer, numbers: readonly number[]): Uint8Array
 /** Why two groups cannot couple, or null. */
 function whyNot(mine: GroupOffer, theirs: GroupOffer): string | null {
   if (!Number.isInteger(theirs.j) || theirs.j !== mine.j) return `the two jobs run ${mine.j} and ${String(theirs.j)} endpoints per process: coupled jobs need the same`;
-  if (mine.engines || theirs.engines) return 'connecting two jobs needs inline progress in both (channel engines run: --progress threads or engines, or auto under THREAD_MULTIPLE)';
+  // A frame travels on the channel its sender picks, (s + d) mod C in the sender's numbers: the receiver must own it.
+  if (theirs.c !== undefined && theirs.c !== mine.c) return `the two jobs run ${String(mine.c)} and ${String(theirs.c)} channels per process pair (--channels): coupled jobs need the same`;
   return null;
 }
 
@@ -73,9 +91,13 @@ function store(deps: CouplingDeps, theirs: GroupOffer, theirNumbersHere: readonl
     as[String(x.p)] = myNumbersThere[i]!;
   });
   theirs.procs.forEach((x, i) => {
-    deps.put(`tcp:${theirNumbersHere[i]!}`, x.address);
-    // `is`: its number in its own job, which the processes' errors name it by.
-    deps.put(`pair:${theirNumbersHere[i]!}`, JSON.stringify({ key, as, is: x.p }));
+    const n = theirNumbersHere[i]!;
+    deps.put(`tcp:${n}`, x.address);
+    // This job's channel engines (and user threads' routes to them) read channel c's address of a process as `tcp:P:C`:
+    // an engine of the other job, or its one listener under inline progress.
+    for (let c = 0; c < (mine.c ?? 0); c++) deps.put(`tcp:${n}:${c}`, x.channels?.[c] ?? x.address);
+    // `is`: its number in its own job, which the processes' errors name it by; `channels`: its engines' addresses (core's ForeignPeer.channelAddresses).
+    deps.put(`pair:${n}`, JSON.stringify({ key, as, is: x.p, ...(x.channels === undefined ? {} : { channels: x.channels }) }));
   });
   deps.coupled?.(theirNumbersHere, theirs.procs.map((x) => x.p));
 }
@@ -87,7 +109,16 @@ function isNumbers(v: unknown, n: number): v is number[] {
 function isGroup(g: unknown): g is GroupOffer {
   const x = g as GroupOffer | null;
   return typeof x === 'object' && x !== null && typeof x.side === 'string' && Array.isArray(x.procs) && x.procs.length > 0 &&
-    x.procs.every((p) => Number.isInteger(p?.p) && typeof p.address === 'string' && p.address.length < 1024) && typeof x.j === 'number' && typeof x.engines === 'boolean';
+    x.procs.every((p) => Number.isInteger(p?.p) && typeof p.address === 'string' && p.address.length < 1024 && isChannelList(p.channels, x.c)) &&
+    typeof x.j === 'number' && typeof x.engines === 'boolean' && (x.c === undefined || (Number.isInteger(x.c) && x.c >= 1 && x.c <= MAX_CHANNELS));
+}
+
+/** The most channels a process pair may have (core's --channels range). */
+const MAX_CHANNELS = 64;
+
+/** A process's per-channel addresses in an offer: absent, or one address per channel. */
+function isChannelList(v: unknown, c: number | undefined): boolean {
+  return v === undefined || (Array.isArray(v) && v.length === c && v.every((a) => typeof a === 'string' && a.length < 1024));
 }
 
 /** The accepting side: `theirs` connected over `link`, this job's accept offers `mine`. Answers the accept. */

@@ -37,10 +37,15 @@ export const PORT_PATH = '/port';
 export interface GroupOffer {
   /** core's side bytes, base64. */
   readonly side: string;
-  /** Its processes (job numbers) and their published transport addresses. */
-  readonly procs: readonly { readonly p: number; readonly address: string }[];
+  /**
+   * Its processes (job numbers) and their published transport addresses; under channel engines
+   * (`engines`) each channel's engine's (`channels[c]`), and `address` is channel 0's.
+   */
+  readonly procs: readonly { readonly p: number; readonly address: string; readonly channels?: readonly string[] }[];
   readonly j: number;
   readonly engines: boolean;
+  /** Channels per process pair (--channels): coupled jobs need the same (absent: an mpiexec that did not say). */
+  readonly c?: number;
 }
 
 export type LinkMessage =

@@ -433,7 +433,9 @@ export class TcpTransport implements Transport, ConnectionOwner {
       conn.connect(null, '', name);
       return conn;
     }
-    const address = this.#addresses[peer];
+    // A coupled job's process under channel engines listens per channel (ForeignPeer.channelAddresses).
+    const perChannel = this.#foreign.get(peer)?.channelAddresses?.[channel];
+    const address = perChannel === undefined ? this.#addresses[peer] : parsePublished(perChannel);
     if (address === undefined || address === null) {
       process.nextTick(reportLost, this, peer, { code: 'TSMPI_ERR_CONNECT', message: `no valid address for process ${peer} (was start() called?)` });
       return null;

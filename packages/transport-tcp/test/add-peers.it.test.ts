@@ -1,7 +1,8 @@
 // testlist: { file: 'add-peers.it.test.ts', np: [1] } — transports in one process, real loopback sockets.
 // Transport.addPeers (interface.ts; dynamic processes, docs/adr/0040-dynamic-processes.md): a
 // process that started before a peer existed learns the peer's address later and reaches it;
-// until then a send to it is a lost peer, never a hang.
+// until then a send to it is a lost peer, never a hang. A coupled job's process under channel engines
+// (docs/adr/0043-connect-two-jobs.md, ForeignPeer.channelAddresses) is dialled per channel at that channel's engine.
 import { describe, expect, it } from 'vitest';
 import { newFrameHeader, type FrameHeader } from '@tsmpi/core/transport';
 import { TcpTransport } from '../src/tcp-transport.ts';
@@ -35,6 +36,34 @@ describe('TcpTransport.addPeers', () => {
     } finally {
       t2.destroy();
       t0.destroy();
+    }
+  });
+
+  it('dials a coupled job\'s process on channel c at its engine c (ForeignPeer.channelAddresses), proving the pair key', async () => {
+    // Job A: one inline process owning both channels (its number 0; B's process 0 is its 1). Job B: process 0 under
+    // channel engines, one transport per channel (A's process 0 is its 1). J = 2, so A's two endpoints use both channels.
+    const C = { processCount: 2, channelCount: 2, endpointsPerProcess: 2, listenHost: '127.0.0.1' } as const;
+    const pairKey = 'p'.repeat(64);
+    const gotA = new Rec();
+    const got = [new Rec(), new Rec()];
+    const a = new TcpTransport({ ...C, process: 0, jobKey: 'job-a', log: recordingLog(), handlers: gotA });
+    const engines = [0, 1].map((c) => new TcpTransport({ ...C, process: 0, jobKey: 'job-b', channels: [c], log: recordingLog(), handlers: got[c]! }));
+    const aAddr = await a.listen();
+    const eAddr = await Promise.all(engines.map((e) => e.listen()));
+    a.start([aAddr, '']);
+    for (const e of engines) e.start(['', '']);
+    try {
+      a.addPeers(['', eAddr[0]!], new Map([[1, { key: pairKey, asProcess: 1, theirProcess: 0, channelAddresses: eAddr }]]));
+      for (const e of engines) e.addPeers(['', aAddr], new Map([[1, { key: pairKey, asProcess: 1, theirProcess: 0 }]]));
+      // channelOf(s, d, 2, 2) = (s div 2 + d div 2 + min(s, d) mod 2) mod 2: endpoint 0 -> 2 is channel 1, endpoint 1 -> 2 channel 0.
+      a.send(1, { ...hdr(10, 2), srcEndpoint: 0 }, Uint8Array.of(1), -1);
+      a.send(1, { ...hdr(20, 2), srcEndpoint: 1 }, Uint8Array.of(2), -1);
+      await waitUntil(() => got[0]!.seqs.length === 1 && got[1]!.seqs.length === 1, 'one frame at each engine', 20_000);
+      expect([got[0]!.seqs, got[1]!.seqs]).toEqual([[20], [10]]);
+      expect(gotA.lost).toEqual([]);
+    } finally {
+      for (const e of engines) e.destroy();
+      a.destroy();
     }
   });
 });

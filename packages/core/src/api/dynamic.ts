@@ -16,7 +16,8 @@
  * (Device.addPeers): a world's init reads its own world's only (docs/adr/0040).
  *
  * Under --progress threads/engines the channel engines learn the new processes too
- * (Engines.addPeers), and the MPI.Worker threads' own connections (runtime/worker-peers.ts).
+ * (Engines.addPeers), and the MPI.Worker threads' own connections (runtime/worker-peers.ts), for
+ * another job's processes with their pair keys (and their releases at disconnect).
  * An MPI.Worker thread's calls are carried out by the main thread (runtime/dynamic-relay.ts).
  * Another job's group (a port of another mpiexec, docs/adr/0043-connect-two-jobs.md) is coupled in two
  * steps (`coupled`, below) and released at disconnect (`decoupled`: its failures no longer reach this job).
@@ -119,7 +120,11 @@ function dynamicClient(rt: ThreadRuntime, call: string): NonNullable<NonNullable
 serveWorkerRequests(async (call, op, args) => {
   const rt = runtime(call);
   if (op === 'reach') {
-    await reach(rt, Int32Array.from(args['endpoints'] as number[]), call, false);
+    await reach(rt, Int32Array.from(args['endpoints'] as number[]), call, args['coupled'] === true);
+    return null;
+  }
+  if (op === 'release') {
+    await releaseCoupled(rt, args['processes'] as number[]);
     return null;
   }
   return dynamicClient(rt, call)(call, op as DynOp, args);
@@ -165,9 +170,7 @@ async function reach(rt: ThreadRuntime, endpoints: Int32Array, call: string, cou
   // A worker thread: the main thread learns them and tells every worker thread, this one included, before it answers.
   const relay = rt.device.opts.threadId !== 0 ? dynamicRelay() : null;
   if (relay !== null) {
-    // A coupled job's pair keys reach the main thread's and the engines' transports only (docs/adr/0043).
-    if (coupled) throw mpiError(ERR_PORT, call, 'coupling two jobs from an MPI.Worker thread is not supported: call accept/connect on the main thread');
-    await relay.ask(call, 'reach', { endpoints: Array.from(endpoints) });
+    await relay.ask(call, 'reach', { endpoints: Array.from(endpoints), coupled });
     for (const p of wanted) learned.add(p);
     return;
   }
@@ -186,24 +189,30 @@ async function reach(rt: ThreadRuntime, endpoints: Int32Array, call: string, cou
     }));
     return list;
   }));
-  let foreign: Map<number, ForeignPeer> | undefined;
-  if (coupled) {
-    if (engines !== null) throw mpiError(ERR_PORT, call, 'connecting two jobs needs inline progress (this process runs channel engines: --progress threads or engines, or auto under THREAD_MULTIPLE)');
-    const me = rt.device.opts.process;
-    foreign = new Map();
-    await Promise.all(wanted.map(async (p) => {
-      const pair = JSON.parse(await rt.pmi!.get(`pair:${p}`)) as { key: string; as: Record<string, number>; is?: number };
-      const asProcess = pair.as[String(me)];
-      if (typeof pair.key !== 'string' || typeof asProcess !== 'number') throw mpiError(ERR_PORT, call, `mpiexec gave no number for process ${me} in the other job`);
-      foreign!.set(p, { key: pair.key, asProcess, ...(Number.isInteger(pair.is) ? { theirProcess: pair.is } : {}) });
-    }));
-  }
-  if (perChannel !== null) await engines!.addPeers(perChannel);
+  const foreign = coupled ? await coupledPeers(rt, wanted, call) : undefined;
+  if (perChannel !== null) await engines!.addPeers(perChannel, foreign);
   if (!rt.device.addPeers(addresses, perChannel, foreign)) throw mpiError(ERR_SPAWN, call, 'this transport cannot reach processes that joined the job later');
   // The MPI.Worker threads' own connections too (runtime/worker-peers.ts), answered before the call
-  // returns; not a coupled job's processes, whose pair key they do not hold (docs/adr/0043).
-  if (foreign === undefined) await workerPeers()?.announce(addresses, perChannel);
+  // returns; a coupled job's processes with their pair keys (docs/adr/0043).
+  await workerPeers()?.announce(addresses, perChannel, foreign === undefined ? {} : { coupled: foreign });
   for (const p of wanted) learned.add(p);
+}
+
+/**
+ * Another job's processes `wanted` as mpiexec put them (`pair:P`, docs/adr/0043): the pair key, this
+ * process's number in that job, theirs there, and, when that job runs channel engines, each channel's address.
+ */
+async function coupledPeers(rt: ThreadRuntime, wanted: readonly number[], call: string): Promise<Map<number, ForeignPeer>> {
+  const me = rt.device.opts.process;
+  const foreign = new Map<number, ForeignPeer>();
+  await Promise.all(wanted.map(async (p) => {
+    const pair = JSON.parse(await rt.pmi!.get(`pair:${p}`)) as { key: string; as: Record<string, number>; is?: number; channels?: unknown };
+    const asProcess = pair.as[String(me)];
+    if (typeof pair.key !== 'string' || typeof asProcess !== 'number') throw mpiError(ERR_PORT, call, `mpiexec gave no number for process ${me} in the other job`);
+    const channels = Array.isArray(pair.channels) && pair.channels.every((a) => typeof a === 'string') ? (pair.channels as string[]) : undefined;
+    foreign.set(p, { key: pair.key, asProcess, ...(Number.isInteger(pair.is) ? { theirProcess: pair.is } : {}), ...(channels === undefined ? {} : { channelAddresses: channels }) });
+  }));
+  return foreign;
 }
 
 /**
@@ -339,7 +348,9 @@ function meet(comm: Comm, op: 'accept' | 'connect', port: string, opts: DynamicO
   const rt = runtime(call);
   return exchangeSides(comm, call, rootOf(opts), `${comm.name}.${op}`, async (side) => {
     const timeout = op === 'connect' ? connectTimeout(opts?.info, call) : undefined;
-    const request = { port: checkPort(port, call), side, engines: rt.engines !== null, j: rt.device.opts.endpointsPerProcess, ...(timeout === undefined ? {} : { timeout }) };
+    // `engines`: this process runs channel engines (asked of the progress mode: an MPI.Worker thread's runtime holds no Engines;
+    // a coupling needs free universe slots, so the universe is above 1 and engines run under threads/engines progress).
+    const request = { port: checkPort(port, call), side, engines: rt.progress !== 'inline', j: rt.device.opts.endpointsPerProcess, channels: rt.device.opts.channels, ...(timeout === undefined ? {} : { timeout }) };
     return (await dynamicClient(rt, call)(call, op, request)) as RemoteSide;
   });
 }
@@ -361,11 +372,24 @@ async function disconnect(this: Comm): Promise<void> {
   // one of its processes fails nothing here; the root tells mpiexec, which stops passing failures either way.
   const rt = runtime(call);
   const coupled = this instanceof Intercomm ? [...new Set(Array.from(this._peers, (e) => Math.floor(e / rt.device.opts.endpointsPerProcess)))].filter((p) => rt.device.coupled.has(p)) : [];
-  rt.device.coupled.release(coupled);
+  if (coupled.length > 0) {
+    // Every thread and engine of the process (an MPI.Worker thread's disconnect: its main thread tells them).
+    const relay = rt.device.opts.threadId !== 0 ? dynamicRelay() : null;
+    rt.device.coupled.release(coupled);
+    if (relay !== null) await relay.ask(call, 'release', { processes: coupled });
+    else await releaseCoupled(rt, coupled);
+  }
   const isRoot = this.rank === 0;
   if (this === parent) parent = null;
   this.free();
   if (coupled.length > 0 && isRoot) await dynamicClient(rt, call)(call, 'decoupled', { processes: coupled });
+}
+
+/** The main thread: another job's processes `procs` are released in this thread, the engines and every MPI.Worker thread. */
+async function releaseCoupled(rt: ThreadRuntime, procs: readonly number[]): Promise<void> {
+  rt.device.coupled.release(procs);
+  await rt.engines?.releaseCoupled(procs);
+  await workerPeers()?.announce([], null, { released: procs });
 }
 
 for (const [name, fn] of [['spawn', spawn], ['spawnMultiple', spawnMultiple], ['accept', accept], ['connect', connect], ['disconnect', disconnect]] as const) {

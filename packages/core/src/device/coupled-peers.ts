@@ -5,7 +5,9 @@
  *
  * Owned by device-wiring.ts (it learns them in addPeers, asks `describe` and `isReleased` when a
  * connection to one ends); api/dynamic.ts releases them at Comm.disconnect, runtime/bootstrap.ts
- * hands mpiexec's wire-up `peerFailed` to `fail`. Main thread only: coupling runs there.
+ * hands mpiexec's wire-up `peerFailed` to `fail`. Every MPI thread and channel engine of the process
+ * has one: the main thread tells the MPI.Worker threads (runtime/worker-peers.ts, its book) and the
+ * engines (engines.ts) what it learns, releases and hears failed.
  *
  * Why a release: MPI 4.0 section 11.10.4 says that after MPI_Comm_disconnect the two groups are
  * independent, so a failure of one must not reach the other; a released process that ends (its
@@ -23,11 +25,10 @@ export class CoupledPeers {
     this.#onFailed = onFailed;
   }
 
-  /** The processes `foreign` names are another job's from now on (addPeers). */
+  /** The processes `foreign` names are another job's from now on (addPeers; again for one known: no change, a release stays). */
   add(foreign: ReadonlyMap<number, ForeignPeer>): void {
     foreign.forEach((f, p) => {
-      this.#peers.set(p, f);
-      this.#released.delete(p);
+      if (!this.#peers.has(p)) this.#peers.set(p, f);
     });
   }
 

@@ -9,8 +9,10 @@
  * Messages with the thread that started it (engines.ts):
  *   engine -> main   { type: 'listening', address } | { type: 'closed' } | { type: 'fatal', message }
  *   main -> engine   { type: 'start', peers } | { type: 'close' }
- *   main -> engine   { type: 'add-peers', peers, contextId }: processes that joined later (dynamic processes)
- *   engine -> main   { type: 'peers-added', contextId }
+ *   main -> engine   { type: 'add-peers', peers, coupled?, contextId }: processes that joined later (dynamic processes;
+ *                    `coupled`: [process, ForeignPeer] of another job's, docs/adr/0043)
+ *   main -> engine   { type: 'release-coupled', processes, contextId }: a coupled job's processes disconnected from
+ *   engine -> main   { type: 'peers-added', contextId } (the answer to both)
  * Windows reach the engine through its process's window directory (rma-directory.ts), which it
  * opens before it listens.
  *
@@ -25,7 +27,7 @@
  * blamed in its place.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { secureTransportFactory, type TransportFactory } from '../transport/index.ts';
+import { secureTransportFactory, type ForeignPeer, type TransportFactory } from '../transport/index.ts';
 import { createLogger } from '../log/index.ts';
 import type { LogFormat } from '../util/index.ts';
 import { ERR_INTERN, schedYield } from '../util/index.ts';
@@ -79,12 +81,16 @@ const poll = yieldCore === null ? null : new EnginePoll(boot.pollMs, yieldCore);
 if (poll !== null) device.onFrame = () => poll.touch();
 // The engine lives until the main thread closes it; the main thread unrefs the Worker, so this never holds the process.
 const keepAlive = setInterval(() => undefined, 1 << 30);
-port.on('message', (m: { type: string; peers?: string[]; contextId?: number }) => {
+port.on('message', (m: { type: string; peers?: string[]; coupled?: [number, ForeignPeer][]; processes?: number[]; contextId?: number }) => {
   if (m.type === 'start') {
     device.start(m.peers!);
   } else if (m.type === 'add-peers') {
     // Dynamic processes (engines.ts addPeers): this channel's addresses of processes that joined later.
-    device.addPeers(m.peers!);
+    device.addPeers(m.peers!, null, m.coupled === undefined ? undefined : new Map(m.coupled));
+    port.postMessage({ type: 'peers-added', contextId: m.contextId });
+  } else if (m.type === 'release-coupled') {
+    // After Comm.disconnect the end of those processes' connections fails nothing here (coupled-peers.ts).
+    device.coupled.release(m.processes!);
     port.postMessage({ type: 'peers-added', contextId: m.contextId });
   } else if (m.type === 'close') {
     poll?.stop();

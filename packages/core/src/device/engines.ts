@@ -11,6 +11,7 @@
  * channel's injection ring closed, so no thread waits for it forever.
  */
 import { Worker } from 'node:worker_threads';
+import type { ForeignPeer } from '../transport/index.ts';
 import { ERR_INTERN, workerArgs } from '../util/index.ts';
 import type { EngineBoot } from './engine-worker.ts';
 import { SharedState, engineStatsRow } from './shared-state.ts';
@@ -85,9 +86,20 @@ export class Engines {
    * addresses (`perChannel[c]`, '' for a process it knows already); resolves once every engine
    * has them, so that a send queued afterwards finds its peer.
    */
-  addPeers(perChannel: readonly (readonly string[])[]): Promise<void> {
+  addPeers(perChannel: readonly (readonly string[])[], foreign?: ReadonlyMap<number, ForeignPeer>): Promise<void> {
     const seq = ++this.#asks;
-    return this.#askAll((c) => ({ type: 'add-peers', peers: perChannel[c], contextId: seq }), 'peers-added', seq);
+    // A coupled job's processes (docs/adr/0043): the engines prove their pair key and name them as that job's.
+    const coupled = foreign === undefined ? undefined : [...foreign];
+    return this.#askAll((c) => ({ type: 'add-peers', peers: perChannel[c], coupled, contextId: seq }), 'peers-added', seq);
+  }
+
+  /**
+   * A coupled job's processes the groups disconnected from (Comm.disconnect, MPI 4.0 11.10.4): every
+   * engine takes the end of their connections for no failure from now on; resolves once all have.
+   */
+  releaseCoupled(processes: readonly number[]): Promise<void> {
+    const seq = ++this.#asks;
+    return this.#askAll({ type: 'release-coupled', processes, contextId: seq }, 'peers-added', seq);
   }
 
   /** Asks every engine (`message` of engine c, or the same for all) and resolves when all answered `answer` for `contextId`. */

@@ -37,7 +37,7 @@ import { pollPolicy } from './poll-policy.ts';
 import { WaitPoll, type WaitPollOptions } from './wait-poll.ts';
 import { setRuntime, ThreadRuntime } from './thread-runtime.ts';
 import type { WorkerBoot } from './worker-boot.ts';
-import { setWorkerPeers, workerPeers, WorkerPeers } from './worker-peers.ts';
+import { applyPeerBook, setWorkerPeers, workerPeers, WorkerPeers } from './worker-peers.ts';
 import { DynamicRelay, dynamicRelay, setDynamicRelay } from './dynamic-relay.ts';
 
 /** What the API layer makes, binds and answers around a thread's runtime (api/lifecycle.ts supplies it). */
@@ -163,7 +163,12 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
       stopQuietlyOnPeerLoss(() => reporter.reportPeerLost(lostProcess));
     };
     // Another job's process coupled at a port failed, as its mpiexec told this job's (docs/adr/0043): a rank that never talked to it hears it too.
-    pmi.setPeerFailedHandler?.((p, why) => device.coupled.fail(p, why));
+    // The MPI.Worker threads hear it too (worker-peers.ts): a thread blocked in a receive from it ends with ERR_PROC_FAILED.
+    pmi.setPeerFailedHandler?.((p, why) => {
+      if (!device.coupled.has(p) || device.coupled.isReleased(p)) return;
+      device.coupled.fail(p, why);
+      void workerPeers()?.announce([], null, { failed: [[p, why]] });
+    });
   }
   let engines: Engines | null = null;
   let directRoutes: readonly DirectRoute[];
@@ -352,7 +357,7 @@ export async function startWorkerThread(boot: WorkerBoot, api: ApiParts): Promis
   device.rma.openDirectory(device.opts.jobKey, device.opts.process, directoryName(device.opts));
   device.start(null, boot.direct);
   if (boot.peers !== null) {
-    const peers = new WorkerPeers(device.opts.jobKey, device.opts.process, threadId, boot.peers, (b) => device.addPeers(b.addresses, b.perChannel));
+    const peers = new WorkerPeers(device.opts.jobKey, device.opts.process, threadId, boot.peers, (b) => applyPeerBook(device, b));
     setWorkerPeers(peers);
     await peers.join();
     setDynamicRelay(new DynamicRelay(device.opts.jobKey, device.opts.process, threadId));

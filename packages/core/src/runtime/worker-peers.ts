@@ -21,15 +21,42 @@
  * MPI.init returns) or the main thread sees its bit (its channel was open before the book was
  * posted, and the main thread waits for its 'have'). A thread whose bit clears (it ended) is not
  * waited for. The channel is unref'd except while its thread waits on it.
+ *
+ * Another job's processes coupled at a port (docs/adr/0043-connect-two-jobs.md) are in the book too:
+ * their pair keys (`coupled`, so a worker thread's own connections prove the pair key and name them as
+ * that job's), those the groups disconnected from (`released`: their end is no failure in any thread),
+ * and those their mpiexec said failed (`failed`: every thread's pending and later calls end with
+ * ERR_PROC_FAILED, a worker thread blocked in a receive from one included).
  */
 import { BroadcastChannel } from 'node:worker_threads';
-import { MAX_THREADS } from '../device/index.ts';
+import { MAX_THREADS, type Device } from '../device/index.ts';
+import type { ForeignPeer } from '../transport/index.ts';
 
 /** Addresses learnt after init: `addresses[p]` process p's main thread ('' unknown), `perChannel[c][p]` its engine c's (threads progress), generation `gen` (0: empty). */
 export interface PeerBook {
   readonly gen: number;
   readonly addresses: readonly string[];
   readonly perChannel: readonly (readonly string[])[] | null;
+  /** [process, its pair key and numbers]: another job's processes (absent: none yet) */
+  readonly coupled?: readonly (readonly [number, ForeignPeer])[];
+  /** another job's processes the groups disconnected from */
+  readonly released?: readonly number[];
+  /** [process, why]: another job's processes its mpiexec said failed */
+  readonly failed?: readonly (readonly [number, string])[];
+}
+
+/** What a coupling adds to the book, or news of one (api/dynamic.ts, runtime/bootstrap.ts's peerFailed). */
+export interface CoupledNews {
+  readonly coupled?: ReadonlyMap<number, ForeignPeer>;
+  readonly released?: readonly number[];
+  readonly failed?: readonly (readonly [number, string])[];
+}
+
+/** A worker thread applies a book to its device: addresses and pair keys, then releases, then failures (each idempotent). */
+export function applyPeerBook(device: Device, book: PeerBook): void {
+  device.addPeers(book.addresses, book.perChannel, book.coupled === undefined ? undefined : new Map(book.coupled));
+  if (book.released !== undefined) device.coupled.release(book.released);
+  for (const [p, why] of book.failed ?? []) device.coupled.fail(p, why);
 }
 
 /** What a worker thread's boot record carries (worker-boot.ts). */
@@ -99,13 +126,19 @@ export class WorkerPeers {
    * The main thread: `addresses` / `perChannel` (as Device.addPeers takes them) join the book, and
    * every worker thread whose channel is open applies it; resolves once each has answered or ended.
    */
-  async announce(addresses: readonly string[], perChannel: readonly (readonly string[])[] | null): Promise<void> {
+  async announce(addresses: readonly string[], perChannel: readonly (readonly string[])[] | null, news: CoupledNews = {}): Promise<void> {
     const old = this.#book;
     const merge = (a: readonly string[], b: readonly string[]): string[] => Array.from({ length: Math.max(a.length, b.length) }, (_, p) => b[p] || a[p] || '');
+    const coupled = news.coupled === undefined ? old.coupled : [...(old.coupled ?? []), ...news.coupled];
+    const released = news.released === undefined ? old.released : [...(old.released ?? []), ...news.released];
+    const failed = news.failed === undefined ? old.failed : [...(old.failed ?? []), ...news.failed];
     const book: PeerBook = {
       gen: old.gen + 1,
       addresses: merge(old.addresses, addresses),
       perChannel: perChannel === null ? old.perChannel : perChannel.map((list, c) => merge(old.perChannel?.[c] ?? [], list)),
+      ...(coupled === undefined ? {} : { coupled }),
+      ...(released === undefined ? {} : { released }),
+      ...(failed === undefined ? {} : { failed }),
     };
     this.#book = book;
     Atomics.store(this.#words, GEN, book.gen);

@@ -279,6 +279,12 @@ export interface ForeignPeer {
   readonly asProcess: number;
   /** Its own number in the other job, for messages (a lost peer is named so); absent: unknown. */
   readonly theirProcess?: number;
+  /**
+   * The other job runs channel engines (--progress threads|engines): channel c of it listens at
+   * `channelAddresses[c]`, not at its one published address, so a transport dials that channel there.
+   * Absent: every channel at the address addPeers gave.
+   */
+  readonly channelAddresses?: readonly string[];
 }
 
 export interface Transport {
