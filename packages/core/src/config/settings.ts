@@ -82,7 +82,7 @@ export const SETTINGS: readonly SettingRow[] = [
     name: 'waitPollMs', env: 'TSMPI_WAIT_POLL_MS', flag: null, kind: int(0, 60_000),
     // Long enough to cover a peer's preemption on a loaded machine (time slices are 3-6 ms), short enough not to burn a core through a long wait.
     defaultValue: () => 20, level: 'tuning',
-    doc: 'with --wait poll: milliseconds a thread polls after a blocking call begins before it sleeps, at most (a blocking call also sleeps after its first turns: waitSpinTurns) (on a host with more processes than cores it sleeps instead for as long after a rendezvous of 512 KiB or more begins); 0 never polls',
+    doc: 'with --wait poll: milliseconds a thread polls after a blocking call begins before it sleeps (on a host with more processes than cores it sleeps instead for as long after a rendezvous of 512 KiB or more begins); 0 never polls',
   },
   {
     name: 'threadPollMs', env: 'TSMPI_THREAD_POLL_MS', flag: null, kind: int(0, 60_000),
@@ -100,7 +100,7 @@ export const SETTINGS: readonly SettingRow[] = [
     name: 'waitSpinTurns', env: 'TSMPI_WAIT_SPIN_TURNS', flag: null, kind: int(0, 1_000_000),
     // About one small-message round trip of turns (1-3 us each); UPC++ yields after about 10 empty progress calls (runtime/poll-policy.ts).
     defaultValue: () => 10, level: 'tuning',
-    doc: 'with --wait poll, where every process of the host has a core: poll turns of a blocking call that do not yield the core (sched_yield) before every later turn does, and a blocking call sleeps after twice this many turns unless it moves a rendezvous message; on a host with more processes than cores every turn yields, and a blocking call sleeps after this many turns',
+    doc: 'with --wait poll, where every process of the host has a core: poll turns of a blocking call that do not yield the core (sched_yield) before every later turn does; on a host with more processes than cores every turn yields, and a blocking call sleeps after this many turns',
   },
 
 

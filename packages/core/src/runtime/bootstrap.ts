@@ -193,10 +193,8 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
   }
   const policy = pollPolicy({ localSize: job?.localSize ?? 1, cores: os.availableParallelism(), spinTurns: settings.waitSpinTurns });
   waitPoll.configure({ ...waitPollOptions(settings, size, log, device, !useEngines), spinTurns: policy.spinTurns, sleepAfterTurns: policy.sleepAfterTurns, lateTurnMs: policy.lateTurnMs });
-  // Bulk traffic sleeps only where a poller would take a core from another process of the job;
-  // elsewhere a call that moves a rendezvous message polls for its budget (wait-poll.ts noteTransfer).
+  // Bulk traffic sleeps only where a poller would take a core from another process of the job.
   if (policy.isOversubscribed) device.onRendezvous = (bytes) => waitPoll.noteRendezvous(bytes);
-  else device.onRendezvous = () => waitPoll.noteTransfer();
   blocked.countTimeIn(shared.statsRow(0));
   if (shared.layout.multithreaded) {
     blocked.attachTable(shared.buffers.blocked, 0, MAX_THREADS);
@@ -375,8 +373,6 @@ export async function startWorkerThread(boot: WorkerBoot, api: ApiParts): Promis
   }
   const policy = pollPolicy({ localSize: boot.job?.localSize ?? 1, cores: os.availableParallelism(), spinTurns: settings.waitSpinTurns });
   waitPoll.configure({ ...waitPollOptions(settings, size, log, device, false), spinTurns: policy.spinTurns, sleepAfterTurns: policy.sleepAfterTurns, lateTurnMs: policy.lateTurnMs });
-  // A call that moves a rendezvous message polls for its budget where every process has a core (wait-poll.ts noteTransfer).
-  if (!policy.isOversubscribed) device.onRendezvous = () => waitPoll.noteTransfer();
   api.attachPredefined(boot, size, settings.endpoints, device.firstEndpoint, boot.job?.worldFirst ?? 0);
   shared.objects.onDestroy = api.destroyComm;
   const rt = new ThreadRuntime({

@@ -25,17 +25,12 @@
  *     CPU per call (issue 40), and 3.4x what sleeping costs on a loaded
  *     machine;
  *   - otherwise spin `spinTurns` turns of a blocking call without yielding
- *     (setting waitSpinTurns, default 10), then yield in every turn, and sleep
- *     once it has polled twice that many turns (unless it moves a rendezvous
- *     message: wait-poll.ts noteTransfer). A reply that comes within a few
- *     microseconds (a ping-pong, a small allreduce's next step) then costs no
- *     system call beyond the socket's; a wait that lasts longer, for example
- *     because other programs occupy the cores and the peer is descheduled,
- *     yields after about 10 turns instead of holding the core for a whole
- *     time slice, which ADR 0005 measured as ruinous, and after 10 more
- *     leaves the core to the peer, which polling for the whole budget kept
- *     from it: on a loaded 2-core machine that cost 2-3x the mean per call
- *     of an 8-byte allreduce on 2 processes (docs/adr/0049-waits-sleep-after-turns-everywhere.md).
+ *     (setting waitSpinTurns, default 10), then yield in every turn. A reply
+ *     that comes within a few microseconds (a ping-pong, a small allreduce's
+ *     next step) then costs no system call beyond the socket's; a wait that
+ *     lasts longer, for example because other programs occupy the cores and
+ *     the peer is descheduled, yields after about 10 turns instead of holding
+ *     the core for a whole time slice, which ADR 0005 measured as ruinous.
  * A sched_yield costs 0.6 us of CPU here (a KVM guest), a poll turn with
  * nothing to read 1-3 us, so ten turns are 10-30 us: about one small-message
  * round trip.
@@ -48,14 +43,6 @@
  * scheduler's slice ends, milliseconds later. Polling is then what makes the
  * tail: a sleeper is woken by its socket, a yielder waits for the slice.
  */
-
-/**
- * Where every process has a core, a blocking call sleeps after this many times its spinning turns:
- * as many yielding turns as spinning ones. Measured on a loaded 2-core machine (8-byte allreduce,
- * 2 processes, 3 interleaved rounds): sleeping after 20 turns cost 0.34x the mean per call of
- * polling for the whole budget, after 100 turns 0.53x, after 400 0.71x.
- */
-const SLEEP_AFTER_SPINS = 2;
 
 /** What the launcher and the machine say about this process's host. */
 export interface HostShare {
@@ -96,5 +83,5 @@ export function pollPolicy(host: HostShare): PollPolicy {
   const isOversubscribed = host.localSize > host.cores;
   const turns = Math.max(0, Math.floor(host.spinTurns));
   if (isOversubscribed) return { isOversubscribed, spinTurns: 0, sleepAfterTurns: turns, lateTurnMs: LATE_TURN_MS };
-  return { isOversubscribed, spinTurns: turns, sleepAfterTurns: SLEEP_AFTER_SPINS * turns, lateTurnMs: Infinity };
+  return { isOversubscribed, spinTurns: turns, sleepAfterTurns: Infinity, lateTurnMs: Infinity };
 }

@@ -65,27 +65,6 @@ describe('wait-poll', () => {
     poll.end();
   });
 
-  it('polls past sleepAfterTurns while a call moves a rendezvous message (noteTransfer), and only until the thread has no blocking call', async () => {
-    let count = 0;
-    poll.configure({ budgetMs: 20, yieldCore: () => count++, now: () => 0, sleepAfterTurns: 5 });
-    // A blocking send starts its rendezvous message before it waits.
-    poll.noteTransfer();
-    poll.begin();
-    await turns(30);
-    expect(count, 'the transfer keeps every turn polling').toBeGreaterThanOrEqual(25);
-    poll.end();
-    await turns(3);
-    const before = count;
-    poll.begin();
-    await turns(30);
-    expect(count - before, 'the next call without a transfer sleeps after its five turns').toBe(5);
-    // A receive whose rendezvous message begins after its call went to sleep polls again.
-    poll.noteTransfer();
-    await turns(20);
-    expect(count - before, 'polling again for the transfer').toBeGreaterThanOrEqual(20);
-    poll.end();
-  });
-
   it('keeps one poll turn queued however many calls begin and end', async () => {
     const { yields } = setUp(20);
     for (let i = 0; i < 100; i++) {

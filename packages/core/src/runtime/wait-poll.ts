@@ -38,20 +38,6 @@
  * message (25-50 us here, more than the message). So it polls too, and each
  * turn drains its ring (onTurn): the engine's notify then finds it awake.
  *
- * Where every process has a core, a blocking call also sleeps after a few
- * turns (sleepAfterTurns, twice waitSpinTurns), unless a rendezvous message
- * began on this thread during it (noteTransfer): the peer of a short exchange
- * answers within a few turns when it runs, and one that has not answered by
- * then is off the cores (descheduled by other programs, in a GC pause or
- * behind its own compiler threads); a rank that keeps polling then takes the
- * core its peer (or the peer's helper threads) needs. A sleeping rank is also
- * the one the kernel's scheduler runs first when its message comes. Measured
- * on a loaded 2-core machine (issue 40; docs/adr/0049-waits-sleep-after-turns-everywhere.md),
- * an 8-byte allreduce on 2 processes cost about a third of polling for the
- * whole budget. A rendezvous message's data arrives in many reads, each a
- * wake-up for a sleeper, so a call that moves one polls for its budget (1 MiB
- * ping-pong: about 500 us per round trip polling, 900 sleeping, ADR 0006).
- *
  * On a host with more processes than cores, bulk traffic sleeps too: once a
  * rendezvous message of BULK_BYTES or more begins on this thread (the device
  * reports each one to noteRendezvous), blocking calls do not poll for the next
@@ -116,8 +102,6 @@ export class WaitPoll {
   #lastTurnAt = 0;
   /** Polling is suspended until this time (bulk traffic, or a turn that came back late). */
   #bulkUntil = -Infinity;
-  /** A rendezvous message began since this thread last had no blocking call: its calls poll past sleepAfterTurns (noteTransfer). */
-  #isTransferring = false;
   /** The poll turn, bound once: setImmediate gets the same function every turn (no closure per turn). */
   readonly #pollTurn = (): void => this.#turn();
 
@@ -131,7 +115,6 @@ export class WaitPoll {
     this.#sleepAfterTurns = options.sleepAfterTurns ?? Infinity;
     this.#lateTurnMs = options.lateTurnMs ?? Infinity;
     this.#bulkUntil = -Infinity;
-    this.#isTransferring = false;
   }
 
   /** Whether blocking calls on this thread poll (for MPI.config()). */
@@ -163,21 +146,6 @@ export class WaitPoll {
   /** A blocking call ends (its promise settled). */
   end(): void {
     if (this.#waiting > 0) this.#waiting--;
-    if (this.#waiting === 0) this.#isTransferring = false;
-  }
-
-  /**
-   * A rendezvous message begins to or from this thread where every process has a core: the
-   * blocking calls now in progress, or the next to begin (a blocking send starts its message
-   * before it waits), poll for their whole budget instead of sleeping after sleepAfterTurns.
-   */
-  noteTransfer(): void {
-    this.#isTransferring = true;
-    // A call that went to sleep before the message began (a receive whose sender came late) polls again.
-    if (this.#waiting > 0 && !this.#polling && this.#budgetMs > 0 && !this.#inBulk()) {
-      this.#polling = true;
-      setImmediate(this.#pollTurn);
-    }
   }
 
   /** A rendezvous message of `bytes` begins to or from this thread: bulk ones suspend polling for budgetMs. */
@@ -189,11 +157,10 @@ export class WaitPoll {
   stop(): void {
     this.#budgetMs = 0;
     this.#waiting = 0;
-    this.#isTransferring = false;
   }
 
   #turn(): void {
-    if (this.#waiting === 0 || this.#budgetMs === 0 || (this.#turns >= this.#sleepAfterTurns && !this.#isTransferring) || this.#inBulk() || this.#spent()) {
+    if (this.#waiting === 0 || this.#budgetMs === 0 || this.#turns >= this.#sleepAfterTurns || this.#inBulk() || this.#spent()) {
       this.#polling = false;
       return;
     }
