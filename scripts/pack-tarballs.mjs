@@ -12,8 +12,13 @@ const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const out = path.join(root, 'tarballs');
 const PACKAGES = ['core', 'transport-tcp', 'launcher'];
 
+// Settings pnpm puts in the environment of the scripts it runs that npm (npx, below) does not
+// know: npm would warn about each, once per package ("Unknown env config").
+const PNPM_ONLY_SETTINGS = /^npm_config_(verify_deps_before_run|npm_globalconfig|_jsr_registry)$/i;
+const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !PNPM_ONLY_SETTINGS.test(k)));
+
 function run(cmd, args, cwd) {
-  const r = spawnSync(cmd, args, { cwd, stdio: ['ignore', 'ignore', 'inherit'] });
+  const r = spawnSync(cmd, args, { cwd, env, stdio: ['ignore', 'ignore', 'inherit'] });
   if (r.status !== 0) {
     console.error(`pack-tarballs: ${cmd} ${args.join(' ')} failed in ${path.relative(root, cwd) || '.'}`);
     process.exit(1);
