@@ -32,7 +32,9 @@ const SENT: Promise<void> = Promise.resolve();
  * the message that completed it carries another tag: on a collective context the device matches the
  * sequence bits only (util/coll-tag.ts), so a message of another collective made at the same point
  * completes the receive, and its tag's signature names that collective (issue 39). r.tag is -1 when
- * no message completed r (a failed process): that error stands.
+ * no message completed r (a failed process): that error stands. It is dev-settle.ts's promiseOf with
+ * that check, written out rather than passed to it as a closure, which would cost every collective
+ * receive an allocation.
  */
 function received<T>(pt: GroupPt2pt, r: DevRequest, tag: number, source: number, value: (r: DevRequest) => T): Promise<T> {
   if (r.done) {
