@@ -56,6 +56,26 @@ describe('TraceRecorder post wrappers', () => {
     expect(t.msgs.length).toBe(TRACE_MSG.WORDS);
   });
 
+  it('reads an Irecv\'s source and tag from its second and third arguments, and records a blocking Send when its promise settles', async () => {
+    const { rec, orders } = recorder();
+    const Irecv = rec.wrap('Comm.Irecv', (() => ({ kind: 'request' })) as Method);
+    let settle!: () => void;
+    const Send = rec.wrap('Comm.Send', (() => new Promise<void>((resolve) => { settle = resolve; })) as Method);
+    Irecv.call(comm, new Uint8Array(8), 2, 9);
+    const sent = Send.call(comm, new Uint8Array(16), 1, 4) as Promise<void>;
+    // Not recorded before it settles: its slice ends then.
+    expect(rec.dump(0).calls.length).toBe(TRACE_CALL.WORDS);
+    settle();
+    await sent;
+    const t = rec.dump(0);
+    expect(callRow(t, 0)).toMatchObject({ name: 'Comm.Irecv', comm: 5, peer: 2, tag: 9, bytes: -1 });
+    expect(callRow(t, 1)).toMatchObject({ name: 'Comm.Send', comm: 5, peer: 1, tag: 4, bytes: 16 });
+    // Only the send's message (the receive's waits for the call that completes it), as post number 101.
+    expect(t.msgs.length).toBe(TRACE_MSG.WORDS);
+    expect([t.msgs[TRACE_MSG.CALL], t.msgs[TRACE_MSG.DST], t.msgs[TRACE_MSG.TAG], t.msgs[TRACE_MSG.ORDER]]).toEqual([1, 11, 4, 101]);
+    expect(orders).toEqual([100, 101]);
+  });
+
   it('writes no message for a send to PROC_NULL, and a row without communicator for a call that throws', () => {
     const { rec } = recorder();
     const isend = rec.wrap('Comm.Isend', function (this: unknown, _b: unknown, dest: unknown) {

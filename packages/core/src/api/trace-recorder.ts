@@ -23,9 +23,9 @@
  * atomic add (the post sequence is the process's, shared by its threads, so that sends and
  * receives posted at one endpoint by several threads pair in the order the device matched them).
  * The wrappers are made once per call name with its info (no lookup per call); the per-message
- * ones (Isend/Irecv shapes) take their three arguments as named parameters and write their rows
- * in place, so no array, arguments object, token, closure or closure context is made per call
- * (what is left per post call is the two numbers the clock returns). Objects per event: the
+ * ones (#wrapSend, #wrapRecv: a source function each, so that each is optimized for one method)
+ * take their three arguments as named parameters and write their rows in place, so no array,
+ * arguments object, token, closure or closure context is made per call. Objects per event: the
  * Status a lower-case recv is given (an irecv waits in a list, PendingReceives, until it
  * completes), and for a call that returns a Promise the closures that see it settle (made in
  * methods of their own, #postSettled and #callSettled, so that the wrappers keep no context).
@@ -134,6 +134,7 @@ export class TraceRecorder {
     this.#max = maxEvents;
     this.#takeOrder = takeOrder;
     this.#origin = performance.timeOrigin;
+    CompactRows.warmGrowth();
   }
 
   /** This thread's trace so far (its rows copied into one table each). */
@@ -169,21 +170,25 @@ export class TraceRecorder {
   wrap(call: string, method: Method): Method {
     const info = this.#info(call);
     const shape = info.shape;
-    if (shape !== undefined && (shape.kind === 'send' || shape.kind === 'irecv')) return this.#wrapPost(info, shape, method);
+    if (shape?.kind === 'send') return this.#wrapSend(info, shape, method);
+    if (shape?.kind === 'irecv') return this.#wrapRecv(info, shape, method);
     return this.#wrapCall(info, method);
   }
 
-  #wrapPost(info: CallInfo, shape: Shape & { kind: 'send' | 'irecv' }, method: Method): Method {
+  /**
+   * The wrapper of a send post (Isend, isend, Send, send...): see #wrapRecv. V8 keeps one feedback
+   * vector per source function, so one wrapper for both kinds saw Isend and Irecv at its call of
+   * `method` and was optimized inlining both (the largest compile of a traced run, 0.1-0.3 s on a
+   * loaded machine, while the wrapper ran unoptimized); each of these sees one method.
+   */
+  #wrapSend(info: CallInfo, shape: Shape & { kind: 'send' }, method: Method): Method {
     const rec = this;
     const id = info.id;
-    const isSend = shape.kind === 'send';
-    // Every post call takes at most three arguments (irecv two), and none reads `arguments`: they are
-    // forwarded as three named ones (a missing one as undefined, which its default replaces), so no
-    // arguments object is made per call. Which one is the peer, the tag and the buffer is fixed per name.
-    const peerAt = shape.kind === 'send' ? shape.dest : shape.source;
-    const tagAt = shape.tag;
-    const bufAt = shape.kind === 'send' ? shape.buf : -1;
-    return function tracedPost(this: unknown, a0: unknown, a1: unknown, a2: unknown): unknown {
+    // Every send post takes at most three arguments, the peer and the tag the second and third,
+    // and none reads `arguments`: they are forwarded as three named ones (a missing one as
+    // undefined, which its default replaces), so no arguments object is made per call.
+    const bufFirst = shape.buf === 0;
+    return function tracedSend(this: unknown, a0: unknown, a1: unknown, a2: unknown): unknown {
       if (rec.#depth !== 0) return method.call(this, a0, a1, a2);
       if (rec.#callCount >= rec.#max) {
         // A full table drops the call's row and its message: no post order to take.
@@ -202,35 +207,66 @@ export class TraceRecorder {
         throw e;
       }
       rec.#depth = 0;
-      const peer = peerAt === 0 ? a0 : peerAt === 1 ? a1 : a2;
-      const tag = tagAt === 1 ? a1 : a2;
-      const buf = bufAt === 0 ? a0 : undefined;
-      const target = this as TracedComm;
+      const buf = bufFirst ? a0 : undefined;
       // A blocking send (send, Send, ssend...): its slice ends when its promise settles.
-      if (out instanceof Promise) return rec.#postSettled(out, id, isSend, t0, target, peer, tag, buf, order);
+      if (out instanceof Promise) return rec.#postSettled(out, id, true, t0, this, a1, a2, buf, order);
       // The call returned, so its arguments passed its checks (the peer and the tag, if given, are
       // integers) and `this` is a communicator (the post read its fields; one field read here
       // instead of isComm's two `in` tests guards against a method applied to another object).
+      const target = this as TracedComm;
       if (target._peers === undefined) {
         rec.#call(id, rec.#origin + t0, performance.now() - t0, null, -1, -1, -1);
         return out;
       }
-      const row = rec.#openRow(id, t0, target);
-      if (row < 0) return out;
-      const c = rec.#calls.last;
-      const o = (row % CHUNK_ROWS) * ROW_WORDS;
-      const p = typeof peer === 'number' ? peer : isSend ? -1 : ANY;
-      const g = typeof tag === 'number' ? tag : isSend ? 0 : ANY;
-      c.i32[o + CALL_ROW.PEER] = p;
-      c.i32[o + CALL_ROW.TAG] = g;
-      if (isSend) {
-        c.u32[o + CALL_ROW.BYTES] = buf instanceof Uint8Array ? buf.byteLength : bytesWord(bytesOf(buf));
-        // p < 0: PROC_NULL, no message.
-        if (p >= 0) rec.#msg(row, 0, target._sendCtx, ownEndpoint(), target._peers[p]!, g, order);
-      } else {
-        c.u32[o + CALL_ROW.BYTES] = UNKNOWN_BYTES;
-        rec.#pending.add(out as Request<unknown>, order);
+      const p = typeof a1 === 'number' ? a1 : -1;
+      const g = typeof a2 === 'number' ? a2 : 0;
+      const row = rec.#postRow(id, t0, target, p, g, buf instanceof Uint8Array ? buf.byteLength : bytesWord(bytesOf(buf)));
+      // p < 0: PROC_NULL, no message.
+      if (row >= 0 && p >= 0) rec.#msg(row, 0, target._sendCtx, ownEndpoint(), target._peers[p]!, g, order);
+      return out;
+    };
+  }
+
+  /**
+   * The wrapper of a receive post (Irecv, irecv), in place of `method` (the public call `info`):
+   * made once per call name, it takes the call's arguments as named parameters (no argument array
+   * or object, token or closure per call), reads the clock twice (the slice's start and end) and
+   * writes its CALL row in place; the request waits in #pending for the Request.* call that
+   * completes it, where its MSG row is written.
+   */
+  #wrapRecv(info: CallInfo, shape: Shape & { kind: 'irecv' }, method: Method): Method {
+    const rec = this;
+    const id = info.id;
+    // irecv(source, tag), Irecv(buf, source, tag): the source and tag are the first two or the last two.
+    const sourceFirst = shape.source === 0;
+    return function tracedRecv(this: unknown, a0: unknown, a1: unknown, a2: unknown): unknown {
+      if (rec.#depth !== 0) return method.call(this, a0, a1, a2);
+      if (rec.#callCount >= rec.#max) {
+        rec.#dropped++;
+        return method.call(this, a0, a1, a2);
       }
+      const order = rec.#takeOrder(1);
+      const t0 = performance.now();
+      rec.#depth = 1;
+      let out: unknown;
+      try {
+        out = method.call(this, a0, a1, a2);
+      } catch (e) {
+        rec.#depth = 0;
+        rec.#call(id, rec.#origin + t0, performance.now() - t0, null, -1, -1, -1);
+        throw e;
+      }
+      rec.#depth = 0;
+      const source = sourceFirst ? a0 : a1;
+      const tag = sourceFirst ? a1 : a2;
+      const target = this as TracedComm;
+      if (out instanceof Promise) return rec.#postSettled(out, id, false, t0, target, source, tag, undefined, order);
+      if (target._peers === undefined) {
+        rec.#call(id, rec.#origin + t0, performance.now() - t0, null, -1, -1, -1);
+        return out;
+      }
+      const row = rec.#postRow(id, t0, target, typeof source === 'number' ? source : ANY, typeof tag === 'number' ? tag : ANY, UNKNOWN_BYTES);
+      if (row >= 0) rec.#pending.add(out as Request<unknown>, order);
       return out;
     };
   }
@@ -391,10 +427,10 @@ export class TraceRecorder {
   }
 
   /**
-   * The CALL row of a post call that started at t0 (performance.now()) and ended now, but for its
-   * peer, tag and bytes, which the caller writes (in `#calls.last`); its index, or -1 when dropped.
+   * The CALL row of a post call on `comm` that started at t0 (performance.now()) and ended now,
+   * with its peer, tag and `bytes` (the BYTES word: bytesWord() or UNKNOWN_BYTES); its index, or -1 when dropped.
    */
-  #openRow(id: number, t0: number, comm: TracedComm): number {
+  #postRow(id: number, t0: number, comm: TracedComm, peer: number, tag: number, bytes: number): number {
     const durMs = performance.now() - t0;
     if (this.#callCount >= this.#max) {
       this.#dropped++;
@@ -406,8 +442,12 @@ export class TraceRecorder {
     const c = this.#calls.last;
     c.f64[(o >> 1) + CALL_ROW.START_F64] = this.#origin + t0;
     c.f32[o + CALL_ROW.DURATION_F32] = durMs;
-    c.i32[o + CALL_ROW.NAME] = id;
-    c.i32[o + CALL_ROW.COMM] = ctx;
+    const t = c.i32;
+    t[o + CALL_ROW.NAME] = id;
+    t[o + CALL_ROW.COMM] = ctx;
+    t[o + CALL_ROW.PEER] = peer;
+    t[o + CALL_ROW.TAG] = tag;
+    c.u32[o + CALL_ROW.BYTES] = bytes;
     return this.#callCount++;
   }
 
