@@ -84,11 +84,15 @@ export class PassiveEpochs {
     this.#o = o;
   }
 
-  /** Opens a lock epoch to `rank` (lock type RMA_LOCK_TYPE); resolves once open (at once but for a target in this process). */
-  open(call: string, rank: number, type: number, nocheck: boolean): Promise<void> {
+  /**
+   * Opens a lock epoch to `rank` (lock type RMA_LOCK_TYPE): null when it is open at once (a remote
+   * target: nothing is sent, and the caller has nothing to await), else a promise that resolves
+   * once the lock of a target in this process is held.
+   */
+  open(call: string, rank: number, type: number, nocheck: boolean): Promise<void> | null {
     const e: Epoch = { type, state: nocheck ? 'nocheck' : 'lazy', waiting: [], bytes: 0, acquired: null };
     this.#epochs.set(rank, e);
-    if (nocheck || !this.#o.isLocal(rank)) return Promise.resolve();
+    if (nocheck || !this.#o.isLocal(rank)) return null;
     return this.#acquire(call, rank, e).catch((err: unknown) => {
       this.#epochs.delete(rank);
       throw err;
@@ -150,7 +154,12 @@ export class PassiveEpochs {
       }
       if (e.state === 'lazy') {
         if (e.waiting.length === 0) return;
-        if (await this.#batch(call, rank, e)) return;
+        if ((await this.#sendBatch(call, rank, e)) !== RMA_STATUS.BUSY) {
+          // Applied, and the lock released.
+          e.waiting.length = 0;
+          this.#o.forget(rank);
+          return;
+        }
         // Refused (another origin holds a conflicting lock): the ordinary way, with the operations sent again.
       }
       await this.#acquire(call, rank, e);
@@ -165,23 +174,16 @@ export class PassiveEpochs {
   /**
    * Sends the waiting Puts and Accumulates with the lock and its release: one operation that fits
    * a frame as that one frame (RMA_EPOCH), else LOCK, the operations and UNLOCK as one batch;
-   * true when the target applied them.
+   * resolves to the target's answer (BUSY: refused, nothing applied). Not an async function: the
+   * answer's promise is passed on as it is, one promise and one await fewer per epoch.
    */
-  async #batch(call: string, rank: number, e: Epoch): Promise<boolean> {
+  #sendBatch(call: string, rank: number, e: Epoch): Promise<number> {
     const w = e.waiting.length === 1 ? e.waiting[0]! : null;
     const whole = w !== null && w.fetch === null ? this.#o.epochOp(w.call, rank, w.code, w.target!, w.op, e.type, w.framed!) : null;
-    let status: number;
-    if (whole !== null) {
-      status = await whole;
-    } else {
-      this.#o.post(call, rank, RMA_CODE.LOCK, e.type, RMA_BATCH);
-      for (const op of e.waiting) this.#run(rank, op, RMA_BATCH);
-      status = await this.#o.control(call, rank, RMA_CODE.UNLOCK, e.type, RMA_BATCH);
-    }
-    if (status === RMA_STATUS.BUSY) return false;
-    e.waiting.length = 0;
-    this.#o.forget(rank);
-    return true;
+    if (whole !== null) return whole;
+    this.#o.post(call, rank, RMA_CODE.LOCK, e.type, RMA_BATCH);
+    for (const op of e.waiting) this.#run(rank, op, RMA_BATCH);
+    return this.#o.control(call, rank, RMA_CODE.UNLOCK, e.type, RMA_BATCH);
   }
 
   /** Takes the lock the ordinary way (once per epoch), then sends what waited, in order. */
