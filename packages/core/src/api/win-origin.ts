@@ -26,6 +26,9 @@ const NO_BYTES = new Uint8Array(0);
 /** The largest Put frame of WinOrigin.#wholePut (a frame's length is a u32). */
 const WHOLE_PUT_BYTES = 1 << 30;
 const REPLY_TAG_FIRST = 16;
+/** Scratch for a one-frame epoch's displacement (little-endian f64, as RmaTarget reads it): written then copied, so no DataView per epoch. */
+const DISP = new DataView(new ArrayBuffer(RMA_PREFIX_BYTES));
+const DISP_BYTES = new Uint8Array(DISP.buffer);
 const REPLY_TAG_LAST = 1 << 28;
 
 export class WinOrigin {
@@ -92,7 +95,8 @@ export class WinOrigin {
     const dst = this.#comm._endpoints[rank]!;
     const bytes = framed.length - RMA_PREFIX_BYTES;
     if (bytes <= 0 || bytes > this.#piece(rt, dst)) return null;
-    new DataView(framed.buffer, framed.byteOffset, RMA_PREFIX_BYTES).setFloat64(0, t.byteDisp, true);
+    DISP.setFloat64(0, t.byteDisp, true);
+    framed.set(DISP_BYTES);
     const answer = new Uint8Array(1);
     const tag = this.#nextTag();
     const recv = this.#comm.Irecv(answer, rank, tag);

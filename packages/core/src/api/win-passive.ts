@@ -28,12 +28,38 @@ import type { WinOrigin } from './win-origin.ts';
  */
 export const BATCH_BYTES = 64 * 1024;
 
-/** An operation issued before the lock was held: `run` sends it (`flags`: RMA_BATCH in a batch; it may run twice), `fail` reports a lock that failed. */
-interface Waiting {
-  readonly run: (flags: number) => void;
-  readonly fail: (err: unknown) => void;
-  /** a Put or Accumulate: sends the whole epoch (lock type given) as one frame, or null when it does not fit one (WinOrigin.epochOp) */
-  readonly epoch?: (type: number) => Promise<number> | null;
+/** How a fetch issued before the lock was held starts once it is, and settles its caller's promise. */
+interface WaitingFetch {
+  readonly start: () => Promise<void>;
+  readonly resolve: () => void;
+  readonly reject: (err: unknown) => void;
+}
+
+/**
+ * An operation issued before the lock was held: a Put or Accumulate (`framed` holds its data,
+ * `fetch` is null) or a fetch (`fetch`). One record of the operation's fields, the same shape for
+ * every operation, rather than closures over them: a lazy Put allocates this record and its data's
+ * copy, and the code that reads it sees one shape (PassiveEpochs.#run).
+ */
+class Waiting {
+  readonly call: string;
+  /** RMA_CODE.PUT or ACC; unused for a fetch */
+  readonly code: number;
+  readonly target: TargetSpec | null;
+  /** the accumulate op */
+  readonly op: number;
+  /** RMA_PREFIX_BYTES of room for the displacement (WinOrigin.epochOp), then the data: the caller's buffer is free at once */
+  readonly framed: Uint8Array | null;
+  readonly fetch: WaitingFetch | null;
+
+  constructor(call: string, code: number, target: TargetSpec | null, op: number, framed: Uint8Array | null, fetch: WaitingFetch | null) {
+    this.call = call;
+    this.code = code;
+    this.target = target;
+    this.op = op;
+    this.framed = framed;
+    this.fetch = fetch;
+  }
 }
 
 interface Epoch {
@@ -58,11 +84,15 @@ export class PassiveEpochs {
     this.#o = o;
   }
 
-  /** Opens a lock epoch to `rank` (lock type RMA_LOCK_TYPE); resolves once open (at once but for a target in this process). */
-  open(call: string, rank: number, type: number, nocheck: boolean): Promise<void> {
+  /**
+   * Opens a lock epoch to `rank` (lock type RMA_LOCK_TYPE): null when it is open at once (a remote
+   * target: nothing is sent, and the caller has nothing to await), else a promise that resolves
+   * once the lock of a target in this process is held.
+   */
+  open(call: string, rank: number, type: number, nocheck: boolean): Promise<void> | null {
     const e: Epoch = { type, state: nocheck ? 'nocheck' : 'lazy', waiting: [], bytes: 0, acquired: null };
     this.#epochs.set(rank, e);
-    if (nocheck || !this.#o.isLocal(rank)) return Promise.resolve();
+    if (nocheck || !this.#o.isLocal(rank)) return null;
     return this.#acquire(call, rank, e).catch((err: unknown) => {
       this.#epochs.delete(rank);
       throw err;
@@ -84,13 +114,8 @@ export class PassiveEpochs {
     // The copy has room for the displacement in front, should the epoch go as one frame (epochOp).
     const framed = new Uint8Array(RMA_PREFIX_BYTES + data.length);
     framed.set(data, RMA_PREFIX_BYTES);
-    const kept = framed.subarray(RMA_PREFIX_BYTES);
-    e.waiting.push({
-      run: (flags) => o.send(call, rank, code, t, op, kept, flags),
-      fail: NOTHING_TO_REPORT,
-      epoch: (type) => o.epochOp(call, rank, code, t, op, type, framed),
-    });
-    e.bytes += kept.length;
+    e.waiting.push(new Waiting(call, code, t, op, framed, null));
+    e.bytes += data.length;
     if (e.state === 'lazy' && e.bytes > BATCH_BYTES) void this.#acquire(call, rank, e).catch(NOTHING_TO_REPORT);
   }
 
@@ -99,7 +124,7 @@ export class PassiveEpochs {
     const e = this.#epochs.get(rank);
     if (e === undefined || e.state === 'held' || e.state === 'nocheck') return start();
     const p = new Promise<void>((resolve, reject) => {
-      e.waiting.push({ run: () => start().then(resolve, reject), fail: reject });
+      e.waiting.push(new Waiting(call, 0, null, 0, null, { start, resolve, reject }));
     });
     void this.#acquire(call, rank, e).catch(NOTHING_TO_REPORT);
     return p;
@@ -129,7 +154,12 @@ export class PassiveEpochs {
       }
       if (e.state === 'lazy') {
         if (e.waiting.length === 0) return;
-        if (await this.#batch(call, rank, e)) return;
+        if ((await this.#sendBatch(call, rank, e)) !== RMA_STATUS.BUSY) {
+          // Applied, and the lock released.
+          e.waiting.length = 0;
+          this.#o.forget(rank);
+          return;
+        }
         // Refused (another origin holds a conflicting lock): the ordinary way, with the operations sent again.
       }
       await this.#acquire(call, rank, e);
@@ -144,22 +174,16 @@ export class PassiveEpochs {
   /**
    * Sends the waiting Puts and Accumulates with the lock and its release: one operation that fits
    * a frame as that one frame (RMA_EPOCH), else LOCK, the operations and UNLOCK as one batch;
-   * true when the target applied them.
+   * resolves to the target's answer (BUSY: refused, nothing applied). Not an async function: the
+   * answer's promise is passed on as it is, one promise and one await fewer per epoch.
    */
-  async #batch(call: string, rank: number, e: Epoch): Promise<boolean> {
-    const whole = e.waiting.length === 1 ? e.waiting[0]!.epoch?.(e.type) ?? null : null;
-    let status: number;
-    if (whole !== null) {
-      status = await whole;
-    } else {
-      this.#o.post(call, rank, RMA_CODE.LOCK, e.type, RMA_BATCH);
-      for (const w of e.waiting) w.run(RMA_BATCH);
-      status = await this.#o.control(call, rank, RMA_CODE.UNLOCK, e.type, RMA_BATCH);
-    }
-    if (status === RMA_STATUS.BUSY) return false;
-    e.waiting.length = 0;
-    this.#o.forget(rank);
-    return true;
+  #sendBatch(call: string, rank: number, e: Epoch): Promise<number> {
+    const w = e.waiting.length === 1 ? e.waiting[0]! : null;
+    const whole = w !== null && w.fetch === null ? this.#o.epochOp(w.call, rank, w.code, w.target!, w.op, e.type, w.framed!) : null;
+    if (whole !== null) return whole;
+    this.#o.post(call, rank, RMA_CODE.LOCK, e.type, RMA_BATCH);
+    for (const op of e.waiting) this.#run(rank, op, RMA_BATCH);
+    return this.#o.control(call, rank, RMA_CODE.UNLOCK, e.type, RMA_BATCH);
   }
 
   /** Takes the lock the ordinary way (once per epoch), then sends what waited, in order. */
@@ -171,14 +195,23 @@ export class PassiveEpochs {
           e.state = 'held';
           const waiting = e.waiting.splice(0);
           e.bytes = 0;
-          for (const w of waiting) w.run(0);
+          for (const w of waiting) this.#run(rank, w, 0);
         },
         (err: unknown) => {
-          for (const w of e.waiting.splice(0)) w.fail(err);
+          for (const w of e.waiting.splice(0)) w.fetch?.reject(err);
           throw err;
         },
       );
     }
     return e.acquired;
+  }
+
+  /** Sends waiting operation `w` to `rank` (`flags`: RMA_BATCH in a batch, which may be sent twice), or starts its fetch. */
+  #run(rank: number, w: Waiting, flags: number): void {
+    if (w.fetch !== null) {
+      w.fetch.start().then(w.fetch.resolve, w.fetch.reject);
+      return;
+    }
+    this.#o.send(w.call, rank, w.code, w.target!, w.op, w.framed!.subarray(RMA_PREFIX_BYTES), flags);
   }
 }

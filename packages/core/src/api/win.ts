@@ -541,7 +541,9 @@ export class Win implements WinShape {
     const lt = type === LOCK_EXCLUSIVE ? RMA_LOCK_TYPE.EXCLUSIVE : RMA_LOCK_TYPE.SHARED;
     this.#locks.set(rank, lt);
     try {
-      await this.#passive.open(call, rank, lt, (assert & MODE_NOCHECK) !== 0);
+      // A lazy lock is open at once: no await, so lock costs no extra turn of the microtask queue.
+      const held = this.#passive.open(call, rank, lt, (assert & MODE_NOCHECK) !== 0);
+      if (held !== null) await held;
     } catch (e) {
       this.#locks.delete(rank);
       throw e;
