@@ -51,12 +51,15 @@ import {
   KeyChallenge,
   LINK_RESPONSE,
   LINK_UPGRADE,
+  LINK_VERSION_HEADER,
+  LINK_VERSION_REFUSAL,
   MAX_HELLO_BYTES,
   MAX_PEER_FAILED_CHARS,
   PMI_PROTOCOL_VERSION,
   decodeClientMessage,
   encodeServerMessage,
   jobTlsServerOptions,
+  linkRequestError,
   pmiProofBinding,
   type BlockedIn,
   type ClientMessage,
@@ -207,7 +210,9 @@ export class WireupServer {
       }
       gate.countBytes(socket, head);
       if (gate.isWaiting(socket) && (req.headers.upgrade ?? '').toLowerCase() === LINK_UPGRADE) {
-        this.#onRankLink(socket, head);
+        const mismatch = linkRequestError(req.headers[LINK_VERSION_HEADER.toLowerCase()]);
+        if (mismatch === null) this.#onRankLink(socket, head);
+        else this.#refuseLinkVersion(socket, mismatch);
         return;
       }
       // WebSockets are the proxies' and other jobs' links only: ranks join over their framed link.
@@ -333,6 +338,16 @@ export class WireupServer {
     this.#refuseWs(ws, socket, remote, CLOSE_CODES.protocol, 'no such path');
   }
 
+  /**
+   * A process of another tsmpi version opened its link: logged as a refusal, answered with this side's version
+   * in plain HTTP (the process says "different tsmpi versions" and exits), then closed. The gate's limits still
+   * hold the socket until it is gone.
+   */
+  #refuseLinkVersion(socket: Socket, why: string): void {
+    this.#gate.logRefusal(socket, remoteOf(socket), why);
+    socket.end(LINK_VERSION_REFUSAL);
+  }
+
   /** A process opened its link (core's pmi/link.ts): answer the upgrade, then challenge it. */
   #onRankLink(socket: Socket, head: Buffer): void {
     socket.setTimeout(0);
@@ -453,7 +468,7 @@ export class WireupServer {
       return;
     }
     if (m.v !== PMI_PROTOCOL_VERSION) {
-      this.#refuse(conn, CLOSE_CODES.protocol, 'protocol version mismatch', { version: m.v, expected: PMI_PROTOCOL_VERSION });
+      this.#refuse(conn, CLOSE_CODES.protocol, 'protocol version mismatch (a rank of another tsmpi version)', { version: m.v, expected: PMI_PROTOCOL_VERSION });
       return;
     }
     const proof = conn.challenge.answer(m.nonce, pmiProofBinding(m.v, m.rank, m.pid), m.proof);

@@ -4,7 +4,8 @@
  * roll-call, the lost handler when the service goes away, and the rank's
  * link itself (core's pmi/link.ts, issue 38): TLS under --secure, a
  * WebSocket posing as a rank refused, a pre-hello frame over a hello's bound
- * refused and logged.
+ * refused and logged; a rank and an mpiexec of different tsmpi versions
+ * (PMI_PROTOCOL_VERSION) refuse each other saying so.
  *
  * testlist: { file: 'wireup.it.test.ts', np: [4] }
  */
@@ -13,7 +14,10 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import WebSocket from 'ws';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LINK_REQUEST, MAX_HELLO_BYTES, connectPmi, type FinalizeReport, type JobEnv, type PmiClient } from '@tsmpi/core/pmi';
+import {
+  LINK_REQUEST, LINK_UPGRADE, LINK_VERSION_HEADER, MAX_HELLO_BYTES, PMI_PROTOCOL_VERSION, connectPmi, encodeMessageFrame, encodeServerMessage,
+  type FinalizeReport, type JobEnv, type PmiClient,
+} from '@tsmpi/core/pmi';
 import { WireupServer, type WireupEvents } from '@tsmpi/launcher';
 
 const KEY = 'ab'.repeat(32);
@@ -231,5 +235,61 @@ describe('wire-up service', () => {
     await c.close();
     expect(isLost).toBe(false);
     await expect(c.fence()).rejects.toThrow(/closed/);
+  });
+});
+
+describe('a rank and an mpiexec of different tsmpi versions', () => {
+  const V = PMI_PROTOCOL_VERSION;
+  const MISMATCH = (theirs: number): RegExp => new RegExp(`^MPI_ERR_OTHER: pmi\\.connect: mpiexec and the rank are from different tsmpi versions: wire-up protocol ${theirs} vs ${V} `);
+
+  it('the service answers a link of another version with its own version, no challenge, and logs the refusal', async () => {
+    const lines: string[] = [];
+    const { port, rec } = await startJob(1, { log: lines });
+    const newer = LINK_REQUEST.replace(`${LINK_VERSION_HEADER}: ${V}`, `${LINK_VERSION_HEADER}: ${V + 1}`);
+    expect(newer).not.toBe(LINK_REQUEST);
+    const r = await rawExchange(port, Buffer.from(newer));
+    expect(r.isClosed).toBe(true);
+    const text = r.received.toString('latin1');
+    expect(text).toMatch(/^HTTP\/1\.1 426 /);
+    expect(text).toContain(`\r\n${LINK_VERSION_HEADER}: ${V}\r\n`);
+    expect(text.endsWith('\r\n\r\n')).toBe(true); // the head only: no frame, no challenge
+    expect(refusals(lines).map((l) => l['reason'])).toEqual([`a rank link of another tsmpi version: wire-up protocol ${V + 1}, this mpiexec's ${V}`]);
+    expect(rec.joined).toEqual([]);
+  });
+
+  /** A stand-in for an mpiexec of version `v`: answers a link's opening with `answer(v)` and keeps the socket open. */
+  async function otherService(answer: string | Buffer): Promise<{ port: number; close: () => void }> {
+    const sockets: net.Socket[] = [];
+    const srv = net.createServer((s) => {
+      sockets.push(s);
+      s.on('error', () => undefined);
+      s.once('data', () => s.write(answer));
+    });
+    await new Promise<void>((resolve) => srv.listen(0, '127.0.0.1', resolve));
+    return { port: (srv.address() as net.AddressInfo).port, close: () => { for (const s of sockets) s.destroy(); srv.close(); } };
+  }
+  const envAt = (pmiUrl: string): JobEnv => ({ rank: 0, size: 1, localRank: 0, localSize: 1, pmiUrl, jobKey: KEY, listenHost: '127.0.0.1' });
+
+  it('a rank refused at the opening by a newer mpiexec says both versions', async () => {
+    const other = await otherService(`HTTP/1.1 426 Upgrade Required\r\nConnection: close\r\nUpgrade: ${LINK_UPGRADE}\r\n${LINK_VERSION_HEADER}: ${V + 1}\r\n\r\n`);
+    try {
+      await expect(connectPmi(envAt(`tcp://127.0.0.1:${other.port}`))).rejects.toThrow(MISMATCH(V + 1));
+    } finally {
+      other.close();
+    }
+  });
+
+  it('a rank challenged in another version (the opening passed) says both versions', async () => {
+    const challenge = encodeMessageFrame(encodeServerMessage({ t: 'challenge', v: V + 1, nonce: Buffer.alloc(32, 7) }));
+    const other = await otherService(Buffer.concat([Buffer.from(`HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: ${LINK_UPGRADE}\r\n${LINK_VERSION_HEADER}: ${V}\r\n\r\n`), challenge]));
+    try {
+      await expect(connectPmi(envAt(`tcp://127.0.0.1:${other.port}`))).rejects.toThrow(MISMATCH(V + 1));
+    } finally {
+      other.close();
+    }
+  });
+
+  it('a rank given an older mpiexec\'s ws:// address (protocol 2, WebSocket ranks) says both versions', async () => {
+    await expect(connectPmi(envAt('ws://127.0.0.1:1'))).rejects.toThrow(MISMATCH(2));
   });
 });

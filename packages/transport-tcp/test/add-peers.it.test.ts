@@ -3,12 +3,16 @@
 // process that started before a peer existed learns the peer's address later and reaches it;
 // until then a send to it is a lost peer, never a hang. A coupled job's process under channel engines
 // (docs/adr/0043-connect-two-jobs.md, ForeignPeer.channelAddresses) is dialled per channel at that channel's engine.
+import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { newFrameHeader, type FrameHeader } from '@tsmpi/core/transport';
 import { TcpTransport } from '../src/tcp-transport.ts';
-import { recordingLog, RecordingHandlers as Rec, waitUntil } from './tcp-harness.ts';
+import { jobKeyUsed, recordingLog, RecordingHandlers as Rec, waitUntil } from './tcp-harness.ts';
 
-const JOB = { processCount: 3, channelCount: 1, endpointsPerProcess: 1, listenHost: '127.0.0.1', jobKey: 'add-peers' } as const;
+// Job keys name the same-host directories (same-host.ts): jobKeyUsed has the harness remove them after the file,
+// and a per-run suffix keeps this run's apart from another checkout's run of the same file on the machine.
+const RUN = randomBytes(4).toString('hex');
+const JOB = { processCount: 3, channelCount: 1, endpointsPerProcess: 1, listenHost: '127.0.0.1', jobKey: jobKeyUsed(`add-peers-${RUN}`) } as const;
 
 function hdr(seq: number, dst: number): FrameHeader {
   return { ...newFrameHeader(), kind: 1, seq, srcEndpoint: 0, dstEndpoint: dst };
@@ -46,8 +50,8 @@ describe('TcpTransport.addPeers', () => {
     const pairKey = 'p'.repeat(64);
     const gotA = new Rec();
     const got = [new Rec(), new Rec()];
-    const a = new TcpTransport({ ...C, process: 0, jobKey: 'job-a', log: recordingLog(), handlers: gotA });
-    const engines = [0, 1].map((c) => new TcpTransport({ ...C, process: 0, jobKey: 'job-b', channels: [c], log: recordingLog(), handlers: got[c]! }));
+    const a = new TcpTransport({ ...C, process: 0, jobKey: jobKeyUsed(`job-a-${RUN}`), log: recordingLog(), handlers: gotA });
+    const engines = [0, 1].map((c) => new TcpTransport({ ...C, process: 0, jobKey: jobKeyUsed(`job-b-${RUN}`), channels: [c], log: recordingLog(), handlers: got[c]! }));
     const aAddr = await a.listen();
     const eAddr = await Promise.all(engines.map((e) => e.listen()));
     a.start([aAddr, '']);

@@ -35,7 +35,7 @@ import type { BlockedIn, FinalizeReport, LocalCounters, PmiClient, RankCounters 
 import { ChangedEntries } from './counter-deltas.ts';
 import { estimateClockOffset, type ClockSample } from './clock-offset.ts';
 import { LINK_REQUEST } from './link-frames.ts';
-import { FramedLink } from './link.ts';
+import { FramedLink, LinkOpeningError } from './link.ts';
 import {
   CLOSE_CODES,
   PMI_PROTOCOL_VERSION,
@@ -43,6 +43,8 @@ import {
   encodeClientMessage,
   parseWireupUrl,
   pmiProofBinding,
+  versionMismatch,
+  wireupUrlError,
   type ClientMessage,
   type DynOp,
   type ServerMessage,
@@ -98,8 +100,8 @@ class LinkPmiClient implements PmiClient {
     this.#proof = new KeyResponse(env.jobKey, pmiProofBinding(PMI_PROTOCOL_VERSION, this.#process, process.pid));
     const url = parseWireupUrl(env.pmiUrl);
     if (url === null) {
-      // readJobEnv checked the variable's presence; a malformed value is mpiexec's or the user's mistake.
-      throw mpiError(ERR_OTHER, 'pmi.connect', `the wire-up URL "${env.pmiUrl}" is not tcp://host:port or tls://host:port`);
+      // readJobEnv checked the variable's presence; a malformed value is mpiexec's or the user's mistake (or an older mpiexec's ws:// URL).
+      throw mpiError(ERR_OTHER, 'pmi.connect', wireupUrlError(env.pmiUrl));
     }
     // mpiexec --secure hands out a tls:// URL: TLS keyed by the job (util/job-tls.ts), no certificate.
     const socket = url.isTls
@@ -113,6 +115,8 @@ class LinkPmiClient implements PmiClient {
       onMessage: (body) => this.#onMessage(body),
       onError: (err) => {
         this.#lastError = err;
+        // Refused at the opening (another tsmpi version's mpiexec, or no wire-up service): that is the whole story.
+        if (err instanceof LinkOpeningError) this.#refusal ??= err.message;
       },
       onClose: (code, reason) => this.#onClose(code, reason),
     }, { awaitResponse: true });
@@ -287,7 +291,7 @@ class LinkPmiClient implements PmiClient {
         if (proof === null) {
           this.#refuseServer(CLOSE_CODES.protocol, m.v === PMI_PROTOCOL_VERSION
             ? 'the wire-up service sent a malformed or second challenge'
-            : `the wire-up service speaks protocol version ${m.v}, this process ${PMI_PROTOCOL_VERSION} (mpiexec and the program from different tsmpi versions?)`);
+            : versionMismatch(m.v));
           return;
         }
         this.#send({ t: 'hello', v: PMI_PROTOCOL_VERSION, rank: this.#process, pid: process.pid, nonce: this.#proof.nonce, proof });

@@ -17,11 +17,13 @@ export {
   zeroMask,
   wireupUrl,
   parseWireupUrl,
+  versionMismatch,
+  wireupUrlError,
 } from './protocol.ts';
 // A rank's link (issue 38): the service side reads and writes the frames the process side does.
-export { FramedLink, CLOSE_ABNORMAL } from './link.ts';
+export { FramedLink, CLOSE_ABNORMAL, LinkOpeningError } from './link.ts';
 export type { LinkHandler } from './link.ts';
-export { LINK_UPGRADE, LINK_REQUEST, LINK_RESPONSE, FrameReader, encodeMessageFrame, encodeCloseFrame, FRAME_KIND } from './link-frames.ts';
+export { LINK_UPGRADE, LINK_VERSION_HEADER, LINK_REQUEST, LINK_RESPONSE, LINK_VERSION_REFUSAL, linkRequestError, linkResponseError, FrameReader, encodeMessageFrame, encodeCloseFrame, FRAME_KIND } from './link-frames.ts';
 export type { FrameSink } from './link-frames.ts';
 export type {
   ClientMessage,

@@ -7,7 +7,11 @@
  * to upgrade to LINK_UPGRADE; the service answers LINK_RESPONSE (101) and
  * frames follow in both directions. The HTTP opening lets one port (and one
  * HTTP parser, bounded by the service's maxHeaderSize) serve both the ranks'
- * links and the WebSocket links of proxies and other jobs' mpiexecs.
+ * links and the WebSocket links of proxies and other jobs' mpiexecs. Both
+ * heads name their side's PMI_PROTOCOL_VERSION (LINK_VERSION_HEADER): a
+ * service of another version answers LINK_VERSION_REFUSAL (426, its version,
+ * no frames), so that a rank and an mpiexec of different tsmpi versions say
+ * so (protocol.ts versionMismatch) before any frame whose form may differ.
  *
  * Frame: a 5-byte header (body length, u32 big-endian; kind, u8) and the body.
  *   kind FRAME_KIND.message: the body is one message (protocol.ts encoders);
@@ -20,15 +24,52 @@
  * before the process proved the job key), an unknown kind or a malformed
  * close frame stops it with an error, after which it reads nothing more.
  */
+import { PMI_PROTOCOL_VERSION, versionMismatch } from './protocol.ts';
 
 /** The HTTP Upgrade token of a rank's link. */
 export const LINK_UPGRADE = 'tsmpi-pmi';
+/** The header of both heads that names the sender's PMI_PROTOCOL_VERSION (Node's http lower-cases it in req.headers). */
+export const LINK_VERSION_HEADER = 'Tsmpi-Pmi-Version';
 /** What a process sends first: an upgrade request to LINK_UPGRADE (no Host: a rank names no virtual host). */
-export const LINK_REQUEST = `GET / HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: ${LINK_UPGRADE}\r\n\r\n`;
+export const LINK_REQUEST = `GET / HTTP/1.1\r\nConnection: Upgrade\r\nUpgrade: ${LINK_UPGRADE}\r\n${LINK_VERSION_HEADER}: ${PMI_PROTOCOL_VERSION}\r\n\r\n`;
 /** The service's answer; frames follow it at once. */
-export const LINK_RESPONSE = `HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: ${LINK_UPGRADE}\r\n\r\n`;
-/** Longest response head a process reads before the frames (LINK_RESPONSE is 85 bytes). */
+export const LINK_RESPONSE = `HTTP/1.1 101 Switching Protocols\r\nConnection: Upgrade\r\nUpgrade: ${LINK_UPGRADE}\r\n${LINK_VERSION_HEADER}: ${PMI_PROTOCOL_VERSION}\r\n\r\n`;
+/** The service's answer to a link of another version (linkRequestError): its own version, no frames; it closes. */
+export const LINK_VERSION_REFUSAL = `HTTP/1.1 426 Upgrade Required\r\nConnection: close\r\nUpgrade: ${LINK_UPGRADE}\r\n${LINK_VERSION_HEADER}: ${PMI_PROTOCOL_VERSION}\r\n\r\n`;
+/** Longest response head a process reads before the frames (LINK_RESPONSE is 99 bytes). */
 export const MAX_RESPONSE_HEAD_BYTES = 512;
+
+/**
+ * The service's check of a link's opening: `version` is the request's LINK_VERSION_HEADER (as Node's http
+ * hands it over). Null when it is this side's version; else the mismatch, for the log (the process reads it
+ * from LINK_VERSION_REFUSAL). A request without the header is no rank of protocol 3 or later.
+ */
+export function linkRequestError(version: string | readonly string[] | undefined): string | null {
+  const v = typeof version === 'string' ? version.trim() : undefined;
+  if (v === String(PMI_PROTOCOL_VERSION)) return null;
+  return `a rank link of another tsmpi version: wire-up protocol ${v === undefined ? '(not named)' : v.slice(0, 16)}, this mpiexec's ${PMI_PROTOCOL_VERSION}`;
+}
+
+/**
+ * The process's check of the service's response head (`head`: its bytes before the blank line, as latin1).
+ * Null when it is LINK_RESPONSE's upgrade in this side's version; else why the link cannot go on: a service
+ * that names another version (in a 101 or in its LINK_VERSION_REFUSAL) is a different tsmpi version
+ * (protocol.ts versionMismatch); any other answer is not the service's.
+ */
+export function linkResponseError(head: string): string | null {
+  const lines = head.split('\r\n');
+  const status = lines[0] ?? '';
+  const field = (name: string): string | undefined => {
+    const prefix = `${name.toLowerCase()}:`;
+    const line = lines.slice(1).find((l) => l.toLowerCase().startsWith(prefix));
+    return line?.slice(prefix.length).trim();
+  };
+  const version = field(LINK_VERSION_HEADER);
+  const isLink = field('Upgrade')?.toLowerCase() === LINK_UPGRADE;
+  if (isLink && version !== undefined && version !== String(PMI_PROTOCOL_VERSION)) return versionMismatch(version);
+  if (isLink && version !== undefined && /^HTTP\/1\.1 101 /.test(status)) return null;
+  return `the wire-up service did not accept the link (${status.slice(0, 80)})`;
+}
 
 export const FRAME_KIND = { message: 0, close: 1 } as const;
 const HEADER_BYTES = 5;

@@ -20,12 +20,15 @@
  * timeout, as they did with ws.
  */
 import type { Socket } from 'node:net';
-import { FrameReader, LINK_UPGRADE, MAX_RESPONSE_HEAD_BYTES, encodeCloseFrame, encodeMessageFrame, type FrameSink } from './link-frames.ts';
+import { FrameReader, MAX_RESPONSE_HEAD_BYTES, encodeCloseFrame, encodeMessageFrame, linkResponseError, type FrameSink } from './link-frames.ts';
 
 /** A connection that ended without a close frame (as a WebSocket's 1006). */
 export const CLOSE_ABNORMAL = 1006;
 /** The reader refused a frame: the close code sent to the peer (a WebSocket's 1002, protocol error). */
 const CLOSE_FRAME_ERROR = 1002;
+
+/** The process side's link was refused at its opening (the service's response head: link-frames.ts linkResponseError). */
+export class LinkOpeningError extends Error {}
 
 export interface LinkHandler {
   onMessage(body: Buffer): void;
@@ -119,16 +122,14 @@ export class FramedLink implements FrameSink {
       const head = Buffer.concat([this.#responseHead, chunk]);
       const end = head.indexOf('\r\n\r\n');
       if (end < 0) {
-        if (head.length > MAX_RESPONSE_HEAD_BYTES) this.#fail('the wire-up service sent no response head within its bound');
+        if (head.length > MAX_RESPONSE_HEAD_BYTES) this.#fail(new LinkOpeningError('the wire-up service sent no response head within its bound'));
         else this.#responseHead = head;
         return;
       }
       this.#responseHead = null;
-      const lines = head.subarray(0, end).toString('latin1').split('\r\n');
-      const isUpgrade = /^HTTP\/1\.1 101 /.test(lines[0] ?? '')
-        && lines.some((l) => l.toLowerCase().replace(/\s+/g, '') === `upgrade:${LINK_UPGRADE}`);
-      if (!isUpgrade) {
-        this.#fail(`the wire-up service did not accept the link (${(lines[0] ?? '').slice(0, 80)})`);
+      const refused = linkResponseError(head.subarray(0, end).toString('latin1'));
+      if (refused !== null) {
+        this.#fail(new LinkOpeningError(refused));
         return;
       }
       chunk = head.subarray(end + 4);
@@ -141,9 +142,9 @@ export class FramedLink implements FrameSink {
   }
 
   /** A failure before any frame: reported, then the connection dropped. */
-  #fail(why: string): void {
-    this.#reader.stop(why);
-    this.#handler.onError(new Error(why));
+  #fail(err: LinkOpeningError): void {
+    this.#reader.stop(err.message);
+    this.#handler.onError(err);
     this.socket.destroy();
   }
 

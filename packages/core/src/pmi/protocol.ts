@@ -52,8 +52,14 @@ import { Packr } from 'msgpackr';
 import { keyProofBinding } from '../util/index.ts';
 import type { BlockedIn, FinalizeReport, RankCounters } from './client-api.ts';
 
-/** Bumped on any incompatible change; challenge and hello carry it. 2: challenge-response, no key in hello. */
-export const PMI_PROTOCOL_VERSION = 2;
+/**
+ * Bumped on any incompatible change of this conversation or of the link that carries it; the link's opening
+ * (link-frames.ts LINK_REQUEST, LINK_RESPONSE), challenge and hello carry it. 2: challenge-response, no key in
+ * hello. 3: the rank's framed link on a plain socket (link-frames.ts) instead of a WebSocket, wire-up URLs
+ * tcp:// and tls:// instead of ws:// and wss://, and the messages added since 2 (clock, trace, dyn, peerFailed,
+ * rollCall's counters).
+ */
+export const PMI_PROTOCOL_VERSION = 3;
 /** Largest hello the service reads before a connection authenticated (a real one is about 150 bytes). */
 export const MAX_HELLO_BYTES = 1024;
 /** What the proofs of a wire-up connection are bound to, besides its nonces. */
@@ -67,6 +73,24 @@ export function pmiProofBinding(v: number, rank: number, pid: number): Buffer {
 /** The address a process joins the service at: tcp://host:port, or tls://host:port (mpiexec --secure). */
 export function wireupUrl(isTls: boolean, host: string, port: number): string {
   return `${isTls ? 'tls' : 'tcp'}://${host.includes(':') && !host.startsWith('[') ? `[${host}]` : host}:${port}`;
+}
+
+/**
+ * What a process says when mpiexec speaks another protocol version than its own (`mpiexecVersion` as mpiexec
+ * sent it: a number, or what stood in its place): one installation of tsmpi must run both.
+ */
+export function versionMismatch(mpiexecVersion: number | string, rankVersion: number = PMI_PROTOCOL_VERSION): string {
+  const theirs = String(mpiexecVersion).slice(0, 16);
+  return `mpiexec and the rank are from different tsmpi versions: wire-up protocol ${theirs} vs ${rankVersion} (mpiexec's vs the rank's); run both from one installation`;
+}
+
+/**
+ * Why `url` (TSMPI_PMI_URL) is no wire-up URL: a ws:// or wss:// one came from an mpiexec of protocol 2, whose
+ * ranks joined over a WebSocket; anything else is not a wire-up URL at all.
+ */
+export function wireupUrlError(url: string): string {
+  if (/^wss?:\/\//.test(url)) return versionMismatch(2);
+  return `the wire-up URL "${url.slice(0, 200)}" is not tcp://host:port or tls://host:port`;
 }
 
 /** A wire-up URL's parts, or null when it is not one (wireupUrl's form). */
