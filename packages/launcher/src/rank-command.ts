@@ -154,9 +154,16 @@ export function nodeFlagsFor(placements: readonly Placement[], cores: number, ex
   return [...extra, ...(placements.some((p) => p.localSize > cores) ? ['--single-threaded-gc'] : [])];
 }
 
-/** The command for one rank; `nodeFlags` go to Node programs only, tsx and the source condition to TypeScript only. */
-export function rankCommand(program: string, args: readonly string[], tsxUrl: string, nodeFlags: readonly string[] = []): RankCommand {
+/**
+ * The command for one rank; `nodeFlags` go to Node programs only, tsx and the source condition to TypeScript only.
+ * @param compiled - the program compiled by mpiexec (ts-compile.ts), run by plain node with its source maps; the
+ *   source condition stays for the worker threads it starts on its .ts files (core's util/ts-worker.ts: tsx)
+ */
+export function rankCommand(program: string, args: readonly string[], tsxUrl: string, nodeFlags: readonly string[] = [], compiled?: string): RankCommand {
   if (isJsProgram(program)) return { file: process.execPath, args: [...nodeFlags, program, ...args], kind: 'node' };
+  if (compiled !== undefined && isNodeProgram(program)) {
+    return { file: process.execPath, args: [...nodeFlags, `--conditions=${SOURCE_CONDITION}`, '--enable-source-maps', compiled, ...args], kind: 'node' };
+  }
   if (isNodeProgram(program)) {
     return { file: process.execPath, args: [...nodeFlags, `--conditions=${SOURCE_CONDITION}`, '--import', TS_RANK_PRELOAD_URL, '--import', tsxUrl, program, ...args], kind: 'node' };
   }
