@@ -1,6 +1,6 @@
 /** A TypeScript program compiled once per job (ts-compile.ts): real esbuild, real files in a temporary project, run by plain node. */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -72,7 +72,7 @@ describe('compileProgram', () => {
     expect(r.stderr).toMatch(new RegExp(`at boom \\(${path.join(dir, 'src/lib.ts').replace(/[.]/g, '\\.')}:3:\\d+\\)`));
   });
 
-  it('reuses its output while every input is unchanged; a changed input compiles again and the old output goes', async () => {
+  it('reuses its output while every input is unchanged; a changed input compiles again; a replaced output stays a day, then goes', async () => {
     const program = sampleProject();
     const first = await compileProgram(program, null, [], {});
     const second = await compileProgram(program, null, [], {});
@@ -81,8 +81,17 @@ describe('compileProgram', () => {
     const third = await compileProgram(program, null, [], {});
     expect(third.cached).toBe(false);
     expect(third.file).not.toBe(first.file);
-    expect(readdirSync(cacheRoot(program, {}))).not.toContain(path.basename(path.dirname(first.file)));
     expect((JSON.parse(runNode(third.file).stdout) as { n: number }).n).toBe(63);
+    const firstDir = path.dirname(first.file);
+    expect(readdirSync(cacheRoot(program, {}))).toContain(path.basename(firstDir));
+    const twoDaysAgo = new Date(Date.now() - 48 * 3600_000);
+    utimesSync(firstDir, twoDaysAgo, twoDaysAgo);
+    writeFileSync(path.join(dir, 'src/util/twice.ts'), 'export const twice = (n: number): number => n * 4;\n');
+    const fourth = await compileProgram(program, null, [], {});
+    const left = readdirSync(cacheRoot(program, {}));
+    expect(left).not.toContain(path.basename(firstDir));
+    expect(left).toContain(path.basename(path.dirname(third.file)));
+    expect(left).toContain(path.basename(path.dirname(fourth.file)));
   });
 
   it('writes the cache private: folders 0700, files 0600', async () => {

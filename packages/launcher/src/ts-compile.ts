@@ -17,12 +17,13 @@
  * - The cache: one directory per program under the project's node_modules/.cache/tsmpi/
  *   (else $XDG_CACHE_HOME/tsmpi or ~/.cache/tsmpi), 0700, files 0600, checked to be ours
  *   and private before use. An entry records every input file's SHA-256; a job whose inputs
- *   all hash the same reuses the output without loading esbuild.
+ *   all hash the same reuses the output without loading esbuild. An output a newer compile
+ *   replaced stays a day (a running job may still import its lazy chunks), then goes.
  * - CommonJS programs (.cts, or .ts in a package without "type": "module") are not compiled:
  *   they run under tsx as before (rank-command.ts).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { existsSync, lstatSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync, chmodSync } from 'node:fs';
+import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire, isBuiltin } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -173,15 +174,30 @@ export async function compileProgram(program: string, transport: string | null, 
   const entry = outputs.get(`${entryName}.mjs`)!;
   const transportOut = transport !== null ? pathToFileURL(outputs.get(`${TRANSPORT_ENTRY}.mjs`)!).href : null;
   const manifest: Manifest = { inputs, externals: [...externals], entry, transport: transportOut };
-  const previous = readManifest(manifestFile);
   const tmp = `${manifestFile}.${randomBytes(6).toString('hex')}`;
   writeFileSync(tmp, JSON.stringify(manifest), { mode: 0o600, flag: 'wx' });
   renameSync(tmp, manifestFile);
-  // The entry this one replaces: no job of this manifest starts from it any more (a job already running loaded it at start).
-  if (previous !== null && path.dirname(previous.entry) !== outDir && path.dirname(previous.entry).startsWith(root + path.sep)) {
-    rmSync(path.dirname(previous.entry), { recursive: true, force: true });
-  }
+  pruneOutputs(root);
   return { file: entry, transportUrl: transportOut, cached: false };
+}
+
+/** How long an output no manifest names is kept: a job started from it may still import its lazy chunks (core's File, trace, RMA parts). */
+const UNREFERENCED_KEEP_MS = 24 * 3600_000;
+
+/** Removes the output folders that no manifest names and that are older than a day (the outputs a changed program replaced). */
+function pruneOutputs(root: string): void {
+  const entries = readdirSync(root);
+  const named = new Set(entries.filter((e) => e.endsWith('.json')).map((e) => readManifest(path.join(root, e))?.entry).filter((e) => e !== undefined).map((e) => path.dirname(e)));
+  const now = Date.now();
+  for (const e of entries) {
+    const dir = path.join(root, e);
+    if (!/^[0-9a-f]{32}-[0-9a-f]{12}$/.test(e) || named.has(dir)) continue;
+    try {
+      if (now - lstatSync(dir).mtimeMs > UNREFERENCED_KEEP_MS) rmSync(dir, { recursive: true, force: true });
+    } catch {
+      // another job removed it first
+    }
+  }
 }
 
 /** The manifest in `file`, or null. */
