@@ -92,6 +92,14 @@ describe('compileProgram', () => {
     expect(left).not.toContain(path.basename(firstDir));
     expect(left).toContain(path.basename(path.dirname(third.file)));
     expect(left).toContain(path.basename(path.dirname(fourth.file)));
+    // Another program's manifest, its program since removed: dropped at the next compile.
+    writeFileSync(path.join(dir, 'gone.mts'), 'export {};\n');
+    await compileProgram(path.join(dir, 'gone.mts'), null, [], {});
+    expect(readdirSync(cacheRoot(program, {})).filter((f) => f.endsWith('.json'))).toHaveLength(2);
+    rmSync(path.join(dir, 'gone.mts'));
+    writeFileSync(path.join(dir, 'src/util/twice.ts'), 'export const twice = (n: number): number => n * 5;\n');
+    await compileProgram(program, null, [], {});
+    expect(readdirSync(cacheRoot(program, {})).filter((f) => f.endsWith('.json'))).toHaveLength(1);
   });
 
   it('writes the cache private: folders 0700, files 0600', async () => {

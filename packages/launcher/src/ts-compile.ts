@@ -30,7 +30,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /** Bumped when the output for the same inputs changes (options, plugin). */
-const COMPILE_VERSION = 2;
+const COMPILE_VERSION = 3;
 
 /** What a compiled job runs. */
 export interface CompiledProgram {
@@ -118,6 +118,8 @@ function fileHash(file: string): string | null {
 
 /** A cache entry: the inputs' hashes and the outputs they gave. */
 interface Manifest {
+  /** The program compiled (a manifest whose program is gone is dropped: pruneOutputs). */
+  readonly program: string;
   readonly inputs: Record<string, string>;
   readonly externals: readonly string[];
   readonly entry: string;
@@ -173,7 +175,7 @@ export async function compileProgram(program: string, transport: string | null, 
   }
   const entry = outputs.get(`${entryName}.mjs`)!;
   const transportOut = transport !== null ? pathToFileURL(outputs.get(`${TRANSPORT_ENTRY}.mjs`)!).href : null;
-  const manifest: Manifest = { inputs, externals: [...externals], entry, transport: transportOut };
+  const manifest: Manifest = { program, inputs, externals: [...externals], entry, transport: transportOut };
   const tmp = `${manifestFile}.${randomBytes(6).toString('hex')}`;
   writeFileSync(tmp, JSON.stringify(manifest), { mode: 0o600, flag: 'wx' });
   renameSync(tmp, manifestFile);
@@ -184,10 +186,19 @@ export async function compileProgram(program: string, transport: string | null, 
 /** How long an output no manifest names is kept: a job started from it may still import its lazy chunks (core's File, trace, RMA parts). */
 const UNREFERENCED_KEEP_MS = 24 * 3600_000;
 
-/** Removes the output folders that no manifest names and that are older than a day (the outputs a changed program replaced). */
+/**
+ * Drops the manifests of programs that no longer exist (a test's temporary program), then removes
+ * the output folders that no manifest names and that are older than a day (the outputs a changed
+ * or removed program left).
+ */
 function pruneOutputs(root: string): void {
+  const named = new Set<string>();
+  for (const e of readdirSync(root).filter((f) => /^[0-9a-f]{32}\.json$/.test(f))) {
+    const m = readManifest(path.join(root, e));
+    if (m !== null && typeof m.program === 'string' && !existsSync(m.program)) rmSync(path.join(root, e), { force: true });
+    else if (m !== null) named.add(path.dirname(m.entry));
+  }
   const entries = readdirSync(root);
-  const named = new Set(entries.filter((e) => e.endsWith('.json')).map((e) => readManifest(path.join(root, e))?.entry).filter((e) => e !== undefined).map((e) => path.dirname(e)));
   const now = Date.now();
   for (const e of entries) {
     const dir = path.join(root, e);

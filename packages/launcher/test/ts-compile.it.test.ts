@@ -1,7 +1,8 @@
 /**
  * A TypeScript program through mpiexec is compiled once per job (ts-compile.ts, issue 38): a
  * syntax error is one line from mpiexec, before any rank starts; a second job with the same files
- * reuses the compiled output (nothing rewritten); a changed file compiles again. The project is a
+ * reuses the compiled output (nothing rewritten); a changed file compiles again; jobs started at
+ * once on the same new program all run. The project is a
  * temporary folder whose node_modules/@tsmpi/core links to this checkout's core, as a workspace
  * would. Real mpiexec, real ranks.
  *
@@ -77,5 +78,16 @@ describe('a TypeScript program compiled once per job', () => {
     expect(after).toHaveLength(3);
     expect(after).toEqual(expect.arrayContaining(entries));
     expect(statSync(manifest).mtimeMs).toBeGreaterThan(written);
+  });
+
+  it('three jobs started at once on a program not yet compiled all run (each compiles; none removes what another runs)', async () => {
+    writeFileSync(path.join(dir, 'lib.ts'), 'export const weight = (rank: number): number => rank + 2;\n');
+    writeFileSync(path.join(dir, 'app.ts'), APP);
+    const runs = await Promise.all([0, 1, 2].map(() => runMpiexec(['-n', '2', path.join(dir, 'app.ts')], RUN)));
+    for (const r of runs) {
+      expect(r.status, r.stderr).toBe(0);
+      expect(r.stdout.trim().split('\n').sort()).toEqual(['rank 0: 5', 'rank 1: 5']);
+    }
+    expect(cacheEntries().filter((e) => e.endsWith('.json'))).toHaveLength(1);
   });
 });
