@@ -113,8 +113,10 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   const silent = deferredLogger('silent', () => loadPino()({ level: 'silent' }));
   if (o.dryRun) {
     const program = resolveProgram(o.program, o.wdir) ?? o.program;
-    const cmd = rankCommand(program, o.args, tsxUrl, nodeFlags);
-    const job = new Job({ ...o, program }, placements, { log: silent, stdout: process.stdout, stderr: process.stderr, env, tsxUrl, nodeFlags, hostname, ...slurm.deps });
+    // A TypeScript program a real run would compile (ts-compile.ts) shows the compiled file's place.
+    const preview = isJsProgram(program) ? null : (await import('./ts-compile.ts')).compiledPathPreview(path.resolve(program), placements.every((p) => isLocalHost(p.host)), env);
+    const cmd = rankCommand(program, o.args, tsxUrl, nodeFlags, preview ?? undefined);
+    const job = new Job({ ...o, program }, placements, { log: silent, stdout: process.stdout, stderr: process.stderr, env, tsxUrl, nodeFlags, hostname, ...slurm.deps, ...(preview !== null ? { compiledProgram: preview } : {}) });
     process.stdout.write(processMapText(o, placements, [cmd.file, ...cmd.args].join(' '), env, job.launchPlan(), [...fromEnv.notes, ...slurm.notes]));
     return 0;
   }

@@ -4,7 +4,7 @@ import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync, stat
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { CompileError, cacheRoot, compileProgram, programFormat, privateDirectory } from './ts-compile.ts';
+import { CompileError, cacheRoot, compiledPathPreview, compileProgram, programFormat, privateDirectory } from './ts-compile.ts';
 
 let dir = '';
 beforeEach(() => {
@@ -161,5 +161,13 @@ describe('programFormat and cacheRoot', () => {
     } finally {
       rmSync(lone, { recursive: true, force: true });
     }
+  });
+
+  it('--dry-run\'s preview: the compiled file\'s place for an ES-module program whose ranks are all here; none under tsx', () => {
+    project({ 'node_modules/.keep': '', 'package.json': '{ "type": "module" }', 'c/package.json': '{}' });
+    expect(compiledPathPreview(path.join(dir, 'app.ts'), true, {})).toBe(path.join(dir, 'node_modules/.cache/tsmpi/<KEY>/app.mjs'));
+    expect(compiledPathPreview(path.join(dir, 'app.ts'), false, {})).toBeNull();
+    expect(compiledPathPreview(path.join(dir, 'c/app.ts'), true, {})).toBeNull();
+    expect(compiledPathPreview(path.join(dir, 'app.mjs'), true, {})).toBeNull();
   });
 });

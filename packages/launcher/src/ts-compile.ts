@@ -336,3 +336,12 @@ export async function compiledForJob(program: string, allHere: boolean, transpor
     throw e;
   }
 }
+
+/**
+ * For --dry-run (which compiles nothing): where the compiled program of a job would be, with the
+ * same rules as compiledForJob, as a path whose folder is shown as `<KEY>`; null when it would run under tsx.
+ */
+export function compiledPathPreview(program: string, allHere: boolean, env: NodeJS.ProcessEnv): string | null {
+  if (!/\.(ts|mts|tsx)$/i.test(program) || !allHere || programFormat(program) !== 'esm') return null;
+  return path.join(cacheRoot(program, env), '<KEY>', `${path.basename(program).replace(/\.[^.]+$/, '')}.mjs`);
+}
