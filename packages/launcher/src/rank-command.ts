@@ -1,5 +1,7 @@
 /**
- * The command line that starts one rank. TypeScript programs (.ts, .mts,
+ * The command line that starts one rank. A TypeScript program that mpiexec
+ * compiled for the job (ts-compile.ts: ES modules, every rank on this host)
+ * runs in plain Node with --enable-source-maps. Other TypeScript programs (.ts, .mts,
  * .cts, .tsx) run in this Node binary with --conditions=@tsmpi/source (so
  * that `import '@tsmpi/core'` resolves to the sources in the repo) and with
  * tsx loaded from the launcher's own dependencies (so it works wherever the
