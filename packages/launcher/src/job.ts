@@ -106,6 +106,8 @@ export interface JobDeps {
   readonly tsxUrl: string;
   /** Extra Node flags for Node programs (rank-command.ts nodeFlagsFor). */
   readonly nodeFlags: readonly string[];
+  /** The TypeScript program compiled for plain node (ts-compile.ts); the job's first world runs it. */
+  readonly compiledProgram?: string;
   /** This machine's host name and interfaces (which hosts are local; --iface). Default: os. */
   readonly hostname?: string;
   readonly interfaces?: InterfaceTable;
@@ -188,7 +190,7 @@ export class Job {
     this.#ranks = placements.map((p) => this.#newRank(p));
     const secureRow = findSetting('secure');
     this.#secure = secureRow !== undefined && effectiveSetting(secureRow, options.settings, deps.env) === 'on';
-    const command = rankCommand(options.program, options.args, deps.tsxUrl, deps.nodeFlags);
+    const command = rankCommand(options.program, options.args, deps.tsxUrl, deps.nodeFlags, deps.compiledProgram);
     const choice = { hostname: deps.hostname ?? os.hostname(), interfaces: deps.interfaces ?? os.networkInterfaces(), slurm: deps.slurm };
     this.#launchers = chooseLaunchers(
       placements, choice,

@@ -15,7 +15,7 @@ import { parseArgs, type LaunchOptions } from './options.ts';
 import { isLocalHost, placeRanks, type HostSlots, type Placement } from './process-map.ts';
 import { readSlurmAllocation } from './slurm-allocation.ts';
 import { chooseLauncher, planSlurmJob } from './slurm-plan.ts';
-import { missingBuild, nodeFlagsFor, staleBuildWarning, parseRankNodeFlags, rankCommand, resolveProgram, tsxLoaderUrl, withTransport } from './rank-command.ts';
+import { isJsProgram, missingBuild, nodeFlagsFor, staleBuildWarning, parseRankNodeFlags, rankCommand, resolveProgram, SOURCE_CONDITION, TRANSPORT_ENV, tsxLoaderUrl, withTransport } from './rank-command.ts';
 import { effectiveSetting, findSetting } from './settings-flags.ts';
 
 /** Exit status for a bad command line. */
@@ -113,8 +113,10 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
   const silent = deferredLogger('silent', () => loadPino()({ level: 'silent' }));
   if (o.dryRun) {
     const program = resolveProgram(o.program, o.wdir) ?? o.program;
-    const cmd = rankCommand(program, o.args, tsxUrl, nodeFlags);
-    const job = new Job({ ...o, program }, placements, { log: silent, stdout: process.stdout, stderr: process.stderr, env, tsxUrl, nodeFlags, hostname, ...slurm.deps });
+    // A TypeScript program a real run would compile (ts-compile.ts) shows the compiled file's place.
+    const preview = isJsProgram(program) ? null : (await import('./ts-compile.ts')).compiledPathPreview(path.resolve(program), placements.every((p) => isLocalHost(p.host)), env);
+    const cmd = rankCommand(program, o.args, tsxUrl, nodeFlags, preview ?? undefined);
+    const job = new Job({ ...o, program }, placements, { log: silent, stdout: process.stdout, stderr: process.stderr, env, tsxUrl, nodeFlags, hostname, ...slurm.deps, ...(preview !== null ? { compiledProgram: preview } : {}) });
     process.stdout.write(processMapText(o, placements, [cmd.file, ...cmd.args].join(' '), env, job.launchPlan(), [...fromEnv.notes, ...slurm.notes]));
     return 0;
   }
@@ -156,7 +158,24 @@ export async function main(argv: readonly string[], env: NodeJS.ProcessEnv = pro
     const pino = loadPino();
     return pino({ name: 'mpiexec', level }, json ? pino.destination({ fd: 2, sync: true }) : textLogDestination(2));
   });
-  const job = new Job(o, placements, { log, stdout: process.stdout, stderr: process.stderr, env: withTransport(env, program), tsxUrl, nodeFlags, hostname, ...slurm.deps, ...(names !== undefined ? { names } : {}) });
+  let jobEnv = withTransport(env, program);
+  // A TypeScript program is compiled once for the job, its ranks then run plain node (ts-compile.ts, issue 38).
+  let compiledProgram: string | undefined;
+  if (!isJsProgram(program)) {
+    const { compiledForJob } = await import('./ts-compile.ts');
+    const userTransport = (env[TRANSPORT_ENV] ?? '') !== '';
+    const compiled = await compiledForJob(program, placements.every((p) => isLocalHost(p.host)), jobEnv[TRANSPORT_ENV]!, userTransport, [SOURCE_CONDITION], env);
+    if (compiled instanceof Error) {
+      names?.close();
+      process.stderr.write(`mpiexec: ${compiled.message}\n`);
+      return 1;
+    }
+    if (compiled !== null) {
+      compiledProgram = compiled.file;
+      if (compiled.transportUrl !== null) jobEnv = { ...jobEnv, [TRANSPORT_ENV]: compiled.transportUrl };
+    }
+  }
+  const job = new Job(o, placements, { log, stdout: process.stdout, stderr: process.stderr, env: jobEnv, tsxUrl, nodeFlags, hostname, ...slurm.deps, ...(names !== undefined ? { names } : {}), ...(compiledProgram !== undefined ? { compiledProgram } : {}) });
   const onSigint = (): void => job.signal('SIGINT');
   const onSigterm = (): void => job.signal('SIGTERM');
   const onExit = (): void => {

@@ -38,6 +38,13 @@ describe('rankCommand', () => {
   });
 });
 
+describe('rankCommand for a compiled TypeScript program (ts-compile.ts)', () => {
+  it('runs the compiled file in plain node with its source maps: no tsx; the source condition stays for .ts worker threads', () => {
+    const cmd = rankCommand('app.ts', ['x'], 'file:///tsx', ['--single-threaded-gc'], '/cache/app.mjs');
+    expect(cmd).toEqual({ file: process.execPath, args: ['--single-threaded-gc', '--conditions=@tsmpi/source', '--enable-source-maps', '/cache/app.mjs', 'x'], kind: 'node' });
+  });
+});
+
 describe('bin/ts-rank-preload.mjs (a TypeScript rank, before tsx)', () => {
   /**
    * A project whose @tsmpi/core is `main` (with a '@tsmpi/source' export to `source`, as in the

@@ -1,5 +1,7 @@
 /**
- * The command line that starts one rank. TypeScript programs (.ts, .mts,
+ * The command line that starts one rank. A TypeScript program that mpiexec
+ * compiled for the job (ts-compile.ts: ES modules, every rank on this host)
+ * runs in plain Node with --enable-source-maps. Other TypeScript programs (.ts, .mts,
  * .cts, .tsx) run in this Node binary with --conditions=@tsmpi/source (so
  * that `import '@tsmpi/core'` resolves to the sources in the repo) and with
  * tsx loaded from the launcher's own dependencies (so it works wherever the
@@ -154,9 +156,16 @@ export function nodeFlagsFor(placements: readonly Placement[], cores: number, ex
   return [...extra, ...(placements.some((p) => p.localSize > cores) ? ['--single-threaded-gc'] : [])];
 }
 
-/** The command for one rank; `nodeFlags` go to Node programs only, tsx and the source condition to TypeScript only. */
-export function rankCommand(program: string, args: readonly string[], tsxUrl: string, nodeFlags: readonly string[] = []): RankCommand {
+/**
+ * The command for one rank; `nodeFlags` go to Node programs only, tsx and the source condition to TypeScript only.
+ * @param compiled - the program compiled by mpiexec (ts-compile.ts), run by plain node with its source maps; the
+ *   source condition stays for the worker threads it starts on its .ts files (core's util/ts-worker.ts: tsx)
+ */
+export function rankCommand(program: string, args: readonly string[], tsxUrl: string, nodeFlags: readonly string[] = [], compiled?: string): RankCommand {
   if (isJsProgram(program)) return { file: process.execPath, args: [...nodeFlags, program, ...args], kind: 'node' };
+  if (compiled !== undefined && isNodeProgram(program)) {
+    return { file: process.execPath, args: [...nodeFlags, `--conditions=${SOURCE_CONDITION}`, '--enable-source-maps', compiled, ...args], kind: 'node' };
+  }
   if (isNodeProgram(program)) {
     return { file: process.execPath, args: [...nodeFlags, `--conditions=${SOURCE_CONDITION}`, '--import', TS_RANK_PRELOAD_URL, '--import', tsxUrl, program, ...args], kind: 'node' };
   }

@@ -24,7 +24,7 @@ describe('mpiexec runs a job', () => {
     }
   });
 
-  it('runs a TypeScript program through tsx', async () => {
+  it('runs a TypeScript program (compiled once for the job: ts-compile.ts)', async () => {
     const r = await runMpiexec(['-n', '3', `${FIXTURES}/ts-rank.ts`]);
     expect(r.status).toBe(0);
     expect(r.stdout.trim().split('\n').sort()).toEqual([0, 1, 2].map((k) => `ts rank ${k}: sum of squares 5`));
