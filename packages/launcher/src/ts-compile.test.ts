@@ -35,7 +35,9 @@ function sampleProject(): string {
       "import { twice } from '#util/twice.ts';",
       "import { boom, libUrl } from './src/lib.ts';",
       'const n: number = twice(21);',
-      "console.log(JSON.stringify({ n, where, libUrl, self: import.meta.url }));",
+      "import { pathToFileURL } from 'node:url';",
+      "const main = import.meta.url === pathToFileURL(process.argv[1] ?? '').href;",
+      "console.log(JSON.stringify({ n, where, libUrl, self: import.meta.url, main }));",
       "if (process.argv[2] === 'throw') boom();",
       '',
     ].join('\n'),
@@ -61,6 +63,7 @@ describe('compileProgram', () => {
       where: `file://${path.join(dir, 'node_modules/dep/esm.js')}`,
       libUrl: `file://${path.join(dir, 'src/lib.ts')}`,
       self: `file://${program}`,
+      main: true,
     });
   });
 

@@ -1,5 +1,5 @@
 /**
- * A TypeScript program compiled once per job (issue 38, docs/adr/XXXX-ts-compile-once.md).
+ * A TypeScript program compiled once per job (issue 38, docs/adr/0051-ts-compile-once.md).
  * Under tsx every rank loaded every module through a module hook, which Node 20 runs on a
  * thread of its own (every load crosses to it): in the repository ~200 of core's sources per
  * rank. Here mpiexec bundles the program, the tsmpi modules it imports (core's sources in
@@ -30,7 +30,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 /** Bumped when the output for the same inputs changes (options, plugin). */
-const COMPILE_VERSION = 3;
+const COMPILE_VERSION = 4;
 
 /** What a compiled job runs. */
 export interface CompiledProgram {
@@ -158,8 +158,11 @@ export async function compileProgram(program: string, transport: string | null, 
       entryPoints, bundle: true, splitting: true, format: 'esm', platform: 'node', target: `node${process.versions.node}`,
       conditions: [...conditions], outdir: outDir, outExtension: { '.js': '.mjs' }, chunkNames: 'chunk-[hash]', entryNames: '[name]',
       sourcemap: 'linked', sourcesContent: false, keepNames: true, write: false, logLevel: 'silent', absWorkingDir: path.dirname(program),
-      // A program that calls require() (createRequire or not) finds it, as under tsx's ES module output.
-      banner: { js: "import { createRequire as __tsmpiCreateRequire } from 'node:module'; const require = __tsmpiCreateRequire(import.meta.url);" },
+      // A program that calls require() (createRequire or not) finds it, as under tsx's ES module output;
+      // process.argv[1] names the program, not this output, so the usual "am I the main module?"
+      // test (import.meta.url against argv[1]) holds as it did under tsx. Every output file sets it
+      // (a chunk may run before the entry), always to the same path.
+      banner: { js: `import { createRequire as __tsmpiCreateRequire } from 'node:module'; const require = __tsmpiCreateRequire(import.meta.url); process.argv[1] = ${JSON.stringify(program)};` },
       plugins: [{ name: 'tsmpi-inputs', setup: (build: EsbuildPluginBuild) => setupPlugin(build, inputs, externals) }],
     });
   } catch (e) {
