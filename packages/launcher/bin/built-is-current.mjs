@@ -38,10 +38,10 @@ export function distIsCurrent() {
   }
 }
 
-/** True when every bundle was written after its package's dist/ was last rebuilt. */
-export function bundlesAreCurrent() {
+/** True when every bundle under `dir` (the packages' folder) was written after its package's dist/ was last rebuilt. */
+export function bundlesAreCurrent(dir = packages) {
   try {
-    return BUNDLED.every((p) => statSync(`${packages}${p}/dist/bundle/index.js`).mtimeMs >= statSync(`${packages}${p}/dist/.tsbuildinfo`).mtimeMs);
+    return BUNDLED.every((p) => statSync(`${dir}${p}/dist/bundle/index.js`).mtimeMs >= statSync(`${dir}${p}/dist/.tsbuildinfo`).mtimeMs);
   } catch {
     return false; // a bundle not written
   }
