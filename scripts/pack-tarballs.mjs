@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Builds the packages (tsc -b writes dist/) and packs the ones a user installs
+// Builds the packages (tsc -b writes dist/, scripts/bundle-core.mjs the bundles their exports name) and packs the ones a user installs
 // into tarballs/ with pnpm pack, which rewrites the exports to dist/ and the
 // workspace:* dependencies to versions. Prints the npm command that installs
 // them into another project.
@@ -26,6 +26,7 @@ function run(cmd, args, cwd) {
 }
 
 run(path.join(root, 'node_modules/.bin/tsc'), ['-b'], root);
+run(process.execPath, [path.join(root, 'scripts/bundle-core.mjs')], root); // always written here: a tarball never ships a bundle older than dist/ (ADR 0052)
 rmSync(out, { recursive: true, force: true });
 mkdirSync(out);
 for (const p of PACKAGES) run('npx', ['-y', 'pnpm@10', 'pack', '--pack-destination', out], path.join(root, 'packages', p));

@@ -6,10 +6,15 @@
 // package's dist/.tsbuildinfo whenever its sources changed; a source edited
 // since (or a package never built) sends mpiexec back to the sources. Tests
 // are not built, so their files do not count. Costs a few ms of stat calls.
+// The packages' exports name the bundles of core and the transport
+// (scripts/bundle-core.mjs, `pnpm build`: ADR 0052), so they count too: a
+// bundle older than its package's dist/.tsbuildinfo is not current.
 import { readdirSync, statSync } from 'node:fs';
 
 const PACKAGES = ['launcher', 'core', 'transport-tcp'];
 const NOT_BUILT = /\.test(-util)?\.ts$/;
+/** The packages whose exports name a bundle (dist/bundle/index.js) written after tsc -b. */
+export const BUNDLED = ['core', 'transport-tcp'];
 
 /** The newest modification time (ms) of the built sources under `dir`. */
 function newestSource(dir) {
@@ -22,12 +27,27 @@ function newestSource(dir) {
   return newest;
 }
 
-/** True when every package's dist/ was built after its last source change. */
-export function builtIsCurrent() {
-  const packages = new URL('../../', import.meta.url).pathname;
+const packages = new URL('../../', import.meta.url).pathname;
+
+/** True when every package's dist/ was built (tsc -b) after its last source change. */
+export function distIsCurrent() {
   try {
     return PACKAGES.every((p) => statSync(`${packages}${p}/dist/.tsbuildinfo`).mtimeMs >= newestSource(`${packages}${p}/src`));
   } catch {
     return false; // a package not built
   }
+}
+
+/** True when every bundle under `dir` (the packages' folder) was written after its package's dist/ was last rebuilt. */
+export function bundlesAreCurrent(dir = packages) {
+  try {
+    return BUNDLED.every((p) => statSync(`${dir}${p}/dist/bundle/index.js`).mtimeMs >= statSync(`${dir}${p}/dist/.tsbuildinfo`).mtimeMs);
+  } catch {
+    return false; // a bundle not written
+  }
+}
+
+/** True when the built JavaScript the packages' exports name is current: dist/, then the bundles. */
+export function builtIsCurrent() {
+  return distIsCurrent() && bundlesAreCurrent();
 }

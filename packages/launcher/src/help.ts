@@ -74,7 +74,7 @@ export function helpAllText(): string {
 
 Starts N copies of PROGRAM as one MPI job, on this machine or across hosts.
 .ts/.mts/.cts programs run through tsx, .js/.mjs/.cjs programs in plain node
-(on tsmpi's built JavaScript: in a checkout, after npx tsc -b); anything else
+(on tsmpi's built JavaScript: in a checkout, after pnpm build); anything else
 is executed as is. Ranks on this machine are forked by mpiexec; each other
 host gets one proxy, started through ssh (or one srun step under Slurm), that
 forks that host's ranks.

@@ -82,13 +82,13 @@ describe('bin/ts-rank-preload.mjs (a TypeScript rank, before tsx)', () => {
 });
 
 describe('withTransport for JavaScript programs', () => {
-  it('names the built transport (dist/), which plain node can load', () => {
+  it('names the built transport (its bundle in dist/, ADR 0052), which plain node can load', () => {
     const url = withTransport({}, 'app.mjs')[TRANSPORT_ENV]!;
-    expect(url).toMatch(/^file:\/\/.*transport-tcp\/dist\/index\.js$/);
+    expect(url).toMatch(/^file:\/\/.*transport-tcp\/dist\/bundle\/index\.js$/);
     expect(isJsProgram('app.mjs') && !isJsProgram('app.mts')).toBe(true);
   });
 
-  it('finds the built JavaScript present once built (npx tsc -b), and asks nothing of TypeScript programs', () => {
+  it('finds the built JavaScript present once built (pnpm build), and asks nothing of TypeScript programs', () => {
     expect(missingBuild('app.ts')).toBeNull();
     expect(missingBuild('app.mjs')).toBeNull();
   });

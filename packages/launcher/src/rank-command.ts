@@ -9,8 +9,8 @@
  * (built) @tsmpi/core and the transport before tsx's hooks exist, so that
  * only the user's own files go through them (issue 38: a .ts rank's start-up). JavaScript programs (.js, .mjs, .cjs) run in plain Node:
  * '@tsmpi/core' resolves by its exports' default condition to the built
- * JavaScript (dist/, which an installed package ships and `npx tsc -b`
- * writes in the repo), so no loader starts, start-up is Node's own and a
+ * JavaScript (dist/bundle/, which an installed package ships and `pnpm build`
+ * writes in the repo: ADR 0052), so no loader starts, start-up is Node's own and a
  * syntax error is reported by Node with its file and line. Anything else is
  * executed directly.
  *
@@ -91,28 +91,30 @@ function defaultTarget(require: NodeJS.Require, pkg: string): string {
 
 /**
  * Null when `program` can run, or why not: a JavaScript program runs on
- * tsmpi's built JavaScript, which a checkout of the repo has only after
- * `npx tsc -b` (an installed package always has it).
+ * tsmpi's built JavaScript (the bundles the packages' exports name, ADR 0052),
+ * which a checkout of the repo has only after `pnpm build` (an installed
+ * package always has it).
  */
 export function missingBuild(program: string): string | null {
   if (!isJsProgram(program)) return null;
   const transport = builtTransportPath();
   const missing = [transport, defaultTarget(createRequire(transport), '@tsmpi/core')].find((f) => !existsSync(f));
-  return missing === undefined ? null : `${path.basename(program)} is JavaScript, which runs on tsmpi's built JavaScript, and ${missing} is missing: build it with \`npx tsc -b\` (pnpm build)`;
+  return missing === undefined ? null : `${path.basename(program)} is JavaScript, which runs on tsmpi's built JavaScript, and ${missing} is missing: build it with \`pnpm build\` (tsc -b, then scripts/bundle-core.mjs)`;
 }
 
 /**
  * A warning when `program` is JavaScript and this launcher runs in a checkout
- * of the repo whose dist/ is older than its sources (bin/built-is-current.mjs,
- * which only a checkout has): the program would run on the old build while
- * mpiexec runs the new sources. Null otherwise.
+ * of the repo whose dist/ is older than its sources, or whose bundles are
+ * older than dist/ (`npx tsc -b` alone: bin/built-is-current.mjs, which only a
+ * checkout has): the program would run on the old build while mpiexec runs
+ * the new sources. Null otherwise.
  */
 export async function staleBuildWarning(program: string): Promise<string | null> {
   const check = new URL('../bin/built-is-current.mjs', import.meta.url);
   if (!isJsProgram(program) || !existsSync(check)) return null;
   const { builtIsCurrent } = (await import(check.href)) as { builtIsCurrent: () => boolean };
   if (builtIsCurrent()) return null;
-  return `${path.basename(program)} is JavaScript and runs on tsmpi's built JavaScript (dist/), which is older than the sources in this checkout: run \`npx tsc -b\` to run what the sources say`;
+  return `${path.basename(program)} is JavaScript and runs on tsmpi's built JavaScript (dist/bundle/), which is older than the sources in this checkout: run \`pnpm build\` (tsc -b, then scripts/bundle-core.mjs) to run what the sources say`;
 }
 
 /** True for JavaScript programs, which run in plain Node (no TypeScript loader). */

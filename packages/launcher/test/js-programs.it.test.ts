@@ -1,7 +1,7 @@
 /**
  * JavaScript programs (.mjs, .cjs) run in plain Node under mpiexec: no
  * TypeScript loader in the rank (its execArgv names no --import), '@tsmpi/core'
- * resolved to the built JavaScript, MPI.Worker threads on JavaScript and
+ * resolved to the built JavaScript (the bundle its exports name), MPI.Worker threads on JavaScript and
  * TypeScript files, and a syntax error reported by Node with the file and line. The programs are written under node_modules/.cache so
  * that they import '@tsmpi/core' as any program in the repository does.
  */
@@ -39,7 +39,7 @@ describe('JavaScript programs run in plain node', () => {
     for (const row of rows) {
       expect(row.sum).toBe(6);
       expect(row.execArgv.join(' ')).not.toMatch(/--import|--loader|tsx|@tsmpi\/source/);
-      expect(row.core).toMatch(/\/packages\/core\/dist\/index\.js$/);
+      expect(row.core).toMatch(/\/packages\/core\/dist\/bundle\/index\.js$/); // the bundle core's exports name (ADR 0052)
     }
   });
 
@@ -52,7 +52,7 @@ describe('JavaScript programs run in plain node', () => {
     for (const row of rows) {
       expect(row.sum).toBe(3);
       expect(row.execArgv.join(' ')).not.toMatch(/--import|tsx/);
-      expect(row.core).toMatch(/\/packages\/core\/dist\/index\.js$/);
+      expect(row.core).toMatch(/\/packages\/core\/dist\/bundle\/index\.js$/); // the bundle core's exports name (ADR 0052)
     }
   });
 

@@ -106,6 +106,8 @@ describe.skipIf(registryDown)('the packed packages, installed with npm outside t
       if (isLauncher) expect(files.filter((f) => /\.ts$/.test(f.replace(/\.d\.ts$/, '')))).toEqual([]);
       else expect(files).toContain('package/src/index.ts');
       expect(files).toContain('package/dist/index.js');
+      // core's and the transport's exports name their bundles (ADR 0052): pack-tarballs writes them.
+      if (!isLauncher) expect(files).toContain('package/dist/bundle/index.js');
       expect(files).toContain('package/dist/index.d.ts');
       expect(files).toContain('package/dist/index.js.map');
       expect(files, `${path.basename(t)} carries the license its package.json names`).toContain('package/LICENSE');

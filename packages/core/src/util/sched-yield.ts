@@ -5,8 +5,12 @@
  * Node has no binding for it, but its WASI implementation (uvwasi) implements
  * WASI's `sched_yield` with the system call, and a WASI instance's imports are
  * plain functions callable from JavaScript once the instance is initialized. So
- * a 100-byte WebAssembly module that imports `sched_yield` and exports the
- * memory WASI insists on is enough; nothing is compiled at install time.
+ * a 20-byte WebAssembly module that exports the memory WASI insists on is
+ * enough; nothing is compiled at install time. The module has no functions and
+ * no imports on purpose: V8 compiles a wrapper (with its optimizing compiler)
+ * for each import and export function at instantiation, which touched ~3.3 MB
+ * of the node binary's pages and heap in every rank (issue 38, idle memory);
+ * `sched_yield` is called as WASI's JavaScript import function, not from wasm.
  */
 import { createRequire } from 'node:module';
 
@@ -16,21 +20,15 @@ const wasm = (globalThis as unknown as {
   WebAssembly: { Module: new (bytes: Uint8Array) => object; Instance: new (module: object, imports: object) => object };
 }).WebAssembly;
 
-/** A module with one import (wasi_snapshot_preview1.sched_yield), an empty `_initialize`, and one page of memory. */
+/** A module with one page of memory, exported as `memory` (what WASI's initialize() requires), and nothing else. */
 function yieldModuleBytes(): Uint8Array {
   const name = (s: string): number[] => [s.length, ...Array.from(s, (c) => c.charCodeAt(0))];
   const section = (id: number, body: number[]): number[] => [id, body.length, ...body];
-  const I32 = 0x7f;
-  const FUNC_TYPE = 0x60;
+  const MEMORY_KIND = 0x02;
   return new Uint8Array([
     0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00,
-    // types: 0 = () -> i32 (sched_yield's errno), 1 = () -> ()
-    ...section(1, [2, FUNC_TYPE, 0, 1, I32, FUNC_TYPE, 0, 0]),
-    ...section(2, [1, ...name('wasi_snapshot_preview1'), ...name('sched_yield'), 0x00, 0]),
-    ...section(3, [1, 1]),
-    ...section(5, [1, 0x00, 1]),
-    ...section(7, [2, ...name('memory'), 0x02, 0, ...name('_initialize'), 0x00, 1]),
-    ...section(10, [1, 2, 0, 0x0b]),
+    ...section(5, [1, 0x00, 1]), // memory: one, no maximum, one page
+    ...section(7, [1, ...name('memory'), MEMORY_KIND, 0]),
   ]);
 }
 
