@@ -23,7 +23,7 @@ import { CommCollPt2pt } from './coll-pt2pt.ts';
 import { ObjectCollComm, type CollRun } from './coll-object-comm.ts';
 import {
   allgatherRun, allgathervRun, alltoallRun, alltoallvRun, alltoallwRun, bcastRun, gatherRun, gathervRun, reduceRun, reduceScatterBlockRun,
-  reduceScatterRun, scatterRun, scattervRun, vBase, vectorRun, type VBufSpec,
+  reduceScatterRun, scatterRun, scattervRun, vBase, vectorPlan, vectorRun, type VBufSpec,
 } from './coll-runs.ts';
 import { byteOpOf, Op } from './op.ts';
 import type { Request } from './request.ts';
@@ -125,7 +125,7 @@ export class CollComm extends ObjectCollComm {
    */
   AllreduceInit(sendbuf: BufSpec | InPlace, recvbuf: BufSpec, op: Op): Request<void> {
     // Contiguous buffers (what a persistent request starts again and again): coll/ plans the run once, here.
-    return this._collPersistent('AllreduceInit', vectorRun(this, sendbuf, recvbuf, op, 'AllreduceInit', collAllreduce, false, planAllreduce), recvbuf, op);
+    return this._collPersistentPlan('AllreduceInit', vectorPlan(this, sendbuf, recvbuf, op, 'AllreduceInit', collAllreduce, planAllreduce), recvbuf, op);
   }
 
   #lean: LeanAllreduce | null = null;

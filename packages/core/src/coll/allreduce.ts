@@ -31,10 +31,12 @@ import { bcast } from './bcast.ts';
 import { sendrecv } from './exchange.ts';
 import { byteFold, objectFold, type Fold } from './fold.ts';
 import { operandMismatch } from './mismatch.ts';
+import { promisePlan, type CollPlanner } from './plan.ts';
 import type { ByteOp, Codec, CollPt2pt, ObjectOp } from './pt2pt.ts';
 import { rabenseifner } from './rabenseifner.ts';
 import { reduce } from './reduce.ts';
 import { choose, DEFAULT_COLL_TUNING, type AlgorithmOf, type CollOptions } from './select.ts';
+import { ShortAllreducePlan } from './short-allreduce.ts';
 import { floorPowerOfTwo } from './tree.ts';
 
 /** The recursive-doubling skeleton over any Fold; `mine` must be owned. Resolves the result on every rank. */
@@ -152,25 +154,23 @@ export async function allreduce(
   await runAllreduce(chooseAllreduce(pt.size, recv, op, opts), pt, tag, send, recv, op, opts);
 }
 
-/** An allreduce whose algorithm is chosen: what a persistent request runs at every start. */
-export type AllreducePlan = (pt: CollPt2pt, tag: number) => Promise<void>;
-
 /**
  * The allreduce of a persistent request (AllreduceInit), planned once at init: every input of
  * the selection (size, vector, op) is fixed for the request's life, so the algorithm is chosen
- * here rather than at every start (MPI 4.0 section 6.13 lets init do this work), and a short
- * vector's plan is shortAllreduce itself on the request's buffers, with no async frame of its
- * own: a start costs the exchange and nothing else of allreduce()'s.
- * @param size the communicator's size (pt.size of every start)
+ * here rather than at every start (MPI 4.0 section 6.13 lets init do this work). A short vector's
+ * plan is ShortAllreducePlan (short-allreduce.ts): recursive doubling's schedule computed once and
+ * run by the receives' completions, so a start costs the exchange and the reduction and nothing
+ * else; a long one runs runAllreduce with the chosen algorithm at every start (plan.ts promisePlan).
+ * @param size the communicator's size (pt.size of the plan)
  * @param send this rank's vector; null means IN_PLACE
  * @param recv the result
  */
-export function planAllreduce(size: number, send: Uint8Array | null, recv: Uint8Array, op: ByteOp, opts?: CollOptions): AllreducePlan {
+export function planAllreduce(size: number, send: Uint8Array | null, recv: Uint8Array, op: ByteOp, opts?: CollOptions): CollPlanner {
   if (opts === undefined && recv.length <= DEFAULT_COLL_TUNING.allreduceShortBytes) {
-    return (pt, tag) => shortAllreduce(pt, tag, send, recv, op);
+    return (pt, tag) => new ShortAllreducePlan(pt, tag, send, recv, op);
   }
   const algorithm = chooseAllreduce(size, recv, op, opts);
-  return (pt, tag) => runAllreduce(algorithm, pt, tag, send, recv, op, opts);
+  return (pt, tag) => promisePlan(() => runAllreduce(algorithm, pt, tag, send, recv, op, opts));
 }
 
 function chooseAllreduce(size: number, recv: Uint8Array, op: ByteOp, opts: CollOptions | undefined): AlgorithmOf<'allreduce'> {
