@@ -62,7 +62,7 @@ describe('allreduce', () => {
   }
 
   // Without options, a vector of at most allreduceShortBytes takes the byte-only recursive doubling
-  // (allreduce.ts recursiveDoublingBytes) without asking the table: it must agree with the table
+  // (allreduce.ts shortAllreduce, short-allreduce.ts's machine) without asking the table: it must agree with the table
   // and give the rank-ordered result.
   it('the table picks recursive doubling for every short vector, whatever the op', () => {
     for (let size = 1; size <= 9; size++) {

@@ -1,26 +1,31 @@
 /**
- * The persistent short allreduce (AllreduceInit of at most DEFAULT_COLL_TUNING.allreduceShortBytes):
- * allreduce.ts's recursive doubling on bytes, planned at init and run as a step machine that the
- * receives' completions drive.
+ * The short allreduce (at most DEFAULT_COLL_TUNING.allreduceShortBytes; every form: Allreduce and
+ * Iallreduce on the lean path, lean-allreduce.ts; AllreduceInit, planned at init; the general
+ * path's allreduce.ts shortAllreduce): recursive doubling on bytes (allreduce.ts's header: fix-up
+ * in, doubling, fix-up out) run as a step machine that the receives' completions drive.
  *
- * Everything a start would otherwise repeat is computed once, here: the schedule (which peer, in
- * which step, sending, receiving or both, and how the received operand combines: allreduce.ts's
- * fix-up in, doubling and fix-up out), the tag (with its signature, fixed at init), the buffers and
- * the op. A start copies the send vector, then posts each step's receive and send on the
- * point-to-point view's callback entries (pt2pt.ts recvThen/sendThen: no promise, no closure) and
- * combines when both have reported; a start whose messages were already there (the peer is ahead,
- * the common case of a loop of starts) finishes before start() returns, so the request's wait()
- * finds it complete. The arithmetic, the operand order (the lower ranks' value on the left, so a
- * non-commutative op stays in rank order) and the errors (operandMismatch, a message of another
- * call by its tag) are recursiveDoublingBytes' in allreduce.ts; reductions.test.ts runs both on the
- * same inputs.
+ * Source: MPICH src/mpi/coll/allreduce/allreduce_intra_recursive_doubling.c; Thakur, Rabenseifner,
+ * Gropp (IJHPCA 2005) section 4.4. The operand order keeps the lower ranks' value on the left, so a
+ * non-commutative op stays in rank order (ByteFold.merge's rule; reductions.test.ts checks it
+ * against the rank-ordered fold).
  *
- * State: the step index, the step's outstanding receive/send count (plus one while posting, so a
+ * The schedule (which peer in which step, sending, receiving or both, and how the received operand
+ * combines) depends on the rank and size only, so it is made once per view (doublingSchedule). A
+ * run posts each step's receive and send on the view's callback entries (pt2pt.ts recvThen and
+ * sendThen: no promise, no closure, no async frame) and combines when both have reported; a run
+ * whose messages were already there (the peer is ahead: in a loop of calls, one call in two on 2
+ * processes) finishes before run() returns, so its caller need not wait at all. Views without the
+ * entries (the unit tests' simulator) run through recv() and send().
+ *
+ * Errors: an operand of another length (operandMismatch, ERR_COUNT), a message of another
+ * collective call (the view's mismatch(), by the message's tag: ERR_OTHER naming both calls), a
+ * failed peer: the run reports the first one once every operation of its step has reported.
+ *
+ * State: the step index, the step's outstanding operations (plus one while posting, so a
  * completion that comes during posting does not advance), the received operand, the first error,
- * and the accumulator (the recv vector, or the last received array for a non-commutative op whose
- * peer is higher). Invariant: at most one step is outstanding; done.finished is called once per
- * start, after every operation of the failing step has reported (a late completion can never reach
- * the next start).
+ * the accumulator (the recv vector, or the last received array for a non-commutative op whose peer
+ * is higher). Invariant: at most one step is outstanding, and the caller reports once per run, after
+ * every operation of the run has reported, so nothing late can reach the next run.
  */
 import { operandMismatch } from './mismatch.ts';
 import type { CollPlan, RunTarget } from './plan.ts';
@@ -70,42 +75,42 @@ export function doublingSchedule(rank: number, size: number): Int32Array {
   return Int32Array.from(steps);
 }
 
-/** A persistent short allreduce: its plan, made at init, and its run's state. */
-export class ShortAllreducePlan implements CollPlan, ReceiveTarget, SendTarget {
+/**
+ * Recursive doubling on bytes for one rank of a view, as a step machine: the schedule is made once
+ * per view; run() runs one allreduce on it, and the machine can run again once it has reported.
+ */
+export class ShortAllreduce implements ReceiveTarget, SendTarget {
   readonly #pt: CollPt2pt;
-  readonly #tag: number;
-  readonly #send: Uint8Array | null;
-  readonly #recv: Uint8Array;
-  readonly #op: ByteOp;
   readonly #steps: Int32Array;
+  #tag = 0;
+  #recv: Uint8Array = NO_BYTES;
+  #op: ByteOp | null = null;
   #step = 0;
   #pending = 0;
-  #acc: Uint8Array;
+  #acc: Uint8Array = NO_BYTES;
   #got: Uint8Array | null = null;
   #error: MPIError | null = null;
   #done: RunTarget | null = null;
 
-  /**
-   * @param pt the request's point-to-point view; @param tag its tag (taken at init)
-   * @param send this rank's vector, null for IN_PLACE; @param recv the result (same length, at most the short limit)
-   */
-  constructor(pt: CollPt2pt, tag: number, send: Uint8Array | null, recv: Uint8Array, op: ByteOp) {
+  constructor(pt: CollPt2pt) {
     this.#pt = pt;
-    this.#tag = tag;
-    this.#send = send;
-    this.#recv = recv;
-    this.#op = op;
-    // An empty vector sends nothing (shortAllreduce's rule): its schedule is empty.
-    this.#steps = recv.length > 0 ? doublingSchedule(pt.rank, pt.size) : new Int32Array(0);
-    this.#acc = recv;
+    this.#steps = doublingSchedule(pt.rank, pt.size);
   }
 
-  start(done: RunTarget): void {
-    if (this.#send !== null) this.#recv.set(this.#send);
+  /**
+   * Runs one allreduce with `tag`: `send` (null: IN_PLACE) and `recv` of the same length, the result
+   * in `recv`; tells `done` once, possibly before run() returns. Only when the previous run has reported.
+   */
+  run(tag: number, send: Uint8Array | null, recv: Uint8Array, op: ByteOp, done: RunTarget): void {
+    if (send !== null) recv.set(send);
+    this.#tag = tag;
+    this.#recv = recv;
+    this.#op = op;
     this.#done = done;
-    this.#step = 0;
+    // An empty vector sends nothing (shortAllreduce's rule): no step.
+    this.#step = recv.length > 0 ? 0 : this.#steps.length;
     this.#error = null;
-    this.#acc = this.#recv;
+    this.#acc = recv;
     this.#run();
   }
 
@@ -160,10 +165,10 @@ export class ShortAllreducePlan implements CollPlan, ReceiveTarget, SendTarget {
       const want = kind === STEP.RECV_RESULT ? this.#recv.length : acc.length;
       if (got!.length !== want) this.#error = operandMismatch(this.#pt, got!.length, want, peer);
       else if (kind === STEP.RECV_RESULT) this.#acc = got!;
-      else if (kind === STEP.RECV_LOWER || peer < this.#pt.rank || this.#op.commute) this.#op.combine(got!, acc);
+      else if (kind === STEP.RECV_LOWER || peer < this.#pt.rank || this.#op!.commute) this.#op!.combine(got!, acc);
       else {
         // A non-commutative op with the higher peer: acc op got lands in got (ByteFold.merge's order).
-        this.#op.combine(acc, got!);
+        this.#op!.combine(acc, got!);
         this.#acc = got!;
       }
     }
@@ -178,10 +183,40 @@ export class ShortAllreducePlan implements CollPlan, ReceiveTarget, SendTarget {
   #finish(): void {
     const error = this.#error;
     if (error === null && this.#acc !== this.#recv) this.#recv.set(this.#acc);
-    this.#acc = this.#recv;
+    // Nothing of this run stays reachable from the machine (the caller's arrays, the op).
+    this.#acc = NO_BYTES;
+    this.#recv = NO_BYTES;
+    this.#op = null;
     this.#error = null;
     const done = this.#done!;
     this.#done = null;
     done.finished(error);
   }
 }
+
+/** A persistent short allreduce (AllreduceInit): its machine and arguments, fixed at init. */
+export class ShortAllreducePlan implements CollPlan {
+  readonly #machine: ShortAllreduce;
+  readonly #tag: number;
+  readonly #send: Uint8Array | null;
+  readonly #recv: Uint8Array;
+  readonly #op: ByteOp;
+
+  /**
+   * @param pt the request's point-to-point view; @param tag its tag (taken at init)
+   * @param send this rank's vector, null for IN_PLACE; @param recv the result (same length, at most the short limit)
+   */
+  constructor(pt: CollPt2pt, tag: number, send: Uint8Array | null, recv: Uint8Array, op: ByteOp) {
+    this.#machine = new ShortAllreduce(pt);
+    this.#tag = tag;
+    this.#send = send;
+    this.#recv = recv;
+    this.#op = op;
+  }
+
+  start(done: RunTarget): void {
+    this.#machine.run(this.#tag, this.#send, this.#recv, this.#op, done);
+  }
+}
+
+const NO_BYTES = new Uint8Array(0);
