@@ -15,7 +15,7 @@
  * allreduce's start is coll/lean-allreduce.ts, its op check is here.
  */
 import {
-  LeanAllreduce, LEAN_ALLREDUCE_MAX_BYTES, allreduce as collAllreduce, planAllreduce, barrier as collBarrier, exscan as collExscan, scan as collScan, type ByteOp,
+  LeanAllreduce, LEAN_ALLREDUCE_MAX_BYTES, LEAN_DONE, allreduce as collAllreduce, planAllreduce, barrier as collBarrier, exscan as collExscan, scan as collScan, type ByteOp,
 } from '../coll/index.ts';
 import { datatypeOfView } from './datatype.ts';
 import { IN_PLACE } from './constants.ts';
@@ -23,7 +23,7 @@ import { CommCollPt2pt } from './coll-pt2pt.ts';
 import { ObjectCollComm, type CollRun } from './coll-object-comm.ts';
 import {
   allgatherRun, allgathervRun, alltoallRun, alltoallvRun, alltoallwRun, bcastRun, gatherRun, gathervRun, reduceRun, reduceScatterBlockRun,
-  reduceScatterRun, scatterRun, scattervRun, vBase, vectorRun, type VBufSpec,
+  reduceScatterRun, scatterRun, scattervRun, vBase, vectorPlan, vectorRun, type VBufSpec,
 } from './coll-runs.ts';
 import { byteOpOf, Op } from './op.ts';
 import type { Request } from './request.ts';
@@ -111,6 +111,8 @@ export class CollComm extends ObjectCollComm {
    */
   Allreduce(sendbuf: BufSpec | InPlace, recvbuf: BufSpec, op: Op): Promise<void> {
     const lean = this.#leanAllreduce(sendbuf, recvbuf, op, 'Allreduce');
+    // Finished within the call (its messages were there): nothing to wait for, so no blocking wait to enter.
+    if (lean === LEAN_DONE) return lean;
     return this._collBlocking('Allreduce', lean ?? this._collStart('Allreduce', vectorRun(this, sendbuf, recvbuf, op, 'Allreduce', collAllreduce, false)));
   }
   /** Nonblocking Allreduce. */
@@ -125,7 +127,7 @@ export class CollComm extends ObjectCollComm {
    */
   AllreduceInit(sendbuf: BufSpec | InPlace, recvbuf: BufSpec, op: Op): Request<void> {
     // Contiguous buffers (what a persistent request starts again and again): coll/ plans the run once, here.
-    return this._collPersistent('AllreduceInit', vectorRun(this, sendbuf, recvbuf, op, 'AllreduceInit', collAllreduce, false, planAllreduce), recvbuf, op);
+    return this._collPersistentPlan('AllreduceInit', vectorPlan(this, sendbuf, recvbuf, op, 'AllreduceInit', collAllreduce, planAllreduce), recvbuf, op);
   }
 
   #lean: LeanAllreduce | null = null;

@@ -14,7 +14,7 @@
  */
 import {
   allgatherBytes, allreduceObjects, alltoallBytes, barrier as collBarrier, bcastBytes, exscanObjects, gatherBytes, reduceObjects,
-  scanObjects, scatterBytes, signatureOf, type Codec, type ObjectOp,
+  promisePlan, scanObjects, scatterBytes, signatureOf, type CollPlan, type Codec, type ObjectOp,
 } from '../coll/index.ts';
 import { applyUserOpValues, reduceValues } from '../datatype/index.ts';
 import { ERR_ARG, ERR_OTHER, ERR_ROOT, MPIError, callSite, collTag, decodeObject, encodeObject, mpiError } from '../util/index.ts';
@@ -28,6 +28,9 @@ import { describe, typeHandleOf } from './buffer.ts';
 
 /** The body of one collective call, once its arguments are checked: runs on a point-to-point view with a tag. */
 export type CollRun<T = void> = (pt: CommCollPt2pt, tag: number) => Promise<T>;
+
+/** A persistent collective's plan maker (coll/plan.ts): called once, at init, with the request's view and tag. */
+export type CommPlanner = (pt: CommCollPt2pt, tag: number) => CollPlan;
 
 /** The codec of each object collective, by call: its decoder's error names the call. */
 const CODECS = new Map<string, Codec<any>>();
@@ -116,16 +119,24 @@ export class ObjectCollComm extends Pt2ptModesComm {
 
   /**
    * @internal The persistent form (MPI 4.0 …Init) of a checked collective body: the request's
-   * every start() runs `run` again with the point-to-point view and the tag taken here. Init is
-   * collective and ordered like any collective, so its sequence number is the same on every rank;
-   * a persistent request cannot start again before it completes, and one tag per pair keeps the
-   * runs apart by MPI's non-overtaking order. The plan `run` closes over (resolved buffers, the
-   * op on the datatype, this view) is built once, not per start.
+   * every start() runs `run` again with the point-to-point view and the tag taken here
+   * (_collPersistentPlan with coll/'s promisePlan).
    */
   _collPersistent(call: string, run: CollRun, buf: unknown, op: Op | null = null, root = -1): Request<void> {
+    return this._collPersistentPlan(call, (pt, tag) => promisePlan(() => run(pt, tag)), buf, op, root);
+  }
+
+  /**
+   * @internal The persistent form of a collective planned at init (coll/plan.ts): `planner` makes
+   * the plan once, on the point-to-point view and the tag taken here, and every start() runs it.
+   * Init is collective and ordered like any collective, so its sequence number is the same on
+   * every rank; a persistent request cannot start again before it completes, and one tag per pair
+   * keeps the runs apart by MPI's non-overtaking order.
+   */
+  _collPersistentPlan(call: string, planner: CommPlanner, buf: unknown, op: Op | null = null, root = -1): Request<void> {
     const pt = new CommCollPt2pt(this, call, root);
     const tag = collTag(this._collSeq++, signatureOf(call, root));
-    return Request._persistentFromPromise(this, call, buf, () => run(pt, tag), op === null ? 0 : op._handle);
+    return Request._persistentFromPlan(this, call, buf, planner(pt, tag), op === null ? 0 : op._handle);
   }
 
   // --- object form -----------------------------------------------------------

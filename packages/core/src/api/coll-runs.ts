@@ -19,11 +19,11 @@
 import {
   allgather as collAllgather, allgatherv as collAllgatherv, alltoall as collAlltoall, alltoallv as collAlltoallv, bcast as collBcast,
   gather as collGather, gatherv as collGatherv, reduce as collReduce, reduceScatter as collReduceScatter,
-  reduceScatterBlock as collReduceScatterBlock, scatter as collScatter, scatterv as collScatterv, type ByteOp,
+  reduceScatterBlock as collReduceScatterBlock, scatter as collScatter, scatterv as collScatterv, promisePlan, type ByteOp, type CollPlanner,
 } from '../coll/index.ts';
 import { ERR_BUFFER, ERR_COUNT, ERR_ROOT, mpiError } from '../util/index.ts';
 import { IN_PLACE } from './constants.ts';
-import type { CollRun } from './coll-object-comm.ts';
+import type { CollRun, CommPlanner } from './coll-object-comm.ts';
 import type { CommCollPt2pt } from './coll-pt2pt.ts';
 import { byteOpOf, type Op } from './op.ts';
 import {
@@ -49,7 +49,7 @@ export interface RunComm {
 export type VectorAlgorithm = (pt: CommCollPt2pt, tag: number, send: Uint8Array | null, recv: Uint8Array, op: ByteOp) => Promise<void>;
 
 /** Plans a reduction once for buffers that stay put (a persistent request's): coll/ chooses the algorithm at init. */
-export type VectorPlanner = (size: number, send: Uint8Array | null, recv: Uint8Array, op: ByteOp) => CollRun;
+export type VectorPlanner = (size: number, send: Uint8Array | null, recv: Uint8Array, op: ByteOp) => CollPlanner;
 
 /** The BufSpec inside a v-spec (what a request references for its datatype); the spec itself when malformed (already rejected). */
 export function vBase(spec: unknown): unknown {
@@ -123,28 +123,62 @@ export function reduceRun(c: RunComm, sendbuf: BufSpec | InPlace, recvbuf: BufSp
   };
 }
 
-/** The shared shape of Allreduce, Scan and Exscan: IN_PLACE or a sendbuf the size of recvbuf. Exscan leaves rank 0's recvbuf as it was. */
-export function vectorRun(
-  c: RunComm, sendbuf: BufSpec | InPlace, recvbuf: BufSpec, op: Op, call: string, algorithm: VectorAlgorithm, isExclusive: boolean, planner?: VectorPlanner,
-): CollRun {
+/** The checked arguments of a reduction over a vector: its buffers and the op on their datatype. */
+interface CheckedVector {
+  readonly send: ResolvedBuf | null;
+  readonly recv: ResolvedBuf;
+  readonly bop: ByteOp;
+}
+
+/** The shared checks of Allreduce, Scan and Exscan: IN_PLACE or a sendbuf the size of recvbuf. */
+function checkVector(c: RunComm, sendbuf: BufSpec | InPlace, recvbuf: BufSpec, op: Op, call: string): CheckedVector {
   c._me(call);
   const recv = resolveBuf(recvbuf, call, 'recvbuf');
   const send = sendbuf === IN_PLACE ? null : resolveBuf(sendbuf, call, 'sendbuf');
   if (send !== null) sameBytes(send, recv, call);
-  const bop = byteOpOf(op, recv.datatype, recv.packedBytes, call);
-  const recvBytes = recv.contiguous;
-  if (recvBytes !== null && (send === null || send.contiguous !== null)) {
-    // Contiguous (the common case, and what a persistent request starts again and again): the
-    // algorithm works on the user's memory, with nothing to pack or unpack around it.
-    const sendBytes = send === null ? null : send.contiguous;
-    if (planner !== undefined) return planner(c.size, sendBytes, recvBytes, bop);
-    return (pt, tag) => algorithm(pt, tag, sendBytes, recvBytes, bop);
-  }
+  return { send, recv, bop: byteOpOf(op, recv.datatype, recv.packedBytes, call) };
+}
+
+/** The body of a checked vector reduction on buffers of any layout: packed around the algorithm. Exscan leaves rank 0's recvbuf as it was. */
+function packedVectorRun(v: CheckedVector, algorithm: VectorAlgorithm, isExclusive: boolean): CollRun {
+  const { send, recv, bop } = v;
   return async (pt, tag) => {
     const area = send === null ? packedOf(recv) : recvAreaOf(recv);
     await algorithm(pt, tag, send === null ? null : packedOf(send), area, bop);
     if (!(isExclusive && pt.rank === 0)) unpackArea(recv, area);
   };
+}
+
+/** The shared shape of Allreduce, Scan and Exscan: IN_PLACE or a sendbuf the size of recvbuf. Exscan leaves rank 0's recvbuf as it was. */
+export function vectorRun(
+  c: RunComm, sendbuf: BufSpec | InPlace, recvbuf: BufSpec, op: Op, call: string, algorithm: VectorAlgorithm, isExclusive: boolean,
+): CollRun {
+  const v = checkVector(c, sendbuf, recvbuf, op, call);
+  const recvBytes = v.recv.contiguous;
+  if (recvBytes !== null && (v.send === null || v.send.contiguous !== null)) {
+    // Contiguous (the common case): the algorithm works on the user's memory, with nothing to pack or unpack around it.
+    const sendBytes = v.send === null ? null : v.send.contiguous;
+    const bop = v.bop;
+    return (pt, tag) => algorithm(pt, tag, sendBytes, recvBytes, bop);
+  }
+  return packedVectorRun(v, algorithm, isExclusive);
+}
+
+/**
+ * vectorRun for a persistent request planned at init (AllreduceInit): contiguous buffers (what a
+ * persistent request starts again and again) go to coll/'s planner, which chooses the algorithm
+ * and its schedule once; other layouts run the packed body at every start.
+ */
+export function vectorPlan(
+  c: RunComm, sendbuf: BufSpec | InPlace, recvbuf: BufSpec, op: Op, call: string, algorithm: VectorAlgorithm, planner: VectorPlanner,
+): CommPlanner {
+  const v = checkVector(c, sendbuf, recvbuf, op, call);
+  const recvBytes = v.recv.contiguous;
+  if (recvBytes !== null && (v.send === null || v.send.contiguous !== null)) {
+    return planner(c.size, v.send === null ? null : v.send.contiguous, recvBytes, v.bop);
+  }
+  const run = packedVectorRun(v, algorithm, false);
+  return (pt, tag) => promisePlan(() => run(pt, tag));
 }
 
 /** ReduceScatterBlock: size blocks reduced, rank i gets block i (IN_PLACE: recvbuf holds the size blocks, the result goes to its first). */

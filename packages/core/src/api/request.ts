@@ -11,7 +11,8 @@ import { DevRequest, REQ_KIND, type Device } from '../device/index.ts';
 import { callSite, ERR_ARG, ERR_IN_STATUS, ERR_OTHER, MPIError, mpiError, rejectAtCallSite, SUCCESS } from '../util/index.ts';
 import { UNDEFINED } from './constants.ts';
 import { Status } from './status.ts';
-import { runtime } from '../runtime/index.ts';
+import { runtime, runtimeOrNull } from '../runtime/index.ts';
+import { promisePlan, type CollPlan, type RunTarget } from '../coll/index.ts';
 import { typeHandleOf } from './buffer.ts';
 
 type Waiter = (req: Request<unknown>) => void;
@@ -55,6 +56,8 @@ export class Request<T = void> {
   /** turns the completed DevRequest into the value wait() resolves to */
   declare _valueOf: ((r: DevRequest) => T) | null;
   declare _call: string;
+  /** persistent: `${_call}.start`, made at the first start (the name its operations and errors carry); private */
+  declare _startCall: string | null;
   /** persistent: the handles it holds from init to free (non-transient references); private */
   declare _held: number[] | null;
   /** private */
@@ -72,6 +75,7 @@ export class Request<T = void> {
     this._starter = null;
     this._valueOf = null;
     this._call = call;
+    this._startCall = null;
     this._held = null;
     this._status = null;
     this._waiter = null;
@@ -138,13 +142,29 @@ export class Request<T = void> {
    * handle `op` (0: none) until free().
    */
   static _persistentFromPromise(comm: RequestComm, call: string, buf: unknown, run: () => Promise<void>, op = 0): Request<void> {
+    return Request._persistentFromPlan(comm, call, buf, promisePlan(run), op);
+  }
+
+  /**
+   * @internal A persistent request whose every start() runs `plan` (coll/plan.ts), made at init.
+   * The plan tells the request's PlanRun when the run has finished, possibly before start()
+   * returns; PlanRun then completes the start's operation as completeWith does a promise's. The
+   * device is this thread's, taken here: a request lives on the thread that made it.
+   */
+  static _persistentFromPlan(comm: RequestComm, call: string, buf: unknown, plan: CollPlan, op = 0): Request<void> {
     const req = new Request<void>(null, comm, call);
     const type = req._hold(comm._handle, buf, op);
+    const run = new PlanRun(runtime(call).device, call);
     req._starter = (r) => {
       r.kind = REQ_KIND.GENERALIZED;
-      const device = runtime(call).device;
-      device.lifetime.acquire(r, comm._handle, type, op);
-      completeWith(device, r, run(), call);
+      run.device.lifetime.acquire(r, comm._handle, type, op);
+      run.r = r;
+      try {
+        plan.start(run);
+      } catch (e) {
+        // A start the device refused at once (ERR_NO_MEM): the operation completes with the error, as a rejected promise's would.
+        if (run.r === r) run.finished(e);
+      }
     };
     return req;
   }
@@ -293,12 +313,14 @@ export class Request<T = void> {
 
   /** (Re)activates a persistent request. */
   start(): void {
-    const call = `${this._call}.start`;
-    if (this._starter === null) throw mpiError(ERR_ARG, call, 'start() is only for persistent requests (SendInit, RecvInit, ...Init)');
-    if (this._freed) throw mpiError(ERR_ARG, call, 'the request has been freed');
-    if (this._r !== null && !this._r.done) throw mpiError(ERR_ARG, call, 'the request is still active: wait for it before start()');
-    runtime(call);
-    const r = new DevRequest(REQ_KIND.RECV, call);
+    // The call's name (`${_call}.start`) is made once: a loop of starts makes no string.
+    if (this._starter === null) throw mpiError(ERR_ARG, this.#startCall(), 'start() is only for persistent requests (SendInit, RecvInit, ...Init)');
+    if (this._freed) throw mpiError(ERR_ARG, this.#startCall(), 'the request has been freed');
+    // Active until its completion is reported (wait, test, waitall, ...), as MPI 4.0 section 3.9 says: a run
+    // that finished at once (a collective whose messages were there) is still active until then.
+    if (this._r !== null && !this._reported) throw mpiError(ERR_ARG, this.#startCall(), 'the request is still active: wait for it before start()');
+    if (runtimeOrNull() === null) runtime(this.#startCall());
+    const r = new DevRequest(REQ_KIND.RECV, this.#startCall());
     this._r = r;
     this._reported = false;
     this._status = null;
@@ -310,6 +332,10 @@ export class Request<T = void> {
       this._r = null;
       throw e;
     }
+  }
+
+  #startCall(): string {
+    return (this._startCall ??= `${this._call}.start`);
   }
 
   /** Waits for every request; resolves their values in order. Inactive requests count as complete (value undefined). */
@@ -461,6 +487,30 @@ function completeWith(device: Device, r: DevRequest, promise: Promise<unknown>, 
       device.completeNow(r);
     },
   );
+}
+
+/**
+ * Where a persistent request's plan reports a run (coll/plan.ts RunTarget): completes the start's
+ * operation `r` with the run's error, as completeWith does for a promise. One per request, made at
+ * init, so a start allocates no callbacks.
+ */
+class PlanRun implements RunTarget {
+  readonly device: Device;
+  readonly call: string;
+  /** the operation of the current start; null between a run's end and the next start */
+  r: DevRequest | null = null;
+
+  constructor(device: Device, call: string) {
+    this.device = device;
+    this.call = call;
+  }
+
+  finished(error: unknown): void {
+    const r = this.r!;
+    this.r = null;
+    if (error !== null) r.error = error instanceof MPIError ? error : mpiError(ERR_OTHER, this.call, String(error), error);
+    this.device.completeNow(r);
+  }
 }
 
 const NONE = -1;

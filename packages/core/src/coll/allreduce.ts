@@ -30,11 +30,12 @@
 import { bcast } from './bcast.ts';
 import { sendrecv } from './exchange.ts';
 import { byteFold, objectFold, type Fold } from './fold.ts';
-import { operandMismatch } from './mismatch.ts';
+import { promisePlan, type CollPlanner } from './plan.ts';
 import type { ByteOp, Codec, CollPt2pt, ObjectOp } from './pt2pt.ts';
 import { rabenseifner } from './rabenseifner.ts';
 import { reduce } from './reduce.ts';
 import { choose, DEFAULT_COLL_TUNING, type AlgorithmOf, type CollOptions } from './select.ts';
+import { ShortAllreduce, ShortAllreducePlan } from './short-allreduce.ts';
 import { floorPowerOfTwo } from './tree.ts';
 
 /** The recursive-doubling skeleton over any Fold; `mine` must be owned. Resolves the result on every rank. */
@@ -72,70 +73,23 @@ export async function recursiveDoublingAllreduce<V>(pt: CollPt2pt, tag: number, 
 }
 
 /**
- * The recursive-doubling skeleton above for packed bytes alone, in `acc` (owned, the result ends
- * there): what recursiveDoublingAllreduce(pt, tag, byteFold(op, pt), acc) does, without the Fold
- * object, Promise.all or a promise of its own per round. The small allreduce runs it on every
- * call, and its first calls are dear in proportion to the functions they run (docs/adr/0022).
+ * allreduce() of a short vector (at most DEFAULT_COLL_TUNING.allreduceShortBytes) at the default
+ * tuning: SELECTION_TABLE's choice for every short vector, whatever the op (select.ts;
+ * allreduce.test.ts checks it), recursive doubling on bytes, taken without choose(), by the step
+ * machine that the lean path and AllreduceInit run too (short-allreduce.ts): one implementation
+ * of the short allreduce, whichever form calls it.
  */
-async function recursiveDoublingBytes(pt: CollPt2pt, tag: number, op: ByteOp, acc: Uint8Array): Promise<void> {
-  const { rank, size } = pt;
-  const pof2 = floorPowerOfTwo(size);
-  const rem = size - pof2;
-  const mine = acc;
-  let newrank = rank - rem;
-  if (rank < 2 * rem) {
-    if (rank % 2 === 0) {
-      await pt.send(rank + 1, tag, acc);
-      newrank = -1;
-    } else {
-      const got = await pt.recv(rank - 1, tag);
-      if (got.length !== acc.length) throw operandMismatch(pt, got.length, acc.length, rank - 1);
-      op.combine(got, acc);
-      newrank = rank >> 1;
-    }
+export function shortAllreduce(pt: CollPt2pt, tag: number, send: Uint8Array | null, recv: Uint8Array, op: ByteOp): Promise<void> {
+  if (pt.size === 1 || recv.length === 0) {
+    if (send !== null) recv.set(send);
+    return DONE;
   }
-  if (newrank >= 0) {
-    for (let mask = 1; mask < pof2; mask <<= 1) {
-      const peerNew = newrank ^ mask;
-      const peer = peerNew < rem ? peerNew * 2 + 1 : peerNew + rem;
-      // The receive is posted before the send is awaited (a rendezvous send completes only once matched).
-      const sent = pt.send(peer, tag, acc);
-      const got = await pt.recv(peer, tag);
-      await sent;
-      if (got.length !== acc.length) throw operandMismatch(pt, got.length, acc.length, peer);
-      // ByteFold.merge: the lower ranks' value is the left operand; a commutative op writes into acc.
-      if (peer < rank || op.commute) {
-        op.combine(got, acc);
-      } else {
-        op.combine(acc, got);
-        acc = got;
-      }
-    }
-  }
-  if (rank < 2 * rem) {
-    if (rank % 2 === 1) await pt.send(rank - 1, tag, acc);
-    else {
-      acc = await pt.recv(rank + 1, tag);
-      if (acc.length !== mine.length) throw operandMismatch(pt, acc.length, mine.length, rank + 1);
-    }
-  }
-  if (acc !== mine) mine.set(acc);
+  return new Promise<void>((resolve, reject) => {
+    new ShortAllreduce(pt).run(tag, send, recv, op, { finished: (e: unknown) => (e === null ? resolve() : reject(e)) });
+  });
 }
 
 const DONE: Promise<void> = Promise.resolve();
-
-/**
- * allreduce() of a short vector (at most DEFAULT_COLL_TUNING.allreduceShortBytes) at the default
- * tuning: SELECTION_TABLE's choice for every short vector, whatever the op (select.ts;
- * allreduce.test.ts checks it), recursive doubling, taken without choose(). Not async: the promise
- * it returns is recursiveDoublingBytes' own (one exchange's worth of promises on 2 processes), so
- * the lean path (lean-allreduce.ts) calls it straight.
- */
-export function shortAllreduce(pt: CollPt2pt, tag: number, send: Uint8Array | null, recv: Uint8Array, op: ByteOp): Promise<void> {
-  if (send !== null) recv.set(send);
-  if (pt.size > 1 && recv.length > 0) return recursiveDoublingBytes(pt, tag, op, recv);
-  return DONE;
-}
 
 /**
  * Reduces every rank's vector and leaves the result in every rank's `recv` (MPI_Allreduce).
@@ -152,25 +106,23 @@ export async function allreduce(
   await runAllreduce(chooseAllreduce(pt.size, recv, op, opts), pt, tag, send, recv, op, opts);
 }
 
-/** An allreduce whose algorithm is chosen: what a persistent request runs at every start. */
-export type AllreducePlan = (pt: CollPt2pt, tag: number) => Promise<void>;
-
 /**
  * The allreduce of a persistent request (AllreduceInit), planned once at init: every input of
  * the selection (size, vector, op) is fixed for the request's life, so the algorithm is chosen
- * here rather than at every start (MPI 4.0 section 6.13 lets init do this work), and a short
- * vector's plan is shortAllreduce itself on the request's buffers, with no async frame of its
- * own: a start costs the exchange and nothing else of allreduce()'s.
- * @param size the communicator's size (pt.size of every start)
+ * here rather than at every start (MPI 4.0 section 6.13 lets init do this work). A short vector's
+ * plan is ShortAllreducePlan (short-allreduce.ts): recursive doubling's schedule computed once and
+ * run by the receives' completions, so a start costs the exchange and the reduction and nothing
+ * else; a long one runs runAllreduce with the chosen algorithm at every start (plan.ts promisePlan).
+ * @param size the communicator's size (pt.size of the plan)
  * @param send this rank's vector; null means IN_PLACE
  * @param recv the result
  */
-export function planAllreduce(size: number, send: Uint8Array | null, recv: Uint8Array, op: ByteOp, opts?: CollOptions): AllreducePlan {
+export function planAllreduce(size: number, send: Uint8Array | null, recv: Uint8Array, op: ByteOp, opts?: CollOptions): CollPlanner {
   if (opts === undefined && recv.length <= DEFAULT_COLL_TUNING.allreduceShortBytes) {
-    return (pt, tag) => shortAllreduce(pt, tag, send, recv, op);
+    return (pt, tag) => new ShortAllreducePlan(pt, tag, send, recv, op);
   }
   const algorithm = chooseAllreduce(size, recv, op, opts);
-  return (pt, tag) => runAllreduce(algorithm, pt, tag, send, recv, op, opts);
+  return (pt, tag) => promisePlan(() => runAllreduce(algorithm, pt, tag, send, recv, op, opts));
 }
 
 function chooseAllreduce(size: number, recv: Uint8Array, op: ByteOp, opts: CollOptions | undefined): AlgorithmOf<'allreduce'> {

@@ -4,7 +4,7 @@
  * in between), other ones, a small vector cut from a large buffer (never kept) or IN_PLACE.
  */
 import { describe, expect, it } from 'vitest';
-import { LeanAllreduce, LEAN_ALLREDUCE_MAX_BYTES } from './lean-allreduce.ts';
+import { LeanAllreduce, LEAN_ALLREDUCE_MAX_BYTES, LEAN_DONE } from './lean-allreduce.ts';
 import { SUM_I32, Sim } from './sim.test-util.ts';
 
 describe('LeanAllreduce', () => {
@@ -41,5 +41,37 @@ describe('LeanAllreduce', () => {
     const want = [[3, 30], [5, 30], [7, 30], [300, 2], [7, 30], [300, 2], [300, 2], [14, 60]];
     expect(out[0]).toEqual(want);
     expect(out[1]).toEqual(want);
+  });
+
+  it('overlapping calls of both forms each get their own machine and result, and machines are reused after', async () => {
+    const sim = new Sim(3, { seed: 11 });
+    const out = await sim.run(async (pt, r) => {
+      const lean = new LeanAllreduce(pt, pt, new Int32Array(1), 0);
+      const results: number[][] = [];
+      for (let round = 0; round < 3; round++) {
+        const a = new Int32Array([r + round, 1]);
+        const b = new Int32Array([10 * (r + 1), round]);
+        const c = new Int32Array([100, r]);
+        const ra = new Int32Array(2);
+        const rb = new Int32Array(2);
+        await Promise.all([lean.start(true, a, ra, 8, SUM_I32), lean.start(false, b, rb, 8, SUM_I32), lean.start(true, null, c, 8, SUM_I32)]);
+        results.push([...ra], [...rb], [...c]);
+      }
+      return results;
+    });
+    const want = [0, 1, 2].flatMap((round) => [[3 * round + 3, 3], [60, 3 * round], [300, 3]]);
+    for (const o of out) expect(o).toEqual(want);
+  });
+
+  it('a call that finishes within start() (one rank) returns LEAN_DONE itself, the result in place', async () => {
+    const sim = new Sim(1, { seed: 1 });
+    const [same] = await sim.run(async (pt) => {
+      const lean = new LeanAllreduce(pt, pt, new Int32Array(1), 0);
+      const recv = new Int32Array(2);
+      const p = lean.start(true, new Int32Array([4, 5]), recv, 8, SUM_I32);
+      await p;
+      return p === LEAN_DONE && recv[0] === 4 && recv[1] === 5;
+    });
+    expect(same).toBe(true);
   });
 });

@@ -6,21 +6,25 @@
  * The API layer (api/coll-comm.ts) checks the arguments and resolves the op once per array kind;
  * this file owns what the call does after that: it takes the communicator's collective sequence
  * number straight from its shared cell (Atomics, so every thread of the process that calls on
- * the communicator draws from one counter, as Pt2ptComm._collSeq does) and runs allreduce.ts's
- * short path on byte views of the caller's arrays through a point-to-point view made once. The result is the
- * same call the general path makes (same tag and signature, same algorithm, same errors), minus its objects:
- * it enters allreduce.ts's short path (shortAllreduce) directly, without allreduce()'s async
- * frame. The byte views of the previous call's arrays are kept for the next call on the same
+ * the communicator draws from one counter, as Pt2ptComm._collSeq does) and runs the short
+ * allreduce's step machine (short-allreduce.ts, the one AllreduceInit plans; docs/adr/0053) on
+ * byte views of the caller's arrays through a point-to-point view made once. The result is the
+ * same call the general path makes (same tag and signature, same recursive doubling, same errors),
+ * minus its objects: a machine that has reported is kept for the next call, and a call whose
+ * messages were already there finishes inside start() and returns LEAN_DONE, which Allreduce
+ * returns as it is, entering no blocking wait. The byte views of the previous call's arrays are kept for the next call on the same
  * arrays (a loop of Allreduce calls on the same vectors makes no views), but only for arrays
  * whose whole buffer is at most LEAN_ALLREDUCE_MAX_BYTES: keeping a view keeps its buffer alive
  * until the next call, which for a small vector cut from a large buffer could be the whole buffer.
  *
  * State: one LeanAllreduce per communicator wrapper and thread, made on its first lean call; the
- * byte views of its previous call's arrays.
+ * byte views of its previous call's arrays; an idle machine (LeanCall) of each form. Calls may
+ * overlap (Iallreduces, Allreduces not yet awaited): each running call has a machine of its own.
  */
 import { collTag } from '../util/index.ts';
-import { shortAllreduce } from './allreduce.ts';
+import type { RunTarget } from './plan.ts';
 import type { ByteOp, CollPt2pt } from './pt2pt.ts';
+import { ShortAllreduce } from './short-allreduce.ts';
 import { DEFAULT_COLL_TUNING } from './select.ts';
 import { signatureOf } from './signature.ts';
 
@@ -43,6 +47,9 @@ export class LeanAllreduce {
   /** The same for the previous call's send array. */
   #send: ArrayBufferView | null = null;
   #sendBytes: Uint8Array = NO_BYTES;
+  /** A machine of each form not running now, for the next call (LeanCall). */
+  #idleBlocking: LeanCall | null = null;
+  #idleNonblocking: LeanCall | null = null;
 
   /**
    * @param blocking the collective context's point-to-point for Allreduce (its errors name the call)
@@ -83,11 +90,79 @@ export class LeanAllreduce {
         this.#sendBytes = keep ? sendBytes : NO_BYTES;
       }
     }
-    return isBlocking
-      ? shortAllreduce(this.blocking, collTag(seq, ALLREDUCE), sendBytes, recvBytes, op)
-      : shortAllreduce(this.nonblocking, collTag(seq, IALLREDUCE), sendBytes, recvBytes, op);
+    // A machine of this communicator's that is not running (calls may overlap: Iallreduces, unawaited Allreduces).
+    let call = isBlocking ? this.#idleBlocking : this.#idleNonblocking;
+    if (call === null) call = new LeanCall(this, isBlocking ? this.blocking : this.nonblocking, isBlocking);
+    else if (isBlocking) this.#idleBlocking = null;
+    else this.#idleNonblocking = null;
+    return call.run(collTag(seq, isBlocking ? ALLREDUCE : IALLREDUCE), sendBytes, recvBytes, op);
+  }
+
+  /** A call's machine that has reported: kept for the next call of its form (one of each is enough for a loop). */
+  idle(call: LeanCall, isBlocking: boolean): void {
+    if (isBlocking) this.#idleBlocking ??= call;
+    else this.#idleNonblocking ??= call;
   }
 }
+
+/**
+ * One lean call's run of coll/short-allreduce.ts's machine, as the promise the API returns: LEAN_DONE
+ * itself when the run ended before start() returned (its messages were there), so the blocking
+ * form need not wait at all (coll-comm.ts), else a promise the run settles.
+ */
+class LeanCall implements RunTarget {
+  readonly #owner: LeanAllreduce;
+  readonly #machine: ShortAllreduce;
+  readonly #isBlocking: boolean;
+  /** inside run(): a report then is the synchronous outcome */
+  #inRun = false;
+  #outcome: unknown = PENDING;
+  #resolve: (() => void) | null = null;
+  #reject: ((e: unknown) => void) | null = null;
+  // Bound once: a call that does wait costs its promise and no closure of ours.
+  readonly #executor = (resolve: () => void, reject: (e: unknown) => void): void => {
+    this.#resolve = resolve;
+    this.#reject = reject;
+  };
+
+  constructor(owner: LeanAllreduce, pt: CollPt2pt, isBlocking: boolean) {
+    this.#owner = owner;
+    this.#machine = new ShortAllreduce(pt);
+    this.#isBlocking = isBlocking;
+  }
+
+  run(tag: number, send: Uint8Array | null, recv: Uint8Array, op: ByteOp): Promise<void> {
+    this.#inRun = true;
+    this.#outcome = PENDING;
+    this.#machine.run(tag, send, recv, op, this);
+    this.#inRun = false;
+    const outcome = this.#outcome;
+    if (outcome === PENDING) return new Promise<void>(this.#executor);
+    this.#outcome = PENDING;
+    this.#owner.idle(this, this.#isBlocking);
+    return outcome === null ? LEAN_DONE : Promise.reject(outcome);
+  }
+
+  finished(error: unknown): void {
+    if (this.#inRun) {
+      this.#outcome = error;
+      return;
+    }
+    const resolve = this.#resolve!;
+    const reject = this.#reject!;
+    this.#resolve = null;
+    this.#reject = null;
+    this.#owner.idle(this, this.#isBlocking);
+    if (error === null) resolve();
+    else reject(error);
+  }
+}
+
+/** The outcome of a run not yet reported. */
+const PENDING = Symbol('pending');
+
+/** What a lean call that finished within start() returns: a settled promise the API may return as it is. */
+export const LEAN_DONE: Promise<void> = Promise.resolve();
 
 /** No kept view. */
 const NO_BYTES = new Uint8Array(0);

@@ -46,6 +46,7 @@
  *   longer than the block it must land in, and ERR_INTERN on broken
  *   invariants. Arguments are checked once, in api/ (STYLE.md rule 19).
  */
+import type { MPIError } from '../util/index.ts';
 
 /** Point-to-point on a communicator's collective context, as seen by the algorithms. Ranks are ranks of the communicator. */
 export interface CollPt2pt {
@@ -64,6 +65,29 @@ export interface CollPt2pt {
    * array and a copy; exchange.ts recvInto() supplies it over recv() when absent.
    */
   recvInto?(source: number, tag: number, buf: Uint8Array): Promise<number>;
+  /**
+   * Optional: recv() that tells `target` instead of resolving a promise (a planned collective's
+   * step machine, plan.ts): target.received(data, tag, error) runs once, possibly before recvThen
+   * returns, with the fresh bytes and the tag of the message that completed the receive (on a
+   * collective context another call's message can, util/coll-tag.ts: check it with mismatch()).
+   * Absent: the machine uses recv().
+   */
+  recvThen?(source: number, tag: number, target: ReceiveTarget): void;
+  /** Optional: send() that tells `target` (target.sent(error), possibly before sendThen returns). Absent: send(). */
+  sendThen?(dest: number, tag: number, data: Uint8Array, target: SendTarget): void;
+  /** Optional: the error of a message with tag `theirs` from `source` that completed a receive posted with `mine`; null when both tags name one collective. */
+  mismatch?(theirs: number, mine: number, source: number): MPIError | null;
+}
+
+/** Where recvThen reports its receive: a module-level path, no closure per message (STYLE.md rule 12). */
+export interface ReceiveTarget {
+  /** `data` the message (owned by the receiver), null on error; `tag` the message's own (-1: none came). */
+  received(data: Uint8Array | null, tag: number, error: MPIError | null): void;
+}
+
+/** Where sendThen reports its send. */
+export interface SendTarget {
+  sent(error: MPIError | null): void;
 }
 
 /** A reduction on packed bytes: `inout = in op inout`, over whole items (both arrays have the same length). */

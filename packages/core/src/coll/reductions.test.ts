@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { allreduce, planAllreduce, shortAllreduce } from './allreduce.ts';
+import { runPlan } from './plan.ts';
+import { doublingSchedule } from './short-allreduce.ts';
 import type { ByteOp, CollPt2pt } from './pt2pt.ts';
 import { reduceScatter, reduceScatterBlock } from './reduce-scatter.ts';
 import { exscan, scan } from './scan.ts';
@@ -60,7 +62,7 @@ describe('allreduce', () => {
   }
 
   // Without options, a vector of at most allreduceShortBytes takes the byte-only recursive doubling
-  // (allreduce.ts recursiveDoublingBytes) without asking the table: it must agree with the table
+  // (allreduce.ts shortAllreduce, short-allreduce.ts's machine) without asking the table: it must agree with the table
   // and give the rank-ordered result.
   it('the table picks recursive doubling for every short vector, whatever the op', () => {
     for (let size = 1; size <= 9; size++) {
@@ -260,40 +262,90 @@ describe('reduceScatter (varying blocks)', () => {
   }
 });
 
+/**
+ * A view with the step machines' callback entries (pt2pt.ts recvThen/sendThen), as GroupPt2pt has
+ * them, over the simulator's promises (always later; the device's reports before the entry returns
+ * are the integration tests' part: coll-forms, coll-lean).
+ */
+function withCallbacks(pt: CollPt2pt): CollPt2pt {
+  return {
+    rank: pt.rank,
+    size: pt.size,
+    send: (d, t, b) => pt.send(d, t, b),
+    recv: (s, t) => pt.recv(s, t),
+    recvThen: (s, t, target) => { pt.recv(s, t).then((b) => target.received(b, t, null), (e) => target.received(null, -1, e)); },
+    sendThen: (d, t, b, target) => { pt.send(d, t, b).then(() => target.sent(null), (e) => target.sent(e)); },
+  };
+}
+
 describe('planAllreduce (persistent allreduce, planned at init)', () => {
   // A plan is started again and again on the same buffers with new inputs: each start must reduce
   // the inputs of that start, in place or not, short or long; the choice is made once, at init.
   for (const [name, op] of OPS) {
-    it.each([2, 3, 4, 5])(`${name}: p=%i, three starts of a short and a long vector, in place and not`, async (p) => {
-      for (const items of [3, 1500]) {
-        for (const inPlace of [false, true]) {
-          const n = items * op.itemBytes;
-          let allreduceChoices = 0;
-          const opts: CollOptions | undefined = items > 3 ? { onSelect: (c) => { if (c === 'allreduce') allreduceChoices++; } } : undefined;
-          const sim = new Sim(p, { seed: 41 + p + items });
-          const starts = [0, 1, 2].map((k) => contributions(p, n, op, 31 * k + items));
-          const out = await sim.run(async (pt, r) => {
-            const send = new Uint8Array(n);
-            const recv = new Uint8Array(n);
-            const plan = planAllreduce(p, inPlace ? null : send, recv, op, opts);
-            const results: Uint8Array[] = [];
-            for (let k = 0; k < starts.length; k++) {
-              (inPlace ? recv : send).set(starts[k]![r]!);
-              await plan(pt, 20 + k);
-              results.push(recv.slice());
-            }
-            return results;
-          });
-          starts.forEach((xs, k) => {
-            const want = foldLeft(op, xs);
-            out.forEach((results) => expect(diff(results[k], want)).toBe(''));
-          });
-          // One choice per rank, at init, whatever the number of starts.
-          if (opts !== undefined) expect(allreduceChoices).toBe(p);
+    for (const callbacks of [false, true]) {
+      it.each([1, 2, 3, 4, 5, 6, 7])(`${name}: p=%i, three starts of a short and a long vector, in place and not${callbacks ? ', callback entries' : ''}`, async (p) => {
+        for (const items of [0, 3, 1500]) {
+          for (const inPlace of [false, true]) {
+            const n = items * op.itemBytes;
+            let allreduceChoices = 0;
+            const opts: CollOptions | undefined = items > 3 ? { onSelect: (c) => { if (c === 'allreduce') allreduceChoices++; } } : undefined;
+            const sim = new Sim(p, { seed: 41 + p + items });
+            const starts = [0, 1, 2].map((k) => contributions(p, n, op, 31 * k + items));
+            const out = await sim.run(async (pt, r) => {
+              const send = new Uint8Array(n);
+              const recv = new Uint8Array(n);
+              const plan = planAllreduce(p, inPlace ? null : send, recv, op, opts)(callbacks ? withCallbacks(pt) : pt, 20);
+              const results: Uint8Array[] = [];
+              for (let k = 0; k < starts.length; k++) {
+                (inPlace ? recv : send).set(starts[k]![r]!);
+                await runPlan(plan);
+                results.push(recv.slice());
+              }
+              return results;
+            });
+            starts.forEach((xs, k) => {
+              const want = foldLeft(op, xs);
+              out.forEach((results) => expect(diff(results[k], want)).toBe(''));
+            });
+            // One choice per rank, at init, whatever the number of starts.
+            if (opts !== undefined) expect(allreduceChoices).toBe(p === 1 ? 1 : p);
+          }
+        }
+      });
+    }
+  }
+
+  it('a short plan names a rank whose vector has another length (ERR_COUNT), on both ranks', async () => {
+    const sim = new Sim(2, { seed: 5 });
+    const out = await sim.run(async (pt, r) => {
+      const n = r === 0 ? 8 : 12;
+      const plan = planAllreduce(2, new Uint8Array(n), new Uint8Array(n), SUM_I32)(withCallbacks(pt), 3);
+      return runPlan(plan).then(() => 'resolved', (e: { errorClass?: number; message?: string }) => `${e.errorClass}: ${e.message}`);
+    });
+    for (const o of out) expect(o).toMatch(new RegExp(`^${ERR_COUNT}: MPI_ERR_COUNT: collective: rank [01] contributed (8|12) bytes where this rank`));
+  });
+
+  it('doublingSchedule: every send has its receive, in the same step order on both sides', () => {
+    for (let p = 1; p <= 9; p++) {
+      const pairs = new Map<string, number[]>();
+      for (let r = 0; r < p; r++) {
+        const s = doublingSchedule(r, p);
+        expect(s.length % 2).toBe(0);
+        for (let i = 0; i < s.length; i += 2) {
+          const kind = s[i]!;
+          const peer = s[i + 1]!;
+          expect(peer).toBeGreaterThanOrEqual(0);
+          expect(peer).toBeLessThan(p);
+          expect(peer).not.toBe(r);
+          // 1 sends, 2 and 4 receive, 3 does both: record what r sends to peer and what peer must receive from r.
+          if (kind & 1) (pairs.get(`${r}>${peer}`) ?? pairs.set(`${r}>${peer}`, []).get(`${r}>${peer}`)!).push(i);
+          if (kind !== 1) (pairs.get(`${peer}>${r}:recv`) ?? pairs.set(`${peer}>${r}:recv`, []).get(`${peer}>${r}:recv`)!).push(i);
         }
       }
-    });
-  }
+      for (const [k, v] of pairs) if (!k.endsWith(':recv')) expect(pairs.get(`${k}:recv`)?.length, `p=${p} ${k}`).toBe(v.length);
+      for (const [k, v] of pairs) if (k.endsWith(':recv')) expect(pairs.get(k.slice(0, -5))?.length, `p=${p} ${k}`).toBe(v.length);
+    }
+  });
 });
 
 describe('reduceScatter pairwise: pipelined steps and reused scratch', () => {

@@ -20,7 +20,7 @@
  * ERR_OTHER naming both calls and both ranks (coll/signature.ts kindMismatch).
  */
 import { DevRequest, REQ_KIND, type Device } from '../device/index.ts';
-import { kindMismatch, sameCollective, type CollPt2pt } from '../coll/index.ts';
+import { kindMismatch, sameCollective, type CollPt2pt, type ReceiveTarget, type SendTarget } from '../coll/index.ts';
 import { collSignature, type MPIError } from '../util/index.ts';
 import { bytesOf, countOf, none, promiseOf } from './dev-settle.ts';
 
@@ -52,6 +52,16 @@ function received<T>(pt: GroupPt2pt, r: DevRequest, tag: number, source: number,
       else resolve(value(d));
     };
   });
+}
+
+/** recvThen's completion: a module-level handler that reaches its target through r.owner (STYLE.md rule 12). */
+function toReceiveTarget(r: DevRequest): void {
+  (r.owner as ReceiveTarget).received(r.error === null ? (r.value as Uint8Array) : null, r.tag, r.error);
+}
+
+/** sendThen's completion. */
+function toSendTarget(r: DevRequest): void {
+  (r.owner as SendTarget).sent(r.error);
 }
 
 /** Point-to-point among `members` on context `contextId`, as the collective algorithms see it. */
@@ -132,6 +142,40 @@ export class GroupPt2pt implements CollPt2pt {
       this.#device.postRecv(r, this.#me, this.#contextId, this.#members[source]!, tag);
     }
     return received(this, r, tag, source, bytesOf);
+  }
+
+  /**
+   * recv() for a step machine (coll/pt2pt.ts recvThen): target.received gets the fresh bytes and the
+   * message's tag (the machine checks the tag with mismatch()), now if the message was waiting.
+   */
+  recvThen(source: number, tag: number, target: ReceiveTarget): void {
+    let r: DevRequest;
+    if (this.#bytes) r = this.#device.recvFresh(this.#me, this.#contextId, this.#members[source]!, tag, this.#call);
+    else {
+      r = new DevRequest(REQ_KIND.RECV, this.#call);
+      r.objectMode = true;
+      this.#device.postRecv(r, this.#me, this.#contextId, this.#members[source]!, tag);
+    }
+    if (r.done) target.received(r.error === null ? (r.value as Uint8Array) : null, r.tag, r.error);
+    else {
+      r.owner = target;
+      r.onComplete = toReceiveTarget;
+    }
+  }
+
+  /** send() for a step machine (coll/pt2pt.ts sendThen): target.sent, now when the message left by the lean route. */
+  sendThen(dest: number, tag: number, data: Uint8Array, target: SendTarget): void {
+    let r: DevRequest | null;
+    if (this.#bytes) r = this.#device.sendBytes(this.#me, this.#members[dest]!, this.#contextId, tag, data, 0, this.#call);
+    else {
+      r = new DevRequest(REQ_KIND.SEND, this.#call);
+      this.#device.send(r, this.#me, this.#members[dest]!, this.#contextId, tag, data, false, false);
+    }
+    if (r === null || r.done) target.sent(r === null ? null : r.error);
+    else {
+      r.owner = target;
+      r.onComplete = toSendTarget;
+    }
   }
 
   /** Receives into `buf` (a rendezvous payload lands there directly); resolves the byte count. */
