@@ -33,7 +33,9 @@ import { parseArgs } from 'node:util';
 import * as MPI from '@tsmpi/core';
 import { runNeighborRate, type NeighborRateResult } from './neighbor-rate.ts';
 import { appendJsonRecord, recordHeader } from './report.ts';
-import { ownThreadCpuNs } from './thread-cpu.ts';
+import { readFileSync } from 'node:fs';
+import { exchangeWindow } from './neighbor-rate.ts';
+import { ownThreadCpuNs, processCpuNs } from './thread-cpu.ts';
 
 interface Plan {
   readonly threads: number;
@@ -42,11 +44,52 @@ interface Plan {
   readonly iterations: number;
   readonly warmup: number;
   readonly window: number;
+  /** iterations per timed block for --block (0: one timed run, no blocks) */
+  readonly block: number;
+}
+
+/** One block of --block: its wall time, the thread's own CPU and sleeps, and the whole process's CPU. */
+interface Block {
+  readonly seconds: number;
+  readonly threadCpuNs: number;
+  /** the thread's voluntary context switches: each is a sleep, so a wake-up by another thread or the kernel */
+  readonly sleeps: number;
+  readonly processCpuNs: number;
 }
 
 /** One thread's result: the kernel's, and the thread's own CPU over the timed iterations (null without procfs). */
 interface ThreadResult extends NeighborRateResult {
   readonly cpuNs: number | null;
+  readonly blocks: readonly Block[];
+}
+
+/** This thread's voluntary context switches (/proc/thread-self/status); 0 without procfs. */
+function ownSleeps(): number {
+  try {
+    return Number(/voluntary_ctxt_switches:\s+(\d+)/.exec(readFileSync('/proc/thread-self/status', 'utf8'))?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
+/** The timed iterations of runNeighborRate cut into blocks of plan.block, each measured on its own (the tier-up curve of a thread). */
+async function runBlocks(comm: MPI.Comm, peer: number, tag: number, plan: Plan, sync: () => Promise<void>): Promise<Block[]> {
+  const recvBufs = Array.from({ length: plan.window }, () => new Uint8Array(0));
+  const sendBuf = new Uint8Array(0);
+  const reqs: MPI.Request<void>[] = [];
+  for (let it = 0; it < plan.warmup; it++) await exchangeWindow(comm, peer, tag, recvBufs, sendBuf, reqs);
+  await sync();
+  const blocks: Block[] = [];
+  for (let done = 0; done < plan.iterations; done += plan.block) {
+    const t0 = MPI.wtime();
+    const c0 = ownThreadCpuNs() ?? 0;
+    const s0 = ownSleeps();
+    const p0 = processCpuNs();
+    const n = Math.min(plan.block, plan.iterations - done);
+    for (let it = 0; it < n; it++) await exchangeWindow(comm, peer, tag, recvBufs, sendBuf, reqs);
+    blocks.push({ seconds: MPI.wtime() - t0, threadCpuNs: (ownThreadCpuNs() ?? 0) - c0, sleeps: ownSleeps() - s0, processCpuNs: processCpuNs() - p0 });
+  }
+  return blocks;
 }
 
 interface ThreadJob {
@@ -61,6 +104,8 @@ const USAGE = `usage: mpiexec -n P [--channels C --matching M --progress P --end
   --thread-level single|multiple   single: no worker thread, MPI_THREAD_SINGLE (the paper's "0 threads" point;
                        with 2K processes, rank r <-> rank r + K)
   --iterations N --warmup N --window N   kernel parameters (10000, 10, 12)
+  --block N            time the iterations in blocks of N: rank 0 prints, per block, the aggregate rate and per
+                       message its threads' own CPU, their sleeps (wake-ups) and the process's CPU (engines and V8 too)
   --json FILE          append one JSON record
   -h, --help`;
 
@@ -87,6 +132,12 @@ async function runThread(plan: Plan, index: number): Promise<ThreadResult> {
   }
   const syncTag = 1_000_000 + tag;
   let cpuAtStart: number | null = null;
+  if (plan.block > 0) {
+    const blocks = await runBlocks(comm, peer, tag, plan, async () => { await comm.sendrecv(0, peer, syncTag, peer, syncTag); });
+    const elapsedSeconds = blocks.reduce((s, b) => s + b.seconds, 0);
+    const messagesSent = plan.window * plan.iterations;
+    return { messagesSent, elapsedSeconds, messagesPerSecond: messagesSent / elapsedSeconds, cpuNs: blocks.reduce((s, b) => s + b.threadCpuNs, 0), blocks };
+  }
   const result = await runNeighborRate(comm, peer, {
     iterations: plan.iterations,
     warmup: plan.warmup,
@@ -99,7 +150,21 @@ async function runThread(plan: Plan, index: number): Promise<ThreadResult> {
     },
   });
   const cpuAtEnd = ownThreadCpuNs();
-  return { ...result, cpuNs: cpuAtStart === null || cpuAtEnd === null ? null : cpuAtEnd - cpuAtStart };
+  return { ...result, cpuNs: cpuAtStart === null || cpuAtEnd === null ? null : cpuAtEnd - cpuAtStart, blocks: [] };
+}
+
+/** Rank 0's per-block lines of --block: the aggregate rate, then per message (sent or received) each thread's CPU and sleeps, and the process's CPU over the slowest thread's block. */
+function printBlocks(results: readonly ThreadResult[], plan: Plan): void {
+  const count = Math.max(0, ...results.map((r) => r.blocks.length));
+  for (let b = 0; b < count; b++) {
+    const mine = results.map((r) => r.blocks[b]!);
+    const perThread = Math.min(plan.block, plan.iterations - b * plan.block) * plan.window;
+    const seconds = Math.max(...mine.map((x) => x.seconds));
+    const cpu = mine.map((x) => (x.threadCpuNs / 1e3 / (2 * perThread)).toFixed(2)).join(' ');
+    const sleeps = mine.map((x) => (x.sleeps / (2 * perThread)).toFixed(2)).join(' ');
+    const proc = Math.max(...mine.map((x) => x.processCpuNs)) / 1e3 / (2 * perThread * mine.length);
+    console.log(`block ${b + 1} (to ${Math.min((b + 1) * plan.block, plan.iterations)}): ${(perThread * mine.length / seconds / 1e6).toFixed(3)} M/s, thread cpu ${cpu} µs/msg, sleeps ${sleeps} /msg, process cpu ${proc.toFixed(2)} µs/msg`);
+  }
 }
 
 if (!isMainThread) {
@@ -115,6 +180,7 @@ if (!isMainThread) {
       iterations: { type: 'string', default: '10000' },
       warmup: { type: 'string', default: '10' },
       window: { type: 'string', default: '12' },
+      block: { type: 'string', default: '0' },
       json: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
@@ -130,6 +196,7 @@ if (!isMainThread) {
     iterations: Number(values.iterations),
     warmup: Number(values.warmup),
     window: Number(values.window),
+    block: Number(values.block),
   };
   if (plan.single && plan.threads !== 1) {
     console.error('msgrate-threads: --thread-level single runs the main thread only: use --threads 1');
@@ -178,6 +245,7 @@ if (!isMainThread) {
     const threadsLabel = plan.single ? `0 (single, ${world.size / 2} per side)` : String(plan.threads);
     console.log(`msgrate-threads: ${rate.toFixed(3)} M messages/s aggregate (layout ${plan.layout}, threads ${threadsLabel}, channels ${cfg.channels}, matching ${cfg.matching}, progress ${cfg.progress}, endpoints ${cfg.endpoints})`);
     if (cpuUs.length > 0) console.log(`msgrate-threads cpu: per message sent or received, rank 0's threads (not its channel engines): ${cpuUs.map((us) => us.toFixed(2)).join(' ')} µs`);
+    printBlocks(results, plan);
     if (values.json !== undefined) {
       appendJsonRecord(values.json, { ...recordHeader(), bench: 'msgrate-threads', ...plan, config: cfg, rateMps: rate, perThread: results.map((r) => r.messagesPerSecond / 1e6), cpuUsPerMessage: cpuUs });
     }

@@ -83,7 +83,7 @@ export class Device {
     shared.markStarted(opts.statsRow);
     this.endpointCount = opts.processCount * opts.endpointsPerProcess;
     this.firstEndpoint = opts.process * opts.endpointsPerProcess;
-    const bridge = new ThreadBridge(shared);
+    const bridge = new ThreadBridge(shared, opts.threadId < 0); // an engine rings owners once per batch
     this.#completion = new Completion(shared, this.pool, this.lifetime, bridge, opts.threadId, stat, mt && opts.threadId >= 0 ? shared.completion(opts.threadId) : null);
     this.#protocol = new Protocol({
       out: (proc, h, payload, call = 'progress') => this.#path.out(proc, h, payload, call),

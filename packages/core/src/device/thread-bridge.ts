@@ -30,11 +30,20 @@
  * producers are user threads, and the thread that owns a channel's sockets is
  * its consumer (the main thread in inline progress never injects); completion
  * rings are sized so that they cannot fill (shared-state.ts).
+ *
+ * Doorbells of a channel engine (batchDoorbells, docs/adr/0054-engine-doorbells.md): an engine
+ * completes most of a frame batch's receives for other threads, often several for the same owner
+ * in one socket read. It pushes each slot at once but rings each owner's doorbell once, in a
+ * microtask after the synchronous delivery of the batch: one Atomics.notify (and one wake-up of
+ * a sleeping owner) per owner and batch instead of per message. Only engines batch: an engine's
+ * microtasks run as soon as its delivery returns, since it runs no user code, whereas a user
+ * thread that completed another thread's receive and then computed would hold the wake-up back.
+ * Before it sleeps on a full ring, an engine rings what it owes (the owner may be asleep on it).
  */
 import { newFrameHeader, type FrameHeader } from '../transport/index.ts';
 import type { Ring } from '../shm/index.ts';
 import { ERR_OTHER, mpiError } from '../util/index.ts';
-import type { SharedState } from './shared-state.ts';
+import { MAX_THREADS, type SharedState } from './shared-state.ts';
 
 /** Words of an injected frame: the header fields, the destination process. */
 const INJ = { KIND: 0, FLAGS: 1, CTX: 2, SRC: 3, DST: 4, TAG: 5, SEQ: 6, AUX: 7, AUX2: 8, LEN: 9, PROC: 10, WORDS: 11 } as const;
@@ -52,9 +61,18 @@ export class ThreadBridge {
   readonly #served: [Ring, (offset: number, length: number) => void][] = [];
   #closing = false;
   #completionArmed = false;
+  /** complete() rings each owner's doorbell once per batch, in a microtask (see the header) */
+  readonly #batchDoorbells: boolean;
+  /** the owners whose completion rings hold records this thread has not rung for, and a mark per owner */
+  readonly #owed: number[] = [];
+  readonly #isOwed: Uint8Array;
+  #ringScheduled = false;
 
-  constructor(shared: SharedState) {
+  /** @param batchDoorbells true in a channel engine: completions ring their owners once per delivery batch */
+  constructor(shared: SharedState, batchDoorbells = false) {
     this.#shared = shared;
+    this.#batchDoorbells = batchDoorbells;
+    this.#isOwed = new Uint8Array(batchDoorbells ? MAX_THREADS : 0);
   }
 
   /**
@@ -167,9 +185,40 @@ export class ThreadBridge {
     const ring = this.#shared.completion(owner);
     const one = this.#words;
     one[0] = slot;
+    if (this.#batchDoorbells) {
+      if (ring.tryPush(one, 1, null, false)) {
+        this.#owe(owner);
+        return;
+      }
+      this.#ringOwed(); // the owner may sleep until the records already pushed are rung
+    }
     // Sized so it cannot fill with the default request slots (shared-state.ts); a busy owner only delays it.
     if (!ring.tryPush(one, 1, null)) this.#pushWaiting(ring, 1, null, `the completion ring of thread ${owner}`, 'progress');
   }
+
+  /** Notes that `owner`'s doorbell is owed, and schedules the ringing after the current batch. */
+  #owe(owner: number): void {
+    if (this.#isOwed[owner] === 0) {
+      this.#isOwed[owner] = 1;
+      this.#owed.push(owner);
+    }
+    if (!this.#ringScheduled) {
+      this.#ringScheduled = true;
+      queueMicrotask(this.#ringOwed);
+    }
+  }
+
+  /** Rings the doorbell of every owner owed one. */
+  readonly #ringOwed = (): void => {
+    this.#ringScheduled = false;
+    const owed = this.#owed;
+    for (let i = 0; i < owed.length; i++) {
+      const owner = owed[i]!;
+      this.#isOwed[owner] = 0;
+      this.#shared.completion(owner).ringDoorbell();
+    }
+    owed.length = 0;
+  };
 
   /** Completes now whatever other threads queued in `ring` (this thread's completion ring). */
   drainCompletions(ring: Ring, onSlot: (offset: number) => void): void {

@@ -33,6 +33,25 @@ describe('Ring', () => {
     expect(r.tryPush(Int32Array.of(1), 1, null)).toBe(true);
   });
 
+  it('leaves the doorbell to the producer when told, and wakes the consumer once for the batch', async () => {
+    const r = Ring.create(1 << 10);
+    const seen = r.doorbell();
+    const woken = r.waitAsync(seen);
+    expect(woken).not.toBeNull();
+    let resolved = false;
+    void woken!.then(() => (resolved = true));
+    for (let i = 0; i < 3; i++) expect(r.tryPush(Int32Array.of(i), 1, null, false)).toBe(true);
+    await new Promise((res) => setImmediate(res));
+    expect(resolved).toBe(false); // nothing rang: a consumer asleep on the doorbell still sleeps
+    expect(r.doorbell()).toBe(seen);
+    r.ringDoorbell();
+    await woken;
+    expect(r.doorbell()).toBe(seen + 1);
+    const got: number[] = [];
+    r.drain((off) => got.push(r.words[off >>> 2]!));
+    expect(got).toEqual([0, 1, 2]); // unrung records were visible to drain all along
+  });
+
   it('keeps each producer thread in order with 4 producers', async () => {
     const r = Ring.create(1 << 12);
     const N = 5000;

@@ -9,7 +9,8 @@
  *
  * Producers take the mutex (tryLock spin: they hold it for one copy), append a
  * record, publish the new tail with Atomics.store, release, then ring the
- * doorbell (Atomics.add + notify). The consumer reads records between head and
+ * doorbell (Atomics.add + notify), or leave the ringing for later to wake the
+ * consumer once for several records (ringDoorbell). The consumer reads records between head and
  * tail and publishes the new head; it waits for the doorbell with
  * Atomics.waitAsync (never blocking its event loop). A record that would not
  * fit before the end of the data area is preceded by a SKIP marker and starts
@@ -76,8 +77,11 @@ export class Ring {
   /**
    * Appends one record made of a word part and a byte part. Returns false if it
    * cannot fit now (the caller retries after the consumer has drained).
+   * `ring` false leaves the doorbell alone: the record is visible to drain() at
+   * once, but a consumer asleep in waitAsync() sees it only at the producer's
+   * next ringDoorbell(), which the producer then owes (one notify for a batch).
    */
-  tryPush(words: Int32Array, wordCount: number, bytes: Uint8Array | null): boolean {
+  tryPush(words: Int32Array, wordCount: number, bytes: Uint8Array | null, ring = true): boolean {
     const byteLen = bytes === null ? 0 : bytes.length;
     const payload = wordCount * 4 + byteLen;
     const need = 4 + ((payload + 3) & ~3);
@@ -105,9 +109,14 @@ export class Ring {
     if (byteLen > 0) this.#bytes.set(bytes!, at + 4 + wordCount * 4);
     Atomics.store(h, H_TAIL, (tail + need) | 0);
     this.#mutex.unlock();
-    Atomics.add(h, H_DOORBELL, 1);
-    Atomics.notify(h, H_DOORBELL);
+    if (ring) this.ringDoorbell();
     return true;
+  }
+
+  /** Wakes the consumer for the records pushed so far (tryPush does it unless told not to). */
+  ringDoorbell(): void {
+    Atomics.add(this.#h, H_DOORBELL, 1);
+    Atomics.notify(this.#h, H_DOORBELL);
   }
 
   /**
