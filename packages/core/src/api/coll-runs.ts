@@ -149,15 +149,25 @@ function packedVectorRun(v: CheckedVector, algorithm: VectorAlgorithm, isExclusi
   };
 }
 
+/**
+ * The send buffer's own bytes (null for IN_PLACE) when both buffers are contiguous (the common
+ * case: the algorithm then works on the user's memory, with nothing to pack or unpack around it,
+ * and recv.contiguous is the result's), else undefined.
+ */
+function contiguousSend(v: CheckedVector): Uint8Array | null | undefined {
+  if (v.recv.contiguous === null) return undefined;
+  if (v.send === null) return null;
+  return v.send.contiguous ?? undefined;
+}
+
 /** The shared shape of Allreduce, Scan and Exscan: IN_PLACE or a sendbuf the size of recvbuf. Exscan leaves rank 0's recvbuf as it was. */
 export function vectorRun(
   c: RunComm, sendbuf: BufSpec | InPlace, recvbuf: BufSpec, op: Op, call: string, algorithm: VectorAlgorithm, isExclusive: boolean,
 ): CollRun {
   const v = checkVector(c, sendbuf, recvbuf, op, call);
-  const recvBytes = v.recv.contiguous;
-  if (recvBytes !== null && (v.send === null || v.send.contiguous !== null)) {
-    // Contiguous (the common case): the algorithm works on the user's memory, with nothing to pack or unpack around it.
-    const sendBytes = v.send === null ? null : v.send.contiguous;
+  const sendBytes = contiguousSend(v);
+  if (sendBytes !== undefined) {
+    const recvBytes = v.recv.contiguous!;
     const bop = v.bop;
     return (pt, tag) => algorithm(pt, tag, sendBytes, recvBytes, bop);
   }
@@ -173,10 +183,8 @@ export function vectorPlan(
   c: RunComm, sendbuf: BufSpec | InPlace, recvbuf: BufSpec, op: Op, call: string, algorithm: VectorAlgorithm, planner: VectorPlanner,
 ): CommPlanner {
   const v = checkVector(c, sendbuf, recvbuf, op, call);
-  const recvBytes = v.recv.contiguous;
-  if (recvBytes !== null && (v.send === null || v.send.contiguous !== null)) {
-    return planner(c.size, v.send === null ? null : v.send.contiguous, recvBytes, v.bop);
-  }
+  const sendBytes = contiguousSend(v);
+  if (sendBytes !== undefined) return planner(c.size, sendBytes, v.recv.contiguous!, v.bop);
   const run = packedVectorRun(v, algorithm, false);
   return (pt, tag) => promisePlan(() => run(pt, tag));
 }
