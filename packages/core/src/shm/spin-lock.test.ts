@@ -5,7 +5,7 @@
 // would spin where no timeout can end it. device/lock-holders.test.ts tests SharedState's holders.
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SpinLocks, lockHolder, setLockHolder } from './spin-lock.ts';
+import { SpinLocks, lockHolder, setLockHolder, type LockHolders } from './spin-lock.ts';
 import { workerReport } from './worker-report.test-util.ts';
 
 const SPIN_LOCK_URL = new URL('./spin-lock.ts', import.meta.url).href;
@@ -70,6 +70,46 @@ describe('SpinLocks holder ids (one thread)', () => {
     const locks = new SpinLocks(new Int32Array(1), false, 'test lock');
     locks.lock(0);
     expect(locks.cells[0]).toBe(0);
+  });
+});
+
+describe('SpinLocks: a holder seen ended had released the lock first (one thread, scripted holders)', () => {
+  afterEach(() => setLockHolder(0));
+
+  /** LockHolders whose i-th hasEnded call runs step i (what the other threads did meanwhile) and returns its answer. */
+  function scripted(steps: (() => boolean)[]): { holders: LockHolders; looks: () => number } {
+    let n = 0;
+    return {
+      holders: {
+        hasEnded: () => steps[Math.min(n++, steps.length - 1)]!(),
+        heldByEnded: (lockName, holder) => new Error(`${lockName} held by ${holder}`),
+      },
+      looks: () => n,
+    };
+  }
+
+  it('the holder released the lock and exited between the spinner\'s compareExchange and its look: the spinner takes it', () => {
+    const cells = sharedInts(1);
+    Atomics.store(cells, 0, 13); // worker thread 12 holds it
+    const { holders, looks } = scripted([() => { Atomics.store(cells, 0, 0); return true; }]);
+    setLockHolder(0);
+    new SpinLocks(cells, true, 'test lock', holders).lock(0);
+    expect(Atomics.load(cells, 0)).toBe(1);
+    expect(looks()).toBe(1);
+  });
+
+  it('the ended holder\'s id was recycled and its new thread took the lock: the spinner waits for it', () => {
+    const cells = sharedInts(1);
+    Atomics.store(cells, 0, 13);
+    const { holders, looks } = scripted([
+      () => true, // the old thread with id 13 has ended; the new one starts and takes the lock
+      () => false, // second look: the new thread is alive
+      () => { Atomics.store(cells, 0, 0); return false; }, // a later look: it released the lock
+    ]);
+    setLockHolder(0);
+    new SpinLocks(cells, true, 'test lock', holders).lock(0);
+    expect(Atomics.load(cells, 0)).toBe(1);
+    expect(looks()).toBe(3);
   });
 });
 

@@ -71,7 +71,14 @@ export class SpinLocks {
     Atomics.store(this.cells, i, 0);
   }
 
-  /** Another thread holds cell i, for a few instructions unless it died there. */
+  /**
+   * Another thread holds cell i, for a few instructions unless it died there. A holder has died
+   * holding the lock only if the cell still names it after it was seen ended: between the
+   * compareExchange that read `held` and the look, a spinner can be descheduled for as long as the
+   * holder takes to release the lock, finish and exit (a loaded machine: CI once failed a job so).
+   * The second look covers a recycled row: a new thread with the id marks itself started before it
+   * takes any lock, so if the cell names the id after the first look, the second sees it alive.
+   */
   #spin(i: number): void {
     const c = this.cells;
     const me = holderId;
@@ -82,7 +89,7 @@ export class SpinLocks {
       if (++spins === SPINS_PER_LOOK) {
         spins = 0;
         const holders = this.#holders;
-        if (holders !== null && holders.hasEnded(held)) throw holders.heldByEnded(this.name, held);
+        if (holders !== null && holders.hasEnded(held) && Atomics.load(c, i) === held && holders.hasEnded(held)) throw holders.heldByEnded(this.name, held);
       }
     }
   }
