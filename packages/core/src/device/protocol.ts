@@ -275,15 +275,19 @@ export class Protocol {
     w[b + SLOT.PEER_SLOT] = h.kind === FRAME_KIND.EAGER ? NIL : h.aux;
     w[b + SLOT.PEER_PROCESS] = srcProcess;
     const queues = this.#queues[h.dstEndpoint - this.#first]!;
-    // Keep the bytes in shared memory first: once queued, another thread may take the message.
-    if (!rndv && len > 0) this.#keep(msg, payload);
+    // Multithreaded, the bytes go to shared memory first: once queued, another thread may take the
+    // message. Single-threaded, only a message that waits is kept (unexpected-payloads.ts).
+    const bytes = !rndv && len > 0;
+    const early = bytes && this.#unexpected.keepsBeforeQueue;
+    if (early) this.#keep(msg, payload);
     const recv = queues.arrive(msg);
     if (recv !== NIL) {
       this.#deliverMatched(recv, msg, payload);
-      this.#unexpected.drop(msg);
+      if (early) this.#unexpected.drop(msg);
       this.#pool.free(msg);
       return;
     }
+    if (bytes && !early) this.#keep(msg, payload);
     queues.notifyArrival();
   }
 

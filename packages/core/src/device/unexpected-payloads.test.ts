@@ -1,6 +1,6 @@
-// Where an unexpected message's bytes wait (unexpected-payloads.ts): the payload pool for small
-// ones, the big arena (FLAG.BIG) past the pool's largest class in a multithreaded process, a
-// private copy in a single-threaded one; drop() gives the memory back.
+// Where an unexpected message's bytes wait (unexpected-payloads.ts): in a multithreaded process the
+// payload pool for small ones, the big arena (FLAG.BIG) past the pool's largest class; in a
+// single-threaded one a private copy, whatever its size; drop() gives the memory back.
 import { describe, expect, it } from 'vitest';
 import { FLAG, KIND, NIL, SLOT, SLOT_WORDS, SlotPool } from './request-table.ts';
 import { SharedState } from './shared-state.ts';
@@ -20,9 +20,10 @@ const bytes = (n: number): Uint8Array => Uint8Array.from({ length: n }, (_, i) =
 const same = (a: Uint8Array, b: Uint8Array): boolean => Buffer.from(a.buffer, a.byteOffset, a.length).equals(Buffer.from(b.buffer, b.byteOffset, b.length));
 
 describe('UnexpectedPayloads', () => {
-  it('keeps a small payload in the shared pool, as a copy, and frees it on drop', () => {
-    const { shared, store, msg } = setup(false);
+  it('multithreaded: keeps a small payload in the shared pool, as a copy, and frees it on drop', () => {
+    const { shared, store, msg } = setup(true);
     const w = shared.table.words;
+    expect(store.keepsBeforeQueue).toBe(true);
     const payload = bytes(100);
     expect(store.keep(msg, payload)).toBe(true);
     const off = w[msg * SLOT_WORDS + SLOT.PAYLOAD]!;
@@ -36,15 +37,19 @@ describe('UnexpectedPayloads', () => {
     expect(shared.payloads.alloc(100)).toBe(off);
   });
 
-  it('single-threaded: a payload past the pool\'s largest class is a private copy', () => {
+  it.each([100, 100_000])('single-threaded: a %i-byte payload is a private copy, kept once the message is queued, not in the shared pool', (n) => {
     const { shared, store, msg } = setup(false);
-    const big = bytes(100_000);
-    expect(store.keep(msg, big)).toBe(true);
+    expect(store.keepsBeforeQueue).toBe(false);
+    const payload = Buffer.from(bytes(n)); // a Buffer's slice() is a view: the copy must not be one
+    expect(store.keep(msg, payload)).toBe(true);
     expect(shared.table.words[msg * SLOT_WORDS + SLOT.PAYLOAD]).toBe(NIL);
-    const got = store.bytesOf(msg, big.length, shared.table.words[msg * SLOT_WORDS + SLOT.FLAGS]!);
-    expect(got === big).toBe(false); // a copy
-    expect(same(got, big)).toBe(true);
+    payload.fill(0);
+    const got = store.bytesOf(msg, n, shared.table.words[msg * SLOT_WORDS + SLOT.FLAGS]!);
+    expect(got.buffer instanceof SharedArrayBuffer).toBe(false);
+    expect(same(got, bytes(n))).toBe(true);
     store.drop(msg);
+    // the pool was never used: its first block is still the first one it hands out
+    expect(shared.payloads.alloc(100)).toBe(16);
   });
 
   it('multithreaded: a payload past the pool\'s largest class goes to the big arena', () => {

@@ -1,13 +1,14 @@
 /**
- * Where the bytes of an unexpected eager message wait for their receive (moved out of
- * device.ts, behaviour unchanged). Once a message is queued, any thread of the process may
- * match it, so its bytes go to shared memory before it is queued: the payload pool first,
- * then the big arena (FLAG.BIG in the message slot), and, in a single-threaded process only,
- * a private copy on this heap when both are full (no other thread can take the message).
- * The message slot's PAYLOAD word holds the shared offset, or NIL for a private copy.
+ * Where the bytes of an unexpected eager message wait for their receive. In a multithreaded
+ * process any thread may match a queued message, so its bytes go to shared memory before it is
+ * queued: the payload pool first, then the big arena (FLAG.BIG in the message slot); the slot's
+ * PAYLOAD word holds the offset. A single-threaded process keeps a private copy on its heap, by
+ * message slot (PAYLOAD NIL), and only once the message is queued (Protocol.arrive: a message
+ * whose receive was posted is delivered from the frame and never kept): no other thread can take
+ * it, and the copy is decoded as it is, where shared bytes are copied again for msgpackr.
  *
  * Callers: the device, on the thread that queues the message (keep) and on the thread that
- * receives it (bytesOf, drop); a private copy is only ever read by the thread that made it.
+ * receives it (bytesOf, drop).
  */
 import type { PayloadPool } from '../shm/index.ts';
 import { FLAG, NIL, SLOT, SLOT_WORDS } from './request-table.ts';
@@ -17,24 +18,33 @@ export class UnexpectedPayloads {
   readonly #w: Int32Array;
   readonly #payloads: PayloadPool;
   readonly #big: PayloadPool | null;
-  readonly #mt: boolean;
-  /** unexpected payloads that did not fit in the shared pool (single-threaded processes only) */
-  readonly #overflow = new Map<number, Uint8Array>();
+  /** a single-threaded process's private copies, by message slot; null in a multithreaded one */
+  readonly #private: (Uint8Array | undefined)[] | null;
 
   constructor(shared: SharedState) {
     this.#w = shared.table.words;
     this.#payloads = shared.payloads;
     this.#big = shared.big;
-    this.#mt = shared.layout.multithreaded;
+    this.#private = shared.layout.multithreaded ? null : [];
+  }
+
+  /** Whether keep() must run before the message is queued (another thread may take it from the queue). */
+  get keepsBeforeQueue(): boolean {
+    return this.#private === null;
   }
 
   /**
-   * Stores `payload` (length > 0) for message slot `msg`; false when no memory is left for it
-   * (multithreaded: the caller fails the job; the slot's PAYLOAD word is then left as it was).
+   * Stores `payload` (length > 0) for message slot `msg`; false when no shared memory is left for
+   * it (multithreaded only: the caller fails the job; the slot's PAYLOAD word is then left as it was).
    */
   keep(msg: number, payload: Uint8Array): boolean {
     const w = this.#w;
     const b = msg * SLOT_WORDS;
+    if (this.#private !== null) {
+      this.#private[msg] = new Uint8Array(payload); // a copy even when payload is a Buffer (whose slice() is a view)
+      w[b + SLOT.PAYLOAD] = NIL;
+      return true;
+    }
     const len = payload.length;
     let off = this.#payloads.alloc(len);
     if (off !== NIL) {
@@ -42,8 +52,6 @@ export class UnexpectedPayloads {
     } else if (this.#big !== null && (off = this.#big.alloc(len)) !== NIL) {
       this.#big.bytes.set(payload, off);
       w[b + SLOT.FLAGS] |= FLAG.BIG;
-    } else if (!this.#mt) {
-      this.#overflow.set(msg, new Uint8Array(payload)); // a copy even when payload is a Buffer (whose slice() is a view)
     } else {
       return false;
     }
@@ -55,7 +63,7 @@ export class UnexpectedPayloads {
   bytesOf(msg: number, len: number, flags: number): Uint8Array {
     const off = this.#w[msg * SLOT_WORDS + SLOT.PAYLOAD]!;
     if (off !== NIL) return ((flags & FLAG.BIG) !== 0 ? this.#big! : this.#payloads).bytes.subarray(off, off + len);
-    return this.#overflow.get(msg)!;
+    return this.#private![msg]!;
   }
 
   /** Frees what keep() stored for message slot `msg` (nothing for a rendezvous or empty message). */
@@ -63,6 +71,6 @@ export class UnexpectedPayloads {
     const w = this.#w;
     const off = w[msg * SLOT_WORDS + SLOT.PAYLOAD]!;
     if (off !== NIL) ((w[msg * SLOT_WORDS + SLOT.FLAGS]! & FLAG.BIG) !== 0 ? this.#big! : this.#payloads).free(off);
-    else this.#overflow.delete(msg);
+    else if (this.#private !== null) this.#private[msg] = undefined;
   }
 }
