@@ -8,6 +8,7 @@
  * Appended at the end, the import moves no line or column of the source (the source maps stay
  * exact) and, being an import, is bound before the module's first statement runs.
  */
+import type { PluginBuild } from 'esbuild';
 import { isBuiltin } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -51,12 +52,9 @@ export function withOwnImportMeta(source: string, file: string): string {
 }
 
 /** esbuild plugin parts: resolves and loads the virtual modules withOwnImportMeta's imports name. */
-export function setupImportMeta(build: {
-  onResolve(o: { filter: RegExp }, cb: (a: { path: string }) => unknown): void;
-  onLoad(o: { filter: RegExp; namespace: string }, cb: (a: { path: string }) => Promise<unknown>): void;
-}, sourceOf: (file: string) => string, resolveBare: CompileTimeResolve): void {
+export function setupImportMeta(build: PluginBuild, sourceOf: (file: string) => string, resolveBare: CompileTimeResolve): void {
   build.onResolve({ filter: new RegExp(`^${NAMESPACE}:`) }, (a) => ({ path: a.path.slice(NAMESPACE.length + 1), namespace: NAMESPACE, sideEffects: false }));
-  build.onLoad({ filter: /.*/, namespace: NAMESPACE }, async (a) => ({ contents: await metaModule(a.path, sourceOf(a.path), resolveBare), loader: 'js' }));
+  build.onLoad({ filter: /.*/, namespace: NAMESPACE }, async (a) => ({ contents: await metaModule(a.path, sourceOf(a.path), resolveBare), loader: 'js' as const }));
 }
 
 /**

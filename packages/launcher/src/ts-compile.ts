@@ -25,10 +25,11 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire, isBuiltin } from 'node:module';
+import { isBuiltin } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { Loader, Message, PluginBuild } from 'esbuild';
 import { IMPORT_META_DEFINE, setupImportMeta, withOwnImportMeta } from './import-meta.ts';
 import { programFormat } from './module-format.ts';
 
@@ -45,26 +46,6 @@ export interface CompiledProgram {
   readonly transportUrl: string | null;
   /** True when this job reused a cached output. */
   readonly cached: boolean;
-}
-
-/** The few parts of esbuild's API used here (esbuild comes through tsx: it is tsx's compiler). */
-interface EsbuildMessage {
-  readonly text: string;
-  readonly location: { readonly file: string; readonly line: number; readonly column: number } | null;
-}
-interface EsbuildResolveResult {
-  readonly path: string;
-  readonly external: boolean;
-  readonly errors: readonly EsbuildMessage[];
-}
-interface EsbuildPluginBuild {
-  onResolve(o: { filter: RegExp }, cb: (a: { path: string; importer: string; resolveDir: string; kind: string; pluginData: unknown }) => Promise<unknown> | unknown): void;
-  onLoad(o: { filter: RegExp; namespace?: string }, cb: (a: { path: string }) => Promise<unknown> | unknown): void;
-  resolve(p: string, o: { kind: string; resolveDir: string; importer: string; pluginData: unknown }): Promise<EsbuildResolveResult>;
-}
-interface Esbuild {
-  readonly version: string;
-  build(o: Record<string, unknown>): Promise<{ outputFiles: readonly { path: string; contents: Uint8Array }[]; errors: readonly EsbuildMessage[] }>;
 }
 
 /** A compile error (the program's syntax, an import that does not resolve), in one line. */
@@ -130,7 +111,8 @@ export async function compileProgram(program: string, transport: string | null, 
   const manifestFile = path.join(root, `${key}.json`);
   const hit = readHit(manifestFile, root);
   if (hit !== null) return { ...hit, cached: true };
-  const esbuild = await loadEsbuild();
+  // Loaded only to compile: a job whose inputs are all unchanged never loads it.
+  const { default: esbuild } = await import('esbuild');
   const inputs: Record<string, string> = {};
   const externals = new Set<string>();
   const entryName = path.basename(program).replace(/\.[^.]+$/, '');
@@ -151,11 +133,11 @@ export async function compileProgram(program: string, transport: string | null, 
       // test (import.meta.url against argv[1]) holds as it did under tsx. Every output file sets it
       // (a chunk may run before the entry), always to the same path.
       banner: { js: `import { createRequire as __tsmpiCreateRequire } from 'node:module'; const require = __tsmpiCreateRequire(import.meta.url); process.argv[1] = ${JSON.stringify(program)};` },
-      plugins: [{ name: 'tsmpi-inputs', setup: (build: EsbuildPluginBuild) => setupPlugin(build, inputs, externals) }],
+      plugins: [{ name: 'tsmpi-inputs', setup: (build: PluginBuild) => setupPlugin(build, inputs, externals) }],
     });
   } catch (e) {
     rmSync(outDir, { recursive: true, force: true });
-    throw new CompileError(compileMessage((e as { errors?: readonly EsbuildMessage[] }).errors ?? [], e, path.dirname(program)));
+    throw new CompileError(compileMessage((e as { errors?: readonly Message[] }).errors ?? [], e, path.dirname(program)));
   }
   const outputs = new Map<string, string>();
   for (const f of result.outputFiles) {
@@ -230,16 +212,8 @@ function nearestTsconfigHash(program: string): string | null {
   }
 }
 
-/** esbuild, resolved from tsx (which depends on it to compile TypeScript). */
-async function loadEsbuild(): Promise<Esbuild> {
-  const tsx = fileURLToPath(import.meta.resolve('tsx'));
-  const main = createRequire(tsx).resolve('esbuild');
-  const mod = (await import(pathToFileURL(main).href)) as { default: Esbuild };
-  return mod.default;
-}
-
 const INNER = Symbol('tsmpi-inner-resolve');
-const LOADERS: Record<string, string> = { '.ts': 'ts', '.mts': 'ts', '.cts': 'ts', '.tsx': 'tsx', '.js': 'js', '.mjs': 'js', '.cjs': 'js', '.jsx': 'jsx', '.json': 'json' };
+const LOADERS: Record<string, Loader> = { '.ts': 'ts', '.mts': 'ts', '.cts': 'ts', '.tsx': 'tsx', '.js': 'js', '.mjs': 'js', '.cjs': 'js', '.jsx': 'jsx', '.json': 'json' };
 
 /** True for a file bundled: the program's own (outside node_modules) and tsmpi's packages. */
 function isBundled(file: string): boolean {
@@ -249,7 +223,7 @@ function isBundled(file: string): boolean {
 }
 
 /** Bare imports: bundled, or external by the file URL they resolve to; every loaded file hashed and given its own import.meta (import-meta.ts). */
-function setupPlugin(build: EsbuildPluginBuild, inputs: Record<string, string>, externals: Set<string>): void {
+function setupPlugin(build: PluginBuild, inputs: Record<string, string>, externals: Set<string>): void {
   /** Each loaded module's text, for its import.meta's virtual module (import-meta.ts). */
   const sources = new Map<string, string>();
   // First: its callbacks claim the virtual modules' paths before the general ones below see them.
@@ -279,7 +253,7 @@ function setupPlugin(build: EsbuildPluginBuild, inputs: Record<string, string>, 
 }
 
 /** esbuild's first error as `file:line:column: text` (relative to the working directory when inside it). */
-function compileMessage(errors: readonly EsbuildMessage[], e: unknown, workDir: string): string {
+function compileMessage(errors: readonly Message[], e: unknown, workDir: string): string {
   const first = errors[0];
   if (first === undefined) return e instanceof Error ? e.message.split('\n')[0]! : String(e);
   if (first.location === null) return first.text;
