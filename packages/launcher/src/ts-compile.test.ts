@@ -1,6 +1,6 @@
 /** A TypeScript program compiled once per job (ts-compile.ts): real esbuild, real files in a temporary project, run by plain node. */
 import { spawnSync } from 'node:child_process';
-import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -65,6 +65,41 @@ describe('compileProgram', () => {
       self: `file://${program}`,
       main: true,
     });
+  });
+
+  it('import.meta.url, dirname, filename and resolve name each module\'s own source file; the words in a string or a comment stay as written', async () => {
+    const lines = (who: string): string[] => [
+      `/*! ${who} keeps import.meta.url in this comment */`,
+      'export const ' + who + ' = {',
+      "  text: 'import.meta.url and import.meta.dirname', template: `import.meta.filename`,",
+      '  url: import.meta.url, dirname: import.meta.dirname, filename: import.meta.filename,',
+      "  beside: new URL('./x', import.meta.url).href, dep: import.meta.resolve('dep'), up: import.meta.resolve('../y.js'),",
+      '};',
+      '',
+    ];
+    project({
+      'package.json': '{ "type": "module" }',
+      'node_modules/dep/package.json': '{ "name": "dep", "type": "module", "exports": "./index.js" }',
+      'node_modules/dep/index.js': 'export {};\n',
+      'lib/other.ts': lines('other').join('\n'),
+      'app.ts': [...lines('app'), "import { other } from './lib/other.ts';", 'console.log(JSON.stringify({ app, other }));', ''].join('\n'),
+    });
+    const out = await compileProgram(path.join(dir, 'app.ts'), null, [], {});
+    const r = runNode(out.file);
+    expect(r.status, r.stderr).toBe(0);
+    const seen = JSON.parse(r.stdout) as Record<string, unknown>;
+    const own = (file: string): Record<string, string> => ({
+      text: 'import.meta.url and import.meta.dirname', template: 'import.meta.filename',
+      url: `file://${path.join(dir, file)}`, dirname: path.dirname(path.join(dir, file)), filename: path.join(dir, file),
+      beside: `file://${path.join(path.dirname(path.join(dir, file)), 'x')}`,
+      dep: `file://${path.join(dir, 'node_modules/dep/index.js')}`,
+      up: `file://${path.join(path.dirname(path.dirname(path.join(dir, file))), 'y.js')}`,
+    });
+    expect(seen).toEqual({ app: own('app.ts'), other: own('lib/other.ts') });
+    // esbuild keeps a legal comment (/*! ... */): both come through as written.
+    const text = readFileSync(out.file, 'utf8');
+    expect(text).toContain('/*! app keeps import.meta.url in this comment */');
+    expect(text).toContain('/*! other keeps import.meta.url in this comment */');
   });
 
   it('a thrown error\'s stack names the .ts file and line (source maps)', async () => {

@@ -10,9 +10,10 @@
  *   tsconfig `paths` (esbuild reads them, as tsx does). A package of node_modules other than
  *   tsmpi's stays outside the bundle and is imported by the file URL it resolves to from its
  *   importer, so it loads exactly as it did, wherever the output lives.
- * - Each bundled file keeps its own `import.meta.url` (`dirname`, `filename`, and
- *   `import.meta.resolve` of a literal): a program's `new URL('./worker.ts', import.meta.url)`
- *   and core's own paths (util/user-stack.ts) name the original files.
+ * - Each bundled file keeps its own `import.meta.url` (`dirname`, `filename`, `resolve`;
+ *   import-meta.ts, by esbuild's `define`: strings and comments stay as written): a program's
+ *   `new URL('./worker.ts', import.meta.url)` and core's own paths (util/user-stack.ts) name the
+ *   original files.
  * - Source maps (ranks run with --enable-source-maps): stacks name the .ts file and line.
  * - The cache: one directory per program under the project's node_modules/.cache/tsmpi/
  *   (else $XDG_CACHE_HOME/tsmpi or ~/.cache/tsmpi), 0700, files 0600, checked to be ours
@@ -24,13 +25,18 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire, isBuiltin } from 'node:module';
+import { isBuiltin } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { Loader, Message, PluginBuild } from 'esbuild';
+import { IMPORT_META_DEFINE, setupImportMeta, withOwnImportMeta } from './import-meta.ts';
+import { programFormat } from './module-format.ts';
+
+export { programFormat };
 
 /** Bumped when the output for the same inputs changes (options, plugin). */
-const COMPILE_VERSION = 4;
+const COMPILE_VERSION = 5;
 
 /** What a compiled job runs. */
 export interface CompiledProgram {
@@ -42,46 +48,8 @@ export interface CompiledProgram {
   readonly cached: boolean;
 }
 
-/** The few parts of esbuild's API used here (esbuild comes through tsx: it is tsx's compiler). */
-interface EsbuildMessage {
-  readonly text: string;
-  readonly location: { readonly file: string; readonly line: number; readonly column: number } | null;
-}
-interface EsbuildResolveResult {
-  readonly path: string;
-  readonly external: boolean;
-  readonly errors: readonly EsbuildMessage[];
-}
-interface EsbuildPluginBuild {
-  onResolve(o: { filter: RegExp }, cb: (a: { path: string; importer: string; resolveDir: string; kind: string; pluginData: unknown }) => Promise<unknown> | unknown): void;
-  onLoad(o: { filter: RegExp }, cb: (a: { path: string }) => Promise<unknown> | unknown): void;
-  resolve(p: string, o: { kind: string; resolveDir: string; importer: string; pluginData: unknown }): Promise<EsbuildResolveResult>;
-}
-interface Esbuild {
-  readonly version: string;
-  build(o: Record<string, unknown>): Promise<{ outputFiles: readonly { path: string; contents: Uint8Array }[]; errors: readonly EsbuildMessage[] }>;
-}
-
 /** A compile error (the program's syntax, an import that does not resolve), in one line. */
 export class CompileError extends Error {}
-
-/** The format Node gives a TypeScript program: 'esm' for .mts and for .ts/.tsx in a "type": "module" package. */
-export function programFormat(program: string): 'esm' | 'cjs' {
-  const ext = path.extname(program).toLowerCase();
-  if (ext === '.mts') return 'esm';
-  if (ext === '.cts') return 'cjs';
-  for (let dir = path.dirname(program); ; dir = path.dirname(dir)) {
-    const json = path.join(dir, 'package.json');
-    if (existsSync(json)) {
-      try {
-        return (JSON.parse(readFileSync(json, 'utf8')) as { type?: unknown }).type === 'module' ? 'esm' : 'cjs';
-      } catch {
-        return 'cjs';
-      }
-    }
-    if (path.dirname(dir) === dir) return 'cjs';
-  }
-}
 
 /** The cache folder for `program`: its project's node_modules/.cache/tsmpi, else the user's cache. */
 export function cacheRoot(program: string, env: NodeJS.ProcessEnv): string {
@@ -143,7 +111,8 @@ export async function compileProgram(program: string, transport: string | null, 
   const manifestFile = path.join(root, `${key}.json`);
   const hit = readHit(manifestFile, root);
   if (hit !== null) return { ...hit, cached: true };
-  const esbuild = await loadEsbuild();
+  // Loaded only to compile: a job whose inputs are all unchanged never loads it.
+  const { default: esbuild } = await import('esbuild');
   const inputs: Record<string, string> = {};
   const externals = new Set<string>();
   const entryName = path.basename(program).replace(/\.[^.]+$/, '');
@@ -158,16 +127,17 @@ export async function compileProgram(program: string, transport: string | null, 
       entryPoints, bundle: true, splitting: true, format: 'esm', platform: 'node', target: `node${process.versions.node}`,
       conditions: [...conditions], outdir: outDir, outExtension: { '.js': '.mjs' }, chunkNames: 'chunk-[hash]', entryNames: '[name]',
       sourcemap: 'linked', sourcesContent: false, keepNames: true, write: false, logLevel: 'silent', absWorkingDir: path.dirname(program),
+      define: IMPORT_META_DEFINE,
       // A program that calls require() (createRequire or not) finds it, as under tsx's ES module output;
       // process.argv[1] names the program, not this output, so the usual "am I the main module?"
       // test (import.meta.url against argv[1]) holds as it did under tsx. Every output file sets it
       // (a chunk may run before the entry), always to the same path.
       banner: { js: `import { createRequire as __tsmpiCreateRequire } from 'node:module'; const require = __tsmpiCreateRequire(import.meta.url); process.argv[1] = ${JSON.stringify(program)};` },
-      plugins: [{ name: 'tsmpi-inputs', setup: (build: EsbuildPluginBuild) => setupPlugin(build, inputs, externals) }],
+      plugins: [{ name: 'tsmpi-inputs', setup: (build: PluginBuild) => setupPlugin(build, inputs, externals) }],
     });
   } catch (e) {
     rmSync(outDir, { recursive: true, force: true });
-    throw new CompileError(compileMessage((e as { errors?: readonly EsbuildMessage[] }).errors ?? [], e, path.dirname(program)));
+    throw new CompileError(compileMessage((e as { errors?: readonly Message[] }).errors ?? [], e, path.dirname(program)));
   }
   const outputs = new Map<string, string>();
   for (const f of result.outputFiles) {
@@ -242,16 +212,8 @@ function nearestTsconfigHash(program: string): string | null {
   }
 }
 
-/** esbuild, resolved from tsx (which depends on it to compile TypeScript). */
-async function loadEsbuild(): Promise<Esbuild> {
-  const tsx = fileURLToPath(import.meta.resolve('tsx'));
-  const main = createRequire(tsx).resolve('esbuild');
-  const mod = (await import(pathToFileURL(main).href)) as { default: Esbuild };
-  return mod.default;
-}
-
 const INNER = Symbol('tsmpi-inner-resolve');
-const LOADERS: Record<string, string> = { '.ts': 'ts', '.mts': 'ts', '.cts': 'ts', '.tsx': 'tsx', '.js': 'js', '.mjs': 'js', '.cjs': 'js', '.jsx': 'jsx', '.json': 'json' };
+const LOADERS: Record<string, Loader> = { '.ts': 'ts', '.mts': 'ts', '.cts': 'ts', '.tsx': 'tsx', '.js': 'js', '.mjs': 'js', '.cjs': 'js', '.jsx': 'jsx', '.json': 'json' };
 
 /** True for a file bundled: the program's own (outside node_modules) and tsmpi's packages. */
 function isBundled(file: string): boolean {
@@ -260,8 +222,15 @@ function isBundled(file: string): boolean {
   return nm < 0 || parts[nm + 1] === '@tsmpi';
 }
 
-/** Bare imports: bundled, or external by the file URL they resolve to; every loaded file hashed and given its own import.meta. */
-function setupPlugin(build: EsbuildPluginBuild, inputs: Record<string, string>, externals: Set<string>): void {
+/** Bare imports: bundled, or external by the file URL they resolve to; every loaded file hashed and given its own import.meta (import-meta.ts). */
+function setupPlugin(build: PluginBuild, inputs: Record<string, string>, externals: Set<string>): void {
+  /** Each loaded module's text, for its import.meta's virtual module (import-meta.ts). */
+  const sources = new Map<string, string>();
+  // First: its callbacks claim the virtual modules' paths before the general ones below see them.
+  setupImportMeta(build, (file) => sources.get(file) ?? '', async (spec, importer) => {
+    const r = await build.resolve(spec, { kind: 'import-statement', resolveDir: path.dirname(importer), importer, pluginData: INNER });
+    return r.errors.length === 0 && !r.external ? r.path : null;
+  });
   build.onResolve({ filter: /^[^./]/ }, async (a) => {
     if (a.pluginData === INNER) return undefined;
     if (isBuiltin(a.path)) return { path: a.path, external: true };
@@ -276,40 +245,15 @@ function setupPlugin(build: EsbuildPluginBuild, inputs: Record<string, string>, 
     const bytes = readFileSync(a.path);
     inputs[a.path] = createHash('sha256').update(bytes).digest('hex');
     if (loader === undefined) return undefined;
-    const contents = await ownImportMeta(bytes.toString('utf8'), a.path, build);
+    const source = bytes.toString('utf8');
+    const contents = withOwnImportMeta(source, a.path);
+    if (contents !== source) sources.set(a.path, source);
     return { contents, loader, resolveDir: path.dirname(a.path) };
   });
 }
 
-/**
- * `source` with import.meta.url, .dirname, .filename and .resolve('literal') replaced by the
- * values they have in `file` itself (a bundle has one import.meta for all its modules).
- */
-async function ownImportMeta(source: string, file: string, build: EsbuildPluginBuild): Promise<string> {
-  if (!source.includes('import.meta')) return source;
-  const url = pathToFileURL(file).href;
-  let out = source
-    .replace(/\bimport\.meta\.url\b/g, JSON.stringify(url))
-    .replace(/\bimport\.meta\.dirname\b/g, JSON.stringify(path.dirname(file)))
-    .replace(/\bimport\.meta\.filename\b/g, JSON.stringify(file));
-  const literal = /\bimport\.meta\.resolve\((['"])([^'"\n]+)\1\)/g;
-  const found = [...out.matchAll(literal)];
-  for (const m of found) {
-    const spec = m[2]!;
-    let target: string | null = null;
-    if (spec.startsWith('./') || spec.startsWith('../')) target = new URL(spec, url).href;
-    else if (spec.startsWith('node:') || isBuiltin(spec)) target = spec.startsWith('node:') ? spec : `node:${spec}`;
-    else {
-      const r = await build.resolve(spec, { kind: 'import-statement', resolveDir: path.dirname(file), importer: file, pluginData: INNER });
-      if (r.errors.length === 0 && !r.external) target = pathToFileURL(r.path).href;
-    }
-    if (target !== null) out = out.replace(m[0], JSON.stringify(target));
-  }
-  return out;
-}
-
 /** esbuild's first error as `file:line:column: text` (relative to the working directory when inside it). */
-function compileMessage(errors: readonly EsbuildMessage[], e: unknown, workDir: string): string {
+function compileMessage(errors: readonly Message[], e: unknown, workDir: string): string {
   const first = errors[0];
   if (first === undefined) return e instanceof Error ? e.message.split('\n')[0]! : String(e);
   if (first.location === null) return first.text;
