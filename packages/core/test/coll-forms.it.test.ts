@@ -4,7 +4,7 @@
 // inline and threads progress; the forms from two threads at once; and mismatched collectives
 // (issue 39 point 3) reported as MPIErrors that name the call.
 // testlist: coll-forms np 2,5,8 inline, 4 threads, 3 with refcount naive and gc; coll-forms-threads np 3; coll-mismatch np 2, 3, 4;
-// coll-persistent-reuse np 2 (each refcount), 3 threads
+// coll-persistent-reuse np 2 (each refcount), 3 threads; coll-persistent-relay np 2
 import { describe, it } from 'vitest';
 import { program, runJob } from './run-job.ts';
 
@@ -45,6 +45,10 @@ describe('persistent collectives reuse what init made', () => {
   ])('np %i, progress %s, refcount %s: fresh starts, one live request, freed while active', async (np, progress, refcount) => {
     const flags = ['--timeout', '90', '--progress', progress, '--refcount', refcount];
     expectOk(await runJob(np, program('coll-persistent-reuse.ts'), { flags, killAfterMs: 110_000 }), 'coll-persistent-reuse OK', np);
+  }, 120_000);
+
+  it('np 2: started in the main thread, waited on in a worker, start after start', async () => {
+    expectOk(await runJob(2, program('coll-persistent-relay.ts'), { flags: ['--timeout', '90'], killAfterMs: 110_000 }), 'coll-persistent-relay OK', 2);
   }, 120_000);
 });
 
