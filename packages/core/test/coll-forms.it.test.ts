@@ -3,7 +3,8 @@
 // new contents, ReduceScatter with uneven counts, Alltoallw, reduceLocal and the argument errors;
 // inline and threads progress; the forms from two threads at once; and mismatched collectives
 // (issue 39 point 3) reported as MPIErrors that name the call.
-// testlist: coll-forms np 2,5,8 inline, 4 threads, 3 with refcount naive and gc; coll-forms-threads np 3; coll-mismatch np 2, 3, 4
+// testlist: coll-forms np 2,5,8 inline, 4 threads, 3 with refcount naive and gc; coll-forms-threads np 3; coll-mismatch np 2, 3, 4;
+// coll-persistent-reuse np 2 (each refcount), 3 threads; coll-persistent-relay np 2
 import { describe, it } from 'vitest';
 import { program, runJob } from './run-job.ts';
 
@@ -30,6 +31,25 @@ describe('collectives in every form', () => {
   it('nonblocking and persistent collectives from a worker thread and the main thread at once (np 3)', async () => {
     expectOk(await runJob(3, program('coll-forms-threads.ts'), { flags: ['--timeout', '150'], killAfterMs: 170_000 }), 'coll-forms-threads OK', 3);
   }, 180_000);
+});
+
+// A persistent collective's starts reuse what init made (one operation record, the references held
+// from init to free): each start is still a fresh operation, and freeing it while active keeps its
+// communicator until the run completes (MPI 4.0 sections 3.9 and 6.13; issue 36).
+describe('persistent collectives reuse what init made', () => {
+  it.each([
+    [2, 'inline', 'predefined'],
+    [2, 'inline', 'naive'],
+    [2, 'inline', 'gc'],
+    [3, 'threads', 'predefined'],
+  ])('np %i, progress %s, refcount %s: fresh starts, one live request, freed while active', async (np, progress, refcount) => {
+    const flags = ['--timeout', '90', '--progress', progress, '--refcount', refcount];
+    expectOk(await runJob(np, program('coll-persistent-reuse.ts'), { flags, killAfterMs: 110_000 }), 'coll-persistent-reuse OK', np);
+  }, 120_000);
+
+  it('np 2: started in the main thread, waited on in a worker, start after start', async () => {
+    expectOk(await runJob(2, program('coll-persistent-relay.ts'), { flags: ['--timeout', '90'], killAfterMs: 110_000 }), 'coll-persistent-relay OK', 2);
+  }, 120_000);
 });
 
 describe('mismatched collectives (np 2)', () => {

@@ -12,7 +12,8 @@ import { callSite, ERR_ARG, ERR_IN_STATUS, ERR_OTHER, MPIError, mpiError, reject
 import { UNDEFINED } from './constants.ts';
 import { Status } from './status.ts';
 import { runtime, runtimeOrNull } from '../runtime/index.ts';
-import { promisePlan, type CollPlan, type RunTarget } from '../coll/index.ts';
+import { promisePlan, type CollPlan } from '../coll/index.ts';
+import { PlanRun } from './plan-run.ts';
 import { typeHandleOf } from './buffer.ts';
 
 type Waiter = (req: Request<unknown>) => void;
@@ -45,7 +46,7 @@ export class Request<T = void> {
   // Every field is declared here and set in the constructor, not by class-field initializers: V8 runs
   // those as a function of their own per object made, a call on the path of every message
   // (docs/adr/0020-lean-common-path.md); hence _ fields where # would otherwise do.
-  /** the current operation (a persistent request gets a new one per start) */
+  /** the current operation (a persistent point-to-point request gets a new one per start; a persistent collective reuses one, PlannedRequest) */
   declare _r: DevRequest | null;
   declare _comm: RequestComm | null;
   /** completion reported to the user: the request is inactive */
@@ -146,27 +147,11 @@ export class Request<T = void> {
   }
 
   /**
-   * @internal A persistent request whose every start() runs `plan` (coll/plan.ts), made at init.
-   * The plan tells the request's PlanRun when the run has finished, possibly before start()
-   * returns; PlanRun then completes the start's operation as completeWith does a promise's. The
-   * device is this thread's, taken here: a request lives on the thread that made it.
+   * @internal A persistent request whose every start() runs `plan` (coll/plan.ts), made at init
+   * (PlannedRequest: what init makes serves every start).
    */
   static _persistentFromPlan(comm: RequestComm, call: string, buf: unknown, plan: CollPlan, op = 0): Request<void> {
-    const req = new Request<void>(null, comm, call);
-    const type = req._hold(comm._handle, buf, op);
-    const run = new PlanRun(runtime(call).device, call);
-    req._starter = (r) => {
-      r.kind = REQ_KIND.GENERALIZED;
-      run.device.lifetime.acquire(r, comm._handle, type, op);
-      run.r = r;
-      try {
-        plan.start(run);
-      } catch (e) {
-        // A start the device refused at once (ERR_NO_MEM): the operation completes with the error, as a rejected promise's would.
-        if (run.r === r) run.finished(e);
-      }
-    };
-    return req;
+    return new PlannedRequest(comm, call, buf, plan, op);
   }
 
   /** @internal */
@@ -302,6 +287,11 @@ export class Request<T = void> {
   free(): void {
     this._freed = true;
     if (this._r !== null && !this._r.done) this._r.freed = true;
+    this._dropHeld();
+  }
+
+  /** @internal Drops the references a persistent request holds from init (_hold); a planned one that is active drops them when its run reports. */
+  _dropHeld(): void {
     const held = this._held;
     if (held !== null) {
       this._held = null;
@@ -320,7 +310,7 @@ export class Request<T = void> {
     // that finished at once (a collective whose messages were there) is still active until then.
     if (this._r !== null && !this._reported) throw mpiError(ERR_ARG, this.#startCall(), 'the request is still active: wait for it before start()');
     if (runtimeOrNull() === null) runtime(this.#startCall());
-    const r = new DevRequest(REQ_KIND.RECV, this.#startCall());
+    const r = this._nextOperation();
     this._r = r;
     this._reported = false;
     this._status = null;
@@ -336,6 +326,11 @@ export class Request<T = void> {
 
   #startCall(): string {
     return (this._startCall ??= `${this._call}.start`);
+  }
+
+  /** @internal The operation record of the next start: a new one (persistent point-to-point, partitioned); PlannedRequest reuses its own. */
+  _nextOperation(): DevRequest {
+    return new DevRequest(REQ_KIND.RECV, this.#startCall());
   }
 
   /** Waits for every request; resolves their values in order. Inactive requests count as complete (value undefined). */
@@ -490,26 +485,38 @@ function completeWith(device: Device, r: DevRequest, promise: Promise<unknown>, 
 }
 
 /**
- * Where a persistent request's plan reports a run (coll/plan.ts RunTarget): completes the start's
- * operation `r` with the run's error, as completeWith does for a promise. One per request, made at
- * init, so a start allocates no callbacks.
+ * A persistent collective (…Init, MPI 4.0 section 6.13): what init makes serves every start (issue 36).
+ * A persistent request is inactive between its completions and MPI_Request_free of an inactive one
+ * ends it (section 3.9), so a start needs nothing new: it resets and reuses the one operation record
+ * made here; the references to the communicator, datatype and op are the ones _hold takes from init
+ * to free (a run takes none of its own, and when the request is freed while active they go when that
+ * run reports: the run still uses them); and the plan reports to the one PlanRun made here. A start
+ * so allocates nothing on this layer and makes no lifetime call; its completion takes and drops no
+ * hold of the event loop (Device.completeNow: the run's receives hold it while they wait).
  */
-class PlanRun implements RunTarget {
-  readonly device: Device;
-  readonly call: string;
-  /** the operation of the current start; null between a run's end and the next start */
-  r: DevRequest | null = null;
+class PlannedRequest extends Request<void> {
+  readonly #run: PlanRun;
 
-  constructor(device: Device, call: string) {
-    this.device = device;
-    this.call = call;
+  constructor(comm: RequestComm, call: string, buf: unknown, plan: CollPlan, op: number) {
+    super(null, comm, call);
+    this._hold(comm._handle, buf, op);
+    this._startCall = `${call}.start`;
+    // The device is this thread's, taken here: a request lives on the thread that made it.
+    const run = new PlanRun(runtime(call).device, this, plan, new DevRequest(REQ_KIND.GENERALIZED, this._startCall));
+    this.#run = run;
+    // Made once: a start calls it with the operation _nextOperation gave, which is run.record.
+    this._starter = () => run.start();
   }
 
-  finished(error: unknown): void {
-    const r = this.r!;
-    this.r = null;
-    if (error !== null) r.error = error instanceof MPIError ? error : mpiError(ERR_OTHER, this.call, String(error), error);
-    this.device.completeNow(r);
+  override _nextOperation(): DevRequest {
+    const r = this.#run.record;
+    r.done = false;
+    r.error = null;
+    return r;
+  }
+
+  override _dropHeld(): void {
+    if (!this.#run.running) super._dropHeld();
   }
 }
 

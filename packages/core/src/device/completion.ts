@@ -131,8 +131,14 @@ export class Completion {
     if (r.refMode !== 0) this.#lifetime.releaseRequest(r);
   }
 
-  complete(r: DevRequest): void {
-    this.release();
+  /**
+   * Completes r: its slot and references go back, its finish and onComplete run. `held` false: r never
+   * held the event loop (a generalized request, Device.completeNow), so there is no hold to release,
+   * and completing it does not take and drop one, which toggles the loop's reference (a timer's ref and
+   * unref) whenever nothing else of this thread is in flight (issue 36: once per persistent start).
+   */
+  complete(r: DevRequest, held = true): void {
+    if (held) this.release();
     r.done = true;
     if (r.slot !== NIL) {
       this.reqs[r.slot] = undefined;

@@ -263,10 +263,9 @@ export class Device {
     return r.kind === REQ_KIND.RECV && this.#matcher.cancelRecv(r);
   }
 
-  /** Completes a request created outside the protocols (generalized: collectives, PROC_NULL). */
+  /** Completes a request created outside the protocols (generalized: collectives, PROC_NULL), which holds nothing of the event loop. */
   completeNow(r: DevRequest): void {
-    this.#completion.hold();
-    this.#completion.complete(r);
+    this.#completion.complete(r, false);
   }
 
   /** Completes this thread's requests that other threads finished (drains the completion ring). */
