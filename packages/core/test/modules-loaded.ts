@@ -1,5 +1,6 @@
 // The modules a fresh Node loads for one import (the lazy-modules tests of core and the launcher):
-// a child Node records every file its loader resolves (a module.register resolve hook), then runs
+// a child Node records every file and Node built-in its loader resolves (a module.register resolve
+// hook; a built-in loaded through require is not seen), then runs
 // `await import(SPECIFIER)` with the source condition the repository's TypeScript programs use.
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -10,13 +11,13 @@ import { pathToFileURL } from 'node:url';
 const HOOK = [
   'export async function resolve(specifier, context, next) {',
   '  const r = await next(specifier, context);',
-  "  if (r.url.startsWith('file:')) process.stderr.write(`LOADED ${r.url}\\n`);",
+  "  if (r.url.startsWith('file:') || r.url.startsWith('node:')) process.stderr.write(`LOADED ${r.url}\\n`);",
   '  return r;',
   '}',
 ].join('\n');
 
 /**
- * The file: URLs a child Node resolves while it imports `specifier` from `cwd`.
+ * The file: and node: URLs a child Node resolves while it imports `specifier` from `cwd`.
  * @throws Error with the child's stderr when the import fails
  */
 export function modulesLoadedBy(cwd: string, specifier: string): string[] {

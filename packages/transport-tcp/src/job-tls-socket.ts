@@ -17,8 +17,9 @@
  * pair key, not this job's: a connection to one is keyed by the pair key (its client options, made
  * once per key), and the listener takes an identity of a pair key this process was given (addPair).
  */
+import { createRequire } from 'node:module';
 import net from 'node:net';
-import tls from 'node:tls';
+import type * as Tls from 'node:tls';
 import { couplingTls, couplingTlsClientOptions, jobTlsClientOptions, jobTlsFailure, jobTlsServerOptions, type TransportLog } from '@tsmpi/core/transport';
 
 /** The code of a dialled socket's error when its TLS handshake failed. */
@@ -32,17 +33,23 @@ const kRemote = Symbol('tsmpi.tlsRemote');
 const CONNECTING = 0;
 const HANDSHAKING = 1;
 const SECURE = 2;
-type TlsSock = tls.TLSSocket & { [kPeer]: string; [kState]: number; [kLog]: TransportLog | null; [kRemote]?: readonly [string | undefined, number | undefined] };
+/**
+ * Node's tls module, loaded by the first JobTlsSockets (a --secure job): a job without --secure never
+ * loads it (1.2 MB of an idle rank's resident memory, issue 38). Every use below follows a construction.
+ */
+let tls: typeof Tls;
+type TlsSock = Tls.TLSSocket & { [kPeer]: string; [kState]: number; [kLog]: TransportLog | null; [kRemote]?: readonly [string | undefined, number | undefined] };
 
 /** One job's TLS for one transport. */
 export class JobTlsSockets {
-  readonly #client: tls.ConnectionOptions;
-  readonly #server: tls.TlsOptions & { isServer: true };
+  readonly #client: Tls.ConnectionOptions;
+  readonly #server: Tls.TlsOptions & { isServer: true };
   /** Coupled jobs' pair keys: the client options by key, the PSK by identity (a listener's lookup). */
-  readonly #pairClients = new Map<string, tls.ConnectionOptions>();
+  readonly #pairClients = new Map<string, Tls.ConnectionOptions>();
   readonly #pairPsks = new Map<string, Buffer>();
 
   constructor(jobKey: string) {
+    tls ??= createRequire(import.meta.url)('node:tls') as typeof Tls;
     this.#client = jobTlsClientOptions(jobKey);
     this.#server = jobTlsServerOptions(jobKey, (identity) => this.#pairPsks.get(identity) ?? null);
   }
@@ -101,7 +108,7 @@ function emitDialled(this: TlsSock, event: string | symbol, ...args: unknown[]):
     this.destroy(err);
     return false;
   }
-  return (tls.TLSSocket.prototype.emit as (this: tls.TLSSocket, event: string | symbol, ...a: unknown[]) => boolean).call(this, event, ...args);
+  return (tls.TLSSocket.prototype.emit as (this: Tls.TLSSocket, event: string | symbol, ...a: unknown[]) => boolean).call(this, event, ...args);
 }
 
 function onDialError(this: TlsSock, err: NodeJS.ErrnoException): void {

@@ -28,9 +28,8 @@
  */
 import { connect as connectTcp, type Socket } from 'node:net';
 import { performance } from 'node:perf_hooks';
-import { connect as connectTls } from 'node:tls';
 import { processOf, type JobEnv } from '../config/index.ts';
-import { ERROR_CLASSES, ERR_OTHER, KeyResponse, jobTlsClientOptions, mpiError } from '../util/index.ts';
+import { ERROR_CLASSES, ERR_OTHER, KeyResponse, jobTlsClientOptions, mpiError, tlsModule } from '../util/index.ts';
 import type { BlockedIn, FinalizeReport, LocalCounters, PmiClient, RankCounters } from './client-api.ts';
 import { ChangedEntries } from './counter-deltas.ts';
 import { estimateClockOffset, type ClockSample } from './clock-offset.ts';
@@ -105,7 +104,7 @@ class LinkPmiClient implements PmiClient {
     }
     // mpiexec --secure hands out a tls:// URL: TLS keyed by the job (util/job-tls.ts), no certificate.
     const socket = url.isTls
-      ? connectTls({ host: url.host, port: url.port, ...jobTlsClientOptions(env.jobKey) })
+      ? tlsModule().connect({ host: url.host, port: url.port, ...jobTlsClientOptions(env.jobKey) })
       : connectTcp({ host: url.host, port: url.port });
     socket.setNoDelay(true);
     // The opening request goes out once the connection (and its TLS) is up; the service speaks first after it (its challenge).

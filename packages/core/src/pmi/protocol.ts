@@ -4,8 +4,9 @@
  *
  * Transport: one link per process (link.ts: link-frames.ts's frames over a
  * socket, TLS under --secure; mpiexec's per-host proxies and other jobs use a
- * WebSocket on the same port), each frame one message encoded with msgpackr as
- * a plain object whose `t` field names its type. The service's address is a
+ * WebSocket on the same port), each frame one message encoded as MessagePack
+ * (wire-codec.ts, the bytes msgpackr writes) as a plain object whose `t` field
+ * names its type. The service's address is a
  * wire-up URL (wireupUrl): tcp://host:port, or tls://host:port under --secure.
  *
  * Conversation (client -> server unless marked <-):
@@ -42,15 +43,15 @@
  * size is the size of the process's world.
  *
  * The decoders never throw: they return the message, or null for anything
- * malformed (the receiver then closes with CLOSE_CODES.protocol). Encoders copy
- * out of msgpackr's shared buffer, because ws masks client frames in place.
+ * malformed (the receiver then closes with CLOSE_CODES.protocol). Encoders return
+ * a fresh buffer, because ws masks client frames in place.
  *
  * Before hello is accepted the service decodes nothing larger than
  * MAX_HELLO_BYTES (the launcher's pre-authentication limits).
  */
-import { Packr } from 'msgpackr';
 import { keyProofBinding } from '../util/index.ts';
 import type { BlockedIn, FinalizeReport, RankCounters } from './client-api.ts';
+import { packWire, unpackWire } from './wire-codec.ts';
 
 /**
  * Bumped on any incompatible change of this conversation or of the link that carries it; the link's opening
@@ -165,11 +166,9 @@ export type DynReplyMessage = { readonly t: 'dynReply'; readonly id: number; rea
 /** Everything the wire-up service sends to a process. */
 export type ServerMessage = ChallengeMessage | WelcomeMessage | FenceDoneMessage | GetReplyMessage | AckMessage | RollCallMessage | ClockReplyMessage | PeerFailedMessage | DynReplyMessage;
 
-const packr = new Packr({ useRecords: false });
-
 function encode(message: ClientMessage | ServerMessage): Buffer {
-  // Copy: pack() returns a view of msgpackr's reused buffer, and ws masks client frames in place.
-  return Buffer.from(packr.pack(message));
+  // A fresh buffer per message: ws masks client frames in place.
+  return packWire(message);
 }
 
 /** Encodes a client message into a fresh buffer. */
@@ -185,7 +184,7 @@ export function encodeServerMessage(message: ServerMessage): Buffer {
 function unpackObject(data: Uint8Array): Record<string, unknown> | null {
   let value: unknown;
   try {
-    value = packr.unpack(data);
+    value = unpackWire(data);
   } catch {
     return null;
   }
@@ -193,7 +192,7 @@ function unpackObject(data: Uint8Array): Record<string, unknown> | null {
   return value as Record<string, unknown>;
 }
 
-// Binaries (nonces, proofs) are copied out: msgpackr returns views of the input, a Buffer or not as the input was.
+// Binaries (nonces, proofs) are copied out: the decoder returns views of the input.
 function isBytes(v: unknown): v is Uint8Array {
   return v instanceof Uint8Array;
 }

@@ -1,6 +1,7 @@
 /**
  * The trace a process hands to mpiexec at finalize under `mpiexec --trace FILE` (issue 41): its
- * layout, and its encoding into the bytes of the wire-up `trace` message (protocol.ts).
+ * layout, and its encoding into the bytes of the wire-up `trace` message (protocol.ts; MessagePack by
+ * wire-codec.ts, as the messages themselves).
  *
  * A thread's recorder (api/trace-recorder.ts) keeps two tables of float64 words, grown in place
  * and never turned into objects per event: CALL rows (one per reported MPI call) and MSG rows (one
@@ -13,7 +14,7 @@
  * ranks, COMM_WORLD's when there is one endpoint per process), so a message is named by
  * (context id, source endpoint, destination endpoint, tag) whatever communicator it is on.
  */
-import { Packr } from 'msgpackr';
+import { packWire, unpackWire } from './wire-codec.ts';
 
 /** The words of a CALL row. COMM: context id, or -1; PEER, TAG, BYTES: -1 when none or unknown. */
 export const TRACE_CALL = { START_MS: 0, DURATION_MS: 1, NAME: 2, COMM: 3, PEER: 4, TAG: 5, BYTES: 6, WORDS: 7 } as const;
@@ -46,18 +47,16 @@ export interface TraceDump {
   readonly threads: readonly TraceThread[];
 }
 
-const packr = new Packr({ useRecords: false });
-
 function bytesOf(words: Float64Array): Uint8Array {
   return new Uint8Array(words.buffer, words.byteOffset, words.byteLength);
 }
 
 /** Encodes a dump into a fresh buffer (the tables travel as their bytes, not as numbers). */
 export function encodeTraceDump(dump: TraceDump): Uint8Array {
-  return Uint8Array.from(packr.pack({
+  return packWire({
     offsetMs: dump.offsetMs,
     threads: dump.threads.map((t) => ({ tid: t.tid, names: t.names, comms: t.comms, calls: bytesOf(t.calls), msgs: bytesOf(t.msgs), dropped: t.dropped })),
-  }));
+  });
 }
 
 function wordsOf(v: unknown, rowWords: number): Float64Array | null {
@@ -78,7 +77,7 @@ function isCommPairs(v: unknown): v is [number, string][] {
 export function decodeTraceDump(data: Uint8Array): TraceDump | null {
   let v: unknown;
   try {
-    v = packr.unpack(data);
+    v = unpackWire(data);
   } catch {
     return null;
   }

@@ -26,6 +26,6 @@ export { formatLogLine, textLogDestination } from './log-line.ts';
 export type { LogFormat } from './log-line.ts';
 export { deferredLogger } from './deferred-logger.ts';
 export type { LogFn, Logger } from './deferred-logger.ts';
-export { JOB_TLS_CIPHERS, JOB_TLS_IDENTITY, couplingTls, couplingTlsClientOptions, jobTlsClientOptions, jobTlsFailure, jobTlsPsk, jobTlsServerOptions } from './job-tls.ts';
+export { JOB_TLS_CIPHERS, JOB_TLS_IDENTITY, couplingTls, couplingTlsClientOptions, jobTlsClientOptions, jobTlsFailure, jobTlsPsk, jobTlsServerOptions, tlsModule } from './job-tls.ts';
 export type { CouplingTls, CouplingTlsKind } from './job-tls.ts';
 export { RankTable } from './rank-table.ts';

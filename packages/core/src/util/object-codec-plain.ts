@@ -14,7 +14,8 @@
  * per object. The walk reads each property, and the encoder reads it again: a getter of a plain
  * object runs twice (structuredClone and the records form run it once).
  */
-import { Packr, RESERVE_START_SPACE } from 'msgpackr';
+import type { Packr } from 'msgpackr';
+import { msgpackr } from './msgpackr-at-first-use.ts';
 
 /** The marker: a msgpack fixext 1 of our type 0x50 ('P'), which the records form never writes first. */
 const MARK_0 = 0xd4;
@@ -29,7 +30,10 @@ const PLAIN_MAX_ELEMENTS = 1024;
  * msgpackr with the flags tsmpi used before ADR 0033: objects as maps and back, no reference
  * tracking. moreTypes and copyBuffers as in the records form, so a typed array arrives the same.
  */
-const plainPackr = new Packr({ useRecords: false, mapsAsObjects: true, structuredClone: false, moreTypes: true, copyBuffers: true });
+let plainPackr: Packr | null = null;
+function plain(): Packr {
+  return (plainPackr ??= new (msgpackr().Packr)({ useRecords: false, mapsAsObjects: true, structuredClone: false, moreTypes: true, copyBuffers: true }));
+}
 
 /** The typed arrays' prototypes: a view of one of these kinds (not a Buffer, not a subclass) is plain. */
 const TYPED_ARRAY_PROTOTYPES: ReadonlySet<object> = new Set([
@@ -85,7 +89,7 @@ export function isPlain(value: unknown): boolean {
 
 /** The plain form's bytes of a value isPlain accepted: a view of the encoder's buffer, valid until its next encode. */
 export function encodePlain(value: unknown): Uint8Array {
-  const bytes = plainPackr.pack(value, RESERVE_START_SPACE | MARK_LENGTH);
+  const bytes = plain().pack(value, msgpackr().RESERVE_START_SPACE | MARK_LENGTH);
   bytes[0] = MARK_0;
   bytes[1] = MARK_1;
   bytes[2] = 0;
@@ -101,5 +105,5 @@ const AFTER_MARK = Object.freeze({ start: MARK_LENGTH });
 
 /** The value in the plain form's bytes. */
 export function decodePlain(bytes: Uint8Array): unknown {
-  return plainPackr.unpack(bytes, AFTER_MARK);
+  return plain().unpack(bytes, AFTER_MARK);
 }

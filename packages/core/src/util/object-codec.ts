@@ -37,9 +37,10 @@
  * buffer sharing it); an Error keeps a non-standard name; a property named "__proto__" arrives as
  * "__proto_" (msgpackr's guard).
  */
-import { Packr, addExtension } from 'msgpackr';
+import type { Packr } from 'msgpackr';
 import { ERR_ARG, ERR_OTHER, MPIError, mpiError } from './errors.ts';
 import { registeredByName, registeredByPrototype, type RegisteredClass } from './class-registry.ts';
+import { msgpackr } from './msgpackr-at-first-use.ts';
 import { decodePlain, encodePlain, isPlain, isPlainForm } from './object-codec-plain.ts';
 
 /** Our msgpack ext type ('M'), and the kinds of value an Envelope carries. */
@@ -59,17 +60,11 @@ class Envelope {
 class Refused extends Error {}
 
 /**
- * The codec's msgpackr instance. copyBuffers: decoded binaries never alias the input (a receive
- * buffer or shared memory). The output buffer is reused by the next encode (STYLE.md lesson 5).
+ * The codec's msgpackr instance, made with its extensions by the first encode or decode (codec()).
+ * copyBuffers: decoded binaries never alias the input (a receive buffer or shared memory). The
+ * output buffer is reused by the next encode (STYLE.md lesson 5).
  */
-const packr = new Packr({
-  useRecords: true,
-  mapsAsObjects: false,
-  structuredClone: true,
-  moreTypes: true,
-  copyBuffers: true,
-  writeFunction: () => { throw new Refused('a function'); },
-});
+let packr: Packr | null = null;
 
 /** Encodes in progress on this thread: OTHER_OBJECT matches only inside them. */
 let encoding = 0;
@@ -105,18 +100,6 @@ function restoreErrorParts(e: object, parts: unknown[]): void {
   if (stack !== undefined) Object.defineProperty(e, 'stack', hidden(stack));
   if (hasCause === true) Object.defineProperty(e, 'cause', hidden(cause));
 }
-
-addExtension({
-  Class: OTHER_OBJECT as unknown as new () => unknown,
-  write(this: unknown, value: object): unknown {
-    // Another Packr (nested in one of our encodes): msgpackr's own behaviour for a class instance.
-    if (this !== packr) return typeof (value as { toJSON?: unknown }).toJSON === 'function' ? (value as { toJSON(): unknown }).toJSON() : value;
-    const entry = registeredByPrototype(Object.getPrototypeOf(value) as object | null);
-    if (entry !== undefined) return new Envelope([KIND_CLASS, entry.name, { ...value }, value instanceof Error ? errorParts(value) : null]);
-    if (value instanceof Error) return new Envelope([KIND_ERROR, ...errorParts(value)]);
-    throw new Refused('unsupported');
-  },
-});
 
 /** Envelope values made by the current decode, and how many of them a cycle copied (see markRevived). */
 const revived: object[] = [];
@@ -169,19 +152,44 @@ function readEnvelope(parts: unknown[]): unknown {
   throw new DecodeRefused('a malformed object message');
 }
 
-// Added after OTHER_OBJECT: msgpackr tests the last added extension first, so an Envelope is never taken for another object.
-addExtension({
-  Class: Envelope,
-  type: EXT_TYPE,
-  pack(env: Envelope, allocateForWrite: (n: number) => { target: Uint8Array; position: number }, pack: (v: unknown) => void) {
-    const { target, position } = allocateForWrite(3);
-    target[position] = 0xd4; // fixext 1: our type, a filler byte, then the parts as the next value
-    target[position + 1] = EXT_TYPE;
-    target[position + 2] = 0;
-    pack(env.parts);
-  },
-  read: readEnvelope,
-} as unknown as Parameters<typeof addExtension>[0]);
+/** The codec's msgpackr instance: loads msgpackr and registers the two extensions at the first call. */
+function codec(): Packr {
+  if (packr !== null) return packr;
+  const { Packr, addExtension } = msgpackr();
+  packr = new Packr({
+    useRecords: true,
+    mapsAsObjects: false,
+    structuredClone: true,
+    moreTypes: true,
+    copyBuffers: true,
+    writeFunction: () => { throw new Refused('a function'); },
+  });
+  addExtension({
+    Class: OTHER_OBJECT as unknown as new () => unknown,
+    write(this: unknown, value: object): unknown {
+      // Another Packr (nested in one of our encodes): msgpackr's own behaviour for a class instance.
+      if (this !== packr) return typeof (value as { toJSON?: unknown }).toJSON === 'function' ? (value as { toJSON(): unknown }).toJSON() : value;
+      const entry = registeredByPrototype(Object.getPrototypeOf(value) as object | null);
+      if (entry !== undefined) return new Envelope([KIND_CLASS, entry.name, { ...value }, value instanceof Error ? errorParts(value) : null]);
+      if (value instanceof Error) return new Envelope([KIND_ERROR, ...errorParts(value)]);
+      throw new Refused('unsupported');
+    },
+  });
+  // Added after OTHER_OBJECT: msgpackr tests the last added extension first, so an Envelope is never taken for another object.
+  addExtension({
+    Class: Envelope,
+    type: EXT_TYPE,
+    pack(env: Envelope, allocateForWrite: (n: number) => { target: Uint8Array; position: number }, pack: (v: unknown) => void) {
+      const { target, position } = allocateForWrite(3);
+      target[position] = 0xd4; // fixext 1: our type, a filler byte, then the parts as the next value
+      target[position + 1] = EXT_TYPE;
+      target[position + 2] = 0;
+      pack(env.parts);
+    },
+    read: readEnvelope,
+  } as unknown as Parameters<typeof addExtension>[0]);
+  return packr;
+}
 
 /**
  * The bytes of `value` by the object-message rules. The result is a view of the codec's output
@@ -199,7 +207,7 @@ export function encodeObject(value: unknown, call: string): Uint8Array {
   }
   encoding++;
   try {
-    return packr.pack(value);
+    return codec().pack(value);
   } catch (e) {
     throw refusal(value, call, e);
   } finally {
@@ -216,7 +224,7 @@ export function decodeObject(bytes: Uint8Array, call: string): unknown {
   const src = Buffer.isBuffer(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length) : bytes;
   if (isPlainForm(src)) return decodePlain(src);
   try {
-    const value: unknown = packr.unpack(src);
+    const value: unknown = codec().unpack(src);
     if (revived.length > 0) finishRevived(value);
     return value;
   } catch (e) {
