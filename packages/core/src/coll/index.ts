@@ -30,4 +30,4 @@ export type { NeighborPlan } from './neighbor.ts';
 export { ALGORITHMS, DEFAULT_COLL_TUNING, SELECTION_TABLE, selectAlgorithm } from './select.ts';
 export type { AlgorithmOf, CollOptions, Collective, CollTuning, SelectionInput, SelectionRule } from './select.ts';
 export { kindMismatch, sameCollective, signatureOf } from './signature.ts';
-export type { ByteOp, Codec, CollPt2pt, Combine, ObjectOp, ReceiveTarget, SendTarget, VBuffer } from './pt2pt.ts';
+export type { ByteOp, Codec, CollPt2pt, Combine, ObjectOp, ReceiveIntoTarget, ReceiveTarget, SendTarget, VBuffer } from './pt2pt.ts';

@@ -1,6 +1,6 @@
 // The per-peer neighbourhood step machine (neighbor-peers.ts): a plan started again and again on
 // the same buffers (repeated neighbours, PROC_NULL edges, zero-byte blocks) over the simulator with
-// and without the callback entries; LeanNeighbor's calls over a synchronous in-memory view (a call
+// no callback entries, recvThen, and recvIntoThen; LeanNeighbor's calls over a synchronous in-memory view (a call
 // whose messages are there returns LEAN_DONE, overlapping calls each get a machine); and a message
 // of another collective reported once every operation of the run has reported.
 import { describe, expect, it } from 'vitest';
@@ -8,7 +8,8 @@ import { ERR_OTHER, MPIError, PROC_NULL, mpiError } from '../util/index.ts';
 import { LEAN_DONE } from './lean-allreduce.ts';
 import { LeanNeighbor, NeighborExchangePlan, type NeighborPlan } from './neighbor-peers.ts';
 import { runPlan } from './plan.ts';
-import type { CollPt2pt, ReceiveTarget, SendTarget } from './pt2pt.ts';
+import { recvInto } from './exchange.ts';
+import type { CollPt2pt, ReceiveIntoTarget, ReceiveTarget, SendTarget } from './pt2pt.ts';
 import { Sim } from './sim.test-util.ts';
 
 /** A periodic rows x cols grid (row-major), as cartNeighbors and cartSendOrder give it. */
@@ -26,9 +27,10 @@ function line(p: number, rank: number): NeighborPlan {
   return { sources: n, destinations: n, sendOrder: [1, 0] };
 }
 
-/** The view with the callback entries over the simulator's promises (as reductions.test.ts's). */
-function withCallbacks(pt: CollPt2pt): CollPt2pt {
+/** The view with the callback entries over the simulator's promises (as reductions.test.ts's); `into`: recvIntoThen too. */
+function withCallbacks(pt: CollPt2pt, into: boolean): CollPt2pt {
   return {
+    ...(into ? { recvIntoThen: (s: number, t: number, buf: Uint8Array, target: ReceiveIntoTarget) => { recvInto(pt, s, t, buf, 'test').then((n) => target.receivedInto(n, t, null), (e: MPIError) => target.receivedInto(0, -1, e)); } } : {}),
     rank: pt.rank,
     size: pt.size,
     send: (d, t, b) => pt.send(d, t, b),
@@ -50,8 +52,8 @@ describe('NeighborExchangePlan (planned at init, started again and again)', () =
     ['periodic 3x3 (distinct)', 9, (r) => grid(3, 3, r)],
     ['a line of 4 (PROC_NULL at the ends)', 4, (r) => line(4, r)],
   ];
-  for (const callbacks of [false, true]) {
-    it.each(shapes)(`%s: each of three starts delivers that start's blocks${callbacks ? ', callback entries' : ''}`, async (_name, p, planOf) => {
+  for (const callbacks of ['none', 'recvThen', 'recvIntoThen'] as const) {
+    it.each(shapes)(`%s: each of three starts delivers that start's blocks, callback entries: ${callbacks}`, async (_name, p, planOf) => {
       for (const bb of [0, 7, 300]) {
         const sim = new Sim(p, { seed: p + bb, rendezvousBytes: 256 });
         const got: number[][][] = [];
@@ -60,7 +62,7 @@ describe('NeighborExchangePlan (planned at init, started again and again)', () =
           const deg = plan.destinations.length;
           const send = new Uint8Array(deg * bb);
           const recv = new Uint8Array(plan.sources.length * bb);
-          const run = new NeighborExchangePlan(callbacks ? withCallbacks(sp) : sp, plan, 12, send, bb, recv, bb, 'NeighborAlltoallInit');
+          const run = new NeighborExchangePlan(callbacks === 'none' ? sp : withCallbacks(sp, callbacks === 'recvIntoThen'), plan, 12, send, bb, recv, bb, 'NeighborAlltoallInit');
           got[r] = [];
           for (let start = 0; start < 3; start++) {
             for (let j = 0; j < deg; j++) send.fill((16 * r + j + 64 * start) & 255, j * bb, (j + 1) * bb);

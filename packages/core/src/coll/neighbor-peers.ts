@@ -3,7 +3,8 @@
  * with blocks of one size, one message per distinct neighbour) as a step machine that the
  * receives' and sends' completions drive, the mechanism of the short allreduce (short-allreduce.ts,
  * docs/adr/0053): a run posts every receive and every send through the view's callback entries
- * (pt2pt.ts recvThen and sendThen: no promise, no closure, no async frame per neighbour) and reports
+ * (pt2pt.ts recvIntoThen, or recvThen, and sendThen: no promise, no closure, no async frame per
+ * neighbour; recvIntoThen lands a message in the caller's buffer, as recvInto did) and reports
  * to a RunTarget once every one of them has reported. A topology's neighbours are fixed when the
  * communicator is made, so the grouping by peer is made once per plan, and a machine (its receive
  * targets, its packed send buffers) once per communicator and form (LeanNeighbor, the blocking and
@@ -20,12 +21,12 @@
  * State of a run: the tag, the caller's byte views, the block size, the outstanding operations
  * (plus one while posting, so a completion during posting does not finish the run), the first
  * error, the target. Views without the callback entries (the unit tests' simulator) run through
- * recv() and send().
+ * recv() and send(); a view with recvThen but not recvIntoThen gets fresh bytes and copies them.
  */
 import { ERR_COUNT, ERR_TRUNCATE, PROC_NULL, mpiError, type MPIError } from '../util/index.ts';
 import { LEAN_DONE } from './lean-allreduce.ts';
 import type { CollPlan, RunTarget } from './plan.ts';
-import type { CollPt2pt, ReceiveTarget, SendTarget } from './pt2pt.ts';
+import type { CollPt2pt, ReceiveIntoTarget, ReceiveTarget, SendTarget } from './pt2pt.ts';
 
 /** Who a rank exchanges with (comm/topology.ts NeighborLists): ranks of the communicator or PROC_NULL. */
 export interface NeighborPlan {
@@ -74,10 +75,16 @@ function byPeer(ranks: readonly number[], order: readonly number[]): PeerBlocks[
   return Array.from(groups, ([peer, blocks]) => ({ peer, blocks, adjacent: blocks.every((b, k) => b === blocks[0]! + k) }));
 }
 
-/** Where one neighbour's message reports: the machine, told which neighbour (a target per peer, made once). */
-class PeerReceive implements ReceiveTarget {
+/**
+ * Where one neighbour's message reports: the machine, told which neighbour (a target per peer, made
+ * once). With recvIntoThen the message lands in the receive buffer itself when the peer's blocks are
+ * adjacent (one block, or a periodic dimension of size 1 or 2), else in `scratch`, split from there.
+ */
+class PeerReceive implements ReceiveTarget, ReceiveIntoTarget {
   readonly #machine: NeighborExchange;
   readonly group: PeerBlocks;
+  /** a non-adjacent group's landing area, kept for the next run (free once a run has reported) */
+  scratch: Uint8Array = NO_BYTES;
 
   constructor(machine: NeighborExchange, group: PeerBlocks) {
     this.#machine = machine;
@@ -85,7 +92,11 @@ class PeerReceive implements ReceiveTarget {
   }
 
   received(data: Uint8Array | null, tag: number, error: MPIError | null): void {
-    this.#machine.receivedFrom(this.group, data, tag, error);
+    this.#machine.receivedFrom(this, data, -1, tag, error);
+  }
+
+  receivedInto(count: number, tag: number, error: MPIError | null): void {
+    this.#machine.receivedFrom(this, null, count, tag, error);
   }
 }
 
@@ -129,7 +140,8 @@ export class NeighborExchange implements SendTarget {
     // Every receive is posted before any send (a rendezvous send completes only once matched).
     for (const r of this.#recvs) {
       this.#pending++;
-      if (pt.recvThen !== undefined) pt.recvThen(r.group.peer, tag, r);
+      if (pt.recvIntoThen !== undefined) pt.recvIntoThen(r.group.peer, tag, landing(r, recv, bb), r);
+      else if (pt.recvThen !== undefined) pt.recvThen(r.group.peer, tag, r);
       else pt.recv(r.group.peer, tag).then((d) => r.received(d, tag, null), (e: MPIError) => r.received(null, -1, e));
     }
     const sends = this.#sends;
@@ -155,13 +167,27 @@ export class NeighborExchange implements SendTarget {
     if (--this.#pending === 0) this.#finish();
   }
 
-  /** Neighbour g.peer's message (or its error) has come: its blocks go to their places in the receive buffer. */
-  receivedFrom(g: PeerBlocks, data: Uint8Array | null, tag: number, error: MPIError | null): void {
+  /**
+   * Neighbour r.group.peer's message (or its error) has come: `data` its bytes (recvThen, recv), or
+   * null and `count` its length, already in landing(r) (recvIntoThen). Its blocks go to their places.
+   */
+  receivedFrom(r: PeerReceive, data: Uint8Array | null, count: number, tag: number, error: MPIError | null): void {
     let e = error;
-    if (e === null && tag !== this.#tag && tag >= 0 && this.#pt.mismatch !== undefined) e = this.#pt.mismatch(tag, this.#tag, g.peer);
-    if (e === null && this.#error === null) e = this.#place(g, data!);
+    if (e === null && tag !== this.#tag && tag >= 0 && this.#pt.mismatch !== undefined) e = this.#pt.mismatch(tag, this.#tag, r.group.peer);
+    if (e === null && this.#error === null) e = data !== null ? this.#place(r.group, data) : this.#landed(r, count);
     if (e !== null) this.#error ??= e;
     if (--this.#pending === 0) this.#finish();
+  }
+
+  /** A message received in place (recvIntoThen, which refuses one longer than its area): checks its length, splits a non-adjacent group's. */
+  #landed(r: PeerReceive, count: number): MPIError | null {
+    const bb = this.#bb;
+    const { blocks, adjacent } = r.group;
+    const n = blocks.length;
+    if (n === 1) return null;
+    if (count !== n * bb) return countMismatch(this.#call, r.group.peer, count, n, bb);
+    if (!adjacent) for (let k = 0; k < n; k++) this.#recv.set(r.scratch.subarray(k * bb, (k + 1) * bb), blocks[k]! * bb);
+    return null;
   }
 
   sent(error: MPIError | null): void {
@@ -197,6 +223,15 @@ export class NeighborExchange implements SendTarget {
     this.#done = null;
     done.finished(error);
   }
+}
+
+/** Where r's message lands: its blocks in `recv` when adjacent, else r's scratch area (grown to the run's size). */
+function landing(r: PeerReceive, recv: Uint8Array, bb: number): Uint8Array {
+  const { blocks, adjacent } = r.group;
+  const n = blocks.length;
+  if (n === 1 || adjacent) return recv.subarray(blocks[0]! * bb, (blocks[0]! + n) * bb);
+  if (r.scratch.length !== n * bb) r.scratch = new Uint8Array(n * bb);
+  return r.scratch;
 }
 
 function countMismatch(call: string, peer: number, got: number, n: number, bb: number): MPIError {
