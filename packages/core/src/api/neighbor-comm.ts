@@ -227,9 +227,10 @@ export class TopoComm extends Comm {
     if (!neighborPerPeer(this.size, bb)) return null;
     let lean = this.#lean;
     if (lean === null || !lean.serves(plan)) {
+      // Made again when the caller's rank changes (another endpoint): its views and its sequence cell are the endpoint's.
       lean = new LeanNeighbor(plan, (name) => new CommCollPt2pt(this, name));
       this.#lean = lean;
-      this.#seq ??= this._collSeqCell();
+      this.#seq = this._collSeqCell();
     }
     let sendBytes = this.#sendBytes;
     if (sendbuf !== this.#sendArray || sendBytes.length !== sendLength) {
