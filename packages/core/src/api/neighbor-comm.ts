@@ -18,16 +18,26 @@
  * graph, the lists as given. Counts: a block per neighbour, the receive
  * buffer holding indegree blocks and Alltoall's send buffer outdegree blocks.
  * No IN_PLACE (MPI has none for neighborhood collectives).
+ *
+ * NeighborAlltoall and NeighborAllgather (blocking and I…) on plain typed arrays whose blocks take
+ * the per-peer algorithm skip the checked `run`: the communicator keeps a LeanNeighbor
+ * (coll/neighbor-peers.ts) whose step machines run the exchange on byte views of the arrays, the
+ * same messages, tag and errors, and a blocking call whose messages were there returns LEAN_DONE
+ * without entering the blocking wait (as the lean Allreduce, docs/adr/0053). Their …Init forms on
+ * contiguous buffers plan that machine at init (NeighborExchangePlan).
  */
-import { neighborAlltoall, neighborAlltoallBytes, neighborAlltoallv, type NeighborPlan, type VBuffer } from '../coll/index.ts';
+import {
+  LEAN_DONE, LeanNeighbor, NeighborExchangePlan, neighborAlltoall, neighborAlltoallBytes, neighborAlltoallv, neighborPerPeer, signatureOf, type NeighborPlan, type VBuffer,
+} from '../coll/index.ts';
 import { neighborLists, type Topology } from '../comm/index.ts';
-import { ERR_ARG, ERR_COUNT, decodeObject, encodeObject, mpiError } from '../util/index.ts';
+import { ERR_ARG, ERR_COUNT, collTag, decodeObject, encodeObject, mpiError } from '../util/index.ts';
 import { Comm } from './comm.ts';
 import { CommCollPt2pt } from './coll-pt2pt.ts';
 import {
   describe, packedOf, packV, resolveBuf, resolveV, resolveW, stageW, unpackArea, unpackV, unstageW, type BufSpec, type ResolvedBuf, type WBufSpec,
 } from './buffer.ts';
 import { Request } from './request.ts';
+import { MAX_MESSAGE_BYTES } from '../device/index.ts';
 import { vBase, type VBufSpec } from './coll-runs.ts';
 
 export type { WBufSpec } from './buffer.ts';
@@ -98,23 +108,6 @@ export class TopoComm extends Comm {
 
   // --- buffer form: argument checks and the run each form shares ------------
 
-  #allgather(sendbuf: BufSpec, recvbuf: BufSpec, call: string): Run {
-    const plan = this._neighbors(call);
-    const send = resolveBuf(sendbuf, call, 'sendbuf');
-    const recv = resolveBuf(recvbuf, call, 'recvbuf');
-    const bb = send.packedBytes;
-    const indegree = plan.sources.length;
-    if (recv.packedBytes !== indegree * bb) {
-      throw mpiError(ERR_COUNT, call, `recvbuf holds ${recv.packedBytes} bytes: expected ${indegree} blocks (one per in-neighbour) of sendbuf's ${bb} bytes`);
-    }
-    return async (pt, tag) => {
-      // packedOf: a non-contiguous recvbuf's current contents, so PROC_NULL blocks stay as they were
-      const area = packedOf(recv);
-      await neighborAlltoall(pt, tag, plan, packedOf(send), 0, area, bb, call);
-      unpackArea(recv, area);
-    };
-  }
-
   #allgatherv(sendbuf: BufSpec, recvbuf: VBufSpec, call: string): Run {
     const plan = this._neighbors(call);
     const send = resolveBuf(sendbuf, call, 'sendbuf');
@@ -126,18 +119,24 @@ export class TopoComm extends Comm {
     };
   }
 
-  #alltoall(sendbuf: BufSpec, recvbuf: BufSpec, call: string): Run {
+  #alltoallArgs(sendbuf: BufSpec, recvbuf: BufSpec, call: string): ExchangeArgs {
     const plan = this._neighbors(call);
     const send = resolveBuf(sendbuf, call, 'sendbuf');
     const recv = resolveBuf(recvbuf, call, 'recvbuf');
+    const bb = blockBytes(send, recv, plan.destinations.length, plan.sources.length, call);
+    return { plan, send, recv, sendStride: bb, bb };
+  }
+
+  #allgatherArgs(sendbuf: BufSpec, recvbuf: BufSpec, call: string): ExchangeArgs {
+    const plan = this._neighbors(call);
+    const send = resolveBuf(sendbuf, call, 'sendbuf');
+    const recv = resolveBuf(recvbuf, call, 'recvbuf');
+    const bb = send.packedBytes;
     const indegree = plan.sources.length;
-    const outdegree = plan.destinations.length;
-    const bb = blockBytes(send, recv, outdegree, indegree, call);
-    return async (pt, tag) => {
-      const area = packedOf(recv);
-      await neighborAlltoall(pt, tag, plan, packedOf(send), bb, area, bb, call);
-      unpackArea(recv, area);
-    };
+    if (recv.packedBytes !== indegree * bb) {
+      throw mpiError(ERR_COUNT, call, `recvbuf holds ${recv.packedBytes} bytes: expected ${indegree} blocks (one per in-neighbour) of sendbuf's ${bb} bytes`);
+    }
+    return { plan, send, recv, sendStride: 0, bb };
   }
 
   #alltoallv(sendbuf: VBufSpec, recvbuf: VBufSpec, call: string): Run {
@@ -175,6 +174,84 @@ export class TopoComm extends Comm {
     return this._collPersistent(call, run, buf);
   }
 
+  /** The blocking NeighborAlltoall or NeighborAllgather: the lean path when it applies, else the checked run. */
+  #exchangeBlocking(call: LeanCall, sendbuf: BufSpec, recvbuf: BufSpec, allgather: boolean): Promise<void> {
+    const lean = this.#leanStart(call, sendbuf, recvbuf, allgather);
+    // Finished within the call (its messages were there): nothing to wait for, so no blocking wait to enter.
+    if (lean === LEAN_DONE) return lean;
+    return this._collBlocking(call, lean ?? this._collStart(call, exchangeRun(allgather ? this.#allgatherArgs(sendbuf, recvbuf, call) : this.#alltoallArgs(sendbuf, recvbuf, call))));
+  }
+
+  /** The nonblocking form of the same. */
+  #exchangeNonblocking(call: LeanCall, sendbuf: BufSpec, recvbuf: BufSpec, allgather: boolean): Request<void> {
+    const lean = this.#leanStart(call, sendbuf, recvbuf, allgather);
+    return this._collNonblocking(call, lean ?? this._collStart(call, exchangeRun(allgather ? this.#allgatherArgs(sendbuf, recvbuf, call) : this.#alltoallArgs(sendbuf, recvbuf, call))), recvbuf);
+  }
+
+  /** The persistent form: contiguous buffers of per-peer blocks plan the step machine at init; others run the checked body per start. */
+  #exchangePersistent(call: string, a: ExchangeArgs, buf: unknown): Request<void> {
+    const send = a.send.contiguous;
+    const recv = a.recv.contiguous;
+    if (send !== null && recv !== null && neighborPerPeer(this.size, a.bb)) {
+      return this._collPersistentPlan(call, (pt, tag) => new NeighborExchangePlan(pt, a.plan, tag, send, a.sendStride, recv, a.bb, call), buf);
+    }
+    return this._collPersistent(call, exchangeRun(a), buf);
+  }
+
+  #lean: LeanNeighbor | null = null;
+  #seq: { readonly cells: Int32Array; readonly index: number } | null = null;
+  /** The previous lean call's arrays and their byte views (kept while the arrays' buffers are small: see keepView). */
+  #sendArray: ArrayBufferView | null = null;
+  #sendBytes: Uint8Array = NO_BYTES;
+  #recvArray: ArrayBufferView | null = null;
+  #recvBytes: Uint8Array = NO_BYTES;
+
+  /**
+   * The lean path: plain typed arrays (no DataView, no datatype) that pass every check of the
+   * checked path (whole blocks of whole items, one per neighbour, of one size) with blocks that take
+   * the per-peer algorithm, on a communicator with in- and out-neighbours. Starts the exchange on
+   * the communicator's LeanNeighbor; null, having done nothing, for anything else: the caller takes
+   * the checked path, which also throws the MPIError of a bad argument.
+   */
+  #leanStart(call: LeanCall, sendbuf: BufSpec, recvbuf: BufSpec, allgather: boolean): Promise<void> | null {
+    if (!isTypedArray(sendbuf) || !isTypedArray(recvbuf)) return null;
+    const plan = this._neighbors(call);
+    const outdegree = plan.destinations.length;
+    const indegree = plan.sources.length;
+    const sendLength = sendbuf.byteLength;
+    const recvLength = recvbuf.byteLength;
+    if (outdegree === 0 || indegree === 0 || sendLength === 0 || sendLength > MAX_MESSAGE_BYTES || recvLength > MAX_MESSAGE_BYTES) return null;
+    const bb = allgather ? sendLength : sendLength / outdegree;
+    if (recvLength !== indegree * bb) return null;
+    if (!allgather && (!Number.isInteger(bb) || bb % itemBytesOf(sendbuf) !== 0 || bb % itemBytesOf(recvbuf) !== 0)) return null;
+    if (!neighborPerPeer(this.size, bb)) return null;
+    let lean = this.#lean;
+    if (lean === null || !lean.serves(plan)) {
+      // Made again when the caller's rank changes (another endpoint): its views and its sequence cell are the endpoint's.
+      lean = new LeanNeighbor(plan, (name) => new CommCollPt2pt(this, name));
+      this.#lean = lean;
+      this.#seq = this._collSeqCell();
+    }
+    let sendBytes = this.#sendBytes;
+    if (sendbuf !== this.#sendArray || sendBytes.length !== sendLength) {
+      sendBytes = new Uint8Array(sendbuf.buffer, sendbuf.byteOffset, sendLength);
+      const keep = keepView(sendbuf);
+      this.#sendArray = keep ? sendbuf : null;
+      this.#sendBytes = keep ? sendBytes : NO_BYTES;
+    }
+    let recvBytes = this.#recvBytes;
+    if (recvbuf !== this.#recvArray || recvBytes.length !== recvLength) {
+      recvBytes = new Uint8Array(recvbuf.buffer, recvbuf.byteOffset, recvLength);
+      const keep = keepView(recvbuf);
+      this.#recvArray = keep ? recvbuf : null;
+      this.#recvBytes = keep ? recvBytes : NO_BYTES;
+    }
+    const seq = this.#seq!;
+    const n = Atomics.load(seq.cells, seq.index);
+    Atomics.store(seq.cells, seq.index, (n + 1) | 0);
+    return lean.start(call, collTag(n, LEAN_SIGNATURES[call]), sendBytes, allgather ? 0 : bb, recvBytes, bb);
+  }
+
   // --- buffer form -------------------------------------------------------------
 
   /**
@@ -184,15 +261,15 @@ export class TopoComm extends Comm {
    * @example await cart.NeighborAllgather(mine, new Float64Array(2 * cart.ndims * mine.length));
    */
   NeighborAllgather(sendbuf: BufSpec, recvbuf: BufSpec): Promise<void> {
-    return this.#blocking('NeighborAllgather', this.#allgather(sendbuf, recvbuf, 'NeighborAllgather'));
+    return this.#exchangeBlocking('NeighborAllgather', sendbuf, recvbuf, true);
   }
   /** Nonblocking NeighborAllgather. */
   IneighborAllgather(sendbuf: BufSpec, recvbuf: BufSpec): Request<void> {
-    return this.#nonblocking('IneighborAllgather', this.#allgather(sendbuf, recvbuf, 'IneighborAllgather'), recvbuf);
+    return this.#exchangeNonblocking('IneighborAllgather', sendbuf, recvbuf, true);
   }
   /** Persistent NeighborAllgather (MPI 4.0): start(), then wait(), as often as wanted. */
   NeighborAllgatherInit(sendbuf: BufSpec, recvbuf: BufSpec): Request<void> {
-    return this.#persistent('NeighborAllgatherInit', this.#allgather(sendbuf, recvbuf, 'NeighborAllgatherInit'), recvbuf);
+    return this.#exchangePersistent('NeighborAllgatherInit', this.#allgatherArgs(sendbuf, recvbuf, 'NeighborAllgatherInit'), recvbuf);
   }
 
   /** NeighborAllgather with blocks of varying size: in-neighbour i's block lands at displs[i] with counts[i] items. */
@@ -215,15 +292,15 @@ export class TopoComm extends Comm {
    * @example await cart.NeighborAlltoall(halosOut, halosIn); // a halo exchange
    */
   NeighborAlltoall(sendbuf: BufSpec, recvbuf: BufSpec): Promise<void> {
-    return this.#blocking('NeighborAlltoall', this.#alltoall(sendbuf, recvbuf, 'NeighborAlltoall'));
+    return this.#exchangeBlocking('NeighborAlltoall', sendbuf, recvbuf, false);
   }
   /** Nonblocking NeighborAlltoall. */
   IneighborAlltoall(sendbuf: BufSpec, recvbuf: BufSpec): Request<void> {
-    return this.#nonblocking('IneighborAlltoall', this.#alltoall(sendbuf, recvbuf, 'IneighborAlltoall'), recvbuf);
+    return this.#exchangeNonblocking('IneighborAlltoall', sendbuf, recvbuf, false);
   }
   /** Persistent NeighborAlltoall. */
   NeighborAlltoallInit(sendbuf: BufSpec, recvbuf: BufSpec): Request<void> {
-    return this.#persistent('NeighborAlltoallInit', this.#alltoall(sendbuf, recvbuf, 'NeighborAlltoallInit'), recvbuf);
+    return this.#exchangePersistent('NeighborAlltoallInit', this.#alltoallArgs(sendbuf, recvbuf, 'NeighborAlltoallInit'), recvbuf);
   }
 
   /** NeighborAlltoall with blocks of varying size (counts and displs in items, one per neighbour). */
@@ -257,6 +334,55 @@ export class TopoComm extends Comm {
     return this.#persistent('NeighborAlltoallwInit', run, recvbuf[0]);
   }
 }
+
+/** NeighborAlltoall's or NeighborAllgather's checked arguments: block j of the send side at j * sendStride, blocks of bb bytes. */
+interface ExchangeArgs {
+  readonly plan: NeighborPlan;
+  readonly send: ResolvedBuf;
+  readonly recv: ResolvedBuf;
+  readonly sendStride: number;
+  readonly bb: number;
+}
+
+/** The checked body of NeighborAlltoall or NeighborAllgather (every form but the lean path and a planned …Init). */
+function exchangeRun(a: ExchangeArgs): Run {
+  const { plan, send, recv, sendStride, bb } = a;
+  return async (pt, tag) => {
+    // packedOf: a non-contiguous recvbuf's current contents, so PROC_NULL blocks stay as they were
+    const area = packedOf(recv);
+    await neighborAlltoall(pt, tag, plan, packedOf(send), sendStride, area, bb, pt.call);
+    unpackArea(recv, area);
+  };
+}
+
+/** The calls with a lean path, and the signatures their tags carry (coll/signature.ts), as _collStart gives them. */
+type LeanCall = 'NeighborAlltoall' | 'IneighborAlltoall' | 'NeighborAllgather' | 'IneighborAllgather';
+const LEAN_SIGNATURES: Readonly<Record<LeanCall, number>> = {
+  NeighborAlltoall: signatureOf('NeighborAlltoall'),
+  IneighborAlltoall: signatureOf('IneighborAlltoall'),
+  NeighborAllgather: signatureOf('NeighborAllgather'),
+  IneighborAllgather: signatureOf('IneighborAllgather'),
+};
+
+/** A plain typed array (not a DataView): its bytes are the packed items of a predefined datatype. */
+function isTypedArray(x: unknown): x is ArrayBufferView & { readonly BYTES_PER_ELEMENT: number } {
+  return ArrayBuffer.isView(x) && !(x instanceof DataView);
+}
+
+/** Bytes of one item of a plain typed array (its predefined datatype's size). */
+function itemBytesOf(x: ArrayBufferView & { readonly BYTES_PER_ELEMENT: number }): number {
+  return x.BYTES_PER_ELEMENT;
+}
+
+/**
+ * Whether the lean path may keep a byte view of `x` for the next call: keeping it keeps x's whole
+ * buffer alive until then, which for small arrays cut from a large buffer could be much more.
+ */
+function keepView(x: ArrayBufferView): boolean {
+  return x.buffer.byteLength <= KEEP_VIEW_BYTES;
+}
+const KEEP_VIEW_BYTES = 1 << 20;
+const NO_BYTES = new Uint8Array(0);
 
 function encode(value: unknown, call: string): Uint8Array {
   return encodeObject(value, call).slice();

@@ -13,7 +13,9 @@
  * periodic Cartesian dimension of size 1 or 2 (and a graph with repeated
  * edges) a neighbour appears twice: the halo of a 2x2 periodic grid is then
  * 2 messages per rank instead of 4, and the blocks from one neighbour are
- * adjacent in the receive buffer, so they land there with no copy. MPI
+ * adjacent in the receive buffer, so they land there with one copy. The
+ * per-peer exchange is a step machine (neighbor-peers.ts, docs/adr/0053's
+ * mechanism): no promise per neighbour, planned once per communicator. MPI
  * requires as many edges a -> b in a's list as in b's (MPI 4.0 section 8.6,
  * the graph restriction; a distributed graph's lists must agree), so both
  * sides group alike.
@@ -30,18 +32,14 @@
  * the receives in source order (comm/topology.ts says why that pairs halo
  * blocks correctly when a neighbour appears twice).
  */
-import { ERR_COUNT, PROC_NULL, mpiError } from '../util/index.ts';
+import { PROC_NULL } from '../util/index.ts';
 import { recvInto } from './exchange.ts';
+import { NeighborExchangePlan, type NeighborPlan } from './neighbor-peers.ts';
+import { runPlan } from './plan.ts';
 import type { CollPt2pt, VBuffer } from './pt2pt.ts';
 import { choose, plainInput, type CollOptions } from './select.ts';
 
-/** Who a rank exchanges with (comm/topology.ts NeighborLists): ranks of the communicator or PROC_NULL. */
-export interface NeighborPlan {
-  readonly sources: readonly number[];
-  readonly destinations: readonly number[];
-  /** indices into destinations: the order the sends are posted in */
-  readonly sendOrder: readonly number[];
-}
+export type { NeighborPlan } from './neighbor-peers.ts';
 
 /**
  * Sends block j of `send` to plan.destinations[j] and receives block i of `recv` from
@@ -64,49 +62,9 @@ export async function neighborAlltoallv(pt: CollPt2pt, tag: number, plan: Neighb
   await Promise.all(pending);
 }
 
-/** One distinct neighbour and the indices of its blocks, in the order they pair up. */
-interface PeerBlocks {
-  readonly peer: number;
-  readonly blocks: readonly number[];
-  /** receive side: the blocks are i, i + 1, ... (adjacent in a buffer of equal blocks) */
-  readonly adjacent: boolean;
-  /**
-   * send side, several blocks: the packed buffer of the last call that completed, reused by the next
-   * (null while a call holds it: an overlapping call packs into a fresh one). A send may keep its
-   * buffer until it resolves, so a buffer comes back only once its whole call has completed.
-   */
-  spare: Uint8Array | null;
-}
-
-/** A plan's traffic by distinct neighbour: sends in sendOrder, receives in source order. */
-interface PlanPeers {
-  readonly sends: readonly PeerBlocks[];
-  readonly recvs: readonly PeerBlocks[];
-}
-
-/** Each plan's peers, built at its first per-peer call (a topology communicator keeps one plan). */
-const PEERS = new WeakMap<NeighborPlan, PlanPeers>();
-
-function peersOf(plan: NeighborPlan): PlanPeers {
-  let peers = PEERS.get(plan);
-  if (peers === undefined) {
-    peers = { sends: byPeer(plan.destinations, plan.sendOrder), recvs: byPeer(plan.sources, plan.sources.map((_, i) => i)) };
-    PEERS.set(plan, peers);
-  }
-  return peers;
-}
-
-/** The non-PROC_NULL entries of `ranks`, visited in `order`, grouped by rank (first appearance first). */
-function byPeer(ranks: readonly number[], order: readonly number[]): PeerBlocks[] {
-  const groups = new Map<number, number[]>();
-  for (const i of order) {
-    const peer = ranks[i]!;
-    if (peer === PROC_NULL) continue;
-    const blocks = groups.get(peer);
-    if (blocks === undefined) groups.set(peer, [i]);
-    else blocks.push(i);
-  }
-  return Array.from(groups, ([peer, blocks]) => ({ peer, blocks, adjacent: blocks.every((b, k) => b === blocks[0]! + k), spare: null }));
+/** Whether NeighborAlltoall or NeighborAllgather with blocks of `blockBytes` on `size` ranks takes the per-peer algorithm (select.ts). */
+export function neighborPerPeer(size: number, blockBytes: number, opts?: CollOptions): boolean {
+  return choose('neighborAlltoall', plainInput(size, blockBytes), opts) === 'per-peer';
 }
 
 /**
@@ -121,51 +79,12 @@ export function neighborAlltoall(
   pt: CollPt2pt, tag: number, plan: NeighborPlan, send: Uint8Array, sendStride: number, recv: Uint8Array, blockBytes: number, call: string, opts?: CollOptions,
 ): Promise<void> {
   const bb = blockBytes;
-  if (choose('neighborAlltoall', plainInput(pt.size, bb), opts) === 'per-block') {
+  if (!neighborPerPeer(pt.size, bb, opts)) {
     const v = (n: number, stride: number, buf: Uint8Array): VBuffer => ({ buf, counts: new Array<number>(n).fill(bb), displs: Array.from({ length: n }, (_, i) => i * stride) });
     return neighborAlltoallv(pt, tag, plan, v(plan.destinations.length, sendStride, send), v(plan.sources.length, bb, recv), call);
   }
-  const peers = peersOf(plan);
-  const pending: Promise<unknown>[] = [];
-  for (const g of peers.recvs) pending.push(recvBlocks(pt, tag, g, recv, bb, call));
-  let packs: [PeerBlocks, Uint8Array][] | null = null;
-  for (const g of peers.sends) {
-    const { peer, blocks } = g;
-    const n = blocks.length;
-    if (n === 1) {
-      const at = blocks[0]! * sendStride;
-      pending.push(pt.send(peer, tag, send.subarray(at, at + bb)));
-      continue;
-    }
-    let packed = g.spare;
-    if (packed !== null && packed.length === n * bb) g.spare = null;
-    else packed = new Uint8Array(n * bb);
-    for (let k = 0; k < n; k++) {
-      const at = blocks[k]! * sendStride;
-      packed.set(send.subarray(at, at + bb), k * bb);
-    }
-    pending.push(pt.send(peer, tag, packed));
-    (packs ??= []).push([g, packed]);
-  }
-  return Promise.all(pending).then(() => {
-    // Every send has resolved: the packed buffers may serve the next call.
-    if (packs !== null) for (const [g, packed] of packs) g.spare = packed;
-  });
-}
-
-/** Receives neighbour g.peer's message of g.blocks.length blocks into their places in `recv`. */
-function recvBlocks(pt: CollPt2pt, tag: number, g: PeerBlocks, recv: Uint8Array, bb: number, call: string): Promise<unknown> {
-  const n = g.blocks.length;
-  const first = g.blocks[0]! * bb;
-  if (n === 1) return recvInto(pt, g.peer, tag, recv.subarray(first, first + bb), call);
-  // Adjacent blocks (a periodic dimension of size 2 or 1) land in place; others through a copy.
-  const area = g.adjacent ? recv.subarray(first, first + n * bb) : new Uint8Array(n * bb);
-  return recvInto(pt, g.peer, tag, area, call).then((got) => {
-    if (got !== n * bb) {
-      throw mpiError(ERR_COUNT, call, `rank ${g.peer} sent ${got} bytes for ${n} blocks of ${bb} bytes: the ranks called ${call} with different block sizes (every rank must pass the same count and datatype)`);
-    }
-    if (!g.adjacent) for (let k = 0; k < n; k++) recv.set(area.subarray(k * bb, (k + 1) * bb), g.blocks[k]! * bb);
-  });
+  // The per-peer step machine (neighbor-peers.ts), run once as a promise (the API's lean path and …Init keep theirs).
+  return runPlan(new NeighborExchangePlan(pt, plan, tag, send, sendStride, recv, bb, call));
 }
 
 /**

@@ -73,6 +73,12 @@ export interface CollPt2pt {
    * Absent: the machine uses recv().
    */
   recvThen?(source: number, tag: number, target: ReceiveTarget): void;
+  /**
+   * Optional: recvInto() that tells `target` instead of resolving a promise: target.receivedInto(count,
+   * tag, error) runs once, possibly before recvIntoThen returns (a message longer than buf: ERR_TRUNCATE;
+   * the tag as recvThen's). Lets a step machine land data in place (coll/neighbor-peers.ts). Absent: recvThen or recv().
+   */
+  recvIntoThen?(source: number, tag: number, buf: Uint8Array, target: ReceiveIntoTarget): void;
   /** Optional: send() that tells `target` (target.sent(error), possibly before sendThen returns). Absent: send(). */
   sendThen?(dest: number, tag: number, data: Uint8Array, target: SendTarget): void;
   /** Optional: the error of a message with tag `theirs` from `source` that completed a receive posted with `mine`; null when both tags name one collective. */
@@ -83,6 +89,12 @@ export interface CollPt2pt {
 export interface ReceiveTarget {
   /** `data` the message (owned by the receiver), null on error; `tag` the message's own (-1: none came). */
   received(data: Uint8Array | null, tag: number, error: MPIError | null): void;
+}
+
+/** Where recvIntoThen reports its receive. */
+export interface ReceiveIntoTarget {
+  /** `count` the message's bytes now in the buffer; `tag` the message's own (-1: none came). */
+  receivedInto(count: number, tag: number, error: MPIError | null): void;
 }
 
 /** Where sendThen reports its send. */

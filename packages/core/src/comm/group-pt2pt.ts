@@ -20,7 +20,7 @@
  * ERR_OTHER naming both calls and both ranks (coll/signature.ts kindMismatch).
  */
 import { DevRequest, REQ_KIND, type Device } from '../device/index.ts';
-import { kindMismatch, sameCollective, type CollPt2pt, type ReceiveTarget, type SendTarget } from '../coll/index.ts';
+import { kindMismatch, sameCollective, type CollPt2pt, type ReceiveIntoTarget, type ReceiveTarget, type SendTarget } from '../coll/index.ts';
 import { collSignature, type MPIError } from '../util/index.ts';
 import { bytesOf, countOf, none, promiseOf } from './dev-settle.ts';
 
@@ -57,6 +57,11 @@ function received<T>(pt: GroupPt2pt, r: DevRequest, tag: number, source: number,
 /** recvThen's completion: a module-level handler that reaches its target through r.owner (STYLE.md rule 12). */
 function toReceiveTarget(r: DevRequest): void {
   (r.owner as ReceiveTarget).received(r.error === null ? (r.value as Uint8Array) : null, r.tag, r.error);
+}
+
+/** recvIntoThen's completion. */
+function toReceiveIntoTarget(r: DevRequest): void {
+  (r.owner as ReceiveIntoTarget).receivedInto(r.count, r.tag, r.error);
 }
 
 /** sendThen's completion. */
@@ -160,6 +165,22 @@ export class GroupPt2pt implements CollPt2pt {
     else {
       r.owner = target;
       r.onComplete = toReceiveTarget;
+    }
+  }
+
+  /** recvInto() for a step machine (coll/pt2pt.ts recvIntoThen): the message lands in `buf`, target.receivedInto tells its length. */
+  recvIntoThen(source: number, tag: number, buf: Uint8Array, target: ReceiveIntoTarget): void {
+    let r: DevRequest;
+    if (this.#bytes) r = this.#device.recvBytes(this.#me, this.#contextId, this.#members[source]!, tag, buf, 0, this.#call);
+    else {
+      r = new DevRequest(REQ_KIND.RECV, this.#call);
+      r.buf = buf;
+      this.#device.postRecv(r, this.#me, this.#contextId, this.#members[source]!, tag);
+    }
+    if (r.done) target.receivedInto(r.count, r.tag, r.error);
+    else {
+      r.owner = target;
+      r.onComplete = toReceiveIntoTarget;
     }
   }
 
