@@ -96,12 +96,18 @@ describe('SharedState as LockHolders (one thread)', () => {
     expect(shared.failedClass()).toBe(ERR_PROC_FAILED);
   });
 
-  it('a recycled row is live again once its new thread starts', () => {
+  it('a recycled row is live again once its new thread starts, and its next end gives another stamp', () => {
     const shared = multithreadedState();
     shared.markEnded(3);
-    expect(shared.hasEnded(4)).toBe(true);
+    const first = shared.endedStamp(4);
+    expect(first).not.toBe(0);
+    expect(shared.endedStamp(4)).toBe(first); // the same ended thread, looked at twice
     shared.markStarted(3);
-    expect(shared.hasEnded(4)).toBe(false);
+    expect(shared.endedStamp(4)).toBe(0);
+    shared.markEnded(3);
+    const second = shared.endedStamp(4);
+    expect(second).not.toBe(0);
+    expect(second).not.toBe(first); // the row's second thread: a spinner that saw the first must not take it for the same
   });
 });
 
@@ -130,7 +136,7 @@ describe('the request table\'s lock with its holder in another thread (real work
     try {
       await workerReport(holder, (m): m is { type: 'holding' } => (m as { type: string }).type === 'holding', HANG_MS, 'the holder never took the lock', () => undefined, { terminate: false });
       expect(Atomics.load(cells, index)).toBe(6);
-      expect(shared.hasEnded(6)).toBe(false); // running, computing
+      expect(shared.endedStamp(6)).toBe(0); // running, computing
       const outcome = await contend(shared, () => void holder.terminate());
       expect(outcome).toMatchObject({ type: 'threw', name: 'MPIError', errorClass: ERR_PROC_FAILED });
       expect((outcome as { message: string }).message).toContain('the lock of the request table is held by worker thread 5, which ended without releasing it');

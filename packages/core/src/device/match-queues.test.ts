@@ -165,7 +165,7 @@ import('node:worker_threads').then(async ({ parentPort, workerData }) => {
   const table = new RequestTable(RequestTable.allocateBuffers(256), true, true);
   const pool = new SlotPool(table);
   const buffer = MatchQueues.allocateBuffer(SOURCES);
-  const holders = { hasEnded: (holder) => holder === 4, heldByEnded: (lock, holder) => new Error(lock + ': ' + holder) };
+  const holders = { endedStamp: (holder) => (holder === 4 ? 1 : 0), heldByEnded: (lock, holder) => new Error(lock + ': ' + holder) };
   const q = new MatchQueues(table, buffer, SOURCES, 'parallel', true, true, holders);
   // The lock words are the buffer's last SOURCES + 1 words: one per source, then the wildcard queue's.
   const locks = new Int32Array(buffer, buffer.byteLength - (SOURCES + 1) * 4, SOURCES + 1);
