@@ -6,10 +6,10 @@
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SpinLocks, lockHolder, setLockHolder, type LockHolders } from './spin-lock.ts';
-import { workerReport } from './worker-report.test-util.ts';
+import { WORKER_START_MS, workerReport } from './worker-report.test-util.ts';
 
 const SPIN_LOCK_URL = new URL('./spin-lock.ts', import.meta.url).href;
-/** How long a worker may spin before the test calls it a hang (the ended check fires within milliseconds). */
+/** How long a started worker may spin before the test calls it a hang (the ended check fires within milliseconds). */
 const HANG_MS = 10_000;
 
 /**
@@ -43,7 +43,7 @@ import('node:worker_threads').then(async ({ parentPort, workerData }) => {
 
 type Outcome = { type: 'took'; word: number } | { type: 'threw'; message: string };
 
-/** Runs the worker on lock 0 of `cells`; once it spins, runs `whileSpinning`. Rejects after HANG_MS, saying it hung. */
+/** Runs the worker on lock 0 of `cells`; once it spins, runs `whileSpinning`. Rejects HANG_MS after that, saying it hung. */
 function contend(cells: Int32Array, ended: Int32Array, whileSpinning: () => void): Promise<Outcome> {
   const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { spinLockUrl: SPIN_LOCK_URL, cells, ended } });
   return workerReport(w, (m): m is Outcome => (m as { type: string }).type !== 'spinning', HANG_MS, `the worker still spun on the lock after ${HANG_MS} ms: a dead holder was not detected`, whileSpinning);
@@ -145,7 +145,7 @@ describe('SpinLocks with the holder in another thread (real worker threads)', ()
     const outcome = await contend(cells, ended, () => Atomics.store(ended, 3, 1));
     expect(outcome).toEqual({ type: 'threw', message: 'test lock held by 4' });
     expect(Atomics.load(cells, 0)).toBe(4);
-  }, HANG_MS + 5_000);
+  }, WORKER_START_MS + HANG_MS + 5_000);
 
   it('a worker spinning on a lock whose live holder releases it takes it with its own holder id', async () => {
     const cells = sharedInts(1);
@@ -154,5 +154,5 @@ describe('SpinLocks with the holder in another thread (real worker threads)', ()
     const outcome = await contend(cells, ended, () => Atomics.store(cells, 0, 0));
     expect(outcome).toEqual({ type: 'took', word: 8 });
     expect(Atomics.load(cells, 0)).toBe(0);
-  }, HANG_MS + 5_000);
+  }, WORKER_START_MS + HANG_MS + 5_000);
 });
