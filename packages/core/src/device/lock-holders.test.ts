@@ -9,11 +9,11 @@ import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { ERR_PROC_FAILED, MPIError } from '../util/index.ts';
 import { SharedState } from './shared-state.ts';
-import { workerReport } from '../shm/worker-report.test-util.ts';
+import { WORKER_START_MS, workerReport } from '../shm/worker-report.test-util.ts';
 
 const SHARED_STATE_URL = new URL('./shared-state.ts', import.meta.url).href;
 const SPIN_LOCK_URL = new URL('../shm/spin-lock.ts', import.meta.url).href;
-/** How long a worker may spin before the test calls it a hang (the ended check fires within milliseconds). */
+/** How long a started worker may spin before the test calls it a hang (the ended check fires within milliseconds). */
 const HANG_MS = 10_000;
 
 /**
@@ -72,7 +72,7 @@ type Outcome = { type: 'took'; got: number } | { type: 'threw'; name: string; er
 
 /**
  * Starts a worker that takes the request table's lock; once it spins, runs `whileSpinning`. Resolves
- * with what the worker reported, or rejects after HANG_MS with a message that says it hung.
+ * with what the worker reported, or rejects HANG_MS after it spins with a message that says it hung.
  */
 function contend(shared: SharedState, whileSpinning: () => void): Promise<Outcome> {
   const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { sharedStateUrl: SHARED_STATE_URL, spinLockUrl: SPIN_LOCK_URL, buffers: shared.buffers } });
@@ -96,12 +96,18 @@ describe('SharedState as LockHolders (one thread)', () => {
     expect(shared.failedClass()).toBe(ERR_PROC_FAILED);
   });
 
-  it('a recycled row is live again once its new thread starts', () => {
+  it('a recycled row is live again once its new thread starts, and its next end gives another stamp', () => {
     const shared = multithreadedState();
     shared.markEnded(3);
-    expect(shared.hasEnded(4)).toBe(true);
+    const first = shared.endedStamp(4);
+    expect(first).not.toBe(0);
+    expect(shared.endedStamp(4)).toBe(first); // the same ended thread, looked at twice
     shared.markStarted(3);
-    expect(shared.hasEnded(4)).toBe(false);
+    expect(shared.endedStamp(4)).toBe(0);
+    shared.markEnded(3);
+    const second = shared.endedStamp(4);
+    expect(second).not.toBe(0);
+    expect(second).not.toBe(first); // the row's second thread: a spinner that saw the first must not take it for the same
   });
 });
 
@@ -118,7 +124,7 @@ describe('the request table\'s lock with its holder in another thread (real work
     // Thrown before the lock was taken: the word still names the dead holder, and no slot left the table.
     expect(Atomics.load(cells, index)).toBe(4);
     expect(shared.table.inUse()).toBe(before);
-  }, HANG_MS + 5_000);
+  }, WORKER_START_MS + HANG_MS + 5_000);
 
   it('a worker spinning on a lock whose holder was terminated, which nobody marks ended, throws ERR_PROC_FAILED', async () => {
     // The main thread of a rank spinning on a lock while the holder's Worker is terminated: its 'exit'
@@ -130,7 +136,7 @@ describe('the request table\'s lock with its holder in another thread (real work
     try {
       await workerReport(holder, (m): m is { type: 'holding' } => (m as { type: string }).type === 'holding', HANG_MS, 'the holder never took the lock', () => undefined, { terminate: false });
       expect(Atomics.load(cells, index)).toBe(6);
-      expect(shared.hasEnded(6)).toBe(false); // running, computing
+      expect(shared.endedStamp(6)).toBe(0); // running, computing
       const outcome = await contend(shared, () => void holder.terminate());
       expect(outcome).toMatchObject({ type: 'threw', name: 'MPIError', errorClass: ERR_PROC_FAILED });
       expect((outcome as { message: string }).message).toContain('the lock of the request table is held by worker thread 5, which ended without releasing it');
@@ -138,7 +144,7 @@ describe('the request table\'s lock with its holder in another thread (real work
     } finally {
       await holder.terminate();
     }
-  }, 2 * HANG_MS + 5_000);
+  }, 2 * WORKER_START_MS + HANG_MS + 5_000);
 
   it('a worker spinning on a lock whose live holder releases it gets through', async () => {
     const shared = multithreadedState();
@@ -148,5 +154,5 @@ describe('the request table\'s lock with its holder in another thread (real work
     expect(outcome).toEqual({ type: 'took', got: 1 });
     expect(Atomics.load(cells, index)).toBe(0);
     expect(shared.failedClass()).toBe(0);
-  }, HANG_MS + 5_000);
+  }, WORKER_START_MS + HANG_MS + 5_000);
 });

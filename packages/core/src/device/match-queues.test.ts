@@ -2,7 +2,7 @@ import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { MatchQueues, type MatchingMode } from './match-queues.ts';
 import { NIL, RequestTable, SLOT, SLOT_WORDS, SlotPool, KIND } from './request-table.ts';
-import { workerReport } from '../shm/worker-report.test-util.ts';
+import { WORKER_START_MS, workerReport } from '../shm/worker-report.test-util.ts';
 
 const ANY = -1;
 const SOURCES = 4;
@@ -150,7 +150,8 @@ describe.each(['parallel', 'global'] as const)('MatchQueues (%s)', (mode) => {
 });
 
 /**
- * Worker body (plain JS, evaluated) for the dead-holder cases: builds shared parallel queues whose
+ * Worker body (plain JS, evaluated) for the dead-holder cases: says it has started (its modules are
+ * loaded: the hang bound counts from there, worker-report.test-util.ts), builds shared parallel queues whose
  * locks see holder 4 (worker thread 3) as ended, runs `scenario`, and reports the lock words and
  * what threw. In a worker, so that a lock() that failed to notice the dead holder spins where the
  * test's timeout can end it (shm/spin-lock.test.ts tests the noticing itself).
@@ -165,7 +166,7 @@ import('node:worker_threads').then(async ({ parentPort, workerData }) => {
   const table = new RequestTable(RequestTable.allocateBuffers(256), true, true);
   const pool = new SlotPool(table);
   const buffer = MatchQueues.allocateBuffer(SOURCES);
-  const holders = { hasEnded: (holder) => holder === 4, heldByEnded: (lock, holder) => new Error(lock + ': ' + holder) };
+  const holders = { endedStamp: (holder) => (holder === 4 ? 1 : 0), heldByEnded: (lock, holder) => new Error(lock + ': ' + holder) };
   const q = new MatchQueues(table, buffer, SOURCES, 'parallel', true, true, holders);
   // The lock words are the buffer's last SOURCES + 1 words: one per source, then the wildcard queue's.
   const locks = new Int32Array(buffer, buffer.byteLength - (SOURCES + 1) * 4, SOURCES + 1);
@@ -176,6 +177,7 @@ import('node:worker_threads').then(async ({ parentPort, workerData }) => {
     table.words[s * SLOT_WORDS + SLOT.TAG] = 7;
     return s;
   };
+  parentPort.postMessage({ type: 'started' });
   const steps = [];
   const attempt = (name, f) => {
     try { f(); steps.push({ name, threw: null, locks: Array.from(locks), posted: q.postedCount }); }
@@ -196,7 +198,7 @@ import('node:worker_threads').then(async ({ parentPort, workerData }) => {
 
 type Step = { name: string; threw: string | null; locks: number[]; posted: number };
 
-/** Runs DEAD_HOLDER_WORKER's `scenario`; rejects after 10 s, saying the worker hung. */
+/** Runs DEAD_HOLDER_WORKER's `scenario`; rejects 10 s after the worker started, saying it hung. */
 function deadHolderSteps(scenario: 'source' | 'wildcard'): Promise<Step[]> {
   const w = new Worker(DEAD_HOLDER_WORKER, {
     eval: true,
@@ -208,7 +210,7 @@ function deadHolderSteps(scenario: 'source' | 'wildcard'): Promise<Step[]> {
 describe('MatchQueues (parallel) when a lock\'s holder died (shm/spin-lock.ts; in a worker thread)', () => {
   it('a wildcard receive that meets a dead source lock releases the source locks it took, and throws', async () => {
     expect(await deadHolderSteps('source')).toEqual([{ name: 'wildcard receive', threw: 'matching queues: 4', locks: [0, 0, 4, 0, 0], posted: 0 }]);
-  }, 15_000);
+  }, WORKER_START_MS + 15_000);
 
   it('a receive or cancel from one source that meets a dead wildcard lock releases its source lock, and throws', async () => {
     expect(await deadHolderSteps('wildcard')).toEqual([
@@ -217,5 +219,5 @@ describe('MatchQueues (parallel) when a lock\'s holder died (shm/spin-lock.ts; i
       { name: 'receive from source 1', threw: 'matching queues: 4', locks: [0, 0, 0, 0, 4], posted: 1 },
       { name: 'cancel a receive from source 3', threw: 'matching queues: 4', locks: [0, 0, 0, 0, 4], posted: 1 },
     ]);
-  }, 15_000);
+  }, WORKER_START_MS + 15_000);
 });

@@ -119,8 +119,9 @@ export interface SharedBuffers {
   /** per thread (Int32): how many of its own connections hold frames the kernel has not taken (TransportOptions.onHoldChange) */
   readonly heldConnections: SharedArrayBuffer;
   /**
-   * per statistics row (user threads then channel engines), two Int32 words: 1 once the thread has
-   * ended (SharedState.markEnded), and the kernel id of the thread that took the row (markStarted)
+   * per statistics row (user threads then channel engines), three Int32 words: 1 once the thread has
+   * ended (SharedState.markEnded), the kernel id of the thread that took the row (markStarted), and
+   * how many threads have taken the row (markStarted)
    */
   readonly ended: SharedArrayBuffer;
   /** the attached buffer of buffered sends (Int32 words, laid out by api/bsend-buffer.ts: one per process, as in MPI) */
@@ -132,8 +133,8 @@ export interface SharedBuffers {
 /** Int32 words of the bsend cells (api/bsend-buffer.ts names them). */
 const BSEND_CELL_WORDS = 4;
 
-/** Words per statistics row in the ended table: the ended mark, then the kernel id of the row's thread. */
-const ENDED_WORDS = 2;
+/** Words per statistics row in the ended table: the ended mark, the kernel id of the row's thread, the row's start count. */
+const ENDED_WORDS = 3;
 
 const SMALL_MAX_SHIFT = 16;
 // 32,768 records: more than the 16,376 context ids a process can hand out, so ids (ERR_OTHER) run out before records.
@@ -335,6 +336,8 @@ export class SharedState implements LockHolders {
    * thread's whole start-up to see the mark.
    */
   markStarted(row: number): void {
+    // The count first: a look (endedStamp) that still read the ended mark set then reads an older count than the next look.
+    Atomics.add(this.#ended, row * ENDED_WORDS + 2, 1);
     Atomics.store(this.#ended, row * ENDED_WORDS + 1, kernelThreadId());
     Atomics.store(this.#ended, row * ENDED_WORDS, 0);
   }
@@ -342,11 +345,14 @@ export class SharedState implements LockHolders {
   /**
    * LockHolders (spin-lock.ts): holder ids are statistics rows + 1. The thread has ended when its row
    * is marked, or when the kernel no longer runs it: a Worker stopped by terminate() or out of memory
-   * whose 'exit' event waits for the main thread's event loop, while the main thread spins here.
+   * whose 'exit' event waits for the main thread's event loop, while the main thread spins here. The
+   * stamp is the row's start count + 1, read before the mark, so a thread that took the row meanwhile
+   * changes it.
    */
-  hasEnded(holder: number): boolean {
+  endedStamp(holder: number): number {
     const at = (holder - 1) * ENDED_WORDS;
-    return Atomics.load(this.#ended, at) !== 0 || isKernelThreadGone(Atomics.load(this.#ended, at + 1));
+    const starts = Atomics.load(this.#ended, at + 2);
+    return Atomics.load(this.#ended, at) !== 0 || isKernelThreadGone(Atomics.load(this.#ended, at + 1)) ? starts + 1 : 0;
   }
 
   /** LockHolders (spin-lock.ts): the process fails, with an error naming the lock and the thread. */

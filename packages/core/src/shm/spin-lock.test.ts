@@ -6,10 +6,10 @@
 import { Worker } from 'node:worker_threads';
 import { afterEach, describe, expect, it } from 'vitest';
 import { SpinLocks, lockHolder, setLockHolder, type LockHolders } from './spin-lock.ts';
-import { workerReport } from './worker-report.test-util.ts';
+import { WORKER_START_MS, workerReport } from './worker-report.test-util.ts';
 
 const SPIN_LOCK_URL = new URL('./spin-lock.ts', import.meta.url).href;
-/** How long a worker may spin before the test calls it a hang (the ended check fires within milliseconds). */
+/** How long a started worker may spin before the test calls it a hang (the ended check fires within milliseconds). */
 const HANG_MS = 10_000;
 
 /**
@@ -24,7 +24,7 @@ import('node:worker_threads').then(async ({ parentPort, workerData }) => {
   const { SpinLocks, setLockHolder } = await import(workerData.spinLockUrl);
   const { cells, ended } = workerData;
   const holders = {
-    hasEnded: (holder) => Atomics.load(ended, holder - 1) !== 0,
+    endedStamp: (holder) => Atomics.load(ended, holder - 1),
     heldByEnded: (lockName, holder) => new Error(lockName + ' held by ' + holder),
   };
   const locks = new SpinLocks(cells, true, 'test lock', holders);
@@ -43,7 +43,7 @@ import('node:worker_threads').then(async ({ parentPort, workerData }) => {
 
 type Outcome = { type: 'took'; word: number } | { type: 'threw'; message: string };
 
-/** Runs the worker on lock 0 of `cells`; once it spins, runs `whileSpinning`. Rejects after HANG_MS, saying it hung. */
+/** Runs the worker on lock 0 of `cells`; once it spins, runs `whileSpinning`. Rejects HANG_MS after that, saying it hung. */
 function contend(cells: Int32Array, ended: Int32Array, whileSpinning: () => void): Promise<Outcome> {
   const w = new Worker(WORKER_SOURCE, { eval: true, workerData: { spinLockUrl: SPIN_LOCK_URL, cells, ended } });
   return workerReport(w, (m): m is Outcome => (m as { type: string }).type !== 'spinning', HANG_MS, `the worker still spun on the lock after ${HANG_MS} ms: a dead holder was not detected`, whileSpinning);
@@ -76,12 +76,12 @@ describe('SpinLocks holder ids (one thread)', () => {
 describe('SpinLocks: a holder seen ended had released the lock first (one thread, scripted holders)', () => {
   afterEach(() => setLockHolder(0));
 
-  /** LockHolders whose i-th hasEnded call runs step i (what the other threads did meanwhile) and returns its answer. */
-  function scripted(steps: (() => boolean)[]): { holders: LockHolders; looks: () => number } {
+  /** LockHolders whose i-th endedStamp call runs step i (what the other threads did meanwhile) and returns its answer. */
+  function scripted(steps: (() => number)[]): { holders: LockHolders; looks: () => number } {
     let n = 0;
     return {
       holders: {
-        hasEnded: () => steps[Math.min(n++, steps.length - 1)]!(),
+        endedStamp: () => steps[Math.min(n++, steps.length - 1)]!(),
         heldByEnded: (lockName, holder) => new Error(`${lockName} held by ${holder}`),
       },
       looks: () => n,
@@ -91,7 +91,7 @@ describe('SpinLocks: a holder seen ended had released the lock first (one thread
   it('the holder released the lock and exited between the spinner\'s compareExchange and its look: the spinner takes it', () => {
     const cells = sharedInts(1);
     Atomics.store(cells, 0, 13); // worker thread 12 holds it
-    const { holders, looks } = scripted([() => { Atomics.store(cells, 0, 0); return true; }]);
+    const { holders, looks } = scripted([() => { Atomics.store(cells, 0, 0); return 1; }]);
     setLockHolder(0);
     new SpinLocks(cells, true, 'test lock', holders).lock(0);
     expect(Atomics.load(cells, 0)).toBe(1);
@@ -102,14 +102,38 @@ describe('SpinLocks: a holder seen ended had released the lock first (one thread
     const cells = sharedInts(1);
     Atomics.store(cells, 0, 13);
     const { holders, looks } = scripted([
-      () => true, // the old thread with id 13 has ended; the new one starts and takes the lock
-      () => false, // second look: the new thread is alive
-      () => { Atomics.store(cells, 0, 0); return false; }, // a later look: it released the lock
+      () => 1, // the old thread with id 13 has ended; the new one starts and takes the lock
+      () => 0, // second look: the new thread is alive
+      () => { Atomics.store(cells, 0, 0); return 0; }, // a later look: it released the lock
     ]);
     setLockHolder(0);
     new SpinLocks(cells, true, 'test lock', holders).lock(0);
     expect(Atomics.load(cells, 0)).toBe(1);
     expect(looks()).toBe(3);
+  });
+
+  it('between the two looks the recycled id\'s new thread took the lock, released it and ended: the spinner takes it', () => {
+    // Seen ended both times, but not the same thread: only the stamp tells them apart.
+    const cells = sharedInts(1);
+    Atomics.store(cells, 0, 13);
+    const { holders, looks } = scripted([
+      () => { Atomics.store(cells, 0, 13); return 1; }, // the old thread with id 13 has ended; after the look, a new one starts and takes the lock
+      () => { Atomics.store(cells, 0, 0); return 2; }, // before the second look it released the lock and ended too
+    ]);
+    setLockHolder(0);
+    new SpinLocks(cells, true, 'test lock', holders).lock(0);
+    expect(Atomics.load(cells, 0)).toBe(1);
+    expect(looks()).toBe(2);
+  });
+
+  it('the holder ended holding the lock: seen ended twice with the same stamp, the spinner throws without taking it', () => {
+    const cells = sharedInts(1);
+    Atomics.store(cells, 0, 13);
+    const { holders, looks } = scripted([() => 1]);
+    setLockHolder(0);
+    expect(() => new SpinLocks(cells, true, 'test lock', holders).lock(0)).toThrow('test lock held by 13');
+    expect(Atomics.load(cells, 0)).toBe(13);
+    expect(looks()).toBe(2);
   });
 });
 
@@ -121,7 +145,7 @@ describe('SpinLocks with the holder in another thread (real worker threads)', ()
     const outcome = await contend(cells, ended, () => Atomics.store(ended, 3, 1));
     expect(outcome).toEqual({ type: 'threw', message: 'test lock held by 4' });
     expect(Atomics.load(cells, 0)).toBe(4);
-  }, HANG_MS + 5_000);
+  }, WORKER_START_MS + HANG_MS + 5_000);
 
   it('a worker spinning on a lock whose live holder releases it takes it with its own holder id', async () => {
     const cells = sharedInts(1);
@@ -130,5 +154,5 @@ describe('SpinLocks with the holder in another thread (real worker threads)', ()
     const outcome = await contend(cells, ended, () => Atomics.store(cells, 0, 0));
     expect(outcome).toEqual({ type: 'took', word: 8 });
     expect(Atomics.load(cells, 0)).toBe(0);
-  }, HANG_MS + 5_000);
+  }, WORKER_START_MS + HANG_MS + 5_000);
 });

@@ -17,8 +17,12 @@
 
 /** What a contended lock asks about the thread that holds it (SharedState's table of ended threads). */
 export interface LockHolders {
-  /** True once the thread with holder id `holder` has ended: it will never release a lock it holds. */
-  hasEnded(holder: number): boolean;
+  /**
+   * 0 while the thread with holder id `holder` runs; once it has ended (it will never release a lock
+   * it holds), a number other than 0 that names that thread among all that have had the id, so a
+   * thread that takes the id later gives another.
+   */
+  endedStamp(holder: number): number;
   /** The lock `lockName` is held by `holder`, which has ended: marks the process failed and returns the error to throw. */
   heldByEnded(lockName: string, holder: number): Error;
 }
@@ -32,7 +36,7 @@ let holderId = 1;
 
 /**
  * Spins between two looks at whether the holder has ended: a spin is one compareExchange, a look
- * (LockHolders.hasEnded) a shared load and, where the kernel can say, one stat of the holder's thread.
+ * (LockHolders.endedStamp) a shared load and, where the kernel can say, one stat of the holder's thread.
  */
 const SPINS_PER_LOOK = 4096;
 
@@ -76,8 +80,10 @@ export class SpinLocks {
    * holding the lock only if the cell still names it after it was seen ended: between the
    * compareExchange that read `held` and the look, a spinner can be descheduled for as long as the
    * holder takes to release the lock, finish and exit (a loaded machine: CI once failed a job so).
-   * The second look covers a recycled row: a new thread with the id marks itself started before it
-   * takes any lock, so if the cell names the id after the first look, the second sees it alive.
+   * The second look must give the same stamp: ids are recycled, and between the two looks a new
+   * thread with the id can start, take the lock (the cell names it), release it and end; its start
+   * changes the stamp. With the same stamp no thread took the id between the looks, so the word
+   * read between them was written by a thread that had ended.
    */
   #spin(i: number): void {
     const c = this.cells;
@@ -89,7 +95,9 @@ export class SpinLocks {
       if (++spins === SPINS_PER_LOOK) {
         spins = 0;
         const holders = this.#holders;
-        if (holders !== null && holders.hasEnded(held) && Atomics.load(c, i) === held && holders.hasEnded(held)) throw holders.heldByEnded(this.name, held);
+        if (holders === null) continue;
+        const stamp = holders.endedStamp(held);
+        if (stamp !== 0 && Atomics.load(c, i) === held && holders.endedStamp(held) === stamp) throw holders.heldByEnded(this.name, held);
       }
     }
   }
