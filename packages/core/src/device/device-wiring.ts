@@ -357,6 +357,7 @@ export class DeviceWiring {
 
   /** Send r, started after this process's device failed: it completes with the failure, nothing goes out. */
   failSend(r: DevRequest): void {
+    if (this.failure === null) this.#adoptLoss();
     const failure = this.failure;
     const failed = this.#p.shared.failedClass(); // fatal marks it before anything else
     const why = failure === null ? 'the process is failing (see the job output)' : `this process has failed (${failure.message})`;
@@ -364,9 +365,22 @@ export class DeviceWiring {
     this.#p.completion.complete(r);
   }
 
+  /**
+   * Another thread's device lost a process and failed this process (SharedState.markLost): this
+   * device fails for that loss too, so that its hooks hear which process it was. The main thread's
+   * hook tells mpiexec (bootstrap.ts), which then blames the lost process, not this rank, whose
+   * own call failed only because of it (a worker thread with connections of its own may see the
+   * loss first: its device has no way to mpiexec).
+   */
+  #adoptLoss(): void {
+    const lost = this.#p.shared.lostProcess();
+    if (lost !== null) this.fatal(mpiError(ERR_PROC_FAILED, 'progress', `another thread of this process lost the connection to ${this.coupled.describe(lost)}`), lost);
+  }
+
   /** Fails every pending request of this thread: the job cannot go on (the launcher ends it). */
   fatal(err: MPIError, lostProcess: number | null): void {
     if (this.failure === null) this.failure = err;
+    if (lostProcess !== null) this.#p.shared.markLost(lostProcess);
     this.#p.shared.markFailed(err.errorClass);
     const completion = this.#p.completion;
     for (let i = 0; i < completion.reqs.length; i++) {

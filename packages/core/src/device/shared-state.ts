@@ -75,7 +75,7 @@ export function statRows(channels: number): number {
  * Control words: a bitmap of the thread ids in use (MAX_THREADS bits); an abort requested by a
  * worker thread (flag, error code, thread id) for the main thread to carry out; the trace's post sequence.
  */
-const CONTROL = { THREAD_BITS: 0, ABORT: MAX_THREADS / 32, ABORT_CODE: MAX_THREADS / 32 + 1, ABORT_THREAD: MAX_THREADS / 32 + 2, FAILED: MAX_THREADS / 32 + 3, TRACE_ORDER: MAX_THREADS / 32 + 4, PEER_BYTES_ASK: MAX_THREADS / 32 + 5, WORDS: MAX_THREADS / 32 + 6 } as const;
+const CONTROL = { THREAD_BITS: 0, ABORT: MAX_THREADS / 32, ABORT_CODE: MAX_THREADS / 32 + 1, ABORT_THREAD: MAX_THREADS / 32 + 2, FAILED: MAX_THREADS / 32 + 3, TRACE_ORDER: MAX_THREADS / 32 + 4, PEER_BYTES_ASK: MAX_THREADS / 32 + 5, LOST_PROCESS: MAX_THREADS / 32 + 6, WORDS: MAX_THREADS / 32 + 7 } as const;
 
 export interface SharedLayout {
   readonly processCount: number;
@@ -313,6 +313,20 @@ export class SharedState implements LockHolders {
    */
   takeTraceOrder(n: number): number {
     return Atomics.add(this.#control, CONTROL.TRACE_ORDER, n);
+  }
+
+  /**
+   * A thread's device failed because it lost process `p` (the first such loss in the process is
+   * kept). Stored before markFailed, so a thread that sees the failure can name the loss.
+   */
+  markLost(p: number): void {
+    Atomics.compareExchange(this.#control, CONTROL.LOST_PROCESS, 0, p + 1);
+  }
+
+  /** The process whose loss failed this process (markLost), or null. */
+  lostProcess(): number | null {
+    const v = Atomics.load(this.#control, CONTROL.LOST_PROCESS);
+    return v === 0 ? null : v - 1;
   }
 
   /** The error class of the first device failure in this process, or 0. */
