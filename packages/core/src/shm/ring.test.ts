@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import { describe, expect, it } from 'vitest';
 import { Ring } from './ring.ts';
+import { WORKER_START_MS } from './worker-report.test-util.ts';
 import { ERR_INTERN, MPIError } from '../util/index.ts';
 
 describe('Ring', () => {
@@ -83,7 +84,7 @@ describe('Ring', () => {
       await new Promise((res) => setImmediate(res));
     }
     expect(total).toBe(4 * N);
-  }, 60_000);
+  }, 60_000 + WORKER_START_MS); // the workers load tsx and the sources first: slow under CI's load (worker-report.test-util.ts)
 
   it('always takes a record of maxRecordBytes once drained, wherever the tail stands, and refuses a larger one', () => {
     const r = Ring.create(256);
@@ -145,9 +146,13 @@ describe('Ring', () => {
     await exited;
     expect(next).toBe(N);
     expect(Atomics.load(status, 0)).toBeGreaterThan(0);
-  }, 60_000);
+  }, 60_000 + WORKER_START_MS); // the worker loads tsx and the sources first: slow under CI's load (worker-report.test-util.ts)
 
-  it('wakes a sleeping producer when the consumer closes the ring', async () => {
+  // A producer asleep when close() notifies wakes at once; one descheduled between its isClosed() and
+  // its Atomics.wait misses the notify (close() leaves the head word it waits on as it was) and sees
+  // the close at its next slice: the device's producers wait in slices of 50 ms (thread-bridge.ts
+  // WAIT_SLICE_MS), and so does this one, so the test holds whichever happened.
+  it('a producer waiting for space ends its wait once the consumer closes the ring', async () => {
     const r = Ring.create(64);
     while (r.tryPush(Int32Array.of(1), 1, null));
     const body = `
@@ -157,7 +162,7 @@ describe('Ring', () => {
         const { Ring } = await import(workerData.url);
         const ring = new Ring(workerData.buffer);
         parentPort.postMessage('waiting');
-        while (!ring.isClosed()) ring.waitForSpace(ring.head(), 60000);
+        while (!ring.isClosed()) ring.waitForSpace(ring.head(), 50);
         parentPort.postMessage('woken');
       });
     `;
@@ -170,5 +175,5 @@ describe('Ring', () => {
     await woken;
     expect(r.isClosed()).toBe(true);
     await worker.terminate();
-  }, 60_000);
+  }, 60_000 + WORKER_START_MS); // the worker loads tsx and the sources first: slow under CI's load (worker-report.test-util.ts)
 });

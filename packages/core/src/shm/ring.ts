@@ -162,7 +162,12 @@ export class Ring {
     Atomics.sub(h, H_WAITERS, 1);
   }
 
-  /** Consumer: it will drain no more; producers stop waiting (isClosed() tells them why). */
+  /**
+   * Consumer: it will drain no more; producers stop waiting (isClosed() tells them why). The notify
+   * wakes producers asleep in waitForSpace; one about to sleep (it checked isClosed() just before)
+   * misses it, as the head word it waits on does not change, and sees the close when its wait's
+   * timeout ends: producers wait in short slices (thread-bridge.ts).
+   */
   close(): void {
     Atomics.store(this.#h, H_CLOSED, 1);
     Atomics.notify(this.#h, H_HEAD);
