@@ -267,6 +267,8 @@ export class NeighborExchangePlan implements CollPlan {
 /**
  * One call's run of a machine as the promise the API returns: LEAN_DONE (lean-allreduce.ts) when
  * the run ended before run() returned, so the blocking form need not wait, else a promise the run settles.
+ * Its run/finished pair is LeanCall's (lean-allreduce.ts) written again, not shared: each class keeps
+ * its own V8 feedback, so the short allreduce's path stays monomorphic whatever else runs.
  */
 export class NeighborCall implements RunTarget {
   readonly #machine: NeighborExchange;

@@ -170,13 +170,7 @@ export class GroupPt2pt implements CollPt2pt {
 
   /** recvInto() for a step machine (coll/pt2pt.ts recvIntoThen): the message lands in `buf`, target.receivedInto tells its length. */
   recvIntoThen(source: number, tag: number, buf: Uint8Array, target: ReceiveIntoTarget): void {
-    let r: DevRequest;
-    if (this.#bytes) r = this.#device.recvBytes(this.#me, this.#contextId, this.#members[source]!, tag, buf, 0, this.#call);
-    else {
-      r = new DevRequest(REQ_KIND.RECV, this.#call);
-      r.buf = buf;
-      this.#device.postRecv(r, this.#me, this.#contextId, this.#members[source]!, tag);
-    }
+    const r = this.#postRecvInto(source, tag, buf);
     if (r.done) target.receivedInto(r.count, r.tag, r.error);
     else {
       r.owner = target;
@@ -201,13 +195,15 @@ export class GroupPt2pt implements CollPt2pt {
 
   /** Receives into `buf` (a rendezvous payload lands there directly); resolves the byte count. */
   recvInto(source: number, tag: number, buf: Uint8Array): Promise<number> {
-    let r: DevRequest;
-    if (this.#bytes) r = this.#device.recvBytes(this.#me, this.#contextId, this.#members[source]!, tag, buf, 0, this.#call);
-    else {
-      r = new DevRequest(REQ_KIND.RECV, this.#call);
-      r.buf = buf;
-      this.#device.postRecv(r, this.#me, this.#contextId, this.#members[source]!, tag);
-    }
-    return received(this, r, tag, source, countOf);
+    return received(this, this.#postRecvInto(source, tag, buf), tag, source, countOf);
+  }
+
+  /** A receive of `source`'s message into `buf` (a rendezvous payload lands there directly), posted. */
+  #postRecvInto(source: number, tag: number, buf: Uint8Array): DevRequest {
+    if (this.#bytes) return this.#device.recvBytes(this.#me, this.#contextId, this.#members[source]!, tag, buf, 0, this.#call);
+    const r = new DevRequest(REQ_KIND.RECV, this.#call);
+    r.buf = buf;
+    this.#device.postRecv(r, this.#me, this.#contextId, this.#members[source]!, tag);
+    return r;
   }
 }
