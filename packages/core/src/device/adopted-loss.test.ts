@@ -2,7 +2,8 @@
 // at its next send, fails for that same loss, and its hook (the main thread's report to mpiexec,
 // runtime/bootstrap.ts) hears which process it was (device-wiring.ts #adoptLoss). Without it the
 // main thread's call failed with "the process is failing" and mpiexec, told of no lost peer, could
-// blame this rank for the other's failure (a fault-matrix job under CI's load did so once).
+// blame this rank for the other's failure (a fault-matrix job under CI's load did so once). The main
+// thread also watches for such a loss (SharedState.watchLost), for when it makes no MPI call.
 import { afterEach, expect, it } from 'vitest';
 import { ERR_PROC_FAILED } from '../util/index.ts';
 import type { ForeignPeer } from '../transport/index.ts';
@@ -29,4 +30,13 @@ it('the main thread\'s device adopts a worker thread\'s lost process: its hook h
   const second = await done(send(main, 0, 1, 5, new Uint8Array(8)));
   expect(second.error?.errorClass).toBe(ERR_PROC_FAILED);
   expect(heard).toEqual([1]); // its own failure now: told once
+});
+
+it('the main thread hears a worker thread\'s lost process without an MPI call of its own (SharedState.watchLost)', async () => {
+  const job = await simulatedProcesses([{ user: 'direct' }, {}]);
+  const user = job.user[0]!;
+  const heard = new Promise<number>((resolve) => job.main[0]!.shared.watchLost(resolve));
+  user.coupled.add(new Map([[1, { theirProcess: 0 } as ForeignPeer]]));
+  user.coupled.fail(1, 'process 1 failed, its mpiexec says');
+  expect(await heard).toBe(1);
 });

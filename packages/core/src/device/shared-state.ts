@@ -268,12 +268,29 @@ export class SharedState implements LockHolders {
    */
   watchAbort(onAbort: (code: number, threadId: number) => void): void {
     const c = this.#control;
+    this.#watchSet(CONTROL.ABORT, () => onAbort(c[CONTROL.ABORT_CODE]!, c[CONTROL.ABORT_THREAD]!));
+  }
+
+  /**
+   * The main thread: calls `onLost(p)` once a thread's device marks lost process `p` (markLost), so
+   * that mpiexec hears of the loss even when the main thread makes no MPI call meanwhile (it may
+   * end the process itself on its worker's error). The wait keeps the event loop no more alive than
+   * watchAbort's.
+   */
+  watchLost(onLost: (p: number) => void): void {
+    const c = this.#control;
+    this.#watchSet(CONTROL.LOST_PROCESS, () => onLost(Atomics.load(c, CONTROL.LOST_PROCESS) - 1));
+  }
+
+  /** Calls `then` in this thread's event loop once control word `word` is no longer 0 (at once if it is not). */
+  #watchSet(word: number, then: () => void): void {
+    const c = this.#control;
     const check = (): void => {
-      if (Atomics.load(c, CONTROL.ABORT) !== 0) {
-        onAbort(c[CONTROL.ABORT_CODE]!, c[CONTROL.ABORT_THREAD]!);
+      if (Atomics.load(c, word) !== 0) {
+        then();
         return;
       }
-      const p = waitAsync(c, CONTROL.ABORT, 0);
+      const p = waitAsync(c, word, 0);
       if (p !== null) void p.then(check);
       else check();
     };
@@ -320,7 +337,7 @@ export class SharedState implements LockHolders {
    * kept). Stored before markFailed, so a thread that sees the failure can name the loss.
    */
   markLost(p: number): void {
-    Atomics.compareExchange(this.#control, CONTROL.LOST_PROCESS, 0, p + 1);
+    if (Atomics.compareExchange(this.#control, CONTROL.LOST_PROCESS, 0, p + 1) === 0) Atomics.notify(this.#control, CONTROL.LOST_PROCESS);
   }
 
   /** The process whose loss failed this process (markLost), or null. */

@@ -156,12 +156,16 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
   if (shared.layout.multithreaded) setDynamicRelay(new DynamicRelay(device.opts.jobKey, proc, 0));
   if (pmi !== null) {
     const reporter = pmi;
-    device.onFatal = (_err, lostProcess) => {
-      if (lostProcess === null) return;
+    const peerLost = (lostProcess: number): void => {
       // A peer lost after a reader of this process died lost its socket to it: the failure is ours.
       failIfReaderDied(shared, device.firstEndpoint);
       stopQuietlyOnPeerLoss(() => reporter.reportPeerLost(lostProcess));
     };
+    device.onFatal = (_err, lostProcess) => {
+      if (lostProcess !== null) peerLost(lostProcess);
+    };
+    // A worker thread's device that lost a peer has no link to mpiexec: this thread tells it (once: stopQuietlyOnPeerLoss).
+    if (shared.layout.multithreaded) shared.watchLost(peerLost);
     // Another job's process coupled at a port failed, as its mpiexec told this job's (docs/adr/0043): a rank that never talked to it hears it too.
     // The MPI.Worker threads hear it too (worker-peers.ts): a thread blocked in a receive from it ends with ERR_PROC_FAILED.
     pmi.setPeerFailedHandler?.((p, why) => {
