@@ -8,18 +8,8 @@ import { ERR_OTHER, MPIError, PROC_NULL, mpiError } from '../util/index.ts';
 import { LEAN_DONE } from './lean-allreduce.ts';
 import { LeanNeighbor, NeighborExchangePlan, type NeighborPlan } from './neighbor-peers.ts';
 import { runPlan } from './plan.ts';
-import { recvInto } from './exchange.ts';
-import type { CollPt2pt, ReceiveIntoTarget, ReceiveTarget, SendTarget } from './pt2pt.ts';
-import { Sim } from './sim.test-util.ts';
-
-/** A periodic rows x cols grid (row-major), as cartNeighbors and cartSendOrder give it. */
-function grid(rows: number, cols: number, rank: number): NeighborPlan {
-  const r = Math.floor(rank / cols);
-  const c = rank % cols;
-  const at = (rr: number, cc: number) => ((rr + rows) % rows) * cols + ((cc + cols) % cols);
-  const n = [at(r - 1, c), at(r + 1, c), at(r, c - 1), at(r, c + 1)];
-  return { sources: n, destinations: n, sendOrder: [1, 0, 3, 2] };
-}
+import type { CollPt2pt, ReceiveTarget, SendTarget } from './pt2pt.ts';
+import { Sim, grid, withCallbacks } from './sim.test-util.ts';
 
 /** A non-periodic line: PROC_NULL off both ends. */
 function line(p: number, rank: number): NeighborPlan {
@@ -27,18 +17,6 @@ function line(p: number, rank: number): NeighborPlan {
   return { sources: n, destinations: n, sendOrder: [1, 0] };
 }
 
-/** The view with the callback entries over the simulator's promises (as reductions.test.ts's); `into`: recvIntoThen too. */
-function withCallbacks(pt: CollPt2pt, into: boolean): CollPt2pt {
-  return {
-    ...(into ? { recvIntoThen: (s: number, t: number, buf: Uint8Array, target: ReceiveIntoTarget) => { recvInto(pt, s, t, buf, 'test').then((n) => target.receivedInto(n, t, null), (e: MPIError) => target.receivedInto(0, -1, e)); } } : {}),
-    rank: pt.rank,
-    size: pt.size,
-    send: (d, t, b) => pt.send(d, t, b),
-    recv: (s, t) => pt.recv(s, t),
-    recvThen: (s, t, target) => { pt.recv(s, t).then((b) => target.received(b, t, null), (e) => target.received(null, -1, e)); },
-    sendThen: (d, t, b, target) => { pt.send(d, t, b).then(() => target.sent(null), (e) => target.sent(e)); },
-  };
-}
 
 /** Slot i's expected first byte: what sources[i] put in the block paired with i (2d takes 2d + 1, and back). */
 function want(plan: NeighborPlan, start: number, fill: number): number[] {

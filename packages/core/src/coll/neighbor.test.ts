@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { ERR_COUNT, ERR_TRUNCATE, MPIError, PROC_NULL } from '../util/index.ts';
 import { neighborAlltoall, neighborAlltoallBytes, neighborAlltoallv, type NeighborPlan } from './neighbor.ts';
 import { DEFAULT_COLL_TUNING, type CollOptions } from './select.ts';
-import { Sim } from './sim.test-util.ts';
+import { Sim, grid } from './sim.test-util.ts';
 
 /** A 1-D ring or line of p ranks as a Cartesian topology sees it: [negative, positive], sends positive first. */
 function line(p: number, rank: number, periodic: boolean): NeighborPlan {
@@ -62,14 +62,6 @@ describe('neighborAlltoallv', () => {
   });
 });
 
-/** A periodic 2-D grid of rows x cols ranks (row-major) as cartNeighbors and cartSendOrder give it. */
-function grid(rows: number, cols: number, rank: number): NeighborPlan {
-  const r = Math.floor(rank / cols);
-  const c = rank % cols;
-  const at = (rr: number, cc: number) => ((rr + rows) % rows) * cols + ((cc + cols) % cols);
-  const n = [at(r - 1, c), at(r + 1, c), at(r, c - 1), at(r, c + 1)];
-  return { sources: n, destinations: n, sendOrder: [1, 0, 3, 2] };
-}
 
 /** Options that force one algorithm of the equal-block form, and record the one chosen. */
 function forced(algorithm: 'per-peer' | 'per-block'): CollOptions & { seen: Set<string> } {

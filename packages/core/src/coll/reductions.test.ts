@@ -7,7 +7,7 @@ import { reduceScatter, reduceScatterBlock } from './reduce-scatter.ts';
 import { exscan, scan } from './scan.ts';
 import { ERR_COUNT } from '../util/index.ts';
 import { DEFAULT_COLL_TUNING, selectAlgorithm, type CollOptions, type CollTuning } from './select.ts';
-import { MATMUL, SUM_I32, Sim, diff, foldLeft, nonCommutative, randomBytes } from './sim.test-util.ts';
+import { MATMUL, SUM_I32, Sim, diff, foldLeft, nonCommutative, randomBytes, withCallbacks } from './sim.test-util.ts';
 
 const SIZES = [1, 2, 3, 4, 5, 7, 8];
 const OPS: Array<[string, ByteOp]> = [
@@ -262,21 +262,6 @@ describe('reduceScatter (varying blocks)', () => {
   }
 });
 
-/**
- * A view with the step machines' callback entries (pt2pt.ts recvThen/sendThen), as GroupPt2pt has
- * them, over the simulator's promises (always later; the device's reports before the entry returns
- * are the integration tests' part: coll-forms, coll-lean).
- */
-function withCallbacks(pt: CollPt2pt): CollPt2pt {
-  return {
-    rank: pt.rank,
-    size: pt.size,
-    send: (d, t, b) => pt.send(d, t, b),
-    recv: (s, t) => pt.recv(s, t),
-    recvThen: (s, t, target) => { pt.recv(s, t).then((b) => target.received(b, t, null), (e) => target.received(null, -1, e)); },
-    sendThen: (d, t, b, target) => { pt.send(d, t, b).then(() => target.sent(null), (e) => target.sent(e)); },
-  };
-}
 
 describe('planAllreduce (persistent allreduce, planned at init)', () => {
   // A plan is started again and again on the same buffers with new inputs: each start must reduce

@@ -17,8 +17,14 @@
  *   a description (deadlock) instead of hanging;
  * - after a run, leftover messages or receives are reported (message-count
  *   mismatch between sender and receiver).
+ *
+ * Also: withCallbacks (the step machines' callback entries over the simulator) and grid (a
+ * periodic Cartesian neighbourhood), shared by the collectives' tests.
  */
-import type { ByteOp, CollPt2pt } from './pt2pt.ts';
+import type { MPIError } from '../util/index.ts';
+import { recvInto } from './exchange.ts';
+import type { NeighborPlan } from './neighbor-peers.ts';
+import type { ByteOp, CollPt2pt, ReceiveIntoTarget } from './pt2pt.ts';
 
 /** mulberry32: a small seeded PRNG. */
 export function prng(seed: number): () => number {
@@ -274,4 +280,30 @@ export function diff(actual: Uint8Array | null | undefined, expected: Uint8Array
     if (actual[i] !== expected[i]) return `byte ${i}: ${actual[i]} !== ${expected[i]}`;
   }
   return '';
+}
+
+/**
+ * A view with the step machines' callback entries (pt2pt.ts recvThen/sendThen, and recvIntoThen when
+ * `into`), as GroupPt2pt has them, over the simulator's promises (always later; the device's reports
+ * before the entry returns are the integration tests' part: coll-forms, coll-lean).
+ */
+export function withCallbacks(pt: CollPt2pt, into = false): CollPt2pt {
+  return {
+    ...(into ? { recvIntoThen: (s: number, t: number, buf: Uint8Array, target: ReceiveIntoTarget) => { recvInto(pt, s, t, buf, 'test').then((n) => target.receivedInto(n, t, null), (e: MPIError) => target.receivedInto(0, -1, e)); } } : {}),
+    rank: pt.rank,
+    size: pt.size,
+    send: (d, t, b) => pt.send(d, t, b),
+    recv: (s, t) => pt.recv(s, t),
+    recvThen: (s, t, target) => { pt.recv(s, t).then((b) => target.received(b, t, null), (e) => target.received(null, -1, e)); },
+    sendThen: (d, t, b, target) => { pt.send(d, t, b).then(() => target.sent(null), (e) => target.sent(e)); },
+  };
+}
+
+/** A periodic rows x cols grid (row-major) as cartNeighbors and cartSendOrder give it: rank's neighbourhood. */
+export function grid(rows: number, cols: number, rank: number): NeighborPlan {
+  const r = Math.floor(rank / cols);
+  const c = rank % cols;
+  const at = (rr: number, cc: number) => ((rr + rows) % rows) * cols + ((cc + cols) % cols);
+  const n = [at(r - 1, c), at(r + 1, c), at(r, c - 1), at(r, c + 1)];
+  return { sources: n, destinations: n, sendOrder: [1, 0, 3, 2] };
 }
