@@ -13,9 +13,10 @@
 // 'fail': the accepting job's user threads post a receive from the connecting job's rank 1 and write
 // DIR/A-in-RANK; the connecting job's rank 1 then throws (its job ends). The blocked receive must end with an
 // MPIError of class ERR_PROC_FAILED: the thread prints "couple-threads A RANK thread: CLASS: MESSAGE" and the main
-// thread rethrows it (the job ends as any job whose rank lost a peer).
+// thread, once both accepting processes wrote DIR/A-failed-RANK, rethrows it (the job ends as any job whose rank
+// lost a peer).
 import { once } from 'node:events';
-import { existsSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import * as MPI from '@tsmpi/core';
 import { check, equal } from './check.ts';
@@ -51,7 +52,13 @@ if (mode === 'fail' && role === 'connect') {
   await world.barrier();
 }
 const used = await report(user);
-if (used.error !== undefined) throw new Error(used.error);
+if (used.error !== undefined) {
+  // Both accepting processes' threads report before either ends: a process that ended first would close its
+  // connections, and the other's thread, still waiting for the failure's word, could fail for that loss instead.
+  writeFileSync(path.join(dir, `A-failed-${rank}`), '');
+  while (![0, 1].every((r) => existsSync(path.join(dir, `A-failed-${r}`)))) await new Promise((r) => setTimeout(r, 20));
+  throw new Error(used.error);
+}
 equal(used.done, 'used', 'the user thread used the intercommunicator');
 comm.free();
 equal(await world.allreduce(rank, MPI.SUM), (size * (size - 1)) / 2, 'each job goes on alone');
