@@ -7,8 +7,9 @@
  *
  * Slurm may end the step itself (scancel, a time limit, a node failure);
  * then the proxies vanish before srun says why. So a host lost while srun
- * runs waits (at most LOSS_WAIT_MS) for srun's account: when Slurm did it,
- * the job hears `onCancelled` with srun's status, else the host's loss.
+ * runs waits (LOSS_WAIT_MS, longer once srun has said Slurm is ending the
+ * step) for srun's account: when Slurm did it, the job hears `onCancelled`
+ * with srun's status, else the host's loss.
  * Every Slurm decision before the start (which nodes, -n, the srun command
  * line) is in slurm-plan.ts and slurm-srun.ts.
  */
@@ -29,6 +30,12 @@ const SRUN_CONNECT_BACK_MS = 60_000;
  * seconds (it waits up to 7 s for the step's tasks after Slurm ended it, seen on 22.05).
  */
 const LOSS_WAIT_MS = 8000;
+/**
+ * When LOSS_WAIT_MS is over and srun has already said that Slurm is ending the step (its CANCELLED or
+ * "Job step aborted" line came) but has not exited: how much longer its account is waited for. srun
+ * waits up to 32 s for the step's tasks then; on CI's loaded machine it took more than LOSS_WAIT_MS.
+ */
+const SLURM_ENDING_WAIT_MS = 35_000;
 /** After the last rank closed: how long srun gets to see its proxies exit before it is told to end the step. */
 const SRUN_EXIT_WAIT_MS = 10_000;
 
@@ -125,7 +132,10 @@ export class SlurmLauncher extends ProxyLauncher {
     }
     // srun will say whether Slurm did it (scancel kills the proxies before srun reports).
     this.#deferredLosses.push({ host: h, why, status });
-    this.#lossTimer ??= setTimeout(() => this.#flushLosses(), LOSS_WAIT_MS);
+    this.#lossTimer ??= setTimeout(() => {
+      if (this.#srun?.isSlurmEnding === true) this.#lossTimer = setTimeout(() => this.#flushLosses(), SLURM_ENDING_WAIT_MS);
+      else this.#flushLosses();
+    }, LOSS_WAIT_MS);
   }
 
   /** The srun command (argv[0] is srun), or an Error saying why there is none. */

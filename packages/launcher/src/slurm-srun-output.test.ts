@@ -53,6 +53,25 @@ function verdictOf(text: string): ReturnType<SrunOutcome['verdict']> {
   return o.verdict();
 }
 
+describe('SrunOutcome.isSlurmEnding: srun has said Slurm is ending the step, before it exits', () => {
+  const after = (lines: readonly string[]): boolean => {
+    const o = new SrunOutcome();
+    for (const l of lines) o.push(l);
+    return o.isSlurmEnding;
+  };
+
+  it('is false for nothing, a task\'s end or srun\'s own Terminating line', () => {
+    expect(after([])).toBe(false);
+    expect(after(['srun: error: n02: task 1: Killed', 'srun: launch/slurm: _step_signal: Terminating StepId=1.0'])).toBe(false);
+  });
+
+  it('is true after a CANCELLED line, with or without a reason, or srun\'s "Job step aborted"', () => {
+    expect(after(['slurmstepd-n01: error: *** STEP 1.0 ON n01 CANCELLED AT 2026-11-23T15:40:49 ***'])).toBe(true);
+    expect(after(['slurmstepd-n01: error: *** JOB 77 ON n01 CANCELLED AT 2026-11-23T15:40:49 DUE TO TIME LIMIT ***'])).toBe(true);
+    expect(after(['srun: error: n02: task 1: Killed', 'srun: Job step aborted: Waiting up to 32 seconds for job step to finish.'])).toBe(true);
+  });
+});
+
 describe('SrunOutcome on whole stderr texts seen on Slurm 22.05', () => {
   it('scancel of the step: Slurm cancelled it, although tasks were killed after', () => {
     expect(verdictOf([

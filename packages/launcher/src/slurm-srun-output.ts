@@ -198,6 +198,15 @@ export class SrunOutcome {
     return c;
   }
 
+  /**
+   * Whether srun has already said that Slurm is ending the step (a CANCELLED line or "Job step aborted"),
+   * before srun exits and the verdict is known: mpiexec then waits for srun's end instead of reporting
+   * the proxies it lost (srun waits up to 32 s for the step's tasks after that, seen on 22.05).
+   */
+  get isSlurmEnding(): boolean {
+    return this.#cancelWithReason !== null || this.#cancelAny !== null || this.#aborted;
+  }
+
   /** The verdict from every line pushed so far; call it after srun exited. */
   verdict(): SrunVerdict {
     if (this.#cancelWithReason !== null) return { kind: 'slurm-cancelled', message: cancelledMessage(this.#cancelWithReason) };

@@ -73,6 +73,11 @@ export class SrunStep {
     return this.#child !== null && this.#exit === null;
   }
 
+  /** srun runs and has said that Slurm is ending its step (SrunOutcome.isSlurmEnding). */
+  get isSlurmEnding(): boolean {
+    return this.isRunning && this.#outcome.isSlurmEnding;
+  }
+
   /**
    * Starts srun and writes `specLines` (one per node, each with the job key) on its stdin.
    * @param onExit called once, after srun exited (also when it could not be started: code null)
