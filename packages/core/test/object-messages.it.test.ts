@@ -1,7 +1,12 @@
 // Object messages by the structured-clone rules (issue 39) through real mpiexec jobs, in the
 // progress modes users run: what survives send/recv, irecv, bcast, allgather and a receive waited on
-// in a worker thread; what is refused, naming the path; a class the receiver did not register.
-// testlist: object-messages np 2 (--progress inline, threads)
+// in a worker thread; what is refused, naming the path; a class the receiver did not register. And
+// the first object message's load of msgpackr (ADR 0057), held by a test hook, does not hold back the
+// frame of a send that completed just before it (first-use-flush.ts).
+// testlist: object-messages np 2 (--progress inline, threads); first-use-flush np 2
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, it } from 'vitest';
 import { program, runJob } from './run-job.ts';
 
@@ -16,4 +21,21 @@ describe.each(['inline', 'threads'] as const)('object messages (--progress %s)',
     const r = await runJob(2, program('object-messages.ts'), { flags: ['--progress', progress, '--timeout', '90'] });
     expectOk(r, `object-messages OK (progress ${progress})`);
   });
+});
+
+describe('the first object message', () => {
+  it('loads msgpackr only once the frame of the send completed just before has gone out', async () => {
+    // A directory of mode 0700 for the marker (nobody else can make it exist).
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsmpi-first-use-'));
+    try {
+      const r = await runJob(2, program('first-use-flush.ts'), {
+        flags: ['--timeout', '120'],
+        env: { TSMPI_RANK_NODE_FLAGS: `--require=${program('first-use-hold-hook.cjs')}`, FIRST_USE_FLUSH_MARKER: path.join(dir, 'received') },
+        killAfterMs: 150_000,
+      });
+      expectOk(r, 'first-use-flush OK');
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }, 180_000);
 });

@@ -376,6 +376,11 @@ export class TcpTransport implements Transport, ConnectionOwner {
     else process.nextTick(this.#flushBound);
   }
 
+  /** Transport.flushPending: the turn's flush now, if one is scheduled (the scheduled one then finds nothing to write). */
+  flushPending(): void {
+    if (this.#isFlushScheduled) this._flushAll();
+  }
+
   _flushAll(): void {
     this.#isFlushScheduled = false;
     const dirty = this.#dirty;

@@ -11,7 +11,7 @@
  * failure for good (the process is marked failed in shared memory before anything else).
  */
 import { FRAME_KIND, type ForeignPeer, type FrameHeader, type Transport, type TransportError } from '../transport/index.ts';
-import { ERR_PROC_FAILED, MPIError, mpiError } from '../util/index.ts';
+import { ERR_PROC_FAILED, MPIError, flushBeforeFirstUseLoads, mpiError } from '../util/index.ts';
 import type { SharedState } from './shared-state.ts';
 import type { DevRequest } from './dev-request.ts';
 import type { Completion } from './completion.ts';
@@ -66,6 +66,8 @@ export class DeviceWiring {
   /** per channel: this thread's own sending transport for it (direct routes), if any */
   readonly #direct: (Transport | undefined)[];
   readonly #directAll: Transport[] = [];
+  /** Removes this device's flush from those run before a module's load at first use (util/first-use-load.ts). */
+  #stopFlushBeforeLoads: (() => void) | null = null;
   /** The channels of each of #directAll (a direct route under threads progress dials one channel's engines). */
   readonly #directChannels: (readonly number[])[] = [];
   /** where data frames (EAGER, EAGER_SYNC, RNDV_RTS) go: the reader routes' intakes, else the matcher */
@@ -127,6 +129,12 @@ export class DeviceWiring {
   /** Device.start: the transport's peers, the direct routes, the send path, the injection rings served, the frames held till now sent. */
   start(addresses: readonly string[] | null, direct: readonly DirectRoute[]): SendPath {
     if (addresses !== null) this.transport?.start(addresses);
+    // A synchronous load at first use (msgpackr's) first writes the frames this thread's transports hold
+    // for their turn's flush: a peer waiting for one does not wait for the load (notebook 4.67).
+    this.#stopFlushBeforeLoads = flushBeforeFirstUseLoads(() => {
+      this.transport?.flushPending?.();
+      for (const t of this.#directAll) t.flushPending?.();
+    });
     const o = this.#opts;
     if (o.transportFactory !== null && o.processCount > 1) {
       for (const route of direct) {
@@ -230,6 +238,7 @@ export class DeviceWiring {
     try {
       await Promise.all([...(this.routes?.close() ?? []), this.transport?.close(), ...this.#directAll.map((t) => t.close())]);
     } finally {
+      this.#stopFlushBeforeLoads?.();
       this.#peerBytes?.close();
       completion.release();
       completion.stop();
@@ -238,6 +247,7 @@ export class DeviceWiring {
 
   destroy(): void {
     this.closing = true;
+    this.#stopFlushBeforeLoads?.();
     this.#p.bridge.stop();
     this.transport?.destroy();
     for (const t of this.#directAll) t.destroy();

@@ -305,6 +305,12 @@ export interface Transport {
    */
   send(dstProcess: number, header: FrameHeader, payload: Uint8Array | null, sentToken: number): boolean;
   /**
+   * Optional: writes now the frames queued for this turn's flush (a transport that batches a turn's
+   * frames). Called before a synchronous pause of the thread, a module's load at its first use
+   * (util/first-use-load.ts), so that a peer does not wait for it; never throws.
+   */
+  flushPending?(): void;
+  /**
    * Optional: opens this instance's connections to `peer` now rather than on the first send,
    * and resolves once they carry frames (or failed: then onPeerLost reports it). A user thread
    * with direct sends calls it at init, because a connection's handshake needs its thread's

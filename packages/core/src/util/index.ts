@@ -29,3 +29,4 @@ export type { LogFn, Logger } from './deferred-logger.ts';
 export { JOB_TLS_CIPHERS, JOB_TLS_IDENTITY, couplingTls, couplingTlsClientOptions, jobTlsClientOptions, jobTlsFailure, jobTlsPsk, jobTlsServerOptions, tlsModule } from './job-tls.ts';
 export type { CouplingTls, CouplingTlsKind } from './job-tls.ts';
 export { RankTable } from './rank-table.ts';
+export { flushBeforeFirstUseLoads, loadAtFirstUse } from './first-use-load.ts';
