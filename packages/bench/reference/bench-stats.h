@@ -45,6 +45,19 @@ static struct call_summary bench_summarize_calls(double *samples, long n, double
     return s;
 }
 
+/* Prints "calls A-B mean M us (median, p99 P, max X)" for samples[from..to) (seconds; not modified): one block
+ * of collective.c's --blocks line (../src/stats.ts blockSummary). */
+static void bench_print_block(const double *samples, long from, long to) {
+    long n = to - from;
+    double *sorted = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1)), sum = 0;
+    if (sorted == NULL || n <= 0) { free(sorted); return; }
+    for (long i = 0; i < n; i++) sorted[i] = samples[from + i], sum += sorted[i];
+    qsort(sorted, (size_t)n, sizeof(double), bench_cmp_double);
+    printf("calls %ld-%ld mean %.2f us (median %.2f, p99 %.2f, max %.2f)", from + 1, to, sum / (double)n * 1e6,
+           bench_quantile(sorted, n, 0.5) * 1e6, bench_quantile(sorted, n, 0.99) * 1e6, sorted[n - 1] * 1e6);
+    free(sorted);
+}
+
 /* User + system time of this process (all its threads), in seconds: what process.cpuUsage() gives a tsmpi rank. */
 static double bench_cpu_seconds(void) {
     struct rusage ru;

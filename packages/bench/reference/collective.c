@@ -8,7 +8,8 @@
  * (SIZE bytes in all); MPI_Neighbor_alltoall of SIZE bytes to each neighbor on a periodic
  * P/2 x 2 Cartesian communicator. Barrier, WARMUP untimed calls, barrier, timed calls; rank 0
  * prints the mean per call (the loop's time / calls), SIZE / mean in MB/s, the median, p99 and
- * min per-call times and the CPU per call summed over all ranks.
+ * min per-call times and the CPU per call summed over all ranks; --blocks N also prints rank 0's
+ * per-call mean, median, p99 and max over the first N timed calls and over the rest.
  *
  *   mpicc -O2 -o build/collective_ompi collective.c
  *   mpirun -n 4 build/collective_ompi --call reduce-scatter --size 8388608
@@ -37,6 +38,8 @@ static const char *USAGE =
     "  --warmup N       untimed calls (default 50; sizes above 64 KiB: at least 2)\n"
     "  --size BYTES     bytes per call (reduce-scatter(-block): in all; neighbor-alltoall: to each\n"
     "                   neighbor), a multiple of 8 (default 8)\n"
+    "  --blocks N       also print the per-call mean, median, p99 and max of the first N timed\n"
+    "                   calls and of the rest (rank 0's calls)\n"
     "  --json FILE      append one JSON record (one line) to FILE\n"
     "  -h, --help       this text\n";
 
@@ -47,6 +50,8 @@ int main(int argc, char **argv) {
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 
     const char *call = bench_take_flag(&argc, argv, "call");
+    const char *blocks_flag = bench_take_flag(&argc, argv, "blocks");
+    const long first_block = blocks_flag == NULL ? 0 : atol(blocks_flag);
     struct bench_flags f = { .iterations = 2000, .warmup = 50, .window = 1, .sizes = { 8 }, .nsizes = 1 };
     int early = bench_flags_or_exit(argc, argv, &f, "collective", USAGE, rank);
     if (early >= 0) return early;
@@ -108,6 +113,14 @@ int main(int argc, char **argv) {
     double loop_seconds = MPI_Wtime() - loop_start;
     double cpu_ms = (bench_cpu_seconds() - cpu_before) * 1e3 / (double)calls, cpu_ms_all = 0;
     MPI_Reduce(&cpu_ms, &cpu_ms_all, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
+    if (rank == 0 && first_block > 0 && first_block < calls) {
+        /* Before bench_report_call, which sorts the samples. */
+        printf("blocks: ");
+        bench_print_block(samples, 0, first_block);
+        printf("; ");
+        bench_print_block(samples, first_block, calls);
+        printf("\n");
+    }
     if (rank == 0) {
         struct call_report r = { .name = call, .lib = lib, .impl = impl, .flavour = "", .extra_json = "", .json_file = f.json_file,
                                  .bytes = bytes, .calls = calls, .warmup = warm, .processes = size, .loop_seconds = loop_seconds, .cpu_ms_all = cpu_ms_all };

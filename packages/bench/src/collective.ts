@@ -17,13 +17,16 @@
  * Every rank runs a barrier, WARMUP untimed calls, a barrier, then the timed calls; rank 0 prints
  * `CALL: SIZE-byte mean ...` with the mean per call (the loop's time / calls), the bandwidth
  * SIZE / mean, the median, p99 and min of the per-call times, and the CPU per call summed over
- * the ranks. Sizes above 64 KiB run ITERATIONS * 64 KiB / SIZE calls, at least 10.
+ * the ranks. Sizes above 64 KiB run ITERATIONS * 64 KiB / SIZE calls, at least 10. With
+ * `--blocks N`, rank 0 also prints `blocks: ...`, its per-call figures over the first N timed calls
+ * and over the rest (computed after the loop from the samples it keeps anyway: the loop is the same),
+ * to tell a tail of the first calls (compilation) from one that stays (issue 40).
  */
 import * as MPI from '@tsmpi/core';
 import { parseBenchArgs, takeFlag } from './bench-args.ts';
 import { isLeadProcess } from './lead-rank.ts';
 import { appendJsonRecord, bandwidthMBs, formatCallLine, formatConfigLine, recordHeader } from './report.ts';
-import { summarizeCalls } from './stats.ts';
+import { blockSummary, summarizeCalls, type BlockSummary } from './stats.ts';
 
 const USAGE = `usage: mpiexec -n P packages/bench/src/collective.ts --call CALL [flags]
 
@@ -38,6 +41,8 @@ per-call times and the CPU time per call (summed over all ranks).
   --warmup N       untimed calls (default 50; sizes above 64 KiB: at least 2)
   --size BYTES     bytes per call (reduce-scatter: in all; neighbor-alltoall: to each neighbor),
                    a multiple of 8 (default 8)
+  --blocks N       also print the per-call mean, median, p99 and max of the first N timed
+                   calls and of the rest (rank 0's calls)
   --json FILE      append one JSON record (one line) to FILE
   -h, --help       this text`;
 
@@ -79,12 +84,21 @@ async function prepare(call: Call, comm: MPI.Comm, sizeBytes: number): Promise<{
   return { run: () => cart.NeighborAlltoall(send, recv), free: () => void cart.free() };
 }
 
-const { value: call, rest } = takeFlag(process.argv.slice(2), 'call');
+/** "calls A-B mean M us (median, p99 P, max X)": one block of the --blocks line. */
+function formatBlock(from: number, to: number, b: BlockSummary): string {
+  return `calls ${from + 1}-${to} mean ${b.meanMicros.toFixed(2)} us (median ${b.medianMicros.toFixed(2)}, p99 ${b.p99Micros.toFixed(2)}, max ${b.maxMicros.toFixed(2)})`;
+}
+
+const { value: call, rest: afterCall } = takeFlag(process.argv.slice(2), 'call');
+const { value: blocksFlag, rest } = takeFlag(afterCall, 'blocks');
+const firstBlock = blocksFlag === undefined ? 0 : Number(blocksFlag);
 const parsed = parseBenchArgs(rest, { iterations: 2000, warmup: 50, window: 1, sizesBytes: [8] });
 if (parsed.kind === 'help') {
   if (isLeadProcess()) console.log(USAGE);
-} else if (parsed.kind === 'error' || !CALLS.includes(call as Call)) {
-  const why = parsed.kind === 'error' ? parsed.message : `--call must be one of ${CALLS.join(', ')} (got ${call ?? 'nothing'})`;
+} else if (parsed.kind === 'error' || !CALLS.includes(call as Call) || !(Number.isInteger(firstBlock) && firstBlock >= 0)) {
+  const why = parsed.kind === 'error' ? parsed.message
+    : !CALLS.includes(call as Call) ? `--call must be one of ${CALLS.join(', ')} (got ${call ?? 'nothing'})`
+    : `--blocks must be a whole number of calls (got ${blocksFlag})`;
   if (isLeadProcess()) console.error(`collective: ${why}\n\n${USAGE}`);
   process.exitCode = 2;
 } else {
@@ -119,6 +133,9 @@ if (parsed.kind === 'help') {
       if (comm.rank !== 0) continue;
       const figures = summarizeCalls(samples, loopSeconds);
       console.log(formatCallLine(which, { sizeBytes, ...figures, cpuMillisPerCall, calls, processes: comm.size, flavour: `channels ${MPI.config().channels}` }));
+      if (firstBlock > 0 && firstBlock < calls) {
+        console.log(`blocks: ${formatBlock(0, firstBlock, blockSummary(samples, 0, firstBlock))}; ${formatBlock(firstBlock, calls, blockSummary(samples, firstBlock, calls))}`);
+      }
       if (jsonFile !== null) {
         appendJsonRecord(jsonFile, {
           ...recordHeader(), bench: which, processes: comm.size, iterations: calls, warmup: warm, sizeBytes,

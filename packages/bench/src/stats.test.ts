@@ -1,7 +1,7 @@
 // The statistics every latency and collective benchmark reports (stats.ts): the mean per call from
 // the loop's wall-clock time, and the median, p99 and minimum of the per-call samples.
 import { describe, expect, it } from 'vitest';
-import { mean, median, quantile, summarizeCalls } from './stats.ts';
+import { blockSummary, mean, median, quantile, summarizeCalls } from './stats.ts';
 
 describe('mean', () => {
   it('averages plain arrays and typed arrays', () => {
@@ -49,5 +49,22 @@ describe('summarizeCalls', () => {
   it('is NaN throughout for an empty loop', () => {
     const s = summarizeCalls([], 1);
     expect([s.meanMicros, s.medianMicros, s.p99Micros, s.minMicros].every(Number.isNaN)).toBe(true);
+  });
+});
+
+describe('blockSummary', () => {
+  it('summarizes only the calls of its block', () => {
+    const samples = Float64Array.of(1e-6, 3e-6, 100e-6, 2e-6);
+    const first = blockSummary(samples, 0, 2);
+    expect(first.meanMicros).toBeCloseTo(2, 9);
+    expect(first.medianMicros).toBeCloseTo(2, 9);
+    expect(first.maxMicros).toBeCloseTo(3, 9);
+    const rest = blockSummary(samples, 2, 99);
+    expect(rest.meanMicros).toBeCloseTo(51, 9);
+    expect(rest.maxMicros).toBeCloseTo(100, 9);
+  });
+
+  it('is NaN for an empty block', () => {
+    expect(blockSummary([1e-6], 1, 5).meanMicros).toBeNaN();
   });
 });

@@ -89,3 +89,34 @@ export function summarizeCalls(samplesSeconds: ArrayLike<number>, loopSeconds?: 
     minMicros: quantile(samplesSeconds, 0) * 1e6,
   };
 }
+
+/** Where a block of consecutive calls' time went, in microseconds per call (blockSummary). */
+export interface BlockSummary {
+  /** The mean of the block's per-call times (the loop's time between calls is not in it). */
+  readonly meanMicros: number;
+  readonly medianMicros: number;
+  readonly p99Micros: number;
+  /** The slowest call. */
+  readonly maxMicros: number;
+}
+
+/**
+ * The figures of calls `from` (included) to `to` (excluded) of a timed loop: tells a tail that
+ * follows warm-up (the first calls, still compiling) from one that stays (issue 40).
+ *
+ * @param samplesSeconds - each call's duration in seconds; not modified
+ * @param from - the first call of the block (0-based)
+ * @param to - one past its last call (clamped to the samples)
+ * @returns the figures in microseconds; NaN for all of them when the block is empty
+ * @example
+ * blockSummary(Float64Array.of(1e-6, 3e-6, 100e-6, 2e-6), 0, 2); // mean 2, median 2, p99 ~2.98, max 3
+ */
+export function blockSummary(samplesSeconds: ArrayLike<number>, from: number, to: number): BlockSummary {
+  const block = Array.prototype.slice.call(samplesSeconds, Math.max(0, from), Math.min(to, samplesSeconds.length)) as number[];
+  return {
+    meanMicros: mean(block) * 1e6,
+    medianMicros: median(block) * 1e6,
+    p99Micros: quantile(block, 0.99) * 1e6,
+    maxMicros: quantile(block, 1) * 1e6,
+  };
+}

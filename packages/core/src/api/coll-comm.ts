@@ -15,8 +15,10 @@
  * allreduce's start is coll/lean-allreduce.ts, its op check is here.
  */
 import {
-  LeanAllreduce, LEAN_ALLREDUCE_MAX_BYTES, LEAN_DONE, allreduce as collAllreduce, planAllreduce, barrier as collBarrier, exscan as collExscan, scan as collScan, type ByteOp,
+  LeanAllreduce, LEAN_ALLREDUCE_MAX_BYTES, allreduce as collAllreduce, planAllreduce, barrier as collBarrier, exscan as collExscan, scan as collScan, type BlockingWait,
+  type ByteOp,
 } from '../coll/index.ts';
+import { runtimeOrNull } from '../runtime/index.ts';
 import { datatypeOfView } from './datatype.ts';
 import { IN_PLACE } from './constants.ts';
 import { CommCollPt2pt } from './coll-pt2pt.ts';
@@ -39,6 +41,28 @@ type InPlace = typeof IN_PLACE;
  * constructor and the op's code, so that a repeated call skips resolveBuf and byteOpOf.
  */
 const LEAN_BYTE_OPS = new Map<Function, (ByteOp | undefined)[]>();
+
+/**
+ * The lean Allreduce's wait (coll/lean-allreduce.ts BlockingWait): what _collBlocking records around
+ * a blocking collective (the roll-call, and the poll loop it starts), without its async frame. Null
+ * runtime only in a program that finalized while the call was in flight: nothing to record then.
+ */
+class LeanAllreduceWait implements BlockingWait {
+  readonly #comm: CollComm;
+
+  constructor(comm: CollComm) {
+    this.#comm = comm;
+  }
+
+  enter(): void {
+    const comm = this.#comm;
+    runtimeOrNull()?.blocked.enter('Allreduce', comm.name, null, null, comm._ctx);
+  }
+
+  leave(): void {
+    runtimeOrNull()?.blocked.leave();
+  }
+}
 
 /** A plain typed array (not a DataView): its bytes are the packed vector of a predefined datatype. */
 function isTypedArray(x: unknown): x is ArrayBufferView {
@@ -111,9 +135,10 @@ export class CollComm extends ObjectCollComm {
    */
   Allreduce(sendbuf: BufSpec | InPlace, recvbuf: BufSpec, op: Op): Promise<void> {
     const lean = this.#leanAllreduce(sendbuf, recvbuf, op, 'Allreduce');
-    // Finished within the call (its messages were there): nothing to wait for, so no blocking wait to enter.
-    if (lean === LEAN_DONE) return lean;
-    return this._collBlocking('Allreduce', lean ?? this._collStart('Allreduce', vectorRun(this, sendbuf, recvbuf, op, 'Allreduce', collAllreduce, false)));
+    // LEAN_DONE (finished within the call: nothing to wait for), or the call's own promise, whose wait
+    // the lean path records itself (LeanAllreduceWait): no async frame of _collBlocking around it.
+    if (lean !== null) return lean;
+    return this._collBlocking('Allreduce', this._collStart('Allreduce', vectorRun(this, sendbuf, recvbuf, op, 'Allreduce', collAllreduce, false)));
   }
   /** Nonblocking Allreduce. */
   Iallreduce(sendbuf: BufSpec | InPlace, recvbuf: BufSpec, op: Op): Request<void> {
@@ -151,7 +176,7 @@ export class CollComm extends ObjectCollComm {
     if (lean === null) {
       this._me(call);
       const seq = this._collSeqCell();
-      lean = new LeanAllreduce(new CommCollPt2pt(this, 'Allreduce'), new CommCollPt2pt(this, 'Iallreduce'), seq.cells, seq.index);
+      lean = new LeanAllreduce(new CommCollPt2pt(this, 'Allreduce'), new CommCollPt2pt(this, 'Iallreduce'), seq.cells, seq.index, new LeanAllreduceWait(this));
       this.#lean = lean;
     }
     // The checks of vectorRun, in its order: the communicator and the caller, then the op on the datatype.

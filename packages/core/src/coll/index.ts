@@ -15,7 +15,7 @@ export { reduce, reduceObjects } from './reduce.ts';
 export { allreduce, allreduceObjects, planAllreduce } from './allreduce.ts';
 export { promisePlan, runPlan } from './plan.ts';
 export type { CollPlan, CollPlanner, RunTarget } from './plan.ts';
-export { LeanAllreduce, LEAN_ALLREDUCE_MAX_BYTES, LEAN_DONE } from './lean-allreduce.ts';
+export { LeanAllreduce, LEAN_ALLREDUCE_MAX_BYTES, LEAN_DONE, type BlockingWait } from './lean-allreduce.ts';
 export { scan, exscan, scanObjects, exscanObjects } from './scan.ts';
 export { gather, gatherv, gatherBytes } from './gather.ts';
 export { scatter, scatterv, scatterBytes } from './scatter.ts';

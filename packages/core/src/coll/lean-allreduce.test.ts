@@ -4,8 +4,9 @@
  * in between), other ones, a small vector cut from a large buffer (never kept) or IN_PLACE.
  */
 import { describe, expect, it } from 'vitest';
-import { LeanAllreduce, LEAN_ALLREDUCE_MAX_BYTES, LEAN_DONE } from './lean-allreduce.ts';
-import { SUM_I32, Sim } from './sim.test-util.ts';
+import { ERR_COUNT } from '../util/index.ts';
+import { LeanAllreduce, LEAN_ALLREDUCE_MAX_BYTES, LEAN_DONE, type BlockingWait } from './lean-allreduce.ts';
+import { SUM_I32, Sim, withCallbacks } from './sim.test-util.ts';
 
 describe('LeanAllreduce', () => {
   it('sums into the array of each call, across repeated, changed, new, large-buffer and in-place arrays', async () => {
@@ -73,5 +74,54 @@ describe('LeanAllreduce', () => {
       return p === LEAN_DONE && recv[0] === 4 && recv[1] === 5;
     });
     expect(same).toBe(true);
+  });
+
+  it('tells its BlockingWait once each way around every blocking call that waits, never for Iallreduce, and before the call settles', async () => {
+    const sim = new Sim(2, { seed: 5 });
+    const out = await sim.run(async (pt, r) => {
+      const events: string[] = [];
+      let open = 0;
+      const wait: BlockingWait = {
+        enter: () => { events.push('enter'); open++; },
+        leave: () => { events.push('leave'); open--; },
+      };
+      const lean = new LeanAllreduce(withCallbacks(pt), withCallbacks(pt), new Int32Array(1), 0, wait);
+      const recv = new Int32Array(1);
+      const sums: number[] = [];
+      let openWhenSettled = 0;
+      for (let i = 0; i < 6; i++) {
+        const p = lean.start(true, new Int32Array([r + i]), recv, 4, SUM_I32);
+        await p.then(() => { openWhenSettled += open; });
+        sums.push(recv[0]!);
+      }
+      const before = events.length;
+      await lean.start(false, new Int32Array([r]), recv, 4, SUM_I32);
+      return { sums, enters: events.filter((e) => e === 'enter').length, balanced: open === 0, paired: events.every((e, i) => e === (i % 2 === 0 ? 'enter' : 'leave')), openWhenSettled, nonblockingEvents: events.length - before };
+    });
+    for (const o of out) {
+      expect(o.sums).toEqual([1, 3, 5, 7, 9, 11]);
+      // The simulator delivers on later turns, so every blocking call here waits.
+      expect(o.enters).toBe(6);
+      expect(o.balanced).toBe(true);
+      expect(o.paired).toBe(true);
+      expect(o.openWhenSettled).toBe(0);
+      expect(o.nonblockingEvents).toBe(0);
+    }
+  });
+
+  it('a blocking call that fails leaves its wait and rejects with the run\'s error', async () => {
+    const sim = new Sim(2, { seed: 9 });
+    const out = await sim.run(async (pt, r) => {
+      let open = 0;
+      const lean = new LeanAllreduce(withCallbacks(pt), withCallbacks(pt), new Int32Array(1), 0, { enter: () => { open++; }, leave: () => { open--; } });
+      // Rank 1 contributes 8 bytes, rank 0 4: an operand of another length (ERR_COUNT).
+      const bytes = r === 0 ? 4 : 8;
+      const error = await lean.start(true, new Int32Array(bytes / 4), new Int32Array(bytes / 4), bytes, SUM_I32).then(() => null, (e: unknown) => e);
+      return { errorClass: (error as { errorClass?: number } | null)?.errorClass ?? null, open };
+    });
+    for (const o of out) {
+      expect(o.errorClass).toBe(ERR_COUNT);
+      expect(o.open).toBe(0);
+    }
   });
 });

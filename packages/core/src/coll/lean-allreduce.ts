@@ -20,8 +20,14 @@
  * State: one LeanAllreduce per communicator wrapper and thread, made on its first lean call; the
  * byte views of its previous call's arrays; an idle machine (LeanCall) of each form. Calls may
  * overlap (Iallreduces, Allreduces not yet awaited): each running call has a machine of its own.
+ *
+ * A blocking call that must wait tells the caller's BlockingWait (the roll-call and the poll loop of
+ * a blocking call, runtime/blocked.ts) when its wait begins and ends, and its promise is the one the
+ * API returns: no async frame around it, whose promise and extra microtask turn each waiting call
+ * paid (docs/adr/0053, amended 2026-11-30). An error of a blocking call is rejected at the awaiting
+ * call (rejectAtCallSite), so its stack names the user's frame as the async frame's did.
  */
-import { collTag } from '../util/index.ts';
+import { collTag, rejectAtCallSite } from '../util/index.ts';
 import type { RunTarget } from './plan.ts';
 import type { ByteOp, CollPt2pt } from './pt2pt.ts';
 import { ShortAllreduce } from './short-allreduce.ts';
@@ -35,12 +41,22 @@ const IALLREDUCE = signatureOf('Iallreduce');
 /** The lean path takes vectors up to this many bytes: the short messages of the selection (select.ts). */
 export const LEAN_ALLREDUCE_MAX_BYTES = DEFAULT_COLL_TUNING.allreduceShortBytes;
 
+/** What a blocking call does while it waits (the API's record of blocked calls, which also polls): told once each way. */
+export interface BlockingWait {
+  /** The call's wait begins (its messages were not all there). */
+  enter(): void;
+  /** The wait has ended, before the call's promise settles. */
+  leave(): void;
+}
+
 /** A communicator's state for the lean small allreduce. */
 export class LeanAllreduce {
   readonly blocking: CollPt2pt;
   readonly nonblocking: CollPt2pt;
   readonly seqCells: Int32Array;
   readonly seqIndex: number;
+  /** Told when a blocking call waits (null: nobody, as in the unit tests). */
+  readonly wait: BlockingWait | null;
   /** The previous call's recv array and its byte view, kept while the array's buffer is small (see above); null: none. */
   #recv: ArrayBufferView | null = null;
   #recvBytes: Uint8Array = NO_BYTES;
@@ -56,12 +72,14 @@ export class LeanAllreduce {
    * @param nonblocking the same for Iallreduce
    * @param seqCells where the communicator's collective sequence number lives
    * @param seqIndex its index in seqCells
+   * @param wait told when a blocking call's wait begins and ends (default null: nobody)
    */
-  constructor(blocking: CollPt2pt, nonblocking: CollPt2pt, seqCells: Int32Array, seqIndex: number) {
+  constructor(blocking: CollPt2pt, nonblocking: CollPt2pt, seqCells: Int32Array, seqIndex: number, wait: BlockingWait | null = null) {
     this.blocking = blocking;
     this.nonblocking = nonblocking;
     this.seqCells = seqCells;
     this.seqIndex = seqIndex;
+    this.wait = wait;
   }
 
   /**
@@ -108,7 +126,8 @@ export class LeanAllreduce {
 /**
  * One lean call's run of coll/short-allreduce.ts's machine, as the promise the API returns: LEAN_DONE
  * itself when the run ended before start() returned (its messages were there), so the blocking
- * form need not wait at all (coll-comm.ts), else a promise the run settles.
+ * form need not wait at all (coll-comm.ts), else a promise the run settles; a blocking call's
+ * wait is told to the owner's BlockingWait around it.
  */
 class LeanCall implements RunTarget {
   readonly #owner: LeanAllreduce;
@@ -117,10 +136,10 @@ class LeanCall implements RunTarget {
   /** inside run(): a report then is the synchronous outcome */
   #inRun = false;
   #outcome: unknown = PENDING;
-  #resolve: (() => void) | null = null;
+  #resolve: ((v: void | PromiseLike<void>) => void) | null = null;
   #reject: ((e: unknown) => void) | null = null;
   // Bound once: a call that does wait costs its promise and no closure of ours.
-  readonly #executor = (resolve: () => void, reject: (e: unknown) => void): void => {
+  readonly #executor = (resolve: (v: void | PromiseLike<void>) => void, reject: (e: unknown) => void): void => {
     this.#resolve = resolve;
     this.#reject = reject;
   };
@@ -137,10 +156,14 @@ class LeanCall implements RunTarget {
     this.#machine.run(tag, send, recv, op, this);
     this.#inRun = false;
     const outcome = this.#outcome;
-    if (outcome === PENDING) return new Promise<void>(this.#executor);
+    if (outcome === PENDING) {
+      if (this.#isBlocking) this.#owner.wait?.enter();
+      return new Promise<void>(this.#executor);
+    }
     this.#outcome = PENDING;
     this.#owner.idle(this, this.#isBlocking);
-    return outcome === null ? LEAN_DONE : Promise.reject(outcome);
+    if (outcome === null) return LEAN_DONE;
+    return this.#isBlocking ? rejectAtCallSite(outcome) : Promise.reject(outcome);
   }
 
   finished(error: unknown): void {
@@ -152,8 +175,12 @@ class LeanCall implements RunTarget {
     const reject = this.#reject!;
     this.#resolve = null;
     this.#reject = null;
-    this.#owner.idle(this, this.#isBlocking);
+    const isBlocking = this.#isBlocking;
+    this.#owner.idle(this, isBlocking);
+    if (isBlocking) this.#owner.wait?.leave();
     if (error === null) resolve();
+    // Made where a message completed the run: rejected at the awaiting call, its stack names the user's (pt2pt-comm.ts blocking()).
+    else if (isBlocking) resolve(rejectAtCallSite(error));
     else reject(error);
   }
 }
