@@ -84,9 +84,14 @@ describe('mpiexec failure semantics', () => {
 
   it('--timeout prints a roll-call with what each rank is blocked in, then exits 124', async () => {
     // 15 s: four ranks must have connected before the roll-call for its lines to hold (3 s failed on a loaded machine).
-    const r = await runMpiexec(['-n', '4', '--timeout', '15', PMI_RANK, 'hang']);
-    expect(r.timedOut).toBe(false);
-    expect(r.status).toBe(124);
+    // The helper's hang deadline: mpiexec's own start-up (the --timeout clock starts once it has spawned the
+    // ranks: 4.1-12.9 s in 20 runs at load 29-41, so some 25 s at CI's load 70) + 15 s + the roll-call's 1 s
+    // wait for busy rank 1 + 1 s before SIGKILL = about 42 s at CI's load. The default 30 s killed the job once
+    // under CI-like load, before it could end itself (the whole job took 20.4-29.3 s in those 20 runs); 90 s is
+    // twice the estimate, within the test's 120 s.
+    const r = await runMpiexec(['-n', '4', '--timeout', '15', PMI_RANK, 'hang'], { deadlineMs: 90_000 });
+    expect(r.timedOut, r.stderr).toBe(false);
+    expect(r.status, r.stderr).toBe(124);
     expect(r.stderr).toMatch(/roll-call of 4 processes/);
     expect(r.stderr).toMatch(/rank 0 \(host .+, pid \d+\): not in MPI/);
     expect(r.stderr).toMatch(/rank 1 \(host .+, pid \d+\): no answer \(busy outside MPI or not connected\)/);

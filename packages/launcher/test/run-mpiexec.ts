@@ -21,7 +21,17 @@ export interface MpiexecResult {
   readonly timedOut: boolean;
 }
 
+/**
+ * The hang deadline when a test gives none. A hang guard, never a timing check: under CI's load (40-70 on
+ * 2 cores) a plain job's wall time is mostly start-up. At load 29-41 here mpiexec alone took 4.1-12.9 s
+ * to spawn its ranks, and failures.it's SIGINT job took 22.5 s end to end (its roll-call job 20.4-29.3 s,
+ * which the former 30 s killed once); at load 70 that is some 45 s. 90 s is twice that and stays within
+ * the integration project's 120 s test timeout, so a real hang still fails here, with mpiexec's output.
+ */
+const DEFAULT_DEADLINE_MS = 90_000;
+
 export interface RunOptions {
+  /** Kills mpiexec (SIGKILL) after this long and reports timedOut; DEFAULT_DEADLINE_MS when not given. */
   readonly deadlineMs?: number;
   readonly input?: string;
   /** Called once mpiexec printed `text` on stdout or stderr (e.g. to send it a signal). */
@@ -68,7 +78,7 @@ export function runMpiexec(args: readonly string[], opts: RunOptions = {}): Prom
     const timer = setTimeout(() => {
       timedOut = true;
       child.kill('SIGKILL');
-    }, opts.deadlineMs ?? 30_000);
+    }, opts.deadlineMs ?? DEFAULT_DEADLINE_MS);
     child.on('close', (status, signal) => {
       clearTimeout(timer);
       resolve({ status, signal, stdout, stderr, timedOut });
