@@ -130,7 +130,7 @@ export class DeviceWiring {
   start(addresses: readonly string[] | null, direct: readonly DirectRoute[]): SendPath {
     if (addresses !== null) this.transport?.start(addresses);
     // A synchronous load at first use (msgpackr's) first writes the frames this thread's transports hold
-    // for their turn's flush: a peer waiting for one does not wait for the load (notebook 4.67).
+    // for their turn's flush: a peer waiting for one does not wait for the load (notebook 4.68).
     this.#stopFlushBeforeLoads = flushBeforeFirstUseLoads(() => {
       this.transport?.flushPending?.();
       for (const t of this.#directAll) t.flushPending?.();

@@ -9,7 +9,7 @@
  * synchronously next runs before the flush. A load at first use is such a pause (msgpackr: ~10-30
  * ms, more on a loaded host): the ping-pong benchmark's allreduce right after its timed loop loaded
  * msgpackr while the responder's last reply waited in its batch, and that one round trip added ~10-20
- * µs to the mean of 1,000 (docs/notebook/performance-2026-11.md 4.67). Module state: each thread has
+ * µs to the mean of 1,000 (docs/notebook/performance-2026-11.md 4.68). Module state: each thread has
  * its own, as it has its own transports.
  */
 
