@@ -76,62 +76,54 @@ describe('SpinLocks holder ids (one thread)', () => {
 describe('SpinLocks: a holder seen ended had released the lock first (one thread, scripted holders)', () => {
   afterEach(() => setLockHolder(0));
 
-  /** LockHolders whose i-th endedStamp call runs step i (what the other threads did meanwhile) and returns its answer. */
-  function scripted(steps: (() => number)[]): { holders: LockHolders; looks: () => number } {
+  /**
+   * A lock word held by worker thread 12 (holder id 13) and the lock call of a spinner (the main thread) on it,
+   * with LockHolders whose i-th endedStamp call runs step i (what the other threads did meanwhile) and returns its answer.
+   */
+  function heldBy13(steps: (() => number)[]): { cells: Int32Array; lock: () => void; looks: () => number } {
+    const cells = sharedInts(1);
+    Atomics.store(cells, 0, 13);
     let n = 0;
-    return {
-      holders: {
-        endedStamp: () => steps[Math.min(n++, steps.length - 1)]!(),
-        heldByEnded: (lockName, holder) => new Error(`${lockName} held by ${holder}`),
-      },
-      looks: () => n,
+    const holders: LockHolders = {
+      endedStamp: () => steps[Math.min(n++, steps.length - 1)]!(),
+      heldByEnded: (lockName, holder) => new Error(`${lockName} held by ${holder}`),
     };
+    setLockHolder(0);
+    return { cells, lock: () => new SpinLocks(cells, true, 'test lock', holders).lock(0), looks: () => n };
   }
 
   it('the holder released the lock and exited between the spinner\'s compareExchange and its look: the spinner takes it', () => {
-    const cells = sharedInts(1);
-    Atomics.store(cells, 0, 13); // worker thread 12 holds it
-    const { holders, looks } = scripted([() => { Atomics.store(cells, 0, 0); return 1; }]);
-    setLockHolder(0);
-    new SpinLocks(cells, true, 'test lock', holders).lock(0);
+    const { cells, lock, looks } = heldBy13([() => { Atomics.store(cells, 0, 0); return 1; }]);
+    lock();
     expect(Atomics.load(cells, 0)).toBe(1);
     expect(looks()).toBe(1);
   });
 
   it('the ended holder\'s id was recycled and its new thread took the lock: the spinner waits for it', () => {
-    const cells = sharedInts(1);
-    Atomics.store(cells, 0, 13);
-    const { holders, looks } = scripted([
+    const { cells, lock, looks } = heldBy13([
       () => 1, // the old thread with id 13 has ended; the new one starts and takes the lock
       () => 0, // second look: the new thread is alive
       () => { Atomics.store(cells, 0, 0); return 0; }, // a later look: it released the lock
     ]);
-    setLockHolder(0);
-    new SpinLocks(cells, true, 'test lock', holders).lock(0);
+    lock();
     expect(Atomics.load(cells, 0)).toBe(1);
     expect(looks()).toBe(3);
   });
 
   it('between the two looks the recycled id\'s new thread took the lock, released it and ended: the spinner takes it', () => {
     // Seen ended both times, but not the same thread: only the stamp tells them apart.
-    const cells = sharedInts(1);
-    Atomics.store(cells, 0, 13);
-    const { holders, looks } = scripted([
+    const { cells, lock, looks } = heldBy13([
       () => { Atomics.store(cells, 0, 13); return 1; }, // the old thread with id 13 has ended; after the look, a new one starts and takes the lock
       () => { Atomics.store(cells, 0, 0); return 2; }, // before the second look it released the lock and ended too
     ]);
-    setLockHolder(0);
-    new SpinLocks(cells, true, 'test lock', holders).lock(0);
+    lock();
     expect(Atomics.load(cells, 0)).toBe(1);
     expect(looks()).toBe(2);
   });
 
   it('the holder ended holding the lock: seen ended twice with the same stamp, the spinner throws without taking it', () => {
-    const cells = sharedInts(1);
-    Atomics.store(cells, 0, 13);
-    const { holders, looks } = scripted([() => 1]);
-    setLockHolder(0);
-    expect(() => new SpinLocks(cells, true, 'test lock', holders).lock(0)).toThrow('test lock held by 13');
+    const { cells, lock, looks } = heldBy13([() => 1]);
+    expect(lock).toThrow('test lock held by 13');
     expect(Atomics.load(cells, 0)).toBe(13);
     expect(looks()).toBe(2);
   });
