@@ -35,7 +35,7 @@ import type { ConnectionOwner } from './connection-owner.ts';
 import { HEADER_BYTES, KIND_GOODBYE, encodeEagerHeader, encodeHeader } from './frame-codec.ts';
 import { FrameParser, PARSE_STATUS, type FrameSink } from './frame-parser.ts';
 import { ClientHandshake, HANDSHAKE_STATUS, THREAD_CONNECTION_BIT, listenerBinding } from './handshake.ts';
-import { wireSocket, type SocketEventSink } from './socket-events.ts';
+import { endHandshakeTimeout, wireSocket, type SocketEventSink } from './socket-events.ts';
 
 const STATE_CONNECTING = 0;
 const STATE_OPEN = 1;
@@ -373,7 +373,7 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
       this.#handshake = null;
       this.#state = STATE_OPEN;
       this.#resolveOpened();
-      this.#socket!.setTimeout(0);
+      endHandshakeTimeout(this.#socket!);
       this.#parser = new FrameParser(this, Number.MAX_SAFE_INTEGER, 0); // only GOODBYE (no payload) may come back
       if (rest.length > 0) this._onData(rest);
       if (this.#state !== STATE_OPEN) return;

@@ -30,7 +30,7 @@ import { FrameParser, PARSE_STATUS, type EagerHook, type FrameSink } from './fra
 import { INBOUND_ACTION, InboundHandshake } from './inbound-handshake.ts';
 import { withReadBuffer, type ReadTargetSource } from './read-buffer.ts';
 import { MAX_PAYLOAD_BYTES } from './tuning.ts';
-import { wireSocket, type SocketEventSink } from './socket-events.ts';
+import { endHandshakeTimeout, wireSocket, type SocketEventSink } from './socket-events.ts';
 
 const STATE_HANDSHAKE = 0;
 const STATE_OPEN = 1;
@@ -184,7 +184,7 @@ export class InboundConnection implements FrameSink, SocketEventSink, ReadTarget
     // A thread's end is graceful by nature: the thread exits, its socket closes.
     if (this.#isThread) this.#hasGoodbye = true;
     this.#state = STATE_OPEN;
-    this.#socket.setTimeout(0);
+    endHandshakeTimeout(this.#socket);
     this.#socket.write(hs.reply);
     this.#parser = new FrameParser(this, owner._tuning.targetMinBytes, MAX_PAYLOAD_BYTES, owner._maxUnsolicitedBytes, this.#eagerHook(owner));
     if (owner._isClosing) {

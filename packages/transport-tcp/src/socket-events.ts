@@ -1,10 +1,15 @@
 /**
  * Wires a socket to the connection that owns it (outbound ChannelConnection or
  * accepted InboundConnection): the settings every connection socket gets and
- * the five event handlers, plus the `onread` callback of sockets that read
+ * the four event handlers and the handshake deadline, plus the `onread` callback of sockets that read
  * into a reused buffer (read-buffer.ts). Handlers are module-level functions that reach
  * their connection through a symbol on the socket (STYLE rule 12: no closure
  * per connection or per message).
+ *
+ * The handshake deadline is a timer of our own, not socket.setTimeout: a socket that ever had
+ * setTimeout keeps its (cleared) timer, and Node refreshes it on every read and every write
+ * (_unrefTimer: refresh, unrefActive, insertGuarded), three calls per message for a timeout that
+ * ended with the handshake. As a deadline it also holds against a peer that trickles bytes.
  */
 import type net from 'node:net';
 
@@ -18,23 +23,34 @@ export interface SocketEventSink {
 }
 
 const kSink = Symbol('tsmpi.socketSink');
-type SinkSocket = net.Socket & { [kSink]: SocketEventSink };
+const kHandshakeTimer = Symbol('tsmpi.handshakeTimer');
+type SinkSocket = net.Socket & { [kSink]: SocketEventSink; [kHandshakeTimer]: NodeJS.Timeout | null };
 
 /**
  * Unrefs the socket (the transport never holds the event loop; interface.ts),
- * turns off Nagle, turns on TCP keep-alive (a vanished host is found), arms the handshake timeout and routes every event to `sink`.
+ * turns off Nagle, turns on TCP keep-alive (a vanished host is found), arms the handshake deadline
+ * (sink._onTimeout when it passes; endHandshakeTimeout disarms it) and routes every event to `sink`.
  */
 export function wireSocket(socket: net.Socket, sink: SocketEventSink, handshakeTimeoutMs: number, keepAliveMs: number): void {
   (socket as SinkSocket)[kSink] = sink;
   socket.unref();
   socket.setNoDelay(true);
   socket.setKeepAlive(true, keepAliveMs);
-  socket.setTimeout(handshakeTimeoutMs);
+  const timer = setTimeout(handshakeTimedOut, handshakeTimeoutMs, socket as SinkSocket);
+  timer.unref();
+  (socket as SinkSocket)[kHandshakeTimer] = timer;
   socket.on('data', socketOnData);
   socket.on('end', socketOnEnd);
   socket.on('error', socketOnError);
   socket.on('close', socketOnClose);
-  socket.on('timeout', socketOnTimeout);
+}
+
+/** The handshake is over (done or refused): its deadline no longer applies. */
+export function endHandshakeTimeout(socket: net.Socket): void {
+  const timer = (socket as SinkSocket)[kHandshakeTimer];
+  if (timer === null || timer === undefined) return;
+  clearTimeout(timer);
+  (socket as SinkSocket)[kHandshakeTimer] = null;
 }
 
 function socketOnData(this: SinkSocket, chunk: Buffer): void {
@@ -51,8 +67,10 @@ function socketOnError(this: SinkSocket, err: Error): void {
   this[kSink]._onError(err);
 }
 function socketOnClose(this: SinkSocket): void {
+  endHandshakeTimeout(this);
   this[kSink]._onClose();
 }
-function socketOnTimeout(this: SinkSocket): void {
-  this[kSink]._onTimeout();
+function handshakeTimedOut(socket: SinkSocket): void {
+  socket[kHandshakeTimer] = null;
+  socket[kSink]._onTimeout();
 }

@@ -23,13 +23,16 @@
  * the per-peer algorithm skip the checked `run`: the communicator keeps a LeanNeighbor
  * (coll/neighbor-peers.ts) whose step machines run the exchange on byte views of the arrays, the
  * same messages, tag and errors, and a blocking call whose messages were there returns LEAN_DONE
- * without entering the blocking wait (as the lean Allreduce, docs/adr/0053). Their …Init forms on
+ * without entering the blocking wait (as the lean Allreduce, docs/adr/0053); one that must wait
+ * tells its LeanNeighborWait itself, with no async frame around it. Their …Init forms on
  * contiguous buffers plan that machine at init (NeighborExchangePlan).
  */
 import {
-  LEAN_DONE, LeanNeighbor, NeighborExchangePlan, neighborAlltoall, neighborAlltoallBytes, neighborAlltoallv, neighborPerPeer, signatureOf, type NeighborPlan, type VBuffer,
+  LeanNeighbor, NeighborExchangePlan, neighborAlltoall, neighborAlltoallBytes, neighborAlltoallv, neighborPerPeer, signatureOf, type BlockingWait, type NeighborPlan,
+  type VBuffer,
 } from '../coll/index.ts';
 import { neighborLists, type Topology } from '../comm/index.ts';
+import { runtimeOrNull } from '../runtime/index.ts';
 import { ERR_ARG, ERR_COUNT, collTag, decodeObject, encodeObject, mpiError } from '../util/index.ts';
 import { Comm } from './comm.ts';
 import { CommCollPt2pt } from './coll-pt2pt.ts';
@@ -47,6 +50,37 @@ type Run = (pt: CommCollPt2pt, tag: number) => Promise<void>;
 /** `n` blocks of `bytes` bytes at 0, bytes, 2 * bytes, ... (or all at 0: the allgather's one send block). */
 function uniform(buf: Uint8Array, n: number, bytes: number, sameBlock = false): VBuffer {
   return { buf, counts: new Array<number>(n).fill(bytes), displs: Array.from({ length: n }, (_, i) => (sameBlock ? 0 : i * bytes)) };
+}
+
+/**
+ * A lean blocking neighbourhood call's wait (coll/lean-allreduce.ts BlockingWait): what _collBlocking
+ * records around a blocking collective (the roll-call, and the poll loop it starts), without its
+ * async frame; coll-comm.ts's LeanAllreduceWait for these calls (a class of their own keeps each
+ * path's V8 feedback to itself). Null runtime only in a program that finalized while the call was in
+ * flight: nothing to record then.
+ */
+class LeanNeighborWait implements BlockingWait {
+  readonly #comm: TopoComm;
+  readonly #call: string;
+
+  constructor(comm: TopoComm, call: string) {
+    this.#comm = comm;
+    this.#call = call;
+  }
+
+  enter(): void {
+    const comm = this.#comm;
+    runtimeOrNull()?.blocked.enter(this.#call, comm.name, null, null, comm._ctx);
+  }
+
+  leave(): void {
+    runtimeOrNull()?.blocked.leave();
+  }
+}
+
+/** The blocking lean calls (their waits are told to the roll-call); the I… forms return a Request. */
+function isBlockingLeanCall(call: string): boolean {
+  return call === 'NeighborAlltoall' || call === 'NeighborAllgather';
 }
 
 export class TopoComm extends Comm {
@@ -177,9 +211,10 @@ export class TopoComm extends Comm {
   /** The blocking NeighborAlltoall or NeighborAllgather: the lean path when it applies, else the checked run. */
   #exchangeBlocking(call: LeanCall, sendbuf: BufSpec, recvbuf: BufSpec, allgather: boolean): Promise<void> {
     const lean = this.#leanStart(call, sendbuf, recvbuf, allgather);
-    // Finished within the call (its messages were there): nothing to wait for, so no blocking wait to enter.
-    if (lean === LEAN_DONE) return lean;
-    return this._collBlocking(call, lean ?? this._collStart(call, exchangeRun(allgather ? this.#allgatherArgs(sendbuf, recvbuf, call) : this.#alltoallArgs(sendbuf, recvbuf, call))));
+    // LEAN_DONE when its messages were there (no wait at all); else the run tells its LeanNeighborWait
+    // when its wait begins and ends, so no async frame of _collBlocking goes around it.
+    if (lean !== null) return lean;
+    return this._collBlocking(call, this._collStart(call, exchangeRun(allgather ? this.#allgatherArgs(sendbuf, recvbuf, call) : this.#alltoallArgs(sendbuf, recvbuf, call))));
   }
 
   /** The nonblocking form of the same. */
@@ -228,7 +263,7 @@ export class TopoComm extends Comm {
     let lean = this.#lean;
     if (lean === null || !lean.serves(plan)) {
       // Made again when the caller's rank changes (another endpoint): its views and its sequence cell are the endpoint's.
-      lean = new LeanNeighbor(plan, (name) => new CommCollPt2pt(this, name));
+      lean = new LeanNeighbor(plan, (name) => new CommCollPt2pt(this, name), (name) => (isBlockingLeanCall(name) ? new LeanNeighborWait(this, name) : null));
       this.#lean = lean;
       this.#seq = this._collSeqCell();
     }

@@ -135,6 +135,38 @@ describe('LeanNeighbor (the blocking and nonblocking calls of a communicator)', 
     expect(Array.from({ length: 4 }, (_, i) => c1.recv[i * bb])).toEqual(want(grid(1, 2, 1), 2, 0));
   });
 
+  it('tells a blocking call\'s wait once each way when it must wait, before it settles; never when it finished within the call, nor for an I… call', async () => {
+    const p = 4;
+    const views = syncViews(p);
+    const events: string[][] = views.map(() => []);
+    const open = views.map(() => 0);
+    const waitOf = (r: number) => (call: string) => (call === 'NeighborAlltoall'
+      ? { enter: () => { events[r]!.push(`enter ${call}`); open[r]!++; }, leave: () => { events[r]!.push(`leave ${call}`); open[r]!--; } }
+      : null);
+    const leans = views.map((v, r) => new LeanNeighbor(grid(2, 2, r), () => v, waitOf(r)));
+    const bb = 2;
+    const openWhenSettled: number[] = [];
+    const start = (call: string, tag: number): Promise<void>[] => views.map((_, r) => {
+      const done = leans[r]!.start(call, tag, new Uint8Array(4 * bb).fill(r), bb, new Uint8Array(4 * bb), bb);
+      return done.then(() => { openWhenSettled.push(open[r]!); });
+    });
+    await Promise.all(start('NeighborAlltoall', 1));
+    // ranks 0-2 waited (a neighbour had not sent yet), rank 3 finished within its call
+    expect(events.map((e) => e.join(','))).toEqual([0, 1, 2].map(() => 'enter NeighborAlltoall,leave NeighborAlltoall').concat(['']));
+    await Promise.all(start('IneighborAlltoall', 2));
+    expect(events.map((e) => e.length)).toEqual([2, 2, 2, 0]);
+    expect(openWhenSettled).toEqual(new Array(2 * p).fill(0));
+  });
+
+  it('a blocking call that fails leaves its wait and rejects with the run\'s MPIError', async () => {
+    const views = syncViews(2, { tag: 99 });
+    const open = [0, 0];
+    const leans = views.map((v, r) => new LeanNeighbor(line(2, r), () => v, () => ({ enter: () => { open[r]!++; }, leave: () => { open[r]!--; } })));
+    const out = [0, 1].map((r) => leans[r]!.start('NeighborAlltoall', 4, new Uint8Array(2 * 4), 4, new Uint8Array(2 * 4), 4));
+    for (const o of out) expect(((await o.then(() => null, (x: unknown) => x)) as MPIError).errorClass).toBe(ERR_OTHER);
+    expect(open).toEqual([0, 0]);
+  });
+
   it('a message of another collective is an MPIError of the view, reported once every operation has reported', async () => {
     const wrong = { tag: 99 };
     const views = syncViews(2, wrong);

@@ -23,8 +23,8 @@
  * error, the target. Views without the callback entries (the unit tests' simulator) run through
  * recv() and send(); a view with recvThen but not recvIntoThen gets fresh bytes and copies them.
  */
-import { ERR_COUNT, ERR_TRUNCATE, PROC_NULL, mpiError, type MPIError } from '../util/index.ts';
-import { LEAN_DONE } from './lean-allreduce.ts';
+import { ERR_COUNT, ERR_TRUNCATE, PROC_NULL, mpiError, rejectAtCallSite, type MPIError } from '../util/index.ts';
+import { LEAN_DONE, type BlockingWait } from './lean-allreduce.ts';
 import type { CollPlan, RunTarget } from './plan.ts';
 import type { CollPt2pt, ReceiveIntoTarget, ReceiveTarget, SendTarget } from './pt2pt.ts';
 
@@ -274,21 +274,24 @@ export class NeighborCall implements RunTarget {
   readonly #machine: NeighborExchange;
   readonly #owner: LeanNeighbor;
   readonly #key: string;
+  /** A blocking call's wait (the roll-call and the poll loop), told when a run must wait; null for the I… forms. */
+  readonly #wait: BlockingWait | null;
   /** inside run(): a report then is the synchronous outcome */
   #inRun = false;
   #outcome: unknown = PENDING;
-  #resolve: (() => void) | null = null;
+  #resolve: ((v: void | PromiseLike<void>) => void) | null = null;
   #reject: ((e: unknown) => void) | null = null;
   // Bound once: a call that does wait costs its promise and no closure of ours.
-  readonly #executor = (resolve: () => void, reject: (e: unknown) => void): void => {
+  readonly #executor = (resolve: (v: void | PromiseLike<void>) => void, reject: (e: unknown) => void): void => {
     this.#resolve = resolve;
     this.#reject = reject;
   };
 
-  constructor(owner: LeanNeighbor, key: string, pt: CollPt2pt, plan: NeighborPlan) {
+  constructor(owner: LeanNeighbor, key: string, pt: CollPt2pt, plan: NeighborPlan, wait: BlockingWait | null) {
     this.#owner = owner;
     this.#key = key;
     this.#machine = new NeighborExchange(pt, plan);
+    this.#wait = wait;
   }
 
   run(tag: number, send: Uint8Array, sendStride: number, recv: Uint8Array, bb: number): Promise<void> {
@@ -297,10 +300,14 @@ export class NeighborCall implements RunTarget {
     this.#machine.run(tag, send, sendStride, recv, bb, this.#key, this);
     this.#inRun = false;
     const outcome = this.#outcome;
-    if (outcome === PENDING) return new Promise<void>(this.#executor);
+    if (outcome === PENDING) {
+      this.#wait?.enter();
+      return new Promise<void>(this.#executor);
+    }
     this.#outcome = PENDING;
     this.#owner.idle(this.#key, this);
-    return outcome === null ? LEAN_DONE : Promise.reject(outcome);
+    if (outcome === null) return LEAN_DONE;
+    return this.#wait !== null ? rejectAtCallSite(outcome) : Promise.reject(outcome);
   }
 
   finished(error: unknown): void {
@@ -313,7 +320,11 @@ export class NeighborCall implements RunTarget {
     this.#resolve = null;
     this.#reject = null;
     this.#owner.idle(this.#key, this);
+    const wait = this.#wait;
+    if (wait !== null) wait.leave();
     if (error === null) resolve();
+    // Made where a message completed the run: rejected at the awaiting call, its stack names the user's (as LeanCall does).
+    else if (wait !== null) resolve(rejectAtCallSite(error));
     else reject(error);
   }
 }
@@ -321,19 +332,26 @@ export class NeighborCall implements RunTarget {
 /**
  * A topology communicator's state for the neighbourhood collectives on plain typed arrays: per
  * call name (NeighborAlltoall, IneighborAllgather, ...) its point-to-point view (whose errors name
- * the call) and a machine not running now. Calls may overlap (I… forms, calls not yet awaited):
+ * the call), its wait (a blocking call's roll-call and poll loop, told only when a run must wait:
+ * the API puts no async frame around these calls) and a machine not running now. Calls may overlap (I… forms, calls not yet awaited):
  * each running call has a machine of its own, and one idle machine per call name is kept.
  */
 export class LeanNeighbor {
   readonly #plan: NeighborPlan;
   readonly #viewOf: (call: string) => CollPt2pt;
+  readonly #waitOf: (call: string) => BlockingWait | null;
   readonly #views = new Map<string, CollPt2pt>();
+  readonly #waits = new Map<string, BlockingWait | null>();
   readonly #idle = new Map<string, NeighborCall>();
 
-  /** @param viewOf makes the point-to-point view of a call (once per call name) */
-  constructor(plan: NeighborPlan, viewOf: (call: string) => CollPt2pt) {
+  /**
+   * @param viewOf makes the point-to-point view of a call (once per call name)
+   * @param waitOf the wait of a blocking call name (once per call name), null for a nonblocking one
+   */
+  constructor(plan: NeighborPlan, viewOf: (call: string) => CollPt2pt, waitOf: (call: string) => BlockingWait | null = () => null) {
     this.#plan = plan;
     this.#viewOf = viewOf;
+    this.#waitOf = waitOf;
   }
 
   /** Whether this state was made for `plan` (a communicator's plan is remade when its rank changes). */
@@ -350,8 +368,9 @@ export class LeanNeighbor {
       if (pt === undefined) {
         pt = this.#viewOf(call);
         this.#views.set(call, pt);
+        this.#waits.set(call, this.#waitOf(call));
       }
-      c = new NeighborCall(this, call, pt, this.#plan);
+      c = new NeighborCall(this, call, pt, this.#plan, this.#waits.get(call) ?? null);
     }
     return c.run(tag, send, sendStride, recv, bb);
   }
