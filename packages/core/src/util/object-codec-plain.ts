@@ -13,6 +13,13 @@
  * reference is found), PLAIN_MAX_DEPTH levels and PLAIN_MAX_ELEMENTS elements per array or keys
  * per object. The walk reads each property, and the encoder reads it again: a getter of a plain
  * object runs twice (structuredClone and the records form run it once).
+ *
+ * A lone number, boolean or null (a flag, a count, `sendrecv(0)` as a sync: the commonest object
+ * messages) is written and read here byte for byte as msgpackr's plain encoder writes it (its
+ * pack.js), without loading msgpackr. Its load at a thread's first other object message (ADR 0057)
+ * costs that thread ~10 ms and ~2 MB of young heap (its source map under mpiexec's
+ * --enable-source-maps, its native string extractor), which the next scavenges copy and promote:
+ * after a sync by `sendrecv(0)` the `--endpoints 2` message rate's first timed iterations paid it.
  */
 import type { Packr } from 'msgpackr';
 import { msgpackr } from './msgpackr-at-first-use.ts';
@@ -87,8 +94,65 @@ export function isPlain(value: unknown): boolean {
   }
 }
 
+/** The scalar's bytes: the marker and one msgpack scalar of at most 9 bytes (reused, as msgpackr reuses its buffer). */
+const scalarBytes = new Uint8Array(MARK_LENGTH + 9);
+const scalarView = new DataView(scalarBytes.buffer);
+
+/** A number, true, false or null in msgpackr's plain encoding (pack.js, `useRecords: false`: no float32). */
+function encodeScalar(value: number | boolean | null): Uint8Array {
+  const b = scalarBytes;
+  let n = MARK_LENGTH;
+  if (value === null) b[n++] = 0xc0;
+  else if (value === true) b[n++] = 0xc3;
+  else if (value === false) b[n++] = 0xc2;
+  else if (value >>> 0 === value) { // an integer in 0..2^32-1 (and -0, as msgpackr: it arrives as 0)
+    if (value < 0x80) b[n++] = value;
+    else if (value < 0x100) { b[n++] = 0xcc; b[n++] = value; }
+    else if (value < 0x10000) { b[n++] = 0xcd; scalarView.setUint16(n, value); n += 2; }
+    else { b[n++] = 0xce; scalarView.setUint32(n, value); n += 4; }
+  } else if (value >> 0 === value) { // a negative 32-bit integer
+    if (value >= -0x20) b[n++] = 0x100 + value;
+    else if (value >= -0x80) { b[n++] = 0xd0; b[n++] = value + 0x100; }
+    else if (value >= -0x8000) { b[n++] = 0xd1; scalarView.setInt16(n, value); n += 2; }
+    else { b[n++] = 0xd2; scalarView.setInt32(n, value); n += 4; }
+  } else { b[n++] = 0xcb; scalarView.setFloat64(n, value); n += 8; }
+  b[0] = MARK_0;
+  b[1] = MARK_1;
+  b[2] = 0;
+  return b.subarray(0, n);
+}
+
+/** What decodeScalar returns for a body that is not one scalar of encodeScalar's forms. */
+const NOT_SCALAR = Symbol('not a scalar');
+
+/** The value of a plain form whose body is exactly one scalar as encodeScalar writes it, else NOT_SCALAR. */
+function decodeScalar(b: Uint8Array): unknown {
+  const t = b[MARK_LENGTH]!;
+  const k = MARK_LENGTH + 1;
+  switch (b.length - k) {
+    case 0:
+      if (t < 0x80) return t;
+      if (t >= 0xe0) return t - 0x100;
+      return t === 0xc0 ? null : t === 0xc3 ? true : t === 0xc2 ? false : NOT_SCALAR;
+    case 1:
+      return t === 0xcc ? b[k]! : t === 0xd0 ? (b[k]! << 24) >> 24 : NOT_SCALAR;
+    case 2:
+      return t === 0xcd ? (b[k]! << 8) | b[k + 1]! : t === 0xd1 ? (((b[k]! << 8) | b[k + 1]!) << 16) >> 16 : NOT_SCALAR;
+    case 4: {
+      if (t !== 0xce && t !== 0xd2) return NOT_SCALAR;
+      const word = (b[k]! << 24) | (b[k + 1]! << 16) | (b[k + 2]! << 8) | b[k + 3]!;
+      return t === 0xce ? word >>> 0 : word;
+    }
+    case 8:
+      return t === 0xcb ? new DataView(b.buffer, b.byteOffset + k, 8).getFloat64(0) : NOT_SCALAR;
+    default:
+      return NOT_SCALAR;
+  }
+}
+
 /** The plain form's bytes of a value isPlain accepted: a view of the encoder's buffer, valid until its next encode. */
 export function encodePlain(value: unknown): Uint8Array {
+  if (value === null || typeof value === 'number' || typeof value === 'boolean') return encodeScalar(value);
   const bytes = plain().pack(value, msgpackr().RESERVE_START_SPACE | MARK_LENGTH);
   bytes[0] = MARK_0;
   bytes[1] = MARK_1;
@@ -105,5 +169,7 @@ const AFTER_MARK = Object.freeze({ start: MARK_LENGTH });
 
 /** The value in the plain form's bytes. */
 export function decodePlain(bytes: Uint8Array): unknown {
+  const scalar = decodeScalar(bytes);
+  if (scalar !== NOT_SCALAR) return scalar;
   return plain().unpack(bytes, AFTER_MARK);
 }
