@@ -475,7 +475,8 @@ export class TraceRecorder {
   }
 
   /**
-   * One request of a Request.* call: its MSG row if it is a receive request now complete. Read from
+   * The target of a Request.* call (wait, test...: #requestEnded does a list's requests in its own
+   * loop): its MSG row if it is a receive request now complete. Read from
    * its DevRequest (source endpoint, tag, count), not its `status`, which would make a Status per
    * message (a waitall asks for none) and map the endpoint to a rank that the row maps back.
    */
