@@ -15,7 +15,7 @@ const SRC = pathToFileURL(path.join(CORE, 'src')).href;
 /** Loaded only by a call: files of core's src/, and folders (ending in /). */
 const LAZY = [
   'api/file-access.ts', 'api/file-collective.ts', 'api/file-open.ts', 'api/file-shared-pointer.ts',
-  'api/trace-recorder.ts', 'pmi/', 'pmi-direct/',
+  'api/trace-recorder.ts', 'api/trace-threads.ts', 'pmi/', 'pmi-direct/',
   'api/win-origin.ts', 'api/win-passive.ts', // with the first window's creation
   'transport/kit.ts', 'transport/loopback.ts', 'transport/conformance.ts', // test code: never, by any call
 ];

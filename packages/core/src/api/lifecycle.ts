@@ -24,8 +24,8 @@ import { liveObjects, messageTotals } from './introspection.ts';
 import { lifecycleCall } from './profile-hooks.ts';
 import { processPeerBytes } from '../device/index.ts';
 
-/** api/trace-recorder.ts, loaded only under mpiexec --trace. */
-let traceRecorder: typeof import('./trace-recorder.ts') | null = null;
+/** api/trace-threads.ts (and the recorder, trace-recorder.ts), loaded only under mpiexec --trace. */
+let traceRecorder: typeof import('./trace-threads.ts') | null = null;
 
 /** The API objects the bootstrap makes and binds around a thread's runtime. */
 const API_PARTS: ApiParts = {
@@ -52,7 +52,7 @@ const API_PARTS: ApiParts = {
   },
   abort: (code, where) => abort(code, { name: where } as typeof COMM_WORLD),
   startTrace: async (maxEvents, takeOrder) => {
-    traceRecorder = await import('./trace-recorder.ts');
+    traceRecorder = await import('./trace-threads.ts');
     traceRecorder.startTrace(maxEvents, takeOrder);
   },
   takeTraces: async () => (traceRecorder === null ? null : await traceRecorder.takeTraces()),

@@ -1,8 +1,11 @@
-// TraceRecorder's post wrappers (Isend/Irecv shapes), driven with a stand-in communicator and method:
-// the arguments the method sees, the CALL and MSG rows written, a throwing call, nesting.
+// TraceRecorder's post wrappers (Isend/Irecv shapes) and Request.* wrappers, driven with a stand-in
+// communicator and method: the arguments the method sees, the CALL and MSG rows written, a throwing
+// call, nesting, and the receives a waitall or wait completes.
 import { describe, expect, it } from 'vitest';
 import { TRACE_CALL, TRACE_MSG, type TraceThread } from '../pmi/index.ts';
+import { type DevRequest, REQ_KIND } from '../device/index.ts';
 import type { Method } from './profile.ts';
+import { Request, type RequestComm } from './request.ts';
 import { TraceRecorder } from './trace-recorder.ts';
 
 /** What the recorder reads of a communicator: context 5 (sends on 6), ranks 0..2 at endpoints 10..12. */
@@ -105,5 +108,64 @@ describe('TraceRecorder post wrappers', () => {
     expect(t.calls.length).toBe(TRACE_CALL.WORDS);
     expect(callRow(t, 0).name).toBe('Comm.Issend');
     expect(orders).toEqual([100]);
+  });
+});
+
+/** A receive request as the device leaves it: from endpoint 11 (rank 1), tag 9, 8 bytes; reported complete when `done`. */
+function recvRequest(done: boolean): Request<unknown> {
+  const dev = { kind: REQ_KIND.RECV, done, sourceEndpoint: done ? 11 : -1, tag: 9, count: 8, cancelled: false } as unknown as DevRequest;
+  const r = new Request<unknown>(dev, { ...comm, _rankOfEndpoint: (e: number) => e - 10 } as unknown as RequestComm, 'Comm.Irecv');
+  r._reported = done;
+  return r;
+}
+
+describe('TraceRecorder Request.* wrappers', () => {
+  it('forwards a waitall\'s list, writes its row when its promise settles, and a MSG row for each receive it completed', async () => {
+    const { rec } = recorder();
+    const done = recvRequest(true);
+    const open = recvRequest(false);
+    const sendReq = new Request<void>({ kind: REQ_KIND.SEND, done: true } as unknown as DevRequest, null, 'Comm.Isend');
+    sendReq._reported = true;
+    const posted = [done, open];
+    const Irecv = rec.wrap('Comm.Irecv', (() => posted.shift()) as Method);
+    Irecv.call(comm, new Uint8Array(8), 1, 9);
+    Irecv.call(comm, new Uint8Array(8), 1, 9);
+    const seen: unknown[] = [];
+    let settle!: () => void;
+    const waitall = rec.wrap('Request.waitall', function (this: unknown, list: unknown) { seen.push(this, list); return new Promise<void>((resolve) => { settle = resolve; }); } as Method);
+    const list = [sendReq, done, open];
+    const out = waitall.call(Request, list) as Promise<void>;
+    expect(seen).toEqual([Request, list]);
+    // Not recorded before it settles.
+    expect(rec.dump(0).calls.length).toBe(2 * TRACE_CALL.WORDS);
+    settle();
+    await out;
+    const t = rec.dump(0);
+    expect(callRow(t, 2)).toMatchObject({ name: 'Request.waitall', comm: -1, peer: -1, tag: -1, bytes: -1 });
+    // One receive complete (the first irecv, post number 100): its row; the send and the open receive have none.
+    expect(t.msgs.length).toBe(TRACE_MSG.WORDS);
+    const m = t.msgs;
+    expect([m[TRACE_MSG.CALL], m[TRACE_MSG.IS_RECV], m[TRACE_MSG.CTX], m[TRACE_MSG.SRC], m[TRACE_MSG.TAG], m[TRACE_MSG.ORDER]]).toEqual([2, 1, 5, 11, 9, 100]);
+  });
+
+  it('describes a wait on one receive in its row, and writes the row of a Request call that throws or rejects', async () => {
+    const { rec } = recorder();
+    const r = recvRequest(true);
+    const irecv = rec.wrap('Comm.irecv', (() => r) as Method);
+    irecv.call(comm, 1, 9);
+    const wait = rec.wrap('Request.wait', (async () => undefined) as Method);
+    await wait.call(r);
+    const test = rec.wrap('Request.test', (() => { throw new RangeError('test failed'); }) as Method);
+    expect(() => test.call(r)).toThrow('test failed');
+    const waitany = rec.wrap('Request.waitany', (() => Promise.reject(new RangeError('rejected'))) as Method);
+    await expect(waitany.call(Request, [r])).rejects.toThrow('rejected');
+    const t = rec.dump(0);
+    expect(t.calls.length).toBe(4 * TRACE_CALL.WORDS);
+    // wait's row names its message: rank 1, tag 9, 8 bytes, on the irecv's communicator.
+    expect(callRow(t, 1)).toMatchObject({ name: 'Request.wait', comm: 5, peer: 1, tag: 9, bytes: 8 });
+    expect(callRow(t, 2)).toMatchObject({ name: 'Request.test', comm: -1 });
+    expect(callRow(t, 3)).toMatchObject({ name: 'Request.waitany', comm: -1 });
+    expect(t.msgs.length).toBe(TRACE_MSG.WORDS);
+    expect(t.msgs[TRACE_MSG.CALL]).toBe(1);
   });
 });

@@ -23,86 +23,32 @@
  * atomic add (the post sequence is the process's, shared by its threads, so that sends and
  * receives posted at one endpoint by several threads pair in the order the device matched them).
  * The wrappers are made once per call name with its info (no lookup per call); the per-message
- * ones (#wrapSend, #wrapRecv: a source function each, so that each is optimized for one method)
- * take their three arguments as named parameters and write their rows in place, so no array,
- * arguments object, token, closure or closure context is made per call. Objects per event: the
+ * ones (#wrapSend, #wrapRecv: a source function each, so that each is optimized for one method;
+ * #wrapRequest for Request.wait/test/waitall...) take their arguments as named parameters, so no
+ * array, arguments object, apply, token, closure or closure context is made per call.
+ *
+ * What V8 compiles for a traced message (ADR 0038): the post wrappers and #requestEnded's loop
+ * write their CALL and MSG rows in place rather than through #call/#msg/#check. A helper called
+ * per message gets hot before its callers and is compiled on its own, then again inlined into each
+ * of them; on 2 cores held by 2 polling ranks, that compile time is the job's. Objects per event: the
  * Status a lower-case recv is given (an irecv waits in a list, PendingReceives, until it
  * completes), and for a call that returns a Promise the closures that see it settle (made in
  * methods of their own, #postSettled and #callSettled, so that the wrappers keep no context).
  *
- * Threads: every MPI thread of a traced process records its own calls (startTrace at its init).
- * The main thread hands its trace and its workers' to mpiexec at MPI.finalize; a worker thread
- * posts its trace to the main thread on a BroadcastChannel when its event loop empties (its end),
- * and finalize waits a moment for the traces of worker threads that started but have not posted.
+ * Threads: every MPI thread of a traced process records its own calls with a recorder of its own
+ * (trace-threads.ts starts them and hands their traces to finalize).
  */
 import { performance } from 'node:perf_hooks';
-import { BroadcastChannel, isMainThread, threadId } from 'node:worker_threads';
 import type { TraceThread } from '../pmi/index.ts';
 import { REQ_KIND } from '../device/index.ts';
 import { runtimeOrNull } from '../runtime/index.ts';
 import { PROC_NULL } from './constants.ts';
-import { instrument, type Method } from './profile.ts';
+import type { Method } from './profile.ts';
 import { Request, type RequestComm } from './request.ts';
 import { PendingReceives } from './trace-pending-receives.ts';
 import { bytesWord, CALL_ROW, CHUNK_ROWS, CompactRows, expandCalls, expandMsgs, MSG_ROW, ROW_WORDS, UNKNOWN_BYTES } from './trace-rows.ts';
 import { Status } from './status.ts';
-
-/** What the recorder reads of a communicator (Pt2ptComm's fields). */
-interface TracedComm {
-  readonly name: string;
-  readonly rank: number;
-  readonly _ctx: number;
-  readonly _sendCtx: number;
-  readonly _endpoints: Int32Array;
-  readonly _peers: Int32Array;
-}
-
-/** How a point-to-point call's arguments are laid out. */
-type Shape =
-  | { kind: 'send'; dest: number; tag: number; buf: number }
-  | { kind: 'recv'; source: number; tag: number; status: number }
-  | { kind: 'irecv'; source: number; tag: number }
-  | { kind: 'sendrecv'; dest: number; sendtag: number; source: number; recvtag: number; status: number; buf: number };
-
-const SEND = (dest: number, tag: number, buf: number): Shape => ({ kind: 'send', dest, tag, buf });
-/** Point-to-point calls by method name (a name not here is recorded as a call only). status -1: the result is the Status. */
-const SHAPES: ReadonlyMap<string, Shape> = new Map<string, Shape>([
-  ...['send', 'ssend', 'isend', 'issend', 'bsend', 'rsend', 'ibsend', 'irsend'].map((n) => [n, SEND(1, 2, -1)] as [string, Shape]),
-  ...['Send', 'Ssend', 'Isend', 'Issend', 'Bsend', 'Rsend', 'Ibsend', 'Irsend'].map((n) => [n, SEND(1, 2, 0)] as [string, Shape]),
-  ['recv', { kind: 'recv', source: 0, tag: 1, status: 2 }],
-  ['Recv', { kind: 'recv', source: 1, tag: 2, status: -1 }],
-  ['irecv', { kind: 'irecv', source: 0, tag: 1 }],
-  ['Irecv', { kind: 'irecv', source: 1, tag: 2 }],
-  ['sendrecv', { kind: 'sendrecv', dest: 1, sendtag: 2, source: 3, recvtag: 4, status: 5, buf: -1 }],
-  ['Sendrecv', { kind: 'sendrecv', dest: 1, sendtag: 2, source: 4, recvtag: 5, status: -1, buf: 0 }],
-]);
-
-/** What the recorder knows of a call name, made once per name. */
-interface CallInfo {
-  /** index in the thread's names table */
-  readonly id: number;
-  readonly shape: Shape | undefined;
-  readonly isIrecv: boolean;
-  /** a Request.* call: it may complete irecv requests */
-  readonly isRequest: boolean;
-}
-
-const ANY = -1;
-
-function bytesOf(buf: unknown): number {
-  if (ArrayBuffer.isView(buf)) return buf.byteLength;
-  if (Array.isArray(buf) && ArrayBuffer.isView(buf[0])) return (buf[0] as ArrayBufferView).byteLength;
-  return -1;
-}
-
-function isComm(target: unknown): target is TracedComm {
-  return typeof target === 'object' && target !== null && '_ctx' in target && '_peers' in target;
-}
-
-function intArg(args: unknown[], i: number, dflt: number): number {
-  const v = args[i];
-  return typeof v === 'number' ? v : dflt;
-}
+import { ANY, bytesOf, type CallInfo, intArg, isComm, SHAPES, type Shape, statusOf, type TracedComm } from './trace-calls.ts';
 
 /** One thread's recorder; `wrap` is what profile.ts's instrument() installs. */
 export class TraceRecorder {
@@ -172,6 +118,7 @@ export class TraceRecorder {
     const shape = info.shape;
     if (shape?.kind === 'send') return this.#wrapSend(info, shape, method);
     if (shape?.kind === 'irecv') return this.#wrapRecv(info, shape, method);
+    if (info.isRequest) return this.#wrapRequest(info, method);
     return this.#wrapCall(info, method);
   }
 
@@ -220,9 +167,42 @@ export class TraceRecorder {
       }
       const p = typeof a1 === 'number' ? a1 : -1;
       const g = typeof a2 === 'number' ? a2 : 0;
-      const row = rec.#postRow(id, t0, target, p, g, buf instanceof Uint8Array ? buf.byteLength : bytesWord(bytesOf(buf)));
-      // p < 0: PROC_NULL, no message.
-      if (row >= 0 && p >= 0) rec.#msg(row, 0, target._sendCtx, ownEndpoint(), target._peers[p]!, g, order);
+      // The CALL row, then (p >= 0: not PROC_NULL) the MSG row, written here rather than by
+      // #call and #msg: see the file comment (what V8 compiles for a traced message).
+      const durMs = performance.now() - t0;
+      if (rec.#callCount >= rec.#max) {
+        rec.#dropped++;
+        return out;
+      }
+      const ctx = target._ctx;
+      if (ctx !== rec.#lastCtx) rec.#noteComm(target);
+      const row = rec.#callCount++;
+      let o = rec.#calls.add();
+      let c = rec.#calls.last;
+      c.f64[(o >> 1) + CALL_ROW.START_F64] = rec.#origin + t0;
+      c.f32[o + CALL_ROW.DURATION_F32] = durMs;
+      let t = c.i32;
+      t[o + CALL_ROW.NAME] = id;
+      t[o + CALL_ROW.COMM] = ctx;
+      t[o + CALL_ROW.PEER] = p;
+      t[o + CALL_ROW.TAG] = g;
+      c.u32[o + CALL_ROW.BYTES] = buf instanceof Uint8Array ? buf.byteLength : bytesWord(bytesOf(buf));
+      if (p < 0) return out;
+      if (rec.#msgCount >= rec.#max) {
+        rec.#dropped++;
+        return out;
+      }
+      rec.#msgCount++;
+      o = rec.#msgs.add();
+      c = rec.#msgs.last;
+      c.f64[(o >> 1) + MSG_ROW.ORDER_F64] = order;
+      t = c.i32;
+      t[o + MSG_ROW.CALL] = row;
+      t[o + MSG_ROW.IS_RECV] = 0;
+      t[o + MSG_ROW.CTX] = target._sendCtx;
+      t[o + MSG_ROW.SRC] = ownEndpoint();
+      t[o + MSG_ROW.DST] = target._peers[p]!;
+      t[o + MSG_ROW.TAG] = g;
       return out;
     };
   }
@@ -265,8 +245,26 @@ export class TraceRecorder {
         rec.#call(id, rec.#origin + t0, performance.now() - t0, null, -1, -1, -1);
         return out;
       }
-      const row = rec.#postRow(id, t0, target, typeof source === 'number' ? source : ANY, typeof tag === 'number' ? tag : ANY, UNKNOWN_BYTES);
-      if (row >= 0) rec.#pending.add(out as Request<unknown>, order);
+      // The CALL row, written here (see tracedSend).
+      const durMs = performance.now() - t0;
+      if (rec.#callCount >= rec.#max) {
+        rec.#dropped++;
+        return out;
+      }
+      const ctx = target._ctx;
+      if (ctx !== rec.#lastCtx) rec.#noteComm(target);
+      rec.#callCount++;
+      const o = rec.#calls.add();
+      const c = rec.#calls.last;
+      c.f64[(o >> 1) + CALL_ROW.START_F64] = rec.#origin + t0;
+      c.f32[o + CALL_ROW.DURATION_F32] = durMs;
+      const t = c.i32;
+      t[o + CALL_ROW.NAME] = id;
+      t[o + CALL_ROW.COMM] = ctx;
+      t[o + CALL_ROW.PEER] = typeof source === 'number' ? source : ANY;
+      t[o + CALL_ROW.TAG] = typeof tag === 'number' ? tag : ANY;
+      c.u32[o + CALL_ROW.BYTES] = UNKNOWN_BYTES;
+      rec.#pending.add(out as Request<unknown>, order);
       return out;
     };
   }
@@ -300,6 +298,86 @@ export class TraceRecorder {
       if (p >= 0) this.#msg(row, 0, target._sendCtx, ownEndpoint(), target._peers[p]!, t, order);
     } else if (result instanceof Request) {
       this.#pending.add(result, order);
+    }
+  }
+
+  /**
+   * The wrapper of a Request.* call (wait, test, waitall...: they may complete irecv requests),
+   * made once per call name. Each takes at most one argument and none reads `arguments`, so the
+   * first three are forwarded as named ones, as the post wrappers do: no argument array, no apply
+   * (through which V8 compiled a waitall of its own instead of inlining it where it is called).
+   */
+  #wrapRequest(info: CallInfo, method: Method): Method {
+    const rec = this;
+    const id = info.id;
+    return function tracedRequest(this: unknown, a0: unknown, a1: unknown, a2: unknown): unknown {
+      if (rec.#depth !== 0) return method.call(this, a0, a1, a2);
+      const t0 = performance.now();
+      rec.#depth = 1;
+      let out: unknown;
+      try {
+        out = method.call(this, a0, a1, a2);
+      } catch (e) {
+        rec.#depth = 0;
+        rec.#requestEnded(id, t0, this, a0);
+        throw e;
+      }
+      rec.#depth = 0;
+      if (out instanceof Promise) return rec.#requestSettled(out, id, t0, this, a0);
+      rec.#requestEnded(id, t0, this, a0);
+      return out;
+    };
+  }
+
+  /** `out`, the promise of a Request.* call, with its rows written when it settles (apart from the wrapper: see #postSettled). */
+  #requestSettled(out: Promise<unknown>, id: number, t0: number, target: unknown, list: unknown): Promise<unknown> {
+    return out.then(
+      (v: unknown) => { this.#requestEnded(id, t0, target, list); return v; },
+      (e: unknown) => { this.#requestEnded(id, t0, target, list); throw e; },
+    );
+  }
+
+  /**
+   * A Request.* call (started at t0) ended, returned or failed: its CALL row, and a MSG row for
+   * each receive request among its target and `list` (its first argument) that is now complete.
+   */
+  #requestEnded(id: number, t0: number, target: unknown, list: unknown): void {
+    if (this.#callCount >= this.#max) {
+      // The row would be dropped, and with it the call's messages.
+      this.#dropped++;
+      return;
+    }
+    const row = this.#call(id, this.#origin + t0, performance.now() - t0, null, -1, -1, -1);
+    if (row < 0 || this.#pending.size === 0) return;
+    this.#check(target, target, row);
+    if (!Array.isArray(list)) return;
+    // A waitall's list: #check's work written out here, the one loop per message that V8 compiles
+    // (#check and #msg on their own were each compiled for this path as well as inlined here).
+    for (let i = 0; i < list.length; i++) {
+      const r: unknown = list[i];
+      if (!(r instanceof Request) || !r._reported) continue;
+      const d = r._r;
+      if (d === null || d.kind !== REQ_KIND.RECV) continue;
+      const order = this.#pending.take(r);
+      if (order < 0 || !d.done || d.sourceEndpoint < 0 || d.cancelled) continue;
+      const comm = r._comm as unknown as TracedComm & RequestComm;
+      if (this.#msgCount < this.#max) {
+        this.#msgCount++;
+        const o = this.#msgs.add();
+        const c = this.#msgs.last;
+        c.f64[(o >> 1) + MSG_ROW.ORDER_F64] = order;
+        const t = c.i32;
+        t[o + MSG_ROW.CALL] = row;
+        t[o + MSG_ROW.IS_RECV] = 1;
+        t[o + MSG_ROW.CTX] = comm._ctx;
+        t[o + MSG_ROW.SRC] = d.sourceEndpoint;
+        t[o + MSG_ROW.DST] = ownEndpoint();
+        t[o + MSG_ROW.TAG] = d.tag;
+      } else {
+        this.#dropped++;
+      }
+      // A list that holds the call's own target (r.wait([r])): as #check does.
+      if (r === target) this.#describe(row, comm, comm._rankOfEndpoint(d.sourceEndpoint), d.tag, d.count);
     }
   }
 
@@ -378,11 +456,7 @@ export class TraceRecorder {
     const row = this.#call(info.id, this.#origin + t0, durMs, comm, peer, tag, bytes);
     if (row < 0) return;
     if (shape !== undefined && comm !== null && !failed) this.#messages(shape, comm, result, args, row, order);
-    if (info.isIrecv) {
-      if (!failed && result instanceof Request && comm !== null) this.#pending.add(result, order);
-    } else if (this.#pending.size > 0 && info.isRequest) {
-      this.#completed(target, args, row);
-    }
+    if (info.isIrecv && !failed && result instanceof Request && comm !== null) this.#pending.add(result, order);
   }
 
   /** The MSG rows of a point-to-point call that ended (CALL row `row`), posted as number `order`. */
@@ -400,15 +474,9 @@ export class TraceRecorder {
     }
   }
 
-  /** Request.wait/test/waitall...: the receive requests among its target and args that are now complete. */
-  #completed(target: unknown, args: unknown[], row: number): void {
-    this.#check(target, target, row);
-    const list = args[0];
-    if (Array.isArray(list)) for (let i = 0; i < list.length; i++) this.#check(list[i], target, row);
-  }
-
   /**
-   * One request of a Request.* call: its MSG row if it is a receive request now complete. Read from
+   * The target of a Request.* call (wait, test...: #requestEnded does a list's requests in its own
+   * loop): its MSG row if it is a receive request now complete. Read from
    * its DevRequest (source endpoint, tag, count), not its `status`, which would make a Status per
    * message (a waitall asks for none) and map the endpoint to a rank that the row maps back.
    */
@@ -424,31 +492,6 @@ export class TraceRecorder {
     this.#msg(row, 1, comm._ctx, d.sourceEndpoint, ownEndpoint(), d.tag, order);
     // Request.wait/test on one receive: its call row shows the message, as a Recv's does.
     if (r === target) this.#describe(row, comm, comm._rankOfEndpoint(d.sourceEndpoint), d.tag, d.count);
-  }
-
-  /**
-   * The CALL row of a post call on `comm` that started at t0 (performance.now()) and ended now,
-   * with its peer, tag and `bytes` (the BYTES word: bytesWord() or UNKNOWN_BYTES); its index, or -1 when dropped.
-   */
-  #postRow(id: number, t0: number, comm: TracedComm, peer: number, tag: number, bytes: number): number {
-    const durMs = performance.now() - t0;
-    if (this.#callCount >= this.#max) {
-      this.#dropped++;
-      return -1;
-    }
-    const ctx = comm._ctx;
-    if (ctx !== this.#lastCtx) this.#noteComm(comm);
-    const o = this.#calls.add();
-    const c = this.#calls.last;
-    c.f64[(o >> 1) + CALL_ROW.START_F64] = this.#origin + t0;
-    c.f32[o + CALL_ROW.DURATION_F32] = durMs;
-    const t = c.i32;
-    t[o + CALL_ROW.NAME] = id;
-    t[o + CALL_ROW.COMM] = ctx;
-    t[o + CALL_ROW.PEER] = peer;
-    t[o + CALL_ROW.TAG] = tag;
-    c.u32[o + CALL_ROW.BYTES] = bytes;
-    return this.#callCount++;
   }
 
   #call(id: number, startMs: number, durMs: number, comm: TracedComm | null, peer: number, tag: number, bytes: number): number {
@@ -515,86 +558,4 @@ export class TraceRecorder {
  */
 function ownEndpoint(): number {
   return runtimeOrNull()?.endpoint ?? -1;
-}
-
-function statusOf(result: unknown, args: unknown[], statusArg: number): Status | null {
-  if (statusArg < 0) return result instanceof Status ? result : null;
-  const st = args[statusArg];
-  return st instanceof Status ? st : null;
-}
-
-/** The channel worker threads' traces reach the main thread on (one per process: BroadcastChannel is per process). */
-const CHANNEL = 'tsmpi:trace';
-/** What a worker thread posts on CHANNEL: that it records, then its trace. */
-type ThreadNote = { readonly kind: 'started'; readonly tid: number } | { readonly kind: 'trace'; readonly thread: TraceThread };
-/** How long finalize waits for the traces of worker threads that started recording and have not posted. */
-const WORKER_TRACE_WAIT_MS = 2000;
-
-/** This thread's recorder while tracing, and how to remove its instrumentation. */
-let current: { recorder: TraceRecorder; remove: () => void } | null = null;
-/** Main thread: the traces worker threads posted, and the threads that said they record. */
-let fromWorkers: { channel: BroadcastChannel; traces: Map<number, TraceThread>; started: Set<number>; arrived: (() => void) | null } | null = null;
-
-/**
- * Starts recording this thread's calls (runtime/bootstrap.ts, at init under --trace, in every MPI
- * thread). `takeOrder`: the process's post sequence (SharedState.takeTraceOrder). A worker thread
- * says so to the main thread and posts its trace when its event loop empties.
- */
-export function startTrace(maxEvents: number, takeOrder: (n: number) => number): void {
-  const recorder = new TraceRecorder(maxEvents, takeOrder);
-  current = { recorder, remove: instrument((call, method) => recorder.wrap(call, method)) };
-  if (isMainThread) {
-    const state = { channel: new BroadcastChannel(CHANNEL), traces: new Map<number, TraceThread>(), started: new Set<number>(), arrived: null as (() => void) | null };
-    state.channel.onmessage = (e: unknown) => {
-      const note = (e as { data: ThreadNote }).data;
-      if (note.kind === 'started') state.started.add(note.tid);
-      else state.traces.set(note.thread.tid, note.thread);
-      state.arrived?.();
-    };
-    // The channel must not keep the process alive.
-    (state.channel as unknown as { unref(): void }).unref();
-    fromWorkers = state;
-    return;
-  }
-  const channel = new BroadcastChannel(CHANNEL);
-  channel.postMessage({ kind: 'started', tid: threadId } satisfies ThreadNote);
-  // Nor a worker alive: its trace leaves when its loop empties (beforeExit).
-  (channel as unknown as { unref(): void }).unref();
-  process.once('beforeExit', () => {
-    const thread = takeOwn(threadId);
-    if (thread !== null) channel.postMessage({ kind: 'trace', thread } satisfies ThreadNote);
-    channel.close();
-  });
-}
-
-function takeOwn(tid: number): TraceThread | null {
-  if (current === null) return null;
-  const { recorder, remove } = current;
-  current = null;
-  remove();
-  return recorder.dump(tid);
-}
-
-/**
- * Main thread, at finalize: stops recording and returns the traces of this thread (tid 0) and of
- * the worker threads (tid: their Node thread id), waiting up to WORKER_TRACE_WAIT_MS for workers
- * that started recording and have not posted (a worker still running, or one that was terminated,
- * is left out). Null when not tracing.
- */
-export async function takeTraces(): Promise<TraceThread[] | null> {
-  const own = takeOwn(0);
-  if (own === null) return null;
-  const state = fromWorkers;
-  fromWorkers = null;
-  if (state === null) return [own];
-  const giveUp = Date.now() + WORKER_TRACE_WAIT_MS;
-  while ([...state.started].some((t) => !state.traces.has(t)) && Date.now() < giveUp) {
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, Math.max(1, giveUp - Date.now()));
-      state.arrived = () => { clearTimeout(timer); resolve(); };
-    });
-    state.arrived = null;
-  }
-  state.channel.close();
-  return [own, ...[...state.traces.values()].sort((a, b) => a.tid - b.tid)];
 }

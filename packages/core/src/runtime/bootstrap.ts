@@ -62,7 +62,7 @@ export interface ApiParts {
   counters(rt: ThreadRuntime): LocalCounters;
   /** MPI.abort on behalf of a worker thread that asked for it through shared memory. */
   abort(code: number, where: string): never;
-  /** mpiexec --trace: starts recording this thread's calls (api/trace-recorder.ts, loaded only then); `takeOrder`: SharedState.takeTraceOrder. */
+  /** mpiexec --trace: starts recording this thread's calls (api/trace-threads.ts, loaded only then); `takeOrder`: SharedState.takeTraceOrder. */
   startTrace(maxEvents: number, takeOrder: (n: number) => number): Promise<void>;
   /** mpiexec --trace, main thread at finalize: stops recording; this thread's trace and its worker threads', or null. */
   takeTraces(): Promise<TraceThread[] | null>;
