@@ -18,6 +18,9 @@ import type { BlockedIn, FinalizeReport, PmiClient } from '../pmi/index.ts';
 import type { PmiConnection } from './pmi-connection.ts';
 import { decodeKvsValue, encodeKvsValue } from './kvs-value.ts';
 
+/** How long an abort's line on stderr is given to reach the launcher before the abort itself (abort()). */
+const ABORT_OUTPUT_GRACE_MS = 200;
+
 /** What init learns from the launcher. */
 export interface PmiIdentity {
   readonly rank: number;
@@ -102,11 +105,16 @@ export class DirectPmiClient implements PmiClient {
 
   /**
    * The message goes to stderr first, synchronously: the launcher kills every process as soon
-   * as the abort arrives, this one included, and PMI-1 carries no message.
+   * as the abort arrives, this one included, and PMI-1 carries no message. Then the thread
+   * waits ABORT_OUTPUT_GRACE_MS before the abort goes: the line is only in the pipe to the
+   * launcher's proxy, and Hydra, once it has the abort, kills the job and exits without
+   * forwarding what its proxy has not yet read (CI saw the line lost once). MPI.abort ends the
+   * process right after, so nothing else waits on this thread.
    */
   abort(code: number, message: string): Promise<void> {
     try {
       writeSync(2, `tsmpi: rank ${this.rank}: ${message}: the launcher ends the job (exit code ${code})\n`);
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ABORT_OUTPUT_GRACE_MS);
     } catch {
       // stderr closed: the abort still goes
     }
