@@ -22,6 +22,32 @@ async function freePort(): Promise<number> {
   return port;
 }
 
+/** Whether `port` can be listened on now (listen, close). */
+async function canListen(port: number): Promise<boolean> {
+  const s = net.createServer();
+  const ok = await new Promise<boolean>((r) => {
+    s.once('error', () => r(false));
+    s.listen(port, '127.0.0.1', () => r(true));
+  });
+  if (ok) await new Promise<void>((r) => s.close(() => r()));
+  return ok;
+}
+
+/**
+ * The first of `n` consecutive ports that were all free a moment ago, below Linux's ephemeral range
+ * (32768 up): ports next to an ephemeral one are taken at any moment by the outgoing connections of
+ * tests running beside this one (CI saw a whole --port-range taken that way).
+ */
+async function freeRange(n: number): Promise<number> {
+  for (let tries = 0; tries < 200; tries++) {
+    const lo = 20_000 + Math.floor(Math.random() * 12_000);
+    let all = true;
+    for (let p = lo; p < lo + n && all; p++) all = await canListen(p);
+    if (all) return lo;
+  }
+  throw new Error(`no ${n} consecutive free ports found in 20000-32000`);
+}
+
 function transport(process: number, rec: Rec, extra: { listenPorts?: { lo: number; hi: number } } = {}, retryMs = 10_000): TcpTransport {
   return new TcpTransport(
     { process, processCount: 2, channelCount: 1, jobKey: jobKeyUsed('k'), listenHost: '127.0.0.1', log: recordingLog(), handlers: rec, ...extra },
@@ -82,7 +108,7 @@ describe('tcp transport: connect retry, keep-alive and port range', () => {
   });
 
   it('listens inside --port-range and skips ports that are taken', async () => {
-    const lo = await freePort();
+    const lo = await freeRange(4);
     const blocker = net.createServer();
     await new Promise<void>((r) => blocker.listen(lo, '127.0.0.1', () => r()));
     const ts: TcpTransport[] = [];
