@@ -5,7 +5,7 @@
  * after checking that MPI defines the pair (ERR_OP otherwise).
  */
 import type { ByteOp } from '../coll/index.ts';
-import { applyUserOp, checkOp, checkUserOp, isLocOp, reduceLocal, typeSize, type OpCode } from '../datatype/index.ts';
+import { applyUserOp, checkOp, checkUserOp, isLocOp, byteReducer, typeSize, type OpCode } from '../datatype/index.ts';
 import { ERR_COUNT, ERR_OP, mpiError } from '../util/index.ts';
 import type { Datatype } from './datatype.ts';
 import { OBJECT_KIND, type ObjectTable } from '../device/index.ts';
@@ -140,7 +140,7 @@ export function byteOpOf(op: Op, dt: Datatype, packedBytes: number, call: string
   let b = PREDEFINED_BYTE_OPS[key];
   if (b === undefined) {
     const t = type!;
-    b = { combine: (x, y) => reduceLocal(code, t, x, y, x.length / unit), commute: true, itemBytes: unit };
+    b = { combine: byteReducer(code, t), commute: true, itemBytes: unit };
     PREDEFINED_BYTE_OPS[key] = b;
   }
   return b;

@@ -491,8 +491,8 @@ function completeWith(device: Device, r: DevRequest, promise: Promise<unknown>, 
  * made here; the references to the communicator, datatype and op are the ones _hold takes from init
  * to free (a run takes none of its own, and when the request is freed while active they go when that
  * run reports: the run still uses them); and the plan reports to the one PlanRun made here. A start
- * so allocates nothing on this layer and makes no lifetime call; its completion takes and drops no
- * hold of the event loop (Device.completeNow: the run's receives hold it while they wait).
+ * so allocates nothing on this layer and makes no lifetime call; its completion (PlanRun.finished)
+ * takes no hold of the event loop (the run's receives hold it while they wait).
  */
 class PlannedRequest extends Request<void> {
   readonly #run: PlanRun;
@@ -501,11 +501,26 @@ class PlannedRequest extends Request<void> {
     super(null, comm, call);
     this._hold(comm._handle, buf, op);
     this._startCall = `${call}.start`;
-    // The device is this thread's, taken here: a request lives on the thread that made it.
-    const run = new PlanRun(runtime(call).device, this, plan, new DevRequest(REQ_KIND.GENERALIZED, this._startCall));
+    const run = new PlanRun(this, plan, new DevRequest(REQ_KIND.GENERALIZED, this._startCall));
     this.#run = run;
-    // Made once: a start calls it with the operation _nextOperation gave, which is run.record.
-    this._starter = () => run.start();
+    // Request.start's general path (taken for its errors only: start() below) runs the plan too.
+    this._starter = () => run.restart();
+  }
+
+  /** Checks no argument (init did) and makes nothing: PlanRun.restart. A freed or active request, or a start after finalize, takes Request.start's path for its error. */
+  override start(): void {
+    if (this._freed || (this._r !== null && !this._reported) || runtimeOrNull() === null) super.start();
+    else this.#run.restart();
+  }
+
+  /** A run complete without error: its completion is reported and one settled promise serves; PlanRun.wait (one promise, no closure); else Request.wait. */
+  override wait(): Promise<void> {
+    const r = this._r;
+    if (r !== null && r.done && r.error === null) {
+      this._reported = true;
+      return RUN_DONE;
+    }
+    return this.#run.wait() ?? super.wait();
   }
 
   override _nextOperation(): DevRequest {
@@ -519,6 +534,9 @@ class PlannedRequest extends Request<void> {
     if (!this.#run.running) super._dropHeld();
   }
 }
+
+/** What wait() of a planned run that completed without error returns: a settled promise, shared (its value is undefined). */
+const RUN_DONE: Promise<void> = Promise.resolve();
 
 const NONE = -1;
 

@@ -61,7 +61,7 @@ export type { OpName, OpCode } from './ops.ts';
 export { kernelFor } from './kernels.ts';
 export type { Kernel } from './kernels.ts';
 
-export { reduceLocal, alignedView, copyElements } from './reduce-local.ts';
+export { reduceLocal, byteReducer, alignedView, copyElements } from './reduce-local.ts';
 export { reduceValues } from './reduce-values.ts';
 export type { LocPair } from './reduce-values.ts';
 export { createUserOp, checkUserOp, applyUserOp, applyUserOpValues, describeKind } from './user-op.ts';

@@ -3,7 +3,7 @@ import { ERR_OP } from '../util/index.ts';
 import { kernelFor } from './kernels.ts';
 import { ALL_OP_CODES, checkOp, isOpAllowed, isOpCode, OP_CODES, opName, type OpCode } from './ops.ts';
 import { ALL_TYPE_CODES, elementArrayOf, isBigIntType, isFloatType, TYPE_CODES, typeName, typeSize, type TypeCode } from './predefined.ts';
-import { reduceLocal } from './reduce-local.ts';
+import { byteReducer, reduceLocal } from './reduce-local.ts';
 
 const ARITH = [OP_CODES.SUM, OP_CODES.PROD, OP_CODES.MIN, OP_CODES.MAX];
 const LOGIC = [OP_CODES.LAND, OP_CODES.LOR, OP_CODES.LXOR];
@@ -187,6 +187,21 @@ describe('reduceLocal against a sequential computation', () => {
     const untouched = o.slice();
     reduceLocal(op, t, a, untouched, 0);
     expect(untouched).toEqual(o);
+    // byteReducer (a ByteOp's combine: the count from in's length), aligned and not, twice on one reducer
+    const combine = byteReducer(op, t);
+    for (const at of [0, 1]) {
+      const inB = new Uint8Array(a.length + at);
+      inB.set(a, at);
+      const outB = new Uint8Array(o.length + at + 2);
+      outB.set(o, at);
+      combine(inB.subarray(at), outB.subarray(at, at + o.length));
+      expect(outB.subarray(at, at + o.length)).toEqual(expected);
+      expect(outB[at + o.length]).toBe(0);
+      expect(inB.subarray(at)).toEqual(aBefore);
+    }
+    const empty = o.slice();
+    combine(a.subarray(0, 0), empty);
+    expect(empty).toEqual(o);
   });
 });
 

@@ -95,6 +95,36 @@ export function reduceLocal(op: OpCode, type: TypeCode, inBytes: Uint8Array, ino
   inoutBytes.set(new Uint8Array(s.buffer, 0, n));
 }
 
+/**
+ * reduceLocal for one (op, type), resolved once: inout = in op inout over whole items, the item count
+ * taken from `in`'s length. A predefined op's ByteOp (api/op.ts byteOpOf) combines through it in every
+ * collective, so the kernel, the element views and the item size are looked up here rather than on
+ * each combine: an 8-byte allreduce's combine is then two calls (this and the kernel) instead of eight,
+ * which its first calls run unoptimised (issue 40). `op` must be defined on `type` (checkOp first).
+ */
+export function byteReducer(op: OpCode, type: TypeCode): (inBytes: Uint8Array, inoutBytes: Uint8Array) => void {
+  const kernel = kernelFor(op, type);
+  const unit = (isLocOp(op) ? 2 : 1) * typeSize(type);
+  if (kernel === undefined) return (inBytes, inoutBytes) => reduceLocal(op, type, inBytes, inoutBytes, inBytes.length / unit);
+  const ElementArrayOf = elementArrayOf(type);
+  const a = (smallViewsA[type] ??= new ElementArrayOf(smallA));
+  const o = (smallViewsB[type] ??= new ElementArrayOf(smallB));
+  return (inBytes, inoutBytes) => {
+    const n = inBytes.length;
+    // reduceSmall's path, written out; anything else (long, or an inout shorter than in: reduceLocal asserts) is reduceLocal's.
+    if (n > SMALL_BYTES || inoutBytes.length < n) {
+      reduceLocal(op, type, inBytes, inoutBytes, n / unit);
+      return;
+    }
+    for (let i = 0; i < n; i++) {
+      smallA8[i] = inBytes[i]!;
+      smallB8[i] = inoutBytes[i]!;
+    }
+    kernel(a, o, n / unit);
+    for (let i = 0; i < n; i++) inoutBytes[i] = smallB8[i]!;
+  };
+}
+
 /** reduceLocal for operands of `n` <= SMALL_BYTES bytes: through the fixed scratch arrays, no allocation. */
 function reduceSmall(kernel: Kernel, type: TypeCode, inBytes: Uint8Array, inoutBytes: Uint8Array, count: number, n: number): void {
   const ElementArrayOf = elementArrayOf(type);
