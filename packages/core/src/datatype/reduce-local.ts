@@ -81,7 +81,7 @@ export function reduceLocal(op: OpCode, type: TypeCode, inBytes: Uint8Array, ino
   assert(inBytes.length >= n && inoutBytes.length >= n, 'reduceLocal: operand shorter than count');
   if (length === 0) return;
   if (n <= SMALL_BYTES) {
-    reduceSmall(kernel, type, inBytes, inoutBytes, count, n);
+    reduceSmall(kernel, smallView(0, type), smallView(1, type), inBytes, inoutBytes, count, n);
     return;
   }
   const a = alignedView(type, inBytes, length) ?? scratchView(0, type, inBytes, length);
@@ -106,30 +106,24 @@ export function byteReducer(op: OpCode, type: TypeCode): (inBytes: Uint8Array, i
   const kernel = kernelFor(op, type);
   const unit = (isLocOp(op) ? 2 : 1) * typeSize(type);
   if (kernel === undefined) return (inBytes, inoutBytes) => reduceLocal(op, type, inBytes, inoutBytes, inBytes.length / unit);
-  const ElementArrayOf = elementArrayOf(type);
-  const a = (smallViewsA[type] ??= new ElementArrayOf(smallA));
-  const o = (smallViewsB[type] ??= new ElementArrayOf(smallB));
+  const a = smallView(0, type);
+  const o = smallView(1, type);
   return (inBytes, inoutBytes) => {
     const n = inBytes.length;
-    // reduceSmall's path, written out; anything else (long, or an inout shorter than in: reduceLocal asserts) is reduceLocal's.
-    if (n > SMALL_BYTES || inoutBytes.length < n) {
-      reduceLocal(op, type, inBytes, inoutBytes, n / unit);
-      return;
-    }
-    for (let i = 0; i < n; i++) {
-      smallA8[i] = inBytes[i]!;
-      smallB8[i] = inoutBytes[i]!;
-    }
-    kernel(a, o, n / unit);
-    for (let i = 0; i < n; i++) inoutBytes[i] = smallB8[i]!;
+    // Anything but a short operand (long, or an inout shorter than in: reduceLocal asserts) is reduceLocal's.
+    if (n > SMALL_BYTES || inoutBytes.length < n) reduceLocal(op, type, inBytes, inoutBytes, n / unit);
+    else reduceSmall(kernel, a, o, inBytes, inoutBytes, n / unit, n);
   };
 }
 
-/** reduceLocal for operands of `n` <= SMALL_BYTES bytes: through the fixed scratch arrays, no allocation. */
-function reduceSmall(kernel: Kernel, type: TypeCode, inBytes: Uint8Array, inoutBytes: Uint8Array, count: number, n: number): void {
-  const ElementArrayOf = elementArrayOf(type);
-  const a = smallViewsA[type] ??= new ElementArrayOf(smallA);
-  const o = smallViewsB[type] ??= new ElementArrayOf(smallB);
+/** A fixed scratch array's element view for `type` (0: smallA, 1: smallB; made at first use). */
+function smallView(which: 0 | 1, type: TypeCode): ElementArray {
+  const views = which === 0 ? smallViewsA : smallViewsB;
+  return (views[type] ??= new (elementArrayOf(type))(which === 0 ? smallA : smallB));
+}
+
+/** reduceLocal for operands of `n` <= SMALL_BYTES bytes: through the fixed scratch arrays (`a`, `o`: their views for the type), no allocation. */
+function reduceSmall(kernel: Kernel, a: ElementArray, o: ElementArray, inBytes: Uint8Array, inoutBytes: Uint8Array, count: number, n: number): void {
   for (let i = 0; i < n; i++) {
     smallA8[i] = inBytes[i]!;
     smallB8[i] = inoutBytes[i]!;
