@@ -179,6 +179,30 @@ describe('wire-up service', () => {
     expect((await lost).message).toMatch(/connection to the launcher's wire-up service lost/);
   });
 
+  it('a close makes an MPIError only for a request still waiting: none at a finalize, the pending get rejected', async () => {
+    const { env } = await startJob(2);
+    const idle = await connectPmi(env(0));
+    const busy = await connectPmi(env(1));
+    // An MPIError captures its stack (util/user-stack.ts captureSite, `above` = MPIError) when made.
+    const capture = Error.captureStackTrace;
+    let made = 0;
+    Error.captureStackTrace = (target: object, above?: Function): void => {
+      if (above?.name === 'MPIError') made++;
+      capture(target, above);
+    };
+    try {
+      await idle.close();
+      expect(made).toBe(0);
+      const fence = busy.fence(); // rank 0 never joins it: still waiting at the close
+      const rejected = expect(fence).rejects.toMatchObject({ call: 'pmi.fence', message: expect.stringMatching(/the wire-up connection was closed/) });
+      await busy.close();
+      await rejected;
+      expect(made).toBeGreaterThan(0);
+    } finally {
+      Error.captureStackTrace = capture;
+    }
+  });
+
   it('under --secure, ranks join over TLS keyed by the job; a plain link gets no challenge', async () => {
     const { env, port } = await startJob(2, { secure: true });
     const [a, b] = await Promise.all([connectPmi(env(0)), connectPmi(env(1))]);

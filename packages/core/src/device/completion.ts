@@ -225,10 +225,10 @@ export class Completion {
     const n = data.length;
     r.count = n;
     if (r.objectMode) {
-      // msgpackr's native string extraction refuses shared memory: decode a private copy of shared bytes.
+      // decodeObject reads shared memory's bytes through a private copy of its own (util/decode-stage.ts).
       // A value this process cannot make (a class it did not register) fails this receive, not the device.
       try {
-        r.value = isObject ? decodeObject(data.buffer instanceof SharedArrayBuffer ? data.slice() : data, r.call) : data.slice();
+        r.value = isObject ? decodeObject(data, r.call) : data.slice();
       } catch (e) {
         r.error = e instanceof MPIError ? e : mpiError(ERR_OTHER, r.call, `the message could not be decoded: ${String(e)}`);
       }

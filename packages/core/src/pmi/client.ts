@@ -225,7 +225,8 @@ class LinkPmiClient implements PmiClient {
     const done = new Promise<void>((resolve) => this.#closeWaiters.push(resolve));
     if (!this.#isClosing) {
       this.#isClosing = true;
-      this.#failPending(mpiError(ERR_OTHER, 'pmi.close', 'the wire-up connection was closed'));
+      // An error is made only for a request still waiting (none, at a finalize): nobody reads one otherwise.
+      if (this.#hasPending()) this.#failPending(mpiError(ERR_OTHER, 'pmi.close', 'the wire-up connection was closed'));
       this.#retain(); // finish the closing handshake even if nothing else keeps the process alive
       const timer = setTimeout(() => this.#link.terminate(), CLOSE_TIMEOUT_MS);
       this.#closeWaiters.push(() => clearTimeout(timer));
@@ -385,6 +386,11 @@ class LinkPmiClient implements PmiClient {
     p.resolve(value);
   }
 
+  /** True while a request or the fence waits for an answer. */
+  #hasPending(): boolean {
+    return this.#pending.size > 0 || this.#fence !== null;
+  }
+
   #failPending(err: Error): void {
     const pending = [...this.#pending.values()];
     this.#pending.clear();
@@ -414,18 +420,20 @@ class LinkPmiClient implements PmiClient {
         : `connection to the launcher's wire-up service lost (close code ${code}${reason === '' ? '' : `: ${reason}`}${
             this.#lastError === null ? '' : `; ${this.#lastError.message}`
           })`;
-    const err = mpiError(ERR_OTHER, 'pmi', detail, this.#lastError ?? undefined);
     const c = this.#connect;
     this.#connect = null;
     if (c !== null) {
       c.reject(mpiError(ERR_OTHER, 'pmi.connect', detail, this.#lastError ?? undefined));
       this.#isClosing = true;
     }
-    this.#failPending(err);
+    const lost = !wasClosing && c === null ? this.#lost : null;
+    // The error is made only when someone gets it: at a normal close nothing waits and nobody is told.
+    const err = lost !== null || this.#hasPending() ? mpiError(ERR_OTHER, 'pmi', detail, this.#lastError ?? undefined) : null;
+    if (err !== null) this.#failPending(err);
     const waiters = this.#closeWaiters;
     this.#closeWaiters = [];
     for (const w of waiters) w();
-    if (!wasClosing && c === null && this.#lost !== null) this.#lost(err);
+    if (lost !== null) lost(err!);
   }
 }
 

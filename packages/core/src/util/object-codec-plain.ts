@@ -22,6 +22,7 @@
  * after a sync by `sendrecv(0)` the `--endpoints 2` message rate's first timed iterations paid it.
  */
 import type { Packr } from 'msgpackr';
+import { fitsStage, unpackStaged } from './decode-stage.ts';
 import { msgpackr } from './msgpackr-at-first-use.ts';
 
 /** The marker: a msgpack fixext 1 of our type 0x50 ('P'), which the records form never writes first. */
@@ -48,13 +49,18 @@ const TYPED_ARRAY_PROTOTYPES: ReadonlySet<object> = new Set([
   Float32Array, Float64Array, BigInt64Array, BigUint64Array,
 ].map((c) => c.prototype));
 
-/** The objects the current walk has seen (reused: the walk does not allocate). */
-const seen: object[] = [];
+/**
+ * The objects the current walk has seen: the first `seenCount` slots (reused: the walk does not
+ * allocate). A count, not `seen.length = 0`: truncating an array frees its backing store, and the
+ * next walk's first push allocated a new one (152 bytes per object message sent).
+ */
+const seen: (object | null)[] = new Array<object | null>(PLAIN_MAX_OBJECTS).fill(null);
+let seenCount = 0;
 
 function plainObject(v: object, depth: number): boolean {
-  if (depth >= PLAIN_MAX_DEPTH || seen.length >= PLAIN_MAX_OBJECTS) return false;
-  for (let i = 0; i < seen.length; i++) if (seen[i] === v) return false;
-  seen.push(v);
+  if (depth >= PLAIN_MAX_DEPTH || seenCount >= PLAIN_MAX_OBJECTS) return false;
+  for (let i = 0; i < seenCount; i++) if (seen[i] === v) return false;
+  seen[seenCount++] = v;
   const proto = Object.getPrototypeOf(v) as object | null;
   if (proto === Object.prototype) {
     // msgpackr writes the keys for-in finds that hasOwnProperty accepts; an own `hasOwnProperty`
@@ -70,7 +76,7 @@ function plainObject(v: object, depth: number): boolean {
   if (proto === Array.prototype) {
     const a = v as unknown[];
     // An array of more objects than the walk may see is not plain: say so before walking them.
-    if (a.length > PLAIN_MAX_ELEMENTS || (a.length > PLAIN_MAX_OBJECTS - seen.length && typeof a[0] === 'object' && a[0] !== null)) return false;
+    if (a.length > PLAIN_MAX_ELEMENTS || (a.length > PLAIN_MAX_OBJECTS - seenCount && typeof a[0] === 'object' && a[0] !== null)) return false;
     for (let i = 0; i < a.length; i++) if (!plainValue(a[i], depth + 1)) return false;
     return true;
   }
@@ -90,7 +96,9 @@ export function isPlain(value: unknown): boolean {
   try {
     return plainValue(value, 0);
   } finally {
-    seen.length = 0;
+    // The slots are cleared so that the walk holds no user object after it.
+    for (let i = 0; i < seenCount; i++) seen[i] = null;
+    seenCount = 0;
   }
 }
 
@@ -167,9 +175,20 @@ export function isPlainForm(bytes: Uint8Array): boolean {
 
 const AFTER_MARK = Object.freeze({ start: MARK_LENGTH });
 
-/** The value in the plain form's bytes. */
+/** The value in the plain form's bytes (any view: of a Buffer, of shared memory). */
 export function decodePlain(bytes: Uint8Array): unknown {
   const scalar = decodeScalar(bytes);
   if (scalar !== NOT_SCALAR) return scalar;
-  return plain().unpack(bytes, AFTER_MARK);
+  if (fitsStage(bytes)) return unpackStaged(plain(), bytes, MARK_LENGTH);
+  return plain().unpack(privateView(bytes), AFTER_MARK);
+}
+
+/**
+ * `bytes` as msgpackr may decode them: a Buffer's as a plain Uint8Array (its slices would be
+ * Buffers, and a binary must arrive as a Uint8Array, as structuredClone gives), shared memory's
+ * as a private copy (msgpackr's native string extraction refuses shared memory).
+ */
+export function privateView(bytes: Uint8Array): Uint8Array {
+  if (bytes.buffer instanceof SharedArrayBuffer) return new Uint8Array(bytes);
+  return Buffer.isBuffer(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length) : bytes;
 }

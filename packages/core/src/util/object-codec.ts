@@ -41,7 +41,8 @@ import type { Packr } from 'msgpackr';
 import { ERR_ARG, ERR_OTHER, MPIError, mpiError } from './errors.ts';
 import { registeredByName, registeredByPrototype, type RegisteredClass } from './class-registry.ts';
 import { msgpackr } from './msgpackr-at-first-use.ts';
-import { decodePlain, encodePlain, isPlain, isPlainForm } from './object-codec-plain.ts';
+import { fitsStage, unpackStaged } from './decode-stage.ts';
+import { decodePlain, encodePlain, isPlain, isPlainForm, privateView } from './object-codec-plain.ts';
 
 /** Our msgpack ext type ('M'), and the kinds of value an Envelope carries. */
 const EXT_TYPE = 0x4d;
@@ -220,11 +221,10 @@ export function encodeObject(value: unknown, call: string): Uint8Array {
  * @throws MPIError(ERR_OTHER) naming `call` if the bytes hold a class this process did not register
  */
 export function decodeObject(bytes: Uint8Array, call: string): unknown {
-  // A Buffer's slices are Buffers: decode a plain view, so a binary arrives as a Uint8Array (as structuredClone gives).
-  const src = Buffer.isBuffer(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length) : bytes;
-  if (isPlainForm(src)) return decodePlain(src);
+  if (isPlainForm(bytes)) return decodePlain(bytes);
   try {
-    const value: unknown = codec().unpack(src);
+    // From the decode stage (decode-stage.ts) when the bytes fit, else from a view msgpackr may read (privateView).
+    const value: unknown = fitsStage(bytes) ? unpackStaged(codec(), bytes, 0) : codec().unpack(privateView(bytes));
     if (revived.length > 0) finishRevived(value);
     return value;
   } catch (e) {
