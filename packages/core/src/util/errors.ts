@@ -154,17 +154,7 @@ export class MPIError extends Error {
   readonly errorClass: number;
   readonly call: string;
   constructor(errorClass: number, call: string, detail: string, options?: { cause?: unknown }) {
-    // Error's own stack goes unused (ours is captureSite's, formatted when read), and V8 formats it
-    // when `stack` is redefined below: with --enable-source-maps that parsed the source map of every
-    // file on the stack, tens of milliseconds per process for an error nobody reads (dev-request.ts
-    // makes one at load, close() at finalize). So Error captures no frames.
-    const limit = Error.stackTraceLimit;
-    if (typeof limit === 'number') Error.stackTraceLimit = 0;
-    try {
-      super(`${errorClassName(errorClass)}: ${call}: ${detail}`, options);
-    } finally {
-      Error.stackTraceLimit = limit;
-    }
+    super(`${errorClassName(errorClass)}: ${call}: ${detail}`, options);
     this.name = 'MPIError';
     this.errorClass = errorClass;
     this.call = call;
