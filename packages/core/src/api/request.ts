@@ -501,26 +501,11 @@ class PlannedRequest extends Request<void> {
     super(null, comm, call);
     this._hold(comm._handle, buf, op);
     this._startCall = `${call}.start`;
-    const run = new PlanRun(this, plan, new DevRequest(REQ_KIND.GENERALIZED, this._startCall));
+    // The device is this thread's, taken here: a request lives on the thread that made it.
+    const run = new PlanRun(runtime(call).device, this, plan, new DevRequest(REQ_KIND.GENERALIZED, this._startCall));
     this.#run = run;
-    // Request.start's general path (taken for its errors only: start() below) runs the plan too.
-    this._starter = () => run.restart();
-  }
-
-  /** Checks no argument (init did) and makes nothing: PlanRun.restart. A freed or active request, or a start after finalize, takes Request.start's path for its error. */
-  override start(): void {
-    if (this._freed || (this._r !== null && !this._reported) || runtimeOrNull() === null) super.start();
-    else this.#run.restart();
-  }
-
-  /** A run complete without error: its completion is reported and one settled promise serves; PlanRun.wait (one promise, no closure); else Request.wait. */
-  override wait(): Promise<void> {
-    const r = this._r;
-    if (r !== null && r.done && r.error === null) {
-      this._reported = true;
-      return RUN_DONE;
-    }
-    return this.#run.wait() ?? super.wait();
+    // Made once: a start calls it with the operation _nextOperation gave, which is run.record.
+    this._starter = () => run.start();
   }
 
   override _nextOperation(): DevRequest {
@@ -534,9 +519,6 @@ class PlannedRequest extends Request<void> {
     if (!this.#run.running) super._dropHeld();
   }
 }
-
-/** What wait() of a planned run that completed without error returns: a settled promise, shared (its value is undefined). */
-const RUN_DONE: Promise<void> = Promise.resolve();
 
 const NONE = -1;
 
