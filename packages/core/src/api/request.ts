@@ -491,8 +491,8 @@ function completeWith(device: Device, r: DevRequest, promise: Promise<unknown>, 
  * made here; the references to the communicator, datatype and op are the ones _hold takes from init
  * to free (a run takes none of its own, and when the request is freed while active they go when that
  * run reports: the run still uses them); and the plan reports to the one PlanRun made here. A start
- * so allocates nothing on this layer and makes no lifetime call; its completion (PlanRun.finished)
- * takes no hold of the event loop (the run's receives hold it while they wait).
+ * so allocates nothing on this layer and makes no lifetime call; its completion takes and drops no
+ * hold of the event loop (Device.completeNow: the run's receives hold it while they wait).
  */
 class PlannedRequest extends Request<void> {
   readonly #run: PlanRun;
