@@ -6,7 +6,7 @@
  * which pays only for a source that is used again. A message's bytes are a fresh view each time (of
  * a socket read, or of shared memory), so every object message received paid a DataView and a new
  * property (a new hidden class and property store) on its view, and a Buffer's or shared memory's
- * bytes also a Uint8Array view or a copy (object-codec.ts decodeObject). That garbage, ~300 bytes a
+ * bytes also a Uint8Array view or a copy (privateView below). That garbage, ~300 bytes a
  * message, is what fills the young generation of a job of small object messages between its
  * scavenges. Copying the few bytes of a small message into the stage costs less, and the stage's
  * DataView is made once.
@@ -27,16 +27,14 @@ let busy = false;
 /** msgpackr's unpack options (start, end), reused: the stage is longer than the message. */
 const range = { start: 0, end: 0 };
 
-/** Whether `bytes` may be decoded through the stage now. */
-export function fitsStage(bytes: Uint8Array): boolean {
-  return !busy && bytes.length > 0 && bytes.length <= STAGE_BYTES;
-}
-
 /**
- * The value `packr` decodes from a copy of `bytes` in the stage, from offset `start` (fitsStage must be true).
+ * The value `packr` decodes from a received message's `bytes`, from offset `start`: from a copy in the
+ * stage when the message fits and no decode from the stage is running, else from the bytes themselves
+ * as msgpackr may read them (privateView).
  * @throws what packr.unpack throws
  */
-export function unpackStaged(packr: Packr, bytes: Uint8Array, start: number): unknown {
+export function unpackMessage(packr: Packr, bytes: Uint8Array, start: number): unknown {
+  if (busy || bytes.length === 0 || bytes.length > STAGE_BYTES) return packr.unpack(privateView(bytes), start === 0 ? undefined : { start });
   const s = (stage ??= new Uint8Array(STAGE_BYTES));
   s.set(bytes);
   range.start = start;
@@ -47,4 +45,14 @@ export function unpackStaged(packr: Packr, bytes: Uint8Array, start: number): un
   } finally {
     busy = false;
   }
+}
+
+/**
+ * `bytes` as msgpackr may decode them: a Buffer's as a plain Uint8Array (its slices would be
+ * Buffers, and a binary must arrive as a Uint8Array, as structuredClone gives), shared memory's
+ * as a private copy (msgpackr's native string extraction refuses shared memory).
+ */
+function privateView(bytes: Uint8Array): Uint8Array {
+  if (bytes.buffer instanceof SharedArrayBuffer) return new Uint8Array(bytes);
+  return Buffer.isBuffer(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length) : bytes;
 }

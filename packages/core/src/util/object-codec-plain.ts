@@ -22,7 +22,7 @@
  * after a sync by `sendrecv(0)` the `--endpoints 2` message rate's first timed iterations paid it.
  */
 import type { Packr } from 'msgpackr';
-import { fitsStage, unpackStaged } from './decode-stage.ts';
+import { unpackMessage } from './decode-stage.ts';
 import { msgpackr } from './msgpackr-at-first-use.ts';
 
 /** The marker: a msgpack fixext 1 of our type 0x50 ('P'), which the records form never writes first. */
@@ -173,22 +173,9 @@ export function isPlainForm(bytes: Uint8Array): boolean {
   return bytes.length > MARK_LENGTH && bytes[0] === MARK_0 && bytes[1] === MARK_1;
 }
 
-const AFTER_MARK = Object.freeze({ start: MARK_LENGTH });
-
 /** The value in the plain form's bytes (any view: of a Buffer, of shared memory). */
 export function decodePlain(bytes: Uint8Array): unknown {
   const scalar = decodeScalar(bytes);
   if (scalar !== NOT_SCALAR) return scalar;
-  if (fitsStage(bytes)) return unpackStaged(plain(), bytes, MARK_LENGTH);
-  return plain().unpack(privateView(bytes), AFTER_MARK);
-}
-
-/**
- * `bytes` as msgpackr may decode them: a Buffer's as a plain Uint8Array (its slices would be
- * Buffers, and a binary must arrive as a Uint8Array, as structuredClone gives), shared memory's
- * as a private copy (msgpackr's native string extraction refuses shared memory).
- */
-export function privateView(bytes: Uint8Array): Uint8Array {
-  if (bytes.buffer instanceof SharedArrayBuffer) return new Uint8Array(bytes);
-  return Buffer.isBuffer(bytes) ? new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.length) : bytes;
+  return unpackMessage(plain(), bytes, MARK_LENGTH);
 }

@@ -41,8 +41,8 @@ import type { Packr } from 'msgpackr';
 import { ERR_ARG, ERR_OTHER, MPIError, mpiError } from './errors.ts';
 import { registeredByName, registeredByPrototype, type RegisteredClass } from './class-registry.ts';
 import { msgpackr } from './msgpackr-at-first-use.ts';
-import { fitsStage, unpackStaged } from './decode-stage.ts';
-import { decodePlain, encodePlain, isPlain, isPlainForm, privateView } from './object-codec-plain.ts';
+import { unpackMessage } from './decode-stage.ts';
+import { decodePlain, encodePlain, isPlain, isPlainForm } from './object-codec-plain.ts';
 
 /** Our msgpack ext type ('M'), and the kinds of value an Envelope carries. */
 const EXT_TYPE = 0x4d;
@@ -223,8 +223,7 @@ export function encodeObject(value: unknown, call: string): Uint8Array {
 export function decodeObject(bytes: Uint8Array, call: string): unknown {
   if (isPlainForm(bytes)) return decodePlain(bytes);
   try {
-    // From the decode stage (decode-stage.ts) when the bytes fit, else from a view msgpackr may read (privateView).
-    const value: unknown = fitsStage(bytes) ? unpackStaged(codec(), bytes, 0) : codec().unpack(privateView(bytes));
+    const value: unknown = unpackMessage(codec(), bytes, 0);
     if (revived.length > 0) finishRevived(value);
     return value;
   } catch (e) {
