@@ -28,9 +28,10 @@
 #            socket kind tsmpi's same-host ranks use (a Unix-domain socket), no MPI: the floor this runtime
 #            allows (issue 15: ping-pong within 1.3x of it). Its frames are 32 bytes (a tsmpi header) plus
 #            --size payload bytes for the ping-pong; its window is 12 (msgrate's default). For allreduce it
-#            runs recursive doubling / Rabenseifner among 4 processes with allreduce.ts's defaults
-#            (2000 calls, 50 warm-up) unless --iterations/--warmup say otherwise, and waits in epoll.
-#   node-poll (allreduce and pingpong) the same with --poll: each call (pingpong: the whole exchange)
+#            runs recursive doubling / Rabenseifner among --np processes (a power of two) with allreduce.ts's defaults
+#            (2000 calls, 50 warm-up) unless --iterations/--warmup say otherwise, and waits in epoll; for
+#            collective --call neighbor-alltoall (4 processes) the same neighbourhood exchange on a 2 x 2 grid.
+#   node-poll (allreduce, neighbor-alltoall, pingpong) the same with --poll: each call (pingpong: the whole exchange)
 #            waits as tsmpi's blocking calls do (polling the event loop, sched_yield between turns), the
 #            floor for tsmpi's way of waiting.
 # Runs are interleaved (tsmpi, Open MPI, MPICH, tsmpi, ...) so that drift in the machine's
@@ -60,7 +61,8 @@ usage() {
 
   --bench B        msgrate (default), pingpong, or allreduce (4 processes unless --np; sizes 8 B and 8 MiB),
                    or collective (4 processes unless --np) with --call allreduce|allreduce-init|
-                   reduce-scatter|reduce-scatter-block|neighbor-alltoall (collective.ts / collective.c; no plain Node row),
+                   reduce-scatter|reduce-scatter-block|neighbor-alltoall (collective.ts / collective.c; plain Node
+                   rows for neighbor-alltoall at 4 processes only),
                    or put (2 processes) with --call put-lock|put-fence [--compute S] (put.ts / put.c;
                    Open MPI with --mca osc pt2pt, its one-sided component over the TCP BTL),
                    or io (4 processes): collective write then read of a 3-D array through subarray views
@@ -77,7 +79,7 @@ usage() {
   --ours-args 'A'  extra mpiexec options for tsmpi, e.g. '--channels 1 --matching global'
   --timeout S      kill a run after S seconds (default 300)
   --np P           processes of an allreduce (default 4; e.g. 2 for issue 40's 2-process rows); plain
-                   Node's allreduce (node, node-poll) runs 4 processes only and is left out otherwise
+                   Node's allreduce (node, node-poll) runs a power of two of processes and is left out otherwise
 EOF
 }
 
@@ -150,18 +152,23 @@ build_ref() { # impl mpicc suffix
     echo "compare.sh: building $bench.c with $cc failed, skipping $impl" >&2
   fi
 }
-# Plain Node sockets: the same tsx that runs tsmpi's ranks. The polling variant exists for allreduce only.
-if [ -x "$root/node_modules/.bin/tsx" ] && [ "$bench" != collective ] && [ "$bench" != put ] && [ "$bench" != io ]; then
-  if [ "$bench" = allreduce ] && [ "$np" != 4 ]; then
-    { want node || want node-poll; } && echo "compare.sh: plain Node's allreduce runs 4 processes only; leaving node and node-poll out at --np $np" >&2
+# Plain Node sockets: the same tsx that runs tsmpi's ranks. raw-node.ts's mode: the benchmark's name, or for
+# collective.ts the one call it has a floor for (neighbor-alltoall, 4 processes). The polling variant exists
+# for allreduce, neighbor-alltoall and pingpong.
+node_mode=$bench
+[ "$bench" = collective ] && node_mode=none
+[ "$bench" = collective ] && [[ " ${bench_args[*]} " == *" --call neighbor-alltoall "* ]] && [ "$np" = 4 ] && node_mode=neighbor-alltoall
+if [ -x "$root/node_modules/.bin/tsx" ] && [ "$node_mode" != none ] && [ "$bench" != put ] && [ "$bench" != io ]; then
+  if [ "$bench" = allreduce ] && (( np & (np - 1) )); then
+    { want node || want node-poll; } && echo "compare.sh: plain Node's allreduce runs a power of two of processes only; leaving node and node-poll out at --np $np" >&2
   else
     want node && active+=(node)
-    want node-poll && { [ "$bench" = allreduce ] || [ "$bench" = pingpong ]; } && active+=(node-poll)
+    want node-poll && [ "$bench" != msgrate ] && active+=(node-poll)
   fi
 fi
-# raw-node.ts allreduce's own defaults (1000 calls, 2000 warm-up) differ from allreduce.ts's: pass allreduce.ts's.
+# raw-node.ts's collective defaults (1000 calls, 2000 warm-up) differ from allreduce.ts's and collective.ts's: pass theirs.
 node_defaults=()
-if [ "$bench" = allreduce ]; then
+if [ "$node_mode" = allreduce ] || [ "$node_mode" = neighbor-alltoall ]; then
   case " ${bench_args[*]} " in *" --warmup "*) ;; *) node_defaults+=(--warmup 50) ;; esac
   case " ${bench_args[*]} " in *" --iterations "*) ;; *) [ -n "$lengths" ] || node_defaults+=(--iterations 2000) ;; esac
 fi
@@ -186,7 +193,8 @@ run_one() { # impl [extra benchmark args...] -> benchmark stdout on stdout, its 
     node|node-poll)
       local poll=()
       [ "$impl" = node-poll ] && poll=(--poll)
-      (cd "$root" && timeout "$run_timeout" node_modules/.bin/tsx packages/bench/reference/raw-node.ts "$bench" --unix "${poll[@]}" \
+      [ "$bench" = allreduce ] && poll+=(--np "$np")
+      (cd "$root" && timeout "$run_timeout" node_modules/.bin/tsx packages/bench/reference/raw-node.ts "$node_mode" --unix "${poll[@]}" \
         "${bench_args[@]}" "$@" "${node_defaults[@]}") ;;
     openmpi|openmpi-nobind)
       # One-sided: on one host Open MPI picks osc/sm (shared memory) whatever the BTLs; pt2pt goes over TCP.

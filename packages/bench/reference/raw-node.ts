@@ -4,8 +4,9 @@
  *
  *   npx tsx packages/bench/reference/raw-node.ts [msgrate|pingpong] [--iterations N] [--warmup N] [--size BYTES] [--unix]
  *   npx tsx packages/bench/reference/raw-node.ts msgrate --threads N | --pairs N [--unix] [--iterations N] [--warmup N]
- *   npx tsx packages/bench/reference/raw-node.ts allreduce [--size BYTES[,BYTES...]] [--iterations N] [--warmup N] [--recv data|onread]
- *                                                    [--unix] [--poll]
+ *   npx tsx packages/bench/reference/raw-node.ts allreduce [--np P] [--size BYTES[,BYTES...]] [--iterations N] [--warmup N]
+ *                                                    [--recv data|onread] [--unix] [--poll]
+ *   npx tsx packages/bench/reference/raw-node.ts neighbor-alltoall [--size BYTES] [--iterations N] [--warmup N] [--unix] [--poll]
  *
  * msgrate: two processes, one loopback socket; each iteration both sides write
  * 12 frames of 32 bytes (the size of a tsmpi header) in one write and wait for
@@ -25,8 +26,8 @@
  * kind tsmpi's same-host ranks use (docs/adr/0012-same-host-unix-sockets.md);
  * the printed line then says "unix".
  *
- * allreduce: the floor for MPI_Allreduce(SUM of FLOAT64) among 4 processes
- * (this one, rank 0, forks ranks 1-3), to compare with allreduce.ts. The ranks
+ * allreduce: the floor for MPI_Allreduce(SUM of FLOAT64) among P processes
+ * (--np, a power of two, default 4; this one, rank 0, forks ranks 1 to P - 1), to compare with allreduce.ts. The ranks
  * form a full mesh of loopback sockets (the fork IPC channel only carries the
  * listening addresses at set-up) and run the algorithms MPI libraries use for a
  * power-of-two process count: recursive doubling below 64 KiB, Rabenseifner
@@ -41,7 +42,12 @@
  * summed over the 4 processes, in the words compare.sh parses; then one call
  * with input rank + 1 + (i % 7) is checked element by element.
  *
- * --poll (allreduce; pingpong: both sides for the whole exchange): each call waits the way tsmpi's blocking calls do at their
+ * neighbor-alltoall: the floor for MPI_Neighbor_alltoall of BYTES (default 1024) to each neighbour on
+ * a periodic 2 x 2 Cartesian grid of 4 processes (collective.ts --call neighbor-alltoall), run like
+ * allreduce (same mesh, loop, defaults and result words); each call is one exchange of two blocks with
+ * each of the rank's two peers (neighborAlltoall below).
+ *
+ * --poll (allreduce, neighbor-alltoall; pingpong: both sides for the whole exchange): each call waits the way tsmpi's blocking calls do at their
  * defaults (packages/core/src/api/wait-poll.ts and poll-policy.ts) instead of
  * sleeping in epoll: while a call is in progress a setImmediate turn stays
  * queued, so libuv checks the sockets without sleeping, and each turn calls
@@ -72,7 +78,10 @@ import { pairsMain } from './raw-node-pairs.ts';
 import { FRAME, WINDOW, frameCounter } from './raw-frames.ts';
 import { summarizeCalls } from '../src/stats.ts';
 
-const mode = process.argv[2] === 'pingpong' || process.argv[2] === 'allreduce' ? process.argv[2] : 'msgrate';
+const MODES = ['pingpong', 'allreduce', 'neighbor-alltoall'] as const;
+const mode = (MODES as readonly string[]).includes(process.argv[2] ?? '') ? (process.argv[2] as (typeof MODES)[number]) : 'msgrate';
+/** allreduce and neighbor-alltoall: the collective modes, which fork their ranks and share allreduceMain. */
+const collective = mode === 'allreduce' || mode === 'neighbor-alltoall';
 const itIdx = process.argv.indexOf('--iterations');
 /** allreduce only: how the ranks receive (see the top comment). */
 type RecvMode = 'data' | 'onread';
@@ -83,13 +92,21 @@ const p2pWarmup = process.argv.includes('--warmup') ? Number(process.argv[proces
 const p2pPayload = mode === 'pingpong' && process.argv.includes('--size') ? Number(process.argv[process.argv.indexOf('--size') + 1]) : 0;
 /** pingpong --poll: both sides keep their event loop turning for the whole exchange, as tsmpi's blocking calls wait. */
 const pingpongPolls = mode === 'pingpong' && process.argv.includes('--poll');
-if (mode !== 'allreduce' && (![iterations, p2pWarmup, p2pPayload].every((n) => Number.isInteger(n) && n >= 0) || iterations === 0)) {
+if (!collective && (![iterations, p2pWarmup, p2pPayload].every((n) => Number.isInteger(n) && n >= 0) || iterations === 0)) {
   console.error('raw-node: --iterations must be a positive integer, --warmup and --size non-negative integers');
   process.exit(2);
 }
 
-/** Processes in allreduce mode; the algorithms below assume a power of two. */
-const P = 4;
+/** Processes in allreduce mode (--np, default 4); the algorithms below need a power of two. neighbor-alltoall: 4. */
+const P = process.argv.includes('--np') ? Number(process.argv[process.argv.indexOf('--np') + 1]) : 4;
+if (mode === 'allreduce' && !(Number.isInteger(P) && P >= 2 && P <= 64 && (P & (P - 1)) === 0)) {
+  console.error(`raw-node: --np must be a power of two from 2 to 64 (got '${process.argv[process.argv.indexOf('--np') + 1]}')`);
+  process.exit(2);
+}
+if (mode === 'neighbor-alltoall' && P !== 4) {
+  console.error(`raw-node: neighbor-alltoall runs the periodic 2 x 2 grid, --np 4 (got '${process.argv[process.argv.indexOf('--np') + 1]}')`);
+  process.exit(2);
+}
 /** Below this many bytes: recursive doubling; from here up: Rabenseifner (as in MPICH and Open MPI). */
 const LARGE_BYTES = 64 * 1024;
 
@@ -332,14 +349,34 @@ let poller: WaitPoller | null = null;
 const BULK_BYTES = 512 * 1024;
 
 /** MPI_Allreduce(send, out, n, MPI_DOUBLE, MPI_SUM) over the mesh, waiting as --poll says. */
-async function allreduce(mesh: Mesh, send: Float64Array, out: Float64Array, tmp: Float64Array): Promise<void> {
-  if (poller === null || (poller.bulkSleeps && send.length * 8 >= BULK_BYTES)) return allreduceSteps(mesh, send, out, tmp);
+function allreduce(mesh: Mesh, send: Float64Array, out: Float64Array, tmp: Float64Array): Promise<void> {
+  return waited(send.length * 8, () => allreduceSteps(mesh, send, out, tmp));
+}
+
+/** Runs one call's exchanges of `callBytes`, polling while they wait when --poll says so. */
+async function waited(callBytes: number, steps: () => Promise<void>): Promise<void> {
+  if (poller === null || (poller.bulkSleeps && callBytes >= BULK_BYTES)) return steps();
   poller.begin();
   try {
-    await allreduceSteps(mesh, send, out, tmp);
+    await steps();
   } finally {
     poller.end();
   }
+}
+
+/**
+ * MPI_Neighbor_alltoall of n doubles per neighbour on a periodic 2 x 2 Cartesian grid (collective.ts's
+ * neighbor-alltoall at 4 processes). A rank's neighbours, in MPI's order (each dimension's -1 then +1),
+ * are rank ^ 2 twice and rank ^ 1 twice, so a call is one exchange of two blocks with each of two peers.
+ */
+function neighborAlltoall(mesh: Mesh, send: Float64Array, recv: Float64Array, n: number): Promise<void> {
+  const { rank } = mesh;
+  return waited(send.length * 8, async () => {
+    await Promise.all([
+      exchange(mesh, rank ^ 2, bytes(send, 0, 2 * n), bytes(recv, 0, 2 * n)),
+      exchange(mesh, rank ^ 1, bytes(send, 2 * n, 4 * n), bytes(recv, 2 * n, 4 * n)),
+    ]);
+  });
 }
 
 /** The exchanges and sums of one allreduce; `tmp` (n elements) receives the peers' partial sums. */
@@ -382,7 +419,7 @@ async function allreduceSteps(mesh: Mesh, send: Float64Array, out: Float64Array,
 
 /** Prints `message` and ends this rank with status 1 (the others follow: see allreduceMain). */
 function fail(message: string): never {
-  console.error(`raw-node allreduce: ${message}`);
+  console.error(`raw-node ${mode}: ${message}`);
   process.exit(1);
 }
 
@@ -502,7 +539,7 @@ function flag(name: string): string | undefined {
 
 async function allreduceMain(): Promise<void> {
   const rank = Number(flag('rank') ?? 0);
-  const sizes = (flag('size') ?? '8,8388608').split(',').map(Number);
+  const sizes = (flag('size') ?? (mode === 'allreduce' ? '8,8388608' : '1024')).split(',').map(Number);
   const recvFlag = flag('recv') ?? 'data';
   if (recvFlag !== 'data' && recvFlag !== 'onread') fail('--recv must be data or onread');
   const recvMode: RecvMode = recvFlag;
@@ -554,14 +591,18 @@ async function allreduceMain(): Promise<void> {
     fillInput();
     const out = new Float64Array(n);
     const tmp = new Float64Array(n);
-    for (let i = 0; i < warmup; i++) await allreduce(mesh, input, out, tmp);
+    // neighbor-alltoall: n doubles to each of the 4 neighbours, each block filled with this rank + 1.
+    const blocks = mode === 'neighbor-alltoall' ? new Float64Array(4 * n).fill(rank + 1) : null;
+    const blocksIn = blocks === null ? null : new Float64Array(4 * n);
+    const call = blocks === null ? () => allreduce(mesh, input, out, tmp) : () => neighborAlltoall(mesh, blocks, blocksIn!, n);
+    for (let i = 0; i < warmup; i++) await call();
     await allreduce(mesh, ...one); // a barrier: no rank gets past it before all have reached it
     const samples = new Float64Array(calls);
     const cpuBefore = process.cpuUsage();
     const loopStart = performance.now();
     for (let i = 0; i < calls; i++) {
       const start = performance.now();
-      await allreduce(mesh, input, out, tmp);
+      await call();
       samples[i] = (performance.now() - start) / 1000;
     }
     const loopSeconds = (performance.now() - loopStart) / 1000;
@@ -577,11 +618,15 @@ async function allreduceMain(): Promise<void> {
       const expected = (P * (P + 1)) / 2 + P * (i % 7);
       if (out[i] !== expected) fail(`mismatch on rank ${rank} at element ${i} of ${n}: ${out[i]}, expected ${expected}`);
     }
+    for (let i = 0; blocksIn !== null && i < 4 * n; i++) {
+      const expected = (i < 2 * n ? rank ^ 2 : rank ^ 1) + 1;
+      if (blocksIn[i] !== expected) fail(`neighbour block mismatch on rank ${rank} at element ${i}: ${blocksIn[i]}, expected ${expected}`);
+    }
     if (rank === 0) {
       const f = summarizeCalls(samples, loopSeconds);
       const bandwidth = large ? `, ${(sizeBytes / f.meanMicros).toFixed(1)} MB/s` : '';
       console.log(
-        `raw-node allreduce: ${sizeBytes}-byte mean ${f.meanMicros.toFixed(2)} us${bandwidth} ` +
+        `raw-node ${mode}: ${sizeBytes}-byte mean ${f.meanMicros.toFixed(2)} us${bandwidth} ` +
           `(median ${f.medianMicros.toFixed(2)}, p99 ${f.p99Micros.toFixed(2)}, min ${f.minMicros.toFixed(2)}; cpu ${cpuMillisPerCall.toFixed(3)} ms per call over all ranks; ` +
           `${calls} calls, ${P} processes, recv ${recvMode}, ${socketDir === null ? 'tcp' : 'unix'}${polls ? ', poll' : ''})`,
       );
@@ -609,9 +654,9 @@ if (pairsFlag !== null) {
     console.error(`raw-node msgrate: ${err instanceof Error ? err.message : String(err)}`);
     process.exit(1);
   });
-} else if (mode === 'allreduce') {
+} else if (collective) {
   allreduceMain().catch((err: unknown) => {
-    console.error(`raw-node allreduce: ${err instanceof Error ? err.message : String(err)}`);
+    console.error(`raw-node ${mode}: ${err instanceof Error ? err.message : String(err)}`);
     process.exit(1);
   });
 } else if (process.argv.includes('--peer')) {

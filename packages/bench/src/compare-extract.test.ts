@@ -54,6 +54,11 @@ describe('compare-extract.sh', () => {
     ]);
   });
 
+  it('reads plain Node neighbor-alltoall lines', () => {
+    const out = 'raw-node neighbor-alltoall: 1024-byte mean 182.21 us (median 57.69, p99 3678.74, min 6.63; cpu 0.361 ms per call over all ranks; 2000 calls, 4 processes, recv data, unix, poll)\n';
+    expect(extract(out)).toEqual(['1024-byte 182.21', '1024-byte-median 57.69', '1024-byte-p99 3678.74', '1024-byte-cpu 0.361']);
+  });
+
   it('reads nothing from the old median-first lines or from other lines', () => {
     expect(extract('pingpong: 8-byte round trip median 48.20 us (min 41.10, p99 90.30; 10000 iterations)\n')).toEqual([]);
     expect(extract('config: channels 4, matching parallel\nwarning: something\n')).toEqual([]);
