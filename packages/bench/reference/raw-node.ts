@@ -4,9 +4,9 @@
  *
  *   npx tsx packages/bench/reference/raw-node.ts [msgrate|pingpong] [--iterations N] [--warmup N] [--size BYTES] [--unix]
  *   npx tsx packages/bench/reference/raw-node.ts msgrate --threads N | --pairs N [--unix] [--iterations N] [--warmup N]
- *   npx tsx packages/bench/reference/raw-node.ts allreduce [--np P] [--size BYTES[,BYTES...]] [--iterations N] [--warmup N]
+ *   npx tsx packages/bench/reference/raw-node.ts allreduce [--np P] [--size BYTES[,BYTES...]] [--iterations N] [--warmup N] [--block N]
  *                                                    [--recv data|onread] [--unix] [--poll]
- *   npx tsx packages/bench/reference/raw-node.ts neighbor-alltoall [--size BYTES] [--iterations N] [--warmup N] [--unix] [--poll]
+ *   npx tsx packages/bench/reference/raw-node.ts neighbor-alltoall [--size BYTES] [--iterations N] [--warmup N] [--block N] [--unix] [--poll]
  *
  * msgrate: two processes, one loopback socket; each iteration both sides write
  * 12 frames of 32 bytes (the size of a tsmpi header) in one write and wait for
@@ -42,6 +42,9 @@
  * summed over the 4 processes, in the words compare.sh parses; then one call
  * with input rank + 1 + (i % 7) is checked element by element.
  *
+ * --block N (allreduce, neighbor-alltoall): rank 0 also prints the mean per call of each block of N timed
+ * calls and the median of those means.
+ *
  * neighbor-alltoall: the floor for MPI_Neighbor_alltoall of BYTES (default 1024) to each neighbour on
  * a periodic 2 x 2 Cartesian grid of 4 processes (collective.ts --call neighbor-alltoall), run like
  * allreduce (same mesh, loop, defaults and result words); each call is one exchange of two blocks with
@@ -76,7 +79,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { pairsMain } from './raw-node-pairs.ts';
 import { FRAME, WINDOW, frameCounter } from './raw-frames.ts';
-import { summarizeCalls } from '../src/stats.ts';
+import { mean, median, summarizeCalls } from '../src/stats.ts';
 
 const MODES = ['pingpong', 'allreduce', 'neighbor-alltoall'] as const;
 const mode = (MODES as readonly string[]).includes(process.argv[2] ?? '') ? (process.argv[2] as (typeof MODES)[number]) : 'msgrate';
@@ -531,6 +534,16 @@ async function connectMesh(
   return { mesh: { rank, socks, inboxes, all }, server };
 }
 
+/**
+ * --block N: the mean per call of each whole block of N timed calls, and the median of those means (issue 40's
+ * measure: "5 blocks of 400 calls, median block").
+ */
+function blockLine(samplesSeconds: Float64Array, n: number): string {
+  const means: number[] = [];
+  for (let from = 0; from + n <= samplesSeconds.length; from += n) means.push((mean(samplesSeconds.subarray(from, from + n)) * 1e6));
+  return `blocks of ${n} calls, mean us ${means.map((m) => m.toFixed(2)).join(' ')}; median block ${median(means).toFixed(2)}`;
+}
+
 /** The value of `--name`, or undefined. */
 function flag(name: string): string | undefined {
   const i = process.argv.indexOf(`--${name}`);
@@ -549,6 +562,8 @@ async function allreduceMain(): Promise<void> {
   if (!Number.isInteger(iterations) || iterations < 1) fail('--iterations must be a positive integer');
   if (warmupGiven !== null && (!Number.isInteger(warmupGiven) || warmupGiven < 0)) fail('--warmup must be a non-negative integer');
   const polls = process.argv.includes('--poll');
+  const blockCalls = Number(flag('block') ?? 0);
+  if (!Number.isInteger(blockCalls) || blockCalls < 0) fail('--block must be a non-negative integer');
   if (polls) poller = await loadPoller(P);
 
   let finished = false;
@@ -630,6 +645,7 @@ async function allreduceMain(): Promise<void> {
           `(median ${f.medianMicros.toFixed(2)}, p99 ${f.p99Micros.toFixed(2)}, min ${f.minMicros.toFixed(2)}; cpu ${cpuMillisPerCall.toFixed(3)} ms per call over all ranks; ` +
           `${calls} calls, ${P} processes, recv ${recvMode}, ${socketDir === null ? 'tcp' : 'unix'}${polls ? ', poll' : ''})`,
       );
+      if (blockCalls > 0) console.log(`raw-node ${mode}: ${blockLine(samples, blockCalls)}`);
     }
   }
 
