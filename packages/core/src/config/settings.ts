@@ -82,7 +82,7 @@ export const SETTINGS: readonly SettingRow[] = [
     name: 'waitPollMs', env: 'TSMPI_WAIT_POLL_MS', flag: null, kind: int(0, 60_000),
     // Long enough to cover a peer's preemption on a loaded machine (time slices are 3-6 ms), short enough not to burn a core through a long wait.
     defaultValue: () => 20, level: 'tuning',
-    doc: 'with --wait poll: milliseconds a thread polls after a blocking call begins before it sleeps (on a host with more processes than cores it sleeps instead for as long after a rendezvous of 512 KiB or more begins); 0 never polls',
+    doc: 'with --wait poll: milliseconds a thread polls after a blocking call begins, or after it last served a one-sided request during the call, before it sleeps (on a host with more processes than cores it sleeps instead for as long after a rendezvous of 512 KiB or more begins); 0 never polls',
   },
   {
     name: 'threadPollMs', env: 'TSMPI_THREAD_POLL_MS', flag: null, kind: int(0, 60_000),

@@ -147,6 +147,13 @@ export class RmaTarget {
   /** The process's window directory on this thread (rma-directory.ts): opened at init by every thread of a multithreaded process. */
   directory: WindowDirectory | null = null;
 
+  /**
+   * Called for every frame from another process that this thread serves as a target (bootstrap.ts:
+   * the thread's blocking wait polls on, WaitPoll.renew): a target in a long wait would otherwise
+   * sleep in epoll and be woken for each epoch of an origin's lock/Put/unlock loop.
+   */
+  onServe: (() => void) | null = null;
+
   constructor(out: RmaOut) {
     this.#out = out;
   }
@@ -296,6 +303,7 @@ export class RmaTarget {
 
   /** An RMA frame from process `srcProcess` (device-wiring.ts): applied now, answered if asked. */
   arrive(srcProcess: number, h: FrameHeader, payload: Uint8Array): void {
+    this.onServe?.();
     const k = windowKey(h.contextId, h.dstEndpoint);
     const w = this.#windows.get(k);
     if (w?.regions !== undefined) {

@@ -199,6 +199,8 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
   waitPoll.configure({ ...waitPollOptions(settings, size, log, device, !useEngines), spinTurns: policy.spinTurns, sleepAfterTurns: policy.sleepAfterTurns, lateTurnMs: policy.lateTurnMs });
   // Bulk traffic sleeps only where a poller would take a core from another process of the job.
   if (policy.isOversubscribed) device.onRendezvous = (bytes) => waitPoll.noteRendezvous(bytes);
+  // A passive target in a long wait keeps polling while origins' epochs reach it (wait-poll.ts renew).
+  device.rma.onServe = () => waitPoll.renew();
   blocked.countTimeIn(shared.statsRow(0));
   if (shared.layout.multithreaded) {
     blocked.attachTable(shared.buffers.blocked, 0, MAX_THREADS);
@@ -377,6 +379,7 @@ export async function startWorkerThread(boot: WorkerBoot, api: ApiParts): Promis
   }
   const policy = pollPolicy({ localSize: boot.job?.localSize ?? 1, cores: os.availableParallelism(), spinTurns: settings.waitSpinTurns });
   waitPoll.configure({ ...waitPollOptions(settings, size, log, device, false), spinTurns: policy.spinTurns, sleepAfterTurns: policy.sleepAfterTurns, lateTurnMs: policy.lateTurnMs });
+  device.rma.onServe = () => waitPoll.renew();
   api.attachPredefined(boot, size, settings.endpoints, device.firstEndpoint, boot.job?.worldFirst ?? 0);
   shared.objects.onDestroy = api.destroyComm;
   const rt = new ThreadRuntime({

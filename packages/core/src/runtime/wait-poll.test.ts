@@ -95,6 +95,57 @@ describe('wait-poll', () => {
     poll.end();
   });
 
+  it('polls again for the budget when the thread serves a one-sided request during a long wait (renew), and not outside a blocking call', async () => {
+    const { yields, clock } = setUp(20);
+    poll.renew(); // no call waits: nothing starts
+    await turns(5);
+    expect(yields()).toBe(0);
+    poll.begin();
+    await turns(5);
+    clock.ms = 21;
+    await turns(CLOCK_TURNS + 2);
+    const asleep = yields();
+    await turns(20);
+    expect(yields(), 'the budget is spent: the wait sleeps').toBe(asleep);
+    poll.renew(); // a served frame woke the thread: it polls for the next 20 ms
+    await turns(20);
+    const renewed = yields();
+    expect(renewed).toBeGreaterThanOrEqual(asleep + 18);
+    poll.renew(); // served again while polling: one chain of turns, not two
+    await turns(10);
+    expect(yields()).toBeLessThanOrEqual(renewed + 11);
+    clock.ms = 42;
+    await turns(CLOCK_TURNS + 2);
+    const after = yields();
+    await turns(20);
+    expect(yields(), '20 ms after the last request the wait sleeps again').toBe(after);
+    poll.end();
+    await turns(3);
+    poll.renew(); // the call ended: a later request starts nothing
+    await turns(10);
+    expect(yields()).toBe(after);
+  });
+
+  it('does not renew past sleepAfterTurns (a host with more processes than cores) or during a bulk suspension', async () => {
+    let count = 0;
+    const clock = { ms: 0 };
+    poll.configure({ budgetMs: 20, yieldCore: () => count++, now: () => clock.ms, sleepAfterTurns: 5 });
+    poll.begin();
+    await turns(20);
+    expect(count).toBe(5);
+    poll.renew();
+    await turns(20);
+    expect(count, 'the turns of the call are spent').toBe(5);
+    poll.end();
+    poll.configure({ budgetMs: 20, yieldCore: () => count++, now: () => clock.ms });
+    poll.noteRendezvous(BULK_BYTES);
+    poll.begin();
+    poll.renew();
+    await turns(20);
+    expect(count, 'bulk traffic keeps the wait asleep').toBe(5);
+    poll.end();
+  });
+
   it('sleeps for the budget after a bulk rendezvous begins, whether or not a call is waiting; smaller ones change nothing', async () => {
     const { yields, clock } = setUp(20);
     poll.noteRendezvous(BULK_BYTES - 1);

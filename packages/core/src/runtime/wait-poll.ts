@@ -25,8 +25,9 @@
  * woken by its socket instead (docs/adr/0048).
  *
  * A thread polls while it is inside a blocking call and for at most `budgetMs`
- * after the newest blocking call began (give or take CLOCK_TURNS turns); after that it sleeps, so a rank that
- * waits long (a barrier before a slow peer's output) does not burn its core.
+ * after the newest blocking call began or it last served a one-sided request (renew; give or take
+ * CLOCK_TURNS turns); after that it sleeps, so a rank that waits long (a barrier before a slow peer's
+ * output) does not burn its core.
  *
  * State. Each thread waits on its own: its WaitPoll is one object of its
  * ThreadRuntime (thread-runtime.ts), made at init and told of every blocking
@@ -141,6 +142,24 @@ export class WaitPoll {
     if (this.#now() < this.#bulkUntil) return true;
     this.#bulkUntil = -Infinity;
     return false;
+  }
+
+  /**
+   * This thread served a one-sided request while it waits (RmaTarget.onServe, wired in bootstrap.ts):
+   * polling goes on for budgetMs from the next clock read, as if a blocking call had just begun. A
+   * passive target in a long wait (a barrier while an origin runs lock/Put/unlock epochs) then answers
+   * each epoch without an epoll wake-up, as a C MPI's spinning target does, and sleeps budgetMs after
+   * the origin stops (docs/adr/0059). Turns are not reset and a bulk suspension holds: on a host with
+   * more processes than cores the wait still sleeps after sleepAfterTurns (#turn stops at once). No
+   * clock read here: this runs for every frame served.
+   */
+  renew(): void {
+    if (this.#waiting === 0 || this.#budgetMs === 0) return;
+    this.#newCall = true;
+    if (!this.#polling) {
+      this.#polling = true;
+      setImmediate(this.#pollTurn);
+    }
   }
 
   /** A blocking call ends (its promise settled). */
