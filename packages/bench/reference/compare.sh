@@ -152,13 +152,16 @@ build_ref() { # impl mpicc suffix
     echo "compare.sh: building $bench.c with $cc failed, skipping $impl" >&2
   fi
 }
-# Plain Node sockets: the same tsx that runs tsmpi's ranks. raw-node.ts's mode: the benchmark's name, or for
-# collective.ts the one call it has a floor for (neighbor-alltoall, 4 processes). The polling variant exists
-# for allreduce, neighbor-alltoall and pingpong.
-node_mode=$bench
-[ "$bench" = collective ] && node_mode=none
-[ "$bench" = collective ] && [[ " ${bench_args[*]} " == *" --call neighbor-alltoall "* ]] && [ "$np" = 4 ] && node_mode=neighbor-alltoall
-if [ -x "$root/node_modules/.bin/tsx" ] && [ "$node_mode" != none ] && [ "$bench" != put ] && [ "$bench" != io ]; then
+# Plain Node sockets: the same tsx that runs tsmpi's ranks. raw-node.ts's mode: the benchmark's name, for
+# collective.ts the one call it has a floor for (neighbor-alltoall, 4 processes), none for put and io. The
+# polling variant exists for allreduce, neighbor-alltoall and pingpong.
+case "$bench" in
+  collective) node_mode=none
+    [[ " ${bench_args[*]} " == *" --call neighbor-alltoall "* ]] && [ "$np" = 4 ] && node_mode=neighbor-alltoall ;;
+  put|io) node_mode=none ;;
+  *) node_mode=$bench ;;
+esac
+if [ -x "$root/node_modules/.bin/tsx" ] && [ "$node_mode" != none ]; then
   if [ "$bench" = allreduce ] && (( np & (np - 1) )); then
     { want node || want node-poll; } && echo "compare.sh: plain Node's allreduce runs a power of two of processes only; leaving node and node-poll out at --np $np" >&2
   else

@@ -540,7 +540,7 @@ async function connectMesh(
  */
 function blockLine(samplesSeconds: Float64Array, n: number): string {
   const means: number[] = [];
-  for (let from = 0; from + n <= samplesSeconds.length; from += n) means.push((mean(samplesSeconds.subarray(from, from + n)) * 1e6));
+  for (let from = 0; from + n <= samplesSeconds.length; from += n) means.push(mean(samplesSeconds.subarray(from, from + n)) * 1e6);
   return `blocks of ${n} calls, mean us ${means.map((m) => m.toFixed(2)).join(' ')}; median block ${median(means).toFixed(2)}`;
 }
 
