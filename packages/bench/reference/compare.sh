@@ -30,8 +30,10 @@
 #            --size payload bytes for the ping-pong; its window is 12 (msgrate's default). For allreduce it
 #            runs recursive doubling / Rabenseifner among --np processes (a power of two) with allreduce.ts's defaults
 #            (2000 calls, 50 warm-up) unless --iterations/--warmup say otherwise, and waits in epoll; for
-#            collective --call neighbor-alltoall (4 processes) the same neighbourhood exchange on a 2 x 2 grid.
-#   node-poll (allreduce, neighbor-alltoall, pingpong) the same with --poll: each call (pingpong: the whole exchange)
+#            collective --call neighbor-alltoall (4 processes) the same neighbourhood exchange on a 2 x 2 grid;
+#            for put the frames of put.ts's epochs (put-lock: a request and its answer, put-fence: the data and
+#            a notice each way), with put.ts's defaults.
+#   node-poll (allreduce, neighbor-alltoall, put, pingpong) the same with --poll: each call (pingpong: the whole exchange)
 #            waits as tsmpi's blocking calls do (polling the event loop, sched_yield between turns), the
 #            floor for tsmpi's way of waiting.
 # Runs are interleaved (tsmpi, Open MPI, MPICH, tsmpi, ...) so that drift in the machine's
@@ -75,7 +77,7 @@ usage() {
   --lengths LIST   comma-separated timed iteration counts, e.g. 1000,10000,100000: every
                    implementation runs at each (instead of --iterations); metrics per length
   --impls LIST     comma-separated subset of tsmpi,node,node-poll,openmpi,openmpi-nobind,mpich (default: all
-                   installed; node-poll, plain Node sockets that poll as tsmpi does, runs allreduce and pingpong only)
+                   installed; node-poll, plain Node sockets that poll as tsmpi does, runs all but msgrate)
   --ours-args 'A'  extra mpiexec options for tsmpi, e.g. '--channels 1 --matching global'
   --timeout S      kill a run after S seconds (default 300)
   --np P           processes of an allreduce (default 4; e.g. 2 for issue 40's 2-process rows); plain
@@ -153,12 +155,12 @@ build_ref() { # impl mpicc suffix
   fi
 }
 # Plain Node sockets: the same tsx that runs tsmpi's ranks. raw-node.ts's mode: the benchmark's name, for
-# collective.ts the one call it has a floor for (neighbor-alltoall, 4 processes), none for put and io. The
-# polling variant exists for allreduce, neighbor-alltoall and pingpong.
+# collective.ts the one call it has a floor for (neighbor-alltoall, 4 processes), none for io. The
+# polling variant exists for all but msgrate.
 case "$bench" in
   collective) node_mode=none
     [[ " ${bench_args[*]} " == *" --call neighbor-alltoall "* ]] && [ "$np" = 4 ] && node_mode=neighbor-alltoall ;;
-  put|io) node_mode=none ;;
+  io) node_mode=none ;;
   *) node_mode=$bench ;;
 esac
 if [ -x "$root/node_modules/.bin/tsx" ] && [ "$node_mode" != none ]; then

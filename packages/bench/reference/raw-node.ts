@@ -7,6 +7,7 @@
  *   npx tsx packages/bench/reference/raw-node.ts allreduce [--np P] [--size BYTES[,BYTES...]] [--iterations N] [--warmup N] [--block N]
  *                                                    [--recv data|onread] [--unix] [--poll]
  *   npx tsx packages/bench/reference/raw-node.ts neighbor-alltoall [--size BYTES] [--iterations N] [--warmup N] [--block N] [--unix] [--poll]
+ *   npx tsx packages/bench/reference/raw-node.ts put --call put-lock|put-fence [--size BYTES] [--iterations N] [--warmup N] [--unix] [--poll]
  *
  * msgrate: two processes, one loopback socket; each iteration both sides write
  * 12 frames of 32 bytes (the size of a tsmpi header) in one write and wait for
@@ -50,7 +51,17 @@
  * allreduce (same mesh, loop, defaults and result words); each call is one exchange of two blocks with
  * each of the rank's two peers (neighborAlltoall below).
  *
- * --poll (allreduce, neighbor-alltoall; pingpong: both sides for the whole exchange): each call waits the way tsmpi's blocking calls do at their
+ * put --call put-lock|put-fence: the floor for put.ts between 2 processes, run like allreduce (same mesh,
+ * result words and check) with put.ts's defaults (1000 epochs, 50 warm-up; SIZE 8 for put-lock, 1 MiB for
+ * put-fence), the frames tsmpi sends (docs/adr/0045). put-lock: rank 0 sends one request frame (32-byte
+ * header, 8-byte displacement, SIZE bytes) and rank 1, once it has the whole frame, answers with one
+ * frame of one status byte: one round trip per epoch. put-fence: rank 0 sends a 32-byte header and SIZE
+ * bytes, then a 32-byte notice behind them, and rank 1 sends its own notice at once, as a fence of two
+ * members does (win-origin.ts noticeExchange): an epoch ends for rank 0 with rank 1's notice, for rank 1
+ * with the data and the notice behind it. Rank 1 receives into its "window" with a copy (Node's 'data'
+ * reads; tsmpi's transport reads a large Put straight into the window).
+ *
+ * --poll (allreduce, neighbor-alltoall, put; pingpong: both sides for the whole exchange): each call waits the way tsmpi's blocking calls do at their
  * defaults (packages/core/src/api/wait-poll.ts and poll-policy.ts) instead of
  * sleeping in epoll: while a call is in progress a setImmediate turn stays
  * queued, so libuv checks the sockets without sleeping, and each turn calls
@@ -81,10 +92,10 @@ import { pairsMain } from './raw-node-pairs.ts';
 import { FRAME, WINDOW, frameCounter } from './raw-frames.ts';
 import { mean, median, summarizeCalls } from '../src/stats.ts';
 
-const MODES = ['pingpong', 'allreduce', 'neighbor-alltoall'] as const;
+const MODES = ['pingpong', 'allreduce', 'neighbor-alltoall', 'put'] as const;
 const mode = (MODES as readonly string[]).includes(process.argv[2] ?? '') ? (process.argv[2] as (typeof MODES)[number]) : 'msgrate';
-/** allreduce and neighbor-alltoall: the collective modes, which fork their ranks and share allreduceMain. */
-const collective = mode === 'allreduce' || mode === 'neighbor-alltoall';
+/** allreduce, neighbor-alltoall and put: the modes that fork their ranks and share allreduceMain. */
+const collective = mode === 'allreduce' || mode === 'neighbor-alltoall' || mode === 'put';
 const itIdx = process.argv.indexOf('--iterations');
 /** allreduce only: how the ranks receive (see the top comment). */
 type RecvMode = 'data' | 'onread';
@@ -100,8 +111,8 @@ if (!collective && (![iterations, p2pWarmup, p2pPayload].every((n) => Number.isI
   process.exit(2);
 }
 
-/** Processes in allreduce mode (--np, default 4); the algorithms below need a power of two. neighbor-alltoall: 4. */
-const P = process.argv.includes('--np') ? Number(process.argv[process.argv.indexOf('--np') + 1]) : 4;
+/** Processes in allreduce mode (--np, default 4); the algorithms below need a power of two. neighbor-alltoall: 4; put: 2. */
+const P = process.argv.includes('--np') ? Number(process.argv[process.argv.indexOf('--np') + 1]) : mode === 'put' ? 2 : 4;
 if (mode === 'allreduce' && !(Number.isInteger(P) && P >= 2 && P <= 64 && (P & (P - 1)) === 0)) {
   console.error(`raw-node: --np must be a power of two from 2 to 64 (got '${process.argv[process.argv.indexOf('--np') + 1]}')`);
   process.exit(2);
@@ -110,6 +121,14 @@ if (mode === 'neighbor-alltoall' && P !== 4) {
   console.error(`raw-node: neighbor-alltoall runs the periodic 2 x 2 grid, --np 4 (got '${process.argv[process.argv.indexOf('--np') + 1]}')`);
   process.exit(2);
 }
+type PutCall = 'put-lock' | 'put-fence';
+const callArg = mode === 'put' && process.argv.includes('--call') ? process.argv[process.argv.indexOf('--call') + 1] : undefined;
+if (mode === 'put' && (P !== 2 || (callArg !== 'put-lock' && callArg !== 'put-fence'))) {
+  console.error(`raw-node: put runs --call put-lock or put-fence on 2 processes (got --call '${callArg ?? ''}', --np ${P})`);
+  process.exit(2);
+}
+/** put: put.ts's call (--call); undefined in the other modes. */
+const putCall = callArg as PutCall | undefined;
 /** Below this many bytes: recursive doubling; from here up: Rabenseifner (as in MPICH and Open MPI). */
 const LARGE_BYTES = 64 * 1024;
 
@@ -382,6 +401,35 @@ function neighborAlltoall(mesh: Mesh, send: Float64Array, recv: Float64Array, n:
   });
 }
 
+/** A put.ts epoch's frames on one rank (put mode): what it sends and where it receives (see the top comment). */
+interface PutFrames {
+  readonly call: PutCall;
+  readonly out: Buffer;
+  readonly into: Buffer;
+}
+
+/** The frames of `call`'s epoch of `size` bytes on `rank`: rank 0's data goes out, rank 1's window takes it in. */
+function putFrames(call: PutCall, rank: number, size: number): PutFrames {
+  // put-lock: a header, the displacement and the data; answered by a header and a status byte.
+  // put-fence: a header and the data, then a notice (a header); the other way, a notice alone.
+  const data = call === 'put-lock' ? 32 + 8 + size : 32 + size + 32;
+  const answer = call === 'put-lock' ? 32 + 1 : 32;
+  return rank === 0 ? { call, out: Buffer.alloc(data, 7), into: Buffer.alloc(answer) } : { call, out: Buffer.alloc(answer, 1), into: Buffer.alloc(data) };
+}
+
+/** One epoch of put.ts's call between ranks 0 and 1 (put mode): put-fence is one exchange, put-lock a request then its answer. */
+function putEpoch(mesh: Mesh, f: PutFrames): Promise<void> {
+  const peer = 1 - mesh.rank;
+  return waited(f.out.length + f.into.length, async () => {
+    if (f.call === 'put-fence' || mesh.rank === 0) {
+      await exchange(mesh, peer, f.out, f.into);
+      return;
+    }
+    await mesh.inboxes[peer]!.recv(f.into);
+    await send(mesh.socks[peer]!, f.out);
+  });
+}
+
 /** The exchanges and sums of one allreduce; `tmp` (n elements) receives the peers' partial sums. */
 async function allreduceSteps(mesh: Mesh, send: Float64Array, out: Float64Array, tmp: Float64Array): Promise<void> {
   const { rank } = mesh;
@@ -552,7 +600,8 @@ function flag(name: string): string | undefined {
 
 async function allreduceMain(): Promise<void> {
   const rank = Number(flag('rank') ?? 0);
-  const sizes = (flag('size') ?? (mode === 'allreduce' ? '8,8388608' : '1024')).split(',').map(Number);
+  const defaultSizes = mode === 'allreduce' ? '8,8388608' : putCall === 'put-lock' ? '8' : putCall === 'put-fence' ? '1048576' : '1024';
+  const sizes = (flag('size') ?? defaultSizes).split(',').map(Number);
   const recvFlag = flag('recv') ?? 'data';
   if (recvFlag !== 'data' && recvFlag !== 'onread') fail('--recv must be data or onread');
   const recvMode: RecvMode = recvFlag;
@@ -597,8 +646,9 @@ async function allreduceMain(): Promise<void> {
   for (const sizeBytes of sizes) {
     const n = sizeBytes / 8;
     const large = sizeBytes >= LARGE_BYTES;
-    const calls = large ? Math.max(10, Math.round((iterations * LARGE_BYTES) / sizeBytes)) : iterations;
-    const warmup = warmupGiven === null ? (large ? 5 : 2000) : large ? Math.max(2, Math.min(warmupGiven, calls)) : warmupGiven;
+    // put: put.ts's epochs, whatever the size; the collectives scale large sizes' calls down as allreduce.ts does.
+    const calls = mode === 'put' ? iterations : large ? Math.max(10, Math.round((iterations * LARGE_BYTES) / sizeBytes)) : iterations;
+    const warmup = mode === 'put' ? (warmupGiven ?? 50) : warmupGiven === null ? (large ? 5 : 2000) : large ? Math.max(2, Math.min(warmupGiven, calls)) : warmupGiven;
     const input = new Float64Array(n);
     const fillInput = (): void => {
       for (let i = 0; i < n; i++) input[i] = rank + 1 + (i % 7);
@@ -609,7 +659,9 @@ async function allreduceMain(): Promise<void> {
     // neighbor-alltoall: n doubles to each of the 4 neighbours, each block filled with this rank + 1.
     const blocks = mode === 'neighbor-alltoall' ? new Float64Array(4 * n).fill(rank + 1) : null;
     const blocksIn = blocks === null ? null : new Float64Array(4 * n);
-    const call = blocks === null ? () => allreduce(mesh, input, out, tmp) : () => neighborAlltoall(mesh, blocks, blocksIn!, n);
+    const frames = putCall === undefined ? null : putFrames(putCall, rank, sizeBytes);
+    const call = frames !== null ? () => putEpoch(mesh, frames)
+      : blocks === null ? () => allreduce(mesh, input, out, tmp) : () => neighborAlltoall(mesh, blocks, blocksIn!, n);
     for (let i = 0; i < warmup; i++) await call();
     await allreduce(mesh, ...one); // a barrier: no rank gets past it before all have reached it
     const samples = new Float64Array(calls);
@@ -637,11 +689,13 @@ async function allreduceMain(): Promise<void> {
       const expected = (i < 2 * n ? rank ^ 2 : rank ^ 1) + 1;
       if (blocksIn[i] !== expected) fail(`neighbour block mismatch on rank ${rank} at element ${i}: ${blocksIn[i]}, expected ${expected}`);
     }
+    // put: rank 1's window ends in rank 0's 7s; rank 0's answer is rank 1's 1s.
+    if (frames !== null && frames.into[frames.into.length - 1] !== (rank === 0 ? 1 : 7)) fail(`rank ${rank} did not receive the peer's bytes`);
     if (rank === 0) {
       const f = summarizeCalls(samples, loopSeconds);
       const bandwidth = large ? `, ${(sizeBytes / f.meanMicros).toFixed(1)} MB/s` : '';
       console.log(
-        `raw-node ${mode}: ${sizeBytes}-byte mean ${f.meanMicros.toFixed(2)} us${bandwidth} ` +
+        `raw-node ${putCall ?? mode}: ${sizeBytes}-byte mean ${f.meanMicros.toFixed(2)} us${bandwidth} ` +
           `(median ${f.medianMicros.toFixed(2)}, p99 ${f.p99Micros.toFixed(2)}, min ${f.minMicros.toFixed(2)}; cpu ${cpuMillisPerCall.toFixed(3)} ms per call over all ranks; ` +
           `${calls} calls, ${P} processes, recv ${recvMode}, ${socketDir === null ? 'tcp' : 'unix'}${polls ? ', poll' : ''})`,
       );

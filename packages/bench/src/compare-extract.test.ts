@@ -59,6 +59,13 @@ describe('compare-extract.sh', () => {
     expect(extract(out)).toEqual(['1024-byte 182.21', '1024-byte-median 57.69', '1024-byte-p99 3678.74', '1024-byte-cpu 0.361']);
   });
 
+  it('reads plain Node put lines (put-lock, put-fence)', () => {
+    expect(extract('raw-node put-fence: 1048576-byte mean 446.83 us, 2346.7 MB/s (median 284.96, p99 3027.54, min 214.69; cpu 0.885 ms per call over all ranks; 1000 calls, 2 processes, recv data, unix, poll)\n'))
+      .toEqual(['1048576-byte 446.83', '1048576-byte-median 284.96', '1048576-byte-p99 3027.54', '1048576-byte-cpu 0.885']);
+    expect(extract('raw-node put-lock: 8-byte mean 125.60 us (median 37.81, p99 3221.70, min 22.06; cpu 0.253 ms per call over all ranks; 1000 calls, 2 processes, recv data, unix, poll)\n'))
+      .toEqual(['8-byte 125.60', '8-byte-median 37.81', '8-byte-p99 3221.70', '8-byte-cpu 0.253']);
+  });
+
   it('reads nothing from the old median-first lines or from other lines', () => {
     expect(extract('pingpong: 8-byte round trip median 48.20 us (min 41.10, p99 90.30; 10000 iterations)\n')).toEqual([]);
     expect(extract('config: channels 4, matching parallel\nwarning: something\n')).toEqual([]);
