@@ -32,7 +32,8 @@
 #            (2000 calls, 50 warm-up) unless --iterations/--warmup say otherwise, and waits in epoll; for
 #            collective --call neighbor-alltoall (4 processes) the same neighbourhood exchange on a 2 x 2 grid;
 #            for put the frames of put.ts's epochs (put-lock: a request and its answer, put-fence: the data and
-#            a notice each way), with put.ts's defaults.
+#            a notice each way), with put.ts's defaults, read as tsmpi's transport reads (--recv onread: into one
+#            reused buffer, in reads of up to 1 MiB; Node's 'data' reads 64 KiB at a time, 1.5-2x slower for 1 MiB).
 #   node-poll (allreduce, neighbor-alltoall, put, pingpong) the same with --poll: each call (pingpong: the whole exchange)
 #            waits as tsmpi's blocking calls do (polling the event loop, sched_yield between turns), the
 #            floor for tsmpi's way of waiting.
@@ -155,11 +156,14 @@ build_ref() { # impl mpicc suffix
   fi
 }
 # Plain Node sockets: the same tsx that runs tsmpi's ranks. raw-node.ts's mode: the benchmark's name, for
-# collective.ts the one call it has a floor for (neighbor-alltoall, 4 processes), none for io. The
-# polling variant exists for all but msgrate.
+# collective.ts the one call it has a floor for (neighbor-alltoall, 4 processes), none for io or a put with
+# --compute. The polling variant exists for all but msgrate.
 case "$bench" in
   collective) node_mode=none
     [[ " ${bench_args[*]} " == *" --call neighbor-alltoall "* ]] && [ "$np" = 4 ] && node_mode=neighbor-alltoall ;;
+  put) node_mode=put
+    # A target that computes without MPI (--compute) is tsmpi's and the C references' case only.
+    [[ " ${bench_args[*]} " == *" --compute "* ]] && node_mode=none ;;
   io) node_mode=none ;;
   *) node_mode=$bench ;;
 esac
@@ -199,6 +203,7 @@ run_one() { # impl [extra benchmark args...] -> benchmark stdout on stdout, its 
       local poll=()
       [ "$impl" = node-poll ] && poll=(--poll)
       [ "$bench" = allreduce ] && poll+=(--np "$np")
+      [ "$bench" = put ] && poll+=(--recv onread)
       (cd "$root" && timeout "$run_timeout" node_modules/.bin/tsx packages/bench/reference/raw-node.ts "$node_mode" --unix "${poll[@]}" \
         "${bench_args[@]}" "$@" "${node_defaults[@]}") ;;
     openmpi|openmpi-nobind)
