@@ -196,7 +196,7 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
     device.start(addresses);
   }
   const policy = pollPolicy({ localSize: job?.localSize ?? 1, cores: os.availableParallelism(), spinTurns: settings.waitSpinTurns });
-  waitPoll.configure({ ...waitPollOptions(settings, size, log, device, !useEngines), spinTurns: policy.spinTurns, sleepAfterTurns: policy.sleepAfterTurns, lateTurnMs: policy.lateTurnMs });
+  waitPoll.configure({ ...waitPollOptions(settings, size, log, device, !useEngines, shared.layout.multithreaded), spinTurns: policy.spinTurns, sleepAfterTurns: policy.sleepAfterTurns, lateTurnMs: policy.lateTurnMs });
   // Bulk traffic sleeps only where a poller would take a core from another process of the job.
   if (policy.isOversubscribed) device.onRendezvous = (bytes) => waitPoll.noteRendezvous(bytes);
   // A passive target in a long wait keeps polling while origins' epochs reach it (wait-poll.ts renew).
@@ -229,15 +229,17 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
  * more than one process: a thread that reads the sockets (inline progress's
  * main thread) polls for waitPollMs; a thread whose messages another thread
  * reads (an MPI.Worker, the main thread in threads progress) polls for
- * threadPollMs, draining its completion ring every turn. Only a thread that
- * can yield its core polls.
+ * threadPollMs. Each turn drains the thread's completion ring, which every
+ * thread of a multithreaded process has (other threads complete its requests);
+ * the main thread of a single-threaded process has none, and its turns do
+ * nothing more than turn. Only a thread that can yield its core polls.
  */
-function waitPollOptions(settings: Settings, size: number, log: Logger, device: Device, readsSockets: boolean): WaitPollOptions {
+function waitPollOptions(settings: Settings, size: number, log: Logger, device: Device, readsSockets: boolean, hasCompletionRing: boolean): WaitPollOptions {
   const budgetMs = readsSockets ? settings.waitPollMs : settings.threadPollMs;
   if (settings.wait !== 'poll' || size === 1 || budgetMs === 0) return { budgetMs: 0, yieldCore: null };
   const yieldCore = schedYield();
   if (yieldCore === null) log.warn('--wait poll needs sched_yield, which this Node does not offer (node:wasi): blocking calls sleep instead');
-  return { budgetMs, yieldCore, onTurn: () => device.poll() };
+  return hasCompletionRing ? { budgetMs, yieldCore, onTurn: () => device.poll() } : { budgetMs, yieldCore };
 }
 
 /**
@@ -378,7 +380,7 @@ export async function startWorkerThread(boot: WorkerBoot, api: ApiParts): Promis
     process.on('exit', (code) => shared.routes!.markReaderDied(threadId, code));
   }
   const policy = pollPolicy({ localSize: boot.job?.localSize ?? 1, cores: os.availableParallelism(), spinTurns: settings.waitSpinTurns });
-  waitPoll.configure({ ...waitPollOptions(settings, size, log, device, false), spinTurns: policy.spinTurns, sleepAfterTurns: policy.sleepAfterTurns, lateTurnMs: policy.lateTurnMs });
+  waitPoll.configure({ ...waitPollOptions(settings, size, log, device, false, true), spinTurns: policy.spinTurns, sleepAfterTurns: policy.sleepAfterTurns, lateTurnMs: policy.lateTurnMs });
   device.rma.onServe = () => waitPoll.renew();
   api.attachPredefined(boot, size, settings.endpoints, device.firstEndpoint, boot.job?.worldFirst ?? 0);
   shared.objects.onDestroy = api.destroyComm;
