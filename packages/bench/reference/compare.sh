@@ -33,7 +33,7 @@
 #            collective --call neighbor-alltoall (4 processes) the same neighbourhood exchange on a 2 x 2 grid;
 #            for put the frames of put.ts's epochs (put-lock: a request and its answer, put-fence: the data and
 #            a notice each way), with put.ts's defaults, read as tsmpi's transport reads (--recv onread: into one
-#            reused buffer, in reads of up to 1 MiB; Node's 'data' reads 64 KiB at a time, 1.5-2x slower for 1 MiB).
+#            reused buffer, in reads of up to 1 MiB; Node's 'data' reads 64 KiB at a time, 1.5-3x slower for 1 MiB).
 #   node-poll (allreduce, neighbor-alltoall, put, pingpong) the same with --poll: each call (pingpong: the whole exchange)
 #            waits as tsmpi's blocking calls do (polling the event loop, sched_yield between turns), the
 #            floor for tsmpi's way of waiting.
