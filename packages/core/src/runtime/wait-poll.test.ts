@@ -1,15 +1,23 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { BULK_BYTES, CLOCK_TURNS, WaitPoll } from './wait-poll.ts';
+import { BULK_BYTES, CLOCK_TURNS, WaitPoll, type WaitPollOptions } from './wait-poll.ts';
 import { turns } from '../util/event-loop-turns.test-util.ts';
 
 /** The thread's WaitPoll of the running test (each test makes its own, as each thread does at init). */
 let poll = new WaitPoll();
 
-function setUp(budgetMs: number): { yields: () => number; clock: { ms: number } } {
+/** The policy's options other than the budget and the yield (which setUp supplies). */
+type MoreOptions = Omit<WaitPollOptions, 'budgetMs' | 'yieldCore' | 'now'>;
+
+/**
+ * Configures `poll` with `budgetMs` and `more`, counting its yields on a clock the test sets;
+ * `reconfigure` configures it again with the same counter and clock.
+ */
+function setUp(budgetMs: number, more: MoreOptions = {}): { yields: () => number; clock: { ms: number }; reconfigure: (next: MoreOptions) => void } {
   let count = 0;
   const clock = { ms: 0 };
-  poll.configure({ budgetMs, yieldCore: () => count++, now: () => clock.ms });
-  return { yields: () => count, clock };
+  const reconfigure = (next: MoreOptions): void => poll.configure({ budgetMs, yieldCore: () => count++, now: () => clock.ms, ...next });
+  reconfigure(more);
+  return { yields: () => count, clock, reconfigure };
 }
 
 describe('wait-poll', () => {
@@ -36,32 +44,30 @@ describe('wait-poll', () => {
   });
 
   it('spins the first spinTurns turns of each blocking call without yielding (poll-policy.ts)', async () => {
-    let count = 0;
-    poll.configure({ budgetMs: 20, yieldCore: () => count++, now: () => 0, spinTurns: 10 });
+    const { yields } = setUp(20, { spinTurns: 10 });
     poll.begin();
     await turns(8);
-    expect(count, 'no yield within the first turns').toBe(0);
+    expect(yields(), 'no yield within the first turns').toBe(0);
     await turns(20);
-    expect(count, 'every turn yields after the spin turns').toBeGreaterThanOrEqual(10);
+    expect(yields(), 'every turn yields after the spin turns').toBeGreaterThanOrEqual(10);
     poll.end();
     // A new blocking call spins again first.
-    const before = count;
+    const before = yields();
     poll.begin();
     await turns(5);
-    expect(count).toBe(before);
+    expect(yields()).toBe(before);
     poll.end();
   });
 
   it('stops polling after sleepAfterTurns turns of a blocking call, and polls again for the next call (poll-policy.ts)', async () => {
-    let count = 0;
-    poll.configure({ budgetMs: 20, yieldCore: () => count++, now: () => 0, sleepAfterTurns: 5 });
+    const { yields } = setUp(20, { sleepAfterTurns: 5 });
     poll.begin();
     await turns(30);
-    expect(count, 'five yielding turns, then asleep although the call still waits').toBe(5);
+    expect(yields(), 'five yielding turns, then asleep although the call still waits').toBe(5);
     poll.end();
     poll.begin();
     await turns(30);
-    expect(count, 'a new blocking call polls its turns again').toBe(10);
+    expect(yields(), 'a new blocking call polls its turns again').toBe(10);
     poll.end();
   });
 
@@ -127,22 +133,20 @@ describe('wait-poll', () => {
   });
 
   it('does not renew past sleepAfterTurns (a host with more processes than cores) or during a bulk suspension', async () => {
-    let count = 0;
-    const clock = { ms: 0 };
-    poll.configure({ budgetMs: 20, yieldCore: () => count++, now: () => clock.ms, sleepAfterTurns: 5 });
+    const { yields, reconfigure } = setUp(20, { sleepAfterTurns: 5 });
     poll.begin();
     await turns(20);
-    expect(count).toBe(5);
+    expect(yields()).toBe(5);
     poll.renew();
     await turns(20);
-    expect(count, 'the turns of the call are spent').toBe(5);
+    expect(yields(), 'the turns of the call are spent').toBe(5);
     poll.end();
-    poll.configure({ budgetMs: 20, yieldCore: () => count++, now: () => clock.ms });
+    reconfigure({});
     poll.noteRendezvous(BULK_BYTES);
     poll.begin();
     poll.renew();
     await turns(20);
-    expect(count, 'bulk traffic keeps the wait asleep').toBe(5);
+    expect(yields(), 'bulk traffic keeps the wait asleep').toBe(5);
     poll.end();
   });
 
@@ -171,58 +175,52 @@ describe('wait-poll', () => {
   });
 
   it('suspends polling for the budget when a turn comes back more than lateTurnMs after the previous one (poll-policy.ts)', async () => {
-    let count = 0;
-    const clock = { ms: 0 };
-    poll.configure({ budgetMs: 20, yieldCore: () => count++, now: () => clock.ms, lateTurnMs: 0.5 });
+    const { yields, clock } = setUp(20, { lateTurnMs: 0.5 });
     poll.begin();
     await turns(5);
-    expect(count, 'turns that come back at once keep polling').toBeGreaterThanOrEqual(3);
+    expect(yields(), 'turns that come back at once keep polling').toBeGreaterThanOrEqual(3);
     clock.ms = 0.4; // within the limit
     await turns(3);
-    expect(count).toBeGreaterThanOrEqual(5);
+    expect(yields()).toBeGreaterThanOrEqual(5);
     clock.ms = 1.5; // the next turn runs 1.1 ms after the previous one: the core went elsewhere
     await turns(3);
-    const late = count;
+    const late = yields();
     await turns(10);
-    expect(count, 'no turn after the late one').toBe(late);
+    expect(yields(), 'no turn after the late one').toBe(late);
     poll.end();
     clock.ms = 20;
     poll.begin(); // a new call within the budget after the late turn does not poll either
     await turns(10);
-    expect(count).toBe(late);
+    expect(yields()).toBe(late);
     poll.end();
     clock.ms = 22;
     poll.begin(); // the suspension has passed
     await turns(10);
-    expect(count).toBeGreaterThan(late);
+    expect(yields()).toBeGreaterThan(late);
     poll.end();
   });
 
   it('counts no gap across blocking calls as late: the first turn of a call only sets the mark', async () => {
-    let count = 0;
-    const clock = { ms: 0 };
-    poll.configure({ budgetMs: 20, yieldCore: () => count++, now: () => clock.ms, lateTurnMs: 0.5 });
+    const { yields, clock } = setUp(20, { lateTurnMs: 0.5 });
     poll.begin();
     await turns(3);
     poll.end();
     await turns(3); // this call's turns have stopped
     clock.ms = 5; // the program computed between calls
-    const before = count;
+    const before = yields();
     poll.begin();
     await turns(5);
-    expect(count, 'the new call polls').toBeGreaterThan(before + 2);
+    expect(yields(), 'the new call polls').toBeGreaterThan(before + 2);
     poll.end();
   });
 
   it('never counts turns late without lateTurnMs (a core per process)', async () => {
-    let count = 0;
-    const clock = { ms: 0 };
-    poll.configure({ budgetMs: 20, yieldCore: () => count++, now: () => clock.ms });
+    const { yields, clock } = setUp(20);
     poll.begin();
     await turns(3);
     clock.ms = 10;
     await turns(CLOCK_TURNS + 2);
-    expect(count, 'a 10 ms gap within the budget changes nothing').toBeGreaterThanOrEqual(CLOCK_TURNS + 3);
+    expect(yields(), 'a 10 ms gap within the budget changes nothing').toBeGreaterThanOrEqual(CLOCK_TURNS + 3);
     poll.end();
   });
 
