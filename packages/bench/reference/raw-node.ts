@@ -112,17 +112,18 @@ if (!collective && (![iterations, p2pWarmup, p2pPayload].every((n) => Number.isI
 }
 
 /** Processes in allreduce mode (--np, default 4); the algorithms below need a power of two. neighbor-alltoall: 4; put: 2. */
-const P = process.argv.includes('--np') ? Number(process.argv[process.argv.indexOf('--np') + 1]) : mode === 'put' ? 2 : 4;
+const npArg = flag('np');
+const P = npArg !== undefined ? Number(npArg) : mode === 'put' ? 2 : 4;
 if (mode === 'allreduce' && !(Number.isInteger(P) && P >= 2 && P <= 64 && (P & (P - 1)) === 0)) {
-  console.error(`raw-node: --np must be a power of two from 2 to 64 (got '${process.argv[process.argv.indexOf('--np') + 1]}')`);
+  console.error(`raw-node: --np must be a power of two from 2 to 64 (got '${npArg}')`);
   process.exit(2);
 }
 if (mode === 'neighbor-alltoall' && P !== 4) {
-  console.error(`raw-node: neighbor-alltoall runs the periodic 2 x 2 grid, --np 4 (got '${process.argv[process.argv.indexOf('--np') + 1]}')`);
+  console.error(`raw-node: neighbor-alltoall runs the periodic 2 x 2 grid, --np 4 (got '${npArg}')`);
   process.exit(2);
 }
 type PutCall = 'put-lock' | 'put-fence';
-const callArg = mode === 'put' && process.argv.includes('--call') ? process.argv[process.argv.indexOf('--call') + 1] : undefined;
+const callArg = mode === 'put' ? flag('call') : undefined;
 if (mode === 'put' && (P !== 2 || (callArg !== 'put-lock' && callArg !== 'put-fence'))) {
   console.error(`raw-node: put runs --call put-lock or put-fence on 2 processes (got --call '${callArg ?? ''}', --np ${P})`);
   process.exit(2);
