@@ -200,11 +200,11 @@ run_one() { # impl [extra benchmark args...] -> benchmark stdout on stdout, its 
       (cd "$root" && timeout "$run_timeout" node_modules/.bin/mpiexec -n "$np" $ours_args \
         "packages/bench/src/$bench.ts" "${bench_args[@]}" "$@") ;;
     node|node-poll)
-      local poll=()
-      [ "$impl" = node-poll ] && poll=(--poll)
-      [ "$bench" = allreduce ] && poll+=(--np "$np")
-      [ "$bench" = put ] && poll+=(--recv onread)
-      (cd "$root" && timeout "$run_timeout" node_modules/.bin/tsx packages/bench/reference/raw-node.ts "$node_mode" --unix "${poll[@]}" \
+      local raw_args=()
+      [ "$impl" = node-poll ] && raw_args=(--poll)
+      [ "$bench" = allreduce ] && raw_args+=(--np "$np")
+      [ "$bench" = put ] && raw_args+=(--recv onread)
+      (cd "$root" && timeout "$run_timeout" node_modules/.bin/tsx packages/bench/reference/raw-node.ts "$node_mode" --unix "${raw_args[@]}" \
         "${bench_args[@]}" "$@" "${node_defaults[@]}") ;;
     openmpi|openmpi-nobind)
       # One-sided: on one host Open MPI picks osc/sm (shared memory) whatever the BTLs; pt2pt goes over TCP.
