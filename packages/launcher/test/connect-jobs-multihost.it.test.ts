@@ -6,7 +6,7 @@
  * cluster's network, so B's mpiexec dials it there, and each job's ranks reach the other's over TCP.
  * core's test/programs/couple-jobs.ts asserts point-to-point both ways, intercomm collectives, merge and
  * disconnect in every process, and a wrong secret refused first. After the test no process is left.
- * The same with both jobs run with --secure (docs/adr/0043, fourth step): the port link and the two jobs'
+ * The same with both jobs run with --secure (docs/adr/0043, point 7): the port link and the two jobs'
  * TCP connections run TLS keyed by the port's secret and the pair key.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
