@@ -1,5 +1,5 @@
 // Point-to-point over real mpiexec jobs on loopback TCP.
-// testlist: p2p-order np 2,4; p2p-probe np 3; p2p-misc np 2; p2p-big np 2; p2p-unexpected np 2; errors np 2; bad-key np 2; singleton np 1
+// testlist: p2p-order np 2,4; p2p-probe np 3; p2p-misc np 2; p2p-big np 2; p2p-unexpected np 2; send-while-computing np 2 (inline, --progress engines); errors np 2; bad-key np 2; singleton np 1
 import { describe, expect, it } from 'vitest';
 import { linesWith, program, runCommand, runJob, TSX } from './run-job.ts';
 
@@ -28,6 +28,11 @@ describe('point-to-point', () => {
 
   it('drains 10,000 unexpected messages in order', async () => {
     expectOk(await runJob(2, program('p2p-unexpected.ts')), 'p2p-unexpected OK');
+  });
+
+  it('sends an Isend while the sender computes after one event-loop turn (inline), and with --progress engines at once (GUIDE.md)', async () => {
+    expectOk(await runJob(2, program('send-while-computing.ts'), { args: ['yield'] }), 'send-while-computing OK yield (progress inline)');
+    expectOk(await runJob(2, program('send-while-computing.ts'), { args: ['engines'], flags: ['--progress', 'engines'] }), 'send-while-computing OK engines (progress engines)');
   });
 
   it.each(['global', 'parallel'])('passes the ordering suite with --matching %s and one channel', async (matching) => {
