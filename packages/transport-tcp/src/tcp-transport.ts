@@ -23,9 +23,13 @@
  * a thread's, so the accepting side does not take their end for the end of
  * the process (inbound-connection.ts).
  *
- * Flushing: connections with queued frames register once per turn; one
- * process.nextTick (tuning.flushWith) flushes them all: one socket write per
- * channel per turn. See tuning.ts for why nextTick is the default.
+ * Flushing: connections with queued frames register; one queueMicrotask
+ * flushes them all when the code that sent them yields: one socket write per
+ * channel for the sends of one synchronous stretch. A microtask, not
+ * process.nextTick: the flush is queued before the continuation of the
+ * caller's `await`, so a rank that computes right after `await comm.Send()`,
+ * or after a collective that finished inside the call, has sent its frames
+ * first (docs/adr/0061).
  *
  * Same host: the instance also listens on a Unix-domain socket in the job's
  * directory of mode 0700 (same-host.ts, docs/adr/0029) and, when that worked,
@@ -125,8 +129,7 @@ export class TcpTransport implements Transport, ConnectionOwner {
   #liveSockets = 0;
   readonly #dirty: Flushable[] = [];
   #isFlushScheduled = false;
-  readonly #flushWithMicrotask: boolean;
-  /** The flush, bound once: queueMicrotask and nextTick get the same function every time (no closure or argument array per flush). */
+  /** The flush, bound once: queueMicrotask gets the same function every time (no closure per flush). */
   readonly #flushBound = (): void => this._flushAll();
   #closePromise: Promise<void> | null = null;
   #resolveClose: (() => void) | null = null;
@@ -155,9 +158,6 @@ export class TcpTransport implements Transport, ConnectionOwner {
     this._onHoldChange = options.onHoldChange ?? null;
     this.#listenName = options.listenName ?? null;
     this.#tls = options.secure === true ? new JobTlsSockets(options.jobKey) : null;
-    // A thread's own connections flush at the end of its microtask: a thread that computes
-    // right after `await send()` must not keep the frame (interface.ts threadConnections).
-    this.#flushWithMicrotask = tuning.flushWith === 'microtask' || this._threadConnections;
   }
 
   listen(): Promise<string> {
@@ -371,9 +371,7 @@ export class TcpTransport implements Transport, ConnectionOwner {
     this.#dirty.push(flushable);
     if (this.#isFlushScheduled) return;
     this.#isFlushScheduled = true;
-    if (this.#flushWithMicrotask) queueMicrotask(this.#flushBound);
-    // The bound flush, not nextTick(flushAll, this): an argument costs Node an array per tick (issue 40).
-    else process.nextTick(this.#flushBound);
+    queueMicrotask(this.#flushBound);
   }
 
   /** Transport.flushPending: the turn's flush now, if one is scheduled (the scheduled one then finds nothing to write). */

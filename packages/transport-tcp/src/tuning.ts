@@ -19,8 +19,6 @@ export interface TcpTuning {
   readonly batchInitialBytes: number;
   /** Size of the one buffer accepted sockets read into (read-buffer.ts). */
   readonly readBufferBytes: number;
-  /** How the one flush per turn is scheduled: process.nextTick or queueMicrotask. */
-  readonly flushWith: 'nextTick' | 'microtask';
   /** TCP keep-alive: idle time before the kernel's first probe, on every connection. */
   readonly keepAliveMs: number;
   /** A refused or unreachable connect is retried, with backoff, for this long before the peer counts as lost. */
@@ -65,13 +63,6 @@ export interface TcpTuning {
  *   a loopback read of a large message takes 150 KiB on average into it
  *   (against 64 KiB reads into fresh Buffers), and a 1 MiB buffer per
  *   transport is small next to the shared-memory regions.
- * - flushWith 'nextTick': a tick scheduled from promise code runs only after
- *   the whole microtask queue has drained, so sends issued across a chain of
- *   awaits still share one write. test/micro-bench.ts (two instances in one
- *   process, "12 sends, then await" both ways, 0-byte frames): nextTick
- *   2.0-2.2 M msgs/s vs queueMicrotask 1.3 M msgs/s; ping-pong equal
- *   (~20 us per round trip). In one process both ends share the event loop,
- *   which favours nextTick's wider batching; two processes may differ less.
  * - keepAliveMs 5 s: a connection to a host that vanished without a FIN
  *   (link down, machine gone) is found by the kernel's probes instead of
  *   never; mpiexec's heartbeats end such a job sooner (within 10 s), the
@@ -105,7 +96,6 @@ export const DEFAULT_TUNING: TcpTuning = {
   targetMinBytes: 64 * 1024,
   batchInitialBytes: 64 * 1024,
   readBufferBytes: 1024 * 1024,
-  flushWith: 'nextTick',
   keepAliveMs: 5_000,
   connectRetryMs: 10_000,
   connectRefusedRetryMs: 1_000,

@@ -5,17 +5,15 @@
  *
  *   npx tsx --conditions=@tsmpi/source packages/transport-tcp/test/micro-bench.ts
  *
- * Both flush schedulers (tuning.flushWith) run alternately, 3 rounds of 1 s each.
+ * 3 rounds of 1 s each.
  *
  * - ping-pong: one 0-byte frame back and forth; reports round trips/s and us per round trip.
  * - message rate: each side sends 12 0-byte frames in a row, then awaits the
  *   peer's 12 (the SQMR pattern of papers/multichannel-parallel-queues.txt section 4).
  */
 import { newFrameHeader, type FrameHeader, type TransportHandlers } from '@tsmpi/core/transport';
-import { DEFAULT_TUNING } from '../src/tuning.ts';
 import { makeTcpTransports } from './tcp-harness.ts';
 
-type FlushWith = 'nextTick' | 'microtask';
 const SECONDS = 1;
 
 class Counter implements TransportHandlers {
@@ -45,9 +43,9 @@ class Counter implements TransportHandlers {
   }
 }
 
-async function pingPong(flushWith: FlushWith): Promise<void> {
+async function pingPong(): Promise<void> {
   const rs = [new Counter(), new Counter()];
-  const ts = await makeTcpTransports({ processCount: 2, channelCount: 1, handlers: rs, tuning: { ...DEFAULT_TUNING, flushWith } });
+  const ts = await makeTcpTransports({ processCount: 2, channelCount: 1, handlers: rs });
   const h0 = { ...newFrameHeader(), kind: 1, srcEndpoint: 0, dstEndpoint: 1 };
   const h1 = { ...newFrameHeader(), kind: 1, srcEndpoint: 1, dstEndpoint: 0 };
   rs[1]!.onArrive = () => ts[1]!.send(0, h1, null, -1);
@@ -65,13 +63,13 @@ async function pingPong(flushWith: FlushWith): Promise<void> {
     ts[0]!.send(1, h0, null, -1);
   });
   const sec = Number(process.hrtime.bigint() - t0) / 1e9;
-  console.log(`ping-pong (${flushWith}): ${Math.round(trips / sec)} round trips/s, ${((sec / trips) * 1e6).toFixed(1)} us per round trip`);
+  console.log(`ping-pong: ${Math.round(trips / sec)} round trips/s, ${((sec / trips) * 1e6).toFixed(1)} us per round trip`);
   await Promise.all(ts.map((t) => t.close()));
 }
 
-async function messageRate(flushWith: FlushWith): Promise<void> {
+async function messageRate(): Promise<void> {
   const rs = [new Counter(), new Counter()];
-  const ts = await makeTcpTransports({ processCount: 2, channelCount: 1, handlers: rs, tuning: { ...DEFAULT_TUNING, flushWith } });
+  const ts = await makeTcpTransports({ processCount: 2, channelCount: 1, handlers: rs });
   const hs = [
     { ...newFrameHeader(), kind: 1, srcEndpoint: 0, dstEndpoint: 1 },
     { ...newFrameHeader(), kind: 1, srcEndpoint: 1, dstEndpoint: 0 },
@@ -97,16 +95,14 @@ async function messageRate(flushWith: FlushWith): Promise<void> {
   }
   const sec = Number(process.hrtime.bigint() - t0) / 1e9;
   const messages = iterations * 24;
-  console.log(`message rate (${flushWith}): ${Math.round(messages / sec)} msgs/s (${iterations} iterations of 12+12 in ${sec.toFixed(2)} s)`);
+  console.log(`message rate: ${Math.round(messages / sec)} msgs/s (${iterations} iterations of 12+12 in ${sec.toFixed(2)} s)`);
   await Promise.all(ts.map((t) => t.close()));
 }
 
 // Transports hold no event-loop reference (the device's job): keep the loop alive here.
 const keepAlive = setInterval(() => undefined, 1 << 30);
 for (let round = 0; round < 3; round++) {
-  for (const mode of ['nextTick', 'microtask'] as const) {
-    await pingPong(mode);
-    await messageRate(mode);
-  }
+  await pingPong();
+  await messageRate();
 }
 clearInterval(keepAlive);

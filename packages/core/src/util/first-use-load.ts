@@ -3,14 +3,12 @@
  * and what runs before it: every registered flush, which is how this thread's transports write
  * the frames they hold for their turn's flush (device-wiring.ts registers them).
  *
- * Why. A transport writes a turn's frames in one flush scheduled with process.nextTick, which runs
- * only once the microtask queue has drained. A blocking send completes with its frame in that
- * batch, and the program's continuation after `await comm.Send()` is a microtask: whatever it does
- * synchronously next runs before the flush. A load at first use is such a pause (msgpackr: ~10-30
- * ms, more on a loaded host): the ping-pong benchmark's allreduce right after its timed loop loaded
- * msgpackr while the responder's last reply waited in its batch, and that one round trip added ~10-20
- * µs to the mean of 1,000 (docs/notebook/performance-2026-11.md 4.68). Module state: each thread has
- * its own, as it has its own transports.
+ * Why. A transport writes the frames queued in one synchronous stretch of code in one flush, at the
+ * next microtask (docs/adr/0061). A load at first use inside that stretch (msgpackr: ~10-30 ms, more
+ * on a loaded host), for example an object `isend` right after a buffer `Isend`, would hold the
+ * frames queued before it for that long; when the flush ran at process.nextTick it held the reply a
+ * benchmark's peer waited for (docs/notebook/performance-2026-11.md 4.68). Module state: each thread
+ * has its own, as it has its own transports.
  */
 
 /** Flushes run before each first-use load, in the order they were registered. */
