@@ -1,5 +1,5 @@
 // Point-to-point over real mpiexec jobs on loopback TCP.
-// testlist: p2p-order np 2,4; p2p-probe np 3; p2p-misc np 2; p2p-big np 2; p2p-unexpected np 2; send-while-computing np 2 (inline, --progress engines); errors np 2; bad-key np 2; singleton np 1
+// testlist: p2p-order np 2,4; p2p-probe np 3; p2p-misc np 2; p2p-big np 2; p2p-unexpected np 2; send-while-computing np 2 (send, allreduce, yield; engines with --progress engines); errors np 2; bad-key np 2; singleton np 1
 import { describe, expect, it } from 'vitest';
 import { linesWith, program, runCommand, runJob, TSX } from './run-job.ts';
 
@@ -30,8 +30,11 @@ describe('point-to-point', () => {
     expectOk(await runJob(2, program('p2p-unexpected.ts')), 'p2p-unexpected OK');
   });
 
-  it('sends an Isend while the sender computes after one event-loop turn (inline), and with --progress engines at once (GUIDE.md)', async () => {
-    expectOk(await runJob(2, program('send-while-computing.ts'), { args: ['yield'] }), 'send-while-computing OK yield (progress inline)');
+  it.each(['send', 'allreduce', 'yield'])('has sent before the sender computes: %s, then computing without MPI (ADR 0061, GUIDE.md)', async (mode) => {
+    expectOk(await runJob(2, program('send-while-computing.ts'), { args: [mode] }), `send-while-computing OK ${mode} (progress inline)`);
+  });
+
+  it('sends an Isend while its thread computes at once with --progress engines (GUIDE.md)', async () => {
     expectOk(await runJob(2, program('send-while-computing.ts'), { args: ['engines'], flags: ['--progress', 'engines'] }), 'send-while-computing OK engines (progress engines)');
   });
 

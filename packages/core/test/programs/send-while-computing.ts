@@ -1,28 +1,52 @@
-// mpiexec -n 2 [--progress engines] send-while-computing.ts engines|yield (docs/GUIDE.md "A send
-// leaves when your code yields"): rank 0 isends a message, then computes without calling MPI until
-// rank 1 says, in a file (no MPI message reaches a rank that does not run), that the message
-// arrived. engines: with --progress engines the send leaves while the main thread computes; yield:
-// under inline progress, one setImmediate turn after the Isend writes it before the computing starts.
-// A message held until the computing ends trips the 60 s deadlock guard instead.
+// mpiexec -n 2 [--progress engines] send-while-computing.ts MODE (docs/GUIDE.md "A send leaves when
+// your code yields", docs/adr/0061): rank 0 sends, then computes without calling MPI until rank 1
+// says, in a file (no MPI message reaches a rank that does not run), that what it waits for arrived.
+// A frame held until the computing ends trips the 60 s deadlock guard instead.
+//   send       `await Send()`, then computing: the frame left before the await's continuation ran
+//   allreduce  rank 1 enters Allreduce first, so rank 0's finishes inside the call; rank 0 computes
+//              after `await Allreduce()` while rank 1's waits for rank 0's contribution
+//   yield      Isend, one setImmediate turn, then computing
+//   engines    Isend, then computing at once (run with --progress engines: the engine sends it)
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import * as MPI from '@tsmpi/core';
 import { check, equal } from './check.ts';
 
-const mode = process.argv[2];
-check(mode === 'engines' || mode === 'yield', `mode engines or yield (got ${mode})`);
+const MODES = ['send', 'allreduce', 'yield', 'engines'];
+const mode = process.argv[2] ?? '';
+check(MODES.includes(mode), `mode one of ${MODES.join(', ')} (got ${mode})`);
 const marker = path.join(os.tmpdir(), `tsmpi-send-while-computing-${(process.env.TSMPI_PMI_URL ?? 'none').replace(/\W/g, '') /* one job's: the key leaves process.env at init */}`);
+
+function computeUntilMarker(): void {
+  const until = Date.now() + 60_000;
+  while (!fs.existsSync(marker)) check(Date.now() < until, 'rank 1 to receive while rank 0 computes (deadlock guard, 60 s): the frame waited for the computing to end');
+}
 
 await MPI.init();
 const world = MPI.COMM_WORLD;
+const sum = new Float64Array(1);
 await world.barrier();
 if (world.rank === 0) {
-  const sent = world.Isend(new Float64Array([1, 2, 3]), 1, 5);
-  if (mode === 'yield') await new Promise((ok) => setImmediate(ok));
-  const until = Date.now() + 60_000;
-  while (!fs.existsSync(marker)) check(Date.now() < until, 'rank 1 to receive the message while rank 0 computes (deadlock guard, 60 s): the frame waited for the computing to end');
-  await sent.wait();
+  if (mode === 'allreduce') {
+    const peerIn = world.Irecv(new Uint8Array(0), 1, 6);
+    await peerIn.wait(); // rank 1 is in its Allreduce: this one finishes inside the call
+    await world.Allreduce(new Float64Array([1]), sum, MPI.SUM);
+    computeUntilMarker();
+  } else if (mode === 'send') {
+    await world.Send(new Float64Array([1, 2, 3]), 1, 5);
+    computeUntilMarker();
+  } else {
+    const sent = world.Isend(new Float64Array([1, 2, 3]), 1, 5);
+    if (mode === 'yield') await new Promise((ok) => setImmediate(ok));
+    computeUntilMarker();
+    await sent.wait();
+  }
+} else if (mode === 'allreduce') {
+  const entered = world.Isend(new Uint8Array(0), 0, 6);
+  await world.Allreduce(new Float64Array([2]), sum, MPI.SUM);
+  await entered.wait();
+  fs.writeFileSync(marker, 'received');
 } else {
   const got = new Float64Array(3);
   await world.Recv(got, 0, 5);
@@ -30,6 +54,7 @@ if (world.rank === 0) {
   fs.writeFileSync(marker, 'received');
 }
 await world.barrier();
+if (mode === 'allreduce') equal(sum[0], 3, 'the allreduce');
 if (world.rank === 0) {
   fs.rmSync(marker, { force: true });
   console.log(`send-while-computing OK ${mode} (progress ${MPI.config().progress})`);
