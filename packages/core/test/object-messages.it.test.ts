@@ -24,7 +24,7 @@ describe.each(['inline', 'threads'] as const)('object messages (--progress %s)',
 });
 
 describe('the first object message', () => {
-  it('loads msgpackr only once the frame of the send completed just before has gone out', async () => {
+  it('loads msgpackr only once the frame queued just before it, in the same synchronous code, has gone out', async () => {
     // A directory of mode 0700 for the marker (nobody else can make it exist).
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsmpi-first-use-'));
     try {
