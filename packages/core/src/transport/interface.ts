@@ -236,9 +236,7 @@ export interface TransportOptions {
    * own (device.ts, "direct sends"): it never listens, and its connections are
    * marked as thread connections in the handshake, so the accepting side takes
    * their end (the thread exited) for what it is, not for the peer process's
-   * departure or loss. Its frames go out at the end of the thread's current
-   * microtask, so a thread that computes right after `await send()` has sent;
-   * and it holds the thread's event loop while frames wait to reach the
+   * departure or loss. It holds the thread's event loop while frames wait to reach the
    * kernel (connecting, or a write the kernel did not take at once), so a
    * thread that sends and ends does not lose them.
    */
