@@ -1,5 +1,8 @@
 // Point-to-point over real mpiexec jobs on loopback TCP.
 // testlist: p2p-order np 2,4; p2p-probe np 3; p2p-misc np 2; p2p-big np 2; p2p-unexpected np 2; send-while-computing np 2 (send, allreduce, yield; engines with --progress engines); errors np 2; bad-key np 2; singleton np 1
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { linesWith, program, runCommand, runJob, TSX } from './run-job.ts';
 
@@ -30,12 +33,22 @@ describe('point-to-point', () => {
     expectOk(await runJob(2, program('p2p-unexpected.ts')), 'p2p-unexpected OK');
   });
 
+  /** Runs send-while-computing.ts with its marker in a fresh directory of mode 0700, removed after the job. */
+  async function sendWhileComputing(mode: string, flags: string[] = []): Promise<{ code: number | null; stdout: string; stderr: string }> {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'tsmpi-send-while-computing-'));
+    try {
+      return await runJob(2, program('send-while-computing.ts'), { args: [mode], flags, env: { SEND_WHILE_COMPUTING_MARKER: path.join(dir, 'received') } });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  }
+
   it.each(['send', 'allreduce', 'yield'])('has sent before the sender computes: %s, then computing without MPI (ADR 0061, GUIDE.md)', async (mode) => {
-    expectOk(await runJob(2, program('send-while-computing.ts'), { args: [mode] }), `send-while-computing OK ${mode} (progress inline)`);
+    expectOk(await sendWhileComputing(mode), `send-while-computing OK ${mode} (progress inline)`);
   });
 
   it('sends an Isend while its thread computes at once with --progress engines (GUIDE.md)', async () => {
-    expectOk(await runJob(2, program('send-while-computing.ts'), { args: ['engines'], flags: ['--progress', 'engines'] }), 'send-while-computing OK engines (progress engines)');
+    expectOk(await sendWhileComputing('engines', ['--progress', 'engines']), 'send-while-computing OK engines (progress engines)');
   });
 
   it.each(['global', 'parallel'])('passes the ordering suite with --matching %s and one channel', async (matching) => {

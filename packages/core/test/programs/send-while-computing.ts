@@ -1,6 +1,7 @@
-// mpiexec -n 2 [--progress engines] send-while-computing.ts MODE (docs/GUIDE.md "A send leaves when
-// your code yields", docs/adr/0061): rank 0 sends, then computes without calling MPI until rank 1
-// says, in a file (no MPI message reaches a rank that does not run), that what it waits for arrived.
+// mpiexec -n 2 [--progress engines] send-while-computing.ts MODE, with SEND_WHILE_COMPUTING_MARKER
+// naming a file in a fresh directory (docs/GUIDE.md "A send leaves when your code yields",
+// docs/adr/0061): rank 0 sends, then computes without calling MPI until rank 1 says, in that file
+// (no MPI message reaches a rank that does not run), that what it waits for arrived.
 // A frame held until the computing ends trips the 60 s deadlock guard instead.
 //   send       `await Send()`, then computing: the frame left before the await's continuation ran
 //   allreduce  rank 1 enters Allreduce first, so rank 0's finishes inside the call; rank 0 computes
@@ -8,15 +9,14 @@
 //   yield      Isend, one setImmediate turn, then computing
 //   engines    Isend, then computing at once (run with --progress engines: the engine sends it)
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import * as MPI from '@tsmpi/core';
 import { check, equal } from './check.ts';
 
 const MODES = ['send', 'allreduce', 'yield', 'engines'];
 const mode = process.argv[2] ?? '';
 check(MODES.includes(mode), `mode one of ${MODES.join(', ')} (got ${mode})`);
-const marker = path.join(os.tmpdir(), `tsmpi-send-while-computing-${(process.env.TSMPI_PMI_URL ?? 'none').replace(/\W/g, '') /* one job's: the key leaves process.env at init */}`);
+const marker = process.env.SEND_WHILE_COMPUTING_MARKER ?? '';
+check(marker !== '', 'SEND_WHILE_COMPUTING_MARKER names the marker file');
 
 function computeUntilMarker(): void {
   const until = Date.now() + 60_000;
@@ -56,7 +56,6 @@ if (world.rank === 0) {
 await world.barrier();
 if (mode === 'allreduce') equal(sum[0], 3, 'the allreduce');
 if (world.rank === 0) {
-  fs.rmSync(marker, { force: true });
   console.log(`send-while-computing OK ${mode} (progress ${MPI.config().progress})`);
 }
 await MPI.finalize();
