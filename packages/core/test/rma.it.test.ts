@@ -4,7 +4,8 @@
 // with FetchAndOp, exclusive locks' mutual exclusion, accumulates under contention with lockAll and
 // flushes, and bad input (rma-passive.ts). Inline and threads progress.
 // testlist: rma-fence np 1,2,4 inline, 2,3 threads; rma-passive computes np 2 threads (and 3 threads);
-// counter, mutex, accumulate np 4 inline and threads; dynamic np 3 inline and threads; errors np 2
+// counter, mutex, accumulate np 4 inline and threads; dynamic np 3 inline and threads; errors np 2;
+// fence-writes np 2 inline (one socket write per fence epoch)
 import { describe, it } from 'vitest';
 import { program, runJob } from './run-job.ts';
 
@@ -25,6 +26,12 @@ describe('one-sided communication: fence and PSCW epochs', () => {
   ])('np %i, progress %s: Put/Get byte for byte, accumulates, FetchAndOp, CompareAndSwap, PSCW', async (np, progress) => {
     expectOk(await runJob(np, program('rma-fence.ts'), { flags: ['--timeout', '150', '--progress', progress], killAfterMs: 170_000 }), 'rma-fence OK', np);
   }, 180_000);
+});
+
+describe('one-sided communication: what an epoch writes', () => {
+  it('np 2, progress inline: a fence epoch of a 1 MiB Put is one socket write at the origin (the notice joins the Put)', async () => {
+    expectOk(await runJob(2, program('fence-writes.ts'), { flags: ['--timeout', '90', '--progress', 'inline'], killAfterMs: 110_000 }), 'fence-writes OK', 2);
+  }, 120_000);
 });
 
 describe('one-sided communication: passive target', () => {

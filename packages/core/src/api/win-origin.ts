@@ -233,7 +233,8 @@ export class WinOrigin {
 
   /** Every operation to `rank` complete at origin and target. */
   async complete(call: string, rank: number): Promise<void> {
-    await this.awaitFetches(rank);
+    // Awaited only when there are fetches (noticeExchange's reason).
+    if (this.#pending.has(rank)) await this.awaitFetches(rank);
     if (this.#dirty.delete(rank)) await this.control(call, rank, RMA_CODE.FLUSH, 0);
   }
 
@@ -250,7 +251,9 @@ export class WinOrigin {
   async noticeExchange(call: string): Promise<void> {
     const other = 1 - this.#me;
     // Fetches to either member (its own rank's too: a dynamic window's held operation) complete first.
-    await Promise.all(this.pendingRanks.map((r) => this.awaitFetches(r)));
+    // Awaited only when there are some: an await with none lets the transport's flush (a microtask,
+    // ADR 0061) write the epoch's Puts before the notice joins them, two writes per epoch instead of one.
+    if (this.#pending.size > 0) await Promise.all(this.pendingRanks.map((r) => this.awaitFetches(r)));
     const arrived = this.#comm.Irecv(NO_BYTES, other, TAG_FENCE);
     this.#dirty.delete(other);
     if (this.#localTarget(other) !== null) {
