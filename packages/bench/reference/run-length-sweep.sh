@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The run-length comparison of issue 15 (docs/notebook/performance-2026-11.md 4.11): compare.sh for the
-# neighbor message rate, the ping-pong and the 8-byte allreduce at 1,000 / 10,000 / 100,000
+# neighbor message rate, the ping-pong and the 8-byte allreduce (2 processes, after 100 warm-up calls) at 1,000 / 10,000 / 100,000
 # timed iterations, every implementation at its defaults (plus Open MPI --bind-to none), runs
 # interleaved, then one chart per benchmark (rate or time against iterations). The neighbor rate
 # and the ping-pong also run plain Node sockets over a Unix-domain socket (compare.sh's `node`
@@ -9,8 +9,8 @@
 #
 #   packages/bench/reference/run-length-sweep.sh [--repeat R] [--out DIR] [--benches msgrate,pingpong,allreduce]
 #
-# Writes DIR/run-length-BENCH.json (compare.sh --json) and DIR/run-length-BENCH.svg;
-# DIR defaults to docs/figures. About 4-6 minutes on an idle 2-core machine with --repeat 3.
+# Writes DIR/run-length-NAME.json (compare.sh --json) and DIR/run-length-NAME.svg (NAME: msgrate, pingpong,
+# allreduce-np2); DIR defaults to docs/figures. About 4-6 minutes on an idle 2-core machine with --repeat 3.
 set -u -o pipefail
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/../../.." && pwd)
@@ -32,14 +32,17 @@ IFS=, read -r -a list <<<"$benches"
 for bench in "${list[@]}"; do
   extra=()
   metric=msgrate
+  name=$bench
   case "$bench" in
     msgrate) ;;
     pingpong) extra=(--size 8); metric=8-byte ;;
-    allreduce) extra=(--size 8); metric=8-byte ;;
+    # 2 processes (a core each) after 100 warm-up calls, as docs/PERFORMANCE.md's chart: on 4 processes
+    # over 2 cores MPICH's polling makes each 100,000-call run take minutes.
+    allreduce) extra=(--np 2 --size 8 --warmup 100); metric=8-byte; name=allreduce-np2 ;;
     *) echo "run-length-sweep.sh: unknown benchmark '$bench'" >&2; exit 2 ;;
   esac
   "$here/compare.sh" --bench "$bench" --repeat "$repeat" --lengths 1000,10000,100000 "${extra[@]}" \
-    --json "$out/run-length-$bench.json" || status=1
-  (cd "$root" && node_modules/.bin/tsx packages/bench/src/compare-chart.ts "$out/run-length-$bench.json" "$out/run-length-$bench.svg" --metric "$metric") || status=1
+    --json "$out/run-length-$name.json" || status=1
+  (cd "$root" && node_modules/.bin/tsx packages/bench/src/compare-chart.ts "$out/run-length-$name.json" "$out/run-length-$name.svg" --metric "$metric") || status=1
 done
 exit $status
