@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# The run-length comparison of issue 15 (docs/notebook/performance-2026-11.md 4.11): compare.sh for the
-# neighbor message rate, the ping-pong and the 8-byte allreduce (2 processes, after 100 warm-up calls) at 1,000 / 10,000 / 100,000
-# timed iterations, every implementation at its defaults (plus Open MPI --bind-to none), runs
-# interleaved, then one chart per benchmark (rate or time against iterations). The neighbor rate
-# and the ping-pong also run plain Node sockets over a Unix-domain socket (compare.sh's `node`
-# row, raw-node.ts --unix) in the same rounds, and the table's tsmpi/Node column is the ratio to
-# that floor at each length (issue 15: ping-pong within 1.3x of it).
+# The run-length comparison of issue 15 (docs/notebook/performance-2026-11.md 4.11): compare.sh for
+# the neighbor message rate, the ping-pong and the 8-byte allreduce (2 processes, after 100 warm-up
+# calls) at 1,000 / 10,000 / 100,000 timed iterations, every implementation at its defaults (plus
+# Open MPI --bind-to none), runs interleaved, then one chart per benchmark (rate or time against
+# iterations). The neighbor rate and the ping-pong also run plain Node sockets over a Unix-domain
+# socket (compare.sh's `node` row, raw-node.ts --unix) in the same rounds, and the table's
+# tsmpi/Node column is the ratio to that floor at each length (issue 15: ping-pong within 1.3x of it).
 #
 #   packages/bench/reference/run-length-sweep.sh [--repeat R] [--out DIR] [--benches msgrate,pingpong,allreduce]
 #
