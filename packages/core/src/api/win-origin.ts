@@ -52,11 +52,6 @@ export class WinOrigin {
     this.#label = label;
   }
 
-  /** Targets with fetches outstanding. */
-  get pendingRanks(): number[] {
-    return [...this.#pending.keys()];
-  }
-
   /** Forgets that `rank` has unconfirmed Puts (its UNLOCK answer confirms them). */
   forget(rank: number): void {
     this.#dirty.delete(rank);
@@ -224,17 +219,31 @@ export class WinOrigin {
     return this.#localTarget(rank) !== null;
   }
 
-  async awaitFetches(rank: number): Promise<void> {
+  /**
+   * The answers of `rank`'s outstanding fetches, or null when none is outstanding. Null, not a
+   * resolved promise: a caller that would await nothing must not await, for an await lets the
+   * transport's flush (a microtask, ADR 0061) write the frames queued so far apart from those the
+   * caller queues next (a fence's notice: two writes per epoch instead of one).
+   */
+  awaitFetches(rank: number): Promise<unknown> | null {
     const list = this.#pending.get(rank);
-    if (list === undefined) return;
+    if (list === undefined) return null;
     this.#pending.delete(rank);
-    await Promise.all(list);
+    return Promise.all(list);
+  }
+
+  /** awaitFetches for every target with fetches outstanding; null when there are none. */
+  awaitAllFetches(): Promise<unknown> | null {
+    if (this.#pending.size === 0) return null;
+    const all = [...this.#pending.values()].flat();
+    this.#pending.clear();
+    return Promise.all(all);
   }
 
   /** Every operation to `rank` complete at origin and target. */
   async complete(call: string, rank: number): Promise<void> {
-    // Awaited only when there are fetches (noticeExchange's reason).
-    if (this.#pending.has(rank)) await this.awaitFetches(rank);
+    const fetches = this.awaitFetches(rank);
+    if (fetches !== null) await fetches;
     if (this.#dirty.delete(rank)) await this.control(call, rank, RMA_CODE.FLUSH, 0);
   }
 
@@ -251,9 +260,8 @@ export class WinOrigin {
   async noticeExchange(call: string): Promise<void> {
     const other = 1 - this.#me;
     // Fetches to either member (its own rank's too: a dynamic window's held operation) complete first.
-    // Awaited only when there are some: an await with none lets the transport's flush (a microtask,
-    // ADR 0061) write the epoch's Puts before the notice joins them, two writes per epoch instead of one.
-    if (this.#pending.size > 0) await Promise.all(this.pendingRanks.map((r) => this.awaitFetches(r)));
+    const fetches = this.awaitAllFetches();
+    if (fetches !== null) await fetches;
     const arrived = this.#comm.Irecv(NO_BYTES, other, TAG_FENCE);
     this.#dirty.delete(other);
     if (this.#localTarget(other) !== null) {

@@ -163,7 +163,8 @@ export class PassiveEpochs {
         // Refused (another origin holds a conflicting lock): the ordinary way, with the operations sent again.
       }
       await this.#acquire(call, rank, e);
-      await this.#o.awaitFetches(rank);
+      const fetches = this.#o.awaitFetches(rank);
+      if (fetches !== null) await fetches;
       this.#o.forget(rank);
       await this.#o.control(call, rank, RMA_CODE.UNLOCK, e.type);
     } finally {

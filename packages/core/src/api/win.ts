@@ -622,7 +622,7 @@ export class Win implements WinShape {
     const call = 'Win.flushLocalAll';
     this.#live(call);
     if (!this.#lockAll && this.#locks.size === 0) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} has no lock epoch open by this process`);
-    await Promise.all(this.#o.pendingRanks.map((r) => this.#o.awaitFetches(r)));
+    await this.#o.awaitAllFetches();
   }
 
   /**
