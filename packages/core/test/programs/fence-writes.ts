@@ -2,8 +2,8 @@
 // thread's transport writes). The transport writes what a synchronous stretch queued at the next
 // microtask (ADR 0061), so a fence must queue its notice in the same stretch as the epoch's Puts:
 // an await before it (one with nothing to wait for, as WinOrigin.noticeExchange had) writes the
-// Puts alone and then the notice, two writes per epoch, and the 1 MiB Put's epoch took 1.6x as long
-// (notebook 4.78). Counts net.Socket's write calls on rank 0 over EPOCHS epochs of a 1 MiB Put then
+// Puts alone and then the notice, two writes per epoch, and the 1 MiB Put's epoch took 1.7-2.3x as
+// long (notebook 4.78). Counts net.Socket's write calls on rank 0 over EPOCHS epochs of a 1 MiB Put then
 // fence, and over as many of a fence alone; prints "fence-writes OK" per rank.
 import net from 'node:net';
 import * as MPI from '@tsmpi/core';
