@@ -9,7 +9,7 @@
  * ERR_OTHER for exhausted context ids, ERR_TRUNCATE, ERR_PROC_FAILED).
  * docs/ERRORS.md lists every row; a test keeps the two in step.
  */
-import { captureSite, userStack, type StackSite } from './user-stack.ts';
+import { captureSite, defineStack, userStack, type StackSite } from './user-stack.ts';
 
 /** One row per error class: [constant value, name, default text]. Values follow MPICH where it has them. */
 export const ERROR_CLASSES = [
@@ -161,7 +161,7 @@ export class MPIError extends Error {
     const made = captureSite(MPIError);
     // Built at each read (V8 formats each site once): a call site recorded after a first read still counts.
     let assigned: string | undefined;
-    Object.defineProperty(this, 'stack', {
+    defineStack(this, {
       configurable: true,
       enumerable: false,
       get: (): string => assigned ?? userStack(`${this.name}: ${this.message}`, made, CALL_SITES.get(this)),

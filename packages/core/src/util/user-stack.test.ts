@@ -54,6 +54,22 @@ describe('MPIError.stack', () => {
     expect(lines[0]).toBe('MPIError: MPI_ERR_RANK: send: dest 7 is out of range');
     expect(lines[1]).toMatch(/^ {4}at main \(\/home\/u\/proj\/app\.js:1:\d+\)$/);
   });
+  it('formats no stack until one is read (under source maps a format parses every map on it)', () => {
+    const prepare = Error.prepareStackTrace;
+    let formatted = 0;
+    Error.prepareStackTrace = (err, frames) => {
+      formatted++;
+      return prepare === undefined ? `${String(err)}\n${frames.map((f) => `    at ${String(f)}`).join('\n')}` : prepare(err, frames);
+    };
+    try {
+      const e = userCall();
+      expect(formatted).toBe(0);
+      expect(e.stack!.startsWith('MPIError: MPI_ERR_RANK: send:')).toBe(true);
+      expect(formatted).toBeGreaterThan(0);
+    } finally {
+      Error.prepareStackTrace = prepare;
+    }
+  });
   it('keeps a stack assigned to it (Node decorates uncaught errors this way)', () => {
     const e = userCall();
     e.stack = 'replaced';
