@@ -9,7 +9,7 @@
  * ERR_OTHER for exhausted context ids, ERR_TRUNCATE, ERR_PROC_FAILED).
  * docs/ERRORS.md lists every row; a test keeps the two in step.
  */
-import { captureSite, defineStack, userStack, type StackSite } from './user-stack.ts';
+import { captureSite, userStack, type StackSite } from './user-stack.ts';
 
 /** One row per error class: [constant value, name, default text]. Values follow MPICH where it has them. */
 export const ERROR_CLASSES = [
@@ -154,14 +154,24 @@ export class MPIError extends Error {
   readonly errorClass: number;
   readonly call: string;
   constructor(errorClass: number, call: string, detail: string, options?: { cause?: unknown }) {
-    super(`${errorClassName(errorClass)}: ${call}: ${detail}`, options);
+    // super() captures no frames: the stack users see is `made`'s (below). Redefining `stack` reads
+    // the one super() made, which formats it, and under source maps formatting frames parses the map
+    // of every file on them (tens of ms at the first error, which device/dev-request.ts makes as it
+    // loads). Without frames V8 also places an uncaught error where it was thrown, as before.
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+      super(`${errorClassName(errorClass)}: ${call}: ${detail}`, options);
+    } finally {
+      Error.stackTraceLimit = limit;
+    }
     this.name = 'MPIError';
     this.errorClass = errorClass;
     this.call = call;
     const made = captureSite(MPIError);
     // Built at each read (V8 formats each site once): a call site recorded after a first read still counts.
     let assigned: string | undefined;
-    defineStack(this, {
+    Object.defineProperty(this, 'stack', {
       configurable: true,
       enumerable: false,
       get: (): string => assigned ?? userStack(`${this.name}: ${this.message}`, made, CALL_SITES.get(this)),

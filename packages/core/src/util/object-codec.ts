@@ -42,7 +42,6 @@ import { ERR_ARG, ERR_OTHER, MPIError, mpiError } from './errors.ts';
 import { registeredByName, registeredByPrototype, type RegisteredClass } from './class-registry.ts';
 import { msgpackr } from './msgpackr-at-first-use.ts';
 import { unpackMessage } from './decode-stage.ts';
-import { defineStack } from './user-stack.ts';
 import { decodePlain, encodePlain, isPlain, isPlainForm } from './object-codec-plain.ts';
 
 /** Our msgpack ext type ('M'), and the kinds of value an Envelope carries. */
@@ -99,7 +98,7 @@ function restoreErrorParts(e: object, parts: unknown[]): void {
   const hidden = (value: unknown) => ({ value, writable: true, configurable: true, enumerable: false });
   if ((e as Error).name !== name) Object.defineProperty(e, 'name', hidden(name));
   Object.defineProperty(e, 'message', hidden(message));
-  if (stack !== undefined) defineStack(e, hidden(stack));
+  if (stack !== undefined) Object.defineProperty(e, 'stack', hidden(stack));
   if (hasCause === true) Object.defineProperty(e, 'cause', hidden(cause));
 }
 

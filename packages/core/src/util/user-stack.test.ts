@@ -54,11 +54,11 @@ describe('MPIError.stack', () => {
     expect(lines[0]).toBe('MPIError: MPI_ERR_RANK: send: dest 7 is out of range');
     expect(lines[1]).toMatch(/^ {4}at main \(\/home\/u\/proj\/app\.js:1:\d+\)$/);
   });
-  it('formats no stack until one is read (under source maps a format parses every map on it)', () => {
+  it('formats no frames until its stack is read (under source maps a format parses the map of every file on it)', () => {
     const prepare = Error.prepareStackTrace;
     let formatted = 0;
     Error.prepareStackTrace = (err, frames) => {
-      formatted++;
+      if (frames.length > 0) formatted++;
       return prepare === undefined ? `${String(err)}\n${frames.map((f) => `    at ${String(f)}`).join('\n')}` : prepare(err, frames);
     };
     try {

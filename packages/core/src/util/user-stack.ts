@@ -57,16 +57,6 @@ export function captureSite(above: Function): StackSite {
   return site;
 }
 
-/**
- * Gives error `e` a new `stack` property. Deleting the old one first matters: redefining the
- * `stack` an Error was made with reads it, which formats that stack (and, under source maps,
- * parses the map of every file on it: tens of ms for tsmpi's bundle) only to throw it away.
- */
-export function defineStack(e: object, descriptor: PropertyDescriptor): void {
-  delete (e as { stack?: unknown }).stack;
-  Object.defineProperty(e, 'stack', descriptor);
-}
-
 /** True for a frame's place (path or file URL, with line and column) that is in tsmpi's packages, in Node itself, or has no file. */
 export function isLibraryPlace(place: string): boolean {
   if (place.startsWith('node:') || place === 'native' || place === '<anonymous>' || !/:\d+:\d+$/.test(place)) return true;
