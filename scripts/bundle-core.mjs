@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Writes packages/core/dist/bundle/ and packages/transport-tcp/dist/bundle/: the JavaScript that
-// the two packages' exports name (ADR 0052, issue 38). It is dist/ (from `tsc -b`) bundled into a
+// the two packages' exports name (ADR 0052, issue 38); and packages/launcher/dist/bundle/, which
+// mpiexec and the launcher's other commands run (ADR 0062). It is dist/ (from `tsc -b`) bundled into a
 // few files: Node 20 pays per module (resolve, read, compile, a module record), so a rank that
 // imports the bundle holds ~6 MB less resident memory and spends ~80 ms less CPU than one that
 // imports dist/'s ~190 modules. dist/'s modules stay: the bundle is built from them, and their
@@ -39,7 +40,19 @@ const BUNDLES = {
     external: ['msgpackr', 'pino'],
   },
   'transport-tcp': { entries: { index: 'index.js', host: 'host.js' }, external: ['@tsmpi/core', '@tsmpi/core/*'] },
+  // The launcher's commands (bin/entry.mjs) load its bundle (ADR 0062): dist/'s ~60 modules and ws's
+  // ~10 in a few files. ws is CommonJS, bundled through the `require` the banner defines; what has
+  // native parts or loads at first use (esbuild, tsx, pino, msgpackr, ws's optional helpers) stays
+  // external, and @tsmpi/* are those packages' own bundles.
+  launcher: {
+    entries: { index: 'index.js', cli: 'cli.js', proxy: 'proxy.js', 'nameserver-main': 'nameserver-main.js' },
+    external: ['@tsmpi/*', 'esbuild', 'tsx', 'tsx/*', 'pino', 'msgpackr', 'bufferutil', 'utf-8-validate'],
+    requireBanner: true,
+  },
 };
+
+/** Gives a bundle's modules the `require` that esbuild's CommonJS shims call. */
+const REQUIRE_BANNER = "import { createRequire as __bundleCreateRequire } from 'node:module'; const require = __bundleCreateRequire(import.meta.url);";
 
 /**
  * keepNames (below) writes `__name(f, "f");` after every function and class declaration; where the
@@ -67,7 +80,7 @@ function mtimeMs(file) {
 }
 
 /** Bundles `pkg`'s dist/ into its dist/bundle/, replacing it whole. */
-async function bundle(pkg, { entries, external }) {
+async function bundle(pkg, { entries, external, requireBanner = false }) {
   const dist = path.join(root, 'packages', pkg, 'dist');
   const out = path.join(dist, 'bundle');
   if (ifStale) {
@@ -89,6 +102,7 @@ async function bundle(pkg, { entries, external }) {
       platform: 'node',
       target: 'node20',
       external,
+      banner: requireBanner ? { js: REQUIRE_BANNER } : {},
       sourcemap: true, // follows dist's own maps back to src/
       // Bundling renames classes (a top-level class that names itself becomes `var Request = class
       // _Request`; namesakes in two modules become Group and Group2): keepNames restores each

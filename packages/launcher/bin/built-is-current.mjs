@@ -7,14 +7,15 @@
 // since (or a package never built) sends mpiexec back to the sources. Tests
 // are not built, so their files do not count. Costs a few ms of stat calls.
 // The packages' exports name the bundles of core and the transport
-// (scripts/bundle-core.mjs, `pnpm build`: ADR 0052), so they count too: a
-// bundle older than its package's dist/.tsbuildinfo is not current.
+// (scripts/bundle-core.mjs, `pnpm build`: ADR 0052), and the launcher's
+// commands run its own (ADR 0062), so they count too: a bundle older than its
+// package's dist/.tsbuildinfo is not current.
 import { readdirSync, statSync } from 'node:fs';
 
 const PACKAGES = ['launcher', 'core', 'transport-tcp'];
 const NOT_BUILT = /\.test(-util)?\.ts$/;
-/** The packages whose exports name a bundle (dist/bundle/index.js) written after tsc -b. */
-export const BUNDLED = ['core', 'transport-tcp'];
+/** The packages run from a bundle (dist/bundle/index.js) written after tsc -b: core's and the transport's exports name theirs, the launcher's commands run its own. */
+export const BUNDLED = ['core', 'transport-tcp', 'launcher'];
 
 /** The newest modification time (ms) of the built sources under `dir`. */
 function newestSource(dir) {

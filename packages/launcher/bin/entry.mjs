@@ -4,16 +4,16 @@
 // the TypeScript sources: 1. tsx compiles .ts on the fly; 2. the
 // source-condition hook (registered last, so it runs first) makes '@tsmpi/*'
 // packages resolve to src/. An installed package has no src/, and a checkout
-// built since its last source edit (`npx tsc -b`: built-is-current.mjs) has
-// the same code compiled: both run the JavaScript in dist/, which starts
-// without tsx.
+// built since its last source edit (`npx tsc -b`, then scripts/bundle-core.mjs:
+// built-is-current.mjs) has the same code compiled: both run dist/'s bundle
+// (dist/bundle/, ADR 0062), which starts without tsx.
 import { existsSync } from 'node:fs';
 
-/** Imports the launcher's module `name` (src/NAME.ts or dist/NAME.js, as above) and returns it. */
+/** Imports the launcher's module `name` (src/NAME.ts or dist/bundle/NAME.js, as above) and returns it. */
 export async function importEntry(name) {
   const fromSource = existsSync(new URL(`../src/${name}.ts`, import.meta.url))
     && !(await import('./built-is-current.mjs')).builtIsCurrent();
-  if (!fromSource) return import(`../dist/${name}.js`);
+  if (!fromSource) return import(`../dist/bundle/${name}.js`);
   const { register } = await import('node:module');
   const { register: registerTsx } = await import('tsx/esm/api');
   registerTsx();

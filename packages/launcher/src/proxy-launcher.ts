@@ -11,12 +11,12 @@
  * when rank 0 is on that host.
  */
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import type { Logger } from '@tsmpi/core/pmi';
 import { JOB_ENV } from '@tsmpi/core/pmi';
 import type { LaunchOptions } from './options.ts';
 import type { OutputSink } from './output-forwarder.ts';
 import type { Placement } from './process-map.ts';
+import { binFile } from './bin-files.ts';
 import { PROXY_PROTOCOL_VERSION, type LaunchSpec } from './proxy-protocol.ts';
 import type { RankCommand } from './rank-command.ts';
 import type { HostLaunchLine, RankLauncher, RankLauncherEvents, WireupAddress } from './rank-launcher.ts';
@@ -24,7 +24,7 @@ import { RemoteHost, type RemoteHostEvents } from './remote-host.ts';
 import { findSetting } from './settings-flags.ts';
 
 /** The proxy's entry point: the same path on every host (a shared or identical installation). */
-export const PROXY_BIN = fileURLToPath(new URL('../bin/tsmpi-proxy.mjs', import.meta.url));
+export const PROXY_BIN = binFile('tsmpi-proxy.mjs');
 
 /** What a proxy launcher needs from its job. */
 export interface ProxyLauncherDeps {

@@ -27,6 +27,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { binFile } from './bin-files.ts';
 import type { Placement } from './process-map.ts';
 
 export const SOURCE_CONDITION = '@tsmpi/source';
@@ -43,7 +44,7 @@ export interface RankCommand {
 }
 
 /** The module a TypeScript rank runs before tsx (bin/ts-rank-preload.mjs: from src/ and dist/ alike). */
-export const TS_RANK_PRELOAD_URL = new URL('../bin/ts-rank-preload.mjs', import.meta.url).href;
+export const TS_RANK_PRELOAD_URL = pathToFileURL(binFile('ts-rank-preload.mjs')).href;
 
 /** The file URL of tsx's loader (tsx's "." export), resolved from this package. */
 export function tsxLoaderUrl(): string {
@@ -110,9 +111,9 @@ export function missingBuild(program: string): string | null {
  * the new sources. Null otherwise.
  */
 export async function staleBuildWarning(program: string): Promise<string | null> {
-  const check = new URL('../bin/built-is-current.mjs', import.meta.url);
+  const check = binFile('built-is-current.mjs');
   if (!isJsProgram(program) || !existsSync(check)) return null;
-  const { builtIsCurrent } = (await import(check.href)) as { builtIsCurrent: () => boolean };
+  const { builtIsCurrent } = (await import(pathToFileURL(check).href)) as { builtIsCurrent: () => boolean };
   if (builtIsCurrent()) return null;
   return `${path.basename(program)} is JavaScript and runs on tsmpi's built JavaScript (dist/bundle/), which is older than the sources in this checkout: run \`pnpm build\` (tsc -b, then scripts/bundle-core.mjs) to run what the sources say`;
 }

@@ -1,4 +1,4 @@
-// When the bundles that core's and the transport's exports name count as current (ADR 0052):
+// When the bundles that core's and the transport's exports name, and the launcher's commands run, count as current (ADRs 0052, 0062):
 // bin/built-is-current.mjs's bundlesAreCurrent on packages folders made here, with file times set.
 import { mkdirSync, mkdtempSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
@@ -31,8 +31,8 @@ function packages(builtS: number, bundledS: (pkg: string) => number | null): str
 }
 
 describe('bundlesAreCurrent (ADR 0052)', () => {
-  it('names core and the transport as the bundled packages', () => {
-    expect(BUNDLED).toEqual(['core', 'transport-tcp']);
+  it('names core, the transport and the launcher as the bundled packages', () => {
+    expect(BUNDLED).toEqual(['core', 'transport-tcp', 'launcher']);
   });
 
   it('is true when every bundle was written after its dist/ was built', () => {
@@ -43,6 +43,7 @@ describe('bundlesAreCurrent (ADR 0052)', () => {
   it('is false when tsc -b rebuilt a package after its bundle (npx tsc -b alone), or a bundle is missing', () => {
     expect(check(packages(1_001, (p) => (p === 'core' ? 1_000 : 1_002)))).toBe(false);
     expect(check(packages(1_001, (p) => (p === 'transport-tcp' ? 1_000 : 1_002)))).toBe(false);
+    expect(check(packages(1_001, (p) => (p === 'launcher' ? 1_000 : 1_002)))).toBe(false);
     expect(check(packages(1_000, (p) => (p === 'core' ? null : 1_001)))).toBe(false);
   });
 });
