@@ -16,8 +16,8 @@ function spec(byteDisp: number, bytes: number): TargetSpec {
   return { byteDisp, bytes, elem: 0 } as unknown as TargetSpec;
 }
 
-/** A WinOrigin that records what it is asked to send; `epochAnswers`: the answers of one-frame epochs, in turn. */
-function recorder(epochAnswers: number[] = []) {
+/** A WinOrigin that records what it is asked to send; `epochAnswers`, `controlAnswers`: the answers of one-frame epochs and of controls, in turn. */
+function recorder(epochAnswers: number[] = [], controlAnswers: number[] = []) {
   const sent: string[] = [];
   const o = {
     isLocal: () => false,
@@ -33,7 +33,7 @@ function recorder(epochAnswers: number[] = []) {
     },
     control: (_c: string, rank: number, code: number, _aux2: number, flags = 0) => {
       sent.push(`control r${rank} code${code}${flags === RMA_BATCH ? ' batch' : ''}`);
-      return Promise.resolve(RMA_STATUS.OK);
+      return Promise.resolve(controlAnswers.shift() ?? RMA_STATUS.OK);
     },
     acquire: (_c: string, rank: number) => {
       sent.push(`acquire r${rank}`);
@@ -86,6 +86,47 @@ describe('PassiveEpochs (lazy locks)', () => {
       `send r1 code${RMA_CODE.PUT} disp1 [2] batch`,
       `control r1 code${RMA_CODE.UNLOCK} batch`,
     ]);
+  });
+
+  it('sends LOCK, the Put and FLUSH as one batch at a flush; the lock is then held: later Puts go at once, unlock is one UNLOCK', async () => {
+    const { sent, epochs } = recorder();
+    await epochs.open('Win.lock', TARGET, EX, false);
+    epochs.put('Win.Put', TARGET, RMA_CODE.PUT, spec(0, 1), 0, new Uint8Array([1]));
+    await epochs.ready('Win.flush', TARGET);
+    epochs.put('Win.Put', TARGET, RMA_CODE.PUT, spec(1, 1), 0, new Uint8Array([2]));
+    await epochs.ready('Win.flush', TARGET);
+    await epochs.close('Win.unlock', TARGET);
+    expect(sent).toEqual([
+      `post r1 code${RMA_CODE.LOCK} batch`,
+      `send r1 code${RMA_CODE.PUT} disp0 [1] batch`,
+      `control r1 code${RMA_CODE.FLUSH} batch`,
+      `send r1 code${RMA_CODE.PUT} disp1 [2]`,
+      `control r1 code${RMA_CODE.UNLOCK}`,
+    ]);
+  });
+
+  it('locks the ordinary way and sends the same bytes again when a flush\'s batch is refused', async () => {
+    const { sent, epochs } = recorder([], [RMA_STATUS.BUSY]);
+    await epochs.open('Win.lock', TARGET, EX, false);
+    epochs.put('Win.Put', TARGET, RMA_CODE.PUT, spec(0, 2), 0, new Uint8Array([3, 4]));
+    await epochs.ready('Win.flush', TARGET);
+    await epochs.close('Win.unlock', TARGET);
+    expect(sent).toEqual([
+      `post r1 code${RMA_CODE.LOCK} batch`,
+      `send r1 code${RMA_CODE.PUT} disp0 [3,4] batch`,
+      `control r1 code${RMA_CODE.FLUSH} batch`,
+      'acquire r1',
+      `send r1 code${RMA_CODE.PUT} disp0 [3,4]`,
+      `control r1 code${RMA_CODE.UNLOCK}`,
+    ]);
+  });
+
+  it('sends nothing at a flush of a lazy epoch with no operation', async () => {
+    const { sent, epochs } = recorder();
+    await epochs.open('Win.lock', TARGET, EX, false);
+    await epochs.ready('Win.flush', TARGET);
+    await epochs.close('Win.unlock', TARGET);
+    expect(sent).toEqual([]);
   });
 
   it('takes the lock at a fetch, then sends what waited before it and starts the fetch, in order', async () => {

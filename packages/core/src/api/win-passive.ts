@@ -9,8 +9,10 @@
  * ch3 sends its lock-op-unlock packet), which the target handles in one step instead of three. The target applies the batch only if its
  * LOCK is granted (device/rma-target.ts, RMA_BATCH) and answers BUSY otherwise; the origin then
  * takes the lock the ordinary way (LOCK until GRANTED) and sends the operations again, which it
- * kept. A fetch (Get, GetAccumulate, FetchAndOp, CompareAndSwap), a flush or more than
- * BATCH_BYTES takes the lock at once (one round trip) and sends what waited once it is granted.
+ * kept. A flush sends LOCK, the operations and FLUSH the same way (granted: the lock is held from
+ * then on, and one answer has both granted it and confirmed the operations). A fetch (Get,
+ * GetAccumulate, FetchAndOp, CompareAndSwap) or more than BATCH_BYTES takes the lock at once (one
+ * round trip) and sends what waited once it is granted.
  * An epoch with no operation sends nothing at all; MODE_NOCHECK sends no lock message (the user
  * asserts that no conflicting lock exists), its unlock is a flush.
  *
@@ -74,6 +76,8 @@ interface Epoch {
 }
 
 const NOTHING_TO_REPORT = (): void => undefined;
+/** An epoch's acquisition once a batch's FLUSH was granted: the lock is held, nothing to wait for. */
+const HELD: Promise<void> = Promise.resolve();
 
 export class PassiveEpochs {
   readonly #o: WinOrigin;
@@ -130,11 +134,28 @@ export class PassiveEpochs {
     return p;
   }
 
-  /** Before a flush of `rank`: its lock is held and what waited for it is sent (nothing when the epoch has done nothing yet). */
+  /**
+   * Before a flush of `rank`: its lock is held and what waited for it is sent (nothing when the epoch
+   * has done nothing yet). A lazy epoch sends LOCK, what waited and FLUSH as one batch: granted, the
+   * lock is held from here and the FLUSH answer has confirmed the operations, so the flush that
+   * follows has nothing left to ask (one round trip, not one for the lock and one for the flush).
+   */
   async ready(call: string, rank: number): Promise<void> {
     const e = this.#epochs.get(rank);
     if (e === undefined || e.state === 'held' || e.state === 'nocheck') return;
-    if (e.state === 'lazy' && e.waiting.length === 0) return;
+    if (e.state === 'lazy') {
+      if (e.waiting.length === 0) return;
+      if ((await this.#sendBatch(call, rank, e, RMA_CODE.FLUSH)) !== RMA_STATUS.BUSY) {
+        // Applied, and the lock held: later operations go at once, unlock releases it the ordinary way.
+        e.state = 'held';
+        e.acquired = HELD;
+        e.waiting.length = 0;
+        e.bytes = 0;
+        this.#o.forget(rank);
+        return;
+      }
+      // Refused: the ordinary way, with the operations sent again.
+    }
     await this.#acquire(call, rank, e);
   }
 
@@ -154,7 +175,7 @@ export class PassiveEpochs {
       }
       if (e.state === 'lazy') {
         if (e.waiting.length === 0) return;
-        if ((await this.#sendBatch(call, rank, e)) !== RMA_STATUS.BUSY) {
+        if ((await this.#sendBatch(call, rank, e, RMA_CODE.UNLOCK)) !== RMA_STATUS.BUSY) {
           // Applied, and the lock released.
           e.waiting.length = 0;
           this.#o.forget(rank);
@@ -173,18 +194,19 @@ export class PassiveEpochs {
   }
 
   /**
-   * Sends the waiting Puts and Accumulates with the lock and its release: one operation that fits
-   * a frame as that one frame (RMA_EPOCH), else LOCK, the operations and UNLOCK as one batch;
-   * resolves to the target's answer (BUSY: refused, nothing applied). Not an async function: the
-   * answer's promise is passed on as it is, one promise and one await fewer per epoch.
+   * Sends the waiting Puts and Accumulates with the lock and `end`: UNLOCK (the epoch's end: one
+   * operation that fits a frame goes as that one frame, RMA_EPOCH) or FLUSH (the lock stays held),
+   * as one batch: LOCK, the operations, `end`. Resolves to the target's answer to `end` (BUSY:
+   * refused, nothing applied). Not an async function: the answer's promise is passed on as it is,
+   * one promise and one await fewer per epoch.
    */
-  #sendBatch(call: string, rank: number, e: Epoch): Promise<number> {
-    const w = e.waiting.length === 1 ? e.waiting[0]! : null;
+  #sendBatch(call: string, rank: number, e: Epoch, end: typeof RMA_CODE.UNLOCK | typeof RMA_CODE.FLUSH): Promise<number> {
+    const w = end === RMA_CODE.UNLOCK && e.waiting.length === 1 ? e.waiting[0]! : null;
     const whole = w !== null && w.fetch === null ? this.#o.epochOp(w.call, rank, w.code, w.target!, w.op, e.type, w.framed!) : null;
     if (whole !== null) return whole;
     this.#o.post(call, rank, RMA_CODE.LOCK, e.type, RMA_BATCH);
     for (const op of e.waiting) this.#run(rank, op, RMA_BATCH);
-    return this.#o.control(call, rank, RMA_CODE.UNLOCK, e.type, RMA_BATCH);
+    return this.#o.control(call, rank, end, e.type, RMA_BATCH);
   }
 
   /** Takes the lock the ordinary way (once per epoch), then sends what waited, in order. */

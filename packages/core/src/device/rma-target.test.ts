@@ -205,6 +205,27 @@ describe('RmaTarget', () => {
     expect([win.memory[0], sent.at(-1)!.payload![0], sent.at(-1)!.h.tag, Atomics.load(win.control, RMA_CONTROL.LOCK)]).toEqual([6, RMA_STATUS.OK, 32, 0]);
   });
 
+  it('answers a batch that ends with FLUSH (a flush in a lazy epoch) like one that ends with UNLOCK, but keeps the lock held when granted', () => {
+    const { target, win, sent } = setup();
+    const batchLock = (): FrameHeader => { const h = frame(RMA_CODE.LOCK, 0, 0, RMA_LOCK_TYPE.EXCLUSIVE, 0); h.aux |= RMA_BATCH; return h; };
+    const batchFlush = (tag: number): FrameHeader => { const h = frame(RMA_CODE.FLUSH, 0, 0, RMA_LOCK_TYPE.EXCLUSIVE, tag); h.aux |= RMA_BATCH; return h; };
+    // Another origin holds the lock: the batch is dropped, its FLUSH answers BUSY, and the refusal is forgotten.
+    target.arrive(1, frame(RMA_CODE.LOCK, 0, 0, RMA_LOCK_TYPE.EXCLUSIVE, 0), new Uint8Array(0));
+    target.arrive(1, batchLock(), new Uint8Array(0));
+    target.arrive(1, dataFrame(RMA_CODE.PUT, 0, 0, 0, RMA_BATCH), new Uint8Array([5]));
+    target.arrive(1, batchFlush(41), new Uint8Array(0));
+    expect([win.memory[0], sent.at(-1)!.payload![0], sent.at(-1)!.h.tag]).toEqual([0, RMA_STATUS.BUSY, 41]);
+    target.arrive(1, frame(RMA_CODE.UNLOCK, 0, 0, RMA_LOCK_TYPE.EXCLUSIVE), new Uint8Array(0));
+    // Free: applied, answered OK, and the lock stays with the origin until its plain UNLOCK.
+    target.arrive(1, batchLock(), new Uint8Array(0));
+    target.arrive(1, dataFrame(RMA_CODE.PUT, 0, 0, 0, RMA_BATCH), new Uint8Array([6]));
+    target.arrive(1, batchFlush(42), new Uint8Array(0));
+    expect([win.memory[0], sent.at(-1)!.payload![0], sent.at(-1)!.h.tag, Atomics.load(win.control, RMA_CONTROL.LOCK)]).toEqual([6, RMA_STATUS.OK, 42, -1]);
+    target.arrive(1, dataFrame(RMA_CODE.PUT, 0, 0, 1, 0), new Uint8Array([7]));
+    target.arrive(1, frame(RMA_CODE.UNLOCK, 0, 0, RMA_LOCK_TYPE.EXCLUSIVE, 43), new Uint8Array(0));
+    expect([win.memory[1], sent.at(-1)!.payload![0], Atomics.load(win.control, RMA_CONTROL.LOCK)]).toEqual([7, RMA_STATUS.OK, 0]);
+  });
+
   it('applies a one-frame epoch (RMA_EPOCH: lock, PUT or ACC, unlock) only when its lock is free, answers OK or BUSY on its tag, and leaves the lock as it found it', () => {
     const { target, win, sent } = setup();
     const epoch = (code: number, elem: number, op: number, type: number, disp: number, data: ArrayBufferView, tag: number): number => {

@@ -26,10 +26,11 @@
  * one status byte (RMA_STATUS). Frames of one origin reach one target in order (one channel per
  * pair), so an UNLOCK's or FLUSH's reply means every earlier operation has been applied.
  *
- * Lazy locks (win-passive.ts): an origin may send LOCK, its Puts and Accumulates and UNLOCK at once,
- * each with the RMA_BATCH bit in aux, before it knows the lock is granted. A batch LOCK is not
- * answered; when it is refused, this thread remembers the origin for the window and drops the
- * batch's operations until its UNLOCK, which answers BUSY (granted: OK, after the release). One
+ * Lazy locks (win-passive.ts): an origin may send LOCK, its Puts and Accumulates and UNLOCK (or
+ * FLUSH, at a flush: the lock then stays held) at once, each with the RMA_BATCH bit in aux, before
+ * it knows the lock is granted. A batch LOCK is not answered; when it is refused, this thread
+ * remembers the origin for the window and drops the batch's operations until its UNLOCK or FLUSH,
+ * which answers BUSY (granted: OK, after the release or with the lock held). One
  * channel per endpoint pair brings the batch whole, in order, to one thread, so that memory is
  * this thread's alone.
  *
@@ -327,9 +328,10 @@ export class RmaTarget {
     // (NOTHING is never written to.)
   }
 
-  /** A frame of a lazily locked epoch's batch (RMA_BATCH): only its UNLOCK is answered (OK, or BUSY when its LOCK was refused). */
+  /** A frame of a lazily locked epoch's batch (RMA_BATCH): only its last, UNLOCK or FLUSH, is answered (OK, or BUSY when its LOCK was refused). */
   #batch(w: RmaWindowRecord | undefined, k: number, code: number, h: FrameHeader, payload: Uint8Array): Uint8Array | null {
-    if (w === undefined) return code === RMA_CODE.UNLOCK ? refusal(code, this.#status) : null;
+    const last = code === RMA_CODE.UNLOCK || code === RMA_CODE.FLUSH;
+    if (w === undefined) return last ? refusal(code, this.#status) : null;
     const src = h.srcEndpoint;
     if (code === RMA_CODE.LOCK) {
       if (!tryLock(w.control, h.aux2)) {
@@ -341,7 +343,7 @@ export class RmaTarget {
     }
     const origins = this.#refused.get(k);
     if (origins !== undefined && origins.has(src)) {
-      if (code !== RMA_CODE.UNLOCK) return null;
+      if (!last) return null;
       origins.delete(src);
       if (origins.size === 0) this.#refused.delete(k);
       return statusBytes(this.#status, RMA_STATUS.BUSY);

@@ -5,7 +5,8 @@
 //             after rank 1's unlock, so rank 2's value is the last (rank 1 writes again just before
 //             it unlocks, 300 ms after rank 2 began). Then: shared locks of two origins at once, an
 //             epoch with no operation, MODE_NOCHECK, a Put larger than a batch, a Get and
-//             accumulates inside a lazy epoch (in order), lockAll/unlockAll with a Put to every rank.
+//             accumulates inside a lazy epoch (in order), lockAll/unlockAll with a Put to every rank, and
+//             a flush whose batch (LOCK, Put, FLUSH) is refused while rank 1 holds the lock.
 //   epochs    (np 3) epochs of one Put or Accumulate, which travel as one frame (RMA_EPOCH): a shared
 //             one is granted while another origin holds a shared lock, an exclusive one waits for
 //             that shared lock's release, a Put's epoch then a Get by another rank sees the data, and
@@ -108,6 +109,32 @@ if (which === 'conflict') {
   equal(back[0], 1000 * rank + right, 'a Get after flushAll in a lockAll epoch');
   await world.barrier();
   for (let r = 0; r < np; r++) equal(Atomics.load(words, 10 + r), 1000 * r + rank, `rank ${r}'s Put under lockAll`);
+
+  // 6. A flush in a lazy epoch sends LOCK, the Put and FLUSH together: refused while rank 1 holds the
+  // exclusive lock, it takes the lock the ordinary way (after rank 1's unlock) and sends the Put again;
+  // granted, the lock stays held until unlock (rank 2 reads back its own value under it).
+  if (rank === 1) {
+    await win.lock(0, MPI.LOCK_EXCLUSIVE);
+    win.Put(new Int32Array([1]), 0, [13]);
+    await win.flush(0); // the lock is held from here
+    await world.send('held', 2, 9);
+    await sleep(300);
+    win.Put(new Int32Array([2]), 0, [13]);
+    await win.unlock(0);
+  } else if (rank === 2) {
+    await world.recv(1, 9);
+    await win.lock(0, MPI.LOCK_EXCLUSIVE);
+    win.Put(new Int32Array([3]), 0, [13]);
+    await win.flush(0);
+    const seen = new Int32Array(1);
+    win.Get(seen, 0, [13]);
+    await win.flush(0);
+    equal(seen[0], 3, 'word 13 read back under the lock a refused flush batch then took');
+    win.Put(new Int32Array([4]), 0, [13]);
+    await win.unlock(0);
+  }
+  await world.barrier();
+  if (rank === 0) equal(Atomics.load(words, 13), 4, 'word 13 after a flush batch was refused, then granted');
   await win.free();
   console.log(`rma-lazy OK rank ${rank}`);
   await MPI.finalize();
