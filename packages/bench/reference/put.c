@@ -3,7 +3,8 @@
  * calls, flags and output line).
  *
  * --call put-lock: rank 0 runs MPI_Win_lock(EXCLUSIVE, 1), MPI_Put of SIZE bytes (default 8),
- * MPI_Win_unlock(1) per call; rank 1 waits in MPI_Barrier, or with --compute S computes S
+ * MPI_Win_unlock(1) per call (--call put-flush: MPI_Win_flush(1, win) between the Put and the
+ * unlock); rank 1 waits in MPI_Barrier, or with --compute S computes S
  * seconds without calling MPI while rank 0 runs its timed calls. --call put-fence: rank 0 Puts SIZE bytes (default 1 MiB), then
  * both ranks MPI_Win_fence, per call. The window is MPI_Win_allocate'd. Rank 0 prints the mean
  * per call (the loop's time / calls), SIZE / mean in MB/s, the median, p99 and min per-call
@@ -20,16 +21,16 @@
 #include "bench-report.h"
 
 static const char *USAGE =
-    "usage: mpirun -n 2 put --call put-lock|put-fence [flags]\n"
+    "usage: mpirun -n 2 put --call put-lock|put-flush|put-fence [flags]\n"
     "\n"
-    "One-sided Put, timed per epoch: put-lock (lock, Put, unlock: passive target), put-fence\n"
-    "(Put, then fence).\n"
+    "One-sided Put, timed per epoch: put-lock (lock, Put, unlock: passive target), put-flush\n"
+    "(lock, Put, flush, unlock), put-fence (Put, then fence).\n"
     "\n"
-    "  --call CALL      put-lock or put-fence (required)\n"
-    "  --compute S      put-lock: the target computes S seconds without calling MPI (default 0)\n"
+    "  --call CALL      put-lock, put-flush or put-fence (required)\n"
+    "  --compute S      put-lock, put-flush: the target computes S seconds without calling MPI (default 0)\n"
     "  --iterations N   timed calls (default 1000)\n"
     "  --warmup N       untimed calls (default 50)\n"
-    "  --size BYTES     bytes per Put (default 8 for put-lock, 1048576 for put-fence)\n"
+    "  --size BYTES     bytes per Put (default 8 for put-lock and put-flush, 1048576 for put-fence)\n"
     "  --json FILE      append one JSON record (one line) to FILE\n"
     "  -h, --help       this text\n";
 
@@ -54,10 +55,11 @@ int main(int argc, char **argv) {
     const char *compute_arg = bench_take_flag(&argc, argv, "compute");
     double compute_seconds = compute_arg == NULL ? 0 : atof(compute_arg);
     int fence = call != NULL && strcmp(call, "put-fence") == 0;
+    int flush = call != NULL && strcmp(call, "put-flush") == 0;
     struct bench_flags f = { .iterations = 1000, .warmup = 50, .window = 1, .sizes = { fence ? 1048576 : 8 }, .nsizes = 1 };
     int early = bench_flags_or_exit(argc, argv, &f, "put", USAGE, rank);
     if (early >= 0) return early;
-    const char *bad = call == NULL || (!fence && strcmp(call, "put-lock") != 0) ? "--call must be put-lock or put-fence"
+    const char *bad = call == NULL || (!fence && !flush && strcmp(call, "put-lock") != 0) ? "--call must be put-lock, put-flush or put-fence"
                     : size != 2 ? "runs on 2 processes" : compute_seconds < 0 ? "--compute must be >= 0" : NULL;
     if (bad != NULL) {
         if (rank == 0) fprintf(stderr, "put: %s\n\n%s", bad, USAGE);
@@ -82,6 +84,7 @@ int main(int argc, char **argv) {
         } else {                                                                     \
             MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, win);                             \
             MPI_Put(origin, (int)bytes, MPI_BYTE, 1, 0, (int)bytes, MPI_BYTE, win);  \
+            if (flush) MPI_Win_flush(1, win);                                        \
             MPI_Win_unlock(1, win);                                                  \
         }                                                                            \
     } while (0)
