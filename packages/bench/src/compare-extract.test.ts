@@ -82,6 +82,8 @@ describe('compare-extract.sh', () => {
       .toEqual(['1048576-byte 900.00', '1048576-byte-median 800.00', '1048576-byte-p99 990.00', '1048576-byte-cpu 2.000']);
     expect(extract('put-lock: 8-byte mean 21.00 us, 0.4 MB/s (median 20.00, p99 30.00, min 19.00; cpu 0.100 ms per call over all ranks; 1000 iterations, 2 processes, channels 2, target computes 2 s)\n'))
       .toEqual(['8-byte 21.00', '8-byte-median 20.00', '8-byte-p99 30.00', '8-byte-cpu 0.100']);
+    expect(extract('put-flush: 8-byte mean 52.00 us, 0.2 MB/s (median 24.00, p99 400.00, min 22.00; cpu 0.050 ms per call over all ranks; 10000 iterations, 2 processes, channels 2, target computes 0 s)\n'))
+      .toEqual(['8-byte 52.00', '8-byte-median 24.00', '8-byte-p99 400.00', '8-byte-cpu 0.050']);
   });
 
   it('reads io.ts/.c\'s two lines of one size apart, by their names', () => {
