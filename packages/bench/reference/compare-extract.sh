@@ -16,7 +16,7 @@
 #   allreduce: 8-byte mean 60.10 us, 0.1 MB/s (median 55.00, p99 90.00, min 50.00; cpu 0.250 ms per call over all ranks; ...)
 #   raw-node allreduce: 8-byte mean 70.00 us (median ..., p99 ..., min ...; cpu ... ms per call over all ranks; ...)
 #                                                             -> "8-byte 60.10", "8-byte-median 55.00", "8-byte-p99 90.00", "8-byte-cpu 0.250"
-#   reduce-scatter: 8388608-byte mean ... (and allreduce-init, neighbor-alltoall: collective.ts/.c; put-lock, put-flush, put-fence: put.ts/.c) the same way
+#   reduce-scatter: 8388608-byte mean ... (and allreduce-init, neighbor-alltoall: collective.ts/.c; put-lock, put-flush, get-lock, put-fence: put.ts/.c) the same way
 #   io-write: 268435456-byte mean ... (and io-read: io.ts/.c, two lines of one size in a run, so the name stays)
 #                                                             -> "io-write-268435456-byte ...", "io-write-268435456-byte-median ...", ...
 set -u
@@ -24,7 +24,7 @@ text=$(cat)
 # "SIZE-byte MEAN(ANYTHING)" from each latency/collective line, with raw-node's payload size moved to the front.
 lines=$(sed -n -e 's/^raw-node pingpong: round trip mean \([0-9.][0-9.]*\) us (\(.*\), \([0-9][0-9]*\)-byte payload.*/\3-byte \1 \2/p' \
                -e 's/^pingpong: \([0-9][0-9]*-byte\) round trip mean \([0-9.][0-9.]*\) us (\(.*\)/\1 \2 \3/p' \
-               -e 's/^\(raw-node \)\{0,1\}\(allreduce\|allreduce-init\|reduce-scatter\|reduce-scatter-block\|neighbor-alltoall\|put-lock\|put-flush\|put-fence\): \([0-9][0-9]*-byte\) mean \([0-9.][0-9.]*\) us[^(]*(\(.*\)/\3 \4 \5/p' \
+               -e 's/^\(raw-node \)\{0,1\}\(allreduce\|allreduce-init\|reduce-scatter\|reduce-scatter-block\|neighbor-alltoall\|put-lock\|put-flush\|get-lock\|put-fence\): \([0-9][0-9]*-byte\) mean \([0-9.][0-9.]*\) us[^(]*(\(.*\)/\3 \4 \5/p' \
                -e 's/^\(io-write\|io-read\): \([0-9][0-9]*-byte\) mean \([0-9.][0-9.]*\) us[^(]*(\(.*\)/\1-\2 \3 \4/p' <<<"$text")
 sed -n -e 's/^msgrate: \([0-9.][0-9.]*\) M messages\/s.*/msgrate \1/p' \
        -e 's/^raw-node msgrate: \([0-9.][0-9.]*\) M messages\/s.*/msgrate \1/p' <<<"$text"

@@ -66,7 +66,7 @@ usage() {
                    or collective (4 processes unless --np) with --call allreduce|allreduce-init|
                    reduce-scatter|reduce-scatter-block|neighbor-alltoall (collective.ts / collective.c; plain Node
                    rows for neighbor-alltoall at 4 processes only),
-                   or put (2 processes) with --call put-lock|put-flush|put-fence [--compute S] (put.ts / put.c;
+                   or put (2 processes) with --call put-lock|put-flush|get-lock|put-fence [--compute S] (put.ts / put.c;
                    Open MPI with --mca osc pt2pt, its one-sided component over the TCP BTL),
                    or io (4 processes): collective write then read of a 3-D array through subarray views
                    (io.ts / io.c; default 256 MiB, --size to change) in --dir DIR (default a new directory
@@ -162,8 +162,8 @@ case "$bench" in
   collective) node_mode=none
     [[ " ${bench_args[*]} " == *" --call neighbor-alltoall "* ]] && [ "$np" = 4 ] && node_mode=neighbor-alltoall ;;
   put) node_mode=put
-    # A target that computes without MPI (--compute), and put-flush, are tsmpi's and the C references' cases only.
-    [[ " ${bench_args[*]} " == *" --compute "* || " ${bench_args[*]} " == *" --call put-flush "* ]] && node_mode=none ;;
+    # A target that computes without MPI (--compute), put-flush and get-lock are tsmpi's and the C references' cases only.
+    [[ " ${bench_args[*]} " == *" --compute "* || " ${bench_args[*]} " == *" --call put-flush "* || " ${bench_args[*]} " == *" --call get-lock "* ]] && node_mode=none ;;
   io) node_mode=none ;;
   *) node_mode=$bench ;;
 esac
