@@ -1,6 +1,6 @@
 // Lazy lock acquisition over real mpiexec jobs (api/win-passive.ts, device/rma-target.ts RMA_BATCH):
 // a conflicting exclusive lock still makes a lock/Put/unlock batch wait, shared locks, empty epochs,
-// MODE_NOCHECK, Puts larger than a batch, fetches and accumulates in order inside a lazy epoch, a refused flush batch,
+// MODE_NOCHECK, Puts larger than a batch, fetches and accumulates in order inside a lazy epoch, refused flush and Get batches,
 // lockAll (rma-lazy.ts conflict; inline and threads progress), epochs of one operation sent as one frame
 // (rma-lazy.ts epochs), and a lost target: an MPIError, never a hang (rma-lazy.ts lost).
 import { describe, expect, it } from 'vitest';

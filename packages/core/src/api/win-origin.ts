@@ -119,11 +119,13 @@ export class WinOrigin {
 
   /**
    * Sends GET, GET_ACC or CAS frames and receives their answers into `into` (pieces as #send;
-   * CAS is one piece); resolves once every answer is in.
+   * CAS is one piece); resolves once every answer is in. `flags`: RMA_BATCH for a lazy epoch's
+   * batch (win-passive.ts), whose refused frames are answered with no bytes (then this rejects
+   * with ERR_RMA_RANGE, which the batch drops), else 0.
    */
-  fetch(call: string, rank: number, code: number, elem: number, op: number, byteDisp: number, data: Uint8Array | null, into: Uint8Array): Promise<void> {
+  fetch(call: string, rank: number, code: number, elem: number, op: number, byteDisp: number, data: Uint8Array | null, into: Uint8Array, flags = 0): Promise<void> {
     const rt = runtime(call);
-    const aux = (code << 16) | (elem << 8) | op;
+    const aux = flags | (code << 16) | (elem << 8) | op;
     const local = this.#localTarget(rank);
     if (local !== null) {
       const finish = (answer: Uint8Array | null): void => {

@@ -7,7 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { RMA_BATCH, RMA_CODE, RMA_LOCK_TYPE, RMA_PREFIX_BYTES, RMA_STATUS } from '../device/index.ts';
 import type { TargetSpec } from './win-args.ts';
 import type { WinOrigin } from './win-origin.ts';
-import { PassiveEpochs } from './win-passive.ts';
+import { BATCH_BYTES, PassiveEpochs } from './win-passive.ts';
 
 const TARGET = 1;
 const EX = RMA_LOCK_TYPE.EXCLUSIVE;
@@ -129,14 +129,14 @@ describe('PassiveEpochs (lazy locks)', () => {
     expect(sent).toEqual([]);
   });
 
-  it('takes the lock at a fetch, then sends what waited before it and starts the fetch, in order', async () => {
+  it('takes the lock at a request\'s fetch (Rget), then sends what waited before it and starts the fetch, in order', async () => {
     const { sent, epochs } = recorder();
     await epochs.open('Win.lock', TARGET, EX, false);
     epochs.put('Win.Put', TARGET, RMA_CODE.PUT, spec(0, 1), 0, new Uint8Array([7]));
-    const fetched = epochs.fetch('Win.Get', TARGET, () => {
-      sent.push('get r1');
+    const fetched = epochs.fetch('Win.Rget', TARGET, (flags) => {
+      sent.push(`get r1${flags === RMA_BATCH ? ' batch' : ''}`);
       return Promise.resolve();
-    });
+    }, 0, false);
     await fetched;
     epochs.put('Win.Put', TARGET, RMA_CODE.PUT, spec(1, 1), 0, new Uint8Array([8]));
     await epochs.close('Win.unlock', TARGET);
@@ -149,6 +149,68 @@ describe('PassiveEpochs (lazy locks)', () => {
     ]);
   });
 
+  it('sends a Get (completed at unlock) in the batch: LOCK, the Put, the Get, UNLOCK; it settles with the batch', async () => {
+    const { sent, epochs } = recorder();
+    await epochs.open('Win.lock', TARGET, EX, false);
+    epochs.put('Win.Put', TARGET, RMA_CODE.PUT, spec(0, 1), 0, new Uint8Array([7]));
+    let settled = false;
+    const fetched = epochs.fetch('Win.Get', TARGET, (flags) => {
+      sent.push(`get r1${flags === RMA_BATCH ? ' batch' : ''}`);
+      return Promise.resolve();
+    }, 0, true).then(() => void (settled = true));
+    expect(epochs.holdsFetch(TARGET)).toBe(true);
+    await Promise.resolve();
+    expect([sent, settled]).toEqual([[], false]);
+    await epochs.close('Win.unlock', TARGET);
+    await fetched;
+    expect(sent).toEqual([
+      `post r1 code${RMA_CODE.LOCK} batch`,
+      `send r1 code${RMA_CODE.PUT} disp0 [7] batch`,
+      'get r1 batch',
+      `control r1 code${RMA_CODE.UNLOCK} batch`,
+    ]);
+  });
+
+  it('drops a refused batch\'s fetch answer and fetches again once the lock is held', async () => {
+    const { sent, epochs } = recorder([], [RMA_STATUS.BUSY]);
+    await epochs.open('Win.lock', TARGET, EX, false);
+    const outcomes: string[] = [];
+    const fetched = epochs.fetch('Win.FetchAndOp', TARGET, (flags) => {
+      sent.push(`get r1${flags === RMA_BATCH ? ' batch' : ''}`);
+      // A refused batch's fetch is answered with no bytes: WinOrigin.fetch rejects it.
+      return flags === RMA_BATCH ? Promise.reject(new Error('no bytes')) : Promise.resolve();
+    }, 8, true).then(() => void outcomes.push('resolved'), (e: Error) => void outcomes.push(e.message));
+    await epochs.close('Win.unlock', TARGET);
+    await fetched;
+    expect(sent).toEqual([
+      `post r1 code${RMA_CODE.LOCK} batch`,
+      'get r1 batch',
+      `control r1 code${RMA_CODE.UNLOCK} batch`,
+      'acquire r1',
+      'get r1',
+      `control r1 code${RMA_CODE.UNLOCK}`,
+    ]);
+    expect(outcomes).toEqual(['resolved']);
+  });
+
+  it('passes a granted batch fetch\'s own error on (an answer that was short)', async () => {
+    const { epochs } = recorder();
+    await epochs.open('Win.lock', TARGET, EX, false);
+    const fetched = epochs.fetch('Win.Get', TARGET, () => Promise.reject(new Error('short answer')), 0, true);
+    await epochs.close('Win.unlock', TARGET);
+    await expect(fetched).rejects.toThrow('short answer');
+  });
+
+  it('takes the lock when a deferrable fetch\'s data passes BATCH_BYTES', async () => {
+    const { sent, epochs } = recorder();
+    await epochs.open('Win.lock', TARGET, EX, false);
+    await epochs.fetch('Win.GetAccumulate', TARGET, () => {
+      sent.push('get r1');
+      return Promise.resolve();
+    }, BATCH_BYTES + 8, true);
+    expect(sent).toEqual(['acquire r1', 'get r1']);
+  });
+
   it('rejects a waiting fetch with the lock\'s failure', async () => {
     const failing = new PassiveEpochs({
       isLocal: () => false,
@@ -156,10 +218,10 @@ describe('PassiveEpochs (lazy locks)', () => {
     } as unknown as WinOrigin);
     await failing.open('Win.lock', TARGET, EX, false);
     let started = false;
-    await expect(failing.fetch('Win.Get', TARGET, () => {
+    await expect(failing.fetch('Win.Rget', TARGET, () => {
       started = true;
       return Promise.resolve();
-    })).rejects.toThrow('target lost');
+    }, 0, false)).rejects.toThrow('target lost');
     expect(started).toBe(false);
   });
 });

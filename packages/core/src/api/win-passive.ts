@@ -1,17 +1,20 @@
 /**
  * Passive-target epochs at the origin (lock, lockAll, unlock, flush; win.ts is the API over it),
  * with lazy lock acquisition as MPICH does it: `lock` sends nothing. Operations issued while the
- * lock is not yet held wait here, in order. At `unlock`, an epoch whose operations are all Puts and
- * Accumulates (no answer) of at most BATCH_BYTES travels as one batch: LOCK, the operations and
- * UNLOCK go out together (one socket write) and one answer completes the epoch, instead of a
- * round trip for the lock and another for the unlock. An epoch of one such operation that fits
- * one frame is that one frame (RMA_EPOCH: lock, operation and unlock in one request, as MPICH's
- * ch3 sends its lock-op-unlock packet), which the target handles in one step instead of three. The target applies the batch only if its
- * LOCK is granted (device/rma-target.ts, RMA_BATCH) and answers BUSY otherwise; the origin then
- * takes the lock the ordinary way (LOCK until GRANTED) and sends the operations again, which it
- * kept. A flush sends LOCK, the operations and FLUSH the same way (granted: the lock is held from
- * then on, and one answer has both granted it and confirmed the operations). A fetch (Get,
- * GetAccumulate, FetchAndOp, CompareAndSwap) or more than BATCH_BYTES takes the lock at once (one
+ * lock is not yet held wait here, in order. At `unlock`, an epoch of at most BATCH_BYTES of data
+ * travels as one batch: LOCK, the operations and UNLOCK go out together (one socket write) and the
+ * answers come back together (the fetches' data, then the UNLOCK's status), instead of a round
+ * trip for the lock, one per fetch and one for the unlock. An epoch of one Put or Accumulate that
+ * fits one frame is that one frame (RMA_EPOCH: lock, operation and unlock in one request, as
+ * MPICH's ch3 sends its lock-op-unlock packet), which the target handles in one step instead of
+ * three. The target applies the batch only if its LOCK is granted (device/rma-target.ts,
+ * RMA_BATCH) and answers BUSY otherwise (a fetch then gets no bytes); the origin then takes the
+ * lock the ordinary way (LOCK until GRANTED) and sends the operations again, which it kept. A
+ * flush sends LOCK, the operations and FLUSH the same way (granted: the lock is held from then on,
+ * and one answer has both granted it and confirmed the operations). The fetches that wait for the
+ * batch are those MPI completes at a flush or unlock (Get, GetAccumulate, FetchAndOp,
+ * CompareAndSwap; flushLocal sends the batch too); a request's fetch (Rget, RgetAccumulate), which
+ * the program may await inside the epoch, or more than BATCH_BYTES takes the lock at once (one
  * round trip) and sends what waited once it is granted.
  * An epoch with no operation sends nothing at all; MODE_NOCHECK sends no lock message (the user
  * asserts that no conflicting lock exists), its unlock is a flush.
@@ -30,9 +33,9 @@ import type { WinOrigin } from './win-origin.ts';
  */
 export const BATCH_BYTES = 64 * 1024;
 
-/** How a fetch issued before the lock was held starts once it is, and settles its caller's promise. */
+/** How a fetch issued before the lock was held starts (`flags`: RMA_BATCH in a batch, else 0), and settles its caller's promise. */
 interface WaitingFetch {
-  readonly start: () => Promise<void>;
+  readonly start: (flags: number) => Promise<void>;
   readonly resolve: () => void;
   readonly reject: (err: unknown) => void;
 }
@@ -123,15 +126,31 @@ export class PassiveEpochs {
     if (e.state === 'lazy' && e.bytes > BATCH_BYTES) void this.#acquire(call, rank, e).catch(NOTHING_TO_REPORT);
   }
 
-  /** Starts a fetch to `rank` now, or once the lock is held (taking it now); the result settles with the fetch. */
-  fetch(call: string, rank: number, start: () => Promise<void>): Promise<void> {
+  /**
+   * Starts a fetch to `rank` now, or once the lock is held; the result settles with the fetch.
+   * In a lazy epoch a `deferrable` fetch (one whose completion MPI ties to a flush or unlock: not a
+   * request's) waits with the Puts for the batch, `bytes` its data; any other takes the lock now.
+   */
+  fetch(call: string, rank: number, start: (flags: number) => Promise<void>, bytes: number, deferrable: boolean): Promise<void> {
     const e = this.#epochs.get(rank);
-    if (e === undefined || e.state === 'held' || e.state === 'nocheck') return start();
+    if (e === undefined || e.state === 'held' || e.state === 'nocheck') return start(0);
     const p = new Promise<void>((resolve, reject) => {
       e.waiting.push(new Waiting(call, 0, null, 0, null, { start, resolve, reject }));
     });
-    void this.#acquire(call, rank, e).catch(NOTHING_TO_REPORT);
+    e.bytes += bytes;
+    if (e.state !== 'lazy' || !deferrable || e.bytes > BATCH_BYTES) void this.#acquire(call, rank, e).catch(NOTHING_TO_REPORT);
     return p;
+  }
+
+  /** Whether a lazy epoch to `rank` holds a fetch back for its batch (flushLocal must send it). */
+  holdsFetch(rank: number): boolean {
+    const e = this.#epochs.get(rank);
+    return e !== undefined && e.state === 'lazy' && e.waiting.some((w) => w.fetch !== null);
+  }
+
+  /** `ready` for every lazy epoch that holds a fetch back (flushLocalAll). */
+  async readyFetches(call: string): Promise<void> {
+    await Promise.all(this.#epochs.keys().filter((r) => this.holdsFetch(r)).map((r) => this.ready(call, r)));
   }
 
   /**
@@ -176,9 +195,11 @@ export class PassiveEpochs {
       if (e.state === 'lazy') {
         if (e.waiting.length === 0) return;
         if ((await this.#sendBatch(call, rank, e, RMA_CODE.UNLOCK)) !== RMA_STATUS.BUSY) {
-          // Applied, and the lock released.
+          // Applied, and the lock released; the batch's fetches have their answers (they came first).
           e.waiting.length = 0;
           this.#o.forget(rank);
+          const fetched = this.#o.awaitFetches(rank);
+          if (fetched !== null) await fetched;
           return;
         }
         // Refused (another origin holds a conflicting lock): the ordinary way, with the operations sent again.
@@ -205,8 +226,17 @@ export class PassiveEpochs {
     const whole = w !== null && w.fetch === null ? this.#o.epochOp(w.call, rank, w.code, w.target!, w.op, e.type, w.framed!) : null;
     if (whole !== null) return whole;
     this.#o.post(call, rank, RMA_CODE.LOCK, e.type, RMA_BATCH);
-    for (const op of e.waiting) this.#run(rank, op, RMA_BATCH);
-    return this.#o.control(call, rank, end, e.type, RMA_BATCH);
+    let fetches: Waiting[] | null = null;
+    let answers: Promise<void>[] | null = null;
+    for (const op of e.waiting) {
+      if (op.fetch === null) this.#run(rank, op, RMA_BATCH);
+      else {
+        (fetches ??= []).push(op);
+        (answers ??= []).push(op.fetch.start(RMA_BATCH));
+      }
+    }
+    const status = this.#o.control(call, rank, end, e.type, RMA_BATCH);
+    return fetches === null ? status : settleBatchFetches(status, fetches, answers!);
   }
 
   /** Takes the lock the ordinary way (once per epoch), then sends what waited, in order. */
@@ -232,9 +262,35 @@ export class PassiveEpochs {
   /** Sends waiting operation `w` to `rank` (`flags`: RMA_BATCH in a batch, which may be sent twice), or starts its fetch. */
   #run(rank: number, w: Waiting, flags: number): void {
     if (w.fetch !== null) {
-      w.fetch.start().then(w.fetch.resolve, w.fetch.reject);
+      w.fetch.start(flags).then(w.fetch.resolve, w.fetch.reject);
       return;
     }
     this.#o.send(w.call, rank, w.code, w.target!, w.op, w.framed!.subarray(RMA_PREFIX_BYTES), flags);
   }
 }
+
+/**
+ * A batch's fetches once its end (UNLOCK or FLUSH) is answered: granted, each settles with its
+ * answers (which came before the end's: one channel, in order); refused, the target answered each
+ * with no bytes and they are dropped (the fetch is started again once the lock is held, as a
+ * refused batch's Puts are sent again); failed, each fails with the end's error.
+ */
+function settleBatchFetches(status: Promise<number>, fetches: Waiting[], answers: Promise<void>[]): Promise<number> {
+  return status.then(
+    (s) => {
+      for (let i = 0; i < fetches.length; i++) {
+        if (s === RMA_STATUS.BUSY) answers[i]!.catch(NOTHING_TO_REPORT);
+        else answers[i]!.then(fetches[i]!.fetch!.resolve, fetches[i]!.fetch!.reject);
+      }
+      return s;
+    },
+    (err: unknown) => {
+      for (let i = 0; i < fetches.length; i++) {
+        answers[i]!.catch(NOTHING_TO_REPORT);
+        fetches[i]!.fetch!.reject(err);
+      }
+      throw err;
+    },
+  );
+}
+

@@ -381,7 +381,7 @@ export class Win implements WinShape {
 
   /** MPI_Get: `target` of rank `targetRank`'s window into origin (there after the next flush, unlock, complete or fence). */
   Get(origin: BufSpec, targetRank: number, target?: Target): void {
-    this.#get('Win.Get', origin, targetRank, target);
+    this.#get('Win.Get', origin, targetRank, target, true);
   }
 
   /** MPI_Accumulate: target = origin op target, atomically per element (op: a predefined op, REPLACE or NO_OP). */
@@ -391,7 +391,7 @@ export class Win implements WinShape {
 
   /** MPI_Get_accumulate: result = target, then target = origin op target, as one atomic step per element. */
   GetAccumulate(origin: BufSpec | null, result: BufSpec, targetRank: number, target: Target, op: Op): void {
-    this.#getAccumulate('Win.GetAccumulate', origin, result, targetRank, target, op);
+    this.#getAccumulate('Win.GetAccumulate', origin, result, targetRank, target, op, true);
   }
 
   /** MPI_Fetch_and_op: one element: result = target[disp], then target[disp] = origin op target[disp]. */
@@ -401,7 +401,7 @@ export class Win implements WinShape {
     checkTargetRank(targetRank, this, call);
     const rb = resolveBuf(result, call, 'result');
     const t = elementTargetOf(disp, targetRank, rb.datatype, this, call);
-    this.#getAccumulate(call, origin, result, targetRank, [disp, 1, t.datatype], op);
+    this.#getAccumulate(call, origin, result, targetRank, [disp, 1, t.datatype], op, true);
   }
 
   /** MPI_Compare_and_swap: one element: result = target[disp]; if it equals compare, target[disp] = origin. */
@@ -421,7 +421,8 @@ export class Win implements WinShape {
     data.set(o, 0);
     data.set(c, t.bytes);
     const area = recvAreaOf(res);
-    this.#o.track(targetRank, this.#passive.fetch(call, targetRank, () => this.#o.fetch(call, targetRank, RMA_CODE.CAS, t.elem, 0, t.byteDisp, data, area.subarray(0, t.bytes))).then(() => unpackArea(res, area)));
+    const fetched = this.#passive.fetch(call, targetRank, (flags) => this.#o.fetch(call, targetRank, RMA_CODE.CAS, t.elem, 0, t.byteDisp, data, area.subarray(0, t.bytes), flags), data.length, true);
+    this.#o.track(targetRank, fetched.then(() => unpackArea(res, area)));
   }
 
   /** MPI_Rput: Put as a request, inside a lock or lockAll epoch; complete once the origin buffer is free (at once). */
@@ -436,7 +437,7 @@ export class Win implements WinShape {
   Rget(origin: BufSpec, targetRank: number, target?: Target): Request<void> {
     const call = 'Win.Rget';
     this.#checkPassive(targetRank, call);
-    return Request._fromPromise(this.#get(call, origin, targetRank, target), this.#comm, call);
+    return Request._fromPromise(this.#get(call, origin, targetRank, target, false), this.#comm, call);
   }
 
   /** MPI_Raccumulate: Accumulate as a request, inside a lock or lockAll epoch. */
@@ -451,7 +452,7 @@ export class Win implements WinShape {
   RgetAccumulate(origin: BufSpec | null, result: BufSpec, targetRank: number, target: Target, op: Op): Request<void> {
     const call = 'Win.RgetAccumulate';
     this.#checkPassive(targetRank, call);
-    return Request._fromPromise(this.#getAccumulate(call, origin, result, targetRank, target, op), this.#comm, call);
+    return Request._fromPromise(this.#getAccumulate(call, origin, result, targetRank, target, op, false), this.#comm, call);
   }
 
   #put(call: string, origin: BufSpec, rank: number, target: Target): void {
@@ -463,14 +464,16 @@ export class Win implements WinShape {
     this.#passive.put(call, rank, RMA_CODE.PUT, t, 0, o.bytes);
   }
 
-  #get(call: string, origin: BufSpec, rank: number, target: Target): Promise<void> {
+  /** `deferrable`: complete at the next flush or unlock (Get), not awaited as a request (Rget); win-passive.ts may send it with the epoch's batch. */
+  #get(call: string, origin: BufSpec, rank: number, target: Target, deferrable: boolean): Promise<void> {
     this.#live(call);
     checkTargetRank(rank, this, call);
     const rb = resolveBuf(origin, call, 'origin');
     const t = targetOf(target, rank, rb.packedBytes, rb.datatype, this, call);
     this.#checkAccess(rank, call);
     const area = recvAreaOf(rb);
-    return this.#o.track(rank, this.#passive.fetch(call, rank, () => this.#o.fetch(call, rank, RMA_CODE.GET, t.elem, 0, t.byteDisp, null, area.subarray(0, t.bytes))).then(() => unpackArea(rb, area)));
+    const fetched = this.#passive.fetch(call, rank, (flags) => this.#o.fetch(call, rank, RMA_CODE.GET, t.elem, 0, t.byteDisp, null, area.subarray(0, t.bytes), flags), 0, deferrable);
+    return this.#o.track(rank, fetched.then(() => unpackArea(rb, area)));
   }
 
   #accumulate(call: string, origin: BufSpec, rank: number, target: Target, op: Op): void {
@@ -483,7 +486,8 @@ export class Win implements WinShape {
     this.#passive.put(call, rank, RMA_CODE.ACC, t, code, o.bytes);
   }
 
-  #getAccumulate(call: string, origin: BufSpec | null, result: BufSpec, rank: number, target: Target, op: Op): Promise<void> {
+  /** `deferrable`: as #get's. */
+  #getAccumulate(call: string, origin: BufSpec | null, result: BufSpec, rank: number, target: Target, op: Op, deferrable: boolean): Promise<void> {
     this.#live(call);
     checkTargetRank(rank, this, call);
     const res = resolveBuf(result, call, 'result');
@@ -497,7 +501,8 @@ export class Win implements WinShape {
     this.#checkAccess(rank, call);
     const area = recvAreaOf(res);
     const fetched = data === null ? null : data.slice();
-    return this.#o.track(rank, this.#passive.fetch(call, rank, () => this.#o.fetch(call, rank, RMA_CODE.GET_ACC, t.elem, code, t.byteDisp, fetched, area.subarray(0, t.bytes))).then(() => unpackArea(res, area)));
+    const answered = this.#passive.fetch(call, rank, (flags) => this.#o.fetch(call, rank, RMA_CODE.GET_ACC, t.elem, code, t.byteDisp, fetched, area.subarray(0, t.bytes), flags), fetched?.length ?? 0, deferrable);
+    return this.#o.track(rank, answered.then(() => unpackArea(res, area)));
   }
 
   // --- synchronization -----------------------------------------------------------------
@@ -613,7 +618,10 @@ export class Win implements WinShape {
 
   /** MPI_Win_flush_local: every operation to `rank` is complete at the origin (its buffers may be reused, fetched data is in). */
   async flushLocal(rank: number): Promise<void> {
-    this.#checkPassive(rank, 'Win.flushLocal');
+    const call = 'Win.flushLocal';
+    this.#checkPassive(rank, call);
+    // A Get held back for a lazy epoch's batch is sent with it now (a flush: more than local completion needs, never less).
+    if (this.#passive.holdsFetch(rank)) await this.#passive.ready(call, rank);
     await this.#o.awaitFetches(rank);
   }
 
@@ -622,6 +630,7 @@ export class Win implements WinShape {
     const call = 'Win.flushLocalAll';
     this.#live(call);
     if (!this.#lockAll && this.#locks.size === 0) throw mpiError(ERR_RMA_SYNC, call, `window ${this.name} has no lock epoch open by this process`);
+    await this.#passive.readyFetches(call);
     await this.#o.awaitAllFetches();
   }
 

@@ -226,6 +226,30 @@ describe('RmaTarget', () => {
     expect([win.memory[1], sent.at(-1)!.payload![0], Atomics.load(win.control, RMA_CONTROL.LOCK)]).toEqual([7, RMA_STATUS.OK, 0]);
   });
 
+  it('answers a batch\'s GET with its bytes when the batch is granted, and with no bytes when it is refused', () => {
+    const { target, win, sent } = setup();
+    win.memory.set([1, 2, 3, 4], 8);
+    const batch = (tag: number): { get: Uint8Array; status: number } => {
+      const lock = frame(RMA_CODE.LOCK, 0, 0, RMA_LOCK_TYPE.EXCLUSIVE, 0);
+      lock.aux |= RMA_BATCH;
+      target.arrive(1, lock, new Uint8Array(0));
+      const get = frame(RMA_CODE.GET, 0, 0, 4, tag);
+      get.aux |= RMA_BATCH;
+      target.arrive(1, get, payload(8));
+      const unlock = frame(RMA_CODE.UNLOCK, 0, 0, RMA_LOCK_TYPE.EXCLUSIVE, tag + 1);
+      unlock.aux |= RMA_BATCH;
+      target.arrive(1, unlock, new Uint8Array(0));
+      const [g, u] = sent.slice(-2);
+      expect([g!.h.tag, u!.h.tag]).toEqual([tag, tag + 1]);
+      return { get: g!.payload!, status: u!.payload![0]! };
+    };
+    target.arrive(1, frame(RMA_CODE.LOCK, 0, 0, RMA_LOCK_TYPE.EXCLUSIVE, 0), new Uint8Array(0));
+    expect(batch(50)).toEqual({ get: new Uint8Array(0), status: RMA_STATUS.BUSY });
+    target.arrive(1, frame(RMA_CODE.UNLOCK, 0, 0, RMA_LOCK_TYPE.EXCLUSIVE), new Uint8Array(0));
+    expect(batch(60)).toEqual({ get: new Uint8Array([1, 2, 3, 4]), status: RMA_STATUS.OK });
+    expect(Atomics.load(win.control, RMA_CONTROL.LOCK)).toBe(0);
+  });
+
   it('applies a one-frame epoch (RMA_EPOCH: lock, PUT or ACC, unlock) only when its lock is free, answers OK or BUSY on its tag, and leaves the lock as it found it', () => {
     const { target, win, sent } = setup();
     const epoch = (code: number, elem: number, op: number, type: number, disp: number, data: ArrayBufferView, tag: number): number => {

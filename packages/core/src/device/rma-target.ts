@@ -26,11 +26,12 @@
  * one status byte (RMA_STATUS). Frames of one origin reach one target in order (one channel per
  * pair), so an UNLOCK's or FLUSH's reply means every earlier operation has been applied.
  *
- * Lazy locks (win-passive.ts): an origin may send LOCK, its Puts and Accumulates and UNLOCK (or
- * FLUSH, at a flush: the lock then stays held) at once, each with the RMA_BATCH bit in aux, before
- * it knows the lock is granted. A batch LOCK is not answered; when it is refused, this thread
- * remembers the origin for the window and drops the batch's operations until its UNLOCK or FLUSH,
- * which answers BUSY (granted: OK, after the release or with the lock held). One
+ * Lazy locks (win-passive.ts): an origin may send LOCK, its operations and UNLOCK (or FLUSH, at a
+ * flush: the lock then stays held) at once, each with the RMA_BATCH bit in aux, before it knows the
+ * lock is granted. A batch LOCK is not answered; when it is refused, this thread remembers the
+ * origin for the window and drops the batch's operations until its UNLOCK or FLUSH, which answers
+ * BUSY (granted: OK, after the release or with the lock held); a dropped fetch (GET, GET_ACC, CAS)
+ * is answered with no bytes, which the origin, told BUSY after it, throws away. One
  * channel per endpoint pair brings the batch whole, in order, to one thread, so that memory is
  * this thread's alone.
  *
@@ -328,10 +329,10 @@ export class RmaTarget {
     // (NOTHING is never written to.)
   }
 
-  /** A frame of a lazily locked epoch's batch (RMA_BATCH): only its last, UNLOCK or FLUSH, is answered (OK, or BUSY when its LOCK was refused). */
+  /** A frame of a lazily locked epoch's batch (RMA_BATCH): its fetches are answered (no bytes when its LOCK was refused), and its last, UNLOCK or FLUSH (OK, or BUSY when refused). */
   #batch(w: RmaWindowRecord | undefined, k: number, code: number, h: FrameHeader, payload: Uint8Array): Uint8Array | null {
-    const last = code === RMA_CODE.UNLOCK || code === RMA_CODE.FLUSH;
-    if (w === undefined) return last ? refusal(code, this.#status) : null;
+    // Not answered: LOCK, PUT and ACC; answered: the fetches (their data) and the last (the status).
+    if (w === undefined) return code === RMA_CODE.LOCK ? null : refusal(code, this.#status);
     const src = h.srcEndpoint;
     if (code === RMA_CODE.LOCK) {
       if (!tryLock(w.control, h.aux2)) {
@@ -343,7 +344,8 @@ export class RmaTarget {
     }
     const origins = this.#refused.get(k);
     if (origins !== undefined && origins.has(src)) {
-      if (!last) return null;
+      // Refused: a fetch is answered with no bytes (the origin drops it and asks again once it holds the lock).
+      if (code !== RMA_CODE.UNLOCK && code !== RMA_CODE.FLUSH) return refusal(code, this.#status);
       origins.delete(src);
       if (origins.size === 0) this.#refused.delete(k);
       return statusBytes(this.#status, RMA_STATUS.BUSY);

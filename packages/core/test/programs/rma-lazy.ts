@@ -6,7 +6,8 @@
 //             it unlocks, 300 ms after rank 2 began). Then: shared locks of two origins at once, an
 //             epoch with no operation, MODE_NOCHECK, a Put larger than a batch, a Get and
 //             accumulates inside a lazy epoch (in order), lockAll/unlockAll with a Put to every rank, and
-//             a flush whose batch (LOCK, Put, FLUSH) is refused while rank 1 holds the lock.
+//             a flush whose batch (LOCK, Put, FLUSH) is refused while rank 1 holds the lock, a Get
+//             whose batch is refused, a Get that flushLocal sends, an Rget awaited inside the epoch.
 //   epochs    (np 3) epochs of one Put or Accumulate, which travel as one frame (RMA_EPOCH): a shared
 //             one is granted while another origin holds a shared lock, an exclusive one waits for
 //             that shared lock's release, a Put's epoch then a Get by another rank sees the data, and
@@ -135,6 +136,38 @@ if (which === 'conflict') {
   }
   await world.barrier();
   if (rank === 0) equal(Atomics.load(words, 13), 4, 'word 13 after a flush batch was refused, then granted');
+
+  // 7. A Get travels with the batch too (lock, Get, unlock: one round trip): refused while rank 1
+  // holds the lock, its answer (no bytes) is dropped and it is fetched again under the lock. Then a
+  // Get held for the batch that flushLocal sends, and an Rget awaited inside a lazy epoch.
+  if (rank === 1) {
+    await win.lock(0, MPI.LOCK_EXCLUSIVE);
+    win.Put(new Int32Array([5]), 0, [14]);
+    await win.flush(0);
+    await world.send('held', 2, 10);
+    await sleep(300);
+    win.Put(new Int32Array([6]), 0, [14]);
+    await win.unlock(0);
+  } else if (rank === 2) {
+    await world.recv(1, 10);
+    await win.lock(0, MPI.LOCK_EXCLUSIVE);
+    const got = new Int32Array([-1]);
+    win.Get(got, 0, [14]);
+    await win.unlock(0);
+    equal(got[0], 6, 'a Get refused with its batch, fetched again once rank 1 released the lock');
+    await win.lock(0, MPI.LOCK_SHARED);
+    const local = new Int32Array([-1]);
+    win.Get(local, 0, [14]);
+    await win.flushLocal(0);
+    equal(local[0], 6, 'a Get held for the batch, sent by flushLocal');
+    await win.unlock(0);
+    await win.lock(0, MPI.LOCK_SHARED);
+    const requested = new Int32Array([-1]);
+    await win.Rget(requested, 0, [14]).wait();
+    equal(requested[0], 6, 'an Rget awaited inside a lazy epoch');
+    await win.unlock(0);
+  }
+  await world.barrier();
   await win.free();
   console.log(`rma-lazy OK rank ${rank}`);
   await MPI.finalize();
