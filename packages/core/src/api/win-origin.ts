@@ -257,7 +257,8 @@ export class WinOrigin {
    * brings a notice after every Put and Accumulate sent before it, applied by then: so when this
    * returns, the other member has entered the fence and every operation of this epoch on either
    * side is applied. That is all a fence of two members must do: no third member can observe
-   * either's memory before the notices are in, so no FLUSH round trip and no barrier is needed.
+   * either's memory before the notices are in, so no FLUSH round trip and no barrier is needed
+   * (but for a dynamic window's: see below).
    */
   async noticeExchange(call: string): Promise<void> {
     const other = 1 - this.#me;
@@ -265,11 +266,16 @@ export class WinOrigin {
     const fetches = this.awaitAllFetches();
     if (fetches !== null) await fetches;
     const arrived = this.#comm.Irecv(NO_BYTES, other, TAG_FENCE);
-    this.#dirty.delete(other);
     if (this.#localTarget(other) !== null) {
+      this.#dirty.delete(other);
       await Promise.all([this.#comm.Isend(NO_BYTES, other, TAG_FENCE).wait(), arrived.wait()]);
       return;
     }
+    // A dynamic window's frames may be held at the target until an attach or detach reaches the
+    // thread that applies them (RmaTarget.arrive): the notice, no RMA frame, would pass them; a
+    // FLUSH, held in order with them, is answered once they are applied.
+    if (this.#record.regions !== undefined) await this.complete(call, other);
+    this.#dirty.delete(other);
     runtime(call).device.rma.notify(this.#record.endpoint, this.#comm._endpoints[other]!, this.#record.contextId, TAG_FENCE, call);
     await arrived.wait();
   }

@@ -11,6 +11,8 @@
 //             inside lock(0, LOCK_EXCLUSIVE): no increment is lost, so the locks excluded each other.
 //   accumulate every rank adds to all K elements (INT32 and FLOAT64) of rank 0's window M times
 //             under lockAll, with Raccumulate and flushAll: the sums are exact.
+//   dynamic-fence (np 2) fences over a dynamic window while the target attaches and detaches:
+//             every round's Put is in the target's memory when its fence returns.
 //   errors    bad input: each call throws an MPIError naming the call (np >= 2).
 import * as MPI from '@tsmpi/core';
 import { check, equal, throwsMPI } from './check.ts';
@@ -137,6 +139,37 @@ if (which === 'computes') {
   equal(Atomics.load(mine, 1), 100 + ((rank + np - 1) % np), 'the left neighbour\'s Put in attached memory');
   win.detach(mine);
   await throwsMPI(() => win.detach(mine), MPI.ERR_RMA_ATTACH, 'Win.detach', 'detach of memory not attached');
+  await win.free();
+} else if (which === 'dynamic-fence') {
+  // Fences of a window of two members (one exchange of notices, WinOrigin.noticeExchange) over a
+  // dynamic window while the target attaches and detaches memory: rank 0 Puts the round's number
+  // into rank 1's first region and fences, while rank 1 attaches a region and fences; in the next
+  // epoch rank 1 reads the number and detaches the region. A thread that applies frames holds them
+  // until it has seen an attach or detach: a notice that passed them would end the fence before
+  // the Put, and rank 1 would read the round before's.
+  check(np === 2, 'dynamic-fence runs on 2 processes');
+  const ROUNDS = 300;
+  const win = await MPI.Win.createDynamic(world);
+  const first = new Int32Array(new SharedArrayBuffer(4));
+  const addrs = new Float64Array(2);
+  await world.Allgather(new Float64Array([win.attach(first)]), addrs);
+  await win.fence();
+  let stale = 0;
+  for (let i = 1; i <= ROUNDS; i++) {
+    const more = new Int32Array(new SharedArrayBuffer(4));
+    if (rank === 1) win.attach(more);
+    else win.Put(new Int32Array([i]), 1, [addrs[1]!, 1, MPI.INT32]);
+    await win.fence();
+    // An epoch without Puts: rank 1 reads before rank 0 may Put again (after the next fence).
+    if (rank === 1) {
+      if (Atomics.load(first, 0) !== i) stale++;
+      win.detach(more);
+    }
+    await win.fence();
+  }
+  await win.fence(MPI.MODE_NOSUCCEED);
+  equal(stale, 0, 'rounds whose Put was not in rank 1\'s memory after the fence');
+  win.detach(first);
   await win.free();
 } else if (which === 'errors') {
   const win = await MPI.Win.allocate(16, 4, world);
