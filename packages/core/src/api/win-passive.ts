@@ -215,11 +215,11 @@ export class PassiveEpochs {
   }
 
   /**
-   * Sends the waiting Puts and Accumulates with the lock and `end`: UNLOCK (the epoch's end: one
-   * operation that fits a frame goes as that one frame, RMA_EPOCH) or FLUSH (the lock stays held),
-   * as one batch: LOCK, the operations, `end`. Resolves to the target's answer to `end` (BUSY:
-   * refused, nothing applied). Not an async function: the answer's promise is passed on as it is,
-   * one promise and one await fewer per epoch.
+   * Sends what waited with the lock and `end`: UNLOCK (the epoch's end: one Put or Accumulate that
+   * fits a frame goes as that one frame, RMA_EPOCH) or FLUSH (the lock stays held), as one batch:
+   * LOCK, the operations, `end`; the fetches among them settle with the batch (settleBatchFetches).
+   * Resolves to the target's answer to `end` (BUSY: refused, nothing applied). Not an async
+   * function: the answer's promise is passed on as it is, one promise and one await fewer per epoch.
    */
   #sendBatch(call: string, rank: number, e: Epoch, end: typeof RMA_CODE.UNLOCK | typeof RMA_CODE.FLUSH): Promise<number> {
     const w = end === RMA_CODE.UNLOCK && e.waiting.length === 1 ? e.waiting[0]! : null;
