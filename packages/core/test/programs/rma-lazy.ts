@@ -32,16 +32,20 @@ if (which === 'conflict') {
   const win = await MPI.Win.allocate(64 + BIG, 4, world);
   const words = new Int32Array(win.memory.buffer, win.memory.byteOffset, 16);
   await world.barrier();
+  /** Rank 1: takes rank 0's exclusive lock (its flush takes it) writing `first` to `word`, tells rank 2 on `tag`, holds it 300 ms, writes `last` and unlocks. */
+  const holdLock = async (word: number, first: number, last: number, tag: number): Promise<void> => {
+    await win.lock(0, MPI.LOCK_EXCLUSIVE);
+    win.Put(new Int32Array([first]), 0, [word]);
+    await win.flush(0); // the lock is held from here
+    await world.send('held', 2, tag);
+    await sleep(300);
+    win.Put(new Int32Array([last]), 0, [word]);
+    await win.unlock(0);
+  };
 
   // 1. An exclusive lock held by rank 1 makes rank 2's batch wait.
   if (rank === 1) {
-    await win.lock(0, MPI.LOCK_EXCLUSIVE);
-    win.Put(new Int32Array([1]), 0, [0]);
-    await win.flush(0); // the lock is held from here
-    await world.send('held', 2, 7);
-    await sleep(300);
-    win.Put(new Int32Array([2]), 0, [0]);
-    await win.unlock(0);
+    await holdLock(0, 1, 2, 7);
   } else if (rank === 2) {
     await world.recv(1, 7);
     await win.lock(0, MPI.LOCK_EXCLUSIVE);
@@ -115,13 +119,7 @@ if (which === 'conflict') {
   // exclusive lock, it takes the lock the ordinary way (after rank 1's unlock) and sends the Put again;
   // granted, the lock stays held until unlock (rank 2 reads back its own value under it).
   if (rank === 1) {
-    await win.lock(0, MPI.LOCK_EXCLUSIVE);
-    win.Put(new Int32Array([1]), 0, [13]);
-    await win.flush(0); // the lock is held from here
-    await world.send('held', 2, 9);
-    await sleep(300);
-    win.Put(new Int32Array([2]), 0, [13]);
-    await win.unlock(0);
+    await holdLock(13, 1, 2, 9);
   } else if (rank === 2) {
     await world.recv(1, 9);
     await win.lock(0, MPI.LOCK_EXCLUSIVE);
@@ -141,13 +139,7 @@ if (which === 'conflict') {
   // holds the lock, its answer (no bytes) is dropped and it is fetched again under the lock. Then a
   // Get held for the batch that flushLocal sends, and an Rget awaited inside a lazy epoch.
   if (rank === 1) {
-    await win.lock(0, MPI.LOCK_EXCLUSIVE);
-    win.Put(new Int32Array([5]), 0, [14]);
-    await win.flush(0);
-    await world.send('held', 2, 10);
-    await sleep(300);
-    win.Put(new Int32Array([6]), 0, [14]);
-    await win.unlock(0);
+    await holdLock(14, 5, 6, 10);
   } else if (rank === 2) {
     await world.recv(1, 10);
     await win.lock(0, MPI.LOCK_EXCLUSIVE);
