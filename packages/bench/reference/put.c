@@ -4,9 +4,10 @@
  *
  * --call put-lock: rank 0 runs MPI_Win_lock(EXCLUSIVE, 1), MPI_Put of SIZE bytes (default 8),
  * MPI_Win_unlock(1) per call (--call put-flush: MPI_Win_flush(1, win) between the Put and the
- * unlock; --call get-lock: MPI_Get of SIZE bytes instead of the Put); rank 1 waits in MPI_Barrier, or with --compute S computes S
- * seconds without calling MPI while rank 0 runs its timed calls. --call put-fence: rank 0 Puts SIZE bytes (default 1 MiB), then
- * both ranks MPI_Win_fence, per call. The window is MPI_Win_allocate'd. Rank 0 prints the mean
+ * unlock; --call get-lock: MPI_Get of SIZE bytes instead of the Put); rank 1 waits in
+ * MPI_Barrier, or with --compute S computes S seconds without calling MPI while rank 0 runs its
+ * timed calls. --call put-fence: rank 0 Puts SIZE bytes (default 1 MiB), then both ranks
+ * MPI_Win_fence, per call. The window is MPI_Win_allocate'd. Rank 0 prints the mean
  * per call (the loop's time / calls), SIZE / mean in MB/s, the median, p99 and min per-call
  * times and the CPU per call summed over both ranks.
  *

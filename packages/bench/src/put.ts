@@ -28,8 +28,9 @@ import { summarizeCalls } from './stats.ts';
 const USAGE = `usage: mpiexec -n 2 packages/bench/src/put.ts --call put-lock|put-flush|get-lock|put-fence [flags]
 
 One-sided Put, timed per epoch: put-lock (lock, Put, unlock: passive target), put-flush
-(lock, Put, flush, unlock), get-lock (lock, Get, unlock), put-fence (Put, then fence). Prints the mean time per call in microseconds, the bandwidth, the median,
-p99 and min per-call times and the CPU time per call (summed over both ranks).
+(lock, Put, flush, unlock), get-lock (lock, Get, unlock), put-fence (Put, then fence).
+Prints the mean time per call in microseconds, the bandwidth, the median, p99 and min
+per-call times and the CPU time per call (summed over both ranks).
 
   --call CALL      put-lock, put-flush, get-lock or put-fence (required)
   --compute S      put-lock, put-flush, get-lock: the target computes S seconds without calling MPI (default 0)
@@ -74,13 +75,13 @@ if (parsed.kind === 'help') {
     const origin = new Uint8Array(sizeBytes).fill(7);
     const fetched = new Uint8Array(sizeBytes);
     if (call === 'get-lock' && comm.rank === 1) win.memory.fill(9);
-    const one = call === 'put-lock'
-      ? async () => { await win.lock(1, MPI.LOCK_EXCLUSIVE); win.Put(origin, 1); await win.unlock(1); }
-      : call === 'put-flush'
-        ? async () => { await win.lock(1, MPI.LOCK_EXCLUSIVE); win.Put(origin, 1); await win.flush(1); await win.unlock(1); }
-        : call === 'get-lock'
-          ? async () => { await win.lock(1, MPI.LOCK_EXCLUSIVE); win.Get(fetched, 1); await win.unlock(1); }
-          : async () => { if (comm.rank === 0) win.Put(origin, 1); await win.fence(); };
+    const epochs: Record<Call, () => Promise<void>> = {
+      'put-lock': async () => { await win.lock(1, MPI.LOCK_EXCLUSIVE); win.Put(origin, 1); await win.unlock(1); },
+      'put-flush': async () => { await win.lock(1, MPI.LOCK_EXCLUSIVE); win.Put(origin, 1); await win.flush(1); await win.unlock(1); },
+      'get-lock': async () => { await win.lock(1, MPI.LOCK_EXCLUSIVE); win.Get(fetched, 1); await win.unlock(1); },
+      'put-fence': async () => { if (comm.rank === 0) win.Put(origin, 1); await win.fence(); },
+    };
+    const one = epochs[call];
     const samples = new Float64Array(calls);
     let loopSeconds = 0;
     await win.fence();
