@@ -79,6 +79,12 @@ interface Epoch {
 }
 
 const NOTHING_TO_REPORT = (): void => undefined;
+/** A fetch sent in a batch (RMA_BATCH), and the promise of its answers. */
+interface BatchFetch {
+  readonly fetch: WaitingFetch;
+  readonly answer: Promise<void>;
+}
+
 /** An epoch's acquisition once a batch's FLUSH was granted: the lock is held, nothing to wait for. */
 const HELD: Promise<void> = Promise.resolve();
 
@@ -226,17 +232,13 @@ export class PassiveEpochs {
     const whole = w !== null && w.fetch === null ? this.#o.epochOp(w.call, rank, w.code, w.target!, w.op, e.type, w.framed!) : null;
     if (whole !== null) return whole;
     this.#o.post(call, rank, RMA_CODE.LOCK, e.type, RMA_BATCH);
-    let fetches: Waiting[] | null = null;
-    let answers: Promise<void>[] | null = null;
+    let fetches: BatchFetch[] | null = null;
     for (const op of e.waiting) {
       if (op.fetch === null) this.#run(rank, op, RMA_BATCH);
-      else {
-        (fetches ??= []).push(op);
-        (answers ??= []).push(op.fetch.start(RMA_BATCH));
-      }
+      else (fetches ??= []).push({ fetch: op.fetch, answer: op.fetch.start(RMA_BATCH) });
     }
     const status = this.#o.control(call, rank, end, e.type, RMA_BATCH);
-    return fetches === null ? status : settleBatchFetches(status, fetches, answers!);
+    return fetches === null ? status : settleBatchFetches(status, fetches);
   }
 
   /** Takes the lock the ordinary way (once per epoch), then sends what waited, in order. */
@@ -275,19 +277,19 @@ export class PassiveEpochs {
  * with no bytes and they are dropped (the fetch is started again once the lock is held, as a
  * refused batch's Puts are sent again); failed, each fails with the end's error.
  */
-function settleBatchFetches(status: Promise<number>, fetches: Waiting[], answers: Promise<void>[]): Promise<number> {
+function settleBatchFetches(status: Promise<number>, fetches: readonly BatchFetch[]): Promise<number> {
   return status.then(
     (s) => {
-      for (let i = 0; i < fetches.length; i++) {
-        if (s === RMA_STATUS.BUSY) answers[i]!.catch(NOTHING_TO_REPORT);
-        else answers[i]!.then(fetches[i]!.fetch!.resolve, fetches[i]!.fetch!.reject);
+      for (const { fetch, answer } of fetches) {
+        if (s === RMA_STATUS.BUSY) answer.catch(NOTHING_TO_REPORT);
+        else answer.then(fetch.resolve, fetch.reject);
       }
       return s;
     },
     (err: unknown) => {
-      for (let i = 0; i < fetches.length; i++) {
-        answers[i]!.catch(NOTHING_TO_REPORT);
-        fetches[i]!.fetch!.reject(err);
+      for (const { fetch, answer } of fetches) {
+        answer.catch(NOTHING_TO_REPORT);
+        fetch.reject(err);
       }
       throw err;
     },
