@@ -1,5 +1,5 @@
 // Point-to-point over real mpiexec jobs on loopback TCP.
-// testlist: p2p-order np 2,4; p2p-probe np 3; p2p-misc np 2; p2p-big np 2; p2p-unexpected np 2; send-while-computing np 2 (send, allreduce, yield; engines with --progress engines); errors np 2; bad-key np 2; singleton np 1
+// testlist: p2p-order np 2,4; p2p-probe np 3; p2p-misc np 2; p2p-big np 2; p2p-unexpected np 2; send-while-computing np 2 (send, first, allreduce, yield; engines with --progress engines); errors np 2; bad-key np 2; singleton np 1
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -43,7 +43,7 @@ describe('point-to-point', () => {
     }
   }
 
-  it.each(['send', 'allreduce', 'yield'])('has sent before the sender computes: %s, then computing without MPI (ADR 0061, GUIDE.md)', async (mode) => {
+  it.each(['send', 'first', 'allreduce', 'yield'])('has sent before the sender computes: %s, then computing without MPI (ADR 0061, GUIDE.md)', async (mode) => {
     expectOk(await sendWhileComputing(mode), `send-while-computing OK ${mode} (progress inline)`);
   });
 

@@ -194,6 +194,11 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
     return this.#socket?.bytesWritten ?? 0;
   }
 
+  /** Handshake done: what is queued goes to the socket at the turn's flush. */
+  get isOpen(): boolean {
+    return this.#state === STATE_OPEN;
+  }
+
   get isClosed(): boolean {
     return this.#state === STATE_CLOSED;
   }

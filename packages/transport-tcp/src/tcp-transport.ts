@@ -292,11 +292,17 @@ export class TcpTransport implements Transport, ConnectionOwner {
     return conn.queue(header, payload, sentToken);
   }
 
+  /** Interface.ts: a live peer's owned channel whose connection is absent or still opening is not open. */
+  isOpen(dstProcess: number, channel: number): boolean {
+    if (this._isClosing || this.#peerState[dstProcess] !== PEER_ALIVE || this.#isOwned[channel] !== true) return true;
+    return this.#out[dstProcess * this.#channelCount + channel]?.isOpen === true;
+  }
+
   /** The lean send's frame (interface.ts): only to a live peer on an open connection of an owned channel, else false. */
   queueEager(dstProcess: number, channel: number, contextId: number, srcEndpoint: number, dstEndpoint: number, tag: number, payload: Uint8Array): boolean {
     if (this._isClosing || this.#peerState[dstProcess] !== PEER_ALIVE || this.#isOwned[channel] !== true) return false;
     const conn = this.#out[dstProcess * this.#channelCount + channel];
-    if (conn === undefined || conn === null) return false;
+    if (conn === undefined || conn === null || !conn.isOpen) return false;
     this.#sent[channel]!++;
     conn.queueEager(contextId, srcEndpoint, dstEndpoint, tag, payload);
     return true;

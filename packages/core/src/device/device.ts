@@ -342,17 +342,21 @@ export class Device {
     const path = this.#path;
     // Only a frame that goes through an injection ring is bounded by it; hosted channels and direct routes are not.
     if (len <= path.eagerMax(c)) {
-      if (sync) {
-        h.kind = FRAME_KIND.EAGER_SYNC;
-        h.aux = this.#protocol.sendSlot(r, len);
-        this.#protocol.noteSend(h.aux, h);
-      } else {
-        h.kind = FRAME_KIND.EAGER;
-        h.aux = 0;
+      // An eager send completes at once, unless its frame waits for this thread to open the connection:
+      // then once the frame is written (its slot is the transport's sent token), as code that computes
+      // after the call would otherwise hold it, and every frame behind it, until it yields (docs/adr/0061).
+      const waits = !sync && path.waitsToOpen(proc, c);
+      h.kind = sync ? FRAME_KIND.EAGER_SYNC : FRAME_KIND.EAGER;
+      h.aux = 0;
+      let slot = -1;
+      if (sync || waits) {
+        slot = this.#protocol.sendSlot(r, len);
+        this.#protocol.noteSend(slot, h);
+        if (sync) h.aux = slot;
       }
       h.payloadLength = len;
-      this.#first(r, proc, h, len === 0 ? null : data);
-      if (!sync) {
+      this.#first(r, proc, h, len === 0 ? null : data, waits ? slot : -1);
+      if (!sync && !waits) {
         this.#completion.countSent(len, ctx);
         this.#completion.complete(r);
       }
@@ -364,7 +368,7 @@ export class Device {
     h.aux = slot;
     h.aux2 = len;
     h.payloadLength = 0;
-    this.#first(r, proc, h, null);
+    this.#first(r, proc, h, null, -1);
   }
 
   /**
@@ -372,9 +376,9 @@ export class Device {
    * thread has stopped, or the process is failing: ThreadBridge.inject throws) r is undone, its
    * shared copy freed, and the error propagates to the caller's call; nothing is counted.
    */
-  #first(r: DevRequest, proc: number, h: FrameHeader, payload: Uint8Array | null): void {
+  #first(r: DevRequest, proc: number, h: FrameHeader, payload: Uint8Array | null, sentToken: number): void {
     try {
-      this.#path.first(proc, h, payload, r.call);
+      this.#path.first(proc, h, payload, r.call, sentToken);
     } catch (e) {
       this.#protocol.abandonSend(r);
       throw e;

@@ -29,8 +29,18 @@ export interface SendPath {
    * remote process `proc` on its channel's usual path. `call`: the API call an injection error names.
    */
   out(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string): void;
-  /** Sends a message's first frame (EAGER, EAGER_SYNC, RNDV_RTS): `out`, or a remote reader's route. */
-  first(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string): void;
+  /**
+   * Sends a message's first frame (EAGER, EAGER_SYNC, RNDV_RTS): `out`, or a remote reader's route.
+   * `sentToken` >= 0 (only where waitsToOpen said so): the transport tells it (onSent) once the
+   * frame is written; -1: nothing to tell.
+   */
+  first(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string, sentToken: number): void;
+  /**
+   * A frame for `proc` on channel `c` would wait for this thread to open its connection, which takes
+   * this thread's event loop: an eager send then completes once its frame is written (Device.send),
+   * so that code which computes after the call does not hold it (docs/adr/0061).
+   */
+  waitsToOpen(proc: number, c: number): boolean;
   /** The largest message that goes eagerly on channel `c` (an injection ring bounds what it carries). */
   eagerMax(c: number): number;
   /** This thread answers channel `c`'s RNDV_CTS itself (it hosts it): a rendezvous sends from the user's buffer. */
@@ -104,13 +114,17 @@ export class HostedPath implements SendPath {
   }
 
   out(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string): void {
+    this.first(proc, h, payload, call, -1);
+  }
+
+  first(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string, sentToken: number): void {
     const c = channelOf(h.srcEndpoint, h.dstEndpoint, this.#J, this.#channels);
-    if (this.#hosted[c]) this.#t.send(proc, h, payload, -1);
+    if (this.#hosted[c]) this.#t.send(proc, h, payload, sentToken);
     else this.#bridge.inject(c, proc, h, payload, call);
   }
 
-  first(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string): void {
-    this.out(proc, h, payload, call);
+  waitsToOpen(proc: number, c: number): boolean {
+    return this.#hosted[c] === true && this.#t.isOpen?.(proc, c) === false;
   }
 
   eagerMax(c: number): number {
@@ -152,14 +166,18 @@ export class DirectPath implements SendPath {
   }
 
   out(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string): void {
+    this.first(proc, h, payload, call, -1);
+  }
+
+  first(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string, sentToken: number): void {
     const c = channelOf(h.srcEndpoint, h.dstEndpoint, this.#J, this.#channels);
     const d = this.#direct[c];
-    if (d !== undefined) d.send(proc, h, payload, -1);
+    if (d !== undefined) d.send(proc, h, payload, sentToken);
     else this.#bridge.inject(c, proc, h, payload, call);
   }
 
-  first(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string): void {
-    this.out(proc, h, payload, call);
+  waitsToOpen(proc: number, c: number): boolean {
+    return this.#direct[c]?.isOpen?.(proc, c) === false;
   }
 
   eagerMax(c: number): number {
@@ -197,6 +215,11 @@ export class InjectedPath implements SendPath {
     this.out(proc, h, payload, call);
   }
 
+  /** The channel's host opens the connection on its own event loop, whatever this thread does. */
+  waitsToOpen(): boolean {
+    return false;
+  }
+
   eagerMax(): number {
     return this.#injectLimit;
   }
@@ -230,6 +253,11 @@ export class RoutedPath implements SendPath {
 
   first(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string): void {
     this.#routes.send(proc, h, payload, call);
+  }
+
+  /** Which path a message takes is decided as it is sent (ReaderRoutes.send): its eager send completes at once. */
+  waitsToOpen(): boolean {
+    return false;
   }
 
   eagerMax(c: number): number {
@@ -270,6 +298,10 @@ export class StartHold implements SendPath {
 
   first(): void {
     throw new Error('internal: the device sent a message before Device.start');
+  }
+
+  waitsToOpen(): boolean {
+    return false;
   }
 
   eagerMax(): number {

@@ -80,6 +80,7 @@ function recordingPath(): SendPath & { frames: [number, number, number, number[]
     eagerMax: () => 0,
     hosts: () => false,
     queueEager: () => false,
+    waitsToOpen: () => false,
   };
 }
 
@@ -111,6 +112,6 @@ describe('StartHold', () => {
   it('refuses a message of its own before start (an internal error, never a silent hold)', () => {
     const hold = new StartHold();
     expect(() => hold.first()).toThrow(/internal: the device sent a message before Device.start/);
-    expect([hold.eagerMax(), hold.hosts(), hold.queueEager()]).toEqual([0, false, false]);
+    expect([hold.eagerMax(), hold.hosts(), hold.queueEager(), hold.waitsToOpen()]).toEqual([0, false, false, false]);
   });
 });

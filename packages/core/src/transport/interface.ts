@@ -316,6 +316,13 @@ export interface Transport {
    */
   open?(peer: number): Promise<void>;
   /**
+   * Optional: false while a frame sent now to `dstProcess` on `channel` would wait for this
+   * instance to open the connection (none yet, or its handshake under way), which needs its
+   * thread's event loop; true once frames go to the kernel at the turn's flush, and whenever
+   * `send` would not queue them (closing, the peer lost). Absent: frames never wait so.
+   */
+  isOpen?(dstProcess: number, channel: number): boolean;
+  /**
    * Optional (the lean send of docs/adr/0020-lean-common-path.md): queues an EAGER frame
    * (flags, seq, aux and aux2 zero) with `payload` copied, for `dstProcess` on `channel`, which
    * must be channelOf(srcEndpoint, dstEndpoint, J, C) and owned here, writing the header's

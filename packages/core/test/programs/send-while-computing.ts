@@ -4,6 +4,8 @@
 // (no MPI message reaches a rank that does not run), that what it waits for arrived.
 // A frame held until the computing ends trips the 60 s deadlock guard instead.
 //   send       `await Send()`, then computing: the frame left before the await's continuation ran
+//   first      the same as rank 0's first frame to rank 1, with no barrier before: `await Send()`
+//              returns once the connection it opened carries the frame
 //   allreduce  rank 1 enters Allreduce first, so rank 0's finishes inside the call; rank 0 computes
 //              after `await Allreduce()` while rank 1's waits for rank 0's contribution
 //   yield      Isend, one setImmediate turn, then computing
@@ -12,7 +14,7 @@ import fs from 'node:fs';
 import * as MPI from '@tsmpi/core';
 import { check, equal } from './check.ts';
 
-const MODES = ['send', 'allreduce', 'yield', 'engines'];
+const MODES = ['send', 'first', 'allreduce', 'yield', 'engines'];
 const mode = process.argv[2] ?? '';
 check(MODES.includes(mode), `mode one of ${MODES.join(', ')} (got ${mode})`);
 const marker = process.env.SEND_WHILE_COMPUTING_MARKER ?? '';
@@ -26,14 +28,14 @@ function computeUntilMarker(): void {
 await MPI.init();
 const world = MPI.COMM_WORLD;
 const sum = new Float64Array(1);
-await world.barrier();
+if (mode !== 'first') await world.barrier();
 if (world.rank === 0) {
   if (mode === 'allreduce') {
     const peerIn = world.Irecv(new Uint8Array(0), 1, 6);
     await peerIn.wait(); // rank 1 is in its Allreduce: this one finishes inside the call
     await world.Allreduce(new Float64Array([1]), sum, MPI.SUM);
     computeUntilMarker();
-  } else if (mode === 'send') {
+  } else if (mode === 'send' || mode === 'first') {
     await world.Send(new Float64Array([1, 2, 3]), 1, 5);
     computeUntilMarker();
   } else {
