@@ -29,6 +29,21 @@ describe('RepeatedStderr', () => {
     expect(text()).toBe(STACK);
   });
 
+  it('does not compare Node\'s internal frames: copies that differ only there are the same, and a held one goes out whole', () => {
+    const { rs, text } = setUp();
+    const internal = '    at process.processTicksAndRejections (node:internal/process/task_queues:95:5)\n';
+    const withInternal = STACK.replace('    at app.ts:3:7\n', `    at app.ts:3:7\n${internal}`);
+    rs.push(0, Buffer.from(STACK), null);
+    rs.push(1, Buffer.from(withInternal), null);
+    rs.push(2, Buffer.from(withInternal), null);
+    expect([...rs.finish((r) => r !== 2)]).toEqual([[1, 0]]);
+    expect(text()).toBe(`${STACK}${withInternal}`);
+    const other = setUp();
+    other.rs.push(0, Buffer.from(withInternal), null);
+    other.rs.push(1, Buffer.from(STACK.replace('at app.ts:3:7', 'at app.ts:4:7')), null);
+    expect(other.rs.finish(() => true).size, 'a frame of the program\'s that differs still differs').toBe(0);
+  });
+
   it('never drops output that differs: a different line lets the held ones go, in order', () => {
     const { rs, text } = setUp();
     rs.push(0, Buffer.from(STACK), null);

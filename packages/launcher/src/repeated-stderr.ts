@@ -16,6 +16,12 @@
  * shown: then that copy is dropped. Only stderr passes here; the per-rank
  * files of --output-dir get every copy.
  *
+ * A stack frame inside Node itself (`at ... (node:internal/...)`) is not
+ * compared: it goes out, or is held, with the rank's other lines, but two
+ * ranks that threw the same error from the same line differ there by where
+ * their last `await` resumed (processTicksAndRejections or not), which says
+ * nothing about the program.
+ *
  * Memory: a rank's lines are kept (to compare) up to MAX_LINES lines of at
  * most MAX_LINE_CHARS; past that its output flows and is no reference.
  */
@@ -25,6 +31,8 @@ const MAX_LINES = 400;
 /** A longer line is no error report's: it flows. */
 const MAX_LINE_CHARS = 4096;
 const NEWLINE = 0x0a;
+/** A stack frame of Node's own code: neither compared nor kept as a line of the rank's record. */
+const NODE_INTERNAL_FRAME = /^\s+at (?:.*\()?node:internal\//;
 /** How far a held rank's lines may run ahead of the shown stream they match, awaiting its next lines. */
 const AHEAD = 16;
 /** Held lines of a rank still running go out after this long: only a failing rank's copy is dropped. */
@@ -82,6 +90,11 @@ export class RepeatedStderr {
       start = nl + 1;
       const line = raw.length <= MAX_LINE_CHARS ? raw.toString('utf8') : null;
       const shown = pre === null ? [raw] : [pre, raw];
+      if (line !== null && NODE_INTERNAL_FRAME.test(line)) {
+        if (st.isHeld) st.held.push(...shown);
+        else out.push(...shown);
+        continue;
+      }
       if (st.isHeld && line !== null && this.#continues(rank, st, line)) {
         st.held.push(...shown);
         st.timer ??= setTimeout(() => this.#onHeldLong(rank), HOLD_MS).unref();
