@@ -438,22 +438,22 @@ export class ReaderRoutes implements EndpointReader {
 
   /**
    * Sends data frame `h` to remote process `proc` on the path this thread's route to h.dstEndpoint
-   * takes now (RouteSender): the engine path (the inner SendPath's out) or the reader's socket, with the switch mark
-   * first on the path it leaves, and the route's tag in `seq` on both.
+   * takes now (RouteSender), with the switch mark first on the path it leaves and the route's tag in
+   * `seq`: on the reader's socket (true; a route joins a reader only once its connection is open,
+   * and `sentToken`, if >= 0, is told when the frame is written), or false: the caller sends it on
+   * the engine path (RoutedPath: the inner SendPath's first).
    */
-  send(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string): void {
+  send(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string, sentToken: number): boolean {
     const step = this.#routeSender!.next(h.dstEndpoint, this.#mayJoin);
     h.seq = step.tag;
     if (step.mark) this.#sendMark(proc, h.srcEndpoint, h.dstEndpoint, step, call);
-    if (step.path === PATH_READER) {
-      const path = this.#readerPath(proc, h.dstEndpoint, step.readerEpoch);
-      path.carried = true;
-      path.transport.send(proc, h, payload, -1);
-      this.#framesToReaders++;
-      this.#watchRoutes();
-    } else {
-      this.#host.out(proc, h, payload, call);
-    }
+    if (step.path !== PATH_READER) return false;
+    const path = this.#readerPath(proc, h.dstEndpoint, step.readerEpoch);
+    path.carried = true;
+    path.transport.send(proc, h, payload, sentToken);
+    this.#framesToReaders++;
+    this.#watchRoutes();
+    return true;
   }
 
   /** The reused header of a switch mark from `src` to `d` carrying the route tag `tag` (aux2 0: the caller sets what its path needs). */

@@ -251,13 +251,13 @@ export class RoutedPath implements SendPath {
     this.#inner.out(proc, h, payload, call);
   }
 
-  first(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string): void {
-    this.#routes.send(proc, h, payload, call);
+  first(proc: number, h: FrameHeader, payload: Uint8Array | null, call: string, sentToken: number): void {
+    if (!this.#routes.send(proc, h, payload, call, sentToken)) this.#inner.first(proc, h, payload, call, sentToken);
   }
 
-  /** Which path a message takes is decided as it is sent (ReaderRoutes.send): its eager send completes at once. */
-  waitsToOpen(): boolean {
-    return false;
+  /** The inner path's answer: a route takes a reader's socket only once its connection is open (ReaderRoutes.send). */
+  waitsToOpen(proc: number, c: number): boolean {
+    return this.#inner.waitsToOpen(proc, c);
   }
 
   eagerMax(c: number): number {
