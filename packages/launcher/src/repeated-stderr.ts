@@ -91,13 +91,13 @@ export class RepeatedStderr {
       const line = raw.length <= MAX_LINE_CHARS ? raw.toString('utf8') : null;
       const shown = pre === null ? [raw] : [pre, raw];
       if (line !== null && NODE_INTERNAL_FRAME.test(line)) {
-        if (st.isHeld) st.held.push(...shown);
+        // Not compared, not recorded: it goes with the rank's lines, held or out.
+        if (st.isHeld) this.#hold(rank, st, shown);
         else out.push(...shown);
         continue;
       }
       if (st.isHeld && line !== null && this.#continues(rank, st, line)) {
-        st.held.push(...shown);
-        st.timer ??= setTimeout(() => this.#onHeldLong(rank), HOLD_MS).unref();
+        this.#hold(rank, st, shown);
       } else {
         if (st.isHeld) this.#letGo(st, out);
         out.push(...shown);
@@ -107,6 +107,12 @@ export class RepeatedStderr {
       if (!st.isHeld) this.#checkAhead(rank, st.lines.length - 1);
     }
     if (out.length > 0) this.#write(out.length === 1 ? out[0]! : Buffer.concat(out));
+  }
+
+  /** Keeps a held rank's line back, and lets its held lines go after HOLD_MS if it still runs then. */
+  #hold(rank: number, st: RankStderr, shown: Buffer[]): void {
+    st.held.push(...shown);
+    st.timer ??= setTimeout(() => this.#onHeldLong(rank), HOLD_MS).unref();
   }
 
   /** A shown rank's line `at` arrived: the held ranks that ran ahead of it still match it, or let go. */
