@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { newFrameHeader, type FrameHeader, type TransportHandlers } from '@tsmpi/core/transport';
 import { TcpTransport } from '../src/tcp-transport.ts';
-import { recordingLog, RecordingHandlers, waitUntil } from './tcp-harness.ts';
+import { jobKeyUsed, recordingLog, RecordingHandlers, waitUntil } from './tcp-harness.ts';
 
 const JOB = { processCount: 2, channelCount: 1, endpointsPerProcess: 1, listenHost: '127.0.0.1' } as const;
 const PAYLOAD = new Uint8Array(8);
@@ -32,7 +32,7 @@ class SentTokens implements TransportHandlers {
 
 describe('isOpen of a TCP transport', () => {
   it('is false until the connection a frame opened carries frames; a token queued meanwhile is told once written', async () => {
-    const key = 'io1';
+    const key = jobKeyUsed('io1'); // the harness removes its same-host directory after the file
     const got = new RecordingHandlers();
     const r = new TcpTransport({ ...JOB, process: 1, jobKey: key, log: recordingLog(), handlers: got });
     const name = await r.listen();
