@@ -315,7 +315,8 @@ export class Device {
    * Sends `data` from endpoint srcEndpoint to dstEndpoint (`objectForm`: msgpack; `sync`: completes
    * once matched); `data` must not change until r completes. A failed device (a peer lost) sends
    * nothing: r completes with the failure. MPI.stats counts a send once it completes without error
-   * (Completion.countSent): at once when eager, once matched (sync) or its data has left (rendezvous).
+   * (Completion.countSent): at once when eager (once written if its connection is still opening: Protocol.eagerSlot),
+   * once matched (sync) or its data has left (rendezvous).
    */
   send(r: DevRequest, srcEndpoint: number, dstEndpoint: number, ctx: number, tag: number, data: Uint8Array, objectForm: boolean, sync: boolean): void {
     const len = data.length;
@@ -342,21 +343,11 @@ export class Device {
     const path = this.#path;
     // Only a frame that goes through an injection ring is bounded by it; hosted channels and direct routes are not.
     if (len <= path.eagerMax(c)) {
-      // An eager send completes at once, unless its frame waits for this thread to open the connection:
-      // then once the frame is written (its slot is the transport's sent token), as code that computes
-      // after the call would otherwise hold it, and every frame behind it, until it yields (docs/adr/0061).
-      const waits = !sync && path.waitsToOpen(proc, c);
-      h.kind = sync ? FRAME_KIND.EAGER_SYNC : FRAME_KIND.EAGER;
-      h.aux = 0;
-      let slot = -1;
-      if (sync || waits) {
-        slot = this.#protocol.sendSlot(r, len);
-        this.#protocol.noteSend(slot, h);
-        if (sync) h.aux = slot;
-      }
       h.payloadLength = len;
+      const waits = !sync && path.waitsToOpen(proc, c);
+      const slot = this.#protocol.eagerSlot(r, h, sync, waits);
       this.#first(r, proc, h, len === 0 ? null : data, waits ? slot : -1);
-      if (!sync && !waits) {
+      if (slot === NIL) {
         this.#completion.countSent(len, ctx);
         this.#completion.complete(r);
       }

@@ -100,6 +100,23 @@ export class Protocol {
   }
 
   /**
+   * Makes `h` (its payloadLength set) eager send r's first frame and returns r's send slot, or NIL
+   * when r completes at once. A synchronous send's slot is in h.aux and completes once matched; one
+   * whose frame waits for this thread to open the connection (`waits`) is the transport's sent
+   * token, so it completes once the frame is written, as code that computes after the call would
+   * otherwise hold it, and every frame behind it, until it yields (docs/adr/0061).
+   */
+  eagerSlot(r: DevRequest, h: FrameHeader, sync: boolean, waits: boolean): number {
+    h.kind = sync ? FRAME_KIND.EAGER_SYNC : FRAME_KIND.EAGER;
+    h.aux = 0;
+    if (!sync && !waits) return NIL;
+    const slot = this.sendSlot(r, h.payloadLength);
+    this.noteSend(slot, h);
+    if (sync) h.aux = slot;
+    return slot;
+  }
+
+  /**
    * The send slot of rendezvous send r of `data`. When this thread answers the CTS itself
    * (`answersCts`: it hosts the channel) the data goes out from the user's buffer; else another
    * thread answers, which needs the data in shared memory (the big arena; none left: ERR_NO_MEM,
