@@ -295,4 +295,3 @@ function settleBatchFetches(status: Promise<number>, fetches: readonly BatchFetc
     },
   );
 }
-
