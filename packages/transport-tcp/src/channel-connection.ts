@@ -15,11 +15,11 @@
  * socket in ONE write (or one corked writev when large payloads are sent by
  * reference). The batch buffer is reused when the kernel took the bytes
  * synchronously (socket.writableLength is 0 after the write); otherwise it is
- * lent to the socket, and the batch that was lent before, once the socket has
- * finished with it, takes its place (a fresh one when there is none): a Put of
- * 1 MiB, more than a same-host socket takes at once, then costs no new buffer
- * per call (a 1 MiB allocation, its first-touch page faults and the external
- * memory scavenges it caused, ADR 0045).
+ * lent to the socket, and batches lent before, once the socket has finished
+ * with them, take its place (spare-batches.ts; a fresh one when there is none):
+ * a Put of 1 MiB, more than a same-host socket takes at once, then costs no new
+ * buffer per call (a 1 MiB allocation, its first-touch page faults and the
+ * external memory collections it caused, ADR 0045).
  *
  * Write completions: every write that needs one gets the same per-connection
  * callback (bound once); callbacks fire in write order, so a FIFO of entries
@@ -36,12 +36,13 @@ import { HEADER_BYTES, KIND_GOODBYE, encodeEagerHeader, encodeHeader } from './f
 import { FrameParser, PARSE_STATUS, type FrameSink } from './frame-parser.ts';
 import { ClientHandshake, HANDSHAKE_STATUS, THREAD_CONNECTION_BIT, listenerBinding } from './handshake.ts';
 import { endHandshakeTimeout, wireSocket, type SocketEventSink } from './socket-events.ts';
+import { SpareBatches } from './spare-batches.ts';
 
 const STATE_CONNECTING = 0;
 const STATE_OPEN = 1;
 const STATE_CLOSED = 2;
 
-/** The largest lent batch kept as the spare (ChannelConnection #lend): 2 MiB Puts and smaller reuse theirs. */
+/** The lent batches kept for reuse, together at most (spare-batches.ts): 1 MiB Puts, in 2 MiB batches, reuse theirs. */
 const SPARE_MAX_BYTES = 4 * 1024 * 1024;
 /** Completion entry of a write that carries no sentToken. */
 const NO_TOKEN = -1;
@@ -89,8 +90,8 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
   /** Writes with a completion callback issued, and completed (#writeDone), since the connection began. */
   #writesIssued = 0;
   #writesDone = 0;
-  /** A batch the socket has finished with, the next one used when a batch is lent; or null. */
-  #spare: Buffer | null = null;
+  /** Lent batches the socket has finished with, taken before a new one is allocated. */
+  readonly #spares = new SpareBatches(SPARE_MAX_BYTES);
   /** Payloads written by reference: batch offset they follow, array, token; #refCount used. */
   readonly #refAt: number[] = [];
   readonly #refPayload: Uint8Array[] = [];
@@ -292,7 +293,7 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
       }
       this.#batchLen = 0;
       // The kernel did not take everything: the socket still points into this buffer.
-      if (socket.writableLength > 0) this.#lend(batch, len);
+      if (socket.writableLength > 0) this.#lend(batch);
     }
     const copied = this.#copiedTokens;
     if (copied.length > 0) {
@@ -503,36 +504,42 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
 
   #reserve(extra: number): void {
     const need = this.#batchLen + extra;
-    if (need <= this.#batch.length) return;
-    let size = this.#batch.length * 2;
-    while (size < need) size *= 2;
-    const grown = Buffer.allocUnsafe(size);
+    if (need > this.#batch.length) this.#grow(need);
+  }
+
+  /** Moves the batch into `need` bytes or more: a spare that fits, else a buffer of twice the size or more. */
+  #grow(need: number): void {
+    let grown = this.#spares.take(need);
+    if (grown === null) {
+      let size = this.#batch.length * 2;
+      while (size < need) size *= 2;
+      grown = Buffer.allocUnsafe(size);
+    }
     grown.set(this.#batch.subarray(0, this.#batchLen), 0);
     this.#batch = grown;
   }
 
   /**
    * Leaves `batch` to the socket until this flush's writes complete (the last of them has a
-   * completion callback, and Node completes a socket's writes in order), and takes the spare, or a
-   * fresh buffer of half the `len` bytes written, as the batch.
+   * completion callback, and Node completes a socket's writes in order), and takes the largest
+   * spare, or a fresh buffer of batchInitialBytes (#reserve grows it into a spare when one fits), as
+   * the batch.
    */
-  #lend(batch: Buffer, len: number): void {
+  #lend(batch: Buffer): void {
     this.#lent.push(batch);
     this.#lentFreeAt.push(this.#writesIssued);
-    const spare = this.#spare;
-    this.#spare = null;
-    this.#batch = spare ?? Buffer.allocUnsafe(Math.max(this.#owner._tuning.batchInitialBytes, len >>> 1));
+    this.#batch = this.#spares.takeLargest() ?? Buffer.allocUnsafe(this.#owner._tuning.batchInitialBytes);
   }
 
   #writeDone(err?: Error | null): void {
-    // A lent batch whose flush's writes are all complete is free: the largest up to SPARE_MAX_BYTES is
-    // kept as the spare (one very large send does not pin its size for the connection's life).
+    // A lent batch whose flush's writes are all complete is free: kept as a spare up to SPARE_MAX_BYTES
+    // in all (one very large send does not pin its size for the connection's life).
     const completed = ++this.#writesDone;
     const lent = this.#lent;
     while (lent.length > 0 && this.#lentFreeAt[0]! <= completed) {
       const free = lent.shift()!;
       this.#lentFreeAt.shift();
-      if (free.length <= SPARE_MAX_BYTES && (this.#spare === null || this.#spare.length < free.length)) this.#spare = free;
+      this.#spares.give(free);
     }
     const done = this.#done;
     const token = done[this.#doneHead++]!;
