@@ -6,9 +6,9 @@
  * the last bytes (libuv runs write callbacks in the next turn's pending phase). A program that
  * answers within that turn, as a fence does once the target's notice arrives, queues its next
  * large frame while the batch of the frame before is still lent; the batch of the one before that
- * is free. With one spare such a frame found none in about one epoch in twenty (1 MiB Put +
- * fence) and allocated 2 MiB, and the external memory made V8 collect every ~200 epochs, the
- * collector's threads taking a core from a polling rank (notebook 4.83).
+ * is free. With one spare such a frame found none in about one epoch in thirteen (1 MiB Put +
+ * fence) and allocated 1.5 MiB, and the external memory made V8 run a mark-compact every ~180
+ * epochs, the collector's threads taking a core from a polling rank (notebook 4.83).
  */
 export class SpareBatches {
   readonly #maxBytes: number;
