@@ -522,7 +522,7 @@ export class ChannelConnection implements FrameSink, SocketEventSink {
   /**
    * Leaves `batch` to the socket until this flush's writes complete (the last of them has a
    * completion callback, and Node completes a socket's writes in order), and takes the largest
-   * spare, or a fresh buffer of batchInitialBytes (#reserve grows it into a spare when one fits), as
+   * spare, or a fresh buffer of batchInitialBytes (#grow moves it into a spare when one fits), as
    * the batch.
    */
   #lend(batch: Buffer): void {
