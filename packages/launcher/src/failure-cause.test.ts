@@ -22,6 +22,17 @@ describe('failureCause', () => {
     expect(failureCause(err, CWD)).toBe('MPIError: MPI_ERR_RANK: send: dest 7 is out of range for COMM_WORLD (size 4) at src/ring.mjs:7');
   });
 
+  it('reads a module\'s top-level frame in an async stack (an await at the top of an .mjs program)', () => {
+    const err = [
+      "MPIError: MPI_ERR_SPAWN: MPI.init: process 0 runs progress threads or engines, this one inline",
+      '    at async Promise.all (index 0)',
+      '    at async file:///home/u/proj/app.mjs:8:1 {',
+      '  errorClass: 42,',
+      '}',
+    ].join('\n');
+    expect(failureCause(err, CWD)).toBe('MPIError: MPI_ERR_SPAWN: MPI.init: process 0 runs progress threads or engines, this one inline at app.mjs:8');
+  });
+
   it('keeps an absolute path outside the working directory, and the error alone when no frame is the user\'s', () => {
     expect(failureCause('TypeError [ERR_X]: bad\n    at f (/opt/lib/x.js:3:1)\n', CWD)).toBe('TypeError: bad at /opt/lib/x.js:3');
     expect(failureCause('RangeError: too big\n    at node:internal/buffer:10:2\n', CWD)).toBe('RangeError: too big');

@@ -24,7 +24,7 @@ const HEADER = /^(?:Uncaught )?((?:[A-Z][A-Za-z0-9_$]*)?(?:Error|Exception))(?: 
  * `    at f (/path/file.ts:14:3)`, `    at /path/file.ts:14:3`, `    at async file:///path/x.mjs:1:2`;
  * the last frame of an error with own properties ends in ` {` (Node's inspect).
  */
-const FRAME = /^\s+at (?:.*? \()?(?:file:\/\/)?([^()\s]+):(\d+):(\d+)\)?(?: \{)?$/;
+const FRAME = /^\s+at (?:async )?(?:.*? \()?(?:file:\/\/)?([^()\s]+):(\d+):(\d+)\)?(?: \{)?$/;
 /** Frames that are not the user's code. */
 const LIBRARY_FRAME = /^node:|\/node_modules\/|\/packages\/(?:core|transport-tcp|launcher)\/(?:src|dist)\/|\/@tsmpi\//;
 
