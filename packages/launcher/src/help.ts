@@ -35,7 +35,7 @@ export function helpText(): string {
   return `Usage: mpiexec -n N [options] PROGRAM [ARGS...]      (also installed as tsmpiexec)
 
 Starts N copies of PROGRAM as one MPI job, on this machine or across hosts.
-.ts programs run through tsx, .js/.mjs/.cjs in plain node, anything else as is.
+.ts programs are compiled once per job, .js/.mjs/.cjs run in plain node, others as is.
 
 Common options:
   ${pad('-n, -np N', WIDTH)}number of processes (default 1; more than the cores is fine)
@@ -73,11 +73,14 @@ export function helpAllText(): string {
   return `Usage: mpiexec -n N [options] PROGRAM [ARGS...]      (also installed as tsmpiexec)
 
 Starts N copies of PROGRAM as one MPI job, on this machine or across hosts.
-.ts/.mts/.cts programs run through tsx, .js/.mjs/.cjs programs in plain node
-(on tsmpi's built JavaScript: in a checkout, after pnpm build); anything else
-is executed as is. Ranks on this machine are forked by mpiexec; each other
-host gets one proxy, started through ssh (or one srun step under Slurm), that
-forks that host's ranks.
+.ts/.mts/.tsx programs of an ES module package whose ranks all run on this
+host are compiled once per job (cached in the project's node_modules/.cache/
+tsmpi/) and run in plain node with their source maps; other TypeScript programs
+(.cts, CommonJS packages, ranks on other hosts, spawned processes) run through
+tsx; .js/.mjs/.cjs programs run in plain node (on tsmpi's built JavaScript: in
+a checkout, after pnpm build); anything else is executed as is. Ranks on this
+machine are forked by mpiexec; each other host gets one proxy, started through
+ssh (or one srun step under Slurm), that forks that host's ranks.
 
 Processes and placement:
   ${pad('-n, -np N', WIDTH)}number of processes (default 1, or the Slurm job's task count; more
