@@ -4,11 +4,13 @@
 // the bad arguments (programs/spawn.ts asserts all of it in every process). Spawned processes are
 // part of the job: a child that throws ends it with the usual failure line, and a --timeout
 // roll-call lists the children.
-// testlist: spawn np 2 (universe from --hosts slots; inline, threads and engines progress), failure and roll-call np 2 (TSMPI_UNIVERSE)
+// testlist: spawn np 2 (universe from --hosts slots; inline, threads and engines progress), failure and roll-call np 2 (TSMPI_UNIVERSE),
+// a child at another thread level np 1 (progress auto: the parent's; a child that sets another: the mismatch named on both sides)
 import { describe, expect, it } from 'vitest';
 import { linesWith, program, runJob } from './run-job.ts';
 
 const SPAWN = program('spawn.ts');
+const THREAD_LEVELS = program('spawn-thread-level.ts');
 
 describe('dynamic processes', () => {
   it('spawns 2 then 4 children, spawnMultiple, accept/connect through a published name, and refuses bad arguments', async () => {
@@ -32,6 +34,26 @@ describe('dynamic processes', () => {
     expect(linesWith(r.stdout, 'spawn multi OK '), report).toHaveLength(2);
     expect(linesWith(r.stdout, 'spawn port OK '), report).toHaveLength(2);
   }, 230_000);
+
+  // Progress auto follows the thread level, but a spawned process's follows its parents': an inline process cannot dial channel engines.
+  it.each([['multiple', 'single', 'threads'], ['single', 'multiple', 'inline']])('a parent at %s spawns a child at %s: the child runs the parent\'s progress (%s)', async (parentLevel, childLevel, progress) => {
+    const r = await runJob(1, THREAD_LEVELS, { flags: ['--hosts', 'localhost:2', '--timeout', '60'], args: [parentLevel, childLevel, 'auto'], killAfterMs: 90_000 });
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout.trim(), r.stderr).toBe(`spawn thread levels OK ${progress}`);
+  }, 100_000);
+
+  it.each([['multiple', 'inline'], ['single', 'threads']])('a parent at %s and a child that sets progress %s itself: each names the mismatch', async (parentLevel, childProgress) => {
+    const r = await runJob(1, THREAD_LEVELS, { flags: ['--hosts', 'localhost:2', '--timeout', '60'], args: [parentLevel, 'single', childProgress], killAfterMs: 90_000 });
+    const [parentMode, childMode] = childProgress === 'inline' ? ['threads or engines', 'inline'] : ['inline', 'threads or engines'];
+    const remedy = "they cannot connect; give every process one --progress \\(auto: threads at threadLevel 'multiple'\\) at packages/core/test/programs(-built)?/spawn-thread-level\\.(ts|mjs):\\d+(; aborting the job \\(2 processes\\))?$";
+    const parentSays = new RegExp(`MPIError: MPI_ERR_SPAWN: Comm\\.spawn: process 1 runs progress ${childMode}, this one ${parentMode}: ${remedy}`);
+    const childSays = new RegExp(`MPIError: MPI_ERR_SPAWN: MPI\\.init: process 0 runs progress ${parentMode}, this one ${childMode}: ${remedy}`);
+    // The first to fail ends the job: the other's line may not come before mpiexec stops it.
+    const causes = r.stderr.split('\n').filter((l) => l.startsWith('mpiexec: ') && l.includes('MPIError'));
+    expect(r.code, r.stderr).toBe(1);
+    expect(causes.length, r.stderr).toBeGreaterThan(0);
+    for (const line of causes) expect(line).toMatch(parentSays.test(line) ? parentSays : childSays);
+  }, 100_000);
 
   it('a spawned process that throws ends the job with the usual failure line', async () => {
     const r = await runJob(2, SPAWN, { args: ['parent-throw'], flags: ['--timeout', '100'], env: { TSMPI_UNIVERSE: '4' }, killAfterMs: 120_000 });

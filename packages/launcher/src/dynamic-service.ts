@@ -25,7 +25,7 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { CLOSE_CODES, JOB_ENV, MAX_HELLO_BYTES, couplingTls, newKeyProofNonce, type DynOp, type Logger } from '@tsmpi/core/pmi';
+import { CLOSE_CODES, JOB_ENV, MAX_HELLO_BYTES, couplingTls, isProgress, newKeyProofNonce, type DynOp, type Logger, type Progress } from '@tsmpi/core/pmi';
 import { CoupledLinks, type Coupling } from './coupled-links.ts';
 import { acceptCoupling, channelsOf, confirmCoupling, connectCoupling, groupOffer, type CouplingDeps } from './job-coupling.ts';
 import { LINK_HANDSHAKE_MS, LinkChannel, MAX_LINK_BYTES, dialPort, isPortProof, portLinkBinding, portServerProof, type GroupOffer } from './port-link.ts';
@@ -55,6 +55,8 @@ export interface SpawnedWorld {
   readonly first: number;
   readonly size: number;
   readonly commands: readonly SpawnCommand[];
+  /** The spawning processes' progress (inline, threads or engines), which the children's progress auto follows; absent: not said. */
+  readonly parentProgress?: Progress;
 }
 
 /** What the service needs from its job. */
@@ -278,7 +280,9 @@ export class DynamicService {
       pending.resolve = resolve;
     });
     this.#spawns.set(spawnId, pending);
-    const err = this.#deps.startWorld({ spawnId, first, size: total, commands });
+    const progress = a['progress'];
+    const parentProgress = isProgress(progress) ? { parentProgress: progress } : {};
+    const err = this.#deps.startWorld({ spawnId, first, size: total, commands, ...parentProgress });
     if (err !== null) {
       // Nothing started: the numbers go back (the job's rank table takes worlds in number order).
       this.#spawns.delete(spawnId);

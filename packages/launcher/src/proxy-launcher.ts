@@ -46,7 +46,7 @@ export interface ProxyLauncherDeps {
 }
 
 /** The job's variables of a world that reach its ranks through the launch spec (LaunchSpec.world). */
-const WORLD_ENV = [JOB_ENV.universe, JOB_ENV.worldFirst, JOB_ENV.parentSpawn, JOB_ENV.appnum] as const;
+const WORLD_ENV = [JOB_ENV.universe, JOB_ENV.worldFirst, JOB_ENV.parentSpawn, JOB_ENV.appnum, JOB_ENV.parentProgress] as const;
 
 export abstract class ProxyLauncher implements RankLauncher {
   readonly placements: readonly Placement[];

@@ -108,7 +108,7 @@ export interface LaunchSpec {
   /**
    * The world the ranks belong to (dynamic processes, docs/adr/0040): its first process number (a
    * rank's TSMPI_RANK is its number minus this) and the job's variables of that world
-   * (TSMPI_UNIVERSE, TSMPI_WORLD_FIRST, TSMPI_PARENT_SPAWN, TSMPI_APPNUM). Absent: world 0, none.
+   * (TSMPI_UNIVERSE, TSMPI_WORLD_FIRST, TSMPI_PARENT_SPAWN, TSMPI_APPNUM, TSMPI_PARENT_PROGRESS). Absent: world 0, none.
    */
   readonly world?: { readonly first: number; readonly env: Readonly<Record<string, string>> };
 }

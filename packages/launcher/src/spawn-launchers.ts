@@ -94,6 +94,7 @@ export class SpawnLaunchers {
       const env: NodeJS.ProcessEnv = {
         ...this.#deps.env,
         [JOB_ENV.worldFirst]: String(w.first), [JOB_ENV.universe]: String(this.#deps.universe), [JOB_ENV.parentSpawn]: String(w.spawnId), [JOB_ENV.appnum]: String(appnum),
+        ...(w.parentProgress === undefined ? {} : { [JOB_ENV.parentProgress]: w.parentProgress }),
       };
       // Under Slurm the other hosts' proxies come from a new srun step of their own (slurm-launcher.ts), in the allocation.
       const launchers = chooseLaunchers(placements, choice, {

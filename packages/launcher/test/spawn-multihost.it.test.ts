@@ -23,6 +23,7 @@ interface Line {
   merged?: number;
   bySlots?: string[];
   byInfo?: string[];
+  progress?: string;
 }
 
 function lines(stdout: string): Line[] {
@@ -43,9 +44,9 @@ describe.skipIf(!support.ok)(withSkipReason('spawn across hosts (namespace clust
     expect(await cluster.leftovers(20_000)).toEqual([]);
   }, 60_000);
 
-  /** Runs the fixture: the parents on `parentHosts`, 2 children on `slotHosts`, 1 on `infoHost`. */
-  async function check(args: readonly string[], infoHost: string, parentHosts: string[], slotHosts: string[]): Promise<void> {
-    const r = await mpiexec([...args, SPAWN_HOSTS, infoHost]);
+  /** Runs the fixture: the parents on `parentHosts` at `level`, 2 children on `slotHosts`, 1 on `infoHost`, each at 'single'. */
+  async function check(args: readonly string[], infoHost: string, parentHosts: string[], slotHosts: string[], level = 'single'): Promise<void> {
+    const r = await mpiexec([...args, SPAWN_HOSTS, infoHost, level]);
     const report = `exit ${r.code}\n--- stdout\n${r.stdout}\n--- stderr\n${r.stderr}`;
     expect(r.code, report).toBe(0);
     expect(r.stderr, report).toBe('');
@@ -59,10 +60,16 @@ describe.skipIf(!support.ok)(withSkipReason('spawn across hosts (namespace clust
     expect(children.filter((c) => c.size === 2).map((c) => c.name).sort(), report).toEqual([...slotHosts].sort());
     expect(children.filter((c) => c.size === 1).map((c) => c.name), report).toEqual([infoHost]);
     for (const c of children) expect(c.merged, report).toBe(2 + c.size);
+    // Progress auto: threads at 'multiple', else inline, and a spawned process's its parents' (which it must dial).
+    for (const c of children) expect(c.progress, report).toBe(level === 'multiple' ? 'threads' : 'inline');
   }
 
   it('a job whose ranks all run on mpiexec\'s host spawns onto the other hosts of its slots, and where info host says', async () => {
     await check(['-n', '2', '--hosts', 'th1:2,th2:2,th3:1'], 'th3', ['th1', 'th1'], ['th2', 'th2']);
+  }, 150_000);
+
+  it('parents at threadLevel \'multiple\' (channel engines) spawn children at \'single\' onto other hosts, which run the parents\' progress', async () => {
+    await check(['-n', '2', '--hosts', 'th1:2,th2:2,th3:1'], 'th3', ['th1', 'th1'], ['th2', 'th2'], 'multiple');
   }, 150_000);
 
   it('a 2-host job spawns onto a third host by slot and back onto mpiexec\'s host by info host (--secure)', async () => {

@@ -24,7 +24,7 @@
  */
 import { allocateContextId, freeContextId } from '../comm/index.ts';
 import { bcastBytes, gatherBytes } from '../coll/index.ts';
-import { dynamicRelay, runtime, runtimeOrNull, serveWorkerRequests, workerBoot, workerPeers, type ThreadRuntime } from '../runtime/index.ts';
+import { dynamicRelay, peerAddress, runtime, runtimeOrNull, serveWorkerRequests, workerBoot, workerPeers, type ThreadRuntime } from '../runtime/index.ts';
 import type { DynOp } from '../pmi/index.ts';
 import type { ForeignPeer } from '../transport/index.ts';
 import { ERR_ARG, ERR_COMM, ERR_INFO_VALUE, ERR_NAME, ERR_OTHER, ERR_PORT, ERR_ROOT, ERR_SPAWN, MPIError, mpiError } from '../util/index.ts';
@@ -178,14 +178,14 @@ async function reach(rt: ThreadRuntime, endpoints: Int32Array, call: string, cou
   const engines = rt.engines;
   if (engines === null) {
     await Promise.all(wanted.map(async (p) => {
-      addresses[p] = await rt.pmi!.get(`tcp:${p}`);
+      addresses[p] = await peerAddress(rt.pmi!, p, null, call, ERR_SPAWN);
     }));
   }
   // Threads/engines progress: each channel's engine (and this thread's direct route to that channel) learns the new processes' engine of that channel.
   const perChannel = engines === null ? null : await Promise.all(engines.addresses.map(async (_, c) => {
     const list = new Array<string>(rt.device.opts.processCount).fill('');
     await Promise.all(wanted.map(async (p) => {
-      list[p] = await rt.pmi!.get(`tcp:${p}:${c}`);
+      list[p] = await peerAddress(rt.pmi!, p, c, call, ERR_SPAWN);
     }));
     return list;
   }));
@@ -309,7 +309,8 @@ function commandRequest(cmd: SpawnCommand, call: string, what: string): Record<s
 function spawnWith(comm: Comm, call: string, commands: () => Record<string, unknown>[], opts: DynamicOptions | undefined): Promise<Intercomm> {
   const rt = runtime(call);
   return exchangeSides(comm, call, rootOf(opts), `${comm.name}.spawn`, async (side) => {
-    const value = (await dynamicClient(rt, call)(call, 'spawn', { commands: commands(), side })) as { side: Uint8Array };
+    // `progress`: the children's progress auto follows it (config/job-env.ts parentProgress).
+    const value = (await dynamicClient(rt, call)(call, 'spawn', { commands: commands(), side, progress: rt.progress })) as { side: Uint8Array };
     return { side: value.side };
   });
 }

@@ -45,4 +45,10 @@ describe('processOf and universeOf (dynamic processes)', () => {
     expect(readJobEnv({ ...base, TSMPI_WORLD_FIRST: '-1' })?.worldFirst).toBeUndefined();
     expect(processOf(null)).toBe(0);
   });
+  it('a spawned rank knows its parents\' progress; anything but inline, threads or engines is ignored', () => {
+    expect(readJobEnv({ ...base, TSMPI_PARENT_PROGRESS: 'threads' })?.parentProgress).toBe('threads');
+    expect(readJobEnv({ ...base, TSMPI_PARENT_PROGRESS: 'inline' })?.parentProgress).toBe('inline');
+    expect(readJobEnv({ ...base, TSMPI_PARENT_PROGRESS: 'auto' })?.parentProgress).toBeUndefined();
+    expect(readJobEnv(base)?.parentProgress).toBeUndefined();
+  });
 });

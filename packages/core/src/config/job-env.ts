@@ -23,6 +23,8 @@ export const JOB_ENV = {
   parentSpawn: 'TSMPI_PARENT_SPAWN',
   /** In a spawned world: this process's application number (spawnMultiple's command index). */
   appnum: 'TSMPI_APPNUM',
+  /** In a spawned world: the progress its parents run (inline, threads or engines), which progress auto follows. */
+  parentProgress: 'TSMPI_PARENT_PROGRESS',
   /**
    * Read by mpiexec only, from its own environment: tsmpi-nameserver's file, as `mpiexec --nameserver FILE`
    * (docs/adr/0046-name-server-between-jobs.md). Never passed to the ranks.
@@ -61,6 +63,19 @@ export interface JobEnv {
   readonly parentSpawn?: number;
   /** spawnMultiple's command index of this process (MPI APPNUM); absent: 0. */
   readonly appnum?: number;
+  /**
+   * In a spawned world, the progress of the processes that spawned it: an inline process and one with
+   * channel engines publish their addresses differently and cannot dial each other (runtime/peer-address.ts).
+   */
+  readonly parentProgress?: Progress;
+}
+
+/** How a process reads its channels, once `auto` is resolved (the setting `progress`). */
+export type Progress = 'inline' | 'threads' | 'engines';
+
+/** Whether `x` names a resolved progress (what a spawn request and TSMPI_PARENT_PROGRESS carry). */
+export function isProgress(x: unknown): x is Progress {
+  return x === 'inline' || x === 'threads' || x === 'engines';
 }
 
 /** This process's number in the job: its endpoints are the device's process number `processOf(job)`. */
@@ -108,7 +123,12 @@ export function readJobEnv(env: NodeJS.ProcessEnv = process.env): JobEnv | null 
     ...withCount('worldFirst', env[JOB_ENV.worldFirst]),
     ...withCount('parentSpawn', env[JOB_ENV.parentSpawn]),
     ...withCount('appnum', env[JOB_ENV.appnum]),
+    ...withProgress(env[JOB_ENV.parentProgress]),
   };
+}
+
+function withProgress(text: string | undefined): { parentProgress?: Progress } {
+  return isProgress(text) ? { parentProgress: text } : {};
 }
 
 function withCount<K extends string>(key: K, text: string | undefined): { [k in K]?: number } {

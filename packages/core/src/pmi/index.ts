@@ -68,5 +68,5 @@ export type { Logger } from '../util/index.ts';
 export { couplingTls, couplingTlsClientOptions, jobTlsClientOptions, jobTlsFailure, jobTlsServerOptions } from '../util/index.ts';
 // The launcher may import only @tsmpi/core/pmi: the settings table (for its
 // flags and --help) and the job environment names are part of that contract.
-export { SETTINGS, parseSetting, JOB_ENV } from '../config/index.ts';
-export type { SettingRow, Settings } from '../config/index.ts';
+export { SETTINGS, parseSetting, JOB_ENV, isProgress } from '../config/index.ts';
+export type { Progress, SettingRow, Settings } from '../config/index.ts';

@@ -30,9 +30,10 @@ import { failIfReaderDied } from './reader-death.ts';
 import { joinJob } from './join-job.ts';
 import type { FinalizeReport, LocalCounters, PmiClient, TraceThread } from '../pmi/index.ts';
 import { secureTransportFactory, type ReaderSocketName, type TransportFactory } from '../transport/index.ts';
-import { ERR_ARG, mpiError, schedYield } from '../util/index.ts';
+import { ERR_ARG, ERR_OTHER, mpiError, schedYield } from '../util/index.ts';
 import type { ThreadLevel } from './thread-level.ts';
 import { BlockedCalls, BLOCKED_SLOT_WORDS, INIT_CALL } from './blocked.ts';
+import { peerAddress } from './peer-address.ts';
 import { pollPolicy } from './poll-policy.ts';
 import { WaitPoll, type WaitPollOptions } from './wait-poll.ts';
 import { setRuntime, ThreadRuntime } from './thread-runtime.ts';
@@ -114,7 +115,8 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
     });
   }
   const multithreaded = level === 'serialized' || level === 'multiple';
-  const progress = settings.progress === 'auto' ? (level === 'multiple' ? 'threads' : 'inline') : settings.progress;
+  // A spawned process follows its parents, whose channels it must dial (peer-address.ts); else threads at 'multiple'.
+  const progress = settings.progress === 'auto' ? (job?.parentProgress ?? (level === 'multiple' ? 'threads' : 'inline')) : settings.progress;
   const receiveAsked = resolveEndpointReceive(settings.endpointReceive, settings.endpoints);
   const receivePlan = endpointReceivePlan(receiveAsked, progress, size, job?.localSize ?? size);
   logEndpointReceive(settings, receiveAsked, progress, receivePlan, log);
@@ -190,7 +192,7 @@ export async function startProcess(level: ThreadLevel, api: ApiParts): Promise<v
       await pmi.fence();
     }
     // The other processes of the universe get their addresses when this one meets them (Device.addPeers).
-    const addresses = universe > 1 ? await Promise.all(Array.from({ length: universe }, (_, p) => (isKnown(known, p) ? pmi!.get(`tcp:${p}`) : ''))) : null;
+    const addresses = universe > 1 ? await Promise.all(Array.from({ length: universe }, (_, p) => (isKnown(known, p) ? peerAddress(pmi!, p, null, 'init', ERR_OTHER) : ''))) : null;
     // Inline progress: this thread hosts every channel; worker threads send on their own connections to the peers' main threads.
     directRoutes = addresses === null || size - 1 > DIRECT_MAX_PEERS ? [] : [{ channels: allChannels, addresses }];
     device.start(addresses);
@@ -329,7 +331,7 @@ async function startEngines(shared: SharedState, settings: Settings, job: JobEnv
   await pmi.fence();
   const perChannel: string[][] = [];
   for (let c = 0; c < settings.channels; c++) {
-    perChannel.push(await Promise.all(Array.from({ length: size }, (_, p) => (isKnown(known, p) ? pmi.get(`tcp:${p}:${c}`) : ''))));
+    perChannel.push(await Promise.all(Array.from({ length: size }, (_, p) => (isKnown(known, p) ? peerAddress(pmi, p, c, 'init', ERR_OTHER) : ''))));
     engines.startChannel(c, perChannel[c]!);
   }
   return { engines, perChannel };

@@ -32,5 +32,6 @@ export { dynamicRelay, serveWorkerRequests } from './dynamic-relay.ts';
 export { RelayCell } from './relay-cell.ts';
 export type { RelayContent, RelayStatus } from './relay-cell.ts';
 export { failReaderDied } from './reader-death.ts';
+export { peerAddress } from './peer-address.ts';
 export { startProcess, startWorkerThread, finishProcess } from './bootstrap.ts';
 export type { ApiParts } from './bootstrap.ts';
