@@ -303,6 +303,11 @@ export function parseArgs(argv: readonly string[]): ParseResult {
   if (i >= argv.length) return { kind: 'error', message: 'no program given: mpiexec -n N [options] PROGRAM [ARGS...] (see mpiexec --help)' };
   o.program = argv[i]!;
   o.args = argv.slice(i + 1);
+  // MPMD (MPI 4.0 section 11.8.3, `mpiexec -n 1 ocean : -n 4 atmos`, as Hydra and mpirun take it): the ':' would
+  // otherwise reach the program as an argument, and the job would not be the one asked for.
+  if (o.args.includes(':')) {
+    return { kind: 'error', message: `':' after ${o.program} starts another program (MPMD: mpiexec -n 1 a.ts : -n 4 b.ts), which this mpiexec does not run; start one program that branches on its rank, or start the others with COMM_WORLD.spawnMultiple` };
+  }
   return { kind: 'run', options: o };
 }
 

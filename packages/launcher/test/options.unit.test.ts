@@ -20,6 +20,12 @@ describe('parseArgs', () => {
     expect(o.args).toEqual(['-n', '9', '--x']);
   });
 
+  it('refuses a \':\' after the program (MPMD), which would otherwise reach it as an argument', () => {
+    const r = parseArgs(['-n', '1', 'ocean.ts', '--grid', '2', ':', '-n', '4', 'atmos.ts']);
+    expect(r).toEqual({ kind: 'error', message: "':' after ocean.ts starts another program (MPMD: mpiexec -n 1 a.ts : -n 4 b.ts), which this mpiexec does not run; start one program that branches on its rank, or start the others with COMM_WORLD.spawnMultiple" });
+    expect(run(['app.ts', 'a:b', '::']).args).toEqual(['a:b', '::']);
+  });
+
   it('--secure sets the setting secure=on that ranks get as TSMPI_SECURE, takes no value, and --help lists it', () => {
     expect(run(['--secure', 'app.ts']).settings.get('secure')).toBe('on');
     expect(run(['app.ts']).settings.has('secure')).toBe(false);
