@@ -9,6 +9,7 @@
  * docs and table in step).
  */
 import os from 'node:os';
+import type { Progress } from './job-env.ts';
 
 type Kind = { type: 'int'; min: number; max: number } | { type: 'enum'; values: readonly string[] } | { type: 'string' };
 
@@ -172,7 +173,7 @@ export type Settings = {
   readonly channels: number;
   readonly matching: 'parallel' | 'global';
   readonly refcount: 'naive' | 'predefined' | 'gc';
-  readonly progress: 'auto' | 'inline' | 'threads' | 'engines';
+  readonly progress: 'auto' | Progress;
   readonly wait: 'poll' | 'block';
   readonly waitPollMs: number;
   readonly threadPollMs: number;

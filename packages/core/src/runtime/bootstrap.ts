@@ -21,7 +21,7 @@
  */
 import os from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { processOf, resolveSettings, universeOf, type Settings, type JobEnv } from '../config/index.ts';
+import { processOf, resolveSettings, universeOf, type Settings, type JobEnv, type Progress } from '../config/index.ts';
 import { Device, Engines, SharedState, endpointReceivePlan, resolveEndpointReceive, MAX_THREADS, directoryName, type EndpointReceivePlan, type DirectRoute, type EngineBoot, type KnownProcesses, type ObjectTable } from '../device/index.ts';
 import { ContextIdState } from '../comm/index.ts';
 import { createLogger, type Logger } from '../log/index.ts';
@@ -249,7 +249,7 @@ function waitPollOptions(settings: Settings, size: number, log: Logger, device: 
  * chose it (--endpoints 2 or more), saying which path its endpoints' receives take and why.
  * Never an error: the engine path serves every job.
  */
-function logEndpointReceive(settings: Settings, asked: 'engine' | 'thread', progress: 'inline' | 'threads' | 'engines', plan: EndpointReceivePlan, log: Logger): void {
+function logEndpointReceive(settings: Settings, asked: 'engine' | 'thread', progress: Progress, plan: EndpointReceivePlan, log: Logger): void {
   if (asked === 'engine') return;
   if (plan.path === 'engine') {
     log.info({ endpointReceive: settings.endpointReceive, progress, path: 'engine', why: plan.why }, 'endpointReceive thread: receives stay on the engine path');

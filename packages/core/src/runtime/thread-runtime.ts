@@ -14,7 +14,7 @@
 import { ERR_OTHER, mpiError } from '../util/index.ts';
 import type { Device, DirectRoute, Engines } from '../device/index.ts';
 import type { ContextIdState } from '../comm/index.ts';
-import type { Settings, JobEnv } from '../config/index.ts';
+import type { Settings, JobEnv, Progress } from '../config/index.ts';
 import type { PmiClient } from '../pmi/index.ts';
 import type { Logger } from '../log/index.ts';
 import type { ThreadLevel } from './thread-level.ts';
@@ -30,7 +30,7 @@ export interface ThreadRuntimeParts {
   readonly pmi: PmiClient | null;
   readonly log: Logger;
   readonly threadLevel: ThreadLevel;
-  readonly progress: 'inline' | 'threads' | 'engines';
+  readonly progress: Progress;
   /** this thread's endpoint (rank in COMM_ENDPOINTS); MPI.threadAttach moves it */
   endpoint: number;
   /** context-id state (mask, in shared memory) of each endpoint of this process, index = endpoint - first endpoint */

@@ -5,7 +5,7 @@
  * the Node Worker's workerData under one key.
  */
 import { workerData } from 'node:worker_threads';
-import type { JobEnv, Settings } from '../config/index.ts';
+import type { JobEnv, Progress, Settings } from '../config/index.ts';
 import type { DirectRoute, SharedBuffers } from '../device/index.ts';
 import type { ThreadLevel } from './thread-level.ts';
 import type { WorkerPeersBoot } from './worker-peers.ts';
@@ -19,7 +19,7 @@ export interface WorkerBoot {
   readonly settings: Settings;
   readonly job: JobEnv | null;
   readonly threadLevel: ThreadLevel;
-  readonly progress: 'inline' | 'threads' | 'engines';
+  readonly progress: Progress;
   /** the channels this thread sends on over connections of its own (device.ts DirectRoute); empty: none */
   readonly direct: readonly DirectRoute[];
   /** the addresses of processes that joined the job later, and how to hear of more (worker-peers.ts); null: the process has one MPI thread */
